@@ -1,0 +1,13 @@
+//! aqmlab-core: the simulator. Pure Rust, no Python and no I/O: a scenario goes in, column
+//! buffers come out. See docs/architecture.md for the layers and DESIGN.md for the principles.
+
+pub mod app;
+pub mod net;
+pub mod packet;
+pub mod queue;
+pub mod record;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod transport;
+pub mod units;

@@ -1,0 +1,170 @@
+//! Packets and the slab that owns them. Components move packets by index (`PktId`); the slab
+//! recycles slots through a free list, so the steady state allocates nothing (DESIGN.md
+//! principle 5). Sizes are IP-level bytes on the wire (1500 for a full-sized TCP segment).
+
+use crate::units::Time;
+
+pub type PktId = u32;
+
+/// The two ECN bits of the IP header (RFC 3168).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+impl Ecn {
+    /// ECN-capable transport (ECT(0), ECT(1)) or already marked.
+    #[inline]
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// What a packet carries; decides which endpoint handles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Kind {
+    /// A UDP datagram of a constant-bit-rate or VoIP source.
+    #[default]
+    Udp = 0,
+    /// A latency probe on its way out (client -> server).
+    Probe = 1,
+    /// The echo of a probe (server -> client).
+    ProbeReply = 2,
+    /// A TCP segment (data, pure ACK, SYN, FIN).
+    Tcp = 3,
+}
+
+/// TCP header flags.
+pub mod flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// Which way a packet crosses the bottleneck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Dir {
+    /// client -> server
+    #[default]
+    Up = 0,
+    /// server -> client
+    Down = 1,
+}
+
+impl Dir {
+    pub const BOTH: [Dir; 2] = [Dir::Up, Dir::Down];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn reverse(self) -> Dir {
+        match self {
+            Dir::Up => Dir::Down,
+            Dir::Down => Dir::Up,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Up => "up",
+            Dir::Down => "down",
+        }
+    }
+}
+
+/// A SACK block: [start, end) in sequence space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Scenario-wide flow index (one TCP connection, one UDP source, one probe stream).
+    pub flow: u32,
+    /// IP-level length in bytes.
+    pub size: u32,
+    pub kind: Kind,
+    pub dir: Dir,
+    pub ecn: Ecn,
+    /// TCP flags (see [`flags`]).
+    pub tcp_flags: u8,
+    /// First sequence number carried (TCP: byte offset; probes/UDP: packet number).
+    pub seq: u64,
+    /// Cumulative acknowledgement (TCP).
+    pub ack: u64,
+    /// Payload bytes (TCP data length; 0 for a pure ACK).
+    pub payload: u32,
+    pub n_sack: u8,
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    /// Sender timestamp (the TCP timestamp option TSval, or a probe's send time).
+    pub ts_val: Time,
+    /// Echoed timestamp (TSecr).
+    pub ts_ecr: Time,
+    /// When the packet entered the bottleneck queue (set by the link; read by qdiscs).
+    pub enqueued_at: Time,
+    /// When the packet left its sender.
+    pub sent_at: Time,
+}
+
+/// A slab of packets addressed by `PktId`, with a free list.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+}
+
+impl PacketPool {
+    pub fn new() -> PacketPool {
+        PacketPool::default()
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = p;
+                id
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as PktId
+            }
+        }
+    }
+
+    #[inline]
+    pub fn release(&mut self, id: PktId) {
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently allocated (for conservation checks).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Slots ever allocated (the high-water mark of simultaneous packets).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}

@@ -1,0 +1,167 @@
+//! First-in first-out queues: `pfifo` (packet limit), `bfifo` (byte limit) and `pfifo_head_drop`
+//! (packet limit, drops the oldest packet to admit a new one). One implementation with two
+//! options, following Linux sch_fifo.c: the limit counts packets or bytes, and overflow drops the
+//! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
+
+use super::{parse_params, resolved, AnyQdisc, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Limit, LimitSpec, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    limit: Option<LimitSpec>,
+}
+
+pub struct Fifo {
+    queue: VecDeque<PktId>,
+    limit: Limit,
+    head_drop: bool,
+    bytes: u64,
+}
+
+impl Fifo {
+    pub fn new(limit: Limit, head_drop: bool) -> Fifo {
+        Fifo { queue: VecDeque::new(), limit, head_drop, bytes: 0 }
+    }
+
+    fn full_with(&self, extra: u64) -> bool {
+        match self.limit {
+            Limit::Packets(p) => self.queue.len() as u64 + 1 > p,
+            Limit::Bytes(b) => self.bytes + extra > b,
+        }
+    }
+}
+
+impl Qdisc for Fifo {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        let size = ctx.size(id) as u64;
+        if self.head_drop {
+            while self.full_with(size) {
+                match self.queue.pop_front() {
+                    Some(old) => {
+                        self.bytes -= ctx.size(old) as u64;
+                        ctx.drop_packet(old, DropReason::Head);
+                    }
+                    None => {
+                        // The arrival alone exceeds a byte limit.
+                        ctx.drop_packet(id, DropReason::Overlimit);
+                        return;
+                    }
+                }
+            }
+        } else if self.full_with(size) {
+            ctx.drop_packet(id, DropReason::Overlimit);
+            return;
+        }
+        self.bytes += size;
+        self.queue.push_back(id);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
+        let id = self.queue.pop_front()?;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+}
+
+const PARAMS: &[ParamDoc] = &[ParamDoc {
+    name: "limit",
+    help: "buffer size: packets (\"100p\") or bytes (\"150KB\"); default 1000p (pfifo, pfifo_head_drop) or 1000 x MTU bytes (bfifo)",
+}];
+
+fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Result<(AnyQdisc, Value), String> {
+    let mut cfg: Config = parse_params(params)?;
+    let limit = match cfg.limit.map(|l| l.0).or(link.limit) {
+        Some(Limit::Packets(0)) | Some(Limit::Bytes(0)) => return Err("limit: must be greater than 0".into()),
+        Some(l) => l,
+        None if bytes => Limit::Bytes(1000 * link.mtu as u64),
+        None => Limit::Packets(1000),
+    };
+    match (bytes, limit) {
+        (true, Limit::Packets(_)) => return Err("limit: bfifo needs a byte limit such as \"150KB\"".into()),
+        (false, Limit::Bytes(_)) => return Err("limit: pfifo needs a packet limit such as \"100p\" (use bfifo for bytes)".into()),
+        _ => {}
+    }
+    cfg.limit = Some(LimitSpec(limit));
+    Ok((AnyQdisc::Fifo(Fifo::new(limit, head_drop)), resolved(&cfg)))
+}
+
+pub static INFO: [QdiscInfo; 3] = [
+    QdiscInfo {
+        name: "pfifo",
+        summary: "FIFO with a packet limit; tail drop",
+        reference: "Linux sch_fifo.c (pfifo)",
+        params: PARAMS,
+        build: |p, l, _: Rng| build(p, l, false, false),
+    },
+    QdiscInfo {
+        name: "bfifo",
+        summary: "FIFO with a byte limit; tail drop",
+        reference: "Linux sch_fifo.c (bfifo)",
+        params: PARAMS,
+        build: |p, l, _: Rng| build(p, l, true, false),
+    },
+    QdiscInfo {
+        name: "pfifo_head_drop",
+        summary: "FIFO with a packet limit; drops the oldest packet on overflow",
+        reference: "Linux sch_fifo.c (pfifo_head_drop)",
+        params: PARAMS,
+        build: |p, l, _: Rng| build(p, l, false, true),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+
+    #[test]
+    fn pfifo_tail_drops_beyond_limit() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(Limit::Packets(3), false);
+        let ids: Vec<_> = (0..5).map(|i| h.enqueue(&mut q, 0, 1000 + i, Ecn::NotEct, 0)).collect();
+        assert_eq!(q.backlog_packets(), 3);
+        assert_eq!(h.drops, vec![(ids[3], DropReason::Overlimit), (ids[4], DropReason::Overlimit)]);
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[0]));
+        assert_eq!(q.backlog_bytes(), 1001 + 1002);
+    }
+
+    #[test]
+    fn bfifo_counts_bytes() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(Limit::Bytes(3000), false);
+        let a = h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+        let b = h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0);
+        let c = h.enqueue(&mut q, 0, 600, Ecn::NotEct, 0);
+        let d = h.enqueue(&mut q, 0, 500, Ecn::NotEct, 0);
+        assert!(h.was_dropped(c) && !h.was_dropped(d));
+        assert_eq!(q.backlog_bytes(), 3000);
+        assert_eq!(h.dequeue(&mut q, 0), Some(a));
+        assert_eq!(h.dequeue(&mut q, 0), Some(b));
+    }
+
+    #[test]
+    fn head_drop_keeps_newest() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(Limit::Packets(2), true);
+        let ids: Vec<_> = (0..4).map(|_| h.enqueue(&mut q, 0, 100, Ecn::NotEct, 0)).collect();
+        assert_eq!(h.drops, vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]);
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[2]));
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[3]));
+        assert_eq!(h.dequeue(&mut q, 0), None);
+    }
+}

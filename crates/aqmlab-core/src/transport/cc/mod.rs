@@ -1,0 +1,1 @@
+//! Congestion controllers behind one trait.

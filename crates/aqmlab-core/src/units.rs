@@ -1,0 +1,242 @@
+//! Integer units: time in nanoseconds, rates in bit/s, sizes in bytes, and the parsers for the
+//! unit strings scenario files use ("5ms", "10Mbps", "150KB", "100p").
+//!
+//! Follows DESIGN.md principle 3: no floating-point time accumulates anywhere; serialisation time
+//! rounds up to the next nanosecond.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Simulation time and durations, in nanoseconds.
+pub type Time = u64;
+
+pub const NS: Time = 1;
+pub const US: Time = 1_000;
+pub const MS: Time = 1_000_000;
+pub const SEC: Time = 1_000_000_000;
+
+/// Time needed to put `bytes` on a link of `rate_bps`, rounded up to the nanosecond.
+#[inline]
+pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
+    let bits = bytes as u128 * 8 * SEC as u128;
+    bits.div_ceil(rate_bps as u128) as Time
+}
+
+/// Bytes a link of `rate_bps` carries in `t` ns (rounded down).
+#[inline]
+pub fn bytes_in(t: Time, rate_bps: u64) -> u64 {
+    (t as u128 * rate_bps as u128 / (8 * SEC as u128)) as u64
+}
+
+pub fn secs(t: Time) -> f64 {
+    t as f64 / SEC as f64
+}
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    Some((v, unit.trim()))
+}
+
+fn scaled(v: f64, mult: f64, what: &str, s: &str) -> Result<u64, String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{s:?} is not a non-negative {what}"));
+    }
+    let x = (v * mult).round();
+    if x > u64::MAX as f64 / 2.0 {
+        return Err(format!("{s:?} is too large a {what}"));
+    }
+    Ok(x as u64)
+}
+
+/// Parses a duration: a number followed by s, ms, us or ns ("5ms", "0.65s").
+pub fn parse_time(s: &str) -> Result<Time, String> {
+    let allowed = "a number with a unit: s, ms, us or ns (e.g. \"50ms\")";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    let mult = match unit {
+        "s" => 1e9,
+        "ms" => 1e6,
+        "us" => 1e3,
+        "ns" => 1.0,
+        _ => return Err(format!("{s:?} is not {allowed}")),
+    };
+    scaled(v, mult, "duration", s)
+}
+
+/// Parses a rate: a number followed by bps, Kbps, Mbps or Gbps (decimal multiples).
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let allowed = "a number with a unit: bps, Kbps, Mbps or Gbps (e.g. \"10Mbps\")";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    let mult = match unit {
+        "bps" => 1.0,
+        "Kbps" | "kbps" => 1e3,
+        "Mbps" => 1e6,
+        "Gbps" => 1e9,
+        _ => return Err(format!("{s:?} is not {allowed}")),
+    };
+    scaled(v, mult, "rate", s)
+}
+
+fn size_mult(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+/// Parses a size in bytes: a number followed by B, KB, MB, GB, KiB, MiB or GiB.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let allowed = "a number with a unit: B, KB, MB, GB, KiB, MiB or GiB (e.g. \"1500B\")";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    let mult = size_mult(unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    scaled(v, mult, "size", s)
+}
+
+/// A buffer limit: either packets ("100p") or bytes ("150KB").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+pub fn parse_limit(s: &str) -> Result<Limit, String> {
+    let allowed = "packets with `p` (\"100p\") or bytes with B/KB/MB/KiB/MiB (\"150KB\")";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    if unit == "p" {
+        if v.fract() != 0.0 {
+            return Err(format!("{s:?} is not a whole number of packets"));
+        }
+        return Ok(Limit::Packets(scaled(v, 1.0, "packet count", s)?));
+    }
+    let mult = size_mult(unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    Ok(Limit::Bytes(scaled(v, mult, "size", s)?))
+}
+
+fn fmt_time(t: Time) -> String {
+    if t % SEC == 0 {
+        format!("{}s", t / SEC)
+    } else if t % MS == 0 {
+        format!("{}ms", t / MS)
+    } else if t % US == 0 {
+        format!("{}us", t / US)
+    } else {
+        format!("{t}ns")
+    }
+}
+
+fn fmt_rate(r: u64) -> String {
+    if r % 1_000_000_000 == 0 && r > 0 {
+        format!("{}Gbps", r / 1_000_000_000)
+    } else if r % 1_000_000 == 0 && r > 0 {
+        format!("{}Mbps", r / 1_000_000)
+    } else if r % 1000 == 0 && r > 0 {
+        format!("{}Kbps", r / 1000)
+    } else {
+        format!("{r}bps")
+    }
+}
+
+/// Deserialises a unit string into an integer with the given parser; used by the newtypes below.
+macro_rules! unit_newtype {
+    ($name:ident, $inner:ty, $parse:expr, $fmt:expr, $expect:literal) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+        pub struct $name(pub $inner);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        ($parse)(s).map($name).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        Err(E::custom(format!("{v} has no unit; expected {}", $expect)))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Err(E::custom(format!("{v} has no unit; expected {}", $expect)))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("{v} has no unit; expected {}", $expect)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&($fmt)(self.0))
+            }
+        }
+    };
+}
+
+unit_newtype!(Dur, Time, parse_time, fmt_time, "a duration such as \"50ms\" (units s, ms, us, ns)");
+unit_newtype!(Rate, u64, parse_rate, fmt_rate, "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)");
+unit_newtype!(Size, u64, parse_bytes, |b: u64| format!("{b}B"), "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)");
+
+/// A buffer limit in a scenario file ("100p" or "150KB").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitSpec(pub Limit);
+
+impl<'de> Deserialize<'de> for LimitSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)
+            .map_err(|_| de::Error::custom("expected a limit string such as \"100p\" or \"150KB\""))?;
+        parse_limit(&s).map(LimitSpec).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for LimitSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Limit::Packets(p) => s.serialize_str(&format!("{p}p")),
+            Limit::Bytes(b) => s.serialize_str(&format!("{b}B")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_time("50ms"), Ok(50 * MS));
+        assert_eq!(parse_time("0.65s"), Ok(650 * MS));
+        assert_eq!(parse_time("3us"), Ok(3 * US));
+        assert_eq!(parse_rate("10Mbps"), Ok(10_000_000));
+        assert_eq!(parse_rate("64Kbps"), Ok(64_000));
+        assert_eq!(parse_bytes("150KB"), Ok(150_000));
+        assert_eq!(parse_bytes("1KiB"), Ok(1024));
+        assert_eq!(parse_limit("100p"), Ok(Limit::Packets(100)));
+        assert_eq!(parse_limit("1MiB"), Ok(Limit::Bytes(1 << 20)));
+        assert!(parse_time("50").is_err());
+        assert!(parse_time("-5ms").is_err());
+        assert!(parse_rate("10MB").is_err());
+        assert!(parse_limit("1.5p").is_err());
+    }
+
+    #[test]
+    fn serialisation_time_rounds_up() {
+        // 1500 B at 10 Mb/s = 1.2 ms exactly; 1 B at 3 bit/s = 8/3 s rounds up.
+        assert_eq!(tx_time(1500, 10_000_000), 1_200_000);
+        assert_eq!(tx_time(1, 3), 2_666_666_667);
+    }
+}
