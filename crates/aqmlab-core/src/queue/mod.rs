@@ -267,7 +267,13 @@ pub mod testutil {
         }
 
         pub fn packet(&mut self, flow: u32, size: u32, ecn: Ecn) -> PktId {
-            self.pool.alloc(Packet { flow, size, ecn, dir: Dir::Down, ..Packet::default() })
+            self.pool.alloc(Packet {
+                flow,
+                size,
+                ecn,
+                dir: Dir::Down,
+                ..Packet::default()
+            })
         }
 
         fn collect(&mut self) {
@@ -283,21 +289,30 @@ pub mod testutil {
         pub fn enqueue<Q: Qdisc>(&mut self, q: &mut Q, flow: u32, size: u32, ecn: Ecn, now: Time) -> PktId {
             let id = self.packet(flow, size, ecn);
             self.pool.get_mut(id).enqueued_at = now;
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             q.enqueue(id, &mut ctx, now);
             self.collect();
             id
         }
 
         pub fn dequeue<Q: Qdisc>(&mut self, q: &mut Q, now: Time) -> Option<PktId> {
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             let r = q.dequeue(&mut ctx, now);
             self.collect();
             r
         }
 
         pub fn timer<Q: Qdisc>(&mut self, q: &mut Q, now: Time) {
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             q.on_timer(&mut ctx, now);
             self.collect();
         }

@@ -1,1 +1,514 @@
-//! scenario
+//! The scenario model: what a scenario file may say, validated with serde (unknown keys are
+//! rejected) and then checked value by value. Every error names the key path, the bad value and
+//! what is allowed. `resolve` fills in every default so the stored copy fully determines a run
+//! (DESIGN.md principle 7). The builder that turns a scenario into a world is in `build.rs`.
+
+use crate::packet::Dir;
+use crate::record::Level;
+use crate::units::{parse_rate, parse_time, Dur, LimitSpec, Rate, Size, Time, MS};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+pub mod build;
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub duration: Dur,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: Topology,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub record: RecordSpec,
+}
+
+fn default_mtu() -> Size {
+    Size(1500)
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Base round-trip time of the path (flows may override it with their own `rtt`).
+    pub rtt: Dur,
+    /// Largest IP packet on the path.
+    #[serde(default = "default_mtu")]
+    pub mtu: Size,
+    pub down: LinkSpec,
+    pub up: LinkSpec,
+}
+
+impl Topology {
+    pub fn link(&self, dir: Dir) -> &LinkSpec {
+        match dir {
+            Dir::Up => &self.up,
+            Dir::Down => &self.down,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate: RateSpec,
+    #[serde(default)]
+    pub qdisc: QdiscSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<LimitSpec>,
+    /// Independent random loss probability on the wire (after the queue).
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateSpec(pub Vec<(Time, u64)>);
+
+impl<'de> Deserialize<'de> for RateSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let allowed =
+            "a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], [\"5s\", \"2Mbps\"], ...]";
+        match &v {
+            Value::String(s) => Ok(RateSpec(vec![(0, parse_rate(s).map_err(de::Error::custom)?)])),
+            Value::Array(steps) if !steps.is_empty() => {
+                let mut out = Vec::new();
+                for (i, step) in steps.iter().enumerate() {
+                    let pair = step.as_array().filter(|p| p.len() == 2);
+                    let (t, r) = match pair.map(|p| (p[0].as_str(), p[1].as_str())) {
+                        Some((Some(t), Some(r))) => (t, r),
+                        _ => {
+                            return Err(de::Error::custom(format!(
+                                "step {i}: {step} is not a [time, rate] pair"
+                            )))
+                        }
+                    };
+                    let t = parse_time(t).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
+                    let r = parse_rate(r).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
+                    out.push((t, r));
+                }
+                Ok(RateSpec(out))
+            }
+            _ => Err(de::Error::custom(format!("{v} is not {allowed}"))),
+        }
+    }
+}
+
+impl Serialize for RateSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.len() == 1 && self.0[0].0 == 0 {
+            Rate(self.0[0].1).serialize(s)
+        } else {
+            let steps: Vec<(Dur, Rate)> = self.0.iter().map(|&(t, r)| (Dur(t), Rate(r))).collect();
+            steps.serialize(s)
+        }
+    }
+}
+
+/// A qdisc: a name, or a table with `kind` and the discipline's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QdiscSpec {
+    pub kind: String,
+    pub params: serde_json::Map<String, Value>,
+}
+
+impl Default for QdiscSpec {
+    fn default() -> Self {
+        QdiscSpec {
+            kind: "pfifo".into(),
+            params: Default::default(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for QdiscSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(kind) => Ok(QdiscSpec {
+                kind,
+                params: Default::default(),
+            }),
+            Value::Object(mut m) => match m.remove("kind") {
+                Some(Value::String(kind)) => Ok(QdiscSpec { kind, params: m }),
+                _ => Err(de::Error::custom(
+                    "a qdisc table needs `kind = \"<name>\"` (see `aqmlab list qdiscs`)",
+                )),
+            },
+            v => Err(de::Error::custom(format!(
+                "{v} is not a qdisc name or a table with `kind`"
+            ))),
+        }
+    }
+}
+
+impl Serialize for QdiscSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), Value::String(self.kind.clone()));
+        m.extend(self.params.clone());
+        Value::Object(m).serialize(s)
+    }
+}
+
+/// When a flow (group) starts: a fixed time, or an offset drawn per run seed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StartSpec {
+    At(Time),
+    Uniform(Time, Time),
+}
+
+impl<'de> Deserialize<'de> for StartSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let allowed = "a time (\"1s\") or { uniform = [\"0s\", \"0.65s\"] }";
+        match Value::deserialize(d)? {
+            Value::String(s) => parse_time(&s).map(StartSpec::At).map_err(de::Error::custom),
+            Value::Object(m) if m.len() == 1 && m.contains_key("uniform") => {
+                let b = m["uniform"].as_array().filter(|a| a.len() == 2);
+                match b.map(|a| (a[0].as_str(), a[1].as_str())) {
+                    Some((Some(lo), Some(hi))) => {
+                        let lo = parse_time(lo).map_err(de::Error::custom)?;
+                        let hi = parse_time(hi).map_err(de::Error::custom)?;
+                        if hi < lo {
+                            return Err(de::Error::custom(
+                                "uniform: the upper bound is below the lower bound",
+                            ));
+                        }
+                        Ok(StartSpec::Uniform(lo, hi))
+                    }
+                    _ => Err(de::Error::custom(format!(
+                        "uniform needs two times; allowed: {allowed}"
+                    ))),
+                }
+            }
+            v => Err(de::Error::custom(format!("{v} is not {allowed}"))),
+        }
+    }
+}
+
+impl Serialize for StartSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            StartSpec::At(t) => Dur(t).serialize(s),
+            StartSpec::Uniform(lo, hi) => {
+                let mut m = serde_json::Map::new();
+                m.insert("uniform".into(), serde_json::json!([Dur(lo), Dur(hi)]));
+                Value::Object(m).serialize(s)
+            }
+        }
+    }
+}
+
+/// The delayed-ACK setting: a timer ("40ms") or `false` (ACK every segment).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelAck(pub Option<Time>);
+
+impl<'de> Deserialize<'de> for DelAck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(DelAck(None)),
+            Value::Bool(true) => Ok(DelAck(Some(40 * MS))),
+            Value::String(s) => parse_time(&s).map(|t| DelAck(Some(t))).map_err(de::Error::custom),
+            v => Err(de::Error::custom(format!(
+                "{v} is not a delayed-ACK timer (\"40ms\") or false"
+            ))),
+        }
+    }
+}
+
+impl Serialize for DelAck {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_bool(false),
+            Some(t) => Dur(t).serialize(s),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirSpec {
+    Up,
+    Down,
+}
+
+impl DirSpec {
+    pub fn dir(self) -> Dir {
+        match self {
+            DirSpec::Up => Dir::Up,
+            DirSpec::Down => Dir::Down,
+        }
+    }
+}
+
+/// One `[[flows]]` entry. Keys that do not belong to the entry's kind are rejected by
+/// `validate`; `resolve` writes out every default of the kind.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<DirSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+    /// This flow's base RTT (defaults to the topology's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Dur>,
+    // udp
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    // ping
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    // tcp (and ecn for udp)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iw: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack: Option<DelAck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwnd: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+}
+
+fn default_interval() -> Dur {
+    Dur(100 * MS)
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// `packets` (one row per packet at the bottleneck), `series` (periodic samples only) or
+    /// `summary` (totals and probes only).
+    #[serde(default)]
+    pub level: Level,
+    /// Sampling interval of the `queue` and `flow_series` tables.
+    #[serde(default = "default_interval")]
+    pub interval: Dur,
+}
+
+impl Default for RecordSpec {
+    fn default() -> Self {
+        RecordSpec {
+            level: Level::default(),
+            interval: default_interval(),
+        }
+    }
+}
+
+/// Flow kinds and the keys each accepts beyond the common ones.
+pub const FLOW_KINDS: &[(&str, &[&str])] = &[
+    ("udp", &["rate", "packet_size", "arrivals", "ecn"]),
+    ("ping", &["interval", "packet_size"]),
+    (
+        "tcp",
+        &[
+            "cc",
+            "bytes",
+            "ecn",
+            "sack",
+            "iw",
+            "min_rto",
+            "initial_rto",
+            "delack",
+            "mss",
+            "rwnd",
+            "hystart",
+        ],
+    ),
+];
+const COMMON_FLOW_KEYS: &[&str] = &["kind", "label", "direction", "count", "start", "stop", "rtt"];
+
+/// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
+pub fn parse(json: &str) -> Result<Scenario, String> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        format!("{path}: {}", e.into_inner())
+    })?;
+    sc.validate()?;
+    Ok(sc)
+}
+
+fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T, String> {
+    Err(format!("{key}: {msg}"))
+}
+
+impl Scenario {
+    /// Value checks serde cannot express. Errors name the key path.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return err("name", "must not be empty");
+        }
+        if self.duration.0 == 0 {
+            return err("duration", "0s is not allowed; the run needs a positive duration");
+        }
+        if self.record.interval.0 == 0 {
+            return err("record.interval", "must be positive");
+        }
+        if self.topology.mtu.0 < 68 || self.topology.mtu.0 > 65535 {
+            return err(
+                "topology.mtu",
+                format!("{}B is out of range; allowed 68B to 65535B", self.topology.mtu.0),
+            );
+        }
+        for dir in Dir::BOTH {
+            let l = self.topology.link(dir);
+            let key = format!("topology.{}", dir.name());
+            for (i, &(t, r)) in l.rate.0.iter().enumerate() {
+                if r == 0 {
+                    return err(
+                        format!("{key}.rate"),
+                        "0bps is not allowed; a link rate must be positive",
+                    );
+                }
+                if i == 0 && t != 0 {
+                    return err(format!("{key}.rate"), "a rate schedule must start at \"0s\"");
+                }
+                if i > 0 && t <= l.rate.0[i - 1].0 {
+                    return err(format!("{key}.rate"), format!("step {i}: times must increase"));
+                }
+            }
+            if !(0.0..1.0).contains(&l.loss) {
+                return err(
+                    format!("{key}.loss"),
+                    format!("{} is out of range; allowed 0 <= loss < 1", l.loss),
+                );
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            self.validate_flow(i, f)?;
+        }
+        Ok(())
+    }
+
+    fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let Some((_, kind_keys)) = FLOW_KINDS.iter().find(|(k, _)| *k == f.kind) else {
+            let kinds: Vec<&str> = FLOW_KINDS.iter().map(|(k, _)| *k).collect();
+            return err(
+                key("kind"),
+                format!("{:?} is not a flow kind; allowed: {}", f.kind, kinds.join(", ")),
+            );
+        };
+        let set = serde_json::to_value(f).expect("flow specs serialise");
+        for k in set.as_object().expect("object").keys() {
+            if !COMMON_FLOW_KEYS.contains(&k.as_str()) && !kind_keys.contains(&k.as_str()) {
+                return err(
+                    key(k),
+                    format!(
+                        "not a key of a {} flow; allowed: {}",
+                        f.kind,
+                        COMMON_FLOW_KEYS
+                            .iter()
+                            .chain(kind_keys.iter())
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+        if let Some(c) = f.count {
+            if c == 0 || c > 100_000 {
+                return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));
+            }
+        }
+        if let Some(r) = f.rtt {
+            if r.0 == 0 {
+                return err(key("rtt"), "must be positive");
+            }
+        }
+        match f.kind.as_str() {
+            "udp" => {
+                match f.rate {
+                    None => return err(key("rate"), "a udp flow needs a rate such as \"20Mbps\""),
+                    Some(Rate(0)) => return err(key("rate"), "0bps is not allowed; must be positive"),
+                    _ => {}
+                }
+                if let Some(a) = &f.arrivals {
+                    if a != "cbr" && a != "poisson" {
+                        return err(
+                            key("arrivals"),
+                            format!("{a:?} is not allowed; allowed: cbr, poisson"),
+                        );
+                    }
+                }
+            }
+            "ping" => {
+                if f.interval.is_some_and(|d| d.0 == 0) {
+                    return err(key("interval"), "must be positive");
+                }
+            }
+            "tcp" => {
+                if let Some(m) = f.mss {
+                    if !(88..=65000).contains(&m) {
+                        return err(key("mss"), format!("{m} is out of range; allowed 88 to 65000"));
+                    }
+                }
+                if let Some(iw) = f.iw {
+                    if !(1..=1000).contains(&iw) {
+                        return err(
+                            key("iw"),
+                            format!("{iw} is out of range; allowed 1 to 1000 segments"),
+                        );
+                    }
+                }
+                if f.bytes.is_some_and(|b| b.0 == 0) {
+                    return err(key("bytes"), "must be positive (omit it for a bulk flow)");
+                }
+                for (k, v) in [("min_rto", f.min_rto), ("initial_rto", f.initial_rto)] {
+                    if v.is_some_and(|d| d.0 == 0) {
+                        return err(key(k), "must be positive");
+                    }
+                }
+            }
+            _ => unreachable!("kind checked above"),
+        }
+        if let Some(ps) = f.packet_size {
+            let lo = if f.kind == "ping" { 28 } else { 29 };
+            if ps.0 < lo || ps.0 > self.topology.mtu.0 {
+                return err(
+                    key("packet_size"),
+                    format!(
+                        "{}B is out of range; allowed {lo}B to the path MTU {}B",
+                        ps.0, self.topology.mtu.0
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,1 +1,545 @@
-//! sim
+//! The world and its event loop. The world owns time, the packet slab, the two bottleneck
+//! directions, the propagation pipes and the flows' endpoints; components are sans-I/O state
+//! machines that are handed `now` (DESIGN.md principle 1).
+//!
+//! Path of a packet of flow f sent in direction d: source endpoint -> pre-bottleneck pipe of
+//! (f, d) -> bottleneck queue d -> serialiser -> post-bottleneck pipe of (f, d) -> the endpoint at
+//! the other end. Events are ordered by time, ties by insertion order (FIFO), so a run is a pure
+//! function of (scenario, seed).
+
+use crate::app::ping::{PingClient, PingServer, ProbeRecord};
+use crate::app::udp::{UdpSink, UdpSource};
+use crate::net::{Link, Pipe};
+use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
+use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
+use crate::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::units::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Every kind of endpoint, dispatched statically.
+pub enum AnyEndpoint {
+    UdpSource(UdpSource),
+    UdpSink(UdpSink),
+    PingClient(PingClient),
+    PingServer(PingServer),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $e:ident => $call:expr) => {
+        match $self {
+            AnyEndpoint::UdpSource($e) => $call,
+            AnyEndpoint::UdpSink($e) => $call,
+            AnyEndpoint::PingClient($e) => $call,
+            AnyEndpoint::PingServer($e) => $call,
+        }
+    };
+}
+
+impl Endpoint for AnyEndpoint {
+    fn start(&mut self, now: Time, out: &mut Outbox) {
+        dispatch!(self, e => e.start(now, out))
+    }
+    #[inline]
+    fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        dispatch!(self, e => e.on_packet(pkt, now, out))
+    }
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        dispatch!(self, e => e.on_timer(now, out))
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Time> {
+        dispatch!(self, e => e.next_timer())
+    }
+    fn report(&self, r: &mut FlowReport) {
+        dispatch!(self, e => e.report(r))
+    }
+}
+
+/// Which end of a flow: the data source or the sink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    Src = 0,
+    Dst = 1,
+}
+
+/// A flow at run time: its two endpoints and the world's own accounting of its packets.
+pub struct Flow {
+    /// Direction of the flow's data (probes: up).
+    pub dir: Dir,
+    pub start: Time,
+    pub ends: [AnyEndpoint; 2],
+    /// Deadline of each endpoint's timer event currently in the event queue.
+    armed: [Option<Time>; 2],
+    /// One-way delays (client side, server side) of this flow's access paths.
+    pub client_delay: Time,
+    pub server_delay: Time,
+    /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
+    pub sent: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub marked: u64,
+    pub queued: u64,
+}
+
+impl Flow {
+    pub fn new(
+        dir: Dir,
+        start: Time,
+        src: AnyEndpoint,
+        dst: AnyEndpoint,
+        client_delay: Time,
+        server_delay: Time,
+    ) -> Flow {
+        Flow {
+            dir,
+            start,
+            ends: [src, dst],
+            armed: [None, None],
+            client_delay,
+            server_delay,
+            sent: 0,
+            received: 0,
+            dropped: 0,
+            marked: 0,
+            queued: 0,
+        }
+    }
+
+    /// The endpoint that emits packets travelling in direction `d`.
+    fn side_sending(&self, d: Dir) -> Side {
+        if d == self.dir {
+            Side::Src
+        } else {
+            Side::Dst
+        }
+    }
+
+    pub fn report(&self) -> FlowReport {
+        let mut r = FlowReport::default();
+        self.ends[0].report(&mut r);
+        self.ends[1].report(&mut r);
+        r
+    }
+
+    /// The probe records, if this is a ping flow.
+    pub fn probe_records(&self) -> Option<&[ProbeRecord]> {
+        match &self.ends[0] {
+            AnyEndpoint::PingClient(c) => Some(&c.records),
+            _ => None,
+        }
+    }
+
+    /// Pre-bottleneck (access) delay for packets travelling in direction `d`.
+    fn pre_delay(&self, d: Dir) -> Time {
+        match d {
+            Dir::Up => self.client_delay,
+            Dir::Down => self.server_delay,
+        }
+    }
+
+    fn post_delay(&self, d: Dir) -> Time {
+        self.pre_delay(d.reverse())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// The head packet of pipe i arrives at its far end.
+    Pipe(u32),
+    /// The bottleneck in direction d finished serialising its packet.
+    TxDone(Dir),
+    /// The qdisc of direction d asked for its timer.
+    QdiscTimer(Dir),
+    /// An endpoint's timer.
+    Endpoint(u32, Side),
+    /// A flow starts.
+    Start(u32),
+    /// Periodic recording.
+    Sample,
+}
+
+/// Pipe index of (flow, direction, pre/post).
+#[inline]
+fn pipe_index(flow: u32, d: Dir, post: bool) -> usize {
+    flow as usize * 4 + d.index() * 2 + post as usize
+}
+
+pub struct World {
+    pub now: Time,
+    pub end: Time,
+    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    seq: u64,
+    pub events: u64,
+    pub pool: PacketPool,
+    pub links: [Link; 2],
+    pipes: Vec<Pipe>,
+    pub flows: Vec<Flow>,
+    pub rec: Recorder,
+    out: Outbox,
+    qev: Vec<QueueEvent>,
+}
+
+impl World {
+    pub fn new(end: Time, links: [Link; 2], flows: Vec<Flow>, rec: Recorder) -> World {
+        let mut pipes = Vec::with_capacity(flows.len() * 4);
+        for f in &flows {
+            for d in Dir::BOTH {
+                pipes.push(Pipe {
+                    delay: f.pre_delay(d),
+                    ..Pipe::default()
+                });
+                pipes.push(Pipe {
+                    delay: f.post_delay(d),
+                    ..Pipe::default()
+                });
+            }
+        }
+        let mut w = World {
+            now: 0,
+            end,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            events: 0,
+            pool: PacketPool::new(),
+            links,
+            pipes,
+            flows,
+            rec,
+            out: Vec::new(),
+            qev: Vec::new(),
+        };
+        for i in 0..w.flows.len() {
+            let t = w.flows[i].start;
+            w.schedule(t, Ev::Start(i as u32));
+        }
+        if w.rec.series_enabled() {
+            w.schedule(0, Ev::Sample);
+        }
+        for d in Dir::BOTH {
+            w.arm_qdisc_timer(d);
+        }
+        w
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// Runs the event loop until the end time (events at exactly `end` still run).
+    pub fn run(&mut self) {
+        while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
+            if t > self.end {
+                break;
+            }
+            self.heap.pop();
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Ev::Pipe(i) => self.pipe_arrivals(i as usize),
+                Ev::TxDone(d) => self.tx_done(d),
+                Ev::QdiscTimer(d) => self.qdisc_timer(d, t),
+                Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
+                Ev::Start(f) => {
+                    self.flows[f as usize].ends[Side::Src as usize].start(t, &mut self.out);
+                    self.after_endpoint(f, Side::Src);
+                }
+                Ev::Sample => {
+                    self.sample();
+                    let next = t + self.rec.interval;
+                    self.schedule(next, Ev::Sample);
+                }
+            }
+        }
+        self.now = self.end;
+    }
+
+    fn endpoint_timer(&mut self, f: u32, s: Side, t: Time) {
+        let flow = &mut self.flows[f as usize];
+        if flow.armed[s as usize] != Some(t) {
+            return; // superseded by an earlier deadline that was armed since
+        }
+        flow.armed[s as usize] = None;
+        let ep = &mut flow.ends[s as usize];
+        if ep.next_timer().is_some_and(|d| d <= t) {
+            ep.on_timer(t, &mut self.out);
+        }
+        self.after_endpoint(f, s);
+    }
+
+    /// Sends what an endpoint put in the outbox and re-arms its timer.
+    fn after_endpoint(&mut self, f: u32, s: Side) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            p.sent_at = now;
+            let d = p.dir;
+            let id = self.pool.alloc(p);
+            self.flows[f as usize].sent += 1;
+            self.enter_pipe(pipe_index(f, d, false), id);
+        }
+        self.out = out;
+        let flow = &mut self.flows[f as usize];
+        if let Some(deadline) = flow.ends[s as usize].next_timer() {
+            let deadline = deadline.max(now);
+            if flow.armed[s as usize].is_none_or(|a| deadline < a) {
+                flow.armed[s as usize] = Some(deadline);
+                self.schedule(deadline, Ev::Endpoint(f, s));
+            }
+        }
+    }
+
+    /// Puts a packet into a pipe (or straight through a zero-delay pipe).
+    #[inline]
+    fn enter_pipe(&mut self, i: usize, id: PktId) {
+        let pipe = &mut self.pipes[i];
+        if pipe.delay == 0 {
+            self.leave_pipe(i, id);
+            return;
+        }
+        let at = self.now + pipe.delay;
+        let was_empty = pipe.ring.is_empty();
+        pipe.ring.push_back((at, id));
+        if was_empty {
+            self.schedule(at, Ev::Pipe(i as u32));
+        }
+    }
+
+    fn pipe_arrivals(&mut self, i: usize) {
+        while let Some(&(at, id)) = self.pipes[i].ring.front() {
+            if at > self.now {
+                self.schedule(at, Ev::Pipe(i as u32));
+                return;
+            }
+            self.pipes[i].ring.pop_front();
+            self.leave_pipe(i, id);
+        }
+    }
+
+    /// A packet reached the far end of pipe i: the bottleneck (pre pipes) or an endpoint (post).
+    #[inline]
+    fn leave_pipe(&mut self, i: usize, id: PktId) {
+        let post = i % 2 == 1;
+        if !post {
+            let d = self.pool.get(id).dir;
+            self.link_arrival(d, id);
+        } else {
+            self.deliver(id);
+        }
+    }
+
+    fn deliver(&mut self, id: PktId) {
+        let p = *self.pool.get(id);
+        self.pool.release(id);
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        flow.received += 1;
+        let s = match flow.side_sending(p.dir) {
+            Side::Src => Side::Dst,
+            Side::Dst => Side::Src,
+        };
+        flow.ends[s as usize].on_packet(&p, self.now, &mut self.out);
+        self.after_endpoint(f, s);
+    }
+
+    fn link_arrival(&mut self, d: Dir, id: PktId) {
+        let now = self.now;
+        let p = self.pool.get_mut(id);
+        p.enqueued_at = now;
+        let flow = p.flow as usize;
+        self.flows[flow].queued += 1;
+        let link = &mut self.links[d.index()];
+        link.stats.arrivals += 1;
+        let mut ctx = QueueCtx {
+            pool: &mut self.pool,
+            events: &mut self.qev,
+        };
+        link.qdisc.enqueue(id, &mut ctx, now);
+        self.queue_events(d);
+        if self.links[d.index()].tx.is_none() {
+            self.start_tx(d);
+        }
+        self.arm_qdisc_timer(d);
+    }
+
+    /// Applies the drops and marks a qdisc reported.
+    fn queue_events(&mut self, d: Dir) {
+        for k in 0..self.qev.len() {
+            match self.qev[k] {
+                QueueEvent::Drop(id, reason) => {
+                    let p = *self.pool.get(id);
+                    self.rec.packet(
+                        d,
+                        p.flow,
+                        p.size,
+                        p.enqueued_at,
+                        self.now,
+                        OUTCOME_DROP_BASE + reason as u8,
+                    );
+                    let flow = &mut self.flows[p.flow as usize];
+                    flow.dropped += 1;
+                    flow.queued -= 1;
+                    self.links[d.index()].stats.drops[reason as usize] += 1;
+                    self.pool.release(id);
+                }
+                QueueEvent::Mark(id) => {
+                    let f = self.pool.get(id).flow;
+                    self.flows[f as usize].marked += 1;
+                    self.links[d.index()].stats.marks += 1;
+                }
+            }
+        }
+        self.qev.clear();
+    }
+
+    fn start_tx(&mut self, d: Dir) {
+        let now = self.now;
+        let link = &mut self.links[d.index()];
+        let mut ctx = QueueCtx {
+            pool: &mut self.pool,
+            events: &mut self.qev,
+        };
+        let next = link.qdisc.dequeue(&mut ctx, now);
+        self.queue_events(d);
+        if let Some(id) = next {
+            let p = *self.pool.get(id);
+            self.flows[p.flow as usize].queued -= 1;
+            let outcome = if p.ecn == Ecn::Ce {
+                OUTCOME_MARKED
+            } else {
+                OUTCOME_SENT
+            };
+            self.rec.packet(d, p.flow, p.size, p.enqueued_at, now, outcome);
+            let link = &mut self.links[d.index()];
+            link.tx = Some(id);
+            let done = link.finish_time(now, p.size as u64);
+            self.schedule(done, Ev::TxDone(d));
+        }
+    }
+
+    fn tx_done(&mut self, d: Dir) {
+        let link = &mut self.links[d.index()];
+        let id = link.tx.take().expect("a transmission was in progress");
+        let p = *self.pool.get(id);
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += p.size as u64;
+        if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
+            link.stats.drops[DropReason::Loss as usize] += 1;
+            self.flows[p.flow as usize].dropped += 1;
+            self.pool.release(id);
+        } else {
+            self.enter_pipe(pipe_index(p.flow, d, true), id);
+        }
+        self.start_tx(d);
+        self.arm_qdisc_timer(d);
+    }
+
+    fn arm_qdisc_timer(&mut self, d: Dir) {
+        let link = &mut self.links[d.index()];
+        if let Some(deadline) = link.qdisc.next_timer() {
+            let deadline = deadline.max(self.now);
+            if link.timer_armed.is_none_or(|a| deadline < a) {
+                link.timer_armed = Some(deadline);
+                self.schedule(deadline, Ev::QdiscTimer(d));
+            }
+        }
+    }
+
+    fn qdisc_timer(&mut self, d: Dir, t: Time) {
+        let link = &mut self.links[d.index()];
+        if link.timer_armed != Some(t) {
+            return;
+        }
+        link.timer_armed = None;
+        if link.qdisc.next_timer().is_some_and(|x| x <= t) {
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.qev,
+            };
+            link.qdisc.on_timer(&mut ctx, t);
+            self.queue_events(d);
+        }
+        self.arm_qdisc_timer(d);
+    }
+
+    fn sample(&mut self) {
+        let t = self.now;
+        for d in Dir::BOTH {
+            let l = &self.links[d.index()];
+            let rate = l.rate_at(t);
+            let q = &mut self.rec.queue;
+            q.t.push(t);
+            q.dir.push(d as u8);
+            q.backlog_bytes.push(l.qdisc.backlog_bytes());
+            q.backlog_pkts.push(l.qdisc.backlog_packets());
+            q.tx_bytes.push(l.stats.tx_bytes);
+            q.drops.push(l.stats.total_drops());
+            q.marks.push(l.stats.marks);
+            q.rate_bps.push(rate);
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.start > t {
+                continue;
+            }
+            let r = f.report();
+            let s = &mut self.rec.flow_series;
+            s.t.push(t);
+            s.flow.push(i as u32);
+            s.delivered_bytes.push(r.bytes_delivered);
+            s.sent_bytes.push(r.bytes_sent);
+            s.cwnd_bytes.push(r.cwnd_bytes);
+            s.srtt.push(r.srtt.unwrap_or(0));
+        }
+    }
+
+    /// Packets of each flow still in pipes or being serialised.
+    fn in_transit(&self) -> Vec<u64> {
+        let mut n = vec![0u64; self.flows.len()];
+        for pipe in &self.pipes {
+            for &(_, id) in &pipe.ring {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
+        }
+        for l in &self.links {
+            if let Some(id) = l.tx {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
+        }
+        n
+    }
+
+    /// Checks packet conservation: for every flow, sent = received + dropped + queued + in
+    /// transit; the world's per-flow queue counts agree with the qdiscs' own backlog counts; and
+    /// every live packet in the slab is accounted for. Returns a description of the first
+    /// violation.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let transit = self.in_transit();
+        for (i, f) in self.flows.iter().enumerate() {
+            let accounted = f.received + f.dropped + f.queued + transit[i];
+            if f.sent != accounted {
+                return Err(format!(
+                    "flow {i}: sent {} != received {} + dropped {} + queued {} + in transit {}",
+                    f.sent, f.received, f.dropped, f.queued, transit[i]
+                ));
+            }
+        }
+        let queued: u64 = self.flows.iter().map(|f| f.queued).sum();
+        let backlog: u64 = self.links.iter().map(|l| l.qdisc.backlog_packets()).sum();
+        if queued != backlog {
+            return Err(format!(
+                "queues hold {backlog} packets but flows account for {queued}"
+            ));
+        }
+        let live = queued + transit.iter().sum::<u64>();
+        if live != self.pool.live() as u64 {
+            return Err(format!(
+                "{} packets are live in the slab but {live} are accounted for",
+                self.pool.live()
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,282 @@
+//! Turns a validated scenario into a world, runs it, and collects the results.
+//!
+//! Placement of delay: a flow's base RTT is split evenly between its client-side and server-side
+//! access paths (each one-way rtt/4), with the bottleneck between them; only the total matters
+//! for a single bottleneck. Random draws come from streams named after what they decide
+//! ("start/<group>", "qdisc/<dir>", "loss/<dir>", "flow/<id>"), derived from the run seed.
+
+use super::{DirSpec, FlowSpec, Scenario, StartSpec};
+use crate::app::ping::{PingClient, PingServer};
+use crate::app::udp::{Arrivals, UdpSink, UdpSource};
+use crate::net::{Link, LinkStats};
+use crate::packet::Dir;
+use crate::queue::{self, LinkInfo, Qdisc};
+use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
+use crate::rng::Rng;
+use crate::sim::{AnyEndpoint, Flow, World};
+use crate::transport::FlowReport;
+use crate::units::{Dur, Size, Time, MS};
+
+/// One row of the `flows` table.
+#[derive(Clone, Debug)]
+pub struct FlowRow {
+    pub kind: String,
+    pub direction: Dir,
+    pub group: u32,
+    pub label: String,
+    pub cc: String,
+    pub start: Time,
+    pub base_rtt: Time,
+    pub bytes_target: u64,
+    pub report: FlowReport,
+    pub drops: u64,
+    pub marks: u64,
+}
+
+/// One row of the `links` table.
+#[derive(Clone, Debug)]
+pub struct LinkRow {
+    pub dir: Dir,
+    pub qdisc: String,
+    pub rate_bps: u64,
+    pub capacity_bytes: u64,
+    pub stats: LinkStats,
+    pub backlog_bytes: u64,
+    pub backlog_pkts: u64,
+    pub schedule: Vec<(Time, u64)>,
+    pub diagnostics: Vec<(&'static str, f64)>,
+}
+
+/// One row of the `probes` table.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeRow {
+    pub flow: u32,
+    pub seq: u64,
+    pub sent: Time,
+    pub reply: Option<(Time, Time, Time)>,
+}
+
+/// Everything a run produces.
+pub struct RunResult {
+    pub resolved: Scenario,
+    pub seed: u64,
+    pub duration: Time,
+    pub events: u64,
+    pub packets: PacketColumns,
+    pub queue: QueueColumns,
+    pub flow_series: FlowSeriesColumns,
+    pub flows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+    pub probes: Vec<ProbeRow>,
+    pub conservation: Result<(), String>,
+    /// High-water mark of packets alive at once (slab size).
+    pub peak_packets: usize,
+}
+
+/// Writes out every default of a flow entry for its kind.
+fn resolve_flow(f: &FlowSpec) -> FlowSpec {
+    let mut r = f.clone();
+    r.count = Some(f.count.unwrap_or(1));
+    r.start = Some(f.start.clone().unwrap_or(StartSpec::At(0)));
+    match f.kind.as_str() {
+        "udp" => {
+            r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
+            r.packet_size = Some(f.packet_size.unwrap_or(Size(1500)));
+            r.arrivals = Some(f.arrivals.clone().unwrap_or_else(|| "cbr".into()));
+            r.ecn = Some(f.ecn.unwrap_or(false));
+        }
+        "ping" => {
+            r.direction = Some(DirSpec::Up);
+            r.interval = Some(f.interval.unwrap_or(Dur(100 * MS)));
+            r.packet_size = Some(f.packet_size.unwrap_or(Size(84)));
+        }
+        "tcp" => {
+            r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
+            r.cc = Some(f.cc.clone().unwrap_or_else(|| "cubic".into()));
+            r.ecn = Some(f.ecn.unwrap_or(false));
+            r.sack = Some(f.sack.unwrap_or(true));
+            r.iw = Some(f.iw.unwrap_or(10));
+            r.min_rto = Some(f.min_rto.unwrap_or(Dur(200 * MS)));
+            r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(1000 * MS)));
+            r.delack = Some(f.delack.unwrap_or(super::DelAck(Some(40 * MS))));
+            r.mss = Some(f.mss.unwrap_or(1448));
+            r.rwnd = Some(f.rwnd.unwrap_or(Size(64 << 20)));
+            r.hystart = Some(f.hystart.unwrap_or(true));
+        }
+        _ => {}
+    }
+    r
+}
+
+fn build_link(sc: &Scenario, dir: Dir, seed: u64) -> Result<(Link, super::QdiscSpec), String> {
+    let spec = sc.topology.link(dir);
+    let info = LinkInfo {
+        rate_bps: spec.rate.0[0].1,
+        mtu: sc.topology.mtu.0 as u32,
+        limit: spec.limit.map(|l| l.0),
+    };
+    let params = serde_json::Value::Object(spec.qdisc.params.clone());
+    let rng = Rng::stream(seed, &format!("qdisc/{}", dir.name()));
+    let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng).map_err(|e| {
+        format!("topology.{}.qdisc.{e}", dir.name()).replace(".unknown qdisc", ": unknown qdisc")
+    })?;
+    let resolved_spec = super::QdiscSpec {
+        kind: spec.qdisc.kind.clone(),
+        params: resolved.as_object().cloned().unwrap_or_default(),
+    };
+    let link = Link {
+        dir,
+        qdisc,
+        qdisc_name: spec.qdisc.kind.clone(),
+        schedule: spec.rate.0.clone(),
+        tx: None,
+        loss: spec.loss,
+        loss_rng: Rng::stream(seed, &format!("loss/{}", dir.name())),
+        stats: LinkStats::default(),
+        timer_armed: None,
+    };
+    Ok((link, resolved_spec))
+}
+
+fn endpoints(
+    f: &FlowSpec,
+    id: u32,
+    stop: Time,
+    seed: u64,
+) -> Result<(AnyEndpoint, AnyEndpoint, String, u64), String> {
+    let dir = f.direction.expect("resolved").dir();
+    Ok(match f.kind.as_str() {
+        "udp" => {
+            let arrivals = if f.arrivals.as_deref() == Some("poisson") {
+                Arrivals::Poisson
+            } else {
+                Arrivals::Cbr
+            };
+            let src = UdpSource::new(
+                id,
+                dir,
+                f.packet_size.expect("resolved").0 as u32,
+                f.rate.expect("validated").0,
+                arrivals,
+                stop,
+                f.ecn.unwrap_or(false),
+                Rng::stream(seed, &format!("flow/{id}")),
+            );
+            (
+                AnyEndpoint::UdpSource(src),
+                AnyEndpoint::UdpSink(UdpSink::default()),
+                String::new(),
+                0,
+            )
+        }
+        "ping" => {
+            let c = PingClient::new(
+                id,
+                f.packet_size.expect("resolved").0 as u32,
+                f.interval.expect("resolved").0,
+                stop,
+            );
+            (
+                AnyEndpoint::PingClient(c),
+                AnyEndpoint::PingServer(PingServer::default()),
+                String::new(),
+                0,
+            )
+        }
+        other => return Err(format!("flow kind {other:?} is not available in this build")),
+    })
+}
+
+/// Resolves, builds and runs a scenario with the given seed.
+pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+    let mut resolved = sc.clone();
+    resolved.seed = seed;
+    let end = sc.duration.0;
+    let (up, up_spec) = build_link(sc, Dir::Up, seed)?;
+    let (down, down_spec) = build_link(sc, Dir::Down, seed)?;
+    resolved.topology.up.qdisc = up_spec;
+    resolved.topology.down.qdisc = down_spec;
+    let mut flows = Vec::new();
+    let mut rows = Vec::new();
+    resolved.flows = sc.flows.iter().map(resolve_flow).collect();
+    for (g, f) in resolved.flows.iter().enumerate() {
+        let start = match f.start.clone().expect("resolved") {
+            StartSpec::At(t) => t,
+            StartSpec::Uniform(lo, hi) => Rng::stream(seed, &format!("start/{g}")).range_u64(lo, hi),
+        };
+        let stop = f.stop.map_or(end, |s| s.0.min(end));
+        let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
+        for _ in 0..f.count.expect("resolved") {
+            let id = flows.len() as u32;
+            let (src, dst, cc, target) =
+                endpoints(f, id, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
+            let client = rtt / 4;
+            let server = rtt / 2 - client;
+            let dir = f.direction.expect("resolved").dir();
+            flows.push(Flow::new(dir, start, src, dst, client, server));
+            rows.push(FlowRow {
+                kind: f.kind.clone(),
+                direction: dir,
+                group: g as u32,
+                label: f.label.clone().unwrap_or_else(|| format!("{}{g}", f.kind)),
+                cc,
+                start,
+                base_rtt: 2 * (client + server),
+                bytes_target: target,
+                report: FlowReport::default(),
+                drops: 0,
+                marks: 0,
+            });
+        }
+    }
+    let rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    let mut world = World::new(end, [up, down], flows, rec);
+    world.run();
+    let conservation = world.check_conservation();
+    debug_assert!(conservation.is_ok(), "{conservation:?}");
+
+    let mut probes = Vec::new();
+    for (i, (row, f)) in rows.iter_mut().zip(&world.flows).enumerate() {
+        row.report = f.report();
+        row.drops = f.dropped;
+        row.marks = f.marked;
+        if let Some(recs) = f.probe_records() {
+            probes.extend(recs.iter().map(|r| ProbeRow {
+                flow: i as u32,
+                seq: r.seq,
+                sent: r.sent,
+                reply: r.reply,
+            }));
+        }
+    }
+    let links = world
+        .links
+        .iter()
+        .map(|l| LinkRow {
+            dir: l.dir,
+            qdisc: l.qdisc_name.clone(),
+            rate_bps: l.schedule[0].1,
+            capacity_bytes: l.capacity_bytes(end),
+            stats: l.stats.clone(),
+            backlog_bytes: l.qdisc.backlog_bytes(),
+            backlog_pkts: l.qdisc.backlog_packets(),
+            schedule: l.schedule.clone(),
+            diagnostics: l.qdisc.diagnostics(),
+        })
+        .collect();
+    let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));
+    Ok(RunResult {
+        resolved,
+        seed,
+        duration: end,
+        events: world.events,
+        packets: rec.packets,
+        queue: rec.queue,
+        flow_series: rec.flow_series,
+        flows: rows,
+        links,
+        probes,
+        conservation,
+        peak_packets: world.pool.capacity(),
+    })
+}
