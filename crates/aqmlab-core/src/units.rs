@@ -125,11 +125,11 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
 }
 
 fn fmt_time(t: Time) -> String {
-    if t % SEC == 0 {
+    if t.is_multiple_of(SEC) {
         format!("{}s", t / SEC)
-    } else if t % MS == 0 {
+    } else if t.is_multiple_of(MS) {
         format!("{}ms", t / MS)
-    } else if t % US == 0 {
+    } else if t.is_multiple_of(US) {
         format!("{}us", t / US)
     } else {
         format!("{t}ns")
@@ -137,11 +137,11 @@ fn fmt_time(t: Time) -> String {
 }
 
 fn fmt_rate(r: u64) -> String {
-    if r % 1_000_000_000 == 0 && r > 0 {
+    if r.is_multiple_of(1_000_000_000) && r > 0 {
         format!("{}Gbps", r / 1_000_000_000)
-    } else if r % 1_000_000 == 0 && r > 0 {
+    } else if r.is_multiple_of(1_000_000) && r > 0 {
         format!("{}Mbps", r / 1_000_000)
-    } else if r % 1000 == 0 && r > 0 {
+    } else if r.is_multiple_of(1000) && r > 0 {
         format!("{}Kbps", r / 1000)
     } else {
         format!("{r}bps")

@@ -147,6 +147,9 @@ pub struct ParamDoc {
     pub help: &'static str,
 }
 
+/// Builds a discipline from its parameter table; returns it with its resolved parameters.
+pub type BuildFn = fn(&Value, &LinkInfo, Rng) -> Result<(AnyQdisc, Value), String>;
+
 /// A registry entry: how to build a discipline from its scenario parameters.
 pub struct QdiscInfo {
     pub name: &'static str,
@@ -154,7 +157,7 @@ pub struct QdiscInfo {
     pub reference: &'static str,
     pub params: &'static [ParamDoc],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
-    pub build: fn(&Value, &LinkInfo, Rng) -> Result<(AnyQdisc, Value), String>,
+    pub build: BuildFn,
 }
 
 /// Deserialises a discipline's parameter table into its config type, naming the offending key.
