@@ -1,1 +1,234 @@
-//! Python bindings (in progress).
+//! aqmlab's one boundary between Rust and Python (DESIGN.md principle 6): run a scenario given
+//! as JSON and get Arrow record batches back (zero-copy through the Arrow C data interface via
+//! pyo3-arrow), plus the run's metadata as JSON. Table columns follow docs/tables.md.
+
+use aqmlab_core::packet::Dir;
+use aqmlab_core::queue::{registry, DropReason};
+use aqmlab_core::record::OUTCOMES;
+use aqmlab_core::scenario::{self, build};
+use arrow_array::types::UInt8Type;
+use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::PyRecordBatch;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+
+const DIRS: [&str; 2] = ["up", "down"];
+
+fn dict(codes: Vec<u8>, names: &[&str]) -> ArrayRef {
+    let values = Arc::new(StringArray::from(names.to_vec()));
+    Arc::new(DictionaryArray::<UInt8Type>::try_new(UInt8Array::from(codes), values).expect("codes in range"))
+}
+
+fn u64s(v: Vec<u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from(v))
+}
+
+fn u32s(v: Vec<u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from(v))
+}
+
+fn strings(v: Vec<String>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+fn opt_u64s(v: Vec<Option<u64>>) -> ArrayRef {
+    Arc::new(UInt64Array::from(v))
+}
+
+fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    RecordBatch::try_from_iter(cols).expect("columns of equal length")
+}
+
+fn dir_codes(dirs: impl Iterator<Item = Dir>) -> Vec<u8> {
+    dirs.map(|d| d as u8).collect()
+}
+
+fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
+    let mut out = Vec::new();
+    let p = r.packets;
+    out.push((
+        "packets",
+        batch(vec![
+            ("dir", dict(p.dir, &DIRS)),
+            ("flow", u32s(p.flow)),
+            ("size", u32s(p.size)),
+            ("t_enqueue_ns", u64s(p.t_enqueue)),
+            ("t_out_ns", u64s(p.t_out)),
+            ("outcome", dict(p.outcome, &OUTCOMES)),
+        ]),
+    ));
+    let q = r.queue;
+    out.push((
+        "queue",
+        batch(vec![
+            ("t_ns", u64s(q.t)),
+            ("dir", dict(q.dir, &DIRS)),
+            ("backlog_bytes", u64s(q.backlog_bytes)),
+            ("backlog_pkts", u64s(q.backlog_pkts)),
+            ("tx_bytes", u64s(q.tx_bytes)),
+            ("drops", u64s(q.drops)),
+            ("marks", u64s(q.marks)),
+            ("rate_bps", u64s(q.rate_bps)),
+        ]),
+    ));
+    let s = r.flow_series;
+    out.push((
+        "flow_series",
+        batch(vec![
+            ("t_ns", u64s(s.t)),
+            ("flow", u32s(s.flow)),
+            ("delivered_bytes", u64s(s.delivered_bytes)),
+            ("sent_bytes", u64s(s.sent_bytes)),
+            ("cwnd_bytes", u64s(s.cwnd_bytes)),
+            ("srtt_ns", u64s(s.srtt)),
+        ]),
+    ));
+    let pr = &r.probes;
+    out.push((
+        "probes",
+        batch(vec![
+            ("flow", u32s(pr.iter().map(|x| x.flow).collect())),
+            ("seq", u64s(pr.iter().map(|x| x.seq).collect())),
+            ("t_send_ns", u64s(pr.iter().map(|x| x.sent).collect())),
+            ("rtt_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.0)).collect())),
+            ("owd_up_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.1)).collect())),
+            ("owd_down_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.2)).collect())),
+            ("lost", Arc::new(BooleanArray::from(pr.iter().map(|x| x.reply.is_none()).collect::<Vec<_>>()))),
+        ]),
+    ));
+    let f = &r.flows;
+    let col = |g: &dyn Fn(&build::FlowRow) -> u64| u64s(f.iter().map(g).collect());
+    out.push((
+        "flows",
+        batch(vec![
+            ("flow", u32s((0..f.len() as u32).collect())),
+            ("kind", strings(f.iter().map(|x| x.kind.clone()).collect())),
+            ("direction", dict(dir_codes(f.iter().map(|x| x.direction)), &DIRS)),
+            ("group", u32s(f.iter().map(|x| x.group).collect())),
+            ("label", strings(f.iter().map(|x| x.label.clone()).collect())),
+            ("cc", strings(f.iter().map(|x| x.cc.clone()).collect())),
+            ("start_ns", col(&|x| x.start)),
+            ("base_rtt_ns", col(&|x| x.base_rtt)),
+            ("bytes_target", col(&|x| x.bytes_target)),
+            ("packets_sent", col(&|x| x.report.packets_sent)),
+            ("bytes_sent", col(&|x| x.report.bytes_sent)),
+            ("packets_received", col(&|x| x.report.packets_received)),
+            ("bytes_delivered", col(&|x| x.report.bytes_delivered)),
+            ("retransmits", col(&|x| x.report.retransmits)),
+            ("rto_count", col(&|x| x.report.rto_count)),
+            ("ecn_reductions", col(&|x| x.report.ecn_reductions)),
+            ("first_syn_ns", opt_u64s(f.iter().map(|x| x.report.first_syn).collect())),
+            ("completed_ns", opt_u64s(f.iter().map(|x| x.report.completed).collect())),
+            ("drops", col(&|x| x.drops)),
+            ("marks", col(&|x| x.marks)),
+        ]),
+    ));
+    let l = &r.links;
+    let lcol = |g: &dyn Fn(&build::LinkRow) -> u64| u64s(l.iter().map(g).collect());
+    let mut link_cols = vec![
+        ("dir", dict(dir_codes(l.iter().map(|x| x.dir)), &DIRS)),
+        ("qdisc", strings(l.iter().map(|x| x.qdisc.clone()).collect())),
+        ("rate_bps", lcol(&|x| x.rate_bps)),
+        ("capacity_bytes", lcol(&|x| x.capacity_bytes)),
+        ("arrivals", lcol(&|x| x.stats.arrivals)),
+        ("tx_packets", lcol(&|x| x.stats.tx_packets)),
+        ("tx_bytes", lcol(&|x| x.stats.tx_bytes)),
+    ];
+    const DROP_COLS: [&str; 5] = ["drops_overlimit", "drops_early", "drops_head", "drops_fat_flow", "drops_loss"];
+    for (reason, name) in DropReason::ALL.iter().zip(DROP_COLS) {
+        link_cols.push((name, u64s(l.iter().map(|x| x.stats.drops[*reason as usize]).collect())));
+    }
+    link_cols.push(("marks", lcol(&|x| x.stats.marks)));
+    link_cols.push(("backlog_bytes", lcol(&|x| x.backlog_bytes)));
+    link_cols.push(("backlog_pkts", lcol(&|x| x.backlog_pkts)));
+    out.push(("links", batch(link_cols)));
+    let steps: Vec<(Dir, u64, u64)> =
+        l.iter().flat_map(|x| x.schedule.iter().map(move |&(t, rate)| (x.dir, t, rate))).collect();
+    out.push((
+        "rate_schedule",
+        batch(vec![
+            ("dir", dict(dir_codes(steps.iter().map(|s| s.0)), &DIRS)),
+            ("t_ns", u64s(steps.iter().map(|s| s.1).collect())),
+            ("rate_bps", u64s(steps.iter().map(|s| s.2).collect())),
+        ]),
+    ));
+    let diagnostics: serde_json::Map<String, serde_json::Value> = l
+        .iter()
+        .map(|x| (x.dir.name().to_string(), json!(x.diagnostics.iter().map(|&(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>())))
+        .collect();
+    let meta = json!({
+        "name": r.resolved.name,
+        "seed": r.seed,
+        "duration_ns": r.duration,
+        "events": r.events,
+        "version": env!("CARGO_PKG_VERSION"),
+        "record": r.resolved.record,
+        "scenario": r.resolved,
+        "qdisc_diagnostics": diagnostics,
+        "conservation": match &r.conservation { Ok(()) => "ok".to_string(), Err(e) => e.clone() },
+        "peak_packets": r.peak_packets,
+    });
+    (out, meta)
+}
+
+fn parse(scenario_json: &str) -> PyResult<scenario::Scenario> {
+    scenario::parse(scenario_json).map_err(PyValueError::new_err)
+}
+
+/// Runs a scenario (JSON text) with `seed` (default: the scenario's). Returns
+/// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>) -> PyResult<(Bound<'py, PyDict>, String)> {
+    let sc = parse(scenario_json)?;
+    let seed = seed.unwrap_or(sc.seed);
+    let t0 = Instant::now();
+    let result = py.detach(|| build::run(&sc, seed)).map_err(PyValueError::new_err)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let (batches, mut meta) = tables(result);
+    meta["wall_s"] = json!(wall);
+    let d = PyDict::new(py);
+    for (name, b) in batches {
+        d.set_item(name, PyRecordBatch::new(b).into_pyarrow(py)?)?;
+    }
+    Ok((d, meta.to_string()))
+}
+
+/// Validates a scenario (JSON text) and returns it resolved (every default written out) as JSON.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn resolve(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    let sc = parse(scenario_json)?;
+    let r = build::resolve(&sc, seed.unwrap_or(sc.seed)).map_err(PyValueError::new_err)?;
+    Ok(serde_json::to_string(&r).expect("scenarios serialise"))
+}
+
+/// The registered queue disciplines with their parameters and defaults, as JSON.
+#[pyfunction]
+fn qdiscs() -> String {
+    let link = aqmlab_core::queue::LinkInfo { rate_bps: 10_000_000, mtu: 1500, limit: None };
+    let list: Vec<serde_json::Value> = registry()
+        .iter()
+        .map(|i| {
+            let defaults = (i.build)(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0))
+                .map(|(_, v)| v)
+                .unwrap_or_else(|e| json!({ "error": e }));
+            json!({"name": i.name, "summary": i.summary, "reference": i.reference, "params": i.params,
+                   "defaults_at_10mbps": defaults})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("serialisable")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -187,18 +187,25 @@ fn endpoints(
     })
 }
 
-/// Resolves, builds and runs a scenario with the given seed.
-pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+/// The scenario with every default written out (qdisc parameters and flow keys), as stored
+/// with a run. Fails like `run` would on values only a discipline can check.
+pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
+    resolved.topology.up.qdisc = build_link(sc, Dir::Up, seed)?.1;
+    resolved.topology.down.qdisc = build_link(sc, Dir::Down, seed)?.1;
+    resolved.flows = sc.flows.iter().map(resolve_flow).collect();
+    Ok(resolved)
+}
+
+/// Resolves, builds and runs a scenario with the given seed.
+pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+    let resolved = resolve(sc, seed)?;
     let end = sc.duration.0;
-    let (up, up_spec) = build_link(sc, Dir::Up, seed)?;
-    let (down, down_spec) = build_link(sc, Dir::Down, seed)?;
-    resolved.topology.up.qdisc = up_spec;
-    resolved.topology.down.qdisc = down_spec;
+    let (up, _) = build_link(&resolved, Dir::Up, seed)?;
+    let (down, _) = build_link(&resolved, Dir::Down, seed)?;
     let mut flows = Vec::new();
     let mut rows = Vec::new();
-    resolved.flows = sc.flows.iter().map(resolve_flow).collect();
     for (g, f) in resolved.flows.iter().enumerate() {
         let start = match f.start.clone().expect("resolved") {
             StartSpec::At(t) => t,
