@@ -281,22 +281,27 @@ def _created(meta: dict, run_dir: Path) -> pd.Timestamp:
 
 
 def catalog_row(run_dir: Path) -> dict:
-    """The ``runs`` row of a complete run directory (flattened summary metrics).
+    """The ``runs`` row of a complete run directory (see ``flatten_summary``)."""
+    run = _open_dir(Path(run_dir))
+    row = flatten_summary(run.summary, run.meta, run.scenario)
+    row.update(
+        run_id=run.run_id, created=_created(run.meta, Path(run_dir)), path=str(Path(run_dir).resolve())
+    )
+    return row
+
+
+def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
+    """Flatten a run summary into the ``runs`` columns.
 
     Unprefixed link metrics are the ``down`` direction, ``up_*`` the ``up`` direction;
-    probe metrics are the mean over probe streams (p50/p95 of the first stream).
+    ``probe_rtt_p50/p95_ms`` are the first probe stream's, means are over probe streams.
     """
-    run = _open_dir(Path(run_dir))
-    s, meta = run.summary, run.meta
     row: dict[str, Any] = {c: None for c in RUN_COLUMNS}
     row.update(
-        run_id=run.run_id,
         name=meta.get("name"),
-        scenario=(run.scenario or {}).get("name", meta.get("name")),
+        scenario=(scenario or meta.get("scenario") or {}).get("name", meta.get("name")),
         seed=meta.get("seed"),
-        created=_created(meta, Path(run_dir)),
         version=meta.get("version"),
-        path=str(Path(run_dir).resolve()),
         params=json.dumps(meta.get("params", {}), sort_keys=True, default=_json_default),
         duration_s=_num(meta.get("duration_ns")) / 1e9 if meta.get("duration_ns") is not None else None,
         wall_s=_num(s.get("wall_s")),
