@@ -347,7 +347,7 @@ def ellipse(
                 (x, y)
                 for x, y in ((metric_value(r, x_metric), metric_value(r, y_metric)) for r in rs)
                 if x is not None and y is not None
-            ],  # fmt: skip
+            ],
             dtype=np.float64,
         ).reshape(-1, 2)
         if not len(pts):
