@@ -296,3 +296,104 @@ def scaled_run(name: str, seed: int, qdisc: str, delay_scale: float, goodput_sca
     t["probes"] = pr.set_column(pr.schema.get_field_index("rtt_ns"), "rtt_ns", pa.array(rtt, pa.uint64()))
     m["params"] = {"qdisc": qdisc, "delay_scale": delay_scale}
     return t, m
+
+
+def flent_run(n_up: int, n_down: int, n_probes: int, duration_s: int = 10, name: str = "flentish"):
+    """A run of n_up + n_down TCP flows and n_probes probe streams, sampled every 100 ms.
+
+    TCP flow k (k = 0.. in flow-id order) delivers at a constant (k + 1) Mbit/s, i.e.
+    delivered_bytes(t) = (k + 1) * 125000 * t. Probe stream j answers every 200 ms with
+    RTT = 20 + 10 j ms, except every 10th probe (seq 9, 19, ...) which is lost.
+    The down queue holds 3000 B / 2 pkts at every sample, drops 1 packet every 100 ms.
+    """
+    step = 100 * MS
+    n = duration_s * 10 + 1
+    kinds = [("tcp", "up")] * n_up + [("tcp", "down")] * n_down + [("ping", "up")] * n_probes
+    fs = {k: [] for k in ("t_ns", "flow", "delivered_bytes", "sent_bytes", "cwnd_bytes", "srtt_ns")}
+    for fid, (kind, _d) in enumerate(kinds):
+        if kind != "tcp":
+            continue
+        for i in range(n):
+            fs["t_ns"].append(i * step)
+            fs["flow"].append(fid)
+            fs["delivered_bytes"].append((fid + 1) * 12500 * i)
+            fs["sent_bytes"].append((fid + 1) * 13000 * i)
+            fs["cwnd_bytes"].append(14480)
+            fs["srtt_ns"].append(40 * MS)
+    types = {"t_ns": pa.uint64(), "flow": pa.uint32()}
+    flow_series = pa.table({k: pa.array(v, types.get(k, pa.uint64())) for k, v in fs.items()})
+    pr = {k: [] for k in ("flow", "seq", "t_send_ns", "rtt_ns", "owd_up_ns", "owd_down_ns", "lost")}
+    for j in range(n_probes):
+        fid = n_up + n_down + j
+        for s in range(duration_s * 5):
+            lost = s % 10 == 9
+            rtt = (20 + 10 * j) * MS
+            pr["flow"].append(fid)
+            pr["seq"].append(s)
+            pr["t_send_ns"].append(s * 2 * step)
+            pr["rtt_ns"].append(None if lost else rtt)
+            pr["owd_up_ns"].append(None if lost else rtt // 2)
+            pr["owd_down_ns"].append(None if lost else rtt // 2)
+            pr["lost"].append(lost)
+    probes = pa.table(
+        {
+            "flow": pa.array(pr["flow"], pa.uint32()),
+            "seq": pa.array(pr["seq"], pa.uint64()),
+            "t_send_ns": pa.array(pr["t_send_ns"], pa.uint64()),
+            "rtt_ns": pa.array(pr["rtt_ns"], pa.uint64()),
+            "owd_up_ns": pa.array(pr["owd_up_ns"], pa.uint64()),
+            "owd_down_ns": pa.array(pr["owd_down_ns"], pa.uint64()),
+            "lost": pa.array(pr["lost"], pa.bool_()),
+        }
+    )
+    dur_ns = duration_s * 1_000_000_000
+    rows = []
+    for fid, (kind, d) in enumerate(kinds):
+        deliv = (fid + 1) * 125000 * duration_s if kind == "tcp" else 0
+        rows.append((fid, kind, d, fid, f"{kind}{fid}", "cubic" if kind == "tcp" else "", 0, 20 * MS, 0,
+                     10, deliv, 10, deliv, 0, 0, 0, 0 if kind == "tcp" else None, None, 0, 0))  # fmt: skip
+    names = [
+        ("flow", pa.uint32()), ("kind", pa.string()), ("direction", pa.string()), ("group", pa.uint32()),
+        ("label", pa.string()), ("cc", pa.string()), ("start_ns", pa.uint64()), ("base_rtt_ns", pa.uint64()),
+        ("bytes_target", pa.uint64()), ("packets_sent", pa.uint64()), ("bytes_sent", pa.uint64()),
+        ("packets_received", pa.uint64()), ("bytes_delivered", pa.uint64()), ("retransmits", pa.uint64()),
+        ("rto_count", pa.uint64()), ("ecn_reductions", pa.uint64()), ("first_syn_ns", pa.uint64()),
+        ("completed_ns", pa.uint64()), ("drops", pa.uint64()), ("marks", pa.uint64()),
+    ]  # fmt: skip
+    flows = pa.table({nm: pa.array([r[i] for r in rows], t) for i, (nm, t) in enumerate(names)})
+    qn = n
+    queue = pa.table(
+        {
+            "t_ns": pa.array([i * step for i in range(qn)] * 2, pa.uint64()),
+            "dir": pa.array(["down"] * qn + ["up"] * qn, pa.string()),
+            "backlog_bytes": pa.array([3000] * qn + [0] * qn, pa.uint64()),
+            "backlog_pkts": pa.array([2] * qn + [0] * qn, pa.uint64()),
+            "tx_bytes": pa.array([i * 125000 for i in range(qn)] * 2, pa.uint64()),
+            "drops": pa.array(list(range(qn)) + [0] * qn, pa.uint64()),
+            "marks": pa.array([0] * (2 * qn), pa.uint64()),
+            "rate_bps": pa.array([10_000_000] * (2 * qn), pa.uint64()),
+        }
+    )
+    u64 = pa.uint64()
+    links = pa.table(
+        {
+            "dir": ["down", "up"], "qdisc": ["fq_codel", "fq_codel"],
+            "rate_bps": pa.array([10_000_000] * 2, u64),
+            "capacity_bytes": pa.array([1_250_000 * duration_s] * 2, u64),
+            "arrivals": pa.array([100, 100], u64), "tx_packets": pa.array([90, 100], u64),
+            "tx_bytes": pa.array([125000 * (qn - 1)] * 2, u64),
+            "drops_overlimit": pa.array([qn - 1, 0], u64), "drops_early": pa.array([0, 0], u64),
+            "drops_head": pa.array([0, 0], u64), "drops_fat_flow": pa.array([0, 0], u64),
+            "drops_loss": pa.array([0, 0], u64), "marks": pa.array([0, 0], u64),
+            "backlog_bytes": pa.array([3000, 0], u64), "backlog_pkts": pa.array([2, 0], u64),
+        }
+    )  # fmt: skip
+    rs = pa.table(
+        {"dir": ["down", "up"], "t_ns": pa.array([0, 0], u64), "rate_bps": pa.array([10_000_000] * 2, u64)}
+    )
+    m = meta(name, 1, down_qdisc="fq_codel", up_qdisc="fq_codel")
+    m["duration_ns"] = dur_ns
+    m["record"] = {"level": "series", "interval": "100ms"}
+    tables_ = {"queue": queue, "flow_series": flow_series, "probes": probes, "flows": flows, "links": links,
+               "rate_schedule": rs}  # fmt: skip
+    return tables_, m
