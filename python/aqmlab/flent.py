@@ -316,7 +316,7 @@ def build(run, test: str | None = None) -> dict:
             "version": meta.get("version"),
             "qdisc": qd,
             "scenario": scen.get("name", meta.get("name")),
-        },  # fmt: skip
+        },
     }
     return {
         "version": 4,

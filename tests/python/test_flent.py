@@ -97,13 +97,13 @@ def test_guess_and_errors():
                 "Ping (ms) ICMP": 20.0,
                 "Ping (ms) UDP EF": 50.0,
             },
-        ),  # fmt: skip
+        ),
         ((4, 4, 4), "rrul_be", {"TCP upload BE4": 4.0, "Ping (ms) UDP BE3": 50.0}),
         (
             (3, 0, 1),
             "tcp_nup",
             {"TCP upload::1": 1.0, "TCP upload::3": 3.0, "TCP upload sum": 6.0, "Ping (ms) ICMP": 20.0},
-        ),  # fmt: skip
+        ),
         ((0, 2, 1), "tcp_ndown", {"TCP download::2": 2.0}),
         ((1, 0, 1), "tcp_1up", {"TCP upload": 1.0}),
         ((0, 0, 2), "ping", {"Ping (ms) ICMP": 20.0, "Ping (ms) UDP": 30.0}),
