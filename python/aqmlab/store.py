@@ -219,7 +219,7 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             continue
         if d.name.startswith("."):
             if d.name.startswith(".tmp-"):
-                bad.append((d, "temporary (half-written) directory"))
+                bad.append((d, f"{d.name}: temporary (half-written) directory"))
             continue
         try:
             check_run_dir(d)
