@@ -1,0 +1,204 @@
+"""Post-run commands of the ``aqmlab`` CLI: runs, show, query, plot, report, export flent.
+
+``register(app)`` adds them to the main Typer app. RUN is a run id (a directory under
+``--root``, a unique prefix is enough) or a path to a run directory. Bad input (unknown run,
+unknown plot kind, data a figure needs but the run did not record, unknown Flent test, bad SQL)
+prints ONE line naming the bad value and what exists, and exits with code 2 (no traceback).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from aqmlab import store
+from rich.console import Console
+from rich.table import Table
+
+DEFAULT_ROOT = Path("aqmlab-results")
+RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False)
+
+
+def _fail(msg: str) -> None:
+    err.print(f"error: {msg}", markup=False)
+    raise typer.Exit(code=2)
+
+
+def _load(run: str, root: Path) -> store.RunData:
+    try:
+        return store.load_run(run, root)
+    except (store.RunNotFound, store.CorruptRun) as e:
+        _fail(str(e))
+        raise  # unreachable
+
+
+def _report_skipped(root: Path) -> None:
+    _, bad = store.scan_runs(root)
+    for d, reason in bad:
+        err.print(f"skipped {reason}", markup=False)
+
+
+def _df_table(df, title: str | None = None) -> Table:
+    t = Table(title=title)
+    for c in df.columns:
+        t.add_column(str(c), overflow="fold")
+    for row in df.itertuples(index=False):
+        t.add_row(*("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+    return t
+
+
+def _db_error(e: Exception) -> None:
+    _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def runs_cmd(
+    root: RootOpt = DEFAULT_ROOT,
+    scenario: Annotated[str | None, typer.Option(help="only runs of this scenario name")] = None,
+    where: Annotated[str | None, typer.Option(help="SQL condition on the runs table")] = None,
+) -> None:
+    """List the complete runs in the catalog (rebuilt from the run directories)."""
+    if not root.is_dir():
+        _fail(f"results root '{root}' does not exist")
+    _report_skipped(root)
+    store.rebuild_catalog(root)
+    import duckdb
+
+    try:
+        df = store.list_runs(root, scenario=scenario, where=where)
+    except duckdb.Error as e:
+        _db_error(e)
+    cols = [c for c in ("run_id", "scenario", "seed", "qdisc", "up_qdisc", "queue_delay_p95_ms", "utilization",
+                        "goodput_mbps_total", "probe_rtt_p50_ms", "created") if c in df.columns]  # fmt: skip
+    out.print(_df_table(df[cols], title=f"{len(df)} runs in {root}"))
+
+
+def show_cmd(
+    run: Annotated[str, typer.Argument(help="run id, prefix or path")], root: RootOpt = DEFAULT_ROOT
+) -> None:
+    """Print a run's summary."""
+    r = _load(run, root)
+    s = r.summary
+    out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
+              f"wall_s={s.get('wall_s')}")  # fmt: skip
+    t = Table(title="bottleneck links")
+    keys = ["qdisc", "utilization", "drops", "marks", "enqueued", "delivered", "mean_backlog_pkts"]
+    for k in ["dir", *keys, "delay p50 ms", "delay p95 ms", "delay max ms"]:
+        t.add_column(k)
+    fmt = lambda v: "–" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+    for d, lk in (s.get("links") or {}).items():
+        qd = lk.get("queue_delay_ms") or {}
+        t.add_row(
+            d, *(fmt(lk.get(k)) for k in keys), fmt(qd.get("p50")), fmt(qd.get("p95")), fmt(qd.get("max"))
+        )
+    out.print(t)
+    if s.get("flows"):
+        t = Table(title="flows")
+        keys = ["id", "kind", "direction", "label", "cc", "goodput_mbps", "bytes_delivered", "retransmits",
+                "rto_count", "completion_s"]  # fmt: skip
+        for k in keys:
+            t.add_column(k)
+        for f in s["flows"]:
+            t.add_row(*(fmt(f.get(k)) for k in keys))
+        out.print(t)
+    if s.get("probes"):
+        t = Table(title="probes")
+        for k in ("id", "rtt p50 ms", "rtt p95 ms", "rtt max ms", "induced mean ms", "loss"):
+            t.add_column(k)
+        for p in s["probes"]:
+            t.add_row(str(p["id"]), fmt(p["rtt_ms"]["p50"]), fmt(p["rtt_ms"]["p95"]), fmt(p["rtt_ms"]["max"]),
+                      fmt(p["induced_ms"]["mean"]), fmt(p["loss"]))  # fmt: skip
+        out.print(t)
+
+
+def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, queue, flows...")],
+              root: RootOpt = DEFAULT_ROOT) -> None:  # fmt: skip
+    """Run SQL over the catalog and the Parquet views; print the result."""
+    import duckdb
+
+    if not root.is_dir():
+        _fail(f"results root '{root}' does not exist")
+    try:
+        df = store.query(root, sql)
+    except duckdb.Error as e:
+        _db_error(e)
+    out.print(_df_table(df))
+
+
+def plot_cmd(
+    runs: Annotated[list[str], typer.Argument(help="run ids, prefixes or paths")],
+    kind: Annotated[str, typer.Option("--kind", "-k", help="plot kind")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="file (.png/.svg/.pdf)")] = None,
+    root: RootOpt = DEFAULT_ROOT,
+) -> None:
+    """Draw one figure over one or more runs."""
+    from aqmlab import metrics, plots
+
+    if kind not in plots.KINDS:
+        _fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
+    loaded = [_load(r, root) for r in runs]
+    output = output or Path(f"{kind}.png")
+    try:
+        fig = plots.figure(kind, loaded)
+        plots.save(fig, output)
+    except (metrics.MissingTableError, ValueError, KeyError) as e:
+        _fail(str(e).strip("'\""))
+    out.print(f"wrote {output}")
+
+
+def report_cmd(
+    runs: Annotated[list[str], typer.Argument(help="run ids, prefixes, run dirs, or a results root")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file")] = Path("report.html"),
+    root: RootOpt = DEFAULT_ROOT,
+) -> None:
+    """Write one self-contained HTML report. A results root directory means all its runs."""
+    from aqmlab import report
+
+    loaded = []
+    for r in runs:
+        p = Path(r)
+        if p.is_dir() and not (p / "meta.json").exists():  # a results root: all its runs
+            good, bad = store.scan_runs(p)
+            for d, reason in bad:
+                err.print(f"skipped {reason}", markup=False)
+            loaded += [store.load_run(d) for d in good]
+        else:
+            loaded.append(_load(r, root))
+    if not loaded:
+        _fail(f"no complete runs in {', '.join(runs)}")
+    report.write_report(loaded, output)
+    out.print(f"wrote {output}")
+
+
+def export_flent_cmd(
+    run: Annotated[str, typer.Argument(help="run id, prefix or path")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="FILE.flent.gz")],
+    test: Annotated[str | None, typer.Option("--test", help="Flent test name (guessed if omitted)")] = None,
+    root: RootOpt = DEFAULT_ROOT,
+) -> None:
+    """Export a run as a Flent data file."""
+    from aqmlab import flent, metrics
+
+    r = _load(run, root)
+    if test is not None and test not in flent.SUPPORTED:
+        _fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
+    try:
+        path = flent.export_flent(r, test, output)
+    except (ValueError, metrics.MissingTableError) as e:
+        _fail(str(e).strip("'\""))
+    out.print(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the post-run commands to the main ``aqmlab`` app."""
+    app.command("runs")(runs_cmd)
+    app.command("show")(show_cmd)
+    app.command("query")(query_cmd)
+    app.command("plot")(plot_cmd)
+    app.command("report")(report_cmd)
+    export = typer.Typer(help="Export runs to other tools' formats.", no_args_is_help=True)
+    export.command("flent")(export_flent_cmd)
+    app.add_typer(export, name="export")

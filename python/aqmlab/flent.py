@@ -1,0 +1,340 @@
+"""Export a run to Flent's data format (version 4, ``.flent.gz``) so Flent 2.3 can plot it.
+
+Follows shared/reference/flent-format.md: top-level ``version``/``metadata``/``x_values``/
+``results``/``raw_values``; the Flent test's exact series names; ``raw_values`` with absolute
+epoch times on a synthetic, deterministic epoch (T0 = 2026-01-01T00:00:00Z + run time);
+``results`` resampled on the 0.2 s grid; the mandatory metadata set.
+
+Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
+
+* TCP flows ``direction == "up"`` -> uploads, ``"down"`` -> downloads. Per-flow throughput is
+  goodput from ``flow_series`` (delivered bytes between consecutive samples, Mbit/s); raw points
+  ``{t, val, dur}`` like netperf's demo mode.
+* Probe streams -> ``Ping (ms) ...`` series, raw ``{t, val, seq}`` (answered probes only; the
+  loss rate goes to ``SERIES_META[...]['PACKET_LOSS_RATE']``).
+* Queue samples (``queue``) -> ``qdisc_stats_aqmlab-<dir>`` raw series ``{t, backlog_bytes,
+  backlog_pkts, dropped, ecn_mark, delay}`` plus ``::dropped``/``::ecn_mark`` children, enabled
+  with ``TEST_PARAMETERS`` ``qdisc_stats_hosts``/``qdisc_stats_interfaces``. ``dropped`` and
+  ``ecn_mark`` are per-interval counts (format v4); ``delay`` (ms) is the backlog's drain time at
+  the scheduled rate, ``backlog_bytes * 8 / rate_bps`` — an estimate, like the ``delay`` some
+  qdiscs report, not a measured sojourn time.
+* Test ``qdisc-stats`` (generic export of any run): the ``down`` queue as the ``qdisc-stats``
+  series and its ``::backlog_pkts/::backlog_bytes/::dropped/::ecn_mark/::delay`` children.
+
+Not supported (ValueError): ``voip`` (needs irtt's 20 ms VoIP stream format), the HTTP tests.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from aqmlab import metrics as M
+
+STEP = 0.2
+EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+T0 = EPOCH.timestamp()
+FLENT_VERSION = "2.3.0"
+LOCAL_HOST = "aqmlab"
+SERVER = "aqmlab-server"
+
+RRUL_CLASSES = ("BE", "BK", "CS5", "EF")
+RRUL_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE", "Ping (ms) UDP BK", "Ping (ms) UDP EF")
+RRUL_BE_CLASSES = ("BE", "BE2", "BE3", "BE4")
+RRUL_BE_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3")
+
+SUPPORTED = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "qdisc-stats")
+
+
+def _iso(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _tables(run) -> dict:
+    return {n: run.tables.get(n) for n in ("packets", "queue", "flow_series", "probes", "flows", "links")}
+
+
+def _classify(run) -> tuple[list[dict], list[dict], list[int]]:
+    """(upload TCP flows, download TCP flows, probe flow ids), each ordered by flow id."""
+    flows = run.tables.get("flows")
+    if flows is None:
+        raise M.MissingTableError(f"run '{run.run_id}' has no 'flows' table")
+    probes = M.probe_flows(_tables(run))
+    rows = sorted(flows.to_pylist(), key=lambda r: r["flow"])
+    tcp = [r for r in rows if r["kind"] == "tcp" and r["flow"] not in probes]
+    return [r for r in tcp if r["direction"] == "up"], [r for r in tcp if r["direction"] == "down"], probes
+
+
+def guess_test(run) -> str:
+    """The Flent test whose flow set the run reproduces (ValueError when none fits)."""
+    up, down, probes = _classify(run)
+    nu, nd = len(up), len(down)
+    if nu == 0 and nd == 0:
+        if probes:
+            return "ping"
+        if run.tables.get("queue") is not None:
+            return "qdisc-stats"
+    elif nu == 4 and nd == 4:
+        return "rrul"
+    elif nu == 1 and nd == 0:
+        return "tcp_1up"
+    elif nd == 0:
+        return "tcp_nup"
+    elif nu == 0:
+        return "tcp_ndown"
+    elif nu == nd and nu <= 4:
+        return "rtt_fair4be"
+    raise ValueError(
+        f"no Flent test matches {nu} upload and {nd} download TCP flows with {len(probes)} probe streams; "
+        f"choose one with --test ({', '.join(SUPPORTED)}); 'qdisc-stats' exports any run's queue"
+    )
+
+
+class _Builder:
+    def __init__(self, duration_s: float):
+        n = int(np.floor(duration_s / STEP + 1e-9)) + 1
+        self.x = np.round(np.arange(n) * STEP, 6)
+        self.results: dict[str, list] = {}
+        self.raw: dict[str, list] = {}
+        self.series_meta: dict[str, dict] = {}
+
+    def _grid(self, vals: np.ndarray) -> list:
+        return [None if not np.isfinite(v) else float(v) for v in vals]
+
+    def add(self, name: str, raw: list[dict], grid: np.ndarray, units: str, **meta: Any) -> None:
+        self.raw[name] = raw
+        self.results[name] = self._grid(grid)
+        vals = [p["val"] for p in raw if "val" in p]
+        sm = {"UNITS": units, **meta}
+        if vals:
+            sm.update(MEAN_VALUE=float(np.mean(vals)), MIN_VALUE=float(min(vals)), MAX_VALUE=float(max(vals)))
+        self.series_meta[name] = sm
+
+
+def _rate_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray]:
+    fs = run.tables.get("flow_series")
+    if fs is None:
+        raise M.MissingTableError(
+            f"run '{run.run_id}' has no 'flow_series' table; Flent throughput series need it"
+        )
+    f = fs.column("flow").to_numpy().astype(np.int64)
+    t = fs.column("t_ns").to_numpy().astype(np.int64)[f == flow]
+    d = fs.column("delivered_bytes").to_numpy().astype(np.float64)[f == flow]
+    order = np.argsort(t, kind="stable")
+    t, d = t[order] / 1e9, d[order]
+    raw = []
+    for i in range(1, t.size):
+        dur = t[i] - t[i - 1]
+        if dur > 0:
+            raw.append(
+                {"t": T0 + float(t[i]), "val": float((d[i] - d[i - 1]) * 8 / dur / 1e6), "dur": float(dur)}
+            )
+    grid = np.full(b.x.size, np.nan)
+    if t.size >= 2:
+        cum = np.interp(b.x, t, d, left=np.nan, right=np.nan)
+        grid[1:] = (cum[1:] - cum[:-1]) * 8 / STEP / 1e6
+    return raw, grid
+
+
+def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, float | None]:
+    p = M.probe_table(_tables(run), flow)
+    t = p.column("t_send_ns").to_numpy().astype(np.float64) / 1e9
+    seq = p.column("seq").to_numpy().astype(np.int64)
+    rtt = M._nullable_float(p, "rtt_ns") / 1e6
+    ok = ~np.isnan(rtt)
+    order = np.argsort(t[ok], kind="stable")
+    t_ok, rtt_ok, seq_ok = t[ok][order], rtt[ok][order], seq[ok][order]
+    raw = [{"t": T0 + float(a), "val": float(v), "seq": int(s)} for a, v, s in zip(t_ok, rtt_ok, seq_ok)]
+    grid = np.full(b.x.size, np.nan)
+    if t_ok.size:
+        grid = np.interp(b.x, t_ok, rtt_ok)
+        idx = np.clip(np.searchsorted(t_ok, b.x), 1, max(t_ok.size - 1, 1))
+        near = np.minimum(np.abs(b.x - t_ok[idx - 1]), np.abs(b.x - t_ok[np.minimum(idx, t_ok.size - 1)]))
+        grid[near > 1.0] = np.nan
+    return raw, grid, M.probe_loss(_tables(run), flow)
+
+
+def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray]]:
+    q = run.tables.get("queue")
+    if q is None:
+        raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; qdisc statistics need it")
+    q = M._filter_dir(q, direction)
+    t = q.column("t_ns").to_numpy().astype(np.int64)
+    order = np.argsort(t, kind="stable")
+    cols = {c: q.column(c).to_numpy().astype(np.float64)[order] for c in
+            ("backlog_bytes", "backlog_pkts", "drops", "marks", "rate_bps")}  # fmt: skip
+    ts = t[order] / 1e9
+    dropped = np.diff(np.r_[0.0, cols["drops"]])
+    ecn = np.diff(np.r_[0.0, cols["marks"]])
+    delay = np.where(
+        cols["rate_bps"] > 0, cols["backlog_bytes"] * 8 / np.maximum(cols["rate_bps"], 1) * 1e3, 0
+    )
+    raw = [
+        {"t": T0 + float(ts[i]), "backlog_bytes": int(cols["backlog_bytes"][i]),
+         "backlog_pkts": int(cols["backlog_pkts"][i]), "dropped": int(dropped[i]), "ecn_mark": int(ecn[i]),
+         "delay": float(delay[i])}
+        for i in range(ts.size)
+    ]  # fmt: skip
+    grid: dict[str, np.ndarray] = {}
+    for k, v in (("backlog_bytes", cols["backlog_bytes"]), ("backlog_pkts", cols["backlog_pkts"]),
+                 ("delay", delay)):  # fmt: skip
+        grid[k] = np.interp(b.x, ts, v, left=np.nan, right=np.nan) if ts.size else np.full(b.x.size, np.nan)
+    # per-interval counts on the grid: counter difference between grid points
+    for k, v in (("dropped", cols["drops"]), ("ecn_mark", cols["marks"])):
+        if ts.size:
+            idx = np.searchsorted(ts, b.x, side="right") - 1
+            c = np.where(idx >= 0, v[np.clip(idx, 0, None)], 0.0)
+            grid[k] = np.r_[c[0], np.diff(c)]
+        else:
+            grid[k] = np.full(b.x.size, np.nan)
+    return raw, grid
+
+
+def _need_count(test: str, what: str, have: int, want: int) -> None:
+    if have != want:
+        raise ValueError(f"Flent test '{test}' needs {want} {what}, the run has {have}")
+
+
+def build(run, test: str | None = None) -> dict:
+    """The Flent data object (a dict) for ``run``; see the module docstring for the mapping."""
+    test = test or guess_test(run)
+    if test not in SUPPORTED:
+        raise ValueError(f"unsupported Flent test '{test}'; supported: {', '.join(SUPPORTED)}")
+    meta = run.meta
+    duration = float(meta["duration_ns"]) / 1e9
+    b = _Builder(duration)
+    up, down, probes = _classify(run)
+    hosts = [SERVER]
+    params: dict[str, str] = {}
+    tcp_names: list[tuple[str, dict]] = []
+    ping_names: list[tuple[str, int]] = []
+    if test in ("rrul", "rrul_be"):
+        cls = RRUL_CLASSES if test == "rrul" else RRUL_BE_CLASSES
+        pings = RRUL_PINGS if test == "rrul" else RRUL_BE_PINGS
+        _need_count(test, "upload TCP flows", len(up), 4)
+        _need_count(test, "download TCP flows", len(down), 4)
+        if len(probes) > 4:
+            raise ValueError(
+                f"Flent test '{test}' has 4 ping series, the run has {len(probes)} probe streams"
+            )
+        tcp_names = [(f"TCP upload {c}", r) for c, r in zip(cls, up)]
+        tcp_names += [(f"TCP download {c}", r) for c, r in zip(cls, down)]
+        ping_names = list(zip(pings, probes))
+    elif test in ("tcp_nup", "tcp_ndown"):
+        flows, word = (up, "upload") if test == "tcp_nup" else (down, "download")
+        other = down if test == "tcp_nup" else up
+        if not flows or other:
+            raise ValueError(
+                f"Flent test '{test}' needs only {word} TCP flows; the run has {len(up)} up and {len(down)} down"
+            )
+        params[f"{word}_streams"] = str(len(flows))
+        tcp_names = [(f"TCP {word}::{i + 1}", r) for i, r in enumerate(flows)]
+        ping_names = [("Ping (ms) ICMP", p) for p in probes[:1]]
+    elif test == "tcp_1up":
+        _need_count(test, "upload TCP flows", len(up), 1)
+        _need_count(test, "download TCP flows", len(down), 0)
+        tcp_names = [("TCP upload", up[0])]
+        ping_names = [("Ping (ms) ICMP", p) for p in probes[:1]]
+    elif test == "ping":
+        if not probes:
+            raise ValueError(f"Flent test 'ping' needs probe streams; run '{run.run_id}' has none")
+        ping_names = list(zip(("Ping (ms) ICMP", "Ping (ms) UDP"), probes))
+    elif test == "rtt_fair4be":
+        if len(up) > 4 or len(down) > 4 or len(probes) > 4:
+            raise ValueError(
+                f"Flent test 'rtt_fair4be' has 4 hosts; the run has {len(up)} up, {len(down)} down"
+            )
+        n = max(len(up), len(down), len(probes), 1)
+        hosts = [f"aqmlab-host{i + 1}" for i in range(4)]
+        tcp_names = [(f"TCP upload BE{i + 1} {hosts[i]}", r) for i, r in enumerate(up)]
+        tcp_names += [(f"TCP download BE{i + 1} {hosts[i]}", r) for i, r in enumerate(down)]
+        ping_names = [(f"Ping (ms) ICMP{i + 1} {hosts[i]}", p) for i, p in enumerate(probes)]
+        del n
+    for name, row in tcp_names:
+        raw, grid = _rate_series(run, int(row["flow"]), b)
+        b.add(name, raw, grid, "Mbits/s", RUNNER="NetperfDemoRunner", CONG_CONTROL=row["cc"] or None,
+              BYTES_SENT=int(row["bytes_sent"]), TCP_RETRANSMIT=int(row["retransmits"]),
+              AQMLAB_FLOW=int(row["flow"]))  # fmt: skip
+    for name, fid in ping_names:
+        raw, grid, loss = _ping_series(run, fid, b)
+        b.add(name, raw, grid, "ms", RUNNER="PingRunner", PACKET_LOSS_RATE=loss, AQMLAB_FLOW=fid)
+    dirs = [d for d in M.directions(_tables(run), meta) if run.tables.get("queue") is not None]
+    if test == "qdisc-stats":
+        if "down" not in dirs and not dirs:
+            raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; 'qdisc-stats' needs it")
+        d = "down" if "down" in dirs else dirs[0]
+        raw, grid = _qdisc_raw(run, d, b)
+        b.raw["qdisc-stats"] = raw
+        b.results["qdisc-stats"] = b._grid(grid["delay"])
+        b.series_meta["qdisc-stats"] = {"UNITS": "ms", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
+        for k, units in (("backlog_pkts", "packets"), ("backlog_bytes", "bytes"), ("dropped", "packets"),
+                         ("ecn_mark", "packets"), ("delay", "ms")):  # fmt: skip
+            name = f"qdisc-stats::{k}"
+            b.add(name, [{"t": p["t"], "val": p[k]} for p in raw], grid[k], units)
+        params["interface"] = d
+    elif dirs:
+        qhosts = [f"aqmlab-{d}" for d in dirs]
+        for d, h in zip(dirs, qhosts):
+            raw, grid = _qdisc_raw(run, d, b)
+            b.raw[f"qdisc_stats_{h}"] = raw
+            b.results[f"qdisc_stats_{h}"] = b._grid(grid["backlog_bytes"])
+            b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
+            for k in ("dropped", "ecn_mark"):
+                b.add(f"qdisc_stats_{h}::{k}", [{"t": p["t"], "val": p[k]} for p in raw], grid[k], "packets")
+        params["qdisc_stats_hosts"] = ",".join(qhosts)
+        params["qdisc_stats_interfaces"] = ",".join(dirs)
+    scen = meta.get("scenario") or {}
+    qd = {d: M.qdisc_name(_tables(run), meta, d) for d in M.directions(_tables(run), meta)}
+    title = f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(
+        f"{d}={q}" for d, q in qd.items()
+    )
+    metadata = {
+        "NAME": test,
+        "TITLE": title,
+        "NOTE": f"exported by aqmlab from run {run.run_id} (simulated; synthetic epoch)",
+        "TIME": _iso(T0),
+        "T0": _iso(T0),
+        "HOST": hosts[0],
+        "HOSTS": hosts,
+        "LOCAL_HOST": LOCAL_HOST,
+        "LENGTH": duration,
+        "TOTAL_LENGTH": duration,
+        "STEP_SIZE": STEP,
+        "TEST_PARAMETERS": params,
+        "SERIES_META": b.series_meta,
+        "FLENT_VERSION": FLENT_VERSION,
+        "IP_VERSION": 4,
+        "BATCH_NAME": None,
+        "DATA_FILENAME": None,
+        "AQMLAB": {
+            "run_id": run.run_id,
+            "seed": meta.get("seed"),
+            "version": meta.get("version"),
+            "qdisc": qd,
+            "scenario": scen.get("name", meta.get("name")),
+        },
+    }
+    return {
+        "version": 4,
+        "metadata": metadata,
+        "x_values": [float(x) for x in b.x],
+        "results": b.results,
+        "raw_values": b.raw,
+    }
+
+
+def export_flent(run, test: str | None, out_path: str | Path) -> Path:
+    """Write ``run`` as a Flent ``.flent.gz`` file for ``test`` (guessed when None)."""
+    data = build(run, test)
+    out_path = Path(out_path)
+    data["metadata"]["DATA_FILENAME"] = out_path.name
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    with gzip.GzipFile(tmp, "wb", mtime=0) as f:
+        f.write(json.dumps(data, indent=2, sort_keys=True, allow_nan=False).encode("utf-8"))
+    tmp.replace(out_path)
+    return out_path

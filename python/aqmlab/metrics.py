@@ -1,0 +1,723 @@
+"""Metric definitions over the tables a run returns (docs/tables.md).
+
+This module is the ONE place where aqmlab defines its metrics (DESIGN.md principle 6). Every
+function takes the run's tables (``dict[str, pyarrow.Table]``) and its ``meta`` dict, works on
+numpy arrays (vectorised), and documents the definition it implements and where it comes from.
+
+Conventions
+-----------
+* Times in the tables are integer nanoseconds since the start of the run; the run ends at
+  ``meta["duration_ns"]``.
+* ``warmup_s``: every metric skips the first ``warmup_s`` seconds. The measured window is
+  ``[W, T_end]`` with ``W = warmup_s * 1e9`` ns. How a row is assigned to the window is stated per
+  metric (a packet's delay counts when it was *enqueued* in the window; a drop or transmission
+  counts when ``t_out_ns`` is in the window; step functions are clipped to the window).
+* Percentiles are numpy's default ("linear" interpolation between order statistics, i.e. type 7
+  of Hyndman & Fan): the p50 of [0, 1, 2, 4] is 1.5.
+* A *transmitted* packet is one whose outcome is ``sent`` or ``marked``. Packets that *entered*
+  the queue are the transmitted ones plus the ones dropped from inside it (``head`` and
+  ``fat_flow`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
+  occupied the buffer.
+
+Sources: experiments.md section 5 (cross-cutting definitions), section 2 (transients2014:
+spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), section 4
+(goodbadwifi2015: induced latency, goodput at the application).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+NS = 1_000_000_000
+DIRECTIONS = ("down", "up")
+TRANSMITTED = ("sent", "marked")
+ENTERED = ("sent", "marked", "head", "fat_flow")
+QUEUE_DROP_REASONS = ("overlimit", "early", "head", "fat_flow")
+DROP_REASONS = QUEUE_DROP_REASONS + ("loss",)
+
+
+class MissingTableError(LookupError):
+    """A metric or figure needs a table (or column) that the run did not record."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _col(table: pa.Table, name: str, dtype=None) -> np.ndarray:
+    arr = table.column(name).to_numpy(zero_copy_only=False)
+    return arr.astype(dtype) if dtype is not None else arr
+
+
+def _nullable_float(table: pa.Table, name: str) -> np.ndarray:
+    """Column as float64 with nulls as NaN."""
+    col = table.column(name)
+    return np.asarray(col.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _need(tables: dict[str, pa.Table], name: str) -> pa.Table:
+    t = tables.get(name)
+    if t is None:
+        raise MissingTableError(f"table '{name}' was not recorded in this run")
+    return t
+
+
+def _has(tables: dict[str, pa.Table], name: str) -> bool:
+    return tables.get(name) is not None
+
+
+def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
+    end = int(meta["duration_ns"])
+    start = round(warmup_s * NS)
+    if start < 0:
+        raise ValueError(f"warmup_s must be >= 0, got {warmup_s}")
+    return min(start, end), end
+
+
+def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
+    mask = _col(table, "dir").astype(str) == direction
+    return table.filter(pa.array(mask))
+
+
+def _float(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def percentiles(values: np.ndarray, qs=(50, 75, 95, 99)) -> dict[str, float | None]:
+    """Linear-interpolation percentiles (numpy default) plus mean and max; None when empty."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    out: dict[str, float | None] = {}
+    if values.size == 0:
+        out.update({f"p{q}": None for q in qs})
+        out["max"] = None
+        out["mean"] = None
+        return out
+    ps = np.percentile(values, qs)
+    out.update({f"p{q}": float(v) for q, v in zip(qs, ps)})
+    out["max"] = float(values.max())
+    out["mean"] = float(values.mean())
+    return out
+
+
+def cdf(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF: sorted values x and F(x_i) = (i + 1) / n (NaN excluded)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = np.sort(v[~np.isnan(v)])
+    n = v.size
+    return v, (np.arange(1, n + 1, dtype=np.float64) / n if n else np.zeros(0))
+
+
+def parse_limit(limit: Any) -> tuple[float, str]:
+    """Parse a qdisc limit as written in the resolved scenario: ``"100p"`` -> (100, "pkts"),
+    ``"150000B"`` -> (150000, "bytes"); also accepts ``"1000 packets"``, ``"64KB"``, ``"1.5MB"``
+    (decimal multiples) and plain integers (packets, the Linux pfifo convention)."""
+    if isinstance(limit, (int, float)):
+        return float(limit), "pkts"
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(limit))
+    if not m:
+        raise ValueError(f"cannot parse qdisc limit {limit!r} (expected e.g. '100p' or '150000B')")
+    value, unit = float(m.group(1)), m.group(2)
+    if unit in ("p", "pkt", "pkts", "packet", "packets", ""):
+        return value, "pkts"
+    mult = {"B": 1, "b": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1024**2}
+    if unit in mult:
+        return value * mult[unit], "bytes"
+    raise ValueError(f"unknown unit {unit!r} in qdisc limit {limit!r} (use p or B)")
+
+
+def qdisc_config(meta: dict, direction: str) -> dict:
+    """``meta['scenario']['topology'][dir]['qdisc']`` or {} when absent."""
+    try:
+        q = meta["scenario"]["topology"][direction]["qdisc"]
+    except (KeyError, TypeError):
+        return {}
+    return q if isinstance(q, dict) else {"name": str(q)}
+
+
+def qdisc_name(tables: dict[str, pa.Table], meta: dict, direction: str) -> str | None:
+    """The discipline of a direction: from ``links.qdisc``, else from the scenario."""
+    if _has(tables, "links"):
+        lk = _filter_dir(tables["links"], direction)
+        if lk.num_rows:
+            return str(lk.column("qdisc")[0].as_py())
+    q = qdisc_config(meta, direction)
+    return q.get("name") or q.get("kind") or q.get("type")
+
+
+def directions(tables: dict[str, pa.Table], meta: dict) -> list[str]:
+    """Bottleneck directions present in the run (down first)."""
+    found: set[str] = set()
+    for name in ("links", "queue", "packets", "rate_schedule"):
+        if _has(tables, name) and tables[name].num_rows:
+            found.update(str(d) for d in _col(tables[name], "dir"))
+    if not found:
+        try:
+            found.update(meta["scenario"]["topology"].keys())
+        except (KeyError, TypeError, AttributeError):
+            pass
+    order = [d for d in DIRECTIONS if d in found] + sorted(found - set(DIRECTIONS))
+    return order
+
+
+# --------------------------------------------------------------------------- queueing delay
+
+
+def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> np.ndarray:
+    """Queueing (sojourn) delay of each transmitted packet of one direction, in ns.
+
+    Definition (experiments.md 5, codel2012): time from a packet's enqueue to the start of its
+    transmission on the bottleneck, ``t_out_ns - t_enqueue_ns``, for packets with outcome ``sent``
+    or ``marked``; dropped packets have none. A packet counts when ``t_enqueue_ns >= W``.
+    Needs the ``packets`` table (recording level ``packets``).
+    """
+    p = _filter_dir(_need(tables, "packets"), direction)
+    w, _ = _window(meta, warmup_s)
+    outcome = _col(p, "outcome").astype(str)
+    t_in = _col(p, "t_enqueue_ns", np.int64)
+    mask = np.isin(outcome, TRANSMITTED) & (t_in >= w)
+    t_out = _nullable_float(p, "t_out_ns")
+    return (t_out[mask] - t_in[mask]).astype(np.int64)
+
+
+def queue_delay_stats_ms(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
+    """p50/p75/p95/p99/max/mean of the sojourn delay (``sojourn_delays_ns``) in ms.
+
+    All values are None when the run has no ``packets`` table or no transmitted packet.
+    """
+    if not _has(tables, "packets"):
+        return percentiles(np.zeros(0))
+    return percentiles(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
+
+
+def queue_delay_cdf_ms(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0):
+    """Empirical CDF (x in ms, F) of the sojourn delay of transmitted packets (transients2014)."""
+    return cdf(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
+
+
+# --------------------------------------------------------------------------- backlog
+
+
+def backlog_steps(
+    tables: dict, meta: dict, direction: str, unit: str = "bytes", source: str = "auto"
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The queue backlog of one direction as a right-continuous step function.
+
+    Returns ``(t_ns, value, exact)``: the backlog is ``value[i]`` on ``[t_ns[i], t_ns[i+1])``
+    and ``value[-1]`` until the end of the run.
+
+    * ``source="packets"`` (exact): every packet that entered the queue (outcome ``sent``,
+      ``marked``, ``head``, ``fat_flow``) adds its size (or 1 packet) at ``t_enqueue_ns`` and
+      removes it at ``t_out_ns`` (start of transmission or drop from the queue); a null
+      ``t_out_ns`` means still queued at the end. ``overlimit`` and ``early`` drops never
+      entered. Events at the same instant are applied together, so a packet that is enqueued
+      and starts transmission at the same nanosecond never counts, matching the ``queue`` table
+      (backlog excludes the packet being transmitted).
+    * ``source="queue"`` (approximate): the sampled ``backlog_bytes``/``backlog_pkts`` held
+      constant from one sample to the next (sample-and-hold); exact only at the sample times.
+    * ``"auto"``: packets when present, else queue.
+    """
+    if unit not in ("bytes", "pkts"):
+        raise ValueError(f"unit must be 'bytes' or 'pkts', got {unit!r}")
+    if source == "auto":
+        source = "packets" if _has(tables, "packets") else "queue"
+    if source == "packets":
+        p = _filter_dir(_need(tables, "packets"), direction)
+        outcome = _col(p, "outcome").astype(str)
+        m = np.isin(outcome, ENTERED)
+        t_in = _col(p, "t_enqueue_ns", np.int64)[m]
+        t_out_f = _nullable_float(p, "t_out_ns")[m]
+        end = int(meta["duration_ns"])
+        t_out = np.where(np.isnan(t_out_f), end + 1, t_out_f).astype(np.int64)
+        size = _col(p, "size", np.int64)[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
+        times = np.concatenate([[0], t_in, t_out])
+        deltas = np.concatenate([[0], size, -size])
+        order = np.argsort(times, kind="stable")
+        times, cum = times[order], np.cumsum(deltas[order])
+        # value after all events at an instant = cum at the last event of that instant
+        last = np.r_[times[1:] != times[:-1], True]
+        return times[last], cum[last].astype(np.float64), True
+    if source == "queue":
+        q = _filter_dir(_need(tables, "queue"), direction)
+        t = _col(q, "t_ns", np.int64)
+        v = _col(q, f"backlog_{unit}", np.float64)
+        order = np.argsort(t, kind="stable")
+        return t[order], v[order], False
+    raise ValueError(f"source must be 'auto', 'packets' or 'queue', got {source!r}")
+
+
+def _clip_steps(t: np.ndarray, v: np.ndarray, w: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Segment durations (ns) and values of a step function restricted to [w, end]."""
+    if t.size == 0 or end <= w:
+        return np.zeros(0), np.zeros(0)
+    starts = np.maximum(t, w)
+    ends = np.minimum(np.r_[t[1:], end], end)
+    dur = np.clip(ends - starts, 0, None).astype(np.float64)
+    # before the first sample the value is unknown: treated as not covered
+    return dur, v
+
+
+def time_average(t: np.ndarray, v: np.ndarray, w: int, end: int) -> float | None:
+    """Time average of a step function over [w, end] (covered part only)."""
+    dur, val = _clip_steps(t, v, w, end)
+    total = dur.sum()
+    return float((dur * val).sum() / total) if total > 0 else None
+
+
+def mean_backlog(
+    tables: dict, meta: dict, direction: str, unit: str = "pkts", warmup_s: float = 0.0, source: str = "auto"
+) -> float | None:
+    """E[Q]: time-average queue length (bytes or packets) over the measured window.
+
+    Definition (lpcc2013 E[Q]; codel2012 1d "mean queue"): (1 / (T_end - W)) * integral of the
+    backlog step function over [W, T_end]; see ``backlog_steps`` for exact vs sampled.
+    """
+    t, v, _ = backlog_steps(tables, meta, direction, unit, source)
+    w, end = _window(meta, warmup_s)
+    return time_average(t, v, w, end)
+
+
+def normalized_mean_backlog(
+    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0, source: str = "auto"
+) -> float | None:
+    """E[Q]/Q_max (lpcc2013 section 3c).
+
+    Q_max is the qdisc limit of the direction in the resolved scenario,
+    ``meta['scenario']['topology'][dir]['qdisc']['limit']`` (``"100p"`` or ``"150000B"``);
+    E[Q] is taken in the same unit (packets for a packet limit, bytes for a byte limit).
+    None when the limit is not given.
+    """
+    limit = qdisc_config(meta, direction).get("limit")
+    if limit is None:
+        return None
+    qmax, unit = parse_limit(limit)
+    eq = mean_backlog(tables, meta, direction, unit, warmup_s, source)
+    return None if eq is None or qmax <= 0 else eq / qmax
+
+
+def spike_threshold_bytes(delay_s: float, rate_bps: float) -> float:
+    """A backlog threshold given as delay at the link rate: ``delay_s * rate_bps / 8`` bytes
+    (transients2014: 60 ms at 2 Mb/s = 15000 B, 100 ms = 25000 B)."""
+    return delay_s * rate_bps / 8.0
+
+
+def link_rate_bps(tables: dict, meta: dict, direction: str, t_ns: int = 0) -> float:
+    """The link's scheduled rate at ``t_ns`` (rate_schedule; links.rate_bps for t = 0)."""
+    if _has(tables, "rate_schedule"):
+        rs = _filter_dir(tables["rate_schedule"], direction)
+        if rs.num_rows:
+            t = _col(rs, "t_ns", np.int64)
+            r = _col(rs, "rate_bps", np.float64)
+            order = np.argsort(t, kind="stable")
+            t, r = t[order], r[order]
+            i = np.searchsorted(t, t_ns, side="right") - 1
+            return float(r[max(i, 0)])
+    lk = _filter_dir(_need(tables, "links"), direction)
+    return float(lk.column("rate_bps")[0].as_py())
+
+
+def spike_duration_s(
+    tables: dict,
+    meta: dict,
+    direction: str,
+    threshold_bytes: float | None = None,
+    threshold_delay_s: float | None = None,
+    warmup_s: float = 0.0,
+    source: str = "auto",
+) -> tuple[float, bool]:
+    """Delay-spike duration (transients2014): the longest continuous period during which the
+    queue holds MORE than a threshold of bytes.
+
+    The threshold is given in bytes or as a delay at the link rate (``spike_threshold_bytes``
+    with the rate at the start of the measured window). Computed on the backlog step function
+    (``backlog_steps``) clipped to [W, T_end]: exact from the ``packets`` table, approximate
+    (sample-and-hold of the ``queue`` samples) without it. Returns ``(seconds, exact)``;
+    0.0 when the backlog never exceeds the threshold.
+    """
+    if (threshold_bytes is None) == (threshold_delay_s is None):
+        raise ValueError("give exactly one of threshold_bytes or threshold_delay_s")
+    w, end = _window(meta, warmup_s)
+    if threshold_bytes is None:
+        threshold_bytes = spike_threshold_bytes(threshold_delay_s, link_rate_bps(tables, meta, direction, w))
+    t, v, exact = backlog_steps(tables, meta, direction, "bytes", source)
+    dur, val = _clip_steps(t, v, w, end)
+    above = (val > threshold_bytes) & (dur > 0)
+    keep = dur > 0  # zero-length segments neither extend nor break a run
+    dur, above = dur[keep], above[keep]
+    if not above.any():
+        return 0.0, exact
+    run_id = np.cumsum(~above)  # constant inside a run of True
+    sums = np.bincount(run_id[above], weights=dur[above])
+    return float(sums.max() / NS), exact
+
+
+# --------------------------------------------------------------------------- utilisation, drops
+
+
+def capacity_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float:
+    """Bytes the link could carry over [W, T_end]: the integral of its rate schedule / 8.
+
+    Without a ``rate_schedule`` table and with W = 0, ``links.capacity_bytes``.
+    """
+    w, end = _window(meta, warmup_s)
+    if _has(tables, "rate_schedule"):
+        rs = _filter_dir(tables["rate_schedule"], direction)
+        if rs.num_rows:
+            t = _col(rs, "t_ns", np.int64)
+            r = _col(rs, "rate_bps", np.float64)
+            order = np.argsort(t, kind="stable")
+            dur, val = _clip_steps(t[order], r[order], w, end)
+            return float((dur * val).sum() / 8.0 / NS)
+    if w == 0 and _has(tables, "links"):
+        return float(_filter_dir(tables["links"], direction).column("capacity_bytes")[0].as_py())
+    raise MissingTableError("utilisation over a window needs the 'rate_schedule' table")
+
+
+def _cum_at(t: np.ndarray, v: np.ndarray, at: int) -> float:
+    """Value of a cumulative counter sampled at t at time ``at`` (last sample <= at; 0 before)."""
+    i = np.searchsorted(t, at, side="right") - 1
+    return float(v[i]) if i >= 0 else 0.0
+
+
+def tx_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float:
+    """Bytes put on the link in [W, T_end].
+
+    From ``packets`` (sum of sizes of transmitted packets with ``t_out_ns >= W``, exact), else
+    ``links.tx_bytes`` minus the cumulative ``queue.tx_bytes`` at the last sample <= W.
+    """
+    w, _ = _window(meta, warmup_s)
+    if _has(tables, "packets"):
+        p = _filter_dir(tables["packets"], direction)
+        outcome = _col(p, "outcome").astype(str)
+        t_out = _nullable_float(p, "t_out_ns")
+        m = np.isin(outcome, TRANSMITTED) & (t_out >= w)
+        return float(_col(p, "size", np.int64)[m].sum())
+    total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
+    if w == 0:
+        return total
+    q = _filter_dir(_need(tables, "queue"), direction)
+    t = _col(q, "t_ns", np.int64)
+    order = np.argsort(t, kind="stable")
+    return total - _cum_at(t[order], _col(q, "tx_bytes", np.float64)[order], w)
+
+
+def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
+    """Link utilisation = bytes put on the link / capacity bytes over [W, T_end]
+    (experiments.md 5; capacity integrates the rate schedule when the rate varies)."""
+    cap = capacity_bytes(tables, meta, direction, warmup_s)
+    return tx_bytes(tables, meta, direction, warmup_s) / cap if cap > 0 else None
+
+
+def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
+    """Drops of one direction by reason: ``overlimit``, ``early``, ``head``, ``fat_flow`` (queue
+    drops) and ``loss`` (random loss on the wire after transmission).
+
+    Queue drops come from ``packets`` (rows with that outcome and ``t_out_ns >= W``) when recorded,
+    else from the ``links`` totals (whole run: the warm-up cannot be applied to the split).
+    ``loss`` always comes from ``links.drops_loss`` (whole run).
+    """
+    w, _ = _window(meta, warmup_s)
+    out = {r: 0 for r in DROP_REASONS}
+    links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
+    if _has(tables, "packets"):
+        p = _filter_dir(tables["packets"], direction)
+        outcome = _col(p, "outcome").astype(str)
+        t_out = _nullable_float(p, "t_out_ns")
+        inw = t_out >= w
+        for r in QUEUE_DROP_REASONS:
+            out[r] = int(((outcome == r) & inw).sum())
+    elif links is not None and links.num_rows:
+        for r in QUEUE_DROP_REASONS:
+            out[r] = int(links.column(f"drops_{r}")[0].as_py())
+    if links is not None and links.num_rows:
+        out["loss"] = int(links.column("drops_loss")[0].as_py())
+    return out
+
+
+def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+    """CE marks applied by the queue: ``packets`` rows with outcome ``marked`` and
+    ``t_out_ns >= W``; else ``links.marks`` (W = 0) or the ``queue.marks`` counter difference."""
+    w, _ = _window(meta, warmup_s)
+    if _has(tables, "packets"):
+        p = _filter_dir(tables["packets"], direction)
+        t_out = _nullable_float(p, "t_out_ns")
+        return int(((_col(p, "outcome").astype(str) == "marked") & (t_out >= w)).sum())
+    total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
+    if w == 0 or not _has(tables, "queue"):
+        return total
+    q = _filter_dir(tables["queue"], direction)
+    t = _col(q, "t_ns", np.int64)
+    order = np.argsort(t, kind="stable")
+    return int(total - _cum_at(t[order], _col(q, "marks", np.float64)[order], w))
+
+
+def arrivals(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+    """Packets that reached the queue: ``packets`` rows with ``t_enqueue_ns >= W``, else
+    ``links.arrivals`` (whole run)."""
+    w, _ = _window(meta, warmup_s)
+    if _has(tables, "packets"):
+        p = _filter_dir(tables["packets"], direction)
+        return int((_col(p, "t_enqueue_ns", np.int64) >= w).sum())
+    return int(_filter_dir(_need(tables, "links"), direction).column("arrivals")[0].as_py())
+
+
+def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+    """Packets put on the link (transmitted, ``t_out_ns >= W``), else ``links.tx_packets``."""
+    w, _ = _window(meta, warmup_s)
+    if _has(tables, "packets"):
+        p = _filter_dir(tables["packets"], direction)
+        t_out = _nullable_float(p, "t_out_ns")
+        return int((np.isin(_col(p, "outcome").astype(str), TRANSMITTED) & (t_out >= w)).sum())
+    return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
+
+
+# --------------------------------------------------------------------------- flows
+
+
+def _flow_row(tables: dict, flow: int) -> dict:
+    f = _need(tables, "flows")
+    m = _col(f, "flow", np.int64) == flow
+    rows = f.filter(pa.array(m)).to_pylist()
+    if not rows:
+        raise KeyError(f"flow {flow} not in the flows table")
+    return rows[0]
+
+
+def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> float | None:
+    """Goodput at the application (experiments.md 5, goodbadwifi2015), bits per second.
+
+    With ``flow_series``: (D(t_b) - D(t_a)) * 8 / (t_b - t_a), D = ``delivered_bytes`` (payload
+    delivered in order to the receiving application), t_a = first sample >= max(W, start_ns),
+    t_b = the first sample >= ``completed_ns`` for a finished finite transfer, else the last
+    sample. Without it: ``bytes_delivered`` * 8 / (end - max(W, start_ns)) with end =
+    ``completed_ns`` or T_end (the warm-up then only shortens the divisor: approximate).
+    None when the window is empty.
+    """
+    row = _flow_row(tables, flow)
+    w, end = _window(meta, warmup_s)
+    t0 = max(w, int(row["start_ns"]))
+    done = row.get("completed_ns")
+    if _has(tables, "flow_series"):
+        fs = tables["flow_series"]
+        fs = fs.filter(pa.array(_col(fs, "flow", np.int64) == flow))
+        if fs.num_rows:
+            t = _col(fs, "t_ns", np.int64)
+            d = _col(fs, "delivered_bytes", np.float64)
+            order = np.argsort(t, kind="stable")
+            t, d = t[order], d[order]
+            ia = int(np.searchsorted(t, t0, side="left"))
+            ib = t.size - 1
+            if done is not None:
+                ib = min(ib, int(np.searchsorted(t, int(done), side="left")))
+            if ia >= t.size or ib <= ia:
+                return None
+            return float((d[ib] - d[ia]) * 8.0 * NS / (t[ib] - t[ia]))
+    t1 = int(done) if done is not None else end
+    if t1 <= t0:
+        return None
+    return float(row["bytes_delivered"]) * 8.0 * NS / (t1 - t0)
+
+
+def completion_time_s(tables: dict, flow: int) -> float | None:
+    """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
+    (transients2014); None when the flow did not complete or is not TCP."""
+    row = _flow_row(tables, flow)
+    if row.get("completed_ns") is None or row.get("first_syn_ns") is None:
+        return None
+    return (int(row["completed_ns"]) - int(row["first_syn_ns"])) / NS
+
+
+def group_response_times_s(tables: dict) -> dict[int, float | None]:
+    """Response time per flow group (transients2014): from the first SYN of the group to the
+    last ACK of the group's last-finishing flow, i.e. max(completed_ns) - min(first_syn_ns)
+    over the flows of the ``group``. None for a group with an unfinished flow."""
+    f = _need(tables, "flows")
+    out: dict[int, float | None] = {}
+    groups = _col(f, "group", np.int64)
+    syn = _nullable_float(f, "first_syn_ns")
+    done = _nullable_float(f, "completed_ns")
+    for g in np.unique(groups):
+        m = groups == g
+        if np.isnan(done[m]).any() or np.isnan(syn[m]).all():
+            out[int(g)] = None
+        else:
+            out[int(g)] = float((np.nanmax(done[m]) - np.nanmin(syn[m])) / NS)
+    return out
+
+
+def jain_index(values) -> float | None:
+    """Jain's fairness index (experiments.md 5): (sum x)^2 / (n * sum x^2).
+
+    1 when all equal, 1/n when one value has everything; None for an empty or all-zero input.
+    """
+    x = np.asarray(list(values), dtype=np.float64)
+    if x.size == 0:
+        return None
+    s2 = float((x * x).sum())
+    return None if s2 == 0 else float(x.sum() ** 2 / (x.size * s2))
+
+
+def class_share(
+    tables: dict, by: str = "kind", cls: str = "tcp", quantity: str = "bytes_delivered"
+) -> float | None:
+    """Share of a flow class in a per-flow quantity, e.g. lpcc2013's TCP% = delivered bytes
+    of the best-effort TCP class / all delivered bytes. ``by`` is a ``flows`` column
+    (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value. None when the total is 0.
+    """
+    f = _need(tables, "flows")
+    key = _col(f, by).astype(str)
+    q = _col(f, quantity, np.float64)
+    total = q.sum()
+    return float(q[key == str(cls)].sum() / total) if total > 0 else None
+
+
+def per_class_jain(
+    tables: dict, meta: dict, by: str = "cc", warmup_s: float = 0.0
+) -> dict[str, float | None]:
+    """Jain's index over the goodputs inside each class (lpcc2013 3d: F_X), probes excluded."""
+    f = _need(tables, "flows")
+    kinds = _col(f, "kind").astype(str)
+    keys = _col(f, by).astype(str)
+    ids = _col(f, "flow", np.int64)
+    out = {}
+    for k in np.unique(keys[kinds != "ping"]):
+        sel = ids[(keys == k) & (kinds != "ping")]
+        out[str(k)] = jain_index([goodput_bps(tables, meta, int(i), warmup_s) or 0.0 for i in sel])
+    return out
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def probe_table(tables: dict, flow: int, warmup_s: float = 0.0) -> pa.Table:
+    p = _need(tables, "probes")
+    m = (_col(p, "flow", np.int64) == flow) & (_col(p, "t_send_ns", np.int64) >= round(warmup_s * NS))
+    return p.filter(pa.array(m))
+
+
+def probe_rtt_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
+    """RTT (ms) of each answered probe sent at or after W (lost probes excluded)."""
+    p = probe_table(tables, flow, warmup_s)
+    r = _nullable_float(p, "rtt_ns")
+    return r[~np.isnan(r)] / 1e6
+
+
+def induced_latency_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
+    """Induced latency (experiments.md 5, goodbadwifi2015): measured RTT minus the base
+    (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms."""
+    base = int(_flow_row(tables, flow)["base_rtt_ns"]) / 1e6
+    return probe_rtt_ms(tables, flow, warmup_s) - base
+
+
+def probe_owd_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> np.ndarray:
+    """One-way delay (ms) of answered probes in one direction (``owd_up_ns``/``owd_down_ns``)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    v = _nullable_float(probe_table(tables, flow, warmup_s), f"owd_{direction}_ns")
+    return v[~np.isnan(v)] / 1e6
+
+
+def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0) -> float | None:
+    """Probe loss rate: lost probes / probes sent at or after W (None when none were sent)."""
+    p = probe_table(tables, flow, warmup_s)
+    if p.num_rows == 0:
+        return None
+    return float(_col(p, "lost", bool).sum() / p.num_rows)
+
+
+def probe_flows(tables: dict) -> list[int]:
+    """Flow ids that appear in the probes table."""
+    if not _has(tables, "probes") or tables["probes"].num_rows == 0:
+        return []
+    return sorted(int(x) for x in np.unique(_col(tables["probes"], "flow", np.int64)))
+
+
+# --------------------------------------------------------------------------- run summary
+
+
+def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
+    """The per-direction block of ``summarize``."""
+    by = drops_by_reason(tables, meta, direction, warmup_s)
+    has_q = _has(tables, "packets") or _has(tables, "queue")
+    return {
+        "qdisc": qdisc_name(tables, meta, direction),
+        "utilization": _float(utilization(tables, meta, direction, warmup_s)),
+        "queue_delay_ms": {
+            k: v
+            for k, v in queue_delay_stats_ms(tables, meta, direction, warmup_s).items()
+            if k in ("p50", "p75", "p95", "p99", "max", "mean")
+        },
+        "drops": int(sum(by[r] for r in QUEUE_DROP_REASONS)),
+        "drops_by_reason": by,
+        "marks": marks(tables, meta, direction, warmup_s),
+        "enqueued": arrivals(tables, meta, direction, warmup_s),
+        "delivered": tx_packets(tables, meta, direction, warmup_s),
+        "tx_bytes": int(tx_bytes(tables, meta, direction, warmup_s)),
+        "mean_backlog_pkts": _float(mean_backlog(tables, meta, direction, "pkts", warmup_s))
+        if has_q
+        else None,
+        "mean_backlog_bytes": _float(mean_backlog(tables, meta, direction, "bytes", warmup_s))
+        if has_q
+        else None,
+        "backlog_exact": bool(_has(tables, "packets")),
+    }
+
+
+def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
+    """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``.
+
+    JSON-serialisable (plain floats, ints, None). ``drops`` counts queue drops (overlimit,
+    early, head, fat_flow); random link loss is reported under ``drops_by_reason['loss']``.
+    Probe streams (kind ``ping`` or present in ``probes``) are listed under ``probes``, not
+    ``flows``.
+    """
+    out: dict[str, Any] = {
+        "name": meta.get("name"),
+        "seed": meta.get("seed"),
+        "wall_s": _float(meta.get("wall_s")),
+        "events": meta.get("events"),
+        "warmup_s": float(warmup_s),
+        "links": {d: link_summary(tables, meta, d, warmup_s) for d in directions(tables, meta)},
+        "flows": [],
+        "probes": [],
+    }
+    pflows = set(probe_flows(tables))
+    if _has(tables, "flows"):
+        for row in tables["flows"].to_pylist():
+            fid = int(row["flow"])
+            if fid in pflows or row["kind"] == "ping":
+                continue
+            gp = goodput_bps(tables, meta, fid, warmup_s)
+            out["flows"].append(
+                {
+                    "id": fid,
+                    "kind": row["kind"],
+                    "direction": row["direction"],
+                    "label": row["label"],
+                    "cc": row["cc"],
+                    "goodput_mbps": None if gp is None else gp / 1e6,
+                    "bytes_delivered": int(row["bytes_delivered"]),
+                    "retransmits": int(row["retransmits"]),
+                    "rto_count": int(row["rto_count"]),
+                    "completion_s": completion_time_s(tables, fid),
+                }
+            )
+    for fid in sorted(pflows):
+        rtt = percentiles(probe_rtt_ms(tables, fid, warmup_s), (50, 95))
+        ind = percentiles(induced_latency_ms(tables, fid, warmup_s), (50,))
+        out["probes"].append(
+            {
+                "id": fid,
+                "rtt_ms": {k: rtt[k] for k in ("p50", "p95", "max", "mean")},
+                "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
+                "loss": probe_loss(tables, fid, warmup_s),
+            }
+        )
+    return out

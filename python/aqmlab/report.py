@@ -1,0 +1,145 @@
+"""One self-contained HTML report over stored runs.
+
+The file embeds every figure as a base64 PNG ``data:`` URI and carries its own CSS; it loads
+nothing from the network (no external CSS, JS, fonts or CDN). Content: per run, the resolved
+scenario (pretty JSON) and a summary table; then the standard figures for what was recorded:
+queueing-delay CDF and time series (needs ``packets``), backlog (``queue``), probe RTT CDF and
+time series (``probes``), goodput time series (``flow_series``). A figure a run cannot provide
+is listed as skipped with the reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from aqmlab import metrics as M
+from aqmlab import plots
+
+CSS = """
+body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
+td,th{border:1px solid #bbb;padding:2px 8px;text-align:right}th{background:#eee}
+td.l,th.l{text-align:left}pre{background:#f6f6f6;padding:.6em;font-size:.8em;overflow:auto;max-height:30em}
+figure{margin:1em 0}img{max-width:100%;border:1px solid #ddd}.skip{color:#a60}
+"""
+
+STANDARD = [
+    ("delay_cdf", "Queueing delay CDF (down)", "packets", {"direction": "down"}),
+    ("delay_ts", "Per-packet queueing delay", "packets", {}),
+    ("backlog_ts", "Queue backlog", "queue", {}),
+    ("rtt_cdf", "Probe RTT CDF", "probes", {}),
+    ("rtt_ts", "Probe RTT over time", "probes", {}),
+    ("goodput_ts", "Per-flow goodput", "flow_series", {}),
+]
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plots.plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def summary_tables(run) -> str:
+    """HTML tables of a run's summary: links, flows, probes."""
+    s = run.summary or {}
+    out = []
+    links = s.get("links") or {}
+    if links:
+        keys = ["qdisc", "utilization", "drops", "marks", "enqueued", "delivered", "tx_bytes",
+                "mean_backlog_pkts", "mean_backlog_bytes"]  # fmt: skip
+        dk = ["p50", "p95", "p99", "max", "mean"]
+        head = "".join(f"<th>{k}</th>" for k in ["dir", *keys] + [f"delay {k} (ms)" for k in dk])
+        rows = []
+        for d, lk in links.items():
+            cells = [f"<td class=l>{_fmt(d)}</td>"] + [f"<td>{_fmt(lk.get(k))}</td>" for k in keys]
+            cells += [f"<td>{_fmt((lk.get('queue_delay_ms') or {}).get(k))}</td>" for k in dk]
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        out.append(f"<h3>Bottleneck links</h3><table><tr>{head}</tr>{''.join(rows)}</table>")
+    flows = s.get("flows") or []
+    if flows:
+        keys = ["id", "kind", "direction", "label", "cc", "goodput_mbps", "bytes_delivered", "retransmits",
+                "rto_count", "completion_s"]  # fmt: skip
+        head = "".join(f"<th>{k}</th>" for k in keys)
+        rows = "".join("<tr>" + "".join(f"<td>{_fmt(f.get(k))}</td>" for k in keys) + "</tr>" for f in flows)
+        out.append(f"<h3>Flows</h3><table><tr>{head}</tr>{rows}</table>")
+    probes = s.get("probes") or []
+    if probes:
+        head = "<th>id</th><th>RTT p50 (ms)</th><th>RTT p95</th><th>RTT max</th><th>RTT mean</th>"
+        head += "<th>induced p50 (ms)</th><th>induced mean</th><th>loss</th>"
+        rows = ""
+        for p in probes:
+            vals = [p["id"], *(p["rtt_ms"].get(k) for k in ("p50", "p95", "max", "mean"))]
+            vals += [p["induced_ms"].get("p50"), p["induced_ms"].get("mean"), p.get("loss")]
+            rows += "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in vals) + "</tr>"
+        out.append(f"<h3>Latency probes</h3><table><tr>{head}</tr>{rows}</table>")
+    return "\n".join(out)
+
+
+def write_report(runs: Sequence, out_path: str | Path, title: str | None = None) -> Path:
+    """Write ONE self-contained HTML file for ``runs`` (store.RunData) and return its path."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("no runs to report on")
+    out_path = Path(out_path)
+    title = title or f"aqmlab report — {', '.join(r.run_id for r in runs[:5])}{' …' if len(runs) > 5 else ''}"
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    parts.append("<h2>Figures</h2>")
+    for kind, caption, table, opts in STANDARD:
+        have = [r for r in runs if r.tables.get(table) is not None]
+        missing = [r.run_id for r in runs if r.tables.get(table) is None]
+        if not have:
+            parts.append(f"<p class=skip>{html.escape(caption)}: skipped, no run recorded '{table}'.</p>")
+            continue
+        try:
+            fig = plots.figure(kind, have, **opts)
+        except (M.MissingTableError, ValueError, KeyError) as e:
+            parts.append(f"<p class=skip>{html.escape(caption)}: skipped ({html.escape(str(e))}).</p>")
+            continue
+        note = f" (runs without '{table}': {', '.join(missing)})" if missing else ""
+        parts.append(
+            f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{_png(fig)}'>"
+            f"<figcaption>{html.escape(caption + note)}</figcaption></figure>"
+        )
+    for run in runs:
+        parts.append(f"<h2>Run {html.escape(run.run_id)} — {html.escape(plots.qdisc_label(run))}</h2>")
+        m = run.meta
+        parts.append(
+            "<p>"
+            + ", ".join(
+                f"{k}: {_fmt(m.get(k))}"
+                for k in ("name", "seed", "version", "duration_ns", "events", "wall_s")
+            )
+            + "</p>"
+        )
+        parts.append(summary_tables(run))
+        scen = run.scenario or m.get("scenario") or {}
+        parts.append(
+            "<details open><summary>Resolved scenario</summary><pre>"
+            + html.escape(json.dumps(scen, indent=2, sort_keys=True))
+            + "</pre></details>"
+        )
+    parts.append("</body></html>\n")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    tmp.replace(out_path)
+    return out_path

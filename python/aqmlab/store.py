@@ -1,0 +1,480 @@
+"""Results on disk: one directory per run (Parquet + JSON) and a DuckDB catalog over them.
+
+Layout under a results root (default ``./aqmlab-results``)::
+
+    <root>/<run_id>/scenario.json      the resolved scenario (meta['scenario'])
+    <root>/<run_id>/meta.json          the run's meta dict
+    <root>/<run_id>/summary.json       metrics.summarize(...); written LAST-in-content, the whole
+                                       directory appears at once by rename
+    <root>/<run_id>/<table>.parquet    one file per recorded table
+    <root>/catalog.duckdb              table ``runs`` (one row per complete run)
+
+A run is written into ``<root>/.tmp-<run_id>-<pid>/`` and renamed into place (DESIGN.md
+principle 8), so a crash never leaves a directory that looks complete: listings only accept
+directories whose name does not start with ``.`` and that hold a parseable ``summary.json`` and
+``meta.json`` and readable Parquet footers.
+
+Catalog and views. ``catalog.duckdb`` holds the ``runs`` table only; it is written only by the
+calling process (``catalog_add``, ``catalog_add_many``, ``rebuild_catalog``). ``query`` opens an
+in-memory DuckDB, attaches the catalog read-only and defines views ``packets``, ``queue``,
+``flow_series``, ``probes``, ``flows``, ``links``, ``rate_schedule`` with ``read_parquet`` over
+glob patterns, deriving ``run_id`` from the file name, and keeping only runs in ``runs``.
+The glob list is ``_view_sources``: today ``<root>/*/<table>.parquet``; the planned sweep layout
+(many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``) is
+added there as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TABLES = ("packets", "queue", "flow_series", "probes", "flows", "links", "rate_schedule")
+CATALOG = "catalog.duckdb"
+DEFAULT_ROOT = Path("aqmlab-results")
+
+
+class RunNotFound(LookupError):
+    """No (unique) complete run matches the given id or path."""
+
+
+class CorruptRun(ValueError):
+    """A run directory is half-written or unreadable."""
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _json_default(o: Any):
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
+
+
+def _dump(path: Path, obj: Any) -> None:
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2, sort_keys=True, default=_json_default)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def write_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, summary: dict) -> Path:
+    """Write a run directory ``<root>/<run_id>/`` atomically and return its path.
+
+    Everything goes to ``<root>/.tmp-<run_id>-<pid>/`` first, then one ``os.rename`` publishes
+    it. An existing complete run with the same id is an error (FileExistsError).
+    """
+    root = Path(root)
+    if not run_id or "/" in run_id or run_id.startswith("."):
+        raise ValueError(f"bad run id {run_id!r}: must be non-empty, no '/', not starting with '.'")
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / run_id
+    if final.exists():
+        raise FileExistsError(f"run {run_id!r} already exists in {root}")
+    tmp = root / f".tmp-{run_id}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        for name, table in tables.items():
+            if name not in TABLES:
+                raise ValueError(f"unknown table {name!r}; known: {', '.join(TABLES)}")
+            if table is not None:
+                pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+        _dump(tmp / "scenario.json", meta.get("scenario", {}))
+        meta = {**meta, "created": meta.get("created") or _now_iso()}
+        _dump(tmp / "meta.json", meta)
+        _dump(tmp / "summary.json", summary)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class LazyTables(Mapping):
+    """Read-only mapping table name -> pyarrow.Table, each Parquet file read on first access."""
+
+    def __init__(self, path: Path):
+        self._path = Path(path)
+        self._cache: dict[str, pa.Table] = {}
+
+    def _file(self, name: str) -> Path:
+        return self._path / f"{name}.parquet"
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._cache:
+            if name not in TABLES or not self._file(name).exists():
+                raise KeyError(name)
+            self._cache[name] = pq.read_table(self._file(name))
+        return self._cache[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in TABLES if self._file(n).exists())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+@dataclass
+class RunData:
+    """A stored run: ``tables`` (lazy), ``meta``, ``summary``, ``scenario``, ``path``."""
+
+    path: Path
+    meta: dict
+    summary: dict
+    scenario: dict = field(default_factory=dict)
+    tables: Mapping = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    def table(self, name: str) -> pa.Table | None:
+        return self.tables.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self.tables
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise CorruptRun(f"{path.parent.name}: missing {path.name}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CorruptRun(
+            f"{path.parent.name}: {path.name} is not valid JSON ({e.msg if hasattr(e, 'msg') else e})"
+        )
+
+
+def check_run_dir(path: Path) -> None:
+    """Raise CorruptRun unless ``path`` is a complete run directory."""
+    path = Path(path)
+    if path.name.startswith("."):
+        raise CorruptRun(f"{path.name}: temporary (half-written) directory")
+    for name in ("summary.json", "meta.json"):
+        obj = _read_json(path / name)
+        if not isinstance(obj, dict):
+            raise CorruptRun(f"{path.name}: {name} is not a JSON object")
+    for name in TABLES:
+        f = path / f"{name}.parquet"
+        if f.exists():
+            try:
+                pq.read_metadata(f)
+            except Exception as e:  # noqa: BLE001 - any unreadable footer is corruption
+                raise CorruptRun(f"{path.name}: {f.name} unreadable ({e})") from None
+
+
+def _open_dir(path: Path) -> RunData:
+    check_run_dir(path)
+    scen = path / "scenario.json"
+    return RunData(
+        path=path,
+        meta=_read_json(path / "meta.json"),
+        summary=_read_json(path / "summary.json"),
+        scenario=_read_json(scen) if scen.exists() else {},
+        tables=LazyTables(path),
+    )
+
+
+def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(complete run dirs, [(skipped dir, reason)]) under ``root``; temp dirs are skipped."""
+    root = Path(root)
+    good: list[Path] = []
+    bad: list[tuple[Path, str]] = []
+    if not root.is_dir():
+        return good, bad
+    for d in sorted(root.iterdir()):
+        if not d.is_dir() or d.name == "sweeps":
+            continue
+        if d.name.startswith("."):
+            if d.name.startswith(".tmp-"):
+                bad.append((d, f"{d.name}: temporary (half-written) directory"))
+            continue
+        try:
+            check_run_dir(d)
+            good.append(d)
+        except CorruptRun as e:
+            bad.append((d, str(e)))
+    return good, bad
+
+
+def resolve_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> Path:
+    """A run directory from a path, an exact run id, or a unique prefix of one under ``root``."""
+    p = Path(path_or_id)
+    if p.is_dir() and (p / "meta.json").exists():
+        return p
+    root = Path(root)
+    s = str(path_or_id)
+    if (root / s).is_dir() and not s.startswith("."):
+        return root / s
+    good, _ = scan_runs(root)
+    matches = [d for d in good if d.name.startswith(s)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        known = ", ".join(d.name for d in good[:10]) or "none"
+        more = f" (and {len(good) - 10} more)" if len(good) > 10 else ""
+        raise RunNotFound(f"no run '{s}' in {root}; runs: {known}{more}")
+    raise RunNotFound(f"run id prefix '{s}' is ambiguous: {', '.join(d.name for d in matches)}")
+
+
+def load_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> RunData:
+    """Load a complete run (tables are read lazily). Raises RunNotFound or CorruptRun."""
+    return _open_dir(resolve_run(path_or_id, root))
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+RUN_COLUMNS = [
+    "run_id", "name", "scenario", "seed", "created", "version", "path", "params",
+    "qdisc", "up_qdisc", "duration_s", "wall_s", "events",
+    "queue_delay_p50_ms", "queue_delay_p95_ms", "queue_delay_p99_ms", "queue_delay_max_ms",
+    "queue_delay_mean_ms", "utilization", "drops", "marks", "mean_backlog_pkts", "mean_backlog_bytes",
+    "up_queue_delay_p50_ms", "up_queue_delay_p95_ms", "up_queue_delay_p99_ms", "up_queue_delay_max_ms",
+    "up_queue_delay_mean_ms", "up_utilization", "up_drops", "up_marks", "up_mean_backlog_pkts",
+    "up_mean_backlog_bytes",
+    "goodput_mbps_total", "goodput_mbps_down", "goodput_mbps_up", "n_flows", "retransmits",
+    "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_mean_ms", "probe_induced_mean_ms", "probe_loss",
+]  # fmt: skip
+
+
+def _num(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def _created(meta: dict, run_dir: Path) -> pd.Timestamp:
+    if meta.get("created"):
+        return pd.Timestamp(meta["created"]).tz_localize(None)
+    return pd.Timestamp((run_dir / "summary.json").stat().st_mtime, unit="s")
+
+
+def catalog_row(run_dir: Path) -> dict:
+    """The ``runs`` row of a complete run directory (see ``flatten_summary``)."""
+    run = _open_dir(Path(run_dir))
+    row = flatten_summary(run.summary, run.meta, run.scenario)
+    row.update(
+        run_id=run.run_id, created=_created(run.meta, Path(run_dir)), path=str(Path(run_dir).resolve())
+    )
+    return row
+
+
+def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
+    """Flatten a run summary into the ``runs`` columns.
+
+    Unprefixed link metrics are the ``down`` direction, ``up_*`` the ``up`` direction;
+    ``probe_rtt_p50/p95_ms`` are the first probe stream's, means are over probe streams.
+    """
+    row: dict[str, Any] = {c: None for c in RUN_COLUMNS}
+    row.update(
+        name=meta.get("name"),
+        scenario=(scenario or meta.get("scenario") or {}).get("name", meta.get("name")),
+        seed=meta.get("seed"),
+        version=meta.get("version"),
+        params=json.dumps(meta.get("params", {}), sort_keys=True, default=_json_default),
+        duration_s=_num(meta.get("duration_ns")) / 1e9 if meta.get("duration_ns") is not None else None,
+        wall_s=_num(s.get("wall_s")),
+        events=s.get("events"),
+    )
+    for d, prefix in (("down", ""), ("up", "up_")):
+        lk = (s.get("links") or {}).get(d)
+        if not lk:
+            continue
+        row["qdisc" if d == "down" else "up_qdisc"] = lk.get("qdisc")
+        qd = lk.get("queue_delay_ms") or {}
+        for k in ("p50", "p95", "p99", "max", "mean"):
+            row[f"{prefix}queue_delay_{k}_ms"] = _num(qd.get(k))
+        for k in ("utilization", "mean_backlog_pkts", "mean_backlog_bytes"):
+            row[prefix + k] = _num(lk.get(k))
+        row[prefix + "drops"] = lk.get("drops")
+        row[prefix + "marks"] = lk.get("marks")
+    flows = s.get("flows") or []
+    gp = [(f.get("direction"), f.get("goodput_mbps")) for f in flows if f.get("goodput_mbps") is not None]
+    row["goodput_mbps_total"] = float(sum(g for _, g in gp)) if gp else None
+    row["goodput_mbps_down"] = float(sum(g for d, g in gp if d == "down")) if gp else None
+    row["goodput_mbps_up"] = float(sum(g for d, g in gp if d == "up")) if gp else None
+    row["n_flows"] = len(flows)
+    row["retransmits"] = sum(int(f.get("retransmits") or 0) for f in flows)
+    probes = s.get("probes") or []
+    if probes:
+        p0 = probes[0]
+        row["probe_rtt_p50_ms"] = _num(p0["rtt_ms"].get("p50"))
+        row["probe_rtt_p95_ms"] = _num(p0["rtt_ms"].get("p95"))
+        means = [p["rtt_ms"]["mean"] for p in probes if p["rtt_ms"].get("mean") is not None]
+        ind = [p["induced_ms"]["mean"] for p in probes if p["induced_ms"].get("mean") is not None]
+        loss = [p["loss"] for p in probes if p.get("loss") is not None]
+        row["probe_rtt_mean_ms"] = sum(means) / len(means) if means else None
+        row["probe_induced_mean_ms"] = sum(ind) / len(ind) if ind else None
+        row["probe_loss"] = sum(loss) / len(loss) if loss else None
+    return row
+
+
+_RUNS_DDL = """CREATE TABLE IF NOT EXISTS runs (
+  run_id VARCHAR PRIMARY KEY, name VARCHAR, scenario VARCHAR, seed BIGINT, created TIMESTAMP,
+  version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, duration_s DOUBLE,
+  wall_s DOUBLE, events BIGINT, {metrics})"""
+_INT_COLS = {"drops", "marks", "up_drops", "up_marks", "n_flows", "retransmits"}
+
+
+def _ddl() -> str:
+    fixed = RUN_COLUMNS.index("events") + 1
+    cols = [f"{c} {'BIGINT' if c in _INT_COLS else 'DOUBLE'}" for c in RUN_COLUMNS[fixed:]]
+    return _RUNS_DDL.format(metrics=", ".join(cols))
+
+
+def _write_rows(root: Path, rows: list[dict], replace_all: bool = False) -> None:
+    con = duckdb.connect(str(Path(root) / CATALOG))
+    try:
+        if replace_all:
+            con.execute("DROP TABLE IF EXISTS runs")
+        con.execute(_ddl())
+        if rows:
+            df = pd.DataFrame(rows, columns=RUN_COLUMNS)
+            con.register("new_rows", df)
+            con.execute("BEGIN")
+            con.execute("DELETE FROM runs WHERE run_id IN (SELECT run_id FROM new_rows)")
+            con.execute(f"INSERT INTO runs SELECT {', '.join(RUN_COLUMNS)} FROM new_rows")
+            con.execute("COMMIT")
+            con.unregister("new_rows")
+    finally:
+        con.close()
+
+
+def catalog_add(root: Path, run_dir: Path) -> None:
+    """Add (or replace) one complete run in ``<root>/catalog.duckdb``. CorruptRun if it isn't."""
+    catalog_add_many(root, [run_dir])
+
+
+def catalog_add_many(root: Path, run_dirs: Iterable[Path]) -> None:
+    """Add many runs in one transaction (for sweeps). Every directory must be complete."""
+    _write_rows(Path(root), [catalog_row(Path(d)) for d in run_dirs])
+
+
+def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
+    """Rebuild ``runs`` from the run directories; returns the skipped [(dir, reason)]."""
+    good, bad = scan_runs(Path(root))
+    rows = []
+    for d in good:
+        try:
+            rows.append(catalog_row(d))
+        except CorruptRun as e:
+            bad.append((d, str(e)))
+    Path(root).mkdir(parents=True, exist_ok=True)
+    _write_rows(Path(root), rows, replace_all=True)
+    return bad
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _view_sources(root: Path, table: str) -> list[str]:
+    """SELECTs (each with a ``run_id`` column) whose UNION BY NAME forms view ``table``.
+
+    Per-run files: ``<root>/*/<table>.parquet`` (run_id = directory name). The future sweep
+    layout ``<root>/sweeps/*/<table>/part-*.parquet`` already carries ``run_id`` and is picked
+    up here when such files exist.
+    """
+    root = Path(root).resolve()
+    out = []
+    if any(root.glob(f"*/{table}.parquet")):
+        pat = _sql_str(str(root / "*" / f"{table}.parquet"))
+        out.append(
+            f"SELECT * EXCLUDE (filename), regexp_extract(filename, '([^/\\\\]+)[/\\\\]{table}\\.parquet$', 1)"
+            f" AS run_id FROM read_parquet({pat}, filename = true, union_by_name = true)"
+        )
+    if any(root.glob(f"sweeps/*/{table}/part-*.parquet")):
+        pat = _sql_str(str(root / "sweeps" / "*" / table / "part-*.parquet"))
+        out.append(f"SELECT * FROM read_parquet({pat}, union_by_name = true)")
+    return out
+
+
+def connect(root: Path = DEFAULT_ROOT) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with ``runs`` (the catalog, read-only) and one view per table.
+
+    Builds the catalog first when it does not exist. Views only include complete runs.
+    """
+    root = Path(root)
+    cat = root / CATALOG
+    if not cat.exists():
+        if not root.is_dir():
+            raise FileNotFoundError(f"results root {root} does not exist")
+        rebuild_catalog(root)
+    con = duckdb.connect()
+    con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
+    con.execute("CREATE TEMP VIEW runs AS SELECT * FROM cat.runs")
+    for t in TABLES:
+        src = _view_sources(root, t)
+        if src:
+            union = " UNION ALL BY NAME ".join(f"({s})" for s in src)
+            con.execute(
+                f"CREATE TEMP VIEW {t} AS SELECT * FROM ({union}) WHERE run_id IN (SELECT run_id FROM runs)"
+            )
+    return con
+
+
+def query(root: Path, sql: str) -> pd.DataFrame:
+    """Run SQL over ``runs`` and the table views; returns a pandas DataFrame."""
+    con = connect(root)
+    try:
+        return con.execute(sql).df()
+    finally:
+        con.close()
+
+
+def list_runs(
+    root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None
+) -> pd.DataFrame:
+    """Catalog rows (newest first), optionally for one scenario name and/or an SQL condition."""
+    conds, params = [], []
+    if scenario is not None:
+        conds.append("(scenario = ? OR name = ?)")
+        params += [scenario, scenario]
+    if where:
+        conds.append(f"({where})")
+    sql = (
+        "SELECT * FROM runs"
+        + (" WHERE " + " AND ".join(conds) if conds else "")
+        + " ORDER BY created DESC, run_id"
+    )
+    con = connect(root)
+    try:
+        return con.execute(sql, params).df()
+    finally:
+        con.close()
+
+
+def new_run_id(name: str, seed: int) -> str:
+    """A sortable, unique-enough run id: ``<name>-s<seed>-<UTC yyyymmddThhmmss>-<pid>``."""
+    return f"{name}-s{seed}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"

@@ -1,0 +1,114 @@
+"""The post-run CLI commands, through typer's CliRunner on a tiny app that calls register()."""
+
+import gzip
+import json
+
+import pytest
+import synth
+import typer
+from aqmlab import commands, metrics, store
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def app():
+    a = typer.Typer()
+
+    @a.callback()
+    def main():
+        """aqmlab (test app)"""
+
+    commands.register(a)
+    return a
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "results"
+    for rid, seed, drop in (("tiny-a", 1, ()), ("tiny-b", 2, ()), ("series-c", 3, ("packets",))):
+        t, m = synth.run(seed=seed, drop=drop)
+        store.write_run(r, rid, t, m, metrics.summarize(t, m))
+    t, m = synth.flent_run(4, 4, 4)
+    store.write_run(r, "rrul-d", t, m, metrics.summarize(t, m))
+    (r / "half").mkdir()
+    (r / "half" / "meta.json").write_text("{}")
+    return r
+
+
+def inv(app, *args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "300"})
+
+
+def test_runs_lists_and_skips_corrupt(app, root):
+    res = inv(app, "runs", "--root", root)
+    assert res.exit_code == 0, res.output
+    for rid in ("tiny-a", "tiny-b", "series-c", "rrul-d"):
+        assert rid in res.output
+    assert "skipped half" in res.output
+    res = inv(app, "runs", "--root", root, "--where", "seed = 2")
+    assert "tiny-b" in res.output and "tiny-a" not in res.output
+
+
+def test_runs_bad_where(app, root):
+    res = inv(app, "runs", "--root", root, "--where", "nosuchcol = 1")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "nosuchcol" in res.output
+
+
+def test_show(app, root):
+    res = inv(app, "show", "tiny-a", "--root", root)
+    assert res.exit_code == 0, res.output
+    assert "codel" in res.output and "bulk" in res.output and "probes" in res.output
+
+
+def test_unknown_run(app, root):
+    res = inv(app, "show", "nope", "--root", root)
+    assert res.exit_code == 2
+    assert res.output.count("\n") == 1 and "no run 'nope'" in res.output and "tiny-a" in res.output
+    res = inv(app, "show", "tiny", "--root", root)  # ambiguous prefix
+    assert res.exit_code == 2 and "ambiguous" in res.output
+
+
+def test_query(app, root):
+    res = inv(app, "query", "SELECT run_id, count(*) AS n FROM packets GROUP BY run_id ORDER BY run_id",
+              "--root", root)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "tiny-a" in res.output and "series-c" not in res.output
+    res = inv(app, "query", "SELEC nonsense", "--root", root)
+    assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_plot(app, root, tmp_path):
+    out = tmp_path / "cdf.svg"
+    res = inv(app, "plot", "tiny-a", "tiny-b", "--kind", "delay_cdf", "-o", out, "--root", root)
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 1000
+    res = inv(app, "plot", "tiny-a", "--kind", "pie_chart", "--root", root)
+    assert res.exit_code == 2 and "unknown plot kind 'pie_chart'; kinds: delay_ts" in res.output
+    res = inv(app, "plot", "series-c", "--kind", "delay_ts", "-o", tmp_path / "x.png", "--root", root)
+    assert res.exit_code == 2
+    assert "run 'series-c' has no 'packets' table" in res.output and res.output.count("\n") == 1
+
+
+def test_report(app, root, tmp_path):
+    out = tmp_path / "r.html"
+    res = inv(app, "report", "tiny-a", str(root / "series-c"), "-o", out, "--root", root)
+    assert res.exit_code == 0, res.output
+    assert out.read_text().count("<img") >= 5
+    out2 = tmp_path / "all.html"
+    res = inv(app, "report", root, "-o", out2)
+    assert res.exit_code == 0, res.output
+    assert "skipped half" in res.output and "rrul-d" in out2.read_text()
+
+
+def test_export_flent(app, root, tmp_path):
+    out = tmp_path / "x.flent.gz"
+    res = inv(app, "export", "flent", "rrul-d", "-o", out, "--root", root)
+    assert res.exit_code == 0, res.output
+    assert json.loads(gzip.decompress(out.read_bytes()))["metadata"]["NAME"] == "rrul"
+    res = inv(app, "export", "flent", "rrul-d", "-o", out, "--test", "bogus", "--root", root)
+    assert res.exit_code == 2 and "unknown Flent test 'bogus'; supported: rrul" in res.output
+    res = inv(app, "export", "flent", "rrul-d", "-o", out, "--test", "tcp_1up", "--root", root)
+    assert res.exit_code == 2 and "'tcp_1up' needs 1 upload TCP flows, the run has 4" in res.output

@@ -1,0 +1,138 @@
+"""Flent 2.3.0 loads, summarises and plots aqmlab exports."""
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import synth
+from aqmlab import flent, metrics
+from aqmlab.store import RunData
+
+FLENT = shutil.which("flent") or str(Path(sys.executable).with_name("flent"))
+
+
+def mk(n_up, n_down, n_probes, name="flentish"):
+    t, m = synth.flent_run(n_up, n_down, n_probes, name=name)
+    return RunData(path=Path(name), meta=m, summary=metrics.summarize(t, m), scenario=m["scenario"], tables=t)
+
+
+def run_flent(*args, cwd):
+    if not Path(FLENT).exists():
+        pytest.skip("flent is not installed in this environment (pip install flent==2.3.0)")
+    env = {**os.environ, "MPLBACKEND": "Agg", "HOME": str(cwd)}
+    return subprocess.run([FLENT, *args], check=False, capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=300)  # fmt: skip
+
+
+def _summary_means(stdout: str) -> dict[str, float]:
+    out = {}
+    for line in stdout.splitlines():
+        m = re.match(r"\s*(.+?)\s*:\s+([0-9.]+)\s", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def test_file_format(tmp_path):
+    p = flent.export_flent(mk(4, 4, 4), None, tmp_path / "a.flent.gz")
+    data = json.loads(gzip.decompress(p.read_bytes()))
+    assert set(data) == {"version", "metadata", "x_values", "results", "raw_values"}
+    assert data["version"] == 4
+    md = data["metadata"]
+    for k in ("NAME", "TITLE", "TIME", "HOST", "HOSTS", "LOCAL_HOST", "LENGTH", "TOTAL_LENGTH", "STEP_SIZE",
+              "T0", "TEST_PARAMETERS", "SERIES_META", "FLENT_VERSION", "IP_VERSION"):  # fmt: skip
+        assert k in md, k
+    assert md["NAME"] == "rrul" and md["T0"] == "2026-01-01T00:00:00.000000Z" and md["STEP_SIZE"] == 0.2
+    assert len(data["x_values"]) == 51 and data["x_values"][1] == 0.2  # 10 s on a 0.2 s grid
+    for name, vals in data["results"].items():
+        assert len(vals) == 51, name
+    assert set(data["results"]) >= {"TCP upload BE", "TCP upload BK", "TCP upload CS5", "TCP upload EF",
+                                     "TCP download EF", "Ping (ms) ICMP", "Ping (ms) UDP EF"}  # fmt: skip
+    # flow 0 delivers 1 Mbit/s, flow 7 (4th download) 8 Mbit/s
+    assert data["results"]["TCP upload BE"][5] == pytest.approx(1.0)
+    assert data["results"]["TCP download EF"][5] == pytest.approx(8.0)
+    raw = data["raw_values"]["TCP upload BE"][0]
+    assert raw["t"] == pytest.approx(1767225600.0 + 0.1) and raw["dur"] == pytest.approx(0.1)
+    ping = data["raw_values"]["Ping (ms) ICMP"]
+    assert len(ping) == 45 and ping[0] == {"t": 1767225600.0, "val": 20.0, "seq": 0}  # 50 sent, 5 lost
+    assert md["SERIES_META"]["Ping (ms) ICMP"]["PACKET_LOSS_RATE"] == pytest.approx(0.1)
+    q = data["raw_values"]["qdisc_stats_aqmlab-down"]
+    assert q[3]["dropped"] == 1 and q[3]["backlog_bytes"] == 3000
+    assert q[3]["delay"] == pytest.approx(3000 * 8 / 10e6 * 1e3)  # 2.4 ms at 10 Mbit/s
+    assert md["TEST_PARAMETERS"]["qdisc_stats_hosts"] == "aqmlab-down,aqmlab-up"
+    # deterministic: same run -> same bytes
+    p2 = flent.export_flent(mk(4, 4, 4), None, tmp_path / "a.flent.gz")
+    assert p2.read_bytes() == p.read_bytes()
+
+
+def test_guess_and_errors():
+    assert flent.guess_test(mk(4, 4, 4)) == "rrul"
+    assert flent.guess_test(mk(3, 0, 1)) == "tcp_nup"
+    assert flent.guess_test(mk(0, 2, 1)) == "tcp_ndown"
+    assert flent.guess_test(mk(1, 0, 1)) == "tcp_1up"
+    assert flent.guess_test(mk(0, 0, 2)) == "ping"
+    assert flent.guess_test(mk(2, 2, 2)) == "rtt_fair4be"
+    with pytest.raises(ValueError, match="unsupported Flent test 'voipx'; supported: rrul, rrul_be"):
+        flent.build(mk(4, 4, 4), "voipx")
+    with pytest.raises(ValueError, match="'rrul' needs 4 upload TCP flows, the run has 3"):
+        flent.build(mk(3, 4, 1), "rrul")
+
+
+@pytest.mark.parametrize(
+    ("shape", "test", "expect"),
+    [
+        (
+            (4, 4, 4),
+            "rrul",
+            {
+                "TCP upload BE": 1.0,
+                "TCP upload EF": 4.0,
+                "TCP download BE": 5.0,
+                "Ping (ms) ICMP": 20.0,
+                "Ping (ms) UDP EF": 50.0,
+            },
+        ),
+        ((4, 4, 4), "rrul_be", {"TCP upload BE4": 4.0, "Ping (ms) UDP BE3": 50.0}),
+        (
+            (3, 0, 1),
+            "tcp_nup",
+            {"TCP upload::1": 1.0, "TCP upload::3": 3.0, "TCP upload sum": 6.0, "Ping (ms) ICMP": 20.0},
+        ),
+        ((0, 2, 1), "tcp_ndown", {"TCP download::2": 2.0}),
+        ((1, 0, 1), "tcp_1up", {"TCP upload": 1.0}),
+        ((0, 0, 2), "ping", {"Ping (ms) ICMP": 20.0, "Ping (ms) UDP": 30.0}),
+        (
+            (2, 2, 2),
+            "rtt_fair4be",
+            {"TCP upload BE1 aqmlab-host1": 1.0, "TCP download BE2 aqmlab-host2": 4.0},
+        ),
+        ((4, 4, 4), "qdisc-stats", {"qdisc-stats::backlog_bytes": 3000.0, "qdisc-stats::backlog_pkts": 2.0}),
+    ],
+)
+def test_flent_summary_loads(tmp_path, shape, test, expect):
+    f = flent.export_flent(mk(*shape), test, tmp_path / f"{test}.flent.gz")
+    res = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    means = _summary_means(res.stdout)
+    for series, mean in expect.items():
+        assert series in means, f"{series} missing from flent summary:\n{res.stdout}"
+        assert means[series] == pytest.approx(mean, rel=1e-3), series
+
+
+@pytest.mark.parametrize(("shape", "test", "plot"), [((4, 4, 4), "rrul", "ping_cdf"),
+                                                    ((4, 4, 4), "rrul", "all_scaled"),
+                                                    ((3, 0, 1), "tcp_nup", "totals"),
+                                                    ((4, 4, 4), "rrul", "backlog"),
+                                                    ((4, 4, 4), "qdisc-stats", "backlog")])  # fmt: skip
+def test_flent_plots(tmp_path, shape, test, plot):
+    f = flent.export_flent(mk(*shape), test, tmp_path / f"{test}.flent.gz")
+    out = tmp_path / f"{plot}.png"
+    res = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert out.stat().st_size > 5000

@@ -1,0 +1,236 @@
+"""Metrics against hand-computed values (see synth.py's docstring for the derivations)."""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import synth
+from aqmlab import metrics as M
+from synth import MS
+
+
+@pytest.fixture
+def tiny():
+    return synth.run()
+
+
+def test_sojourn_delays(tiny):
+    t, m = tiny
+    assert sorted(M.sojourn_delays_ns(t, m, "down")) == [0, 1 * MS, 2 * MS, 4 * MS]
+    s = M.queue_delay_stats_ms(t, m, "down")
+    assert s["mean"] == pytest.approx(1.75)  # (0+1+2+4)/4
+    assert s["max"] == pytest.approx(4.0)
+    assert s["p50"] == pytest.approx(1.5)  # between 1 and 2
+    assert s["p75"] == pytest.approx(2.5)  # rank 2.25 -> 2 + 0.25*(4-2)
+    x, f = M.queue_delay_cdf_ms(t, m, "down")
+    assert list(x) == [0.0, 1.0, 2.0, 4.0]
+    assert list(f) == [0.25, 0.5, 0.75, 1.0]
+    # warm-up 5 ms: only p5 (enqueued at 10 ms) counts
+    assert list(M.sojourn_delays_ns(t, m, "down", warmup_s=0.005)) == [4 * MS]
+    assert M.queue_delay_stats_ms(t, m, "up")["max"] == pytest.approx(0.8)
+
+
+def test_delay_stats_none_without_packets():
+    t, m = synth.run(drop=("packets",))
+    s = M.queue_delay_stats_ms(t, m, "down")
+    assert all(v is None for v in s.values())
+    with pytest.raises(M.MissingTableError, match="packets"):
+        M.sojourn_delays_ns(t, m, "down")
+
+
+def test_backlog_step_function_exact(tiny):
+    t, m = tiny
+    ts, v, exact = M.backlog_steps(t, m, "down", "bytes", "packets")
+    assert exact
+    # value on [ts[i], ts[i+1])
+    got = {int(a): float(b) for a, b in zip(ts, v)}
+    assert got[0] == 2000 and got[1 * MS] == 1500 and got[2 * MS] == 500
+    assert got[3 * MS] == 0 and got[10 * MS] == 1000 and got[14 * MS] == 0
+
+
+def test_mean_backlog_exact_and_sampled(tiny):
+    t, m = tiny
+    assert M.mean_backlog(t, m, "down", "bytes", source="packets") == pytest.approx(400.0)  # 8000 B*ms/20ms
+    assert M.mean_backlog(t, m, "down", "pkts", source="packets") == pytest.approx(0.45)  # 9 pkt*ms / 20 ms
+    # the 1 ms samples hit every change point here, so sample-and-hold gives the same numbers
+    assert M.mean_backlog(t, m, "down", "bytes", source="queue") == pytest.approx(400.0)
+    assert M.mean_backlog(t, m, "up", "bytes", source="packets") == pytest.approx(4.0)  # 100 B * 0.8/20
+    # E[Q]/Q_max with limit "100p"
+    assert M.normalized_mean_backlog(t, m, "down") == pytest.approx(0.45 / 100)
+    # byte limit "150000B" -> E[Q] in bytes
+    assert M.normalized_mean_backlog(t, m, "up") == pytest.approx(4.0 / 150000)
+    # warm-up 10 ms: window [10, 20) ms holds 1000 B for 4 ms -> 400 B over 10 ms
+    assert M.mean_backlog(t, m, "down", "bytes", warmup_s=0.010) == pytest.approx(400.0)
+    # warm-up 2 ms: [2,3) 500, [10,14) 1000 -> 4500 / 18
+    assert M.mean_backlog(t, m, "down", "bytes", warmup_s=0.002) == pytest.approx(4500 / 18)
+
+
+def test_mean_backlog_known_step_function():
+    """E[Q] of a sampled step function: samples 0, 4, 2, 0 pkts every 5 ms over 20 ms = 1.5."""
+    q = pa.table(
+        {
+            "t_ns": pa.array([0, 5 * MS, 10 * MS, 15 * MS], pa.uint64()),
+            "dir": ["down"] * 4,
+            "backlog_bytes": pa.array([0, 6000, 3000, 0], pa.uint64()),
+            "backlog_pkts": pa.array([0, 4, 2, 0], pa.uint64()),
+            "tx_bytes": pa.array([0] * 4, pa.uint64()),
+            "drops": pa.array([0] * 4, pa.uint64()),
+            "marks": pa.array([0] * 4, pa.uint64()),
+            "rate_bps": pa.array([8_000_000] * 4, pa.uint64()),
+        }
+    )
+    m = {"duration_ns": 20 * MS}
+    assert M.mean_backlog({"queue": q}, m, "down", "pkts") == pytest.approx(1.5)
+    assert M.mean_backlog({"queue": q}, m, "down", "bytes") == pytest.approx(2250.0)
+
+
+def test_spike_duration_exact(tiny):
+    t, m = tiny
+    # > 600 B: [0,2) ms (2000, 1500) and [10,14) ms (1000): longest 4 ms
+    assert M.spike_duration_s(t, m, "down", threshold_bytes=600) == (pytest.approx(0.004), True)
+    # > 1200 B: [0,2) ms
+    assert M.spike_duration_s(t, m, "down", threshold_bytes=1200)[0] == pytest.approx(0.002)
+    # strictly more than: 1500 B only on [0,1)
+    assert M.spike_duration_s(t, m, "down", threshold_bytes=1500)[0] == pytest.approx(0.001)
+    assert M.spike_duration_s(t, m, "down", threshold_bytes=2000)[0] == 0.0
+    # as delay at the link rate: 1 ms at 8 Mb/s = 1000 B -> >1000 B on [0,2) ms only
+    assert M.spike_duration_s(t, m, "down", threshold_delay_s=0.001)[0] == pytest.approx(0.002)
+    # warm-up 1 ms clips the first spike: [1,2) ms above 1200 B
+    assert M.spike_duration_s(t, m, "down", threshold_bytes=1200, warmup_s=0.001)[0] == pytest.approx(0.001)
+
+
+def test_spike_duration_hand_sequence():
+    """Enqueue/dequeue sequence: A 1500 B in at 0 out at 30 ms, B 1500 B in at 10 out at 50,
+    C 1500 B in at 20 out at 60 (sent); D overlimit at 25 never enters.
+    Backlog: [0,10) 1500, [10,20) 3000, [20,30) 4500, [30,50) 3000, [50,60) 1500.
+    > 2000 B from 10 to 50 ms = 40 ms; > 3000 B from 20 to 30 = 10 ms."""
+    p = pa.table(
+        {
+            "dir": ["down"] * 4,
+            "flow": pa.array([0, 0, 0, 0], pa.uint32()),
+            "size": pa.array([1500] * 4, pa.uint32()),
+            "t_enqueue_ns": pa.array([0, 10 * MS, 20 * MS, 25 * MS], pa.uint64()),
+            "t_out_ns": pa.array([30 * MS, 50 * MS, 60 * MS, 25 * MS], pa.uint64()),
+            "outcome": ["sent", "sent", "marked", "overlimit"],
+        }
+    )
+    m = {"duration_ns": 100 * MS}
+    assert M.spike_duration_s({"packets": p}, m, "down", threshold_bytes=2000)[0] == pytest.approx(0.040)
+    assert M.spike_duration_s({"packets": p}, m, "down", threshold_bytes=3000)[0] == pytest.approx(0.010)
+    assert M.spike_threshold_bytes(0.060, 2_000_000) == pytest.approx(15000)
+    assert M.spike_threshold_bytes(0.100, 2_000_000) == pytest.approx(25000)
+
+
+def test_spike_duration_approximate_from_queue():
+    t, m = synth.run(drop=("packets",))
+    d, exact = M.spike_duration_s(t, m, "down", threshold_bytes=600)
+    assert not exact
+    assert d == pytest.approx(0.004)  # the 1 ms samples catch every change here
+
+
+def test_utilization_with_rate_step(tiny):
+    t, m = tiny
+    assert M.capacity_bytes(t, m, "down") == pytest.approx(15000)  # 10ms*1000 + 10ms*500
+    assert M.utilization(t, m, "down") == pytest.approx(4000 / 15000)
+    assert M.utilization(t, m, "up") == pytest.approx(200 / 2500)
+    # warm-up 10 ms: capacity 10 ms * 500 B/ms = 5000 B, transmitted p5 (1000 B, at 14 ms)
+    assert M.capacity_bytes(t, m, "down", 0.010) == pytest.approx(5000)
+    assert M.utilization(t, m, "down", 0.010) == pytest.approx(1000 / 5000)
+    # without packets: links.tx_bytes minus the cumulative counter sampled at 10 ms (3000)
+    t2, m2 = synth.run(drop=("packets",))
+    assert M.utilization(t2, m2, "down", 0.010) == pytest.approx(1000 / 5000)
+
+
+def test_drops_marks_counts(tiny):
+    t, m = tiny
+    by = M.drops_by_reason(t, m, "down")
+    assert by == {"overlimit": 1, "early": 0, "head": 1, "fat_flow": 0, "loss": 2}
+    assert M.marks(t, m, "down") == 1
+    assert M.arrivals(t, m, "down") == 6 and M.tx_packets(t, m, "down") == 4
+    # warm-up 1 ms: the overlimit drop (0.5 ms) is out, the head drop (3 ms) stays; mark at 2 ms stays
+    by = M.drops_by_reason(t, m, "down", 0.001)
+    assert by["overlimit"] == 0 and by["head"] == 1
+    t2, m2 = synth.run(drop=("packets",))
+    assert M.drops_by_reason(t2, m2, "down")["overlimit"] == 1
+    assert M.marks(t2, m2, "down", 0.003) == 0  # counter 1 at 3 ms, total 1
+
+
+def test_goodput_completion_group(tiny):
+    t, m = tiny
+    assert M.goodput_bps(t, m, 0) == pytest.approx(2850 * 8 / 0.019)  # 150 B/ms = 1.2 Mb/s
+    assert M.goodput_bps(t, m, 0) == pytest.approx(1.2e6)
+    assert M.goodput_bps(t, m, 1) == pytest.approx(1000 * 8 / 0.015)  # 1..16 ms
+    assert M.goodput_bps(t, m, 3) == pytest.approx(500 * 8 / 0.016)  # 2..18 ms
+    assert M.goodput_bps(t, m, 0, warmup_s=0.009) == pytest.approx(1.2e6)
+    # without flow_series: bytes_delivered over [start, completed or end]
+    t2, m2 = synth.run(drop=("flow_series",))
+    assert M.goodput_bps(t2, m2, 0) == pytest.approx(2850 * 8 / 0.020)
+    assert M.goodput_bps(t2, m2, 1) == pytest.approx(1000 * 8 / 0.015)
+    assert M.completion_time_s(t, 1) == pytest.approx(0.015)
+    assert M.completion_time_s(t, 3) == pytest.approx(0.016)
+    assert M.completion_time_s(t, 0) is None
+    g = M.group_response_times_s(t)
+    assert g[1] == pytest.approx(0.017)  # first SYN 1 ms, last ACK 18 ms
+    assert g[0] is None  # unfinished
+
+
+def test_jain_and_shares(tiny):
+    assert M.jain_index([1, 1, 1, 1]) == pytest.approx(1.0)
+    assert M.jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert M.jain_index([1, 3]) == pytest.approx(16 / 20)
+    assert M.jain_index([]) is None
+    t, m = tiny
+    # delivered bytes: cubic 2850, ledbat 1000+500, ping 400 -> total 4750
+    assert M.class_share(t, "cc", "cubic") == pytest.approx(2850 / 4750)
+    assert M.class_share(t, "kind", "tcp") == pytest.approx(4350 / 4750)
+    pj = M.per_class_jain(t, m, "cc")
+    g1, g3 = 1000 * 8 / 0.015, 500 * 8 / 0.016
+    assert pj["ledbat"] == pytest.approx((g1 + g3) ** 2 / (2 * (g1**2 + g3**2)))
+    assert pj["cubic"] == pytest.approx(1.0)
+
+
+def test_probes(tiny):
+    t, _m = tiny
+    assert list(M.probe_rtt_ms(t, 2)) == [10, 12, 14, 10]
+    assert list(M.induced_latency_ms(t, 2)) == [0, 2, 4, 0]
+    assert float(np.mean(M.induced_latency_ms(t, 2))) == pytest.approx(1.5)
+    assert list(M.probe_owd_ms(t, 2, "up")) == [5, 5, 6, 5]
+    assert list(M.probe_owd_ms(t, 2, "down")) == [5, 7, 8, 5]
+    assert M.probe_loss(t, 2) == pytest.approx(0.2)
+    assert M.probe_loss(t, 2, warmup_s=0.010) == 0.0  # probes at 12 and 16 ms answered
+
+
+def test_parse_limit():
+    assert M.parse_limit("100p") == (100, "pkts")
+    assert M.parse_limit("150000B") == (150000, "bytes")
+    assert M.parse_limit(1000) == (1000, "pkts")
+    with pytest.raises(ValueError, match="cannot parse"):
+        M.parse_limit("lots")
+
+
+def test_summarize(tiny):
+    t, m = tiny
+    s = M.summarize(t, m)
+    json.dumps(s)  # JSON-serialisable
+    assert s["name"] == "tiny" and s["seed"] == 7 and s["events"] == 1234
+    d = s["links"]["down"]
+    assert d["qdisc"] == "codel"
+    assert d["utilization"] == pytest.approx(4000 / 15000)
+    assert d["queue_delay_ms"]["p50"] == pytest.approx(1.5)
+    assert d["queue_delay_ms"]["p99"] == pytest.approx(2 + 0.97 * 2)  # rank 2.97 of [0,1,2,4]
+    assert d["drops"] == 2 and d["drops_by_reason"]["loss"] == 2 and d["marks"] == 1
+    assert d["enqueued"] == 6 and d["delivered"] == 4 and d["tx_bytes"] == 4000
+    assert d["mean_backlog_pkts"] == pytest.approx(0.45) and d["mean_backlog_bytes"] == pytest.approx(400)
+    assert [f["id"] for f in s["flows"]] == [0, 1, 3]
+    f0 = s["flows"][0]
+    assert f0["goodput_mbps"] == pytest.approx(1.2) and f0["retransmits"] == 1 and f0["completion_s"] is None
+    assert s["flows"][1]["completion_s"] == pytest.approx(0.015)
+    (p,) = s["probes"]
+    assert p["id"] == 2 and p["loss"] == pytest.approx(0.2)
+    assert p["rtt_ms"]["p50"] == pytest.approx(11.0) and p["rtt_ms"]["max"] == pytest.approx(14)
+    assert p["rtt_ms"]["mean"] == pytest.approx(11.5)
+    assert p["induced_ms"] == {"p50": pytest.approx(1.0), "mean": pytest.approx(1.5)}
+    s2 = M.summarize(*synth.run(drop=("packets",)))
+    assert s2["links"]["down"]["queue_delay_ms"]["p50"] is None
+    assert s2["links"]["down"]["mean_backlog_bytes"] == pytest.approx(400)

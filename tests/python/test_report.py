@@ -1,0 +1,78 @@
+"""The HTML report is self-contained and every embedded image decodes in headless Chromium."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import synth
+from aqmlab import metrics, report
+from aqmlab.store import RunData
+
+CHECK_JS = """
+<script>
+window.addEventListener('load', function () {
+  var imgs = Array.from(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  var d = document.createElement('div');
+  d.id = 'imgcheck';
+  d.textContent = 'IMAGES ' + ok + '/' + imgs.length;
+  document.body.appendChild(d);
+});
+</script>
+"""
+
+
+def _chromium() -> str | None:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    try:
+        subprocess.run(
+            ["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=600, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return shutil.which("chromium")
+
+
+def mk(name, drop=()):
+    t, m = synth.run(name)
+    for d in drop:
+        t.pop(d)
+    return RunData(path=Path(name), meta=m, summary=metrics.summarize(t, m), scenario=m["scenario"], tables=t)
+
+
+@pytest.fixture
+def html_file(tmp_path):
+    return report.write_report([mk("r1"), mk("r2", drop=("packets",))], tmp_path / "report.html")
+
+
+def test_report_is_self_contained(html_file):
+    text = html_file.read_text()
+    assert text.startswith("<!DOCTYPE html>")
+    assert not re.search(r"""(src|href)=['"]?(https?:|//)""", text)
+    assert "<link" not in text and "<script" not in text
+    imgs = re.findall(r"<img [^>]*src='data:image/png;base64,", text)
+    assert len(imgs) == 6  # delay CDF + delay ts (r1 only), backlog, rtt cdf, rtt ts, goodput
+    assert "runs without &#x27;packets&#x27;: r2" in text
+    assert "&quot;limit&quot;: &quot;100p&quot;" in text  # resolved scenario, pretty-printed
+    assert "codel" in text and "Latency probes" in text
+
+
+def test_report_renders_in_chromium(html_file, tmp_path):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium not installed and 'apt-get install -y chromium' failed")
+    page = tmp_path / "check.html"
+    page.write_text(html_file.read_text().replace("</body>", CHECK_JS + "</body>"))
+    profile = tmp_path / "profile"
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]  # fmt: skip
+    res = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    m = re.search(r"IMAGES (\d+)/(\d+)", res.stdout)
+    assert m, "the check script did not run: " + res.stdout[-500:]
+    assert m.group(1) == m.group(2) == "6"

@@ -1,0 +1,116 @@
+"""Run directories, atomic writes, the DuckDB catalog and its views."""
+
+import json
+import os
+
+import pytest
+import synth
+from aqmlab import metrics, store
+
+
+def _write(root, run_id, **kw):
+    t, m = synth.run(**kw)
+    return store.write_run(root, run_id, t, m, metrics.summarize(t, m))
+
+
+def test_write_and_load_roundtrip(tmp_path):
+    d = _write(tmp_path, "r1")
+    assert d == tmp_path / "r1"
+    for f in ("scenario.json", "meta.json", "summary.json", "packets.parquet", "queue.parquet",
+              "flow_series.parquet", "probes.parquet", "flows.parquet", "links.parquet",
+              "rate_schedule.parquet"):  # fmt: skip
+        assert (d / f).is_file(), f
+    assert json.loads((d / "scenario.json").read_text())["topology"]["down"]["qdisc"]["limit"] == "100p"
+    run = store.load_run("r1", tmp_path)
+    assert run.run_id == "r1" and run.meta["seed"] == 7
+    assert run.summary["links"]["down"]["tx_bytes"] == 4000
+    assert set(run.tables) == set(store.TABLES)
+    assert run.table("packets").num_rows == len(synth.PACKETS)
+    t, _ = synth.run()
+    assert run.table("probes").equals(t["probes"])
+    # prefix match and path
+    assert store.load_run("r", tmp_path).run_id == "r1"
+    assert store.load_run(str(d)).run_id == "r1"
+    with pytest.raises(FileExistsError):
+        _write(tmp_path, "r1")
+
+
+def test_series_only_run_has_no_packets(tmp_path):
+    _write(tmp_path, "s1", drop=("packets",))
+    run = store.load_run("s1", tmp_path)
+    assert not run.has("packets") and run.table("packets") is None and run.has("queue")
+
+
+def test_temp_and_corrupt_dirs_are_not_listed(tmp_path):
+    _write(tmp_path, "good")
+    # leftover of an interrupted write: a complete-looking temp dir
+    tmp = tmp_path / f".tmp-crashed-{os.getpid()}"
+    (tmp_path / "good").rename(tmp_path / "good2")
+    _write(tmp_path, "good")
+    os.rename(tmp_path / "good2", tmp)
+    # a directory without summary.json, and one with a broken summary
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "meta.json").write_text("{}")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "meta.json").write_text("{}")
+    (broken / "summary.json").write_text("{not json")
+    good, bad = store.scan_runs(tmp_path)
+    assert [d.name for d in good] == ["good"]
+    reasons = {d.name: r for d, r in bad}
+    assert set(reasons) == {tmp.name, "half", "broken"}
+    assert "summary.json" in reasons["half"] and "temporary" in reasons[tmp.name]
+    skipped = store.rebuild_catalog(tmp_path)
+    assert {d.name for d, _ in skipped} == {tmp.name, "half", "broken"}
+    assert list(store.list_runs(tmp_path)["run_id"]) == ["good"]
+    with pytest.raises(store.RunNotFound, match="no run 'hal'.*runs: good"):
+        store.load_run("hal", tmp_path)
+    with pytest.raises(store.CorruptRun, match="summary.json"):
+        store.load_run(half)
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    t, m = synth.run()
+    t["bogus"] = t["flows"]
+    with pytest.raises(ValueError, match="unknown table 'bogus'"):
+        store.write_run(tmp_path, "x", t, m, {})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_catalog_and_views(tmp_path):
+    d1 = _write(tmp_path, "a-1", seed=1)
+    d2 = _write(tmp_path, "a-2", seed=2)
+    store.catalog_add(tmp_path, d1)
+    store.catalog_add_many(tmp_path, [d2])
+    store.catalog_add(tmp_path, d1)  # idempotent
+    df = store.list_runs(tmp_path)
+    assert sorted(df["run_id"]) == ["a-1", "a-2"]
+    row = df.set_index("run_id").loc["a-1"]
+    assert row["seed"] == 1 and row["qdisc"] == "codel" and row["up_qdisc"] == "pfifo"
+    assert row["utilization"] == pytest.approx(4000 / 15000)
+    assert row["queue_delay_p95_ms"] == pytest.approx(2 + 0.85 * 2)  # rank 2.85 of [0,1,2,4]
+    assert row["up_queue_delay_max_ms"] == pytest.approx(0.8)
+    assert row["drops"] == 2 and row["probe_rtt_p50_ms"] == pytest.approx(11.0)
+    # goodput: 1.2 + 8000/0.015/1e6 + 4000/0.016/1e6 Mb/s (all down)
+    assert row["goodput_mbps_total"] == pytest.approx(1.2 + 8 / 15 + 0.25)
+    assert list(store.list_runs(tmp_path, where="seed = 2")["run_id"]) == ["a-2"]
+    assert len(store.list_runs(tmp_path, scenario="tiny")) == 2
+    assert len(store.list_runs(tmp_path, scenario="other")) == 0
+    q = store.query(tmp_path, "SELECT run_id, count(*) AS n FROM packets GROUP BY run_id ORDER BY run_id")
+    assert list(q["run_id"]) == ["a-1", "a-2"] and list(q["n"]) == [len(synth.PACKETS)] * 2
+    q = store.query(
+        tmp_path,
+        "SELECT r.seed, sum(p.size) AS b FROM packets p JOIN runs r USING (run_id) "
+        "WHERE p.dir = 'down' AND p.outcome IN ('sent','marked') GROUP BY r.seed ORDER BY r.seed",
+    )
+    assert list(q["b"]) == [4000, 4000]
+    # a run written but not yet in the catalog is not in the views
+    _write(tmp_path, "a-3")
+    assert len(store.query(tmp_path, "SELECT DISTINCT run_id FROM flows")) == 2
+
+
+def test_query_builds_missing_catalog(tmp_path):
+    _write(tmp_path, "only")
+    assert not (tmp_path / store.CATALOG).exists()
+    assert list(store.query(tmp_path, "SELECT run_id FROM runs")["run_id"]) == ["only"]
