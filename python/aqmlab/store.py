@@ -476,5 +476,7 @@ def list_runs(
 
 
 def new_run_id(name: str, seed: int) -> str:
-    """A sortable, unique-enough run id: ``<name>-s<seed>-<UTC yyyymmddThhmmss>-<pid>``."""
-    return f"{name}-s{seed}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
+    """A sortable, unique run id: ``<name>-s<seed>-<UTC yyyymmddThhmmss.ffffff>-<pid>``."""
+    ns = time.time_ns()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 1_000_000_000))
+    return f"{name}-s{seed}-{stamp}.{ns // 1000 % 1_000_000:06d}-{os.getpid()}"

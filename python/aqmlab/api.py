@@ -1,0 +1,81 @@
+"""The Python API: `aqmlab.run(...)` runs one scenario in the Rust core and returns a `Result`
+with the summary (metrics.py) and the recorded tables (pyarrow; `.df(name)` for pandas).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from aqmlab import _core, metrics, store
+from aqmlab.scenario import ScenarioError, apply_overrides, load
+
+
+def _decode(batch: pa.RecordBatch) -> pa.Table:
+    """A record batch from the core as a table, dictionary columns decoded to plain strings."""
+    cols = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in batch.columns]
+    return pa.Table.from_arrays(cols, names=batch.schema.names)
+
+
+@dataclass
+class Result:
+    """One run: `summary` (dict), `meta` (dict, with the resolved scenario) and `tables`."""
+
+    tables: dict[str, pa.Table]
+    meta: dict
+    summary: dict = field(default_factory=dict)
+    path: Path | None = None
+
+    def df(self, name: str):
+        """Table `name` as a pandas DataFrame."""
+        return self.tables[name].to_pandas()
+
+    @property
+    def scenario(self) -> dict:
+        return self.meta["scenario"]
+
+    def save(self, root: Path | str = store.DEFAULT_ROOT, run_id: str | None = None) -> Path:
+        """Writes the run atomically under `root` and adds it to the catalog."""
+        root = Path(root)
+        run_id = run_id or store.new_run_id(self.meta["name"], self.meta["seed"])
+        self.path = store.write_run(root, run_id, self.tables, self.meta, self.summary)
+        store.catalog_add(root, self.path)
+        return self.path
+
+
+def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:
+    """Runs a scenario dict (already overridden). Raises ScenarioError for invalid scenarios."""
+    try:
+        batches, meta_json = _core.run(json.dumps(sc), seed)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    meta = json.loads(meta_json)
+    tables = {name: _decode(b) for name, b in batches.items()}
+    level = meta["record"]["level"]
+    if level != "packets":
+        tables.pop("packets")
+    if level == "summary":
+        tables.pop("queue")
+        tables.pop("flow_series")
+    return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s))
+
+
+def run(
+    scenario: str | Path | dict,
+    seed: int | None = None,
+    overrides: list[str] | dict[str, Any] | None = None,
+    warmup_s: float = 0.0,
+    **set_keys: Any,
+) -> Result:
+    """Runs `scenario` (a TOML path, a built-in name, or a dict).
+
+    `overrides` are `key.path=value` strings or a {path: value} mapping; keyword arguments are
+    overrides too, with `__` for the dots (`topology__down__rate="2Mbps"`).
+    """
+    sc = apply_overrides(load(scenario), overrides)
+    sc = apply_overrides(sc, {k.replace("__", "."): v for k, v in set_keys.items()})
+    return run_dict(sc, seed=seed, warmup_s=warmup_s)

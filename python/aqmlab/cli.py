@@ -1,0 +1,277 @@
+"""The `aqmlab` command (typer + rich): run, validate, list, and the post-run commands of
+commands.py. User mistakes end with one line naming the key, the value and what is allowed, and
+exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from aqmlab import __version__, commands, plots, store
+from aqmlab.api import Result, run_dict
+from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
+
+app = typer.Typer(
+    help="aqmlab: a laboratory for bottleneck queue management (AQM).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(msg: str) -> None:
+    err.print(f"error: {msg}", markup=False)
+    raise typer.Exit(code=2)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"aqmlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    """aqmlab: a laboratory for bottleneck queue management (AQM)."""
+
+
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="override a key by dotted path, e.g. topology.down.rate=2Mbps (repeatable)"),
+]
+
+
+def _scenario(source: str, sets: list[str] | None) -> dict:
+    try:
+        return apply_overrides(load(source), sets or [])
+    except ScenarioError as e:
+        fail(str(e))
+        raise
+
+
+def _fmt(v, nd: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def _print_summary(res: Result) -> None:
+    s = res.summary
+    t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links")
+    for c in ["dir", "qdisc", "util %", "qdelay p50 ms", "p95", "p99", "max", "mean", "drops", "marks", "arrivals"]:
+        t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
+    for d, link in s["links"].items():
+        q = link["queue_delay_ms"]
+        util = link["utilization"]
+        t.add_row(
+            d,
+            link["qdisc"],
+            _fmt(None if util is None else 100 * util, 1),
+            *(_fmt(q[k]) for k in ["p50", "p95", "p99", "max", "mean"]),
+            _fmt(link["drops"]),
+            _fmt(link["marks"]),
+            _fmt(link["enqueued"]),
+        )
+    out.print(t)
+    if s["flows"]:
+        t = Table(title="flows")
+        for c in ["id", "label", "kind", "dir", "cc", "goodput Mb/s", "delivered B", "retx", "RTOs", "completion s"]:
+            t.add_column(c)
+        for f in s["flows"]:
+            if f["kind"] == "ping":
+                continue
+            t.add_row(
+                *(
+                    _fmt(f.get(k))
+                    for k in ["id", "label", "kind", "direction", "cc", "goodput_mbps", "bytes_delivered",
+                              "retransmits", "rto_count", "completion_s"]
+                )
+            )
+        out.print(t)
+    if s["probes"]:
+        t = Table(title="latency probes")
+        for c in ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "loss %"]:
+            t.add_column(c, justify="right")
+        for p in s["probes"]:
+            r = p["rtt_ms"]
+            t.add_row(
+                _fmt(p["id"]),
+                *(_fmt(r[k]) for k in ["p50", "p95", "max", "mean"]),
+                _fmt(p["induced_ms"]["p50"]),
+                _fmt(None if p["loss"] is None else 100 * p["loss"], 1),
+            )
+        out.print(t)
+    out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall")
+
+
+def _compare_table(results: list[tuple[str, Result]]) -> Table:
+    t = Table(title=f"{results[0][1].meta['name']}: one path, several queue disciplines")
+    cols = ["qdisc", "goodput down Mb/s", "goodput up Mb/s", "probe RTT p50 ms", "p95", "qdelay down p50 ms",
+            "p95", "qdelay up p95 ms", "drops", "marks"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "qdisc" else "right")
+    for name, r in results:
+        s = r.summary
+        good = {d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["kind"] != "ping" and f["direction"] == d)
+                for d in ("down", "up")}
+        probes = s["probes"]
+        rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
+        down, up = s["links"]["down"], s["links"]["up"]
+        t.add_row(
+            name,
+            _fmt(good["down"]),
+            _fmt(good["up"]),
+            _fmt(rtt["p50"], 1),
+            _fmt(rtt["p95"], 1),
+            _fmt(down["queue_delay_ms"]["p50"], 1),
+            _fmt(down["queue_delay_ms"]["p95"], 1),
+            _fmt(up["queue_delay_ms"]["p95"], 1),
+            _fmt(down["drops"] + up["drops"]),
+            _fmt(down["marks"] + up["marks"]),
+        )
+    return t
+
+
+@app.command("run")
+def run_cmd(
+    scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
+    sets: SetOpt = None,
+    seed: Annotated[int | None, typer.Option(help="run seed (default: the scenario's)")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = store.DEFAULT_ROOT,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
+    qdisc: Annotated[
+        str | None,
+        typer.Option(help="comma-separated disciplines to compare side by side on both directions, "
+                     "e.g. pfifo,codel,pie,fq_codel"),
+    ] = None,
+    warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
+    plot: Annotated[bool, typer.Option(help="write the standard figure(s) next to the results")] = True,
+) -> None:
+    """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
+    sc = _scenario(scenario, sets)
+    names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
+    variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
+    results: list[tuple[str, Result]] = []
+    try:
+        for name, v in variants or [(None, sc)]:
+            res = run_dict(v, seed=seed, warmup_s=warmup)
+            res.save(out_dir)
+            results.append((name, res))
+    except ScenarioError as e:
+        fail(str(e))
+    if as_json:
+        docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
+        if names:
+            sys.stdout.write(json.dumps({n: d for (n, _), d in zip(results, docs, strict=True)}, indent=1) + "\n")
+        else:
+            sys.stdout.write(json.dumps(docs[0], indent=1) + "\n")
+    figures = _figures(results, out_dir) if plot else []
+    if not as_json:
+        if names:
+            out.print(_compare_table(results))
+        else:
+            _print_summary(results[0][1])
+        for _, r in results:
+            out.print(f"run stored in {r.path}")
+        for f in figures:
+            out.print(f"figure: {f}")
+
+
+def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]:
+    """The standard figures: queueing delay over time for one run; for a comparison, the CDF of
+    probe RTT (or of queueing delay when there are no probes) per discipline."""
+    runs = [store.load_run(r.path) for _, r in results]
+    if len(runs) == 1:
+        r = runs[0]
+        kind = "delay_ts" if r.has("packets") else "backlog_ts"
+        path = r.path / f"{kind}.png"
+        plots.save(plots.figure(kind, runs), path)
+        return [path]
+    kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
+    path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
+    plots.save(plots.figure(kind, runs), path)
+    return [path]
+
+
+@app.command("validate")
+def validate_cmd(
+    scenario: Annotated[str, typer.Argument(help="a scenario file or built-in name")],
+    sets: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the resolved scenario as JSON")] = False,
+) -> None:
+    """Check a scenario and print it resolved (every default written out)."""
+    sc = _scenario(scenario, sets)
+    try:
+        resolved = resolve(sc)
+    except ScenarioError as e:
+        fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(resolved, indent=1) + "\n")
+    else:
+        out.print(f"ok: {resolved['name']} ({len(resolved['flows'])} flow entries)")
+
+
+list_app = typer.Typer(help="List qdiscs, built-in scenarios or experiments.", no_args_is_help=True)
+app.add_typer(list_app, name="list")
+
+
+@list_app.command("qdiscs")
+def list_qdiscs(name: Annotated[str | None, typer.Argument(help="show one discipline in detail")] = None) -> None:
+    """Queue disciplines with their parameters, defaults and reference."""
+    from aqmlab import _core
+
+    infos = json.loads(_core.qdiscs())
+    if name:
+        info = next((i for i in infos if i["name"] == name), None)
+        if info is None:
+            fail(f"unknown qdisc {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
+        out.print(f"[bold]{info['name']}[/bold] — {info['summary']}\nreference: {info['reference']}")
+        t = Table(title="parameters (defaults shown for a 10 Mb/s link)")
+        t.add_column("name")
+        t.add_column("default")
+        t.add_column("meaning")
+        defaults = info["defaults_at_10mbps"]
+        for p in info["params"]:
+            t.add_row(p["name"], json.dumps(defaults.get(p["name"])), p["help"])
+        out.print(t)
+        return
+    t = Table(title="queue disciplines")
+    for c in ["name", "summary", "parameters (defaults at 10 Mb/s)", "reference"]:
+        t.add_column(c, overflow="fold")
+    for i in infos:
+        params = ", ".join(f"{k}={v}" for k, v in i["defaults_at_10mbps"].items())
+        t.add_row(i["name"], i["summary"], params, i["reference"])
+    out.print(t)
+
+
+@list_app.command("scenarios")
+def list_scenarios() -> None:
+    """Built-in scenarios."""
+    t = Table(title="built-in scenarios")
+    t.add_column("name")
+    t.add_column("description", overflow="fold")
+    for n in builtin_names():
+        t.add_row(n, load(builtin_path(n)).get("description", ""))
+    out.print(t)
+
+
+commands.register(app)
+
+
+def entry() -> None:
+    app()

@@ -1,0 +1,113 @@
+"""Scenario files: loading TOML (a path or a built-in name), `--set key.path=value` overrides,
+and the hand-off to the Rust core, which validates every key (DESIGN.md principle 7).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aqmlab import _core
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run; the message names the key, the value and what is allowed."""
+
+
+def builtin_names() -> list[str]:
+    """Names of the scenarios shipped in the package (aqmlab/scenarios/*.toml)."""
+    d = resources.files("aqmlab") / "scenarios"
+    return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
+
+
+def builtin_path(name: str) -> Path:
+    return Path(str(resources.files("aqmlab") / "scenarios" / f"{name}.toml"))
+
+
+def load(source: str | Path | dict) -> dict:
+    """A scenario as a dict: from a dict, a TOML file path, or a built-in scenario name."""
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    p = Path(source)
+    if not p.exists():
+        if str(source) in builtin_names():
+            p = builtin_path(str(source))
+        else:
+            raise ScenarioError(
+                f"{source}: no such file or built-in scenario; built-in: {', '.join(builtin_names())}"
+            )
+    try:
+        with open(p, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ScenarioError(f"{p}: {e.strerror}") from None
+
+
+def parse_value(text: str) -> Any:
+    """A `--set` value: a TOML literal (4, 0.5, true, "x", [..], {..}) or else a bare string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_key(sc: dict, path: str, value: Any) -> None:
+    """Sets `path` (dotted; list items by index, e.g. flows.0.count) in `sc` to `value`."""
+    parts = path.split(".")
+    node: Any = sc
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ScenarioError(f"{where}: no item {part!r}; the list has {len(node)} item(s)")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                if part not in node or not isinstance(node[part], (dict, list)):
+                    # a qdisc given as a name becomes a table when a parameter is set
+                    if part == "qdisc" and isinstance(node.get(part), str):
+                        node[part] = {"kind": node[part]}
+                    else:
+                        node[part] = {}
+                node = node[part]
+        else:
+            raise ScenarioError(f"{where}: cannot set a key inside the value {node!r}")
+
+
+def apply_overrides(sc: dict, overrides: list[str] | dict[str, Any] | None) -> dict:
+    """Applies `key.path=value` strings or a {path: value} mapping to a copy of `sc`."""
+    sc = copy.deepcopy(sc)
+    if not overrides:
+        return sc
+    items = overrides.items() if isinstance(overrides, dict) else []
+    if isinstance(overrides, list):
+        pairs = []
+        for o in overrides:
+            if "=" not in o:
+                raise ScenarioError(f"--set {o!r}: expected key.path=value")
+            k, v = o.split("=", 1)
+            pairs.append((k.strip(), parse_value(v.strip())))
+        items = pairs
+    for k, v in items:
+        set_key(sc, k, v)
+    return sc
+
+
+def resolve(sc: dict, seed: int | None = None) -> dict:
+    """Validates `sc` in the core and returns it with every default written out."""
+    try:
+        return json.loads(_core.resolve(json.dumps(sc), seed))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
