@@ -671,3 +671,41 @@ fn conservation_under_random_loss() {
         }
     }
 }
+
+#[test]
+fn per_ack_scoreboard_work_is_bounded() {
+    // Large windows (1 Gb/s x 100 ms = 8300 packets) with random loss: the scoreboard work
+    // per ACK must stay bounded by a small constant, whatever the window size.
+    for (sack, cc) in [(true, "cubic"), (true, "newreno"), (false, "newreno")] {
+        let cfg = TcpConfig {
+            sack,
+            cc: cc.into(),
+            ..TcpConfig::default()
+        };
+        let mut sim = Sim::symmetric(&cfg, 1000 * MBPS, 50 * MS, 100_000);
+        let mut rng = Rng::from_seed(7);
+        sim.filter = Box::new(move |p, _, _| {
+            if p.payload > 0 && rng.bernoulli(0.00002) {
+                Verdict::Drop
+            } else {
+                Verdict::Pass
+            }
+        });
+        sim.start();
+        sim.log_cwnd = true;
+        sim.run_until(30 * SEC);
+        let mut r = crate::transport::FlowReport::default();
+        sim.snd.report(&mut r);
+        let work = sim.snd.scoreboard().work();
+        let events = sim.snd.acks_received() + r.packets_sent;
+        let per = work as f64 / events as f64;
+        eprintln!(
+            "cost sack={sack} {cc}: {} packets, {} acks, work/event {per:.2}, max cwnd {} seg",
+            r.packets_sent,
+            sim.snd.acks_received(),
+            sim.cwnd_log.iter().map(|x| x.1).max().unwrap_or(0) / 1448
+        );
+        assert!(per < 4.0, "work per ACK/packet {per}");
+        sim.check_conservation();
+    }
+}

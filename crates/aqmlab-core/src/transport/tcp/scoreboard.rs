@@ -57,6 +57,9 @@ pub struct Scoreboard {
     /// NextSeg cursor: segments below are SACKed or already retransmitted.
     rtx_pos: u64,
     scratch: Vec<u64>,
+    /// Work counter: segment records and ranges visited by per-ACK operations (not by
+    /// `mark_all_lost`), for the cost tests.
+    work: u64,
 }
 
 impl Scoreboard {
@@ -73,6 +76,7 @@ impl Scoreboard {
             lost_pos: 0,
             rtx_pos: 0,
             scratch: Vec::new(),
+            work: 0,
         }
     }
 
@@ -105,6 +109,11 @@ impl Scoreboard {
 
     pub fn pipe(&self) -> u64 {
         self.pipe
+    }
+
+    /// Segment records and ranges visited so far by per-ACK operations.
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     pub fn seg(&self, i: u64) -> Option<&Seg> {
@@ -153,6 +162,7 @@ impl Scoreboard {
             any_retx |= s.ever_retx;
             self.first += 1;
             n += 1;
+            self.work += 1;
         }
         if n > 0 {
             // Trim the SACK range set and the top-3 below the new front.
@@ -160,6 +170,7 @@ impl Scoreboard {
                 if a >= self.first {
                     break;
                 }
+                self.work += 1;
                 self.sacked.remove(&a);
                 if b > self.first {
                     self.sacked.insert(self.first, b);
@@ -204,6 +215,7 @@ impl Scoreboard {
             s.sacked = true;
             s.retx = false;
             bytes += len;
+            self.work += 1;
         }
         for i in (a.max(b.saturating_sub(DUP_THRESH as u64))..b).rev() {
             self.note_top(i);
@@ -247,6 +259,7 @@ impl Scoreboard {
         let mut overflow = false;
         for (&s, &e) in self.sacked.range(lo..=b) {
             self.scratch.push(s);
+            self.work += 1;
             merged = (merged.0.min(s), merged.1.max(e));
             if s > cur {
                 if n_gaps < gaps.len() {
@@ -270,6 +283,7 @@ impl Scoreboard {
         if overflow {
             // Rare: more than 8 holes filled by one block; visit the block segment by segment.
             for i in a..b {
+                self.work += 1;
                 if !self.segs[(i - self.first) as usize].sacked {
                     bytes += self.mark_sacked(i, i + 1);
                 }
@@ -299,6 +313,7 @@ impl Scoreboard {
         while i < frontier {
             n += self.mark_lost(i) as u64;
             i += 1;
+            self.work += 1;
         }
         self.lost_pos = self.lost_pos.max(frontier);
         n
@@ -340,6 +355,7 @@ impl Scoreboard {
         let mut i = self.rtx_pos.max(self.first);
         let end = self.next_idx();
         while i < end {
+            self.work += 1;
             let s = self.segs[(i - self.first) as usize];
             if !s.sacked && !s.retx {
                 self.rtx_pos = i;

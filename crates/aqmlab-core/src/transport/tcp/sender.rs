@@ -94,6 +94,7 @@ pub struct TcpSender {
     ecn_reductions: u64,
     ece_acks: u64,
     fast_recoveries: u64,
+    acks_received: u64,
 }
 
 impl TcpSender {
@@ -146,6 +147,7 @@ impl TcpSender {
             ecn_reductions: 0,
             ece_acks: 0,
             fast_recoveries: 0,
+            acks_received: 0,
         })
     }
 
@@ -197,6 +199,14 @@ impl TcpSender {
     /// Time the ACK covering the last data byte arrived (finite transfers).
     pub fn completed(&self) -> Option<Time> {
         self.completed
+    }
+    /// The SACK scoreboard (for inspection).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// ACKs processed in the established state.
+    pub fn acks_received(&self) -> u64 {
+        self.acks_received
     }
     /// The congestion controller (for inspection).
     pub fn cc(&self) -> &dyn CongestionControl {
@@ -414,6 +424,7 @@ impl TcpSender {
     }
 
     fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        self.acks_received += 1;
         let ack = pkt.ack.min(self.high_data);
         let advanced = ack > self.snd_una;
         let mut acked_bytes = 0;
@@ -611,5 +622,163 @@ impl Endpoint for TcpSender {
         r.cwnd_bytes = self.st.cwnd;
         r.srtt = self.rtt.srtt();
         r.ecn_reductions += self.ecn_reductions;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::SackBlock;
+    use crate::transport::tcp::TcpConfig;
+
+    const MSS: u64 = 1000;
+
+    fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw,
+            sack,
+            cc: "newreno".into(),
+            bytes: Some(50 * MSS),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 1);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ts_ecr: 0,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100, &mut out);
+        (s, out)
+    }
+
+    fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time) -> Vec<Packet> {
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            ack,
+            ts_ecr: 100,
+            ..Default::default()
+        };
+        for (k, &(a, b)) in sacked.iter().enumerate() {
+            p.sack[k] = SackBlock {
+                start: 1 + a * MSS,
+                end: 1 + b * MSS,
+            };
+        }
+        p.n_sack = sacked.len() as u8;
+        let mut out = vec![];
+        s.on_packet(&p, now, &mut out);
+        out
+    }
+
+    fn segs(out: &[Packet]) -> Vec<u64> {
+        out.iter().map(|p| (p.seq - 1) / MSS).collect()
+    }
+
+    #[test]
+    fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
+        let (mut s, out) = established(false, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // RFC 3042: one new segment on each of the first two duplicate ACKs.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(s.cwnd(), 4 * MSS, "limited transmit leaves cwnd alone");
+        // Third dup ACK: FlightSize = 6 segments -> ssthresh 3, cwnd = 3 + 3, retransmit 0.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (3 * MSS, 6 * MSS));
+        assert!(s.in_recovery());
+        // Fourth dup ACK inflates cwnd to 7: one new segment (FlightSize 6 -> 7).
+        assert_eq!(segs(&ack(&mut s, 1, &[], 203)), vec![6]);
+        // Partial ACK of segments 0..2 (2000 B): retransmit 2, cwnd = 7 - 2 + 1 = 6; FlightSize
+        // 7 - 2 = 5 segments leaves room for one new segment (7).
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 7]);
+        assert_eq!(s.cwnd(), 6 * MSS);
+        // Full ACK (covers recover = 6 segments) of 0..7: FlightSize = 1 segment, so
+        // cwnd = min(ssthresh = 3, max(FlightSize, SMSS) + SMSS = 2) segments (RFC 6582 3.2 (6)).
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn sack_recovery_entry_and_pipe() {
+        let (mut s, out) = established(true, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // SACKed segments leave the pipe, which lets new data out (limited transmit).
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        // Third SACK: 3 segments SACKed above 0 -> IsLost(0); FlightSize 6 -> ssthresh = cwnd = 3;
+        // retransmit 0; pipe = segments 4, 5 + the retransmission = 3: nothing more.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (3 * MSS, 3 * MSS, 3 * MSS));
+        // SACK of 4: pipe 2 -> one new segment.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 5)], 203)), vec![6]);
+        // Cumulative ACK past RecoveryPoint (6 segments): recovery ends, cwnd = ssthresh.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn ecn_reduces_once_per_window_and_sets_cwr() {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            ecn: true,
+            cc: "newreno".into(),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out[0].tcp_flags, flags::SYN | flags::ECE | flags::CWR);
+        assert_eq!(out[0].ecn, Ecn::NotEct);
+        out.clear();
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+            ack: 1,
+            ..Default::default()
+        };
+        s.on_packet(&synack, 100, &mut out);
+        assert!(s.ecn_negotiated());
+        assert!(out
+            .iter()
+            .all(|p| p.ecn == Ecn::Ect0 && p.tcp_flags & flags::CWR == 0));
+        let mut a = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | flags::ECE,
+            ack: 1 + MSS,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&a, 200, &mut out);
+        // FlightSize 9 segments -> ssthresh 4.5 segments; the first new segment carries CWR.
+        assert_eq!(s.ecn_reductions(), 1);
+        assert_eq!(s.cwnd(), 4500);
+        assert!(
+            out.is_empty(),
+            "cwnd below FlightSize: nothing sent, and no retransmission"
+        );
+        for k in 2..10 {
+            a.ack = 1 + k * MSS;
+            s.on_packet(&a, 200 + k, &mut out);
+        }
+        assert_eq!(s.ecn_reductions(), 1, "one reduction per window");
+        let first_new = out.iter().find(|p| p.payload > 0).unwrap();
+        assert_ne!(first_new.tcp_flags & flags::CWR, 0);
+        assert_eq!(out.iter().filter(|p| p.tcp_flags & flags::CWR != 0).count(), 1);
+        assert_eq!(s.retransmits(), 0);
+        // ACK beyond the data outstanding at the reduction: a new ECE reduces again.
+        a.ack = 1 + 11 * MSS;
+        s.on_packet(&a, 400, &mut out);
+        assert_eq!(s.ecn_reductions(), 2);
     }
 }
