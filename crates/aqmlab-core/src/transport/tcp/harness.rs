@@ -100,6 +100,8 @@ pub struct Sim {
     pub sent_data: RangeSet,
     pub arrived_data: RangeSet,
     pub rcv_finished_at: Option<Time>,
+    /// Receiver packets sent with an ECT/CE codepoint (must stay 0).
+    pub ect_acks: u64,
 }
 
 impl Sim {
@@ -135,6 +137,7 @@ impl Sim {
             sent_data: RangeSet::default(),
             arrived_data: RangeSet::default(),
             rcv_finished_at: None,
+            ect_acks: 0,
         }
     }
 
@@ -205,6 +208,9 @@ impl Sim {
                 }
                 self.enqueue(0, p);
             } else {
+                if p.ecn != Ecn::NotEct {
+                    self.ect_acks += 1;
+                }
                 self.enqueue(1, p);
             }
         }
@@ -708,4 +714,51 @@ fn per_ack_scoreboard_work_is_bounded() {
         assert!(per < 4.0, "work per ACK/packet {per}");
         sim.check_conservation();
     }
+}
+
+#[test]
+fn ect_only_on_new_data() {
+    let cfg = TcpConfig {
+        ecn: true,
+        bytes: Some(300 * 1448),
+        ..TcpConfig::default()
+    };
+    let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 30);
+    sim.filter = drop_first_tx(&[20, 21, 60], 1448);
+    sim.log_sent = true;
+    sim.start();
+    sim.run_until(60 * SEC);
+    assert!(sim.snd.completed().is_some());
+    assert!(sim.snd.retransmits() >= 3);
+    let mut seen = HashSet::new();
+    for (_, p) in &sim.sent {
+        let first = p.payload > 0 && seen.insert(p.seq);
+        let want = if first { Ecn::Ect0 } else { Ecn::NotEct };
+        assert_eq!(p.ecn, want, "seq {} payload {} first {first}", p.seq, p.payload);
+    }
+    assert_eq!(sim.ect_acks, 0);
+    sim.check_conservation();
+}
+
+#[test]
+fn tail_loss_rescue_retransmission() {
+    // The last two segments of a finite SACK transfer are lost together with an earlier one:
+    // the earlier loss starts recovery, and NextSeg rule 3/4 retransmits the unSACKed tail
+    // (no dup ACKs can ever come for it) without waiting for the RTO.
+    let n = 40u64;
+    let cfg = TcpConfig {
+        bytes: Some(n * 1448),
+        cc: "newreno".into(),
+        ..TcpConfig::default()
+    };
+    let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 1000);
+    sim.filter = drop_first_tx(&[30, n - 1], 1448);
+    sim.log_sent = true;
+    sim.start();
+    sim.run_until(60 * SEC);
+    assert_eq!(sim.rcv.bytes_delivered(), n * 1448);
+    assert_eq!(sim.snd.rto_count(), 0);
+    let r: Vec<u64> = retx_times(&sim).iter().map(|x| (x.1 - 1) / 1448).collect();
+    assert_eq!(r, vec![30, n - 1]);
+    sim.check_conservation();
 }

@@ -376,6 +376,11 @@ impl Scoreboard {
             .map(|o| self.first + o as u64)
     }
 
+    /// The highest SACKed segment index.
+    pub fn highest_sacked(&self) -> Option<u64> {
+        (self.n_top > 0).then_some(self.top[0])
+    }
+
     pub fn head_lost(&self) -> bool {
         self.segs.front().is_some_and(|s| s.lost)
     }

@@ -341,9 +341,12 @@ impl TcpSender {
             }
             // Rules 3 and 4 (SACK recovery only).
             if self.sack && self.in_recovery && self.sb.pipe() + self.mss <= cwnd {
+                // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
-                    self.retransmit(i, now, out);
-                    continue;
+                    if self.sb.highest_sacked().is_some_and(|h| i < h) {
+                        self.retransmit(i, now, out);
+                        continue;
+                    }
                 }
                 if !self.rescue_done {
                     self.rescue_done = true;
