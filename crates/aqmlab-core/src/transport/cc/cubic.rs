@@ -408,6 +408,54 @@ mod tests {
     }
 
     #[test]
+    fn hystart_ack_train_exits_after_half_min_rtt() {
+        let mut c = Cubic::new(MSS, true);
+        let mut st = state(20);
+        // delay_min = 80 ms; ACKs 1 ms apart (a train): exit once the train has lasted more
+        // than delay_min/2 = 40 ms since the round started.
+        let mut now = 0;
+        for i in 0..60u64 {
+            now += MS;
+            let a = AckSample {
+                now,
+                acked_bytes: MSS,
+                rtt: Some(80 * MS),
+                round_start: i == 0,
+                ..Default::default()
+            };
+            c.on_ack(&a, &mut st);
+            if c.hystart_exited() {
+                break;
+            }
+        }
+        assert!(c.hystart_exited());
+        assert_eq!(
+            now,
+            42 * MS,
+            "first ACK more than 40 ms after the round start (at 1 ms)"
+        );
+        // ssthresh = cwnd at the exit: 20 + 41 segments (41 ACKs of slow start before the exit).
+        assert_eq!(st.ssthresh, 61 * MSS);
+        assert!(!st.in_slow_start());
+        // An ACK gap > 2 ms breaks the train.
+        let mut c = Cubic::new(MSS, true);
+        let mut st = state(20);
+        let mut now = 0;
+        for i in 0..60u64 {
+            now += if i == 10 { 3 * MS } else { MS };
+            let a = AckSample {
+                now,
+                acked_bytes: MSS,
+                rtt: Some(80 * MS),
+                round_start: i == 0,
+                ..Default::default()
+            };
+            c.on_ack(&a, &mut st);
+        }
+        assert!(!c.hystart_exited());
+    }
+
+    #[test]
     fn hystart_ignores_small_windows() {
         let mut c = Cubic::new(MSS, true);
         let mut st = state(4);
