@@ -458,7 +458,8 @@ impl TcpSender {
             self.round_end = self.high_data;
         }
         let outstanding = self.snd_una < self.high_data;
-        let is_dup = ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.sack || sacked_bytes > 0);
+        let is_dup =
+            ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.sack || sacked_bytes > 0);
         if advanced {
             self.dupacks = 0;
         } else if is_dup {
