@@ -1,1 +1,161 @@
-//! Congestion controllers behind one trait.
+//! Congestion controllers behind one sans-I/O trait (algorithms.md sections 11.1, 12; later 13-15).
+//!
+//! A controller owns only its private state; the window itself lives in [`CcState`], which the
+//! TCP sender passes in on every call. All windows are in bytes. The sender calls:
+//! * [`CongestionControl::on_ack`] for every ACK that acknowledges new data or carries new SACK
+//!   information, with the RTT / one-way-delay samples the ACK yields and whether it starts a new
+//!   round (RTT); growth must be skipped while `st.in_recovery` (delay-based controllers still
+//!   see the samples);
+//! * [`CongestionControl::on_congestion_event`] once per window on loss (entering fast
+//!   recovery) or ECN-Echo; it sets `ssthresh` and `cwnd` (the sender then applies the recovery
+//!   algorithm's own adjustments, e.g. NewReno's +3 SMSS inflation);
+//! * [`CongestionControl::on_recovery_exit`] when fast recovery ends;
+//! * [`CongestionControl::on_rto`] on a retransmission timeout (the sender then sets cwnd to the
+//!   loss window of one SMSS).
+//!
+//! Delay-based controllers (LEDBAT, TCP-LP, Nice) get what they need through [`AckSample`]:
+//! `rtt` (now - TSecr), `owd` (the ACK's TSval - TSecr: receiver clock at ACK time minus the
+//! sender's send time, i.e. the forward one-way delay plus any ACK delay, as ns-3 LEDBAT uses),
+//! and `round_start` for per-RTT decisions; `now` lets them run inference timers.
+
+use crate::units::Time;
+
+pub mod cubic;
+pub mod reno;
+
+pub use cubic::Cubic;
+pub use reno::Reno;
+
+/// The window state a controller reads and writes (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcState {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u64,
+    /// FlightSize (RFC 5681): bytes sent and not yet cumulatively acknowledged.
+    pub bytes_in_flight: u64,
+    /// True during fast recovery (no window growth per RFC 5681 / 6675).
+    pub in_recovery: bool,
+    /// The sender's smoothed RTT, once there is a sample.
+    pub srtt: Option<Time>,
+}
+
+impl CcState {
+    /// Slow start (cwnd < ssthresh).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What one ACK tells the controller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckSample {
+    pub now: Time,
+    /// Bytes newly cumulatively acknowledged by this ACK (0 for a duplicate ACK).
+    pub acked_bytes: u64,
+    /// Bytes newly SACKed by this ACK.
+    pub sacked_bytes: u64,
+    /// RTT sample now - TSecr, taken only from ACKs that advance the cumulative ACK (RFC 7323
+    /// 4.1: an out-of-order segment's ACK echoes an older TSval).
+    pub rtt: Option<Time>,
+    /// Forward one-way delay sample TSval(ACK) - TSecr(ACK) (same condition as `rtt`).
+    pub owd: Option<Time>,
+    /// This ACK moved snd_una past the end of the previous round (about once per RTT).
+    pub round_start: bool,
+}
+
+/// What triggered a congestion response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionKind {
+    /// Loss detected by duplicate ACKs / SACK (entering fast recovery).
+    Loss,
+    /// ECN-Echo (RFC 3168), at most once per window.
+    Ecn,
+}
+
+/// One congestion controller. Sans-I/O: every call receives `now` through its arguments.
+pub trait CongestionControl {
+    /// The registry name ("newreno", "cubic", ...).
+    fn name(&self) -> &'static str;
+    /// Per-ACK update (see the module header for when it is called).
+    fn on_ack(&mut self, ack: &AckSample, st: &mut CcState);
+    /// Multiplicative decrease: set `st.ssthresh` and `st.cwnd` (to the post-reduction window).
+    fn on_congestion_event(&mut self, now: Time, kind: CongestionKind, st: &mut CcState);
+    /// End of fast recovery; `st.cwnd` already holds the sender's exit value (RFC 6675: ssthresh;
+    /// RFC 6582: min(ssthresh, FlightSize + SMSS)).
+    fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {}
+    /// Retransmission timeout: set `st.ssthresh` (the sender sets cwnd = 1 SMSS afterwards).
+    /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
+    fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);
+}
+
+/// Names [`make_cc`] accepts.
+pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic"];
+
+/// Builds the controller called `name`. `hystart` applies to CUBIC only.
+pub fn make_cc(name: &str, mss: u32, hystart: bool) -> Result<Box<dyn CongestionControl>, String> {
+    match name {
+        "newreno" | "reno" => Ok(Box::new(Reno::new(mss as u64))),
+        "cubic" => Ok(Box::new(Cubic::new(mss as u64, hystart))),
+        _ => Err(format!(
+            "unknown congestion controller {name:?}; allowed: {} (ledbat, tcp_lp, nice not built yet)",
+            CC_NAMES.join(", ")
+        )),
+    }
+}
+
+/// RFC 5681 slow start with RFC 3465 appropriate byte counting, limit L = 2*SMSS: cwnd grows by
+/// min(acked, L), not beyond ssthresh. Returns the acked bytes left over once cwnd reached
+/// ssthresh (to be used by congestion avoidance, as Linux does).
+pub fn slow_start(st: &mut CcState, acked: u64) -> u64 {
+    let inc = acked.min(2 * st.mss);
+    let room = st.ssthresh.saturating_sub(st.cwnd);
+    if inc <= room {
+        st.cwnd += inc;
+        0
+    } else {
+        st.cwnd += room;
+        acked - room
+    }
+}
+
+/// RFC 5681 loss response: ssthresh = max(FlightSize/2, 2*SMSS).
+pub fn half_flight(st: &CcState) -> u64 {
+    (st.bytes_in_flight / 2).max(2 * st.mss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_and_error() {
+        for n in CC_NAMES {
+            assert!(make_cc(n, 1448, true).is_ok(), "{n}");
+        }
+        let e = make_cc("vegas", 1448, true).err().unwrap();
+        assert!(
+            e.contains("vegas") && e.contains("newreno") && e.contains("cubic"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn slow_start_abc_limit() {
+        let mut st = CcState {
+            cwnd: 10_000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+            bytes_in_flight: 0,
+            in_recovery: false,
+            srtt: None,
+        };
+        // One ACK for 5 segments (stretch ACK): at most L = 2*SMSS.
+        assert_eq!(slow_start(&mut st, 5000), 0);
+        assert_eq!(st.cwnd, 12_000);
+        st.ssthresh = 12_500;
+        assert_eq!(slow_start(&mut st, 1000), 500);
+        assert_eq!(st.cwnd, 12_500);
+    }
+}

@@ -1,0 +1,422 @@
+//! TCP data receiver (sans-I/O): handshake reply, in-order delivery with out-of-order
+//! reassembly, cumulative ACKs with up to 3 SACK blocks (RFC 2018: the block holding the most
+//! recently received segment first, then the most recently reported ones), delayed ACKs
+//! (RFC 1122 / 5681: every second full segment or after the delack timer; immediately for
+//! out-of-order data, duplicates, hole-filling segments and the FIN), timestamp echo per
+//! RFC 7323 (TS.Recent from the segment at the left edge of the window) and the RFC 3168 ECN
+//! receiver (ECE on every ACK from a CE mark until a CWR arrives).
+//!
+//! Simplifications (documented): the receiver never sends data; it answers every SYN with a
+//! SYN-ACK and relies on the sender's SYN retransmission when a SYN-ACK is lost (no SYN-ACK
+//! timer); the FIN flag rides on the last data segment and consumes no sequence number; the
+//! application reads at once, so the advertised window is the constant `rwnd` the sender applies.
+
+use std::collections::BTreeMap;
+
+use super::{ack_size, TcpConfig, SYN_SIZE};
+use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
+use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::units::Time;
+
+pub struct TcpReceiver {
+    flow: u32,
+    /// Direction of the data (ACKs go the other way).
+    dir: Dir,
+    mss: u64,
+    sack: bool,
+    ecn_cfg: bool,
+    delack: Option<Time>,
+    synced: bool,
+    ecn_ok: bool,
+    rcv_nxt: u64,
+    /// Out-of-order data above rcv_nxt: start -> end (exclusive), disjoint and non-adjacent.
+    ooo: BTreeMap<u64, u64>,
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    n_blocks: usize,
+    ts_recent: Time,
+    last_ack_sent: u64,
+    ece: bool,
+    /// In-order bytes received since the last ACK.
+    unacked_bytes: u64,
+    delack_at: Option<Time>,
+    fin_end: Option<u64>,
+    packets_received: u64,
+    /// ACKs (incl. SYN-ACKs) sent.
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, flow: u32, dir: Dir) -> TcpReceiver {
+        TcpReceiver {
+            flow,
+            dir,
+            mss: cfg.mss as u64,
+            sack: cfg.sack,
+            ecn_cfg: cfg.ecn,
+            delack: cfg.delack,
+            synced: false,
+            ecn_ok: false,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            blocks: [SackBlock::default(); MAX_SACK_BLOCKS],
+            n_blocks: 0,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            ece: false,
+            unacked_bytes: 0,
+            delack_at: None,
+            fin_end: None,
+            packets_received: 0,
+            acks_sent: 0,
+        }
+    }
+
+    /// Payload bytes delivered in order.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.rcv_nxt.saturating_sub(1)
+    }
+
+    /// The next expected sequence number.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// True once the FIN and all data before it have arrived.
+    pub fn finished(&self) -> bool {
+        self.fin_end.is_some_and(|f| self.rcv_nxt >= f)
+    }
+
+    fn base(&self, now: Time) -> Packet {
+        Packet {
+            flow: self.flow,
+            kind: Kind::Tcp,
+            dir: self.dir.reverse(),
+            ecn: Ecn::NotEct,
+            seq: 1,
+            ack: self.rcv_nxt,
+            ts_val: now,
+            ts_ecr: self.ts_recent,
+            sent_at: now,
+            ..Packet::default()
+        }
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Outbox) {
+        let mut p = self.base(now);
+        p.tcp_flags = flags::ACK | if self.ece { flags::ECE } else { 0 };
+        if self.sack {
+            p.n_sack = self.n_blocks as u8;
+            p.sack = self.blocks;
+        }
+        p.size = ack_size(p.n_sack as usize);
+        out.push(p);
+        self.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+    }
+
+    /// The out-of-order range holding `seq`, if any.
+    fn range_of(&self, seq: u64) -> Option<(u64, u64)> {
+        match self.ooo.range(..=seq).next_back() {
+            Some((&a, &b)) if b > seq => Some((a, b)),
+            _ => None,
+        }
+    }
+
+    fn insert_ooo(&mut self, s: u64, e: u64) {
+        let mut a = s;
+        let mut b = e;
+        // Merge with ranges that overlap or touch [s, e].
+        if let Some((&ps, &pe)) = self.ooo.range(..=s).next_back() {
+            if pe >= s {
+                a = ps;
+                b = b.max(pe);
+                self.ooo.remove(&ps);
+            }
+        }
+        while let Some((&ns, &ne)) = self.ooo.range(a..).next() {
+            if ns > b {
+                break;
+            }
+            b = b.max(ne);
+            self.ooo.remove(&ns);
+        }
+        self.ooo.insert(a, b);
+    }
+
+    /// RFC 2018 block order after data arrived at `seq` (out of order).
+    fn update_blocks(&mut self, seq: u64) {
+        let mut new = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        if let Some((a, b)) = self.range_of(seq) {
+            new[0] = SackBlock { start: a, end: b };
+            n = 1;
+        }
+        for k in 0..self.n_blocks {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if let Some((a, b)) = self.range_of(self.blocks[k].start) {
+                let blk = SackBlock { start: a, end: b };
+                if !new[..n].contains(&blk) {
+                    new[n] = blk;
+                    n += 1;
+                }
+            }
+        }
+        self.blocks = new;
+        self.n_blocks = n;
+    }
+
+    /// Drops blocks now covered by the cumulative ACK, refreshing merged ones.
+    fn prune_blocks(&mut self) {
+        let mut new = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for k in 0..self.n_blocks {
+            if let Some((a, b)) = self.range_of(self.blocks[k].start.max(self.rcv_nxt)) {
+                let blk = SackBlock { start: a, end: b };
+                if !new[..n].contains(&blk) {
+                    new[n] = blk;
+                    n += 1;
+                }
+            }
+        }
+        self.blocks = new;
+        self.n_blocks = n;
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn start(&mut self, _now: Time, _out: &mut Outbox) {}
+
+    fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        self.packets_received += 1;
+        if pkt.tcp_flags & flags::SYN != 0 {
+            if !self.synced {
+                self.synced = true;
+                self.rcv_nxt = 1;
+                self.last_ack_sent = 1;
+                let want = flags::ECE | flags::CWR;
+                self.ecn_ok = self.ecn_cfg && pkt.tcp_flags & want == want;
+            }
+            self.ts_recent = pkt.ts_val;
+            // SYN-ACK: sent at once, also for a retransmitted SYN.
+            let mut p = self.base(now);
+            p.seq = 0;
+            p.ack = 1;
+            p.size = SYN_SIZE;
+            p.tcp_flags = flags::SYN | flags::ACK | if self.ecn_ok { flags::ECE } else { 0 };
+            out.push(p);
+            self.acks_sent += 1;
+            return;
+        }
+        if !self.synced || pkt.payload == 0 {
+            return;
+        }
+        if self.ecn_ok {
+            if pkt.tcp_flags & flags::CWR != 0 {
+                self.ece = false;
+            }
+            if pkt.ecn == Ecn::Ce {
+                self.ece = true;
+            }
+        }
+        let s = pkt.seq;
+        let e = pkt.seq + pkt.payload as u64;
+        if pkt.tcp_flags & flags::FIN != 0 {
+            self.fin_end = Some(e);
+        }
+        // RFC 7323 4.3: TS.Recent from segments at the left window edge.
+        if s <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
+            self.ts_recent = pkt.ts_val;
+        }
+        let mut immediate = self.delack.is_none();
+        if e <= self.rcv_nxt {
+            immediate = true; // duplicate
+        } else if s > self.rcv_nxt {
+            self.insert_ooo(s, e);
+            self.update_blocks(s);
+            immediate = true;
+        } else {
+            let had_hole = !self.ooo.is_empty();
+            self.unacked_bytes += e - self.rcv_nxt;
+            self.rcv_nxt = e;
+            while let Some((&a, &b)) = self.ooo.first_key_value() {
+                if a > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(b);
+                self.ooo.remove(&a);
+            }
+            if had_hole {
+                immediate = true;
+                self.prune_blocks();
+            }
+            if self.unacked_bytes >= 2 * self.mss {
+                immediate = true;
+            }
+        }
+        if self.finished() {
+            immediate = true;
+        }
+        if immediate {
+            self.send_ack(now, out);
+        } else if self.delack_at.is_none() {
+            self.delack_at = self.delack.map(|d| now + d);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.delack_at
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        r.bytes_delivered += self.bytes_delivered();
+        r.packets_received += self.packets_received;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::MS;
+
+    fn cfg(delack: Option<Time>) -> TcpConfig {
+        TcpConfig {
+            mss: 100,
+            delack,
+            ecn: true,
+            ..TcpConfig::default()
+        }
+    }
+
+    fn syn(rx: &mut TcpReceiver, ecn: bool) -> Packet {
+        let mut out = vec![];
+        let f = flags::SYN | if ecn { flags::ECE | flags::CWR } else { 0 };
+        rx.on_packet(
+            &Packet {
+                kind: Kind::Tcp,
+                tcp_flags: f,
+                ts_val: 7,
+                size: SYN_SIZE,
+                ..Default::default()
+            },
+            10,
+            &mut out,
+        );
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    fn data(rx: &mut TcpReceiver, i: u64, now: Time) -> Vec<Packet> {
+        let mut out = vec![];
+        let p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            seq: 1 + i * 100,
+            payload: 100,
+            size: 152,
+            ts_val: now,
+            ..Default::default()
+        };
+        rx.on_packet(&p, now, &mut out);
+        out
+    }
+
+    #[test]
+    fn syn_ack_negotiates_ecn_and_echoes() {
+        let mut rx = TcpReceiver::new(&cfg(None), 3, Dir::Up);
+        let sa = syn(&mut rx, true);
+        assert_eq!(sa.tcp_flags, flags::SYN | flags::ACK | flags::ECE);
+        assert_eq!(
+            (sa.ack, sa.ts_ecr, sa.dir, sa.flow, sa.size),
+            (1, 7, Dir::Down, 3, SYN_SIZE)
+        );
+        let mut rx2 = TcpReceiver::new(&cfg(None), 3, Dir::Up);
+        assert_eq!(syn(&mut rx2, false).tcp_flags, flags::SYN | flags::ACK);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_and_timer() {
+        let mut rx = TcpReceiver::new(&cfg(Some(40 * MS)), 0, Dir::Up);
+        syn(&mut rx, false);
+        assert!(data(&mut rx, 0, 100).is_empty());
+        assert_eq!(rx.next_timer(), Some(100 + 40 * MS));
+        let a = data(&mut rx, 1, 200);
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            (a[0].ack, a[0].ts_ecr, a[0].size),
+            (201, 100, 52),
+            "echo the earlier TSval"
+        );
+        assert_eq!(rx.next_timer(), None);
+        assert!(data(&mut rx, 2, 300).is_empty());
+        let mut out = vec![];
+        rx.on_timer(300 + 40 * MS, &mut out);
+        assert_eq!(out[0].ack, 301);
+        assert_eq!(rx.bytes_delivered(), 300);
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_and_hole_fill() {
+        let mut rx = TcpReceiver::new(&cfg(Some(40 * MS)), 0, Dir::Up);
+        syn(&mut rx, false);
+        data(&mut rx, 0, 1);
+        data(&mut rx, 1, 2); // ACK 201
+        let a = data(&mut rx, 3, 3); // out of order: immediate
+        assert_eq!((a[0].ack, a[0].n_sack), (201, 1));
+        assert_eq!(a[0].sack[0], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].size, 52 + 12);
+        data(&mut rx, 6, 4);
+        let a = data(&mut rx, 8, 5);
+        assert_eq!(a[0].n_sack, 3);
+        assert_eq!(a[0].sack[0], SackBlock { start: 801, end: 901 });
+        assert_eq!(a[0].sack[1], SackBlock { start: 601, end: 701 });
+        assert_eq!(a[0].sack[2], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].size, 52 + 28);
+        let a = data(&mut rx, 7, 6); // joins 6 and 8
+        assert_eq!(a[0].sack[0], SackBlock { start: 601, end: 901 });
+        assert_eq!(a[0].sack[1], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].n_sack, 2);
+        let a = data(&mut rx, 2, 7); // fills the first hole: immediate ACK
+        assert_eq!(a[0].ack, 401);
+        assert_eq!(a[0].n_sack, 1);
+        assert_eq!(a[0].sack[0], SackBlock { start: 601, end: 901 });
+        data(&mut rx, 4, 8);
+        let a = data(&mut rx, 5, 9);
+        assert_eq!((a[0].ack, a[0].n_sack), (901, 0));
+        assert_eq!(rx.bytes_delivered(), 900);
+        // A duplicate is acknowledged at once.
+        assert_eq!(data(&mut rx, 1, 10)[0].ack, 901);
+    }
+
+    #[test]
+    fn ece_until_cwr() {
+        let mut rx = TcpReceiver::new(&cfg(None), 0, Dir::Up);
+        syn(&mut rx, true);
+        let mut out = vec![];
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            seq: 1,
+            payload: 100,
+            ecn: Ecn::Ce,
+            ..Default::default()
+        };
+        rx.on_packet(&p, 1, &mut out);
+        p.seq = 101;
+        p.ecn = Ecn::Ect0;
+        rx.on_packet(&p, 2, &mut out);
+        p.seq = 201;
+        p.tcp_flags = flags::CWR;
+        rx.on_packet(&p, 3, &mut out);
+        let ece: Vec<bool> = out.iter().map(|a| a.tcp_flags & flags::ECE != 0).collect();
+        assert_eq!(ece, vec![true, true, false]);
+    }
+}

@@ -1,0 +1,535 @@
+//! The sender's per-segment scoreboard for SACK loss recovery (RFC 6675) and RTO recovery.
+//!
+//! Segments are never re-segmented, so segment i always covers [1 + i*MSS, 1 + (i+1)*MSS)
+//! (the last one of a finite transfer may be shorter) and a sequence number maps to its segment
+//! by division. The scoreboard holds one small record per outstanding segment in a VecDeque
+//! (front = the segment at snd_una); unsent data is not represented at all.
+//!
+//! Cost: everything a normal ACK triggers is amortised O(SACK blocks + segments newly acked,
+//! SACKed or declared lost):
+//! * SACKed ranges are also kept as a range set of segment indices, so a SACK block that repeats
+//!   known information is skipped in O(log n) and only the gaps it fills are visited;
+//! * IsLost (RFC 6675 section 4) is evaluated in its segment-granular form: a segment is lost
+//!   when DupThresh = 3 SACKed segments lie above it (for full-sized segments this is the same
+//!   as "more than 2*SMSS bytes SACKed above"). Lost segments are therefore exactly the
+//!   unSACKed segments below the third-highest SACKed segment; that frontier only moves up, and
+//!   a cursor (`lost_pos`) marks each segment at most once;
+//! * `pipe` (RFC 6675 SetPipe) is maintained incrementally: an outstanding segment counts once
+//!   if it is neither SACKed nor lost, plus once more while a retransmission of it is in flight
+//!   (RFC 6675 counts "retransmitted" for octets below HighRxt; here a retransmission stops
+//!   counting when the segment is SACKed/acked or an RTO declares everything lost);
+//! * NextSeg uses a cursor (`rtx_pos`, i.e. HighRxt + 1 in segment units) that only moves up
+//!   except when an RTO restarts it at snd_una.
+//!
+//! An RTO is O(outstanding segments) once (mark everything lost, RFC 6675 section 5.1, keeping
+//! the SACK information).
+
+use std::collections::{BTreeMap, VecDeque};
+
+const DUP_THRESH: usize = 3;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seg {
+    pub sacked: bool,
+    pub lost: bool,
+    /// A retransmission of this segment is in flight.
+    pub retx: bool,
+    /// Retransmitted at least once.
+    pub ever_retx: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    /// Index of `segs[0]`.
+    first: u64,
+    mss: u64,
+    /// Exclusive end of the data in sequence space (finite transfers).
+    data_end: Option<u64>,
+    pipe: u64,
+    /// SACKed segment indices as disjoint, non-adjacent ranges start -> end (exclusive).
+    sacked: BTreeMap<u64, u64>,
+    /// The (up to) DupThresh highest SACKed segment indices, descending.
+    top: [u64; DUP_THRESH],
+    n_top: usize,
+    /// Segments below this index have been examined for the IsLost rule.
+    lost_pos: u64,
+    /// NextSeg cursor: segments below are SACKed or already retransmitted.
+    rtx_pos: u64,
+    scratch: Vec<u64>,
+    /// Work counter: segment records and ranges visited by per-ACK operations (not by
+    /// `mark_all_lost`), for the cost tests.
+    work: u64,
+}
+
+impl Scoreboard {
+    pub fn new(mss: u64, data_end: Option<u64>) -> Scoreboard {
+        Scoreboard {
+            segs: VecDeque::new(),
+            first: 0,
+            mss,
+            data_end,
+            pipe: 0,
+            sacked: BTreeMap::new(),
+            top: [0; DUP_THRESH],
+            n_top: 0,
+            lost_pos: 0,
+            rtx_pos: 0,
+            scratch: Vec::new(),
+            work: 0,
+        }
+    }
+
+    /// First sequence number of segment `i` (data starts at 1: the SYN took 0).
+    pub fn seg_start(&self, i: u64) -> u64 {
+        1 + i * self.mss
+    }
+
+    pub fn seg_end(&self, i: u64) -> u64 {
+        let e = self.seg_start(i + 1);
+        self.data_end.map_or(e, |d| e.min(d))
+    }
+
+    pub fn seg_len(&self, i: u64) -> u64 {
+        self.seg_end(i) - self.seg_start(i)
+    }
+
+    /// Index of the next segment never sent.
+    pub fn next_idx(&self) -> u64 {
+        self.first + self.segs.len() as u64
+    }
+
+    pub fn first_idx(&self) -> u64 {
+        self.first
+    }
+
+    pub fn outstanding(&self) -> usize {
+        self.segs.len()
+    }
+
+    pub fn pipe(&self) -> u64 {
+        self.pipe
+    }
+
+    /// Segment records and ranges visited so far by per-ACK operations.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    pub fn seg(&self, i: u64) -> Option<&Seg> {
+        i.checked_sub(self.first).and_then(|o| self.segs.get(o as usize))
+    }
+
+    fn contrib(&self, s: &Seg, len: u64) -> u64 {
+        let mut c = 0;
+        if !s.sacked && !s.lost {
+            c += len;
+        }
+        if s.retx {
+            c += len;
+        }
+        c
+    }
+
+    /// Records the first transmission of the next new segment; returns its index.
+    pub fn push_new(&mut self) -> u64 {
+        let i = self.next_idx();
+        self.segs.push_back(Seg::default());
+        self.pipe += self.seg_len(i);
+        i
+    }
+
+    /// Records a retransmission of segment `i`.
+    pub fn retransmitted(&mut self, i: u64) {
+        let len = self.seg_len(i);
+        let o = (i - self.first) as usize;
+        let s = &mut self.segs[o];
+        debug_assert!(!s.retx);
+        s.retx = true;
+        s.ever_retx = true;
+        self.pipe += len;
+    }
+
+    /// Cumulative ACK `ack` (sequence number): drops fully acknowledged segments. Returns the
+    /// number of segments removed and whether any of them had been retransmitted.
+    pub fn cum_ack(&mut self, ack: u64) -> (u64, bool) {
+        let mut n = 0;
+        let mut any_retx = false;
+        while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
+            let s = self.segs.pop_front().unwrap_or_default();
+            let len = self.seg_len(self.first);
+            self.pipe -= self.contrib(&s, len);
+            any_retx |= s.ever_retx;
+            self.first += 1;
+            n += 1;
+            self.work += 1;
+        }
+        if n > 0 {
+            // Trim the SACK range set and the top-3 below the new front.
+            while let Some((&a, &b)) = self.sacked.first_key_value() {
+                if a >= self.first {
+                    break;
+                }
+                self.work += 1;
+                self.sacked.remove(&a);
+                if b > self.first {
+                    self.sacked.insert(self.first, b);
+                }
+            }
+            let keep = self.top[..self.n_top]
+                .iter()
+                .filter(|&&t| t >= self.first)
+                .count();
+            self.n_top = keep;
+            self.lost_pos = self.lost_pos.max(self.first);
+            self.rtx_pos = self.rtx_pos.max(self.first);
+        }
+        (n, any_retx)
+    }
+
+    fn note_top(&mut self, i: u64) {
+        // Keep the DupThresh highest SACKed indices (descending).
+        let n = self.n_top;
+        if n == DUP_THRESH && i <= self.top[n - 1] {
+            return;
+        }
+        let mut pos = n.min(DUP_THRESH - 1);
+        if n < DUP_THRESH {
+            self.n_top += 1;
+        }
+        while pos > 0 && self.top[pos - 1] < i {
+            self.top[pos] = self.top[pos - 1];
+            pos -= 1;
+        }
+        self.top[pos] = i;
+    }
+
+    fn mark_sacked(&mut self, a: u64, b: u64) -> u64 {
+        let mut bytes = 0;
+        for i in a..b {
+            let len = self.seg_len(i);
+            let o = (i - self.first) as usize;
+            let s = self.segs[o];
+            self.pipe -= self.contrib(&s, len);
+            let s = &mut self.segs[o];
+            s.sacked = true;
+            s.retx = false;
+            bytes += len;
+            self.work += 1;
+        }
+        for i in (a.max(b.saturating_sub(DUP_THRESH as u64))..b).rev() {
+            self.note_top(i);
+        }
+        bytes
+    }
+
+    /// Applies one SACK block [start, end) (sequence numbers). Returns bytes newly SACKed.
+    /// Segments only partly covered are ignored; blocks outside the outstanding data are
+    /// clipped (D-SACK blocks below snd_una are thereby ignored).
+    pub fn sack(&mut self, start: u64, end: u64) -> u64 {
+        if start >= end || end <= 1 {
+            return 0;
+        }
+        let mss = self.mss;
+        let s_idx = (start - 1) / mss;
+        let mut a = if self.seg_start(s_idx) < start {
+            s_idx + 1
+        } else {
+            s_idx
+        };
+        let mut b = (end - 1) / mss;
+        if self.data_end.is_some_and(|d| end >= d) {
+            b = self.next_idx();
+        }
+        a = a.max(self.first);
+        b = b.min(self.next_idx());
+        if a >= b {
+            return 0;
+        }
+        // Walk the known SACKed ranges touching [a, b] and fill the gaps between them.
+        self.scratch.clear();
+        let lo = match self.sacked.range(..=a).next_back() {
+            Some((&s, &e)) if e >= a => s,
+            _ => a,
+        };
+        let mut merged = (a, b);
+        let mut cur = a;
+        let mut gaps: [(u64, u64); 8] = [(0, 0); 8];
+        let mut n_gaps = 0;
+        let mut overflow = false;
+        for (&s, &e) in self.sacked.range(lo..=b) {
+            self.scratch.push(s);
+            self.work += 1;
+            merged = (merged.0.min(s), merged.1.max(e));
+            if s > cur {
+                if n_gaps < gaps.len() {
+                    gaps[n_gaps] = (cur, s);
+                    n_gaps += 1;
+                } else {
+                    overflow = true;
+                }
+            }
+            cur = cur.max(e);
+        }
+        if cur < b {
+            if n_gaps < gaps.len() {
+                gaps[n_gaps] = (cur, b);
+                n_gaps += 1;
+            } else {
+                overflow = true;
+            }
+        }
+        let mut bytes = 0;
+        if overflow {
+            // Rare: more than 8 holes filled by one block; visit the block segment by segment.
+            for i in a..b {
+                self.work += 1;
+                if !self.segs[(i - self.first) as usize].sacked {
+                    bytes += self.mark_sacked(i, i + 1);
+                }
+            }
+        } else {
+            for &(ga, gb) in &gaps[..n_gaps] {
+                bytes += self.mark_sacked(ga, gb);
+            }
+        }
+        for k in 0..self.scratch.len() {
+            let key = self.scratch[k];
+            self.sacked.remove(&key);
+        }
+        self.sacked.insert(merged.0, merged.1);
+        bytes
+    }
+
+    /// Applies the IsLost rule after a batch of SACK blocks: marks newly lost segments.
+    /// Returns the number of segments newly marked lost.
+    pub fn update_lost(&mut self) -> u64 {
+        if self.n_top < DUP_THRESH {
+            return 0;
+        }
+        let frontier = self.top[DUP_THRESH - 1];
+        let mut n = 0;
+        let mut i = self.lost_pos.max(self.first);
+        while i < frontier {
+            n += self.mark_lost(i) as u64;
+            i += 1;
+            self.work += 1;
+        }
+        self.lost_pos = self.lost_pos.max(frontier);
+        n
+    }
+
+    /// Declares segment `i` lost (if outstanding and not SACKed). Returns true if it changed.
+    pub fn mark_lost(&mut self, i: u64) -> bool {
+        let Some(o) = i.checked_sub(self.first) else {
+            return false;
+        };
+        let len = self.seg_len(i);
+        match self.segs.get_mut(o as usize) {
+            Some(s) if !s.sacked && !s.lost => {
+                s.lost = true;
+                self.pipe -= len;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// RTO (RFC 6675 5.1): every unSACKed segment is lost, no retransmission is in flight, and
+    /// NextSeg restarts at snd_una. SACK information is kept.
+    pub fn mark_all_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.retx = false;
+            if !s.sacked {
+                s.lost = true;
+            }
+        }
+        self.pipe = 0;
+        self.lost_pos = self.next_idx();
+        self.rtx_pos = self.first;
+    }
+
+    /// The first segment at or above the NextSeg cursor that is neither SACKed nor already
+    /// retransmitted: (index, lost?). Advances the cursor over segments it passes.
+    pub fn next_candidate(&mut self) -> Option<(u64, bool)> {
+        let mut i = self.rtx_pos.max(self.first);
+        let end = self.next_idx();
+        while i < end {
+            self.work += 1;
+            let s = self.segs[(i - self.first) as usize];
+            if !s.sacked && !s.retx {
+                self.rtx_pos = i;
+                return Some((i, s.lost));
+            }
+            i += 1;
+        }
+        self.rtx_pos = end;
+        None
+    }
+
+    /// The highest outstanding unSACKed segment (for the RFC 6675 rescue retransmission).
+    pub fn highest_unsacked(&self) -> Option<u64> {
+        let n = self.segs.len();
+        (0..n)
+            .rev()
+            .find(|&o| !self.segs[o].sacked)
+            .map(|o| self.first + o as u64)
+    }
+
+    /// The highest SACKed segment index.
+    pub fn highest_sacked(&self) -> Option<u64> {
+        (self.n_top > 0).then_some(self.top[0])
+    }
+
+    pub fn head_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost)
+    }
+
+    /// Number of SACKed outstanding segments (from the range set).
+    pub fn sacked_segments(&self) -> u64 {
+        self.sacked.iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// Recomputes pipe from scratch (tests / debug assertions).
+    pub fn pipe_slow(&self) -> u64 {
+        (0..self.segs.len())
+            .map(|o| self.contrib(&self.segs[o], self.seg_len(self.first + o as u64)))
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 100;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(MSS, None);
+        for _ in 0..n {
+            sb.push_new();
+        }
+        sb
+    }
+
+    fn seq(i: u64) -> u64 {
+        1 + i * MSS
+    }
+
+    #[test]
+    fn sack_marks_only_new_segments_and_pipe_tracks() {
+        let mut sb = board(10);
+        assert_eq!(sb.pipe(), 1000);
+        assert_eq!(sb.sack(seq(3), seq(5)), 200);
+        assert_eq!(
+            sb.sack(seq(3), seq(6)),
+            100,
+            "repeated block: only segment 5 is new"
+        );
+        assert_eq!(sb.sack(seq(8), seq(9)), 100);
+        assert_eq!(sb.pipe(), 600);
+        assert_eq!(sb.sacked_segments(), 4);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        // A block that spans the gap merges the ranges.
+        assert_eq!(sb.sack(seq(3), seq(9)), 200);
+        assert_eq!(sb.sacked_segments(), 6);
+        // Partially covered segments are not SACKed.
+        assert_eq!(sb.sack(seq(9) + 1, seq(10)), 0);
+    }
+
+    #[test]
+    fn is_lost_needs_three_sacked_segments_above() {
+        let mut sb = board(10);
+        sb.sack(seq(4), seq(6));
+        assert_eq!(sb.update_lost(), 0);
+        assert!(!sb.head_lost());
+        sb.sack(seq(7), seq(8));
+        // Top three SACKed: 7, 5, 4 -> segments 0..4 (not SACKed) are lost; 6 is not.
+        assert_eq!(sb.update_lost(), 4);
+        assert!(sb.head_lost());
+        assert!(!sb.seg(6).unwrap().lost);
+        assert_eq!(sb.pipe(), 10 * MSS - 3 * MSS - 4 * MSS);
+        sb.sack(seq(9), seq(10));
+        // Top: 9, 7, 5 -> nothing new below 5 except... 0..4 already lost.
+        assert_eq!(sb.update_lost(), 0);
+        sb.sack(seq(8), seq(9));
+        // Top: 9, 8, 7 -> 6 lost now.
+        assert_eq!(sb.update_lost(), 1);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+    }
+
+    #[test]
+    fn next_seg_cursor_and_retransmission_accounting() {
+        let mut sb = board(8);
+        sb.sack(seq(2), seq(3));
+        sb.sack(seq(4), seq(7));
+        sb.update_lost();
+        // Top: 6, 5, 4 -> 0, 1, 3 lost.
+        assert_eq!(sb.next_candidate(), Some((0, true)));
+        sb.retransmitted(0);
+        assert_eq!(sb.next_candidate(), Some((1, true)));
+        sb.retransmitted(1);
+        assert_eq!(sb.next_candidate(), Some((3, true)));
+        sb.retransmitted(3);
+        assert_eq!(sb.next_candidate(), Some((7, false)));
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        // pipe: segment 7 (1) + 3 retransmissions = 4 segments.
+        assert_eq!(sb.pipe(), 4 * MSS);
+        let (n, retx) = sb.cum_ack(seq(2));
+        assert_eq!((n, retx), (2, true));
+        assert_eq!(sb.pipe(), 2 * MSS);
+        assert_eq!(sb.highest_unsacked(), Some(7));
+    }
+
+    #[test]
+    fn rto_marks_everything_lost_and_keeps_sacks() {
+        let mut sb = board(6);
+        sb.sack(seq(3), seq(4));
+        sb.mark_all_lost();
+        assert_eq!(sb.pipe(), 0);
+        assert_eq!(sb.next_candidate(), Some((0, true)));
+        sb.retransmitted(0);
+        assert_eq!(sb.next_candidate(), Some((1, true)));
+        sb.retransmitted(1);
+        sb.retransmitted(2);
+        assert_eq!(
+            sb.next_candidate(),
+            Some((4, true)),
+            "segment 3 is SACKed: skipped"
+        );
+        assert_eq!(sb.pipe(), 3 * MSS);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+    }
+
+    #[test]
+    fn finite_last_segment_is_short() {
+        let mut sb = Scoreboard::new(MSS, Some(1 + 250));
+        for _ in 0..3 {
+            sb.push_new();
+        }
+        assert_eq!(sb.seg_len(2), 50);
+        assert_eq!(sb.pipe(), 250);
+        assert_eq!(sb.sack(seq(2), 251), 50);
+        assert_eq!(sb.cum_ack(251).0, 3);
+        assert_eq!(sb.pipe(), 0);
+    }
+
+    #[test]
+    fn cum_ack_trims_sack_state() {
+        let mut sb = board(10);
+        sb.sack(seq(3), seq(6));
+        sb.update_lost();
+        sb.cum_ack(seq(4));
+        assert_eq!(sb.sacked_segments(), 2);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        // Only 2 SACKed remain (4, 5); a SACK of 8 makes the top three 8, 5, 4: nothing
+        // unSACKed lies below 4, so nothing new is lost (6 and 7 have only 1 SACKed above).
+        sb.sack(seq(8), seq(9));
+        assert_eq!(sb.update_lost(), 0);
+        assert!(!sb.seg(6).unwrap().lost && !sb.seg(7).unwrap().lost);
+        sb.sack(seq(9), seq(10));
+        // Top 9, 8, 5: 6 and 7 have only two SACKed segments above them: still not lost.
+        assert_eq!(sb.update_lost(), 0);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+    }
+}

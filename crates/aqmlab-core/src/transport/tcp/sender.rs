@@ -1,0 +1,788 @@
+//! TCP data sender (sans-I/O), algorithms.md 11: three-way handshake opened by the sender,
+//! RFC 5681 windows (the growth law itself is the congestion controller's), RFC 3042 limited
+//! transmit, RFC 6298 timer, loss recovery by RFC 6675 (SACK, default) or RFC 6582 (NewReno,
+//! `sack = false`), go-back-N retransmission in slow start after an RTO keeping the SACK
+//! information (RFC 6675 5.1), and the RFC 3168 ECN sender.
+//!
+//! Choices (documented variants):
+//! * Handshake: SYN at `start`, retransmitted after the initial RTO with doubling; the first
+//!   data segments carry the handshake's final ACK. The SYN-ACK's timestamp echo gives the first
+//!   RTT sample. After a retransmitted SYN the initial window is 1 segment (RFC 5681 3.1).
+//! * Window test: a segment may be sent while pipe + SMSS <= cwnd, pipe as in RFC 6675 SetPipe
+//!   (maintained incrementally by the scoreboard). With SACK this applies at all times, so
+//!   SACKed segments free room before recovery (this subsumes limited transmit). Without SACK,
+//!   NewReno uses FlightSize (all unacknowledged data) with cwnd inflation in fast recovery, and
+//!   limited transmit allows FlightSize <= cwnd + dupacks*SMSS for the first two dup ACKs.
+//! * SACK recovery: entered on the 3rd duplicate ACK (an ACK carrying new SACK data without
+//!   advancing snd_una) or when IsLost(snd_una); cwnd = ssthresh at entry (no inflation), the
+//!   head segment is retransmitted at once, then NextSeg rules 1-4 including one rescue
+//!   retransmission per recovery; exit when snd_una >= RecoveryPoint (cwnd stays at ssthresh).
+//! * NewReno: `recover`, partial ACKs retransmit the next hole with partial window deflation,
+//!   the timer is re-armed on the first partial ACK only ("impatient"), full ACK:
+//!   cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+//! * RTO: RFC 6298 timer (start/restart on new ACKs, stop when all is acked); on expiry
+//!   ssthresh per controller (unchanged on a repeated expiry), cwnd = 1 SMSS, everything
+//!   outstanding declared lost, retransmissions in order in slow start; no fast recovery until
+//!   snd_una passes the highest sequence sent before the timeout.
+//! * ECN: at most one reduction per window of data (no reduction until snd_una passes the
+//!   highest sequence sent at the previous reduction, loss reductions included); CWR on the next
+//!   new data segment; ECT(0) only on new data.
+//! * RTT samples: now - TSecr of every ACK advancing snd_una (RFC 7323); receive window: the
+//!   constant `rwnd` caps unacknowledged data.
+
+use super::rto::RttEstimator;
+use super::scoreboard::Scoreboard;
+use super::{TcpConfig, HEADER, SYN_SIZE};
+use crate::packet::{flags, Dir, Ecn, Kind, Packet};
+use crate::transport::cc::{make_cc, AckSample, CcState, CongestionControl, CongestionKind};
+use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::units::Time;
+
+const DUP_THRESH: u32 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    Closed,
+    SynSent,
+    Established,
+    /// Finite transfer fully acknowledged.
+    Done,
+}
+
+pub struct TcpSender {
+    flow: u32,
+    dir: Dir,
+    mss: u64,
+    iw: u64,
+    sack: bool,
+    ecn_cfg: bool,
+    rwnd: u64,
+    /// Exclusive end of the data (1 + bytes) for finite transfers.
+    data_end: Option<u64>,
+    cc: Box<dyn CongestionControl>,
+    st: CcState,
+    rtt: RttEstimator,
+    sb: Scoreboard,
+    state: SenderState,
+    ecn_ok: bool,
+    cwr_pending: bool,
+    snd_una: u64,
+    /// Next new sequence number (HighData + 1).
+    high_data: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6675 RecoveryPoint (exclusive).
+    recovery_point: u64,
+    rescue_done: bool,
+    /// RFC 6582 `recover` (exclusive: the next sequence after the highest sent).
+    recover: u64,
+    first_partial: bool,
+    /// After an RTO: no fast recovery before snd_una reaches this point.
+    loss_point: Option<u64>,
+    /// No further congestion reduction before snd_una reaches this point.
+    cong_point: u64,
+    round_end: u64,
+    rto_at: Option<Time>,
+    syn_sent: u32,
+    // Counters.
+    packets_sent: u64,
+    bytes_sent: u64,
+    retransmits: u64,
+    rto_count: u64,
+    first_syn: Option<Time>,
+    completed: Option<Time>,
+    ecn_reductions: u64,
+    ece_acks: u64,
+    fast_recoveries: u64,
+    acks_received: u64,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
+        let cc = make_cc(&cfg.cc, cfg.mss, cfg.hystart)?;
+        let mss = cfg.mss as u64;
+        let data_end = cfg.bytes.map(|b| 1 + b);
+        Ok(TcpSender {
+            flow,
+            dir,
+            mss,
+            iw: cfg.iw as u64,
+            sack: cfg.sack,
+            ecn_cfg: cfg.ecn,
+            rwnd: cfg.rwnd,
+            data_end,
+            cc,
+            st: CcState {
+                cwnd: cfg.iw as u64 * mss,
+                ssthresh: u64::MAX,
+                mss,
+                bytes_in_flight: 0,
+                in_recovery: false,
+                srtt: None,
+            },
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
+            sb: Scoreboard::new(mss, data_end),
+            state: SenderState::Closed,
+            ecn_ok: false,
+            cwr_pending: false,
+            snd_una: 0,
+            high_data: 1,
+            dupacks: 0,
+            in_recovery: false,
+            recovery_point: 0,
+            rescue_done: false,
+            recover: 0,
+            first_partial: false,
+            loss_point: None,
+            cong_point: 0,
+            round_end: 1,
+            rto_at: None,
+            syn_sent: 0,
+            packets_sent: 0,
+            bytes_sent: 0,
+            retransmits: 0,
+            rto_count: 0,
+            first_syn: None,
+            completed: None,
+            ecn_reductions: 0,
+            ece_acks: 0,
+            fast_recoveries: 0,
+            acks_received: 0,
+        })
+    }
+
+    pub fn state(&self) -> SenderState {
+        self.state
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.st.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.st.ssthresh
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// The next new sequence number to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.high_data
+    }
+    pub fn pipe(&self) -> u64 {
+        self.sb.pipe()
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    pub fn rto(&self) -> Time {
+        self.rtt.rto()
+    }
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn_ok
+    }
+    /// Fast recoveries entered (loss detected by duplicate ACKs / SACK).
+    pub fn fast_recoveries(&self) -> u64 {
+        self.fast_recoveries
+    }
+    /// ACKs received with ECE set.
+    pub fn ece_acks(&self) -> u64 {
+        self.ece_acks
+    }
+    pub fn retransmits(&self) -> u64 {
+        self.retransmits
+    }
+    pub fn rto_count(&self) -> u64 {
+        self.rto_count
+    }
+    pub fn ecn_reductions(&self) -> u64 {
+        self.ecn_reductions
+    }
+    /// Time the ACK covering the last data byte arrived (finite transfers).
+    pub fn completed(&self) -> Option<Time> {
+        self.completed
+    }
+    /// The SACK scoreboard (for inspection).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// ACKs processed in the established state.
+    pub fn acks_received(&self) -> u64 {
+        self.acks_received
+    }
+    /// The congestion controller (for inspection).
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    fn flight(&self) -> u64 {
+        self.high_data - self.snd_una.max(1)
+    }
+
+    fn sync_state(&mut self) {
+        self.st.bytes_in_flight = self.flight();
+        self.st.in_recovery = self.in_recovery;
+        self.st.srtt = self.rtt.srtt();
+    }
+
+    fn emit(&mut self, p: Packet, out: &mut Outbox) {
+        self.packets_sent += 1;
+        self.bytes_sent += p.size as u64;
+        out.push(p);
+    }
+
+    fn send_syn(&mut self, now: Time, out: &mut Outbox) {
+        let f = flags::SYN | if self.ecn_cfg { flags::ECE | flags::CWR } else { 0 };
+        let p = Packet {
+            flow: self.flow,
+            size: SYN_SIZE,
+            kind: Kind::Tcp,
+            dir: self.dir,
+            tcp_flags: f,
+            ts_val: now,
+            sent_at: now,
+            ..Packet::default()
+        };
+        self.syn_sent += 1;
+        self.emit(p, out);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    fn segment(&self, i: u64, now: Time) -> Packet {
+        let start = self.sb.seg_start(i);
+        let end = self.sb.seg_end(i);
+        let fin = self.data_end == Some(end);
+        Packet {
+            flow: self.flow,
+            size: (end - start) as u32 + HEADER,
+            kind: Kind::Tcp,
+            dir: self.dir,
+            ecn: Ecn::NotEct,
+            tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 },
+            seq: start,
+            ack: 1,
+            payload: (end - start) as u32,
+            ts_val: now,
+            sent_at: now,
+            ..Packet::default()
+        }
+    }
+
+    fn send_new(&mut self, now: Time, out: &mut Outbox) {
+        let i = self.sb.push_new();
+        let mut p = self.segment(i, now);
+        if self.ecn_ok {
+            p.ecn = Ecn::Ect0;
+            if self.cwr_pending {
+                p.tcp_flags |= flags::CWR;
+                self.cwr_pending = false;
+            }
+        }
+        self.high_data = self.sb.seg_end(i);
+        self.emit(p, out);
+    }
+
+    fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
+        self.sb.retransmitted(i);
+        let p = self.segment(i, now);
+        self.retransmits += 1;
+        self.emit(p, out);
+    }
+
+    fn can_send_new(&self) -> bool {
+        let end = self.sb.seg_end(self.sb.next_idx());
+        let has_data = self.data_end.is_none_or(|d| self.high_data < d);
+        has_data && end - self.snd_una <= self.rwnd
+    }
+
+    /// Transmits what the window allows (RFC 6675 NextSeg / RFC 6582 / plain new data).
+    fn send_loop(&mut self, now: Time, out: &mut Outbox) {
+        if self.state != SenderState::Established {
+            return;
+        }
+        let newreno_fr = !self.sack && self.in_recovery;
+        loop {
+            let cwnd = self.st.cwnd;
+            let cand = if newreno_fr {
+                None
+            } else {
+                self.sb.next_candidate()
+            };
+            // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO).
+            if let Some((i, true)) = cand {
+                if self.sb.pipe() + self.mss <= cwnd {
+                    self.retransmit(i, now, out);
+                    continue;
+                }
+                break;
+            }
+            // Rule 2: new data.
+            if self.can_send_new() {
+                let (in_flight, mut allowed) = if self.sack {
+                    (self.sb.pipe(), cwnd)
+                } else {
+                    (self.flight(), cwnd)
+                };
+                if !self.sack && !self.in_recovery && self.loss_point.is_none() {
+                    // RFC 3042 limited transmit.
+                    allowed += self.dupacks.min(2) as u64 * self.mss;
+                }
+                if !self.sack && self.loss_point.is_some() {
+                    // Go-back-N after an RTO: the pipe of retransmissions governs.
+                    if self.sb.pipe() + self.mss <= cwnd {
+                        self.send_new(now, out);
+                        continue;
+                    }
+                    break;
+                }
+                if in_flight + self.mss <= allowed {
+                    self.send_new(now, out);
+                    continue;
+                }
+                break;
+            }
+            // Rules 3 and 4 (SACK recovery only).
+            if self.sack && self.in_recovery && self.sb.pipe() + self.mss <= cwnd {
+                // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
+                if let Some((i, false)) = cand {
+                    if self.sb.highest_sacked().is_some_and(|h| i < h) {
+                        self.retransmit(i, now, out);
+                        continue;
+                    }
+                }
+                if !self.rescue_done {
+                    self.rescue_done = true;
+                    if let Some(i) = self.sb.highest_unsacked() {
+                        if !self.sb.seg(i).is_some_and(|s| s.retx) {
+                            self.retransmit(i, now, out);
+                            continue;
+                        }
+                    }
+                }
+            }
+            break;
+        }
+        if self.rto_at.is_none() && self.sb.outstanding() > 0 {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// One congestion response (loss or ECE), at most once per window of data.
+    fn reduce(&mut self, now: Time, kind: CongestionKind) -> bool {
+        if self.snd_una < self.cong_point {
+            return false;
+        }
+        self.sync_state();
+        self.cc.on_congestion_event(now, kind, &mut self.st);
+        self.cong_point = self.high_data;
+        true
+    }
+
+    fn enter_recovery(&mut self, now: Time, out: &mut Outbox) {
+        self.in_recovery = true;
+        self.fast_recoveries += 1;
+        if !self.reduce(now, CongestionKind::Loss) {
+            self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+        }
+        let head = self.sb.first_idx();
+        self.sb.mark_lost(head);
+        if self.sack {
+            self.recovery_point = self.high_data;
+            self.rescue_done = false;
+        } else {
+            self.recover = self.high_data;
+            self.first_partial = true;
+            self.st.cwnd = self.st.ssthresh + 3 * self.mss;
+        }
+        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked) {
+            self.retransmit(head, now, out);
+        }
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        if self.sack {
+            self.st.cwnd = self.st.ssthresh;
+        } else {
+            self.st.cwnd = self.st.ssthresh.min(self.flight().max(self.mss) + self.mss);
+        }
+        self.sync_state();
+        self.cc.on_recovery_exit(now, &mut self.st);
+    }
+
+    fn on_rto(&mut self, now: Time, out: &mut Outbox) {
+        self.rto_count += 1;
+        let first = self.rtt.backoffs() == 0;
+        self.sync_state();
+        self.cc.on_rto(now, first, &mut self.st);
+        self.st.cwnd = self.mss;
+        self.rtt.backoff();
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.loss_point = Some(self.high_data);
+        self.recover = self.high_data;
+        self.cong_point = self.high_data;
+        self.sb.mark_all_lost();
+        self.rto_at = None;
+        self.send_loop(now, out);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        self.acks_received += 1;
+        let ack = pkt.ack.min(self.high_data);
+        let advanced = ack > self.snd_una;
+        let mut acked_bytes = 0;
+        if advanced {
+            acked_bytes = ack - self.snd_una;
+            self.sb.cum_ack(ack);
+            self.snd_una = ack;
+        }
+        let mut sacked_bytes = 0;
+        if self.sack {
+            for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
+                sacked_bytes += self.sb.sack(b.start, b.end);
+            }
+            if sacked_bytes > 0 {
+                self.sb.update_lost();
+            }
+        }
+        let (mut rtt, mut owd) = (None, None);
+        if advanced && now >= pkt.ts_ecr {
+            let r = now - pkt.ts_ecr;
+            self.rtt.sample(r);
+            rtt = Some(r);
+            owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
+        }
+        let mut round_start = false;
+        if advanced && self.snd_una >= self.round_end {
+            round_start = true;
+            self.round_end = self.high_data;
+        }
+        let outstanding = self.snd_una < self.high_data;
+        let is_dup =
+            ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.sack || sacked_bytes > 0);
+        if advanced {
+            self.dupacks = 0;
+        } else if is_dup {
+            self.dupacks += 1;
+        }
+        if pkt.tcp_flags & flags::ECE != 0 {
+            self.ece_acks += 1;
+        }
+
+        // Window growth (the controller skips growth while in recovery).
+        self.sync_state();
+        let sample = AckSample {
+            now,
+            acked_bytes,
+            sacked_bytes,
+            rtt,
+            owd,
+            round_start,
+        };
+        self.cc.on_ack(&sample, &mut self.st);
+
+        if self.data_end.is_some_and(|d| self.snd_una >= d) {
+            self.state = SenderState::Done;
+            self.completed = Some(now);
+            self.rto_at = None;
+            return;
+        }
+        if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
+            self.loss_point = None;
+        }
+
+        // Loss recovery.
+        if self.sack {
+            if self.in_recovery {
+                if self.snd_una >= self.recovery_point {
+                    self.exit_recovery(now);
+                }
+            } else if self.loss_point.is_none()
+                && outstanding
+                && (self.dupacks >= DUP_THRESH || self.sb.head_lost())
+            {
+                self.enter_recovery(now, out);
+            }
+        } else if self.in_recovery {
+            if advanced {
+                if self.snd_una >= self.recover {
+                    self.exit_recovery(now);
+                } else {
+                    // Partial ACK: retransmit the next hole, deflate by the amount acked.
+                    let head = self.sb.first_idx();
+                    self.sb.mark_lost(head);
+                    if self.sb.seg(head).is_some_and(|s| !s.retx) {
+                        self.retransmit(head, now, out);
+                    }
+                    let extra = if acked_bytes >= self.mss { self.mss } else { 0 };
+                    self.st.cwnd = self.st.cwnd.saturating_sub(acked_bytes).max(self.mss) + extra;
+                }
+            } else if is_dup {
+                self.st.cwnd += self.mss;
+            }
+        } else if self.dupacks == DUP_THRESH && self.snd_una >= self.recover && self.loss_point.is_none() {
+            self.enter_recovery(now, out);
+        }
+
+        // ECN: react to ECE once per window, never during loss recovery.
+        if self.ecn_ok
+            && pkt.tcp_flags & flags::ECE != 0
+            && !self.in_recovery
+            && self.loss_point.is_none()
+            && self.reduce(now, CongestionKind::Ecn)
+        {
+            self.ecn_reductions += 1;
+            self.cwr_pending = true;
+        }
+
+        // Retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582 impatient variant).
+        if advanced {
+            if self.sb.outstanding() == 0 {
+                self.rto_at = None;
+            } else {
+                let newreno_partial = !self.sack && self.in_recovery;
+                if !newreno_partial || self.first_partial {
+                    self.rto_at = Some(now + self.rtt.rto());
+                }
+                if newreno_partial {
+                    self.first_partial = false;
+                }
+            }
+        }
+        self.send_loop(now, out);
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn start(&mut self, now: Time, out: &mut Outbox) {
+        if self.state == SenderState::Closed {
+            self.state = SenderState::SynSent;
+            self.first_syn = Some(now);
+            self.send_syn(now, out);
+        }
+    }
+
+    fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        if pkt.kind != Kind::Tcp {
+            return;
+        }
+        if pkt.tcp_flags & flags::SYN != 0 {
+            if self.state == SenderState::SynSent && pkt.tcp_flags & flags::ACK != 0 && pkt.ack == 1 {
+                self.state = SenderState::Established;
+                self.snd_una = 1;
+                self.ecn_ok = self.ecn_cfg && pkt.tcp_flags & flags::ECE != 0;
+                if now >= pkt.ts_ecr {
+                    self.rtt.sample(now - pkt.ts_ecr);
+                }
+                // RFC 5681 3.1: IW = 1 segment when the SYN had to be retransmitted.
+                self.st.cwnd = if self.syn_sent > 1 {
+                    self.mss
+                } else {
+                    self.iw * self.mss
+                };
+                self.rto_at = None;
+                if self.data_end == Some(1) {
+                    self.state = SenderState::Done;
+                    self.completed = Some(now);
+                    return;
+                }
+                self.send_loop(now, out);
+            }
+            return;
+        }
+        if self.state == SenderState::Established && pkt.tcp_flags & flags::ACK != 0 {
+            self.on_ack(pkt, now, out);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        let Some(t) = self.rto_at else { return };
+        if now < t {
+            return;
+        }
+        match self.state {
+            SenderState::SynSent => {
+                self.rto_count += 1;
+                self.retransmits += 1;
+                self.rtt.backoff();
+                self.send_syn(now, out);
+            }
+            SenderState::Established => self.on_rto(now, out),
+            _ => self.rto_at = None,
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.rto_at
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        r.packets_sent += self.packets_sent;
+        r.bytes_sent += self.bytes_sent;
+        r.retransmits += self.retransmits;
+        r.rto_count += self.rto_count;
+        r.first_syn = r.first_syn.or(self.first_syn);
+        r.completed = r.completed.or(self.completed);
+        r.cwnd_bytes = self.st.cwnd;
+        r.srtt = self.rtt.srtt();
+        r.ecn_reductions += self.ecn_reductions;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::SackBlock;
+    use crate::transport::tcp::TcpConfig;
+
+    const MSS: u64 = 1000;
+
+    fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw,
+            sack,
+            cc: "newreno".into(),
+            bytes: Some(50 * MSS),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 1);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ts_ecr: 0,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100, &mut out);
+        (s, out)
+    }
+
+    fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time) -> Vec<Packet> {
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            ack,
+            ts_ecr: 100,
+            ..Default::default()
+        };
+        for (k, &(a, b)) in sacked.iter().enumerate() {
+            p.sack[k] = SackBlock {
+                start: 1 + a * MSS,
+                end: 1 + b * MSS,
+            };
+        }
+        p.n_sack = sacked.len() as u8;
+        let mut out = vec![];
+        s.on_packet(&p, now, &mut out);
+        out
+    }
+
+    fn segs(out: &[Packet]) -> Vec<u64> {
+        out.iter().map(|p| (p.seq - 1) / MSS).collect()
+    }
+
+    #[test]
+    fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
+        let (mut s, out) = established(false, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // RFC 3042: one new segment on each of the first two duplicate ACKs.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(s.cwnd(), 4 * MSS, "limited transmit leaves cwnd alone");
+        // Third dup ACK: FlightSize = 6 segments -> ssthresh 3, cwnd = 3 + 3, retransmit 0.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (3 * MSS, 6 * MSS));
+        assert!(s.in_recovery());
+        // Fourth dup ACK inflates cwnd to 7: one new segment (FlightSize 6 -> 7).
+        assert_eq!(segs(&ack(&mut s, 1, &[], 203)), vec![6]);
+        // Partial ACK of segments 0..2 (2000 B): retransmit 2, cwnd = 7 - 2 + 1 = 6; FlightSize
+        // 7 - 2 = 5 segments leaves room for one new segment (7).
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 7]);
+        assert_eq!(s.cwnd(), 6 * MSS);
+        // Full ACK (covers recover = 6 segments) of 0..7: FlightSize = 1 segment, so
+        // cwnd = min(ssthresh = 3, max(FlightSize, SMSS) + SMSS = 2) segments (RFC 6582 3.2 (6)).
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn sack_recovery_entry_and_pipe() {
+        let (mut s, out) = established(true, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // SACKed segments leave the pipe, which lets new data out (limited transmit).
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        // Third SACK: 3 segments SACKed above 0 -> IsLost(0); FlightSize 6 -> ssthresh = cwnd = 3;
+        // retransmit 0; pipe = segments 4, 5 + the retransmission = 3: nothing more.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (3 * MSS, 3 * MSS, 3 * MSS));
+        // SACK of 4: pipe 2 -> one new segment.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 5)], 203)), vec![6]);
+        // Cumulative ACK past RecoveryPoint (6 segments): recovery ends, cwnd = ssthresh.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn ecn_reduces_once_per_window_and_sets_cwr() {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            ecn: true,
+            cc: "newreno".into(),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out[0].tcp_flags, flags::SYN | flags::ECE | flags::CWR);
+        assert_eq!(out[0].ecn, Ecn::NotEct);
+        out.clear();
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+            ack: 1,
+            ..Default::default()
+        };
+        s.on_packet(&synack, 100, &mut out);
+        assert!(s.ecn_negotiated());
+        assert!(out
+            .iter()
+            .all(|p| p.ecn == Ecn::Ect0 && p.tcp_flags & flags::CWR == 0));
+        let mut a = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | flags::ECE,
+            ack: 1 + MSS,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&a, 200, &mut out);
+        // FlightSize 9 segments -> ssthresh 4.5 segments; the first new segment carries CWR.
+        assert_eq!(s.ecn_reductions(), 1);
+        assert_eq!(s.cwnd(), 4500);
+        assert!(
+            out.is_empty(),
+            "cwnd below FlightSize: nothing sent, and no retransmission"
+        );
+        for k in 2..10 {
+            a.ack = 1 + k * MSS;
+            s.on_packet(&a, 200 + k, &mut out);
+        }
+        assert_eq!(s.ecn_reductions(), 1, "one reduction per window");
+        let first_new = out.iter().find(|p| p.payload > 0).unwrap();
+        assert_ne!(first_new.tcp_flags & flags::CWR, 0);
+        assert_eq!(out.iter().filter(|p| p.tcp_flags & flags::CWR != 0).count(), 1);
+        assert_eq!(s.retransmits(), 0);
+        // ACK beyond the data outstanding at the reduction: a new ECE reduces again.
+        a.ack = 1 + 11 * MSS;
+        s.on_packet(&a, 400, &mut out);
+        assert_eq!(s.ecn_reductions(), 2);
+    }
+}
