@@ -7,7 +7,9 @@ use aqmlab_core::queue::{registry, DropReason};
 use aqmlab_core::record::OUTCOMES;
 use aqmlab_core::scenario::{self, build};
 use arrow_array::types::UInt8Type;
-use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -94,10 +96,24 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ("flow", u32s(pr.iter().map(|x| x.flow).collect())),
             ("seq", u64s(pr.iter().map(|x| x.seq).collect())),
             ("t_send_ns", u64s(pr.iter().map(|x| x.sent).collect())),
-            ("rtt_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.0)).collect())),
-            ("owd_up_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.1)).collect())),
-            ("owd_down_ns", opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.2)).collect())),
-            ("lost", Arc::new(BooleanArray::from(pr.iter().map(|x| x.reply.is_none()).collect::<Vec<_>>()))),
+            (
+                "rtt_ns",
+                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.0)).collect()),
+            ),
+            (
+                "owd_up_ns",
+                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.1)).collect()),
+            ),
+            (
+                "owd_down_ns",
+                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.2)).collect()),
+            ),
+            (
+                "lost",
+                Arc::new(BooleanArray::from(
+                    pr.iter().map(|x| x.reply.is_none()).collect::<Vec<_>>(),
+                )),
+            ),
         ]),
     ));
     let f = &r.flows;
@@ -121,8 +137,14 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ("retransmits", col(&|x| x.report.retransmits)),
             ("rto_count", col(&|x| x.report.rto_count)),
             ("ecn_reductions", col(&|x| x.report.ecn_reductions)),
-            ("first_syn_ns", opt_u64s(f.iter().map(|x| x.report.first_syn).collect())),
-            ("completed_ns", opt_u64s(f.iter().map(|x| x.report.completed).collect())),
+            (
+                "first_syn_ns",
+                opt_u64s(f.iter().map(|x| x.report.first_syn).collect()),
+            ),
+            (
+                "completed_ns",
+                opt_u64s(f.iter().map(|x| x.report.completed).collect()),
+            ),
             ("drops", col(&|x| x.drops)),
             ("marks", col(&|x| x.marks)),
         ]),
@@ -138,16 +160,27 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         ("tx_packets", lcol(&|x| x.stats.tx_packets)),
         ("tx_bytes", lcol(&|x| x.stats.tx_bytes)),
     ];
-    const DROP_COLS: [&str; 5] = ["drops_overlimit", "drops_early", "drops_head", "drops_fat_flow", "drops_loss"];
+    const DROP_COLS: [&str; 5] = [
+        "drops_overlimit",
+        "drops_early",
+        "drops_head",
+        "drops_fat_flow",
+        "drops_loss",
+    ];
     for (reason, name) in DropReason::ALL.iter().zip(DROP_COLS) {
-        link_cols.push((name, u64s(l.iter().map(|x| x.stats.drops[*reason as usize]).collect())));
+        link_cols.push((
+            name,
+            u64s(l.iter().map(|x| x.stats.drops[*reason as usize]).collect()),
+        ));
     }
     link_cols.push(("marks", lcol(&|x| x.stats.marks)));
     link_cols.push(("backlog_bytes", lcol(&|x| x.backlog_bytes)));
     link_cols.push(("backlog_pkts", lcol(&|x| x.backlog_pkts)));
     out.push(("links", batch(link_cols)));
-    let steps: Vec<(Dir, u64, u64)> =
-        l.iter().flat_map(|x| x.schedule.iter().map(move |&(t, rate)| (x.dir, t, rate))).collect();
+    let steps: Vec<(Dir, u64, u64)> = l
+        .iter()
+        .flat_map(|x| x.schedule.iter().map(move |&(t, rate)| (x.dir, t, rate)))
+        .collect();
     out.push((
         "rate_schedule",
         batch(vec![
@@ -158,7 +191,16 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
     ));
     let diagnostics: serde_json::Map<String, serde_json::Value> = l
         .iter()
-        .map(|x| (x.dir.name().to_string(), json!(x.diagnostics.iter().map(|&(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>())))
+        .map(|x| {
+            (
+                x.dir.name().to_string(),
+                json!(x
+                    .diagnostics
+                    .iter()
+                    .map(|&(k, v)| (k.to_string(), json!(v)))
+                    .collect::<serde_json::Map<_, _>>()),
+            )
+        })
         .collect();
     let meta = json!({
         "name": r.resolved.name,
@@ -183,11 +225,17 @@ fn parse(scenario_json: &str) -> PyResult<scenario::Scenario> {
 /// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>) -> PyResult<(Bound<'py, PyDict>, String)> {
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+) -> PyResult<(Bound<'py, PyDict>, String)> {
     let sc = parse(scenario_json)?;
     let seed = seed.unwrap_or(sc.seed);
     let t0 = Instant::now();
-    let result = py.detach(|| build::run(&sc, seed)).map_err(PyValueError::new_err)?;
+    let result = py
+        .detach(|| build::run(&sc, seed))
+        .map_err(PyValueError::new_err)?;
     let wall = t0.elapsed().as_secs_f64();
     let (batches, mut meta) = tables(result);
     meta["wall_s"] = json!(wall);
@@ -210,7 +258,11 @@ fn resolve(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
 /// The registered queue disciplines with their parameters and defaults, as JSON.
 #[pyfunction]
 fn qdiscs() -> String {
-    let link = aqmlab_core::queue::LinkInfo { rate_bps: 10_000_000, mtu: 1500, limit: None };
+    let link = aqmlab_core::queue::LinkInfo {
+        rate_bps: 10_000_000,
+        mtu: 1500,
+        limit: None,
+    };
     let list: Vec<serde_json::Value> = registry()
         .iter()
         .map(|i| {

@@ -14,6 +14,7 @@ use crate::queue::{self, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
+use crate::transport::tcp::{try_new_connection, TcpConfig};
 use crate::transport::FlowReport;
 use crate::units::{Dur, Size, Time, MS};
 
@@ -183,7 +184,30 @@ fn endpoints(
                 0,
             )
         }
-        other => return Err(format!("flow kind {other:?} is not available in this build")),
+        "tcp" => {
+            let cfg = TcpConfig {
+                cc: f.cc.clone().expect("resolved"),
+                bytes: f.bytes.map(|b| b.0),
+                mss: f.mss.expect("resolved"),
+                iw: f.iw.expect("resolved"),
+                ecn: f.ecn.expect("resolved"),
+                sack: f.sack.expect("resolved"),
+                min_rto: f.min_rto.expect("resolved").0,
+                initial_rto: f.initial_rto.expect("resolved").0,
+                delack: f.delack.expect("resolved").0,
+                rwnd: f.rwnd.expect("resolved").0,
+                hystart: f.hystart.expect("resolved"),
+            };
+            let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
+            let target = cfg.bytes.unwrap_or(0);
+            (
+                AnyEndpoint::TcpSender(Box::new(snd)),
+                AnyEndpoint::TcpReceiver(Box::new(rcv)),
+                cfg.cc,
+                target,
+            )
+        }
+        other => unreachable!("flow kind {other} was validated"),
     })
 }
 

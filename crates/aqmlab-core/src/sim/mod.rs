@@ -13,6 +13,7 @@ use crate::net::{Link, Pipe};
 use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
 use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
 use crate::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::Time;
 use std::cmp::Reverse;
@@ -24,6 +25,8 @@ pub enum AnyEndpoint {
     UdpSink(UdpSink),
     PingClient(PingClient),
     PingServer(PingServer),
+    TcpSender(Box<TcpSender>),
+    TcpReceiver(Box<TcpReceiver>),
 }
 
 macro_rules! dispatch {
@@ -33,6 +36,8 @@ macro_rules! dispatch {
             AnyEndpoint::UdpSink($e) => $call,
             AnyEndpoint::PingClient($e) => $call,
             AnyEndpoint::PingServer($e) => $call,
+            AnyEndpoint::TcpSender($e) => $call,
+            AnyEndpoint::TcpReceiver($e) => $call,
         }
     };
 }

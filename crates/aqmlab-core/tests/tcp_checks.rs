@@ -1,0 +1,88 @@
+//! TCP through the real engine (dumbbell, pipes, qdiscs): utilisation, fairness, the bufferbloat
+//! RTT of a FIFO, conservation and determinism with TCP traffic.
+
+use aqmlab_core::scenario::{self, build};
+use serde_json::{json, Value};
+
+fn run(v: Value) -> build::RunResult {
+    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
+    let r = build::run(&sc, sc.seed).expect("run");
+    r.conservation.as_ref().expect("packet conservation");
+    r
+}
+
+fn dumbbell(cc: &str, flows: u32, limit: &str, secs: u32) -> Value {
+    json!({
+        "name": "tcp", "duration": format!("{secs}s"), "record": {"level": "series", "interval": "1s"},
+        "topology": {"rtt": "50ms", "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": limit},
+                     "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "cc": cc, "count": flows}]
+    })
+}
+
+/// Bytes put on the down link between t = 5 s and the end, over the capacity of that period.
+fn utilisation_after_5s(r: &build::RunResult, secs: u64) -> f64 {
+    let q = &r.queue;
+    let at = |t: u64| {
+        (0..q.t.len())
+            .find(|&i| q.dir[i] == 1 && q.t[i] == t * 1_000_000_000)
+            .map(|i| q.tx_bytes[i])
+    };
+    let sent = at(secs).expect("sample at end") - at(5).expect("sample at 5 s");
+    sent as f64 * 8.0 / (10e6 * (secs - 5) as f64)
+}
+
+#[test]
+fn single_flow_fills_the_link_with_one_bdp_of_buffer() {
+    // BDP = 10 Mb/s x 50 ms = 62.5 KB = 42 full-sized packets.
+    for cc in ["cubic", "newreno"] {
+        let r = run(dumbbell(cc, 1, "42p", 60));
+        let u = utilisation_after_5s(&r, 60);
+        assert!(u >= 0.95, "{cc}: utilisation {u}");
+    }
+}
+
+#[test]
+fn four_cubic_flows_share_a_fifo_fairly() {
+    let r = run(dumbbell("cubic", 4, "100p", 60));
+    let x: Vec<f64> = r.flows.iter().map(|f| f.report.bytes_delivered as f64).collect();
+    let jain = x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
+    assert!(jain >= 0.95, "Jain {jain} over {x:?}");
+}
+
+#[test]
+fn bulk_flow_bloats_a_1000_packet_fifo() {
+    // A full 1000-packet FIFO at 10 Mb/s holds 1000 x 1.2 ms = 1.2 s; a standing queue of at
+    // least 40% of that puts the ping RTT p50 far above 500 ms.
+    let mut sc = dumbbell("cubic", 1, "1000p", 30);
+    sc["flows"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"kind": "ping", "interval": "100ms"}));
+    let r = run(sc);
+    let mut rtts: Vec<u64> = r
+        .probes
+        .iter()
+        .filter(|p| p.sent > 10_000_000_000)
+        .filter_map(|p| p.reply.map(|x| x.0))
+        .collect();
+    rtts.sort();
+    let p50 = rtts[rtts.len() / 2] as f64 / 1e6;
+    assert!(p50 > 500.0, "ping p50 {p50} ms");
+}
+
+#[test]
+fn tcp_runs_are_deterministic() {
+    let mut sc = dumbbell("cubic", 3, "60p", 10);
+    sc["record"]["level"] = json!("packets");
+    sc["flows"].as_array_mut().unwrap().push(
+        json!({"kind": "tcp", "cc": "newreno", "bytes": "360KB", "start": {"uniform": ["0s", "0.65s"]}}),
+    );
+    let a = run(sc.clone());
+    let b = run(sc.clone());
+    assert_eq!(a.packets.t_out, b.packets.t_out);
+    assert_eq!(a.flows[3].report.completed, b.flows[3].report.completed);
+    sc["seed"] = json!(9);
+    let c = run(sc);
+    assert_ne!(a.flows[3].start, c.flows[3].start);
+}
