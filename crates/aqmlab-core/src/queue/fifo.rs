@@ -26,7 +26,12 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit: Limit, head_drop: bool) -> Fifo {
-        Fifo { queue: VecDeque::new(), limit, head_drop, bytes: 0 }
+        Fifo {
+            queue: VecDeque::new(),
+            limit,
+            head_drop,
+            bytes: 0,
+        }
     }
 
     fn full_with(&self, extra: u64) -> bool {
@@ -92,7 +97,9 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Resul
     };
     match (bytes, limit) {
         (true, Limit::Packets(_)) => return Err("limit: bfifo needs a byte limit such as \"150KB\"".into()),
-        (false, Limit::Bytes(_)) => return Err("limit: pfifo needs a packet limit such as \"100p\" (use bfifo for bytes)".into()),
+        (false, Limit::Bytes(_)) => {
+            return Err("limit: pfifo needs a packet limit such as \"100p\" (use bfifo for bytes)".into())
+        }
         _ => {}
     }
     cfg.limit = Some(LimitSpec(limit));
@@ -133,9 +140,14 @@ mod tests {
     fn pfifo_tail_drops_beyond_limit() {
         let mut h = Harness::new();
         let mut q = Fifo::new(Limit::Packets(3), false);
-        let ids: Vec<_> = (0..5).map(|i| h.enqueue(&mut q, 0, 1000 + i, Ecn::NotEct, 0)).collect();
+        let ids: Vec<_> = (0..5)
+            .map(|i| h.enqueue(&mut q, 0, 1000 + i, Ecn::NotEct, 0))
+            .collect();
         assert_eq!(q.backlog_packets(), 3);
-        assert_eq!(h.drops, vec![(ids[3], DropReason::Overlimit), (ids[4], DropReason::Overlimit)]);
+        assert_eq!(
+            h.drops,
+            vec![(ids[3], DropReason::Overlimit), (ids[4], DropReason::Overlimit)]
+        );
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[0]));
         assert_eq!(q.backlog_bytes(), 1001 + 1002);
     }
@@ -158,8 +170,13 @@ mod tests {
     fn head_drop_keeps_newest() {
         let mut h = Harness::new();
         let mut q = Fifo::new(Limit::Packets(2), true);
-        let ids: Vec<_> = (0..4).map(|_| h.enqueue(&mut q, 0, 100, Ecn::NotEct, 0)).collect();
-        assert_eq!(h.drops, vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]);
+        let ids: Vec<_> = (0..4)
+            .map(|_| h.enqueue(&mut q, 0, 100, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(
+            h.drops,
+            vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]
+        );
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[2]));
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[3]));
         assert_eq!(h.dequeue(&mut q, 0), None);

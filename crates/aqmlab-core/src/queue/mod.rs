@@ -13,7 +13,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod codel;
 pub mod fifo;
+pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,12 +226,14 @@ macro_rules! qdiscs {
 
 qdiscs! {
     Fifo => fifo::Fifo,
+    Codel => codel::Codel,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
 pub fn registry() -> Vec<&'static QdiscInfo> {
     let mut v: Vec<&'static QdiscInfo> = Vec::new();
     v.extend(fifo::INFO.iter());
+    v.extend(codel::INFO.iter());
     v
 }
 
@@ -267,7 +271,13 @@ pub mod testutil {
         }
 
         pub fn packet(&mut self, flow: u32, size: u32, ecn: Ecn) -> PktId {
-            self.pool.alloc(Packet { flow, size, ecn, dir: Dir::Down, ..Packet::default() })
+            self.pool.alloc(Packet {
+                flow,
+                size,
+                ecn,
+                dir: Dir::Down,
+                ..Packet::default()
+            })
         }
 
         fn collect(&mut self) {
@@ -283,21 +293,30 @@ pub mod testutil {
         pub fn enqueue<Q: Qdisc>(&mut self, q: &mut Q, flow: u32, size: u32, ecn: Ecn, now: Time) -> PktId {
             let id = self.packet(flow, size, ecn);
             self.pool.get_mut(id).enqueued_at = now;
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             q.enqueue(id, &mut ctx, now);
             self.collect();
             id
         }
 
         pub fn dequeue<Q: Qdisc>(&mut self, q: &mut Q, now: Time) -> Option<PktId> {
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             let r = q.dequeue(&mut ctx, now);
             self.collect();
             r
         }
 
         pub fn timer<Q: Qdisc>(&mut self, q: &mut Q, now: Time) {
-            let mut ctx = QueueCtx { pool: &mut self.pool, events: &mut self.events };
+            let mut ctx = QueueCtx {
+                pool: &mut self.pool,
+                events: &mut self.events,
+            };
             q.on_timer(&mut ctx, now);
             self.collect();
         }
