@@ -15,6 +15,8 @@ use serde_json::Value;
 
 pub mod codel;
 pub mod fifo;
+pub mod fq;
+pub mod fq_codel;
 pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
@@ -227,6 +229,7 @@ macro_rules! qdiscs {
 qdiscs! {
     Fifo => fifo::Fifo,
     Codel => codel::Codel,
+    FqCodel => fq_codel::FqCodel,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -234,6 +237,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     let mut v: Vec<&'static QdiscInfo> = Vec::new();
     v.extend(fifo::INFO.iter());
     v.extend(codel::INFO.iter());
+    v.extend(fq_codel::INFO.iter());
     v
 }
 
