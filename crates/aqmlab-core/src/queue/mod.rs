@@ -17,6 +17,7 @@ pub mod codel;
 pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
+pub mod pie;
 pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
@@ -230,6 +231,7 @@ qdiscs! {
     Fifo => fifo::Fifo,
     Codel => codel::Codel,
     FqCodel => fq_codel::FqCodel,
+    Pie => pie::Pie,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -238,6 +240,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(fifo::INFO.iter());
     v.extend(codel::INFO.iter());
     v.extend(fq_codel::INFO.iter());
+    v.extend(pie::INFO.iter());
     v
 }
 
