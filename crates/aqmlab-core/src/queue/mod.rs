@@ -17,6 +17,7 @@ pub mod codel;
 pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pie;
 pub mod util;
 
@@ -232,6 +233,7 @@ qdiscs! {
     Codel => codel::Codel,
     FqCodel => fq_codel::FqCodel,
     Pie => pie::Pie,
+    FqPie => fq_pie::FqPie,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -241,6 +243,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(codel::INFO.iter());
     v.extend(fq_codel::INFO.iter());
     v.extend(pie::INFO.iter());
+    v.extend(fq_pie::INFO.iter());
     v
 }
 
