@@ -19,6 +19,7 @@ pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
+pub mod red;
 pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
@@ -234,6 +235,7 @@ qdiscs! {
     FqCodel => fq_codel::FqCodel,
     Pie => pie::Pie,
     FqPie => fq_pie::FqPie,
+    Red => red::Red,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -244,6 +246,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(fq_codel::INFO.iter());
     v.extend(pie::INFO.iter());
     v.extend(fq_pie::INFO.iter());
+    v.extend(red::INFO.iter());
     v
 }
 
