@@ -13,6 +13,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod blue;
+pub mod choke;
 pub mod codel;
 pub mod fifo;
 pub mod fq;
@@ -236,6 +238,8 @@ qdiscs! {
     Pie => pie::Pie,
     FqPie => fq_pie::FqPie,
     Red => red::Red,
+    Choke => choke::Choke,
+    Blue => blue::Blue,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -247,6 +251,8 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(pie::INFO.iter());
     v.extend(fq_pie::INFO.iter());
     v.extend(red::INFO.iter());
+    v.extend(choke::INFO.iter());
+    v.extend(blue::INFO.iter());
     v
 }
 
