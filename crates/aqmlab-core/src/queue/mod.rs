@@ -22,6 +22,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
 pub mod red;
+pub mod sfq;
 pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
@@ -240,6 +241,7 @@ qdiscs! {
     Red => red::Red,
     Choke => choke::Choke,
     Blue => blue::Blue,
+    Sfq => sfq::Sfq,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -253,6 +255,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(red::INFO.iter());
     v.extend(choke::INFO.iter());
     v.extend(blue::INFO.iter());
+    v.extend(sfq::INFO.iter());
     v
 }
 
