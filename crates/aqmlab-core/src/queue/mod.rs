@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod blue;
 pub mod choke;
 pub mod codel;
+pub mod drr;
 pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
@@ -242,6 +243,7 @@ qdiscs! {
     Choke => choke::Choke,
     Blue => blue::Blue,
     Sfq => sfq::Sfq,
+    Drr => drr::Drr,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -256,6 +258,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(choke::INFO.iter());
     v.extend(blue::INFO.iter());
     v.extend(sfq::INFO.iter());
+    v.extend(drr::INFO.iter());
     v
 }
 
