@@ -24,6 +24,7 @@ pub mod fq_pie;
 pub mod pie;
 pub mod red;
 pub mod sfq;
+pub mod sfq_codel;
 pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
@@ -244,6 +245,7 @@ qdiscs! {
     Blue => blue::Blue,
     Sfq => sfq::Sfq,
     Drr => drr::Drr,
+    SfqCodel => sfq_codel::SfqCodel,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -259,6 +261,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(blue::INFO.iter());
     v.extend(sfq::INFO.iter());
     v.extend(drr::INFO.iter());
+    v.extend(sfq_codel::INFO.iter());
     v
 }
 
