@@ -874,7 +874,7 @@ mod tests {
         let mut h = Harness::new();
         for k in 0..2000u64 {
             h.enqueue(&mut q, 0, 1500, Ecn::NotEct, k * pkt / 2);
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 h.dequeue(&mut q, k * pkt / 2);
             }
         }

@@ -401,7 +401,7 @@ mod tests {
             for k in 0..6000u64 {
                 let t = k * pkt / 2;
                 h.enqueue(&mut q, 0, 1500, ecn, t);
-                if k % 2 == 0 {
+                if k.is_multiple_of(2) {
                     h.dequeue(&mut q, t);
                 }
             }

@@ -261,10 +261,10 @@ mod tests {
                 h.timer(&mut q, t);
             }
             h.enqueue(&mut q, heavy, 1500, Ecn::NotEct, t);
-            if k % 40 == 0 {
+            if k.is_multiple_of(40) {
                 h.enqueue(&mut q, light, 1500, Ecn::NotEct, t);
             }
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 if let Some(id) = h.dequeue(&mut q, t) {
                     delivered[(h.pool.get(id).flow == light) as usize] += 1;
                 }

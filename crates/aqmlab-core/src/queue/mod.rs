@@ -159,6 +159,9 @@ pub struct ParamDoc {
     pub help: &'static str,
 }
 
+/// A built discipline and its resolved parameters, or an error naming the key.
+pub type BuildResult = Result<(AnyQdisc, Value), String>;
+
 /// A registry entry: how to build a discipline from its scenario parameters.
 pub struct QdiscInfo {
     pub name: &'static str,
@@ -166,7 +169,7 @@ pub struct QdiscInfo {
     pub reference: &'static str,
     pub params: &'static [ParamDoc],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
-    pub build: fn(&Value, &LinkInfo, Rng) -> Result<(AnyQdisc, Value), String>,
+    pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
 }
 
 /// Deserialises a discipline's parameter table into its config type, naming the offending key.

@@ -330,6 +330,9 @@ pub enum Preset {
     Choke,
 }
 
+/// Resolved RED parameters, the limit and (ARED) the adaptation form and interval.
+pub type Resolved = (RedParams, Limit, Option<(AdaptForm, Time)>);
+
 /// The table of red, ared, hred (and, with fewer keys, choke).
 #[derive(Deserialize, Serialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
@@ -359,11 +362,7 @@ pub struct RedConfig {
 impl RedConfig {
     /// Resolves the table for `preset`; returns the parameters, the limit and (ARED) the form
     /// and interval. Every value is written back.
-    pub fn resolve(
-        &mut self,
-        preset: Preset,
-        link: &LinkInfo,
-    ) -> Result<(RedParams, Limit, Option<(AdaptForm, Time)>), String> {
+    pub fn resolve(&mut self, preset: Preset, link: &LinkInfo) -> Result<Resolved, String> {
         if preset != Preset::Ared && (self.adapt_form.is_some() || self.adapt_interval.is_some()) {
             return Err("adapt_form: only ared adapts max_p".into());
         }

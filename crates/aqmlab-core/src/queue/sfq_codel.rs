@@ -286,7 +286,7 @@ mod tests {
         let pkt = tx_time(1500, 10_000_000);
         for k in 0..6000u64 {
             h.enqueue(&mut q, 0, 1500, Ecn::NotEct, k * pkt / 2);
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 h.dequeue(&mut q, k * pkt / 2);
             }
         }
