@@ -16,6 +16,8 @@ use serde_json::Value;
 pub mod blue;
 pub mod choke;
 pub mod codel;
+#[cfg(test)]
+mod conformance;
 pub mod drr;
 pub mod fifo;
 pub mod fq;
