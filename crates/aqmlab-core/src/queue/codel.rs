@@ -898,4 +898,39 @@ mod tests {
         assert!(e.contains("target"), "{e}");
         assert!(build(&serde_json::json!({"nope": 1}), &link, Rng::from_seed(1)).is_err());
     }
+
+    #[test]
+    fn ce_threshold_marks_independently_of_the_control_law() {
+        let mut p = CodelParams::variant("rfc", 1500).unwrap();
+        p.ce_threshold = Some(MS);
+        let mut d = Driver::new(p);
+        // Sojourn 2 ms: below target (no CoDel action) but above ce_threshold.
+        for k in 0..100 {
+            d.step(k * MS, 2 * MS, 100_000, Ecn::Ect0);
+        }
+        assert_eq!(d.marks.len(), 100);
+        assert_eq!(d.st.ce_marks, 100);
+        assert!(d.drops.is_empty());
+        // Non-ECT packets cannot be marked and are not dropped for it.
+        let mut d = Driver::new(p);
+        d.step(0, 2 * MS, 100_000, Ecn::NotEct);
+        assert!(d.marks.is_empty() && d.drops.is_empty());
+    }
+
+    #[test]
+    fn max_seen_guard_grows_with_packets() {
+        // ns-2: the guard starts at 256 B. A 1000 B backlog of 200 B packets is above it.
+        let mut d = Driver::new(CodelParams::variant("ns2", 1500).unwrap());
+        for k in 0..=200 {
+            d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
+        }
+        // The mock's packets are 1500 B, so maxpacket becomes 1500 and 1000 B is under the guard.
+        assert_eq!(d.st.maxpacket, 1500);
+        assert!(d.drops.is_empty());
+        let mut d = Driver::new(CodelParams::variant("rfc", 500).unwrap());
+        for k in 0..=200 {
+            d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
+        }
+        assert!(!d.drops.is_empty());
+    }
 }

@@ -156,6 +156,11 @@ impl<S> FqSched<S> {
         self.new.iter().chain(self.old.iter()).map(|&f| f as usize)
     }
 
+    /// Whether flow `f` is on the new-flows list.
+    pub fn is_new(&self, f: usize) -> bool {
+        self.flows[f].list == List::New
+    }
+
     /// Number of flows on the lists.
     pub fn active_count(&self) -> usize {
         self.new.len() + self.old.len()

@@ -320,6 +320,21 @@ mod tests {
         // The bulk flow continues right after.
         let next = h.dequeue(&mut q, 3 * MS).unwrap();
         assert_eq!(h.pool.get(next).flow, f[0]);
+        // A new flow sending more than a quantum loses new-flow status after one quantum: with
+        // quantum 1500, its first 1500 B packet goes first, the second waits behind the bulk flow.
+        let q0 = q.sched.classify((f[1] << 1) | 1);
+        while q.sched.flows[q0].fq.q.is_empty() && h.dequeue(&mut q, 5 * MS).is_some() {
+            if q.sched.active().all(|x| x != q0) {
+                break;
+            }
+        }
+        let a = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 6 * MS);
+        let b = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 6 * MS);
+        assert!(q.sched.is_new(q0));
+        assert_eq!(h.dequeue(&mut q, 6 * MS), Some(a));
+        h.dequeue(&mut q, 6 * MS);
+        assert!(!q.sched.is_new(q0) && q.sched.active().any(|x| x == q0));
+        let _ = b;
     }
 
     #[test]

@@ -870,4 +870,39 @@ mod tests {
         }
         assert_eq!(q.vars.idle_since, Some(MS));
     }
+
+    #[test]
+    fn ns2_quirks_and_byte_mode() {
+        let mut p = params();
+        p.ns2_quirks = true;
+        p.wait = false;
+        p.w_q = 1e-12;
+        let mut v = RedVars::new(&p);
+        v.avg = 14.0;
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(3);
+        // First packet above min_th: admitted, count restarts at 1.
+        assert_eq!(v.decide(&p, 1500, 10, &mut rng), Decision::Admit);
+        assert_eq!(v.count, 1);
+        // With <= 1 packet queued there is never an early drop.
+        assert!((0..10_000).all(|_| v.decide(&p, 1500, 1, &mut rng) == Decision::Admit));
+        // Byte mode: small packets are dropped less often than large ones at the same avg.
+        let mut b = params();
+        b.bytes = true;
+        b.wait = false;
+        let frac = |size: u32| {
+            let mut v = RedVars::new(&b);
+            v.avg = 10.0;
+            v.idle_since = None;
+            let mut rng = Rng::from_seed(4);
+            (0..100_000)
+                .filter(|_| v.decide(&b, size, 10, &mut rng) == Decision::Early)
+                .count() as f64
+                / 1e5
+        };
+        let (small, large) = (frac(150), frac(1500));
+        assert!(small < large / 2.0, "{small} {large}");
+        // Full-size packets: drop fraction 1 / E[gap] = 1 / 10 (p_b = 0.05, wait off).
+        assert!((large - 0.1).abs() < 0.005, "{large}");
+    }
 }

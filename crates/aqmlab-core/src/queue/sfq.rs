@@ -430,4 +430,18 @@ mod tests {
             assert_eq!(sent, orig);
         }
     }
+
+    #[test]
+    fn headdrop_drops_oldest_of_full_slot() {
+        let mut q = make(json!({"depth": 3, "headdrop": true}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..5)
+            .map(|_| h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(
+            h.drops,
+            vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]
+        );
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[2]));
+    }
 }
