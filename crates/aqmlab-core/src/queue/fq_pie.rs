@@ -153,7 +153,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Result<(AnyQdisc, Val
     };
     let q = FqPie {
         sched,
-        next_update: p.t_update,
+        next_update: p.first_update,
         params: p,
         rng,
         limit,
@@ -200,6 +200,7 @@ const PARAMS: &[ParamDoc] = &[
     PIE_PARAMS[14],
     PIE_PARAMS[15],
     PIE_PARAMS[16],
+    PIE_PARAMS[17],
 ];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {

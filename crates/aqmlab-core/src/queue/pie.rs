@@ -11,8 +11,9 @@
 //!   250 ms, bypass with the current qdelay and backlog < 2 MTU (1500 IP bytes, Linux 1514), burst
 //!   allowance reduced by the time between dequeues (timestamp) or by each completed rate cycle,
 //!   Linux reset rule (both delays < target/2 and prob 0 -> burst re-armed, rate estimate
-//!   cleared). Rate cycles: EWMA 1/8 on the rate, the next cycle starts at once if the backlog is
-//!   still above the threshold. The first update is at t_update, not HZ/2 as Linux (deviation).
+//!   cleared), decay skipped when the probability was clamped at 1 or packets are queued. Rate
+//!   cycles: EWMA 1/8 on the rate, the next cycle starts at once if the backlog is still above the
+//!   threshold. The first update runs 500 ms (HZ/2) after start, then every t_update.
 //! * `pie2013` (2013 paper + Linux 3.14): target 20 ms, t_update 30 ms, max_burst 100 ms,
 //!   departure-rate estimator, dq_threshold 10000 B, three-tier scaling (/8 below 1 %, /2 below
 //!   10 %), no derandomisation, decay 0.98. Plus the reconstruction of algorithms.md 4.9(b) (from
@@ -72,6 +73,8 @@ pub struct PieParams {
     pub mark_ecnth: f64,
     pub bytemode: bool,
     pub mtu: u32,
+    /// Time of the first probability update (Linux: HZ/2 = 500 ms after init).
+    pub first_update: Time,
 }
 
 impl PieParams {
@@ -94,12 +97,14 @@ impl PieParams {
             mark_ecnth: 0.1,
             bytemode: false,
             mtu,
+            first_update: 15 * MS,
         };
         match profile {
             Profile::Rfc8033 => rfc,
             Profile::Linux => PieParams {
                 decay: 63.0 / 64.0,
                 boost_250ms: true,
+                first_update: 500 * MS,
                 ..rfc
             },
             Profile::Pie2013 => PieParams {
@@ -111,6 +116,7 @@ impl PieParams {
                 derandomize: false,
                 boost_250ms: true,
                 three_tier: true,
+                first_update: 30 * MS,
                 ..rfc
             },
         }
@@ -302,8 +308,11 @@ impl PieVars {
         if p.boost_250ms && self.qdelay > 250 * MS {
             delta += 0.02;
         }
+        let clamped_max = self.prob + delta > 1.0;
         self.prob = (self.prob + delta).clamp(0.0, 1.0);
-        if self.qdelay == 0 && self.qdelay_old == 0 {
+        // Linux skips the decay when the probability was clamped at 1 or packets are queued.
+        let linux_skip = p.profile == Profile::Linux && (clamped_max || backlog != 0);
+        if self.qdelay == 0 && self.qdelay_old == 0 && !linux_skip {
             self.prob *= p.decay;
         }
         let low = self.qdelay < p.target / 2 && self.qdelay_old < p.target / 2 && self.prob == 0.0;
@@ -357,6 +366,7 @@ pub struct PieConfig {
     pub ecn: Option<bool>,
     pub mark_ecnth: Option<f64>,
     pub bytemode: Option<bool>,
+    pub first_update: Option<Dur>,
 }
 
 pub const PIE_KEYS: &[&str] = &[
@@ -378,6 +388,7 @@ pub const PIE_KEYS: &[&str] = &[
     "ecn",
     "mark_ecnth",
     "bytemode",
+    "first_update",
 ];
 
 /// Mean packet size behind "Np" dq_threshold values.
@@ -427,6 +438,12 @@ impl PieConfig {
             let jiffies = (t_update as u128 * hz as u128).div_ceil(SEC as u128);
             (jiffies * SEC as u128 / hz as u128) as Time
         };
+        p.first_update = match self.first_update {
+            Some(d) => d.0,
+            None if profile == Profile::Linux => p.first_update,
+            None => p.t_update,
+        };
+        check_range("first_update", p.first_update, 1, 100 * SEC)?;
         *self = PieConfig {
             profile: Some(profile),
             target: Some(Dur(p.target)),
@@ -445,6 +462,7 @@ impl PieConfig {
             ecn: Some(p.ecn),
             mark_ecnth: Some(p.mark_ecnth),
             bytemode: Some(p.bytemode),
+            first_update: Some(Dur(p.first_update)),
         };
         Ok(p)
     }
@@ -468,6 +486,7 @@ pub const PIE_PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "ecn", help: "CE-mark ECT packets instead of early drop while drop_prob <= mark_ecnth; off" },
     ParamDoc { name: "mark_ecnth", help: "highest drop_prob at which ECT packets are marked; 0.1" },
     ParamDoc { name: "bytemode", help: "scale the drop probability by size / MTU" },
+    ParamDoc { name: "first_update", help: "time of the first update; 500ms (linux, HZ/2) / t_update" },
 ];
 
 pub struct Pie {
@@ -555,7 +574,7 @@ pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
         bytes: 0,
         limit,
         vars: PieVars::new(&params),
-        next_update: params.t_update,
+        next_update: params.first_update,
         params,
         rng,
         early_drops: 0,
@@ -602,6 +621,7 @@ const PARAMS: &[ParamDoc] = &[
     PIE_PARAMS[14],
     PIE_PARAMS[15],
     PIE_PARAMS[16],
+    PIE_PARAMS[17],
 ];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
@@ -943,5 +963,25 @@ mod tests {
         }
         assert_eq!(h.marks.len(), before);
         assert!(h.drops.len() > 50 && h.drops.iter().all(|d| d.1 == DropReason::Early));
+    }
+
+    #[test]
+    fn linux_first_update_and_decay_skips() {
+        assert_eq!(
+            make(json!({"profile": "linux"}), 10_000_000).next_timer(),
+            Some(500 * MS)
+        );
+        assert_eq!(make(json!({}), 10_000_000).next_timer(), Some(15 * MS));
+        let p = PieParams::profile(Profile::Linux, 1500);
+        let mut v = PieVars::new(&p);
+        v.prob = 0.5;
+        // Both delays 0 but packets queued: Linux applies no decay, only the PI term.
+        v.update(&p, 3000);
+        assert!((v.prob - (0.5 - 0.125 * 0.015)).abs() < 1e-12);
+        let r = rfc();
+        let mut v = PieVars::new(&r);
+        v.prob = 0.5;
+        v.update(&r, 3000);
+        assert!((v.prob - (0.5 - 0.125 * 0.015) * 0.98).abs() < 1e-12);
     }
 }

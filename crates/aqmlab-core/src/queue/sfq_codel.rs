@@ -12,6 +12,7 @@
 //!   otherwise byte DRR with the deficit set to quantum on activation.
 //! * Overflow (total packets reach `limit`): before enqueuing the arrival, the tail packet of the
 //!   bin with the most packets is dropped (ties prefer a bin other than the previous victim).
+//! * `overflow = "tail"` selects the early version's plain tail drop of the arrival instead.
 //! * A bin found empty has its dropping state cleared. ECN marks ECT packets if `ecn` (default off).
 
 use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
@@ -33,6 +34,8 @@ pub struct SfqCodel {
     limit: u64,
     last_victim: Option<usize>,
     overflow_drops: u64,
+    /// Early ns-2 version: tail drop of the arrival instead of the largest-bin drop.
+    tail_drop: bool,
 }
 
 impl SfqCodel {
@@ -56,6 +59,11 @@ impl SfqCodel {
 impl Qdisc for SfqCodel {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         if self.sched.tot.packets >= self.limit {
+            if self.tail_drop {
+                self.overflow_drops += 1;
+                ctx.drop_packet(id, DropReason::Overlimit);
+                return;
+            }
             if let Some(v) = self.victim() {
                 let d = self.sched.pop_tail(v, ctx).expect("victim has packets");
                 ctx.drop_packet(d, DropReason::FatFlow);
@@ -105,6 +113,7 @@ struct Config {
     bins: Option<u32>,
     quantum: Option<Size>,
     limit: Option<String>,
+    overflow: Option<String>,
 }
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Result<(AnyQdisc, Value), String> {
@@ -125,6 +134,16 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Result<(AnyQdisc, Val
         },
     };
     check_range("limit", limit, 1, 1 << 24)?;
+    let overflow = cfg.overflow.clone().unwrap_or_else(|| "largest_bin".into());
+    let tail_drop = match overflow.as_str() {
+        "largest_bin" => false,
+        "tail" => true,
+        o => {
+            return Err(format!(
+                "overflow: {o:?} is not allowed; allowed: largest_bin, tail"
+            ))
+        }
+    };
     let mut p = codel.resolve("sfqcodel", link, false)?;
     p.empty_is_below = true;
     let mut sched = FqSched::new(
@@ -139,6 +158,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Result<(AnyQdisc, Val
         bins: Some(bins),
         quantum: Some(Size(quantum)),
         limit: Some(format!("{limit}p")),
+        overflow: Some(overflow),
     };
     let q = SfqCodel {
         sched,
@@ -147,6 +167,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Result<(AnyQdisc, Val
         limit,
         last_victim: None,
         overflow_drops: 0,
+        tail_drop,
     };
     Ok((AnyQdisc::SfqCodel(q), merge(resolved(&cfg), resolved(&codel))))
 }
@@ -163,6 +184,10 @@ const PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "limit",
         help: "total packets (\"1000p\"); default the link's packet limit, else 1000p",
+    },
+    ParamDoc {
+        name: "overflow",
+        help: "largest_bin (later ns-2 code, default: drop the tail of the bin with most packets) or tail (early code: drop the arrival)",
     },
     CODEL_PARAMS[0],
     CODEL_PARAMS[1],
@@ -267,6 +292,12 @@ mod tests {
         let arrival = h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0);
         assert_eq!(h.drops, vec![(big[6], DropReason::FatFlow)]);
         assert!(!h.was_dropped(arrival));
+        let mut q = make(json!({"limit": "3p", "overflow": "tail"}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..4)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(h.drops, vec![(ids[3], DropReason::Overlimit)]);
     }
 
     #[test]
