@@ -666,7 +666,8 @@ mod tests {
         }
     }
 
-    fn gaps(wait: bool) -> f64 {
+    /// Mean, min and max gap (in packets) between drops at a constant avg with p_b = 0.05.
+    fn gaps(wait: bool) -> (f64, u64, u64) {
         let mut p = params();
         p.wait = wait;
         p.w_q = 1e-12;
@@ -675,27 +676,31 @@ mod tests {
         v.idle_since = None;
         let mut rng = Rng::from_seed(11);
         let mut last = None;
-        let mut sum = 0u64;
-        let mut n = 0u64;
+        let (mut sum, mut n, mut lo, mut hi) = (0u64, 0u64, u64::MAX, 0u64);
         for i in 0..400_000u64 {
             if v.decide(&p, 1500, 10, &mut rng) == Decision::Early {
                 if let Some(l) = last {
                     sum += i - l;
                     n += 1;
+                    lo = lo.min(i - l);
+                    hi = hi.max(i - l);
                 }
                 last = Some(i);
             }
         }
-        sum as f64 / n as f64
+        (sum as f64 / n as f64, lo, hi)
     }
 
     #[test]
     fn inter_drop_spacing_wait_off_and_on() {
-        // p_b = 0.05: mean 1/(2 p_b) = 10 without wait, 1.5 / p_b = 30 with wait.
-        let off = gaps(false);
-        let on = gaps(true);
+        // p_b = 0.05: gaps uniform on [1, 1/p_b] (mean 1/(2 p_b) = 10) without wait, on
+        // [1/p_b, 2/p_b] (mean 1.5 / p_b = 30) with wait.
+        let (off, lo, hi) = gaps(false);
         assert!((off / 10.0 - 1.0).abs() < 0.03, "{off}");
+        assert!(lo >= 1 && hi <= 20, "{lo} {hi}");
+        let (on, lo, hi) = gaps(true);
         assert!((on / 30.0 - 1.0).abs() < 0.03, "{on}");
+        assert!(lo >= 20 && hi <= 40, "{lo} {hi}");
     }
 
     #[test]
