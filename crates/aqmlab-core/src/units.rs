@@ -187,27 +187,9 @@ macro_rules! unit_newtype {
     };
 }
 
-unit_newtype!(
-    Dur,
-    Time,
-    parse_time,
-    fmt_time,
-    "a duration such as \"50ms\" (units s, ms, us, ns)"
-);
-unit_newtype!(
-    Rate,
-    u64,
-    parse_rate,
-    fmt_rate,
-    "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)"
-);
-unit_newtype!(
-    Size,
-    u64,
-    parse_bytes,
-    |b: u64| format!("{b}B"),
-    "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)"
-);
+unit_newtype!(Dur, Time, parse_time, fmt_time, "a duration such as \"50ms\" (units s, ms, us, ns)");
+unit_newtype!(Rate, u64, parse_rate, fmt_rate, "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)");
+unit_newtype!(Size, u64, parse_bytes, |b: u64| format!("{b}B"), "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)");
 
 /// A buffer limit in a scenario file ("100p" or "150KB").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,15 +28,7 @@ pub struct PingClient {
 
 impl PingClient {
     pub fn new(flow: u32, size: u32, interval: Time, stop: Time) -> PingClient {
-        PingClient {
-            flow,
-            size,
-            interval,
-            stop,
-            next: None,
-            records: Vec::new(),
-            replies: 0,
-        }
+        PingClient { flow, size, interval, stop, next: None, records: Vec::new(), replies: 0 }
     }
 }
 
@@ -61,11 +53,7 @@ impl Endpoint for PingClient {
                 break;
             }
             let seq = self.records.len() as u64;
-            self.records.push(ProbeRecord {
-                seq,
-                sent: now,
-                reply: None,
-            });
+            self.records.push(ProbeRecord { seq, sent: now, reply: None });
             out.push(Packet {
                 flow: self.flow,
                 size: self.size,
@@ -103,12 +91,7 @@ impl Endpoint for PingServer {
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
         self.echoed += 1;
         self.size += pkt.size as u64;
-        out.push(Packet {
-            kind: Kind::ProbeReply,
-            dir: Dir::Down,
-            ts_ecr: now,
-            ..*pkt
-        });
+        out.push(Packet { kind: Kind::ProbeReply, dir: Dir::Down, ts_ecr: now, ..*pkt });
     }
     fn on_timer(&mut self, _now: Time, _out: &mut Outbox) {}
     fn next_timer(&self) -> Option<Time> {

@@ -2,9 +2,9 @@
 //! isochronously (`cbr`: the k-th packet leaves at start + floor(k * size * 8 / rate)) or as a
 //! Poisson process (`poisson`: exponential gaps with the same mean), between `start` and `stop`.
 
+use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::packet::{Dir, Ecn, Kind, Packet};
 use crate::rng::Rng;
-use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::{Time, SEC};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,16 +30,7 @@ pub struct UdpSource {
 
 impl UdpSource {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        flow: u32,
-        dir: Dir,
-        size: u32,
-        rate_bps: u64,
-        arrivals: Arrivals,
-        stop: Time,
-        ecn: bool,
-        rng: Rng,
-    ) -> UdpSource {
+    pub fn new(flow: u32, dir: Dir, size: u32, rate_bps: u64, arrivals: Arrivals, stop: Time, ecn: bool, rng: Rng) -> UdpSource {
         UdpSource {
             flow,
             dir,
