@@ -58,7 +58,7 @@ fn drive(q: &mut AnyQdisc, seed: u64, secs: u64) -> Vec<(u8, PktId)> {
         }
         let flow = rng.below(8) as u32;
         let size = [64u32, 576, 1500, 1500][rng.below(4) as usize];
-        let ecn = if flow % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
+        let ecn = if flow.is_multiple_of(2) { Ecn::Ect0 } else { Ecn::NotEct };
         h.enqueue(q, flow, size, ecn, t);
         in_p += 1;
         in_b += size as u64;
