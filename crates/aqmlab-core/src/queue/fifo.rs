@@ -3,7 +3,9 @@
 //! options, following Linux sch_fifo.c: the limit counts packets or bytes, and overflow drops the
 //! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
 
-use super::{parse_params, resolved, AnyQdisc, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx};
+use super::{
+    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
+};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
@@ -87,7 +89,7 @@ const PARAMS: &[ParamDoc] = &[ParamDoc {
     help: "buffer size: packets (\"100p\") or bytes (\"150KB\"); default 1000p (pfifo, pfifo_head_drop) or 1000 x MTU bytes (bfifo)",
 }];
 
-fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Result<(AnyQdisc, Value), String> {
+fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> BuildResult {
     let mut cfg: Config = parse_params(params)?;
     let limit = match cfg.limit.map(|l| l.0).or(link.limit) {
         Some(Limit::Packets(0)) | Some(Limit::Bytes(0)) => return Err("limit: must be greater than 0".into()),

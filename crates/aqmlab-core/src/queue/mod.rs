@@ -13,7 +13,21 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod blue;
+pub mod choke;
+pub mod codel;
+#[cfg(test)]
+mod conformance;
+pub mod drr;
 pub mod fifo;
+pub mod fq;
+pub mod fq_codel;
+pub mod fq_pie;
+pub mod pie;
+pub mod red;
+pub mod sfq;
+pub mod sfq_codel;
+pub mod util;
 
 /// Why a packet was dropped. Counted per link and recorded per packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,8 +161,8 @@ pub struct ParamDoc {
     pub help: &'static str,
 }
 
-/// Builds a discipline from its parameter table; returns it with its resolved parameters.
-pub type BuildFn = fn(&Value, &LinkInfo, Rng) -> Result<(AnyQdisc, Value), String>;
+/// A built discipline and its resolved parameters, or an error naming the key.
+pub type BuildResult = Result<(AnyQdisc, Value), String>;
 
 /// A registry entry: how to build a discipline from its scenario parameters.
 pub struct QdiscInfo {
@@ -157,7 +171,7 @@ pub struct QdiscInfo {
     pub reference: &'static str,
     pub params: &'static [ParamDoc],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
-    pub build: BuildFn,
+    pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
 }
 
 /// Deserialises a discipline's parameter table into its config type, naming the offending key.
@@ -227,12 +241,32 @@ macro_rules! qdiscs {
 
 qdiscs! {
     Fifo => fifo::Fifo,
+    Codel => codel::Codel,
+    FqCodel => fq_codel::FqCodel,
+    Pie => pie::Pie,
+    FqPie => fq_pie::FqPie,
+    Red => red::Red,
+    Choke => choke::Choke,
+    Blue => blue::Blue,
+    Sfq => sfq::Sfq,
+    Drr => drr::Drr,
+    SfqCodel => sfq_codel::SfqCodel,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
 pub fn registry() -> Vec<&'static QdiscInfo> {
     let mut v: Vec<&'static QdiscInfo> = Vec::new();
     v.extend(fifo::INFO.iter());
+    v.extend(codel::INFO.iter());
+    v.extend(fq_codel::INFO.iter());
+    v.extend(pie::INFO.iter());
+    v.extend(fq_pie::INFO.iter());
+    v.extend(red::INFO.iter());
+    v.extend(choke::INFO.iter());
+    v.extend(blue::INFO.iter());
+    v.extend(sfq::INFO.iter());
+    v.extend(drr::INFO.iter());
+    v.extend(sfq_codel::INFO.iter());
     v
 }
 
@@ -241,7 +275,7 @@ pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {
 }
 
 /// Builds the discipline `kind` with `params` (a JSON object without `kind`).
-pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng) -> Result<(AnyQdisc, Value), String> {
+pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let info = lookup(kind).ok_or_else(|| {
         let names: Vec<&str> = registry().iter().map(|i| i.name).collect();
         format!("unknown qdisc {kind:?}; allowed: {}", names.join(", "))

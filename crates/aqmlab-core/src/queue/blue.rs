@@ -1,0 +1,244 @@
+//! BLUE (Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002): a single marking/dropping probability
+//! p_m driven by packet loss and link idleness rather than queue length.
+//!
+//! * Buffer overflow (tail drop of the arrival): p_m += increment, at most once per freeze_time.
+//! * Link idle: p_m -= decrement, at most once per freeze_time. The idle event is taken at a
+//!   dequeue that empties the queue or finds it empty (the link goes idle once that packet is sent
+//!   unless another arrives); the engine gives no separate idle callback.
+//! * Each arrival is dropped (or CE-marked if ECT and `ecn`) with probability p_m.
+//! * Defaults: increment 0.0025, decrement 0.00025, freeze_time 100 ms (the paper's ECN
+//!   experiments); limit = the link's limit, else 1000 packets. The paper's optional
+//!   queue-length trigger for increases is not implemented.
+
+use super::util::{check_limit, over_limit};
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Dur, Limit, LimitSpec, Time, MS, SEC};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+pub struct Blue {
+    queue: VecDeque<PktId>,
+    bytes: u64,
+    limit: Limit,
+    p_m: f64,
+    inc: f64,
+    dec: f64,
+    freeze: Time,
+    last_update: Option<Time>,
+    ecn: bool,
+    rng: Rng,
+    early: u64,
+    marks: u64,
+}
+
+impl Blue {
+    fn may_update(&self, now: Time) -> bool {
+        self.last_update
+            .is_none_or(|t| now.saturating_sub(t) > self.freeze)
+    }
+    fn increase(&mut self, now: Time) {
+        if self.may_update(now) {
+            self.p_m = (self.p_m + self.inc).min(1.0);
+            self.last_update = Some(now);
+        }
+    }
+    fn decrease(&mut self, now: Time) {
+        if self.may_update(now) {
+            self.p_m = (self.p_m - self.dec).max(0.0);
+            self.last_update = Some(now);
+        }
+    }
+}
+
+impl Qdisc for Blue {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
+        let size = ctx.size(id) as u64;
+        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size) {
+            self.increase(now);
+            ctx.drop_packet(id, DropReason::Overlimit);
+            return;
+        }
+        if self.rng.bernoulli(self.p_m) {
+            if self.ecn && ctx.mark(id) {
+                self.marks += 1;
+            } else {
+                self.early += 1;
+                ctx.drop_packet(id, DropReason::Early);
+                return;
+            }
+        }
+        self.bytes += size;
+        self.queue.push_back(id);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let Some(id) = self.queue.pop_front() else {
+            self.decrease(now);
+            return None;
+        };
+        self.bytes -= ctx.size(id) as u64;
+        if self.queue.is_empty() {
+            self.decrease(now);
+        }
+        Some(id)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("p_m", self.p_m),
+            ("early_drops", self.early as f64),
+            ("ecn_marks", self.marks as f64),
+        ]
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    limit: Option<LimitSpec>,
+    increment: Option<f64>,
+    decrement: Option<f64>,
+    freeze_time: Option<Dur>,
+    ecn: Option<bool>,
+}
+
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+    let mut cfg: Config = parse_params(params)?;
+    let limit = check_limit(
+        cfg.limit
+            .map(|l| l.0)
+            .or(link.limit)
+            .unwrap_or(Limit::Packets(1000)),
+    )?;
+    let inc = cfg.increment.unwrap_or(0.0025);
+    let dec = cfg.decrement.unwrap_or(0.00025);
+    let freeze = cfg.freeze_time.map_or(100 * MS, |d| d.0);
+    check_range("increment", inc, 0.0, 1.0)?;
+    check_range("decrement", dec, 0.0, 1.0)?;
+    check_range("freeze_time", freeze, 0, 100 * SEC)?;
+    let ecn = cfg.ecn.unwrap_or(false);
+    cfg = Config {
+        limit: Some(LimitSpec(limit)),
+        increment: Some(inc),
+        decrement: Some(dec),
+        freeze_time: Some(Dur(freeze)),
+        ecn: Some(ecn),
+    };
+    let q = Blue {
+        queue: VecDeque::new(),
+        bytes: 0,
+        limit,
+        p_m: 0.0,
+        inc,
+        dec,
+        freeze,
+        last_update: None,
+        ecn,
+        rng,
+        early: 0,
+        marks: 0,
+    };
+    Ok((AnyQdisc::Blue(q), resolved(&cfg)))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "limit",
+        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
+    },
+    ParamDoc {
+        name: "increment",
+        help: "p_m step up on buffer overflow (d1); default 0.0025",
+    },
+    ParamDoc {
+        name: "decrement",
+        help: "p_m step down on link idle (d2); default 0.00025",
+    },
+    ParamDoc {
+        name: "freeze_time",
+        help: "minimum time between p_m changes; default 100ms",
+    },
+    ParamDoc {
+        name: "ecn",
+        help: "CE-mark ECT packets instead of dropping; default off",
+    },
+];
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "blue",
+    summary: "BLUE: marking probability raised on overflow, lowered on idle link",
+    reference: "Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002",
+    params: PARAMS,
+    build,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use serde_json::json;
+
+    fn make(p: Value) -> Blue {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        match build(&p, &link, Rng::from_seed(4)).unwrap().0 {
+            AnyQdisc::Blue(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn overflow_raises_and_idle_lowers_with_freeze() {
+        let mut q = make(json!({"limit": "2p", "increment": 0.1, "decrement": 0.01}));
+        let mut h = Harness::new();
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0); // overflow -> 0.1
+        assert!((q.p_m - 0.1).abs() < 1e-12);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 50 * MS); // within the freeze time
+        assert!((q.p_m - 0.1).abs() < 1e-12);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 101 * MS);
+        assert!((q.p_m - 0.2).abs() < 1e-12);
+        h.dequeue(&mut q, 150 * MS);
+        h.dequeue(&mut q, 150 * MS); // empties: idle, but frozen
+        assert!((q.p_m - 0.2).abs() < 1e-12);
+        assert_eq!(h.dequeue(&mut q, 202 * MS), None);
+        assert!((q.p_m - 0.19).abs() < 1e-12);
+    }
+
+    #[test]
+    fn drops_or_marks_with_p_m() {
+        let mut q = make(json!({"ecn": true}));
+        q.p_m = 0.3;
+        let mut h = Harness::new();
+        for _ in 0..10_000 {
+            h.enqueue(&mut q, 0, 100, Ecn::Ect0, 0);
+            h.enqueue(&mut q, 0, 100, Ecn::NotEct, 0);
+            h.dequeue(&mut q, 0);
+            h.dequeue(&mut q, 0);
+            q.p_m = 0.3;
+            q.last_update = Some(0);
+        }
+        let m = h.marks.len() as f64 / 10_000.0;
+        let d = h.drops.len() as f64 / 10_000.0;
+        assert!((m - 0.3).abs() < 0.02 && (d - 0.3).abs() < 0.02, "{m} {d}");
+    }
+}

@@ -1,0 +1,937 @@
+//! CoDel (RFC 8289), with the variants of algorithms.md section 1 (and 18) selectable:
+//!
+//! * `variant` presets: `rfc` (default: RFC 8289 count recall, `now >= first_above_time`, fixed
+//!   MTU guard, exact float 1/sqrt(count)), `linux` (RFC recall, strict `now > first_above_time`,
+//!   fixed guard, Newton-step 1/sqrt(count) as codel.h), `linux35` (original Linux 3.5: recall
+//!   `(count - lastcount) | 1`, max-packet-seen guard starting at 0, strict, Newton), `ns2`
+//!   (Nichols/Jacobson codel.cc: recall `count - 1`, max-packet-seen guard starting at 256 B, `>=`)
+//!   and `sfqcodel` (recall `count - 2` within 8 intervals, max-seen from 256 B, `>=`).
+//!   Every knob can also be set alone (`recall`, `mtu_guard`, `mtu`, `newton`, `strict`).
+//! * Time is kept in ns (Linux uses 1024-ns units; not emulated). The fixed guard is one MTU of
+//!   IP bytes (1500 by default, where Linux uses psched_mtu = 1514 L2 bytes).
+//! * ECN (off by default, as sch_codel): an ECT packet is CE-marked instead of dropped; the mark
+//!   counts like a drop. `ce_threshold` adds DCTCP-style marking of packets whose sojourn exceeds it.
+//!
+//! [`CodelParams`] + [`CodelVars`] are the one CoDel state machine, used here and by fq_codel and
+//! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
+
+use super::util::{check_limit, merge, over_limit, split_keys};
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Dur, Limit, LimitSpec, Size, Time, MS};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// The count-recall rule applied when re-entering the dropping state (algorithms.md 1.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recall {
+    /// RFC 8289 / Linux >= 2015: count - lastcount if > 1 and within 16 intervals, else 1.
+    Rfc,
+    /// Linux 3.5: (count - lastcount) | 1 within 16 intervals, else 1.
+    Linux35,
+    /// ns-2 codel.cc: count - 1 if count > 1 and within 16 intervals, else 1.
+    Ns2,
+    /// ns-2 sfqcodel.cc: count - 2 if count > 2 and within 8 intervals, else 1.
+    Sfqcodel,
+}
+
+/// What the "queue holds at most one MTU" guard compares the backlog with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Guard {
+    /// A constant (the `mtu` parameter).
+    Fixed,
+    /// The largest packet seen so far (starting at `mtu`), as old Linux and ns-2.
+    MaxSeen,
+}
+
+/// CoDel parameters shared by all instances of one discipline.
+#[derive(Clone, Copy, Debug)]
+pub struct CodelParams {
+    pub target: Time,
+    pub interval: Time,
+    pub recall: Recall,
+    pub guard: Guard,
+    /// Fixed guard in bytes, or the starting value of the max-seen guard.
+    pub mtu: u32,
+    pub newton: bool,
+    pub strict: bool,
+    pub ecn: bool,
+    pub ce_threshold: Option<Time>,
+    /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
+    pub empty_is_below: bool,
+}
+
+impl CodelParams {
+    /// Defaults of a named variant (see the module header).
+    pub fn variant(name: &str, mtu: u32) -> Option<CodelParams> {
+        let base = CodelParams {
+            target: 5 * MS,
+            interval: 100 * MS,
+            recall: Recall::Rfc,
+            guard: Guard::Fixed,
+            mtu,
+            newton: false,
+            strict: false,
+            ecn: false,
+            ce_threshold: None,
+            empty_is_below: false,
+        };
+        Some(match name {
+            "rfc" => base,
+            "linux" => CodelParams {
+                strict: true,
+                newton: true,
+                ..base
+            },
+            "linux35" => CodelParams {
+                strict: true,
+                newton: true,
+                recall: Recall::Linux35,
+                guard: Guard::MaxSeen,
+                mtu: 0,
+                ..base
+            },
+            "ns2" => CodelParams {
+                recall: Recall::Ns2,
+                guard: Guard::MaxSeen,
+                mtu: 256,
+                ..base
+            },
+            "sfqcodel" => CodelParams {
+                recall: Recall::Sfqcodel,
+                guard: Guard::MaxSeen,
+                mtu: 256,
+                ..base
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// Per-discipline CoDel statistics (and the max-packet-seen guard, which old Linux kept here).
+#[derive(Clone, Debug, Default)]
+pub struct CodelStats {
+    pub maxpacket: u32,
+    pub drops: u64,
+    pub marks: u64,
+    pub ce_marks: u64,
+}
+
+impl CodelStats {
+    pub fn new(p: &CodelParams) -> CodelStats {
+        CodelStats {
+            maxpacket: p.mtu,
+            ..CodelStats::default()
+        }
+    }
+}
+
+/// Where a CoDel instance takes packets from.
+pub trait CodelSource {
+    /// Removes the head packet (updating the source's byte counts).
+    fn pop(&mut self, ctx: &QueueCtx) -> Option<PktId>;
+    /// The backlog in bytes the MTU guard compares (after the removal).
+    fn guard_backlog(&self) -> u64;
+    /// Whether this instance's own queue is now empty.
+    fn is_empty(&self) -> bool;
+}
+
+const ONE_Q16: u16 = 0xFFFF;
+
+/// The state of one CoDel instance.
+#[derive(Clone, Debug)]
+pub struct CodelVars {
+    count: u32,
+    lastcount: u32,
+    dropping: bool,
+    first_above: Option<Time>,
+    drop_next: Time,
+    /// 1/sqrt(count) in Q0.16 (Newton mode only).
+    rec_inv_sqrt: u16,
+    ldelay: Time,
+}
+
+impl Default for CodelVars {
+    fn default() -> Self {
+        CodelVars {
+            count: 0,
+            lastcount: 0,
+            dropping: false,
+            first_above: None,
+            drop_next: 0,
+            rec_inv_sqrt: ONE_Q16,
+            ldelay: 0,
+        }
+    }
+}
+
+impl CodelVars {
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+    pub fn dropping(&self) -> bool {
+        self.dropping
+    }
+    pub fn ldelay(&self) -> Time {
+        self.ldelay
+    }
+    /// fq_codel's fat-flow drop "tells CoDel to increase its signal strength".
+    pub fn add_count(&mut self, n: u32) {
+        self.count = self.count.wrapping_add(n);
+    }
+    /// Clears the dropping state (ns-2 sfqcodel when a bin is emptied by drops).
+    pub fn reset_dropping(&mut self) {
+        self.dropping = false;
+        self.first_above = None;
+    }
+
+    /// One Newton-Raphson step y' = y (3 - count y^2) / 2, in Q0.32 arithmetic stored in 16 bits.
+    fn newton_step(&mut self) {
+        let y = (self.rec_inv_sqrt as u128) << 16;
+        let y2 = (y * y) >> 32;
+        let three = 3u128 << 32;
+        let v = three.saturating_sub(self.count as u128 * y2);
+        let r = (v * y) >> 33;
+        self.rec_inv_sqrt = (r >> 16).min(ONE_Q16 as u128) as u16;
+    }
+
+    fn control_law(&self, t: Time, p: &CodelParams) -> Time {
+        if p.newton {
+            t + ((p.interval as u128 * ((self.rec_inv_sqrt as u128) << 16)) >> 32) as Time
+        } else {
+            t + (p.interval as f64 / (self.count.max(1) as f64).sqrt()) as Time
+        }
+    }
+
+    fn should_drop<S: CodelSource>(
+        &mut self,
+        pkt: Option<PktId>,
+        p: &CodelParams,
+        st: &mut CodelStats,
+        src: &S,
+        ctx: &QueueCtx,
+        now: Time,
+    ) -> bool {
+        let Some(id) = pkt else {
+            self.first_above = None;
+            return false;
+        };
+        let sojourn = now.saturating_sub(ctx.enqueued_at(id));
+        self.ldelay = sojourn;
+        let guard = match p.guard {
+            Guard::Fixed => p.mtu as u64,
+            Guard::MaxSeen => {
+                st.maxpacket = st.maxpacket.max(ctx.size(id));
+                st.maxpacket as u64
+            }
+        };
+        if sojourn < p.target || src.guard_backlog() <= guard || (p.empty_is_below && src.is_empty()) {
+            self.first_above = None;
+            return false;
+        }
+        match self.first_above {
+            None => {
+                self.first_above = Some(now + p.interval);
+                false
+            }
+            Some(t) => {
+                if p.strict {
+                    now > t
+                } else {
+                    now >= t
+                }
+            }
+        }
+    }
+
+    fn recall(&mut self, p: &CodelParams, now: Time) {
+        let since = now as i128 - self.drop_next as i128;
+        let within = |k: u64| since < (k as i128) * p.interval as i128;
+        let delta = self.count.wrapping_sub(self.lastcount);
+        let recalled = match p.recall {
+            Recall::Rfc if delta > 1 && within(16) => Some(delta),
+            Recall::Linux35 if within(16) => Some(delta | 1),
+            Recall::Ns2 if self.count > 1 && within(16) => Some(self.count - 1),
+            Recall::Sfqcodel if self.count > 2 && within(8) => Some(self.count - 2),
+            _ => None,
+        };
+        match recalled {
+            Some(c) if c > 1 || p.recall == Recall::Linux35 => {
+                self.count = c.max(1);
+                if p.newton {
+                    self.newton_step();
+                }
+            }
+            _ => {
+                self.count = 1;
+                self.rec_inv_sqrt = ONE_Q16;
+            }
+        }
+        self.lastcount = self.count;
+    }
+
+    fn drop_or_mark(&mut self, id: PktId, p: &CodelParams, st: &mut CodelStats, ctx: &mut QueueCtx) -> bool {
+        if p.ecn && ctx.mark(id) {
+            st.marks += 1;
+            true
+        } else {
+            ctx.drop_packet(id, DropReason::Head);
+            st.drops += 1;
+            false
+        }
+    }
+
+    /// The CoDel dequeue (algorithms.md 1.5): takes packets from `src`, dropping or marking on the
+    /// way, and returns the packet to send.
+    pub fn dequeue<S: CodelSource>(
+        &mut self,
+        p: &CodelParams,
+        st: &mut CodelStats,
+        src: &mut S,
+        ctx: &mut QueueCtx,
+        now: Time,
+    ) -> Option<PktId> {
+        let mut pkt = src.pop(ctx);
+        let mut ok = self.should_drop(pkt, p, st, src, ctx, now);
+        let mut marked = false;
+        if self.dropping {
+            if !ok {
+                self.dropping = false;
+            } else {
+                while self.dropping && now >= self.drop_next {
+                    self.count = self.count.wrapping_add(1);
+                    if p.newton {
+                        self.newton_step();
+                    }
+                    let id = pkt.expect("ok implies a packet");
+                    if self.drop_or_mark(id, p, st, ctx) {
+                        marked = true;
+                        self.drop_next = self.control_law(self.drop_next, p);
+                        break;
+                    }
+                    pkt = src.pop(ctx);
+                    ok = self.should_drop(pkt, p, st, src, ctx, now);
+                    if !ok {
+                        self.dropping = false;
+                    } else {
+                        self.drop_next = self.control_law(self.drop_next, p);
+                    }
+                }
+            }
+        } else if ok {
+            let id = pkt.expect("ok implies a packet");
+            if self.drop_or_mark(id, p, st, ctx) {
+                marked = true;
+            } else {
+                pkt = src.pop(ctx);
+                self.should_drop(pkt, p, st, src, ctx, now);
+            }
+            self.dropping = true;
+            self.recall(p, now);
+            self.drop_next = self.control_law(now, p);
+        }
+        if let (Some(id), Some(ce), false) = (pkt, p.ce_threshold, marked) {
+            if now.saturating_sub(ctx.enqueued_at(id)) > ce && ctx.mark(id) {
+                st.ce_marks += 1;
+            }
+        }
+        pkt
+    }
+}
+
+/// A plain FIFO as a CoDel source (the guard sees its own backlog).
+struct Fifo<'a> {
+    q: &'a mut VecDeque<PktId>,
+    bytes: &'a mut u64,
+}
+
+impl CodelSource for Fifo<'_> {
+    fn pop(&mut self, ctx: &QueueCtx) -> Option<PktId> {
+        let id = self.q.pop_front()?;
+        *self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+    fn guard_backlog(&self) -> u64 {
+        *self.bytes
+    }
+    fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+pub struct Codel {
+    queue: VecDeque<PktId>,
+    bytes: u64,
+    limit: Limit,
+    params: CodelParams,
+    vars: CodelVars,
+    stats: CodelStats,
+}
+
+impl Codel {
+    pub fn new(params: CodelParams, limit: Limit) -> Codel {
+        Codel {
+            queue: VecDeque::new(),
+            bytes: 0,
+            limit,
+            stats: CodelStats::new(&params),
+            params,
+            vars: CodelVars::default(),
+        }
+    }
+}
+
+impl Qdisc for Codel {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        let size = ctx.size(id) as u64;
+        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size) {
+            ctx.drop_packet(id, DropReason::Overlimit);
+            return;
+        }
+        self.bytes += size;
+        self.queue.push_back(id);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let mut src = Fifo {
+            q: &mut self.queue,
+            bytes: &mut self.bytes,
+        };
+        self.vars
+            .dequeue(&self.params, &mut self.stats, &mut src, ctx, now)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("count", self.vars.count as f64),
+            ("dropping", self.vars.dropping as u8 as f64),
+            ("ldelay_ms", self.vars.ldelay as f64 / MS as f64),
+            ("codel_drops", self.stats.drops as f64),
+            ("codel_marks", self.stats.marks as f64),
+            ("ce_marks", self.stats.ce_marks as f64),
+            ("maxpacket", self.stats.maxpacket as f64),
+        ]
+    }
+}
+
+/// The CoDel keys shared by codel, fq_codel and sfq_codel tables.
+#[derive(Deserialize, Serialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    pub target: Option<Dur>,
+    pub interval: Option<Dur>,
+    pub variant: Option<String>,
+    pub recall: Option<Recall>,
+    pub mtu_guard: Option<Guard>,
+    pub mtu: Option<Size>,
+    pub newton: Option<bool>,
+    pub strict: Option<bool>,
+    pub ecn: Option<bool>,
+    /// "off" or a duration.
+    pub ce_threshold: Option<String>,
+}
+
+impl CodelConfig {
+    /// Resolves against `default_variant` and writes every value back.
+    pub fn resolve(
+        &mut self,
+        default_variant: &str,
+        link: &LinkInfo,
+        ecn_default: bool,
+    ) -> Result<CodelParams, String> {
+        let v = self
+            .variant
+            .clone()
+            .unwrap_or_else(|| default_variant.to_string());
+        let mut p = CodelParams::variant(&v, link.mtu).ok_or_else(|| {
+            format!("variant: {v:?} is not allowed; allowed: rfc, linux, linux35, ns2, sfqcodel")
+        })?;
+        p.target = self.target.map_or(p.target, |d| d.0);
+        p.interval = self.interval.map_or(p.interval, |d| d.0);
+        p.recall = self.recall.unwrap_or(p.recall);
+        p.guard = self.mtu_guard.unwrap_or(p.guard);
+        p.mtu = match self.mtu {
+            Some(s) => {
+                check_range("mtu", s.0, 0, 65_536)?;
+                s.0 as u32
+            }
+            None => p.mtu,
+        };
+        p.newton = self.newton.unwrap_or(p.newton);
+        p.strict = self.strict.unwrap_or(p.strict);
+        p.ecn = self.ecn.unwrap_or(ecn_default);
+        p.ce_threshold = match self.ce_threshold.as_deref() {
+            None | Some("off") => None,
+            Some(s) => {
+                Some(crate::units::parse_time(s).map_err(|e| format!("ce_threshold: {e} (or \"off\")"))?)
+            }
+        };
+        check_range("target", p.target, 1, 10 * crate::units::SEC)?;
+        check_range("interval", p.interval, 1, 100 * crate::units::SEC)?;
+        if p.target > p.interval {
+            return Err(format!(
+                "target: {} ns exceeds interval ({} ns)",
+                p.target, p.interval
+            ));
+        }
+        *self = CodelConfig {
+            target: Some(Dur(p.target)),
+            interval: Some(Dur(p.interval)),
+            variant: Some(v),
+            recall: Some(p.recall),
+            mtu_guard: Some(p.guard),
+            mtu: Some(Size(p.mtu as u64)),
+            newton: Some(p.newton),
+            strict: Some(p.strict),
+            ecn: Some(p.ecn),
+            ce_threshold: Some(match p.ce_threshold {
+                None => "off".into(),
+                Some(t) => serde_json::to_value(Dur(t))
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            }),
+        };
+        Ok(p)
+    }
+}
+
+pub const CODEL_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "target",
+        help: "acceptable standing sojourn time; default 5ms",
+    },
+    ParamDoc {
+        name: "interval",
+        help: "sliding window (about a worst-case RTT); default 100ms",
+    },
+    ParamDoc {
+        name: "variant",
+        help: "preset: rfc (default for codel), linux (default for fq_codel), linux35, ns2, sfqcodel",
+    },
+    ParamDoc {
+        name: "recall",
+        help: "count-recall rule on re-entry: rfc, linux35, ns2, sfqcodel",
+    },
+    ParamDoc {
+        name: "mtu_guard",
+        help: "no drop while backlog <= guard: fixed (mtu) or max_seen (largest packet so far, from mtu)",
+    },
+    ParamDoc {
+        name: "mtu",
+        help: "guard bytes (fixed) or starting value (max_seen); default link MTU (1500, IP bytes) / 0 / 256",
+    },
+    ParamDoc {
+        name: "newton",
+        help: "Linux Newton-step approximation of 1/sqrt(count) (Q0.16) instead of exact",
+    },
+    ParamDoc {
+        name: "strict",
+        help: "first drop when now > first_above_time (Linux) instead of >= (RFC)",
+    },
+    ParamDoc {
+        name: "ecn",
+        help: "CE-mark ECT packets instead of dropping",
+    },
+    ParamDoc {
+        name: "ce_threshold",
+        help: "\"off\" or a sojourn above which packets are CE-marked (DCTCP style)",
+    },
+];
+
+/// The keys of [`CodelConfig`], split off a discipline's table before parsing.
+pub const CODEL_KEYS: &[&str] = &[
+    "target",
+    "interval",
+    "variant",
+    "recall",
+    "mtu_guard",
+    "mtu",
+    "newton",
+    "strict",
+    "ecn",
+    "ce_threshold",
+];
+
+impl CodelConfig {
+    /// Parses the CoDel keys of `params`; returns them and the remaining keys.
+    pub fn parse(params: &Value) -> Result<(CodelConfig, Value), String> {
+        let (c, rest) = split_keys(params, CODEL_KEYS)?;
+        Ok((parse_params(&c)?, rest))
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    limit: Option<LimitSpec>,
+}
+
+fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
+    let (mut codel, rest) = CodelConfig::parse(params)?;
+    let mut cfg: Config = parse_params(&rest)?;
+    let limit = check_limit(
+        cfg.limit
+            .map(|l| l.0)
+            .or(link.limit)
+            .unwrap_or(Limit::Packets(1000)),
+    )?;
+    cfg.limit = Some(LimitSpec(limit));
+    let p = codel.resolve("rfc", link, false)?;
+    Ok((
+        AnyQdisc::Codel(Codel::new(p, limit)),
+        merge(resolved(&cfg), resolved(&codel)),
+    ))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "limit",
+        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p; tail drop",
+    },
+    CODEL_PARAMS[0],
+    CODEL_PARAMS[1],
+    CODEL_PARAMS[2],
+    CODEL_PARAMS[3],
+    CODEL_PARAMS[4],
+    CODEL_PARAMS[5],
+    CODEL_PARAMS[6],
+    CODEL_PARAMS[7],
+    CODEL_PARAMS[8],
+    CODEL_PARAMS[9],
+];
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "codel",
+    summary: "Controlled Delay AQM: head drop when the minimum sojourn stays above target for an interval",
+    reference: "RFC 8289; Linux sch_codel/codel_impl.h; ns-2 codel.cc",
+    params: PARAMS,
+    build,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use crate::queue::QueueEvent;
+    use crate::units::{tx_time, US};
+
+    /// A source whose packets have a chosen sojourn and whose guard backlog is chosen per call.
+    struct Mock {
+        ids: VecDeque<PktId>,
+        backlog: u64,
+    }
+    impl CodelSource for Mock {
+        fn pop(&mut self, _: &QueueCtx) -> Option<PktId> {
+            self.ids.pop_front()
+        }
+        fn guard_backlog(&self) -> u64 {
+            self.backlog
+        }
+        fn is_empty(&self) -> bool {
+            self.ids.is_empty()
+        }
+    }
+
+    /// All driver times are offset by this (so sojourns can exceed `now`).
+    const BASE: Time = crate::units::SEC;
+
+    struct Driver {
+        h: Harness,
+        p: CodelParams,
+        v: CodelVars,
+        st: CodelStats,
+        drops: Vec<Time>,
+        marks: Vec<Time>,
+    }
+
+    impl Driver {
+        fn new(p: CodelParams) -> Driver {
+            Driver {
+                h: Harness::new(),
+                st: CodelStats::new(&p),
+                p,
+                v: CodelVars::default(),
+                drops: vec![],
+                marks: vec![],
+            }
+        }
+        /// One dequeue at `now` where every packet has sojourn `soj` and the backlog stays `backlog`.
+        fn step(&mut self, now: Time, soj: Time, backlog: u64, ecn: Ecn) -> Option<PktId> {
+            let mut m = Mock {
+                ids: VecDeque::new(),
+                backlog,
+            };
+            for _ in 0..16 {
+                let id = self.h.packet(0, 1500, ecn);
+                self.h.pool.get_mut(id).enqueued_at = BASE + now - soj;
+                m.ids.push_back(id);
+            }
+            let mut ctx = QueueCtx {
+                pool: &mut self.h.pool,
+                events: &mut self.h.events,
+            };
+            let r = self
+                .v
+                .dequeue(&self.p, &mut self.st, &mut m, &mut ctx, BASE + now);
+            for id in m.ids {
+                self.h.pool.release(id);
+            }
+            for e in self.h.events.drain(..) {
+                match e {
+                    QueueEvent::Drop(id, _) => {
+                        self.drops.push(now);
+                        self.h.pool.release(id);
+                    }
+                    QueueEvent::Mark(..) => self.marks.push(now),
+                }
+            }
+            r
+        }
+    }
+
+    #[test]
+    fn no_drop_when_backlog_at_most_one_mtu() {
+        // One 1500 B packet on a 64 kbit/s link takes 187.5 ms; the one left queued is <= MTU.
+        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let pkt = tx_time(1500, 64_000);
+        for k in 1..200 {
+            d.step(k * pkt, 2 * pkt, 1500, Ecn::NotEct);
+        }
+        assert!(d.drops.is_empty());
+        // The same with sojourn below target and a large backlog.
+        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        for k in 1..20_000 {
+            d.step(k * 100 * US, 4_999 * US, 1_000_000, Ecn::NotEct);
+        }
+        assert!(d.drops.is_empty());
+    }
+
+    #[test]
+    fn first_drop_after_one_interval_strict_vs_rfc() {
+        for (variant, first) in [("rfc", 100 * MS), ("linux", 101 * MS)] {
+            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            for k in 0..=150 {
+                d.step(k * MS, 10 * MS, 100_000, Ecn::NotEct);
+            }
+            assert_eq!(d.drops[0], first, "{variant}");
+        }
+    }
+
+    fn drop_times(variant: &str, step: Time, until: Time) -> Vec<Time> {
+        let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+        let mut t = 0;
+        while t <= until {
+            d.step(t, 10 * MS, 100_000, Ecn::NotEct);
+            t += step;
+        }
+        d.drops
+    }
+
+    #[test]
+    fn drop_spacing_is_interval_over_sqrt_count() {
+        let step = 10 * US;
+        let drops = drop_times("rfc", step, 1_200 * MS);
+        // Entry at 100 ms; gaps interval/sqrt(k), k = 1, 2, ...
+        let mut exact = 100.0 * MS as f64;
+        assert_eq!(drops[0], 100 * MS);
+        for (k, &t) in drops.iter().enumerate().skip(1).take(10) {
+            exact += 100.0 * MS as f64 / (k as f64).sqrt();
+            assert!(
+                (t as f64 - exact).abs() <= step as f64,
+                "drop {k} at {t}, expected {exact}"
+            );
+        }
+        // Late drops still follow the schedule (about 2 * interval * sqrt(n) after entry).
+        let n = drops.len() - 1;
+        assert!(n > 30);
+        let exact: f64 = (1..=n).map(|k| 100.0 * MS as f64 / (k as f64).sqrt()).sum();
+        assert!(((drops[n] - drops[0]) as f64 - exact).abs() <= step as f64);
+    }
+
+    #[test]
+    fn linux_newton_gaps() {
+        let step = 10 * US;
+        let drops = drop_times("linux", step, 500 * MS);
+        let gaps: Vec<f64> = drops
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as f64 / MS as f64)
+            .collect();
+        let expect = [99.998, 50.00, 56.25, 48.78, 44.15];
+        for (g, e) in gaps.iter().zip(expect) {
+            assert!((g - e).abs() <= 0.02, "gaps {gaps:?}");
+        }
+    }
+
+    /// Runs an episode from `t0`: overload until `n_drops` drops, then one below-target sojourn.
+    fn episode(d: &mut Driver, t0: Time, n_drops: usize) -> Time {
+        let mut t = t0;
+        let start = d.drops.len();
+        while d.drops.len() - start < n_drops {
+            d.step(t, 10 * MS, 100_000, Ecn::NotEct);
+            t += 100 * US;
+        }
+        d.step(t, MS, 100_000, Ecn::NotEct);
+        assert!(!d.v.dropping());
+        t
+    }
+
+    #[test]
+    fn exit_on_below_target_and_count_recall() {
+        // Episode 1: entry drop (count 1) + 4 control-law drops -> count 5, lastcount 1 (m = 4).
+        for (variant, expect) in [("rfc", 4), ("ns2", 4), ("sfqcodel", 3), ("linux35", 5)] {
+            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            let t = episode(&mut d, 0, 5);
+            assert_eq!(d.v.count(), 5, "{variant}");
+            // Frozen after exit.
+            d.step(t + MS, MS, 100_000, Ecn::NotEct);
+            assert_eq!(d.v.count(), 5);
+            // Re-entry within 8 intervals.
+            let n = d.drops.len();
+            let mut t2 = t + 10 * MS;
+            while d.drops.len() == n {
+                d.step(t2, 10 * MS, 100_000, Ecn::NotEct);
+                t2 += 100 * US;
+            }
+            assert_eq!(d.v.count(), expect, "{variant}");
+        }
+        // RFC: with m = 1 the new episode starts at 1.
+        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let t = episode(&mut d, 0, 2);
+        assert_eq!(d.v.count(), 2);
+        episode(&mut d, t + MS, 1);
+        assert_eq!(d.v.count(), 1);
+        // Re-entry after more than 16 intervals -> 1.
+        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let t = episode(&mut d, 0, 6);
+        episode(&mut d, t + 1_700 * MS, 1);
+        assert_eq!(d.v.count(), 1);
+    }
+
+    #[test]
+    fn ecn_marks_instead_of_drops() {
+        let mut p = CodelParams::variant("rfc", 1500).unwrap();
+        p.ecn = true;
+        let mut d = Driver::new(p);
+        for k in 0..=1000 {
+            d.step(k * MS, 10 * MS, 100_000, Ecn::Ect0);
+        }
+        assert!(d.drops.is_empty());
+        // Marks follow the same schedule as drops would.
+        let drops = drop_times("rfc", MS, 1000 * MS);
+        assert_eq!(d.marks, drops);
+    }
+
+    /// End to end through the qdisc: 2x overload of ECT traffic on a 10 Mb/s link.
+    #[test]
+    fn qdisc_ecn_flow_sees_marks_only_and_tail_drop_when_full() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let (AnyQdisc::Codel(mut q), res) =
+            build(&serde_json::json!({"ecn": true}), &link, Rng::from_seed(1)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(res["limit"], "1000p");
+        assert_eq!(res["variant"], "rfc");
+        let mut h = Harness::new();
+        let pkt = tx_time(1500, 10_000_000);
+        let mut t = 0;
+        let mut next_tx = 0;
+        while t < 5_000 * MS {
+            h.enqueue(&mut q, 0, 1500, Ecn::Ect0, t);
+            if t >= next_tx && h.dequeue(&mut q, t).is_some() {
+                next_tx = t + pkt;
+            }
+            t += pkt / 2;
+        }
+        assert!(!h.marks.is_empty());
+        assert!(h.drops.iter().all(|&(_, r)| r == DropReason::Overlimit));
+        // Without ECN the same traffic sees head drops.
+        let (AnyQdisc::Codel(mut q), _) = build(&serde_json::json!({}), &link, Rng::from_seed(1)).unwrap()
+        else {
+            panic!()
+        };
+        let mut h = Harness::new();
+        for k in 0..2000u64 {
+            h.enqueue(&mut q, 0, 1500, Ecn::NotEct, k * pkt / 2);
+            if k.is_multiple_of(2) {
+                h.dequeue(&mut q, k * pkt / 2);
+            }
+        }
+        assert!(h.drops.iter().any(|&(_, r)| r == DropReason::Head));
+    }
+
+    #[test]
+    fn build_validates() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let e = build(&serde_json::json!({"variant": "bogus"}), &link, Rng::from_seed(1))
+            .err()
+            .unwrap();
+        assert!(e.contains("variant"), "{e}");
+        let e = build(&serde_json::json!({"target": "200ms"}), &link, Rng::from_seed(1))
+            .err()
+            .unwrap();
+        assert!(e.contains("target"), "{e}");
+        assert!(build(&serde_json::json!({"nope": 1}), &link, Rng::from_seed(1)).is_err());
+    }
+
+    #[test]
+    fn ce_threshold_marks_independently_of_the_control_law() {
+        let mut p = CodelParams::variant("rfc", 1500).unwrap();
+        p.ce_threshold = Some(MS);
+        let mut d = Driver::new(p);
+        // Sojourn 2 ms: below target (no CoDel action) but above ce_threshold.
+        for k in 0..100 {
+            d.step(k * MS, 2 * MS, 100_000, Ecn::Ect0);
+        }
+        assert_eq!(d.marks.len(), 100);
+        assert_eq!(d.st.ce_marks, 100);
+        assert!(d.drops.is_empty());
+        // Non-ECT packets cannot be marked and are not dropped for it.
+        let mut d = Driver::new(p);
+        d.step(0, 2 * MS, 100_000, Ecn::NotEct);
+        assert!(d.marks.is_empty() && d.drops.is_empty());
+    }
+
+    #[test]
+    fn max_seen_guard_grows_with_packets() {
+        // ns-2: the guard starts at 256 B. A 1000 B backlog of 200 B packets is above it.
+        let mut d = Driver::new(CodelParams::variant("ns2", 1500).unwrap());
+        for k in 0..=200 {
+            d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
+        }
+        // The mock's packets are 1500 B, so maxpacket becomes 1500 and 1000 B is under the guard.
+        assert_eq!(d.st.maxpacket, 1500);
+        assert!(d.drops.is_empty());
+        let mut d = Driver::new(CodelParams::variant("rfc", 500).unwrap());
+        for k in 0..=200 {
+            d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
+        }
+        assert!(!d.drops.is_empty());
+    }
+}

@@ -1,0 +1,324 @@
+//! Deficit Round Robin (Shreedhar & Varghese 1995; algorithms.md section 9).
+//!
+//! * Classification is exact: one queue per flow key (scenario flow and direction), so there are
+//!   no hash collisions. Per-flow quanta: `quanta` lists quanta by scenario flow index (both
+//!   directions); flows beyond the list use `quantum` (default the link MTU, 1500 B).
+//! * `deficit = "classic"` (default, the paper): an activated flow starts with DC = 0; each visit
+//!   adds Q_i and sends head packets while they fit in DC; an emptied flow leaves with DC = 0,
+//!   otherwise it goes to the tail with DC carried over.
+//!   `deficit = "linux"` (the fq_codel/SFQ style): a new flow starts with a full quantum, sends
+//!   while DC > 0 whatever the packet size (DC may go negative), and is refilled (+Q_i, turn passes)
+//!   only when found with DC <= 0.
+//! * Buffer stealing: when the total limit is exceeded, the arrival is enqueued and one packet is
+//!   dropped from the tail of the queue with the most packets (`FatFlow`; O(1) via a length index).
+
+use super::util::{check_limit, over_limit, DepthIndex};
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Limit, LimitSpec, Size, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Deficit {
+    Classic,
+    Linux,
+}
+
+#[derive(Default)]
+struct Flow {
+    q: VecDeque<PktId>,
+    deficit: i64,
+    active: bool,
+}
+
+pub struct Drr {
+    flows: Vec<Flow>,
+    active: VecDeque<u32>,
+    /// Classic: the front flow has already received its quantum for the current visit.
+    in_visit: bool,
+    variant: Deficit,
+    quantum: u32,
+    quanta: Vec<u32>,
+    limit: Limit,
+    depths: DepthIndex,
+    packets: u64,
+    bytes: u64,
+}
+
+impl Drr {
+    fn quantum_of(&self, f: usize) -> i64 {
+        self.quanta.get(f >> 1).copied().unwrap_or(self.quantum) as i64
+    }
+
+    fn pop(&mut self, f: usize, head: bool, ctx: &QueueCtx) -> Option<PktId> {
+        let fl = &mut self.flows[f];
+        let id = if head { fl.q.pop_front() } else { fl.q.pop_back() }?;
+        self.depths.dec(f);
+        self.packets -= 1;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    /// Takes the front flow off the active list.
+    fn retire_front(&mut self) {
+        let f = self.active.pop_front().expect("front") as usize;
+        self.flows[f].active = false;
+        self.flows[f].deficit = 0;
+        self.in_visit = false;
+    }
+}
+
+impl Qdisc for Drr {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        let f = ctx.flow_key(id) as usize;
+        if f >= self.flows.len() {
+            self.flows.resize_with(f + 1, Flow::default);
+            self.depths.ensure(f);
+        }
+        let q = self.quantum_of(f);
+        let fl = &mut self.flows[f];
+        fl.q.push_back(id);
+        if !fl.active {
+            fl.active = true;
+            fl.deficit = if self.variant == Deficit::Linux { q } else { 0 };
+            self.active.push_back(f as u32);
+        }
+        self.depths.inc(f);
+        self.packets += 1;
+        self.bytes += ctx.size(id) as u64;
+        if over_limit(self.limit, self.packets, self.bytes) {
+            let (victim, _) = self.depths.longest().expect("packets queued");
+            let d = self.pop(victim, false, ctx).expect("longest is non-empty");
+            ctx.drop_packet(d, DropReason::FatFlow);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
+        loop {
+            let f = *self.active.front()? as usize;
+            let q = self.quantum_of(f);
+            let Some(&head) = self.flows[f].q.front() else {
+                // Emptied by buffer stealing while waiting its turn.
+                self.retire_front();
+                continue;
+            };
+            let size = ctx.size(head) as i64;
+            match self.variant {
+                Deficit::Classic => {
+                    if !self.in_visit {
+                        self.flows[f].deficit += q;
+                        self.in_visit = true;
+                    }
+                    if size > self.flows[f].deficit {
+                        self.active.rotate_left(1);
+                        self.in_visit = false;
+                        continue;
+                    }
+                }
+                Deficit::Linux => {
+                    if self.flows[f].deficit <= 0 {
+                        self.flows[f].deficit += q;
+                        self.active.rotate_left(1);
+                        continue;
+                    }
+                }
+            }
+            let id = self.pop(f, true, ctx).expect("head exists");
+            self.flows[f].deficit -= size;
+            if self.flows[f].q.is_empty() {
+                self.retire_front();
+            }
+            return Some(id);
+        }
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.packets
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![("active_flows", self.active.len() as f64)]
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    limit: Option<LimitSpec>,
+    quantum: Option<Size>,
+    quanta: Option<Vec<Size>>,
+    deficit: Option<Deficit>,
+}
+
+fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
+    let cfg: Config = parse_params(params)?;
+    let limit = check_limit(
+        cfg.limit
+            .map(|l| l.0)
+            .or(link.limit)
+            .unwrap_or(Limit::Packets(1000)),
+    )?;
+    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
+    check_range("quantum", quantum, 1, 1 << 24)?;
+    let quanta = cfg.quanta.unwrap_or_default();
+    for (i, q) in quanta.iter().enumerate() {
+        check_range(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
+    }
+    let variant = cfg.deficit.unwrap_or(Deficit::Classic);
+    let res = Config {
+        limit: Some(LimitSpec(limit)),
+        quantum: Some(Size(quantum)),
+        quanta: Some(quanta.clone()),
+        deficit: Some(variant),
+    };
+    let q = Drr {
+        flows: Vec::new(),
+        active: VecDeque::new(),
+        in_visit: false,
+        variant,
+        quantum: quantum as u32,
+        quanta: quanta.iter().map(|q| q.0 as u32).collect(),
+        limit,
+        depths: DepthIndex::new(0),
+        packets: 0,
+        bytes: 0,
+    };
+    Ok((AnyQdisc::Drr(q), resolved(&res)))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "limit",
+        help: "total buffer (\"1000p\" or bytes); default the link's limit, else 1000p; longest-queue drop",
+    },
+    ParamDoc {
+        name: "quantum",
+        help: "bytes per round for flows without an entry in quanta; default the link MTU (1500)",
+    },
+    ParamDoc {
+        name: "quanta",
+        help: "per-flow quanta by scenario flow index, e.g. [\"1500B\", \"3000B\"]",
+    },
+    ParamDoc {
+        name: "deficit",
+        help: "classic (paper, default) or linux (send while deficit > 0; new flows start with a quantum)",
+    },
+];
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "drr",
+    summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta",
+    reference: "Shreedhar & Varghese, SIGCOMM 1995",
+    params: PARAMS,
+    build,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use serde_json::json;
+
+    fn make(p: Value) -> Drr {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        match build(&p, &link, Rng::from_seed(1)).unwrap().0 {
+            AnyQdisc::Drr(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Two always-backlogged flows with the given packet sizes; returns bytes sent per flow and
+    /// the largest number of bytes one flow sent in a row (one visit).
+    fn run(q: &mut Drr, sizes: [u32; 2], n: usize) -> ([u64; 2], [u64; 2]) {
+        let mut h = Harness::new();
+        let mut bytes = [0u64; 2];
+        let mut run_max = [0u64; 2];
+        let mut cur = (9usize, 0u64);
+        for _ in 0..n {
+            for (f, s) in sizes.iter().enumerate() {
+                while q.flows.get((f << 1) | 1).is_none_or(|fl| fl.q.len() < 8) {
+                    h.enqueue(q, f as u32, *s, Ecn::NotEct, 0);
+                }
+            }
+            let id = h.dequeue(q, 0).unwrap();
+            let p = h.pool.get(id);
+            let f = p.flow as usize;
+            bytes[f] += p.size as u64;
+            cur = if cur.0 == f {
+                (f, cur.1 + p.size as u64)
+            } else {
+                (f, p.size as u64)
+            };
+            run_max[f] = run_max[f].max(cur.1);
+            h.pool.release(id);
+        }
+        (bytes, run_max)
+    }
+
+    #[test]
+    fn quanta_one_to_two_give_bytes_one_to_two() {
+        for variant in ["classic", "linux"] {
+            let mut q = make(json!({"quanta": ["1500B", "3000B"], "deficit": variant}));
+            let (b, runs) = run(&mut q, [700, 1100], 20_000);
+            let ratio = b[1] as f64 / b[0] as f64;
+            assert!((ratio - 2.0).abs() < 0.01, "{variant}: {b:?}");
+            if variant == "classic" {
+                // Never more than Q + max_packet - 1 bytes in one visit.
+                assert!(runs[0] < 1500 + 1100 && runs[1] < 3000 + 1100, "{runs:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_fairness_mixed_sizes() {
+        for variant in ["classic", "linux"] {
+            let mut q = make(json!({"deficit": variant}));
+            let (b, _) = run(&mut q, [1500, 500], 20_000);
+            assert!(b[0].abs_diff(b[1]) <= 3000, "{variant}: {b:?}");
+        }
+    }
+
+    #[test]
+    fn buffer_stealing_drops_from_longest() {
+        let mut q = make(json!({"limit": "6p"}));
+        let mut h = Harness::new();
+        h.enqueue(&mut q, 1, 100, Ecn::NotEct, 0);
+        let big: Vec<_> = (0..5)
+            .map(|_| h.enqueue(&mut q, 0, 100, Ecn::NotEct, 0))
+            .collect();
+        let late = h.enqueue(&mut q, 1, 100, Ecn::NotEct, 0);
+        assert_eq!(h.drops, vec![(big[4], DropReason::FatFlow)]);
+        assert!(!h.was_dropped(late));
+        assert_eq!(q.backlog_packets(), 6);
+    }
+
+    #[test]
+    fn classic_deficit_resets_when_flow_empties() {
+        let mut q = make(json!({"quantum": "1000B"}));
+        let mut h = Harness::new();
+        let a = h.enqueue(&mut q, 0, 600, Ecn::NotEct, 0);
+        assert_eq!(h.dequeue(&mut q, 0), Some(a));
+        assert_eq!(q.flows[1].deficit, 0);
+        // A 1500 B packet needs two visits with a 1000 B quantum.
+        let b = h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+        let c = h.enqueue(&mut q, 1, 400, Ecn::NotEct, 0);
+        assert_eq!(h.dequeue(&mut q, 0), Some(c));
+        assert_eq!(h.dequeue(&mut q, 0), Some(b));
+    }
+}

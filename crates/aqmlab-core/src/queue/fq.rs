@@ -1,0 +1,221 @@
+//! The flow-queueing scheduler of RFC 8290 / Linux fq_codel (algorithms.md 2.3-2.5), shared by
+//! fq_codel, fq_nocodel, fq_pie and sfq_codel: hashed flow queues, new/old lists, and Linux-style
+//! deficits (a flow may send while its deficit is positive; new flows start with a full quantum;
+//! the deficit is refilled only when found <= 0). Each flow carries an AQM state `S`; the caller
+//! supplies the per-flow dequeue (CoDel, PIE's bookkeeping, or a plain pop).
+//!
+//! Classification: `idx = (hash * flows) >> 32` (multiply-shift as Linux) where the hash mixes the
+//! flow key with a perturbation drawn once from the discipline's Rng (no re-hash at run time).
+
+use super::codel::CodelSource;
+use super::util::{flow_hash, scale};
+use super::QueueCtx;
+use crate::packet::PktId;
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// One flow's packets.
+#[derive(Default)]
+pub struct FlowQueue {
+    pub q: VecDeque<PktId>,
+    pub bytes: u64,
+}
+
+/// Totals over all flows.
+#[derive(Default, Clone, Copy)]
+pub struct Totals {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    None,
+    New,
+    Old,
+}
+
+pub struct FqFlow<S> {
+    pub fq: FlowQueue,
+    pub deficit: i64,
+    list: List,
+    pub aqm: S,
+}
+
+/// A flow's queue seen from its AQM: pops keep the flow's and the totals' counts right. As a
+/// CoDel source the MTU guard compares the *qdisc-wide* backlog (Linux fq_codel, ns-2 sfqcodel).
+pub struct FlowSrc<'a> {
+    pub fq: &'a mut FlowQueue,
+    pub tot: &'a mut Totals,
+}
+
+impl FlowSrc<'_> {
+    pub fn pop_head(&mut self, ctx: &QueueCtx) -> Option<PktId> {
+        let id = self.fq.q.pop_front()?;
+        let s = ctx.size(id) as u64;
+        self.fq.bytes -= s;
+        self.tot.bytes -= s;
+        self.tot.packets -= 1;
+        Some(id)
+    }
+}
+
+impl CodelSource for FlowSrc<'_> {
+    fn pop(&mut self, ctx: &QueueCtx) -> Option<PktId> {
+        self.pop_head(ctx)
+    }
+    fn guard_backlog(&self) -> u64 {
+        self.tot.bytes
+    }
+    fn is_empty(&self) -> bool {
+        self.fq.q.is_empty()
+    }
+}
+
+pub struct FqSched<S> {
+    pub flows: Vec<FqFlow<S>>,
+    new: VecDeque<u32>,
+    old: VecDeque<u32>,
+    pub quantum: u32,
+    pub tot: Totals,
+    seed: u64,
+    /// fq_codel: an emptied new flow moves to the old list if that is non-empty (else it is
+    /// removed). false (sfq_codel): a flow found empty is always removed.
+    pub empty_new_to_old: bool,
+    /// Charge delivered bytes (byte DRR) or one unit per packet (packet round robin, quantum 1).
+    pub cost_bytes: bool,
+    pub new_flow_count: u64,
+}
+
+impl<S> FqSched<S> {
+    pub fn new(flows: usize, quantum: u32, seed: u64, mut make: impl FnMut() -> S) -> FqSched<S> {
+        FqSched {
+            flows: (0..flows)
+                .map(|_| FqFlow {
+                    fq: FlowQueue::default(),
+                    deficit: 0,
+                    list: List::None,
+                    aqm: make(),
+                })
+                .collect(),
+            new: VecDeque::new(),
+            old: VecDeque::new(),
+            quantum,
+            tot: Totals::default(),
+            seed,
+            empty_new_to_old: true,
+            cost_bytes: true,
+            new_flow_count: 0,
+        }
+    }
+
+    /// The flow queue of a flow key.
+    #[inline]
+    pub fn classify(&self, key: u32) -> usize {
+        scale(flow_hash(key, self.seed), self.flows.len() as u32)
+    }
+
+    /// Appends packet `id` to flow `f`; a flow on no list becomes a new flow with a full quantum.
+    pub fn push(&mut self, f: usize, id: PktId, size: u32) {
+        let flow = &mut self.flows[f];
+        flow.fq.q.push_back(id);
+        flow.fq.bytes += size as u64;
+        self.tot.packets += 1;
+        self.tot.bytes += size as u64;
+        if flow.list == List::None {
+            flow.list = List::New;
+            flow.deficit = self.quantum as i64;
+            self.new.push_back(f as u32);
+            self.new_flow_count += 1;
+        }
+    }
+
+    /// Removes the head of flow `f` (for drops); returns it and its size.
+    pub fn pop_head(&mut self, f: usize, ctx: &QueueCtx) -> Option<PktId> {
+        let flow = &mut self.flows[f];
+        FlowSrc {
+            fq: &mut flow.fq,
+            tot: &mut self.tot,
+        }
+        .pop_head(ctx)
+    }
+
+    /// Removes the tail of flow `f` (for drops).
+    pub fn pop_tail(&mut self, f: usize, ctx: &QueueCtx) -> Option<PktId> {
+        let flow = &mut self.flows[f];
+        let id = flow.fq.q.pop_back()?;
+        let s = ctx.size(id) as u64;
+        flow.fq.bytes -= s;
+        self.tot.bytes -= s;
+        self.tot.packets -= 1;
+        Some(id)
+    }
+
+    /// Flows currently on the new or old list.
+    pub fn active(&self) -> impl Iterator<Item = usize> + '_ {
+        self.new.iter().chain(self.old.iter()).map(|&f| f as usize)
+    }
+
+    /// Whether flow `f` is on the new-flows list.
+    pub fn is_new(&self, f: usize) -> bool {
+        self.flows[f].list == List::New
+    }
+
+    /// Number of flows on the lists.
+    pub fn active_count(&self) -> usize {
+        self.new.len() + self.old.len()
+    }
+
+    /// The scheduler loop of algorithms.md 2.5; `deq` takes the next packet out of a flow (it may
+    /// drop or mark on the way) and returns None when the flow has nothing to send.
+    pub fn dequeue(
+        &mut self,
+        ctx: &mut QueueCtx,
+        now: Time,
+        mut deq: impl FnMut(&mut S, &mut FlowSrc, &mut QueueCtx, Time) -> Option<PktId>,
+    ) -> Option<PktId> {
+        loop {
+            let (from_new, f) = match (self.new.front(), self.old.front()) {
+                (Some(&f), _) => (true, f as usize),
+                (None, Some(&f)) => (false, f as usize),
+                (None, None) => return None,
+            };
+            let flow = &mut self.flows[f];
+            if flow.deficit <= 0 {
+                flow.deficit += self.quantum as i64;
+                flow.list = List::Old;
+                if from_new {
+                    self.new.pop_front()
+                } else {
+                    self.old.pop_front()
+                };
+                self.old.push_back(f as u32);
+                continue;
+            }
+            let mut src = FlowSrc {
+                fq: &mut flow.fq,
+                tot: &mut self.tot,
+            };
+            match deq(&mut flow.aqm, &mut src, ctx, now) {
+                Some(p) => {
+                    flow.deficit -= if self.cost_bytes { ctx.size(p) as i64 } else { 1 };
+                    return Some(p);
+                }
+                None => {
+                    if from_new {
+                        self.new.pop_front();
+                        if self.empty_new_to_old && !self.old.is_empty() {
+                            flow.list = List::Old;
+                            self.old.push_back(f as u32);
+                        } else {
+                            flow.list = List::None;
+                        }
+                    } else {
+                        self.old.pop_front();
+                        flow.list = List::None;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! FQ-CoDel (RFC 8290 with the Linux sch_fq_codel details of algorithms.md section 2) and
+//! `fq_nocodel` (the same scheduler with CoDel disabled: a registry entry of this file, not a copy).
+//!
+//! * Scheduler: [`super::fq::FqSched`] (new/old lists, Linux deficits, multiply-shift bucket of a
+//!   seeded hash). Quantum defaults to the link MTU (1500 IP bytes where Linux uses 1514).
+//! * Per-flow CoDel: [`super::codel::CodelVars`], variant `linux` by default (strict first-above
+//!   test, Newton step, RFC count recall); the MTU guard sees the qdisc-wide backlog, as Linux.
+//!   ECN on by default.
+//! * Overflow (packets > limit or memory > memory_limit): fat-flow batch drop from the head of the
+//!   flow with the largest byte backlog (first maximum in index order) until `drop_batch` packets
+//!   or half of its bytes are gone (at least one), and that flow's CoDel count grows by the number
+//!   dropped. The arrival was enqueued first.
+//! * Memory: Linux compares skb->truesize; we model it as packet size + 576 B fixed overhead
+//!   ([`MEMORY_OVERHEAD`], roughly sk_buff + skb_shared_info), a stated approximation.
+
+use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
+use super::fq::FqSched;
+use super::util::merge;
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Limit, Size, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bytes of modelled buffer overhead per queued packet (truesize = size + this).
+pub const MEMORY_OVERHEAD: u64 = 576;
+
+pub struct FqCodel {
+    sched: FqSched<CodelVars>,
+    params: CodelParams,
+    stats: CodelStats,
+    codel_on: bool,
+    limit: u64,
+    memory_limit: u64,
+    memory: u64,
+    drop_batch: u32,
+    fat_batches: u64,
+    fat_drops: u64,
+}
+
+impl FqCodel {
+    fn fat_flow_drop(&mut self, ctx: &mut QueueCtx) {
+        // Linear scan, first maximum wins (Linux).
+        let mut best = 0;
+        let mut best_bytes = 0;
+        for (i, f) in self.sched.flows.iter().enumerate() {
+            if f.fq.bytes > best_bytes {
+                best = i;
+                best_bytes = f.fq.bytes;
+            }
+        }
+        let threshold = best_bytes / 2;
+        let mut n = 0u32;
+        let mut len = 0u64;
+        while n < self.drop_batch && len < threshold {
+            let Some(id) = self.sched.pop_head(best, ctx) else {
+                break;
+            };
+            let s = ctx.size(id) as u64;
+            len += s;
+            self.memory -= s + MEMORY_OVERHEAD;
+            ctx.drop_packet(id, DropReason::FatFlow);
+            n += 1;
+        }
+        self.sched.flows[best].aqm.add_count(n);
+        self.fat_batches += 1;
+        self.fat_drops += n as u64;
+    }
+}
+
+impl Qdisc for FqCodel {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        let f = self.sched.classify(ctx.flow_key(id));
+        let size = ctx.size(id);
+        self.sched.push(f, id, size);
+        self.memory += size as u64 + MEMORY_OVERHEAD;
+        if self.sched.tot.packets > self.limit || self.memory > self.memory_limit {
+            self.fat_flow_drop(ctx);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let (params, stats, codel_on) = (&self.params, &mut self.stats, self.codel_on);
+        let before = self.sched.tot;
+        let r = self.sched.dequeue(ctx, now, |v, src, ctx, now| {
+            if codel_on {
+                v.dequeue(params, stats, src, ctx, now)
+            } else {
+                src.pop_head(ctx)
+            }
+        });
+        // Memory falls by what left: the delivered packet and any CoDel drops.
+        let gone_pkts = before.packets - self.sched.tot.packets;
+        let gone_bytes = before.bytes - self.sched.tot.bytes;
+        self.memory -= gone_bytes + gone_pkts * MEMORY_OVERHEAD;
+        r
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.sched.tot.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.sched.tot.packets
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        let max_count = self.sched.flows.iter().map(|f| f.aqm.count()).max().unwrap_or(0);
+        vec![
+            ("new_flow_count", self.sched.new_flow_count as f64),
+            ("active_flows", self.sched.active_count() as f64),
+            ("codel_drops", self.stats.drops as f64),
+            ("codel_marks", self.stats.marks as f64),
+            ("ce_marks", self.stats.ce_marks as f64),
+            ("fat_flow_batches", self.fat_batches as f64),
+            ("fat_flow_drops", self.fat_drops as f64),
+            ("max_codel_count", max_count as f64),
+            ("memory_bytes", self.memory as f64),
+        ]
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    flows: Option<u32>,
+    quantum: Option<Size>,
+    /// Packets ("10240p").
+    limit: Option<String>,
+    memory_limit: Option<Size>,
+    drop_batch: Option<u32>,
+}
+
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
+    let (mut codel, rest) = CodelConfig::parse(params)?;
+    let mut cfg: Config = parse_params(&rest)?;
+    let flows = cfg.flows.unwrap_or(1024);
+    check_range("flows", flows, 1, 65_536)?;
+    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
+    check_range("quantum", quantum, 1, 1 << 20)?;
+    let limit = match cfg.limit.as_deref() {
+        None => match link.limit {
+            Some(Limit::Packets(p)) => p,
+            _ => 10_240,
+        },
+        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
+            Limit::Packets(p) => p,
+            Limit::Bytes(_) => {
+                return Err(
+                    "limit: fq_codel counts packets (e.g. \"10240p\"); use memory_limit for bytes".into(),
+                )
+            }
+        },
+    };
+    check_range("limit", limit, 1, 1 << 24)?;
+    let memory_limit = cfg.memory_limit.map_or(32 << 20, |m| m.0);
+    check_range("memory_limit", memory_limit, 1, 1 << 40)?;
+    let drop_batch = cfg.drop_batch.unwrap_or(64);
+    check_range("drop_batch", drop_batch, 1, 1 << 16)?;
+    let p = codel.resolve("linux", link, true)?;
+    cfg = Config {
+        flows: Some(flows),
+        quantum: Some(Size(quantum)),
+        limit: Some(format!("{limit}p")),
+        memory_limit: Some(Size(memory_limit)),
+        drop_batch: Some(drop_batch),
+    };
+    let sched = FqSched::new(flows as usize, quantum as u32, rng.next_u64(), CodelVars::default);
+    let q = FqCodel {
+        sched,
+        stats: CodelStats::new(&p),
+        params: p,
+        codel_on,
+        limit,
+        memory_limit,
+        memory: 0,
+        drop_batch,
+        fat_batches: 0,
+        fat_drops: 0,
+    };
+    let res = if codel_on {
+        merge(resolved(&cfg), resolved(&codel))
+    } else {
+        resolved(&cfg)
+    };
+    if !codel_on {
+        if let Value::Object(m) = params {
+            if let Some(k) = m.keys().find(|k| super::codel::CODEL_KEYS.contains(&k.as_str())) {
+                return Err(format!("{k}: fq_nocodel has no CoDel; remove the key"));
+            }
+        }
+    }
+    Ok((AnyQdisc::FqCodel(q), res))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "flows",
+        help: "number of flow queues (1..65536); default 1024",
+    },
+    ParamDoc {
+        name: "quantum",
+        help: "DRR credit per round in bytes; default the link MTU (1500)",
+    },
+    ParamDoc {
+        name: "limit",
+        help: "total packets (\"10240p\"); default the link's packet limit, else 10240p",
+    },
+    ParamDoc {
+        name: "memory_limit",
+        help: "bytes of modelled memory (size + 576 B per packet); default 32MiB",
+    },
+    ParamDoc {
+        name: "drop_batch",
+        help: "max packets dropped from the fattest flow per overflow; default 64",
+    },
+    CODEL_PARAMS[0],
+    CODEL_PARAMS[1],
+    CODEL_PARAMS[2],
+    CODEL_PARAMS[3],
+    CODEL_PARAMS[4],
+    CODEL_PARAMS[5],
+    CODEL_PARAMS[6],
+    CODEL_PARAMS[7],
+    ParamDoc {
+        name: "ecn",
+        help: "CE-mark ECT packets instead of dropping; default on",
+    },
+    CODEL_PARAMS[9],
+];
+
+pub static INFO: [QdiscInfo; 2] = [
+    QdiscInfo {
+        name: "fq_codel",
+        summary: "flow queueing (DRR over hashed flows, sparse-flow priority) with CoDel per flow",
+        reference: "RFC 8290; Linux sch_fq_codel",
+        params: PARAMS,
+        build: |p, l, r| build(p, l, r, true),
+    },
+    QdiscInfo {
+        name: "fq_nocodel",
+        summary: "the fq_codel scheduler without CoDel (fat-flow drop on overflow only)",
+        reference: "Linux sch_fq_codel with CoDel disabled",
+        params: PARAMS.split_at(5).0,
+        build: |p, l, r| build(p, l, r, false),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use crate::units::{tx_time, MS};
+    use serde_json::json;
+
+    fn make(p: Value, codel: bool) -> FqCodel {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        match build(&p, &link, Rng::from_seed(3), codel).unwrap().0 {
+            AnyQdisc::FqCodel(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Two flow ids (scenario flows, direction Down) that land in different buckets.
+    fn distinct_flows(q: &FqCodel, n: usize) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        let mut used = Vec::new();
+        for f in 0..1000u32 {
+            let b = q.sched.classify((f << 1) | 1);
+            if !used.contains(&b) {
+                used.push(b);
+                out.push(f);
+                if out.len() == n {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn defaults_resolved() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let (_, r) = build(&json!({}), &link, Rng::from_seed(3), true).unwrap();
+        assert_eq!(r["limit"], "10240p");
+        assert_eq!(r["flows"], 1024);
+        assert_eq!(r["ecn"], true);
+        assert_eq!(r["variant"], "linux");
+        assert_eq!(r["memory_limit"], format!("{}B", 32 << 20));
+        assert!(build(&json!({"target": "5ms"}), &link, Rng::from_seed(3), false).is_err());
+        assert!(build(&json!({"flows": 0}), &link, Rng::from_seed(3), true).is_err());
+    }
+
+    #[test]
+    fn sparse_flow_is_served_before_bulk() {
+        let mut q = make(json!({}), true);
+        let f = distinct_flows(&q, 2);
+        let mut h = Harness::new();
+        for _ in 0..50 {
+            h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0);
+        }
+        // Serve a few bulk packets (bulk flow exhausts its quantum, moves to the old list).
+        for k in 0..3 {
+            h.dequeue(&mut q, k * MS);
+        }
+        let ping = h.enqueue(&mut q, f[1], 100, Ecn::NotEct, 3 * MS);
+        assert_eq!(h.dequeue(&mut q, 3 * MS), Some(ping));
+        // The bulk flow continues right after.
+        let next = h.dequeue(&mut q, 3 * MS).unwrap();
+        assert_eq!(h.pool.get(next).flow, f[0]);
+        // A new flow sending more than a quantum loses new-flow status after one quantum: with
+        // quantum 1500, its first 1500 B packet goes first, the second waits behind the bulk flow.
+        let q0 = q.sched.classify((f[1] << 1) | 1);
+        while q.sched.flows[q0].fq.q.is_empty() && h.dequeue(&mut q, 5 * MS).is_some() {
+            if q.sched.active().all(|x| x != q0) {
+                break;
+            }
+        }
+        let a = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 6 * MS);
+        let b = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 6 * MS);
+        assert!(q.sched.is_new(q0));
+        assert_eq!(h.dequeue(&mut q, 6 * MS), Some(a));
+        h.dequeue(&mut q, 6 * MS);
+        assert!(!q.sched.is_new(q0) && q.sched.active().any(|x| x == q0));
+        let _ = b;
+    }
+
+    #[test]
+    fn byte_fairness_with_mixed_sizes() {
+        let mut q = make(json!({"ecn": false, "target": "1s", "interval": "10s"}), true);
+        let f = distinct_flows(&q, 2);
+        let mut h = Harness::new();
+        let mut bytes = [0u64; 2];
+        for _ in 0..200 {
+            h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0);
+            for _ in 0..3 {
+                h.enqueue(&mut q, f[1], 500, Ecn::NotEct, 0);
+            }
+        }
+        for _ in 0..400 {
+            let id = h.dequeue(&mut q, MS).unwrap();
+            let p = h.pool.get(id);
+            bytes[(p.flow == f[1]) as usize] += p.size as u64;
+        }
+        let diff = bytes[0].abs_diff(bytes[1]);
+        assert!(diff <= 1500, "{bytes:?}");
+    }
+
+    #[test]
+    fn fat_flow_batch_drop() {
+        // Half the bytes first: 91 packets of 1500 B -> drops until >= 68250 B = 46 packets.
+        let mut q = make(json!({"limit": "100p"}), true);
+        let f = distinct_flows(&q, 2);
+        let mut h = Harness::new();
+        for _ in 0..10 {
+            h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 0);
+        }
+        let fat: Vec<_> = (0..91)
+            .map(|_| h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(h.drops.len(), 46);
+        assert!(h
+            .drops
+            .iter()
+            .zip(&fat)
+            .all(|(&(d, r), &id)| d == id && r == DropReason::FatFlow));
+        let b = q.sched.classify((f[0] << 1) | 1);
+        assert_eq!(q.sched.flows[b].aqm.count(), 46);
+        assert_eq!(q.backlog_packets(), 55);
+        // The 64-packet batch bound: 200 packets in one flow, limit 200.
+        let mut q = make(json!({"limit": "200p"}), true);
+        let mut h = Harness::new();
+        for _ in 0..201 {
+            h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0);
+        }
+        assert_eq!(h.drops.len(), 64);
+        assert_eq!(q.backlog_packets(), 137);
+    }
+
+    #[test]
+    fn memory_limit_triggers_fat_flow_drop() {
+        let mut q = make(json!({"memory_limit": "20000B"}), true);
+        let mut h = Harness::new();
+        for _ in 0..10 {
+            h.enqueue(&mut q, 1, 1500, Ecn::NotEct, 0);
+        }
+        // 9 x 2076 = 18684 <= 20000; the 10th exceeds it.
+        assert!(!h.drops.is_empty());
+        assert!(q.memory <= 20_000);
+    }
+
+    /// A lone bulk flow at 2x the link rate: CoDel marks ECT packets (no drops) with ECN on,
+    /// drops (head) without; fq_nocodel never drops below the limit.
+    #[test]
+    fn lone_flow_codel_and_nocodel() {
+        for (params, codel, ecn) in [
+            (json!({}), true, Ecn::Ect0),
+            (json!({"ecn": false}), true, Ecn::NotEct),
+            (json!({}), false, Ecn::NotEct),
+        ] {
+            let mut q = make(params, codel);
+            let mut h = Harness::new();
+            let pkt = tx_time(1500, 10_000_000);
+            for k in 0..6000u64 {
+                let t = k * pkt / 2;
+                h.enqueue(&mut q, 0, 1500, ecn, t);
+                if k.is_multiple_of(2) {
+                    h.dequeue(&mut q, t);
+                }
+            }
+            match (codel, ecn) {
+                (true, Ecn::Ect0) => assert!(h.drops.is_empty() && !h.marks.is_empty()),
+                (true, _) => assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Head)),
+                _ => assert!(h.drops.is_empty() && h.marks.is_empty()),
+            }
+        }
+    }
+}

@@ -1,0 +1,914 @@
+//! RED (Floyd & Jacobson 1993) with the ns-2 options, Adaptive RED (Floyd, Gummadi & Shenker
+//! 2001) and Harsh RED (Järvinen et al. 2012): ONE implementation, three registry entries that
+//! differ only in presets (algorithms.md sections 5-7). CHOKe reuses [`RedParams`]/[`RedVars`].
+//!
+//! * Queue size is counted in packets, or with `bytes = true` in bytes / mean_pktsize (ns-2
+//!   queue_in_bytes_), and the drop probability is then scaled by size / mean_pktsize after
+//!   uniformisation (ns-2 bytes_). Thresholds are in (mean-size) packets.
+//! * Average: avg = (1 - w_q) avg + w_q q on each arrival (q before the arrival). After an idle
+//!   period T, avg *= (1 - w_q)^(C T) where C = link rate in mean-size packets/s (paper form, real
+//!   exponent; ns-2 floors it and adds one ordinary update).
+//! * Band [min_th, max_th): p_b = max_p (avg - min_th) / (max_th - min_th); gentle adds the
+//!   [max_th, 2 max_th) ramp from max_p to 1. `count` (packets since the last drop, -1 below
+//!   min_th) uniformises: wait off (paper) p_a = p_b / (1 - count p_b); wait on (ns-2) p_a = 0 while
+//!   count p_b < 1, then p_b / (2 - count p_b). avg above the band (or 2 max_th gentle): forced drop.
+//! * `ns2_quirks`: no early drop while the instantaneous queue holds <= 1 packet, and the first
+//!   arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc).
+//! * ECN: ECT arrivals are CE-marked instead of early (probabilistic) drops; forced drops and
+//!   buffer overflow always drop (ns-2 setbit_).
+//! * Automatic configuration (ns-2): C = rate / (8 mean_pktsize); min_th = max(5, target_delay C / 2)
+//!   with target_delay 5 ms; max_th = 3 min_th; w_q "auto" = 1 - exp(-1/C), "auto-rtt" (ns-2
+//!   default q_weight_ = -1) = 1 - exp(-1/(10 RTT C)) with RTT = max(0.1 s, 3 (link_delay + 1/C)),
+//!   "auto10" = 1 - exp(-10/C). mean_pktsize defaults to the link MTU (1500 B; ns-2's default is
+//!   500 B — a deviation chosen because our packets are 1500 B).
+//! * ARED: every 0.5 s, if avg > min + 0.6 (max - min) and max_p <= 0.5: max_p += min(0.01,
+//!   max_p / 4); if avg < min + 0.4 (max - min) and max_p >= 0.01: max_p *= 0.9. `adapt_form`
+//!   "linux" runs it on a timer (also when idle, with the idle-decayed avg); "ns2" on arrivals when
+//!   now > last + interval (strict bounds max_p < 0.5 / max_p > 0.01). Defaults: gentle on,
+//!   w_q auto, thresholds from target_delay, initial max_p 0.1 (ns-2 1/linterm_).
+//! * HRED: min_th 3, max_th 40, w_q 0.02 (`aggressive = true`: 0.04), max_p 0.65, gentle on.
+//!   (Values as given in the brief; algorithms.md 7 could not verify them against the paper.)
+
+use super::util::{check_limit, over_limit};
+use super::{
+    check_range, parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo,
+    QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Dur, Limit, LimitSpec, Size, Time, MS, SEC};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug)]
+pub struct RedParams {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub w_q: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+    pub wait: bool,
+    pub bytes: bool,
+    pub mean_pktsize: u32,
+    pub ecn: bool,
+    pub idle_decay: bool,
+    pub ns2_quirks: bool,
+    /// Link capacity in mean-size packets per second.
+    pub c_pps: f64,
+}
+
+/// What RED decided for an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Admit,
+    /// Probabilistic drop (mark if ECN allows).
+    Early,
+    /// avg above the drop-everything threshold.
+    Forced,
+}
+
+#[derive(Clone, Debug)]
+pub struct RedVars {
+    pub avg: f64,
+    pub count: i64,
+    pub idle_since: Option<Time>,
+    pub max_p: f64,
+    old: bool,
+}
+
+impl RedVars {
+    pub fn new(p: &RedParams) -> RedVars {
+        RedVars {
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(0),
+            max_p: p.max_p,
+            old: false,
+        }
+    }
+
+    /// avg after an idle period ending at `now` (no state change).
+    pub fn decayed_avg(&self, p: &RedParams, now: Time) -> f64 {
+        match self.idle_since {
+            Some(t0) if p.idle_decay => {
+                let m = p.c_pps * now.saturating_sub(t0) as f64 / SEC as f64;
+                self.avg * (1.0 - p.w_q).powf(m)
+            }
+            _ => self.avg,
+        }
+    }
+
+    /// The EWMA update on an arrival; `q` = queue size before the arrival (mean-size packets).
+    pub fn update_avg(&mut self, p: &RedParams, q: f64, now: Time) {
+        if self.idle_since.is_some() && q == 0.0 {
+            self.avg = self.decayed_avg(p, now);
+        } else {
+            self.avg = (1.0 - p.w_q) * self.avg + p.w_q * q;
+        }
+        self.idle_since = None;
+    }
+
+    /// The queue became empty at `now`.
+    pub fn set_idle(&mut self, now: Time) {
+        self.idle_since = Some(now);
+    }
+
+    /// The base probability p_b at `avg` (None above the forced-drop threshold).
+    pub fn p_b(&self, p: &RedParams, avg: f64) -> Option<f64> {
+        if avg < p.max_th {
+            Some(self.max_p * (avg - p.min_th) / (p.max_th - p.min_th))
+        } else if p.gentle && avg < 2.0 * p.max_th {
+            Some(self.max_p + (1.0 - self.max_p) * (avg - p.max_th) / p.max_th)
+        } else {
+            None
+        }
+    }
+
+    /// The arrival decision (algorithms.md 5.3-5.5) for a packet of `size` bytes when the
+    /// instantaneous queue holds `q_pkts` packets.
+    pub fn decide(&mut self, p: &RedParams, size: u32, q_pkts: u64, rng: &mut Rng) -> Decision {
+        if self.avg < p.min_th {
+            self.count = -1;
+            self.old = false;
+            return Decision::Admit;
+        }
+        let Some(pb) = self.p_b(p, self.avg) else {
+            self.count = 0;
+            return Decision::Forced;
+        };
+        self.count += 1;
+        if p.ns2_quirks && !self.old {
+            self.old = true;
+            self.count = 1;
+            return Decision::Admit;
+        }
+        let cp = self.count as f64 * pb;
+        let mut pa = if p.wait {
+            if cp < 1.0 {
+                0.0
+            } else if cp < 2.0 {
+                pb / (2.0 - cp)
+            } else {
+                1.0
+            }
+        } else if cp < 1.0 {
+            pb / (1.0 - cp)
+        } else {
+            1.0
+        };
+        if p.bytes {
+            pa *= size as f64 / p.mean_pktsize as f64;
+        }
+        if p.ns2_quirks && q_pkts <= 1 {
+            return Decision::Admit;
+        }
+        if rng.bernoulli(pa) {
+            self.count = 0;
+            Decision::Early
+        } else {
+            Decision::Admit
+        }
+    }
+
+    /// One Adaptive RED step with average `avg`; `strict` = ns-2 bounds.
+    pub fn adapt(&mut self, p: &RedParams, avg: f64, strict: bool) {
+        let d = p.max_th - p.min_th;
+        let (lo, hi) = (p.min_th + 0.4 * d, p.min_th + 0.6 * d);
+        let can_up = if strict {
+            self.max_p < 0.5
+        } else {
+            self.max_p <= 0.5
+        };
+        let can_down = if strict {
+            self.max_p > 0.01
+        } else {
+            self.max_p >= 0.01
+        };
+        if avg > hi && can_up {
+            self.max_p += (self.max_p / 4.0).min(0.01);
+        } else if avg < lo && can_down {
+            self.max_p *= 0.9;
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdaptForm {
+    Linux,
+    Ns2,
+}
+
+struct Adaptive {
+    form: AdaptForm,
+    interval: Time,
+    /// Linux: next timer; ns-2: last adaptation time.
+    at: Time,
+}
+
+pub struct Red {
+    queue: VecDeque<PktId>,
+    bytes: u64,
+    limit: Limit,
+    params: RedParams,
+    vars: RedVars,
+    rng: Rng,
+    adaptive: Option<Adaptive>,
+    early: u64,
+    forced: u64,
+    marks: u64,
+}
+
+impl Red {
+    fn q_now(&self) -> f64 {
+        if self.params.bytes {
+            self.bytes as f64 / self.params.mean_pktsize as f64
+        } else {
+            self.queue.len() as f64
+        }
+    }
+}
+
+impl Qdisc for Red {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
+        let size = ctx.size(id);
+        let q = self.q_now();
+        self.vars.update_avg(&self.params, q, now);
+        if let Some(a) = &mut self.adaptive {
+            if a.form == AdaptForm::Ns2 && now > a.at + a.interval {
+                self.vars.adapt(&self.params, self.vars.avg, true);
+                a.at = now;
+            }
+        }
+        match self
+            .vars
+            .decide(&self.params, size, self.queue.len() as u64, &mut self.rng)
+        {
+            Decision::Admit => {}
+            Decision::Early => {
+                if self.params.ecn && ctx.mark(id) {
+                    self.marks += 1;
+                } else {
+                    self.early += 1;
+                    ctx.drop_packet(id, DropReason::Early);
+                    return;
+                }
+            }
+            Decision::Forced => {
+                self.forced += 1;
+                ctx.drop_packet(id, DropReason::Early);
+                return;
+            }
+        }
+        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size as u64) {
+            ctx.drop_packet(id, DropReason::Overlimit);
+            return;
+        }
+        self.bytes += size as u64;
+        self.queue.push_back(id);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let id = self.queue.pop_front()?;
+        self.bytes -= ctx.size(id) as u64;
+        if self.queue.is_empty() {
+            self.vars.set_idle(now);
+        }
+        Some(id)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        match &self.adaptive {
+            Some(a) if a.form == AdaptForm::Linux => Some(a.at),
+            _ => None,
+        }
+    }
+
+    fn on_timer(&mut self, _ctx: &mut QueueCtx, now: Time) {
+        if let Some(a) = &mut self.adaptive {
+            while a.form == AdaptForm::Linux && a.at <= now {
+                let avg = self.vars.decayed_avg(&self.params, now);
+                self.vars.adapt(&self.params, avg, false);
+                a.at += a.interval;
+            }
+        }
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("avg", self.vars.avg),
+            ("max_p", self.vars.max_p),
+            ("count", self.vars.count as f64),
+            ("early_drops", self.early as f64),
+            ("forced_drops", self.forced as f64),
+            ("ecn_marks", self.marks as f64),
+        ]
+    }
+}
+
+/// w_q: a number or an ns-2 automatic mode.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum WQ {
+    Num(f64),
+    Mode(String),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    Red,
+    Ared,
+    Hred,
+    Choke,
+}
+
+/// Resolved RED parameters, the limit and (ARED) the adaptation form and interval.
+pub type Resolved = (RedParams, Limit, Option<(AdaptForm, Time)>);
+
+/// The table of red, ared, hred (and, with fewer keys, choke).
+#[derive(Deserialize, Serialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    pub limit: Option<LimitSpec>,
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub max_p: Option<f64>,
+    pub w_q: Option<WQ>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub bytes: Option<bool>,
+    pub ecn: Option<bool>,
+    pub idle_decay: Option<bool>,
+    pub ns2_quirks: Option<bool>,
+    pub mean_pktsize: Option<Size>,
+    pub target_delay: Option<Dur>,
+    pub link_delay: Option<Dur>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapt_form: Option<AdaptForm>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapt_interval: Option<Dur>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggressive: Option<bool>,
+}
+
+impl RedConfig {
+    /// Resolves the table for `preset`; returns the parameters, the limit and (ARED) the form
+    /// and interval. Every value is written back.
+    pub fn resolve(&mut self, preset: Preset, link: &LinkInfo) -> Result<Resolved, String> {
+        if preset != Preset::Ared && (self.adapt_form.is_some() || self.adapt_interval.is_some()) {
+            return Err("adapt_form: only ared adapts max_p".into());
+        }
+        if preset != Preset::Hred && self.aggressive.is_some() {
+            return Err("aggressive: only hred has this option".into());
+        }
+        let limit = check_limit(
+            self.limit
+                .map(|l| l.0)
+                .or(link.limit)
+                .unwrap_or(Limit::Packets(1000)),
+        )?;
+        let mean = self.mean_pktsize.map_or(link.mtu as u64, |s| s.0);
+        check_range("mean_pktsize", mean, 1, 65_536)?;
+        let c = link.rate_bps as f64 / (8.0 * mean as f64);
+        if c <= 0.0 {
+            return Err("the link rate must be positive for RED".into());
+        }
+        let target_delay = self.target_delay.map_or(5 * MS, |d| d.0);
+        let link_delay = self.link_delay.map_or(0, |d| d.0);
+        let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(5.0);
+        let aggressive = self.aggressive.unwrap_or(false);
+        let (d_min, d_max, d_p, d_wq, d_gentle, d_wait) = match preset {
+            Preset::Red => (auto_min, None, 0.1, WQ::Mode("auto-rtt".into()), true, true),
+            Preset::Ared => (auto_min, None, 0.1, WQ::Mode("auto".into()), true, true),
+            Preset::Hred => (
+                3.0,
+                Some(40.0),
+                0.65,
+                WQ::Num(if aggressive { 0.04 } else { 0.02 }),
+                true,
+                true,
+            ),
+            Preset::Choke => (auto_min, None, 0.02, WQ::Num(0.002), false, false),
+        };
+        let min_th = self.min_th.unwrap_or(d_min);
+        let max_th = self.max_th.or(d_max).unwrap_or(3.0 * min_th);
+        let max_p = self.max_p.unwrap_or(d_p);
+        let w_q = match self.w_q.clone().unwrap_or(d_wq) {
+            WQ::Num(w) => w,
+            WQ::Mode(m) => match m.as_str() {
+                "auto" => 1.0 - (-1.0 / c).exp(),
+                "auto10" => 1.0 - (-10.0 / c).exp(),
+                "auto-rtt" => {
+                    let rtt = (3.0 * (link_delay as f64 / SEC as f64 + 1.0 / c)).max(0.1);
+                    1.0 - (-1.0 / (10.0 * rtt * c)).exp()
+                }
+                _ => {
+                    return Err(format!(
+                        "w_q: {m:?} is not allowed; a number in (0, 1] or auto, auto-rtt, auto10"
+                    ))
+                }
+            },
+        };
+        check_range("min_th", min_th, 0.0, 1e9)?;
+        check_range("max_th", max_th, min_th + 1e-9, 1e9)?;
+        check_range("max_p", max_p, 0.0, 1.0)?;
+        check_range("w_q", w_q, 1e-12, 1.0)?;
+        let p = RedParams {
+            min_th,
+            max_th,
+            w_q,
+            max_p,
+            gentle: self.gentle.unwrap_or(d_gentle),
+            wait: self.wait.unwrap_or(d_wait),
+            bytes: self.bytes.unwrap_or(false),
+            mean_pktsize: mean as u32,
+            ecn: self.ecn.unwrap_or(false),
+            idle_decay: self.idle_decay.unwrap_or(true),
+            ns2_quirks: self.ns2_quirks.unwrap_or(false),
+            c_pps: c,
+        };
+        let adaptive = if preset == Preset::Ared {
+            let form = self.adapt_form.unwrap_or(AdaptForm::Linux);
+            let interval = self.adapt_interval.map_or(500 * MS, |d| d.0);
+            check_range("adapt_interval", interval, 1, 100 * SEC)?;
+            self.adapt_form = Some(form);
+            self.adapt_interval = Some(Dur(interval));
+            Some((form, interval))
+        } else {
+            None
+        };
+        self.limit = Some(LimitSpec(limit));
+        self.min_th = Some(min_th);
+        self.max_th = Some(max_th);
+        self.max_p = Some(max_p);
+        self.w_q = Some(WQ::Num(w_q));
+        self.gentle = Some(p.gentle);
+        self.wait = Some(p.wait);
+        self.bytes = Some(p.bytes);
+        self.ecn = Some(p.ecn);
+        self.idle_decay = Some(p.idle_decay);
+        self.ns2_quirks = Some(p.ns2_quirks);
+        self.mean_pktsize = Some(Size(mean));
+        self.target_delay = Some(Dur(target_delay));
+        self.link_delay = Some(Dur(link_delay));
+        if preset == Preset::Hred {
+            self.aggressive = Some(aggressive);
+        }
+        Ok((p, limit, adaptive))
+    }
+}
+
+fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResult {
+    let mut cfg: RedConfig = parse_params(params)?;
+    let (p, limit, adaptive) = cfg.resolve(preset, link)?;
+    let q = Red {
+        queue: VecDeque::new(),
+        bytes: 0,
+        limit,
+        vars: RedVars::new(&p),
+        params: p,
+        rng,
+        adaptive: adaptive.map(|(form, interval)| Adaptive {
+            form,
+            interval,
+            at: if form == AdaptForm::Linux { interval } else { 0 },
+        }),
+        early: 0,
+        forced: 0,
+        marks: 0,
+    };
+    Ok((
+        AnyQdisc::Red(q),
+        serde_json::to_value(&cfg).expect("configs serialise"),
+    ))
+}
+
+pub const RED_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "limit",
+        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
+    },
+    ParamDoc {
+        name: "min_th",
+        help: "lower threshold in (mean-size) packets; default max(5, target_delay x C / 2) (hred 3)",
+    },
+    ParamDoc {
+        name: "max_th",
+        help: "upper threshold; default 3 x min_th (hred 40)",
+    },
+    ParamDoc {
+        name: "max_p",
+        help: "probability at max_th; default 0.1 (ns-2), hred 0.65, choke 0.02; ared: initial value",
+    },
+    ParamDoc {
+        name: "w_q",
+        help: "EWMA weight: a number, or auto (1-exp(-1/C)), auto-rtt (ns-2 default), auto10",
+    },
+    ParamDoc {
+        name: "gentle",
+        help: "linear ramp from max_p to 1 between max_th and 2 max_th; default on (choke off)",
+    },
+    ParamDoc {
+        name: "wait",
+        help: "ns-2 wait_: inter-drop gap uniform on [1/p_b, 2/p_b]; default on (choke off)",
+    },
+    ParamDoc {
+        name: "bytes",
+        help: "queue in bytes / mean_pktsize and probability scaled by size (byte mode)",
+    },
+    ParamDoc {
+        name: "ecn",
+        help: "CE-mark ECT packets instead of early drops (forced drops still drop)",
+    },
+    ParamDoc {
+        name: "idle_decay",
+        help: "decay avg by (1-w_q)^(C x idle time) after idle periods; default on",
+    },
+    ParamDoc {
+        name: "ns2_quirks",
+        help: "no early drop with <= 1 queued packet; admit the first packet above min_th",
+    },
+    ParamDoc {
+        name: "mean_pktsize",
+        help: "mean packet size for C and byte mode; default the link MTU (1500B)",
+    },
+    ParamDoc {
+        name: "target_delay",
+        help: "target queueing delay for the automatic min_th; default 5ms",
+    },
+    ParamDoc {
+        name: "link_delay",
+        help: "one-way link delay for w_q = auto-rtt; default 0ms",
+    },
+];
+
+const ARED_PARAMS: &[ParamDoc] = &[
+    RED_PARAMS[0],
+    RED_PARAMS[1],
+    RED_PARAMS[2],
+    RED_PARAMS[3],
+    RED_PARAMS[4],
+    RED_PARAMS[5],
+    RED_PARAMS[6],
+    RED_PARAMS[7],
+    RED_PARAMS[8],
+    RED_PARAMS[9],
+    RED_PARAMS[10],
+    RED_PARAMS[11],
+    RED_PARAMS[12],
+    RED_PARAMS[13],
+    ParamDoc {
+        name: "adapt_form",
+        help: "linux (timer every adapt_interval, default) or ns2 (on arrivals)",
+    },
+    ParamDoc {
+        name: "adapt_interval",
+        help: "max_p adaptation period; default 500ms",
+    },
+];
+
+const HRED_PARAMS: &[ParamDoc] = &[
+    RED_PARAMS[0],
+    RED_PARAMS[1],
+    RED_PARAMS[2],
+    RED_PARAMS[3],
+    RED_PARAMS[4],
+    RED_PARAMS[5],
+    RED_PARAMS[6],
+    RED_PARAMS[7],
+    RED_PARAMS[8],
+    RED_PARAMS[9],
+    RED_PARAMS[10],
+    RED_PARAMS[11],
+    ParamDoc {
+        name: "aggressive",
+        help: "w_q 0.04 instead of 0.02",
+    },
+];
+
+pub static INFO: [QdiscInfo; 3] = [
+    QdiscInfo {
+        name: "red",
+        summary:
+            "Random Early Detection with ns-2 options (gentle, wait, byte mode, automatic configuration)",
+        reference: "Floyd & Jacobson 1993; ns-2 red.cc",
+        params: RED_PARAMS,
+        build: |p, l, r| build(p, l, r, Preset::Red),
+    },
+    QdiscInfo {
+        name: "ared",
+        summary: "Adaptive RED: max_p tuned every 0.5 s to keep avg in the middle of [min_th, max_th]",
+        reference: "Floyd, Gummadi & Shenker 2001; Linux red adaptive; ns-2",
+        params: ARED_PARAMS,
+        build: |p, l, r| build(p, l, r, Preset::Ared),
+    },
+    QdiscInfo {
+        name: "hred",
+        summary: "Harsh RED: RED with small min_th, large max_p and fast w_q for edge bottlenecks",
+        reference: "Järvinen, Ding, Nyrhinen & Kojo, AINA 2012",
+        params: HRED_PARAMS,
+        build: |p, l, r| build(p, l, r, Preset::Hred),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use serde_json::json;
+
+    fn params() -> RedParams {
+        RedParams {
+            min_th: 5.0,
+            max_th: 15.0,
+            w_q: 0.002,
+            max_p: 0.1,
+            gentle: true,
+            wait: false,
+            bytes: false,
+            mean_pktsize: 1500,
+            ecn: false,
+            idle_decay: true,
+            ns2_quirks: false,
+            c_pps: 10_000_000.0 / 12_000.0,
+        }
+    }
+
+    fn link() -> LinkInfo {
+        LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        }
+    }
+
+    #[test]
+    fn avg_converges_geometrically() {
+        let p = params();
+        let mut v = RedVars::new(&p);
+        v.update_avg(&p, 0.0, 0); // leaves the initial idle state
+        for n in 1..=2000u32 {
+            v.update_avg(&p, 10.0, 1);
+            let expect = 10.0 * (1.0 - (1.0 - p.w_q).powi(n as i32));
+            assert!((v.avg - expect).abs() < 1e-9);
+            if n == 500 {
+                assert!((v.avg / 10.0 - 0.632).abs() < 0.01);
+            }
+        }
+    }
+
+    /// Mean, min and max gap (in packets) between drops at a constant avg with p_b = 0.05.
+    fn gaps(wait: bool) -> (f64, u64, u64) {
+        let mut p = params();
+        p.wait = wait;
+        p.w_q = 1e-12;
+        let mut v = RedVars::new(&p);
+        v.avg = 10.0; // p_b = 0.1 * 5 / 10 = 0.05
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(11);
+        let mut last = None;
+        let (mut sum, mut n, mut lo, mut hi) = (0u64, 0u64, u64::MAX, 0u64);
+        for i in 0..400_000u64 {
+            if v.decide(&p, 1500, 10, &mut rng) == Decision::Early {
+                if let Some(l) = last {
+                    sum += i - l;
+                    n += 1;
+                    lo = lo.min(i - l);
+                    hi = hi.max(i - l);
+                }
+                last = Some(i);
+            }
+        }
+        (sum as f64 / n as f64, lo, hi)
+    }
+
+    #[test]
+    fn inter_drop_spacing_wait_off_and_on() {
+        // p_b = 0.05: gaps uniform on [1, 1/p_b] (mean 1/(2 p_b) = 10) without wait, on
+        // [1/p_b, 2/p_b] (mean 1.5 / p_b = 30) with wait.
+        let (off, lo, hi) = gaps(false);
+        assert!((off / 10.0 - 1.0).abs() < 0.03, "{off}");
+        assert!(lo >= 1 && hi <= 20, "{lo} {hi}");
+        let (on, lo, hi) = gaps(true);
+        assert!((on / 30.0 - 1.0).abs() < 0.03, "{on}");
+        assert!(lo >= 20 && hi <= 40, "{lo} {hi}");
+    }
+
+    #[test]
+    fn gentle_ramp_and_forced_region() {
+        let p = params();
+        let v = RedVars::new(&p);
+        let pb = v.p_b(&p, 1.5 * p.max_th).unwrap();
+        assert!((pb - (1.0 + p.max_p) / 2.0).abs() < 1e-12);
+        assert!(v.p_b(&p, 2.0 * p.max_th).is_none());
+        let mut ng = p;
+        ng.gentle = false;
+        assert!(v.p_b(&ng, p.max_th).is_none());
+        let mut v = RedVars::new(&p);
+        v.avg = 31.0;
+        assert_eq!(v.decide(&p, 1500, 40, &mut Rng::from_seed(1)), Decision::Forced);
+    }
+
+    #[test]
+    fn idle_decay() {
+        let p = params();
+        let mut v = RedVars::new(&p);
+        v.avg = 10.0;
+        v.set_idle(SEC);
+        v.update_avg(&p, 0.0, SEC + 100 * MS);
+        let expect = 10.0 * (1.0 - p.w_q).powf(p.c_pps * 0.1);
+        assert!((v.avg - expect).abs() < 1e-9);
+    }
+
+    #[test]
+    fn auto_configuration() {
+        // 10 Mb/s, 1500 B: C = 833.3 pkt/s; min_th = max(5, 0.005 * 833.3 / 2 = 2.08) = 5.
+        let (_, r) = build(&json!({}), &link(), Rng::from_seed(1), Preset::Red).unwrap();
+        assert_eq!(r["min_th"], 5.0);
+        assert_eq!(r["max_th"], 15.0);
+        let c: f64 = 10_000_000.0 / 12_000.0;
+        let wq = 1.0 - (-1.0 / (10.0 * 0.1 * c)).exp();
+        assert!((r["w_q"].as_f64().unwrap() - wq).abs() < 1e-15);
+        // 100 Mb/s: C = 8333.3; min_th = 20.83, max_th = 62.5.
+        let l = LinkInfo {
+            rate_bps: 100_000_000,
+            ..link()
+        };
+        let (_, r) = build(&json!({}), &l, Rng::from_seed(1), Preset::Ared).unwrap();
+        assert!((r["min_th"].as_f64().unwrap() - 0.005 * 100e6 / 12_000.0 / 2.0).abs() < 1e-9);
+        assert!((r["w_q"].as_f64().unwrap() - (1.0 - (-12_000.0 / 100e6f64).exp())).abs() < 1e-15);
+        assert_eq!(r["adapt_form"], "linux");
+        assert!(build(
+            &json!({"aggressive": true}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red
+        )
+        .is_err());
+        assert!(build(&json!({"w_q": "bogus"}), &link(), Rng::from_seed(1), Preset::Red).is_err());
+        assert!(build(
+            &json!({"min_th": 10, "max_th": 5}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn hred_presets() {
+        let (_, r) = build(&json!({}), &link(), Rng::from_seed(1), Preset::Hred).unwrap();
+        assert_eq!(
+            (r["min_th"].as_f64(), r["max_th"].as_f64()),
+            (Some(3.0), Some(40.0))
+        );
+        assert_eq!((r["w_q"].as_f64(), r["max_p"].as_f64()), (Some(0.02), Some(0.65)));
+        assert_eq!(r["gentle"], true);
+        let (_, r) = build(
+            &json!({"aggressive": true}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Hred,
+        )
+        .unwrap();
+        assert_eq!(r["w_q"].as_f64(), Some(0.04));
+    }
+
+    #[test]
+    fn ared_steps_and_bounds() {
+        let p = params();
+        let mut v = RedVars::new(&p);
+        v.max_p = 0.01;
+        let mut prev = v.max_p;
+        let mut steps = 0;
+        while v.max_p <= 0.5 {
+            v.adapt(&p, 14.0, false);
+            let inc = v.max_p - prev;
+            assert!((inc - (prev / 4.0).min(0.01)).abs() < 1e-12);
+            prev = v.max_p;
+            steps += 1;
+        }
+        // 0.01 -> 0.5 takes >= 49 steps of 0.5 s (>= 24.5 s).
+        assert!(steps >= 49, "{steps}");
+        v.adapt(&p, 14.0, false);
+        assert_eq!(v.max_p, prev);
+        assert!(v.max_p <= 0.51);
+        while v.max_p >= 0.01 {
+            let before = v.max_p;
+            v.adapt(&p, 6.0, false);
+            assert!((v.max_p - 0.9 * before).abs() < 1e-15);
+        }
+        let floor = v.max_p;
+        v.adapt(&p, 6.0, false);
+        assert_eq!(v.max_p, floor);
+        assert!(floor >= 0.009);
+        // Inside the band [9, 11]: no change.
+        v.max_p = 0.1;
+        v.adapt(&p, 10.0, false);
+        assert_eq!(v.max_p, 0.1);
+    }
+
+    #[test]
+    fn ared_linux_timer_and_ns2_arrivals() {
+        // Linux form: the timer adapts every 0.5 s, also while idle.
+        let (AnyQdisc::Red(mut q), _) = build(
+            &json!({"min_th": 5, "max_th": 15}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Ared,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        let mut h = Harness::new();
+        assert_eq!(q.next_timer(), Some(500 * MS));
+        h.timer(&mut q, 500 * MS);
+        // avg 0 < band: max_p 0.1 -> 0.09.
+        assert!((q.vars.max_p - 0.09).abs() < 1e-12);
+        assert_eq!(q.next_timer(), Some(SEC));
+        // ns-2 form: no timer; adaptation on arrivals after 0.5 s.
+        let (AnyQdisc::Red(mut q), _) = build(
+            &json!({"adapt_form": "ns2"}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Ared,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(q.next_timer(), None);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 400 * MS);
+        assert_eq!(q.vars.max_p, 0.1);
+        h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 600 * MS);
+        assert!((q.vars.max_p - 0.09).abs() < 1e-12);
+    }
+
+    #[test]
+    fn red_qdisc_ecn_marks_early_and_drops_forced() {
+        let (AnyQdisc::Red(mut q), _) = build(
+            &json!({"min_th": 5, "max_th": 15, "w_q": 0.2, "ecn": true, "gentle": false, "wait": false, "max_p": 1.0}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        let mut h = Harness::new();
+        for _ in 0..40 {
+            h.enqueue(&mut q, 0, 1500, Ecn::Ect0, 0);
+        }
+        assert!(!h.marks.is_empty());
+        assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Early));
+        assert!(q.vars.avg >= 15.0);
+        for _ in 0..100 {
+            h.dequeue(&mut q, MS);
+        }
+        assert_eq!(q.vars.idle_since, Some(MS));
+    }
+
+    #[test]
+    fn ns2_quirks_and_byte_mode() {
+        let mut p = params();
+        p.ns2_quirks = true;
+        p.wait = false;
+        p.w_q = 1e-12;
+        let mut v = RedVars::new(&p);
+        v.avg = 14.0;
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(3);
+        // First packet above min_th: admitted, count restarts at 1.
+        assert_eq!(v.decide(&p, 1500, 10, &mut rng), Decision::Admit);
+        assert_eq!(v.count, 1);
+        // With <= 1 packet queued there is never an early drop.
+        assert!((0..10_000).all(|_| v.decide(&p, 1500, 1, &mut rng) == Decision::Admit));
+        // Byte mode: small packets are dropped less often than large ones at the same avg.
+        let mut b = params();
+        b.bytes = true;
+        b.wait = false;
+        let frac = |size: u32| {
+            let mut v = RedVars::new(&b);
+            v.avg = 10.0;
+            v.idle_since = None;
+            let mut rng = Rng::from_seed(4);
+            (0..100_000)
+                .filter(|_| v.decide(&b, size, 10, &mut rng) == Decision::Early)
+                .count() as f64
+                / 1e5
+        };
+        let (small, large) = (frac(150), frac(1500));
+        assert!(small < large / 2.0, "{small} {large}");
+        // Full-size packets: drop fraction 1 / E[gap] = 1 / 10 (p_b = 0.05, wait off).
+        assert!((large - 0.1).abs() < 0.005, "{large}");
+    }
+}

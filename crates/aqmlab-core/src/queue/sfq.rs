@@ -1,0 +1,448 @@
+//! Stochastic Fairness Queueing in its Linux sch_sfq form (McKenney 1990; algorithms.md 8.2).
+//!
+//! * Buckets: `divisor` (power of two) hash buckets of a seeded flow hash (`hash & (divisor-1)`);
+//!   `flows` slots are attached to buckets on demand (an arrival whose bucket has no slot and finds
+//!   no free slot is dropped).
+//! * Per-slot `depth` limit (tail drop of the arrival, or with `headdrop` the slot's head); total
+//!   `limit` (default 127, capped at depth x flows): on overflow one packet is dropped from the
+//!   longest slot (tail, or head with headdrop; `FatFlow`); when every slot holds one packet the
+//!   slot after the ring tail loses its packet.
+//! * Round robin over active slots in a ring: a newly active slot is appended behind the others
+//!   (no new-flow priority) with allot = quantum; a slot with allot <= 0 gets +quantum and the
+//!   turn passes; otherwise it sends its head and allot -= size. Linux keeps allot in 8-byte units;
+//!   we count exact bytes. Quantum defaults to the link MTU (1500 IP bytes; Linux 1514).
+//! * `perturb` (default 0 = off, as the kernel): every period a new hash seed is drawn from the
+//!   discipline's Rng and all queued packets are re-hashed (per-flow order kept).
+//! * The longest slot is found in O(1) through a by-length index.
+
+use super::util::{flow_hash, DepthIndex};
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Dur, Limit, Size, Time, SEC};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+const NONE: u32 = u32::MAX;
+
+struct Slot {
+    q: VecDeque<PktId>,
+    allot: i64,
+    bucket: u32,
+}
+
+pub struct Sfq {
+    divisor: u32,
+    depth: u32,
+    limit: u64,
+    quantum: i64,
+    headdrop: bool,
+    perturb: Time,
+    next_perturb: Time,
+    seed: u64,
+    rng: Rng,
+    buckets: Vec<u32>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Active slots; front = the slot after the tail (next to serve), back = the tail.
+    ring: VecDeque<u32>,
+    depths: DepthIndex,
+    packets: u64,
+    bytes: u64,
+    rehash_drops: u64,
+}
+
+impl Sfq {
+    fn bucket_of(&self, key: u32) -> usize {
+        (flow_hash(key, self.seed) & (self.divisor - 1)) as usize
+    }
+
+    fn release_slot(&mut self, s: usize) {
+        let b = self.slots[s].bucket;
+        self.buckets[b as usize] = NONE;
+        self.slots[s].bucket = NONE;
+        self.free.push(s as u32);
+    }
+
+    fn remove_packet(&mut self, s: usize, head: bool, ctx: &QueueCtx) -> PktId {
+        let id = if head {
+            self.slots[s].q.pop_front()
+        } else {
+            self.slots[s].q.pop_back()
+        }
+        .expect("non-empty slot");
+        self.depths.dec(s);
+        self.packets -= 1;
+        self.bytes -= ctx.size(id) as u64;
+        id
+    }
+
+    /// Inserts without the total-limit check; returns false if the arrival was dropped.
+    fn insert(&mut self, id: PktId, ctx: &mut QueueCtx) -> bool {
+        let b = self.bucket_of(ctx.flow_key(id));
+        let mut s = self.buckets[b];
+        if s == NONE {
+            let Some(free) = self.free.pop() else {
+                ctx.drop_packet(id, DropReason::Overlimit);
+                return false;
+            };
+            s = free;
+            self.buckets[b] = s;
+            self.slots[s as usize].bucket = b as u32;
+        }
+        let s = s as usize;
+        if self.slots[s].q.len() as u32 >= self.depth {
+            if !self.headdrop {
+                ctx.drop_packet(id, DropReason::Overlimit);
+                return false;
+            }
+            let old = self.remove_packet(s, true, ctx);
+            ctx.drop_packet(old, DropReason::Head);
+        }
+        self.slots[s].q.push_back(id);
+        self.depths.inc(s);
+        self.packets += 1;
+        self.bytes += ctx.size(id) as u64;
+        if self.slots[s].q.len() == 1 {
+            self.ring.push_back(s as u32);
+            self.slots[s].allot = self.quantum;
+        }
+        true
+    }
+
+    fn rehash(&mut self, ctx: &mut QueueCtx) {
+        let order: Vec<u32> = self.ring.drain(..).collect();
+        let mut pkts = Vec::with_capacity(self.packets as usize);
+        for s in order {
+            let s = s as usize;
+            pkts.extend(self.slots[s].q.drain(..));
+            self.depths.clear(s);
+            self.release_slot(s);
+        }
+        self.packets = 0;
+        self.bytes = 0;
+        self.seed = self.rng.next_u64();
+        for id in pkts {
+            if !self.insert(id, ctx) {
+                self.rehash_drops += 1;
+            }
+        }
+    }
+}
+
+impl Qdisc for Sfq {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        if !self.insert(id, ctx) {
+            return;
+        }
+        if self.packets > self.limit {
+            let (s, d) = self.depths.longest().expect("packets queued");
+            let s = if d == 1 {
+                *self.ring.front().expect("active slot") as usize
+            } else {
+                s
+            };
+            let victim = self.remove_packet(s, self.headdrop, ctx);
+            ctx.drop_packet(victim, DropReason::FatFlow);
+            if self.slots[s].q.is_empty() {
+                let pos = self.ring.iter().position(|&x| x as usize == s).expect("active");
+                self.ring.remove(pos);
+                self.release_slot(s);
+            }
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
+        loop {
+            let s = *self.ring.front()? as usize;
+            if self.slots[s].allot <= 0 {
+                self.slots[s].allot += self.quantum;
+                self.ring.rotate_left(1);
+                continue;
+            }
+            let id = self.remove_packet(s, true, ctx);
+            self.slots[s].allot -= ctx.size(id) as i64;
+            if self.slots[s].q.is_empty() {
+                self.ring.pop_front();
+                self.release_slot(s);
+            }
+            return Some(id);
+        }
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.packets
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        (self.perturb > 0).then_some(self.next_perturb)
+    }
+
+    fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
+        if self.perturb == 0 {
+            return;
+        }
+        while self.next_perturb <= now {
+            self.next_perturb += self.perturb;
+        }
+        self.rehash(ctx);
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("active_slots", self.ring.len() as f64),
+            ("rehash_drops", self.rehash_drops as f64),
+        ]
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    divisor: Option<u32>,
+    flows: Option<u32>,
+    depth: Option<u32>,
+    limit: Option<String>,
+    quantum: Option<Size>,
+    perturb: Option<Dur>,
+    headdrop: Option<bool>,
+}
+
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+    let cfg: Config = parse_params(params)?;
+    let divisor = cfg.divisor.unwrap_or(1024);
+    check_range("divisor", divisor, 1, 65_536)?;
+    if !divisor.is_power_of_two() {
+        return Err(format!("divisor: {divisor} is not a power of two"));
+    }
+    let flows = cfg.flows.unwrap_or(128);
+    check_range("flows", flows, 1, 65_536)?;
+    let depth = cfg.depth.unwrap_or(127);
+    check_range("depth", depth, 1, 65_536)?;
+    let limit = match cfg.limit.as_deref() {
+        None => match link.limit {
+            Some(Limit::Packets(p)) => p,
+            _ => 127,
+        },
+        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
+            Limit::Packets(p) => p,
+            Limit::Bytes(_) => return Err("limit: sfq counts packets (e.g. \"127p\")".into()),
+        },
+    };
+    check_range("limit", limit, 1, 1 << 24)?;
+    let limit = limit.min(depth as u64 * flows as u64);
+    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
+    check_range("quantum", quantum, 1, 1 << 20)?;
+    let perturb = cfg.perturb.map_or(0, |d| d.0);
+    check_range("perturb", perturb, 0, 3600 * SEC)?;
+    let headdrop = cfg.headdrop.unwrap_or(false);
+    let cfg = Config {
+        divisor: Some(divisor),
+        flows: Some(flows),
+        depth: Some(depth),
+        limit: Some(format!("{limit}p")),
+        quantum: Some(Size(quantum)),
+        perturb: Some(Dur(perturb)),
+        headdrop: Some(headdrop),
+    };
+    let q = Sfq {
+        divisor,
+        depth,
+        limit,
+        quantum: quantum as i64,
+        headdrop,
+        perturb,
+        next_perturb: perturb,
+        seed: rng.next_u64(),
+        rng,
+        buckets: vec![NONE; divisor as usize],
+        slots: (0..flows)
+            .map(|_| Slot {
+                q: VecDeque::new(),
+                allot: 0,
+                bucket: NONE,
+            })
+            .collect(),
+        free: (0..flows).rev().collect(),
+        ring: VecDeque::new(),
+        depths: DepthIndex::new(flows as usize),
+        packets: 0,
+        bytes: 0,
+        rehash_drops: 0,
+    };
+    Ok((AnyQdisc::Sfq(q), resolved(&cfg)))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "divisor",
+        help: "hash buckets, a power of two <= 65536; default 1024",
+    },
+    ParamDoc {
+        name: "flows",
+        help: "slots (simultaneously active flows); default 128",
+    },
+    ParamDoc {
+        name: "depth",
+        help: "packets per slot; default 127",
+    },
+    ParamDoc {
+        name: "limit",
+        help: "total packets (\"127p\"), capped at depth x flows; default the link's packet limit, else 127p",
+    },
+    ParamDoc {
+        name: "quantum",
+        help: "bytes per round robin turn; default the link MTU (1500)",
+    },
+    ParamDoc {
+        name: "perturb",
+        help: "hash perturbation period (\"10s\"); 0s = off (default)",
+    },
+    ParamDoc {
+        name: "headdrop",
+        help: "drop from the head instead of the tail",
+    },
+];
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "sfq",
+    summary: "Stochastic Fairness Queueing: hashed flow slots served round robin by bytes, longest-slot drop",
+    reference: "McKenney 1990; Linux sch_sfq",
+    params: PARAMS,
+    build,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use serde_json::json;
+
+    fn make(p: Value) -> Sfq {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        match build(&p, &link, Rng::from_seed(8)).unwrap().0 {
+            AnyQdisc::Sfq(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    fn flows_in_distinct_buckets(q: &Sfq, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut used = Vec::new();
+        for f in 0..1000u32 {
+            let b = q.bucket_of((f << 1) | 1);
+            if !used.contains(&b) {
+                used.push(b);
+                out.push(f);
+                if out.len() == n {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn byte_fairness_1500_vs_500() {
+        let mut q = make(json!({"limit": "1000p", "depth": 1000}));
+        let f = flows_in_distinct_buckets(&q, 2);
+        let mut h = Harness::new();
+        let mut bytes = [0u64; 2];
+        for _ in 0..300 {
+            h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0);
+            h.enqueue(&mut q, f[1], 500, Ecn::NotEct, 0);
+            h.enqueue(&mut q, f[1], 500, Ecn::NotEct, 0);
+            h.enqueue(&mut q, f[1], 500, Ecn::NotEct, 0);
+            for _ in 0..2 {
+                let id = h.dequeue(&mut q, 0).unwrap();
+                let p = h.pool.get(id);
+                bytes[(p.flow == f[1]) as usize] += p.size as u64;
+            }
+        }
+        assert!(h.drops.is_empty());
+        assert!(bytes[0].abs_diff(bytes[1]) <= 1500, "{bytes:?}");
+    }
+
+    #[test]
+    fn depth_and_longest_slot_drops() {
+        // A flow beyond depth is tail-dropped while others are not.
+        let mut q = make(json!({"depth": 5, "limit": "100p"}));
+        let f = flows_in_distinct_buckets(&q, 3);
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..7)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0);
+        assert_eq!(
+            h.drops,
+            vec![(ids[5], DropReason::Overlimit), (ids[6], DropReason::Overlimit)]
+        );
+        // With the total limit reached, drops hit the currently longest flow (tail).
+        let mut q = make(json!({"limit": "10p"}));
+        let mut h = Harness::new();
+        for _ in 0..3 {
+            h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0);
+            h.enqueue(&mut q, f[2], 1000, Ecn::NotEct, 0);
+        }
+        let big: Vec<_> = (0..6)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        // 12 arrivals, limit 10: the 11th and 12th each evict the tail of f[0] (the longest).
+        assert_eq!(
+            h.drops,
+            vec![(big[4], DropReason::FatFlow), (big[5], DropReason::FatFlow)]
+        );
+        assert_eq!(q.backlog_packets(), 10);
+    }
+
+    #[test]
+    fn perturbation_rehashes_and_keeps_order() {
+        let mut q = make(json!({"perturb": "10s", "limit": "1000p"}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..20)
+            .map(|i| h.enqueue(&mut q, i % 4, 100, Ecn::NotEct, 0))
+            .collect();
+        let seed = q.seed;
+        assert_eq!(q.next_timer(), Some(10 * SEC));
+        h.timer(&mut q, 10 * SEC);
+        assert_ne!(q.seed, seed);
+        assert_eq!(q.next_timer(), Some(20 * SEC));
+        assert_eq!(q.backlog_packets(), 20);
+        let mut out = Vec::new();
+        while let Some(id) = h.dequeue(&mut q, 11 * SEC) {
+            out.push(id);
+        }
+        for flow in 0..4u32 {
+            let sent: Vec<_> = out.iter().filter(|&&id| h.pool.get(id).flow == flow).collect();
+            let orig: Vec<_> = ids.iter().filter(|&&id| h.pool.get(id).flow == flow).collect();
+            assert_eq!(sent, orig);
+        }
+    }
+
+    #[test]
+    fn headdrop_drops_oldest_of_full_slot() {
+        let mut q = make(json!({"depth": 3, "headdrop": true}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..5)
+            .map(|_| h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(
+            h.drops,
+            vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]
+        );
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[2]));
+    }
+}

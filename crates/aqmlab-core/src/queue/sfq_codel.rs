@@ -1,0 +1,328 @@
+//! sfqCoDel: Nichols & Jacobson's ns-2 sfqcodel.cc (later, `quantum_` version; algorithms.md
+//! section 3).
+//!
+//! * `bins` hashed bins (default 1024), one CoDel state each ([`super::codel::CodelVars`], variant
+//!   `sfqcodel`: recall count - 2 within 8 intervals, max-packet-seen guard from 256 B, `>=` test,
+//!   a bin left empty counts as below target). The guard compares the total backlog of all bins.
+//! * Hash: our seeded flow hash (ns-2 uses an unperturbed Jenkins hash of the addresses/ports).
+//! * Scheduler: [`super::fq::FqSched`]. ns-2's circular schedule where a newly active bin is put
+//!   after the other new bins and ahead of the continuing ones, and an emptied bin stays listed
+//!   until the scheduler reaches it, is modelled by the new/old lists with "found empty ->
+//!   removed". `quantum = 0` (default, as ns-2) = packet round robin (one packet per visit);
+//!   otherwise byte DRR with the deficit set to quantum on activation.
+//! * Overflow (total packets reach `limit`): before enqueuing the arrival, the tail packet of the
+//!   bin with the most packets is dropped (ties prefer a bin other than the previous victim).
+//! * `overflow = "tail"` selects the early version's plain tail drop of the arrival instead.
+//! * A bin found empty has its dropping state cleared. ECN marks ECT packets if `ecn` (default off).
+
+use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
+use super::fq::FqSched;
+use super::util::merge;
+use super::{
+    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Limit, Size, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub struct SfqCodel {
+    sched: FqSched<CodelVars>,
+    params: CodelParams,
+    stats: CodelStats,
+    limit: u64,
+    last_victim: Option<usize>,
+    overflow_drops: u64,
+    /// Early ns-2 version: tail drop of the arrival instead of the largest-bin drop.
+    tail_drop: bool,
+}
+
+impl SfqCodel {
+    fn victim(&self) -> Option<usize> {
+        let mut best: Option<(usize, usize)> = None;
+        for f in self.sched.active() {
+            let n = self.sched.flows[f].fq.q.len();
+            if n == 0 {
+                continue;
+            }
+            best = match best {
+                None => Some((f, n)),
+                Some((b, bn)) if n > bn || (n == bn && Some(b) == self.last_victim) => Some((f, n)),
+                keep => keep,
+            };
+        }
+        best.map(|(f, _)| f)
+    }
+}
+
+impl Qdisc for SfqCodel {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        if self.sched.tot.packets >= self.limit {
+            if self.tail_drop {
+                self.overflow_drops += 1;
+                ctx.drop_packet(id, DropReason::Overlimit);
+                return;
+            }
+            if let Some(v) = self.victim() {
+                let d = self.sched.pop_tail(v, ctx).expect("victim has packets");
+                ctx.drop_packet(d, DropReason::FatFlow);
+                self.last_victim = Some(v);
+                self.overflow_drops += 1;
+            }
+        }
+        let f = self.sched.classify(ctx.flow_key(id));
+        self.sched.push(f, id, ctx.size(id));
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let (params, stats) = (&self.params, &mut self.stats);
+        self.sched.dequeue(ctx, now, |v, src, ctx, now| {
+            let r = v.dequeue(params, stats, src, ctx, now);
+            if r.is_none() {
+                v.reset_dropping();
+            }
+            r
+        })
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.sched.tot.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.sched.tot.packets
+    }
+
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        let max_count = self.sched.flows.iter().map(|f| f.aqm.count()).max().unwrap_or(0);
+        vec![
+            ("codel_drops", self.stats.drops as f64),
+            ("codel_marks", self.stats.marks as f64),
+            ("overflow_drops", self.overflow_drops as f64),
+            ("max_codel_count", max_count as f64),
+            ("maxpacket", self.stats.maxpacket as f64),
+            ("active_bins", self.sched.active_count() as f64),
+        ]
+    }
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    bins: Option<u32>,
+    quantum: Option<Size>,
+    limit: Option<String>,
+    overflow: Option<String>,
+}
+
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+    let (mut codel, rest) = CodelConfig::parse(params)?;
+    let cfg: Config = parse_params(&rest)?;
+    let bins = cfg.bins.unwrap_or(1024);
+    check_range("bins", bins, 1, 65_536)?;
+    let quantum = cfg.quantum.map_or(0, |q| q.0);
+    check_range("quantum", quantum, 0, 1 << 20)?;
+    let limit = match cfg.limit.as_deref() {
+        None => match link.limit {
+            Some(Limit::Packets(p)) => p,
+            _ => 1000,
+        },
+        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
+            Limit::Packets(p) => p,
+            Limit::Bytes(_) => return Err("limit: sfq_codel counts packets (e.g. \"1000p\")".into()),
+        },
+    };
+    check_range("limit", limit, 1, 1 << 24)?;
+    let overflow = cfg.overflow.clone().unwrap_or_else(|| "largest_bin".into());
+    let tail_drop = match overflow.as_str() {
+        "largest_bin" => false,
+        "tail" => true,
+        o => {
+            return Err(format!(
+                "overflow: {o:?} is not allowed; allowed: largest_bin, tail"
+            ))
+        }
+    };
+    let mut p = codel.resolve("sfqcodel", link, false)?;
+    p.empty_is_below = true;
+    let mut sched = FqSched::new(
+        bins as usize,
+        if quantum == 0 { 1 } else { quantum as u32 },
+        rng.next_u64(),
+        CodelVars::default,
+    );
+    sched.empty_new_to_old = false;
+    sched.cost_bytes = quantum > 0;
+    let cfg = Config {
+        bins: Some(bins),
+        quantum: Some(Size(quantum)),
+        limit: Some(format!("{limit}p")),
+        overflow: Some(overflow),
+    };
+    let q = SfqCodel {
+        sched,
+        stats: CodelStats::new(&p),
+        params: p,
+        limit,
+        last_victim: None,
+        overflow_drops: 0,
+        tail_drop,
+    };
+    Ok((AnyQdisc::SfqCodel(q), merge(resolved(&cfg), resolved(&codel))))
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "bins",
+        help: "number of hash bins; default 1024",
+    },
+    ParamDoc {
+        name: "quantum",
+        help: "0B = packet round robin (default, ns-2); else bytes per DRR round",
+    },
+    ParamDoc {
+        name: "limit",
+        help: "total packets (\"1000p\"); default the link's packet limit, else 1000p",
+    },
+    ParamDoc {
+        name: "overflow",
+        help: "largest_bin (later ns-2 code, default: drop the tail of the bin with most packets) or tail (early code: drop the arrival)",
+    },
+    CODEL_PARAMS[0],
+    CODEL_PARAMS[1],
+    ParamDoc {
+        name: "variant",
+        help: "CoDel preset; default sfqcodel (see codel)",
+    },
+    CODEL_PARAMS[3],
+    CODEL_PARAMS[4],
+    CODEL_PARAMS[5],
+    CODEL_PARAMS[6],
+    CODEL_PARAMS[7],
+    CODEL_PARAMS[8],
+    CODEL_PARAMS[9],
+];
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "sfq_codel",
+    summary: "ns-2 sfqCoDel: hashed bins served round robin with CoDel per bin",
+    reference: "Nichols & Jacobson, ns-2 sfqcodel.cc",
+    params: PARAMS,
+    build,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+    use crate::units::{tx_time, MS};
+    use serde_json::json;
+
+    fn make(p: Value) -> SfqCodel {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        match build(&p, &link, Rng::from_seed(6)).unwrap().0 {
+            AnyQdisc::SfqCodel(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    fn distinct(q: &SfqCodel, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut used = Vec::new();
+        for f in 0..1000u32 {
+            let b = q.sched.classify((f << 1) | 1);
+            if !used.contains(&b) {
+                used.push(b);
+                out.push(f);
+                if out.len() == n {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn shares(q: &mut SfqCodel, f: &[u32]) -> ([u64; 2], [u64; 2]) {
+        let mut h = Harness::new();
+        let (mut pk, mut by) = ([0u64; 2], [0u64; 2]);
+        for _ in 0..100 {
+            h.enqueue(q, f[0], 1500, Ecn::NotEct, 0);
+            for _ in 0..3 {
+                h.enqueue(q, f[1], 500, Ecn::NotEct, 0);
+            }
+        }
+        for _ in 0..200 {
+            let id = h.dequeue(q, MS).unwrap();
+            let p = h.pool.get(id);
+            let i = (p.flow == f[1]) as usize;
+            pk[i] += 1;
+            by[i] += p.size as u64;
+        }
+        (pk, by)
+    }
+
+    #[test]
+    fn packet_and_byte_round_robin() {
+        let mut q = make(json!({"target": "1s", "interval": "10s"}));
+        let f = distinct(&q, 2);
+        let (pk, _) = shares(&mut q, &f);
+        assert_eq!(pk, [100, 100]);
+        let mut q = make(json!({"target": "1s", "interval": "10s", "quantum": "1500B"}));
+        let (_, by) = shares(&mut q, &f);
+        assert!(by[0].abs_diff(by[1]) <= 1500, "{by:?}");
+    }
+
+    #[test]
+    fn overflow_drops_tail_of_largest_bin() {
+        let mut q = make(json!({"limit": "10p"}));
+        let f = distinct(&q, 2);
+        let mut h = Harness::new();
+        for _ in 0..3 {
+            h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0);
+        }
+        let big: Vec<_> = (0..7)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        let arrival = h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0);
+        assert_eq!(h.drops, vec![(big[6], DropReason::FatFlow)]);
+        assert!(!h.was_dropped(arrival));
+        let mut q = make(json!({"limit": "3p", "overflow": "tail"}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..4)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(h.drops, vec![(ids[3], DropReason::Overlimit)]);
+    }
+
+    #[test]
+    fn resolved_variant_and_codel_drops() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let (_, r) = build(&json!({}), &link, Rng::from_seed(6)).unwrap();
+        assert_eq!(r["variant"], "sfqcodel");
+        assert_eq!(r["recall"], "sfqcodel");
+        assert_eq!(r["mtu"], "256B");
+        // A lone flow at 2x the link rate sees CoDel head drops.
+        let mut q = make(json!({}));
+        let mut h = Harness::new();
+        let pkt = tx_time(1500, 10_000_000);
+        for k in 0..6000u64 {
+            h.enqueue(&mut q, 0, 1500, Ecn::NotEct, k * pkt / 2);
+            if k.is_multiple_of(2) {
+                h.dequeue(&mut q, k * pkt / 2);
+            }
+        }
+        assert!(h.drops.iter().any(|d| d.1 == DropReason::Head));
+        assert_eq!(q.stats.maxpacket, 1500);
+    }
+}

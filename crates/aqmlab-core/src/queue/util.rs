@@ -1,0 +1,189 @@
+//! Small pieces shared by several disciplines: the flow hash, buffer-limit tests, and an index of
+//! queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
+
+use crate::units::Limit;
+use serde_json::{Map, Value};
+
+/// Splits a parameter table into the keys listed in `keys` and the rest (so a shared key group,
+/// e.g. CoDel's, can be parsed by its own `deny_unknown_fields` struct).
+pub fn split_keys(params: &Value, keys: &[&str]) -> Result<(Value, Value), String> {
+    let obj = match params {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        _ => return Err("parameters must be a table".into()),
+    };
+    let (mut a, mut b) = (Map::new(), Map::new());
+    for (k, v) in obj {
+        if keys.contains(&k.as_str()) {
+            a.insert(k, v);
+        } else {
+            b.insert(k, v);
+        }
+    }
+    Ok((Value::Object(a), Value::Object(b)))
+}
+
+/// Merges two resolved tables (keys of `b` win).
+pub fn merge(mut a: Value, b: Value) -> Value {
+    if let (Value::Object(ma), Value::Object(mb)) = (&mut a, b) {
+        for (k, v) in mb {
+            ma.insert(k, v);
+        }
+    }
+    a
+}
+
+/// A 64-bit finaliser (the SplitMix64 output mix): a fixed, portable bit mixer.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// 32-bit hash of a flow key under a perturbation (seed drawn from the discipline's Rng).
+#[inline]
+pub fn flow_hash(key: u32, seed: u64) -> u32 {
+    (mix64((key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed) >> 32) as u32
+}
+
+/// Multiply-shift reduction of a 32-bit hash to [0, n) (the Linux `reciprocal_scale`).
+#[inline]
+pub fn scale(hash: u32, n: u32) -> usize {
+    ((hash as u64 * n as u64) >> 32) as usize
+}
+
+/// Whether holding `packets` packets and `bytes` bytes exceeds `limit`.
+#[inline]
+pub fn over_limit(limit: Limit, packets: u64, bytes: u64) -> bool {
+    match limit {
+        Limit::Packets(p) => packets > p,
+        Limit::Bytes(b) => bytes > b,
+    }
+}
+
+/// Rejects a zero limit, naming the key.
+pub fn check_limit(l: Limit) -> Result<Limit, String> {
+    match l {
+        Limit::Packets(0) | Limit::Bytes(0) => Err("limit: must be greater than 0".into()),
+        l => Ok(l),
+    }
+}
+
+/// Queues grouped by their packet count: `lists[n]` holds the queues with n packets. Increment,
+/// decrement and "a longest queue" are O(1) amortised (the maximum is lowered lazily).
+#[derive(Default)]
+pub struct DepthIndex {
+    len: Vec<u32>,
+    pos: Vec<u32>,
+    lists: Vec<Vec<u32>>,
+    max: usize,
+}
+
+impl DepthIndex {
+    pub fn new(n: usize) -> DepthIndex {
+        DepthIndex {
+            len: vec![0; n],
+            pos: vec![0; n],
+            lists: vec![Vec::new()],
+            max: 0,
+        }
+    }
+
+    /// Adds queue slots so that `q` is valid.
+    pub fn ensure(&mut self, q: usize) {
+        if q >= self.len.len() {
+            self.len.resize(q + 1, 0);
+            self.pos.resize(q + 1, 0);
+        }
+    }
+
+    fn unlink(&mut self, q: usize) {
+        let l = self.len[q] as usize;
+        if l == 0 {
+            return;
+        }
+        let p = self.pos[q] as usize;
+        let list = &mut self.lists[l];
+        list.swap_remove(p);
+        if p < list.len() {
+            let moved = list[p] as usize;
+            self.pos[moved] = p as u32;
+        }
+    }
+
+    fn link(&mut self, q: usize) {
+        let l = self.len[q] as usize;
+        if l == 0 {
+            return;
+        }
+        if self.lists.len() <= l {
+            self.lists.resize_with(l + 1, Vec::new);
+        }
+        self.pos[q] = self.lists[l].len() as u32;
+        self.lists[l].push(q as u32);
+        self.max = self.max.max(l);
+    }
+
+    pub fn inc(&mut self, q: usize) {
+        self.unlink(q);
+        self.len[q] += 1;
+        self.link(q);
+    }
+
+    pub fn dec(&mut self, q: usize) {
+        self.unlink(q);
+        self.len[q] -= 1;
+        self.link(q);
+    }
+
+    /// Removes all packets of `q` from the index.
+    pub fn clear(&mut self, q: usize) {
+        self.unlink(q);
+        self.len[q] = 0;
+    }
+
+    pub fn len(&self, q: usize) -> u32 {
+        self.len[q]
+    }
+
+    /// A queue with the most packets and that count (the most recently grown one wins ties).
+    pub fn longest(&mut self) -> Option<(usize, u32)> {
+        while self.max > 0 && self.lists[self.max].is_empty() {
+            self.max -= 1;
+        }
+        if self.max == 0 {
+            None
+        } else {
+            Some((*self.lists[self.max].last().unwrap() as usize, self.max as u32))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_index_tracks_longest() {
+        let mut d = DepthIndex::new(4);
+        d.inc(1);
+        d.inc(1);
+        d.inc(2);
+        assert_eq!(d.longest(), Some((1, 2)));
+        d.dec(1);
+        d.dec(1);
+        assert_eq!(d.longest(), Some((2, 1)));
+        d.clear(2);
+        assert_eq!(d.longest(), None);
+    }
+
+    #[test]
+    fn hash_spreads_keys() {
+        let mut hits = [0u32; 16];
+        for k in 0..16_000u32 {
+            hits[scale(flow_hash(k, 12345), 16)] += 1;
+        }
+        assert!(hits.iter().all(|&h| (800..1200).contains(&h)), "{hits:?}");
+    }
+}
