@@ -24,7 +24,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -73,7 +73,19 @@ def _fmt(v, nd: int = 2) -> str:
 def _print_summary(res: Result) -> None:
     s = res.summary
     t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links")
-    for c in ["dir", "qdisc", "util %", "qdelay p50 ms", "p95", "p99", "max", "mean", "drops", "marks", "arrivals"]:
+    for c in [
+        "dir",
+        "qdisc",
+        "util %",
+        "qdelay p50 ms",
+        "p95",
+        "p99",
+        "max",
+        "mean",
+        "drops",
+        "marks",
+        "arrivals",
+    ]:
         t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
     for d, link in s["links"].items():
         q = link["queue_delay_ms"]
@@ -90,7 +102,18 @@ def _print_summary(res: Result) -> None:
     out.print(t)
     if s["flows"]:
         t = Table(title="flows")
-        for c in ["id", "label", "kind", "dir", "cc", "goodput Mb/s", "delivered B", "retx", "RTOs", "completion s"]:
+        for c in [
+            "id",
+            "label",
+            "kind",
+            "dir",
+            "cc",
+            "goodput Mb/s",
+            "delivered B",
+            "retx",
+            "RTOs",
+            "completion s",
+        ]:
             t.add_column(c)
         for f in s["flows"]:
             if f["kind"] == "ping":
@@ -98,8 +121,18 @@ def _print_summary(res: Result) -> None:
             t.add_row(
                 *(
                     _fmt(f.get(k))
-                    for k in ["id", "label", "kind", "direction", "cc", "goodput_mbps", "bytes_delivered",
-                              "retransmits", "rto_count", "completion_s"]
+                    for k in [
+                        "id",
+                        "label",
+                        "kind",
+                        "direction",
+                        "cc",
+                        "goodput_mbps",
+                        "bytes_delivered",
+                        "retransmits",
+                        "rto_count",
+                        "completion_s",
+                    ]
                 )
             )
         out.print(t)
@@ -121,14 +154,26 @@ def _print_summary(res: Result) -> None:
 
 def _compare_table(results: list[tuple[str, Result]]) -> Table:
     t = Table(title=f"{results[0][1].meta['name']}: one path, several queue disciplines")
-    cols = ["qdisc", "goodput down Mb/s", "goodput up Mb/s", "probe RTT p50 ms", "p95", "qdelay down p50 ms",
-            "p95", "qdelay up p95 ms", "drops", "marks"]
+    cols = [
+        "qdisc",
+        "goodput down Mb/s",
+        "goodput up Mb/s",
+        "probe RTT p50 ms",
+        "p95",
+        "qdelay down p50 ms",
+        "p95",
+        "qdelay up p95 ms",
+        "drops",
+        "marks",
+    ]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
     for name, r in results:
         s = r.summary
-        good = {d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["kind"] != "ping" and f["direction"] == d)
-                for d in ("down", "up")}
+        good = {
+            d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["kind"] != "ping" and f["direction"] == d)
+            for d in ("down", "up")
+        }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
         down, up = s["links"]["down"], s["links"]["up"]
@@ -156,8 +201,10 @@ def run_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     qdisc: Annotated[
         str | None,
-        typer.Option(help="comma-separated disciplines to compare side by side on both directions, "
-                     "e.g. pfifo,codel,pie,fq_codel"),
+        typer.Option(
+            help="comma-separated disciplines to compare side by side on both directions, "
+            "e.g. pfifo,codel,pie,fq_codel"
+        ),
     ] = None,
     warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
     plot: Annotated[bool, typer.Option(help="write the standard figure(s) next to the results")] = True,
@@ -177,7 +224,9 @@ def run_cmd(
     if as_json:
         docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
         if names:
-            sys.stdout.write(json.dumps({n: d for (n, _), d in zip(results, docs, strict=True)}, indent=1) + "\n")
+            sys.stdout.write(
+                json.dumps({n: d for (n, _), d in zip(results, docs, strict=True)}, indent=1) + "\n"
+            )
         else:
             sys.stdout.write(json.dumps(docs[0], indent=1) + "\n")
     figures = _figures(results, out_dir) if plot else []
@@ -231,7 +280,9 @@ app.add_typer(list_app, name="list")
 
 
 @list_app.command("qdiscs")
-def list_qdiscs(name: Annotated[str | None, typer.Argument(help="show one discipline in detail")] = None) -> None:
+def list_qdiscs(
+    name: Annotated[str | None, typer.Argument(help="show one discipline in detail")] = None,
+) -> None:
     """Queue disciplines with their parameters, defaults and reference."""
     from aqmlab import _core
 
