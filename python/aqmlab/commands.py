@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from aqmlab import store
 from rich.console import Console
 from rich.table import Table
+
+from aqmlab import store
 
 DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from aqmlab import metrics as M
 
 STEP = 0.2

@@ -23,10 +23,11 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
-from aqmlab import metrics as M
-from aqmlab.store import flatten_summary
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
+
+from aqmlab import metrics as M
+from aqmlab.store import flatten_summary
 
 NS = 1e9
 
