@@ -50,11 +50,10 @@ fn four_cubic_flows_share_a_fifo_fairly() {
     assert!(jain >= 0.95, "Jain {jain} over {x:?}");
 }
 
-#[test]
-fn bulk_flow_bloats_a_1000_packet_fifo() {
-    // A full 1000-packet FIFO at 10 Mb/s holds 1000 x 1.2 ms = 1.2 s; a standing queue of at
-    // least 40% of that puts the ping RTT p50 far above 500 ms.
-    let mut sc = dumbbell("cubic", 1, "1000p", 30);
+/// Median RTT (ms) of a 10 Hz ping next to one bulk CUBIC flow, 10 Mb/s, 50 ms, after 10 s.
+fn ping_p50_next_to_bulk_flow(qdisc: Value) -> f64 {
+    let mut sc = dumbbell("cubic", 1, "1000p", 40);
+    sc["topology"]["down"]["qdisc"] = qdisc;
     sc["flows"]
         .as_array_mut()
         .unwrap()
@@ -67,8 +66,22 @@ fn bulk_flow_bloats_a_1000_packet_fifo() {
         .filter_map(|p| p.reply.map(|x| x.0))
         .collect();
     rtts.sort();
-    let p50 = rtts[rtts.len() / 2] as f64 / 1e6;
-    assert!(p50 > 500.0, "ping p50 {p50} ms");
+    rtts[rtts.len() / 2] as f64 / 1e6
+}
+
+#[test]
+fn bulk_flow_bloats_a_fifo_and_aqms_control_it() {
+    // A full 1000-packet FIFO at 10 Mb/s holds 1000 x 1.2 ms = 1.2 s: the standing queue puts
+    // the ping far above 500 ms.
+    let fifo = ping_p50_next_to_bulk_flow(json!("pfifo"));
+    assert!(fifo > 500.0, "pfifo: ping p50 {fifo} ms");
+    // CoDel keeps the standing queue near its 5 ms target: RTT = 50 ms base + a few ms.
+    let codel = ping_p50_next_to_bulk_flow(json!("codel"));
+    assert!((50.0..70.0).contains(&codel), "codel: ping p50 {codel} ms");
+    // fq_codel serves the sparse ping flow first: at most one packet's serialisation (1.2 ms)
+    // plus its own (0.07 ms) above the 50 ms base.
+    let fq = ping_p50_next_to_bulk_flow(json!("fq_codel"));
+    assert!(fq < 52.0, "fq_codel: ping p50 {fq} ms");
 }
 
 #[test]

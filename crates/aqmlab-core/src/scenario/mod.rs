@@ -473,6 +473,11 @@ impl Scenario {
                 }
             }
             "tcp" => {
+                if let Some(cc) = &f.cc {
+                    crate::transport::cc::make_cc(cc, 1448, true)
+                        .map(|_| ())
+                        .or_else(|e| err(key("cc"), e))?;
+                }
                 if let Some(m) = f.mss {
                     if !(88..=65000).contains(&m) {
                         return err(key("mss"), format!("{m} is out of range; allowed 88 to 65000"));

@@ -1,0 +1,177 @@
+"""End-to-end checks of `aqmlab run` / `validate` / `list` through the real core: the JSON
+summary's keys, overrides, bad input (exit 2 naming the key), and bit-identical output files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from aqmlab.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+SCENARIO = """
+name = "tiny"
+duration = "3s"
+seed = 4
+[topology]
+rtt = "40ms"
+down = { rate = "5Mbps", qdisc = "pfifo", limit = "50p" }
+up = { rate = "5Mbps", qdisc = { kind = "bfifo", limit = "150KB" } }
+[[flows]]
+kind = "udp"
+direction = "down"
+rate = "6Mbps"
+packet_size = "1000B"
+arrivals = "poisson"
+[[flows]]
+kind = "tcp"
+direction = "up"
+bytes = "200KB"
+[[flows]]
+kind = "ping"
+interval = "100ms"
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.toml"
+    p.write_text(SCENARIO)
+    return p
+
+
+def run_json(args: list[str]) -> dict:
+    res = runner.invoke(app, ["run", *args, "--json", "--no-plot"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_run_json_has_the_contract_keys(scenario: Path, tmp_path: Path):
+    s = run_json([str(scenario), "--out", str(tmp_path / "r")])
+    for d in ("up", "down"):
+        link = s["links"][d]
+        assert set(link["queue_delay_ms"]) >= {"p50", "p95", "p99", "max", "mean"}
+        assert {"utilization", "drops", "marks", "enqueued", "delivered"} <= set(link)
+    # 6 Mb/s of UDP into 5 Mb/s: the down link is saturated and drops about 1/6 of arrivals.
+    down = s["links"]["down"]
+    assert down["utilization"] > 0.97
+    assert down["drops"] / down["enqueued"] == pytest.approx(1 / 6, abs=0.03)
+    kinds = {f["kind"] for f in s["flows"]}
+    assert kinds == {"udp", "tcp"}  # probes are reported under "probes"
+    tcp = next(f for f in s["flows"] if f["kind"] == "tcp")
+    assert tcp["bytes_delivered"] == 200_000 and tcp["completion_s"] > 0
+    assert set(s["probes"][0]["rtt_ms"]) >= {"p50", "p95", "max", "mean"}
+    assert s["events"] > 0 and s["wall_s"] > 0
+
+
+def test_set_overrides_reach_the_core(scenario: Path, tmp_path: Path):
+    s = run_json(
+        [
+            str(scenario),
+            "--out",
+            str(tmp_path),
+            "--set",
+            "topology.down.qdisc=codel",
+            "--set",
+            "flows.0.rate=1Mbps",
+        ]
+    )
+    assert s["links"]["down"]["qdisc"] == "codel"
+    # 1 Mb/s into 5 Mb/s: no overload, so (almost) no queue and no drops.
+    assert s["links"]["down"]["drops"] == 0
+    assert s["links"]["down"]["utilization"] < 0.3
+
+
+def test_same_seed_gives_byte_identical_files(scenario: Path, tmp_path: Path):
+    def digests(out: Path, seed: str) -> dict[str, str]:
+        s = run_json([str(scenario), "--out", str(out), "--seed", seed])
+        d = Path(s["run_dir"])
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.glob("*.parquet"))}
+
+    a = digests(tmp_path / "a", "7")
+    b = digests(tmp_path / "b", "7")
+    c = digests(tmp_path / "c", "8")
+    assert a == b and len(a) >= 6
+    assert a["packets.parquet"] != c["packets.parquet"]
+
+
+BAD = [
+    ('duration = "0s"', "duration"),
+    ('duration = "10"', "duration"),
+    ("bogus = 1", "bogus"),
+    ('[topology]\nrtt = "1ms"\ndown = { rate = "-5Mbps" }\nup = { rate = "1Mbps" }', "topology.down.rate"),
+    (
+        '[topology]\nrtt = "1ms"\ndown = { rate = "1Mbps", qdisc = "nosuch" }\nup = { rate = "1Mbps" }',
+        "topology.down.qdisc",
+    ),
+    (
+        (
+            '[topology]\nrtt = "1ms"\ndown = { rate = "1Mbps", qdisc = { kind = "codel", target = "5" } }\n'
+            'up = { rate = "1Mbps" }'
+        ),
+        "topology.down.qdisc.target",
+    ),
+    (
+        '[topology]\nrtt = "1ms"\ndown = { rate = "1Mbps", loss = 1.5 }\nup = { rate = "1Mbps" }',
+        "topology.down.loss",
+    ),
+    ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\npacket_size = "9000B"', "flows[0].packet_size"),
+    ('[[flows]]\nkind = "tcp"\ncc = "vegas"', "flows[0].cc"),
+    ('[[flows]]\nkind = "tcp"\ncount = 0', "flows[0].count"),
+    ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
+]
+
+
+@pytest.mark.parametrize(("change", "key"), BAD)
+def test_bad_scenarios_exit_2_naming_the_key(tmp_path: Path, change: str, key: str):
+    base = {
+        "head": 'name = "bad"\nduration = "1s"\n',
+        "topo": '[topology]\nrtt = "1ms"\ndown = { rate = "1Mbps" }\nup = { rate = "1Mbps" }\n',
+    }
+    if change.startswith("[topology]"):
+        text = base["head"] + change + "\n"
+    elif change.startswith("[[flows]]"):
+        text = base["head"] + base["topo"] + change + "\n"
+    elif change.startswith("duration"):
+        text = 'name = "bad"\n' + change + "\n" + base["topo"]
+    else:
+        text = change + "\n" + base["head"] + base["topo"]
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    for cmd in (["validate", str(p)], ["run", str(p), "--out", str(tmp_path)]):
+        res = runner.invoke(app, cmd)
+        assert res.exit_code == 2, (cmd, res.output)
+        assert key in res.output and "Traceback" not in res.output, res.output
+
+
+def test_unknown_scenario_and_bad_set_exit_2(tmp_path: Path):
+    res = runner.invoke(app, ["run", "no-such-scenario"])
+    assert res.exit_code == 2 and "bufferbloat" in res.output
+    res = runner.invoke(app, ["run", "bufferbloat", "--set", "flows.7.rate=1Mbps"])
+    assert res.exit_code == 2 and "flows.7" in res.output
+
+
+def test_lists():
+    res = runner.invoke(app, ["list", "qdiscs"])
+    assert res.exit_code == 0
+    for name in ["pfifo", "codel", "pie", "fq_codel", "red", "sfq", "sfq_codel", "fq_pie", "choke", "drr"]:
+        assert name in res.output
+    res = runner.invoke(app, ["list", "qdiscs", "pie"])
+    assert res.exit_code == 0 and "profile" in res.output and "RFC 8033" in res.output
+    assert runner.invoke(app, ["list", "qdiscs", "nosuch"]).exit_code == 2
+    res = runner.invoke(app, ["list", "scenarios"])
+    assert "bufferbloat" in res.output and "rrul_be" in res.output
+    assert runner.invoke(app, ["--version"]).exit_code == 0
+
+
+def test_python_api_runs_and_overrides():
+    import aqmlab
+
+    r = aqmlab.run("bufferbloat", seed=3, duration="2s", topology__down__qdisc="fq_codel")
+    assert r.meta["scenario"]["topology"]["down"]["qdisc"]["kind"] == "fq_codel"
+    assert r.meta["conservation"] == "ok"
+    assert len(r.df("packets")) > 0
