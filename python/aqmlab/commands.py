@@ -8,6 +8,7 @@ prints ONE line naming the bad value and what exists, and exits with code 2 (no 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +22,7 @@ DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False)
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _fail(msg: str) -> None:
