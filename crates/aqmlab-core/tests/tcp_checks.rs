@@ -99,3 +99,34 @@ fn tcp_runs_are_deterministic() {
     let c = run(sc);
     assert_ne!(a.flows[3].start, c.flows[3].start);
 }
+
+#[test]
+fn ecn_flows_through_marking_aqms_see_marks_not_drops() {
+    // RFC 3168 through CoDel and FQ-CoDel with ECN on: the AQM marks ECT data instead of
+    // dropping it; with a buffer far from full, no packet of an ECN flow is dropped, and the
+    // senders still back off (the standing queue stays small).
+    for qdisc in [json!({"kind": "codel", "ecn": true}), json!("fq_codel")] {
+        let mut sc = dumbbell("cubic", 2, "1000p", 30);
+        sc["topology"]["down"]["qdisc"] = qdisc.clone();
+        sc["flows"][0]["ecn"] = json!(true);
+        sc["record"]["level"] = json!("packets");
+        let r = run(sc);
+        let drops: u64 = r.flows.iter().map(|f| f.drops).sum();
+        let marks: u64 = r.flows.iter().map(|f| f.marks).sum();
+        let reductions: u64 = r.flows.iter().map(|f| f.report.ecn_reductions).sum();
+        assert_eq!(drops, 0, "{qdisc}: drops");
+        assert!(
+            marks > 0 && reductions > 0,
+            "{qdisc}: marks {marks}, reductions {reductions}"
+        );
+        // After slow start, sojourn times stay near the 5 ms target (p95 well below 100 ms).
+        let p = &r.packets;
+        let mut soj: Vec<u64> = (0..p.t_out.len())
+            .filter(|&i| p.dir[i] == 1 && p.t_enqueue[i] > 5_000_000_000)
+            .map(|i| p.t_out[i] - p.t_enqueue[i])
+            .collect();
+        soj.sort();
+        let p95 = soj[soj.len() * 95 / 100] as f64 / 1e6;
+        assert!(p95 < 100.0, "{qdisc}: sojourn p95 {p95} ms");
+    }
+}
