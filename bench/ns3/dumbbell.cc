@@ -28,6 +28,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -498,10 +499,15 @@ main(int argc, char* argv[])
     Simulator::Stop(Seconds(duration));
 
     // ---- run ----
+    timespec c0{};
+    timespec c1{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t1 = std::chrono::steady_clock::now();
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     const double wallS = std::chrono::duration<double>(t1 - t0).count();
+    const double cpuS = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) * 1e-9;
     const uint64_t events = Simulator::GetEventCount();
 
     // ---- results ----
@@ -532,11 +538,12 @@ main(int argc, char* argv[])
        << ", \"limit_pkts\": " << bq->GetMaxSize().GetValue() << ", \"ecn\": " << (ecn ? 1 : 0)
        << ", \"seed\": " << seed << ", \"run\": " << run << ", \"sndbuf_bytes\": " << sndBuf
        << ", \"warmup_s\": " << warmup;
-    js << ", \"wall_s\": " << wallS << ", \"sim_s\": " << duration
+    js << ", \"wall_s\": " << wallS << ", \"cpu_s\": " << cpuS << ", \"sim_s\": " << duration
        << ", \"bottleneck_packets\": " << g_rec.bottleneckPackets << ", \"events\": " << events
        << ", \"events_per_packet\": "
        << (g_rec.bottleneckPackets ? double(events) / g_rec.bottleneckPackets : 0.0)
        << ", \"pkts_per_wall_s\": " << (wallS > 0 ? g_rec.bottleneckPackets / wallS : 0.0)
+       << ", \"pkts_per_cpu_s\": " << (cpuS > 0 ? g_rec.bottleneckPackets / cpuS : 0.0)
        << ", \"goodput_mbps\": " << total << ", \"per_flow_goodput_mbps\": [";
     for (std::size_t i = 0; i < perFlow.size(); ++i)
     {
@@ -554,6 +561,10 @@ main(int argc, char* argv[])
            << ", \"p95\": " << g_rec.pingRtt.Percentile(95)
            << ", \"mean\": " << g_rec.pingRtt.Mean() << ", \"samples\": " << g_rec.pingRtt.Count()
            << ", \"replies_total\": " << g_rec.pingReplies << "}";
+    }
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(bq))
+    {
+        js << ", \"fq_codel_quantum_bytes\": " << fq->GetQuantum();
     }
     js << ", \"peak_rss_mb\": " << rssMb;
     if (dumpConfig)

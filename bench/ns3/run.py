@@ -119,15 +119,16 @@ def _fmt_row(r: dict) -> str:
     qd = r["queue_delay_ms"]
     return (
         f"{r['flows']:>5} {r['rate_bps'] / 1e6:>7.0f} {r['qdisc']:>8} {r['sim_s']:>6.0f} "
-        f"{r['wall_s']:>8.2f} {r['bottleneck_packets']:>10} {r['pkts_per_wall_s']:>10.0f} "
+        f"{r['wall_s']:>8.2f} {r['cpu_s']:>8.2f} {r['bottleneck_packets']:>10} {r['pkts_per_wall_s']:>10.0f} "
+        f"{r['pkts_per_cpu_s']:>9.0f} "
         f"{r['events_per_packet']:>7.2f} {r['peak_rss_mb']:>7.1f} {r['goodput_mbps']:>8.2f} "
         f"{qd['p50']:>7.2f} {qd['p95']:>7.2f} {r['drops']:>7}"
     )
 
 
 HEADER = (
-    f"{'flows':>5} {'Mbps':>7} {'qdisc':>8} {'sim_s':>6} {'wall_s':>8} {'bn_pkts':>10} "
-    f"{'pkts/wall':>10} {'ev/pkt':>7} {'rss_MB':>7} {'goodput':>8} {'qd_p50':>7} {'qd_p95':>7} "
+    f"{'flows':>5} {'Mbps':>7} {'qdisc':>8} {'sim_s':>6} {'wall_s':>8} {'cpu_s':>8} {'bn_pkts':>10} "
+    f"{'pkts/wall':>10} {'pkts/cpu':>9} {'ev/pkt':>7} {'rss_MB':>7} {'goodput':>8} {'qd_p50':>7} {'qd_p95':>7} "
     f"{'drops':>7}"
 )
 
