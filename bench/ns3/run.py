@@ -37,8 +37,15 @@ QDISCS = ["fq_codel", "pfifo"]
 
 
 def ensure_built(force: bool = False) -> Path:
-    """Build the ns-3 program unless it is already there; return its path."""
-    if force or not BINARY.exists():
+    """Build the ns-3 program if it is missing or stale; return its path."""
+    libdir_file = OUT_DIR / ".libdir"
+    stale = (
+        not BINARY.exists()
+        or not libdir_file.exists()
+        or not Path(libdir_file.read_text().strip()).is_dir()
+        or BINARY.stat().st_mtime < (HERE / "dumbbell.cc").stat().st_mtime
+    )
+    if force or stale:
         env = dict(os.environ)
         if force:
             env["AQMLAB_NS3_FORCE"] = "1"
