@@ -51,9 +51,7 @@ def ensure_built(force: bool = False) -> Path:
             env["AQMLAB_NS3_FORCE"] = "1"
         proc = subprocess.run(["bash", str(BUILD_SH)], env=env, check=False)
         if proc.returncode != 0 or not BINARY.exists():
-            raise RuntimeError(
-                f"ns-3 build failed (bash {BUILD_SH} exited {proc.returncode})"
-            )
+            raise RuntimeError(f"ns-3 build failed (bash {BUILD_SH} exited {proc.returncode})")
     return BINARY
 
 
@@ -107,13 +105,9 @@ def run_ns3(
         *extra_args,
     ]
     env = {k: v for k, v in os.environ.items() if k != "NS_LOG"}
-    proc = subprocess.run(
-        args, capture_output=True, text=True, env=env, timeout=timeout, check=False
-    )
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout, check=False)
     if proc.returncode != 0:
-        raise RuntimeError(
-            f"{' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}"
-        )
+        raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise RuntimeError(f"no JSON from {' '.join(args)}: {proc.stdout[-2000:]}")
@@ -141,9 +135,7 @@ HEADER = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--duration",
         type=float,
@@ -155,19 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="comma list of FLOWSxRATE, e.g. '8x100Mbps,8x1Gbps' (default: all four)",
     )
-    ap.add_argument(
-        "--qdiscs", default=",".join(QDISCS), help="comma list (default fq_codel,pfifo)"
-    )
-    ap.add_argument(
-        "--repeat", type=int, default=1, help="runs per scenario (table shows each)"
-    )
+    ap.add_argument("--qdiscs", default=",".join(QDISCS), help="comma list (default fq_codel,pfifo)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per scenario (table shows each)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument(
-        "--rebuild", action="store_true", help="force a rebuild of the ns-3 program"
-    )
-    ap.add_argument(
-        "--out", type=Path, default=RESULTS, help="JSON-lines file to append to"
-    )
+    ap.add_argument("--rebuild", action="store_true", help="force a rebuild of the ns-3 program")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines file to append to")
     ns = ap.parse_args(argv)
 
     if ns.scenarios == "all":
@@ -187,9 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         for flows, rate in scenarios:
             for qdisc in qdiscs:
                 for rep in range(ns.repeat):
-                    r = run_ns3(
-                        flows, rate, qdisc, ns.duration, seed=ns.seed, run=1 + rep
-                    )
+                    r = run_ns3(flows, rate, qdisc, ns.duration, seed=ns.seed, run=1 + rep)
                     r.update(
                         date=stamp,
                         host_cpus=os.cpu_count(),

@@ -6,8 +6,9 @@ import json
 import pytest
 import synth
 import typer
-from aqmlab import commands, metrics, store
 from typer.testing import CliRunner
+
+from aqmlab import commands, metrics, store
 
 runner = CliRunner()
 

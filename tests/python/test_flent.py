@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import synth
+
 from aqmlab import flent, metrics
 from aqmlab.store import RunData
 

@@ -6,8 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import synth
-from aqmlab import metrics as M
 from synth import MS
+
+from aqmlab import metrics as M
 
 
 @pytest.fixture

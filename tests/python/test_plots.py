@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import synth
+
 from aqmlab import metrics, plots
 from aqmlab.store import RunData
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import synth
+
 from aqmlab import metrics, report
 from aqmlab.store import RunData
 

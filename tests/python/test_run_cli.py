@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from aqmlab.cli import app
 from typer.testing import CliRunner
+
+from aqmlab.cli import app
 
 runner = CliRunner()
 

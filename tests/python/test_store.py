@@ -5,6 +5,7 @@ import os
 
 import pytest
 import synth
+
 from aqmlab import metrics, store
 
 

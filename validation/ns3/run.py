@@ -152,24 +152,16 @@ def _table(res: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--duration",
         type=float,
         default=SETTINGS["duration_s"],
         help="simulated seconds (60)",
     )
-    ap.add_argument(
-        "--seeds", default="1,2,3", help="comma list of seeds (default 1,2,3)"
-    )
-    ap.add_argument(
-        "--scenarios", default=",".join(SCENARIOS), help="comma list: n4,n1_ping"
-    )
-    ap.add_argument(
-        "--qdiscs", default=",".join(QDISCS), help="comma list: codel,pie,fq_codel,red"
-    )
+    ap.add_argument("--seeds", default="1,2,3", help="comma list of seeds (default 1,2,3)")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma list: n4,n1_ping")
+    ap.add_argument("--qdiscs", default=",".join(QDISCS), help="comma list: codel,pie,fq_codel,red")
     ap.add_argument("--out", type=Path, default=OUT_JSON)
     ns = ap.parse_args(argv)
 
@@ -182,10 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ns.out.parent.mkdir(parents=True, exist_ok=True)
     ns.out.write_text(json.dumps(res, indent=1) + "\n")
     print(_table(res))
-    summary = {
-        n: {q: d["summary"] for q, d in pq.items()}
-        for n, pq in res["scenarios"].items()
-    }
+    summary = {n: {q: d["summary"] for q, d in pq.items()} for n, pq in res["scenarios"].items()}
     print(json.dumps(summary))
     print(f"written {ns.out}", file=sys.stderr)
     return 0

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Cross-check of aqmlab's AQMs against ns-3 3.44 (issue: every queue discipline).
+
+Runs aqmlab on the scenarios of validation/ns3 (10 Mb/s, 50 ms, CUBIC, 4 flows or 1 flow, a
+100 ms ping, 60 s, statistics after 5 s) with CoDel, PIE (RFC 8033), FQ-CoDel and RED configured
+exactly as validation/ns3/README.md documents ns-3's, and prints both side by side with the
+relative difference. ns-3's numbers come from validation/ns3/out/ns3.json (run
+`python3 validation/ns3/run.py` first, or pass --run-ns3).
+
+    python validation/run.py [--run-ns3] [--seeds 1,2,3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import aqmlab
+from aqmlab import metrics
+
+HERE = Path(__file__).resolve().parent
+NS3_JSON = HERE / "ns3" / "out" / "ns3.json"
+WARMUP_S = 5.0
+
+# The ns-3 settings of validation/ns3/README.md, in aqmlab's terms.
+QDISCS = {
+    # ns-3 CoDel is a port of Linux codel.h: Newton step, strict first-drop test, 1500 B guard.
+    "codel": {"kind": "codel", "variant": "linux", "target": "5ms", "interval": "100ms"},
+    # ns-3 PieQueueDisc: RFC 8033, timestamps, cap on, no derandomisation, updates from t = 0.
+    "pie": {
+        "kind": "pie",
+        "profile": "rfc8033",
+        "derandomize": False,
+        "cap": True,
+        "estimator": "timestamp",
+        "first_update": "15ms",
+    },
+    "fq_codel": {"kind": "fq_codel", "ecn": False, "quantum": "1500B", "flows": 1024},
+    # ns-3 RED: 5/15 packets, w_q 0.002, max_p 1/50, gentle, wait, mean packet size 500 B.
+    "red": {
+        "kind": "red",
+        "min_th": 5.0,
+        "max_th": 15.0,
+        "w_q": 0.002,
+        "max_p": 0.02,
+        "gentle": True,
+        "wait": True,
+        "mean_pktsize": "500B",
+    },
+}
+SCENARIOS = {"n4": 4, "n1_ping": 1}
+
+
+def scenario(flows: int, qdisc: dict) -> dict:
+    """The dumbbell of validation/ns3: each flow starts at its own uniform time in [0, 1) s."""
+    tcp = {
+        "kind": "tcp",
+        "cc": "cubic",
+        "iw": 10,
+        "min_rto": "1s",
+        "delack": "200ms",
+        "sack": True,
+        "start": {"uniform": ["0s", "1s"]},
+    }
+    return {
+        "name": "ns3-crosscheck",
+        "duration": "60s",
+        "topology": {
+            "rtt": "50ms",
+            "down": {"rate": "10Mbps", "qdisc": qdisc, "limit": "1000p"},
+            "up": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "1000p"},
+        },
+        "flows": [dict(tcp, label=f"tcp{i}") for i in range(flows)] + [{"kind": "ping", "interval": "100ms"}],
+        "record": {"level": "packets", "interval": "1s"},
+    }
+
+
+def one_run(flows: int, qdisc: str, seed: int) -> dict:
+    r = aqmlab.run(scenario(flows, QDISCS[qdisc]), seed=seed)
+    t, m = r.tables, r.meta
+    q = metrics.queue_delay_stats_ms(t, m, "down", warmup_s=WARMUP_S)
+    goodput = sum(metrics.goodput_bps(t, m, f, warmup_s=WARMUP_S) for f in range(flows)) / 1e6
+    ping = metrics.probe_rtt_ms(t, flows, warmup_s=WARMUP_S)
+    return {
+        "queue_delay_p50_ms": q["p50"],
+        "queue_delay_p95_ms": q["p95"],
+        "goodput_mbps": goodput,
+        "ping_rtt_p50_ms": float(np.median(ping)) if len(ping) else None,
+        "drops": r.summary["links"]["down"]["drops"],
+    }
+
+
+def aqmlab_results(seeds: list[int]) -> dict:
+    out: dict = {}
+    for name, flows in SCENARIOS.items():
+        for q in QDISCS:
+            runs = [one_run(flows, q, s) for s in seeds]
+            out.setdefault(name, {})[q] = {k: statistics.mean(r[k] for r in runs) for k in runs[0]}
+    return out
+
+
+def ns3_module():
+    spec = importlib.util.spec_from_file_location("aqmlab_ns3_validation", HERE / "ns3" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run-ns3", action="store_true", help="run the ns-3 side now (needs bench/ns3/build.sh)")
+    ap.add_argument("--seeds", default="1,2,3")
+    args = ap.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    if args.run_ns3:
+        ns3 = ns3_module().ns3_results(seeds=tuple(seeds))
+    elif NS3_JSON.exists():
+        ns3 = json.loads(NS3_JSON.read_text())
+    else:
+        print(
+            f"no ns-3 results at {NS3_JSON}; run python3 validation/ns3/run.py or pass --run-ns3",
+            file=sys.stderr,
+        )
+        return 2
+    ours = aqmlab_results(seeds)
+    keys = ["queue_delay_p50_ms", "queue_delay_p95_ms", "goodput_mbps", "ping_rtt_p50_ms"]
+    head = f"{'scenario':<9} {'qdisc':<9}" + "".join(f" {k:>28}" for k in keys)
+    print(head)
+    print("-" * len(head))
+    for name in SCENARIOS:
+        for q in QDISCS:
+            a = ours[name][q]
+            b = ns3["scenarios"][name][q]["summary"]
+            cells = []
+            for k in keys:
+                x, y = a.get(k), b.get(k)
+                diff = f"{100 * (x - y) / y:+.0f}%" if x is not None and y else "-"
+                cells.append(
+                    f" {x:>8.2f} vs {y:>7.2f} ({diff:>5})" if x is not None and y is not None else " " * 29
+                )
+            print(f"{name:<9} {q:<9}" + "".join(cells))
+    print("(aqmlab vs ns-3, mean over seeds " + ",".join(map(str, seeds)) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
