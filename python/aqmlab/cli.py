@@ -294,8 +294,8 @@ def list_qdiscs(
         out.print(f"[bold]{info['name']}[/bold] — {info['summary']}\nreference: {info['reference']}")
         t = Table(title="parameters (defaults shown for a 10 Mb/s link)")
         t.add_column("name")
-        t.add_column("default")
-        t.add_column("meaning")
+        t.add_column("default", overflow="fold")
+        t.add_column("meaning", overflow="fold")
         defaults = info["defaults_at_10mbps"]
         for p in info["params"]:
             t.add_row(p["name"], json.dumps(defaults.get(p["name"])), p["help"])
