@@ -84,7 +84,14 @@ def scenario(flows: int, qdisc: dict) -> dict:
 def one_run(flows: int, qdisc: str, seed: int) -> dict:
     r = aqmlab.run(scenario(flows, QDISCS[qdisc]), seed=seed)
     t, m = r.tables, r.meta
-    q = metrics.queue_delay_stats_ms(t, m, "down", warmup_s=WARMUP_S)
+    # ns-3's SojournTime trace fires at every dequeue, also for packets CoDel then drops at the
+    # head: measure the same set here (sent, marked and head-dropped packets).
+    pk = t["packets"].to_pandas()
+    pk = pk[
+        (pk.dir == "down") & (pk.t_enqueue_ns >= WARMUP_S * 1e9) & pk.outcome.isin(["sent", "marked", "head"])
+    ]
+    soj = (pk.t_out_ns - pk.t_enqueue_ns).to_numpy() / 1e6
+    q = {"p50": float(np.percentile(soj, 50)), "p95": float(np.percentile(soj, 95))}
     goodput = sum(metrics.goodput_bps(t, m, f, warmup_s=WARMUP_S) for f in range(flows)) / 1e6
     ping = metrics.probe_rtt_ms(t, flows, warmup_s=WARMUP_S)
     return {
