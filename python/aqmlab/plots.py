@@ -66,7 +66,10 @@ def qdisc_label(run) -> str:
 
 
 def run_label(run) -> str:
-    return f"{run.run_id} ({qdisc_label(run)})"
+    """Legend label: the discipline(s) and the seed ('codel s1', 'down=pie up=pfifo s3')."""
+    qd = qdisc_label(run)
+    names = {p.split("=", 1)[1] for p in qd.split()}
+    return f"{names.pop() if len(names) == 1 else qd} s{run.meta.get('seed', '?')}"
 
 
 def _title(runs: Sequence, what: str) -> str:
