@@ -134,7 +134,7 @@ def run(
                     metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
     runs = res.table
     delays = _delays(Path(out), runs)
-    results = aggregate(runs, delays, loads or LOADS, qdiscs or QDISCS)
+    results = aggregate(runs, delays, LOADS, QDISCS)  # every key; cases not run: runs = 0, values None
     notes = diagnose(runs, series)
     report_dir = Path(out) / "reproduce" / spec.name
     o = Outcome(results, runs, delays, notes, res, report_dir, series)
@@ -322,7 +322,7 @@ def write_outputs(o: Outcome) -> list[Path]:
     store._dump(d / "results.json", to_json(o))
     o.runs.to_csv(d / "runs.csv", index=False)
     figs = []
-    loads = [ld for ld in LOADS if any(ld in o.results["runs"][q] for q in QDISCS)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
     qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
     # CDF of queueing delay for 4+4 (or the largest load run)
     cdf_load = "4+4" if "4+4" in loads else loads[-1]
@@ -378,7 +378,7 @@ def _save(plots, fig, path: Path) -> Path:
 def write_html(o: Outcome, figs: list[Path], path: Path) -> Path:
     from aqmlab.report import CSS
 
-    loads = [ld for ld in LOADS if any(ld in o.results["runs"][q] for q in QDISCS)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
     qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
     parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>transients2014</title>"
              f"<style>{CSS}</style></head><body>"),
@@ -427,7 +427,7 @@ def write_html(o: Outcome, figs: list[Path], path: Path) -> Path:
 def print_tables(o: Outcome, console) -> None:
     from rich.table import Table
 
-    loads = [ld for ld in LOADS if any(ld in o.results["runs"][q] for q in QDISCS)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
     qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
     for title, key, scale in TABLES:
         t = Table(title=title)
