@@ -19,9 +19,11 @@ calling process (``catalog_add``, ``catalog_add_many``, ``rebuild_catalog``). ``
 in-memory DuckDB, attaches the catalog read-only and defines views ``packets``, ``queue``,
 ``flow_series``, ``probes``, ``flows``, ``links``, ``rate_schedule`` with ``read_parquet`` over
 glob patterns, deriving ``run_id`` from the file name, and keeping only runs in ``runs``.
-The glob list is ``_view_sources``: today ``<root>/*/<table>.parquet``; the planned sweep layout
-(many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``) is
-added there as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL.
+The glob list is ``_view_sources``: ``<root>/*/<table>.parquet`` and the sweep layout of
+sweep.py (many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``)
+as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL. Sweep runs have
+catalog rows like run directories (``sweep_row``), ``resolve_run`` maps their ids to the virtual
+path ``<root>/sweeps/<sweep>/runs/<run_id>`` and ``load_run`` reads them from their parts.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ Sweep file (TOML)::
     seed = 1                    # sweep seed (default 1)
     reps = 10                   # replications per grid point (default 1)
     seed_from = ["params.load"] # optional: the grid keys that enter the run seed (default: all)
-    [set]                       # optional: overrides applied to every run
-    duration = "20s"
+    [set]                       # optional: overrides applied to every run (a table value
+    duration = "20s"            #   is walked as dotted keys, except under qdisc and start)
     [grid]                      # each key is one axis (cross product); dotted keys, lists of values
     "topology.down.rate" = ["2Mbps", "10Mbps"]
     [[zip]]                     # one axis whose lists advance together (equal lengths)
@@ -41,7 +41,9 @@ Workers run batches of runs and write each batch's parts themselves, each file t
 name then renamed; the summaries part is renamed LAST and is the commit record of the batch: a
 run is complete iff it has a row with status ok in a summaries part. Table parts without their
 summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
-parent alone updates the DuckDB catalog, in one transaction per flush.
+parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
+end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
+invocation. Two processes must not run the same sweep directory at the same time.
 """
 
 from __future__ import annotations

@@ -216,6 +216,12 @@ def test_dask_local_cluster_matches_local(tmp_path):
     t_local = aqmlab.sweep(f, jobs=2, out=tmp_path / "l")
     t_dask = aqmlab.sweep(f, jobs=2, executor="dask", out=tmp_path / "d")
     assert _comparable(t_local).equals(_comparable(t_dask))
+    # an existing cluster, by scheduler address
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        t_addr = aqmlab.sweep(f, executor="dask", scheduler=c.scheduler_address, out=tmp_path / "e")
+    assert _comparable(t_local).equals(_comparable(t_addr))
 
 
 def test_ray_missing_is_a_clear_error(tmp_path):
