@@ -217,7 +217,7 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     if not root.is_dir():
         return good, bad
     for d in sorted(root.iterdir()):
-        if not d.is_dir() or d.name == "sweeps":
+        if not d.is_dir() or d.name in ("sweeps", "reproduce"):  # sweep datasets, experiment reports
             continue
         if d.name.startswith("."):
             if d.name.startswith(".tmp-"):

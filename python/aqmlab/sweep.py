@@ -43,7 +43,9 @@ run is complete iff it has a row with status ok in a summaries part. Table parts
 summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
 parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
 end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
-invocation. Two processes must not run the same sweep directory at the same time.
+invocation. Two processes must not run the same sweep directory at the same time. The stored
+tables (``keep``, ``--keep-packets``) apply to the runs computed by the invocation: a run already
+complete is not recomputed to add its packet table.
 """
 
 from __future__ import annotations
