@@ -702,6 +702,50 @@ def max_queue_delay_s(tables: dict, meta: dict, direction: str, warmup_s: float 
     return float(d.max()) / NS if d.size else None
 
 
+HEADER_ONLY_MAX_BYTES = 80  # a TCP/IP header with options (SYN, SYN-ACK, pure ACK) is at most 60 B
+
+
+def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> float | None:
+    """transients2014 "which packets sit in the queue during the highest spike": at the first
+    instant of the run's maximum backlog (bytes, ``backlog_steps`` from ``packets``), the share
+    of the queued packets that belong to their flow's initial window, i.e. are among the first
+    ``iw`` data packets (larger than HEADER_ONLY_MAX_BYTES) the flow put into this queue, ``iw``
+    from the flow's ``[[flows]]`` entry of the resolved scenario (default 10). A packet is queued
+    at t when ``t_enqueue_ns <= t < t_out_ns``. None when the queue is empty at its peak."""
+    p = _filter_dir(_need(tables, "packets"), direction)
+    if p.num_rows == 0:
+        return None
+    outcome = _strcol(p, "outcome")
+    t_in = _col(p, "t_enqueue_ns", np.int64)
+    t_out_f = _nullable_float(p, "t_out_ns")
+    t_out = np.where(np.isnan(t_out_f), int(meta["duration_ns"]) + 1, t_out_f).astype(np.int64)
+    flow = _col(p, "flow", np.int64)
+    size = _col(p, "size", np.int64)
+    t, v, _ = backlog_steps(tables, meta, direction, "bytes", "packets")
+    if v.size == 0 or v.max() <= 0:
+        return None
+    peak = int(t[int(np.argmax(v))])
+    queued = np.isin(outcome, ENTERED) & (t_in <= peak) & (t_out > peak)
+    if not queued.any():
+        return None
+    # rank of each data packet within its flow, by arrival at the queue
+    data = size > HEADER_ONLY_MAX_BYTES
+    idx = np.flatnonzero(data)
+    order = idx[np.lexsort((t_in[idx], flow[idx]))]
+    f_sorted = flow[order]
+    starts = np.r_[0, np.flatnonzero(f_sorted[1:] != f_sorted[:-1]) + 1]
+    rank_sorted = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    rank = np.full(p.num_rows, -1)
+    rank[order] = rank_sorted
+    groups = dict(zip(_col(tables["flows"], "flow", np.int64).tolist(),
+                      _col(tables["flows"], "group", np.int64).tolist(), strict=True))  # fmt: skip
+    entries = (meta.get("scenario") or {}).get("flows") or []
+    iw_of_flow = np.array([int((entries[groups[f]] if groups.get(f, -1) < len(entries) else {}).get("iw") or 10)
+                           for f in flow.tolist()]) if flow.size else np.zeros(0, int)  # fmt: skip
+    in_iw = data & (rank >= 0) & (rank < iw_of_flow)
+    return float((queued & in_iw).sum() / queued.sum())
+
+
 def quartiles(values) -> dict[str, float | None]:
     """Median and quartiles over replications (experiments.md 5): {q1, median, q3, min, max, n}
     of the non-missing values (None/NaN skipped), numpy's linear percentiles."""

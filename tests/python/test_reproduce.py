@@ -130,3 +130,25 @@ def test_list_experiments_and_bad_input():
     assert r.returncode == 2 and "3+3" in r.stderr
     r = cli("reproduce", "transients2014", "--series", "50")
     assert r.returncode == 2 and "50" in r.stderr
+
+
+def test_initial_window_share_at_peak_from_definition():
+    import pyarrow as pa
+
+    # iw = 2. Flow 0: three data packets (ranks 0, 1, 2); flow 1: a 60 B handshake packet that
+    # never waits, then one data packet (rank 0). At the peak (t = 10) all four data packets are
+    # queued; ranks < 2 are initial-window packets: 3 of 4.
+    packets = pa.table(
+        {
+            "dir": ["down"] * 5,
+            "flow": pa.array([0, 0, 0, 1, 1], pa.uint32()),
+            "size": pa.array([1500, 1500, 1500, 60, 1500], pa.uint32()),
+            "t_enqueue_ns": pa.array([0, 0, 10, 0, 5], pa.uint64()),
+            "t_out_ns": pa.array([100, 110, 120, 0, 130], pa.uint64()),
+            "outcome": ["sent"] * 5,
+        }
+    )
+    flows = pa.table({"flow": pa.array([0, 1], pa.uint32()), "group": pa.array([0, 1], pa.uint32())})
+    meta = {"duration_ns": 1000, "scenario": {"flows": [{"iw": 2}, {"iw": 2}]}}
+    share = M.initial_window_share_at_peak({"packets": packets, "flows": flows}, meta, "down")
+    assert share == 0.75

@@ -42,7 +42,7 @@ METRIC_KEYS = [
     "queue_delay_max_worst_s", "spike60_median_s", "spike60_q1_s", "spike60_q3_s", "spike100_median_s",
     "spike100_q1_s", "spike100_q3_s", "response_g1_median_s", "response_g1_q1_s", "response_g1_q3_s",
     "response_g2_median_s", "response_g2_q1_s", "response_g2_q3_s", "jain_response_median",
-    "early_drops_total", "drops_total", "runs", "runs_failed", "runs_incomplete_transfer",
+    "early_drops_total", "drops_total", "iw_share_at_peak_median", "runs", "runs_failed", "runs_incomplete_transfer",
 ]  # fmt: skip
 
 
@@ -73,6 +73,7 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
         "early_drops": M.aqm_drops(tables, meta, DIR),  # AQM drops: early + head (metrics.py)
         "drops_total": int(sum(by[r] for r in M.QUEUE_DROP_REASONS)),
         "group2_start_s": _group_start_s(tables, 1),
+        "iw_share_at_peak": M.initial_window_share_at_peak(tables, meta, DIR),
     }
     pie = M.pie_engagement(meta, DIR)
     if pie is not None:
@@ -182,6 +183,7 @@ def aggregate(runs: pd.DataFrame, delays: dict, loads, qdiscs) -> dict:
             s60, s100 = M.quartiles(col("spike60_s")), M.quartiles(col("spike100_s"))
             r1, r2 = M.quartiles(col("response_g1_s")), M.quartiles(col("response_g2_s"))
             jn = M.quartiles(col("jain_response"))
+            iw = M.quartiles(col("iw_share_at_peak"))
             d = delays.get((q, ld))
             vals = {
                 "queue_delay_p95_s": M.pooled_percentile([d], 95) if d is not None else None,
@@ -192,6 +194,7 @@ def aggregate(runs: pd.DataFrame, delays: dict, loads, qdiscs) -> dict:
                 "response_g1_median_s": r1["median"], "response_g1_q1_s": r1["q1"], "response_g1_q3_s": r1["q3"],
                 "response_g2_median_s": r2["median"], "response_g2_q1_s": r2["q1"], "response_g2_q3_s": r2["q3"],
                 "jain_response_median": jn["median"],
+                "iw_share_at_peak_median": iw["median"],
                 "early_drops_total": int(sum(col("early_drops"))) if len(ok) else None,
                 "drops_total": int(sum(col("drops_total"))) if len(ok) else None,
                 "runs": len(ok),
@@ -297,6 +300,7 @@ TABLES = [
     ("group 2 response time (s): median [q1, q3]", "response_g2", 1),
     ("Jain index of the two groups' response times: median", "jain_response_median", 1),
     ("early (AQM) drops, all runs", "early_drops_total", 1),
+    ("share of the queue at its peak from initial windows: median", "iw_share_at_peak_median", 1),
 ]
 
 
