@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from aqmlab import __version__, commands, plots, store
+from aqmlab import __version__, commands, plots, store, sweep_commands
 from aqmlab.api import Result, run_dict
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
@@ -322,6 +322,7 @@ def list_scenarios() -> None:
 
 
 commands.register(app)
+sweep_commands.register(app, list_app)
 
 
 def entry() -> None:

@@ -167,6 +167,7 @@ def report_cmd(
             for d, reason in bad:
                 err.print(f"skipped {reason}", markup=False)
             loaded += [store.load_run(d) for d in good]
+            loaded += [store.load_run(d) for d in store.sweep_runs(p)]  # runs of sweep datasets
         else:
             loaded.append(_load(r, root))
     if not loaded:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 NS = 1_000_000_000
 DIRECTIONS = ("down", "up")
@@ -51,6 +52,24 @@ class MissingTableError(LookupError):
 def _col(table: pa.Table, name: str, dtype=None) -> np.ndarray:
     arr = table.column(name).to_numpy(zero_copy_only=False)
     return arr.astype(dtype) if dtype is not None else arr
+
+
+def _strcol(table: pa.Table, name: str) -> np.ndarray:
+    """A string column as a numpy unicode array (via its distinct values: fast for the few
+    distinct values of ``dir``/``outcome``/``kind``; nulls become "None")."""
+    col = table.column(name)
+    if col.num_chunks != 1:
+        col = col.combine_chunks() if col.num_chunks else pa.array([], pa.string())
+    else:
+        col = col.chunk(0)
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    idx = col.indices.to_numpy(zero_copy_only=False)
+    values = np.asarray([str(v) for v in col.dictionary.to_pylist()] or [""], dtype=str)
+    if col.null_count:
+        values = np.append(values, "None")
+        idx = np.where(pc.is_null(col).to_numpy(zero_copy_only=False), values.size - 1, idx)
+    return values[idx.astype(np.intp)] if idx.size else np.zeros(0, dtype=str)
 
 
 def _nullable_float(table: pa.Table, name: str) -> np.ndarray:
@@ -78,9 +97,22 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
     return min(start, end), end
 
 
+_DIR_CACHE: dict[tuple[int, str], tuple[pa.Table, pa.Table]] = {}
+
+
 def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
-    mask = _col(table, "dir").astype(str) == direction
-    return table.filter(pa.array(mask))
+    """The rows of one direction. Memoised for the last few tables (the cache holds a reference
+    to the source table, so its id cannot be reused while cached): a run summary filters the
+    same tables dozens of times."""
+    key = (id(table), direction)
+    hit = _DIR_CACHE.get(key)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    out = table.filter(pc.fill_null(pc.equal(table.column("dir"), direction), False))
+    if len(_DIR_CACHE) >= 32:
+        _DIR_CACHE.pop(next(iter(_DIR_CACHE)))
+    _DIR_CACHE[key] = (table, out)
+    return out
 
 
 def _float(x) -> float | None:
@@ -180,7 +212,7 @@ def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float 
     """
     p = _filter_dir(_need(tables, "packets"), direction)
     w, _ = _window(meta, warmup_s)
-    outcome = _col(p, "outcome").astype(str)
+    outcome = _strcol(p, "outcome")
     t_in = _col(p, "t_enqueue_ns", np.int64)
     mask = np.isin(outcome, TRANSMITTED) & (t_in >= w)
     t_out = _nullable_float(p, "t_out_ns")
@@ -230,7 +262,7 @@ def backlog_steps(
         source = "packets" if _has(tables, "packets") else "queue"
     if source == "packets":
         p = _filter_dir(_need(tables, "packets"), direction)
-        outcome = _col(p, "outcome").astype(str)
+        outcome = _strcol(p, "outcome")
         m = np.isin(outcome, ENTERED)
         t_in = _col(p, "t_enqueue_ns", np.int64)[m]
         t_out_f = _nullable_float(p, "t_out_ns")[m]
@@ -395,7 +427,7 @@ def tx_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) ->
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        outcome = _col(p, "outcome").astype(str)
+        outcome = _strcol(p, "outcome")
         t_out = _nullable_float(p, "t_out_ns")
         m = np.isin(outcome, TRANSMITTED) & (t_out >= w)
         return float(_col(p, "size", np.int64)[m].sum())
@@ -428,7 +460,7 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        outcome = _col(p, "outcome").astype(str)
+        outcome = _strcol(p, "outcome")
         t_out = _nullable_float(p, "t_out_ns")
         inw = t_out >= w
         for r in QUEUE_DROP_REASONS:
@@ -448,7 +480,7 @@ def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> in
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
         t_out = _nullable_float(p, "t_out_ns")
-        return int(((_col(p, "outcome").astype(str) == "marked") & (t_out >= w)).sum())
+        return int(((_strcol(p, "outcome") == "marked") & (t_out >= w)).sum())
     total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
@@ -474,7 +506,7 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
         t_out = _nullable_float(p, "t_out_ns")
-        return int((np.isin(_col(p, "outcome").astype(str), TRANSMITTED) & (t_out >= w)).sum())
+        return int((np.isin(_strcol(p, "outcome"), TRANSMITTED) & (t_out >= w)).sum())
     return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
 
 
@@ -572,7 +604,7 @@ def class_share(
     (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value. None when the total is 0.
     """
     f = _need(tables, "flows")
-    key = _col(f, by).astype(str)
+    key = _strcol(f, by)
     q = _col(f, quantity, np.float64)
     total = q.sum()
     return float(q[key == str(cls)].sum() / total) if total > 0 else None
@@ -583,8 +615,8 @@ def per_class_jain(
 ) -> dict[str, float | None]:
     """Jain's index over the goodputs inside each class (lpcc2013 3d: F_X), probes excluded."""
     f = _need(tables, "flows")
-    kinds = _col(f, "kind").astype(str)
-    keys = _col(f, by).astype(str)
+    kinds = _strcol(f, "kind")
+    keys = _strcol(f, by)
     ids = _col(f, "flow", np.int64)
     out = {}
     for k in np.unique(keys[kinds != "ping"]):
@@ -637,6 +669,128 @@ def probe_flows(tables: dict) -> list[int]:
     if not _has(tables, "probes") or tables["probes"].num_rows == 0:
         return []
     return sorted(int(x) for x in np.unique(_col(tables["probes"], "flow", np.int64)))
+
+
+# --------------------------------------------------------------------------- aggregation, transients
+
+
+MULTI_QUEUE_QDISCS = ("sfq", "sfq_codel", "fq_codel", "fq_nocodel", "fq_pie", "drr")
+
+
+def spike_duration_defined(qdisc: str | None) -> bool:
+    """transients2014 defines the delay-spike duration on THE bottleneck queue; it is not
+    defined for schedulers with one queue per flow (SFQ-CoDel, fq_codel, ...)."""
+    return qdisc not in MULTI_QUEUE_QDISCS
+
+
+AQM_DROP_REASONS = ("early", "head")
+
+
+def aqm_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+    """Drops decided by the AQM rather than forced by a full buffer: ``early`` (refused at
+    enqueue: RED/HRED, PIE) plus ``head`` (dropped when leaving the queue: CoDel, SFQ-CoDel).
+    ``overlimit`` (tail drop on a full buffer) and ``fat_flow`` (overflow of a flow-queueing
+    scheduler) are not counted. See ``drops_by_reason`` for the window."""
+    by = drops_by_reason(tables, meta, direction, warmup_s)
+    return int(sum(by[r] for r in AQM_DROP_REASONS))
+
+
+def max_queue_delay_s(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
+    """Maximum queueing (sojourn) delay of a run in seconds (transients2014): the largest
+    ``sojourn_delays_ns`` of the direction; None when no packet was transmitted."""
+    d = sojourn_delays_ns(tables, meta, direction, warmup_s)
+    return float(d.max()) / NS if d.size else None
+
+
+HEADER_ONLY_MAX_BYTES = 80  # a TCP/IP header with options (SYN, SYN-ACK, pure ACK) is at most 60 B
+
+
+def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> float | None:
+    """transients2014 "which packets sit in the queue during the highest spike": at the first
+    instant of the run's maximum backlog (bytes, ``backlog_steps`` from ``packets``), the share
+    of the queued packets that belong to their flow's initial window, i.e. are among the first
+    ``iw`` data packets (larger than HEADER_ONLY_MAX_BYTES) the flow put into this queue, ``iw``
+    from the flow's ``[[flows]]`` entry of the resolved scenario (default 10). A packet is queued
+    at t when ``t_enqueue_ns <= t < t_out_ns``. None when the queue is empty at its peak."""
+    p = _filter_dir(_need(tables, "packets"), direction)
+    if p.num_rows == 0:
+        return None
+    outcome = _strcol(p, "outcome")
+    t_in = _col(p, "t_enqueue_ns", np.int64)
+    t_out_f = _nullable_float(p, "t_out_ns")
+    t_out = np.where(np.isnan(t_out_f), int(meta["duration_ns"]) + 1, t_out_f).astype(np.int64)
+    flow = _col(p, "flow", np.int64)
+    size = _col(p, "size", np.int64)
+    t, v, _ = backlog_steps(tables, meta, direction, "bytes", "packets")
+    if v.size == 0 or v.max() <= 0:
+        return None
+    peak = int(t[int(np.argmax(v))])
+    queued = np.isin(outcome, ENTERED) & (t_in <= peak) & (t_out > peak)
+    if not queued.any():
+        return None
+    # rank of each data packet within its flow, by arrival at the queue
+    data = size > HEADER_ONLY_MAX_BYTES
+    idx = np.flatnonzero(data)
+    order = idx[np.lexsort((t_in[idx], flow[idx]))]
+    f_sorted = flow[order]
+    starts = np.r_[0, np.flatnonzero(f_sorted[1:] != f_sorted[:-1]) + 1]
+    rank_sorted = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    rank = np.full(p.num_rows, -1)
+    rank[order] = rank_sorted
+    groups = dict(zip(_col(tables["flows"], "flow", np.int64).tolist(),
+                      _col(tables["flows"], "group", np.int64).tolist(), strict=True))  # fmt: skip
+    entries = (meta.get("scenario") or {}).get("flows") or []
+    iw_of_flow = np.array([int((entries[groups[f]] if groups.get(f, -1) < len(entries) else {}).get("iw") or 10)
+                           for f in flow.tolist()]) if flow.size else np.zeros(0, int)  # fmt: skip
+    in_iw = data & (rank >= 0) & (rank < iw_of_flow)
+    return float((queued & in_iw).sum() / queued.sum())
+
+
+def quartiles(values) -> dict[str, float | None]:
+    """Median and quartiles over replications (experiments.md 5): {q1, median, q3, min, max, n}
+    of the non-missing values (None/NaN skipped), numpy's linear percentiles."""
+    v = np.asarray([np.nan if x is None else x for x in values], dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return {"q1": None, "median": None, "q3": None, "min": None, "max": None, "n": 0}
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return {"q1": float(q1), "median": float(med), "q3": float(q3), "min": float(v.min()),
+            "max": float(v.max()), "n": int(v.size)}  # fmt: skip
+
+
+def pooled_percentile(arrays, q: float) -> float | None:
+    """The q-th percentile of the union of several runs' samples (e.g. the 95th percentile of
+    queueing delay over all packets of all replications of a case, transients2014)."""
+    parts = [np.asarray(a, dtype=np.float64) for a in arrays]
+    v = np.concatenate(parts) if parts else np.zeros(0)
+    return float(np.percentile(v, q)) if v.size else None
+
+
+def qdisc_diagnostics(meta: dict, direction: str) -> dict[str, float]:
+    """The discipline's own counters at the end of the run (``meta['qdisc_diagnostics']``)."""
+    d = (meta.get("qdisc_diagnostics") or {}).get(direction) or {}
+    return {str(k): float(v) for k, v in d.items()}
+
+
+def pie_engagement(meta: dict, direction: str) -> dict[str, Any] | None:
+    """Whether PIE ever left its burst-protection mode, from its diagnostics (algorithms.md 4.9).
+
+    Returns None for a non-PIE discipline, else the counters ``rate_cycles_completed``,
+    ``rate_cycles_abandoned``, ``burst_allowance_ms`` (at the end), ``drop_prob`` (at the end),
+    ``early_drops`` and ``engaged``: False when no departure-rate measurement ever completed
+    (the rate-based delay estimate is then 0 and, in the pie2013 profile, the burst allowance
+    never falls, so no packet can be dropped early).
+    """
+    q = qdisc_config(meta, direction)
+    if (q.get("kind") or q.get("name")) not in ("pie",):
+        return None
+    d = qdisc_diagnostics(meta, direction)
+    keys = ("rate_cycles_completed", "rate_cycles_abandoned", "burst_allowance_ms", "drop_prob",
+            "early_drops", "updates", "avg_dq_rate_bps")  # fmt: skip
+    out: dict[str, Any] = {k: d.get(k) for k in keys}
+    done = d.get("rate_cycles_completed")
+    out["engaged"] = None if done is None else bool(done > 0 or (d.get("early_drops") or 0) > 0)
+    return out
 
 
 # --------------------------------------------------------------------------- run summary

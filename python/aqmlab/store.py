@@ -19,9 +19,11 @@ calling process (``catalog_add``, ``catalog_add_many``, ``rebuild_catalog``). ``
 in-memory DuckDB, attaches the catalog read-only and defines views ``packets``, ``queue``,
 ``flow_series``, ``probes``, ``flows``, ``links``, ``rate_schedule`` with ``read_parquet`` over
 glob patterns, deriving ``run_id`` from the file name, and keeping only runs in ``runs``.
-The glob list is ``_view_sources``: today ``<root>/*/<table>.parquet``; the planned sweep layout
-(many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``) is
-added there as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL.
+The glob list is ``_view_sources``: ``<root>/*/<table>.parquet`` and the sweep layout of
+sweep.py (many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``)
+as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL. Sweep runs have
+catalog rows like run directories (``sweep_row``), ``resolve_run`` maps their ids to the virtual
+path ``<root>/sweeps/<sweep>/runs/<run_id>`` and ``load_run`` reads them from their parts.
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     if not root.is_dir():
         return good, bad
     for d in sorted(root.iterdir()):
-        if not d.is_dir() or d.name == "sweeps":
+        if not d.is_dir() or d.name in ("sweeps", "reproduce"):  # sweep datasets, experiment reports
             continue
         if d.name.startswith("."):
             if d.name.startswith(".tmp-"):
@@ -229,29 +231,124 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return good, bad
 
 
+def _is_sweep_ref(p: Path) -> bool:
+    """A sweep run's (virtual) path: ``<root>/sweeps/<sweep-id>/runs/<run_id>``."""
+    return p.parent.name == "runs" and p.parent.parent.parent.name == "sweeps"
+
+
+def sweep_runs(root: Path, prefix: str = "") -> list[Path]:
+    """Virtual paths of the complete sweep runs under ``root`` whose id starts with ``prefix``
+    (from the committed summaries parts, ``<root>/sweeps/*/summaries/part-*.parquet``)."""
+    root = Path(root).resolve()
+    if not any(root.glob("sweeps/*/summaries/part-*.parquet")):
+        return []
+    pat = _sql_str(str(root / "sweeps" / "*" / "summaries" / "part-*.parquet"))
+    con = duckdb.connect()
+    try:
+        rows = con.execute(
+            f"SELECT DISTINCT run_id, filename FROM read_parquet({pat}, filename = true) "
+            "WHERE status = 'ok' AND starts_with(run_id, ?) ORDER BY run_id",
+            [prefix],
+        ).fetchall()
+    finally:
+        con.close()
+    seen: dict[str, Path] = {}
+    for rid, fname in rows:
+        seen.setdefault(rid, Path(fname).parent.parent / "runs" / rid)
+    return list(seen.values())
+
+
 def resolve_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> Path:
-    """A run directory from a path, an exact run id, or a unique prefix of one under ``root``."""
+    """A run directory from a path, an exact run id, or a unique prefix of one under ``root``.
+
+    Sweep runs (stored many per Parquet part) resolve to the virtual path
+    ``<root>/sweeps/<sweep-id>/runs/<run_id>``, which ``load_run`` understands.
+    """
     p = Path(path_or_id)
     if p.is_dir() and (p / "meta.json").exists():
         return p
+    if _is_sweep_ref(p) and (p.parent.parent / "summaries").is_dir():
+        return p
     root = Path(root)
     s = str(path_or_id)
-    if (root / s).is_dir() and not s.startswith("."):
+    if (root / s).is_dir() and not s.startswith(".") and s != "sweeps":
         return root / s
     good, _ = scan_runs(root)
-    matches = [d for d in good if d.name.startswith(s)]
+    in_sweeps = sweep_runs(root, s)
+    exact = [d for d in in_sweeps if d.name == s]
+    if exact:
+        return exact[0]
+    matches = [d for d in good if d.name.startswith(s)] + in_sweeps
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        known = ", ".join(d.name for d in good[:10]) or "none"
-        more = f" (and {len(good) - 10} more)" if len(good) > 10 else ""
+        names = [d.name for d in good] + [d.name for d in sweep_runs(root)]
+        known = ", ".join(names[:10]) or "none"
+        more = f" (and {len(names) - 10} more)" if len(names) > 10 else ""
         raise RunNotFound(f"no run '{s}' in {root}; runs: {known}{more}")
-    raise RunNotFound(f"run id prefix '{s}' is ambiguous: {', '.join(d.name for d in matches)}")
+    shown = ", ".join(d.name for d in matches[:10]) + (
+        f" (and {len(matches) - 10} more)" if len(matches) > 10 else ""
+    )
+    raise RunNotFound(f"run id prefix '{s}' is ambiguous: {shown}")
 
 
 def load_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> RunData:
-    """Load a complete run (tables are read lazily). Raises RunNotFound or CorruptRun."""
-    return _open_dir(resolve_run(path_or_id, root))
+    """Load a complete run (tables are read lazily). Raises RunNotFound or CorruptRun.
+
+    Works the same for a run directory and for a run of a sweep dataset."""
+    p = resolve_run(path_or_id, root)
+    return _open_sweep_run(p) if _is_sweep_ref(p) else _open_dir(p)
+
+
+class SweepTables(LazyTables):
+    """The tables of one sweep run: its rows of ``<sweep>/<table>/<part>.parquet``."""
+
+    def __init__(self, sweep_dir: Path, part: str, run_id: str):
+        super().__init__(sweep_dir)
+        self._part, self._run_id = part, run_id
+
+    def _file(self, name: str) -> Path:
+        return self._path / name / f"{self._part}.parquet"
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._cache:
+            if name not in TABLES or not self._file(name).exists():
+                raise KeyError(name)
+            t = pq.read_table(self._file(name), filters=[("run_id", "=", self._run_id)])
+            self._cache[name] = t.drop_columns(["run_id"])
+        return self._cache[name]
+
+
+@dataclass
+class SweepRunData(RunData):
+    """A run stored in a sweep dataset; ``path`` is ``<sweep>/runs/<run_id>`` (virtual)."""
+
+    sweep_dir: Path | None = None
+    row: dict = field(default_factory=dict)
+
+
+def _open_sweep_run(ref: Path) -> SweepRunData:
+    sweep_dir, run_id = ref.parent.parent, ref.name
+    files = sorted((sweep_dir / "summaries").glob("part-*.parquet"), key=lambda f: f.stat().st_mtime_ns)
+    row = None
+    for f in files:
+        t = pq.read_table(f, filters=[("run_id", "=", run_id), ("status", "=", "ok")])
+        if t.num_rows:
+            row = t.to_pylist()[-1]
+    if row is None:
+        raise RunNotFound(f"no complete run '{run_id}' in {sweep_dir}")
+    try:
+        meta = json.loads(row["meta"])
+        summary = json.loads(row["summary"])
+        sweep = _read_json(sweep_dir / "sweep.json")
+    except (TypeError, json.JSONDecodeError) as e:
+        raise CorruptRun(f"{run_id}: unreadable summaries row ({e})") from None
+    scen = next((p.get("scenario", {}) for p in sweep.get("points", []) if p["index"] == row["point"]), {})
+    scen = {**scen, "seed": meta.get("seed", scen.get("seed"))} if scen else scen
+    meta = {**meta, "scenario": scen, "sweep": sweep_dir.name, "reproduce_command": row["reproduce_command"]}
+    return SweepRunData(path=ref, meta=meta, summary=summary, scenario=scen,
+                        tables=SweepTables(sweep_dir, row["part"], run_id), sweep_dir=sweep_dir,
+                        row=row)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- catalog
@@ -381,8 +478,41 @@ def catalog_add_many(root: Path, run_dirs: Iterable[Path]) -> None:
     _write_rows(Path(root), [catalog_row(Path(d)) for d in run_dirs])
 
 
+def sweep_row(r: dict, sweep_dir: Path, created=None) -> dict:
+    """The ``runs`` row of a completed sweep run (a summaries-part row as a dict);
+    ``path`` is the run's virtual path ``<sweep_dir>/runs/<run_id>``."""
+    summary = r["summary"] if isinstance(r["summary"], dict) else json.loads(r["summary"])
+    meta = r["meta"] if isinstance(r["meta"], dict) else json.loads(r["meta"])
+    row = flatten_summary(summary, meta)
+    row.update(
+        run_id=r["run_id"],
+        created=created if created is not None else pd.Timestamp.now(tz="UTC").tz_localize(None),
+        path=str(Path(sweep_dir).resolve() / "runs" / r["run_id"]),
+    )
+    return row
+
+
+def sweep_catalog_rows(root: Path) -> list[dict]:
+    """``runs`` rows of every completed run of every sweep dataset under ``root``."""
+    root = Path(root).resolve()
+    if not any(root.glob("sweeps/*/summaries/part-*.parquet")):
+        return []
+    pat = _sql_str(str(root / "sweeps" / "*" / "summaries" / "part-*.parquet"))
+    con = duckdb.connect()
+    try:
+        df = con.execute(
+            f"SELECT run_id, summary, meta, filename FROM read_parquet({pat}, filename = true) "
+            "WHERE status = 'ok'"
+        ).df()
+    finally:
+        con.close()
+    df = df.drop_duplicates("run_id", keep="last")
+    return [sweep_row(r, Path(r["filename"]).parent.parent) for r in df.to_dict("records")]
+
+
 def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
-    """Rebuild ``runs`` from the run directories; returns the skipped [(dir, reason)]."""
+    """Rebuild ``runs`` from the run directories and the sweep datasets; returns the skipped
+    [(dir, reason)]."""
     good, bad = scan_runs(Path(root))
     rows = []
     for d in good:
@@ -390,6 +520,7 @@ def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
             rows.append(catalog_row(d))
         except CorruptRun as e:
             bad.append((d, str(e)))
+    rows += sweep_catalog_rows(Path(root))
     Path(root).mkdir(parents=True, exist_ok=True)
     _write_rows(Path(root), rows, replace_all=True)
     return bad

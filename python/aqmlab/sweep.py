@@ -1,0 +1,818 @@
+"""Sweeps: a base scenario x a grid of overrides x replications, run in parallel, stored as ONE
+dataset (partitioned Parquet + one catalog row per run).
+
+Sweep file (TOML)::
+
+    base = "base.toml"          # path relative to the sweep file, or a built-in scenario name
+    name = "mysweep"            # default: the base scenario's name
+    description = "..."         # optional
+    seed = 1                    # sweep seed (default 1)
+    reps = 10                   # replications per grid point (default 1)
+    seed_from = ["params.load"] # optional: the grid keys that enter the run seed (default: all)
+    [set]                       # optional: overrides applied to every run (a table value
+    duration = "20s"            #   is walked as dotted keys, except under qdisc and start)
+    [grid]                      # each key is one axis (cross product); dotted keys, lists of values
+    "topology.down.rate" = ["2Mbps", "10Mbps"]
+    [[zip]]                     # one axis whose lists advance together (equal lengths)
+    "flows.0.count" = [1, 2]
+    "flows.0.bytes" = ["180KB", "90KB"]
+
+Keys ``params.NAME`` are labels, not overrides: stored in the run's ``meta['params']`` (with the
+overrides) and used to group results. Unquoted dotted keys (``topology.down.rate = [...]``) are
+TOML sub-tables and are read back as the dotted path.
+
+Seeds: run seed = first 63 bits of BLAKE2b("<sweep seed>|<canonical JSON of the point's values
+of the seed keys>|<replication>"), independent of order, ``--jobs`` and executor. Each run stores
+its seed and overrides; ``aqmlab run BASE --set K=V ... --seed S`` reproduces it bit for bit
+(``reproduce_command`` in its summaries row).
+
+Run id (content address): ``<name>-<16 hex of sha256(resolved scenario JSON, seed, code
+version)>``; the code version is the package version plus a digest of the compiled core.
+Rerunning a sweep skips the runs whose id is already complete and redoes the others.
+
+Layout under ``<out>/sweeps/<sweep-id>/`` (sweep-id = name + digest of base, set, grid, seed)::
+
+    sweep.json                          the sweep definition and its resolved points
+    <table>/part-<worker>-<n>.parquet   the recorded tables of a batch of runs (``run_id`` column)
+    summaries/part-<worker>-<n>.parquet one row per run of that batch: run_id, point, rep, seed,
+                                        params, status (ok/failed), error, summary, meta, extra
+
+Workers run batches of runs and write each batch's parts themselves, each file to a temporary
+name then renamed; the summaries part is renamed LAST and is the commit record of the batch: a
+run is complete iff it has a row with status ok in a summaries part. Table parts without their
+summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
+parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
+end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
+invocation. Two processes must not run the same sweep directory at the same time. The stored
+tables (``keep``, ``--keep-packets``) apply to the runs computed by the invocation: a run already
+complete is not recomputed to add its packet table.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from aqmlab import store
+from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
+
+SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
+PARAM_PREFIX = "params."
+SUMMARIES = "summaries"
+EXECUTORS = ("local", "dask", "ray")
+SUMMARY_COLUMNS = ["run_id", "point", "rep", "seed", "status", "error", "params", "overrides", "summary",
+                   "meta", "extra", "part", "reproduce_command"]  # fmt: skip
+
+
+class SweepError(ValueError):
+    """A sweep file or option that cannot be run; the message names the key and the value."""
+
+
+# --------------------------------------------------------------------------- the sweep definition
+
+
+@dataclass
+class Point:
+    """One grid point: its overrides (dotted key -> value) and labels (``params.NAME``)."""
+
+    index: int
+    overrides: dict[str, Any]
+    labels: dict[str, Any]
+    scenario: dict = field(default_factory=dict)  # base + set + overrides (unresolved)
+    resolved_digest: str = ""
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What is stored as meta['params']: labels by name, overrides by dotted key."""
+        return {**self.overrides, **self.labels}
+
+
+@dataclass
+class SweepSpec:
+    base: str  # path or built-in name, as given (relative paths resolved against the sweep file)
+    base_scenario: dict
+    name: str
+    description: str = ""
+    seed: int = 1
+    reps: int = 1
+    seed_from: list[str] | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
+    axes: list[dict[str, list]] = field(default_factory=list)  # each axis: key -> values (zipped)
+    # run only the points whose label/override values are in these lists (not part of the id)
+    select: dict[str, list] = field(default_factory=dict)
+
+    def points(self) -> list[Point]:
+        """The grid points in a fixed order (axes crossed, last axis fastest), after ``select``."""
+        return [p for p in self.all_points() if self._selected(p)]
+
+    def _selected(self, p: Point) -> bool:
+        vals = {**p.overrides, **{PARAM_PREFIX + k: v for k, v in p.labels.items()}}
+        return all(vals.get(k) in allowed for k, allowed in self.select.items())
+
+    def all_points(self) -> list[Point]:
+        ranges = [range(len(next(iter(a.values())))) for a in self.axes]
+        out = []
+        for idx, combo in enumerate(itertools.product(*ranges)):
+            ov: dict[str, Any] = {}
+            lab: dict[str, Any] = {}
+            for axis, i in zip(self.axes, combo, strict=True):
+                for k, vals in axis.items():
+                    if k.startswith(PARAM_PREFIX):
+                        lab[k[len(PARAM_PREFIX) :]] = vals[i]
+                    else:
+                        ov[k] = vals[i]
+            sc = apply_overrides(apply_overrides(self.base_scenario, self.fixed), ov)
+            out.append(Point(idx, ov, lab, sc))
+        return out
+
+    def seed_for(self, point: Point, rep: int) -> int:
+        """The derived run seed (see the module docstring)."""
+        if self.seed_from is None:
+            basis = {"overrides": point.overrides, "labels": point.labels}
+        else:
+            allv = {**point.overrides, **{PARAM_PREFIX + k: v for k, v in point.labels.items()}}
+            basis = {k: allv.get(k) for k in self.seed_from}
+        text = f"{self.seed}|{_canon(basis)}|{rep}"
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
+
+    def sweep_id(self) -> str:
+        d = _canon({"base": self.base_scenario, "set": self.fixed, "axes": self.axes, "seed": self.seed,
+                    "seed_from": self.seed_from})  # fmt: skip
+        return f"{_safe(self.name)}-{hashlib.sha256(d.encode()).hexdigest()[:10]}"
+
+    def to_json(self) -> dict:
+        return {"base": self.base, "name": self.name, "description": self.description, "seed": self.seed,
+                "reps": self.reps, "seed_from": self.seed_from, "set": self.fixed, "axes": self.axes}  # fmt: skip
+
+
+def _canon(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(name)) or "sweep"
+
+
+def _flatten(prefix: str, obj: Any, out: dict[str, Any], where: str) -> None:
+    """Dotted key -> list of values; TOML sub-tables (unquoted dotted keys) are walked."""
+    if isinstance(obj, dict):
+        if not obj:
+            raise SweepError(f"{where}.{prefix}: empty table; expected a list of values")
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out, where)
+    else:
+        if not isinstance(obj, list) or not obj:
+            raise SweepError(f"{where}.{prefix}: expected a non-empty list of values, got {_show(obj)}")
+        out[prefix] = obj
+
+
+def _show(v: Any) -> str:
+    s = json.dumps(v, default=str) if not isinstance(v, str) else repr(v)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def _check_value(base: dict, key: str, value: Any, where: str) -> None:
+    if key.startswith(PARAM_PREFIX):
+        if not key[len(PARAM_PREFIX) :] or "." in key[len(PARAM_PREFIX) :]:
+            raise SweepError(f"{where}.{key}: a label key is params.NAME (one name)")
+        return
+    try:
+        resolve(apply_overrides(base, {key: value}))
+    except ScenarioError as e:
+        raise SweepError(f"{where}.{key} = {_show(value)}: {e}") from None
+
+
+def parse_sweep(source: str | Path | dict, base_dir: Path | None = None) -> SweepSpec:
+    """A SweepSpec from a sweep TOML file or dict. Raises SweepError naming the bad key/value."""
+    import tomllib
+
+    if isinstance(source, dict):
+        doc = copy.deepcopy(source)
+        base_dir = base_dir or Path.cwd()
+    else:
+        p = Path(source)
+        try:
+            with open(p, "rb") as f:
+                doc = tomllib.load(f)
+        except FileNotFoundError:
+            raise SweepError(f"{p}: no such sweep file") from None
+        except tomllib.TOMLDecodeError as e:
+            raise SweepError(f"{p}: not valid TOML: {e}") from None
+        base_dir = p.resolve().parent
+    unknown = [k for k in doc if k not in SWEEP_KEYS]
+    if unknown:
+        raise SweepError(f"unknown key {unknown[0]!r} in the sweep file; allowed: {', '.join(SWEEP_KEYS)}")
+    if "base" not in doc:
+        raise SweepError("base: missing; name the base scenario (a path or a built-in name)")
+    base = doc["base"]
+    if not isinstance(base, str):
+        raise SweepError(f"base = {_show(base)}: expected a path or a built-in scenario name")
+    cand = base_dir / base
+    base_ref = str(cand.resolve()) if cand.exists() else base
+    try:
+        base_sc = load(base_ref)
+    except ScenarioError as e:
+        raise SweepError(f"base = {base!r}: {e}") from None
+    seed = doc.get("seed", 1)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SweepError(f"seed = {_show(seed)}: expected an integer >= 0")
+    reps = doc.get("reps", 1)
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        raise SweepError(f"reps = {_show(reps)}: must be an integer >= 1")
+    fixed: dict[str, Any] = {}
+    st = doc.get("set", {})
+    if not isinstance(st, dict):
+        raise SweepError(f"set = {_show(st)}: expected a table of key = value")
+    _flatten_fixed("", st, fixed)
+    for k, v in fixed.items():
+        _check_value(base_sc, k, v, "set")
+    base_fixed = apply_overrides(base_sc, fixed)
+    axes: list[dict[str, list]] = []
+    grid = doc.get("grid", {})
+    if not isinstance(grid, dict):
+        raise SweepError(f"grid = {_show(grid)}: expected a table of key = [values]")
+    flat: dict[str, Any] = {}
+    if grid:
+        _flatten("", grid, flat, "grid")
+    for k, vals in flat.items():
+        axes.append({k: vals})
+    zips = doc.get("zip", [])
+    if isinstance(zips, dict):
+        zips = [zips]
+    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
+        raise SweepError(f"zip = {_show(zips)}: expected [zip] or [[zip]] tables of key = [values]")
+    for i, z in enumerate(zips):
+        where = "zip" if len(zips) == 1 else f"zip[{i}]"
+        zf: dict[str, Any] = {}
+        _flatten("", z, zf, where)
+        lens = {k: len(v) for k, v in zf.items()}
+        if len(set(lens.values())) > 1:
+            (k0, n0), (k1, n1) = next(
+                ((a, b) for a, b in itertools.combinations(lens.items(), 2) if a[1] != b[1])
+            )
+            raise SweepError(f"{where}: lists of different lengths: {k0} has {n0} values, {k1} has {n1}")
+        axes.append(zf)
+    seen: set[str] = set()
+    for a in axes:
+        for k in a:
+            if k in seen:
+                raise SweepError(f"{k}: appears in more than one grid/zip axis")
+            seen.add(k)
+    for a in axes:
+        for k, vals in a.items():
+            where = "grid" if len(a) == 1 and k in flat else "zip"
+            for v in vals:
+                _check_value(base_fixed, k, v, where)
+    seed_from = doc.get("seed_from")
+    if seed_from is not None:
+        if not isinstance(seed_from, list) or not all(isinstance(s, str) for s in seed_from):
+            raise SweepError(f"seed_from = {_show(seed_from)}: expected a list of grid keys")
+        for s in seed_from:
+            if s not in seen:
+                raise SweepError(
+                    f"seed_from: {s!r} is not a grid or zip key; keys: {', '.join(sorted(seen))}"
+                )
+    name = doc.get("name", base_sc.get("name", "sweep"))
+    return SweepSpec(
+        base=base_ref, base_scenario=base_sc, name=str(name), description=str(doc.get("description", "")),
+        seed=seed, reps=reps, seed_from=seed_from, fixed=fixed, axes=axes,
+    )  # fmt: skip
+
+
+def _flatten_fixed(prefix: str, obj: dict, out: dict[str, Any]) -> None:
+    for k, v in obj.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict) and not key.endswith("qdisc") and not key.endswith("start"):
+            _flatten_fixed(key, v, out)
+        else:
+            out[key] = v
+
+
+# --------------------------------------------------------------------------- identities
+
+
+@cache
+def code_version() -> str:
+    """Package version + digest of the compiled core (a rebuilt core changes run ids)."""
+    from aqmlab import _core
+
+    h = hashlib.sha256()
+    try:
+        with open(_core.__file__, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except (OSError, AttributeError, TypeError):
+        h.update(b"?")
+    return f"{_core.__version__}+{h.hexdigest()[:12]}"
+
+
+def run_id_for(name: str, resolved_digest: str, seed: int, metrics_fn: str | None = None) -> str:
+    """Content address of a run: resolved scenario, seed, code version (and the per-run metric
+    function of an experiment, whose results the run's row carries)."""
+    key = f"{resolved_digest}|{seed}|{code_version()}" + (f"|{metrics_fn}" if metrics_fn else "")
+    h = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return f"{_safe(name)}-{h}"
+
+
+def toml_literal(v: Any) -> str:
+    """A value as a TOML literal for ``--set`` (parse_value reads it back to the same value)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_literal(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_literal(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"cannot write {type(v).__name__} as TOML")
+
+
+def reproduce_command(spec: SweepSpec, point: Point, seed: int) -> str:
+    """The `aqmlab run` command line that reruns one run of the sweep alone."""
+    import shlex
+
+    sets = {**spec.fixed, **point.overrides}
+    parts = ["aqmlab", "run", shlex.quote(spec.base)]
+    for k, v in sets.items():
+        parts += ["--set", shlex.quote(f"{k}={toml_literal(v)}")]
+    parts += ["--seed", str(seed)]
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- the worker side
+
+
+@dataclass
+class Task:
+    """One run: what a worker needs (the scenario is per point, shared within a batch)."""
+
+    run_id: str
+    point: int
+    rep: int
+    seed: int
+    command: str
+
+
+@dataclass
+class Batch:
+    sweep_dir: str
+    scenarios: dict[int, dict]  # point index -> scenario dict
+    params: dict[int, dict]
+    overrides: dict[int, dict]
+    tasks: list[Task]
+    keep: tuple[str, ...]
+    metrics_fn: str | None  # "module:function", called as f(tables, meta) -> (dict, {name: pa.Table})
+
+
+_WORKER = {"token": None, "n": 0}
+
+
+def _worker_token() -> str:
+    if _WORKER["token"] is None or _WORKER.get("pid") != os.getpid():
+        _WORKER.update(token=f"{os.getpid()}x{uuid.uuid4().hex[:6]}", n=0, pid=os.getpid())
+    _WORKER["n"] += 1
+    return f"{_WORKER['token']}-{_WORKER['n']}"
+
+
+def _import(ref: str) -> Callable:
+    import importlib
+
+    mod, fn = ref.split(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def _atomic_parquet(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp"
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def _with_run_id(t: pa.Table, run_id: str) -> pa.Table:
+    col = pa.DictionaryArray.from_arrays(pa.array([0] * t.num_rows, pa.int32()), pa.array([run_id]))
+    return t.append_column("run_id", col.cast(pa.string()))
+
+
+def run_batch(batch: Batch) -> list[dict]:
+    """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
+    per run: run_id, status, error, summary, meta (without the scenario), extra."""
+    from aqmlab.api import run_dict
+
+    fn = _import(batch.metrics_fn) if batch.metrics_fn else None
+    results: list[dict] = []
+    tables: dict[str, list[pa.Table]] = {}
+    for t in batch.tasks:
+        row = {"run_id": t.run_id, "point": t.point, "rep": t.rep, "seed": t.seed, "status": "ok",
+               "error": None, "summary": None, "meta": None, "extra": None}  # fmt: skip
+        try:
+            res = run_dict(batch.scenarios[t.point], seed=t.seed)
+            meta = {k: v for k, v in res.meta.items() if k != "scenario"}
+            meta["params"] = batch.params[t.point]
+            extra, extra_tables = fn(res.tables, res.meta) if fn else ({}, {})
+            for name in batch.keep:
+                if name in res.tables and res.tables[name] is not None:
+                    tables.setdefault(name, []).append(_with_run_id(res.tables[name], t.run_id))
+            for name, tab in extra_tables.items():
+                tables.setdefault(name, []).append(_with_run_id(tab, t.run_id))
+            row.update(summary=res.summary, meta=meta, extra=extra)
+        except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
+            msg = f"{type(e).__name__}: {e}".strip()
+            row.update(status="failed", error=msg.splitlines()[0] if msg else type(e).__name__,
+                       extra={"traceback": traceback.format_exc(limit=5)})  # fmt: skip
+        results.append(row)
+    sweep_dir = Path(batch.sweep_dir)
+    part = f"part-{_worker_token()}"
+    for name, ts in tables.items():
+        _atomic_parquet(pa.concat_tables(ts, promote_options="default"), sweep_dir / name / f"{part}.parquet")
+    cmds = {t.run_id: t.command for t in batch.tasks}
+    summ = pa.table(
+        {
+            "run_id": [r["run_id"] for r in results],
+            "point": pa.array([r["point"] for r in results], pa.int64()),
+            "rep": pa.array([r["rep"] for r in results], pa.int64()),
+            "seed": pa.array([r["seed"] for r in results], pa.uint64()),
+            "status": [r["status"] for r in results],
+            "error": pa.array([r["error"] for r in results], pa.string()),
+            "params": [_canon(batch.params[r["point"]]) for r in results],
+            "overrides": [_canon(batch.overrides[r["point"]]) for r in results],
+            "summary": [_dumps(r["summary"]) for r in results],
+            "meta": [_dumps(r["meta"]) for r in results],
+            "extra": [_dumps(r["extra"]) for r in results],
+            "part": [part] * len(results),
+            "reproduce_command": [cmds[r["run_id"]] for r in results],
+        }
+    )
+    _atomic_parquet(summ, sweep_dir / SUMMARIES / f"{part}.parquet")  # the commit record
+    for r in results:
+        r["part"] = part
+    return results
+
+
+def _dumps(o: Any) -> str | None:
+    return None if o is None else json.dumps(o, default=store._json_default, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- the parent side
+
+
+def read_summaries(where: Path, run_ids: Iterable[str] | None = None, columns: str = "*") -> pd.DataFrame:
+    """Committed summaries rows, one per run id (an ok row wins over failed ones).
+
+    ``where`` is a sweep directory, or a results root (then every sweep under it: a run
+    completed by any sweep is not recomputed by another one)."""
+    where = Path(where).resolve()
+    pat = where / SUMMARIES / "part-*.parquet"
+    if not (where / SUMMARIES).is_dir():
+        pat = where / "sweeps" / "*" / SUMMARIES / "part-*.parquet"
+    if not any(where.glob(str(pat.relative_to(where)))):
+        return pd.DataFrame(columns=[*SUMMARY_COLUMNS, "filename"])
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        sql = f"SELECT {columns}, filename FROM read_parquet({store._sql_str(str(pat))}, filename = true)"
+        if run_ids is not None:
+            con.register("wanted", pd.DataFrame({"run_id": list(run_ids)}, dtype="object"))
+            sql += " WHERE run_id IN (SELECT run_id FROM wanted)"
+        df = con.execute(sql + " ORDER BY (status = 'ok'), filename").df()
+    finally:
+        con.close()
+    return df.drop_duplicates("run_id", keep="last").reset_index(drop=True)
+
+
+def cleanup(sweep_dir: Path) -> int:
+    """Deletes temporary files and table parts whose batch never committed; returns the count."""
+    sweep_dir = Path(sweep_dir)
+    committed = {p.stem for p in sweep_dir.glob(f"{SUMMARIES}/part-*.parquet")}
+    n = 0
+    for d in sweep_dir.iterdir() if sweep_dir.is_dir() else []:
+        if not d.is_dir():
+            continue
+        for f in d.iterdir():
+            orphan = f.name.startswith(".") and f.name.endswith(".tmp")
+            orphan |= f.name.startswith("part-") and f.suffix == ".parquet" and f.stem not in committed
+            if orphan:
+                f.unlink(missing_ok=True)
+                n += 1
+    return n
+
+
+def catalog_rows(sweep_dir: Path, rows: Iterable[dict]) -> list[dict]:
+    """``runs`` rows for the completed runs among ``rows`` (see store.sweep_row)."""
+    created = pd.Timestamp.now(tz="UTC").tz_localize(None)
+    return [store.sweep_row(r, sweep_dir, created) for r in rows if r["status"] == "ok"]
+
+
+@dataclass
+class SweepResult:
+    """The outcome of ``run_sweep``: the per-run table, the dataset directory and counts."""
+
+    table: pd.DataFrame
+    sweep_dir: Path
+    total: int
+    ran: int
+    skipped: int
+    failed: list[dict]
+    wall_s: float
+
+
+def _chunks(tasks: list[Task], jobs: int) -> list[list[Task]]:
+    if not tasks:
+        return []
+    size = max(1, min(100, -(-len(tasks) // (jobs * 8))))
+    return [tasks[i : i + size] for i in range(0, len(tasks), size)]
+
+
+def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs) -> list[Batch]:
+    points = {p.index: p for p in point_list}
+    out = []
+    for chunk in _chunks(todo, jobs):
+        used = sorted({t.point for t in chunk})
+        out.append(
+            Batch(
+                sweep_dir=str(sweep_dir),
+                scenarios={i: points[i].scenario for i in used},
+                params={i: points[i].params for i in used},
+                overrides={i: points[i].overrides for i in used},
+                tasks=chunk,
+                keep=keep,
+                metrics_fn=metrics_fn,
+            )
+        )
+    return out
+
+
+class _Progress:
+    def __init__(self, total: int, done0: int, enabled: bool, title: str):
+        self.total, self.done, self.failed = total, done0, 0
+        self.enabled = enabled
+        self.p = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.p = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("done {task.fields[ok]}  failed {task.fields[failed]}  remaining {task.fields[left]}"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=Console(stderr=True), transient=False,
+            )  # fmt: skip
+            self.p.start()
+            self.task = self.p.add_task(title, total=total, completed=done0, ok=done0, failed=0,
+                                        left=total - done0)  # fmt: skip
+
+    def update(self, rows: list[dict]) -> None:
+        self.done += len(rows)
+        self.failed += sum(r["status"] != "ok" for r in rows)
+        if self.p is not None:
+            self.p.update(self.task, completed=self.done, ok=self.done - self.failed, failed=self.failed,
+                          left=self.total - self.done)  # fmt: skip
+
+    def close(self) -> None:
+        if self.p is not None:
+            self.p.stop()
+
+
+def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done) -> None:
+    if not batches:
+        return
+    if executor == "local":
+        if jobs <= 1 or len(batches) == 1:
+            for b in batches:
+                on_done(run_batch(b))
+            return
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            pending = {pool.submit(run_batch, b) for b in batches}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    on_done(f.result())
+        return
+    if executor == "dask":
+        try:
+            from dask.distributed import Client, LocalCluster, as_completed
+        except ImportError:
+            raise SweepError(
+                "--executor dask: dask.distributed is not installed (pip install 'aqmlab[dask]')"
+            ) from None
+        cluster = None
+        if scheduler:
+            client = Client(scheduler)
+        else:
+            cluster = LocalCluster(
+                n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            client = Client(cluster)
+        try:
+            futs = client.map(run_batch, batches, pure=False)
+            for f in as_completed(futs):
+                on_done(f.result())
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        return
+    if executor == "ray":
+        try:
+            import ray
+        except ImportError:
+            raise SweepError(
+                "--executor ray: ray is not installed (pip install 'aqmlab[ray]' or pip install ray)"
+            ) from None
+        ray.init(address=scheduler, ignore_reinit_error=True) if scheduler else ray.init(
+            num_cpus=jobs, ignore_reinit_error=True
+        )
+        remote = ray.remote(run_batch)
+        refs = [remote.remote(b) for b in batches]
+        while refs:
+            ready, refs = ray.wait(refs, num_returns=1)
+            for r in ready:
+                on_done(ray.get(r))
+        return
+    raise SweepError(f"--executor {executor!r}: unknown; allowed: {', '.join(EXECUTORS)}")
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out: str | Path = store.DEFAULT_ROOT,
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    keep: Iterable[str] | None = None,
+    keep_packets: bool = False,
+    metrics_fn: str | None = None,
+    progress: bool = False,
+) -> SweepResult:
+    """Runs (or resumes) a sweep; returns its SweepResult (the table has every run of the sweep,
+    including the ones completed by earlier invocations)."""
+    t0 = time.perf_counter()
+    if executor not in EXECUTORS:
+        raise SweepError(f"--executor {executor!r}: unknown; allowed: {', '.join(EXECUTORS)}")
+    jobs = jobs or os.cpu_count() or 1
+    if jobs < 1:
+        raise SweepError(f"--jobs {jobs}: must be >= 1")
+    keep_t = tuple(keep) if keep is not None else tuple(t for t in store.TABLES if t != "packets")
+    if keep_packets and "packets" not in keep_t:
+        keep_t = (*keep_t, "packets")
+    out = Path(out)
+    all_points = spec.all_points()
+    points = [p for p in all_points if spec._selected(p)]
+    resolved_by_point: dict[int, dict] = {}
+    for p in all_points:
+        try:
+            rs = resolve(p.scenario)
+        except ScenarioError as e:
+            raise SweepError(f"grid point {p.params}: {e}") from None
+        resolved_by_point[p.index] = rs
+        p.resolved_digest = hashlib.sha256(_canon(rs).encode()).hexdigest()
+    sweep_dir = out / "sweeps" / spec.sweep_id()
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    cleanup(sweep_dir)
+    store._dump(sweep_dir / ".sweep.json.tmp", {
+        **spec.to_json(), "code_version": code_version(),
+        "points": [{"index": p.index, "params": p.params, "overrides": p.overrides,
+                    "scenario": resolved_by_point[p.index]} for p in all_points],
+    })  # fmt: skip
+    os.replace(sweep_dir / ".sweep.json.tmp", sweep_dir / "sweep.json")
+    tasks = [
+        Task(
+            run_id_for(spec.name, p.resolved_digest, s, metrics_fn),
+            p.index,
+            r,
+            s,
+            reproduce_command(spec, p, s),
+        )
+        for p in points
+        for r in range(spec.reps)
+        for s in [spec.seed_for(p, r)]
+    ]
+    wanted = {t.run_id for t in tasks}
+    prev = read_summaries(out, wanted, "run_id, status, summary, meta")
+    done_ids = set(prev.loc[prev["status"] == "ok", "run_id"]) if len(prev) else set()
+    todo = [t for t in tasks if t.run_id not in done_ids]
+    # runs completed earlier but missing from the catalog (e.g. killed before a flush)
+    _sync_catalog(out, prev)
+    batches = _make_batches(spec, points, todo, sweep_dir, keep_t, metrics_fn, jobs)
+    prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
+    pending_rows: list[dict] = []
+    last_flush = [time.monotonic()]
+
+    def flush() -> None:
+        if pending_rows:
+            store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
+            pending_rows.clear()
+        last_flush[0] = time.monotonic()
+
+    def on_done(rows: list[dict]) -> None:
+        prog.update(rows)
+        pending_rows.extend(rows)
+        if time.monotonic() - last_flush[0] > 10:
+            flush()
+
+    try:
+        _execute(batches, executor, jobs, scheduler, on_done)
+    finally:
+        prog.close()
+        flush()
+    table = summaries_table(out, wanted)
+    failed = table[table["status"] != "ok"][["run_id", "point", "rep", "seed", "error"]].to_dict("records")
+    return SweepResult(table, sweep_dir, len(tasks), len(todo), len(tasks) - len(todo), failed,
+                       time.perf_counter() - t0)  # fmt: skip
+
+
+def _sync_catalog(out: Path, prev: pd.DataFrame) -> None:
+    ok = prev[prev["status"] == "ok"] if len(prev) else prev
+    if not len(ok):
+        return
+    have: set[str] = set()
+    cat = out / store.CATALOG
+    if cat.exists():
+        import duckdb
+
+        con = duckdb.connect(str(cat), read_only=True)
+        try:
+            have = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+        except duckdb.Error:
+            have = set()
+        finally:
+            con.close()
+    missing = ok[~ok["run_id"].isin(have)]
+    if len(missing):
+        rows = [store.sweep_row(r, Path(r["filename"]).parent.parent) for r in missing.to_dict("records")]
+        store._write_rows(out, rows)
+
+
+def summaries_table(where: Path, run_ids: set[str] | None = None) -> pd.DataFrame:
+    """The per-run table of a sweep: run_id, point, rep, seed, status, error, the params as
+    columns, the flattened summary (store.RUN_COLUMNS metrics) and the ``extra`` metrics.
+    ``where``: a sweep directory, or a results root with ``run_ids`` (see read_summaries)."""
+    df = read_summaries(where, run_ids)
+    rows = []
+    for r in df.to_dict("records"):
+        row = {k: r[k] for k in ("run_id", "point", "rep", "seed", "status", "error")}
+        row["seed"] = int(row["seed"])
+        if r["status"] == "ok":
+            summary, meta = json.loads(r["summary"]), json.loads(r["meta"])
+            flat = store.flatten_summary(summary, meta)
+            row.update({k: flat[k] for k in store.RUN_COLUMNS[store.RUN_COLUMNS.index("qdisc") :]})
+            row.update(json.loads(r["extra"]) or {})
+        row.update(json.loads(r["params"]))  # the grid values and labels win over summary columns
+        row["reproduce_command"] = r["reproduce_command"]
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(["point", "rep"], kind="stable").reset_index(drop=True) if rows else (
+        pd.DataFrame(columns=["run_id", "point", "rep", "seed", "status", "error"]))  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the Python API
+
+
+def sweep(
+    sweep_file: str | Path | dict,
+    reps: int | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    out: str | Path = store.DEFAULT_ROOT,
+    keep_packets: bool = False,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs (or resumes) a sweep file and returns a pandas table of per-run summaries (one row
+    per run: run_id, point, rep, seed, status, error, the grid values, the summary metrics).
+    ``table.attrs['sweep_dir']`` is the dataset directory."""
+    spec = parse_sweep(sweep_file)
+    if reps is not None:
+        if reps < 1:
+            raise SweepError(f"--reps {reps}: must be >= 1")
+        spec.reps = reps
+    res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler,
+                    keep_packets=keep_packets, progress=progress)  # fmt: skip
+    res.table.attrs.update(sweep_dir=str(res.sweep_dir), wall_s=res.wall_s, ran=res.ran, skipped=res.skipped)
+    return res.table

@@ -1,0 +1,165 @@
+"""The ``aqmlab sweep``, ``aqmlab reproduce`` and ``aqmlab list experiments`` commands.
+
+``register(app, list_app)`` adds them to the main Typer app (cli.py). Bad input prints one line
+naming the key and the value and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from aqmlab import store
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+ExecOpt = Annotated[str, typer.Option("--executor", help="local (process pool), dask or ray")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker processes (default: cores)")]
+SchedOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Dask scheduler / Ray address (default: a local cluster)")
+]
+OutOpt = Annotated[Path, typer.Option("--out", help="results root")]
+KeepOpt = Annotated[bool, typer.Option("--keep-packets", help="also store every run's packet table")]
+
+
+def _fail(msg: str) -> None:
+    err.print(f"error: {msg}", markup=False)
+    raise typer.Exit(code=2)
+
+
+def sweep_cmd(
+    sweep_file: Annotated[Path, typer.Argument(help="the sweep file (TOML)")],
+    reps: Annotated[int | None, typer.Option("--reps", help="replications (default: the file's)")] = None,
+    jobs: JobsOpt = None,
+    executor: ExecOpt = "local",
+    scheduler: SchedOpt = None,
+    out_dir: OutOpt = store.DEFAULT_ROOT,
+    keep_packets: KeepOpt = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the per-run table as JSON lines")] = False,
+) -> None:
+    """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
+    from aqmlab.sweep import SweepError, parse_sweep, run_sweep
+
+    try:
+        if reps is not None and reps < 1:
+            raise SweepError(f"--reps {reps}: must be >= 1")
+        if jobs is not None and jobs < 1:
+            raise SweepError(f"--jobs {jobs}: must be >= 1")
+        spec = parse_sweep(sweep_file)
+        if reps is not None:
+            spec.reps = reps
+        res = run_sweep(spec, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
+                        keep_packets=keep_packets, progress=True)  # fmt: skip
+    except SweepError as e:
+        _fail(str(e))
+        raise
+    if as_json:
+        sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
+        return
+    _print_sweep(res)
+
+
+def _print_sweep(res) -> None:
+    t = res.table
+    ok = t[t["status"] == "ok"]
+    labels = [c for c in t.columns if c not in ("run_id", "point", "rep", "seed", "status", "error")
+              and c in _param_cols(t)]  # fmt: skip
+    if labels and len(ok):
+        cols = [c for c in ("queue_delay_p95_ms", "queue_delay_max_ms", "utilization", "goodput_mbps_total",
+                            "drops") if c in ok]  # fmt: skip
+        g = ok.groupby(labels, sort=False, dropna=False)[cols].median(numeric_only=True).reset_index()
+        tab = Table(title=f"median over replications ({len(ok)} runs)")
+        for c in g.columns:
+            tab.add_column(str(c))
+        for row in g.itertuples(index=False):
+            tab.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+        out.print(tab)
+    out.print(
+        f"sweep {res.sweep_dir.name}: {res.total} runs ({res.ran} run now, {res.skipped} already complete), "
+        f"{len(res.failed)} failed, {res.wall_s:.1f} s wall; dataset {res.sweep_dir}"
+    )
+    for f in res.failed[:20]:
+        out.print(f"failed: {f['run_id']} (point {f['point']}, rep {f['rep']}, seed {f['seed']}): {f['error']}",
+                  markup=False)  # fmt: skip
+    if len(res.failed) > 20:
+        out.print(f"... and {len(res.failed) - 20} more failures")
+
+
+def _param_cols(t) -> list[str]:
+    from aqmlab.store import RUN_COLUMNS
+
+    skip = set(RUN_COLUMNS) | {"reproduce_command", "traceback"}
+    return [c for c in t.columns if c not in skip and not str(c).startswith(("pie_", "queue_", "spike"))]
+
+
+def reproduce_cmd(
+    experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
+    reps: Annotated[int, typer.Option("--reps", help="replications per case")] = 100,
+    series: Annotated[str, typer.Option("--series", help="transients2014: rest-of-path one-way delay, 11 or 101 ms")] = "11",
+    load: Annotated[list[str] | None, typer.Option("--load", help="only these loads, e.g. 4+4 (repeatable)")] = None,
+    qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,
+    jobs: JobsOpt = None,
+    executor: ExecOpt = "local",
+    scheduler: SchedOpt = None,
+    out_dir: OutOpt = store.DEFAULT_ROOT,
+    keep_packets: KeepOpt = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print {metric: {qdisc: {load: value}}} on stdout")] = False,
+) -> None:  # fmt: skip
+    """Rerun a classic study: prints its tables, writes its figures and HTML report."""
+    from aqmlab import reproduce
+    from aqmlab.sweep import SweepError
+
+    try:
+        mod = reproduce.get(experiment)
+    except KeyError as e:
+        _fail(str(e).strip("'\""))
+    if reps < 1:
+        _fail(f"--reps {reps}: must be >= 1")
+    if series not in mod.SERIES:
+        _fail(f"--series {series!r}: allowed: {', '.join(mod.SERIES)}")
+    for name, vals, allowed in (("--load", load, mod.LOADS), ("--qdisc", qdisc, mod.QDISCS)):
+        for v in vals or []:
+            if v not in allowed:
+                _fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
+    try:
+        o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
+                    keep_packets=keep_packets, loads=load, qdiscs=qdisc, progress=True)  # fmt: skip
+    except SweepError as e:
+        _fail(str(e))
+        raise
+    if as_json:
+        sys.stdout.write(json.dumps(mod.to_json(o), indent=1, default=store._json_default) + "\n")
+        return
+    mod.print_tables(o, out)
+    s = o.sweep
+    out.print(
+        f"{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed, {s.wall_s:.1f} s wall"
+    )
+    out.print(
+        f"report: {o.report_dir / 'report.html'}  figures: {o.report_dir}/*.png  dataset: {s.sweep_dir}"
+    )
+
+
+def list_experiments() -> None:
+    """Built-in experiments (aqmlab reproduce NAME)."""
+    from aqmlab import reproduce
+
+    t = Table(title="experiments")
+    t.add_column("name")
+    t.add_column("description", overflow="fold")
+    for n, d in reproduce.experiments():
+        t.add_row(n, d)
+    out.print(t)
+
+
+def register(app: typer.Typer, list_app: typer.Typer) -> None:
+    app.command("sweep")(sweep_cmd)
+    app.command("reproduce")(reproduce_cmd)
+    list_app.command("experiments")(list_experiments)

@@ -1,0 +1,269 @@
+"""Sweeps: grid expansion, seeds, storage, resume after SIGKILL, Dask, bad input."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aqmlab
+import pyarrow.parquet as pq
+import pytest
+from aqmlab import store
+from aqmlab.scenario import builtin_path
+
+S = importlib.import_module("aqmlab.sweep")  # (aqmlab.sweep is the API function)
+
+BASE = str(builtin_path("transients2014/base"))
+AQMLAB = str(Path(sys.executable).parent / "aqmlab")
+
+
+def small_sweep(tmp_path: Path, reps: int = 2, extra: str = "") -> Path:
+    """2 qdiscs (grid) x 2 loads (zip) = 4 points."""
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        f"""
+base = "{BASE}"
+name = "t"
+seed = 11
+reps = {reps}
+{extra}
+[set]
+duration = "12s"
+[grid]
+topology.down.qdisc = ["codel", "pfifo"]
+[zip]
+"flows.0.count" = [1, 2]
+"flows.0.bytes" = ["360000B", "180000B"]
+"params.load" = ["1+1", "2+1"]
+"""
+    )
+    return f
+
+
+def cli(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([AQMLAB, *args], check=False, capture_output=True, text=True, **kw)
+
+
+# --------------------------------------------------------------------------- grid and seeds
+
+
+def test_grid_cross_and_zip(tmp_path):
+    spec = S.parse_sweep(small_sweep(tmp_path))
+    pts = spec.points()
+    expected = [
+        {"topology.down.qdisc": q, "flows.0.count": c, "flows.0.bytes": b}
+        for q, (c, b) in itertools.product(["codel", "pfifo"], [(1, "360000B"), (2, "180000B")])
+    ]
+    assert [p.overrides for p in pts] == expected
+    assert [p.labels["load"] for p in pts] == ["1+1", "2+1", "1+1", "2+1"]
+    # the point's scenario is the base with set + overrides applied
+    assert pts[3].scenario["flows"][0]["count"] == 2
+    assert pts[3].scenario["topology"]["down"]["qdisc"] == "pfifo"
+    assert pts[3].scenario["duration"] == "12s"
+
+
+def test_seeds_deterministic_and_distinct(tmp_path):
+    f = small_sweep(tmp_path)
+    a, b = S.parse_sweep(f), S.parse_sweep(f)
+    sa = [a.seed_for(p, r) for p in a.points() for r in range(3)]
+    sb = [b.seed_for(p, r) for p in reversed(b.points()) for r in range(3)]
+    assert sorted(sa) == sorted(sb)
+    assert len(set(sa)) == len(sa)
+    assert all(0 <= s < 2**63 for s in sa)
+    # seed_from = ["params.load"]: the same seeds for both qdiscs at a given load
+    c = S.parse_sweep(small_sweep(tmp_path, extra='seed_from = ["params.load"]'))
+    p = c.points()
+    assert c.seed_for(p[0], 1) == c.seed_for(p[2], 1)  # codel 1+1 vs pfifo 1+1
+    assert c.seed_for(p[0], 1) != c.seed_for(p[1], 1)
+    # the sweep seed enters
+    d = S.parse_sweep(small_sweep(tmp_path).read_text().replace("seed = 11", "seed = 12") and f)
+    assert d.seed_for(d.points()[0], 0) == a.seed_for(a.points()[0], 0)
+
+
+def _comparable(df):
+    cols = [c for c in df.columns if c not in ("wall_s",)]
+    return df[cols].sort_values("run_id").reset_index(drop=True)
+
+
+def test_independent_of_jobs_and_reproducible(tmp_path):
+    f = small_sweep(tmp_path)
+    t1 = aqmlab.sweep(f, jobs=1, out=tmp_path / "a", keep_packets=True)
+    t2 = aqmlab.sweep(f, jobs=2, out=tmp_path / "b")
+    assert len(t1) == 8 and (t1["status"] == "ok").all()
+    assert _comparable(t1).equals(_comparable(t2))
+    # one run alone, from its stored seed and overrides: bit for bit (the packet table)
+    row = t1.iloc[5]
+    run = store.load_run(row["run_id"], tmp_path / "a")
+    assert run.meta["seed"] == row["seed"]
+    ov = json.loads(run.row["overrides"])
+    again = aqmlab.run(BASE, seed=int(row["seed"]), overrides={"duration": "12s", **ov})
+    stored = run.tables["packets"]
+    assert stored.num_rows > 100
+    assert stored.equals(again.tables["packets"].select(stored.column_names))
+    # and with the stored command line
+    cmd = shlex.split(row["reproduce_command"])
+    assert cmd[:2] == ["aqmlab", "run"]
+    r = cli(*cmd[1:], "--json", "--no-plot", "--out", str(tmp_path / "single"))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    for k in ("links", "flows"):
+        assert summary[k] == run.summary[k]
+
+
+def test_dataset_layout_catalog_and_views(tmp_path):
+    f = small_sweep(tmp_path, reps=10)
+    t = aqmlab.sweep(f, jobs=2, out=tmp_path)
+    sweep_dir = Path(t.attrs["sweep_dir"])
+    assert not list(tmp_path.glob("t-*"))  # no directory per run
+    parts = list(sweep_dir.glob("flows/part-*.parquet"))
+    assert parts and len(parts) <= len(t) / 2  # batches of runs per file
+    assert {p.stem for p in parts} <= {p.stem for p in sweep_dir.glob("summaries/part-*.parquet")}
+    q = store.query(tmp_path, "SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM runs")
+    assert q["n"][0] == q["d"][0] == len(t)
+    # flows view: 2 + N flows per run (group 1 has N = flows.0.count flows, group 2 one)
+    per = store.query(tmp_path, "SELECT run_id, count(*) AS n FROM flows GROUP BY run_id").set_index("run_id")
+    for _, r in t.iterrows():
+        assert per.loc[r["run_id"], "n"] == r["flows.0.count"] + 1
+    # a sweep run id loads like a run directory (prefix too) and the catalog survives a rebuild
+    run = store.load_run(t["run_id"][0][:12] if (t["run_id"].str[:12] == t["run_id"][0][:12]).sum() == 1
+                         else t["run_id"][0], tmp_path)  # fmt: skip
+    assert run.summary["links"]["down"]["qdisc"] in ("codel", "pfifo")
+    assert run.tables["links"].num_rows == 2
+    store.rebuild_catalog(tmp_path)
+    assert store.query(tmp_path, "SELECT count(*) AS n FROM runs")["n"][0] == len(t)
+    r = cli("report", t["run_id"][0], "-o", str(tmp_path / "r.html"), "--root", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+
+
+def failing_metrics(tables, meta):
+    """A metric function that fails for the 2-flow group-1 runs (to test failure handling)."""
+    if tables["flows"].num_rows == 3:
+        raise RuntimeError("boom in metrics")
+    return {"n_flows_seen": tables["flows"].num_rows}, {}
+
+
+def test_failed_runs_recorded_sweep_goes_on(tmp_path):
+    spec = S.parse_sweep(small_sweep(tmp_path))
+    res = S.run_sweep(spec, out=tmp_path, jobs=1, metrics_fn="test_sweep:failing_metrics")
+    assert len(res.failed) == 4 and res.total == 8
+    assert all("boom in metrics" in f["error"] for f in res.failed)
+    ok = res.table[res.table["status"] == "ok"]
+    assert (ok["n_flows_seen"] == 2).all()
+    # failed runs are retried on the next invocation (and fail again), never duplicated
+    res2 = S.run_sweep(spec, out=tmp_path, jobs=1, metrics_fn="test_sweep:failing_metrics")
+    assert res2.ran == 4 and res2.skipped == 4 and len(res2.table) == 8
+
+
+# --------------------------------------------------------------------------- resume after kill -9
+
+
+def test_resume_after_sigkill(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_text(
+        f"""
+base = "{BASE}"
+name = "k"
+reps = 150
+[grid]
+"flows.0.count" = [1, 2, 4, 6]
+"""
+    )
+    out = tmp_path / "res"
+    total = 600
+    proc = subprocess.Popen([AQMLAB, "sweep", str(f), "--jobs", "2", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(out.glob("sweeps/*/summaries/part-*.parquet"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its pool workers, mid-sweep
+    proc.wait()
+    sdir = next(out.glob("sweeps/*"))
+    done_before = sum(pq.read_metadata(p).num_rows for p in sdir.glob("summaries/part-*.parquet"))
+    assert 0 < done_before < total, "the kill must land mid-sweep"
+    r = cli("sweep", str(f), "--jobs", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"{total - done_before} run now, {done_before} already complete" in " ".join(r.stdout.split())
+    ids = [
+        i
+        for p in sdir.glob("summaries/part-*.parquet")
+        for i in pq.read_table(p).column("run_id").to_pylist()
+    ]
+    assert len(ids) == len(set(ids)) == total
+    # no orphan or duplicated table rows: every run's flows appear exactly once
+    n = store.query(out, "SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM runs")
+    assert n["n"][0] == n["d"][0] == total
+    fl = store.query(
+        out, "SELECT run_id, count(*) AS n, count(DISTINCT flow) AS d FROM flows GROUP BY run_id"
+    )
+    assert len(fl) == total and (fl["n"] == fl["d"]).all()
+    assert not list(sdir.glob("*/.*.tmp"))
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+def test_dask_local_cluster_matches_local(tmp_path):
+    pytest.importorskip("dask.distributed")
+    f = small_sweep(tmp_path, reps=1)
+    t_local = aqmlab.sweep(f, jobs=2, out=tmp_path / "l")
+    t_dask = aqmlab.sweep(f, jobs=2, executor="dask", out=tmp_path / "d")
+    assert _comparable(t_local).equals(_comparable(t_dask))
+    # an existing cluster, by scheduler address
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        t_addr = aqmlab.sweep(f, executor="dask", scheduler=c.scheduler_address, out=tmp_path / "e")
+    assert _comparable(t_local).equals(_comparable(t_addr))
+
+
+def test_ray_missing_is_a_clear_error(tmp_path):
+    try:
+        import ray  # noqa: F401
+
+        pytest.skip("ray is installed")
+    except ImportError:
+        pass
+    r = cli("sweep", str(small_sweep(tmp_path)), "--executor", "ray", "--out", str(tmp_path))
+    assert r.returncode == 2 and "ray is not installed" in r.stderr
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ('colour = "red"', ["colour"]),
+        ('[grid]\n"topology.down.ratee" = ["2Mbps"]', ["topology.down.ratee", "2Mbps"]),
+        ('[grid]\n"topology.down.rate" = ["fast"]', ["topology.down.rate", "fast"]),
+        ('[grid]\n"topology.down.rate" = "2Mbps"', ["topology.down.rate", "2Mbps"]),
+        (
+            '[zip]\n"flows.0.count" = [1, 2]\n"flows.0.bytes" = ["1B"]',
+            ["flows.0.count", "flows.0.bytes", "2", "1"],
+        ),
+        ("reps = 0", ["reps", "0"]),
+    ],
+)
+def test_bad_sweep_files_exit_2(tmp_path, text, needles):
+    f = tmp_path / "bad.toml"
+    f.write_text(f'base = "{BASE}"\n{text}\n')
+    r = cli("sweep", str(f), "--out", str(tmp_path))
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
+    for n in needles:
+        assert n in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_reps_option_exit_2(tmp_path):
+    r = cli("sweep", str(small_sweep(tmp_path)), "--reps", "0", "--out", str(tmp_path))
+    assert r.returncode == 2 and "--reps 0" in r.stderr
