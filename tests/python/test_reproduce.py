@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from aqmlab import metrics as M
 from aqmlab.reproduce import transients2014 as T
 from aqmlab.scenario import builtin_path, load, resolve

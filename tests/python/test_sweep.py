@@ -13,9 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-import aqmlab
 import pyarrow.parquet as pq
 import pytest
+
+import aqmlab
 from aqmlab import store
 from aqmlab.scenario import builtin_path
 
