@@ -86,12 +86,20 @@ impl Qdisc for Fifo {
 
 const PARAMS: &[ParamDoc] = &[ParamDoc {
     name: "limit",
-    help: "buffer size: packets (\"100p\") or bytes (\"150KB\"); default 1000p (pfifo, pfifo_head_drop) or 1000 x MTU bytes (bfifo)",
+    help: "buffer size: packets (\"100p\") or bytes (\"150KB\"); default the direction's limit (converted at the MTU when it is of the other kind), else 1000p (pfifo, pfifo_head_drop) or 1000 x MTU bytes (bfifo)",
 }];
 
 fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> BuildResult {
     let mut cfg: Config = parse_params(params)?;
-    let limit = match cfg.limit.map(|l| l.0).or(link.limit) {
+    // The direction's generic `limit` converts between packets and bytes at the MTU (so that
+    // `--set topology.down.qdisc=bfifo` works on a path given "1000p"); a limit in the qdisc's
+    // own table must already be of the right kind.
+    let from_link = link.limit.map(|l| match (bytes, l) {
+        (true, Limit::Packets(p)) => Limit::Bytes(p * link.mtu as u64),
+        (false, Limit::Bytes(b)) => Limit::Packets((b / link.mtu as u64).max(1)),
+        _ => l,
+    });
+    let limit = match cfg.limit.map(|l| l.0).or(from_link) {
         Some(Limit::Packets(0)) | Some(Limit::Bytes(0)) => return Err("limit: must be greater than 0".into()),
         Some(l) => l,
         None if bytes => Limit::Bytes(1000 * link.mtu as u64),
@@ -166,6 +174,24 @@ mod tests {
         assert_eq!(q.backlog_bytes(), 3000);
         assert_eq!(h.dequeue(&mut q, 0), Some(a));
         assert_eq!(h.dequeue(&mut q, 0), Some(b));
+    }
+
+    #[test]
+    fn direction_limit_converts_at_the_mtu() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: Some(Limit::Packets(100)),
+        };
+        let (_, v) = build(&serde_json::json!({}), &link, true, false).unwrap();
+        assert_eq!(v["limit"], "150000B");
+        let link = LinkInfo {
+            limit: Some(Limit::Bytes(150_000)),
+            ..link
+        };
+        let (_, v) = build(&serde_json::json!({}), &link, false, false).unwrap();
+        assert_eq!(v["limit"], "100p");
+        assert!(build(&serde_json::json!({"limit": "100p"}), &link, true, false).is_err());
     }
 
     #[test]
