@@ -43,10 +43,13 @@ pub struct FqFlow<S> {
 }
 
 /// A flow's queue seen from its AQM: pops keep the flow's and the totals' counts right. As a
-/// CoDel source the MTU guard compares the *qdisc-wide* backlog (Linux fq_codel, ns-2 sfqcodel).
+/// CoDel source the MTU guard compares the *qdisc-wide* backlog (Linux fq_codel, ns-2 sfqcodel),
+/// or the flow's own backlog when `per_flow_guard` is set (ns-3 FqCoDelQueueDisc, whose per-flow
+/// CoDelQueueDisc checks its own MinBytes).
 pub struct FlowSrc<'a> {
     pub fq: &'a mut FlowQueue,
     pub tot: &'a mut Totals,
+    pub per_flow_guard: bool,
 }
 
 impl FlowSrc<'_> {
@@ -65,7 +68,11 @@ impl CodelSource for FlowSrc<'_> {
         self.pop_head(ctx)
     }
     fn guard_backlog(&self) -> u64 {
-        self.tot.bytes
+        if self.per_flow_guard {
+            self.fq.bytes
+        } else {
+            self.tot.bytes
+        }
     }
     fn is_empty(&self) -> bool {
         self.fq.q.is_empty()
@@ -84,6 +91,8 @@ pub struct FqSched<S> {
     pub empty_new_to_old: bool,
     /// Charge delivered bytes (byte DRR) or one unit per packet (packet round robin, quantum 1).
     pub cost_bytes: bool,
+    /// CoDel's MTU guard looks at each flow's own backlog instead of the qdisc's (ns-3).
+    pub per_flow_guard: bool,
     pub new_flow_count: u64,
 }
 
@@ -105,6 +114,7 @@ impl<S> FqSched<S> {
             seed,
             empty_new_to_old: true,
             cost_bytes: true,
+            per_flow_guard: false,
             new_flow_count: 0,
         }
     }
@@ -136,6 +146,7 @@ impl<S> FqSched<S> {
         FlowSrc {
             fq: &mut flow.fq,
             tot: &mut self.tot,
+            per_flow_guard: self.per_flow_guard,
         }
         .pop_head(ctx)
     }
@@ -195,6 +206,7 @@ impl<S> FqSched<S> {
             let mut src = FlowSrc {
                 fq: &mut flow.fq,
                 tot: &mut self.tot,
+                per_flow_guard: self.per_flow_guard,
             };
             match deq(&mut flow.aqm, &mut src, ctx, now) {
                 Some(p) => {

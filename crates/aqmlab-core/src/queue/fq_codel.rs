@@ -4,7 +4,8 @@
 //! * Scheduler: [`super::fq::FqSched`] (new/old lists, Linux deficits, multiply-shift bucket of a
 //!   seeded hash). Quantum defaults to the link MTU (1500 IP bytes where Linux uses 1514).
 //! * Per-flow CoDel: [`super::codel::CodelVars`], variant `linux` by default (strict first-above
-//!   test, Newton step, RFC count recall); the MTU guard sees the qdisc-wide backlog, as Linux.
+//!   test, Newton step, RFC count recall); the MTU guard sees the qdisc-wide backlog, as Linux
+//!   (`guard_scope = "qdisc"`), or each flow's own backlog (`"flow"`, as ns-3's FqCoDelQueueDisc).
 //!   ECN on by default.
 //! * Overflow (packets > limit or memory > memory_limit): fat-flow batch drop from the head of the
 //!   flow with the largest byte backlog (first maximum in index order) until `drop_batch` packets
@@ -133,6 +134,7 @@ struct Config {
     limit: Option<String>,
     memory_limit: Option<Size>,
     drop_batch: Option<u32>,
+    guard_scope: Option<String>,
 }
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
@@ -161,6 +163,12 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> Build
     check_range("memory_limit", memory_limit, 1, 1 << 40)?;
     let drop_batch = cfg.drop_batch.unwrap_or(64);
     check_range("drop_batch", drop_batch, 1, 1 << 16)?;
+    let guard_scope = cfg.guard_scope.clone().unwrap_or_else(|| "qdisc".into());
+    if guard_scope != "qdisc" && guard_scope != "flow" {
+        return Err(format!(
+            "guard_scope: {guard_scope:?} is not allowed; allowed: qdisc (Linux), flow (ns-3)"
+        ));
+    }
     let p = codel.resolve("linux", link, true)?;
     cfg = Config {
         flows: Some(flows),
@@ -168,8 +176,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> Build
         limit: Some(format!("{limit}p")),
         memory_limit: Some(Size(memory_limit)),
         drop_batch: Some(drop_batch),
+        guard_scope: Some(guard_scope.clone()),
     };
-    let sched = FqSched::new(flows as usize, quantum as u32, rng.next_u64(), CodelVars::default);
+    let mut sched = FqSched::new(flows as usize, quantum as u32, rng.next_u64(), CodelVars::default);
+    sched.per_flow_guard = guard_scope == "flow";
     let q = FqCodel {
         sched,
         stats: CodelStats::new(&p),
@@ -217,6 +227,11 @@ const PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "drop_batch",
         help: "max packets dropped from the fattest flow per overflow; default 64",
+    },
+    ParamDoc {
+        name: "guard_scope",
+        help:
+            "backlog CoDel's one-MTU guard looks at: qdisc (Linux, default) or flow (ns-3 FqCoDelQueueDisc)",
     },
     CODEL_PARAMS[0],
     CODEL_PARAMS[1],
@@ -302,6 +317,35 @@ mod tests {
         assert_eq!(r["memory_limit"], format!("{}B", 32 << 20));
         assert!(build(&json!({"target": "5ms"}), &link, Rng::from_seed(3), false).is_err());
         assert!(build(&json!({"flows": 0}), &link, Rng::from_seed(3), true).is_err());
+    }
+
+    /// 20 flows each keeping exactly one 1500 B packet queued on a 10 Mb/s link: every packet
+    /// waits 20 x 1.2 ms = 24 ms (> target) for two seconds. The Linux guard (qdisc backlog
+    /// 28.5 KB after a removal > one MTU) lets CoDel drop; the ns-3 per-flow guard (the flow's
+    /// own backlog 0 after the removal) never drops.
+    fn drops_with_one_packet_per_flow(scope: &str) -> usize {
+        let mut q = make(json!({"guard_scope": scope, "ecn": false}), true);
+        let flows = distinct_flows(&q, 20);
+        let mut h = Harness::new();
+        for &f in &flows {
+            h.enqueue(&mut q, f, 1500, Ecn::NotEct, 0);
+        }
+        let slot = tx_time(1500, 10_000_000);
+        let mut now = 0;
+        while now < 2000 * MS {
+            if let Some(id) = h.dequeue(&mut q, now) {
+                let f = h.pool.get(id).flow;
+                h.enqueue(&mut q, f, 1500, Ecn::NotEct, now);
+            }
+            now += slot;
+        }
+        h.drops.len()
+    }
+
+    #[test]
+    fn mtu_guard_scope_qdisc_vs_flow() {
+        assert!(drops_with_one_packet_per_flow("qdisc") > 0);
+        assert_eq!(drops_with_one_packet_per_flow("flow"), 0);
     }
 
     #[test]
