@@ -42,6 +42,14 @@ QDISCS = {
         "first_update": "15ms",
     },
     "fq_codel": {"kind": "fq_codel", "ecn": False, "quantum": "1500B", "flows": 1024},
+    # The same with ns-3's per-flow MTU guard (compared with ns-3's fq_codel row).
+    "fq_codel_flowguard": {
+        "kind": "fq_codel",
+        "ecn": False,
+        "quantum": "1500B",
+        "flows": 1024,
+        "guard_scope": "flow",
+    },
     # ns-3 RED: 5/15 packets, w_q 0.002, max_p 1/50, gentle, wait, mean packet size 500 B.
     "red": {
         "kind": "red",
@@ -54,6 +62,7 @@ QDISCS = {
         "mean_pktsize": "500B",
     },
 }
+NS3_NAME = {"fq_codel_flowguard": "fq_codel"}
 SCENARIOS = {"n4": 4, "n1_ping": 1}
 
 
@@ -137,13 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ours = aqmlab_results(seeds)
     keys = ["queue_delay_p50_ms", "queue_delay_p95_ms", "goodput_mbps", "ping_rtt_p50_ms"]
-    head = f"{'scenario':<9} {'qdisc':<9}" + "".join(f" {k:>28}" for k in keys)
+    head = f"{'scenario':<9} {'qdisc':<18}" + "".join(f" {k:>28}" for k in keys)
     print(head)
     print("-" * len(head))
     for name in SCENARIOS:
         for q in QDISCS:
             a = ours[name][q]
-            b = ns3["scenarios"][name][q]["summary"]
+            b = ns3["scenarios"][name][NS3_NAME.get(q, q)]["summary"]
             cells = []
             for k in keys:
                 x, y = a.get(k), b.get(k)
@@ -151,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(
                     f" {x:>8.2f} vs {y:>7.2f} ({diff:>5})" if x is not None and y is not None else " " * 29
                 )
-            print(f"{name:<9} {q:<9}" + "".join(cells))
+            print(f"{name:<9} {q:<18}" + "".join(cells))
     print("(aqmlab vs ns-3, mean over seeds " + ",".join(map(str, seeds)) + ")")
     return 0
 
