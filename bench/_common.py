@@ -38,7 +38,10 @@ if level != "packets":
 if level == "summary":
     tables.pop("queue")
     tables.pop("flow_series")
-s = metrics.summarize(tables, meta, warmup_s=warmup)
+try:
+    s = metrics.summarize(tables, meta, warmup_s=warmup)
+except metrics.MissingTableError:  # level summary: no queue table for a warm-up window
+    s = metrics.summarize(tables, meta, warmup_s=0.0)
 down = s["links"]["down"]
 links = tables["links"].to_pylist()
 tx = sum(int(r["tx_packets"]) for r in links)
