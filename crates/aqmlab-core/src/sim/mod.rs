@@ -16,8 +16,10 @@ use crate::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+
+pub mod events;
+
+use events::EventQueue;
 
 /// Every kind of endpoint, dispatched statically.
 pub enum AnyEndpoint {
@@ -174,8 +176,7 @@ fn pipe_index(flow: u32, d: Dir, post: bool) -> usize {
 pub struct World {
     pub now: Time,
     pub end: Time,
-    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
-    seq: u64,
+    heap: EventQueue<Ev>,
     pub events: u64,
     pub pool: PacketPool,
     pub links: [Link; 2],
@@ -204,8 +205,7 @@ impl World {
         let mut w = World {
             now: 0,
             end,
-            heap: BinaryHeap::new(),
-            seq: 0,
+            heap: EventQueue::new(),
             events: 0,
             pool: PacketPool::new(),
             links,
@@ -230,17 +230,13 @@ impl World {
 
     #[inline]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, ev)));
+        self.heap.push(t, ev);
     }
 
     /// Runs the event loop until the end time (events at exactly `end` still run).
     pub fn run(&mut self) {
-        while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
-            if t > self.end {
-                break;
-            }
-            self.heap.pop();
+        while self.heap.peek_time().is_some_and(|t| t <= self.end) {
+            let (t, ev) = self.heap.pop().expect("peeked");
             self.now = t;
             self.events += 1;
             match ev {
@@ -329,7 +325,8 @@ impl World {
     fn leave_pipe(&mut self, i: usize, id: PktId) {
         let post = i % 2 == 1;
         if !post {
-            let d = self.pool.get(id).dir;
+            // The pipe index encodes the direction (see `pipe_index`): no packet read needed.
+            let d = if (i >> 1) & 1 == 0 { Dir::Up } else { Dir::Down };
             self.link_arrival(d, id);
         } else {
             self.deliver(id);
@@ -337,8 +334,7 @@ impl World {
     }
 
     fn deliver(&mut self, id: PktId) {
-        let p = *self.pool.get(id);
-        self.pool.release(id);
+        let p = self.pool.get(id);
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
         flow.received += 1;
@@ -346,7 +342,8 @@ impl World {
             Side::Src => Side::Dst,
             Side::Dst => Side::Src,
         };
-        flow.ends[s as usize].on_packet(&p, self.now, &mut self.out);
+        flow.ends[s as usize].on_packet(p, self.now, &mut self.out);
+        self.pool.release(id);
         self.after_endpoint(f, s);
     }
 
@@ -375,7 +372,7 @@ impl World {
         for k in 0..self.qev.len() {
             match self.qev[k] {
                 QueueEvent::Drop(id, reason) => {
-                    let p = *self.pool.get(id);
+                    let p = self.pool.get(id);
                     self.rec.packet(
                         d,
                         p.flow,
@@ -410,7 +407,7 @@ impl World {
         let next = link.qdisc.dequeue(&mut ctx, now);
         self.queue_events(d);
         if let Some(id) = next {
-            let p = *self.pool.get(id);
+            let p = self.pool.get(id);
             self.flows[p.flow as usize].queued -= 1;
             let outcome = if p.ecn == Ecn::Ce {
                 OUTCOME_MARKED
@@ -428,15 +425,16 @@ impl World {
     fn tx_done(&mut self, d: Dir) {
         let link = &mut self.links[d.index()];
         let id = link.tx.take().expect("a transmission was in progress");
-        let p = *self.pool.get(id);
+        let p = self.pool.get(id);
+        let (flow, size) = (p.flow, p.size);
         link.stats.tx_packets += 1;
-        link.stats.tx_bytes += p.size as u64;
+        link.stats.tx_bytes += size as u64;
         if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
             link.stats.drops[DropReason::Loss as usize] += 1;
-            self.flows[p.flow as usize].dropped += 1;
+            self.flows[flow as usize].dropped += 1;
             self.pool.release(id);
         } else {
-            self.enter_pipe(pipe_index(p.flow, d, true), id);
+            self.enter_pipe(pipe_index(flow, d, true), id);
         }
         self.start_tx(d);
         self.arm_qdisc_timer(d);

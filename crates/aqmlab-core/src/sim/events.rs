@@ -1,0 +1,169 @@
+//! The event queue: a 4-ary min-heap ordered by (time, insertion sequence number), so events at
+//! the same time run in the order they were scheduled (FIFO) and a run stays a pure function of
+//! (scenario, seed).
+//!
+//! Why not `std::collections::BinaryHeap<Reverse<(Time, u64, Ev)>>`: a binary heap of 24-byte
+//! tuples compared field by field spent about 40 % of a UDP overload run in push/pop. A 4-ary
+//! heap halves the depth (the four children of a node share a cache line or two), and comparing
+//! only (time, seq) avoids comparing the payload. Pop order is identical: (time, seq) is unique.
+
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry<E> {
+    t: Time,
+    seq: u64,
+    ev: E,
+}
+
+impl<E> Entry<E> {
+    /// (time, seq) as one integer: one comparison, compiled without branches.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.t as u128) << 64) | self.seq as u128
+    }
+
+    #[inline(always)]
+    fn before(&self, o: &Entry<E>) -> bool {
+        self.key() < o.key()
+    }
+}
+
+/// A min-priority queue of events keyed by (time, sequence number).
+#[derive(Clone, Debug)]
+pub struct EventQueue<E: Copy> {
+    heap: Vec<Entry<E>>,
+    seq: u64,
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue {
+            heap: Vec::new(),
+            seq: 0,
+        }
+    }
+}
+
+const D: usize = 4;
+
+impl<E: Copy> EventQueue<E> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Schedules `ev` at `t`, after every event already scheduled at `t`.
+    #[inline]
+    pub fn push(&mut self, t: Time, ev: E) {
+        self.seq += 1;
+        let e = Entry { t, seq: self.seq, ev };
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let p = (i - 1) / D;
+            if e.before(&self.heap[p]) {
+                self.heap[i] = self.heap[p];
+                i = p;
+            } else {
+                break;
+            }
+        }
+        self.heap[i] = e;
+    }
+
+    /// Time of the earliest event.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.first().map(|e| e.t)
+    }
+
+    /// Removes and returns the earliest event.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        let last = self.heap.pop()?;
+        let n = self.heap.len();
+        if n == 0 {
+            return Some((last.t, last.ev));
+        }
+        let top = self.heap[0];
+        let mut i = 0;
+        loop {
+            let c = D * i + 1;
+            if c >= n {
+                break;
+            }
+            let m = if c + D <= n {
+                // Full set of children: pick the smallest without data-dependent branches.
+                let h = &self.heap[c..c + D];
+                let a = if h[1].key() < h[0].key() { 1 } else { 0 };
+                let b = if h[3].key() < h[2].key() { 3 } else { 2 };
+                c + if h[b].key() < h[a].key() { b } else { a }
+            } else {
+                let mut m = c;
+                for k in c + 1..n {
+                    if self.heap[k].before(&self.heap[m]) {
+                        m = k;
+                    }
+                }
+                m
+            };
+            if self.heap[m].before(&last) {
+                self.heap[i] = self.heap[m];
+                i = m;
+            } else {
+                break;
+            }
+        }
+        self.heap[i] = last;
+        Some((top.t, top.ev))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// Same pop order as a binary heap of (time, seq, payload) under random pushes and pops.
+    #[test]
+    fn pops_in_time_then_fifo_order_like_a_binary_heap() {
+        let mut rng = Rng::from_seed(7);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut now = 0;
+        for step in 0..200_000u64 {
+            if rng.range_u64(0, 100) < 55 {
+                // Many ties: times on a coarse grid.
+                let t = now + rng.range_u64(0, 20) * 10;
+                seq += 1;
+                q.push(t, step);
+                reference.push(Reverse((t, seq, step)));
+            } else {
+                let a = q.pop();
+                let b = reference.pop().map(|Reverse((t, _, s))| (t, s));
+                assert_eq!(a, b);
+                if let Some((t, _)) = a {
+                    assert!(t >= now);
+                    now = t;
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+            assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+        }
+        while let Some(b) = reference.pop() {
+            assert_eq!(q.pop(), Some((b.0 .0, b.0 .2)));
+        }
+        assert!(q.is_empty());
+    }
+}
