@@ -797,9 +797,15 @@ def pie_engagement(meta: dict, direction: str) -> dict[str, Any] | None:
 
 
 def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
-    """The per-direction block of ``summarize``."""
-    by = drops_by_reason(tables, meta, direction, warmup_s)
+    """The per-direction block of ``summarize``.
+
+    At recording level ``summary`` (no ``packets`` and no ``queue`` table) only whole-run totals
+    exist, so the warm-up cannot be applied: the block then describes the whole run.
+    """
     has_q = _has(tables, "packets") or _has(tables, "queue")
+    if not has_q:
+        warmup_s = 0.0
+    by = drops_by_reason(tables, meta, direction, warmup_s)
     return {
         "qdisc": qdisc_name(tables, meta, direction),
         "utilization": _float(utilization(tables, meta, direction, warmup_s)),

@@ -176,3 +176,13 @@ def test_python_api_runs_and_overrides():
     assert r.meta["scenario"]["topology"]["down"]["qdisc"]["kind"] == "fq_codel"
     assert r.meta["conservation"] == "ok"
     assert len(r.df("packets")) > 0
+
+
+def test_summary_level_with_warmup_uses_whole_run_totals():
+    import aqmlab
+
+    # 12 Mb/s of UDP into 10 Mb/s from t = 0: the link is busy from the first packet's arrival
+    # (12.5 ms of access delay) to the end, so the whole-run utilisation is just below 1.
+    r = aqmlab.run("bufferbloat", record__level="summary", warmup_s=1.0)
+    assert "packets" not in r.tables and "queue" not in r.tables
+    assert r.summary["links"]["down"]["utilization"] == pytest.approx(1 - 0.0125 / 10, abs=0.002)
