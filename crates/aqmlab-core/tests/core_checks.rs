@@ -159,3 +159,40 @@ fn bad_scenarios_name_the_key() {
         assert!(e.starts_with(key), "{e:?} should name {key}");
     }
 }
+
+#[test]
+fn device_queue_moves_waiting_out_of_the_qdisc_but_not_the_arrival_times() {
+    // Two 1500 B probes reach an idle 10 Mb/s bottleneck at the same instant. Without a device
+    // queue the second waits 1.2 ms in the qdisc for the first one's serialisation; with a
+    // 1-packet device queue (ns-3's NetDevice queue) it leaves the qdisc at once and waits the
+    // same 1.2 ms below it. Either way it arrives 25 + 2 x 1.2 ms after it was sent.
+    let run_with = |device: Option<&str>| {
+        let mut down = json!({"rate": "10Mbps"});
+        let mut up = json!({"rate": "10Mbps"});
+        if let Some(dq) = device {
+            up["device_queue"] = json!(dq);
+            down["device_queue"] = json!(dq);
+        }
+        run(json!({
+            "name": "dq", "duration": "1s",
+            "topology": {"rtt": "50ms", "down": down, "up": up},
+            "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"},
+                      {"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
+        }))
+    };
+    let ser = 1_200_000;
+    for (device, second_sojourn) in [(None, ser), (Some("1p"), 0)] {
+        let r = run_with(device);
+        let ups: Vec<u64> = r.probes.iter().map(|p| p.reply.expect("reply").1).collect();
+        let mut ups = ups.clone();
+        ups.sort();
+        assert_eq!(ups, vec![25 * MS + ser, 25 * MS + 2 * ser], "{device:?}");
+        let p = &r.packets;
+        let mut up_sojourns: Vec<u64> = (0..p.dir.len())
+            .filter(|&i| p.dir[i] == 0)
+            .map(|i| p.t_out[i] - p.t_enqueue[i])
+            .collect();
+        up_sojourns.sort();
+        assert_eq!(up_sojourns, vec![0, second_sojourn], "{device:?}");
+    }
+}

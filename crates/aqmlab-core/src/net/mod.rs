@@ -36,6 +36,11 @@ pub struct Link {
     pub schedule: Vec<(Time, u64)>,
     /// The packet being serialised.
     pub tx: Option<PktId>,
+    /// The device (driver) queue below the qdisc, as ns-3's NetDevice queue or a NIC ring:
+    /// packets the qdisc already handed out that wait for the serialiser. Empty and unused when
+    /// `device_limit` is 0 (the default: the qdisc feeds the serialiser directly).
+    pub device: VecDeque<PktId>,
+    pub device_limit: usize,
     pub loss: f64,
     pub loss_rng: Rng,
     pub stats: LinkStats,
@@ -107,6 +112,8 @@ mod tests {
             qdisc_name: "pfifo".into(),
             schedule,
             tx: None,
+            device: VecDeque::new(),
+            device_limit: 0,
             loss: 0.0,
             loss_rng: Rng::from_seed(0),
             stats: LinkStats::default(),

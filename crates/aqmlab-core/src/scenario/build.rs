@@ -131,6 +131,11 @@ fn build_link(sc: &Scenario, dir: Dir, seed: u64) -> Result<(Link, super::QdiscS
         qdisc_name: spec.qdisc.kind.clone(),
         schedule: spec.rate.0.clone(),
         tx: None,
+        device: std::collections::VecDeque::new(),
+        device_limit: spec.device_queue.map_or(0, |l| match l.0 {
+            crate::units::Limit::Packets(p) => p as usize,
+            crate::units::Limit::Bytes(_) => unreachable!("validated: packets"),
+        }),
         loss: spec.loss,
         loss_rng: Rng::stream(seed, &format!("loss/{}", dir.name())),
         stats: LinkStats::default(),

@@ -67,6 +67,11 @@ pub struct LinkSpec {
     /// Independent random loss probability on the wire (after the queue).
     #[serde(default)]
     pub loss: f64,
+    /// A device (driver) queue of this many packets between the qdisc and the serialiser, as
+    /// ns-3's NetDevice queue ("1p"); default none. With it, `packets.t_out_ns` is the time a
+    /// packet left the qdisc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_queue: Option<LimitSpec>,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
@@ -400,6 +405,18 @@ impl Scenario {
                 if i > 0 && t <= l.rate.0[i - 1].0 {
                     return err(format!("{key}.rate"), format!("step {i}: times must increase"));
                 }
+            }
+            match l.device_queue.map(|d| d.0) {
+                Some(crate::units::Limit::Bytes(_)) => {
+                    return err(format!("{key}.device_queue"), "counts packets, e.g. \"1p\"")
+                }
+                Some(crate::units::Limit::Packets(p)) if p > 100_000 => {
+                    return err(
+                        format!("{key}.device_queue"),
+                        format!("{p}p is out of range; allowed 0p to 100000p"),
+                    )
+                }
+                _ => {}
             }
             if !(0.0..1.0).contains(&l.loss) {
                 return err(

@@ -361,9 +361,7 @@ impl World {
         };
         link.qdisc.enqueue(id, &mut ctx, now);
         self.queue_events(d);
-        if self.links[d.index()].tx.is_none() {
-            self.start_tx(d);
-        }
+        self.start_tx(d);
         self.arm_qdisc_timer(d);
     }
 
@@ -397,7 +395,34 @@ impl World {
         self.qev.clear();
     }
 
+    /// Feeds the serialiser of direction `d`: starts the next transmission when the link is idle
+    /// and keeps the device queue (if any) topped up from the qdisc.
     fn start_tx(&mut self, d: Dir) {
+        loop {
+            let link = &mut self.links[d.index()];
+            if link.tx.is_none() {
+                if let Some(id) = link.device.pop_front() {
+                    self.begin_tx(d, id);
+                    continue;
+                }
+            }
+            let link = &self.links[d.index()];
+            if link.tx.is_some() && link.device.len() >= link.device_limit {
+                return;
+            }
+            let Some(id) = self.qdisc_dequeue(d) else {
+                return;
+            };
+            if self.links[d.index()].tx.is_none() {
+                self.begin_tx(d, id);
+            } else {
+                self.links[d.index()].device.push_back(id);
+            }
+        }
+    }
+
+    /// Takes the next packet out of the qdisc and records it (sent or marked).
+    fn qdisc_dequeue(&mut self, d: Dir) -> Option<PktId> {
         let now = self.now;
         let link = &mut self.links[d.index()];
         let mut ctx = QueueCtx {
@@ -406,20 +431,24 @@ impl World {
         };
         let next = link.qdisc.dequeue(&mut ctx, now);
         self.queue_events(d);
-        if let Some(id) = next {
-            let p = self.pool.get(id);
-            self.flows[p.flow as usize].queued -= 1;
-            let outcome = if p.ecn == Ecn::Ce {
-                OUTCOME_MARKED
-            } else {
-                OUTCOME_SENT
-            };
-            self.rec.packet(d, p.flow, p.size, p.enqueued_at, now, outcome);
-            let link = &mut self.links[d.index()];
-            link.tx = Some(id);
-            let done = link.finish_time(now, p.size as u64);
-            self.schedule(done, Ev::TxDone(d));
-        }
+        let id = next?;
+        let p = self.pool.get(id);
+        self.flows[p.flow as usize].queued -= 1;
+        let outcome = if p.ecn == Ecn::Ce {
+            OUTCOME_MARKED
+        } else {
+            OUTCOME_SENT
+        };
+        self.rec.packet(d, p.flow, p.size, p.enqueued_at, now, outcome);
+        Some(id)
+    }
+
+    fn begin_tx(&mut self, d: Dir, id: PktId) {
+        let size = self.pool.get(id).size as u64;
+        let link = &mut self.links[d.index()];
+        link.tx = Some(id);
+        let done = link.finish_time(self.now, size);
+        self.schedule(done, Ev::TxDone(d));
     }
 
     fn tx_done(&mut self, d: Dir) {
@@ -507,7 +536,7 @@ impl World {
             }
         }
         for l in &self.links {
-            if let Some(id) = l.tx {
+            for &id in l.tx.iter().chain(l.device.iter()) {
                 n[self.pool.get(id).flow as usize] += 1;
             }
         }
