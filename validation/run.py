@@ -82,7 +82,8 @@ def scenario(flows: int, qdisc: dict) -> dict:
         "duration": "60s",
         "topology": {
             "rtt": "50ms",
-            "down": {"rate": "10Mbps", "qdisc": qdisc, "limit": "1000p"},
+            # ns-3's bottleneck NetDevice keeps a 1-packet transmit queue below the qdisc.
+            "down": {"rate": "10Mbps", "qdisc": qdisc, "limit": "1000p", "device_queue": "1p"},
             "up": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "1000p"},
         },
         "flows": [dict(tcp, label=f"tcp{i}") for i in range(flows)] + [{"kind": "ping", "interval": "100ms"}],
