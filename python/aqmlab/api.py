@@ -49,6 +49,8 @@ class Result:
 
 def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:
     """Runs a scenario dict (already overridden). Raises ScenarioError for invalid scenarios."""
+    if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
+        raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
     try:
         batches, meta_json = _core.run(json.dumps(sc), seed)
     except ValueError as e:

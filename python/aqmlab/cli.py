@@ -196,7 +196,7 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
 def run_cmd(
     scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
     sets: SetOpt = None,
-    seed: Annotated[int | None, typer.Option(help="run seed (default: the scenario's)")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="results root")] = store.DEFAULT_ROOT,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     qdisc: Annotated[

@@ -149,6 +149,18 @@ def test_bad_scenarios_exit_2_naming_the_key(tmp_path: Path, change: str, key: s
         assert key in res.output and "Traceback" not in res.output, res.output
 
 
+def test_bad_seed_and_error_text(tmp_path: Path):
+    res = runner.invoke(app, ["run", "bufferbloat", "--seed", "-1"])
+    assert res.exit_code == 2 and "seed" in res.output
+    import aqmlab
+
+    with pytest.raises(aqmlab.ScenarioError, match="seed"):
+        aqmlab.run("bufferbloat", seed=-1)
+    # Messages point at the user's key, not at positions in the JSON the core was handed.
+    res = runner.invoke(app, ["run", "bufferbloat", "--set", "topology.down.rate=fast"])
+    assert res.exit_code == 2 and "topology.down.rate" in res.output and "column" not in res.output
+
+
 def test_unknown_scenario_and_bad_set_exit_2(tmp_path: Path):
     res = runner.invoke(app, ["run", "no-such-scenario"])
     assert res.exit_code == 2 and "bufferbloat" in res.output

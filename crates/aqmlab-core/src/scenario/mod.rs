@@ -361,7 +361,13 @@ pub fn parse(json: &str) -> Result<Scenario, String> {
     let de = &mut serde_json::Deserializer::from_str(json);
     let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
-        format!("{path}: {}", e.into_inner())
+        let msg = e.into_inner().to_string();
+        // The JSON position refers to the text the Python layer generated, not the user's file.
+        let msg = msg
+            .rfind(" at line ")
+            .map_or(msg.as_str(), |i| &msg[..i])
+            .to_string();
+        format!("{path}: {msg}")
     })?;
     sc.validate()?;
     Ok(sc)
