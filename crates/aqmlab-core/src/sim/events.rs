@@ -64,7 +64,14 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, t: Time, ev: E) {
         self.seq += 1;
-        let e = Entry { t, seq: self.seq, ev };
+        self.push_seq(t, self.seq, ev);
+    }
+
+    /// Schedules `ev` at `t` with a sequence number drawn by the caller, for several queues
+    /// that share one sequence and are merged by [`EventQueue::peek_key`].
+    #[inline]
+    pub fn push_seq(&mut self, t: Time, seq: u64, ev: E) {
+        let e = Entry { t, seq, ev };
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
@@ -77,6 +84,12 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         self.heap[i] = e;
+    }
+
+    /// (time, seq) of the earliest event as one integer, for merging queues.
+    #[inline]
+    pub fn peek_key(&self) -> Option<u128> {
+        self.heap.first().map(|e| e.key())
     }
 
     /// Time of the earliest event.

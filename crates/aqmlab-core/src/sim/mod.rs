@@ -82,6 +82,8 @@ pub struct Flow {
     /// One-way delays (client side, server side) of this flow's access paths.
     pub client_delay: Time,
     pub server_delay: Time,
+    /// This flow's pipes, indexed by `pipe_slot(direction, post)`.
+    pipes: [u32; 4],
     /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
     pub sent: u64,
     pub received: u64,
@@ -106,6 +108,7 @@ impl Flow {
             armed: [None, None],
             client_delay,
             server_delay,
+            pipes: [0; 4],
             sent: 0,
             received: 0,
             dropped: 0,
@@ -167,16 +170,22 @@ enum Ev {
     Sample,
 }
 
-/// Pipe index of (flow, direction, pre/post).
+/// Position of the (direction, pre/post) pipe in a flow's `pipes` and in a delay slot's group.
 #[inline]
-fn pipe_index(flow: u32, d: Dir, post: bool) -> usize {
-    flow as usize * 4 + d.index() * 2 + post as usize
+fn pipe_slot(d: Dir, post: bool) -> usize {
+    d.index() * 2 + post as usize
 }
 
 pub struct World {
     pub now: Time,
     pub end: Time,
+    /// Packet events (pipe heads, ends of serialisation): few pending at any time.
     heap: EventQueue<Ev>,
+    /// Timers and the rest (endpoint and qdisc timers, flow starts, samples): one or two per
+    /// flow pending, mostly far in the future. Kept apart so the busy packet-event heap stays
+    /// small; both draw from one sequence, so merging them keeps the (time, FIFO) order.
+    timers: EventQueue<Ev>,
+    seq: u64,
     pub events: u64,
     pub pool: PacketPool,
     pub links: [Link; 2],
@@ -188,24 +197,37 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(end: Time, links: [Link; 2], flows: Vec<Flow>, rec: Recorder) -> World {
-        let mut pipes = Vec::with_capacity(flows.len() * 4);
-        for f in &flows {
+    pub fn new(end: Time, links: [Link; 2], mut flows: Vec<Flow>, rec: Recorder) -> World {
+        // Flows with equal access delays share their pipes: a pipe is a constant-delay FIFO, so
+        // packets of many flows stay in arrival order in one ring with one pending event
+        // (pipe i = delay slot * 4 + direction * 2 + post).
+        let mut delays: Vec<Time> = flows
+            .iter()
+            .flat_map(|f| [f.client_delay, f.server_delay])
+            .collect();
+        delays.sort_unstable();
+        delays.dedup();
+        let mut pipes = Vec::with_capacity(delays.len() * 4);
+        for &delay in &delays {
+            pipes.extend((0..4).map(|_| Pipe {
+                delay,
+                ..Pipe::default()
+            }));
+        }
+        for f in &mut flows {
             for d in Dir::BOTH {
-                pipes.push(Pipe {
-                    delay: f.pre_delay(d),
-                    ..Pipe::default()
-                });
-                pipes.push(Pipe {
-                    delay: f.post_delay(d),
-                    ..Pipe::default()
-                });
+                for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
+                    let slot = delays.binary_search(&delay).expect("every delay has a slot");
+                    f.pipes[pipe_slot(d, post)] = (slot * 4 + pipe_slot(d, post)) as u32;
+                }
             }
         }
         let mut w = World {
             now: 0,
             end,
             heap: EventQueue::new(),
+            timers: EventQueue::new(),
+            seq: 0,
             events: 0,
             pool: PacketPool::new(),
             links,
@@ -230,13 +252,26 @@ impl World {
 
     #[inline]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        self.heap.push(t, ev);
+        self.seq += 1;
+        match ev {
+            Ev::Pipe(_) | Ev::TxDone(_) => self.heap.push_seq(t, self.seq, ev),
+            _ => self.timers.push_seq(t, self.seq, ev),
+        }
     }
 
     /// Runs the event loop until the end time (events at exactly `end` still run).
     pub fn run(&mut self) {
-        while self.heap.peek_time().is_some_and(|t| t <= self.end) {
-            let (t, ev) = self.heap.pop().expect("peeked");
+        loop {
+            let queue = match (self.heap.peek_key(), self.timers.peek_key()) {
+                (None, None) => break,
+                (Some(a), Some(b)) if b < a => &mut self.timers,
+                (Some(_), _) => &mut self.heap,
+                (None, Some(_)) => &mut self.timers,
+            };
+            if queue.peek_time().is_some_and(|t| t > self.end) {
+                break;
+            }
+            let (t, ev) = queue.pop().expect("peeked");
             self.now = t;
             self.events += 1;
             match ev {
@@ -280,7 +315,7 @@ impl World {
             let d = p.dir;
             let id = self.pool.alloc(p);
             self.flows[f as usize].sent += 1;
-            self.enter_pipe(pipe_index(f, d, false), id);
+            self.enter_pipe(self.flows[f as usize].pipes[pipe_slot(d, false)] as usize, id);
         }
         self.out = out;
         let flow = &mut self.flows[f as usize];
@@ -325,7 +360,7 @@ impl World {
     fn leave_pipe(&mut self, i: usize, id: PktId) {
         let post = i % 2 == 1;
         if !post {
-            // The pipe index encodes the direction (see `pipe_index`): no packet read needed.
+            // The pipe index encodes the direction (see `pipe_slot`): no packet read needed.
             let d = if (i >> 1) & 1 == 0 { Dir::Up } else { Dir::Down };
             self.link_arrival(d, id);
         } else {
@@ -463,7 +498,7 @@ impl World {
             self.flows[flow as usize].dropped += 1;
             self.pool.release(id);
         } else {
-            self.enter_pipe(pipe_index(flow, d, true), id);
+            self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id);
         }
         self.start_tx(d);
         self.arm_qdisc_timer(d);
