@@ -21,27 +21,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
 import json, resource, sys
-from aqmlab import _core, metrics
-from aqmlab.api import _decode
+from aqmlab import metrics
+from aqmlab.api import simulate
 sc = json.loads(sys.stdin.read())
 warmup = float(sys.argv[1])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-# What aqmlab.api.run_dict does, with the peak RSS noted right after the simulation returned its
+# What aqmlab.api.run_dict does, with the peak RSS noted once the simulation has returned its
 # Arrow tables (before the Python-side metrics).
-batches, meta_json = _core.run(json.dumps(sc), None)
+tables, meta = simulate(sc)
 rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-meta = json.loads(meta_json)
-tables = {name: _decode(b) for name, b in batches.items()}
-level = meta["record"]["level"]
-if level != "packets":
-    tables.pop("packets")
-if level == "summary":
-    tables.pop("queue")
-    tables.pop("flow_series")
-try:
-    s = metrics.summarize(tables, meta, warmup_s=warmup)
-except metrics.MissingTableError:  # level summary: no queue table for a warm-up window
-    s = metrics.summarize(tables, meta, warmup_s=0.0)
+s = metrics.summarize(tables, meta, warmup_s=warmup)
 down = s["links"]["down"]
 links = tables["links"].to_pylist()
 tx = sum(int(r["tx_packets"]) for r in links)

@@ -47,8 +47,9 @@ class Result:
         return self.path
 
 
-def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:
-    """Runs a scenario dict (already overridden). Raises ScenarioError for invalid scenarios."""
+def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], dict]:
+    """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
+    and the metadata. Raises ScenarioError for invalid scenarios."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
     try:
@@ -63,6 +64,12 @@ def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result
     if level == "summary":
         tables.pop("queue")
         tables.pop("flow_series")
+    return tables, meta
+
+
+def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:
+    """Runs a scenario dict (already overridden) and summarises it."""
+    tables, meta = simulate(sc, seed)
     return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s))
 
 

@@ -528,11 +528,13 @@ def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> f
     With ``flow_series``: (D(t_b) - D(t_a)) * 8 / (t_b - t_a), D = ``delivered_bytes`` (payload
     delivered in order to the receiving application), t_a = first sample >= max(W, start_ns),
     t_b = the first sample >= ``completed_ns`` for a finished finite transfer, else the last
-    sample. Without it: ``bytes_delivered`` * 8 / (end - max(W, start_ns)) with end =
-    ``completed_ns`` or T_end (the warm-up then only shortens the divisor: approximate).
-    None when the window is empty.
+    sample. Without it (recording level ``summary``) only the whole-run total exists, so the
+    warm-up cannot be applied: ``bytes_delivered`` * 8 / (end - start_ns) with end =
+    ``completed_ns`` or T_end. None when the window is empty.
     """
     row = _flow_row(tables, flow)
+    if not _has(tables, "flow_series"):
+        warmup_s = 0.0
     w, end = _window(meta, warmup_s)
     t0 = max(w, int(row["start_ns"]))
     done = row.get("completed_ns")

@@ -198,3 +198,6 @@ def test_summary_level_with_warmup_uses_whole_run_totals():
     r = aqmlab.run("bufferbloat", record__level="summary", warmup_s=1.0)
     assert "packets" not in r.tables and "queue" not in r.tables
     assert r.summary["links"]["down"]["utilization"] == pytest.approx(1 - 0.0125 / 10, abs=0.002)
+    # Goodput over the whole run cannot exceed the 10 Mb/s link rate.
+    udp = next(f for f in r.summary["flows"] if f["kind"] == "udp")
+    assert udp["goodput_mbps"] == pytest.approx(10 * (1 - 0.025 / 10), abs=0.05)
