@@ -9,10 +9,60 @@
 
 use super::codel::CodelSource;
 use super::util::{flow_hash, scale};
-use super::QueueCtx;
+use super::{check_range, LinkInfo, QueueCtx};
 use crate::packet::PktId;
-use crate::units::Time;
+use crate::units::{Limit, Size, Time};
 use std::collections::VecDeque;
+
+/// The scheduler settings fq_codel, fq_nocodel and fq_pie share, resolved and checked.
+pub struct FqSettings {
+    pub flows: u32,
+    pub quantum: u64,
+    /// Packets over all flows.
+    pub limit: u64,
+    pub memory_limit: u64,
+}
+
+impl FqSettings {
+    /// Defaults as Linux: 1024 flows, a quantum of one MTU, 10240 packets (or the direction's
+    /// packet limit), 32 MiB. `name` is the discipline, for messages.
+    pub fn resolve(
+        flows: Option<u32>,
+        quantum: Option<Size>,
+        limit: Option<&str>,
+        memory_limit: Option<Size>,
+        link: &LinkInfo,
+        name: &str,
+    ) -> Result<FqSettings, String> {
+        let flows = flows.unwrap_or(1024);
+        check_range("flows", flows, 1, 65_536)?;
+        let quantum = quantum.map_or(link.mtu as u64, |q| q.0);
+        check_range("quantum", quantum, 1, 1 << 20)?;
+        let limit = match limit {
+            None => match link.limit {
+                Some(Limit::Packets(p)) => p,
+                _ => 10_240,
+            },
+            Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
+                Limit::Packets(p) => p,
+                Limit::Bytes(_) => {
+                    return Err(format!(
+                        "limit: {name} counts packets (e.g. \"10240p\"); use memory_limit for bytes"
+                    ))
+                }
+            },
+        };
+        check_range("limit", limit, 1, 1 << 24)?;
+        let memory_limit = memory_limit.map_or(32 << 20, |m| m.0);
+        check_range("memory_limit", memory_limit, 1, 1 << 40)?;
+        Ok(FqSettings {
+            flows,
+            quantum,
+            limit,
+            memory_limit,
+        })
+    }
+}
 
 /// One flow's packets.
 #[derive(Default)]

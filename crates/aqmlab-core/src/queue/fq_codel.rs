@@ -15,7 +15,7 @@
 //!   ([`MEMORY_OVERHEAD`], roughly sk_buff + skb_shared_info), a stated approximation.
 
 use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
-use super::fq::FqSched;
+use super::fq::{FqSched, FqSettings};
 use super::util::merge;
 use super::{
     check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
@@ -23,7 +23,7 @@ use super::{
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Limit, Size, Time};
+use crate::units::{Size, Time};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -140,27 +140,15 @@ struct Config {
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
     let (mut codel, rest) = CodelConfig::parse(params)?;
     let mut cfg: Config = parse_params(&rest)?;
-    let flows = cfg.flows.unwrap_or(1024);
-    check_range("flows", flows, 1, 65_536)?;
-    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_range("quantum", quantum, 1, 1 << 20)?;
-    let limit = match cfg.limit.as_deref() {
-        None => match link.limit {
-            Some(Limit::Packets(p)) => p,
-            _ => 10_240,
-        },
-        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
-            Limit::Packets(p) => p,
-            Limit::Bytes(_) => {
-                return Err(
-                    "limit: fq_codel counts packets (e.g. \"10240p\"); use memory_limit for bytes".into(),
-                )
-            }
-        },
-    };
-    check_range("limit", limit, 1, 1 << 24)?;
-    let memory_limit = cfg.memory_limit.map_or(32 << 20, |m| m.0);
-    check_range("memory_limit", memory_limit, 1, 1 << 40)?;
+    let fs = FqSettings::resolve(
+        cfg.flows,
+        cfg.quantum,
+        cfg.limit.as_deref(),
+        cfg.memory_limit,
+        link,
+        "fq_codel",
+    )?;
+    let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
     let drop_batch = cfg.drop_batch.unwrap_or(64);
     check_range("drop_batch", drop_batch, 1, 1 << 16)?;
     let guard_scope = cfg.guard_scope.clone().unwrap_or_else(|| "qdisc".into());

@@ -10,17 +10,16 @@
 //! * ECN off by default; ECT packets are marked instead of dropped while the flow's drop_prob <=
 //!   mark_ecnth (Linux ecn_prob, 10 %).
 
-use super::fq::FqSched;
+use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
 use super::pie::{PieConfig, PieParams, PieVars, Profile, PIE_PARAMS};
 use super::util::merge;
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Limit, Size, Time};
+use crate::units::{Size, Time};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -127,22 +126,15 @@ struct Config {
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let (mut pie, rest) = PieConfig::parse(params)?;
     let cfg: Config = parse_params(&rest)?;
-    let flows = cfg.flows.unwrap_or(1024);
-    check_range("flows", flows, 1, 65_536)?;
-    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_range("quantum", quantum, 1, 1 << 20)?;
-    let limit = match cfg.limit.as_deref() {
-        None => match link.limit {
-            Some(Limit::Packets(p)) => p,
-            _ => 10_240,
-        },
-        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
-            Limit::Packets(p) => p,
-            Limit::Bytes(_) => return Err("limit: fq_pie counts packets (e.g. \"10240p\")".into()),
-        },
-    };
-    check_range("limit", limit, 1, 1 << 24)?;
-    let memory_limit = cfg.memory_limit.map_or(32 << 20, |m| m.0);
+    let fs = FqSettings::resolve(
+        cfg.flows,
+        cfg.quantum,
+        cfg.limit.as_deref(),
+        cfg.memory_limit,
+        link,
+        "fq_pie",
+    )?;
+    let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
     let p = pie.resolve(Profile::Linux, link)?;
     let seed = rng.next_u64();
     let sched = FqSched::new(flows as usize, quantum as u32, seed, || PieVars::new(&p));
