@@ -274,13 +274,14 @@ pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {
     registry().into_iter().find(|i| i.name == name)
 }
 
-/// Builds the discipline `kind` with `params` (a JSON object without `kind`).
-pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+/// Builds the discipline `kind` with `params` (a JSON object without `kind`). `key` is where the
+/// qdisc sits in the scenario (e.g. "topology.down.qdisc"); errors name it and the parameter.
+pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng, key: &str) -> BuildResult {
     let info = lookup(kind).ok_or_else(|| {
         let names: Vec<&str> = registry().iter().map(|i| i.name).collect();
-        format!("unknown qdisc {kind:?}; allowed: {}", names.join(", "))
+        format!("{key}: unknown qdisc {kind:?}; allowed: {}", names.join(", "))
     })?;
-    (info.build)(params, link, rng)
+    (info.build)(params, link, rng).map_err(|e| format!("{key}.{e}"))
 }
 
 #[cfg(test)]

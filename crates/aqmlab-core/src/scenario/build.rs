@@ -118,9 +118,8 @@ fn build_link(sc: &Scenario, dir: Dir, seed: u64) -> Result<(Link, super::QdiscS
     };
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let rng = Rng::stream(seed, &format!("qdisc/{}", dir.name()));
-    let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng).map_err(|e| {
-        format!("topology.{}.qdisc.{e}", dir.name()).replace(".unknown qdisc", ": unknown qdisc")
-    })?;
+    let key = format!("topology.{}.qdisc", dir.name());
+    let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng, &key)?;
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
