@@ -10,7 +10,7 @@
 //!   experiments); limit = the link's limit, else 1000 packets. The paper's optional
 //!   queue-length trigger for increases is not implemented.
 
-use super::util::{check_limit, over_limit};
+use super::util::{over_limit, resolve_limit};
 use super::{
     check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
     QdiscInfo, QueueCtx,
@@ -118,12 +118,7 @@ struct Config {
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let mut cfg: Config = parse_params(params)?;
-    let limit = check_limit(
-        cfg.limit
-            .map(|l| l.0)
-            .or(link.limit)
-            .unwrap_or(Limit::Packets(1000)),
-    )?;
+    let limit = resolve_limit(cfg.limit, link)?;
     let inc = cfg.increment.unwrap_or(0.0025);
     let dec = cfg.decrement.unwrap_or(0.00025);
     let freeze = cfg.freeze_time.map_or(100 * MS, |d| d.0);

@@ -9,7 +9,7 @@
 //! The queue is a ring with holes, as Linux: a matched victim leaves a hole that head/tail skip; a
 //! pick that lands on a hole is retried up to 3 times, then the head is used.
 
-use super::red::{Decision, Preset, RedConfig, RedParams, RedVars, RED_PARAMS};
+use super::red::{Preset, RedConfig, RedCounts, RedParams, RedVars, RED_PARAMS};
 use super::{
     parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
 };
@@ -28,9 +28,7 @@ pub struct Choke {
     vars: RedVars,
     rng: Rng,
     matched: u64,
-    early: u64,
-    forced: u64,
-    marks: u64,
+    counts: RedCounts,
 }
 
 impl Choke {
@@ -80,22 +78,9 @@ impl Qdisc for Choke {
                 }
             }
         }
-        match self.vars.decide(&self.params, size, self.packets, &mut self.rng) {
-            Decision::Admit => {}
-            Decision::Early => {
-                if self.params.ecn && ctx.mark(id) {
-                    self.marks += 1;
-                } else {
-                    self.early += 1;
-                    ctx.drop_packet(id, DropReason::Early);
-                    return;
-                }
-            }
-            Decision::Forced => {
-                self.forced += 1;
-                ctx.drop_packet(id, DropReason::Early);
-                return;
-            }
+        let decision = self.vars.decide(&self.params, size, self.packets, &mut self.rng);
+        if !self.counts.apply(decision, self.params.ecn, id, ctx) {
+            return;
         }
         if super::util::over_limit(self.limit, self.packets + 1, self.bytes + size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
@@ -130,9 +115,9 @@ impl Qdisc for Choke {
             ("avg", self.vars.avg),
             ("max_p", self.vars.max_p),
             ("matched_drops", self.matched as f64),
-            ("early_drops", self.early as f64),
-            ("forced_drops", self.forced as f64),
-            ("ecn_marks", self.marks as f64),
+            ("early_drops", self.counts.early as f64),
+            ("forced_drops", self.counts.forced as f64),
+            ("ecn_marks", self.counts.marks as f64),
         ]
     }
 }
@@ -152,9 +137,7 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
         params: p,
         rng,
         matched: 0,
-        early: 0,
-        forced: 0,
-        marks: 0,
+        counts: RedCounts::default(),
     };
     Ok((
         AnyQdisc::Choke(q),

@@ -15,7 +15,7 @@
 //! [`CodelParams`] + [`CodelVars`] are the one CoDel state machine, used here and by fq_codel and
 //! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
 
-use super::util::{check_limit, merge, over_limit, split_keys};
+use super::util::{merge, over_limit, resolve_limit, split_keys};
 use super::{
     check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
     QdiscInfo, QueueCtx,
@@ -586,12 +586,7 @@ struct Config {
 fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
     let (mut codel, rest) = CodelConfig::parse(params)?;
     let mut cfg: Config = parse_params(&rest)?;
-    let limit = check_limit(
-        cfg.limit
-            .map(|l| l.0)
-            .or(link.limit)
-            .unwrap_or(Limit::Packets(1000)),
-    )?;
+    let limit = resolve_limit(cfg.limit, link)?;
     cfg.limit = Some(LimitSpec(limit));
     let p = codel.resolve("rfc", link, false)?;
     Ok((

@@ -12,7 +12,7 @@
 //! * Buffer stealing: when the total limit is exceeded, the arrival is enqueued and one packet is
 //!   dropped from the tail of the queue with the most packets (`FatFlow`; O(1) via a length index).
 
-use super::util::{check_limit, over_limit, DepthIndex};
+use super::util::{over_limit, resolve_limit, DepthIndex};
 use super::{
     check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
     QdiscInfo, QueueCtx,
@@ -163,12 +163,7 @@ struct Config {
 
 fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
     let cfg: Config = parse_params(params)?;
-    let limit = check_limit(
-        cfg.limit
-            .map(|l| l.0)
-            .or(link.limit)
-            .unwrap_or(Limit::Packets(1000)),
-    )?;
+    let limit = resolve_limit(cfg.limit, link)?;
     let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
     check_range("quantum", quantum, 1, 1 << 24)?;
     let quanta = cfg.quanta.unwrap_or_default();

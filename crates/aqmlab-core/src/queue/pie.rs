@@ -28,7 +28,7 @@
 //! early drops while drop_prob <= mark_ecnth (10 %). [`PieParams`] + [`PieVars`] are the one PIE
 //! controller, also used per flow by fq_pie.
 
-use super::util::{check_limit, merge, over_limit, split_keys};
+use super::util::{merge, over_limit, resolve_limit, split_keys};
 use super::{
     check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
     QdiscInfo, QueueCtx,
@@ -586,12 +586,7 @@ pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let (mut pie, rest) = PieConfig::parse(params)?;
     let mut cfg: Config = parse_params(&rest)?;
-    let limit = check_limit(
-        cfg.limit
-            .map(|l| l.0)
-            .or(link.limit)
-            .unwrap_or(Limit::Packets(1000)),
-    )?;
+    let limit = resolve_limit(cfg.limit, link)?;
     cfg.limit = Some(LimitSpec(limit));
     let p = pie.resolve(Profile::Rfc8033, link)?;
     Ok((

@@ -29,7 +29,7 @@
 //! * HRED: min_th 3, max_th 40, w_q 0.02 (`aggressive = true`: 0.04), max_p 0.65, gentle on.
 //!   (Values as given in the brief; algorithms.md 7 could not verify them against the paper.)
 
-use super::util::{check_limit, over_limit};
+use super::util::{over_limit, resolve_limit};
 use super::{
     check_range, parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo,
     QueueCtx,
@@ -66,6 +66,38 @@ pub enum Decision {
     Early,
     /// avg above the drop-everything threshold.
     Forced,
+}
+
+/// What RED did to arrivals; kept alike by red/ared/hred and choke.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RedCounts {
+    pub early: u64,
+    pub forced: u64,
+    pub marks: u64,
+}
+
+impl RedCounts {
+    /// Carries out `decision` on arrival `id`: an early decision CE-marks an ECT packet when ECN
+    /// is on and drops it otherwise; a forced decision always drops. Returns whether `id` stays.
+    pub fn apply(&mut self, decision: Decision, ecn: bool, id: PktId, ctx: &mut QueueCtx) -> bool {
+        match decision {
+            Decision::Admit => true,
+            Decision::Early if ecn && ctx.mark(id) => {
+                self.marks += 1;
+                true
+            }
+            Decision::Early => {
+                self.early += 1;
+                ctx.drop_packet(id, DropReason::Early);
+                false
+            }
+            Decision::Forced => {
+                self.forced += 1;
+                ctx.drop_packet(id, DropReason::Early);
+                false
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -215,9 +247,7 @@ pub struct Red {
     vars: RedVars,
     rng: Rng,
     adaptive: Option<Adaptive>,
-    early: u64,
-    forced: u64,
-    marks: u64,
+    counts: RedCounts,
 }
 
 impl Red {
@@ -241,25 +271,11 @@ impl Qdisc for Red {
                 a.at = now;
             }
         }
-        match self
+        let decision = self
             .vars
-            .decide(&self.params, size, self.queue.len() as u64, &mut self.rng)
-        {
-            Decision::Admit => {}
-            Decision::Early => {
-                if self.params.ecn && ctx.mark(id) {
-                    self.marks += 1;
-                } else {
-                    self.early += 1;
-                    ctx.drop_packet(id, DropReason::Early);
-                    return;
-                }
-            }
-            Decision::Forced => {
-                self.forced += 1;
-                ctx.drop_packet(id, DropReason::Early);
-                return;
-            }
+            .decide(&self.params, size, self.queue.len() as u64, &mut self.rng);
+        if !self.counts.apply(decision, self.params.ecn, id, ctx) {
+            return;
         }
         if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
@@ -308,9 +324,9 @@ impl Qdisc for Red {
             ("avg", self.vars.avg),
             ("max_p", self.vars.max_p),
             ("count", self.vars.count as f64),
-            ("early_drops", self.early as f64),
-            ("forced_drops", self.forced as f64),
-            ("ecn_marks", self.marks as f64),
+            ("early_drops", self.counts.early as f64),
+            ("forced_drops", self.counts.forced as f64),
+            ("ecn_marks", self.counts.marks as f64),
         ]
     }
 }
@@ -370,12 +386,7 @@ impl RedConfig {
         if preset != Preset::Hred && self.aggressive.is_some() {
             return Err("aggressive: only hred has this option".into());
         }
-        let limit = check_limit(
-            self.limit
-                .map(|l| l.0)
-                .or(link.limit)
-                .unwrap_or(Limit::Packets(1000)),
-        )?;
+        let limit = resolve_limit(self.limit, link)?;
         let mean = self.mean_pktsize.map_or(link.mtu as u64, |s| s.0);
         check_range("mean_pktsize", mean, 1, 65_536)?;
         let c = link.rate_bps as f64 / (8.0 * mean as f64);
@@ -482,9 +493,7 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResu
             interval,
             at: if form == AdaptForm::Linux { interval } else { 0 },
         }),
-        early: 0,
-        forced: 0,
-        marks: 0,
+        counts: RedCounts::default(),
     };
     Ok((
         AnyQdisc::Red(q),

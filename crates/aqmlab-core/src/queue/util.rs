@@ -1,7 +1,8 @@
 //! Small pieces shared by several disciplines: the flow hash, buffer-limit tests, and an index of
 //! queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
 
-use crate::units::Limit;
+use super::LinkInfo;
+use crate::units::{Limit, LimitSpec};
 use serde_json::{Map, Value};
 
 /// Splits a parameter table into the keys listed in `keys` and the rest (so a shared key group,
@@ -62,9 +63,10 @@ pub fn over_limit(limit: Limit, packets: u64, bytes: u64) -> bool {
     }
 }
 
-/// Rejects a zero limit, naming the key.
-pub fn check_limit(l: Limit) -> Result<Limit, String> {
-    match l {
+/// The limit of a discipline: its own `limit` key, else the direction's, else 1000 packets (Linux's
+/// txqueuelen). A zero limit is rejected, naming the key.
+pub fn resolve_limit(own: Option<LimitSpec>, link: &LinkInfo) -> Result<Limit, String> {
+    match own.map(|l| l.0).or(link.limit).unwrap_or(Limit::Packets(1000)) {
         Limit::Packets(0) | Limit::Bytes(0) => Err("limit: must be greater than 0".into()),
         l => Ok(l),
     }
