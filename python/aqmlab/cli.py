@@ -176,7 +176,8 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
-        down, up = s["links"]["down"], s["links"]["up"]
+        neck = s.get("bottleneck", {})
+        down, up = s["links"][neck.get("down", "down")], s["links"][neck.get("up", "up")]
         t.add_row(
             name,
             _fmt(good["down"]),
@@ -212,6 +213,11 @@ def run_cmd(
     """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
+    if names and sc.get("topology", {}).get("hops"):
+        fail(
+            f"--qdisc: {qdisc!r} cannot be applied: this scenario describes its path with topology.hops; "
+            "set one hop's discipline with --set topology.hops.N.qdisc=NAME"
+        )
     variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
     results: list[tuple[str, Result]] = []
     try:

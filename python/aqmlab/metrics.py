@@ -101,14 +101,17 @@ _DIR_CACHE: dict[tuple[int, str], tuple[pa.Table, pa.Table]] = {}
 
 
 def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
-    """The rows of one direction. Memoised for the last few tables (the cache holds a reference
+    """The rows of one hop, named by ``direction``: a hop name (the one-hop shorthand's hops are
+    named "down" and "up"), matched on the ``hop`` column; tables stored before hops existed
+    are matched on ``dir``. Memoised for the last few tables (the cache holds a reference
     to the source table, so its id cannot be reused while cached): a run summary filters the
     same tables dozens of times."""
     key = (id(table), direction)
     hit = _DIR_CACHE.get(key)
     if hit is not None and hit[0] is table:
         return hit[1]
-    out = table.filter(pc.fill_null(pc.equal(table.column("dir"), direction), False))
+    col = "hop" if "hop" in table.column_names else "dir"
+    out = table.filter(pc.fill_null(pc.equal(table.column(col), direction), False))
     if len(_DIR_CACHE) >= 32:
         _DIR_CACHE.pop(next(iter(_DIR_CACHE)))
     _DIR_CACHE[key] = (table, out)
@@ -166,10 +169,13 @@ def parse_limit(limit: Any) -> tuple[float, str]:
 
 
 def qdisc_config(meta: dict, direction: str) -> dict:
-    """``meta['scenario']['topology'][dir]['qdisc']`` or {} when absent."""
+    """The qdisc table of a hop in the resolved scenario: ``topology[dir]['qdisc']`` for the
+    shorthand, the ``topology.hops`` entry of that name otherwise; {} when absent."""
     try:
-        q = meta["scenario"]["topology"][direction]["qdisc"]
-    except (KeyError, TypeError):
+        topo = meta["scenario"]["topology"]
+        hop = topo.get(direction) or next(h for h in topo.get("hops", []) if h.get("name") == direction)
+        q = hop["qdisc"]
+    except (KeyError, TypeError, AttributeError, StopIteration):
         return {}
     return q if isinstance(q, dict) else {"name": str(q)}
 
@@ -185,7 +191,11 @@ def qdisc_name(tables: dict[str, pa.Table], meta: dict, direction: str) -> str |
 
 
 def directions(tables: dict[str, pa.Table], meta: dict) -> list[str]:
-    """Bottleneck directions present in the run (down first)."""
+    """The hops of the run: the down direction's chain first, then the up direction's, each in
+    path order (the one-hop shorthand: "down", "up")."""
+    if _has(tables, "links") and "hop" in tables["links"].column_names:
+        rows = tables["links"].select(["dir", "hop"]).to_pylist()
+        return [r["hop"] for d in DIRECTIONS for r in rows if r["dir"] == d]
     found: set[str] = set()
     for name in ("links", "queue", "packets", "rate_schedule"):
         if _has(tables, name) and tables[name].num_rows:
@@ -197,6 +207,16 @@ def directions(tables: dict[str, pa.Table], meta: dict) -> list[str]:
             pass
     order = [d for d in DIRECTIONS if d in found] + sorted(found - set(DIRECTIONS))
     return order
+
+
+def bottlenecks(tables: dict[str, pa.Table]) -> dict[str, str]:
+    """The bottleneck hop of each direction, as the core names it (``links.bottleneck``: the
+    lowest rate of the chain, the first of equals); the direction's own name for runs stored
+    before hops existed."""
+    if _has(tables, "links") and "bottleneck" in tables["links"].column_names:
+        rows = tables["links"].select(["dir", "hop", "bottleneck"]).to_pylist()
+        return {r["dir"]: r["hop"] for r in rows if r["bottleneck"]}
+    return {d: d for d in DIRECTIONS}
 
 
 # --------------------------------------------------------------------------- queueing delay
@@ -847,6 +867,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
         "events": meta.get("events"),
         "warmup_s": float(warmup_s),
         "links": {d: link_summary(tables, meta, d, warmup_s) for d in directions(tables, meta)},
+        "bottleneck": bottlenecks(tables),
         "flows": [],
         "probes": [],
     }

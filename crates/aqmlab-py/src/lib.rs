@@ -51,11 +51,13 @@ fn dir_codes(dirs: impl Iterator<Item = Dir>) -> Vec<u8> {
 
 fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
     let mut out = Vec::new();
+    let hops: Vec<&str> = r.links.iter().map(|l| l.hop.as_str()).collect();
     let p = r.packets;
     out.push((
         "packets",
         batch(vec![
             ("dir", dict(p.dir, &DIRS)),
+            ("hop", dict(p.hop, &hops)),
             ("flow", u32s(p.flow)),
             ("size", u32s(p.size)),
             ("t_enqueue_ns", u64s(p.t_enqueue)),
@@ -69,6 +71,7 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         batch(vec![
             ("t_ns", u64s(q.t)),
             ("dir", dict(q.dir, &DIRS)),
+            ("hop", dict(q.hop, &hops)),
             ("backlog_bytes", u64s(q.backlog_bytes)),
             ("backlog_pkts", u64s(q.backlog_pkts)),
             ("tx_bytes", u64s(q.tx_bytes)),
@@ -153,6 +156,14 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
     let lcol = |g: &dyn Fn(&build::LinkRow) -> u64| u64s(l.iter().map(g).collect());
     let mut link_cols = vec![
         ("dir", dict(dir_codes(l.iter().map(|x| x.dir)), &DIRS)),
+        ("hop", strings(l.iter().map(|x| x.hop.clone()).collect())),
+        (
+            "bottleneck",
+            Arc::new(BooleanArray::from(
+                l.iter().map(|x| x.bottleneck).collect::<Vec<_>>(),
+            )),
+        ),
+        ("delay_ns", lcol(&|x| x.delay)),
         ("qdisc", strings(l.iter().map(|x| x.qdisc.clone()).collect())),
         ("rate_bps", lcol(&|x| x.rate_bps)),
         ("capacity_bytes", lcol(&|x| x.capacity_bytes)),
@@ -177,23 +188,25 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
     link_cols.push(("backlog_bytes", lcol(&|x| x.backlog_bytes)));
     link_cols.push(("backlog_pkts", lcol(&|x| x.backlog_pkts)));
     out.push(("links", batch(link_cols)));
-    let steps: Vec<(Dir, u64, u64)> = l
+    let steps: Vec<(Dir, u8, u64, u64)> = l
         .iter()
-        .flat_map(|x| x.schedule.iter().map(move |&(t, rate)| (x.dir, t, rate)))
+        .enumerate()
+        .flat_map(|(k, x)| x.schedule.iter().map(move |&(t, rate)| (x.dir, k as u8, t, rate)))
         .collect();
     out.push((
         "rate_schedule",
         batch(vec![
             ("dir", dict(dir_codes(steps.iter().map(|s| s.0)), &DIRS)),
-            ("t_ns", u64s(steps.iter().map(|s| s.1).collect())),
-            ("rate_bps", u64s(steps.iter().map(|s| s.2).collect())),
+            ("hop", dict(steps.iter().map(|s| s.1).collect(), &hops)),
+            ("t_ns", u64s(steps.iter().map(|s| s.2).collect())),
+            ("rate_bps", u64s(steps.iter().map(|s| s.3).collect())),
         ]),
     ));
     let diagnostics: serde_json::Map<String, serde_json::Value> = l
         .iter()
         .map(|x| {
             (
-                x.dir.name().to_string(),
+                x.hop.clone(),
                 json!(x
                     .diagnostics
                     .iter()

@@ -1,5 +1,5 @@
-//! The network elements of the dumbbell: bottleneck links (a queue discipline in front of a
-//! serialiser whose rate may follow a schedule) and propagation pipes (constant-delay FIFOs).
+//! The network elements of a path: hops (a queue discipline in front of a serialiser whose rate
+//! may follow a schedule, then a propagation delay) and propagation pipes (constant-delay FIFOs).
 //!
 //! A pipe keeps its packets in its own ring and the event loop holds one pending event per
 //! non-empty pipe (the htsim approach, DESIGN.md principle 5). Serialisation time rounds up to the
@@ -11,7 +11,7 @@ use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
 
-/// Counters of one bottleneck direction.
+/// Counters of one hop.
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
     pub arrivals: u64,
@@ -27,9 +27,17 @@ impl LinkStats {
     }
 }
 
-/// One direction of the bottleneck.
+/// One hop of a direction's path: a qdisc, an optional device queue and a serialiser.
 pub struct Link {
     pub dir: Dir,
+    /// The hop's name ("down"/"up" for the one-hop shorthand).
+    pub name: String,
+    /// The next hop of the same direction's chain (an index into the world's links), or `None`
+    /// for the last hop, after which packets take the flow's own access path.
+    pub next: Option<u32>,
+    /// Propagation delay between this hop and the next (0 for the last hop, whose delay is in
+    /// the flows' access paths).
+    pub delay: Time,
     pub qdisc: AnyQdisc,
     pub qdisc_name: String,
     /// Rate steps (time, bit/s), sorted, the first at time 0.
@@ -108,6 +116,9 @@ mod tests {
     fn link(schedule: Vec<(Time, u64)>) -> Link {
         Link {
             dir: Dir::Down,
+            name: "down".into(),
+            next: None,
+            delay: 0,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),
             schedule,

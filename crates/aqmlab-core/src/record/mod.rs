@@ -1,5 +1,5 @@
 //! What a run records, as column buffers (docs/tables.md gives the contract). The recording level
-//! decides the cost: `packets` keeps one row per packet at the bottleneck, `series` only the
+//! decides the cost: `packets` keeps one row per packet and hop, `series` only the
 //! periodic samples, `summary` only the per-flow and per-link totals and the probes.
 
 use crate::packet::Dir;
@@ -25,6 +25,8 @@ pub const OUTCOMES: [&str; 7] = ["sent", "marked", "overlimit", "early", "head",
 #[derive(Default)]
 pub struct PacketColumns {
     pub dir: Vec<u8>,
+    /// Index of the hop (into the `links` table).
+    pub hop: Vec<u8>,
     pub flow: Vec<u32>,
     pub size: Vec<u32>,
     pub t_enqueue: Vec<Time>,
@@ -36,6 +38,7 @@ pub struct PacketColumns {
 pub struct QueueColumns {
     pub t: Vec<Time>,
     pub dir: Vec<u8>,
+    pub hop: Vec<u8>,
     pub backlog_bytes: Vec<u64>,
     pub backlog_pkts: Vec<u64>,
     pub tx_bytes: Vec<u64>,
@@ -74,10 +77,21 @@ impl Recorder {
     }
 
     #[inline]
-    pub fn packet(&mut self, dir: Dir, flow: u32, size: u32, t_enqueue: Time, t_out: Time, outcome: u8) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn packet(
+        &mut self,
+        dir: Dir,
+        hop: u8,
+        flow: u32,
+        size: u32,
+        t_enqueue: Time,
+        t_out: Time,
+        outcome: u8,
+    ) {
         if self.level == Level::Packets {
             let p = &mut self.packets;
             p.dir.push(dir as u8);
+            p.hop.push(hop);
             p.flow.push(flow);
             p.size.push(size);
             p.t_enqueue.push(t_enqueue);

@@ -1,11 +1,12 @@
 //! Turns a validated scenario into a world, runs it, and collects the results.
 //!
-//! Placement of delay: a flow's base RTT is split evenly between its client-side and server-side
-//! access paths (each one-way rtt/4), with the bottleneck between them; only the total matters
-//! for a single bottleneck. Random draws come from streams named after what they decide
-//! ("start/<group>", "qdisc/<dir>", "loss/<dir>", "flow/<id>"), derived from the run seed.
+//! Placement of delay: a flow's `rtt` is split evenly between its client-side and server-side
+//! access paths (each one-way rtt/4), with the path's hops between them; hop delays add to it.
+//! Random draws come from streams named after what they decide ("start/<group>",
+//! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
+//! derived from the run seed.
 
-use super::{DirSpec, FlowSpec, Scenario, StartSpec};
+use super::{DirSpec, FlowSpec, HopRef, Scenario, StartSpec};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::net::{Link, LinkStats};
@@ -34,10 +35,14 @@ pub struct FlowRow {
     pub marks: u64,
 }
 
-/// One row of the `links` table.
+/// One row of the `links` table: one per hop.
 #[derive(Clone, Debug)]
 pub struct LinkRow {
     pub dir: Dir,
+    pub hop: String,
+    /// The hop with the lowest (initial) rate of its direction; the first of equals.
+    pub bottleneck: bool,
+    pub delay: Time,
     pub qdisc: String,
     pub rate_bps: u64,
     pub capacity_bytes: u64,
@@ -109,23 +114,26 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
     r
 }
 
-fn build_link(sc: &Scenario, dir: Dir, seed: u64) -> Result<(Link, super::QdiscSpec), String> {
-    let spec = sc.topology.link(dir);
+fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSpec), String> {
+    let spec = hop.spec;
     let info = LinkInfo {
         rate_bps: spec.rate.0[0].1,
-        mtu: sc.topology.mtu.0 as u32,
+        mtu,
         limit: spec.limit.map(|l| l.0),
     };
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
-    let rng = Rng::stream(seed, &format!("qdisc/{}", dir.name()));
-    let key = format!("topology.{}.qdisc", dir.name());
+    let rng = Rng::stream(seed, &format!("qdisc/{}", hop.name));
+    let key = format!("{}.qdisc", hop.key);
     let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng, &key)?;
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
     };
     let link = Link {
-        dir,
+        dir: hop.dir,
+        name: hop.name.clone(),
+        next: None,
+        delay: spec.delay.map_or(0, |d| d.0),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
         schedule: spec.rate.0.clone(),
@@ -136,11 +144,28 @@ fn build_link(sc: &Scenario, dir: Dir, seed: u64) -> Result<(Link, super::QdiscS
             crate::units::Limit::Bytes(_) => unreachable!("validated: packets"),
         }),
         loss: spec.loss,
-        loss_rng: Rng::stream(seed, &format!("loss/{}", dir.name())),
+        loss_rng: Rng::stream(seed, &format!("loss/{}", hop.name)),
         stats: LinkStats::default(),
         timer_armed: None,
     };
     Ok((link, resolved_spec))
+}
+
+/// Builds every hop (up chain first, then down), each linked to the next of its direction.
+fn build_links(sc: &Scenario, seed: u64) -> Result<Vec<(Link, super::QdiscSpec)>, String> {
+    let mtu = sc.topology.mtu.0 as u32;
+    let mut links = sc
+        .topology
+        .hops()
+        .iter()
+        .map(|h| build_link(h, mtu, seed))
+        .collect::<Result<Vec<_>, String>>()?;
+    for k in 1..links.len() {
+        if links[k - 1].0.dir == links[k].0.dir {
+            links[k - 1].0.next = Some(k as u32);
+        }
+    }
+    Ok(links)
 }
 
 fn endpoints(
@@ -220,8 +245,13 @@ fn endpoints(
 pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
-    resolved.topology.up.qdisc = build_link(sc, Dir::Up, seed)?.1;
-    resolved.topology.down.qdisc = build_link(sc, Dir::Down, seed)?.1;
+    for (link, qdisc) in build_links(sc, seed)? {
+        let spec = resolved
+            .topology
+            .hop_spec_mut(link.dir, &link.name)
+            .expect("a hop of the scenario");
+        spec.qdisc = qdisc;
+    }
     resolved.flows = sc.flows.iter().map(resolve_flow).collect();
     Ok(resolved)
 }
@@ -230,8 +260,11 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
     let resolved = resolve(sc, seed)?;
     let end = sc.duration.0;
-    let (up, _) = build_link(&resolved, Dir::Up, seed)?;
-    let (down, _) = build_link(&resolved, Dir::Down, seed)?;
+    let links: Vec<Link> = build_links(&resolved, seed)?
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    let hop_delays: Time = links.iter().map(|l| l.delay).sum();
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
@@ -256,7 +289,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
                 label: f.label.clone().unwrap_or_else(|| format!("{}{g}", f.kind)),
                 cc,
                 start,
-                base_rtt: 2 * (client + server),
+                base_rtt: 2 * (client + server) + hop_delays,
                 bytes_target: target,
                 report: FlowReport::default(),
                 drops: 0,
@@ -265,7 +298,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         }
     }
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
-    let mut world = World::new(end, [up, down], flows, rec);
+    let mut world = World::new(end, links, flows, rec);
     world.run();
     let conservation = world.check_conservation();
     debug_assert!(conservation.is_ok(), "{conservation:?}");
@@ -284,11 +317,23 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             }));
         }
     }
+    let bottleneck: Vec<usize> = Dir::BOTH
+        .iter()
+        .filter_map(|&d| {
+            let chain = world.links.iter().enumerate().filter(|(_, l)| l.dir == d);
+            // min_by_key keeps the first of equals: the hop a packet meets first.
+            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
+        })
+        .collect();
     let links = world
         .links
         .iter()
-        .map(|l| LinkRow {
+        .enumerate()
+        .map(|(k, l)| LinkRow {
             dir: l.dir,
+            hop: l.name.clone(),
+            bottleneck: bottleneck.contains(&k),
+            delay: l.delay,
             qdisc: l.qdisc_name.clone(),
             rate_bps: l.schedule[0].1,
             capacity_bytes: l.capacity_bytes(end),

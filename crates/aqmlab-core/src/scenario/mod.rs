@@ -38,20 +38,73 @@ fn default_mtu() -> Size {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// Base round-trip time of the path (flows may override it with their own `rtt`).
+    /// Base round-trip time of the flows' access paths (flows may override it with their own
+    /// `rtt`); hop delays add to it.
     pub rtt: Dur,
     /// Largest IP packet on the path.
     #[serde(default = "default_mtu")]
     pub mtu: Size,
-    pub down: LinkSpec,
-    pub up: LinkSpec,
+    /// The one-hop shorthand: the bottleneck in each direction, named "down" and "up".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down: Option<LinkSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<LinkSpec>,
+    /// The general form: each direction is the chain of the hops that name it, in file order
+    /// (packets cross them first to last). Replaces `down`/`up`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hops: Vec<LinkSpec>,
+}
+
+/// Most hops a path may hold (both directions together).
+pub const MAX_HOPS: usize = 64;
+
+/// One hop of a path as the builder sees it: its scenario key, name, direction and spec.
+pub struct HopRef<'a> {
+    pub key: String,
+    pub name: String,
+    pub dir: Dir,
+    pub spec: &'a LinkSpec,
 }
 
 impl Topology {
-    pub fn link(&self, dir: Dir) -> &LinkSpec {
-        match dir {
-            Dir::Up => &self.up,
-            Dir::Down => &self.down,
+    /// Every hop, the up direction's chain first, then the down direction's, each in path
+    /// order. The shorthand gives one hop per direction, named after it.
+    pub fn hops(&self) -> Vec<HopRef<'_>> {
+        let mut out = Vec::new();
+        for dir in Dir::BOTH {
+            let short = match dir {
+                Dir::Up => &self.up,
+                Dir::Down => &self.down,
+            };
+            if let Some(spec) = short {
+                out.push(HopRef {
+                    key: format!("topology.{}", dir.name()),
+                    name: dir.name().to_string(),
+                    dir,
+                    spec,
+                });
+            }
+            for (i, spec) in self.hops.iter().enumerate() {
+                if spec.direction.map(DirSpec::dir) == Some(dir) {
+                    out.push(HopRef {
+                        key: format!("topology.hops[{i}]"),
+                        name: spec.name.clone().unwrap_or_default(),
+                        dir,
+                        spec,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The spec a hop's key names (`topology.down`, `topology.hops[2]`), for writing back the
+    /// resolved qdisc.
+    pub fn hop_spec_mut(&mut self, dir: Dir, name: &str) -> Option<&mut LinkSpec> {
+        match (dir, name) {
+            (Dir::Up, "up") if self.up.is_some() => self.up.as_mut(),
+            (Dir::Down, "down") if self.down.is_some() => self.down.as_mut(),
+            _ => self.hops.iter_mut().find(|h| h.name.as_deref() == Some(name)),
         }
     }
 }
@@ -59,6 +112,12 @@ impl Topology {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// The hop's name (only in `topology.hops`; the shorthand's are "down" and "up").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Which direction's chain the hop belongs to (only in `topology.hops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<DirSpec>,
     pub rate: RateSpec,
     #[serde(default)]
     pub qdisc: QdiscSpec,
@@ -72,6 +131,10 @@ pub struct LinkSpec {
     /// packet left the qdisc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_queue: Option<LimitSpec>,
+    /// Propagation delay after the hop, before the next one (only in `topology.hops`; the
+    /// shorthand's delay is all in the flows' access paths, from `rtt`). Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Dur>,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
@@ -395,9 +458,10 @@ impl Scenario {
                 format!("{}B is out of range; allowed 68B to 65535B", self.topology.mtu.0),
             );
         }
-        for dir in Dir::BOTH {
-            let l = self.topology.link(dir);
-            let key = format!("topology.{}", dir.name());
+        self.validate_path()?;
+        for hop in self.topology.hops() {
+            let l = hop.spec;
+            let key = hop.key;
             for (i, &(t, r)) in l.rate.0.iter().enumerate() {
                 if r == 0 {
                     return err(
@@ -433,6 +497,112 @@ impl Scenario {
         }
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
+        }
+        Ok(())
+    }
+
+    /// The shape of the path: the shorthand or `hops`, not both; every direction has a hop;
+    /// hop names unique and usable as file and column names.
+    fn validate_path(&self) -> Result<(), String> {
+        let t = &self.topology;
+        if t.hops.is_empty() {
+            for (dir, l) in [(Dir::Down, &t.down), (Dir::Up, &t.up)] {
+                let key = format!("topology.{}", dir.name());
+                let Some(l) = l else {
+                    return err(
+                        key,
+                        "missing; give both topology.down and topology.up, or topology.hops",
+                    );
+                };
+                for (k, set) in [
+                    ("name", l.name.is_some()),
+                    ("direction", l.direction.is_some()),
+                    ("delay", l.delay.is_some()),
+                ] {
+                    if set {
+                        return err(format!("{key}.{k}"), "only allowed on an entry of topology.hops");
+                    }
+                }
+            }
+            return Ok(());
+        }
+        for dir in Dir::BOTH {
+            if (dir == Dir::Up && t.up.is_some()) || (dir == Dir::Down && t.down.is_some()) {
+                return err(
+                    format!("topology.{}", dir.name()),
+                    "not allowed together with topology.hops; describe that direction's hop in topology.hops",
+                );
+            }
+        }
+        if t.hops.len() > MAX_HOPS {
+            return err(
+                "topology.hops",
+                format!("{} hops is out of range; allowed 1 to {MAX_HOPS}", t.hops.len()),
+            );
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, h) in t.hops.iter().enumerate() {
+            let key = format!("topology.hops[{i}]");
+            let Some(name) = h.name.as_deref() else {
+                return err(
+                    format!("{key}.name"),
+                    "missing; every hop needs a name such as \"router\"",
+                );
+            };
+            let ok = !name.is_empty()
+                && name.len() <= 32
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+            if !ok {
+                return err(
+                    format!("{key}.name"),
+                    format!("{name:?} is not allowed; a hop name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
+                );
+            }
+            if names.contains(&name) {
+                return err(
+                    format!("{key}.name"),
+                    format!("{name:?} names two hops; hop names must be unique"),
+                );
+            }
+            names.push(name);
+            if h.direction.is_none() {
+                return err(format!("{key}.direction"), "missing; allowed: \"up\" or \"down\"");
+            }
+            if let Some(d) = h.delay {
+                if d.0 > 3600 * crate::units::SEC {
+                    return err(
+                        format!("{key}.delay"),
+                        format!(
+                            "{} is out of range; allowed 0s to 3600s",
+                            crate::units::fmt_time(d.0)
+                        ),
+                    );
+                }
+            }
+        }
+        for dir in Dir::BOTH {
+            let last = t
+                .hops
+                .iter()
+                .enumerate()
+                .rfind(|(_, h)| h.direction.map(DirSpec::dir) == Some(dir));
+            if let Some((i, h)) = last {
+                if h.delay.is_some_and(|d| d.0 > 0) {
+                    return err(
+                        format!("topology.hops[{i}].delay"),
+                        format!("not allowed on the last hop of the {} direction: the delay beyond it is the flows' access path (topology.rtt or a flow's rtt)", dir.name()),
+                    );
+                }
+            }
+            if !t.hops.iter().any(|h| h.direction.map(DirSpec::dir) == Some(dir)) {
+                return err(
+                    "topology.hops",
+                    format!("no hop carries the {} direction; every direction needs at least one hop (direction = \"{}\")", dir.name(), dir.name()),
+                );
+            }
         }
         Ok(())
     }

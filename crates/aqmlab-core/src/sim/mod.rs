@@ -1,10 +1,11 @@
-//! The world and its event loop. The world owns time, the packet slab, the two bottleneck
-//! directions, the propagation pipes and the flows' endpoints; components are sans-I/O state
-//! machines that are handed `now` (DESIGN.md principle 1).
+//! The world and its event loop. The world owns time, the packet slab, the hops of both
+//! directions' paths, the propagation pipes and the flows' endpoints; components are sans-I/O
+//! state machines that are handed `now` (DESIGN.md principle 1).
 //!
-//! Path of a packet of flow f sent in direction d: source endpoint -> pre-bottleneck pipe of
-//! (f, d) -> bottleneck queue d -> serialiser -> post-bottleneck pipe of (f, d) -> the endpoint at
-//! the other end. Events are ordered by time, ties by insertion order (FIFO), so a run is a pure
+//! Path of a packet of flow f sent in direction d: source endpoint -> access pipe of (f, d) ->
+//! hop 1 of d (qdisc, serialiser) -> hop 1's delay pipe -> hop 2 ... -> last hop of d -> the
+//! other access pipe of (f, d) -> the endpoint at the other end. The one-hop shorthand is a
+//! chain of one hop per direction with no hop delay. Events are ordered by time, ties by insertion order (FIFO), so a run is a pure
 //! function of (scenario, seed).
 
 use crate::app::ping::{PingClient, PingServer, ProbeRecord};
@@ -158,10 +159,10 @@ impl Flow {
 enum Ev {
     /// The head packet of pipe i arrives at its far end.
     Pipe(u32),
-    /// The bottleneck in direction d finished serialising its packet.
-    TxDone(Dir),
-    /// The qdisc of direction d asked for its timer.
-    QdiscTimer(Dir),
+    /// Hop l finished serialising its packet.
+    TxDone(u32),
+    /// The qdisc of hop l asked for its timer.
+    QdiscTimer(u32),
     /// An endpoint's timer.
     Endpoint(u32, Side),
     /// A flow starts.
@@ -188,8 +189,18 @@ pub struct World {
     seq: u64,
     pub events: u64,
     pub pool: PacketPool,
-    pub links: [Link; 2],
+    /// Every hop: the up direction's chain first, then the down direction's.
+    pub links: Vec<Link>,
+    /// The first hop of each direction's chain (indexed by `Dir::index`).
+    first: [u32; 2],
+    /// Pipes: the flows' access pipes first, then one per hop with a delay.
     pipes: Vec<Pipe>,
+    /// Index of the first hop pipe in `pipes`.
+    hop_pipes: usize,
+    /// For each hop pipe, the hop its packets arrive at.
+    hop_pipe_next: Vec<u32>,
+    /// For each hop with a delay, its pipe (indexed like `links`; unused for the others).
+    link_pipe: Vec<u32>,
     pub flows: Vec<Flow>,
     pub rec: Recorder,
     out: Outbox,
@@ -197,7 +208,9 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(end: Time, links: [Link; 2], mut flows: Vec<Flow>, rec: Recorder) -> World {
+    /// A world over `links`, the hops of both directions' chains, each linked to its successor
+    /// by `Link::next` (the up chain first).
+    pub fn new(end: Time, links: Vec<Link>, mut flows: Vec<Flow>, rec: Recorder) -> World {
         // Flows with equal access delays share their pipes: a pipe is a constant-delay FIFO, so
         // packets of many flows stay in arrival order in one ring with one pending event
         // (pipe i = delay slot * 4 + direction * 2 + post).
@@ -222,6 +235,24 @@ impl World {
                 }
             }
         }
+        let hop_pipes = pipes.len();
+        let mut hop_pipe_next = Vec::new();
+        let mut link_pipe = vec![u32::MAX; links.len()];
+        for (k, l) in links.iter().enumerate() {
+            if let (Some(next), true) = (l.next, l.delay > 0) {
+                link_pipe[k] = pipes.len() as u32;
+                pipes.push(Pipe {
+                    delay: l.delay,
+                    ..Pipe::default()
+                });
+                hop_pipe_next.push(next);
+            }
+        }
+        let first = Dir::BOTH.map(|d| {
+            let starts = links.iter().enumerate().filter(|(_, l)| l.dir == d);
+            let mut heads = starts.filter(|&(i, _)| !links.iter().any(|m| m.next == Some(i as u32)));
+            heads.next().expect("every direction has a hop").0 as u32
+        });
         let mut w = World {
             now: 0,
             end,
@@ -231,7 +262,11 @@ impl World {
             events: 0,
             pool: PacketPool::new(),
             links,
+            first,
             pipes,
+            hop_pipes,
+            hop_pipe_next,
+            link_pipe,
             flows,
             rec,
             out: Vec::new(),
@@ -244,8 +279,8 @@ impl World {
         if w.rec.series_enabled() {
             w.schedule(0, Ev::Sample);
         }
-        for d in Dir::BOTH {
-            w.arm_qdisc_timer(d);
+        for l in 0..w.links.len() {
+            w.arm_qdisc_timer(l);
         }
         w
     }
@@ -276,8 +311,8 @@ impl World {
             self.events += 1;
             match ev {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
-                Ev::TxDone(d) => self.tx_done(d),
-                Ev::QdiscTimer(d) => self.qdisc_timer(d, t),
+                Ev::TxDone(l) => self.tx_done(l as usize),
+                Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
                 Ev::Start(f) => {
                     self.flows[f as usize].ends[Side::Src as usize].start(t, &mut self.out);
@@ -355,14 +390,20 @@ impl World {
         }
     }
 
-    /// A packet reached the far end of pipe i: the bottleneck (pre pipes) or an endpoint (post).
+    /// A packet reached the far end of pipe i: the first hop (access pipes towards the path),
+    /// the next hop (hop pipes) or an endpoint (access pipes away from the path).
     #[inline]
     fn leave_pipe(&mut self, i: usize, id: PktId) {
+        if i >= self.hop_pipes {
+            let next = self.hop_pipe_next[i - self.hop_pipes];
+            self.link_arrival(next as usize, id);
+            return;
+        }
         let post = i % 2 == 1;
         if !post {
             // The pipe index encodes the direction (see `pipe_slot`): no packet read needed.
             let d = if (i >> 1) & 1 == 0 { Dir::Up } else { Dir::Down };
-            self.link_arrival(d, id);
+            self.link_arrival(self.first[d.index()] as usize, id);
         } else {
             self.deliver(id);
         }
@@ -382,32 +423,33 @@ impl World {
         self.after_endpoint(f, s);
     }
 
-    fn link_arrival(&mut self, d: Dir, id: PktId) {
+    fn link_arrival(&mut self, l: usize, id: PktId) {
         let now = self.now;
         let p = self.pool.get_mut(id);
         p.enqueued_at = now;
         let flow = p.flow as usize;
         self.flows[flow].queued += 1;
-        let link = &mut self.links[d.index()];
+        let link = &mut self.links[l];
         link.stats.arrivals += 1;
         let mut ctx = QueueCtx {
             pool: &mut self.pool,
             events: &mut self.qev,
         };
         link.qdisc.enqueue(id, &mut ctx, now);
-        self.queue_events(d);
-        self.start_tx(d);
-        self.arm_qdisc_timer(d);
+        self.queue_events(l);
+        self.start_tx(l);
+        self.arm_qdisc_timer(l);
     }
 
-    /// Applies the drops and marks a qdisc reported.
-    fn queue_events(&mut self, d: Dir) {
+    /// Applies the drops and marks the qdisc of hop `l` reported.
+    fn queue_events(&mut self, l: usize) {
         for k in 0..self.qev.len() {
             match self.qev[k] {
                 QueueEvent::Drop(id, reason) => {
                     let p = self.pool.get(id);
                     self.rec.packet(
-                        d,
+                        self.links[l].dir,
+                        l as u8,
                         p.flow,
                         p.size,
                         p.enqueued_at,
@@ -417,55 +459,55 @@ impl World {
                     let flow = &mut self.flows[p.flow as usize];
                     flow.dropped += 1;
                     flow.queued -= 1;
-                    self.links[d.index()].stats.drops[reason as usize] += 1;
+                    self.links[l].stats.drops[reason as usize] += 1;
                     self.pool.release(id);
                 }
                 QueueEvent::Mark(id) => {
                     let f = self.pool.get(id).flow;
                     self.flows[f as usize].marked += 1;
-                    self.links[d.index()].stats.marks += 1;
+                    self.links[l].stats.marks += 1;
                 }
             }
         }
         self.qev.clear();
     }
 
-    /// Feeds the serialiser of direction `d`: starts the next transmission when the link is idle
-    /// and keeps the device queue (if any) topped up from the qdisc.
-    fn start_tx(&mut self, d: Dir) {
+    /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
+    /// keeps the device queue (if any) topped up from the qdisc.
+    fn start_tx(&mut self, l: usize) {
         loop {
-            let link = &mut self.links[d.index()];
+            let link = &mut self.links[l];
             if link.tx.is_none() {
                 if let Some(id) = link.device.pop_front() {
-                    self.begin_tx(d, id);
+                    self.begin_tx(l, id);
                     continue;
                 }
             }
-            let link = &self.links[d.index()];
+            let link = &self.links[l];
             if link.tx.is_some() && link.device.len() >= link.device_limit {
                 return;
             }
-            let Some(id) = self.qdisc_dequeue(d) else {
+            let Some(id) = self.qdisc_dequeue(l) else {
                 return;
             };
-            if self.links[d.index()].tx.is_none() {
-                self.begin_tx(d, id);
+            if self.links[l].tx.is_none() {
+                self.begin_tx(l, id);
             } else {
-                self.links[d.index()].device.push_back(id);
+                self.links[l].device.push_back(id);
             }
         }
     }
 
-    /// Takes the next packet out of the qdisc and records it (sent or marked).
-    fn qdisc_dequeue(&mut self, d: Dir) -> Option<PktId> {
+    /// Takes the next packet out of hop `l`'s qdisc and records it (sent or marked).
+    fn qdisc_dequeue(&mut self, l: usize) -> Option<PktId> {
         let now = self.now;
-        let link = &mut self.links[d.index()];
+        let link = &mut self.links[l];
         let mut ctx = QueueCtx {
             pool: &mut self.pool,
             events: &mut self.qev,
         };
         let next = link.qdisc.dequeue(&mut ctx, now);
-        self.queue_events(d);
+        self.queue_events(l);
         let id = next?;
         let p = self.pool.get(id);
         self.flows[p.flow as usize].queued -= 1;
@@ -474,20 +516,28 @@ impl World {
         } else {
             OUTCOME_SENT
         };
-        self.rec.packet(d, p.flow, p.size, p.enqueued_at, now, outcome);
+        self.rec.packet(
+            self.links[l].dir,
+            l as u8,
+            p.flow,
+            p.size,
+            p.enqueued_at,
+            now,
+            outcome,
+        );
         Some(id)
     }
 
-    fn begin_tx(&mut self, d: Dir, id: PktId) {
+    fn begin_tx(&mut self, l: usize, id: PktId) {
         let size = self.pool.get(id).size as u64;
-        let link = &mut self.links[d.index()];
+        let link = &mut self.links[l];
         link.tx = Some(id);
         let done = link.finish_time(self.now, size);
-        self.schedule(done, Ev::TxDone(d));
+        self.schedule(done, Ev::TxDone(l as u32));
     }
 
-    fn tx_done(&mut self, d: Dir) {
-        let link = &mut self.links[d.index()];
+    fn tx_done(&mut self, l: usize) {
+        let link = &mut self.links[l];
         let id = link.tx.take().expect("a transmission was in progress");
         let p = self.pool.get(id);
         let (flow, size) = (p.flow, p.size);
@@ -498,25 +548,32 @@ impl World {
             self.flows[flow as usize].dropped += 1;
             self.pool.release(id);
         } else {
-            self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id);
+            match link.next {
+                None => {
+                    let d = link.dir;
+                    self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id)
+                }
+                Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
+                Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
+            }
         }
-        self.start_tx(d);
-        self.arm_qdisc_timer(d);
+        self.start_tx(l);
+        self.arm_qdisc_timer(l);
     }
 
-    fn arm_qdisc_timer(&mut self, d: Dir) {
-        let link = &mut self.links[d.index()];
+    fn arm_qdisc_timer(&mut self, l: usize) {
+        let link = &mut self.links[l];
         if let Some(deadline) = link.qdisc.next_timer() {
             let deadline = deadline.max(self.now);
             if link.timer_armed.is_none_or(|a| deadline < a) {
                 link.timer_armed = Some(deadline);
-                self.schedule(deadline, Ev::QdiscTimer(d));
+                self.schedule(deadline, Ev::QdiscTimer(l as u32));
             }
         }
     }
 
-    fn qdisc_timer(&mut self, d: Dir, t: Time) {
-        let link = &mut self.links[d.index()];
+    fn qdisc_timer(&mut self, l: usize, t: Time) {
+        let link = &mut self.links[l];
         if link.timer_armed != Some(t) {
             return;
         }
@@ -527,19 +584,19 @@ impl World {
                 events: &mut self.qev,
             };
             link.qdisc.on_timer(&mut ctx, t);
-            self.queue_events(d);
+            self.queue_events(l);
         }
-        self.arm_qdisc_timer(d);
+        self.arm_qdisc_timer(l);
     }
 
     fn sample(&mut self) {
         let t = self.now;
-        for d in Dir::BOTH {
-            let l = &self.links[d.index()];
+        for (k, l) in self.links.iter().enumerate() {
             let rate = l.rate_at(t);
             let q = &mut self.rec.queue;
             q.t.push(t);
-            q.dir.push(d as u8);
+            q.dir.push(l.dir as u8);
+            q.hop.push(k as u8);
             q.backlog_bytes.push(l.qdisc.backlog_bytes());
             q.backlog_pkts.push(l.qdisc.backlog_packets());
             q.tx_bytes.push(l.stats.tx_bytes);

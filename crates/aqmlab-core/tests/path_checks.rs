@@ -1,0 +1,205 @@
+//! Checks of paths of several hops against independent facts: store-and-forward timing
+//! (each hop adds its serialisation and its propagation delay), where a standing queue forms
+//! (at the slowest hop of a chain, and only there), conservation across hops, and the
+//! one-line errors for paths that cannot exist.
+
+use aqmlab_core::scenario::{self, build};
+use aqmlab_core::units::{tx_time, MS, SEC};
+use serde_json::{json, Value};
+
+fn run(v: Value) -> build::RunResult {
+    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
+    let r = build::run(&sc, sc.seed).expect("run");
+    r.conservation.as_ref().expect("packet conservation");
+    r
+}
+
+fn hops(up: Value, down: Value) -> Value {
+    let mut all = Vec::new();
+    for (dir, list) in [("up", up), ("down", down)] {
+        for mut h in list.as_array().expect("list").clone() {
+            h["direction"] = json!(dir);
+            all.push(h);
+        }
+    }
+    Value::Array(all)
+}
+
+#[test]
+fn a_probe_pays_every_hops_serialisation_and_delay() {
+    // Store and forward: 1500 B crosses 100 Mb/s (120 us), waits 3 ms of propagation, then
+    // 10 Mb/s (1.2 ms); the access paths add rtt/4 = 5 ms on each side.
+    let r = run(json!({
+        "name": "two", "duration": "1s",
+        "topology": {"rtt": "20ms", "hops": hops(
+            json!([{"name": "lan", "rate": "100Mbps", "delay": "3ms"}, {"name": "wan", "rate": "10Mbps"}]),
+            json!([{"name": "back", "rate": "10Mbps"}]))},
+        "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
+    }));
+    let (rtt, up, down) = r.probes[0].reply.expect("reply");
+    let up_expected = 10 * MS + tx_time(1500, 100_000_000) + 3 * MS + tx_time(1500, 10_000_000);
+    assert_eq!(up, up_expected);
+    assert_eq!(down, 10 * MS + tx_time(1500, 10_000_000));
+    assert_eq!(rtt, up + down);
+    // Base RTT of the flow: access paths plus every hop delay of both chains.
+    assert_eq!(r.flows[0].base_rtt, 23 * MS);
+    // The links table has one row per hop, in path order (up chain first).
+    let names: Vec<&str> = r.links.iter().map(|l| l.hop.as_str()).collect();
+    assert_eq!(names, ["lan", "wan", "back"]);
+}
+
+fn router_modem(router_rate: &str) -> build::RunResult {
+    run(json!({
+        "name": "edge", "duration": "20s",
+        "topology": {"rtt": "40ms", "hops": hops(
+            json!([{"name": "router", "rate": router_rate, "qdisc": "fq_codel"},
+                   {"name": "modem", "rate": "2Mbps", "qdisc": "pfifo", "limit": "256p"}]),
+            json!([{"name": "isp", "rate": "20Mbps"}]))},
+        "flows": [{"kind": "udp", "direction": "up", "rate": "3Mbps", "packet_size": "1500B"}]
+    }))
+}
+
+#[test]
+fn the_standing_queue_forms_at_the_slowest_hop_only() {
+    // 3 Mb/s offered into a chain 100 Mb/s -> 2 Mb/s: the fast router never drops (it forwards
+    // faster than arrivals), the modem FIFO fills to its limit, drops the excess and carries
+    // its full 2 Mb/s.
+    let r = router_modem("100Mbps");
+    let (router, modem) = (&r.links[0], &r.links[1]);
+    assert!(modem.bottleneck && !router.bottleneck);
+    assert_eq!(router.stats.total_drops(), 0);
+    assert!(modem.stats.total_drops() > 0);
+    let rate = modem.stats.tx_bytes as f64 * 8.0 / 20.0;
+    assert!((rate / 2e6 - 1.0).abs() < 0.005, "modem carries {rate} b/s");
+    // Every packet the router sent entered the modem (no delay between them, nothing lost).
+    assert_eq!(router.stats.tx_packets, modem.stats.arrivals);
+    // Steady state at the modem: 256 packets ahead at 6 ms each.
+    let p = &r.packets;
+    let ser = tx_time(1500, 2_000_000);
+    let late_modem: Vec<u64> = (0..p.hop.len())
+        .filter(|&i| p.hop[i] == 1 && p.outcome[i] == 0 && p.t_enqueue[i] > 10 * SEC)
+        .map(|i| p.t_out[i] - p.t_enqueue[i])
+        .collect();
+    assert!(!late_modem.is_empty());
+    assert!(
+        late_modem.iter().all(|&s| s.abs_diff(256 * ser) <= ser),
+        "modem sojourns"
+    );
+    // Shaped below the modem rate (1.9 Mb/s), the router becomes the bottleneck: the modem is
+    // never entered faster than it drains, so it holds at most the packet being serialised.
+    let r = router_modem("1.9Mbps");
+    let (router, modem) = (&r.links[0], &r.links[1]);
+    assert!(router.bottleneck && !modem.bottleneck);
+    assert_eq!(modem.stats.total_drops(), 0);
+    assert!(router.stats.total_drops() > 0);
+    let p = &r.packets;
+    let modem_max = (0..p.hop.len())
+        .filter(|&i| p.hop[i] == 1)
+        .map(|i| p.t_out[i] - p.t_enqueue[i])
+        .max()
+        .expect("modem packets");
+    assert!(
+        modem_max <= ser,
+        "modem sojourn {modem_max} with a shaping router"
+    );
+}
+
+#[test]
+fn one_hop_chains_equal_the_shorthand() {
+    // The same path written both ways runs the same: hop names "up"/"down" give the same
+    // random streams as the shorthand, so the runs are identical packet for packet.
+    let short = json!({"name": "s", "duration": "5s", "topology": {"rtt": "30ms",
+        "down": {"rate": "10Mbps", "qdisc": "red", "loss": 0.01}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "count": 3}, {"kind": "ping"}]});
+    let mut long = short.clone();
+    long["topology"] = json!({"rtt": "30ms", "hops": hops(
+        json!([{"name": "up", "rate": "10Mbps"}]),
+        json!([{"name": "down", "rate": "10Mbps", "qdisc": "red", "loss": 0.01}]))});
+    let (a, b) = (run(short), run(long));
+    assert_eq!(a.packets.t_out, b.packets.t_out);
+    assert_eq!(a.packets.outcome, b.packets.outcome);
+    assert_eq!(a.events, b.events);
+}
+
+#[test]
+fn paths_that_cannot_exist_name_the_key() {
+    let base = |topology: Value| json!({"name": "x", "duration": "1s", "topology": topology});
+    let cases = [
+        (
+            base(json!({"rtt": "1ms", "down": {"rate": "1Mbps"}})),
+            "topology.up",
+        ),
+        (
+            base(json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps"}]), json!([]))})),
+            "topology.hops",
+        ),
+        (
+            base(json!({"rtt": "1ms", "up": {"rate": "1Mbps"},
+                "hops": hops(json!([{"name": "a", "rate": "1Mbps"}]), json!([{"name": "b", "rate": "1Mbps"}]))})),
+            "topology.up",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps"}]),
+                json!([{"name": "a", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[1].name",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a/b", "rate": "1Mbps"}]),
+                json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].name",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"rate": "1Mbps"}]), json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].name",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": [{"name": "a", "rate": "1Mbps"}, {"name": "b", "rate": "1Mbps", "direction": "down"}]}),
+            ),
+            "topology.hops[0].direction",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "0bps"}]), json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].rate",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps", "delay": "5ms"}]),
+                json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].delay",
+        ),
+        (
+            base(json!({"rtt": "1ms", "down": {"rate": "1Mbps", "delay": "1ms"}, "up": {"rate": "1Mbps"}})),
+            "topology.down.delay",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps", "device_queue": "3KB"}]),
+                json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].device_queue",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps", "qdisc": "nope"}]),
+                json!([{"name": "b", "rate": "1Mbps"}]))}),
+            ),
+            "topology.hops[0].qdisc",
+        ),
+    ];
+    for (v, key) in cases {
+        let e = scenario::parse(&v.to_string())
+            .and_then(|sc| build::resolve(&sc, 1).map(|_| ()))
+            .expect_err("must be rejected");
+        assert!(e.starts_with(key), "{e:?} should name {key}");
+    }
+}
