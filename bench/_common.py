@@ -31,7 +31,7 @@ rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 tables, meta = simulate(sc)
 rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 s = metrics.summarize(tables, meta, warmup_s=warmup)
-down = s["links"]["down"]
+down = s["links"][s["bottleneck"]["down"]]
 links = tables["links"].to_pylist()
 tx = sum(int(r["tx_packets"]) for r in links)
 flows = [f for f in s["flows"] if f["direction"] == "down"]
@@ -40,7 +40,7 @@ print(json.dumps({
     "wall_s": s["wall_s"],
     "events": s["events"],
     "tx_packets": tx,
-    "down_tx_packets": int(next(r["tx_packets"] for r in links if r["dir"] == "down")),
+    "down_tx_packets": int(next(r["tx_packets"] for r in links if r["hop"] == s["bottleneck"]["down"])),
     "utilization": down["utilization"],
     "queue_delay_ms": down["queue_delay_ms"],
     "drops": down["drops"],

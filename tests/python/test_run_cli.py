@@ -124,6 +124,17 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\ncc = "vegas"', "flows[0].cc"),
     ('[[flows]]\nkind = "tcp"\ncount = 0', "flows[0].count"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
+    (
+        '[topology]\nrtt = "1ms"\n[[topology.hops]]\nname = "a"\ndirection = "up"\nrate = "1Mbps"\n',
+        "topology.hops",
+    ),
+    (
+        (
+            '[topology]\nrtt = "1ms"\nhops = [{ name = "a", direction = "up", rate = "1Mbps" }, '
+            '{ name = "a", direction = "down", rate = "1Mbps" }]'
+        ),
+        "topology.hops[1].name",
+    ),
 ]
 
 
@@ -201,3 +212,31 @@ def test_summary_level_with_warmup_uses_whole_run_totals():
     # Goodput over the whole run cannot exceed the 10 Mb/s link rate.
     udp = next(f for f in r.summary["flows"] if f["kind"] == "udp")
     assert udp["goodput_mbps"] == pytest.approx(10 * (1 - 0.025 / 10), abs=0.05)
+
+
+def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
+    """The router's fq_codel does nothing in front of the slower modem FIFO (the queue and the
+    latency build in the modem); shaped below the modem rate, the queue moves into fq_codel."""
+    out = {}
+    for rate in ("100Mbps", "1.9Mbps"):
+        res = runner.invoke(
+            app,
+            ["run", "cable_modem", "--set", "duration=15s", "--set", f"topology.hops.0.rate={rate}"]
+            + ["--out", str(tmp_path), "--json", "--no-plot", "--warmup", "5"],
+        )
+        assert res.exit_code == 0, res.output
+        out[rate] = json.loads(res.output)
+    fast, shaped = out["100Mbps"], out["1.9Mbps"]
+    assert list(fast["links"]) == ["cmts", "router", "modem"]
+    assert fast["bottleneck"] == {"up": "modem", "down": "cmts"}
+    assert shaped["bottleneck"]["up"] == "router"
+    # Unshaped: the modem's 256-packet FIFO at 2 Mb/s (6 ms a packet) holds the standing queue.
+    assert fast["links"]["modem"]["queue_delay_ms"]["p50"] > 500
+    assert fast["links"]["router"]["queue_delay_ms"]["p95"] < 1
+    # Shaped: fq_codel holds the queue near its 5 ms target; the modem sees at most a packet.
+    assert shaped["links"]["router"]["queue_delay_ms"]["p50"] < 30
+    assert shaped["links"]["modem"]["queue_delay_ms"]["max"] < 7
+    assert shaped["probes"][0]["rtt_ms"]["p50"] < fast["probes"][0]["rtt_ms"]["p50"] / 10
+    # --qdisc cannot guess which hop to change: it says how instead of a traceback.
+    res = runner.invoke(app, ["run", "cable_modem", "--qdisc", "codel", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "topology.hops" in res.output and "Traceback" not in res.output
