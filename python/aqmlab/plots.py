@@ -55,10 +55,11 @@ def _need(run, table: str, fig: str):
 
 
 def qdisc_label(run) -> str:
-    """'down=codel up=pfifo' from the summary (or the scenario)."""
+    """'down=codel up=pfifo' from the summary (or the scenario); every hop by name for a path
+    of hops ('router=fq_codel modem=pfifo cmts=pfifo')."""
     parts = []
     links = (run.summary or {}).get("links") or {}
-    for d in ("down", "up"):
+    for d in links or ("down", "up"):
         q = (links.get(d) or {}).get("qdisc") or M.qdisc_config(run.meta, d).get("name")
         if q:
             parts.append(f"{d}={q}")
