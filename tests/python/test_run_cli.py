@@ -123,6 +123,7 @@ BAD = [
     ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\npacket_size = "9000B"', "flows[0].packet_size"),
     ('[[flows]]\nkind = "tcp"\ncc = "vegas"', "flows[0].cc"),
     ('[[flows]]\nkind = "tcp"\ncount = 0', "flows[0].count"),
+    ('[[flows]]\nkind = "tcp"\nstart = "1s"\nstop = "500ms"', "flows[0].stop"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
 ]
 

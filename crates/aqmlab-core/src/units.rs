@@ -124,7 +124,7 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
     Ok(Limit::Bytes(scaled(v, mult, "size", s)?))
 }
 
-fn fmt_time(t: Time) -> String {
+pub(crate) fn fmt_time(t: Time) -> String {
     if t.is_multiple_of(SEC) {
         format!("{}s", t / SEC)
     } else if t.is_multiple_of(MS) {
