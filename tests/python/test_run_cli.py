@@ -179,6 +179,10 @@ def test_lists():
     assert runner.invoke(app, ["list", "qdiscs", "nosuch"]).exit_code == 2
     res = runner.invoke(app, ["list", "scenarios"])
     assert "bufferbloat" in res.output and "rrul_be" in res.output
+    res = runner.invoke(app, ["list", "tcp"], terminal_width=300)
+    assert res.exit_code == 0 and "ns2_sack1" in res.output and "rfc" in res.output, res.output
+    # ns-2.35 ns-default.tcl: tcpTick_ 0.01, Agent/TCPSink/DelAck interval_ 100ms.
+    assert "rto_tick=10ms" in res.output and "delack=100ms" in res.output, res.output
     assert runner.invoke(app, ["--version"]).exit_code == 0
 
 
