@@ -124,6 +124,8 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\ncc = "vegas"', "flows[0].cc"),
     ('[[flows]]\nkind = "tcp"\ncount = 0', "flows[0].count"),
     ('[[flows]]\nkind = "tcp"\nstart = "1s"\nstop = "500ms"', "flows[0].stop"),
+    ('[[flows]]\nkind = "tcp"\nprofile = "ns2"', "flows[0].profile"),
+    ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
 ]
 

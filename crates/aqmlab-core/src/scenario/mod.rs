@@ -306,7 +306,7 @@ pub struct FlowSpec {
     /// RTO clock tick: "0s" = RFC 6298 rules, positive = ns-2's tick-based rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<Dur>,
-    /// RFC 3465 byte counting on/off.
+    /// RFC 3465 byte counting on/off (off: ns-2's per-ACK growth; for CUBIC only its slow start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -549,8 +549,23 @@ impl Scenario {
                 if f.bytes.is_some_and(|b| b.0 == 0) {
                     return err(key("bytes"), "must be positive (omit it for a bulk flow)");
                 }
-                if let Some(p) = &f.profile {
-                    crate::transport::tcp::profile(p).or_else(|e| err(key("profile"), e))?;
+                let profile = crate::transport::tcp::profile(
+                    f.profile
+                        .as_deref()
+                        .unwrap_or(crate::transport::tcp::PROFILES[0].name),
+                )
+                .or_else(|e| err(key("profile"), e))?;
+                let min_rto = f.min_rto.map_or(profile.min_rto, |d| d.0);
+                let max_rto = f.max_rto.map_or(profile.max_rto, |d| d.0);
+                if max_rto < min_rto {
+                    return err(
+                        key("max_rto"),
+                        format!(
+                            "{} is below min_rto ({}); allowed: at least min_rto",
+                            fmt_time(max_rto),
+                            fmt_time(min_rto)
+                        ),
+                    );
                 }
                 for (k, v) in [
                     ("min_rto", f.min_rto),

@@ -217,5 +217,12 @@ pub fn try_new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<(TcpSe
     if cfg.initial_rto == 0 {
         return Err("tcp: initial_rto must be positive".into());
     }
+    if cfg.max_rto < cfg.min_rto {
+        return Err(format!(
+            "tcp: max_rto ({}) must be at least min_rto ({})",
+            crate::units::fmt_time(cfg.max_rto),
+            crate::units::fmt_time(cfg.min_rto)
+        ));
+    }
     Ok((TcpSender::new(cfg, flow, dir)?, TcpReceiver::new(cfg, flow, dir)))
 }
