@@ -316,6 +316,19 @@ def list_qdiscs(
     out.print(t)
 
 
+@list_app.command("tcp")
+def list_tcp() -> None:
+    """TCP profiles (the flow key `profile`) and the flow keys each one fills in."""
+    from aqmlab import _core
+
+    t = Table(title="TCP profiles (flows set `profile`; any key below can still be set alone)")
+    for c in ["name", "behaviour", "keys it fills in"]:
+        t.add_column(c, overflow="fold")
+    for p in json.loads(_core.tcp_profiles()):
+        t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
+    out.print(t)
+
+
 @list_app.command("scenarios")
 def list_scenarios() -> None:
     """Built-in scenarios."""

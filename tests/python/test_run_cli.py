@@ -123,6 +123,9 @@ BAD = [
     ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\npacket_size = "9000B"', "flows[0].packet_size"),
     ('[[flows]]\nkind = "tcp"\ncc = "vegas"', "flows[0].cc"),
     ('[[flows]]\nkind = "tcp"\ncount = 0', "flows[0].count"),
+    ('[[flows]]\nkind = "tcp"\nstart = "1s"\nstop = "500ms"', "flows[0].stop"),
+    ('[[flows]]\nkind = "tcp"\nprofile = "ns2"', "flows[0].profile"),
+    ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
     (
         '[topology]\nrtt = "1ms"\n[[topology.hops]]\nname = "a"\ndirection = "up"\nrate = "1Mbps"\n',
@@ -189,6 +192,10 @@ def test_lists():
     assert runner.invoke(app, ["list", "qdiscs", "nosuch"]).exit_code == 2
     res = runner.invoke(app, ["list", "scenarios"])
     assert "bufferbloat" in res.output and "rrul_be" in res.output
+    res = runner.invoke(app, ["list", "tcp"], terminal_width=300)
+    assert res.exit_code == 0 and "ns2_sack1" in res.output and "rfc" in res.output, res.output
+    # ns-2.35 ns-default.tcl: tcpTick_ 0.01, Agent/TCPSink/DelAck interval_ 100ms.
+    assert "rto_tick=10ms" in res.output and "delack=100ms" in res.output, res.output
     assert runner.invoke(app, ["--version"]).exit_code == 0
 
 

@@ -130,3 +130,114 @@ fn ecn_flows_through_marking_aqms_see_marks_not_drops() {
         assert!(p95 < 100.0, "{qdisc}: sojourn p95 {p95} ms");
     }
 }
+
+#[test]
+fn stop_ends_a_bulk_flow() {
+    // A bulk flow with stop = 5s on a 10 Mb/s link: after the last data has drained (well
+    // within a second at 50 ms RTT) the link carries nothing, while without stop it stays busy.
+    let mut sc = dumbbell("newreno", 1, "100p", 10);
+    let busy = utilisation_after_5s(&run(sc.clone()), 10);
+    sc["flows"][0]["stop"] = json!("5s");
+    let r = run(sc);
+    let q = &r.queue;
+    let tx_at = |t: u64| {
+        (0..q.t.len())
+            .find(|&i| q.dir[i] == 1 && q.t[i] == t * 1_000_000_000)
+            .map(|i| q.tx_bytes[i])
+            .expect("sample")
+    };
+    assert!(busy > 0.9, "without stop the flow keeps the link busy ({busy})");
+    assert_eq!(
+        tx_at(10),
+        tx_at(6),
+        "nothing sent on the down link after the drain"
+    );
+    assert!(r.flows[0].report.bytes_delivered > 0);
+}
+
+#[test]
+fn stop_at_or_before_start_is_an_error() {
+    let mut sc = dumbbell("newreno", 1, "100p", 10);
+    sc["flows"][0]["start"] = json!("2s");
+    sc["flows"][0]["stop"] = json!("2s");
+    let e = scenario::parse(&sc.to_string()).unwrap_err();
+    assert!(e.starts_with("flows[0].stop: 2s is not after"), "{e}");
+    sc["flows"][0]["start"] = json!({"uniform": ["0s", "3s"]});
+    sc["flows"][0]["stop"] = json!("2500ms");
+    assert!(scenario::parse(&sc.to_string()).is_err());
+    sc["flows"][0]["stop"] = json!("3001ms");
+    assert!(scenario::parse(&sc.to_string()).is_ok());
+}
+
+#[test]
+fn ns2_sack1_profile_fills_in_ns_default_values_and_keys_override_it() {
+    // ns-2.35 tcl/lib/ns-default.tcl: Agent/TCP windowInit_ 2, packetSize_ 1000, window_ 20,
+    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01; DelAck interval_ 100ms.
+    let mut sc = dumbbell("newreno", 1, "100p", 10);
+    sc["flows"][0] = json!({"kind": "tcp", "profile": "ns2_sack1"});
+    let parsed = scenario::parse(&sc.to_string()).unwrap();
+    let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
+    let want = json!({"profile": "ns2_sack1", "cc": "newreno", "iw": 2, "mss": 1000,
+        "rwnd": "20000B", "min_rto": "200ms", "max_rto": "60s", "initial_rto": "3s",
+        "rto_tick": "10ms", "delack": "100ms", "abc": false, "sack": true, "ecn": false});
+    for (k, v) in want.as_object().unwrap() {
+        assert_eq!(&f[k], v, "{k}");
+    }
+    // Every key stays settable alone; the window in packets follows the flow's MSS.
+    sc["flows"][0] = json!({"kind": "tcp", "profile": "ns2_sack1", "abc": true, "mss": 1460});
+    let parsed = scenario::parse(&sc.to_string()).unwrap();
+    let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
+    assert_eq!(
+        (f["abc"].clone(), f["rwnd"].clone()),
+        (json!(true), json!("29200B"))
+    );
+    // The default profile is today's behaviour.
+    sc["flows"][0] = json!({"kind": "tcp"});
+    let parsed = scenario::parse(&sc.to_string()).unwrap();
+    let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
+    assert_eq!(
+        (f["profile"].clone(), f["abc"].clone(), f["rto_tick"].clone()),
+        (json!("rfc"), json!(true), json!("0s"))
+    );
+    sc["flows"][0] = json!({"kind": "tcp", "profile": "ns3"});
+    let e = scenario::parse(&sc.to_string()).unwrap_err();
+    assert!(
+        e.starts_with("flows[0].profile:") && e.contains("ns2_sack1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ns2_sack1_opens_with_a_header_only_syn_then_two_segments() {
+    // ns-2 tcp.cc TcpAgent::output (syn_ true: packet 0 is a header-only SYN) and
+    // tcp-sack1.cc Sack1TcpAgent::recv (delay_growth_: cwnd_ = windowInit_ = 2 on its ACK):
+    // one packet at the start, then two data packets one RTT later, then three (+1 per ACK
+    // with the second segment ACKed at once).
+    let sc = json!({
+        "name": "ns2", "duration": "3s", "record": {"level": "packets", "interval": "1s"},
+        "topology": {"rtt": "100ms", "down": {"rate": "100Mbps", "qdisc": "pfifo", "limit": "1000p"},
+                     "up": {"rate": "100Mbps"}},
+        "flows": [{"kind": "tcp", "profile": "ns2_sack1", "bytes": "100000B"}]
+    });
+    let r = run(sc);
+    let p = &r.packets;
+    let down: Vec<usize> = (0..p.flow.len()).filter(|&i| p.dir[i] == 1).collect();
+    assert!(
+        p.size[down[0]] <= 60 && p.size[down[1]] > 1000,
+        "a SYN, then data"
+    );
+    // Times at the bottleneck relative to the SYN's (the same path delay for all).
+    let firsts: Vec<u64> = down
+        .iter()
+        .take(6)
+        .map(|&i| (p.t_enqueue[i] - p.t_enqueue[down[0]]) / 1_000_000)
+        .collect();
+    assert!(
+        firsts[1] >= 100 && firsts[1] == firsts[2],
+        "two segments one RTT later: {firsts:?}"
+    );
+    assert!(
+        firsts[3] >= 200 && firsts[3] == firsts[5],
+        "then three: {firsts:?}"
+    );
+}

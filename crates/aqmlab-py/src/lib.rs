@@ -289,11 +289,38 @@ fn qdiscs() -> String {
     serde_json::to_string(&list).expect("serialisable")
 }
 
+/// The TCP profiles, each with the flow keys it resolves to (MSS-dependent window for its MSS), as JSON.
+#[pyfunction]
+fn tcp_profiles() -> String {
+    let list: Vec<serde_json::Value> = aqmlab_core::transport::tcp::PROFILES
+        .iter()
+        .map(|p| {
+            let sc = json!({"name": "profile", "duration": "1s",
+                            "topology": {"rtt": "10ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+                            "flows": [{"kind": "tcp", "profile": p.name}]});
+            let keys = scenario::parse(&sc.to_string())
+                .and_then(|sc| build::resolve(&sc, 0))
+                .map(|r| {
+                    let mut f = serde_json::to_value(&r.flows[0]).expect("flow specs serialise");
+                    let m = f.as_object_mut().expect("object");
+                    for k in ["kind", "profile", "count", "start", "direction"] {
+                        m.remove(k);
+                    }
+                    f
+                })
+                .unwrap_or_else(|e| json!({ "error": e }));
+            json!({"name": p.name, "about": p.about, "keys": keys})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("serialisable")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

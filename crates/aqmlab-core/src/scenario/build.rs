@@ -15,7 +15,7 @@ use crate::queue::{self, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
-use crate::transport::tcp::{try_new_connection, TcpConfig};
+use crate::transport::tcp::{profile as tcp_profile, try_new_connection, RwndDefault, TcpConfig, PROFILES};
 use crate::transport::FlowReport;
 use crate::units::{Dur, Size, Time, MS};
 
@@ -97,17 +97,26 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.packet_size = Some(f.packet_size.unwrap_or(Size(84)));
         }
         "tcp" => {
+            let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
+            r.profile = Some(p.name.into());
             r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
-            r.cc = Some(f.cc.clone().unwrap_or_else(|| "cubic".into()));
-            r.ecn = Some(f.ecn.unwrap_or(false));
-            r.sack = Some(f.sack.unwrap_or(true));
-            r.iw = Some(f.iw.unwrap_or(10));
-            r.min_rto = Some(f.min_rto.unwrap_or(Dur(200 * MS)));
-            r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(1000 * MS)));
-            r.delack = Some(f.delack.unwrap_or(super::DelAck(Some(40 * MS))));
-            r.mss = Some(f.mss.unwrap_or(1448));
-            r.rwnd = Some(f.rwnd.unwrap_or(Size(64 << 20)));
-            r.hystart = Some(f.hystart.unwrap_or(true));
+            r.cc = Some(f.cc.clone().unwrap_or_else(|| p.cc.into()));
+            r.ecn = Some(f.ecn.unwrap_or(p.ecn));
+            r.sack = Some(f.sack.unwrap_or(p.sack));
+            r.iw = Some(f.iw.unwrap_or(p.iw));
+            r.min_rto = Some(f.min_rto.unwrap_or(Dur(p.min_rto)));
+            r.max_rto = Some(f.max_rto.unwrap_or(Dur(p.max_rto)));
+            r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(p.initial_rto)));
+            r.rto_tick = Some(f.rto_tick.unwrap_or(Dur(p.rto_tick)));
+            r.delack = Some(f.delack.unwrap_or(super::DelAck(p.delack)));
+            let mss = f.mss.unwrap_or(p.mss);
+            r.mss = Some(mss);
+            r.rwnd = Some(f.rwnd.unwrap_or(Size(match p.rwnd {
+                RwndDefault::Bytes(b) => b,
+                RwndDefault::Segments(n) => n * mss as u64,
+            })));
+            r.abc = Some(f.abc.unwrap_or(p.abc));
+            r.hystart = Some(f.hystart.unwrap_or(p.hystart));
         }
         _ => {}
     }
@@ -222,10 +231,14 @@ fn endpoints(
                 ecn: f.ecn.expect("resolved"),
                 sack: f.sack.expect("resolved"),
                 min_rto: f.min_rto.expect("resolved").0,
+                max_rto: f.max_rto.expect("resolved").0,
+                rto_tick: f.rto_tick.expect("resolved").0,
+                abc: f.abc.expect("resolved"),
                 initial_rto: f.initial_rto.expect("resolved").0,
                 delack: f.delack.expect("resolved").0,
                 rwnd: f.rwnd.expect("resolved").0,
                 hystart: f.hystart.expect("resolved"),
+                stop: f.stop.map(|d| d.0),
             };
             let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
             let target = cfg.bytes.unwrap_or(0);

@@ -5,7 +5,7 @@
 
 use crate::packet::Dir;
 use crate::record::Level;
-use crate::units::{parse_rate, parse_time, Dur, LimitSpec, Rate, Size, Time, MS};
+use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, Rate, Size, Time, MS};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -347,6 +347,9 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
     // tcp (and ecn for udp)
+    /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -360,7 +363,15 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rto: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_rto: Option<Dur>,
+    /// RTO clock tick: "0s" = RFC 6298 rules, positive = ns-2's tick-based rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_tick: Option<Dur>,
+    /// RFC 3465 byte counting on/off (off: ns-2's per-ACK growth; for CUBIC only its slow start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abc: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delack: Option<DelAck>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -403,13 +414,17 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
     (
         "tcp",
         &[
+            "profile",
             "cc",
             "bytes",
             "ecn",
             "sack",
             "iw",
             "min_rto",
+            "max_rto",
             "initial_rto",
+            "rto_tick",
+            "abc",
             "delack",
             "mss",
             "rwnd",
@@ -639,6 +654,23 @@ impl Scenario {
                 return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));
             }
         }
+        if let Some(stop) = f.stop {
+            let latest_start = match f.start {
+                Some(StartSpec::At(t)) => t,
+                Some(StartSpec::Uniform(_, hi)) => hi,
+                None => 0,
+            };
+            if stop.0 <= latest_start {
+                return err(
+                    key("stop"),
+                    format!(
+                        "{} is not after the flow's start ({}); allowed: a time after start",
+                        fmt_time(stop.0),
+                        fmt_time(latest_start)
+                    ),
+                );
+            }
+        }
         if let Some(r) = f.rtt {
             if r.0 == 0 {
                 return err(key("rtt"), "must be positive");
@@ -687,7 +719,29 @@ impl Scenario {
                 if f.bytes.is_some_and(|b| b.0 == 0) {
                     return err(key("bytes"), "must be positive (omit it for a bulk flow)");
                 }
-                for (k, v) in [("min_rto", f.min_rto), ("initial_rto", f.initial_rto)] {
+                let profile = crate::transport::tcp::profile(
+                    f.profile
+                        .as_deref()
+                        .unwrap_or(crate::transport::tcp::PROFILES[0].name),
+                )
+                .or_else(|e| err(key("profile"), e))?;
+                let min_rto = f.min_rto.map_or(profile.min_rto, |d| d.0);
+                let max_rto = f.max_rto.map_or(profile.max_rto, |d| d.0);
+                if max_rto < min_rto {
+                    return err(
+                        key("max_rto"),
+                        format!(
+                            "{} is below min_rto ({}); allowed: at least min_rto",
+                            fmt_time(max_rto),
+                            fmt_time(min_rto)
+                        ),
+                    );
+                }
+                for (k, v) in [
+                    ("min_rto", f.min_rto),
+                    ("max_rto", f.max_rto),
+                    ("initial_rto", f.initial_rto),
+                ] {
                     if v.is_some_and(|d| d.0 == 0) {
                         return err(key(k), "must be positive");
                     }

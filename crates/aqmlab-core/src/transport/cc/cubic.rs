@@ -261,6 +261,7 @@ mod tests {
             bytes_in_flight: cwnd_segs * MSS,
             in_recovery: false,
             srtt: Some(100 * MS),
+            abc: true,
         }
     }
 

@@ -39,6 +39,10 @@ pub struct CcState {
     pub in_recovery: bool,
     /// The sender's smoothed RTT, once there is a sample.
     pub srtt: Option<Time>,
+    /// RFC 3465 byte counting (the TCP knob `abc`). Off: ns-2's per-ACK rules
+    /// (tcp/tcp.cc TcpAgent::opencwnd): slow start +1 SMSS per new ACK whatever it covers,
+    /// congestion avoidance +SMSS*SMSS/cwnd per new ACK (windowOption_ 1, increase_num_ 1).
+    pub abc: bool,
 }
 
 impl CcState {
@@ -106,10 +110,12 @@ pub fn make_cc(name: &str, mss: u32, hystart: bool) -> Result<Box<dyn Congestion
 }
 
 /// RFC 5681 slow start with RFC 3465 appropriate byte counting, limit L = 2*SMSS: cwnd grows by
-/// min(acked, L), not beyond ssthresh. Returns the acked bytes left over once cwnd reached
-/// ssthresh (to be used by congestion avoidance, as Linux does).
+/// min(acked, L), not beyond ssthresh. Without byte counting (`st.abc` off) one ACK grows cwnd
+/// by at most one SMSS (ns-2 tcp/tcp.cc TcpAgent::opencwnd: `cwnd_ += 1` per new ACK).
+/// Returns the acked bytes left over once cwnd reached ssthresh (to be used by congestion
+/// avoidance, as Linux does).
 pub fn slow_start(st: &mut CcState, acked: u64) -> u64 {
-    let inc = acked.min(2 * st.mss);
+    let inc = acked.min(if st.abc { 2 * st.mss } else { st.mss });
     let room = st.ssthresh.saturating_sub(st.cwnd);
     if inc <= room {
         st.cwnd += inc;
@@ -150,6 +156,7 @@ mod tests {
             bytes_in_flight: 0,
             in_recovery: false,
             srtt: None,
+            abc: true,
         };
         // One ACK for 5 segments (stretch ACK): at most L = 2*SMSS.
         assert_eq!(slow_start(&mut st, 5000), 0);

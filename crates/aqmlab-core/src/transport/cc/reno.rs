@@ -36,6 +36,11 @@ impl CongestionControl for Reno {
                 return;
             }
         }
+        if !st.abc {
+            // ns-2 tcp/tcp.cc TcpAgent::opencwnd, windowOption_ 1: cwnd += 1/cwnd per new ACK.
+            st.cwnd += st.mss * st.mss / st.cwnd;
+            return;
+        }
         self.bytes_acked += acked;
         if self.bytes_acked >= st.cwnd {
             self.bytes_acked -= st.cwnd;
@@ -69,6 +74,7 @@ mod tests {
             bytes_in_flight: cwnd,
             in_recovery: false,
             srtt: None,
+            abc: true,
         }
     }
 
@@ -100,6 +106,26 @@ mod tests {
             );
         }
         assert_eq!(s2.cwnd, 11_000);
+    }
+
+    #[test]
+    fn congestion_avoidance_per_ack_without_byte_counting() {
+        // ns-2 tcp.cc TcpAgent::opencwnd (windowOption_ 1): cwnd_ += 1/cwnd_ per new ACK, so
+        // a window of delayed ACKs (one per two segments) adds about half a segment per RTT.
+        let mut r = Reno::new(1000);
+        let mut s = st(10_000, 5_000);
+        s.abc = false;
+        for _ in 0..5 {
+            r.on_ack(
+                &AckSample {
+                    acked_bytes: 2000,
+                    ..Default::default()
+                },
+                &mut s,
+            );
+        }
+        // 10000 + 100 + 99 + 98 + 97 + 96 (integer bytes of 1000*1000/cwnd).
+        assert_eq!(s.cwnd, 10_490);
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! transmit, RFC 3465 byte counting, RFC 2018 SACK blocks and RFC 7323 timestamps).
 //!
 //! Files: `sender.rs` (handshake, windows, loss recovery, ECN sender), `receiver.rs`,
-//! `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 estimator). Congestion controllers
-//! are in `transport/cc`.
+//! `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator). Congestion
+//! controllers are in `transport/cc`. [`PROFILES`] here: named sets of defaults for the flow
+//! keys (`rfc`, today's behaviour; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the DelAck
+//! sink, each value sourced from ns-2's files).
 //!
 //! Wire model (IP bytes): every segment carries IP (20) + TCP (20) + the timestamp option
 //! (10 + 2 NOP = 12) = [`HEADER`] = 52 bytes. Data segment = payload + 52 (1500 for MSS 1448).
@@ -58,13 +60,21 @@ pub struct TcpConfig {
     pub ecn: bool,
     pub sack: bool,
     pub min_rto: Time,
+    /// Cap of the (backed-off) RTO.
+    pub max_rto: Time,
     pub initial_rto: Time,
+    /// RTO clock tick: 0 = RFC 6298 rules; positive = ns-2's tick-based rules (see `rto.rs`).
+    pub rto_tick: Time,
+    /// RFC 3465 byte counting; off = ns-2's per-ACK window growth (see `cc::slow_start`).
+    pub abc: bool,
     /// Delayed-ACK timer; `None` = ACK every segment.
     pub delack: Option<Time>,
     /// Receive window in bytes.
     pub rwnd: u64,
     /// CUBIC: HyStart on/off.
     pub hystart: bool,
+    /// No new data is sent at or after this time (retransmissions continue); `None` = never stop.
+    pub stop: Option<Time>,
 }
 
 impl Default for TcpConfig {
@@ -79,12 +89,105 @@ impl Default for TcpConfig {
             ecn: false,
             sack: true,
             min_rto: 200 * MS,
+            max_rto: rto::MAX_RTO,
             initial_rto: SEC,
+            rto_tick: 0,
+            abc: true,
             delack: Some(40 * MS),
             rwnd: 16 << 20,
             hystart: true,
+            stop: None,
         }
     }
+}
+
+/// A flow's receive window default: fixed bytes, or a number of segments of the flow's MSS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwndDefault {
+    Bytes(u64),
+    Segments(u64),
+}
+
+/// A TCP profile: a coherent set of defaults for a flow's TCP keys (the scenario key `profile`).
+/// Every key stays settable on its own; a profile only fills in what the flow leaves out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpProfile {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub cc: &'static str,
+    pub ecn: bool,
+    pub sack: bool,
+    pub iw: u32,
+    pub mss: u32,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub initial_rto: Time,
+    pub rto_tick: Time,
+    pub delack: Option<Time>,
+    pub rwnd: RwndDefault,
+    pub abc: bool,
+    pub hystart: bool,
+}
+
+/// The TCP profiles; the first is the default.
+pub const PROFILES: &[TcpProfile] = &[
+    TcpProfile {
+        name: "rfc",
+        about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
+                IW10, MSS 1448, RTO floor 200 ms, delayed ACK 40 ms",
+        cc: "cubic",
+        ecn: false,
+        sack: true,
+        iw: 10,
+        mss: 1448,
+        min_rto: 200 * MS,
+        max_rto: rto::MAX_RTO,
+        initial_rto: SEC,
+        rto_tick: 0,
+        delack: Some(40 * MS),
+        rwnd: RwndDefault::Bytes(64 << 20),
+        abc: true,
+        hystart: true,
+    },
+    // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
+    // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
+    TcpProfile {
+        name: "ns2_sack1",
+        about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
+                counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
+                60 s max, delayed ACK 100 ms, window_ 20 packets",
+        // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
+        cc: "newreno",
+        // ecn_ 0.
+        ecn: false,
+        sack: true,
+        // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
+        // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
+        iw: 2,
+        // packetSize_ 1000.
+        mss: 1000,
+        // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01 (tcp.cc rtt_timeout).
+        min_rto: 200 * MS,
+        max_rto: 60 * SEC,
+        initial_rto: 3 * SEC,
+        rto_tick: 10 * MS,
+        // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
+        // in-order packet at once, out-of-order and gap-filling packets at once).
+        delack: Some(100 * MS),
+        // window_ 20 (packets): the receiver's advertised window.
+        rwnd: RwndDefault::Segments(20),
+        // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
+        abc: false,
+        hystart: false,
+    },
+];
+
+/// The profile called `name`.
+pub fn profile(name: &str) -> Result<&'static TcpProfile, String> {
+    PROFILES.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+        format!("{name:?} is not a TCP profile; allowed: {}", names.join(", "))
+    })
 }
 
 /// The two ends of one connection whose data flows in direction `dir`.
@@ -113,6 +216,13 @@ pub fn try_new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<(TcpSe
     }
     if cfg.initial_rto == 0 {
         return Err("tcp: initial_rto must be positive".into());
+    }
+    if cfg.max_rto < cfg.min_rto {
+        return Err(format!(
+            "tcp: max_rto ({}) must be at least min_rto ({})",
+            crate::units::fmt_time(cfg.max_rto),
+            crate::units::fmt_time(cfg.min_rto)
+        ));
     }
     Ok((TcpSender::new(cfg, flow, dir)?, TcpReceiver::new(cfg, flow, dir)))
 }

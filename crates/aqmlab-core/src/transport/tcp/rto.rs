@@ -1,4 +1,4 @@
-//! Retransmission timer estimator (RFC 6298).
+//! Retransmission timer estimator: RFC 6298, or ns-2's tick-based rules (`rto_tick` > 0).
 //!
 //! Variant: RFC formula with a configurable floor. RTO = max(min_rto, SRTT + max(G, 4*RTTVAR)),
 //! G = 1 ms (clock granularity), capped at [`MAX_RTO`] = 60 s (RFC 6298 2.5 allows a cap of at
@@ -11,6 +11,18 @@
 //! Karn's rule: samples come from the TCP timestamp echo, which names the exact transmission
 //! that is acknowledged (RFC 7323 4.1 / RFC 6298 3), so retransmitted segments give valid
 //! samples; no sample is ever taken from a segment's original send time.
+//!
+//! ns-2 rules (a positive `tick`, ns-2's tcpTick_), from tcp/tcp.cc:
+//! * TcpAgent::rtt_update: the sample in ticks is round(R / tick), at least 1 (the timestamp
+//!   branch; ns-2 without timestamps times one segment per RTT and truncates with a random
+//!   clock offset, which aqmlab does not model); SRTT is kept in ticks with 3 fractional bits
+//!   and RTTVAR with 2 (T_SRTT_BITS, T_RTTVAR_BITS): first sample SRTT = R, RTTVAR = R/2,
+//!   later delta = R - floor(SRTT), SRTT += delta/8, RTTVAR += (|delta| - floor(RTTVAR))/4, in
+//!   those fixed-point units; RTO base = floor(SRTT + 4*RTTVAR) ticks (rttvar_exp_ 2).
+//! * TcpAgent::rtt_timeout: timeout = max(base, minrto_) * backoff, capped at maxrto_, at least
+//!   2 ticks.
+//! * TcpAgent::rtt_backoff: once the backoff factor exceeds 8, SRTT is discarded (the next
+//!   sample counts as a first sample).
 
 use crate::units::{Time, MS, SEC};
 
@@ -23,19 +35,71 @@ pub struct RttEstimator {
     rttvar: Time,
     rto: Time,
     min_rto: Time,
+    max_rto: Time,
+    /// ns-2's tcpTick_; `None` = RFC 6298.
+    tick: Option<Time>,
+    /// ns-2 fixed point: SRTT in ticks x 8 and RTTVAR in ticks x 4 (0 = no sample yet).
+    srtt8: u64,
+    rttvar4: u64,
+    /// ns-2's t_rtxcur_: the un-backed-off RTO from the last sample (initially initial_rto).
+    rtxcur: Time,
     /// Number of consecutive expiries since the last sample.
     backoffs: u32,
 }
 
 impl RttEstimator {
+    /// The RFC 6298 estimator with the default cap [`MAX_RTO`].
     pub fn new(initial_rto: Time, min_rto: Time) -> RttEstimator {
-        RttEstimator {
+        RttEstimator::with_rules(initial_rto, min_rto, MAX_RTO, None)
+    }
+
+    /// An estimator with an explicit cap, and ns-2's tick rules when `tick` is given.
+    pub fn with_rules(initial_rto: Time, min_rto: Time, max_rto: Time, tick: Option<Time>) -> RttEstimator {
+        let mut e = RttEstimator {
             srtt: None,
             rttvar: 0,
-            rto: initial_rto.min(MAX_RTO),
+            rto: initial_rto.min(max_rto),
             min_rto,
+            max_rto,
+            tick,
+            srtt8: 0,
+            rttvar4: 0,
+            rtxcur: initial_rto,
             backoffs: 0,
+        };
+        if tick.is_some() {
+            e.rto = e.ns2_timeout();
         }
+        e
+    }
+
+    /// ns-2 TcpAgent::rtt_timeout for the current backoff.
+    fn ns2_timeout(&self) -> Time {
+        let tick = self.tick.expect("ns-2 rules");
+        let backed = self
+            .rtxcur
+            .max(self.min_rto)
+            .saturating_mul(1 << self.backoffs.min(32));
+        backed.min(self.max_rto).max(2 * tick)
+    }
+
+    /// ns-2 TcpAgent::rtt_update.
+    fn ns2_sample(&mut self, r: Time, tick: Time) {
+        let m = ((r + tick / 2) / tick).max(1);
+        if self.srtt8 == 0 {
+            self.srtt8 = m << 3;
+            self.rttvar4 = m << 1;
+        } else {
+            let delta = m as i64 - (self.srtt8 >> 3) as i64;
+            self.srtt8 = (self.srtt8 as i64 + delta).max(1) as u64;
+            let d = delta.abs() - (self.rttvar4 >> 2) as i64;
+            self.rttvar4 = (self.rttvar4 as i64 + d).max(1) as u64;
+        }
+        self.srtt = Some(self.srtt8 * tick / 8);
+        self.rttvar = self.rttvar4 * tick / 4;
+        self.backoffs = 0;
+        self.rtxcur = ((self.rttvar4 * 8 + self.srtt8) >> 3) * tick;
+        self.rto = self.ns2_timeout();
     }
 
     pub fn srtt(&self) -> Option<Time> {
@@ -57,6 +121,9 @@ impl RttEstimator {
 
     /// Feeds one RTT sample (RFC 6298 2.2 / 2.3) and recomputes RTO, clearing any backoff.
     pub fn sample(&mut self, r: Time) {
+        if let Some(tick) = self.tick {
+            return self.ns2_sample(r, tick);
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -70,14 +137,24 @@ impl RttEstimator {
         let s = self.srtt.unwrap_or(r);
         self.rto = (s + CLOCK_GRANULARITY.max(4 * self.rttvar))
             .max(self.min_rto)
-            .min(MAX_RTO);
+            .min(self.max_rto);
         self.backoffs = 0;
     }
 
-    /// Timer expiry: RTO = min(2*RTO, MAX_RTO) (RFC 6298 5.5).
+    /// Timer expiry: RTO = min(2*RTO, max_rto) (RFC 6298 5.5; ns-2 TcpAgent::rtt_backoff).
     pub fn backoff(&mut self) {
-        self.rto = (self.rto * 2).min(MAX_RTO);
         self.backoffs += 1;
+        if self.tick.is_none() {
+            self.rto = (self.rto * 2).min(self.max_rto);
+            return;
+        }
+        if self.backoffs > 3 && self.srtt8 != 0 {
+            // Backoff factor above 8: ns-2 folds SRTT into RTTVAR and forgets it.
+            self.rttvar4 += self.srtt8 >> 3;
+            self.srtt8 = 0;
+            self.srtt = None;
+        }
+        self.rto = self.ns2_timeout();
     }
 }
 
@@ -105,6 +182,39 @@ mod tests {
             e.sample(10 * MS);
         }
         assert_eq!(e.rto(), 200 * MS);
+    }
+
+    #[test]
+    fn ns2_tick_arithmetic() {
+        // ns-2 tcp.cc rtt_update / rtt_timeout with tcpTick_ 10 ms, minrto_ 200 ms, maxrto_
+        // 60 s, rtxcur_init_ 3 s (ns-default.tcl).
+        let mut e = RttEstimator::with_rules(3 * SEC, 200 * MS, 60 * SEC, Some(10 * MS));
+        assert_eq!(e.rto(), 3 * SEC);
+        // 162 ms -> 16 ticks (16.2 rounded); SRTT 16, RTTVAR 8: RTO = 16 + 32 = 48 ticks.
+        e.sample(162 * MS);
+        assert_eq!(
+            (e.srtt(), e.rttvar(), e.rto()),
+            (Some(160 * MS), 80 * MS, 480 * MS)
+        );
+        // 166 ms -> 17 ticks: delta 1, t_srtt 128 -> 129, RTTVAR term 1 - 8 = -7: t_rttvar 32 -> 25;
+        // RTO = (25*8 + 129) >> 3 = 41 ticks (RFC 6298 in ns would give 160.75 + 4*61.25 ms).
+        e.sample(166 * MS);
+        assert_eq!(e.rto(), 410 * MS);
+        // A 1 ms RTT still counts one tick; the floor minrto_ applies before the backoff.
+        let mut f = RttEstimator::with_rules(3 * SEC, 200 * MS, 60 * SEC, Some(10 * MS));
+        f.sample(MS);
+        assert_eq!(f.rto(), 200 * MS);
+        f.backoff();
+        assert_eq!(f.rto(), 400 * MS);
+        // Tiny minrto: at least two ticks.
+        let mut g = RttEstimator::with_rules(3 * SEC, 0, 60 * SEC, Some(10 * MS));
+        g.sample(MS);
+        assert_eq!(g.rto(), 30 * MS, "1 + 4*0.5 = 3 ticks");
+        // Backoff capped by maxrto_.
+        for _ in 0..20 {
+            g.backoff();
+        }
+        assert_eq!(g.rto(), 60 * SEC);
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct TcpSender {
     rwnd: u64,
     /// Exclusive end of the data (1 + bytes) for finite transfers.
     data_end: Option<u64>,
+    /// No new data at or after this time (the flow's `stop`).
+    stop: Option<Time>,
     cc: Box<dyn CongestionControl>,
     st: CcState,
     rtt: RttEstimator,
@@ -111,6 +113,7 @@ impl TcpSender {
             ecn_cfg: cfg.ecn,
             rwnd: cfg.rwnd,
             data_end,
+            stop: cfg.stop,
             cc,
             st: CcState {
                 cwnd: cfg.iw as u64 * mss,
@@ -119,8 +122,14 @@ impl TcpSender {
                 bytes_in_flight: 0,
                 in_recovery: false,
                 srtt: None,
+                abc: cfg.abc,
             },
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
+            rtt: RttEstimator::with_rules(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                (cfg.rto_tick > 0).then_some(cfg.rto_tick),
+            ),
             sb: Scoreboard::new(mss, data_end),
             state: SenderState::Closed,
             ecn_ok: false,
@@ -287,10 +296,11 @@ impl TcpSender {
         self.emit(p, out);
     }
 
-    fn can_send_new(&self) -> bool {
+    fn can_send_new(&self, now: Time) -> bool {
         let end = self.sb.seg_end(self.sb.next_idx());
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
-        has_data && end - self.snd_una <= self.rwnd
+        let stopped = self.stop.is_some_and(|s| now >= s);
+        has_data && !stopped && end - self.snd_una <= self.rwnd
     }
 
     /// Transmits what the window allows (RFC 6675 NextSeg / RFC 6582 / plain new data).
@@ -315,7 +325,7 @@ impl TcpSender {
                 break;
             }
             // Rule 2: new data.
-            if self.can_send_new() {
+            if self.can_send_new(now) {
                 let (in_flight, mut allowed) = if self.sack {
                     (self.sb.pipe(), cwnd)
                 } else {
@@ -638,14 +648,17 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
-        let cfg = TcpConfig {
+        established_with(TcpConfig {
             mss: MSS as u32,
             iw,
             sack,
             cc: "newreno".into(),
             bytes: Some(50 * MSS),
             ..TcpConfig::default()
-        };
+        })
+    }
+
+    fn established_with(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
         s.start(0, &mut out);
@@ -709,6 +722,65 @@ mod tests {
         ack(&mut s, 1 + 7 * MSS, &[], 400);
         assert!(!s.in_recovery());
         assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn stop_ends_new_data_but_not_loss_recovery() {
+        let (mut s, out) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 6,
+            cc: "newreno".into(),
+            stop: Some(150),
+            ..TcpConfig::default()
+        });
+        assert_eq!(
+            segs(&out),
+            vec![0, 1, 2, 3, 4, 5],
+            "before stop: the initial window"
+        );
+        // After stop an ACK opening the window (slow start: cwnd 6 -> 7, one segment out of
+        // the pipe) sends nothing new.
+        assert!(ack(&mut s, 1 + MSS, &[], 200).is_empty());
+        // Data already sent is still recovered: the third SACK with three segments SACKed
+        // above segment 1 makes it lost (RFC 6675 IsLost) and it is retransmitted.
+        assert!(ack(&mut s, 1 + MSS, &[(2, 3)], 201).is_empty());
+        assert!(ack(&mut s, 1 + MSS, &[(2, 4)], 202).is_empty());
+        assert_eq!(segs(&ack(&mut s, 1 + MSS, &[(2, 5)], 203)), vec![1]);
+        assert_eq!(s.snd_nxt(), 1 + 6 * MSS, "no new data after stop");
+    }
+
+    /// cwnd (segments) after each of `rounds` rounds in which every ACK covers two segments
+    /// (a delayed-ACK receiver, no loss), starting from an initial window of 4.
+    fn slow_start_rounds(abc: bool, rounds: usize) -> Vec<u64> {
+        let (mut s, out) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 4,
+            cc: "newreno".into(),
+            abc,
+            ..TcpConfig::default()
+        });
+        let mut round_end = out.len() as u64;
+        let mut acked = 0;
+        let mut cwnds = vec![];
+        for _ in 0..rounds {
+            while acked + 2 <= round_end {
+                acked += 2;
+                ack(&mut s, 1 + acked * MSS, &[], 200 + acked);
+            }
+            cwnds.push(s.cwnd() / MSS);
+            round_end = (s.snd_nxt() - 1) / MSS;
+        }
+        cwnds
+    }
+
+    #[test]
+    fn slow_start_growth_per_rtt_with_delayed_acks() {
+        // ns-2 (tcp.cc TcpAgent::opencwnd, cwnd_ += 1 per new ACK): with one ACK per two
+        // segments the window grows 1.5x per RTT: 4 -> 6 -> 9 -> 13 (9 segments: 4 ACKs
+        // of two, the ninth segment's ACK falls in the next round).
+        assert_eq!(slow_start_rounds(false, 3), vec![6, 9, 13]);
+        // RFC 3465 byte counting (L = 2 SMSS): the window doubles per RTT.
+        assert_eq!(slow_start_rounds(true, 3), vec![8, 16, 32]);
     }
 
     #[test]
