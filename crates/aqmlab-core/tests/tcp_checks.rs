@@ -130,3 +130,21 @@ fn ecn_flows_through_marking_aqms_see_marks_not_drops() {
         assert!(p95 < 100.0, "{qdisc}: sojourn p95 {p95} ms");
     }
 }
+
+#[test]
+fn auto_configured_red_keeps_the_link_busy() {
+    // 4 CUBIC flows over 10 Mb/s, 100 ms, `red` with its ns-2 automatic configuration: RED
+    // keeps avg between its thresholds and the link busy (a regression locked the link at
+    // 0.8% utilisation once avg passed the forced-drop threshold with an empty queue). The
+    // automatic thresholds (min_th 5, max_th 15 packets) are small against the 83-packet BDP,
+    // so a few per cent of the capacity stay unused after the halvings: at least 80%.
+    for seed in 1..=3 {
+        let mut sc = dumbbell("cubic", 4, "1000p", 60);
+        sc["seed"] = json!(seed);
+        sc["topology"]["rtt"] = json!("100ms");
+        sc["topology"]["down"] = json!({"rate": "10Mbps", "qdisc": "red"});
+        let r = run(sc);
+        let u = utilisation_after_5s(&r, 60);
+        assert!(u >= 0.8, "seed {seed}: utilisation {u}");
+    }
+}

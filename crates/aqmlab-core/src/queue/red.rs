@@ -12,8 +12,11 @@
 //!   [max_th, 2 max_th) ramp from max_p to 1. `count` (packets since the last drop, -1 below
 //!   min_th) uniformises: wait off (paper) p_a = p_b / (1 - count p_b); wait on (ns-2) p_a = 0 while
 //!   count p_b < 1, then p_b / (2 - count p_b). avg above the band (or 2 max_th gentle): forced drop.
-//! * `ns2_quirks`: no early drop while the instantaneous queue holds <= 1 packet, and the first
-//!   arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc).
+//! * `ns2_quirks`: no drop (early or forced) while the instantaneous queue holds <= 1 packet,
+//!   and the first arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc
+//!   REDQueue::enque). Forced drops are their own drop reason (`forced`).
+//! * Idle periods start when the queue empties and whenever the link finds it empty while not
+//!   idle, e.g. after a dropped arrival (ns-2 REDQueue::deque; Linux red_dequeue).
 //! * ECN: ECT arrivals are CE-marked instead of early (probabilistic) drops; forced drops and
 //!   buffer overflow always drop (ns-2 setbit_).
 //! * Automatic configuration (ns-2): C = rate / (8 mean_pktsize); min_th = max(5, target_delay C / 2)
@@ -93,7 +96,7 @@ impl RedCounts {
             }
             Decision::Forced => {
                 self.forced += 1;
-                ctx.drop_packet(id, DropReason::Early);
+                ctx.drop_packet(id, DropReason::Forced);
                 false
             }
         }
@@ -160,7 +163,9 @@ impl RedVars {
     /// The arrival decision (algorithms.md 5.3-5.5) for a packet of `size` bytes when the
     /// instantaneous queue holds `q_pkts` packets.
     pub fn decide(&mut self, p: &RedParams, size: u32, q_pkts: u64, rng: &mut Rng) -> Decision {
-        if self.avg < p.min_th {
+        // ns-2 red.cc REDQueue::enque tests `qavg >= th_min && qlen > 1` before any drop
+        // decision, forced drops included: an arrival finding at most one packet is admitted.
+        if self.avg < p.min_th || (p.ns2_quirks && q_pkts <= 1) {
             self.count = -1;
             self.old = false;
             return Decision::Admit;
@@ -191,9 +196,6 @@ impl RedVars {
         };
         if p.bytes {
             pa *= size as f64 / p.mean_pktsize as f64;
-        }
-        if p.ns2_quirks && q_pkts <= 1 {
-            return Decision::Admit;
         }
         if rng.bernoulli(pa) {
             self.count = 0;
@@ -286,7 +288,18 @@ impl Qdisc for Red {
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let id = self.queue.pop_front()?;
+        // An idle period starts when the queue empties, and again whenever the link finds it
+        // empty while not idle: after an arrival that was dropped (ns-2 red.cc REDQueue::deque
+        // sets idle_ on an empty dequeue; Linux red_dequeue calls red_start_of_idle_period).
+        // Without the second rule a dropped arrival ends the idle period for good, and with avg
+        // above the forced-drop threshold every later arrival is dropped while avg decays only
+        // by (1 - w_q) per arrival: the link locks up.
+        let Some(id) = self.queue.pop_front() else {
+            if self.vars.idle_since.is_none() {
+                self.vars.set_idle(now);
+            }
+            return None;
+        };
         self.bytes -= ctx.size(id) as u64;
         if self.queue.is_empty() {
             self.vars.set_idle(now);
@@ -878,12 +891,67 @@ mod tests {
             h.enqueue(&mut q, 0, 1500, Ecn::Ect0, 0);
         }
         assert!(!h.marks.is_empty());
-        assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Early));
+        // ECT arrivals are only dropped once avg passes max_th: forced drops, never early ones.
+        assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Forced));
         assert!(q.vars.avg >= 15.0);
         for _ in 0..100 {
             h.dequeue(&mut q, MS);
         }
         assert_eq!(q.vars.idle_since, Some(MS));
+    }
+
+    #[test]
+    fn a_dropped_arrival_at_an_empty_queue_leaves_it_idle() {
+        // avg far above the forced-drop threshold (2 max_th = 30) with an empty queue and one
+        // arrival every 100 ms (a sender retrying after timeouts). ns-2 and Linux restart the
+        // idle period whenever the link finds the queue empty, so avg decays with elapsed time:
+        // 100 (1 - w_q)^(C t) < 30 once t > ln(0.3) / (C ln(1 - w_q)) = 0.72 s at C = 833
+        // packets/s. Counting only arrivals, it would take ln(0.3) / ln(0.998) = 602 of them.
+        let (AnyQdisc::Red(mut q), _) = build(
+            &json!({"min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": true}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        q.vars.avg = 100.0;
+        q.vars.idle_since = None;
+        let c = 10_000_000.0 / 12_000.0;
+        let t_decay = (0.3f64).ln() / (c * (1.0f64 - 0.002).ln());
+        let mut h = Harness::new();
+        let mut admitted_at = None;
+        for k in 1..=20u64 {
+            let now = k * 100 * MS;
+            h.enqueue(&mut q, 0, 1500, Ecn::NotEct, now);
+            if let Some(id) = h.dequeue(&mut q, now) {
+                admitted_at.get_or_insert(now);
+                h.pool.release(id);
+            }
+        }
+        let t = admitted_at.expect("an arrival is admitted once avg has decayed") as f64 / SEC as f64;
+        assert!(
+            t > t_decay && t <= t_decay + 0.2,
+            "first admitted at {t} s, decay time {t_decay} s"
+        );
+        assert!(h.drops.iter().all(|d| d.1 == DropReason::Forced));
+    }
+
+    #[test]
+    fn ns2_forced_drops_spare_a_queue_of_one() {
+        // ns-2 red.cc: no drop of any kind while the queue holds at most one packet, even with
+        // avg above the forced-drop threshold.
+        let mut p = params();
+        p.ns2_quirks = true;
+        let mut v = RedVars::new(&p);
+        v.avg = 100.0;
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(3);
+        assert_eq!(v.decide(&p, 1500, 1, &mut rng), Decision::Admit);
+        assert_eq!(v.decide(&p, 1500, 2, &mut rng), Decision::Forced);
+        p.ns2_quirks = false;
+        assert_eq!(v.decide(&p, 1500, 0, &mut rng), Decision::Forced);
     }
 
     #[test]
