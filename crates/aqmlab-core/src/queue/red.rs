@@ -380,6 +380,10 @@ pub struct RedConfig {
     pub ns2_quirks: Option<bool>,
     pub mean_pktsize: Option<Size>,
     pub target_delay: Option<Dur>,
+    /// The least automatic min_th: "5p" (ns-2 red.cc initialize_params) or a byte size such as
+    /// one MTU, "1514B" (goodbadwifi2015's ARED: half the target delay at link rate, at least
+    /// one MTU; Linux RED counts bytes).
+    pub min_th_floor: Option<LimitSpec>,
     pub link_delay: Option<Dur>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapt_form: Option<AdaptForm>,
@@ -408,7 +412,12 @@ impl RedConfig {
         }
         let target_delay = self.target_delay.map_or(5 * MS, |d| d.0);
         let link_delay = self.link_delay.map_or(0, |d| d.0);
-        let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(5.0);
+        let floor = self.min_th_floor.map_or(Limit::Packets(5), |l| l.0);
+        let floor_pkts = match floor {
+            Limit::Packets(n) => n as f64,
+            Limit::Bytes(b) => b as f64 / mean as f64,
+        };
+        let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(floor_pkts);
         let aggressive = self.aggressive.unwrap_or(false);
         let (d_min, d_max, d_p, d_wq, d_gentle, d_wait) = match preset {
             Preset::Red => (auto_min, None, 0.1, WQ::Mode("auto-rtt".into()), true, true),
@@ -483,6 +492,7 @@ impl RedConfig {
         self.ns2_quirks = Some(p.ns2_quirks);
         self.mean_pktsize = Some(Size(mean));
         self.target_delay = Some(Dur(target_delay));
+        self.min_th_floor = Some(LimitSpec(floor));
         self.link_delay = Some(Dur(link_delay));
         if preset == Preset::Hred {
             self.aggressive = Some(aggressive);
@@ -570,6 +580,10 @@ pub const RED_PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "link_delay",
         help: "one-way link delay for w_q = auto-rtt; default 0ms",
+    },
+    ParamDoc {
+        name: "min_th_floor",
+        help: "least automatic min_th: \"5p\" (ns-2, default) or bytes, e.g. one MTU \"1514B\" (Linux, goodbadwifi2015)",
     },
 ];
 
@@ -785,6 +799,48 @@ mod tests {
             Preset::Red
         )
         .is_err());
+    }
+
+    #[test]
+    fn ared_thresholds_from_target_delay_with_an_mtu_floor() {
+        // goodbadwifi2015 (experiments.md 4): ARED target delay 20 ms; min threshold = half the
+        // target delay at link rate, at least one MTU: 1514 B at 1 Mb/s, 12500 B at 10 Mb/s,
+        // 125000 B at 100 Mb/s; max = 3 x min. Thresholds are in mean-size packets: x 1500 B.
+        for (rate, min_bytes) in [
+            (1_000_000, 1514.0),
+            (10_000_000, 12_500.0),
+            (100_000_000, 125_000.0),
+        ] {
+            let l = LinkInfo {
+                rate_bps: rate,
+                ..link()
+            };
+            let (_, r) = build(
+                &json!({"target_delay": "20ms", "min_th_floor": "1514B", "bytes": true}),
+                &l,
+                Rng::from_seed(1),
+                Preset::Ared,
+            )
+            .unwrap();
+            let min = r["min_th"].as_f64().unwrap() * 1500.0;
+            let max = r["max_th"].as_f64().unwrap() * 1500.0;
+            assert!((min - min_bytes).abs() < 1e-6, "{rate}: min {min} B");
+            assert!((max - 3.0 * min_bytes).abs() < 1e-6, "{rate}: max {max} B");
+        }
+        // The ns-2 floor of 5 packets stays the default: 7500 B at 1 Mb/s.
+        let l = LinkInfo {
+            rate_bps: 1_000_000,
+            ..link()
+        };
+        let (_, r) = build(
+            &json!({"target_delay": "20ms"}),
+            &l,
+            Rng::from_seed(1),
+            Preset::Ared,
+        )
+        .unwrap();
+        assert_eq!(r["min_th"], 5.0);
+        assert_eq!(r["min_th_floor"], "5p");
     }
 
     #[test]
