@@ -38,7 +38,7 @@ NS = 1_000_000_000
 DIRECTIONS = ("down", "up")
 TRANSMITTED = ("sent", "marked")
 ENTERED = ("sent", "marked", "head", "fat_flow")
-QUEUE_DROP_REASONS = ("overlimit", "early", "head", "fat_flow")
+QUEUE_DROP_REASONS = ("overlimit", "early", "forced", "head", "fat_flow")
 DROP_REASONS = QUEUE_DROP_REASONS + ("loss",)
 
 
@@ -468,7 +468,7 @@ def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0)
 
 
 def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
-    """Drops of one direction by reason: ``overlimit``, ``early``, ``head``, ``fat_flow`` (queue
+    """Drops of one direction by reason: ``overlimit``, ``early``, ``forced``, ``head``, ``fat_flow`` (queue
     drops) and ``loss`` (random loss on the wire after transmission).
 
     Queue drops come from ``packets`` (rows with that outcome and ``t_out_ns >= W``) when recorded,
@@ -487,7 +487,9 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
             out[r] = int(((outcome == r) & inw).sum())
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
-            out[r] = int(links.column(f"drops_{r}")[0].as_py())
+            # Runs stored before a reason existed have no column for it: none of those drops.
+            if f"drops_{r}" in links.column_names:
+                out[r] = int(links.column(f"drops_{r}")[0].as_py())
     if links is not None and links.num_rows:
         out["loss"] = int(links.column("drops_loss")[0].as_py())
     return out
@@ -705,12 +707,13 @@ def spike_duration_defined(qdisc: str | None) -> bool:
     return qdisc not in MULTI_QUEUE_QDISCS
 
 
-AQM_DROP_REASONS = ("early", "head")
+AQM_DROP_REASONS = ("early", "forced", "head")
 
 
 def aqm_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
     """Drops decided by the AQM rather than forced by a full buffer: ``early`` (refused at
-    enqueue: RED/HRED, PIE) plus ``head`` (dropped when leaving the queue: CoDel, SFQ-CoDel).
+    enqueue: RED/HRED, PIE), ``forced`` (RED's average above its drop-everything threshold) plus
+    ``head`` (dropped when leaving the queue: CoDel, SFQ-CoDel).
     ``overlimit`` (tail drop on a full buffer) and ``fat_flow`` (overflow of a flow-queueing
     scheduler) are not counted. See ``drops_by_reason`` for the window."""
     by = drops_by_reason(tables, meta, direction, warmup_s)

@@ -146,7 +146,7 @@ def test_utilization_with_rate_step(tiny):
 def test_drops_marks_counts(tiny):
     t, m = tiny
     by = M.drops_by_reason(t, m, "down")
-    assert by == {"overlimit": 1, "early": 0, "head": 1, "fat_flow": 0, "loss": 2}
+    assert by == {"overlimit": 1, "early": 0, "forced": 0, "head": 1, "fat_flow": 0, "loss": 2}
     assert M.marks(t, m, "down") == 1
     assert M.arrivals(t, m, "down") == 6 and M.tx_packets(t, m, "down") == 4
     # warm-up 1 ms: the overlimit drop (0.5 ms) is out, the head drop (3 ms) stays; mark at 2 ms stays

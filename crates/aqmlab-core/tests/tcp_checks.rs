@@ -241,3 +241,59 @@ fn ns2_sack1_opens_with_a_header_only_syn_then_two_segments() {
         "then three: {firsts:?}"
     );
 }
+
+#[test]
+fn auto_configured_red_keeps_the_link_busy() {
+    // 4 CUBIC flows over 10 Mb/s, 100 ms, `red` with its ns-2 automatic configuration: RED
+    // keeps avg between its thresholds and the link busy (a regression locked the link at
+    // 0.8% utilisation once avg passed the forced-drop threshold with an empty queue). The
+    // automatic thresholds (min_th 5, max_th 15 packets) are small against the 83-packet BDP,
+    // so a few per cent of the capacity stay unused after the halvings: at least 80%.
+    for seed in 1..=3 {
+        let mut sc = dumbbell("cubic", 4, "1000p", 60);
+        sc["seed"] = json!(seed);
+        sc["topology"]["rtt"] = json!("100ms");
+        sc["topology"]["down"] = json!({"rate": "10Mbps", "qdisc": "red"});
+        let r = run(sc);
+        let u = utilisation_after_5s(&r, 60);
+        assert!(u >= 0.8, "seed {seed}: utilisation {u}");
+    }
+}
+
+#[test]
+fn linux_3_14_pie_engages_at_1_mbps_where_the_2013_form_cannot() {
+    // One bulk CUBIC upload through 1 Mb/s and a 1000-packet PIE. A 10000-byte rate cycle
+    // takes 80 ms to drain at 1 Mb/s, longer than t_update = 30 ms. The 2013 reconstruction
+    // abandons a cycle still running at an update, so none completes, the 100 ms burst
+    // allowance never runs out and PIE never drops early. Linux 3.14's pie_process_dequeue lets
+    // cycles run across updates: each completed one (80 ms) cuts the allowance, and PIE then
+    // controls the delay around its 20 ms target instead of letting the queue grow to the limit.
+    let run_profile = |profile: &str| {
+        run(json!({
+            "name": "pie1m", "duration": "40s", "record": {"level": "packets"},
+            "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"},
+                         "up": {"rate": "1Mbps", "qdisc": {"kind": "pie", "profile": profile}, "limit": "1000p"}},
+            "flows": [{"kind": "tcp", "direction": "up", "cc": "cubic"}]
+        }))
+    };
+    let median_sojourn_after_10s = |r: &build::RunResult| {
+        let p = &r.packets;
+        let mut s: Vec<u64> = (0..p.dir.len())
+            .filter(|&i| p.dir[i] == 0 && p.outcome[i] == 0 && p.t_enqueue[i] > 10_000_000_000)
+            .map(|i| p.t_out[i] - p.t_enqueue[i])
+            .collect();
+        s.sort_unstable();
+        s[s.len() / 2]
+    };
+    let early = |r: &build::RunResult| r.links[0].stats.drops[1];
+    let old = run_profile("pie2013");
+    assert_eq!(early(&old), 0, "pie2013 never drops early at 1 Mb/s");
+    assert!(
+        median_sojourn_after_10s(&old) > 1_000_000_000,
+        "pie2013 acts as a FIFO"
+    );
+    let new = run_profile("linux_3_14");
+    assert!(early(&new) > 0);
+    let m = median_sojourn_after_10s(&new);
+    assert!(m < 100_000_000, "linux_3_14 median sojourn {m} ns");
+}

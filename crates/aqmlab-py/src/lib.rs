@@ -4,7 +4,7 @@
 
 use aqmlab_core::packet::Dir;
 use aqmlab_core::queue::{registry, DropReason};
-use aqmlab_core::record::OUTCOMES;
+use aqmlab_core::record::outcome_names;
 use aqmlab_core::scenario::{self, build};
 use arrow_array::types::UInt8Type;
 use arrow_array::{
@@ -62,7 +62,7 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ("size", u32s(p.size)),
             ("t_enqueue_ns", u64s(p.t_enqueue)),
             ("t_out_ns", u64s(p.t_out)),
-            ("outcome", dict(p.outcome, &OUTCOMES)),
+            ("outcome", dict(p.outcome, &outcome_names())),
         ]),
     ));
     let q = r.queue;
@@ -171,14 +171,11 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         ("tx_packets", lcol(&|x| x.stats.tx_packets)),
         ("tx_bytes", lcol(&|x| x.stats.tx_bytes)),
     ];
-    const DROP_COLS: [&str; 5] = [
-        "drops_overlimit",
-        "drops_early",
-        "drops_head",
-        "drops_fat_flow",
-        "drops_loss",
-    ];
-    for (reason, name) in DropReason::ALL.iter().zip(DROP_COLS) {
+    let drop_cols: Vec<String> = DropReason::ALL
+        .iter()
+        .map(|r| format!("drops_{}", r.name()))
+        .collect();
+    for (reason, name) in DropReason::ALL.iter().zip(&drop_cols) {
         link_cols.push((
             name,
             u64s(l.iter().map(|x| x.stats.drops[*reason as usize]).collect()),

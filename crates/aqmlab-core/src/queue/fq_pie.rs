@@ -194,6 +194,8 @@ const PARAMS: &[ParamDoc] = &[
     PIE_PARAMS[15],
     PIE_PARAMS[16],
     PIE_PARAMS[17],
+    PIE_PARAMS[18],
+    PIE_PARAMS[19],
 ];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {

@@ -43,15 +43,19 @@ pub enum DropReason {
     FatFlow = 3,
     /// Independent random loss on the link (the `loss` option), not a queue decision.
     Loss = 4,
+    /// RED's forced drop at enqueue: the average queue is above the drop-everything threshold
+    /// (max_th, or 2 max_th when gentle); ns-2 red.cc DTYPE_FORCED, Linux RED_HARD_MARK.
+    Forced = 5,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::Overlimit,
         DropReason::Early,
         DropReason::Head,
         DropReason::FatFlow,
         DropReason::Loss,
+        DropReason::Forced,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -60,6 +64,7 @@ impl DropReason {
             DropReason::Head => "head",
             DropReason::FatFlow => "fat_flow",
             DropReason::Loss => "loss",
+            DropReason::Forced => "forced",
         }
     }
 }

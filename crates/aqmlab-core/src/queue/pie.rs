@@ -14,13 +14,18 @@
 //!   cleared), decay skipped when the probability was clamped at 1 or packets are queued. Rate
 //!   cycles: EWMA 1/8 on the rate, the next cycle starts at once if the backlog is still above the
 //!   threshold. The first update runs 500 ms (HZ/2) after start, then every t_update.
-//! * `pie2013` (2013 paper + Linux 3.14): target 20 ms, t_update 30 ms, max_burst 100 ms,
+//! * `pie2013` (2013 paper and ns-2 code): target 20 ms, t_update 30 ms, max_burst 100 ms,
 //!   departure-rate estimator, dq_threshold 10000 B, three-tier scaling (/8 below 1 %, /2 below
 //!   10 %), no derandomisation, decay 0.98. Plus the reconstruction of algorithms.md 4.9(b) (from
 //!   the transients2014 study's text, not from code): a rate-measurement cycle still running when an
 //!   update fires is abandoned, and the burst allowance falls only by the duration of completed
 //!   cycles. With dq_threshold = 10 packets at 2 Mb/s (60 ms per cycle) and t_update 30 ms no cycle
 //!   ever completes, so PIE never leaves burst mode and acts as a FIFO.
+//!
+//! * `linux_3_14` (the first Linux sch_pie, which goodbadwifi2015 ran): pie2013's parameters and
+//!   rate estimator, but a cycle runs on across updates (`abandon_cycles` off), so it completes
+//!   at any link rate (10000 B at 1 Mb/s = 80 ms > t_update) and PIE engages; decay skipped while
+//!   packets are queued (`decay_skip`); first update at HZ/2.
 //!
 //! `dq_threshold` takes bytes ("16384B") or packets ("10p" = 10 x 1500 B, the mean packet size).
 //! `hz` (default 0 = exact) rounds t_update up to whole jiffies as Linux timers do.
@@ -46,6 +51,8 @@ pub enum Profile {
     Rfc8033,
     Linux,
     Pie2013,
+    #[serde(rename = "linux_3_14")]
+    Linux314,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +83,12 @@ pub struct PieParams {
     pub mtu: u32,
     /// Time of the first probability update (Linux: HZ/2 = 500 ms after init).
     pub first_update: Time,
+    /// A rate-measurement cycle still running when an update fires is abandoned (the
+    /// algorithms.md 4.9(b) reconstruction of the 2013 ns-2 code); Linux 3.14 lets it run on.
+    pub abandon_cycles: bool,
+    /// The decay of a zero-delay update is skipped while packets are queued or after the
+    /// probability was clamped at 1 (Linux: `update_prob = false` in calculate_probability).
+    pub decay_skip: bool,
 }
 
 impl PieParams {
@@ -99,6 +112,8 @@ impl PieParams {
             bytemode: false,
             mtu,
             first_update: 15 * MS,
+            abandon_cycles: false,
+            decay_skip: false,
         };
         match profile {
             Profile::Rfc8033 => rfc,
@@ -106,6 +121,7 @@ impl PieParams {
                 decay: 63.0 / 64.0,
                 boost_250ms: true,
                 first_update: 500 * MS,
+                decay_skip: true,
                 ..rfc
             },
             Profile::Pie2013 => PieParams {
@@ -118,7 +134,20 @@ impl PieParams {
                 boost_250ms: true,
                 three_tier: true,
                 first_update: 30 * MS,
+                abandon_cycles: true,
                 ..rfc
+            },
+            // Linux 3.14 net/sched/sch_pie.c: pie_params_init (target 20 ms, tupdate 30 ms,
+            // alpha 2 / beta 20 in 1/16 = 0.125 / 1.25), pie_vars_init (burst 100 ms),
+            // QUEUE_THRESHOLD 10000 B; pie_process_dequeue keeps a cycle running across
+            // updates; calculate_probability's three step sizes (>> 7, >> 5, >> 4 = /8, /2, /1
+            // of the top gains), the 2 % cap above 10 %, +2 % above 250 ms, decay 98/100
+            // unless update_prob was cleared; pie_init arms the first update at HZ/2.
+            Profile::Linux314 => PieParams {
+                first_update: 500 * MS,
+                abandon_cycles: false,
+                decay_skip: true,
+                ..Self::profile(Profile::Pie2013, mtu)
             },
         }
     }
@@ -294,7 +323,7 @@ impl PieVars {
             } else {
                 0
             };
-            if p.profile == Profile::Pie2013 && self.measuring {
+            if p.abandon_cycles && self.measuring {
                 self.measuring = false;
                 self.cycles_abandoned += 1;
             }
@@ -312,7 +341,7 @@ impl PieVars {
         let clamped_max = self.prob + delta > 1.0;
         self.prob = (self.prob + delta).clamp(0.0, 1.0);
         // Linux skips the decay when the probability was clamped at 1 or packets are queued.
-        let linux_skip = p.profile == Profile::Linux && (clamped_max || backlog != 0);
+        let linux_skip = p.decay_skip && (clamped_max || backlog != 0);
         if self.qdelay == 0 && self.qdelay_old == 0 && !linux_skip {
             self.prob *= p.decay;
         }
@@ -368,6 +397,8 @@ pub struct PieConfig {
     pub mark_ecnth: Option<f64>,
     pub bytemode: Option<bool>,
     pub first_update: Option<Dur>,
+    pub abandon_cycles: Option<bool>,
+    pub decay_skip: Option<bool>,
 }
 
 pub const PIE_KEYS: &[&str] = &[
@@ -390,6 +421,8 @@ pub const PIE_KEYS: &[&str] = &[
     "mark_ecnth",
     "bytemode",
     "first_update",
+    "abandon_cycles",
+    "decay_skip",
 ];
 
 /// Mean packet size behind "Np" dq_threshold values.
@@ -424,6 +457,8 @@ impl PieConfig {
         p.ecn = self.ecn.unwrap_or(p.ecn);
         p.mark_ecnth = self.mark_ecnth.unwrap_or(p.mark_ecnth);
         p.bytemode = self.bytemode.unwrap_or(p.bytemode);
+        p.abandon_cycles = self.abandon_cycles.unwrap_or(p.abandon_cycles);
+        p.decay_skip = self.decay_skip.unwrap_or(p.decay_skip);
         check_range("target", p.target, 1, 10 * SEC)?;
         check_range("t_update", t_update, 1, 10 * SEC)?;
         check_range("alpha", p.alpha, 0.0, 100.0)?;
@@ -441,7 +476,7 @@ impl PieConfig {
         };
         p.first_update = match self.first_update {
             Some(d) => d.0,
-            None if profile == Profile::Linux => p.first_update,
+            None if matches!(profile, Profile::Linux | Profile::Linux314) => p.first_update,
             None => p.t_update,
         };
         check_range("first_update", p.first_update, 1, 100 * SEC)?;
@@ -464,13 +499,15 @@ impl PieConfig {
             mark_ecnth: Some(p.mark_ecnth),
             bytemode: Some(p.bytemode),
             first_update: Some(Dur(p.first_update)),
+            abandon_cycles: Some(p.abandon_cycles),
+            decay_skip: Some(p.decay_skip),
         };
         Ok(p)
     }
 }
 
 pub const PIE_PARAMS: &[ParamDoc] = &[
-    ParamDoc { name: "profile", help: "rfc8033 (default for pie), linux (default for fq_pie), pie2013 (paper + Linux 3.14 + the 4.9(b) reconstruction)" },
+    ParamDoc { name: "profile", help: "rfc8033 (default for pie), linux (default for fq_pie), pie2013 (2013 ns-2 form: paper + the 4.9(b) reconstruction), linux_3_14 (sch_pie of Linux 3.14)" },
     ParamDoc { name: "target", help: "reference queueing delay; 15ms (rfc8033, linux) / 20ms (pie2013)" },
     ParamDoc { name: "t_update", help: "probability update period; 15ms / 30ms (pie2013)" },
     ParamDoc { name: "alpha", help: "PI gain on (qdelay - target), 1/s; 0.125" },
@@ -487,7 +524,9 @@ pub const PIE_PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "ecn", help: "CE-mark ECT packets instead of early drop while drop_prob <= mark_ecnth; off" },
     ParamDoc { name: "mark_ecnth", help: "highest drop_prob at which ECT packets are marked; 0.1" },
     ParamDoc { name: "bytemode", help: "scale the drop probability by size / MTU" },
-    ParamDoc { name: "first_update", help: "time of the first update; 500ms (linux, HZ/2) / t_update" },
+    ParamDoc { name: "first_update", help: "time of the first update; 500ms (linux, linux_3_14: HZ/2) / t_update" },
+    ParamDoc { name: "abandon_cycles", help: "abandon a rate cycle still running at an update (pie2013 reconstruction); on (pie2013) / off" },
+    ParamDoc { name: "decay_skip", help: "no decay while packets are queued or after clamping at 1 (Linux); on (linux, linux_3_14) / off" },
 ];
 
 pub struct Pie {

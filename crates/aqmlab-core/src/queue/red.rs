@@ -12,8 +12,11 @@
 //!   [max_th, 2 max_th) ramp from max_p to 1. `count` (packets since the last drop, -1 below
 //!   min_th) uniformises: wait off (paper) p_a = p_b / (1 - count p_b); wait on (ns-2) p_a = 0 while
 //!   count p_b < 1, then p_b / (2 - count p_b). avg above the band (or 2 max_th gentle): forced drop.
-//! * `ns2_quirks`: no early drop while the instantaneous queue holds <= 1 packet, and the first
-//!   arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc).
+//! * `ns2_quirks`: no drop (early or forced) while the instantaneous queue holds <= 1 packet,
+//!   and the first arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc
+//!   REDQueue::enque). Forced drops are their own drop reason (`forced`).
+//! * Idle periods start when the queue empties and whenever the link finds it empty while not
+//!   idle, e.g. after a dropped arrival (ns-2 REDQueue::deque; Linux red_dequeue).
 //! * ECN: ECT arrivals are CE-marked instead of early (probabilistic) drops; forced drops and
 //!   buffer overflow always drop (ns-2 setbit_).
 //! * Automatic configuration (ns-2): C = rate / (8 mean_pktsize); min_th = max(5, target_delay C / 2)
@@ -93,7 +96,7 @@ impl RedCounts {
             }
             Decision::Forced => {
                 self.forced += 1;
-                ctx.drop_packet(id, DropReason::Early);
+                ctx.drop_packet(id, DropReason::Forced);
                 false
             }
         }
@@ -160,7 +163,9 @@ impl RedVars {
     /// The arrival decision (algorithms.md 5.3-5.5) for a packet of `size` bytes when the
     /// instantaneous queue holds `q_pkts` packets.
     pub fn decide(&mut self, p: &RedParams, size: u32, q_pkts: u64, rng: &mut Rng) -> Decision {
-        if self.avg < p.min_th {
+        // ns-2 red.cc REDQueue::enque tests `qavg >= th_min && qlen > 1` before any drop
+        // decision, forced drops included: an arrival finding at most one packet is admitted.
+        if self.avg < p.min_th || (p.ns2_quirks && q_pkts <= 1) {
             self.count = -1;
             self.old = false;
             return Decision::Admit;
@@ -191,9 +196,6 @@ impl RedVars {
         };
         if p.bytes {
             pa *= size as f64 / p.mean_pktsize as f64;
-        }
-        if p.ns2_quirks && q_pkts <= 1 {
-            return Decision::Admit;
         }
         if rng.bernoulli(pa) {
             self.count = 0;
@@ -286,7 +288,18 @@ impl Qdisc for Red {
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let id = self.queue.pop_front()?;
+        // An idle period starts when the queue empties, and again whenever the link finds it
+        // empty while not idle: after an arrival that was dropped (ns-2 red.cc REDQueue::deque
+        // sets idle_ on an empty dequeue; Linux red_dequeue calls red_start_of_idle_period).
+        // Without the second rule a dropped arrival ends the idle period for good, and with avg
+        // above the forced-drop threshold every later arrival is dropped while avg decays only
+        // by (1 - w_q) per arrival: the link locks up.
+        let Some(id) = self.queue.pop_front() else {
+            if self.vars.idle_since.is_none() {
+                self.vars.set_idle(now);
+            }
+            return None;
+        };
         self.bytes -= ctx.size(id) as u64;
         if self.queue.is_empty() {
             self.vars.set_idle(now);
@@ -367,6 +380,10 @@ pub struct RedConfig {
     pub ns2_quirks: Option<bool>,
     pub mean_pktsize: Option<Size>,
     pub target_delay: Option<Dur>,
+    /// The least automatic min_th: "5p" (ns-2 red.cc initialize_params) or a byte size such as
+    /// one MTU, "1514B" (goodbadwifi2015's ARED: half the target delay at link rate, at least
+    /// one MTU; Linux RED counts bytes).
+    pub min_th_floor: Option<LimitSpec>,
     pub link_delay: Option<Dur>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapt_form: Option<AdaptForm>,
@@ -395,7 +412,12 @@ impl RedConfig {
         }
         let target_delay = self.target_delay.map_or(5 * MS, |d| d.0);
         let link_delay = self.link_delay.map_or(0, |d| d.0);
-        let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(5.0);
+        let floor = self.min_th_floor.map_or(Limit::Packets(5), |l| l.0);
+        let floor_pkts = match floor {
+            Limit::Packets(n) => n as f64,
+            Limit::Bytes(b) => b as f64 / mean as f64,
+        };
+        let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(floor_pkts);
         let aggressive = self.aggressive.unwrap_or(false);
         let (d_min, d_max, d_p, d_wq, d_gentle, d_wait) = match preset {
             Preset::Red => (auto_min, None, 0.1, WQ::Mode("auto-rtt".into()), true, true),
@@ -470,6 +492,7 @@ impl RedConfig {
         self.ns2_quirks = Some(p.ns2_quirks);
         self.mean_pktsize = Some(Size(mean));
         self.target_delay = Some(Dur(target_delay));
+        self.min_th_floor = Some(LimitSpec(floor));
         self.link_delay = Some(Dur(link_delay));
         if preset == Preset::Hred {
             self.aggressive = Some(aggressive);
@@ -557,6 +580,10 @@ pub const RED_PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "link_delay",
         help: "one-way link delay for w_q = auto-rtt; default 0ms",
+    },
+    ParamDoc {
+        name: "min_th_floor",
+        help: "least automatic min_th: \"5p\" (ns-2, default) or bytes, e.g. one MTU \"1514B\" (Linux, goodbadwifi2015)",
     },
 ];
 
@@ -775,6 +802,48 @@ mod tests {
     }
 
     #[test]
+    fn ared_thresholds_from_target_delay_with_an_mtu_floor() {
+        // goodbadwifi2015 (experiments.md 4): ARED target delay 20 ms; min threshold = half the
+        // target delay at link rate, at least one MTU: 1514 B at 1 Mb/s, 12500 B at 10 Mb/s,
+        // 125000 B at 100 Mb/s; max = 3 x min. Thresholds are in mean-size packets: x 1500 B.
+        for (rate, min_bytes) in [
+            (1_000_000, 1514.0),
+            (10_000_000, 12_500.0),
+            (100_000_000, 125_000.0),
+        ] {
+            let l = LinkInfo {
+                rate_bps: rate,
+                ..link()
+            };
+            let (_, r) = build(
+                &json!({"target_delay": "20ms", "min_th_floor": "1514B", "bytes": true}),
+                &l,
+                Rng::from_seed(1),
+                Preset::Ared,
+            )
+            .unwrap();
+            let min = r["min_th"].as_f64().unwrap() * 1500.0;
+            let max = r["max_th"].as_f64().unwrap() * 1500.0;
+            assert!((min - min_bytes).abs() < 1e-6, "{rate}: min {min} B");
+            assert!((max - 3.0 * min_bytes).abs() < 1e-6, "{rate}: max {max} B");
+        }
+        // The ns-2 floor of 5 packets stays the default: 7500 B at 1 Mb/s.
+        let l = LinkInfo {
+            rate_bps: 1_000_000,
+            ..link()
+        };
+        let (_, r) = build(
+            &json!({"target_delay": "20ms"}),
+            &l,
+            Rng::from_seed(1),
+            Preset::Ared,
+        )
+        .unwrap();
+        assert_eq!(r["min_th"], 5.0);
+        assert_eq!(r["min_th_floor"], "5p");
+    }
+
+    #[test]
     fn hred_presets() {
         let (_, r) = build(&json!({}), &link(), Rng::from_seed(1), Preset::Hred).unwrap();
         assert_eq!(
@@ -878,12 +947,67 @@ mod tests {
             h.enqueue(&mut q, 0, 1500, Ecn::Ect0, 0);
         }
         assert!(!h.marks.is_empty());
-        assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Early));
+        // ECT arrivals are only dropped once avg passes max_th: forced drops, never early ones.
+        assert!(!h.drops.is_empty() && h.drops.iter().all(|d| d.1 == DropReason::Forced));
         assert!(q.vars.avg >= 15.0);
         for _ in 0..100 {
             h.dequeue(&mut q, MS);
         }
         assert_eq!(q.vars.idle_since, Some(MS));
+    }
+
+    #[test]
+    fn a_dropped_arrival_at_an_empty_queue_leaves_it_idle() {
+        // avg far above the forced-drop threshold (2 max_th = 30) with an empty queue and one
+        // arrival every 100 ms (a sender retrying after timeouts). ns-2 and Linux restart the
+        // idle period whenever the link finds the queue empty, so avg decays with elapsed time:
+        // 100 (1 - w_q)^(C t) < 30 once t > ln(0.3) / (C ln(1 - w_q)) = 0.72 s at C = 833
+        // packets/s. Counting only arrivals, it would take ln(0.3) / ln(0.998) = 602 of them.
+        let (AnyQdisc::Red(mut q), _) = build(
+            &json!({"min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": true}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        q.vars.avg = 100.0;
+        q.vars.idle_since = None;
+        let c = 10_000_000.0 / 12_000.0;
+        let t_decay = (0.3f64).ln() / (c * (1.0f64 - 0.002).ln());
+        let mut h = Harness::new();
+        let mut admitted_at = None;
+        for k in 1..=20u64 {
+            let now = k * 100 * MS;
+            h.enqueue(&mut q, 0, 1500, Ecn::NotEct, now);
+            if let Some(id) = h.dequeue(&mut q, now) {
+                admitted_at.get_or_insert(now);
+                h.pool.release(id);
+            }
+        }
+        let t = admitted_at.expect("an arrival is admitted once avg has decayed") as f64 / SEC as f64;
+        assert!(
+            t > t_decay && t <= t_decay + 0.2,
+            "first admitted at {t} s, decay time {t_decay} s"
+        );
+        assert!(h.drops.iter().all(|d| d.1 == DropReason::Forced));
+    }
+
+    #[test]
+    fn ns2_forced_drops_spare_a_queue_of_one() {
+        // ns-2 red.cc: no drop of any kind while the queue holds at most one packet, even with
+        // avg above the forced-drop threshold.
+        let mut p = params();
+        p.ns2_quirks = true;
+        let mut v = RedVars::new(&p);
+        v.avg = 100.0;
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(3);
+        assert_eq!(v.decide(&p, 1500, 1, &mut rng), Decision::Admit);
+        assert_eq!(v.decide(&p, 1500, 2, &mut rng), Decision::Forced);
+        p.ns2_quirks = false;
+        assert_eq!(v.decide(&p, 1500, 0, &mut rng), Decision::Forced);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! periodic samples, `summary` only the per-flow and per-link totals and the probes.
 
 use crate::packet::Dir;
+use crate::queue::DropReason;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
@@ -15,12 +16,18 @@ pub enum Level {
     Packets,
 }
 
-/// Outcome codes of the `packets` table; names in [`OUTCOMES`].
+/// Outcome codes of the `packets` table; names from [`outcome_names`].
 pub const OUTCOME_SENT: u8 = 0;
 pub const OUTCOME_MARKED: u8 = 1;
 /// Drop reasons follow at 2 + DropReason as u8.
 pub const OUTCOME_DROP_BASE: u8 = 2;
-pub const OUTCOMES: [&str; 7] = ["sent", "marked", "overlimit", "early", "head", "fat_flow", "loss"];
+
+/// The name of every outcome code, in code order: "sent", "marked", then the drop reasons.
+pub fn outcome_names() -> Vec<&'static str> {
+    let mut names = vec!["sent", "marked"];
+    names.extend(DropReason::ALL.iter().map(|r| r.name()));
+    names
+}
 
 #[derive(Default)]
 pub struct PacketColumns {
