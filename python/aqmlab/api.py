@@ -47,15 +47,23 @@ class Result:
         return self.path
 
 
+class SimulationError(RuntimeError):
+    """The simulator broke one of its own invariants (packet conservation): a defect of aqmlab,
+    not of the scenario. The run is not stored."""
+
+
 def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], dict]:
     """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
-    and the metadata. Raises ScenarioError for invalid scenarios."""
+    and the metadata. Raises ScenarioError for invalid scenarios and SimulationError when the
+    core's packet-conservation check fails."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
     try:
         batches, meta_json = _core.run(json.dumps(sc), seed)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+    except RuntimeError as e:
+        raise SimulationError(str(e)) from None
     meta = json.loads(meta_json)
     tables = {name: _decode(b) for name, b in batches.items()}
     level = meta["record"]["level"]

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from aqmlab import __version__, commands, plots, store, sweep_commands
-from aqmlab.api import Result, run_dict
+from aqmlab.api import Result, SimulationError, run_dict
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 app = typer.Typer(
@@ -219,6 +219,15 @@ def run_cmd(
             "set one hop's discipline with --set topology.hops.N.qdisc=NAME"
         )
     variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
+    # Every variant is validated before the first one runs, so a typo in the list stores nothing.
+    for name, v in variants:
+        try:
+            resolve(v, seed)
+        except ScenarioError as e:
+            msg = str(e)
+            for key in ("topology.up.qdisc: ", "topology.down.qdisc: "):
+                msg = msg.removeprefix(key)  # the user typed --qdisc, not these keys
+            fail(f"--qdisc: {name!r} in {qdisc!r}: {msg}")
     results: list[tuple[str, Result]] = []
     try:
         for name, v in variants or [(None, sc)]:
@@ -227,6 +236,9 @@ def run_cmd(
             results.append((name, res))
     except ScenarioError as e:
         fail(str(e))
+    except SimulationError as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(code=1) from None
     if as_json:
         docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
         if names:

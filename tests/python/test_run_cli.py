@@ -247,3 +247,24 @@ def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
     # --qdisc cannot guess which hop to change: it says how instead of a traceback.
     res = runner.invoke(app, ["run", "cable_modem", "--qdisc", "codel", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "topology.hops" in res.output and "Traceback" not in res.output
+
+
+def test_a_typo_in_qdisc_list_stores_nothing(tmp_path: Path):
+    res = runner.invoke(app, ["run", "bufferbloat", "--qdisc", "pfifo,codel,codle", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "--qdisc" in res.output and "codle" in res.output, res.output
+    assert "topology.up" not in res.output
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()], "no run may be stored"
+
+
+def test_a_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monkeypatch):
+    """The core raises RuntimeError when its packet-conservation check fails (checked in every
+    build, not only in debug builds); the run is not stored and the command exits 1."""
+    import aqmlab.api
+
+    def broken(*_a, **_k):
+        raise RuntimeError("packet conservation violated: flow 0: sent 3 != received 1 + dropped 1")
+
+    monkeypatch.setattr(aqmlab.api._core, "run", broken)
+    res = runner.invoke(app, ["run", "bufferbloat", "--out", str(tmp_path)])
+    assert res.exit_code == 1 and "conservation" in res.output and "Traceback" not in res.output
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]

@@ -10,7 +10,7 @@ use arrow_array::types::UInt8Type;
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
 };
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
@@ -246,6 +246,12 @@ fn run<'py>(
     let result = py
         .detach(|| build::run(&sc, seed))
         .map_err(PyValueError::new_err)?;
+    // Enforced in every build: a run that loses or invents a packet is a defect, never a result.
+    if let Err(e) = &result.conservation {
+        return Err(PyRuntimeError::new_err(format!(
+            "packet conservation violated (a defect of aqmlab; please report it with the scenario and seed): {e}"
+        )));
+    }
     let wall = t0.elapsed().as_secs_f64();
     let (batches, mut meta) = tables(result);
     meta["wall_s"] = json!(wall);
