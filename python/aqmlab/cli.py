@@ -6,6 +6,7 @@ exit status 2; never a traceback.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -31,6 +32,24 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 def fail(msg: str) -> None:
     err.print(f"error: {msg}", markup=False)
     raise typer.Exit(code=2)
+
+
+# The unit suffixes of the core's resolved durations (units.rs fmt_time), in seconds.
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _check_warmup(warmup: float, sc: dict, seed: int | None) -> None:
+    """--warmup must leave part of the run to measure: 0 <= warmup < duration."""
+    try:
+        text = str(resolve(sc, seed)["duration"])
+    except ScenarioError as e:
+        fail(str(e))
+    unit = text.lstrip("0123456789.")
+    duration = float(text[: len(text) - len(unit)]) * _DURATION_UNITS[unit]
+    if not (math.isfinite(warmup) and 0 <= warmup < duration):
+        fail(
+            f"--warmup: {warmup} is not allowed; allowed: seconds from 0 up to below the run's duration ({text})"
+        )
 
 
 def _version(value: bool) -> None:
@@ -219,6 +238,7 @@ def run_cmd(
             "set one hop's discipline with --set topology.hops.N.qdisc=NAME"
         )
     variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
+    _check_warmup(warmup, sc, seed)
     # Every variant is validated before the first one runs, so a typo in the list stores nothing.
     for name, v in variants:
         try:

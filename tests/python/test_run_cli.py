@@ -268,3 +268,11 @@ def test_a_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monk
     res = runner.invoke(app, ["run", "bufferbloat", "--out", str(tmp_path)])
     assert res.exit_code == 1 and "conservation" in res.output and "Traceback" not in res.output
     assert not [p for p in tmp_path.iterdir() if p.is_dir()]
+
+
+@pytest.mark.parametrize("warmup", ["-5", "nan", "10", "20"])
+def test_warmup_outside_the_run_is_refused_before_running(tmp_path: Path, warmup: str):
+    # bufferbloat runs 10 s: a warm-up of 10 s or more would leave nothing to measure.
+    res = runner.invoke(app, ["run", "bufferbloat", "--warmup", warmup, "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "--warmup" in res.output and "Traceback" not in res.output, res.output
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]
