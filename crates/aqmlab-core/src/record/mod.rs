@@ -2,7 +2,7 @@
 //! decides the cost: `packets` keeps one row per packet and hop, `series` only the
 //! periodic samples, `summary` only the per-flow and per-link totals and the probes.
 
-use crate::packet::Dir;
+use crate::packet::{Dir, Packet};
 use crate::queue::DropReason;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -83,25 +83,17 @@ impl Recorder {
         }
     }
 
+    /// One row of the `packets` table: packet `pkt` left hop `hop` (direction `dir`) at
+    /// `t_out` with `outcome`.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn packet(
-        &mut self,
-        dir: Dir,
-        hop: u8,
-        flow: u32,
-        size: u32,
-        t_enqueue: Time,
-        t_out: Time,
-        outcome: u8,
-    ) {
+    pub fn packet(&mut self, pkt: &Packet, dir: Dir, hop: u8, t_out: Time, outcome: u8) {
         if self.level == Level::Packets {
             let p = &mut self.packets;
             p.dir.push(dir as u8);
             p.hop.push(hop);
-            p.flow.push(flow);
-            p.size.push(size);
-            p.t_enqueue.push(t_enqueue);
+            p.flow.push(pkt.flow);
+            p.size.push(pkt.size);
+            p.t_enqueue.push(pkt.enqueued_at);
             p.t_out.push(t_out);
             p.outcome.push(outcome);
         }

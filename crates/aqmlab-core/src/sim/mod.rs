@@ -447,15 +447,8 @@ impl World {
             match self.qev[k] {
                 QueueEvent::Drop(id, reason) => {
                     let p = self.pool.get(id);
-                    self.rec.packet(
-                        self.links[l].dir,
-                        l as u8,
-                        p.flow,
-                        p.size,
-                        p.enqueued_at,
-                        self.now,
-                        OUTCOME_DROP_BASE + reason as u8,
-                    );
+                    let outcome = OUTCOME_DROP_BASE + reason as u8;
+                    self.rec.packet(p, self.links[l].dir, l as u8, self.now, outcome);
                     let flow = &mut self.flows[p.flow as usize];
                     flow.dropped += 1;
                     flow.queued -= 1;
@@ -516,15 +509,7 @@ impl World {
         } else {
             OUTCOME_SENT
         };
-        self.rec.packet(
-            self.links[l].dir,
-            l as u8,
-            p.flow,
-            p.size,
-            p.enqueued_at,
-            now,
-            outcome,
-        );
+        self.rec.packet(p, self.links[l].dir, l as u8, now, outcome);
         Some(id)
     }
 
