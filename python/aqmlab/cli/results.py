@@ -8,33 +8,24 @@ prints ONE line naming the bad value and what exists, and exits with code 2 (no 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from aqmlab import store
+from aqmlab.cli.console import err, fail, out
 
 DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
-
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def _fail(msg: str) -> None:
-    err.print(f"error: {msg}", markup=False)
-    raise typer.Exit(code=2)
 
 
 def _load(run: str, root: Path) -> store.RunData:
     try:
         return store.load_run(run, root)
     except (store.RunNotFound, store.CorruptRun) as e:
-        _fail(str(e))
+        fail(str(e))
         raise  # unreachable
 
 
@@ -54,7 +45,7 @@ def _df_table(df, title: str | None = None) -> Table:
 
 
 def _db_error(e: Exception) -> None:
-    _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+    fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def runs_cmd(
@@ -64,7 +55,7 @@ def runs_cmd(
 ) -> None:
     """List the complete runs in the catalog (rebuilt from the run directories)."""
     if not root.is_dir():
-        _fail(f"results root '{root}' does not exist")
+        fail(f"results root '{root}' does not exist")
     _report_skipped(root)
     store.rebuild_catalog(root)
     import duckdb
@@ -122,7 +113,7 @@ def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, q
     import duckdb
 
     if not root.is_dir():
-        _fail(f"results root '{root}' does not exist")
+        fail(f"results root '{root}' does not exist")
     try:
         df = store.query(root, sql)
     except duckdb.Error as e:
@@ -140,14 +131,14 @@ def plot_cmd(
     from aqmlab import metrics, plots
 
     if kind not in plots.KINDS:
-        _fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
+        fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
     loaded = [_load(r, root) for r in runs]
     output = output or Path(f"{kind}.png")
     try:
         fig = plots.figure(kind, loaded)
         plots.save(fig, output)
     except (metrics.MissingTableError, ValueError, KeyError) as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
     out.print(f"wrote {output}")
 
 
@@ -171,7 +162,7 @@ def report_cmd(
         else:
             loaded.append(_load(r, root))
     if not loaded:
-        _fail(f"no complete runs in {', '.join(runs)}")
+        fail(f"no complete runs in {', '.join(runs)}")
     report.write_report(loaded, output)
     out.print(f"wrote {output}")
 
@@ -187,11 +178,11 @@ def export_flent_cmd(
 
     r = _load(run, root)
     if test is not None and test not in flent.SUPPORTED:
-        _fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
+        fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
     try:
         path = flent.export_flent(r, test, output)
     except (ValueError, metrics.MissingTableError) as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
     out.print(f"wrote {path}")
 
 

@@ -1,5 +1,5 @@
-"""The `aqmlab` command (typer + rich): run, validate, list, and the post-run commands of
-commands.py. User mistakes end with one line naming the key, the value and what is allowed, and
+"""The `aqmlab` app (typer + rich): run, validate, list; the post-run commands of results.py and the
+sweep commands of sweeps.py are registered on it. User mistakes end with one line naming the key, the value and what is allowed, and
 exit status 2; never a traceback.
 """
 
@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from aqmlab import __version__, commands, plots, store, sweep_commands
+from aqmlab import __version__, plots, store
 from aqmlab.api import Result, run_dict
+from aqmlab.cli import results, sweeps
+from aqmlab.cli.console import fail, out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 app = typer.Typer(
@@ -24,13 +25,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def fail(msg: str) -> None:
-    err.print(f"error: {msg}", markup=False)
-    raise typer.Exit(code=2)
 
 
 def _version(value: bool) -> None:
@@ -321,8 +315,8 @@ def list_scenarios() -> None:
     out.print(t)
 
 
-commands.register(app)
-sweep_commands.register(app, list_app)
+results.register(app)
+sweeps.register(app, list_app)
 
 
 def entry() -> None:
