@@ -6,17 +6,20 @@ exit status 2; never a traceback.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape as esc
 from rich.table import Table
 
 from aqmlab import __version__, plots, store
 from aqmlab.api import Result, run_dict
 from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import fail, out
+from aqmlab.cli.console import err, fail, out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 app = typer.Typer(
@@ -204,9 +207,34 @@ def run_cmd(
     plot: Annotated[bool, typer.Option(help="write the standard figure(s) next to the results")] = True,
 ) -> None:
     """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
+    if not math.isfinite(warmup) or warmup < 0:
+        fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
+    if qdisc is not None:
+        known = _qdisc_names()
+        bad = [n for n in names if n not in known]
+        if bad or not names:
+            fail(f"--qdisc: {qdisc!r} is not allowed; allowed: a comma-separated list of {', '.join(known)}")
     variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
+    # every variant is validated before the first one runs
+    resolved = []
+    for name, v in variants or [(None, sc)]:
+        try:
+            resolved.append(resolve(v, seed))
+        except ScenarioError as e:
+            fail(f"with --qdisc {name}: {e}" if name else str(e))
+    duration_s = _seconds(resolved[0]["duration"])
+    if duration_s is not None and warmup >= duration_s:
+        fail(
+            f"--warmup: {warmup:g} is not allowed; allowed: less than the duration ({resolved[0]['duration']})"
+        )
+    level = resolved[0]["record"]["level"]
+    if plot and level == "summary":
+        plot = False
+        err.print("note: record.level = summary keeps no time series; no figure written", markup=False)
     results: list[tuple[str, Result]] = []
     try:
         for name, v in variants or [(None, sc)]:
@@ -233,6 +261,26 @@ def run_cmd(
             out.print(f"run stored in {r.path}")
         for f in figures:
             out.print(f"figure: {f}")
+
+
+_TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _seconds(value) -> float | None:
+    """A resolved duration ("30s", "1500ms", 30) in seconds; None when it is not of that form."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(s|ms|us|ns)\s*", str(value))
+    try:
+        return float(m.group(1)) * _TIME_UNITS_S[m.group(2)] if m else None
+    except ValueError:
+        return None
+
+
+def _qdisc_names() -> list[str]:
+    from aqmlab import _core
+
+    return [i["name"] for i in json.loads(_core.qdiscs())]
 
 
 def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]:
@@ -285,14 +333,16 @@ def list_qdiscs(
         info = next((i for i in infos if i["name"] == name), None)
         if info is None:
             fail(f"unknown qdisc {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
-        out.print(f"[bold]{info['name']}[/bold] — {info['summary']}\nreference: {info['reference']}")
+        out.print(
+            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
+        )
         t = Table(title="parameters (defaults shown for a 10 Mb/s link)")
         t.add_column("name")
         t.add_column("default", overflow="fold")
         t.add_column("meaning", overflow="fold")
         defaults = info["defaults_at_10mbps"]
         for p in info["params"]:
-            t.add_row(p["name"], json.dumps(defaults.get(p["name"])), p["help"])
+            t.add_row(esc(p["name"]), esc(json.dumps(defaults.get(p["name"]))), esc(p["help"]))
         out.print(t)
         return
     t = Table(title="queue disciplines")
@@ -300,7 +350,7 @@ def list_qdiscs(
         t.add_column(c, overflow="fold")
     for i in infos:
         params = ", ".join(f"{k}={v}" for k, v in i["defaults_at_10mbps"].items())
-        t.add_row(i["name"], i["summary"], params, i["reference"])
+        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
     out.print(t)
 
 
@@ -311,7 +361,7 @@ def list_scenarios() -> None:
     t.add_column("name")
     t.add_column("description", overflow="fold")
     for n in builtin_names():
-        t.add_row(n, load(builtin_path(n)).get("description", ""))
+        t.add_row(esc(n), esc(load(builtin_path(n)).get("description", "")))
     out.print(t)
 
 
