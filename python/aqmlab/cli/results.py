@@ -8,6 +8,7 @@ prints ONE line naming the bad value and what exists, and exits with code 2 (no 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -30,8 +31,7 @@ def _load(run: str, root: Path) -> store.RunData:
 
 
 def _report_skipped(root: Path) -> None:
-    _, bad = store.scan_runs(root)
-    for d, reason in bad:
+    for _, reason in store.skipped(root):
         err.print(f"skipped {reason}", markup=False)
 
 
@@ -52,6 +52,7 @@ def runs_cmd(
     root: RootOpt = DEFAULT_ROOT,
     scenario: Annotated[str | None, typer.Option(help="only runs of this scenario name")] = None,
     where: Annotated[str | None, typer.Option(help="SQL condition on the runs table")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="show only the newest N runs")] = None,
 ) -> None:
     """List the complete runs in the catalog (rebuilt from the run directories)."""
     if not root.is_dir():
@@ -66,7 +67,9 @@ def runs_cmd(
         _db_error(e)
     cols = [c for c in ("run_id", "scenario", "seed", "qdisc", "up_qdisc", "queue_delay_p95_ms", "utilization",
                         "goodput_mbps_total", "probe_rtt_p50_ms", "created") if c in df.columns]  # fmt: skip
-    out.print(_df_table(df[cols], title=f"{len(df)} runs in {root}"))
+    shown = df[cols] if limit is None else df[cols].head(limit)
+    title = f"{len(df)} runs in {root}" + (f" (newest {len(shown)} shown)" if len(shown) < len(df) else "")
+    out.print(_df_table(shown, title=title))
 
 
 def show_cmd(
@@ -107,18 +110,31 @@ def show_cmd(
         out.print(t)
 
 
+QUERY_FORMATS = ("table", "csv", "json")
+
+
 def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, queue, flows...")],
-              root: RootOpt = DEFAULT_ROOT) -> None:  # fmt: skip
+              root: RootOpt = DEFAULT_ROOT,
+              fmt: Annotated[str, typer.Option("--format", help="table, csv or json (one array of row objects)")]
+              = "table") -> None:  # fmt: skip
     """Run SQL over the catalog and the Parquet views; print the result."""
     import duckdb
 
+    if fmt not in QUERY_FORMATS:
+        fail(f"--format: {fmt!r} is not allowed; allowed: {', '.join(QUERY_FORMATS)}")
     if not root.is_dir():
         fail(f"results root '{root}' does not exist")
+    _report_skipped(root)
     try:
         df = store.query(root, sql)
     except duckdb.Error as e:
         _db_error(e)
-    out.print(_df_table(df))
+    if fmt == "csv":
+        sys.stdout.write(df.to_csv(index=False))
+    elif fmt == "json":
+        sys.stdout.write(df.to_json(orient="records", date_format="iso", double_precision=15) + "\n")
+    else:
+        out.print(_df_table(df))
 
 
 def plot_cmd(
