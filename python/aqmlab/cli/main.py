@@ -10,17 +10,23 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape as esc
 from rich.table import Table
 
-from aqmlab import __version__, plots, store
-from aqmlab.api import Result, run_dict
+from aqmlab import __version__
 from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import err, fail, out
+from aqmlab.cli.console import err, fail, lazy, out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
+
+if TYPE_CHECKING:
+    from aqmlab.api import Result
+
+api = lazy("aqmlab.api")
+plots = lazy("aqmlab.plots")
+store = lazy("aqmlab.store")
 
 app = typer.Typer(
     help="aqmlab: a laboratory for bottleneck queue management (AQM).",
@@ -194,7 +200,7 @@ def run_cmd(
     scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
     sets: SetOpt = None,
     seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = store.DEFAULT_ROOT,
+    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = results.DEFAULT_ROOT,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     qdisc: Annotated[
         str | None,
@@ -238,7 +244,7 @@ def run_cmd(
     results: list[tuple[str, Result]] = []
     try:
         for name, v in variants or [(None, sc)]:
-            res = run_dict(v, seed=seed, warmup_s=warmup)
+            res = api.run_dict(v, seed=seed, warmup_s=warmup)
             res.save(out_dir)
             results.append((name, res))
     except ScenarioError as e:

@@ -15,8 +15,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from aqmlab import store
-from aqmlab.cli.console import err, fail, out
+from aqmlab.cli.console import err, fail, lazy, out
+
+store = lazy("aqmlab.store")
 
 DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]

@@ -14,8 +14,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from aqmlab import store
-from aqmlab.cli.console import fail, out
+from aqmlab.cli.console import fail, lazy, out
+from aqmlab.cli.results import DEFAULT_ROOT
+
+store = lazy("aqmlab.store")
 
 ExecOpt = Annotated[str, typer.Option("--executor", help="local (process pool), dask or ray")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker processes (default: cores)")]
@@ -32,7 +34,7 @@ def sweep_cmd(
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
-    out_dir: OutOpt = store.DEFAULT_ROOT,
+    out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the per-run table as JSON lines")] = False,
 ) -> None:
@@ -100,7 +102,7 @@ def reproduce_cmd(
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
-    out_dir: OutOpt = store.DEFAULT_ROOT,
+    out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print {metric: {qdisc: {load: value}}} on stdout")] = False,
 ) -> None:  # fmt: skip
