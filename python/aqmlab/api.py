@@ -47,6 +47,10 @@ class Result:
         return self.path
 
 
+class SimulationError(RuntimeError):
+    """The simulator broke an invariant (packet conservation): a bug, never a user mistake."""
+
+
 def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], dict]:
     """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
     and the metadata. Raises ScenarioError for invalid scenarios."""
@@ -57,6 +61,8 @@ def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], di
         batches, meta_json = _core.run(json.dumps(sc), seed)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+    except RuntimeError as e:
+        raise SimulationError(str(e)) from None
     meta = json.loads(meta_json)
     tables = {name: _decode(b) for name, b in batches.items()}
     level = meta["record"]["level"]

@@ -106,3 +106,20 @@ def test_list_keeps_square_brackets():
     # RED's help text says "[min_th, max_th]"; rich markup used to swallow it.
     res = runner.invoke(app, ["list", "qdiscs"])
     assert res.exit_code == 0 and "[min_th, max_th]" in res.output
+
+
+def test_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monkeypatch):
+    """The core raises RuntimeError when a run breaks packet conservation (sent = received +
+    dropped + queued + in transit); the command must exit 1 with the message and store nothing,
+    where it used to exit 0 with the violation as a string in meta."""
+    from aqmlab import _core, api
+
+    def broken(scenario_json, seed):
+        raise RuntimeError("packet conservation violated: flow 0: sent 10 != 9 received + 0 dropped")
+
+    monkeypatch.setattr(_core, "run", broken)
+    res = runner.invoke(app, ["run", str(_scenario(tmp_path)), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1, res.output
+    assert "conservation" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+    assert issubclass(api.SimulationError, RuntimeError)

@@ -10,7 +10,7 @@ use arrow_array::types::UInt8Type;
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
 };
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
@@ -211,7 +211,6 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         "record": r.resolved.record,
         "scenario": r.resolved,
         "qdisc_diagnostics": diagnostics,
-        "conservation": match &r.conservation { Ok(()) => "ok".to_string(), Err(e) => e.clone() },
         "peak_packets": r.peak_packets,
     });
     (out, meta)
@@ -236,6 +235,12 @@ fn run<'py>(
     let result = py
         .detach(|| build::run(&sc, seed))
         .map_err(PyValueError::new_err)?;
+    // A conservation violation is a simulator bug: the run fails (RuntimeError), in every build.
+    if let Err(e) = &result.conservation {
+        return Err(PyRuntimeError::new_err(format!(
+            "packet conservation violated: {e}"
+        )));
+    }
     let wall = t0.elapsed().as_secs_f64();
     let (batches, mut meta) = tables(result);
     meta["wall_s"] = json!(wall);

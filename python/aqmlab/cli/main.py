@@ -249,6 +249,9 @@ def run_cmd(
             results.append((name, res))
     except ScenarioError as e:
         fail(str(e))
+    except api.SimulationError as e:
+        err.print(f"error: {e} (a simulator bug; the run was not stored)", markup=False)
+        raise typer.Exit(code=1) from None
     if as_json:
         docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
         if names:
