@@ -123,3 +123,24 @@ def test_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monkey
     assert "conservation" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
     assert issubclass(api.SimulationError, RuntimeError)
+
+
+def test_comparison_table_reports_drops_per_direction(tmp_path: Path):
+    """Overload on the down link only: the table's drops must match each direction's summary,
+    not their sum under one "drops" heading."""
+    p = tmp_path / "s.toml"
+    topo = TOPO.replace('down = { rate = "1Mbps" }', 'down = { rate = "1Mbps", limit = "20p" }')
+    p.write_text(HEAD.format(name="t", duration="2s") + topo + FLOW.replace("0.5Mbps", "2Mbps"))
+    args = ["run", str(p), "--qdisc", "pfifo,codel", "--no-plot", "--out", str(tmp_path / "r")]
+    res = runner.invoke(app, [*args, "--json"])
+    docs = __import__("json").loads(res.stdout)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    header = next(line for line in lines if "drops down" in line)
+    cols = [c.strip() for c in header.split("┃")]
+    for q in ("pfifo", "codel"):
+        row = [c.strip() for c in next(line for line in lines if line.startswith(f"│ {q} ")).split("│")]
+        down, up = docs[q]["links"]["down"]["drops"], docs[q]["links"]["up"]["drops"]
+        assert down > 0 and up == 0
+        assert row[cols.index("drops down")] == str(down) and row[cols.index("drops up")] == "0"

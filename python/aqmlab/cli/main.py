@@ -166,8 +166,10 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         "qdelay down p50 ms",
         "p95",
         "qdelay up p95 ms",
-        "drops",
-        "marks",
+        "drops down",
+        "drops up",
+        "marks down",
+        "marks up",
     ]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
@@ -189,8 +191,10 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
             _fmt(down["queue_delay_ms"]["p50"], 1),
             _fmt(down["queue_delay_ms"]["p95"], 1),
             _fmt(up["queue_delay_ms"]["p95"], 1),
-            _fmt(down["drops"] + up["drops"]),
-            _fmt(down["marks"] + up["marks"]),
+            _fmt(down["drops"]),
+            _fmt(up["drops"]),
+            _fmt(down["marks"]),
+            _fmt(up["marks"]),
         )
     return t
 
