@@ -85,10 +85,16 @@ def main() -> None:
             print(
                 f"| {n} x {rate} | {q} | {fmt_rate(o_pps)} | {fmt_rate(t_pps)} | {rmed:.0f}x ({rlo:.0f}-{rhi:.0f}) "
                 f"| {o_rss:.0f} / {o_run:.0f} / {c_rss} | {t_rss:.0f} | {o['goodput_mbps']:.1f} / {t['goodput_mbps']:.1f} "
-                f"| {oq.get('p50', float('nan')):.2f} / {tq['p50']:.2f} "
-                f"| {oq.get('p95', float('nan')):.2f} / {tq['p95']:.2f} |",
+                f"| {_ms(oq.get('p50'))} / {_ms(tq['p50'])} "
+                f"| {_ms(oq.get('p95'))} / {_ms(tq['p95'])} |",
                 flush=True,
             )
+
+
+def _ms(v: float | None) -> str:
+    """A delay in ms; "-" when the run did not record it (``--level summary`` keeps no sojourn
+    times, so its delay percentiles are None)."""
+    return "-" if v is None else f"{v:.2f}"
 
 
 if __name__ == "__main__":

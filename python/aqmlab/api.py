@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from aqmlab import _core, metrics, store
-from aqmlab.scenario import ScenarioError, apply_overrides, load
+from aqmlab.scenario import ScenarioError, apply_overrides, check_values, load
 
 
 def _decode(batch: pa.RecordBatch) -> pa.Table:
@@ -58,6 +58,7 @@ def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], di
     core's packet-conservation check fails."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
+    check_values(sc)
     try:
         batches, meta_json = _core.run(json.dumps(sc), seed)
     except ValueError as e:

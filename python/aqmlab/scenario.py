@@ -5,7 +5,10 @@ and the hand-off to the Rust core, which validates every key (DESIGN.md principl
 from __future__ import annotations
 
 import copy
+import datetime
 import json
+import math
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -16,6 +19,43 @@ from aqmlab import _core
 
 class ScenarioError(ValueError):
     """A scenario that cannot be run; the message names the key, the value and what is allowed."""
+
+
+MAX_DEPTH = 32
+"""Deepest nesting of tables and arrays a scenario may have (the schema needs 6)."""
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")
+"""A scenario name must be usable as part of a run directory name on every file system."""
+
+
+def check_values(sc: dict) -> None:
+    """Rejects what the core's JSON hand-off or the store cannot carry, naming the key path:
+    TOML dates and times, non-finite floats, nesting deeper than MAX_DEPTH, and a ``name`` that
+    is not a portable directory name. Iterative, so deep nesting cannot exhaust the stack."""
+    if not isinstance(sc, dict):
+        raise ScenarioError(f"scenario: {type(sc).__name__} is not allowed; allowed: a table")
+    stack: list[tuple[str, Any, int]] = [("", sc, 0)]
+    while stack:
+        path, v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ScenarioError(f"{path}: nested deeper than {MAX_DEPTH} levels; not allowed")
+        if isinstance(v, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), x, depth + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((f"{path}.{i}", x, depth + 1) for i, x in enumerate(v))
+        elif isinstance(v, (datetime.date, datetime.time)):
+            raise ScenarioError(
+                f"{path}: {v.isoformat()} is a TOML date/time, not allowed; allowed: a number or "
+                'a string with a unit (e.g. "30s", "10Mbps")'
+            )
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{path}: {v} is not allowed; allowed: a finite number")
+    name = sc.get("name")
+    if isinstance(name, str) and not NAME_PATTERN.fullmatch(name):
+        raise ScenarioError(
+            f"name: {name!r} is not allowed; allowed: 1 to 100 of the characters A-Z a-z 0-9 _ . + -, "
+            "not starting with '.', '+' or '-' (it names the run directory)"
+        )
 
 
 def builtin_names() -> list[str]:
@@ -45,6 +85,12 @@ def load(source: str | Path | dict) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{p}: not valid TOML: byte {e.start} is not UTF-8") from None
+    except RecursionError:
+        raise ScenarioError(f"{p}: not valid TOML: nested deeper than {MAX_DEPTH} levels") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{p}: is a directory; allowed: a TOML file") from None
     except OSError as e:
         raise ScenarioError(f"{p}: {e.strerror}") from None
 
@@ -53,7 +99,7 @@ def parse_value(text: str) -> Any:
     """A `--set` value: a TOML literal (4, 0.5, true, "x", [..], {..}) or else a bare string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
 
 
@@ -107,6 +153,7 @@ def apply_overrides(sc: dict, overrides: list[str] | dict[str, Any] | None) -> d
 
 def resolve(sc: dict, seed: int | None = None) -> dict:
     """Validates `sc` in the core and returns it with every default written out."""
+    check_values(sc)
     try:
         return json.loads(_core.resolve(json.dumps(sc), seed))
     except ValueError as e:

@@ -18,10 +18,13 @@ Catalog and views. ``catalog.duckdb`` holds the ``runs`` table only; it is writt
 calling process (``catalog_add``, ``catalog_add_many``, ``rebuild_catalog``). ``query`` opens an
 in-memory DuckDB, attaches the catalog read-only and defines views ``packets``, ``queue``,
 ``flow_series``, ``probes``, ``flows``, ``links``, ``rate_schedule`` with ``read_parquet`` over
-glob patterns, deriving ``run_id`` from the file name, and keeping only runs in ``runs``.
-The glob list is ``_view_sources``: ``<root>/*/<table>.parquet`` and the sweep layout of
-sweep.py (many runs per file, a ``run_id`` column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``)
-as a second ``read_parquet`` unioned BY NAME, with no change to users' SQL. Sweep runs have
+explicit lists of readable files (never globs: a crash's ``.tmp-*`` directory or a truncated file
+is skipped and reported by ``skipped``, never fatal), deriving ``run_id`` from the file name, and
+keeping only runs in ``runs``. The lists are ``_view_sources``: ``<run>/<table>.parquet`` of the
+complete run directories and the sweep layout of sweep.py (many runs per file, a ``run_id``
+column, ``<root>/sweeps/<sweep>/<table>/part-*.parquet``) as a second ``read_parquet`` unioned BY
+NAME, with no change to users' SQL. The catalog is a derived cache: ``connect`` rebuilds it when it
+is unreadable or lags behind the files (a writer killed between its rename and ``catalog_add``). Sweep runs have
 catalog rows like run directories (``sweep_row``), ``resolve_run`` maps their ids to the virtual
 path ``<root>/sweeps/<sweep>/runs/<run_id>`` and ``load_run`` reads them from their parts.
 """
@@ -231,6 +234,40 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return good, bad
 
 
+def _readable_parquet(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(files whose Parquet footer reads, [(file, reason)] for the others: truncated by a crash,
+    empty, or not Parquet at all)."""
+    good: list[Path] = []
+    bad: list[tuple[Path, str]] = []
+    for f in sorted(files):
+        try:
+            pq.read_metadata(f)
+            good.append(f)
+        except Exception as e:  # noqa: BLE001 - any unreadable footer is corruption
+            bad.append(
+                (f, f"{f}: unreadable Parquet ({str(e).splitlines()[0] if str(e) else type(e).__name__})")
+            )
+    return good, bad
+
+
+def sweep_parts(root: Path, table: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The readable parts of ``table`` in every sweep dataset under ``root`` and the skipped ones."""
+    return _readable_parquet(Path(root).resolve().glob(f"sweeps/*/{table}/part-*.parquet"))
+
+
+def skipped(root: Path) -> list[tuple[Path, str]]:
+    """Everything under ``root`` the reader skips: half-written or corrupt run directories and
+    unreadable sweep parts, each with the reason."""
+    bad = list(scan_runs(root)[1])
+    for t in ("summaries", *TABLES):
+        bad += sweep_parts(root, t)[1]
+    return bad
+
+
+def _parquet_list(files: list[Path]) -> str:
+    return "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
+
+
 def _is_sweep_ref(p: Path) -> bool:
     """A sweep run's (virtual) path: ``<root>/sweeps/<sweep-id>/runs/<run_id>``."""
     return p.parent.name == "runs" and p.parent.parent.parent.name == "sweeps"
@@ -239,10 +276,10 @@ def _is_sweep_ref(p: Path) -> bool:
 def sweep_runs(root: Path, prefix: str = "") -> list[Path]:
     """Virtual paths of the complete sweep runs under ``root`` whose id starts with ``prefix``
     (from the committed summaries parts, ``<root>/sweeps/*/summaries/part-*.parquet``)."""
-    root = Path(root).resolve()
-    if not any(root.glob("sweeps/*/summaries/part-*.parquet")):
+    parts = sweep_parts(root, "summaries")[0]
+    if not parts:
         return []
-    pat = _sql_str(str(root / "sweeps" / "*" / "summaries" / "part-*.parquet"))
+    pat = _parquet_list(parts)
     con = duckdb.connect()
     try:
         rows = con.execute(
@@ -451,7 +488,14 @@ def _ddl() -> str:
 
 
 def _write_rows(root: Path, rows: list[dict], replace_all: bool = False) -> None:
-    con = duckdb.connect(str(Path(root) / CATALOG))
+    try:
+        con = duckdb.connect(str(Path(root) / CATALOG))
+    except duckdb.Error:
+        if not replace_all:  # a corrupt catalog: it is a derived cache, rebuild it from the files
+            rebuild_catalog(root)
+            return
+        (Path(root) / CATALOG).unlink()
+        con = duckdb.connect(str(Path(root) / CATALOG))
     try:
         if replace_all:
             con.execute("DROP TABLE IF EXISTS runs")
@@ -494,10 +538,10 @@ def sweep_row(r: dict, sweep_dir: Path, created=None) -> dict:
 
 def sweep_catalog_rows(root: Path) -> list[dict]:
     """``runs`` rows of every completed run of every sweep dataset under ``root``."""
-    root = Path(root).resolve()
-    if not any(root.glob("sweeps/*/summaries/part-*.parquet")):
+    parts = sweep_parts(root, "summaries")[0]
+    if not parts:
         return []
-    pat = _sql_str(str(root / "sweeps" / "*" / "summaries" / "part-*.parquet"))
+    pat = _parquet_list(parts)
     con = duckdb.connect()
     try:
         df = con.execute(
@@ -530,43 +574,59 @@ def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _view_sources(root: Path, table: str) -> list[str]:
+def _view_sources(root: Path, table: str, run_dirs: list[Path]) -> list[str]:
     """SELECTs (each with a ``run_id`` column) whose UNION BY NAME forms view ``table``.
 
-    Per-run files: ``<root>/*/<table>.parquet`` (run_id = directory name). The future sweep
-    layout ``<root>/sweeps/*/<table>/part-*.parquet`` already carries ``run_id`` and is picked
-    up here when such files exist.
+    Per-run files: ``<run_dir>/<table>.parquet`` of the complete run directories ``run_dirs``
+    (run_id = directory name). The sweep layout ``<root>/sweeps/*/<table>/part-*.parquet``
+    carries ``run_id``. Both are explicit lists of readable files, never globs, so a crash's
+    ``.tmp-*`` directory or a truncated file cannot make every query fail.
     """
     root = Path(root).resolve()
     out = []
-    if any(root.glob(f"*/{table}.parquet")):
-        pat = _sql_str(str(root / "*" / f"{table}.parquet"))
+    files = [d.resolve() / f"{table}.parquet" for d in run_dirs if (d / f"{table}.parquet").exists()]
+    if files:
+        pat = _parquet_list(files)
         out.append(
             f"SELECT * EXCLUDE (filename), regexp_extract(filename, '([^/\\\\]+)[/\\\\]{table}\\.parquet$', 1)"
             f" AS run_id FROM read_parquet({pat}, filename = true, union_by_name = true)"
         )
-    if any(root.glob(f"sweeps/*/{table}/part-*.parquet")):
-        pat = _sql_str(str(root / "sweeps" / "*" / table / "part-*.parquet"))
-        out.append(f"SELECT * FROM read_parquet({pat}, union_by_name = true)")
+    parts = sweep_parts(root, table)[0]
+    if parts:
+        out.append(f"SELECT * FROM read_parquet({_parquet_list(parts)}, union_by_name = true)")
     return out
 
 
 def connect(root: Path = DEFAULT_ROOT) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with ``runs`` (the catalog, read-only) and one view per table.
 
-    Builds the catalog first when it does not exist. Views only include complete runs.
+    The catalog is a derived cache: it is rebuilt when missing or unreadable, and runs that
+    finished after a crash stopped their process before ``catalog_add`` are added. Views only
+    include complete runs; unreadable files are skipped (``skipped`` lists them).
     """
     root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"results root {root} does not exist")
     cat = root / CATALOG
-    if not cat.exists():
-        if not root.is_dir():
-            raise FileNotFoundError(f"results root {root} does not exist")
-        rebuild_catalog(root)
+    good, _ = scan_runs(root)
     con = duckdb.connect()
-    con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
+    try:
+        con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
+        known = {r[0] for r in con.execute("SELECT run_id FROM cat.runs").fetchall()}
+    except duckdb.Error:
+        con.close()
+        cat.unlink(missing_ok=True)
+        rebuild_catalog(root)
+        return connect(root)
+    missing = [d for d in good if d.name not in known]
+    if missing or any(p.name not in known for p in sweep_runs(root)):
+        # the catalog lags behind the files (a writer killed between its rename and catalog_add)
+        con.close()
+        rebuild_catalog(root)
+        return connect(root)
     con.execute("CREATE TEMP VIEW runs AS SELECT * FROM cat.runs")
     for t in TABLES:
-        src = _view_sources(root, t)
+        src = _view_sources(root, t, good)
         if src:
             union = " UNION ALL BY NAME ".join(f"({s})" for s in src)
             con.execute(

@@ -8,7 +8,8 @@ import synth
 import typer
 from typer.testing import CliRunner
 
-from aqmlab import commands, metrics, store
+from aqmlab import metrics, store
+from aqmlab.cli import results
 
 runner = CliRunner()
 
@@ -21,7 +22,7 @@ def app():
     def main():
         """aqmlab (test app)"""
 
-    commands.register(a)
+    results.register(a)
     return a
 
 

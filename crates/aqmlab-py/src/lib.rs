@@ -221,7 +221,6 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         "record": r.resolved.record,
         "scenario": r.resolved,
         "qdisc_diagnostics": diagnostics,
-        "conservation": match &r.conservation { Ok(()) => "ok".to_string(), Err(e) => e.clone() },
         "peak_packets": r.peak_packets,
     });
     (out, meta)

@@ -1,6 +1,6 @@
 """The ``aqmlab sweep``, ``aqmlab reproduce`` and ``aqmlab list experiments`` commands.
 
-``register(app, list_app)`` adds them to the main Typer app (cli.py). Bad input prints one line
+``register(app, list_app)`` adds them to the main Typer app (main.py). Bad input prints one line
 naming the key and the value and exits with status 2.
 """
 
@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from aqmlab import store
+from aqmlab.cli.console import fail, lazy, out
+from aqmlab.cli.results import DEFAULT_ROOT
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+store = lazy("aqmlab.store")
 
 ExecOpt = Annotated[str, typer.Option("--executor", help="local (process pool), dask or ray")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker processes (default: cores)")]
@@ -29,18 +28,13 @@ OutOpt = Annotated[Path, typer.Option("--out", help="results root")]
 KeepOpt = Annotated[bool, typer.Option("--keep-packets", help="also store every run's packet table")]
 
 
-def _fail(msg: str) -> None:
-    err.print(f"error: {msg}", markup=False)
-    raise typer.Exit(code=2)
-
-
 def sweep_cmd(
     sweep_file: Annotated[Path, typer.Argument(help="the sweep file (TOML)")],
     reps: Annotated[int | None, typer.Option("--reps", help="replications (default: the file's)")] = None,
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
-    out_dir: OutOpt = store.DEFAULT_ROOT,
+    out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the per-run table as JSON lines")] = False,
 ) -> None:
@@ -58,7 +52,7 @@ def sweep_cmd(
         res = run_sweep(spec, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                         keep_packets=keep_packets, progress=True)  # fmt: skip
     except SweepError as e:
-        _fail(str(e))
+        fail(str(e))
         raise
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
@@ -108,7 +102,7 @@ def reproduce_cmd(
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
-    out_dir: OutOpt = store.DEFAULT_ROOT,
+    out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print {metric: {qdisc: {load: value}}} on stdout")] = False,
 ) -> None:  # fmt: skip
@@ -119,20 +113,20 @@ def reproduce_cmd(
     try:
         mod = reproduce.get(experiment)
     except KeyError as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
     if reps < 1:
-        _fail(f"--reps {reps}: must be >= 1")
+        fail(f"--reps {reps}: must be >= 1")
     if series not in mod.SERIES:
-        _fail(f"--series {series!r}: allowed: {', '.join(mod.SERIES)}")
+        fail(f"--series {series!r}: allowed: {', '.join(mod.SERIES)}")
     for name, vals, allowed in (("--load", load, mod.LOADS), ("--qdisc", qdisc, mod.QDISCS)):
         for v in vals or []:
             if v not in allowed:
-                _fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
+                fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
     try:
         o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                     keep_packets=keep_packets, loads=load, qdiscs=qdisc, progress=True)  # fmt: skip
     except SweepError as e:
-        _fail(str(e))
+        fail(str(e))
         raise
     if as_json:
         sys.stdout.write(json.dumps(mod.to_json(o), indent=1, default=store._json_default) + "\n")

@@ -13,34 +13,26 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from aqmlab import store
+from aqmlab.cli.console import err, fail, lazy, out
+
+store = lazy("aqmlab.store")
 
 DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
-
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def _fail(msg: str) -> None:
-    err.print(f"error: {msg}", markup=False)
-    raise typer.Exit(code=2)
 
 
 def _load(run: str, root: Path) -> store.RunData:
     try:
         return store.load_run(run, root)
     except (store.RunNotFound, store.CorruptRun) as e:
-        _fail(str(e))
+        fail(str(e))
         raise  # unreachable
 
 
 def _report_skipped(root: Path) -> None:
-    _, bad = store.scan_runs(root)
-    for d, reason in bad:
+    for _, reason in store.skipped(root):
         err.print(f"skipped {reason}", markup=False)
 
 
@@ -54,17 +46,18 @@ def _df_table(df, title: str | None = None) -> Table:
 
 
 def _db_error(e: Exception) -> None:
-    _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+    fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def runs_cmd(
     root: RootOpt = DEFAULT_ROOT,
     scenario: Annotated[str | None, typer.Option(help="only runs of this scenario name")] = None,
     where: Annotated[str | None, typer.Option(help="SQL condition on the runs table")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="show only the newest N runs")] = None,
 ) -> None:
     """List the complete runs in the catalog (rebuilt from the run directories)."""
     if not root.is_dir():
-        _fail(f"results root '{root}' does not exist")
+        fail(f"results root '{root}' does not exist")
     _report_skipped(root)
     store.rebuild_catalog(root)
     import duckdb
@@ -75,7 +68,9 @@ def runs_cmd(
         _db_error(e)
     cols = [c for c in ("run_id", "scenario", "seed", "qdisc", "up_qdisc", "queue_delay_p95_ms", "utilization",
                         "goodput_mbps_total", "probe_rtt_p50_ms", "created") if c in df.columns]  # fmt: skip
-    out.print(_df_table(df[cols], title=f"{len(df)} runs in {root}"))
+    shown = df[cols] if limit is None else df[cols].head(limit)
+    title = f"{len(df)} runs in {root}" + (f" (newest {len(shown)} shown)" if len(shown) < len(df) else "")
+    out.print(_df_table(shown, title=title))
 
 
 def show_cmd(
@@ -116,18 +111,31 @@ def show_cmd(
         out.print(t)
 
 
+QUERY_FORMATS = ("table", "csv", "json")
+
+
 def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, queue, flows...")],
-              root: RootOpt = DEFAULT_ROOT) -> None:  # fmt: skip
+              root: RootOpt = DEFAULT_ROOT,
+              fmt: Annotated[str, typer.Option("--format", help="table, csv or json (one array of row objects)")]
+              = "table") -> None:  # fmt: skip
     """Run SQL over the catalog and the Parquet views; print the result."""
     import duckdb
 
+    if fmt not in QUERY_FORMATS:
+        fail(f"--format: {fmt!r} is not allowed; allowed: {', '.join(QUERY_FORMATS)}")
     if not root.is_dir():
-        _fail(f"results root '{root}' does not exist")
+        fail(f"results root '{root}' does not exist")
+    _report_skipped(root)
     try:
         df = store.query(root, sql)
     except duckdb.Error as e:
         _db_error(e)
-    out.print(_df_table(df))
+    if fmt == "csv":
+        sys.stdout.write(df.to_csv(index=False))
+    elif fmt == "json":
+        sys.stdout.write(df.to_json(orient="records", date_format="iso", double_precision=15) + "\n")
+    else:
+        out.print(_df_table(df))
 
 
 def plot_cmd(
@@ -140,14 +148,14 @@ def plot_cmd(
     from aqmlab import metrics, plots
 
     if kind not in plots.KINDS:
-        _fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
+        fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
     loaded = [_load(r, root) for r in runs]
     output = output or Path(f"{kind}.png")
     try:
         fig = plots.figure(kind, loaded)
         plots.save(fig, output)
     except (metrics.MissingTableError, ValueError, KeyError) as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
     out.print(f"wrote {output}")
 
 
@@ -171,7 +179,7 @@ def report_cmd(
         else:
             loaded.append(_load(r, root))
     if not loaded:
-        _fail(f"no complete runs in {', '.join(runs)}")
+        fail(f"no complete runs in {', '.join(runs)}")
     report.write_report(loaded, output)
     out.print(f"wrote {output}")
 
@@ -187,11 +195,11 @@ def export_flent_cmd(
 
     r = _load(run, root)
     if test is not None and test not in flent.SUPPORTED:
-        _fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
+        fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
     try:
         path = flent.export_flent(r, test, output)
     except (ValueError, metrics.MissingTableError) as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
     out.print(f"wrote {path}")
 
 

@@ -1,5 +1,5 @@
-"""The `aqmlab` command (typer + rich): run, validate, list, and the post-run commands of
-commands.py. User mistakes end with one line naming the key, the value and what is allowed, and
+"""The `aqmlab` app (typer + rich): run, validate, list; the post-run commands of results.py and the
+sweep commands of sweeps.py are registered on it. User mistakes end with one line naming the key, the value and what is allowed, and
 exit status 2; never a traceback.
 """
 
@@ -7,17 +7,26 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape as esc
 from rich.table import Table
 
-from aqmlab import __version__, commands, plots, store, sweep_commands
-from aqmlab.api import Result, SimulationError, run_dict
+from aqmlab import __version__
+from aqmlab.cli import results, sweeps
+from aqmlab.cli.console import err, fail, lazy, out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
+
+if TYPE_CHECKING:
+    from aqmlab.api import Result
+
+api = lazy("aqmlab.api")
+plots = lazy("aqmlab.plots")
+store = lazy("aqmlab.store")
 
 app = typer.Typer(
     help="aqmlab: a laboratory for bottleneck queue management (AQM).",
@@ -25,31 +34,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def fail(msg: str) -> None:
-    err.print(f"error: {msg}", markup=False)
-    raise typer.Exit(code=2)
-
-
-# The unit suffixes of the core's resolved durations (units.rs fmt_time), in seconds.
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def _check_warmup(warmup: float, sc: dict, seed: int | None) -> None:
-    """--warmup must leave part of the run to measure: 0 <= warmup < duration."""
-    try:
-        text = str(resolve(sc, seed)["duration"])
-    except ScenarioError as e:
-        fail(str(e))
-    unit = text.lstrip("0123456789.")
-    duration = float(text[: len(text) - len(unit)]) * _DURATION_UNITS[unit]
-    if not (math.isfinite(warmup) and 0 <= warmup < duration):
-        fail(
-            f"--warmup: {warmup} is not allowed; allowed: seconds from 0 up to below the run's duration ({text})"
-        )
 
 
 def _version(value: bool) -> None:
@@ -182,8 +166,10 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         "qdelay down p50 ms",
         "p95",
         "qdelay up p95 ms",
-        "drops",
-        "marks",
+        "drops down",
+        "drops up",
+        "marks down",
+        "marks up",
     ]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
@@ -206,8 +192,10 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
             _fmt(down["queue_delay_ms"]["p50"], 1),
             _fmt(down["queue_delay_ms"]["p95"], 1),
             _fmt(up["queue_delay_ms"]["p95"], 1),
-            _fmt(down["drops"] + up["drops"]),
-            _fmt(down["marks"] + up["marks"]),
+            _fmt(down["drops"]),
+            _fmt(up["drops"]),
+            _fmt(down["marks"]),
+            _fmt(up["marks"]),
         )
     return t
 
@@ -217,7 +205,7 @@ def run_cmd(
     scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
     sets: SetOpt = None,
     seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = store.DEFAULT_ROOT,
+    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = results.DEFAULT_ROOT,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     qdisc: Annotated[
         str | None,
@@ -230,6 +218,10 @@ def run_cmd(
     plot: Annotated[bool, typer.Option(help="write the standard figure(s) next to the results")] = True,
 ) -> None:
     """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
+    if not math.isfinite(warmup) or warmup < 0:
+        fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
     if names and sc.get("topology", {}).get("hops"):
@@ -237,27 +229,38 @@ def run_cmd(
             f"--qdisc: {qdisc!r} cannot be applied: this scenario describes its path with topology.hops; "
             "set one hop's discipline with --set topology.hops.N.qdisc=NAME"
         )
+    if qdisc is not None:
+        known = _qdisc_names()
+        bad = [n for n in names if n not in known]
+        if bad or not names:
+            fail(f"--qdisc: {qdisc!r} is not allowed; allowed: a comma-separated list of {', '.join(known)}")
     variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
-    _check_warmup(warmup, sc, seed)
-    # Every variant is validated before the first one runs, so a typo in the list stores nothing.
-    for name, v in variants:
+    # every variant is validated before the first one runs
+    resolved = []
+    for name, v in variants or [(None, sc)]:
         try:
-            resolve(v, seed)
+            resolved.append(resolve(v, seed))
         except ScenarioError as e:
-            msg = str(e)
-            for key in ("topology.up.qdisc: ", "topology.down.qdisc: "):
-                msg = msg.removeprefix(key)  # the user typed --qdisc, not these keys
-            fail(f"--qdisc: {name!r} in {qdisc!r}: {msg}")
+            fail(f"with --qdisc {name}: {e}" if name else str(e))
+    duration_s = _seconds(resolved[0]["duration"])
+    if duration_s is not None and warmup >= duration_s:
+        fail(
+            f"--warmup: {warmup:g} is not allowed; allowed: less than the duration ({resolved[0]['duration']})"
+        )
+    level = resolved[0]["record"]["level"]
+    if plot and level == "summary":
+        plot = False
+        err.print("note: record.level = summary keeps no time series; no figure written", markup=False)
     results: list[tuple[str, Result]] = []
     try:
         for name, v in variants or [(None, sc)]:
-            res = run_dict(v, seed=seed, warmup_s=warmup)
+            res = api.run_dict(v, seed=seed, warmup_s=warmup)
             res.save(out_dir)
             results.append((name, res))
     except ScenarioError as e:
         fail(str(e))
-    except SimulationError as e:
-        err.print(f"error: {e}", markup=False)
+    except api.SimulationError as e:
+        err.print(f"error: {e} (a simulator bug; the run was not stored)", markup=False)
         raise typer.Exit(code=1) from None
     if as_json:
         docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
@@ -277,6 +280,26 @@ def run_cmd(
             out.print(f"run stored in {r.path}")
         for f in figures:
             out.print(f"figure: {f}")
+
+
+_TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _seconds(value) -> float | None:
+    """A resolved duration ("30s", "1500ms", 30) in seconds; None when it is not of that form."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(s|ms|us|ns)\s*", str(value))
+    try:
+        return float(m.group(1)) * _TIME_UNITS_S[m.group(2)] if m else None
+    except ValueError:
+        return None
+
+
+def _qdisc_names() -> list[str]:
+    from aqmlab import _core
+
+    return [i["name"] for i in json.loads(_core.qdiscs())]
 
 
 def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]:
@@ -329,14 +352,16 @@ def list_qdiscs(
         info = next((i for i in infos if i["name"] == name), None)
         if info is None:
             fail(f"unknown qdisc {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
-        out.print(f"[bold]{info['name']}[/bold] — {info['summary']}\nreference: {info['reference']}")
+        out.print(
+            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
+        )
         t = Table(title="parameters (defaults shown for a 10 Mb/s link)")
         t.add_column("name")
         t.add_column("default", overflow="fold")
         t.add_column("meaning", overflow="fold")
         defaults = info["defaults_at_10mbps"]
         for p in info["params"]:
-            t.add_row(p["name"], json.dumps(defaults.get(p["name"])), p["help"])
+            t.add_row(esc(p["name"]), esc(json.dumps(defaults.get(p["name"]))), esc(p["help"]))
         out.print(t)
         return
     t = Table(title="queue disciplines")
@@ -344,7 +369,7 @@ def list_qdiscs(
         t.add_column(c, overflow="fold")
     for i in infos:
         params = ", ".join(f"{k}={v}" for k, v in i["defaults_at_10mbps"].items())
-        t.add_row(i["name"], i["summary"], params, i["reference"])
+        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
     out.print(t)
 
 
@@ -368,12 +393,12 @@ def list_scenarios() -> None:
     t.add_column("name")
     t.add_column("description", overflow="fold")
     for n in builtin_names():
-        t.add_row(n, load(builtin_path(n)).get("description", ""))
+        t.add_row(esc(n), esc(load(builtin_path(n)).get("description", "")))
     out.print(t)
 
 
-commands.register(app)
-sweep_commands.register(app, list_app)
+results.register(app)
+sweeps.register(app, list_app)
 
 
 def entry() -> None:

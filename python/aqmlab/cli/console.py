@@ -1,0 +1,37 @@
+"""The one output and error path of the ``aqmlab`` command.
+
+Every user mistake goes through ``fail``: one line on stderr naming the key, the value and what is
+allowed, and exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(msg: str) -> NoReturn:
+    """Print ``error: msg`` verbatim (no rich markup) and exit with status 2."""
+    err.print(f"error: {msg}", markup=False)
+    raise typer.Exit(code=2)
+
+
+def lazy(name: str) -> ModuleType:
+    """Module ``name``, executed on first attribute access (importlib.util.LazyLoader), so that
+    commands which do not need pyarrow, DuckDB or matplotlib start fast."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,146 @@
+"""Inputs that used to get a traceback or a misleading answer (issue: trustworthy numbers): each
+must exit 2 before anything runs or is stored, with one line naming the key, the value and what is
+allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from aqmlab.cli import app
+
+runner = CliRunner()
+
+HEAD = 'name = "{name}"\nduration = "{duration}"\n'
+TOPO = '[topology]\nrtt = "10ms"\ndown = { rate = "1Mbps" }\nup = { rate = "1Mbps" }\n'
+FLOW = '[[flows]]\nkind = "udp"\ndirection = "down"\nrate = "0.5Mbps"\n'
+
+
+def _scenario(tmp_path: Path, name: str = "t", duration: str = "1s", extra: str = "") -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(HEAD.format(name=name, duration=duration) + extra + TOPO + FLOW)
+    return p
+
+
+def _fails(args: list[str], *needles: str, root: Path | None = None) -> str:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    for n in needles:
+        assert n in res.output, (n, res.output)
+    if root is not None:  # nothing was run or stored
+        assert not root.exists() or not any(root.iterdir()), list(root.iterdir())
+    return res.output
+
+
+def test_toml_date_names_the_key(tmp_path: Path):
+    p = _scenario(tmp_path, duration="1s")
+    p.write_text(p.read_text().replace('duration = "1s"', "duration = 1979-05-27"))
+    for cmd in ("validate", "run"):
+        _fails(
+            [cmd, str(p), "--out", str(tmp_path / "r")] if cmd == "run" else [cmd, str(p)], "duration", "1979"
+        )
+    _fails(["validate", "bufferbloat", "--set", "topology.rtt=1979-05-27T07:32:00"], "topology.rtt")
+
+
+def test_non_utf8_and_deep_nesting(tmp_path: Path):
+    p = tmp_path / "bin.toml"
+    p.write_bytes(b'name = "\xff\xfe"\n')
+    _fails(["validate", str(p)], "UTF-8", str(p))
+    p = tmp_path / "deep.toml"
+    p.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    _fails(["validate", str(p)], "nested")
+    _fails(["validate", "bufferbloat", "--set", "x=" + "[" * 3000 + "]" * 3000])
+
+
+@pytest.mark.parametrize("name", ["a/b", ".hidden", "x" * 300, "a\x00b"])
+def test_unstorable_names_rejected_before_the_run(tmp_path: Path, name: str):
+    p = _scenario(tmp_path, name=name.replace("\x00", "\\u0000"))
+    _fails(["run", str(p), "--out", str(tmp_path / "r"), "--no-plot"], "name", root=tmp_path / "r")
+
+
+@pytest.mark.parametrize("w", ["-5", "nan", "inf"])
+def test_bad_warmup(tmp_path: Path, w: str):
+    _fails(["run", str(_scenario(tmp_path)), "--warmup", w, "--out", str(tmp_path / "r")], "--warmup")
+
+
+def test_warmup_not_shorter_than_the_run(tmp_path: Path):
+    p = _scenario(tmp_path, duration="1500ms")
+    _fails(
+        ["run", str(p), "--warmup", "2", "--out", str(tmp_path / "r")],
+        "--warmup",
+        "1500ms",
+        root=tmp_path / "r",
+    )
+
+
+def test_out_is_a_file(tmp_path: Path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    _fails(["run", str(_scenario(tmp_path)), "--out", str(f)], "--out")
+
+
+def test_bad_qdisc_list_runs_nothing(tmp_path: Path):
+    out = _fails(
+        ["run", str(_scenario(tmp_path)), "--qdisc", "pfifo,codel,codle", "--out", str(tmp_path / "r")],
+        "--qdisc",
+        "codle",
+        "fq_codel",
+        root=tmp_path / "r",
+    )
+    assert "topology.up.qdisc" not in out
+
+
+def test_summary_level_with_default_figure(tmp_path: Path):
+    res = runner.invoke(
+        app, ["run", str(_scenario(tmp_path)), "--set", "record.level=summary", "--out", str(tmp_path / "r")]
+    )
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert "no figure" in res.output
+
+
+def test_list_keeps_square_brackets():
+    # RED's help text says "[min_th, max_th]"; rich markup used to swallow it.
+    res = runner.invoke(app, ["list", "qdiscs"])
+    assert res.exit_code == 0 and "[min_th, max_th]" in res.output
+
+
+def test_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monkeypatch):
+    """The core raises RuntimeError when a run breaks packet conservation (sent = received +
+    dropped + queued + in transit); the command must exit 1 with the message and store nothing,
+    where it used to exit 0 with the violation as a string in meta."""
+    from aqmlab import _core, api
+
+    def broken(scenario_json, seed):
+        raise RuntimeError("packet conservation violated: flow 0: sent 10 != 9 received + 0 dropped")
+
+    monkeypatch.setattr(_core, "run", broken)
+    res = runner.invoke(app, ["run", str(_scenario(tmp_path)), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1, res.output
+    assert "conservation" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+    assert issubclass(api.SimulationError, RuntimeError)
+
+
+def test_comparison_table_reports_drops_per_direction(tmp_path: Path):
+    """Overload on the down link only: the table's drops must match each direction's summary,
+    not their sum under one "drops" heading."""
+    p = tmp_path / "s.toml"
+    topo = TOPO.replace('down = { rate = "1Mbps" }', 'down = { rate = "1Mbps", limit = "20p" }')
+    p.write_text(HEAD.format(name="t", duration="2s") + topo + FLOW.replace("0.5Mbps", "2Mbps"))
+    args = ["run", str(p), "--qdisc", "pfifo,codel", "--no-plot", "--out", str(tmp_path / "r")]
+    res = runner.invoke(app, [*args, "--json"])
+    docs = __import__("json").loads(res.stdout)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    header = next(line for line in lines if "drops down" in line)
+    cols = [c.strip() for c in header.split("┃")]
+    for q in ("pfifo", "codel"):
+        row = [c.strip() for c in next(line for line in lines if line.startswith(f"│ {q} ")).split("│")]
+        down, up = docs[q]["links"]["down"]["drops"], docs[q]["links"]["up"]["drops"]
+        assert down > 0 and up == 0
+        assert row[cols.index("drops down")] == str(down) and row[cols.index("drops up")] == "0"
