@@ -209,6 +209,37 @@ unit_newtype!(
     "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)"
 );
 
+/// A host's NIC rate: a rate string, or "inf" for none (packets leave the host at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicRate(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for NicRate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d).map_err(|_| {
+            de::Error::custom("expected a rate such as \"1Gbps\" (units bps, Kbps, Mbps, Gbps) or \"inf\"")
+        })?;
+        if s.trim() == "inf" {
+            return Ok(NicRate(None));
+        }
+        match parse_rate(&s) {
+            Ok(0) => Err(de::Error::custom(
+                "0bps is not allowed; a NIC rate must be positive (or \"inf\")",
+            )),
+            Ok(r) => Ok(NicRate(Some(r))),
+            Err(e) => Err(de::Error::custom(format!("{e}, or \"inf\""))),
+        }
+    }
+}
+
+impl Serialize for NicRate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(r) => s.serialize_str(&fmt_rate(r)),
+            None => s.serialize_str("inf"),
+        }
+    }
+}
+
 /// A buffer limit in a scenario file ("100p" or "150KB").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LimitSpec(pub Limit);

@@ -15,17 +15,48 @@ fn run(v: serde_json::Value) -> build::RunResult {
 
 #[test]
 fn one_packet_takes_serialisation_plus_propagation() {
-    // 1500 B over 10 Mb/s = 1.2 ms; one-way propagation 25 ms (RTT 50 ms).
-    let r = run(json!({
-        "name": "one", "duration": "1s",
-        "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
-        "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
-    }));
-    let p = r.probes[0];
-    let (rtt, up, down) = p.reply.expect("reply");
-    assert_eq!(up, 1_200_000 + 25 * MS);
-    assert_eq!(down, 1_200_000 + 25 * MS);
-    assert_eq!(rtt, 2 * (1_200_000 + 25 * MS));
+    // 1500 B over 10 Mb/s = 1.2 ms; one-way propagation 25 ms (RTT 50 ms); each host's NIC
+    // adds its own serialisation: 12 us at the default 1 Gb/s, 120 us at 100 Mb/s, none at inf.
+    for (nic, nic_ser) in [(None, 12_000), (Some("100Mbps"), 120_000), (Some("inf"), 0)] {
+        let mut topology = json!({"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}});
+        if let Some(n) = nic {
+            topology["nic_rate"] = json!(n);
+        }
+        let r = run(json!({
+            "name": "one", "duration": "1s", "topology": topology,
+            "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
+        }));
+        let (rtt, up, down) = r.probes[0].reply.expect("reply");
+        assert_eq!(up, nic_ser + 1_200_000 + 25 * MS, "{nic:?}");
+        assert_eq!(down, nic_ser + 1_200_000 + 25 * MS, "{nic:?}");
+        assert_eq!(rtt, 2 * (nic_ser + 1_200_000 + 25 * MS), "{nic:?}");
+    }
+}
+
+#[test]
+fn a_hosts_nic_spaces_its_burst_and_hosts_do_not_share_one() {
+    // Two TCP flows open their initial windows (IW 10, 1500 B segments) at the same instant.
+    // Through 1 Gb/s NICs the segments of each flow reach the bottleneck 12 us apart (1500 B
+    // at 1 Gb/s), the two flows' hosts side by side; with no NIC each window arrives at once.
+    for (nic, gap) in [("1Gbps", 12_000u64), ("inf", 0)] {
+        let r = run(json!({
+            "name": "nic", "duration": "1s",
+            "topology": {"rtt": "40ms", "nic_rate": nic,
+                         "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "1000p"},
+                         "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "tcp", "count": 2, "bytes": "100KB"}]
+        }));
+        let p = &r.packets;
+        for flow in 0..2 {
+            let arrivals: Vec<u64> = (0..p.dir.len())
+                .filter(|&i| p.dir[i] == 1 && p.flow[i] == flow && p.size[i] == 1500)
+                .map(|i| p.t_enqueue[i])
+                .take(10)
+                .collect();
+            let gaps: Vec<u64> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+            assert_eq!(gaps, vec![gap; 9], "{nic} flow {flow}");
+        }
+    }
 }
 
 #[test]
@@ -54,12 +85,14 @@ fn overloaded_pfifo_delivers_link_rate_and_drops_half() {
 }
 
 fn md1_mean_wait(rho: f64) -> (f64, f64) {
-    // Poisson arrivals of fixed-size packets into an unbounded FIFO at 1 Gb/s.
+    // Poisson arrivals of fixed-size packets into an unbounded FIFO at 1 Gb/s (no host NIC,
+    // which would space the arrivals).
     let mu = 1e9 / (1500.0 * 8.0);
     let rate = format!("{}bps", (rho * 1e9).round());
     let r = run(json!({
         "name": "md1", "duration": "40s", "seed": 3,
-        "topology": {"rtt": "2ms", "down": {"rate": "1Gbps", "qdisc": "pfifo", "limit": "10000000p"},
+        "topology": {"rtt": "2ms", "nic_rate": "inf",
+                     "down": {"rate": "1Gbps", "qdisc": "pfifo", "limit": "10000000p"},
                      "up": {"rate": "1Gbps"}},
         "flows": [{"kind": "udp", "rate": rate, "packet_size": "1500B", "arrivals": "poisson"}]
     }));
@@ -175,7 +208,7 @@ fn device_queue_moves_waiting_out_of_the_qdisc_but_not_the_arrival_times() {
         }
         run(json!({
             "name": "dq", "duration": "1s",
-            "topology": {"rtt": "50ms", "down": down, "up": up},
+            "topology": {"rtt": "50ms", "nic_rate": "inf", "down": down, "up": up},
             "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"},
                       {"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
         }))

@@ -28,7 +28,8 @@ fn hops(up: Value, down: Value) -> Value {
 #[test]
 fn a_probe_pays_every_hops_serialisation_and_delay() {
     // Store and forward: 1500 B crosses 100 Mb/s (120 us), waits 3 ms of propagation, then
-    // 10 Mb/s (1.2 ms); the access paths add rtt/4 = 5 ms on each side.
+    // 10 Mb/s (1.2 ms); the access paths add rtt/4 = 5 ms on each side, and the sending
+    // host's 1 Gb/s NIC 12 us.
     let r = run(json!({
         "name": "two", "duration": "1s",
         "topology": {"rtt": "20ms", "hops": hops(
@@ -37,9 +38,10 @@ fn a_probe_pays_every_hops_serialisation_and_delay() {
         "flows": [{"kind": "ping", "interval": "10s", "packet_size": "1500B"}]
     }));
     let (rtt, up, down) = r.probes[0].reply.expect("reply");
-    let up_expected = 10 * MS + tx_time(1500, 100_000_000) + 3 * MS + tx_time(1500, 10_000_000);
+    let nic = tx_time(1500, 1_000_000_000);
+    let up_expected = nic + 10 * MS + tx_time(1500, 100_000_000) + 3 * MS + tx_time(1500, 10_000_000);
     assert_eq!(up, up_expected);
-    assert_eq!(down, 10 * MS + tx_time(1500, 10_000_000));
+    assert_eq!(down, nic + 10 * MS + tx_time(1500, 10_000_000));
     assert_eq!(rtt, up + down);
     // Base RTT of the flow: access paths plus every hop delay of both chains.
     assert_eq!(r.flows[0].base_rtt, 23 * MS);

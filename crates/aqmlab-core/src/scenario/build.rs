@@ -15,7 +15,9 @@ use crate::queue::{self, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
-use crate::transport::tcp::{profile as tcp_profile, try_new_connection, RwndDefault, TcpConfig, PROFILES};
+use crate::transport::tcp::{
+    profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, PROFILES,
+};
 use crate::transport::FlowReport;
 use crate::units::{Dur, Size, Time, MS};
 
@@ -117,6 +119,11 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             })));
             r.abc = Some(f.abc.unwrap_or(p.abc));
             r.hystart = Some(f.hystart.unwrap_or(p.hystart));
+            let pacing = Pacing::default();
+            r.pacing = Some(f.pacing.unwrap_or(p.pacing));
+            r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
+            r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
+            r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
         }
         _ => {}
     }
@@ -239,6 +246,11 @@ fn endpoints(
                 rwnd: f.rwnd.expect("resolved").0,
                 hystart: f.hystart.expect("resolved"),
                 stop: f.stop.map(|d| d.0),
+                pacing: f.pacing.expect("resolved").then(|| Pacing {
+                    ss_ratio: f.pacing_ss_ratio.expect("resolved"),
+                    ca_ratio: f.pacing_ca_ratio.expect("resolved"),
+                    tso_segs: f.tso_segs.expect("resolved").0,
+                }),
             };
             let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
             let target = cfg.bytes.unwrap_or(0);
@@ -287,6 +299,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         };
         let stop = f.stop.map_or(end, |s| s.0.min(end));
         let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
+        let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
         for _ in 0..f.count.expect("resolved") {
             let id = flows.len() as u32;
             let (src, dst, cc, target) =
@@ -294,7 +307,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             let client = rtt / 4;
             let server = rtt / 2 - client;
             let dir = f.direction.expect("resolved").dir();
-            flows.push(Flow::new(dir, start, src, dst, client, server));
+            flows.push(Flow::new(dir, start, src, dst, client, server, nic_rate));
             rows.push(FlowRow {
                 kind: f.kind.clone(),
                 direction: dir,

@@ -5,7 +5,7 @@
 
 use crate::packet::Dir;
 use crate::record::Level;
-use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, Rate, Size, Time, MS};
+use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -35,6 +35,11 @@ fn default_mtu() -> Size {
     Size(1500)
 }
 
+/// A host NIC of 1 Gb/s, the common wired Ethernet rate.
+fn default_nic_rate() -> NicRate {
+    NicRate(Some(1_000_000_000))
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
@@ -44,6 +49,10 @@ pub struct Topology {
     /// Largest IP packet on the path.
     #[serde(default = "default_mtu")]
     pub mtu: Size,
+    /// Rate of every host's NIC (flows may override it with their own `nic_rate`): each end of
+    /// a flow is a host whose packets are serialised at this rate before its access path.
+    #[serde(default = "default_nic_rate")]
+    pub nic_rate: NicRate,
     /// The one-hop shorthand: the bottleneck in each direction, named "down" and "up".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down: Option<LinkSpec>,
@@ -336,6 +345,9 @@ pub struct FlowSpec {
     /// This flow's base RTT (defaults to the topology's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<Dur>,
+    /// The NIC rate of this flow's two hosts (defaults to the topology's `nic_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_rate: Option<NicRate>,
     // udp
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -380,6 +392,45 @@ pub struct FlowSpec {
     pub rwnd: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// Linux-style pacing on/off (`transport::tcp::Pacing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
+    /// Pacing rate in slow start, percent of cwnd/SRTT (Linux tcp_pacing_ss_ratio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio: Option<u32>,
+    /// Pacing rate in congestion avoidance, percent of cwnd/SRTT (Linux tcp_pacing_ca_ratio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio: Option<u32>,
+    /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_segs: Option<TsoSegs>,
+}
+
+/// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TsoSegs(pub Option<u32>);
+
+impl<'de> Deserialize<'de> for TsoSegs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "auto" => Ok(TsoSegs(None)),
+            Value::Number(n) if n.as_u64().is_some_and(|v| (1..=64).contains(&v)) => {
+                Ok(TsoSegs(n.as_u64().map(|v| v as u32)))
+            }
+            v => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: \"auto\" or a whole number of segments from 1 to 64"
+            ))),
+        }
+    }
+}
+
+impl Serialize for TsoSegs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u32(n),
+            None => s.serialize_str("auto"),
+        }
+    }
 }
 
 fn default_interval() -> Dur {
@@ -429,10 +480,23 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "mss",
             "rwnd",
             "hystart",
+            "pacing",
+            "pacing_ss_ratio",
+            "pacing_ca_ratio",
+            "tso_segs",
         ],
     ),
 ];
-const COMMON_FLOW_KEYS: &[&str] = &["kind", "label", "direction", "count", "start", "stop", "rtt"];
+const COMMON_FLOW_KEYS: &[&str] = &[
+    "kind",
+    "label",
+    "direction",
+    "count",
+    "start",
+    "stop",
+    "rtt",
+    "nic_rate",
+];
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
 pub fn parse(json: &str) -> Result<Scenario, String> {
@@ -736,6 +800,17 @@ impl Scenario {
                             fmt_time(min_rto)
                         ),
                     );
+                }
+                for (k, v) in [
+                    ("pacing_ss_ratio", f.pacing_ss_ratio),
+                    ("pacing_ca_ratio", f.pacing_ca_ratio),
+                ] {
+                    if let Some(r) = v.filter(|r| !(1..=10_000).contains(r)) {
+                        return err(
+                            key(k),
+                            format!("{r} is out of range; allowed 1 to 10000 (percent)"),
+                        );
+                    }
                 }
                 for (k, v) in [
                     ("min_rto", f.min_rto),

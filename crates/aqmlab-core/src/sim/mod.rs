@@ -16,7 +16,7 @@ use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
 use crate::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
-use crate::units::Time;
+use crate::units::{tx_time, Time};
 
 pub mod events;
 
@@ -85,6 +85,10 @@ pub struct Flow {
     pub server_delay: Time,
     /// This flow's pipes, indexed by `pipe_slot(direction, post)`.
     pipes: [u32; 4],
+    /// The NIC rate of the flow's two hosts (`None`: packets leave a host at once).
+    pub nic_rate: Option<u64>,
+    /// When each side's NIC finishes its last queued packet (indexed by `Side`).
+    nic_free: [Time; 2],
     /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
     pub sent: u64,
     pub received: u64,
@@ -101,6 +105,7 @@ impl Flow {
         dst: AnyEndpoint,
         client_delay: Time,
         server_delay: Time,
+        nic_rate: Option<u64>,
     ) -> Flow {
         Flow {
             dir,
@@ -110,6 +115,8 @@ impl Flow {
             client_delay,
             server_delay,
             pipes: [0; 4],
+            nic_rate,
+            nic_free: [0; 2],
             sent: 0,
             received: 0,
             dropped: 0,
@@ -211,16 +218,20 @@ impl World {
     /// A world over `links`, the hops of both directions' chains, each linked to its successor
     /// by `Link::next` (the up chain first).
     pub fn new(end: Time, links: Vec<Link>, mut flows: Vec<Flow>, rec: Recorder) -> World {
-        // Flows with equal access delays share their pipes: a pipe is a constant-delay FIFO, so
-        // packets of many flows stay in arrival order in one ring with one pending event
-        // (pipe i = delay slot * 4 + direction * 2 + post).
+        // Flows without a NIC and with equal access delays share their pipes: a pipe is a
+        // constant-delay FIFO, so packets of many flows stay in arrival order in one ring with
+        // one pending event (pipe i = group * 4 + direction * 2 + post). A flow with a NIC has
+        // a group of its own: its packets enter at their NIC departure time, which keeps one
+        // flow's ring in order but not a ring shared with other hosts.
         let mut delays: Vec<Time> = flows
             .iter()
+            .filter(|f| f.nic_rate.is_none())
             .flat_map(|f| [f.client_delay, f.server_delay])
             .collect();
         delays.sort_unstable();
         delays.dedup();
-        let mut pipes = Vec::with_capacity(delays.len() * 4);
+        let private = flows.iter().filter(|f| f.nic_rate.is_some()).count();
+        let mut pipes = Vec::with_capacity((delays.len() + 2 * private) * 4);
         for &delay in &delays {
             pipes.extend((0..4).map(|_| Pipe {
                 delay,
@@ -228,6 +239,18 @@ impl World {
             }));
         }
         for f in &mut flows {
+            if f.nic_rate.is_some() {
+                let group = pipes.len() / 4;
+                let mut group_pipes = [0; 4].map(|_| Pipe::default());
+                for d in Dir::BOTH {
+                    for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
+                        f.pipes[pipe_slot(d, post)] = (group * 4 + pipe_slot(d, post)) as u32;
+                        group_pipes[pipe_slot(d, post)].delay = delay;
+                    }
+                }
+                pipes.extend(group_pipes);
+                continue;
+            }
             for d in Dir::BOTH {
                 for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
                     let slot = delays.binary_search(&delay).expect("every delay has a slot");
@@ -348,9 +371,21 @@ impl World {
         for mut p in out.drain(..) {
             p.sent_at = now;
             let d = p.dir;
+            let size = p.size as u64;
             let id = self.pool.alloc(p);
-            self.flows[f as usize].sent += 1;
-            self.enter_pipe(self.flows[f as usize].pipes[pipe_slot(d, false)] as usize, id);
+            let flow = &mut self.flows[f as usize];
+            flow.sent += 1;
+            let pipe = flow.pipes[pipe_slot(d, false)] as usize;
+            // The host's NIC: a FIFO serialiser in front of the access path.
+            let leaves = match flow.nic_rate {
+                Some(rate) => {
+                    let free = &mut flow.nic_free[s as usize];
+                    *free = (*free).max(now) + tx_time(size, rate);
+                    *free
+                }
+                None => now,
+            };
+            self.enter_pipe_at(pipe, id, leaves);
         }
         self.out = out;
         let flow = &mut self.flows[f as usize];
@@ -366,12 +401,20 @@ impl World {
     /// Puts a packet into a pipe (or straight through a zero-delay pipe).
     #[inline]
     fn enter_pipe(&mut self, i: usize, id: PktId) {
+        self.enter_pipe_at(i, id, self.now);
+    }
+
+    /// Puts a packet into pipe i at time `t` (now, or later for a packet still in its host's
+    /// NIC). Entry times into one pipe never decrease (shared pipes: now; a flow's own pipes:
+    /// its NIC's departures).
+    #[inline]
+    fn enter_pipe_at(&mut self, i: usize, id: PktId, t: Time) {
         let pipe = &mut self.pipes[i];
-        if pipe.delay == 0 {
+        if pipe.delay == 0 && t == self.now {
             self.leave_pipe(i, id);
             return;
         }
-        let at = self.now + pipe.delay;
+        let at = t + pipe.delay;
         let was_empty = pipe.ring.is_empty();
         pipe.ring.push_back((at, id));
         if was_empty {

@@ -75,6 +75,35 @@ pub struct TcpConfig {
     pub hystart: bool,
     /// No new data is sent at or after this time (retransmissions continue); `None` = never stop.
     pub stop: Option<Time>,
+    /// Linux-style pacing (see [`Pacing`]); `None` = segments leave as the window allows.
+    pub pacing: Option<Pacing>,
+}
+
+/// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
+/// tcp_update_pacing_rate and tcp_tso_autosize; net/sched/sch_fq.c): the pacing rate is
+/// max(cwnd, packets in flight) / SRTT times `ss_ratio` percent while cwnd < ssthresh / 2, else
+/// `ca_ratio` percent; segments leave in bursts of `tso_segs` (one TSO/GSO packet), each burst
+/// delaying the next by its length at the pacing rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    /// net.ipv4.tcp_pacing_ss_ratio (default 200).
+    pub ss_ratio: u32,
+    /// net.ipv4.tcp_pacing_ca_ratio (default 120).
+    pub ca_ratio: u32,
+    /// Segments per burst; `None` = Linux's autosizing: the bytes of 2^-10 s at the pacing rate
+    /// (sk_pacing_shift 10), at least 2 segments (tcp_min_tso_segs) and at most 64 KB
+    /// (gso_max_size).
+    pub tso_segs: Option<u32>,
+}
+
+impl Default for Pacing {
+    fn default() -> Pacing {
+        Pacing {
+            ss_ratio: 200,
+            ca_ratio: 120,
+            tso_segs: None,
+        }
+    }
 }
 
 impl Default for TcpConfig {
@@ -97,6 +126,7 @@ impl Default for TcpConfig {
             rwnd: 16 << 20,
             hystart: true,
             stop: None,
+            pacing: None,
         }
     }
 }
@@ -127,6 +157,8 @@ pub struct TcpProfile {
     pub rwnd: RwndDefault,
     pub abc: bool,
     pub hystart: bool,
+    /// Linux-style pacing ([`Pacing`]) on by default.
+    pub pacing: bool,
 }
 
 /// The TCP profiles; the first is the default.
@@ -148,6 +180,7 @@ pub const PROFILES: &[TcpProfile] = &[
         rwnd: RwndDefault::Bytes(64 << 20),
         abc: true,
         hystart: true,
+        pacing: false,
     },
     // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
     // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
@@ -179,6 +212,8 @@ pub const PROFILES: &[TcpProfile] = &[
         // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
         abc: false,
         hystart: false,
+        // ns-2's agents send as the window opens (maxburst_ 0: no limit).
+        pacing: false,
     },
 ];
 

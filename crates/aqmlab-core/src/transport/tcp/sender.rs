@@ -32,11 +32,11 @@
 
 use super::rto::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::{TcpConfig, HEADER, SYN_SIZE};
+use super::{Pacing, TcpConfig, HEADER, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet};
 use crate::transport::cc::{make_cc, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::transport::{Endpoint, FlowReport, Outbox};
-use crate::units::Time;
+use crate::units::{Time, SEC};
 
 const DUP_THRESH: u32 = 3;
 
@@ -85,6 +85,11 @@ pub struct TcpSender {
     cong_point: u64,
     round_end: u64,
     rto_at: Option<Time>,
+    /// Pacing: its settings, the earliest time of the next burst, and whether a segment the
+    /// window allows is waiting for that time.
+    pacing: Option<Pacing>,
+    pace_next: Time,
+    pace_wait: bool,
     syn_sent: u32,
     // Counters.
     packets_sent: u64,
@@ -146,6 +151,9 @@ impl TcpSender {
             cong_point: 0,
             round_end: 1,
             rto_at: None,
+            pacing: cfg.pacing,
+            pace_next: 0,
+            pace_wait: false,
             syn_sent: 0,
             packets_sent: 0,
             bytes_sent: 0,
@@ -303,13 +311,68 @@ impl TcpSender {
         has_data && !stopped && end - self.snd_una <= self.rwnd
     }
 
-    /// Transmits what the window allows (RFC 6675 NextSeg / RFC 6582 / plain new data).
+    /// Segments per paced burst and the pacing rate in bytes per second (Linux
+    /// tcp_update_pacing_rate, tcp_tso_autosize); `None` before the first RTT sample.
+    fn pacing_burst(&self, p: &Pacing) -> Option<(u64, u64)> {
+        let srtt = self.rtt.srtt()?.max(1);
+        let ratio = if self.st.cwnd < self.st.ssthresh / 2 {
+            p.ss_ratio
+        } else {
+            p.ca_ratio
+        };
+        let window = self.st.cwnd.max(self.flight());
+        let rate = (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64;
+        let segs = match p.tso_segs {
+            Some(n) => n as u64,
+            None => ((rate >> 10).min(65_535) / self.mss).max(2),
+        };
+        Some((segs, rate))
+    }
+
+    /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
+    fn paced_out(&mut self, now: Time) -> bool {
+        if self.pacing.is_some() && now < self.pace_next {
+            self.pace_wait = true;
+            return true;
+        }
+        false
+    }
+
+    /// Transmits what the window allows (RFC 6675 NextSeg / RFC 6582 / plain new data), in
+    /// paced bursts when pacing is on.
     fn send_loop(&mut self, now: Time, out: &mut Outbox) {
         if self.state != SenderState::Established {
             return;
         }
+        self.pace_wait = false;
+        let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
+        let bytes_before = self.bytes_sent;
+        self.send_window(now, out, burst.map(|(segs, _)| segs));
+        if let Some((_, rate)) = burst {
+            let bytes = self.bytes_sent - bytes_before;
+            if bytes > 0 {
+                let len_ns = (bytes as u128 * SEC as u128).div_ceil(rate as u128) as Time;
+                self.pace_next = self.pace_next.max(now) + len_ns;
+            }
+        }
+        if self.rto_at.is_none() && self.sb.outstanding() > 0 {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The window loop of [`Self::send_loop`]: at most `burst` segments when pacing.
+    fn send_window(&mut self, now: Time, out: &mut Outbox, burst: Option<u64>) {
+        if self.paced_out(now) {
+            return;
+        }
+        let start = out.len();
         let newreno_fr = !self.sack && self.in_recovery;
         loop {
+            if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
+                // The burst is full: whatever the window still allows waits for the next one.
+                self.pace_wait = true;
+                break;
+            }
             let cwnd = self.st.cwnd;
             let cand = if newreno_fr {
                 None
@@ -369,9 +432,6 @@ impl TcpSender {
                 }
             }
             break;
-        }
-        if self.rto_at.is_none() && self.sb.outstanding() > 0 {
-            self.rto_at = Some(now + self.rtt.rto());
         }
     }
 
@@ -606,6 +666,10 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if self.pace_wait && now >= self.pace_next && self.rto_at.is_none_or(|t| now < t) {
+            self.send_loop(now, out);
+            return;
+        }
         let Some(t) = self.rto_at else { return };
         if now < t {
             return;
@@ -623,7 +687,11 @@ impl Endpoint for TcpSender {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.rto_at
+        match (self.rto_at, self.pace_wait) {
+            (Some(t), true) => Some(t.min(self.pace_next)),
+            (None, true) => Some(self.pace_next),
+            (t, false) => t,
+        }
     }
 
     fn report(&self, r: &mut FlowReport) {
@@ -644,6 +712,7 @@ mod tests {
     use super::*;
     use crate::packet::SackBlock;
     use crate::transport::tcp::TcpConfig;
+    use crate::units::MS;
 
     const MSS: u64 = 1000;
 
@@ -781,6 +850,82 @@ mod tests {
         assert_eq!(slow_start_rounds(false, 3), vec![6, 9, 13]);
         // RFC 3465 byte counting (L = 2 SMSS): the window doubles per RTT.
         assert_eq!(slow_start_rounds(true, 3), vec![8, 16, 32]);
+    }
+
+    /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
+    fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: 1448,
+            iw,
+            cc: "newreno".into(),
+            pacing: Some(Pacing {
+                tso_segs,
+                ..Pacing::default()
+            }),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ts_ecr: 0,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100 * MS, &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn pacing_spreads_the_initial_window_at_twice_cwnd_per_srtt() {
+        // Linux tcp_update_pacing_rate: in slow start (cwnd < ssthresh / 2) the rate is 200% of
+        // cwnd / SRTT = 2 * 14480 B / 0.1 s = 289600 B/s; tcp_tso_autosize: 289600 >> 10 = 282
+        // bytes, under one MSS, so the minimum of 2 segments per burst. Each 2 x 1500 B burst
+        // then holds the next back by 3000 / 289600 s = 10.359 ms.
+        let (mut s, out) = paced(10, None);
+        assert_eq!(out.len(), 2, "one burst of tcp_min_tso_segs");
+        let gap = (3000u128 * SEC as u128).div_ceil(289_600) as Time;
+        let mut t = 100 * MS;
+        let mut bursts = vec![out.len()];
+        while bursts.iter().sum::<usize>() < 10 {
+            let due = s.next_timer().expect("a pacing wake-up");
+            assert_eq!(due, t + gap, "next burst one gap later");
+            t = due;
+            let mut out = vec![];
+            s.on_timer(t, &mut out);
+            bursts.push(out.len());
+        }
+        assert_eq!(bursts, vec![2; 5], "the initial window in five bursts");
+        // The window is used up: the wake-up after the last burst sends nothing, and then only
+        // the retransmission timer is left.
+        let mut out = vec![];
+        s.on_timer(t + gap, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(
+            s.next_timer(),
+            Some(100 * MS + s.rto()),
+            "RTO armed by the first burst"
+        );
+    }
+
+    #[test]
+    fn pacing_bursts_autosize_to_a_millisecond_capped_at_64_kb() {
+        // Congestion avoidance (ssthresh below cwnd): 120% of 2000 x 1448 B / 0.1 s = 34.75 MB/s;
+        // 2^-10 s of it is 33935 B = 23 segments of 1448 B (tcp_tso_autosize).
+        let (mut s, _) = paced(2000, None);
+        s.st.ssthresh = 1000 * 1448;
+        let p = s.pacing.unwrap();
+        assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(23));
+        // At ten times the window the burst stops at gso_max_size: 65535 / 1448 = 45 segments.
+        s.st.cwnd *= 10;
+        assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(45));
+        // A fixed burst size overrides the autosizing.
+        let (s, out) = paced(10, Some(4));
+        assert_eq!(out.len(), 4);
+        assert_eq!(s.pacing_burst(&s.pacing.unwrap()).map(|b| b.0), Some(4));
     }
 
     #[test]
