@@ -104,7 +104,10 @@ impl Link {
 #[derive(Default)]
 pub struct Pipe {
     pub delay: Time,
+    /// Packets in flight, in order of arrival time (ties in order of entry).
     pub ring: VecDeque<(Time, PktId)>,
+    /// Time of the pipe's pending arrival event: the head's arrival time while any is in flight.
+    pub armed: Option<Time>,
 }
 
 #[cfg(test)]

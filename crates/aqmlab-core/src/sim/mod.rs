@@ -178,6 +178,15 @@ enum Ev {
     Sample,
 }
 
+/// Inserts a packet arriving at `at` into a ring ordered by arrival time, after any equal one
+/// (the rare case: a packet leaving its host's NIC before one of another host's already in
+/// the shared pipe).
+#[cold]
+fn insert_in_order(ring: &mut std::collections::VecDeque<(Time, PktId)>, at: Time, id: PktId) {
+    let k = ring.partition_point(|&(x, _)| x <= at);
+    ring.insert(k, (at, id));
+}
+
 /// Position of the (direction, pre/post) pipe in a flow's `pipes` and in a delay slot's group.
 #[inline]
 fn pipe_slot(d: Dir, post: bool) -> usize {
@@ -218,20 +227,17 @@ impl World {
     /// A world over `links`, the hops of both directions' chains, each linked to its successor
     /// by `Link::next` (the up chain first).
     pub fn new(end: Time, links: Vec<Link>, mut flows: Vec<Flow>, rec: Recorder) -> World {
-        // Flows without a NIC and with equal access delays share their pipes: a pipe is a
-        // constant-delay FIFO, so packets of many flows stay in arrival order in one ring with
-        // one pending event (pipe i = group * 4 + direction * 2 + post). A flow with a NIC has
-        // a group of its own: its packets enter at their NIC departure time, which keeps one
-        // flow's ring in order but not a ring shared with other hosts.
+        // Flows with equal access delays share their pipes: a pipe is a constant-delay FIFO, so
+        // packets of many flows stay in arrival order in one ring with one pending event
+        // (pipe i = delay slot * 4 + direction * 2 + post). Packets leaving a host's NIC later
+        // than now are inserted in arrival-time order.
         let mut delays: Vec<Time> = flows
             .iter()
-            .filter(|f| f.nic_rate.is_none())
             .flat_map(|f| [f.client_delay, f.server_delay])
             .collect();
         delays.sort_unstable();
         delays.dedup();
-        let private = flows.iter().filter(|f| f.nic_rate.is_some()).count();
-        let mut pipes = Vec::with_capacity((delays.len() + 2 * private) * 4);
+        let mut pipes = Vec::with_capacity(delays.len() * 4);
         for &delay in &delays {
             pipes.extend((0..4).map(|_| Pipe {
                 delay,
@@ -239,18 +245,6 @@ impl World {
             }));
         }
         for f in &mut flows {
-            if f.nic_rate.is_some() {
-                let group = pipes.len() / 4;
-                let mut group_pipes = [0; 4].map(|_| Pipe::default());
-                for d in Dir::BOTH {
-                    for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
-                        f.pipes[pipe_slot(d, post)] = (group * 4 + pipe_slot(d, post)) as u32;
-                        group_pipes[pipe_slot(d, post)].delay = delay;
-                    }
-                }
-                pipes.extend(group_pipes);
-                continue;
-            }
             for d in Dir::BOTH {
                 for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
                     let slot = delays.binary_search(&delay).expect("every delay has a slot");
@@ -405,9 +399,10 @@ impl World {
     }
 
     /// Puts a packet into pipe i at time `t` (now, or later for a packet still in its host's
-    /// NIC). Entry times into one pipe never decrease (shared pipes: now; a flow's own pipes:
-    /// its NIC's departures).
-    #[inline]
+    /// NIC). Packets entering now go to the back of the ring; one leaving a NIC later is
+    /// inserted by arrival time, after any equal one, and re-arms the pipe if it becomes the
+    /// head.
+    #[inline(always)]
     fn enter_pipe_at(&mut self, i: usize, id: PktId, t: Time) {
         let pipe = &mut self.pipes[i];
         if pipe.delay == 0 && t == self.now {
@@ -415,16 +410,28 @@ impl World {
             return;
         }
         let at = t + pipe.delay;
-        let was_empty = pipe.ring.is_empty();
-        pipe.ring.push_back((at, id));
-        if was_empty {
+        if pipe.ring.back().is_none_or(|&(last, _)| last <= at) {
+            pipe.ring.push_back((at, id));
+        } else {
+            insert_in_order(&mut pipe.ring, at, id);
+        }
+        if pipe.armed.is_none_or(|a| at < a) {
+            pipe.armed = Some(at);
             self.schedule(at, Ev::Pipe(i as u32));
         }
     }
 
+    /// The arrival event of pipe i: delivers every packet due and re-arms for the next head.
+    /// An event superseded by an earlier head (see `enter_pipe_at`) finds the pipe armed for
+    /// another time and does nothing.
     fn pipe_arrivals(&mut self, i: usize) {
+        if self.pipes[i].armed != Some(self.now) {
+            return;
+        }
+        self.pipes[i].armed = None;
         while let Some(&(at, id)) = self.pipes[i].ring.front() {
             if at > self.now {
+                self.pipes[i].armed = Some(at);
                 self.schedule(at, Ev::Pipe(i as u32));
                 return;
             }
