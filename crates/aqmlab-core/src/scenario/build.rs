@@ -121,6 +121,7 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.hystart = Some(f.hystart.unwrap_or(p.hystart));
             let pacing = Pacing::default();
             r.pacing = Some(f.pacing.unwrap_or(p.pacing));
+            r.prr = Some(f.prr.unwrap_or(p.prr));
             r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
@@ -246,6 +247,7 @@ fn endpoints(
                 rwnd: f.rwnd.expect("resolved").0,
                 hystart: f.hystart.expect("resolved"),
                 stop: f.stop.map(|d| d.0),
+                prr: f.prr.expect("resolved"),
                 pacing: f.pacing.expect("resolved").then(|| Pacing {
                     ss_ratio: f.pacing_ss_ratio.expect("resolved"),
                     ca_ratio: f.pacing_ca_ratio.expect("resolved"),

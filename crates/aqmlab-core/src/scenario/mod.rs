@@ -401,6 +401,9 @@ pub struct FlowSpec {
     /// Pacing rate in congestion avoidance, percent of cwnd/SRTT (Linux tcp_pacing_ca_ratio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_ca_ratio: Option<u32>,
+    /// RFC 6937 Proportional Rate Reduction in SACK recovery on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso_segs: Option<TsoSegs>,
@@ -484,6 +487,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "pacing_ss_ratio",
             "pacing_ca_ratio",
             "tso_segs",
+            "prr",
         ],
     ),
 ];

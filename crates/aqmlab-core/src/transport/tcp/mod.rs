@@ -77,6 +77,8 @@ pub struct TcpConfig {
     pub stop: Option<Time>,
     /// Linux-style pacing (see [`Pacing`]); `None` = segments leave as the window allows.
     pub pacing: Option<Pacing>,
+    /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
+    pub prr: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -127,6 +129,7 @@ impl Default for TcpConfig {
             hystart: true,
             stop: None,
             pacing: None,
+            prr: false,
         }
     }
 }
@@ -159,6 +162,8 @@ pub struct TcpProfile {
     pub hystart: bool,
     /// Linux-style pacing ([`Pacing`]) on by default.
     pub pacing: bool,
+    /// RFC 6937 Proportional Rate Reduction in SACK recovery.
+    pub prr: bool,
 }
 
 /// The TCP profiles; the first is the default.
@@ -181,6 +186,7 @@ pub const PROFILES: &[TcpProfile] = &[
         abc: true,
         hystart: true,
         pacing: false,
+        prr: false,
     },
     // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
     // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
@@ -214,6 +220,8 @@ pub const PROFILES: &[TcpProfile] = &[
         hystart: false,
         // ns-2's agents send as the window opens (maxburst_ 0: no limit).
         pacing: false,
+        // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
+        prr: false,
     },
 ];
 

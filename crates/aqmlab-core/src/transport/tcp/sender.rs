@@ -85,6 +85,12 @@ pub struct TcpSender {
     cong_point: u64,
     round_end: u64,
     rto_at: Option<Time>,
+    /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery, with its state:
+    /// prr_delivered, prr_out and RecoverFS in bytes.
+    prr: bool,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     /// Pacing: its settings, the earliest time of the next burst, and whether a segment the
     /// window allows is waiting for that time.
     pacing: Option<Pacing>,
@@ -151,6 +157,10 @@ impl TcpSender {
             cong_point: 0,
             round_end: 1,
             rto_at: None,
+            prr: cfg.prr,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             pacing: cfg.pacing,
             pace_next: 0,
             pace_wait: false,
@@ -241,6 +251,9 @@ impl TcpSender {
     }
 
     fn emit(&mut self, p: Packet, out: &mut Outbox) {
+        if self.in_recovery {
+            self.prr_out += p.payload as u64;
+        }
         self.packets_sent += 1;
         self.bytes_sent += p.size as u64;
         out.push(p);
@@ -446,7 +459,33 @@ impl TcpSender {
         true
     }
 
-    fn enter_recovery(&mut self, now: Time, out: &mut Outbox) {
+    /// RFC 6937 section 3 on an ACK in recovery that delivered `delivered` bytes (newly
+    /// cumulatively acknowledged or SACKed): cwnd = pipe + sndcnt, proportional to the data
+    /// delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB). As
+    /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
+    /// first retransmission of the episode is out.
+    fn prr_update(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let pipe = self.sb.pipe();
+        let ssthresh = self.st.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            // CEIL in whole segments, as Linux counts packets.
+            let unit = self.recover_fs.max(1) as u128 * self.mss as u128;
+            let segs = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
+            (segs * self.mss).saturating_sub(self.prr_out)
+        } else {
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        let sndcnt = if self.prr_out == 0 {
+            sndcnt.max(self.mss)
+        } else {
+            sndcnt
+        };
+        self.st.cwnd = pipe + sndcnt;
+    }
+
+    fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
         self.in_recovery = true;
         self.fast_recoveries += 1;
         if !self.reduce(now, CongestionKind::Loss) {
@@ -457,6 +496,12 @@ impl TcpSender {
         if self.sack {
             self.recovery_point = self.high_data;
             self.rescue_done = false;
+            if self.prr {
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = self.flight();
+                self.prr_update(delivered);
+            }
         } else {
             self.recover = self.high_data;
             self.first_partial = true;
@@ -566,12 +611,14 @@ impl TcpSender {
             if self.in_recovery {
                 if self.snd_una >= self.recovery_point {
                     self.exit_recovery(now);
+                } else if self.prr {
+                    self.prr_update(acked_bytes + sacked_bytes);
                 }
             } else if self.loss_point.is_none()
                 && outstanding
                 && (self.dupacks >= DUP_THRESH || self.sb.head_lost())
             {
-                self.enter_recovery(now, out);
+                self.enter_recovery(now, acked_bytes + sacked_bytes, out);
             }
         } else if self.in_recovery {
             if advanced {
@@ -591,7 +638,7 @@ impl TcpSender {
                 self.st.cwnd += self.mss;
             }
         } else if self.dupacks == DUP_THRESH && self.snd_una >= self.recover && self.loss_point.is_none() {
-            self.enter_recovery(now, out);
+            self.enter_recovery(now, 0, out);
         }
 
         // ECN: react to ECE once per window, never during loss recovery.
@@ -926,6 +973,50 @@ mod tests {
         let (s, out) = paced(10, Some(4));
         assert_eq!(out.len(), 4);
         assert_eq!(s.pacing_burst(&s.pacing.unwrap()).map(|b| b.0), Some(4));
+    }
+
+    #[test]
+    fn prr_sends_one_segment_per_two_delivered_after_a_single_loss() {
+        // RFC 6937 section 3 with Reno (ssthresh = FlightSize / 2): 20 segments out, segment 0
+        // lost, then one SACK per segment 1..19. The first two SACKs each let one new segment
+        // out (pipe falls below cwnd: limited transmit), so the third, which starts recovery,
+        // finds FlightSize 22: ssthresh = 11 segments, RecoverFS = 22. While pipe > ssthresh,
+        // sndcnt = ceil(prr_delivered x 11 / 22) - prr_out: the entry ACK (1 segment
+        // delivered) sends the retransmission, then the ACKs alternate between nothing and one
+        // new segment.
+        let cfg = |prr| TcpConfig {
+            mss: MSS as u32,
+            iw: 20,
+            cc: "newreno".into(),
+            prr,
+            ..TcpConfig::default()
+        };
+        let (mut s, out) = established_with(cfg(true));
+        assert_eq!(out.len(), 20);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![20]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![21]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!(s.ssthresh(), 11 * MSS);
+        // Pipe (19 after the retransmission) falls by one segment per two ACKs. At the 14th
+        // ACK it reaches ssthresh and the reduction bound takes over: sndcnt = min(ssthresh -
+        // pipe, max(prr_delivered - prr_out, DeliveredData) + MSS): 0 at pipe 11, then 1.
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [[0, 1].repeat(6), vec![0, 0, 1, 1]].concat());
+        // Recovery ends with pipe = ssthresh = 11 segments, having sent 9.
+        assert_eq!(s.pipe(), 11 * MSS);
+        assert_eq!(s.retransmits() + (s.snd_nxt() - 1) / MSS - 22, 9);
+        // Without PRR (RFC 6675: cwnd = ssthresh at once) nothing goes out until pipe has
+        // fallen from 19 to below 11, then one segment per ACK.
+        let (mut s, _) = established_with(cfg(false));
+        for k in 2..=4 {
+            ack(&mut s, 1, &[(1, k)], 200 + k);
+        }
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [vec![0; 8], vec![1; 8]].concat());
     }
 
     #[test]
