@@ -122,6 +122,8 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             let pacing = Pacing::default();
             r.pacing = Some(f.pacing.unwrap_or(p.pacing));
             r.prr = Some(f.prr.unwrap_or(p.prr));
+            r.rack = Some(f.rack.unwrap_or(p.rack));
+            r.tlp = Some(f.tlp.unwrap_or(p.tlp));
             r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
@@ -248,6 +250,8 @@ fn endpoints(
                 hystart: f.hystart.expect("resolved"),
                 stop: f.stop.map(|d| d.0),
                 prr: f.prr.expect("resolved"),
+                rack: f.rack.expect("resolved"),
+                tlp: f.tlp.expect("resolved"),
                 pacing: f.pacing.expect("resolved").then(|| Pacing {
                     ss_ratio: f.pacing_ss_ratio.expect("resolved"),
                     ca_ratio: f.pacing_ca_ratio.expect("resolved"),

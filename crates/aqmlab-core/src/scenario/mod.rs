@@ -404,6 +404,12 @@ pub struct FlowSpec {
     /// RFC 6937 Proportional Rate Reduction in SACK recovery on/off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
+    /// RFC 8985 RACK loss detection on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
+    /// RFC 8985 Tail Loss Probe on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso_segs: Option<TsoSegs>,
@@ -488,6 +494,8 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "pacing_ca_ratio",
             "tso_segs",
             "prr",
+            "rack",
+            "tlp",
         ],
     ),
 ];

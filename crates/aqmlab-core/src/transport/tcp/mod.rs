@@ -79,6 +79,10 @@ pub struct TcpConfig {
     pub pacing: Option<Pacing>,
     /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// RFC 8985 RACK loss detection (SACK only); off = RFC 6675's DupThresh IsLost rule.
+    pub rack: bool,
+    /// RFC 8985 section 7 Tail Loss Probe (SACK only).
+    pub tlp: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -130,6 +134,8 @@ impl Default for TcpConfig {
             stop: None,
             pacing: None,
             prr: false,
+            rack: false,
+            tlp: false,
         }
     }
 }
@@ -164,6 +170,9 @@ pub struct TcpProfile {
     pub pacing: bool,
     /// RFC 6937 Proportional Rate Reduction in SACK recovery.
     pub prr: bool,
+    /// RFC 8985 RACK loss detection and Tail Loss Probe.
+    pub rack: bool,
+    pub tlp: bool,
 }
 
 /// The TCP profiles; the first is the default.
@@ -187,6 +196,8 @@ pub const PROFILES: &[TcpProfile] = &[
         hystart: true,
         pacing: false,
         prr: false,
+        rack: false,
+        tlp: false,
     },
     // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
     // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
@@ -222,6 +233,37 @@ pub const PROFILES: &[TcpProfile] = &[
         pacing: false,
         // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
         prr: false,
+        // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
+        rack: false,
+        tlp: false,
+    },
+    // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
+    // differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
+    // (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
+    // initial (TCP_TIMEOUT_INIT) / 200 ms floor (TCP_RTO_MIN) / 120 s cap (TCP_RTO_MAX),
+    // delayed ACK 40 ms (TCP_DELACK_MIN).
+    TcpProfile {
+        name: "linux",
+        about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
+                (RFC 8985), PRR (RFC 6937), RTO 1 s initial / 200 ms min / 120 s max, delayed \
+                ACK 40 ms",
+        cc: "cubic",
+        ecn: false,
+        sack: true,
+        iw: 10,
+        mss: 1448,
+        min_rto: 200 * MS,
+        max_rto: 120 * SEC,
+        initial_rto: SEC,
+        rto_tick: 0,
+        delack: Some(40 * MS),
+        rwnd: RwndDefault::Bytes(64 << 20),
+        abc: true,
+        hystart: true,
+        pacing: false,
+        prr: true,
+        rack: true,
+        tlp: true,
     },
 ];
 

@@ -102,6 +102,11 @@ impl RttEstimator {
         self.rto = self.ns2_timeout();
     }
 
+    /// The RTO floor.
+    pub fn min_rto(&self) -> Time {
+        self.min_rto
+    }
+
     pub fn srtt(&self) -> Option<Time> {
         self.srtt
     }

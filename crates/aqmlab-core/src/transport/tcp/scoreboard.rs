@@ -36,6 +36,16 @@ pub struct Seg {
     pub retx: bool,
     /// Retransmitted at least once.
     pub ever_retx: bool,
+    /// Time of the latest transmission (RACK, RFC 8985).
+    pub xmit_ts: u64,
+}
+
+/// The most recently sent segment among those an ACK delivered (RFC 8985 RACK_update): its
+/// transmission time and index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Delivered {
+    pub xmit_ts: u64,
+    pub idx: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +67,14 @@ pub struct Scoreboard {
     /// NextSeg cursor: segments below are SACKed or already retransmitted.
     rtx_pos: u64,
     scratch: Vec<u64>,
+    /// RACK: transmissions in time order (time, segment index), stale entries dropped lazily;
+    /// kept only when `rack` is on.
+    rack: bool,
+    sent_order: VecDeque<(u64, u64)>,
+    /// RACK: the TSecr of the ACK being applied and the most recently sent segment it
+    /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
+    ack_ecr: u64,
+    delivered: Option<Delivered>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
     /// `mark_all_lost`), for the cost tests.
     work: u64,
@@ -76,8 +94,98 @@ impl Scoreboard {
             lost_pos: 0,
             rtx_pos: 0,
             scratch: Vec::new(),
+            rack: false,
+            sent_order: VecDeque::new(),
+            ack_ecr: 0,
+            delivered: None,
             work: 0,
         }
+    }
+
+    /// Keeps the transmissions in time order for RACK.
+    pub fn with_rack(mut self) -> Scoreboard {
+        self.rack = true;
+        self
+    }
+
+    /// Starts applying an ACK whose timestamp echo is `ts_ecr` (RACK bookkeeping).
+    pub fn begin_ack(&mut self, ts_ecr: u64) {
+        self.ack_ecr = ts_ecr;
+        self.delivered = None;
+    }
+
+    /// The most recently sent segment the current ACK delivered.
+    pub fn delivered(&self) -> Option<Delivered> {
+        self.delivered
+    }
+
+    fn note_delivered(&mut self, i: u64, s: &Seg) {
+        if s.ever_retx && self.ack_ecr < s.xmit_ts {
+            return; // ambiguous: the ACK may be for an earlier transmission
+        }
+        let d = Delivered {
+            xmit_ts: s.xmit_ts,
+            idx: i,
+        };
+        if self.delivered.is_none_or(|x| d > x) {
+            self.delivered = Some(d);
+        }
+    }
+
+    /// RFC 8985 RACK_detect_loss over the transmissions sent before `rack` (the most recently
+    /// sent delivered segment): every segment still neither delivered nor lost whose
+    /// `xmit_ts + wait <= now` is marked lost (a lost retransmission too: it may be sent
+    /// again). Returns the number marked and the earliest time another would expire.
+    pub fn rack_detect(&mut self, rack: Delivered, wait: u64, now: u64) -> (u64, Option<u64>) {
+        let mut marked = 0;
+        let mut k = 0;
+        while k < self.sent_order.len() {
+            let (ts, i) = self.sent_order[k];
+            self.work += 1;
+            // This transmission is still in flight: not delivered, not superseded by a later
+            // one, not yet declared lost (a lost segment in flight again is a retransmission).
+            let live = self
+                .seg(i)
+                .is_some_and(|s| !s.sacked && s.xmit_ts == ts && (!s.lost || s.retx));
+            if !live {
+                if k == 0 {
+                    self.sent_order.pop_front();
+                } else {
+                    k += 1;
+                }
+                continue;
+            }
+            if (Delivered { xmit_ts: ts, idx: i }) >= rack {
+                return (marked, None); // sent after the latest delivered segment
+            }
+            if ts + wait > now {
+                return (marked, Some(ts + wait));
+            }
+            marked += self.mark_lost_again(i) as u64;
+            if k == 0 {
+                self.sent_order.pop_front();
+            } else {
+                k += 1;
+            }
+        }
+        (marked, None)
+    }
+
+    /// Marks segment `i` lost; a lost segment whose retransmission is in flight has lost that
+    /// retransmission too (it leaves the pipe and NextSeg may send it again).
+    fn mark_lost_again(&mut self, i: u64) -> bool {
+        let len = self.seg_len(i);
+        let o = (i - self.first) as usize;
+        let s = self.segs[o];
+        if s.lost && s.retx {
+            self.segs[o].retx = false;
+            self.pipe -= len;
+            self.rtx_pos = self.rtx_pos.min(i);
+            return true;
+        }
+        let changed = self.mark_lost(i);
+        self.rtx_pos = self.rtx_pos.min(i);
+        changed
     }
 
     /// First sequence number of segment `i` (data starts at 1: the SYN took 0).
@@ -131,23 +239,33 @@ impl Scoreboard {
         c
     }
 
-    /// Records the first transmission of the next new segment; returns its index.
-    pub fn push_new(&mut self) -> u64 {
+    /// Records the first transmission of the next new segment at `now`; returns its index.
+    pub fn push_new(&mut self, now: u64) -> u64 {
         let i = self.next_idx();
-        self.segs.push_back(Seg::default());
+        self.segs.push_back(Seg {
+            xmit_ts: now,
+            ..Seg::default()
+        });
         self.pipe += self.seg_len(i);
+        if self.rack {
+            self.sent_order.push_back((now, i));
+        }
         i
     }
 
-    /// Records a retransmission of segment `i`.
-    pub fn retransmitted(&mut self, i: u64) {
+    /// Records a retransmission of segment `i` at `now`.
+    pub fn retransmitted(&mut self, i: u64, now: u64) {
         let len = self.seg_len(i);
         let o = (i - self.first) as usize;
         let s = &mut self.segs[o];
         debug_assert!(!s.retx);
         s.retx = true;
         s.ever_retx = true;
+        s.xmit_ts = now;
         self.pipe += len;
+        if self.rack {
+            self.sent_order.push_back((now, i));
+        }
     }
 
     /// Cumulative ACK `ack` (sequence number): drops fully acknowledged segments. Returns the
@@ -157,6 +275,9 @@ impl Scoreboard {
         let mut any_retx = false;
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
+            if self.rack && !s.sacked {
+                self.note_delivered(self.first, &s);
+            }
             let len = self.seg_len(self.first);
             self.pipe -= self.contrib(&s, len);
             any_retx |= s.ever_retx;
@@ -211,6 +332,9 @@ impl Scoreboard {
             let o = (i - self.first) as usize;
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
+            if self.rack {
+                self.note_delivered(i, &s);
+            }
             let s = &mut self.segs[o];
             s.sacked = true;
             s.retx = false;
@@ -407,7 +531,7 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut sb = Scoreboard::new(MSS, None);
         for _ in 0..n {
-            sb.push_new();
+            sb.push_new(0);
         }
         sb
     }
@@ -466,11 +590,11 @@ mod tests {
         sb.update_lost();
         // Top: 6, 5, 4 -> 0, 1, 3 lost.
         assert_eq!(sb.next_candidate(), Some((0, true)));
-        sb.retransmitted(0);
+        sb.retransmitted(0, 0);
         assert_eq!(sb.next_candidate(), Some((1, true)));
-        sb.retransmitted(1);
+        sb.retransmitted(1, 0);
         assert_eq!(sb.next_candidate(), Some((3, true)));
-        sb.retransmitted(3);
+        sb.retransmitted(3, 0);
         assert_eq!(sb.next_candidate(), Some((7, false)));
         assert_eq!(sb.pipe(), sb.pipe_slow());
         // pipe: segment 7 (1) + 3 retransmissions = 4 segments.
@@ -488,10 +612,10 @@ mod tests {
         sb.mark_all_lost();
         assert_eq!(sb.pipe(), 0);
         assert_eq!(sb.next_candidate(), Some((0, true)));
-        sb.retransmitted(0);
+        sb.retransmitted(0, 0);
         assert_eq!(sb.next_candidate(), Some((1, true)));
-        sb.retransmitted(1);
-        sb.retransmitted(2);
+        sb.retransmitted(1, 0);
+        sb.retransmitted(2, 0);
         assert_eq!(
             sb.next_candidate(),
             Some((4, true)),
@@ -505,7 +629,7 @@ mod tests {
     fn finite_last_segment_is_short() {
         let mut sb = Scoreboard::new(MSS, Some(1 + 250));
         for _ in 0..3 {
-            sb.push_new();
+            sb.push_new(0);
         }
         assert_eq!(sb.seg_len(2), 50);
         assert_eq!(sb.pipe(), 250);

@@ -31,7 +31,7 @@
 //!   constant `rwnd` caps unacknowledged data.
 
 use super::rto::RttEstimator;
-use super::scoreboard::Scoreboard;
+use super::scoreboard::{Delivered, Scoreboard};
 use super::{Pacing, TcpConfig, HEADER, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet};
 use crate::transport::cc::{make_cc, AckSample, CcState, CongestionControl, CongestionKind};
@@ -85,6 +85,20 @@ pub struct TcpSender {
     cong_point: u64,
     round_end: u64,
     rto_at: Option<Time>,
+    /// RFC 8985 RACK loss detection (instead of the DupThresh IsLost rule): the most recently
+    /// sent delivered segment, its RTT, the minimum RTT, and the reordering timer.
+    rack: bool,
+    rack_latest: Option<Delivered>,
+    rack_rtt: Time,
+    min_rtt: Option<Time>,
+    rack_at: Option<Time>,
+    /// RFC 8985 section 7 Tail Loss Probe: the probe timer, and while a probe is unanswered
+    /// the sequence it covers and whether it was a retransmission.
+    tlp: bool,
+    pto_at: Option<Time>,
+    tlp_end: Option<u64>,
+    tlp_retx: bool,
+    tlp_probes: u64,
     /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery, with its state:
     /// prr_delivered, prr_out and RecoverFS in bytes.
     prr: bool,
@@ -141,7 +155,11 @@ impl TcpSender {
                 cfg.max_rto,
                 (cfg.rto_tick > 0).then_some(cfg.rto_tick),
             ),
-            sb: Scoreboard::new(mss, data_end),
+            sb: if cfg.rack && cfg.sack {
+                Scoreboard::new(mss, data_end).with_rack()
+            } else {
+                Scoreboard::new(mss, data_end)
+            },
             state: SenderState::Closed,
             ecn_ok: false,
             cwr_pending: false,
@@ -157,6 +175,16 @@ impl TcpSender {
             cong_point: 0,
             round_end: 1,
             rto_at: None,
+            rack: cfg.rack && cfg.sack,
+            rack_latest: None,
+            rack_rtt: 0,
+            min_rtt: None,
+            rack_at: None,
+            tlp: cfg.tlp && cfg.sack,
+            pto_at: None,
+            tlp_end: None,
+            tlp_retx: false,
+            tlp_probes: 0,
             prr: cfg.prr,
             prr_delivered: 0,
             prr_out: 0,
@@ -219,6 +247,10 @@ impl TcpSender {
     }
     pub fn rto_count(&self) -> u64 {
         self.rto_count
+    }
+    /// Tail loss probes sent.
+    pub fn tlp_probes(&self) -> u64 {
+        self.tlp_probes
     }
     pub fn ecn_reductions(&self) -> u64 {
         self.ecn_reductions
@@ -297,7 +329,7 @@ impl TcpSender {
     }
 
     fn send_new(&mut self, now: Time, out: &mut Outbox) {
-        let i = self.sb.push_new();
+        let i = self.sb.push_new(now);
         let mut p = self.segment(i, now);
         if self.ecn_ok {
             p.ecn = Ecn::Ect0;
@@ -311,7 +343,7 @@ impl TcpSender {
     }
 
     fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
-        self.sb.retransmitted(i);
+        self.sb.retransmitted(i, now);
         let p = self.segment(i, now);
         self.retransmits += 1;
         self.emit(p, out);
@@ -371,6 +403,75 @@ impl TcpSender {
         if self.rto_at.is_none() && self.sb.outstanding() > 0 {
             self.rto_at = Some(now + self.rtt.rto());
         }
+        if self.pto_at.is_none() {
+            self.arm_pto(now);
+        }
+    }
+
+    /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
+    /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
+    /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
+    fn arm_pto(&mut self, now: Time) {
+        self.pto_at = None;
+        let Some(srtt) = self.rtt.srtt() else { return };
+        if !self.tlp
+            || self.state != SenderState::Established
+            || self.in_recovery
+            || self.loss_point.is_some()
+            || self.tlp_end.is_some()
+            || self.sb.outstanding() == 0
+        {
+            return;
+        }
+        let mut pto = 2 * srtt;
+        if self.sb.outstanding() == 1 {
+            pto += self.rtt.min_rto();
+        }
+        let at = now + pto;
+        self.pto_at = Some(self.rto_at.map_or(at, |r| at.min(r)));
+    }
+
+    /// The probe: one new segment if there is one the receive window allows, else a
+    /// retransmission of the highest segment not SACKed; then the RTO restarts (RFC 8985 7.3).
+    fn send_probe(&mut self, now: Time, out: &mut Outbox) {
+        self.pto_at = None;
+        if self.can_send_new(now) {
+            self.send_new(now, out);
+            self.tlp_retx = false;
+        } else if let Some(i) = self
+            .sb
+            .highest_unsacked()
+            .filter(|&i| self.sb.seg(i).is_some_and(|s| !s.retx))
+        {
+            self.retransmit(i, now, out);
+            self.tlp_retx = true;
+        } else {
+            return;
+        }
+        self.tlp_probes += 1;
+        self.tlp_end = Some(self.high_data);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
+    /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
+    /// SACKed, else min_RTT / 4 capped at SRTT.
+    fn rack_reo_wnd(&self) -> Time {
+        if self.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
+            return 0;
+        }
+        let quarter = self.min_rtt.unwrap_or(0) / 4;
+        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// RACK_detect_loss: marks what the latest delivery shows lost and arms the reordering
+    /// timer for the rest. Returns the number of segments marked.
+    fn rack_detect(&mut self, now: Time) -> u64 {
+        let Some(latest) = self.rack_latest else { return 0 };
+        let wait = self.rack_rtt + self.rack_reo_wnd();
+        let (marked, next) = self.sb.rack_detect(latest, wait, now);
+        self.rack_at = next;
+        marked
     }
 
     /// The window loop of [`Self::send_loop`]: at most `burst` segments when pacing.
@@ -491,8 +592,13 @@ impl TcpSender {
         if !self.reduce(now, CongestionKind::Loss) {
             self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
         }
+        self.tlp_end = None;
+        self.pto_at = None;
         let head = self.sb.first_idx();
-        self.sb.mark_lost(head);
+        if !self.rack {
+            // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
+            self.sb.mark_lost(head);
+        }
         if self.sack {
             self.recovery_point = self.high_data;
             self.rescue_done = false;
@@ -507,7 +613,7 @@ impl TcpSender {
             self.first_partial = true;
             self.st.cwnd = self.st.ssthresh + 3 * self.mss;
         }
-        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked) {
+        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
             self.retransmit(head, now, out);
         }
     }
@@ -525,6 +631,9 @@ impl TcpSender {
 
     fn on_rto(&mut self, now: Time, out: &mut Outbox) {
         self.rto_count += 1;
+        self.tlp_end = None;
+        self.pto_at = None;
+        self.rack_at = None;
         let first = self.rtt.backoffs() == 0;
         self.sync_state();
         self.cc.on_rto(now, first, &mut self.st);
@@ -546,6 +655,7 @@ impl TcpSender {
         let ack = pkt.ack.min(self.high_data);
         let advanced = ack > self.snd_una;
         let mut acked_bytes = 0;
+        self.sb.begin_ack(pkt.ts_ecr);
         if advanced {
             acked_bytes = ack - self.snd_una;
             self.sb.cum_ack(ack);
@@ -556,7 +666,7 @@ impl TcpSender {
             for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
-            if sacked_bytes > 0 {
+            if sacked_bytes > 0 && !self.rack {
                 self.sb.update_lost();
             }
         }
@@ -566,6 +676,30 @@ impl TcpSender {
             self.rtt.sample(r);
             rtt = Some(r);
             owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        // RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5).
+        let mut rack_marked = 0;
+        if self.rack {
+            if let Some(d) = self.sb.delivered() {
+                let r = now.saturating_sub(d.xmit_ts);
+                self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+                if self.rack_latest.is_none_or(|x| d > x) {
+                    self.rack_latest = Some(d);
+                    self.rack_rtt = r;
+                }
+            }
+            rack_marked = self.rack_detect(now);
+        }
+        // A tail loss probe answered (Linux tcp_process_tlp_ack): a probe that retransmitted
+        // data and is acknowledged by an advancing ACK repaired a loss: reduce once.
+        if let Some(end) = self.tlp_end {
+            if self.snd_una >= end {
+                self.tlp_end = None;
+                if self.tlp_retx && advanced && !self.in_recovery {
+                    self.reduce(now, CongestionKind::Loss);
+                }
+            }
         }
         let mut round_start = false;
         if advanced && self.snd_una >= self.round_end {
@@ -616,7 +750,11 @@ impl TcpSender {
                 }
             } else if self.loss_point.is_none()
                 && outstanding
-                && (self.dupacks >= DUP_THRESH || self.sb.head_lost())
+                && (if self.rack {
+                    rack_marked > 0 || self.sb.head_lost()
+                } else {
+                    self.dupacks >= DUP_THRESH || self.sb.head_lost()
+                })
             {
                 self.enter_recovery(now, acked_bytes + sacked_bytes, out);
             }
@@ -665,6 +803,8 @@ impl TcpSender {
                     self.first_partial = false;
                 }
             }
+            // RFC 8985 7.2: an ACK of new data restarts the probe timer.
+            self.arm_pto(now);
         }
         self.send_loop(now, out);
     }
@@ -713,32 +853,44 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if self.pace_wait && now >= self.pace_next && self.rto_at.is_none_or(|t| now < t) {
-            self.send_loop(now, out);
-            return;
-        }
-        let Some(t) = self.rto_at else { return };
-        if now < t {
-            return;
-        }
+        let due = |t: Option<Time>| t.is_some_and(|t| now >= t);
         match self.state {
-            SenderState::SynSent => {
+            SenderState::SynSent if due(self.rto_at) => {
                 self.rto_count += 1;
                 self.retransmits += 1;
                 self.rtt.backoff();
                 self.send_syn(now, out);
             }
-            SenderState::Established => self.on_rto(now, out),
-            _ => self.rto_at = None,
+            SenderState::Established => {
+                // The probe timer is never later than the RTO; when both are due it goes first.
+                if due(self.pto_at) {
+                    self.send_probe(now, out);
+                } else if due(self.rto_at) {
+                    self.on_rto(now, out);
+                } else if due(self.rack_at) {
+                    self.rack_at = None;
+                    let marked = self.rack_detect(now);
+                    if marked > 0 && !self.in_recovery && self.loss_point.is_none() {
+                        self.enter_recovery(now, 0, out);
+                    }
+                    self.send_loop(now, out);
+                } else if self.pace_wait && now >= self.pace_next {
+                    self.send_loop(now, out);
+                }
+            }
+            SenderState::Closed | SenderState::Done | SenderState::SynSent => {}
+        }
+        if self.state == SenderState::Done {
+            self.rto_at = None;
         }
     }
 
     fn next_timer(&self) -> Option<Time> {
-        match (self.rto_at, self.pace_wait) {
-            (Some(t), true) => Some(t.min(self.pace_next)),
-            (None, true) => Some(self.pace_next),
-            (t, false) => t,
-        }
+        let pace = self.pace_wait.then_some(self.pace_next);
+        [self.rto_at, self.pto_at, self.rack_at, pace]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn report(&self, r: &mut FlowReport) {
@@ -1017,6 +1169,123 @@ mod tests {
             .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
             .collect();
         assert_eq!(sent, [vec![0; 8], vec![1; 8]].concat());
+    }
+
+    /// A Linux-profile sender (RACK, TLP, PRR; MSS 1000) of `segments` segments whose
+    /// handshake took 100 ms; its initial window leaves at 100 ms.
+    fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw,
+            cc: "newreno".into(),
+            bytes: Some(segments * MSS),
+            prr: true,
+            rack: true,
+            tlp: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100 * MS, &mut out);
+        (s, out)
+    }
+
+    /// An ACK at `now_ms` echoing a segment sent at `ecr_ms`.
+    fn ack_ms(s: &mut TcpSender, una: u64, sacked: &[(u64, u64)], now_ms: u64, ecr_ms: u64) -> Vec<Packet> {
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            ack: 1 + una * MSS,
+            ts_ecr: ecr_ms * MS,
+            ..Default::default()
+        };
+        for (k, &(a, b)) in sacked.iter().enumerate() {
+            p.sack[k] = SackBlock {
+                start: 1 + a * MSS,
+                end: 1 + b * MSS,
+            };
+        }
+        p.n_sack = sacked.len() as u8;
+        let mut out = vec![];
+        s.on_packet(&p, now_ms * MS, &mut out);
+        out
+    }
+
+    #[test]
+    fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
+        let (mut s, out) = linux_sender(40, 10);
+        assert_eq!(out.len(), 10);
+        // Segment 0 is lost. The first SACK (segment 1, sent at 100 ms, delivered at 200 ms)
+        // gives RACK.rtt = min_RTT = 100 ms; with one segment SACKed the reordering window is
+        // min_RTT / 4 = 25 ms, so segment 0 is only lost at 100 + 100 + 25 = 225 ms: the
+        // reordering timer (RFC 8985 6.2).
+        let sent = ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        assert_eq!(segs(&sent), vec![10], "the SACK frees room for new data");
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        // A third SACKed segment makes the window 0 (DupThresh reached): segment 0 is lost now.
+        ack_ms(&mut s, 0, &[(1, 3)], 201, 100);
+        let sent = ack_ms(&mut s, 0, &[(1, 4)], 202, 100);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&sent)[0], 0, "retransmitted at 202 ms");
+        // The retransmission is lost too. SACKs of the rest of the first flight (sent at
+        // 100 ms, before the retransmission) say nothing about it; the new data sent in
+        // recovery (from 203 ms on) does: once a segment sent after 202 ms is SACKed, segment
+        // 0's retransmission is overdue by RACK.rtt and is sent again, with no RTO.
+        for k in 5..=10 {
+            ack_ms(&mut s, 0, &[(1, k)], 198 + k, 100);
+        }
+        assert_eq!(s.retransmits(), 1);
+        let mut again = None;
+        for (n, k) in (11..=16).enumerate() {
+            let sent = ack_ms(&mut s, 0, &[(1, k)], 303 + n as u64, 203);
+            if segs(&sent).contains(&0) {
+                again = Some(303 + n as u64);
+                break;
+            }
+        }
+        assert!(again.is_some(), "the lost retransmission is detected by RACK");
+        assert_eq!((s.retransmits(), s.rto_count()), (2, 0));
+    }
+
+    #[test]
+    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+        // RFC 8985 section 7: the last two segments of a 10-segment transfer are lost. The ACK
+        // of the first eight at 200 ms leaves two in flight: PTO = 2 SRTT = 200 ms, earlier than
+        // the RTO (SRTT 100 ms + 4 x RTTVAR 37.5 ms = 250 ms). The probe retransmits the last
+        // segment; its SACK shows segment 8 lost to RACK, which repairs it in fast recovery.
+        let (mut s, out) = linux_sender(10, 10);
+        assert_eq!(out.len(), 10);
+        assert!(ack_ms(&mut s, 8, &[], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(400 * MS));
+        let mut probe = vec![];
+        s.on_timer(400 * MS, &mut probe);
+        assert_eq!(segs(&probe), vec![9], "the probe: the last segment again");
+        assert_eq!(s.tlp_probes(), 1);
+        let repair = ack_ms(&mut s, 8, &[(9, 10)], 500, 400);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&repair), vec![8]);
+        ack_ms(&mut s, 10, &[], 600, 500);
+        assert_eq!(s.state(), SenderState::Done);
+        assert_eq!(s.rto_count(), 0);
+        // Without TLP the same tail waits for the RTO at 450 ms.
+        let (mut s, _) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            cc: "newreno".into(),
+            bytes: Some(10 * MSS),
+            ..TcpConfig::default()
+        });
+        ack(&mut s, 1 + 8 * MSS, &[], 200);
+        assert_eq!(s.tlp_probes(), 0);
+        assert_eq!(s.next_timer(), Some(200 + s.rto()));
     }
 
     #[test]
