@@ -297,3 +297,49 @@ fn linux_3_14_pie_engages_at_1_mbps_where_the_2013_form_cannot() {
     let m = median_sojourn_after_10s(&new);
     assert!(m < 100_000_000, "linux_3_14 median sojourn {m} ns");
 }
+
+#[test]
+fn every_profile_completes_a_finite_transfer_and_then_falls_silent() {
+    // A sender that is done arms no timer: once the last byte is acknowledged the flow stops
+    // generating events (a finished sender with a probe or reordering timer still pending once
+    // kept the event loop at one instant for ever).
+    for profile in ["rfc", "ns2_sack1", "linux"] {
+        for bytes in ["1KB", "100KB"] {
+            let r = run(json!({
+                "name": "done", "duration": "60s", "record": {"level": "summary"},
+                "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+                "flows": [{"kind": "tcp", "profile": profile, "bytes": bytes}]
+            }));
+            let f = &r.flows[0];
+            assert!(f.report.completed.is_some(), "{profile} {bytes}: completed");
+            // 100 KB: ~70 data packets and their ACKs; no timers ticking for the remaining
+            // ~59 s of the run.
+            assert!(r.events < 1000, "{profile} {bytes}: {} events", r.events);
+        }
+    }
+}
+
+#[test]
+fn linux_profile_recovers_losses_with_fewer_timeouts_than_rfc() {
+    // Four bulk flows each way through CoDel on 10/10 Mb/s: with RACK (lost retransmissions
+    // found without a timeout) and TLP (tail losses probed after 2 SRTT) fewer losses end in a
+    // retransmission timeout than with RFC 6675 recovery alone (Linux recovers nearly all).
+    let rtos = |profile: &str| {
+        let r = run(json!({
+            "name": "rto", "duration": "30s", "record": {"level": "summary"},
+            "topology": {"rtt": "50ms",
+                         "down": {"rate": "10Mbps", "qdisc": "codel", "limit": "1000p"},
+                         "up": {"rate": "10Mbps", "qdisc": "codel", "limit": "1000p"}},
+            "flows": [{"kind": "tcp", "profile": profile, "count": 4, "direction": "down"},
+                      {"kind": "tcp", "profile": profile, "count": 4, "direction": "up"}]
+        }));
+        let drops: u64 = r.links.iter().map(|l| l.stats.total_drops()).sum();
+        let rto: u64 = r.flows.iter().map(|f| f.report.rto_count).sum();
+        rto as f64 / drops as f64
+    };
+    let (rfc, linux) = (rtos("rfc"), rtos("linux"));
+    assert!(
+        linux < 0.5 * rfc,
+        "RTOs per drop: linux {linux:.3} vs rfc {rfc:.3}"
+    );
+}

@@ -880,12 +880,12 @@ impl Endpoint for TcpSender {
             }
             SenderState::Closed | SenderState::Done | SenderState::SynSent => {}
         }
-        if self.state == SenderState::Done {
-            self.rto_at = None;
-        }
     }
 
     fn next_timer(&self) -> Option<Time> {
+        if matches!(self.state, SenderState::Closed | SenderState::Done) {
+            return None;
+        }
         let pace = self.pace_wait.then_some(self.pace_next);
         [self.rto_at, self.pto_at, self.rack_at, pace]
             .into_iter()
