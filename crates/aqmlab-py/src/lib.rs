@@ -139,6 +139,8 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ("bytes_delivered", col(&|x| x.report.bytes_delivered)),
             ("retransmits", col(&|x| x.report.retransmits)),
             ("rto_count", col(&|x| x.report.rto_count)),
+            ("tlp_probes", col(&|x| x.report.tlp_probes)),
+            ("spurious_rtos", col(&|x| x.report.spurious_rtos)),
             ("ecn_reductions", col(&|x| x.report.ecn_reductions)),
             (
                 "first_syn_ns",

@@ -124,6 +124,9 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.prr = Some(f.prr.unwrap_or(p.prr));
             r.rack = Some(f.rack.unwrap_or(p.rack));
             r.tlp = Some(f.tlp.unwrap_or(p.tlp));
+            r.frto = Some(f.frto.unwrap_or(p.frto));
+            r.early_retransmit = Some(f.early_retransmit.unwrap_or(p.early_retransmit));
+            r.quickack = Some(f.quickack.unwrap_or(p.quickack));
             r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
@@ -252,6 +255,9 @@ fn endpoints(
                 prr: f.prr.expect("resolved"),
                 rack: f.rack.expect("resolved"),
                 tlp: f.tlp.expect("resolved"),
+                frto: f.frto.expect("resolved"),
+                early_retransmit: f.early_retransmit.expect("resolved"),
+                quickack: f.quickack.expect("resolved"),
                 pacing: f.pacing.expect("resolved").then(|| Pacing {
                     ss_ratio: f.pacing_ss_ratio.expect("resolved"),
                     ca_ratio: f.pacing_ca_ratio.expect("resolved"),

@@ -413,6 +413,15 @@ pub struct FlowSpec {
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso_segs: Option<TsoSegs>,
+    /// RFC 5682 F-RTO with timestamp undo of spurious timeouts on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frto: Option<bool>,
+    /// RFC 5827 early retransmit (Linux's SRTT/4-delayed form) on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_retransmit: Option<bool>,
+    /// Data segments the receiver ACKs at once at the start of a connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<u32>,
 }
 
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
@@ -496,6 +505,9 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "prr",
             "rack",
             "tlp",
+            "frto",
+            "early_retransmit",
+            "quickack",
         ],
     ),
 ];

@@ -5,8 +5,9 @@
 //! Files: `sender.rs` (handshake, windows, loss recovery, ECN sender), `receiver.rs`,
 //! `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator). Congestion
 //! controllers are in `transport/cc`. [`PROFILES`] here: named sets of defaults for the flow
-//! keys (`rfc`, today's behaviour; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the DelAck
-//! sink, each value sourced from ns-2's files).
+//! keys (`rfc`, the RFC set; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the DelAck sink,
+//! each value sourced from ns-2's files; `linux`, a current Linux sender and receiver;
+//! `linux_3_14`, the 2014 kernel).
 //!
 //! Wire model (IP bytes): every segment carries IP (20) + TCP (20) + the timestamp option
 //! (10 + 2 NOP = 12) = [`HEADER`] = 52 bytes. Data segment = payload + 52 (1500 for MSS 1448).
@@ -83,6 +84,14 @@ pub struct TcpConfig {
     pub rack: bool,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
     pub tlp: bool,
+    /// RFC 5682 F-RTO (SACK-enhanced, as Linux) with undo of spurious timeouts from the
+    /// timestamp echo (RFC 3522 Eifel detection, Linux tcp_packet_delayed).
+    pub frto: bool,
+    /// RFC 5827 early retransmit as Linux 3.5-4.x ran it (SACK only): with fewer than 4
+    /// segments outstanding, nothing new to send and one SACKed, recovery starts after SRTT/4.
+    pub early_retransmit: bool,
+    /// Data segments ACKed at once at the start of a connection (Linux quick-ACK mode); 0 = none.
+    pub quickack: u32,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -136,6 +145,9 @@ impl Default for TcpConfig {
             prr: false,
             rack: false,
             tlp: false,
+            frto: false,
+            early_retransmit: false,
+            quickack: 0,
         }
     }
 }
@@ -173,6 +185,12 @@ pub struct TcpProfile {
     /// RFC 8985 RACK loss detection and Tail Loss Probe.
     pub rack: bool,
     pub tlp: bool,
+    /// RFC 5682 F-RTO with timestamp undo of spurious timeouts.
+    pub frto: bool,
+    /// RFC 5827 early retransmit (Linux's delayed form).
+    pub early_retransmit: bool,
+    /// Quick ACKs at the start of a connection.
+    pub quickack: u32,
 }
 
 /// The TCP profiles; the first is the default.
@@ -198,6 +216,9 @@ pub const PROFILES: &[TcpProfile] = &[
         prr: false,
         rack: false,
         tlp: false,
+        frto: false,
+        early_retransmit: false,
+        quickack: 0,
     },
     // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
     // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
@@ -236,6 +257,11 @@ pub const PROFILES: &[TcpProfile] = &[
         // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
         rack: false,
         tlp: false,
+        // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
+        // no quick-ACK mode.
+        frto: false,
+        early_retransmit: false,
+        quickack: 0,
     },
     // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
     // differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
@@ -245,8 +271,8 @@ pub const PROFILES: &[TcpProfile] = &[
     TcpProfile {
         name: "linux",
         about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
-                (RFC 8985), PRR (RFC 6937), RTO 1 s initial / 200 ms min / 120 s max, delayed \
-                ACK 40 ms",
+                (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
+                initial / 200 ms min / 120 s max, delayed ACK 40 ms, 16 quick ACKs at the start",
         cc: "cubic",
         ecn: false,
         sack: true,
@@ -264,6 +290,45 @@ pub const PROFILES: &[TcpProfile] = &[
         prr: true,
         rack: true,
         tlp: true,
+        // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
+        // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
+        frto: true,
+        early_retransmit: false,
+        // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
+        quickack: 16,
+    },
+    // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
+    // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
+    // (tcp_early_retrans = 3: RFC 5827 delayed by SRTT/4, tcp_pause_early_retransmit, and TLP,
+    // added in 3.10); the rest as in `linux`: PRR (3.2), F-RTO with undo (new F-RTO in 3.10),
+    // CUBIC with HyStart, IW 10 (2.6.39), RTO 1 s initial (3.1) / 200 ms min / 120 s max,
+    // delayed ACK 40 ms with quick ACKs at the start. The receive window: tcp_rmem's default
+    // maximum of 6 MiB with tcp_adv_win_scale 1 advertises half of it, 3 MiB.
+    TcpProfile {
+        name: "linux_3_14",
+        about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
+                (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
+                undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window",
+        cc: "cubic",
+        ecn: false,
+        sack: true,
+        iw: 10,
+        mss: 1448,
+        min_rto: 200 * MS,
+        max_rto: 120 * SEC,
+        initial_rto: SEC,
+        rto_tick: 0,
+        delack: Some(40 * MS),
+        rwnd: RwndDefault::Bytes(3 << 20),
+        abc: true,
+        hystart: true,
+        pacing: false,
+        prr: true,
+        rack: false,
+        tlp: true,
+        frto: true,
+        early_retransmit: true,
+        quickack: 16,
     },
 ];
 

@@ -2,7 +2,9 @@
 //! reassembly, cumulative ACKs with up to 3 SACK blocks (RFC 2018: the block holding the most
 //! recently received segment first, then the most recently reported ones), delayed ACKs
 //! (RFC 1122 / 5681: every second full segment or after the delack timer; immediately for
-//! out-of-order data, duplicates, hole-filling segments and the FIN), timestamp echo per
+//! out-of-order data, duplicates, hole-filling segments and the FIN; the first `quickack` data
+//! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does), timestamp
+//! echo per
 //! RFC 7323 (TS.Recent from the segment at the left edge of the window) and the RFC 3168 ECN
 //! receiver (ECE on every ACK from a CE mark until a CWR arrives).
 //!
@@ -39,6 +41,9 @@ pub struct TcpReceiver {
     /// In-order bytes received since the last ACK.
     unacked_bytes: u64,
     delack_at: Option<Time>,
+    /// Quick ACKs left (Linux icsk_ack.quick: tcp_incr_quickack on the first data segment,
+    /// decremented per ACK sent, tcp_dec_quickack_mode).
+    quick: u32,
     fin_end: Option<u64>,
     packets_received: u64,
     /// ACKs (incl. SYN-ACKs) sent.
@@ -65,6 +70,7 @@ impl TcpReceiver {
             ece: false,
             unacked_bytes: 0,
             delack_at: None,
+            quick: cfg.quickack,
             fin_end: None,
             packets_received: 0,
             acks_sent: 0,
@@ -114,6 +120,7 @@ impl TcpReceiver {
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_bytes = 0;
         self.delack_at = None;
+        self.quick = self.quick.saturating_sub(1);
     }
 
     /// The out-of-order range holding `seq`, if any.
@@ -231,7 +238,7 @@ impl Endpoint for TcpReceiver {
         if s <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
             self.ts_recent = pkt.ts_val;
         }
-        let mut immediate = self.delack.is_none();
+        let mut immediate = self.delack.is_none() || self.quick > 0;
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
         } else if s > self.rcv_nxt {
@@ -418,5 +425,29 @@ mod tests {
         rx.on_packet(&p, 3, &mut out);
         let ece: Vec<bool> = out.iter().map(|a| a.tcp_flags & flags::ECE != 0).collect();
         assert_eq!(ece, vec![true, true, false]);
+    }
+
+    #[test]
+    fn quick_acks_answer_the_first_segments_one_by_one() {
+        // Linux starts a connection in quick-ACK mode (tcp_incr_quickack on the first data
+        // segment, at most TCP_MAX_QUICKACKS = 16): each of the first 16 segments is ACKed at
+        // once; from then on every second segment (or the 40 ms timer).
+        let mut rx = TcpReceiver::new(
+            &TcpConfig {
+                quickack: 16,
+                ..cfg(Some(40 * MS))
+            },
+            0,
+            Dir::Down,
+        );
+        syn(&mut rx, false);
+        let acks: Vec<usize> = (0..24).map(|i| data(&mut rx, i, 1000 + i).len()).collect();
+        assert_eq!(acks[..16], [1; 16]);
+        assert_eq!(acks[16..], [0, 1, 0, 1, 0, 1, 0, 1]);
+        // Without quick ACKs, every second segment from the start.
+        let mut rx = TcpReceiver::new(&cfg(Some(40 * MS)), 0, Dir::Down);
+        syn(&mut rx, false);
+        let acks: Vec<usize> = (0..4).map(|i| data(&mut rx, i, 1000 + i).len()).collect();
+        assert_eq!(acks, [0, 1, 0, 1]);
     }
 }

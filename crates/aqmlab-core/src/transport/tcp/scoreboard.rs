@@ -75,6 +75,8 @@ pub struct Scoreboard {
     /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
     ack_ecr: u64,
     delivered: Option<Delivered>,
+    /// The highest never-retransmitted segment the current ACK delivered (F-RTO, RFC 5682).
+    orig_delivered: Option<u64>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
     /// `mark_all_lost`), for the cost tests.
     work: u64,
@@ -98,6 +100,7 @@ impl Scoreboard {
             sent_order: VecDeque::new(),
             ack_ecr: 0,
             delivered: None,
+            orig_delivered: None,
             work: 0,
         }
     }
@@ -112,6 +115,13 @@ impl Scoreboard {
     pub fn begin_ack(&mut self, ts_ecr: u64) {
         self.ack_ecr = ts_ecr;
         self.delivered = None;
+        self.orig_delivered = None;
+    }
+
+    /// The highest segment the current ACK delivered (acknowledged or SACKed) that was never
+    /// retransmitted.
+    pub fn orig_delivered(&self) -> Option<u64> {
+        self.orig_delivered
     }
 
     /// The most recently sent segment the current ACK delivered.
@@ -120,6 +130,12 @@ impl Scoreboard {
     }
 
     fn note_delivered(&mut self, i: u64, s: &Seg) {
+        if !s.ever_retx {
+            self.orig_delivered = Some(self.orig_delivered.map_or(i, |o| o.max(i)));
+        }
+        if !self.rack {
+            return;
+        }
         if s.ever_retx && self.ack_ecr < s.xmit_ts {
             return; // ambiguous: the ACK may be for an earlier transmission
         }
@@ -275,7 +291,7 @@ impl Scoreboard {
         let mut any_retx = false;
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
-            if self.rack && !s.sacked {
+            if !s.sacked {
                 self.note_delivered(self.first, &s);
             }
             let len = self.seg_len(self.first);
@@ -332,9 +348,7 @@ impl Scoreboard {
             let o = (i - self.first) as usize;
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
-            if self.rack {
-                self.note_delivered(i, &s);
-            }
+            self.note_delivered(i, &s);
             let s = &mut self.segs[o];
             s.sacked = true;
             s.retx = false;
@@ -471,6 +485,16 @@ impl Scoreboard {
         self.pipe = 0;
         self.lost_pos = self.next_idx();
         self.rtx_pos = self.first;
+    }
+
+    /// Undo of a spurious timeout (Linux tcp_undo_cwnd_reduction with unmark_loss): no segment
+    /// is lost any more; each counts in the pipe again, and the IsLost rule looks at them anew.
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.pipe = self.pipe_slow();
+        self.lost_pos = self.first;
     }
 
     /// The first segment at or above the NextSeg cursor that is neither SACKed nor already

@@ -29,6 +29,23 @@
 //!   new data segment; ECT(0) only on new data.
 //! * RTT samples: now - TSecr of every ACK advancing snd_una (RFC 7323); receive window: the
 //!   constant `rwnd` caps unacknowledged data.
+//!
+//! Options (each a flow key, off in the `rfc` profile; see the profiles in `mod.rs`):
+//! * `prr`: RFC 6937 PRR-SSRB sets cwnd in SACK recovery (Linux tcp_cwnd_reduction rounding).
+//! * `rack`: RFC 8985 RACK replaces the DupThresh IsLost rule: a segment is lost once one sent
+//!   after it is delivered and the reordering window has passed, which also finds lost
+//!   retransmissions without a timeout. The reordering timer fires at the earliest expiry
+//!   (RFC 8985 and Linux re-arm for the latest; the earliest re-checks sooner, never later).
+//! * `tlp`: RFC 8985 section 7 probe 2 SRTT after the last transmission (new data, else the
+//!   highest unSACKed segment); an answered retransmitted probe reduces the window once (no
+//!   DSACK in this receiver, so a probe that repaired nothing still counts as a loss).
+//! * `frto`: RFC 5682 F-RTO as Linux tcp_process_loss runs it, and undo of a spurious timeout
+//!   when an advancing ACK echoes a timestamp older than the first retransmission (RFC 3522;
+//!   Linux tcp_packet_delayed) or delivers never-retransmitted data sent before the timeout.
+//!   Undo of spurious fast retransmits (reordering, DSACK) is not modelled: the paths here do
+//!   not reorder.
+//! * `early_retransmit`: RFC 5827 in the form of Linux 3.5-4.x (tcp_early_retrans 2/3).
+//! * `pacing`: Linux-style pacing ([`Pacing`]).
 
 use super::rto::RttEstimator;
 use super::scoreboard::{Delivered, Scoreboard};
@@ -36,7 +53,7 @@ use super::{Pacing, TcpConfig, HEADER, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet};
 use crate::transport::cc::{make_cc, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::transport::{Endpoint, FlowReport, Outbox};
-use crate::units::{Time, SEC};
+use crate::units::{Time, MS, SEC};
 
 const DUP_THRESH: u32 = 3;
 
@@ -99,6 +116,21 @@ pub struct TcpSender {
     tlp_end: Option<u64>,
     tlp_retx: bool,
     tlp_probes: u64,
+    /// RFC 5682 F-RTO (Linux tcp_process_loss, SACK-enhanced) and undo of spurious timeouts:
+    /// whether F-RTO runs in the current timeout episode, its `high_seq` (sequence), whether
+    /// the next transmission is new data instead of retransmissions (step 2.b), the window
+    /// before the episode (cwnd, ssthresh) and the time of its first retransmission.
+    frto: bool,
+    frto_on: bool,
+    frto_high: u64,
+    frto_new: bool,
+    undo: Option<(u64, u64)>,
+    retrans_stamp: Option<Time>,
+    spurious_rtos: u64,
+    /// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
+    /// tcp_pause_early_retransmit): the delayed recovery start.
+    early_retransmit: bool,
+    er_at: Option<Time>,
     /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery, with its state:
     /// prr_delivered, prr_out and RecoverFS in bytes.
     prr: bool,
@@ -185,6 +217,15 @@ impl TcpSender {
             tlp_end: None,
             tlp_retx: false,
             tlp_probes: 0,
+            frto: cfg.frto,
+            frto_on: false,
+            frto_high: 0,
+            frto_new: false,
+            undo: None,
+            retrans_stamp: None,
+            spurious_rtos: 0,
+            early_retransmit: cfg.early_retransmit && cfg.sack && !cfg.rack,
+            er_at: None,
             prr: cfg.prr,
             prr_delivered: 0,
             prr_out: 0,
@@ -251,6 +292,10 @@ impl TcpSender {
     /// Tail loss probes sent.
     pub fn tlp_probes(&self) -> u64 {
         self.tlp_probes
+    }
+    /// Retransmission timeouts found spurious and undone (F-RTO / timestamps).
+    pub fn spurious_rtos(&self) -> u64 {
+        self.spurious_rtos
     }
     pub fn ecn_reductions(&self) -> u64 {
         self.ecn_reductions
@@ -344,6 +389,7 @@ impl TcpSender {
 
     fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
         self.sb.retransmitted(i, now);
+        self.retrans_stamp.get_or_insert(now);
         let p = self.segment(i, now);
         self.retransmits += 1;
         self.emit(p, out);
@@ -493,8 +539,9 @@ impl TcpSender {
             } else {
                 self.sb.next_candidate()
             };
-            // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO).
-            if let Some((i, true)) = cand {
+            // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO), except
+            // while F-RTO sends new data instead (RFC 5682 step 2.b).
+            if let (Some((i, true)), false) = (cand, self.frto_new) {
                 if self.sb.pipe() + self.mss <= cwnd {
                     self.retransmit(i, now, out);
                     continue;
@@ -587,8 +634,10 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
+        self.save_undo();
         self.in_recovery = true;
         self.fast_recoveries += 1;
+        self.er_at = None;
         if !self.reduce(now, CongestionKind::Loss) {
             self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
         }
@@ -620,6 +669,7 @@ impl TcpSender {
 
     fn exit_recovery(&mut self, now: Time) {
         self.in_recovery = false;
+        self.end_episode();
         if self.sack {
             self.st.cwnd = self.st.ssthresh;
         } else {
@@ -629,12 +679,80 @@ impl TcpSender {
         self.cc.on_recovery_exit(now, &mut self.st);
     }
 
+    /// Linux tcp_init_undo: the window to restore if the episode proves spurious (prior_cwnd,
+    /// and prior_ssthresh = tcp_current_ssthresh: at least 3/4 cwnd outside a reduction).
+    fn save_undo(&mut self) {
+        if self.frto && self.undo.is_none() {
+            let ssthresh = if self.in_recovery {
+                self.st.ssthresh
+            } else {
+                self.st.ssthresh.max(self.st.cwnd / 2 + self.st.cwnd / 4)
+            };
+            self.undo = Some((self.st.cwnd, ssthresh));
+        }
+    }
+
+    /// The loss episode is over (recovery left, or snd_una past the timeout's loss point).
+    fn end_episode(&mut self) {
+        self.undo = None;
+        self.retrans_stamp = None;
+        self.frto_on = false;
+    }
+
+    /// Undo of a spurious timeout (Linux tcp_try_undo_loss / tcp_undo_cwnd_reduction): the
+    /// window before the episode comes back, nothing is lost any more, the Loss state ends.
+    fn undo_timeout(&mut self) {
+        if let Some((cwnd, ssthresh)) = self.undo {
+            self.st.cwnd = self.st.cwnd.max(cwnd);
+            self.st.ssthresh = self.st.ssthresh.max(ssthresh);
+        }
+        self.sb.unmark_lost();
+        self.loss_point = None;
+        self.spurious_rtos += 1;
+        self.end_episode();
+    }
+
+    /// F-RTO and undo on an ACK in the Loss state (Linux tcp_process_loss, RFC 5682 3.1):
+    /// an advancing ACK that echoes a timestamp older than the first retransmission, or one
+    /// that delivers never-retransmitted data sent before the timeout, shows it spurious; the
+    /// first ACK advancing without SACK information lets new data go instead of more
+    /// retransmissions (step 2.b); SACK information or duplicate ACKs after that new data
+    /// show the loss real (step 3.a).
+    fn frto_on_ack(&mut self, advanced: bool, ts_ecr: Time, dup: bool) {
+        let delayed = self.retrans_stamp.is_some_and(|t| ts_ecr < t);
+        let orig = self.frto_on
+            && self
+                .sb
+                .orig_delivered()
+                .is_some_and(|i| self.sb.seg_end(i) <= self.frto_high);
+        if (advanced && delayed && self.undo.is_some()) || orig {
+            self.undo_timeout();
+            return;
+        }
+        if !self.frto_on {
+            return;
+        }
+        if self.high_data > self.frto_high {
+            if dup {
+                self.frto_on = false;
+            }
+        } else if advanced && self.snd_una < self.frto_high {
+            self.frto_high = self.high_data;
+            self.frto_new = true;
+        }
+    }
+
     fn on_rto(&mut self, now: Time, out: &mut Outbox) {
         self.rto_count += 1;
         self.tlp_end = None;
         self.pto_at = None;
         self.rack_at = None;
+        self.er_at = None;
         let first = self.rtt.backoffs() == 0;
+        // tcp_enter_loss: F-RTO runs unless this first timeout interrupts a fast recovery.
+        self.frto_on = self.frto && (!self.in_recovery || !first);
+        self.frto_high = self.high_data;
+        self.save_undo();
         self.sync_state();
         self.cc.on_rto(now, first, &mut self.st);
         self.st.cwnd = self.mss;
@@ -696,6 +814,9 @@ impl TcpSender {
         if let Some(end) = self.tlp_end {
             if self.snd_una >= end {
                 self.tlp_end = None;
+                if !self.in_recovery && self.loss_point.is_none() {
+                    self.retrans_stamp = None;
+                }
                 if self.tlp_retx && advanced && !self.in_recovery {
                     self.reduce(now, CongestionKind::Loss);
                 }
@@ -718,6 +839,12 @@ impl TcpSender {
             self.ece_acks += 1;
         }
 
+        // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
+        // tcp_cong_control).
+        if self.frto && self.loss_point.is_some() {
+            self.frto_on_ack(advanced, pkt.ts_ecr, sacked_bytes > 0 || is_dup);
+        }
+
         // Window growth (the controller skips growth while in recovery).
         self.sync_state();
         let sample = AckSample {
@@ -738,6 +865,7 @@ impl TcpSender {
         }
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.loss_point = None;
+            self.end_episode();
         }
 
         // Loss recovery.
@@ -757,6 +885,18 @@ impl TcpSender {
                 })
             {
                 self.enter_recovery(now, acked_bytes + sacked_bytes, out);
+            } else if advanced {
+                // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
+                self.er_at = None;
+            }
+            if self.early_retransmit && !self.in_recovery && self.er_at.is_none() && self.er_ready(now) {
+                // tcp_pause_early_retransmit: wait max(SRTT/4, 2 ms), unless the RTO is sooner.
+                let at = now + (self.rtt.srtt().unwrap_or(0) / 4).max(2 * MS);
+                if self.rto_at.is_some_and(|r| r <= at) {
+                    self.enter_recovery(now, 0, out);
+                } else {
+                    self.er_at = Some(at);
+                }
             }
         } else if self.in_recovery {
             if advanced {
@@ -807,6 +947,33 @@ impl TcpSender {
             self.arm_pto(now);
         }
         self.send_loop(now, out);
+        if self.frto_new {
+            // Step 2.b sent new data if it could; otherwise conventional recovery goes on.
+            self.frto_new = false;
+            if self.high_data <= self.frto_high {
+                self.frto_on = false;
+                self.send_loop(now, out);
+            }
+        }
+    }
+
+    /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in
+    /// flight, at least one segment SACKed and one not, fewer than 4 outstanding, and nothing
+    /// new may be sent.
+    fn er_ready(&self, now: Time) -> bool {
+        let n = self.sb.outstanding() as u64;
+        if self.loss_point.is_some() || n >= 4 {
+            return false;
+        }
+        let first = self.sb.first_idx();
+        let segs = (first..first + n).filter_map(|i| self.sb.seg(i));
+        let (mut sacked, mut retx) = (0, false);
+        for s in segs {
+            sacked += s.sacked as u64;
+            retx |= s.retx;
+        }
+        let may_send = self.can_send_new(now) && self.sb.pipe() + self.mss <= self.st.cwnd;
+        !retx && sacked >= 1 && n > sacked && !may_send
     }
 }
 
@@ -867,6 +1034,12 @@ impl Endpoint for TcpSender {
                     self.send_probe(now, out);
                 } else if due(self.rto_at) {
                     self.on_rto(now, out);
+                } else if due(self.er_at) {
+                    self.er_at = None;
+                    if !self.in_recovery && self.loss_point.is_none() {
+                        self.enter_recovery(now, 0, out);
+                    }
+                    self.send_loop(now, out);
                 } else if due(self.rack_at) {
                     self.rack_at = None;
                     let marked = self.rack_detect(now);
@@ -887,7 +1060,7 @@ impl Endpoint for TcpSender {
             return None;
         }
         let pace = self.pace_wait.then_some(self.pace_next);
-        [self.rto_at, self.pto_at, self.rack_at, pace]
+        [self.rto_at, self.pto_at, self.rack_at, self.er_at, pace]
             .into_iter()
             .flatten()
             .min()
@@ -898,6 +1071,8 @@ impl Endpoint for TcpSender {
         r.bytes_sent += self.bytes_sent;
         r.retransmits += self.retransmits;
         r.rto_count += self.rto_count;
+        r.tlp_probes += self.tlp_probes;
+        r.spurious_rtos += self.spurious_rtos;
         r.first_syn = r.first_syn.or(self.first_syn);
         r.completed = r.completed.or(self.completed);
         r.cwnd_bytes = self.st.cwnd;
@@ -1361,5 +1536,122 @@ mod tests {
         a.ack = 1 + 11 * MSS;
         s.on_packet(&a, 400, &mut out);
         assert_eq!(s.ecn_reductions(), 2);
+    }
+
+    fn frto_sender(frto: bool) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            cc: "newreno".into(),
+            bytes: Some(40 * MSS),
+            frto,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100 * MS, &mut out);
+        assert_eq!(out.len(), 10);
+        // SRTT 100 ms, RTTVAR 50 ms: RTO 300 ms, due at 400 ms.
+        assert_eq!(s.next_timer(), Some(400 * MS));
+        (s, out)
+    }
+
+    fn fire_rto(s: &mut TcpSender) -> Vec<Packet> {
+        let mut out = vec![];
+        s.on_timer(400 * MS, &mut out);
+        assert_eq!(s.rto_count(), 1);
+        out
+    }
+
+    #[test]
+    fn a_spurious_timeout_is_undone_by_the_timestamp_echo() {
+        // A delay spike: the ACK of the first two original segments arrives after the RTO
+        // retransmitted segment 0. It echoes the originals' timestamp (100 ms), older than the
+        // retransmission (400 ms): the timeout was spurious (RFC 3522; Linux tcp_try_undo_loss
+        // via tcp_packet_delayed). cwnd and ssthresh come back (cwnd 10, grown by the 2 acked
+        // segments in slow start to 12) and nothing else is resent: 8 segments in flight leave
+        // room for 4 new ones.
+        let (mut s, _) = frto_sender(true);
+        assert_eq!(segs(&fire_rto(&mut s)), vec![0]);
+        let out = ack_ms(&mut s, 2, &[], 450, 100);
+        assert_eq!(s.spurious_rtos(), 1);
+        assert_eq!(segs(&out), vec![10, 11, 12, 13]);
+        assert_eq!((s.cwnd(), s.ssthresh()), (12 * MSS, u64::MAX));
+        // Without undo the same ACK starts go-back-N: cwnd 1 + 2 in slow start, segments 2-4
+        // resent though they were never lost.
+        let (mut s, _) = frto_sender(false);
+        fire_rto(&mut s);
+        assert_eq!(segs(&ack_ms(&mut s, 2, &[], 450, 100)), vec![2, 3, 4]);
+        assert_eq!(s.spurious_rtos(), 0);
+    }
+
+    #[test]
+    fn frto_sends_new_data_after_the_first_ack_and_falls_back_on_a_real_loss() {
+        // RFC 5682 3.1 (SACK-enhanced, as Linux tcp_process_loss): the whole window was lost.
+        // The ACK of the retransmitted segment 0 (echoing the retransmission) advances snd_una
+        // without SACK information: step 2.b sends two new segments (cwnd 2) instead of
+        // retransmitting 1 and 2. Their SACK without a cumulative advance shows the loss real
+        // (step 3.a): conventional recovery resends 1 and 2 (the SACKed segments left the pipe).
+        let (mut s, _) = frto_sender(true);
+        fire_rto(&mut s);
+        assert_eq!(segs(&ack_ms(&mut s, 1, &[], 500, 400)), vec![10, 11]);
+        assert_eq!(segs(&ack_ms(&mut s, 1, &[(10, 12)], 600, 500)), vec![1, 2]);
+        assert_eq!(s.spurious_rtos(), 0);
+        // Conventional RTO recovery resends 1 and 2 at once.
+        let (mut s, _) = frto_sender(false);
+        fire_rto(&mut s);
+        assert_eq!(segs(&ack_ms(&mut s, 1, &[], 500, 400)), vec![1, 2]);
+    }
+
+    #[test]
+    fn early_retransmit_repairs_a_short_window_after_a_quarter_srtt() {
+        // Linux 3.14 with tcp_early_retrans = 2 or 3 (the delayed RFC 5827 early retransmit),
+        // as in the kernel's own packetdrill test of 3 segments outstanding: a SACK of the
+        // second arrives one RTT (100 ms) after they left; the first is retransmitted SRTT/4 =
+        // 25 ms later, long before the RTO.
+        let make = |early_retransmit: bool| {
+            let cfg = TcpConfig {
+                mss: MSS as u32,
+                iw: 3,
+                cc: "newreno".into(),
+                bytes: Some(3 * MSS),
+                early_retransmit,
+                ..TcpConfig::default()
+            };
+            let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+            let mut out = vec![];
+            s.start(0, &mut out);
+            let synack = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::SYN | flags::ACK,
+                ack: 1,
+                ..Default::default()
+            };
+            out.clear();
+            s.on_packet(&synack, 100 * MS, &mut out);
+            assert_eq!(out.len(), 3);
+            s
+        };
+        let mut s = make(true);
+        assert!(ack_ms(&mut s, 0, &[(1, 2)], 200, 100).is_empty());
+        assert!(ack_ms(&mut s, 0, &[(1, 3)], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        let mut out = vec![];
+        s.on_timer(225 * MS, &mut out);
+        assert_eq!(segs(&out), vec![0]);
+        assert!(s.in_recovery());
+        // Without it, three segments never give DupThresh SACKed segments above the first.
+        let mut s = make(false);
+        ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        ack_ms(&mut s, 0, &[(1, 3)], 200, 100);
+        assert_eq!(s.next_timer(), Some(400 * MS), "only the RTO is left");
     }
 }
