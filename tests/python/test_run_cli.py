@@ -126,6 +126,9 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\nstart = "1s"\nstop = "500ms"', "flows[0].stop"),
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2"', "flows[0].profile"),
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
+    ('[[flows]]\nkind = "tcp"\nhystart = "hystart++"', "flows[0].hystart"),
+    ('[[flows]]\nkind = "tcp"\nquickack = -1', "flows[0].quickack"),
+    ('[[flows]]\nkind = "tcp"\nfrto = "yes"', "flows[0].frto"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
     (
         '[topology]\nrtt = "1ms"\n[[topology.hops]]\nname = "a"\ndirection = "up"\nrate = "1Mbps"\n',

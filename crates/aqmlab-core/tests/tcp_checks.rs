@@ -343,3 +343,24 @@ fn linux_profile_recovers_losses_with_fewer_timeouts_than_rfc() {
         "RTOs per drop: linux {linux:.3} vs rfc {rfc:.3}"
     );
 }
+
+#[test]
+fn hystart_pp_leaves_slow_start_before_the_buffer_overflows() {
+    // One NewReno flow, 10 Mb/s, 100 ms, a 1000-packet FIFO (about 8 BDPs). Plain slow start
+    // doubles the window until the FIFO overflows and loses about half a window at once.
+    // HyStart++ (RFC 9406) sees the round's minimum RTT rise by an eighth (12.5 ms of queue)
+    // and goes through Conservative Slow Start into congestion avoidance, far below 1000
+    // packets of queue: at +1 segment per RTT it cannot fill the FIFO within 20 s.
+    let drops = |hystart: &str| {
+        let r = run(json!({
+            "name": "hspp", "duration": "20s", "record": {"level": "summary"},
+            "topology": {"rtt": "100ms", "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "1000p"},
+                         "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "tcp", "cc": "newreno", "hystart": hystart}]
+        }));
+        r.links.iter().map(|l| l.stats.total_drops()).sum::<u64>()
+    };
+    let (off, pp) = (drops("off"), drops("rfc9406"));
+    assert!(off > 100, "plain slow start overflows the FIFO: {off} drops");
+    assert_eq!(pp, 0, "HyStart++ ends slow start before the FIFO overflows");
+}

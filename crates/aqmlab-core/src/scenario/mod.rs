@@ -5,6 +5,7 @@
 
 use crate::packet::Dir;
 use crate::record::Level;
+use crate::transport::cc::Hystart;
 use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -390,8 +391,10 @@ pub struct FlowSpec {
     pub mss: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwnd: Option<Size>,
+    /// How the initial slow start may end early: "linux" (CUBIC's HyStart; `true`), "rfc9406"
+    /// (HyStart++) or "off" (`false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart: Option<bool>,
+    pub hystart: Option<Hystart>,
     /// Linux-style pacing on/off (`transport::tcp::Pacing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<bool>,
@@ -427,6 +430,30 @@ pub struct FlowSpec {
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TsoSegs(pub Option<u32>);
+
+impl<'de> Deserialize<'de> for Hystart {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let h = match &v {
+            Value::Bool(b) => Some(if *b { Hystart::Linux } else { Hystart::Off }),
+            Value::String(s) => Hystart::parse(s),
+            _ => None,
+        };
+        h.ok_or_else(|| {
+            let names: Vec<String> = Hystart::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            de::Error::custom(format!(
+                "{v} is not allowed; allowed: {} (true = \"linux\", false = \"off\")",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl Serialize for Hystart {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
 
 impl<'de> Deserialize<'de> for TsoSegs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -787,7 +814,7 @@ impl Scenario {
             }
             "tcp" => {
                 if let Some(cc) = &f.cc {
-                    crate::transport::cc::make_cc(cc, 1448, true)
+                    crate::transport::cc::make_cc(cc, 1448, Hystart::Off)
                         .map(|_| ())
                         .or_else(|e| err(key("cc"), e))?;
                 }

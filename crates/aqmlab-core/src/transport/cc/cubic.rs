@@ -18,11 +18,12 @@
 //!   apart for longer than delay_min/2 since the round started) or delay increase (minimum of
 //!   the first 8 RTT samples of a round > delay_min + clamp(delay_min/8, 4 ms, 16 ms)) ends slow
 //!   start with ssthresh = cwnd. RTT samples within 1 s of an epoch start are ignored (Linux).
+//!   Alternatively HyStart++ (RFC 9406, `hystart_pp.rs`) runs the initial slow start.
 //!
 //! Windows are tracked in bytes in [`CcState`]; the law is evaluated in segments (f64), and the
 //! fractional growth is carried between ACKs so nothing is lost to rounding.
 
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
+use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp};
 use crate::units::{Time, MS, SEC};
 
 /// C in segments/s^3.
@@ -36,7 +37,9 @@ const HYSTART_MIN_SAMPLES: u32 = 8;
 pub struct Cubic {
     mss: u64,
     pub fast_convergence: bool,
+    /// Linux HyStart on; HyStart++ instead when `hspp` is set.
     hystart: bool,
+    hspp: Option<HystartPp>,
     /// Window before the last reduction (segments); 0 before any loss.
     w_max: f64,
     /// Time from epoch start to reaching the origin (s).
@@ -58,11 +61,12 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(mss: u64, hystart: bool) -> Cubic {
+    pub fn new(mss: u64, hystart: Hystart) -> Cubic {
         Cubic {
             mss,
             fast_convergence: true,
-            hystart,
+            hystart: hystart == Hystart::Linux,
+            hspp: (hystart == Hystart::Rfc9406).then(HystartPp::default),
             w_max: 0.0,
             k: 0.0,
             origin: 0.0,
@@ -106,7 +110,10 @@ impl Cubic {
 
     fn reset(&mut self) {
         let (mss, fc, hy, dm) = (self.mss, self.fast_convergence, self.hystart, self.delay_min);
-        *self = Cubic::new(mss, hy);
+        let hspp = self.hspp.take();
+        *self = Cubic::new(mss, Hystart::Off);
+        self.hystart = hy;
+        self.hspp = hspp;
         self.fast_convergence = fc;
         self.delay_min = dm;
     }
@@ -216,7 +223,10 @@ impl CongestionControl for Cubic {
                 self.hystart_update(ack, st);
             }
             if st.in_slow_start() {
-                acked = slow_start(st, acked);
+                acked = match &mut self.hspp {
+                    Some(h) => h.slow_start(ack, st),
+                    None => slow_start(st, acked),
+                };
                 if acked == 0 {
                     return;
                 }
@@ -226,6 +236,9 @@ impl CongestionControl for Cubic {
     }
 
     fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
+        if let Some(h) = &mut self.hspp {
+            h.end();
+        }
         let cwnd = st.cwnd as f64 / self.mss as f64;
         self.epoch_start = None;
         self.w_max = if self.fast_convergence && cwnd < self.w_max {
@@ -240,6 +253,9 @@ impl CongestionControl for Cubic {
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
+        if let Some(h) = &mut self.hspp {
+            h.end();
+        }
         if first {
             st.ssthresh = ((st.cwnd as f64 * BETA) as u64).max(2 * self.mss);
         }
@@ -280,7 +296,7 @@ mod tests {
     #[test]
     fn window_law_vectors_without_fast_convergence() {
         // algorithms.md 12.5: W_max = 100, K = cbrt(100*0.3/0.4) = 4.217 s.
-        let mut c = Cubic::new(MSS, false);
+        let mut c = Cubic::new(MSS, Hystart::Off);
         c.fast_convergence = false;
         let mut st = state(100);
         c.on_congestion_event(0, CongestionKind::Loss, &mut st);
@@ -296,7 +312,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_vector() {
-        let mut c = Cubic::new(MSS, false);
+        let mut c = Cubic::new(MSS, Hystart::Off);
         let mut st = state(120);
         c.on_congestion_event(0, CongestionKind::Loss, &mut st);
         assert_eq!(c.w_max(), 120.0);
@@ -314,7 +330,7 @@ mod tests {
     fn growth_follows_the_curve_and_is_clamped() {
         // Integrate per-ACK growth with one ACK per segment and a fixed RTT; after K seconds
         // cwnd must be close to W_max (target leads by one RTT, so cwnd gets there a bit early).
-        let mut c = Cubic::new(MSS, false);
+        let mut c = Cubic::new(MSS, Hystart::Off);
         c.fast_convergence = false;
         let mut st = state(100);
         c.on_congestion_event(0, CongestionKind::Loss, &mut st);
@@ -348,7 +364,7 @@ mod tests {
         // W_max = 10 segments at RTT 10 ms: the cubic curve is nearly flat (K = 1.9 s) while
         // Reno-friendly growth adds ~0.53 segment per RTT: after 50 RTTs (0.5 s), cwnd is about
         // 7 + 0.53*3 (to cwnd_prior = 10) + 1*(remaining RTTs), clearly above W_cubic.
-        let mut c = Cubic::new(MSS, false);
+        let mut c = Cubic::new(MSS, Hystart::Off);
         let mut st = state(10);
         st.srtt = Some(10 * MS);
         c.on_congestion_event(0, CongestionKind::Loss, &mut st);
@@ -376,7 +392,7 @@ mod tests {
 
     #[test]
     fn hystart_delay_increase_exits_slow_start() {
-        let mut c = Cubic::new(MSS, true);
+        let mut c = Cubic::new(MSS, Hystart::Linux);
         let mut st = state(20);
         let mut now = 0;
         // Round 1: RTT 100 ms (sets delay_min). ACKs 5 ms apart: no ACK train.
@@ -410,7 +426,7 @@ mod tests {
 
     #[test]
     fn hystart_ack_train_exits_after_half_min_rtt() {
-        let mut c = Cubic::new(MSS, true);
+        let mut c = Cubic::new(MSS, Hystart::Linux);
         let mut st = state(20);
         // delay_min = 80 ms; ACKs 1 ms apart (a train): exit once the train has lasted more
         // than delay_min/2 = 40 ms since the round started.
@@ -439,7 +455,7 @@ mod tests {
         assert_eq!(st.ssthresh, 61 * MSS);
         assert!(!st.in_slow_start());
         // An ACK gap > 2 ms breaks the train.
-        let mut c = Cubic::new(MSS, true);
+        let mut c = Cubic::new(MSS, Hystart::Linux);
         let mut st = state(20);
         let mut now = 0;
         for i in 0..60u64 {
@@ -458,7 +474,7 @@ mod tests {
 
     #[test]
     fn hystart_ignores_small_windows() {
-        let mut c = Cubic::new(MSS, true);
+        let mut c = Cubic::new(MSS, Hystart::Linux);
         let mut st = state(4);
         let mut now = 0;
         for i in 0..11 {

@@ -21,10 +21,43 @@
 use crate::units::Time;
 
 pub mod cubic;
+pub mod hystart_pp;
 pub mod reno;
 
 pub use cubic::Cubic;
+pub use hystart_pp::HystartPp;
 pub use reno::Reno;
+
+/// How the initial slow start may end before a congestion signal (the flow key `hystart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hystart {
+    /// Slow start until the first loss or ECN mark.
+    Off,
+    /// Linux's HyStart (tcp_cubic.c: ACK train and delay increase); CUBIC only.
+    Linux,
+    /// HyStart++ (RFC 9406, [`HystartPp`]), for any controller.
+    Rfc9406,
+}
+
+impl Hystart {
+    /// The key's values (`true` and `false` stand for `linux` and `off`).
+    pub const ALL: [(&'static str, Hystart); 3] = [
+        ("off", Hystart::Off),
+        ("linux", Hystart::Linux),
+        ("rfc9406", Hystart::Rfc9406),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Hystart::ALL
+            .iter()
+            .find(|(_, h)| *h == self)
+            .map_or("off", |(n, _)| n)
+    }
+
+    pub fn parse(s: &str) -> Option<Hystart> {
+        Hystart::ALL.iter().find(|(n, _)| *n == s).map(|(_, h)| *h)
+    }
+}
 
 /// The window state a controller reads and writes (bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,10 +130,10 @@ pub trait CongestionControl {
 /// Names [`make_cc`] accepts.
 pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic"];
 
-/// Builds the controller called `name`. `hystart` applies to CUBIC only.
-pub fn make_cc(name: &str, mss: u32, hystart: bool) -> Result<Box<dyn CongestionControl>, String> {
+/// Builds the controller called `name`. `Hystart::Linux` applies to CUBIC only.
+pub fn make_cc(name: &str, mss: u32, hystart: Hystart) -> Result<Box<dyn CongestionControl>, String> {
     match name {
-        "newreno" | "reno" => Ok(Box::new(Reno::new(mss as u64))),
+        "newreno" | "reno" => Ok(Box::new(Reno::new(mss as u64, hystart))),
         "cubic" => Ok(Box::new(Cubic::new(mss as u64, hystart))),
         _ => Err(format!(
             "unknown congestion controller {name:?}; allowed: {} (ledbat, tcp_lp, nice not built yet)",
@@ -138,9 +171,9 @@ mod tests {
     #[test]
     fn registry_names_and_error() {
         for n in CC_NAMES {
-            assert!(make_cc(n, 1448, true).is_ok(), "{n}");
+            assert!(make_cc(n, 1448, Hystart::Linux).is_ok(), "{n}");
         }
-        let e = make_cc("vegas", 1448, true).err().unwrap();
+        let e = make_cc("vegas", 1448, Hystart::Off).err().unwrap();
         assert!(
             e.contains("vegas") && e.contains("newreno") && e.contains("cubic"),
             "{e}"

@@ -4,7 +4,9 @@
 //! bytes has been acknowledged (RFC 3465 section 2.1), ssthresh = max(FlightSize/2, 2*SMSS) on
 //! loss, ECE and RTO.
 
-use super::{half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind};
+use super::{
+    half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp,
+};
 use crate::units::Time;
 
 #[derive(Clone, Debug)]
@@ -12,11 +14,17 @@ pub struct Reno {
     mss: u64,
     /// Bytes acknowledged in congestion avoidance since cwnd last grew.
     bytes_acked: u64,
+    /// HyStart++ in the initial slow start (`Hystart::Rfc9406`; Linux's HyStart is CUBIC's).
+    hspp: Option<HystartPp>,
 }
 
 impl Reno {
-    pub fn new(mss: u64) -> Reno {
-        Reno { mss, bytes_acked: 0 }
+    pub fn new(mss: u64, hystart: Hystart) -> Reno {
+        Reno {
+            mss,
+            bytes_acked: 0,
+            hspp: (hystart == Hystart::Rfc9406).then(HystartPp::default),
+        }
     }
 }
 
@@ -31,7 +39,10 @@ impl CongestionControl for Reno {
         }
         let mut acked = ack.acked_bytes;
         if st.in_slow_start() {
-            acked = slow_start(st, acked);
+            acked = match &mut self.hspp {
+                Some(h) => h.slow_start(ack, st),
+                None => slow_start(st, acked),
+            };
             if acked == 0 {
                 return;
             }
@@ -49,12 +60,18 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
+        if let Some(h) = &mut self.hspp {
+            h.end();
+        }
         st.ssthresh = half_flight(st);
         st.cwnd = st.ssthresh;
         self.bytes_acked = 0;
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
+        if let Some(h) = &mut self.hspp {
+            h.end();
+        }
         if first {
             st.ssthresh = half_flight(st);
         }
@@ -80,7 +97,7 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_one_mss_per_window() {
-        let mut r = Reno::new(1000);
+        let mut r = Reno::new(1000, Hystart::Off);
         let mut s = st(10_000, 5_000);
         // Ten 1-segment ACKs = one window: exactly +1 SMSS, on the tenth.
         for i in 0..10 {
@@ -95,7 +112,7 @@ mod tests {
         }
         // Delayed ACKs (2 segments each) give the same growth per window: byte counting.
         let mut s2 = st(10_000, 5_000);
-        let mut r2 = Reno::new(1000);
+        let mut r2 = Reno::new(1000, Hystart::Off);
         for _ in 0..5 {
             r2.on_ack(
                 &AckSample {
@@ -112,7 +129,7 @@ mod tests {
     fn congestion_avoidance_per_ack_without_byte_counting() {
         // ns-2 tcp.cc TcpAgent::opencwnd (windowOption_ 1): cwnd_ += 1/cwnd_ per new ACK, so
         // a window of delayed ACKs (one per two segments) adds about half a segment per RTT.
-        let mut r = Reno::new(1000);
+        let mut r = Reno::new(1000, Hystart::Off);
         let mut s = st(10_000, 5_000);
         s.abc = false;
         for _ in 0..5 {
@@ -130,7 +147,7 @@ mod tests {
 
     #[test]
     fn loss_halves_flight_with_floor() {
-        let mut r = Reno::new(1000);
+        let mut r = Reno::new(1000, Hystart::Off);
         let mut s = st(20_000, u64::MAX);
         s.bytes_in_flight = 18_000;
         r.on_congestion_event(0, CongestionKind::Loss, &mut s);
@@ -149,7 +166,7 @@ mod tests {
 
     #[test]
     fn no_growth_in_recovery() {
-        let mut r = Reno::new(1000);
+        let mut r = Reno::new(1000, Hystart::Off);
         let mut s = st(10_000, 5_000);
         s.in_recovery = true;
         r.on_ack(

@@ -617,7 +617,7 @@ fn cubic_crosses_w_max_at_k() {
     let rtt = 100 * MS;
     let cfg = TcpConfig {
         cc: "cubic".into(),
-        hystart: false,
+        hystart: crate::transport::cc::Hystart::Off,
         ..TcpConfig::default()
     };
     let mut sim = Sim::symmetric(&cfg, 100 * MBPS, rtt / 2, 1_000_000);

@@ -20,6 +20,7 @@
 //! last data segment and takes no sequence number.
 
 use crate::packet::Dir;
+use crate::transport::cc::Hystart;
 use crate::units::{Time, MS, SEC};
 
 pub mod receiver;
@@ -72,8 +73,8 @@ pub struct TcpConfig {
     pub delack: Option<Time>,
     /// Receive window in bytes.
     pub rwnd: u64,
-    /// CUBIC: HyStart on/off.
-    pub hystart: bool,
+    /// How the initial slow start may end early: Linux HyStart (CUBIC), HyStart++ or off.
+    pub hystart: Hystart,
     /// No new data is sent at or after this time (retransmissions continue); `None` = never stop.
     pub stop: Option<Time>,
     /// Linux-style pacing (see [`Pacing`]); `None` = segments leave as the window allows.
@@ -139,7 +140,7 @@ impl Default for TcpConfig {
             abc: true,
             delack: Some(40 * MS),
             rwnd: 16 << 20,
-            hystart: true,
+            hystart: Hystart::Linux,
             stop: None,
             pacing: None,
             prr: false,
@@ -177,7 +178,7 @@ pub struct TcpProfile {
     pub delack: Option<Time>,
     pub rwnd: RwndDefault,
     pub abc: bool,
-    pub hystart: bool,
+    pub hystart: Hystart,
     /// Linux-style pacing ([`Pacing`]) on by default.
     pub pacing: bool,
     /// RFC 6937 Proportional Rate Reduction in SACK recovery.
@@ -211,7 +212,7 @@ pub const PROFILES: &[TcpProfile] = &[
         delack: Some(40 * MS),
         rwnd: RwndDefault::Bytes(64 << 20),
         abc: true,
-        hystart: true,
+        hystart: Hystart::Linux,
         pacing: false,
         prr: false,
         rack: false,
@@ -249,7 +250,7 @@ pub const PROFILES: &[TcpProfile] = &[
         rwnd: RwndDefault::Segments(20),
         // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
         abc: false,
-        hystart: false,
+        hystart: Hystart::Off,
         // ns-2's agents send as the window opens (maxburst_ 0: no limit).
         pacing: false,
         // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
@@ -285,7 +286,7 @@ pub const PROFILES: &[TcpProfile] = &[
         delack: Some(40 * MS),
         rwnd: RwndDefault::Bytes(64 << 20),
         abc: true,
-        hystart: true,
+        hystart: Hystart::Linux,
         pacing: false,
         prr: true,
         rack: true,
@@ -321,7 +322,7 @@ pub const PROFILES: &[TcpProfile] = &[
         delack: Some(40 * MS),
         rwnd: RwndDefault::Bytes(3 << 20),
         abc: true,
-        hystart: true,
+        hystart: Hystart::Linux,
         pacing: false,
         prr: true,
         rack: false,
