@@ -99,7 +99,7 @@ def main() -> int:
     )
     a = ap.parse_args()
     for s in a.series:
-        nf = OUT / f"ns3_{s}.json"
+        nf = OUT / (f"ns3_{s}_{a.ns3}.json" if a.ns3 else f"ns3_{s}.json")
         if not nf.exists():
             print(f"missing {nf}: run validation/transients2014/run.py --series {s}", file=sys.stderr)
             return 1

@@ -85,12 +85,22 @@ def jain(xs) -> float | None:
     return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
 
 
-def aggregate(series: str, qdisc: str, load: str, reps: int) -> dict:
+RTO_LOOP = 20  # a flow with more RTOs than this is stuck in ns-3's spurious-RTO loop (README)
+
+
+def rto_loop(run: dict) -> bool:
+    return max(f["rtos"] for f in run["flows"]) > RTO_LOOP
+
+
+def aggregate(series: str, qdisc: str, load: str, reps: int, exclude_loops: bool = False) -> dict:
     runs = []
     for s in range(1, reps + 1):
         p = run_path(series, qdisc, load, s)
         if p.exists():
             runs.append(json.loads(p.read_text()))
+    loops = [r["seed"] for r in runs if rto_loop(r)]
+    if exclude_loops:
+        runs = [r for r in runs if not rto_loop(r)]
     if not runs:
         return {"runs": 0}
     delays = np.concatenate([np.asarray(r["delays_ns"], dtype=float) for r in runs]) / 1e9
@@ -131,6 +141,9 @@ def aggregate(series: str, qdisc: str, load: str, reps: int) -> dict:
         "recoveries_total": sum(f["recoveries"] for f in flows),
         "retx_bytes_total": sum(f["retx_bytes"] for f in flows),
         "tx_unknown_total": sum(r["tx_unknown"] for r in runs),
+        "drop_unknown_total": sum(r.get("drop_unknown", 0) for r in runs),
+        "rto_loop_seeds": loops,
+        "rto_loop_runs_excluded": exclude_loops,
         "settings": runs[0]["settings"],
     }
 
@@ -158,6 +171,10 @@ def print_tables(res: dict, series: str) -> None:
         ("AQM drops, all runs", lambda c: str(c.get("early_drops_total", "–"))),
         ("qdisc's own sojourn p95 (ms, ns-3 only)", lambda c: fmt_ms(c.get("qdisc_sojourn_p95_s"))),
         ("RTOs, all runs", lambda c: str(c.get("rtos_total", "–"))),
+        (
+            "runs with a spurious-RTO loop (seeds)",
+            lambda c: " ".join(map(str, c.get("rto_loop_seeds", []))) or "0",
+        ),
     ]
     for title, f in tables:
         print(f"\n{title} — ns-3, {series} ms series")
@@ -175,6 +192,11 @@ def main() -> int:
     ap.add_argument("--qdisc", nargs="+", default=QDISCS, choices=QDISCS)
     ap.add_argument("--load", nargs="+", default=LOADS, choices=LOADS)
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument(
+        "--exclude-rto-loops",
+        action="store_true",
+        help=f"leave out runs with a flow of more than {RTO_LOOP} RTOs (writes ns3_<series>_noloops.json)",
+    )
     a = ap.parse_args()
     if not BIN.exists():
         print(f"missing {BIN}: run bash {HERE / 'build.sh'}", file=sys.stderr)

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -83,7 +84,11 @@ struct SpikeTracker
 
 struct Bottleneck
 {
-    std::unordered_map<uint64_t, Pending> pending; // packet uid -> enqueue record
+    // packet uid -> enqueue records, oldest first. A TCP retransmission is cut from the same
+    // buffered packet as the original and so carries the same uid; when it is queued while the
+    // original still is (go-back-N after a timeout), both copies sit here, in FIFO order.
+    std::unordered_map<uint64_t, std::deque<Pending>> pending;
+    size_t nPending = 0;
     double backlogBytes = 0;
     uint32_t backlogPkts = 0;
     uint32_t maxBacklogPkts = 0;
@@ -93,7 +98,8 @@ struct Bottleneck
     std::vector<int64_t> qdiscSojourns; // enqueue -> qdisc dequeue, ns
     std::map<std::string, uint32_t> dropReasons;
     uint64_t enqueued = 0;
-    uint64_t txUnknown = 0; // transmissions without an enqueue record (should stay 0)
+    uint64_t txUnknown = 0;   // transmissions without an enqueue record (should stay 0)
+    uint64_t dropUnknown = 0; // drops from the queue without an enqueue record (should stay 0)
 
     void Changed()
     {
@@ -103,17 +109,25 @@ struct Bottleneck
         maxBacklogPkts = std::max(maxBacklogPkts, backlogPkts);
     }
 
-    void Remove(uint64_t uid)
+    // removes the oldest record of uid; false when there is none
+    bool Pop(uint64_t uid, Pending* out)
     {
         auto it = pending.find(uid);
         if (it == pending.end())
         {
-            return;
+            return false;
         }
-        backlogBytes -= it->second.size;
+        *out = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty())
+        {
+            pending.erase(it);
+        }
+        nPending--;
+        backlogBytes -= out->size;
         backlogPkts--;
-        pending.erase(it);
         Changed();
+        return true;
     }
 };
 
@@ -123,12 +137,9 @@ void
 OnEnqueue(Ptr<const QueueDiscItem> item)
 {
     uint64_t uid = item->GetPacket()->GetUid();
-    if (g_bn.pending.count(uid))
-    {
-        return; // a child qdisc's enqueue reported twice
-    }
     g_bn.enqueued++;
-    g_bn.pending[uid] = {Simulator::Now().GetNanoSeconds(), -1, item->GetSize()};
+    g_bn.pending[uid].push_back({Simulator::Now().GetNanoSeconds(), -1, item->GetSize()});
+    g_bn.nPending++;
     g_bn.backlogBytes += item->GetSize();
     g_bn.backlogPkts++;
     g_bn.Changed();
@@ -138,33 +149,52 @@ void
 OnDequeue(Ptr<const QueueDiscItem> item)
 {
     auto it = g_bn.pending.find(item->GetPacket()->GetUid());
-    if (it != g_bn.pending.end() && it->second.tDeqNs < 0)
+    if (it == g_bn.pending.end())
     {
-        it->second.tDeqNs = Simulator::Now().GetNanoSeconds();
+        return;
+    }
+    for (Pending& p : it->second)
+    {
+        if (p.tDeqNs < 0)
+        {
+            p.tDeqNs = Simulator::Now().GetNanoSeconds();
+            break;
+        }
     }
 }
 
+// refused at the door (AQM early drop or full buffer): it was never in the queue
 void
-OnDrop(Ptr<const QueueDiscItem> item, const char* reason)
+OnDropBeforeEnqueue(Ptr<const QueueDiscItem> /*item*/, const char* reason)
 {
     g_bn.dropReasons[reason]++;
-    g_bn.Remove(item->GetPacket()->GetUid());
+}
+
+// dropped from the queue (CoDel's head drop, FQ-CoDel's overflow from the fattest flow)
+void
+OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    g_bn.dropReasons[reason]++;
+    Pending rec;
+    if (!g_bn.Pop(item->GetPacket()->GetUid(), &rec))
+    {
+        g_bn.dropUnknown++;
+    }
 }
 
 void
 OnPhyTxBegin(Ptr<const Packet> p)
 {
     int64_t now = Simulator::Now().GetNanoSeconds();
-    auto it = g_bn.pending.find(p->GetUid());
-    if (it == g_bn.pending.end())
+    Pending rec;
+    if (!g_bn.Pop(p->GetUid(), &rec))
     {
         g_bn.txUnknown++;
         return;
     }
-    g_bn.delays.push_back(now - it->second.tEnqNs);
-    int64_t deq = it->second.tDeqNs >= 0 ? it->second.tDeqNs : now;
-    g_bn.qdiscSojourns.push_back(deq - it->second.tEnqNs);
-    g_bn.Remove(p->GetUid());
+    g_bn.delays.push_back(now - rec.tEnqNs);
+    int64_t deq = rec.tDeqNs >= 0 ? rec.tDeqNs : now;
+    g_bn.qdiscSojourns.push_back(deq - rec.tEnqNs);
 }
 
 // ---------------------------------------------------------------- flows
@@ -437,8 +467,8 @@ main(int argc, char* argv[])
 
     bq->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
     bq->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
-    bq->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&OnDrop));
-    bq->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&OnDrop));
+    bq->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&OnDropBeforeEnqueue));
+    bq->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&OnDropAfterDequeue));
     dSlow.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
     g_bn.spike60.thresholdBytes = 0.060 * rateBps / 8; // 15000 B
     g_bn.spike100.thresholdBytes = 0.100 * rateBps / 8; // 25000 B
@@ -520,7 +550,7 @@ main(int argc, char* argv[])
     }
     o << "]";
     o << ", \"enqueued\": " << g_bn.enqueued << ", \"tx_unknown\": " << g_bn.txUnknown
-      << ", \"left_in_queue\": " << g_bn.pending.size()
+      << ", \"drop_unknown\": " << g_bn.dropUnknown << ", \"left_in_queue\": " << g_bn.nPending
       << ", \"max_backlog_pkts\": " << g_bn.maxBacklogPkts;
     o << ", \"drops\": {";
     bool first = true;
