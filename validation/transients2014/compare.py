@@ -94,6 +94,7 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--flag", type=float, default=0.15, help="relative difference shown in bold")
     ap.add_argument("--rerun", action="store_true", help="rerun aqmlab even if its JSON is cached")
+    ap.add_argument("--ns3", default="", help="ns-3 aggregate: '' or 'noloops' (run.py --exclude-rto-loops)")
     ap.add_argument(
         "--variant", help="compare out/aqmlab_<series>_<VARIANT>.json (aqmlab_variant.py) instead"
     )
