@@ -30,17 +30,22 @@ SERIES = {"11": "162ms", "101": "342ms"}  # rest-of-path one-way delay -> base R
 MULTI_QUEUE = {"sfq_codel"}  # spike duration is not defined for them (one queue per flow)
 
 
-def run_path(series: str, qdisc: str, load: str, seed: int) -> Path:
-    return OUT / "runs" / series / qdisc / load.replace("+", "p") / f"{seed}.json"
+TAG = {"name": "", "args": []}  # a variant of the ns-3 setup (--tag / --ns3-arg)
 
 
-def run_one(args: tuple[str, str, str, int]) -> str:
-    series, qdisc, load, seed = args
-    path = run_path(series, qdisc, load, seed)
+def run_path(series: str, qdisc: str, load: str, seed: int, tag: str | None = None) -> Path:
+    tag = TAG["name"] if tag is None else tag
+    runs = f"runs_{tag}" if tag else "runs"
+    return OUT / runs / series / qdisc / load.replace("+", "p") / f"{seed}.json"
+
+
+def run_one(args: tuple[str, str, str, int, str, list[str]]) -> str:
+    series, qdisc, load, seed, tag, extra = args
+    path = run_path(series, qdisc, load, seed, tag)
     if path.exists():
         return "cached"
     n = int(load.split("+")[0])
-    cmd = [str(BIN), f"--qdisc={qdisc}", f"--n={n}", f"--seed={seed}", f"--rtt={SERIES[series]}"]
+    cmd = [str(BIN), f"--qdisc={qdisc}", f"--n={n}", f"--seed={seed}", f"--rtt={SERIES[series]}", *extra]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {res.stderr[-2000:]}")
@@ -197,11 +202,26 @@ def main() -> int:
         action="store_true",
         help=f"leave out runs with a flow of more than {RTO_LOOP} RTOs (writes ns3_<series>_noloops.json)",
     )
+    ap.add_argument(
+        "--tag", default="", help="name of a variant: runs in out/runs_TAG/, aggregate ns3_<series>_TAG.json"
+    )
+    ap.add_argument(
+        "--ns3-arg", action="append", default=[], help="extra program argument, e.g. --ns3-arg=--tcp=..."
+    )
     a = ap.parse_args()
+    if a.ns3_arg and not a.tag:
+        ap.error("--ns3-arg needs --tag")
+    TAG["name"], TAG["args"] = a.tag, a.ns3_arg
     if not BIN.exists():
         print(f"missing {BIN}: run bash {HERE / 'build.sh'}", file=sys.stderr)
         return 1
-    todo = [(s, q, ld, r) for s in a.series for q in a.qdisc for ld in a.load for r in range(1, a.reps + 1)]
+    todo = [
+        (s, q, ld, r, a.tag, a.ns3_arg)
+        for s in a.series
+        for q in a.qdisc
+        for ld in a.load
+        for r in range(1, a.reps + 1)
+    ]
     t0 = time.time()
     with ProcessPoolExecutor(max_workers=a.jobs) as ex:
         outcome = list(ex.map(run_one, todo, chunksize=8))
@@ -211,10 +231,11 @@ def main() -> int:
         file=sys.stderr,
     )
     for s in a.series:
-        res = {q: {ld: aggregate(s, q, ld, a.reps) for ld in LOADS} for q in QDISCS}
-        (OUT / f"ns3_{s}.json").write_text(
-            json.dumps({"reps": a.reps, "series": s, "results": res}, indent=1)
-        )
+        res = {q: {ld: aggregate(s, q, ld, a.reps, a.exclude_rto_loops) for ld in LOADS} for q in QDISCS}
+        suffix = "_".join(x for x in (a.tag, "noloops" if a.exclude_rto_loops else "") if x)
+        name = f"ns3_{s}_{suffix}.json" if suffix else f"ns3_{s}.json"
+        meta = {"reps": a.reps, "series": s, "tag": a.tag, "ns3_args": a.ns3_arg, "results": res}
+        (OUT / name).write_text(json.dumps(meta, indent=1))
         print_tables(res, s)
     return 0
 
