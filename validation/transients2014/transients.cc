@@ -37,6 +37,46 @@ using namespace ns3;
 namespace
 {
 
+// ---------------------------------------------------------------- a TCP variant (experiment)
+
+// TcpNewReno with ns-2's ssthresh rule: half the congestion window (ns-2 TcpAgent::slowdown with
+// CLOSE_SSTHRESH_HALF halves cwnd_), where ns-3's TcpNewReno halves the bytes in flight (RFC 5681
+// FlightSize; after an RTO in recovery, ns-3's flight excludes SACKed and lost-marked data and is
+// often tiny, so ssthresh falls to 2 segments). Used with --tcp=TcpNewRenoCwndHalf.
+class TcpNewRenoCwndHalf : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("TcpNewRenoCwndHalf")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpNewRenoCwndHalf>();
+        return tid;
+    }
+
+    TcpNewRenoCwndHalf() = default;
+
+    TcpNewRenoCwndHalf(const TcpNewRenoCwndHalf& other) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoCwndHalf";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t /*bytesInFlight*/) override
+    {
+        return std::max(2 * tcb->m_segmentSize, tcb->m_cWnd.Get() / 2);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoCwndHalf>(this);
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpNewRenoCwndHalf);
+
 // ---------------------------------------------------------------- bottleneck bookkeeping
 
 struct Pending
@@ -210,6 +250,10 @@ struct Flow
     uint32_t rtos = 0;       // entries into CA_LOSS (retransmission timeout)
     uint32_t retxBytes = 0;
     uint32_t highestTx = 0;
+    uint32_t cwnd = 0;
+    uint32_t prevCwnd = 0;
+    uint32_t ssthresh = 0;
+    std::vector<std::pair<double, double>> rtoLog; // (cwnd before, ssthresh after) in segments
     Ptr<BulkSendApplication> app;
 };
 
@@ -231,6 +275,29 @@ OnHighestRxAck(uint32_t id, SequenceNumber32 /*old*/, SequenceNumber32 now)
     }
 }
 
+uint32_t g_segSize = 1460;
+
+void
+LogRto(uint32_t id)
+{
+    Flow& f = g_flows[id];
+    double before = (f.cwnd == g_segSize) ? f.prevCwnd : f.cwnd;
+    f.rtoLog.emplace_back(before / g_segSize, double(f.ssthresh) / g_segSize);
+}
+
+void
+OnCwnd(uint32_t id, uint32_t old, uint32_t now)
+{
+    g_flows[id].prevCwnd = old;
+    g_flows[id].cwnd = now;
+}
+
+void
+OnSsthresh(uint32_t id, uint32_t /*old*/, uint32_t now)
+{
+    g_flows[id].ssthresh = now;
+}
+
 void
 OnCongState(uint32_t id, TcpSocketState::TcpCongState_t /*old*/, TcpSocketState::TcpCongState_t now)
 {
@@ -241,6 +308,7 @@ OnCongState(uint32_t id, TcpSocketState::TcpCongState_t /*old*/, TcpSocketState:
     else if (now == TcpSocketState::CA_LOSS)
     {
         g_flows[id].rtos++;
+        Simulator::ScheduleNow(&LogRto, id);
     }
 }
 
@@ -271,6 +339,8 @@ Hook(uint32_t id)
     s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, id));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, id));
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, id));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, id));
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, id));
 }
 
 // ---------------------------------------------------------------- JSON helpers
@@ -328,6 +398,7 @@ main(int argc, char* argv[])
     cmd.AddValue("recovery", "loss recovery TypeId", recovery);
     cmd.AddValue("delays", "print every packet's queueing delay (ns)", delays);
     cmd.Parse(argc, argv);
+    g_segSize = segSize;
 
     RngSeedManager::SetSeed(2014);
     RngSeedManager::SetRun(seed);
@@ -546,7 +617,13 @@ main(int argc, char* argv[])
           << ", \"first_syn_s\": " << OptNum(f.firstSynS)
           << ", \"completed_s\": " << OptNum(f.completedS)
           << ", \"recoveries\": " << f.recoveries << ", \"rtos\": " << f.rtos
-          << ", \"retx_bytes\": " << f.retxBytes << "}";
+          << ", \"retx_bytes\": " << f.retxBytes << ", \"rto_cwnd_ssthresh\": [";
+        for (size_t k = 0; k < f.rtoLog.size(); k++)
+        {
+            o << (k ? ", " : "") << "[" << Num(f.rtoLog[k].first) << ", "
+              << Num(f.rtoLog[k].second) << "]";
+        }
+        o << "]}";
     }
     o << "]";
     o << ", \"enqueued\": " << g_bn.enqueued << ", \"tx_unknown\": " << g_bn.txUnknown
