@@ -4,7 +4,8 @@ Runs the same sweep as ``aqmlab reproduce transients2014`` (same seeds, same met
 ``--set KEY=VALUE`` overrides added to every run, and stores the aggregate as
 ``out/aqmlab_<series>_<tag>.json`` in the format compare.py reads (``compare.py --variant TAG``).
 
-Example (ns-3's one-packet device queue below the bottleneck qdisc):
+Keys under ``topology.down.qdisc.`` are set inside the qdisc table of every cell run (of those
+named by ``--qdisc``): the qdisc is an axis of the sweep. Example (ns-3's one-packet device queue below the bottleneck qdisc):
 
     python validation/transients2014/aqmlab_variant.py --tag devq1p \\
         --set topology.down.device_queue=1p --series 11 --reps 100
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 from aqmlab.reproduce import transients2014 as T
@@ -22,6 +24,15 @@ from aqmlab.sweep import run_sweep
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
+QDISC_KEY = "topology.down.qdisc"
+
+
+def _value(v: str):
+    """A --set value as TOML reads it (true, 3, "5ms"), else the bare string."""
+    try:
+        return tomllib.loads(f"v = {v}")["v"]
+    except tomllib.TOMLDecodeError:
+        return v
 
 
 def main() -> int:
@@ -37,7 +48,16 @@ def main() -> int:
     spec = T.spec_for(a.reps, a.series, a.load, a.qdisc)
     for s in a.sets:
         k, v = s.split("=", 1)
-        spec.fixed[k] = v
+        if k.startswith(QDISC_KEY + "."):  # the qdisc is an axis: set the key in every cell's table
+            for axis in spec.axes:
+                if QDISC_KEY in axis:
+                    names = axis["params.qdisc"]
+                    axis[QDISC_KEY] = [
+                        {**q, k[len(QDISC_KEY) + 1 :]: _value(v)} if a.qdisc is None or n in a.qdisc else q
+                        for n, q in zip(names, axis[QDISC_KEY], strict=True)
+                    ]
+        else:
+            spec.fixed[k] = _value(v)
     spec.name = f"{spec.name}-{a.tag}"
     root = OUT / "aqmlab_variants"
     res = run_sweep(spec, out=root, jobs=a.jobs, keep=("flows", "links", "rate_schedule"),
