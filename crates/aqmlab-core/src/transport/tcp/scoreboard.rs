@@ -36,8 +36,6 @@ pub struct Seg {
     pub retx: bool,
     /// Retransmitted at least once.
     pub ever_retx: bool,
-    /// Time of the latest transmission (RACK, RFC 8985).
-    pub xmit_ts: u64,
 }
 
 /// The most recently sent segment among those an ACK delivered (RFC 8985 RACK_update): its
@@ -71,6 +69,9 @@ pub struct Scoreboard {
     /// kept only when `rack` is on.
     rack: bool,
     sent_order: VecDeque<(u64, u64)>,
+    /// RACK: the time of each outstanding segment's latest transmission, parallel to `segs`
+    /// (kept apart so that a sender without RACK moves 4-byte records).
+    xmit_ts: VecDeque<u64>,
     /// RACK: the TSecr of the ACK being applied and the most recently sent segment it
     /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
     ack_ecr: u64,
@@ -98,6 +99,7 @@ impl Scoreboard {
             scratch: Vec::new(),
             rack: false,
             sent_order: VecDeque::new(),
+            xmit_ts: VecDeque::new(),
             ack_ecr: 0,
             delivered: None,
             orig_delivered: None,
@@ -129,20 +131,18 @@ impl Scoreboard {
         self.delivered
     }
 
-    fn note_delivered(&mut self, i: u64, s: &Seg) {
+    /// Notes the delivery of segment `i` (record `s`, last sent at `xmit_ts` when RACK is on).
+    fn note_delivered(&mut self, i: u64, s: &Seg, xmit_ts: Option<u64>) {
         if !s.ever_retx {
             self.orig_delivered = Some(self.orig_delivered.map_or(i, |o| o.max(i)));
         }
-        if !self.rack {
+        let Some(xmit_ts) = xmit_ts else {
             return;
-        }
-        if s.ever_retx && self.ack_ecr < s.xmit_ts {
+        };
+        if s.ever_retx && self.ack_ecr < xmit_ts {
             return; // ambiguous: the ACK may be for an earlier transmission
         }
-        let d = Delivered {
-            xmit_ts: s.xmit_ts,
-            idx: i,
-        };
+        let d = Delivered { xmit_ts, idx: i };
         if self.delivered.is_none_or(|x| d > x) {
             self.delivered = Some(d);
         }
@@ -160,9 +160,12 @@ impl Scoreboard {
             self.work += 1;
             // This transmission is still in flight: not delivered, not superseded by a later
             // one, not yet declared lost (a lost segment in flight again is a retransmission).
-            let live = self
-                .seg(i)
-                .is_some_and(|s| !s.sacked && s.xmit_ts == ts && (!s.lost || s.retx));
+            let live = i.checked_sub(self.first).is_some_and(|o| {
+                self.segs
+                    .get(o as usize)
+                    .is_some_and(|s| !s.sacked && (!s.lost || s.retx))
+                    && self.xmit_ts[o as usize] == ts
+            });
             if !live {
                 if k == 0 {
                     self.sent_order.pop_front();
@@ -258,12 +261,10 @@ impl Scoreboard {
     /// Records the first transmission of the next new segment at `now`; returns its index.
     pub fn push_new(&mut self, now: u64) -> u64 {
         let i = self.next_idx();
-        self.segs.push_back(Seg {
-            xmit_ts: now,
-            ..Seg::default()
-        });
+        self.segs.push_back(Seg::default());
         self.pipe += self.seg_len(i);
         if self.rack {
+            self.xmit_ts.push_back(now);
             self.sent_order.push_back((now, i));
         }
         i
@@ -277,9 +278,9 @@ impl Scoreboard {
         debug_assert!(!s.retx);
         s.retx = true;
         s.ever_retx = true;
-        s.xmit_ts = now;
         self.pipe += len;
         if self.rack {
+            self.xmit_ts[o] = now;
             self.sent_order.push_back((now, i));
         }
     }
@@ -291,8 +292,9 @@ impl Scoreboard {
         let mut any_retx = false;
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
+            let ts = self.xmit_ts.pop_front();
             if !s.sacked {
-                self.note_delivered(self.first, &s);
+                self.note_delivered(self.first, &s, ts);
             }
             let len = self.seg_len(self.first);
             self.pipe -= self.contrib(&s, len);
@@ -348,7 +350,8 @@ impl Scoreboard {
             let o = (i - self.first) as usize;
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
-            self.note_delivered(i, &s);
+            let ts = self.xmit_ts.get(o).copied();
+            self.note_delivered(i, &s, ts);
             let s = &mut self.segs[o];
             s.sacked = true;
             s.retx = false;

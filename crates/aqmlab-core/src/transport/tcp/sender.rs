@@ -1059,11 +1059,17 @@ impl Endpoint for TcpSender {
         if matches!(self.state, SenderState::Closed | SenderState::Done) {
             return None;
         }
+        // The earliest armed timer (written out: this runs after every event of the flow).
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) | (None, x) => x,
+        };
         let pace = self.pace_wait.then_some(self.pace_next);
-        [self.rto_at, self.pto_at, self.rack_at, self.er_at, pace]
-            .into_iter()
-            .flatten()
-            .min()
+        let t = earliest(
+            earliest(self.rto_at, self.pto_at),
+            earliest(self.rack_at, self.er_at),
+        );
+        earliest(t, pace)
     }
 
     fn report(&self, r: &mut FlowReport) {
