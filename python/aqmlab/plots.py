@@ -13,6 +13,8 @@ raises ``metrics.MissingTableError`` naming the run, the table and the figure.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
+from aqmlab import columns
 from aqmlab import metrics as M
 from aqmlab.store import flatten_summary
 
@@ -66,11 +69,121 @@ def qdisc_label(run) -> str:
     return " ".join(parts)
 
 
-def run_label(run) -> str:
-    """Legend label: the discipline(s) and the seed ('codel s1', 'down=pie up=pfifo s3')."""
+def _qdisc_short(run) -> str:
+    """'codel' when every hop runs the same discipline, else 'down=pie up=pfifo'."""
     qd = qdisc_label(run)
     names = {p.split("=", 1)[1] for p in qd.split()}
-    return f"{names.pop() if len(names) == 1 else qd} s{run.meta.get('seed', '?')}"
+    return names.pop() if len(names) == 1 else qd
+
+
+def run_label(run) -> str:
+    """Legend label of one run on its own: the discipline(s) ('codel', 'down=pie up=pfifo')."""
+    return _qdisc_short(run)
+
+
+def _params(run) -> dict:
+    return {str(k): v for k, v in (run.meta.get("params") or {}).items()}
+
+
+def _is_qdisc_key(key: str) -> bool:
+    return key in ("qdisc", "up_qdisc") or key.endswith((".qdisc", ".qdisc.kind"))
+
+
+def varying_params(runs: Sequence) -> list[str]:
+    """The grid keys (meta['params']) whose values differ between ``runs``, in first-seen order;
+    keys naming the discipline are left out (the qdisc is always shown)."""
+    keys: dict[str, set] = {}
+    for r in runs:
+        for k in _params(r):
+            keys.setdefault(k, set())
+    for k in keys:
+        keys[k] = {json.dumps(_params(r).get(k), sort_keys=True, default=str) for r in runs}
+    return [k for k, vals in keys.items() if len(vals) > 1 and not _is_qdisc_key(k)]
+
+
+def short_key(key: str, keys: Sequence[str] = ()) -> str:
+    """'topology.down.rate' -> 'rate' (more segments when another key ends the same way)."""
+    parts = key.removeprefix("params.").split(".")
+    for n in range(1, len(parts) + 1):
+        tail = ".".join(parts[-n:])
+        if not any(o != key and (o == tail or o.endswith("." + tail)) for o in keys):
+            return tail
+    return key
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def run_labels(runs: Sequence) -> list[str]:
+    """Readable legend labels for ``runs``, one each: the discipline, then the grid values that
+    differ between the runs ('pie, rate=10Mbps'), then the scenario and the seed only where
+    they tell runs apart. Never a run id unless two runs are otherwise identical."""
+    runs = list(runs)
+    vary = varying_params(runs)
+    labels = []
+    for r in runs:
+        parts = [_qdisc_short(r)]
+        parts += [f"{short_key(k, vary)}={_fmt_value(_params(r).get(k, '-'))}" for k in vary]
+        labels.append(", ".join(parts))
+    if len(set(labels)) < len(labels):
+        scen = [(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs]
+        if len(set(scen)) > 1:
+            labels = [f"{s}: {lab}" for s, lab in zip(scen, labels)]
+    if len(set(labels)) < len(labels):
+        seeds = [r.meta.get("seed") for r in runs]
+        if len(set(map(str, seeds))) > 1:
+            labels = [f"{lab}, seed {s}" for lab, s in zip(labels, seeds)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{lab} [{r.run_id[-8:]}]" for lab, r in zip(labels, runs)]
+    return labels
+
+
+def flow_label(info: dict, flow: int, group_sizes: dict | None = None) -> str:
+    """A flow by what it is: its label (the scenario's ``label``, else kind and group), its
+    congestion control and direction, and its place in its group ('bulk cubic down',
+    'tcp1 #2 ledbat down')."""
+    lab = info.get("label") or info.get("kind") or "flow"
+    grp = info.get("group")
+    if group_sizes and grp is not None and group_sizes.get(grp, 1) > 1:
+        lab += f" #{info.get('_rank', flow)}"
+    extra = [x for x in (info.get("cc"), info.get("direction")) if x]
+    return " ".join([lab, *extra])
+
+
+# Line styles: 10 colours x 4 dash patterns (x 5 markers) before anything repeats.
+_COLOURS = [f"C{i}" for i in range(10)]
+_DASHES = ["-", "--", ":", "-."]
+_MARKERS = ["o", "s", "^", "D", "v"]
+
+
+def style(i: int) -> dict:
+    """The i-th line's colour, line style and marker; no combination repeats before 200 lines
+    (colour changes fastest, then the dash pattern, then the marker)."""
+    return {
+        "color": _COLOURS[i % 10],
+        "linestyle": _DASHES[(i // 10) % 4],
+        "marker": _MARKERS[(i // 40) % 5],
+    }
+
+
+def _line(i: int, **kw) -> dict:
+    """Keyword arguments of the i-th line plot (markers only from the 41st line)."""
+    st = style(i)
+    if i < 40:
+        st.pop("marker")
+    else:
+        st["markevery"] = 0.1
+        st["markersize"] = 3
+    return {**st, **kw}
+
+
+def _dots(i: int, **kw) -> dict:
+    """Keyword arguments of the i-th scatter series: colour, then marker shape."""
+    st = style(i)
+    return {"color": st["color"], "marker": _MARKERS[(i // 10) % 5], "linestyle": "none", **kw}
 
 
 def _title(runs: Sequence, what: str) -> str:
@@ -96,7 +209,10 @@ def _fig(title: str, xlabel: str, ylabel: str, figsize=(8, 4.5)):
 
 def _legend(ax) -> None:
     handles, _ = ax.get_legend_handles_labels()
-    if handles:
+    if len(handles) > 8:
+        # many lines: the legend goes beside the axes, never over the data
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=math.ceil(len(handles) / 30))
+    elif handles:
         ax.legend(fontsize=7, loc="best")
     else:
         ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
@@ -136,22 +252,17 @@ def group_value(run, key: str) -> str:
     return str(v) if v is not None else "?"
 
 
-def _groups(runs, group_by: str) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for r in runs:
-        out.setdefault(group_value(r, group_by), []).append(r)
-    return out
-
-
 # --------------------------------------------------------------------------- time series
 
 
 def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: float = 0.0) -> Figure:
     """Queueing (sojourn) delay of each transmitted packet against its enqueue time."""
     fig, ax = _fig(_title(runs, "Per-packet queueing delay"), "time (s)", "queueing delay (ms)")
-    for run in runs:
+    i = 0
+    for run, lab in zip(runs, run_labels(runs)):
         _need(run, "packets", "delay_ts")
-        for d in _dirs(run, direction):
+        dirs = _dirs(run, direction)
+        for d in dirs:
             p = run.tables["packets"]
             t = M._filter_dir(p, d)
             out = t.column("outcome").to_numpy(zero_copy_only=False).astype(str)
@@ -159,7 +270,8 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
             t_in = t.column("t_enqueue_ns").to_numpy().astype(np.float64)[m]
             ok = t_in >= warmup_s * NS
             delay = M.sojourn_delays_ns(_tables(run), run.meta, d, warmup_s) / 1e6
-            ax.plot(t_in[ok] / NS, delay, ".", ms=2, label=f"{run_label(run)} {d}")
+            ax.plot(t_in[ok] / NS, delay, **_dots(i, ms=2), label=f"{lab}, {d}" if len(dirs) > 1 else lab)
+            i += 1
     _legend(ax)
     return fig
 
@@ -168,38 +280,49 @@ def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str =
     """Queue backlog over time (queue samples; the exact step function from packets if no samples)."""
     ylabel = "backlog (bytes)" if unit == "bytes" else "backlog (packets)"
     fig, ax = _fig(_title(runs, "Queue backlog"), "time (s)", ylabel)
-    for run in runs:
+    i = 0
+    for run, lab in zip(runs, run_labels(runs)):
         if run.tables.get("queue") is None and run.tables.get("packets") is None:
             _need(run, "queue", "backlog_ts")
-        for d in _dirs(run, direction):
+        dirs = _dirs(run, direction)
+        for d in dirs:
             t, v, exact = M.backlog_steps(_tables(run), run.meta, d, unit)
             t = np.r_[t, run.meta["duration_ns"]]
             v = np.r_[v, v[-1] if v.size else 0]
-            ax.step(t / NS, v, where="post", label=f"{run_label(run)} {d}{'' if exact else ' (sampled)'}")
+            name = f"{lab}, {d}" if len(dirs) > 1 else lab
+            ax.step(t / NS, v, where="post", **_line(i), label=f"{name}{'' if exact else ' (sampled)'}")
+            i += 1
     _legend(ax)
     return fig
 
 
 def _flow_series_by_flow(run, fig: str):
+    """(flow id, its flows-table row with a '_rank' within its group, its flow_series rows, the
+    number of flows of each group)."""
     fs = _need(run, "flow_series", fig)
     flows = run.tables.get("flows")
-    info = {}
+    info: dict[int, dict] = {}
+    sizes: dict = {}
     if flows is not None:
-        for r in flows.to_pylist():
+        for r in sorted(flows.to_pylist(), key=lambda r: int(r["flow"])):
+            r = dict(r)
+            r["_rank"] = sizes.get(r.get("group"), 0) + 1
+            sizes[r.get("group")] = r["_rank"]
             info[int(r["flow"])] = r
     flow = fs.column("flow").to_numpy().astype(np.int64)
     t = fs.column("t_ns").to_numpy().astype(np.int64)
     for f in np.unique(flow):
         m = flow == f
         order = np.argsort(t[m], kind="stable")
-        yield int(f), info.get(int(f), {}), fs.filter(m).take(order)
+        yield int(f), info.get(int(f), {}), fs.filter(m).take(order), sizes
 
 
 def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
     """Per-flow goodput (Mbit/s) between consecutive flow_series samples (delivered bytes)."""
     fig, ax = _fig(_title(runs, "Per-flow goodput"), "time (s)", "goodput (Mbit/s)")
-    for run in runs:
-        for f, info, tab in _flow_series_by_flow(run, "goodput_ts"):
+    i = 0
+    for run, rlab in zip(runs, run_labels(runs)):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "goodput_ts"):
             if info.get("kind") == "ping":
                 continue
             t = tab.column("t_ns").to_numpy().astype(np.float64)
@@ -209,8 +332,9 @@ def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
             rate = np.diff(d) * 8 / (np.diff(t) / NS) / 1e6
             if smoothing > 1:
                 rate = np.convolve(rate, np.ones(smoothing) / smoothing, mode="same")
-            lab = f"{run.run_id} flow {f} {info.get('label', '')} {info.get('cc', '')}".rstrip()
-            ax.plot(t[1:] / NS, rate, label=lab)
+            lab = flow_label(info, f, sizes)
+            ax.plot(t[1:] / NS, rate, **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
+            i += 1
     _legend(ax)
     return fig
 
@@ -218,29 +342,52 @@ def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
 def cwnd_timeseries(runs: Sequence) -> Figure:
     """TCP congestion window (bytes) of each TCP flow."""
     fig, ax = _fig(_title(runs, "TCP congestion window"), "time (s)", "cwnd (bytes)")
-    for run in runs:
-        for f, info, tab in _flow_series_by_flow(run, "cwnd_ts"):
+    i = 0
+    for run, rlab in zip(runs, run_labels(runs)):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "cwnd_ts"):
             cw = tab.column("cwnd_bytes").to_numpy().astype(np.float64)
             if info.get("kind", "tcp") != "tcp" or not cw.any():
                 continue
             t = tab.column("t_ns").to_numpy().astype(np.float64)
-            ax.step(t / NS, cw, where="post", label=f"{run.run_id} flow {f} {info.get('cc', '')}".rstrip())
+            lab = flow_label(info, f, sizes)
+            ax.step(t / NS, cw, where="post", **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
+            i += 1
     _legend(ax)
     return fig
+
+
+def _probe_names(run) -> dict[int, str]:
+    """Probe flow id -> a readable name, empty when the run has one probe stream."""
+    tabs = _tables(run)
+    ids = list(M.probe_flows(tabs))
+    if len(ids) <= 1:
+        return {f: "" for f in ids}
+    info: dict[int, dict] = {}
+    if tabs.get("flows") is not None:
+        info = {int(r["flow"]): r for r in tabs["flows"].to_pylist()}
+    names = {f: (info.get(f) or {}).get("label") or "probe" for f in ids}
+    if len(set(names.values())) < len(ids):
+        ranks: dict[str, int] = {}
+        for f in ids:
+            ranks[names[f]] = ranks.get(names[f], 0) + 1
+            names[f] = f"{names[f]} #{ranks[names[f]]}"
+    return names
 
 
 def rtt_timeseries(runs: Sequence) -> Figure:
     """Probe RTT (ms) against send time; lost probes are not drawn."""
     fig, ax = _fig(_title(runs, "Probe RTT"), "time (s)", "RTT (ms)")
-    for run in runs:
-        p = _need(run, "probes", "rtt_ts")
-        for f in M.probe_flows(_tables(run)):
+    i = 0
+    for run, lab in zip(runs, run_labels(runs)):
+        _need(run, "probes", "rtt_ts")
+        for f, name in _probe_names(run).items():
             t = M.probe_table(_tables(run), f)
             rtt = M._nullable_float(t, "rtt_ns")
             ts = t.column("t_send_ns").to_numpy().astype(np.float64)
             ok = ~np.isnan(rtt)
-            ax.plot(ts[ok] / NS, rtt[ok] / 1e6, ".-", ms=3, label=f"{run_label(run)} probe {f}")
-        del p
+            ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], ms=3),
+                    label=f"{lab}, {name}" if name else lab)  # fmt: skip
+            i += 1
     _legend(ax)
     return fig
 
@@ -251,12 +398,16 @@ def rtt_timeseries(runs: Sequence) -> Figure:
 def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float = 0.0) -> Figure:
     """CDF of the per-packet queueing delay, one curve per run and direction."""
     fig, ax = _fig(_title(runs, "Queueing delay CDF"), "queueing delay (ms)", "cumulative probability")
-    for run in runs:
+    i = 0
+    for run, lab in zip(runs, run_labels(runs)):
         _need(run, "packets", "delay_cdf")
-        for d in _dirs(run, direction):
+        dirs = _dirs(run, direction)
+        for d in dirs:
             x, f = M.queue_delay_cdf_ms(_tables(run), run.meta, d, warmup_s)
             if x.size:
-                ax.step(np.r_[0, x], np.r_[0, f], where="post", label=f"{run_label(run)} {d}")
+                name = f"{lab}, {d}" if len(dirs) > 1 else lab
+                ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(i), label=name)
+                i += 1
     ax.set_ylim(0, 1.02)
     _legend(ax)
     return fig
@@ -266,57 +417,109 @@ def rtt_cdf(runs: Sequence, warmup_s: float = 0.0, induced: bool = False) -> Fig
     """CDF of probe RTT (or induced latency = RTT - base RTT) per run and probe stream."""
     xl = "induced latency (ms)" if induced else "RTT (ms)"
     fig, ax = _fig(_title(runs, "Probe " + xl.split(" (")[0] + " CDF"), xl, "cumulative probability")
-    for run in runs:
+    i = 0
+    for run, lab in zip(runs, run_labels(runs)):
         _need(run, "probes", "rtt_cdf")
-        for f in M.probe_flows(_tables(run)):
+        for f, name in _probe_names(run).items():
             fn = M.induced_latency_ms if induced else M.probe_rtt_ms
             x, c = M.cdf(fn(_tables(run), f, warmup_s))
             if x.size:
-                ax.step(x, c, where="post", label=f"{run_label(run)} probe {f}")
+                ax.step(x, c, where="post", **_line(i), label=f"{lab}, {name}" if name else lab)
+                i += 1
     ax.set_ylim(0, 1.02)
     _legend(ax)
     return fig
 
 
-def _unit_of(metric: str) -> str:
-    if metric.endswith("_ms"):
-        return "ms"
-    if "mbps" in metric:
-        return "Mbit/s"
-    if "backlog_bytes" in metric:
-        return "bytes"
-    if "backlog_pkts" in metric:
-        return "packets"
-    return (
-        "fraction"
-        if metric in ("utilization", "up_utilization", "enorm", "tcp_share", "probe_loss")
-        else "count"
+def _by_keys(runs: Sequence, by: str | Sequence[str] | None) -> list[str]:
+    """The grouping keys: ``by`` as given ('qdisc,rate' or a list), else the qdisc and every grid
+    key whose value differs between the runs, so that runs of different grid points are never
+    pooled into one box or ellipse."""
+    if by is None:
+        return ["qdisc", *varying_params(runs)]
+    keys = [k.strip() for k in by.split(",")] if isinstance(by, str) else [str(k) for k in by]
+    keys = [k for k in keys if k]
+    params = sorted({p for r in runs for p in _params(r)})
+    shorts = {p.removeprefix("params.").split(".")[-1] for p in params}
+    cols = set(flatten_summary(runs[0].summary, runs[0].meta)) if runs else set()
+    for k in keys:
+        if k not in params and k not in shorts and k not in cols:
+            allowed = ", ".join(["qdisc", "up_qdisc", "seed", *params]) + ", or a runs column"
+            raise ValueError(f"by: unknown key {k!r}; allowed: {allowed}")
+    if not keys:
+        raise ValueError("by: no key given; allowed: qdisc, seed, a grid key, or a runs column")
+    return keys
+
+
+def _natural(s: str) -> list:
+    """Sort key putting '5Mbps' before '10Mbps'."""
+    return [(0, float(x), "") if re.fullmatch(r"\d+(\.\d+)?", x) else (1, 0.0, x) for x in re.split(r"(\d+(?:\.\d+)?)", s)]
+
+
+def _group_key(run, keys: Sequence[str]) -> tuple[str, ...]:
+    params = _params(run)
+    out = []
+    for k in keys:
+        if k in params or k in ("qdisc", "up_qdisc", "seed"):
+            out.append(group_value(run, k))
+            continue
+        # a short grid key ('rate' for 'topology.down.rate')
+        full = [p for p in params if p.removeprefix("params.").split(".")[-1] == k]
+        out.append(_fmt_value(params[full[0]]) if len(full) == 1 else group_value(run, k))
+    return tuple(out)
+
+
+def _group_name(keys: Sequence[str], values: Sequence[str], sep: str = ", ") -> str:
+    return sep.join(v if k in ("qdisc", "up_qdisc") else f"{short_key(k, keys)}={v}" for k, v in zip(keys, values))
+
+
+def grouped(runs: Sequence, by: str | Sequence[str] | None = None) -> tuple[list[str], dict[tuple, list]]:
+    """Runs grouped by the ``by`` keys (see ``_by_keys``): (keys, {values: runs}) in natural order."""
+    keys = _by_keys(runs, by)
+    out: dict[tuple, list] = {}
+    for r in runs:
+        out.setdefault(_group_key(r, keys), []).append(r)
+    order = sorted(out, key=lambda g: [_natural(v) for v in g])
+    return keys, {g: out[g] for g in order}
+
+
+def _grouped_values(runs, metric, by):
+    keys, groups = grouped(runs, by)
+    names = [_group_name(keys, g, "\n") for g in groups]
+    vals = [[v for v in (metric_value(r, metric) for r in rs) if v is not None] for rs in groups.values()]
+    return keys, names, vals
+
+
+def _by_arg(by, group_by):
+    return by if by is not None else group_by
+
+
+def box(
+    runs: Sequence, metric: str = "queue_delay_p95_ms", group_by: str | None = None, by: str | Sequence[str] | None = None
+) -> Figure:
+    """Box plot of a per-run metric across runs, one box per group: by default the qdisc and
+    every grid value that differs between the runs (``by`` chooses: 'qdisc', 'qdisc,rate', ...)."""
+    keys, names, vals = _grouped_values(runs, metric, _by_arg(by, group_by))
+    fig, ax = _fig(
+        _title(runs, f"{columns.name(metric)} by {', '.join(keys)}"), ", ".join(keys), columns.label(metric)
     )
-
-
-def _grouped_values(runs, metric, group_by):
-    groups = _groups(runs, group_by)
-    names = sorted(groups)
-    vals = [[v for v in (metric_value(r, metric) for r in groups[g]) if v is not None] for g in names]
-    return names, vals
-
-
-def box(runs: Sequence, metric: str = "queue_delay_p95_ms", group_by: str = "qdisc") -> Figure:
-    """Box plot of a per-run metric across runs, one box per value of ``group_by``."""
-    names, vals = _grouped_values(runs, metric, group_by)
-    fig, ax = _fig(_title(runs, f"{metric} by {group_by}"), group_by, f"{metric} ({_unit_of(metric)})")
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
-        ax.plot([], [], color="C1", label=f"median of {metric} over runs (box: quartiles)")
+        ax.plot([], [], color="C1", label=f"median over runs (box: quartiles); n = {sum(len(v) for _, v in nonempty)} runs")
     _legend(ax)
     return fig
 
 
-def bar(runs: Sequence, metric: str = "queue_delay_p50_ms", group_by: str = "qdisc") -> Figure:
-    """Median of a per-run metric per group with quartile (25th-75th) error bars."""
-    names, vals = _grouped_values(runs, metric, group_by)
-    fig, ax = _fig(_title(runs, f"{metric} by {group_by}"), group_by, f"{metric} ({_unit_of(metric)})")
+def bar(
+    runs: Sequence, metric: str = "queue_delay_p50_ms", group_by: str | None = None, by: str | Sequence[str] | None = None
+) -> Figure:
+    """Median of a per-run metric per group with quartile (25th-75th) error bars; groups as
+    in ``box``."""
+    keys, names, vals = _grouped_values(runs, metric, _by_arg(by, group_by))
+    fig, ax = _fig(
+        _title(runs, f"{columns.name(metric)} by {', '.join(keys)}"), ", ".join(keys), columns.label(metric)
+    )
     med, lo, hi, keep = [], [], [], []
     for n, v in zip(names, vals):
         if v:
@@ -335,18 +538,18 @@ def ellipse(
     runs: Sequence,
     x_metric: str = "goodput_mbps_total",
     y_metric: str = "probe_induced_mean_ms",
-    group_by: str = "qdisc",
+    group_by: str | None = None,
     nstd: float = 1.0,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Latency-goodput ellipse plot (RFC 7928 section 2.7, Flent's ``ellipsis``; goodbadwifi2015
-    figures): per group, a marker at the median and the ``nstd``-sigma covariance ellipse of the
-    per-run (goodput, latency) points; the latency axis is inverted (better is up-right)."""
-    fig, ax = _fig(
-        _title(runs, "Latency vs goodput"),
-        f"{x_metric} ({_unit_of(x_metric)})",
-        f"{y_metric} ({_unit_of(y_metric)})",
-    )
-    for i, (g, rs) in enumerate(sorted(_groups(runs, group_by).items())):
+    figures): per group (as in ``box``), a marker at the median and the ``nstd``-sigma covariance
+    ellipse of the per-run (goodput, latency) points; the latency axis is inverted (better is
+    up-right)."""
+    fig, ax = _fig(_title(runs, "Latency vs goodput"), columns.label(x_metric), columns.label(y_metric))
+    keys, groups = grouped(runs, _by_arg(by, group_by))
+    i = 0
+    for g, rs in groups.items():
         pts = np.array(
             [
                 (x, y)
@@ -357,9 +560,10 @@ def ellipse(
         ).reshape(-1, 2)
         if not len(pts):
             continue
-        color = f"C{i % 10}"
+        st = style(i)
+        color, mk = st["color"], _MARKERS[(i // 10) % 5]
         med = np.median(pts, axis=0)
-        ax.plot(*med, "o", color=color, label=f"{group_by}={g} (n={len(pts)})")
+        ax.plot(*med, mk, color=color, label=f"{_group_name(keys, g)} (n={len(pts)})")
         ax.plot(pts[:, 0], pts[:, 1], ".", color=color, alpha=0.4)
         if len(pts) >= 2:
             cov = np.cov(pts, rowvar=False)
@@ -367,7 +571,10 @@ def ellipse(
             vals = np.clip(vals, 0, None)
             angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
             w, h = 2 * nstd * np.sqrt(vals[-1]), 2 * nstd * np.sqrt(vals[0])
-            ax.add_patch(Ellipse(tuple(pts.mean(axis=0)), w, h, angle=angle, fill=False, color=color))
+            ax.add_patch(
+                Ellipse(tuple(pts.mean(axis=0)), w, h, angle=angle, fill=False, color=color, linestyle=st["linestyle"])
+            )
+        i += 1
     ax.autoscale_view()
     ax.invert_yaxis()
     _legend(ax)
@@ -385,7 +592,9 @@ def parallel(
     TCP%): one line per pair from its median ``left`` value (x = 0) to its median ``right`` value
     (x = 1). The class is ``meta['params'][class_by]`` or, by default, the non-NewReno/CUBIC
     congestion controllers of the run's TCP flows."""
-    fig, ax = _fig(_title(runs, f"{left} vs {right} per (class, qdisc)"), "metric", "value (fraction)")
+    unit = {columns.unit(left), columns.unit(right)}
+    ylabel = f"value ({unit.pop()})" if len(unit) == 1 and "" not in unit else "value"
+    fig, ax = _fig(_title(runs, f"{columns.name(left)} vs {columns.name(right)} per (class, qdisc)"), "metric", ylabel)
     pairs: dict[tuple[str, str], list] = {}
     for r in runs:
         cls = (r.meta.get("params") or {}).get(class_by)
@@ -399,12 +608,15 @@ def parallel(
         lv = [v for v in (metric_value(r, left) for r in rs) if v is not None]
         rv = [v for v in (metric_value(r, right) for r in rs) if v is not None]
         if lv and rv:
-            ax.plot([0, 1], [np.median(lv), np.median(rv)], "o-", color=f"C{i % 10}", label=f"{cls} / {q}")
-    ax.set_xticks([0, 1], [left, right])
+            ax.plot([0, 1], [np.median(lv), np.median(rv)], **_line(i, marker="o"), label=f"{cls} / {q}")
+    ax.set_xticks([0, 1], [columns.name(left), columns.name(right)])
     ax.set_xlim(-0.2, 1.2)
     _legend(ax)
     return fig
 
+
+GROUPED = ("box", "bar", "ellipse")
+"""The kinds that group runs (their ``by`` option)."""
 
 KINDS: dict[str, Callable[..., Figure]] = {
     "delay_ts": delay_timeseries,

@@ -136,7 +136,7 @@ pub fn fmt_time(t: Time) -> String {
     }
 }
 
-fn fmt_rate(r: u64) -> String {
+pub fn fmt_rate(r: u64) -> String {
     if r.is_multiple_of(1_000_000_000) && r > 0 {
         format!("{}Gbps", r / 1_000_000_000)
     } else if r.is_multiple_of(1_000_000) && r > 0 {

@@ -142,6 +142,14 @@ def plot_cmd(
     runs: Annotated[list[str], typer.Argument(help="run ids, prefixes or paths")],
     kind: Annotated[str, typer.Option("--kind", "-k", help="plot kind")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="file (.png/.svg/.pdf)")] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="box/bar/ellipse: group runs by these keys (comma-separated: qdisc, seed, a grid key "
+            "such as rate or topology.down.rate); default: the qdisc and every grid value that differs",
+        ),
+    ] = None,
     root: RootOpt = DEFAULT_ROOT,
 ) -> None:
     """Draw one figure over one or more runs."""
@@ -152,7 +160,9 @@ def plot_cmd(
     loaded = [_load(r, root) for r in runs]
     output = output or Path(f"{kind}.png")
     try:
-        fig = plots.figure(kind, loaded)
+        if by is not None and kind not in plots.GROUPED:
+            fail(f"--by: not allowed with --kind {kind}; allowed with: {', '.join(plots.GROUPED)}")
+        fig = plots.figure(kind, loaded, **({"by": by} if by is not None else {}))
         plots.save(fig, output)
     except (metrics.MissingTableError, ValueError, KeyError) as e:
         fail(str(e).strip("'\""))

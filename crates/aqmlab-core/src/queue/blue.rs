@@ -12,8 +12,8 @@
 
 use super::util::{over_limit, resolve_limit};
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    check_range, check_time, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
+    Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -124,7 +124,7 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let freeze = cfg.freeze_time.map_or(100 * MS, |d| d.0);
     check_range("increment", inc, 0.0, 1.0)?;
     check_range("decrement", dec, 0.0, 1.0)?;
-    check_range("freeze_time", freeze, 0, 100 * SEC)?;
+    check_time("freeze_time", freeze, 0, 100 * SEC)?;
     let ecn = cfg.ecn.unwrap_or(false);
     cfg = Config {
         limit: Some(LimitSpec(limit)),

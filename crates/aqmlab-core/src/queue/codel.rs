@@ -17,8 +17,8 @@
 
 use super::util::{merge, over_limit, resolve_limit, split_keys};
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    check_bytes, check_time, concat, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo,
+    ParamDoc, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -467,7 +467,7 @@ impl CodelConfig {
         p.guard = self.mtu_guard.unwrap_or(p.guard);
         p.mtu = match self.mtu {
             Some(s) => {
-                check_range("mtu", s.0, 0, 65_536)?;
+                check_bytes("mtu", s.0, 0, 65_536)?;
                 s.0 as u32
             }
             None => p.mtu,
@@ -481,12 +481,13 @@ impl CodelConfig {
                 Some(crate::units::parse_time(s).map_err(|e| format!("ce_threshold: {e} (or \"off\")"))?)
             }
         };
-        check_range("target", p.target, 1, 10 * crate::units::SEC)?;
-        check_range("interval", p.interval, 1, 100 * crate::units::SEC)?;
+        check_time("target", p.target, 1, 10 * crate::units::SEC)?;
+        check_time("interval", p.interval, 1, 100 * crate::units::SEC)?;
         if p.target > p.interval {
             return Err(format!(
-                "target: {} ns exceeds interval ({} ns)",
-                p.target, p.interval
+                "target: {} is not allowed; allowed: at most interval ({})",
+                crate::units::fmt_time(p.target),
+                crate::units::fmt_time(p.interval)
             ));
         }
         *self = CodelConfig {
@@ -595,22 +596,13 @@ fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
     ))
 }
 
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
+const PARAMS: &[ParamDoc] = &concat::<{ 1 + CODEL_PARAMS.len() }>(
+    &[ParamDoc {
         name: "limit",
         help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p; tail drop",
-    },
-    CODEL_PARAMS[0],
-    CODEL_PARAMS[1],
-    CODEL_PARAMS[2],
-    CODEL_PARAMS[3],
-    CODEL_PARAMS[4],
-    CODEL_PARAMS[5],
-    CODEL_PARAMS[6],
-    CODEL_PARAMS[7],
-    CODEL_PARAMS[8],
-    CODEL_PARAMS[9],
-];
+    }],
+    CODEL_PARAMS,
+);
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "codel",

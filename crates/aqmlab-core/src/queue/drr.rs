@@ -14,7 +14,7 @@
 
 use super::util::{over_limit, resolve_limit, DepthIndex};
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
+    check_bytes, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
     QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
@@ -165,10 +165,10 @@ fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
     let cfg: Config = parse_params(params)?;
     let limit = resolve_limit(cfg.limit, link)?;
     let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_range("quantum", quantum, 1, 1 << 24)?;
+    check_bytes("quantum", quantum, 1, 1 << 24)?;
     let quanta = cfg.quanta.unwrap_or_default();
     for (i, q) in quanta.iter().enumerate() {
-        check_range(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
+        check_bytes(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
     }
     let variant = cfg.deficit.unwrap_or(Deficit::Classic);
     let res = Config {

@@ -99,8 +99,13 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Build
         (false, Limit::Bytes(b)) => Limit::Packets((b / link.mtu as u64).max(1)),
         _ => l,
     });
+    // a zero limit is named where it was typed: the qdisc's own key or the hop's
+    if cfg.limit.is_some() {
+        super::util::resolve_limit(cfg.limit, link)?;
+    } else if link.limit.is_some() {
+        super::util::resolve_limit(None, link)?;
+    }
     let limit = match cfg.limit.map(|l| l.0).or(from_link) {
-        Some(Limit::Packets(0)) | Some(Limit::Bytes(0)) => return Err("limit: must be greater than 0".into()),
         Some(l) => l,
         None if bytes => Limit::Bytes(1000 * link.mtu as u64),
         None => Limit::Packets(1000),

@@ -9,7 +9,7 @@
 
 use super::codel::CodelSource;
 use super::util::{flow_hash, scale};
-use super::{check_range, LinkInfo, QueueCtx};
+use super::{check_bytes, check_range, LinkInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::units::{Limit, Size, Time};
 use std::collections::VecDeque;
@@ -37,7 +37,7 @@ impl FqSettings {
         let flows = flows.unwrap_or(1024);
         check_range("flows", flows, 1, 65_536)?;
         let quantum = quantum.map_or(link.mtu as u64, |q| q.0);
-        check_range("quantum", quantum, 1, 1 << 20)?;
+        check_bytes("quantum", quantum, 1, 1 << 20)?;
         let limit = match limit {
             None => match link.limit {
                 Some(Limit::Packets(p)) => p,
@@ -54,7 +54,7 @@ impl FqSettings {
         };
         check_range("limit", limit, 1, 1 << 24)?;
         let memory_limit = memory_limit.map_or(32 << 20, |m| m.0);
-        check_range("memory_limit", memory_limit, 1, 1 << 40)?;
+        check_bytes("memory_limit", memory_limit, 1, 1 << 40)?;
         Ok(FqSettings {
             flows,
             quantum,

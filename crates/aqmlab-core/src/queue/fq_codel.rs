@@ -183,7 +183,12 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> Build
     let res = if codel_on {
         merge(resolved(&cfg), resolved(&codel))
     } else {
-        resolved(&cfg)
+        // guard_scope is CoDel's: fq_nocodel neither declares nor reports it
+        let mut r = resolved(&cfg);
+        if let Value::Object(m) = &mut r {
+            m.remove("guard_scope");
+        }
+        r
     };
     if !codel_on {
         if let Value::Object(m) = params {

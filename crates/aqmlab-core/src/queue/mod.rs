@@ -8,7 +8,7 @@
 
 use crate::packet::{Ecn, PacketPool, PktId};
 use crate::rng::Rng;
-use crate::units::{Limit, Time};
+use crate::units::{fmt_time, Limit, Time};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -166,6 +166,24 @@ pub struct ParamDoc {
     pub help: &'static str,
 }
 
+/// `a` then `b` as one array, at compile time: a discipline's key list made of shared groups
+/// (e.g. `limit` plus the CoDel keys) without copying the groups entry by entry.
+pub const fn concat<const N: usize>(a: &[ParamDoc], b: &[ParamDoc]) -> [ParamDoc; N] {
+    assert!(a.len() + b.len() == N, "concat: N must be the sum of the lengths");
+    let empty = ParamDoc { name: "", help: "" };
+    let mut out = [empty; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - a.len()];
+        i += 1;
+    }
+    out
+}
+
 /// A built discipline and its resolved parameters, or an error naming the key.
 pub type BuildResult = Result<(AnyQdisc, Value), String>;
 
@@ -179,17 +197,71 @@ pub struct QdiscInfo {
     pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
 }
 
-/// Deserialises a discipline's parameter table into its config type, naming the offending key.
+/// Deserialises a discipline's parameter table into its config type, naming the offending key,
+/// the value and what is allowed (an enum's variants are read off the enum itself).
 pub fn parse_params<T: DeserializeOwned>(params: &Value) -> Result<T, String> {
     serde_path_to_error::deserialize::<_, T>(params.clone()).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
+        let value = params.get(&path);
+        let mut msg = reword(&inner, value);
+        if inner.starts_with("invalid type: ") && inner.ends_with("expected string or map") {
+            // a wrong-typed enum: ask the enum for its variants with a string no variant has
+            let mut probe = params.clone();
+            probe[path.as_str()] = Value::String("\u{1}".into());
+            if let Err(e2) = serde_path_to_error::deserialize::<_, T>(probe) {
+                let m2 = e2.into_inner().to_string();
+                if let Some(i) = m2.find("expected one of ") {
+                    let shown = value.map_or("null".into(), Value::to_string);
+                    let list = m2[i + 16..].replace('`', "");
+                    msg = format!("{shown} is not allowed; allowed: {list}");
+                }
+            }
+        }
         if path == "." {
-            inner
+            msg
         } else {
-            format!("{path}: {inner}")
+            format!("{path}: {msg}")
         }
     })
+}
+
+/// Rewords serde's type errors in the form every message takes, "<value> is not allowed;
+/// allowed: <what>": "invalid type: integer `5`, expected a boolean" becomes "5 is not
+/// allowed; allowed: a boolean", "unknown variant `x`, expected one of `a`, `b`" becomes
+/// "\"x\" is not allowed; allowed: a, b". `value` is the offending value when known. Other
+/// messages are returned as they are.
+pub fn reword(msg: &str, value: Option<&Value>) -> String {
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        if let Some((got, list)) = rest.split_once("`, expected one of ") {
+            return format!("{got:?} is not allowed; allowed: {}", list.replace('`', ""));
+        }
+        if let Some((got, one)) = rest.split_once("`, expected ") {
+            return format!("{got:?} is not allowed; allowed: {}", one.replace('`', ""));
+        }
+    }
+    let Some(rest) = msg.strip_prefix("invalid type: ") else {
+        return msg.to_string();
+    };
+    let Some((got, expected)) = rest.split_once(", expected ") else {
+        return msg.to_string();
+    };
+    let shown = match value {
+        Some(v) => v.to_string(),
+        None => match got.split('`').nth(1) {
+            Some(v) => v.to_string(),
+            None => match got {
+                "map" => "a table".to_string(),
+                "sequence" => "a list".to_string(),
+                g => g.strip_prefix("string ").unwrap_or(g).to_string(),
+            },
+        },
+    };
+    let expected = match expected {
+        "string or map" => "a string",
+        e => e,
+    };
+    format!("{shown} is not allowed; allowed: {expected}")
 }
 
 /// Serialises a resolved config back to a JSON table.
@@ -198,12 +270,87 @@ pub fn resolved<T: Serialize>(cfg: &T) -> Value {
 }
 
 /// A range check with a message naming the key, the value and what is allowed.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(key: &str, v: T, lo: T, hi: T) -> Result<(), String> {
+pub fn check_range<T: PartialOrd + Copy + std::fmt::Display>(
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), String> {
+    check_range_fmt(key, v, lo, hi, |x| x.to_string())
+}
+
+/// A range check of a duration (ns), printed in units ("20s is out of range; allowed 1ns to 10s").
+pub fn check_time(key: &str, v: Time, lo: Time, hi: Time) -> Result<(), String> {
+    check_range_fmt(key, v, lo, hi, fmt_time)
+}
+
+/// A range check of a size in bytes, printed with its unit ("65537B ...; allowed 0B to 65536B").
+pub fn check_bytes(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    check_range_fmt(key, v, lo, hi, |b| format!("{b}B"))
+}
+
+fn check_range_fmt<T: PartialOrd + Copy>(
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    fmt: impl Fn(T) -> String,
+) -> Result<(), String> {
     if v < lo || v > hi {
-        Err(format!("{key}: {v} is out of range; allowed {lo} to {hi}"))
+        Err(format!(
+            "{key}: {} is out of range; allowed {} to {}",
+            fmt(v),
+            fmt(lo),
+            fmt(hi)
+        ))
     } else {
         Ok(())
     }
+}
+
+/// Rejects a key of `params` that `info` does not declare, listing every key it accepts. The
+/// list is `info.params` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
+/// declared once.
+pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
+    let Value::Object(m) = params else {
+        return Ok(());
+    };
+    for k in m.keys() {
+        if info.params.iter().all(|p| p.name != k) {
+            let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            let hint = closest(k, &names).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
+            return Err(format!(
+                "{k}: unknown parameter of {}{hint}; allowed: {}",
+                info.name,
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The candidate within edit distance 2 of `word` (the closest; the first on ties), if any.
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    candidates
+        .iter()
+        .map(|c| (distance(word, c), *c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
 }
 
 /// Declares the closed set of disciplines: an enum for static dispatch on the hot path, and the
@@ -279,6 +426,10 @@ pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {
     registry().into_iter().find(|i| i.name == name)
 }
 
+/// Prefix of a build error about a key of the hop the discipline serves (its `rate` or `limit`,
+/// see [`LinkInfo`]) rather than one of the discipline's own: [`build`] names it under the hop.
+pub const LINK_KEY: &str = "@link.";
+
 /// Builds the discipline `kind` with `params` (a JSON object without `kind`). `key` is where the
 /// qdisc sits in the scenario (e.g. "topology.down.qdisc"); errors name it and the parameter.
 pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng, key: &str) -> BuildResult {
@@ -286,7 +437,179 @@ pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng, key: &str) -
         let names: Vec<&str> = registry().iter().map(|i| i.name).collect();
         format!("{key}: unknown qdisc {kind:?}; allowed: {}", names.join(", "))
     })?;
-    (info.build)(params, link, rng).map_err(|e| format!("{key}.{e}"))
+    check_keys(params, info).map_err(|e| format!("{key}.{e}"))?;
+    (info.build)(params, link, rng).map_err(|e| match e.strip_prefix(LINK_KEY) {
+        // a key of the hop itself (its rate, its limit), which the user typed next to `qdisc`
+        Some(rest) => format!("{}.{rest}", key.strip_suffix(".qdisc").unwrap_or(key)),
+        None => format!("{key}.{e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn link() -> LinkInfo {
+        LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        }
+    }
+
+    fn err(kind: &str, params: Value, link: &LinkInfo) -> String {
+        match build(kind, &params, link, Rng::from_seed(1), "topology.down.qdisc") {
+            Ok(_) => panic!("{kind} {params} was accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn unknown_keys_list_every_key_the_discipline_accepts() {
+        // a typo among the shared CoDel / PIE keys used to list only the discipline's own keys
+        // ("unknown field `targte`, expected `limit`")
+        let cases: [(&str, &[&str]); 4] = [
+            (
+                "codel",
+                &["limit", "target", "interval", "variant", "ecn", "ce_threshold"],
+            ),
+            (
+                "pie",
+                &["limit", "target", "t_update", "alpha", "beta", "profile"],
+            ),
+            (
+                "fq_codel",
+                &[
+                    "flows",
+                    "quantum",
+                    "limit",
+                    "memory_limit",
+                    "target",
+                    "interval",
+                    "ecn",
+                ],
+            ),
+            ("fq_pie", &["flows", "target", "alpha"]),
+        ];
+        for (kind, keys) in cases {
+            let e = err(kind, json!({"targte": "5ms"}), &link());
+            assert!(e.starts_with("topology.down.qdisc.targte: "), "{e}");
+            assert!(e.contains("did you mean `target`"), "{e}");
+            let allowed = e.split("allowed: ").nth(1).expect(&e);
+            let listed: Vec<&str> = allowed.split(", ").collect();
+            for k in keys {
+                assert!(listed.contains(k), "{kind}: {k} missing from {e}");
+            }
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_declared_key_is_parsed_and_every_resolved_key_declared() {
+        // the key list of `aqmlab list qdiscs` is the one the unknown-key check uses: each listed
+        // key must reach the discipline's parser, and the resolved table (what `validate` prints)
+        // must only hold listed keys, so that it can be fed back in
+        let mut problems = Vec::new();
+        for info in registry() {
+            let (_, res) = build(info.name, &json!({}), &link(), Rng::from_seed(1), "q")
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            for k in res.as_object().unwrap().keys() {
+                if info.params.iter().all(|p| p.name != k) {
+                    problems.push(format!("{}: resolved key {k} is not declared", info.name));
+                }
+            }
+            if let Err(e) = build(info.name, &res, &link(), Rng::from_seed(1), "q") {
+                problems.push(format!("{}: its resolved table is rejected: {e}", info.name));
+            }
+            for p in info.params {
+                // a table is the wrong type for every key: the parser must say so
+                let e = err(info.name, json!({ p.name: {"x": [1]} }), &link());
+                if e.contains("unknown parameter") || e.contains("unknown field") {
+                    problems.push(format!(
+                        "{}: declared key {} is not parsed: {e}",
+                        info.name, p.name
+                    ));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn wrong_types_say_what_was_given_and_what_is_allowed() {
+        // was "invalid type: integer `5`, expected string or map"
+        let e = err("codel", json!({"recall": 5}), &link());
+        assert_eq!(
+            e,
+            "topology.down.qdisc.recall: 5 is not allowed; allowed: rfc, linux35, ns2, sfqcodel"
+        );
+        let e = err("pie", json!({"profile": true}), &link());
+        assert!(
+            e.starts_with("topology.down.qdisc.profile: true is not allowed; allowed: rfc8033, "),
+            "{e}"
+        );
+        let e = err("codel", json!({"ecn": 1}), &link());
+        assert_eq!(e, "topology.down.qdisc.ecn: 1 is not allowed; allowed: a boolean");
+        let e = err("codel", json!({"recall": "bogus"}), &link());
+        assert_eq!(
+            e,
+            "topology.down.qdisc.recall: \"bogus\" is not allowed; allowed: rfc, linux35, ns2, sfqcodel"
+        );
+    }
+
+    #[test]
+    fn ranges_are_printed_in_units() {
+        let e = err("codel", json!({"target": "20s"}), &link());
+        assert_eq!(
+            e,
+            "topology.down.qdisc.target: 20s is out of range; allowed 1ns to 10s"
+        );
+        let e = err("pie", json!({"t_update": "11s"}), &link());
+        assert!(e.ends_with("11s is out of range; allowed 1ns to 10s"), "{e}");
+        let e = err("codel", json!({"mtu": "70000B"}), &link());
+        assert!(e.ends_with("70000B is out of range; allowed 0B to 65536B"), "{e}");
+        let e = err("codel", json!({"target": "200ms", "interval": "100ms"}), &link());
+        assert!(e.contains("target: 200ms") && e.contains("100ms"), "{e}");
+    }
+
+    #[test]
+    fn errors_from_the_hops_own_keys_name_them() {
+        // the hop's `limit = "0p"` was reported as topology.down.qdisc.limit
+        let l = LinkInfo {
+            limit: Some(Limit::Packets(0)),
+            ..link()
+        };
+        for kind in ["pfifo", "codel", "red", "pie"] {
+            let e = err(kind, json!({}), &l);
+            assert_eq!(
+                e, "topology.down.limit: 0p is not allowed; allowed: at least 1p",
+                "{kind}"
+            );
+        }
+        let e = err("codel", json!({"limit": "0p"}), &link());
+        assert!(e.starts_with("topology.down.qdisc.limit: 0p"), "{e}");
+        // an extreme rate was reported as RED's derived min_th
+        let fast = LinkInfo {
+            rate_bps: 10_000_000_000_000_000,
+            ..link()
+        };
+        let e = err("red", json!({}), &fast);
+        assert!(
+            e.starts_with("topology.down.rate: 10000000Gbps is not allowed"),
+            "{e}"
+        );
+        assert!(e.contains("allowed: a rate up to"), "{e}");
+        let e = err(
+            "red",
+            json!({"target_delay": "100s"}),
+            &LinkInfo {
+                rate_bps: 1_000_000_000_000,
+                ..link()
+            },
+        );
+        assert!(e.starts_with("topology.down.qdisc.target_delay: 100s"), "{e}");
+    }
 }
 
 #[cfg(test)]

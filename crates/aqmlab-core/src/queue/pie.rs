@@ -35,8 +35,8 @@
 
 use super::util::{merge, over_limit, resolve_limit, split_keys};
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    check_bytes, check_range, check_time, concat, parse_params, resolved, AnyQdisc, BuildResult, DropReason,
+    LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -459,12 +459,12 @@ impl PieConfig {
         p.bytemode = self.bytemode.unwrap_or(p.bytemode);
         p.abandon_cycles = self.abandon_cycles.unwrap_or(p.abandon_cycles);
         p.decay_skip = self.decay_skip.unwrap_or(p.decay_skip);
-        check_range("target", p.target, 1, 10 * SEC)?;
-        check_range("t_update", t_update, 1, 10 * SEC)?;
+        check_time("target", p.target, 1, 10 * SEC)?;
+        check_time("t_update", t_update, 1, 10 * SEC)?;
         check_range("alpha", p.alpha, 0.0, 100.0)?;
         check_range("beta", p.beta, 0.0, 100.0)?;
-        check_range("max_burst", p.max_burst, 0, 100 * SEC)?;
-        check_range("dq_threshold", p.dq_threshold, 1, 1 << 30)?;
+        check_time("max_burst", p.max_burst, 0, 100 * SEC)?;
+        check_bytes("dq_threshold", p.dq_threshold, 1, 1 << 30)?;
         check_range("decay", p.decay, 0.0, 1.0)?;
         check_range("hz", hz, 0, 100_000)?;
         check_range("mark_ecnth", p.mark_ecnth, 0.0, 1.0)?;
@@ -479,7 +479,7 @@ impl PieConfig {
             None if matches!(profile, Profile::Linux | Profile::Linux314) => p.first_update,
             None => p.t_update,
         };
-        check_range("first_update", p.first_update, 1, 100 * SEC)?;
+        check_time("first_update", p.first_update, 1, 100 * SEC)?;
         *self = PieConfig {
             profile: Some(profile),
             target: Some(Dur(p.target)),
@@ -634,30 +634,13 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     ))
 }
 
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
+const PARAMS: &[ParamDoc] = &concat::<{ 1 + PIE_PARAMS.len() }>(
+    &[ParamDoc {
         name: "limit",
         help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
-    },
-    PIE_PARAMS[0],
-    PIE_PARAMS[1],
-    PIE_PARAMS[2],
-    PIE_PARAMS[3],
-    PIE_PARAMS[4],
-    PIE_PARAMS[5],
-    PIE_PARAMS[6],
-    PIE_PARAMS[7],
-    PIE_PARAMS[8],
-    PIE_PARAMS[9],
-    PIE_PARAMS[10],
-    PIE_PARAMS[11],
-    PIE_PARAMS[12],
-    PIE_PARAMS[13],
-    PIE_PARAMS[14],
-    PIE_PARAMS[15],
-    PIE_PARAMS[16],
-    PIE_PARAMS[17],
-];
+    }],
+    PIE_PARAMS,
+);
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "pie",

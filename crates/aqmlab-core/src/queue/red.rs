@@ -34,8 +34,8 @@
 
 use super::util::{over_limit, resolve_limit};
 use super::{
-    check_range, parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo,
-    QueueCtx,
+    check_range, check_time, concat, parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
+    Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -393,6 +393,9 @@ pub struct RedConfig {
     pub aggressive: Option<bool>,
 }
 
+/// The largest threshold (packets, or mean-size packets in byte mode) RED accepts.
+const MAX_TH: f64 = 1e9;
+
 impl RedConfig {
     /// Resolves the table for `preset`; returns the parameters, the limit and (ARED) the form
     /// and interval. Every value is written back.
@@ -451,8 +454,27 @@ impl RedConfig {
                 }
             },
         };
-        check_range("min_th", min_th, 0.0, 1e9)?;
-        check_range("max_th", max_th, min_th + 1e-9, 1e9)?;
+        if self.min_th.is_none() && min_th > MAX_TH {
+            // the automatic min_th follows the link rate: name the key that made it too large
+            let max_rate = MAX_TH * 2.0 * 8.0 * mean as f64 / (target_delay as f64 / SEC as f64);
+            let (key, what) = if self.target_delay.is_some() {
+                ("target_delay".to_string(), crate::units::fmt_time(target_delay))
+            } else {
+                (
+                    format!("{}rate", super::LINK_KEY),
+                    crate::units::fmt_rate(link.rate_bps),
+                )
+            };
+            return Err(format!(
+                "{key}: {what} is not allowed here (RED's automatic min_th, target_delay/2 at the \
+                 link rate, would be {min_th:.3e} packets, above {MAX_TH:e}); allowed: a rate up to {} \
+                 with target_delay {}, or an explicit min_th",
+                crate::units::fmt_rate(max_rate as u64),
+                crate::units::fmt_time(target_delay),
+            ));
+        }
+        check_range("min_th", min_th, 0.0, MAX_TH)?;
+        check_range("max_th", max_th, min_th + 1e-9, MAX_TH)?;
         check_range("max_p", max_p, 0.0, 1.0)?;
         check_range("w_q", w_q, 1e-12, 1.0)?;
         let p = RedParams {
@@ -472,7 +494,7 @@ impl RedConfig {
         let adaptive = if preset == Preset::Ared {
             let form = self.adapt_form.unwrap_or(AdaptForm::Linux);
             let interval = self.adapt_interval.map_or(500 * MS, |d| d.0);
-            check_range("adapt_interval", interval, 1, 100 * SEC)?;
+            check_time("adapt_interval", interval, 1, 100 * SEC)?;
             self.adapt_form = Some(form);
             self.adapt_interval = Some(Dur(interval));
             Some((form, interval))
@@ -587,49 +609,27 @@ pub const RED_PARAMS: &[ParamDoc] = &[
     },
 ];
 
-const ARED_PARAMS: &[ParamDoc] = &[
-    RED_PARAMS[0],
-    RED_PARAMS[1],
-    RED_PARAMS[2],
-    RED_PARAMS[3],
-    RED_PARAMS[4],
-    RED_PARAMS[5],
-    RED_PARAMS[6],
-    RED_PARAMS[7],
-    RED_PARAMS[8],
-    RED_PARAMS[9],
-    RED_PARAMS[10],
-    RED_PARAMS[11],
-    RED_PARAMS[12],
-    RED_PARAMS[13],
-    ParamDoc {
-        name: "adapt_form",
-        help: "linux (timer every adapt_interval, default) or ns2 (on arrivals)",
-    },
-    ParamDoc {
-        name: "adapt_interval",
-        help: "max_p adaptation period; default 500ms",
-    },
-];
+const ARED_PARAMS: &[ParamDoc] = &concat::<{ RED_PARAMS.len() + 2 }>(
+    RED_PARAMS,
+    &[
+        ParamDoc {
+            name: "adapt_form",
+            help: "linux (timer every adapt_interval, default) or ns2 (on arrivals)",
+        },
+        ParamDoc {
+            name: "adapt_interval",
+            help: "max_p adaptation period; default 500ms",
+        },
+    ],
+);
 
-const HRED_PARAMS: &[ParamDoc] = &[
-    RED_PARAMS[0],
-    RED_PARAMS[1],
-    RED_PARAMS[2],
-    RED_PARAMS[3],
-    RED_PARAMS[4],
-    RED_PARAMS[5],
-    RED_PARAMS[6],
-    RED_PARAMS[7],
-    RED_PARAMS[8],
-    RED_PARAMS[9],
-    RED_PARAMS[10],
-    RED_PARAMS[11],
-    ParamDoc {
+const HRED_PARAMS: &[ParamDoc] = &concat::<{ RED_PARAMS.len() + 1 }>(
+    RED_PARAMS,
+    &[ParamDoc {
         name: "aggressive",
         help: "w_q 0.04 instead of 0.02",
-    },
-];
+    }],
+);
 
 pub static INFO: [QdiscInfo; 3] = [
     QdiscInfo {

@@ -17,8 +17,8 @@
 
 use super::util::{flow_hash, DepthIndex};
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    check_bytes, check_range, check_time, parse_params, resolved, AnyQdisc, BuildResult, DropReason,
+    LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -240,9 +240,9 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     check_range("limit", limit, 1, 1 << 24)?;
     let limit = limit.min(depth as u64 * flows as u64);
     let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_range("quantum", quantum, 1, 1 << 20)?;
+    check_bytes("quantum", quantum, 1, 1 << 20)?;
     let perturb = cfg.perturb.map_or(0, |d| d.0);
-    check_range("perturb", perturb, 0, 3600 * SEC)?;
+    check_time("perturb", perturb, 0, 3600 * SEC)?;
     let headdrop = cfg.headdrop.unwrap_or(false);
     let cfg = Config {
         divisor: Some(divisor),

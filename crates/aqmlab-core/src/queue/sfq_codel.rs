@@ -19,8 +19,8 @@ use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS
 use super::fq::FqSched;
 use super::util::merge;
 use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
+    check_bytes, check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
+    Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -123,7 +123,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let bins = cfg.bins.unwrap_or(1024);
     check_range("bins", bins, 1, 65_536)?;
     let quantum = cfg.quantum.map_or(0, |q| q.0);
-    check_range("quantum", quantum, 0, 1 << 20)?;
+    check_bytes("quantum", quantum, 0, 1 << 20)?;
     let limit = match cfg.limit.as_deref() {
         None => match link.limit {
             Some(Limit::Packets(p)) => p,

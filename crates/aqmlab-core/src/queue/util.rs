@@ -66,8 +66,15 @@ pub fn over_limit(limit: Limit, packets: u64, bytes: u64) -> bool {
 /// The limit of a discipline: its own `limit` key, else the direction's, else 1000 packets (Linux's
 /// txqueuelen). A zero limit is rejected, naming the key.
 pub fn resolve_limit(own: Option<LimitSpec>, link: &LinkInfo) -> Result<Limit, String> {
+    // a zero limit is named where it was typed: the qdisc's own key or the hop's
+    let key = if own.is_some() {
+        "limit".to_string()
+    } else {
+        format!("{}limit", super::LINK_KEY)
+    };
     match own.map(|l| l.0).or(link.limit).unwrap_or(Limit::Packets(1000)) {
-        Limit::Packets(0) | Limit::Bytes(0) => Err("limit: must be greater than 0".into()),
+        Limit::Packets(0) => Err(format!("{key}: 0p is not allowed; allowed: at least 1p")),
+        Limit::Bytes(0) => Err(format!("{key}: 0B is not allowed; allowed: at least 1B")),
         l => Ok(l),
     }
 }

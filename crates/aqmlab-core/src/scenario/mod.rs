@@ -560,7 +560,7 @@ pub fn parse(json: &str) -> Result<Scenario, String> {
             .rfind(" at line ")
             .map_or(msg.as_str(), |i| &msg[..i])
             .to_string();
-        format!("{path}: {msg}")
+        format!("{path}: {}", crate::queue::reword(&msg, None))
     })?;
     sc.validate()?;
     Ok(sc)
