@@ -453,7 +453,10 @@ def _by_keys(runs: Sequence, by: str | Sequence[str] | None) -> list[str]:
 
 def _natural(s: str) -> list:
     """Sort key putting '5Mbps' before '10Mbps'."""
-    return [(0, float(x), "") if re.fullmatch(r"\d+(\.\d+)?", x) else (1, 0.0, x) for x in re.split(r"(\d+(?:\.\d+)?)", s)]
+    return [
+        (0, float(x), "") if re.fullmatch(r"\d+(\.\d+)?", x) else (1, 0.0, x)
+        for x in re.split(r"(\d+(?:\.\d+)?)", s)
+    ]
 
 
 def _group_key(run, keys: Sequence[str]) -> tuple[str, ...]:
@@ -470,7 +473,9 @@ def _group_key(run, keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def _group_name(keys: Sequence[str], values: Sequence[str], sep: str = ", ") -> str:
-    return sep.join(v if k in ("qdisc", "up_qdisc") else f"{short_key(k, keys)}={v}" for k, v in zip(keys, values))
+    return sep.join(
+        v if k in ("qdisc", "up_qdisc") else f"{short_key(k, keys)}={v}" for k, v in zip(keys, values)
+    )
 
 
 def grouped(runs: Sequence, by: str | Sequence[str] | None = None) -> tuple[list[str], dict[tuple, list]]:
@@ -495,7 +500,10 @@ def _by_arg(by, group_by):
 
 
 def box(
-    runs: Sequence, metric: str = "queue_delay_p95_ms", group_by: str | None = None, by: str | Sequence[str] | None = None
+    runs: Sequence,
+    metric: str = "queue_delay_p95_ms",
+    group_by: str | None = None,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Box plot of a per-run metric across runs, one box per group: by default the qdisc and
     every grid value that differs between the runs (``by`` chooses: 'qdisc', 'qdisc,rate', ...)."""
@@ -506,13 +514,21 @@ def box(
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
-        ax.plot([], [], color="C1", label=f"median over runs (box: quartiles); n = {sum(len(v) for _, v in nonempty)} runs")
+        ax.plot(
+            [],
+            [],
+            color="C1",
+            label=f"median over runs (box: quartiles); n = {sum(len(v) for _, v in nonempty)} runs",
+        )
     _legend(ax)
     return fig
 
 
 def bar(
-    runs: Sequence, metric: str = "queue_delay_p50_ms", group_by: str | None = None, by: str | Sequence[str] | None = None
+    runs: Sequence,
+    metric: str = "queue_delay_p50_ms",
+    group_by: str | None = None,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Median of a per-run metric per group with quartile (25th-75th) error bars; groups as
     in ``box``."""
@@ -572,7 +588,15 @@ def ellipse(
             angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
             w, h = 2 * nstd * np.sqrt(vals[-1]), 2 * nstd * np.sqrt(vals[0])
             ax.add_patch(
-                Ellipse(tuple(pts.mean(axis=0)), w, h, angle=angle, fill=False, color=color, linestyle=st["linestyle"])
+                Ellipse(
+                    tuple(pts.mean(axis=0)),
+                    w,
+                    h,
+                    angle=angle,
+                    fill=False,
+                    color=color,
+                    linestyle=st["linestyle"],
+                )
             )
         i += 1
     ax.autoscale_view()
@@ -594,7 +618,9 @@ def parallel(
     congestion controllers of the run's TCP flows."""
     unit = {columns.unit(left), columns.unit(right)}
     ylabel = f"value ({unit.pop()})" if len(unit) == 1 and "" not in unit else "value"
-    fig, ax = _fig(_title(runs, f"{columns.name(left)} vs {columns.name(right)} per (class, qdisc)"), "metric", ylabel)
+    fig, ax = _fig(
+        _title(runs, f"{columns.name(left)} vs {columns.name(right)} per (class, qdisc)"), "metric", ylabel
+    )
     pairs: dict[tuple[str, str], list] = {}
     for r in runs:
         cls = (r.meta.get("params") or {}).get(class_by)

@@ -48,7 +48,7 @@ def test_box_groups_by_qdisc(runs):
 
 
 def test_latency_axis_inverted(runs):
-    ax = plots.ellipse(runs).axes[0]
+    ax = plots.ellipse(runs, by="qdisc").axes[0]
     lo, hi = ax.get_ylim()
     assert lo > hi
     assert len(ax.patches) == 2  # codel and pie have >= 2 runs; pfifo only a marker
@@ -72,3 +72,19 @@ def test_missing_table_is_named():
 def test_bad_extension(runs, tmp_path):
     with pytest.raises(ValueError, match="unsupported figure format"):
         plots.save(plots.figure("rtt_cdf", runs), tmp_path / "x.gif")
+
+
+def test_runs_of_different_grid_points_are_never_pooled(runs):
+    # the synthetic runs differ in their grid value delay_scale: by default each is its own group
+    keys, groups = plots.grouped(runs)
+    assert keys == ["qdisc", "delay_scale"] and len(groups) == len(runs)
+    assert len(plots.ellipse(runs).axes[0].patches) == 0  # one run per group: markers only
+    keys, groups = plots.grouped(runs, "qdisc")
+    assert sorted(len(g) for g in groups.values()) == [1, 2, 3]
+
+
+def test_unknown_group_key_names_what_is_allowed(runs):
+    with pytest.raises(
+        ValueError, match=r"by: unknown key 'nope'; allowed: qdisc, up_qdisc, seed, delay_scale"
+    ):
+        plots.box(runs, "queue_delay_p95_ms", by="nope")
