@@ -229,3 +229,47 @@ fn device_queue_moves_waiting_out_of_the_qdisc_but_not_the_arrival_times() {
         assert_eq!(up_sojourns, vec![0, second_sojourn], "{device:?}");
     }
 }
+
+#[test]
+fn a_uniform_start_is_drawn_once_per_group_or_once_per_flow_as_asked() {
+    let starts = |per: Option<&str>| {
+        let mut start = json!({"uniform": ["1s", "2s"]});
+        if let Some(p) = per {
+            start["per"] = json!(p);
+        }
+        let r = run(json!({
+            "name": "starts", "duration": "3s",
+            "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "udp", "rate": "1Mbps", "count": 8, "start": start}]
+        }));
+        // The resolved scenario (stored with the run) states the choice.
+        let resolved = serde_json::to_value(&r.resolved.flows[0].start).expect("serialises");
+        assert_eq!(resolved["per"], json!(per.unwrap_or("group")));
+        r.flows.iter().map(|f| f.start).collect::<Vec<_>>()
+    };
+    for s in [starts(None), starts(Some("group")), starts(Some("flow"))] {
+        assert!(
+            s.iter().all(|&t| (SEC..2 * SEC).contains(&t)),
+            "{s:?} outside [1 s, 2 s)"
+        );
+    }
+    // The default is one draw for the entry (its flows start together, as transients2014's groups).
+    let g = starts(None);
+    assert!(g.iter().all(|&t| t == g[0]));
+    assert_eq!(g, starts(Some("group")));
+    // Per flow: eight independent draws on a 1 s range (ns resolution) are all different, and the
+    // first flow keeps the group's draw.
+    let f = starts(Some("flow"));
+    let mut d = f.clone();
+    d.sort_unstable();
+    d.dedup();
+    assert_eq!(d.len(), 8, "{f:?}");
+    assert_eq!(f[0], g[0]);
+    let bad = json!({"name": "x", "duration": "1s", "topology": {"rtt": "1ms", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+        "flows": [{"kind": "udp", "rate": "1Mbps", "start": {"uniform": ["0s", "1s"], "per": "host"}}]});
+    let e = scenario::parse(&bad.to_string()).expect_err("per = host is not a choice");
+    assert!(
+        e.starts_with("flows[0].start") && e.contains("\"host\"") && e.contains("\"flow\""),
+        "{e}"
+    );
+}

@@ -6,7 +6,7 @@
 //! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
 //! derived from the run seed.
 
-use super::{DirSpec, FlowSpec, HopRef, Scenario, StartSpec};
+use super::{DirSpec, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::net::{Link, LinkStats};
@@ -305,15 +305,22 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
-        let start = match f.start.clone().expect("resolved") {
+        let start_spec = f.start.clone().expect("resolved");
+        let mut start_rng = Rng::stream(seed, &format!("start/{g}"));
+        let group_start = match start_spec {
             StartSpec::At(t) => t,
-            StartSpec::Uniform(lo, hi) => Rng::stream(seed, &format!("start/{g}")).range_u64(lo, hi),
+            StartSpec::Uniform(lo, hi, _) => start_rng.range_u64(lo, hi),
         };
         let stop = f.stop.map_or(end, |s| s.0.min(end));
         let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
-        for _ in 0..f.count.expect("resolved") {
+        for k in 0..f.count.expect("resolved") {
             let id = flows.len() as u32;
+            // The first flow takes the group's draw, so `per = "flow"` with one flow is `per = "group"`.
+            let start = match start_spec {
+                StartSpec::Uniform(lo, hi, StartPer::Flow) if k > 0 => start_rng.range_u64(lo, hi),
+                _ => group_start,
+            };
             let (src, dst, cc, target) =
                 endpoints(f, id, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
             let client = rtt / 4;

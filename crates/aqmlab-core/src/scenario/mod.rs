@@ -237,19 +237,50 @@ impl Serialize for QdiscSpec {
     }
 }
 
-/// When a flow (group) starts: a fixed time, or an offset drawn per run seed.
+/// When a flow (group) starts: a fixed time, or an offset drawn per run seed, once for the
+/// whole `[[flows]]` entry (`per = "group"`, the default: its flows start together) or once per
+/// flow (`per = "flow"`: staggered starts).
 #[derive(Clone, Debug, PartialEq)]
 pub enum StartSpec {
     At(Time),
-    Uniform(Time, Time),
+    Uniform(Time, Time, StartPer),
+}
+
+/// What one uniform start draw covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPer {
+    Group,
+    Flow,
+}
+
+impl StartPer {
+    pub fn name(self) -> &'static str {
+        match self {
+            StartPer::Group => "group",
+            StartPer::Flow => "flow",
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for StartSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let allowed = "a time (\"1s\") or { uniform = [\"0s\", \"0.65s\"] }";
+        let allowed = "a time (\"1s\") or { uniform = [\"0s\", \"0.65s\"], per = \"group\" | \"flow\" }";
         match Value::deserialize(d)? {
             Value::String(s) => parse_time(&s).map(StartSpec::At).map_err(de::Error::custom),
-            Value::Object(m) if m.len() == 1 && m.contains_key("uniform") => {
+            Value::Object(m)
+                if m.contains_key("uniform") && m.keys().all(|k| k == "uniform" || k == "per") =>
+            {
+                let per = match m.get("per") {
+                    None => StartPer::Group,
+                    Some(Value::String(p)) if p == "group" => StartPer::Group,
+                    Some(Value::String(p)) if p == "flow" => StartPer::Flow,
+                    Some(v) => {
+                        return Err(de::Error::custom(format!(
+                            "per: {v} is not allowed; allowed: \"group\" (one draw for the entry's flows) \
+                             or \"flow\" (one draw per flow)"
+                        )))
+                    }
+                };
                 let b = m["uniform"].as_array().filter(|a| a.len() == 2);
                 match b.map(|a| (a[0].as_str(), a[1].as_str())) {
                     Some((Some(lo), Some(hi))) => {
@@ -260,7 +291,7 @@ impl<'de> Deserialize<'de> for StartSpec {
                                 "uniform: the upper bound is below the lower bound",
                             ));
                         }
-                        Ok(StartSpec::Uniform(lo, hi))
+                        Ok(StartSpec::Uniform(lo, hi, per))
                     }
                     _ => Err(de::Error::custom(format!(
                         "uniform needs two times; allowed: {allowed}"
@@ -276,9 +307,10 @@ impl Serialize for StartSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match *self {
             StartSpec::At(t) => Dur(t).serialize(s),
-            StartSpec::Uniform(lo, hi) => {
+            StartSpec::Uniform(lo, hi, per) => {
                 let mut m = serde_json::Map::new();
                 m.insert("uniform".into(), serde_json::json!([Dur(lo), Dur(hi)]));
+                m.insert("per".into(), per.name().into());
                 Value::Object(m).serialize(s)
             }
         }
@@ -772,7 +804,7 @@ impl Scenario {
         if let Some(stop) = f.stop {
             let latest_start = match f.start {
                 Some(StartSpec::At(t)) => t,
-                Some(StartSpec::Uniform(_, hi)) => hi,
+                Some(StartSpec::Uniform(_, hi, _)) => hi,
                 None => 0,
             };
             if stop.0 <= latest_start {
