@@ -127,7 +127,10 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2"', "flows[0].profile"),
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
     ('[[flows]]\nkind = "tcp"\nhystart = "hystart++"', "flows[0].hystart"),
-    ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\nstart = { uniform = ["0s", "1s"], per = "host" }', "flows[0].start"),
+    (
+        '[[flows]]\nkind = "udp"\nrate = "1Mbps"\nstart = { uniform = ["0s", "1s"], per = "host" }',
+        "flows[0].start",
+    ),
     ('[[flows]]\nkind = "tcp"\nquickack = -1', "flows[0].quickack"),
     ('[[flows]]\nkind = "tcp"\nfrto = "yes"', "flows[0].frto"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
