@@ -535,13 +535,45 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
 # --------------------------------------------------------------------------- flows
 
 
+# Per-flow lookups are served from an index built once per table object, so that metrics over
+# N flows cost O(rows + N), not O(rows x N). The cache holds the table itself (identity check:
+# ids are reused after a table is freed) and only the few most recent tables.
+_INDEX: dict[tuple[int, str], tuple[pa.Table, Any]] = {}
+_INDEX_KEEP = 8
+
+
+def _cached(table: pa.Table, kind: str, build) -> Any:
+    hit = _INDEX.get((id(table), kind))
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    value = build(table)
+    if len(_INDEX) >= _INDEX_KEEP:
+        _INDEX.pop(next(iter(_INDEX)))
+    _INDEX[(id(table), kind)] = (table, value)
+    return value
+
+
+def _flow_rows(f: pa.Table) -> dict[int, dict]:
+    return {int(r["flow"]): r for r in f.to_pylist()}
+
+
 def _flow_row(tables: dict, flow: int) -> dict:
-    f = _need(tables, "flows")
-    m = _col(f, "flow", np.int64) == flow
-    rows = f.filter(pa.array(m)).to_pylist()
-    if not rows:
+    row = _cached(_need(tables, "flows"), "rows", _flow_rows).get(int(flow))
+    if row is None:
         raise KeyError(f"flow {flow} not in the flows table")
-    return rows[0]
+    return row
+
+
+def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, int]]]:
+    """``flow_series`` sorted by (flow, t): times, delivered bytes and each flow's row range."""
+    flow = _col(fs, "flow", np.int64)
+    t = _col(fs, "t_ns", np.int64)
+    order = np.lexsort((t, flow))
+    flow, t = flow[order], t[order]
+    d = _col(fs, "delivered_bytes", np.float64)[order]
+    ids, starts = np.unique(flow, return_index=True)
+    ends = np.r_[starts[1:], flow.size]
+    return t, d, {int(i): (int(a), int(b)) for i, a, b in zip(ids, starts, ends, strict=True)}
 
 
 def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> float | None:
@@ -561,13 +593,10 @@ def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> f
     t0 = max(w, int(row["start_ns"]))
     done = row.get("completed_ns")
     if _has(tables, "flow_series"):
-        fs = tables["flow_series"]
-        fs = fs.filter(pa.array(_col(fs, "flow", np.int64) == flow))
-        if fs.num_rows:
-            t = _col(fs, "t_ns", np.int64)
-            d = _col(fs, "delivered_bytes", np.float64)
-            order = np.argsort(t, kind="stable")
-            t, d = t[order], d[order]
+        t_all, d_all, ranges = _cached(tables["flow_series"], "series", _series_of_flows)
+        a, b = ranges.get(int(flow), (0, 0))
+        if b > a:
+            t, d = t_all[a:b], d_all[a:b]
             ia = int(np.searchsorted(t, t0, side="left"))
             ib = t.size - 1
             if done is not None:
@@ -579,6 +608,49 @@ def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> f
     if t1 <= t0:
         return None
     return float(row["bytes_delivered"]) * 8.0 * NS / (t1 - t0)
+
+
+def delivered_bytes(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> int:
+    """Payload the flow delivered to its application in the run's window [W, T_end]: D(T_end) -
+    D(W) from ``flow_series`` (D at the last sample <= t, 0 before the first), the same window as
+    the links' utilisation; without ``flow_series`` (level ``summary``, no warm-up possible) the
+    whole-run ``flows.bytes_delivered``."""
+    if not _has(tables, "flow_series"):
+        return int(_flow_row(tables, flow)["bytes_delivered"])
+    w, end = _window(meta, warmup_s)
+    t_all, d_all, ranges = _cached(tables["flow_series"], "series", _series_of_flows)
+    a, b = ranges.get(int(flow), (0, 0))
+    if b <= a:
+        return 0
+    t, d = t_all[a:b], d_all[a:b]
+    return round(_cum_at(t, d, end) - _cum_at(t, d, w))
+
+
+def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict[str, float | None]:
+    """Aggregate goodput per direction and in total (Mbit/s): the payload every non-probe flow of
+    that direction delivered in [W, T_end] (``delivered_bytes``) over T_end - W. One window for
+    all flows and the links, so it never exceeds what the links carried; per-flow goodput
+    (``goodput_bps``) is over each flow's own active part of the window and does not add up to
+    this when flows start late or finish early."""
+    w, end = _window(meta, warmup_s)
+    if not _has(tables, "flow_series"):
+        w = 0
+    out: dict[str, float | None] = {"down": None, "up": None, "total": None}
+    if not _has(tables, "flows") or end <= w:
+        return out
+    pflows = set(probe_flows(tables))
+    sums: dict[str, int] = {}
+    for row in _cached(tables["flows"], "rows", _flow_rows).values():
+        fid = int(row["flow"])
+        if fid in pflows or row["kind"] == "ping":
+            continue
+        d = str(row["direction"])
+        sums[d] = sums.get(d, 0) + delivered_bytes(tables, meta, fid, w / NS)
+    for d, v in sums.items():
+        out[d] = v * 8.0 * NS / (end - w) / 1e6
+    if sums:
+        out["total"] = sum(sums.values()) * 8.0 * NS / (end - w) / 1e6
+    return out
 
 
 def completion_time_s(tables: dict, flow: int) -> float | None:
@@ -842,8 +914,8 @@ def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
         "drops": int(sum(by[r] for r in QUEUE_DROP_REASONS)),
         "drops_by_reason": by,
         "marks": marks(tables, meta, direction, warmup_s),
-        "enqueued": arrivals(tables, meta, direction, warmup_s),
-        "delivered": tx_packets(tables, meta, direction, warmup_s),
+        "arrivals": arrivals(tables, meta, direction, warmup_s),
+        "transmitted": tx_packets(tables, meta, direction, warmup_s),
         "tx_bytes": int(tx_bytes(tables, meta, direction, warmup_s)),
         "mean_backlog_pkts": _float(mean_backlog(tables, meta, direction, "pkts", warmup_s))
         if has_q
@@ -871,6 +943,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
         "warmup_s": float(warmup_s),
         "links": {d: link_summary(tables, meta, d, warmup_s) for d in directions(tables, meta)},
         "bottleneck": bottlenecks(tables),
+        "goodput_mbps": goodput_totals_mbps(tables, meta, warmup_s),
         "flows": [],
         "probes": [],
     }
@@ -889,7 +962,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
                     "label": row["label"],
                     "cc": row["cc"],
                     "goodput_mbps": None if gp is None else gp / 1e6,
-                    "bytes_delivered": int(row["bytes_delivered"]),
+                    "bytes_delivered": delivered_bytes(tables, meta, fid, warmup_s),
                     "retransmits": int(row["retransmits"]),
                     "rto_count": int(row["rto_count"]),
                     "completion_s": completion_time_s(tables, fid),

@@ -60,7 +60,7 @@ def summary_tables(run) -> str:
     out = []
     links = s.get("links") or {}
     if links:
-        keys = ["qdisc", "utilization", "drops", "marks", "enqueued", "delivered", "tx_bytes",
+        keys = ["qdisc", "utilization", "drops", "marks", "arrivals", "transmitted", "tx_bytes",
                 "mean_backlog_pkts", "mean_backlog_bytes"]  # fmt: skip
         dk = ["p50", "p95", "p99", "max", "mean"]
         head = "".join(f"<th>{k}</th>" for k in ["dir", *keys] + [f"delay {k} (ms)" for k in dk])

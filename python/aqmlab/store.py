@@ -454,10 +454,13 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         row[prefix + "drops"] = lk.get("drops")
         row[prefix + "marks"] = lk.get("marks")
     flows = s.get("flows") or []
-    gp = [(f.get("direction"), f.get("goodput_mbps")) for f in flows if f.get("goodput_mbps") is not None]
-    row["goodput_mbps_total"] = float(sum(g for _, g in gp)) if gp else None
-    row["goodput_mbps_down"] = float(sum(g for d, g in gp if d == "down")) if gp else None
-    row["goodput_mbps_up"] = float(sum(g for d, g in gp if d == "up")) if gp else None
+    totals = s.get("goodput_mbps")
+    if totals is None:  # a summary stored before the aggregate existed: the old sum of flow rates
+        gp = [(f.get("direction"), f.get("goodput_mbps")) for f in flows if f.get("goodput_mbps") is not None]
+        totals = {k: float(sum(g for d, g in gp if k in ("total", d))) if gp else None
+                  for k in ("total", "down", "up")}  # fmt: skip
+    for k in ("total", "down", "up"):
+        row[f"goodput_mbps_{k}"] = _num(totals.get(k))
     row["n_flows"] = len(flows)
     row["retransmits"] = sum(int(f.get("retransmits") or 0) for f in flows)
     probes = s.get("probes") or []

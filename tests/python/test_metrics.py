@@ -221,7 +221,7 @@ def test_summarize(tiny):
     assert d["queue_delay_ms"]["p50"] == pytest.approx(1.5)
     assert d["queue_delay_ms"]["p99"] == pytest.approx(2 + 0.97 * 2)  # rank 2.97 of [0,1,2,4]
     assert d["drops"] == 2 and d["drops_by_reason"]["loss"] == 2 and d["marks"] == 1
-    assert d["enqueued"] == 6 and d["delivered"] == 4 and d["tx_bytes"] == 4000
+    assert d["arrivals"] == 6 and d["transmitted"] == 4 and d["tx_bytes"] == 4000
     assert d["mean_backlog_pkts"] == pytest.approx(0.45) and d["mean_backlog_bytes"] == pytest.approx(400)
     assert [f["id"] for f in s["flows"]] == [0, 1, 3]
     f0 = s["flows"][0]
@@ -235,3 +235,32 @@ def test_summarize(tiny):
     s2 = M.summarize(*synth.run(drop=("packets",)))
     assert s2["links"]["down"]["queue_delay_ms"]["p50"] is None
     assert s2["links"]["down"]["mean_backlog_bytes"] == pytest.approx(400)
+
+
+def test_goodput_and_utilisation_share_one_window():
+    # A bulk flow and three 150 kB transfers that start late and finish early through a 20 Mb/s
+    # FIFO, 3 s warm-up. Every aggregate is over [W, T_end]: the links' utilisation is at most 1
+    # and the flows' payload at most what the link carried (payload = bytes on the wire less the
+    # 52 B of IP/TCP headers per 1500 B packet). The per-flow rates are each over the flow's own
+    # active time: the short transfers run at several Mb/s for well under a second, so their sum
+    # can exceed the link's capacity, which is why the aggregate is not that sum.
+    import aqmlab
+
+    sc = {
+        "name": "window", "duration": "8s",
+        "topology": {"rtt": "40ms", "down": {"rate": "20Mbps", "limit": "100p"}, "up": {"rate": "20Mbps"}},
+        "flows": [{"kind": "tcp", "cc": "cubic"},
+                  {"kind": "tcp", "cc": "cubic", "count": 3, "bytes": "150kB", "start": "5s"}],
+        "record": {"level": "packets", "interval": "10ms"},
+    }  # fmt: skip
+    r = aqmlab.run(sc, seed=1, warmup_s=3.0)
+    s = r.summary
+    util = s["links"]["down"]["utilization"]
+    assert 0.9 < util <= 1.0
+    carried_payload_mbps = util * 20 * (1448 / 1500)
+    total = s["goodput_mbps"]["total"]
+    assert total == pytest.approx(sum(f["bytes_delivered"] for f in s["flows"]) * 8 / 5.0 / 1e6)
+    # ACK-clocked delivery lags transmission by at most one window's worth in flight at T_end
+    assert total <= carried_payload_mbps * 1.02
+    # the sum of per-flow rates exceeds even the link's payload capacity: not an aggregate
+    assert sum(f["goodput_mbps"] for f in s["flows"]) > 20 * (1448 / 1500) > total

@@ -56,11 +56,11 @@ def test_run_json_has_the_contract_keys(scenario: Path, tmp_path: Path):
     for d in ("up", "down"):
         link = s["links"][d]
         assert set(link["queue_delay_ms"]) >= {"p50", "p95", "p99", "max", "mean"}
-        assert {"utilization", "drops", "marks", "enqueued", "delivered"} <= set(link)
+        assert {"utilization", "drops", "marks", "arrivals", "transmitted"} <= set(link)
     # 6 Mb/s of UDP into 5 Mb/s: the down link is saturated and drops about 1/6 of arrivals.
     down = s["links"]["down"]
     assert down["utilization"] > 0.97
-    assert down["drops"] / down["enqueued"] == pytest.approx(1 / 6, abs=0.03)
+    assert down["drops"] / down["arrivals"] == pytest.approx(1 / 6, abs=0.03)
     kinds = {f["kind"] for f in s["flows"]}
     assert kinds == {"udp", "tcp"}  # probes are reported under "probes"
     tcp = next(f for f in s["flows"] if f["kind"] == "tcp")

@@ -3,6 +3,7 @@
 import json
 import os
 
+import pandas as pd
 import pytest
 import synth
 
@@ -93,8 +94,10 @@ def test_catalog_and_views(tmp_path):
     assert row["queue_delay_p95_ms"] == pytest.approx(2 + 0.85 * 2)  # rank 2.85 of [0,1,2,4]
     assert row["up_queue_delay_max_ms"] == pytest.approx(0.8)
     assert row["drops"] == 2 and row["probe_rtt_p50_ms"] == pytest.approx(11.0)
-    # goodput: 1.2 + 8000/0.015/1e6 + 4000/0.016/1e6 Mb/s (all down)
-    assert row["goodput_mbps_total"] == pytest.approx(1.2 + 8 / 15 + 0.25)
+    # aggregate goodput: payload delivered in [0, 20 ms] (flow_series at its last sample, 19 ms:
+    # 150 x 19 + 1000 + 500 B) over the 20 ms window, all down; no up flow
+    assert row["goodput_mbps_total"] == pytest.approx((150 * 19 + 1000 + 500) * 8 / 0.020 / 1e6)
+    assert row["goodput_mbps_down"] == row["goodput_mbps_total"] and pd.isna(row["goodput_mbps_up"])
     assert list(store.list_runs(tmp_path, where="seed = 2")["run_id"]) == ["a-2"]
     assert len(store.list_runs(tmp_path, scenario="tiny")) == 2
     assert len(store.list_runs(tmp_path, scenario="other")) == 0

@@ -73,9 +73,15 @@ def _fmt(v, nd: int = 2) -> str:
     return str(v)
 
 
+FLOW_ROWS_SHOWN = 30
+"""Flows listed in the printed summary; the rest are counted (the JSON and the store hold all)."""
+
+
 def _print_summary(res: Result) -> None:
     s = res.summary
-    t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links")
+    w = s.get("warmup_s") or 0.0
+    window = f", counted from {w:g} s" if w else ""
+    t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
     for c in [
         "dir",
         "qdisc",
@@ -100,7 +106,7 @@ def _print_summary(res: Result) -> None:
             *(_fmt(q[k]) for k in ["p50", "p95", "p99", "max", "mean"]),
             _fmt(link["drops"]),
             _fmt(link["marks"]),
-            _fmt(link["enqueued"]),
+            _fmt(link["arrivals"]),
         )
     out.print(t)
     if s["flows"]:
@@ -118,9 +124,8 @@ def _print_summary(res: Result) -> None:
             "completion s",
         ]:
             t.add_column(c)
-        for f in s["flows"]:
-            if f["kind"] == "ping":
-                continue
+        shown = [f for f in s["flows"] if f["kind"] != "ping"]
+        for f in shown[:FLOW_ROWS_SHOWN]:
             t.add_row(
                 *(
                     _fmt(f.get(k))
@@ -139,6 +144,13 @@ def _print_summary(res: Result) -> None:
                 )
             )
         out.print(t)
+        if len(shown) > FLOW_ROWS_SHOWN:
+            out.print(f"... and {len(shown) - FLOW_ROWS_SHOWN} more flows (all of them: --json, or "
+                      "`aqmlab query` on the stored run's flows table)")  # fmt: skip
+        g = s.get("goodput_mbps") or {}
+        parts = [f"{d} {g[d]:.3f}" for d in ("down", "up") if g.get(d) is not None]
+        if parts:
+            out.print(f"goodput (payload delivered in the window / its length), Mb/s: {', '.join(parts)}")
     if s["probes"]:
         t = Table(title="latency probes")
         for c in ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "loss %"]:

@@ -82,7 +82,7 @@ def show_cmd(
     out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
               f"wall_s={s.get('wall_s')}")  # fmt: skip
     t = Table(title="bottleneck links")
-    keys = ["qdisc", "utilization", "drops", "marks", "enqueued", "delivered", "mean_backlog_pkts"]
+    keys = ["qdisc", "utilization", "drops", "marks", "arrivals", "transmitted", "mean_backlog_pkts"]
     for k in ["dir", *keys, "delay p50 ms", "delay p95 ms", "delay max ms"]:
         t.add_column(k)
     fmt = lambda v: "–" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
