@@ -442,29 +442,43 @@ def tx_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) ->
     """Bytes put on the link in [W, T_end].
 
     From ``packets`` (sum of sizes of transmitted packets with ``t_out_ns >= W``, exact), else
-    ``links.tx_bytes`` minus the cumulative ``queue.tx_bytes`` at the last sample <= W.
+    ``links.tx_bytes`` minus the cumulative ``queue.tx_bytes`` at the last sample <= W (so from
+    that sample on: see ``utilization``).
     """
+    return _tx_bytes_window(tables, meta, direction, warmup_s)[0]
+
+
+def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) -> tuple[float, int]:
+    """(bytes put on the link, the window start they are counted from): W itself from
+    ``packets``, else the time of the last ``queue`` sample <= W."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
         outcome = _strcol(p, "outcome")
         t_out = _nullable_float(p, "t_out_ns")
         m = np.isin(outcome, TRANSMITTED) & (t_out >= w)
-        return float(_col(p, "size", np.int64)[m].sum())
+        return float(_col(p, "size", np.int64)[m].sum()), w
     total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
     if w == 0:
-        return total
+        return total, 0
     q = _filter_dir(_need(tables, "queue"), direction)
     t = _col(q, "t_ns", np.int64)
     order = np.argsort(t, kind="stable")
-    return total - _cum_at(t[order], _col(q, "tx_bytes", np.float64)[order], w)
+    t = t[order]
+    i = int(np.searchsorted(t, w, side="right")) - 1
+    if i < 0:
+        return total, 0
+    return total - float(_col(q, "tx_bytes", np.float64)[order][i]), int(t[i])
 
 
 def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
     """Link utilisation = bytes put on the link / capacity bytes over [W, T_end]
-    (experiments.md 5; capacity integrates the rate schedule when the rate varies)."""
-    cap = capacity_bytes(tables, meta, direction, warmup_s)
-    return tx_bytes(tables, meta, direction, warmup_s) / cap if cap > 0 else None
+    (experiments.md 5; capacity integrates the rate schedule when the rate varies). Without the
+    ``packets`` table the transmitted bytes are known only at the ``queue`` samples, so both
+    counts start at the last sample <= W (never a byte counted outside the capacity's window)."""
+    sent, w = _tx_bytes_window(tables, meta, direction, warmup_s)
+    cap = capacity_bytes(tables, meta, direction, w / NS)
+    return sent / cap if cap > 0 else None
 
 
 def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:

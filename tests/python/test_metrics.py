@@ -264,3 +264,19 @@ def test_goodput_and_utilisation_share_one_window():
     assert total <= carried_payload_mbps * 1.02
     # the sum of per-flow rates exceeds even the link's payload capacity: not an aggregate
     assert sum(f["goodput_mbps"] for f in s["flows"]) > 20 * (1448 / 1500) > total
+
+
+def test_utilisation_never_exceeds_one_with_a_warmup_between_samples():
+    # A saturated 10 Mb/s FIFO (UDP at twice the rate) recorded every 100 ms, warm-up 1.05 s: the
+    # transmitted bytes are known only at the samples, so counting them from the 1.0 s sample
+    # against the capacity of [1.05 s, 3 s] would claim 2.0 / 1.95 = 1.026 of the link.
+    import aqmlab
+
+    sc = {
+        "name": "sat", "duration": "3s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "limit": "50p"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "20Mbps"}],
+        "record": {"level": "series", "interval": "100ms"},
+    }  # fmt: skip
+    util = aqmlab.run(sc, seed=1, warmup_s=1.05).summary["links"]["down"]["utilization"]
+    assert util == pytest.approx(1.0, abs=1e-3) and util <= 1.0
