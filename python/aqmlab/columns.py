@@ -27,6 +27,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "qdisc": ("queue discipline, down", ""),
     "up_qdisc": ("queue discipline, up", ""),
     "duration_s": ("simulated duration", "s"),
+    "warmup_s": ("warm-up skipped by the metrics", "s"),
     "wall_s": ("wall-clock time", "s"),
     "events": ("events processed", "count"),
     **{k: (f"{name}, down", unit) for k, (name, unit) in _LINK.items()},

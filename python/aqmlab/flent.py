@@ -96,19 +96,31 @@ def guess_test(run) -> str:
 
 
 class _Builder:
-    def __init__(self, duration_s: float):
+    """The grid and the series; samples before the warm-up ``warmup_s`` are left out (grid
+    points become null, raw samples are dropped), so Flent's statistics cover the same window as
+    aqmlab's summary."""
+
+    def __init__(self, duration_s: float, warmup_s: float = 0.0):
         n = int(np.floor(duration_s / STEP + 1e-9)) + 1
         self.x = np.round(np.arange(n) * STEP, 6)
+        self.warmup_s = warmup_s
         self.results: dict[str, list] = {}
         self.raw: dict[str, list] = {}
         self.series_meta: dict[str, dict] = {}
 
     def _grid(self, vals: np.ndarray) -> list:
-        return [None if not np.isfinite(v) else float(v) for v in vals]
+        return [None if not np.isfinite(v) or x < self.warmup_s else float(v) for x, v in zip(self.x, vals)]
+
+    def _raw(self, raw: list[dict]) -> list[dict]:
+        return [p for p in raw if p["t"] - T0 >= self.warmup_s]
+
+    def set(self, name: str, raw: list[dict], grid: np.ndarray) -> None:
+        self.raw[name] = self._raw(raw)
+        self.results[name] = self._grid(grid)
 
     def add(self, name: str, raw: list[dict], grid: np.ndarray, units: str, **meta: Any) -> None:
-        self.raw[name] = raw
-        self.results[name] = self._grid(grid)
+        self.set(name, raw, grid)
+        raw = self.raw[name]
         vals = [p["val"] for p in raw if "val" in p]
         sm = {"UNITS": units, **meta}
         if vals:
@@ -156,7 +168,7 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
         idx = np.clip(np.searchsorted(t_ok, b.x), 1, max(t_ok.size - 1, 1))
         near = np.minimum(np.abs(b.x - t_ok[idx - 1]), np.abs(b.x - t_ok[np.minimum(idx, t_ok.size - 1)]))
         grid[near > 1.0] = np.nan
-    return raw, grid, M.probe_loss(_tables(run), flow)
+    return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s)
 
 
 def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray]]:
@@ -200,14 +212,17 @@ def _need_count(test: str, what: str, have: int, want: int) -> None:
         raise ValueError(f"Flent test '{test}' needs {want} {what}, the run has {have}")
 
 
-def build(run, test: str | None = None) -> dict:
-    """The Flent data object (a dict) for ``run``; see the module docstring for the mapping."""
+def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
+    """The Flent data object (a dict) for ``run``; see the module docstring for the mapping.
+    ``warmup_s``: samples before it are left out; None = the warm-up the run was summarised with."""
     test = test or guess_test(run)
     if test not in SUPPORTED:
         raise ValueError(f"unsupported Flent test '{test}'; supported: {', '.join(SUPPORTED)}")
     meta = run.meta
     duration = float(meta["duration_ns"]) / 1e9
-    b = _Builder(duration)
+    if warmup_s is None:
+        warmup_s = float((run.summary or {}).get("warmup_s") or 0.0)
+    b = _Builder(duration, warmup_s)
     up, down, probes = _classify(run)
     hosts = [SERVER]
     params: dict[str, str] = {}
@@ -269,8 +284,7 @@ def build(run, test: str | None = None) -> dict:
             raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; 'qdisc-stats' needs it")
         d = "down" if "down" in dirs else dirs[0]
         raw, grid = _qdisc_raw(run, d, b)
-        b.raw["qdisc-stats"] = raw
-        b.results["qdisc-stats"] = b._grid(grid["delay"])
+        b.set("qdisc-stats", raw, grid["delay"])
         b.series_meta["qdisc-stats"] = {"UNITS": "ms", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
         for k, units in (("backlog_pkts", "packets"), ("backlog_bytes", "bytes"), ("dropped", "packets"),
                          ("ecn_mark", "packets"), ("delay", "ms")):  # fmt: skip
@@ -281,8 +295,7 @@ def build(run, test: str | None = None) -> dict:
         qhosts = [f"aqmlab-{d}" for d in dirs]
         for d, h in zip(dirs, qhosts):
             raw, grid = _qdisc_raw(run, d, b)
-            b.raw[f"qdisc_stats_{h}"] = raw
-            b.results[f"qdisc_stats_{h}"] = b._grid(grid["backlog_bytes"])
+            b.set(f"qdisc_stats_{h}", raw, grid["backlog_bytes"])
             b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
             for k in ("dropped", "ecn_mark"):
                 b.add(f"qdisc_stats_{h}::{k}", [{"t": p["t"], "val": p[k]} for p in raw], grid[k], "packets")
@@ -316,6 +329,7 @@ def build(run, test: str | None = None) -> dict:
             "seed": meta.get("seed"),
             "version": meta.get("version"),
             "qdisc": qd,
+            "warmup_s": warmup_s,
             "scenario": scen.get("name", meta.get("name")),
         },
     }
@@ -328,9 +342,10 @@ def build(run, test: str | None = None) -> dict:
     }
 
 
-def export_flent(run, test: str | None, out_path: str | Path) -> Path:
-    """Write ``run`` as a Flent ``.flent.gz`` file for ``test`` (guessed when None)."""
-    data = build(run, test)
+def export_flent(run, test: str | None, out_path: str | Path, warmup_s: float | None = None) -> Path:
+    """Write ``run`` as a Flent ``.flent.gz`` file for ``test`` (guessed when None); see ``build``
+    for ``warmup_s``."""
+    data = build(run, test, warmup_s)
     out_path = Path(out_path)
     data["metadata"]["DATA_FILENAME"] = out_path.name
     out_path.parent.mkdir(parents=True, exist_ok=True)

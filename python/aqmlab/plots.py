@@ -255,8 +255,17 @@ def group_value(run, key: str) -> str:
 # --------------------------------------------------------------------------- time series
 
 
-def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: float = 0.0) -> Figure:
-    """Queueing (sojourn) delay of each transmitted packet against its enqueue time."""
+def _warmup(run, warmup_s: float | None) -> float:
+    """The warm-up a figure of ``run`` skips: ``warmup_s``, else the one its summary was made with
+    (so that a figure and the run's table cover the same window)."""
+    if warmup_s is not None:
+        return warmup_s
+    return float((getattr(run, "summary", None) or {}).get("warmup_s") or 0.0)
+
+
+def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: float | None = None) -> Figure:
+    """Queueing (sojourn) delay of each transmitted packet against its enqueue time, from the
+    warm-up on (``_warmup``)."""
     fig, ax = _fig(_title(runs, "Per-packet queueing delay"), "time (s)", "queueing delay (ms)")
     i = 0
     for run, lab in zip(runs, run_labels(runs)):
@@ -268,8 +277,9 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
             out = t.column("outcome").to_numpy(zero_copy_only=False).astype(str)
             m = np.isin(out, M.TRANSMITTED)
             t_in = t.column("t_enqueue_ns").to_numpy().astype(np.float64)[m]
-            ok = t_in >= warmup_s * NS
-            delay = M.sojourn_delays_ns(_tables(run), run.meta, d, warmup_s) / 1e6
+            w = _warmup(run, warmup_s)
+            ok = t_in >= w * NS
+            delay = M.sojourn_delays_ns(_tables(run), run.meta, d, w) / 1e6
             ax.plot(t_in[ok] / NS, delay, **_dots(i, ms=2), label=f"{lab}, {d}" if len(dirs) > 1 else lab)
             i += 1
     _legend(ax)
@@ -395,15 +405,16 @@ def rtt_timeseries(runs: Sequence) -> Figure:
 # --------------------------------------------------------------------------- distributions
 
 
-def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float = 0.0) -> Figure:
-    """CDF of the per-packet queueing delay, one curve per run and direction."""
+def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float | None = None) -> Figure:
+    """CDF of the per-packet queueing delay, one curve per run and direction, from the warm-up
+    on (``_warmup``)."""
     fig, ax = _fig(_title(runs, "Queueing delay CDF"), "queueing delay (ms)", "cumulative probability")
     i = 0
     for run, lab in zip(runs, run_labels(runs)):
         _need(run, "packets", "delay_cdf")
         dirs = _dirs(run, direction)
         for d in dirs:
-            x, f = M.queue_delay_cdf_ms(_tables(run), run.meta, d, warmup_s)
+            x, f = M.queue_delay_cdf_ms(_tables(run), run.meta, d, _warmup(run, warmup_s))
             if x.size:
                 name = f"{lab}, {d}" if len(dirs) > 1 else lab
                 ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(i), label=name)
@@ -413,8 +424,9 @@ def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float = 
     return fig
 
 
-def rtt_cdf(runs: Sequence, warmup_s: float = 0.0, induced: bool = False) -> Figure:
-    """CDF of probe RTT (or induced latency = RTT - base RTT) per run and probe stream."""
+def rtt_cdf(runs: Sequence, warmup_s: float | None = None, induced: bool = False) -> Figure:
+    """CDF of probe RTT (or induced latency = RTT - base RTT) per run and probe stream, from the
+    warm-up on (``_warmup``)."""
     xl = "induced latency (ms)" if induced else "RTT (ms)"
     fig, ax = _fig(_title(runs, "Probe " + xl.split(" (")[0] + " CDF"), xl, "cumulative probability")
     i = 0
@@ -422,7 +434,7 @@ def rtt_cdf(runs: Sequence, warmup_s: float = 0.0, induced: bool = False) -> Fig
         _need(run, "probes", "rtt_cdf")
         for f, name in _probe_names(run).items():
             fn = M.induced_latency_ms if induced else M.probe_rtt_ms
-            x, c = M.cdf(fn(_tables(run), f, warmup_s))
+            x, c = M.cdf(fn(_tables(run), f, _warmup(run, warmup_s)))
             if x.size:
                 ax.step(x, c, where="post", **_line(i), label=f"{lab}, {name}" if name else lab)
                 i += 1
@@ -640,6 +652,9 @@ def parallel(
     _legend(ax)
     return fig
 
+
+WINDOWED = ("delay_ts", "delay_cdf", "rtt_cdf")
+"""The kinds that skip a warm-up (their ``warmup_s`` option; by default the run's own)."""
 
 GROUPED = ("box", "bar", "ellipse")
 """The kinds that group runs (their ``by`` option)."""

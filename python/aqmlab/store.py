@@ -393,7 +393,7 @@ def _open_sweep_run(ref: Path) -> SweepRunData:
 
 RUN_COLUMNS = [
     "run_id", "name", "scenario", "seed", "created", "version", "path", "params",
-    "qdisc", "up_qdisc", "duration_s", "wall_s", "events",
+    "qdisc", "up_qdisc", "duration_s", "warmup_s", "wall_s", "events",
     "queue_delay_p50_ms", "queue_delay_p95_ms", "queue_delay_p99_ms", "queue_delay_max_ms",
     "queue_delay_mean_ms", "utilization", "drops", "marks", "mean_backlog_pkts", "mean_backlog_bytes",
     "up_queue_delay_p50_ms", "up_queue_delay_p95_ms", "up_queue_delay_p99_ms", "up_queue_delay_max_ms",
@@ -438,6 +438,7 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         version=meta.get("version"),
         params=json.dumps(meta.get("params", {}), sort_keys=True, default=_json_default),
         duration_s=_num(meta.get("duration_ns")) / 1e9 if meta.get("duration_ns") is not None else None,
+        warmup_s=_num(s.get("warmup_s", 0.0)),
         wall_s=_num(s.get("wall_s")),
         events=s.get("events"),
     )
@@ -479,7 +480,7 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
 
 _RUNS_DDL = """CREATE TABLE IF NOT EXISTS runs (
   run_id VARCHAR PRIMARY KEY, name VARCHAR, scenario VARCHAR, seed BIGINT, created TIMESTAMP,
-  version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, duration_s DOUBLE,
+  version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, duration_s DOUBLE, warmup_s DOUBLE,
   wall_s DOUBLE, events BIGINT, {metrics})"""
 _INT_COLS = {"drops", "marks", "up_drops", "up_marks", "n_flows", "retransmits"}
 

@@ -114,3 +114,67 @@ def test_export_flent(app, root, tmp_path):
     assert res.exit_code == 2 and "unknown Flent test 'bogus'; supported: rrul" in res.output
     res = inv(app, "export", "flent", "rrul-d", "-o", out, "--test", "tcp_1up", "--root", root)
     assert res.exit_code == 2 and "'tcp_1up' needs 1 upload TCP flows, the run has 4" in res.output
+
+
+def test_flent_export_and_figures_skip_the_runs_warmup(app, tmp_path):
+    # A run summarised with a 2 s warm-up: the Flent file and the delay figure default to the same
+    # window as the run's table, so their medians agree with it (they did not: Flent and the
+    # figure used the whole run).
+    import numpy as np
+
+    from aqmlab import api, flent, plots
+
+    sc = {"name": "w", "duration": "5s",
+          "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "limit": "1000p"}, "up": {"rate": "10Mbps"}},
+          "flows": [{"kind": "udp", "rate": "12Mbps"}, {"kind": "ping", "interval": "50ms"}],
+          "record": {"level": "packets", "interval": "100ms"}}  # fmt: skip
+    res = api.run_dict(sc, seed=1, warmup_s=2.0)
+    d = store.write_run(tmp_path / "r", "w-1", res.tables, res.meta, res.summary)
+    run = store.load_run(d)
+    assert store.list_runs(tmp_path / "r").set_index("run_id").loc["w-1", "warmup_s"] == 2.0
+    table_p50 = run.summary["probes"][0]["rtt_ms"]["p50"]
+    data = flent.build(run, "ping")
+    vals = [p["val"] for p in data["raw_values"]["Ping (ms) ICMP"]]
+    assert np.median(vals) == pytest.approx(table_p50)
+    assert all(p["t"] - flent.T0 >= 2.0 for p in data["raw_values"]["Ping (ms) ICMP"])
+    grid = data["results"]["Ping (ms) ICMP"]
+    assert all(v is None for x, v in zip(data["x_values"], grid) if x < 2.0)
+    whole = [p["val"] for p in flent.build(run, "ping", warmup_s=0.0)["raw_values"]["Ping (ms) ICMP"]]
+    assert np.median(whole) < 0.9 * table_p50  # the queue grows all run long: the window matters
+    # the delay CDF's median is the table's p50
+    line = plots.figure("delay_cdf", [run]).axes[0].lines[0]
+    x, f = line.get_xdata(), line.get_ydata()
+    assert x[np.searchsorted(f, 0.5)] == pytest.approx(
+        run.summary["links"]["down"]["queue_delay_ms"]["p50"], rel=0.02
+    )
+    # the CLI: --warmup names the kinds that take it and the allowed range
+    res = inv(
+        app,
+        "plot",
+        "w-1",
+        "--kind",
+        "box",
+        "--warmup",
+        "1",
+        "--root",
+        tmp_path / "r",
+        "-o",
+        tmp_path / "b.png",
+    )
+    assert res.exit_code == 2 and "--warmup" in res.output and "delay_cdf" in res.output
+    res = inv(
+        app,
+        "export",
+        "flent",
+        "w-1",
+        "--warmup",
+        "7",
+        "-o",
+        tmp_path / "x.flent.gz",
+        "--root",
+        tmp_path / "r",
+    )
+    assert res.exit_code == 2 and "--warmup: 7" in res.output and "5 s" in res.output
+    res = inv(app, "plot", "w-1", "--kind", "delay_cdf", "--warmup", "0", "--root", tmp_path / "r",
+              "-o", tmp_path / "c.png")  # fmt: skip
+    assert res.exit_code == 0, res.output

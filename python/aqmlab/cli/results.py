@@ -8,6 +8,7 @@ prints ONE line naming the bad value and what exists, and exits with code 2 (no 
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -138,6 +139,14 @@ def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, q
         out.print(_df_table(df))
 
 
+def _check_warmup(warmup: float, run) -> None:
+    """--warmup: a finite number of seconds in [0, the run's duration)."""
+    duration_s = int(run.meta["duration_ns"]) / 1e9
+    if not math.isfinite(warmup) or not 0 <= warmup < duration_s:
+        fail(f"--warmup: {warmup:g} is not allowed; allowed: a number of seconds from 0 up to but excluding "
+             f"the duration of run '{run.run_id}' ({duration_s:g} s)")  # fmt: skip
+
+
 def plot_cmd(
     runs: Annotated[list[str], typer.Argument(help="run ids, prefixes or paths")],
     kind: Annotated[str, typer.Option("--kind", "-k", help="plot kind")],
@@ -148,6 +157,13 @@ def plot_cmd(
             "--by",
             help="box/bar/ellipse: group runs by these keys (comma-separated: qdisc, seed, a grid key "
             "such as rate or topology.down.rate); default: the qdisc and every grid value that differs",
+        ),
+    ] = None,
+    warmup: Annotated[
+        float | None,
+        typer.Option(
+            "--warmup",
+            help="delay_ts/delay_cdf/rtt_cdf: seconds skipped; default: each run's own warm-up (as its table)",
         ),
     ] = None,
     root: RootOpt = DEFAULT_ROOT,
@@ -162,7 +178,14 @@ def plot_cmd(
     try:
         if by is not None and kind not in plots.GROUPED:
             fail(f"--by: not allowed with --kind {kind}; allowed with: {', '.join(plots.GROUPED)}")
-        fig = plots.figure(kind, loaded, **({"by": by} if by is not None else {}))
+        opts: dict = {} if by is None else {"by": by}
+        if warmup is not None:
+            if kind not in plots.WINDOWED:
+                fail(f"--warmup: not allowed with --kind {kind}; allowed with: {', '.join(plots.WINDOWED)}")
+            for r in loaded:
+                _check_warmup(warmup, r)
+            opts["warmup_s"] = warmup
+        fig = plots.figure(kind, loaded, **opts)
         plots.save(fig, output)
     except (metrics.MissingTableError, ValueError, KeyError) as e:
         fail(str(e).strip("'\""))
@@ -198,6 +221,10 @@ def export_flent_cmd(
     run: Annotated[str, typer.Argument(help="run id, prefix or path")],
     output: Annotated[Path, typer.Option("-o", "--output", help="FILE.flent.gz")],
     test: Annotated[str | None, typer.Option("--test", help="Flent test name (guessed if omitted)")] = None,
+    warmup: Annotated[
+        float | None,
+        typer.Option("--warmup", help="seconds left out of every series; default: the run's own warm-up"),
+    ] = None,
     root: RootOpt = DEFAULT_ROOT,
 ) -> None:
     """Export a run as a Flent data file."""
@@ -206,8 +233,10 @@ def export_flent_cmd(
     r = _load(run, root)
     if test is not None and test not in flent.SUPPORTED:
         fail(f"unknown Flent test '{test}'; supported: {', '.join(flent.SUPPORTED)}")
+    if warmup is not None:
+        _check_warmup(warmup, r)
     try:
-        path = flent.export_flent(r, test, output)
+        path = flent.export_flent(r, test, output, warmup)
     except (ValueError, metrics.MissingTableError) as e:
         fail(str(e).strip("'\""))
     out.print(f"wrote {path}")
