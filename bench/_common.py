@@ -167,5 +167,5 @@ def dumbbell(
             "up": {"rate": rate, "qdisc": "pfifo", "limit": "1000p"},
         },
         "flows": flows_l,
-        "record": {"level": level},
+        "record": {"level": level, "max_rows": 10**9},  # large on purpose: a benchmark
     }

@@ -94,7 +94,9 @@ fn md1_mean_wait(rho: f64) -> (f64, f64) {
         "topology": {"rtt": "2ms", "nic_rate": "inf",
                      "down": {"rate": "1Gbps", "qdisc": "pfifo", "limit": "10000000p"},
                      "up": {"rate": "1Gbps"}},
-        "flows": [{"kind": "udp", "rate": rate, "packet_size": "1500B", "arrivals": "poisson"}]
+        "flows": [{"kind": "udp", "rate": rate, "packet_size": "1500B", "arrivals": "poisson"}],
+        // 40 s at 1 Gb/s each way is estimated at 6.7 million rows, above the default limit
+        "record": {"max_rows": 10_000_000}
     }));
     let p = &r.packets;
     let n = p.outcome.len();
@@ -102,6 +104,30 @@ fn md1_mean_wait(rho: f64) -> (f64, f64) {
         .map(|i| (p.t_out[i] - p.t_enqueue[i]) as f64 / 1e9)
         .sum();
     (waits / (n - n / 10) as f64, rho / (2.0 * mu * (1.0 - rho)))
+}
+
+#[test]
+fn a_packet_table_too_large_is_refused_before_the_run_and_the_limit_can_be_raised() {
+    // 1 Gb/s each way for 60 s at 1500 B: 2 x 5 million packets at most.
+    let sc = |extra: serde_json::Value| {
+        let mut v = json!({"name": "big", "duration": "60s",
+            "topology": {"rtt": "2ms", "down": {"rate": "1Gbps"}, "up": {"rate": "1Gbps"}}});
+        v["record"] = extra;
+        scenario::parse(&v.to_string())
+    };
+    let e = sc(json!({})).expect_err("10 million rows are above the default 5 million");
+    assert!(
+        e.starts_with("record.level: \"packets\" would record about 10.0 million"),
+        "{e}"
+    );
+    assert!(e.contains("record.max_rows = 5000000"), "{e}");
+    assert!(sc(json!({"max_rows": 10_000_001})).is_ok());
+    assert!(sc(json!({"level": "series"})).is_ok());
+    let e = sc(json!({"level": "series", "interval": "999us"})).expect_err("below 1 ms");
+    assert!(
+        e.starts_with("record.interval: 999us is below the minimum; allowed: 1ms or more"),
+        "{e}"
+    );
 }
 
 #[test]

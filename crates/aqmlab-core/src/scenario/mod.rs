@@ -6,7 +6,7 @@
 use crate::packet::Dir;
 use crate::record::Level;
 use crate::transport::cc::Hystart;
-use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS};
+use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS, SEC};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -524,6 +524,22 @@ pub struct RecordSpec {
     /// Sampling interval of the `queue` and `flow_series` tables.
     #[serde(default = "default_interval")]
     pub interval: Dur,
+    /// The most `packets` rows a run may record (an estimate is checked before the run).
+    #[serde(default = "default_max_rows")]
+    pub max_rows: u64,
+}
+
+/// The shortest `record.interval`: every series holds duration / interval rows per hop and flow,
+/// and 1 ms is finer than any AQM control timescale here (CoDel's 5 ms target, PIE's 15 ms
+/// update); per-packet timing is in the `packets` table.
+pub const RECORD_INTERVAL_MIN: Time = MS;
+
+/// Default `record.max_rows`: 5 million packet rows, about 1 GB once loaded in Python (the
+/// measured cost is about 200 bytes per row through Arrow and the metrics).
+pub const DEFAULT_MAX_ROWS: u64 = 5_000_000;
+
+fn default_max_rows() -> u64 {
+    DEFAULT_MAX_ROWS
 }
 
 impl Default for RecordSpec {
@@ -531,6 +547,7 @@ impl Default for RecordSpec {
         RecordSpec {
             level: Level::default(),
             interval: default_interval(),
+            max_rows: DEFAULT_MAX_ROWS,
         }
     }
 }
@@ -611,8 +628,15 @@ impl Scenario {
         if self.duration.0 == 0 {
             return err("duration", "0s is not allowed; the run needs a positive duration");
         }
-        if self.record.interval.0 == 0 {
-            return err("record.interval", "must be positive");
+        if self.record.interval.0 < RECORD_INTERVAL_MIN {
+            return err(
+                "record.interval",
+                format!(
+                    "{} is below the minimum; allowed: 1ms or more (finer timing is in the packet \
+                     table, record.level = \"packets\")",
+                    fmt_time(self.record.interval.0)
+                ),
+            );
         }
         if self.topology.mtu.0 < 68 || self.topology.mtu.0 > 65535 {
             return err(
@@ -659,6 +683,41 @@ impl Scenario {
         }
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
+        }
+        self.validate_table_size()
+    }
+
+    /// Packet recording: every hop transmits at most its peak rate in full-size packets, so the
+    /// `packets` table holds about sum(peak rate x duration / (8 MTU)) rows (more with smaller
+    /// packets). Refused above `record.max_rows`, which the user can raise.
+    fn validate_table_size(&self) -> Result<(), String> {
+        if self.record.level != Level::Packets {
+            return Ok(());
+        }
+        let secs = self.duration.0 as f64 / SEC as f64;
+        let rows: f64 = self
+            .topology
+            .hops()
+            .iter()
+            .map(|h| {
+                let peak = h.spec.rate.0.iter().map(|&(_, r)| r).max().unwrap_or(0);
+                peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)
+            })
+            .sum();
+        if rows > self.record.max_rows as f64 {
+            return err(
+                "record.level",
+                format!(
+                    "\"packets\" would record about {:.1} million packet rows (every hop at its peak rate \
+                     in {} B packets for {}), about {:.1} GB once loaded; allowed: at most \
+                     record.max_rows = {} rows (raise it, shorten the run, or record.level = \"series\")",
+                    rows / 1e6,
+                    self.topology.mtu.0,
+                    fmt_time(self.duration.0),
+                    rows * 200.0 / 1e9,
+                    self.record.max_rows
+                ),
+            );
         }
         Ok(())
     }
