@@ -243,6 +243,16 @@ def diagnose(runs: pd.DataFrame, series: str) -> list[str]:
         elif early == 0 and q not in ("sfq_codel",):
             notes.append(f"{q}: no early drop in any of {len(case)} runs (only overflow drops: "
                          f"{int(case['drops_total'].sum())}).")  # fmt: skip
+    iw = ok["iw_share_at_peak"].dropna() if "iw_share_at_peak" in ok else ok.iloc[0:0]
+    if len(iw) and (iw == 0).mean() > 0.5:
+        nz = iw[iw > 0]
+        notes.append(
+            f"share of the peak queue from initial windows: 0 in {len(iw) - len(nz)} of {len(iw)} runs"
+            + (f" (in the other {len(nz)}: median {nz.median():.2f}, max {nz.max():.2f})" if len(nz) else "")
+            + ". At a run's highest backlog the queued packets are, as a rule, beyond their flow's first iw "
+            "(3) segments: the initial windows pass the queue in the first RTTs and the spike is built later "
+            "by the windows slow start grows from them."
+        )
     inc = ok[[_nan(a) or _nan(b) for a, b in zip(ok.get("response_g1_s", []), ok.get("response_g2_s", []))]]
     if len(inc):
         notes.append(f"{len(inc)} run(s) ended with an unfinished transfer (response time undefined).")
