@@ -157,3 +157,16 @@ def test_initial_window_share_at_peak_from_definition():
     meta = {"duration_ns": 1000, "scenario": {"flows": [{"iw": 2}, {"iw": 2}]}}
     share = M.initial_window_share_at_peak({"packets": packets, "flows": flows}, meta, "down")
     assert share == 0.75
+
+
+def test_the_note_counts_the_runs_whose_peak_holds_initial_window_packets():
+    import pandas as pd
+
+    runs = pd.DataFrame({"status": ["ok"] * 4, "qdisc": ["codel"] * 4, "early_drops": [3] * 4,
+                         "drops_total": [3] * 4, "iw_share_at_peak": [0.0, 0.0, 0.0, 0.5],
+                         "response_g1_s": [1.0] * 4, "response_g2_s": [1.0] * 4})  # fmt: skip
+    notes = [n for n in T.diagnose(runs, "11") if "initial windows" in n]
+    assert notes and notes[0].startswith("share of the peak queue from initial windows: 0 in 3 of 4 runs")
+    assert "median 0.50, max 0.50" in notes[0]
+    runs["iw_share_at_peak"] = [0.2, 0.3, 0.0, 0.5]  # mostly nonzero: nothing to explain
+    assert not [n for n in T.diagnose(runs, "11") if "initial windows" in n]
