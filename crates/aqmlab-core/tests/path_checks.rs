@@ -205,3 +205,114 @@ fn paths_that_cannot_exist_name_the_key() {
         assert!(e.starts_with(key), "{e:?} should name {key}");
     }
 }
+
+#[test]
+fn flows_enter_and_leave_the_path_where_their_hops_say() {
+    // Up chain lan (100 Mb/s, then 3 ms) -> wan (10 Mb/s); down chain back (10 Mb/s); access
+    // rtt/4 = 5 ms each side, NICs off. Probe 0 crosses everything; probe 1 enters at the wan
+    // hop (cross traffic on the bottleneck only: its up packets skip the lan hop and its 3 ms);
+    // probe 2 leaves the up chain after the lan hop (never enters wan, nor the 3 ms after lan).
+    // The down chain is not named by any of them: crossed whole.
+    let r = run(json!({
+        "name": "routes", "duration": "1s",
+        "topology": {"rtt": "20ms", "nic_rate": "inf", "hops": hops(
+            json!([{"name": "lan", "rate": "100Mbps", "delay": "3ms"}, {"name": "wan", "rate": "10Mbps"}]),
+            json!([{"name": "back", "rate": "10Mbps"}]))},
+        "flows": [
+            {"kind": "ping", "interval": "10s", "packet_size": "1500B"},
+            {"kind": "ping", "interval": "10s", "packet_size": "1500B", "hops": ["wan"], "start": "100ms"},
+            {"kind": "ping", "interval": "10s", "packet_size": "1500B", "hops": ["lan", "back"], "start": "200ms"}
+        ]
+    }));
+    let (lan, wan, back) = (
+        tx_time(1500, 100_000_000),
+        tx_time(1500, 10_000_000),
+        tx_time(1500, 10_000_000),
+    );
+    let up = |k: usize| r.probes[k].reply.expect("reply").1;
+    assert_eq!(up(0), 5 * MS + lan + 3 * MS + wan + 5 * MS);
+    assert_eq!(up(1), 5 * MS + wan + 5 * MS);
+    assert_eq!(up(2), 5 * MS + lan + 5 * MS);
+    for k in 0..3 {
+        assert_eq!(
+            r.probes[k].reply.expect("reply").2,
+            5 * MS + back + 5 * MS,
+            "probe {k} down"
+        );
+    }
+    // Base RTTs count only the hop delays a flow crosses.
+    let base: Vec<u64> = r.flows.iter().map(|f| f.base_rtt).collect();
+    assert_eq!(base, [23 * MS, 20 * MS, 20 * MS]);
+    // The packets table: each flow appears at exactly the hops it crosses (hop indices: lan 0,
+    // wan 1, back 2).
+    let p = &r.packets;
+    let seen = |flow: u32| {
+        let mut h: Vec<u8> = (0..p.hop.len())
+            .filter(|&i| p.flow[i] == flow)
+            .map(|i| p.hop[i])
+            .collect();
+        h.sort_unstable();
+        h.dedup();
+        h
+    };
+    assert_eq!(
+        (seen(0), seen(1), seen(2)),
+        (vec![0, 1, 2], vec![1, 2], vec![0, 2])
+    );
+}
+
+#[test]
+fn cross_traffic_on_the_bottleneck_only_leaves_the_router_queue_alone() {
+    // The router (2 Mb/s, pfifo) carries one 1.5 Mb/s UDP flow; 1.5 Mb/s of cross traffic joins
+    // at the modem (2 Mb/s): the router never drops (1.5 < 2), the modem is overloaded
+    // (3 > 2 Mb/s), carries its rate and drops the excess.
+    let r = run(json!({
+        "name": "cross", "duration": "10s",
+        "topology": {"rtt": "20ms", "hops": hops(
+            json!([{"name": "router", "rate": "2Mbps", "qdisc": "pfifo"},
+                   {"name": "modem", "rate": "2Mbps", "qdisc": "pfifo", "limit": "50p"}]),
+            json!([{"name": "isp", "rate": "20Mbps"}]))},
+        "flows": [{"kind": "udp", "direction": "up", "rate": "1.5Mbps", "packet_size": "1500B"},
+                  {"kind": "udp", "direction": "up", "rate": "1.5Mbps", "packet_size": "1500B", "hops": ["modem"]}]
+    }));
+    let (router, modem) = (&r.links[0], &r.links[1]);
+    assert_eq!(router.stats.total_drops(), 0);
+    assert_eq!(router.stats.arrivals, r.flows[0].report.packets_sent);
+    assert_eq!(
+        modem.stats.arrivals,
+        router.stats.tx_packets + r.flows[1].report.packets_sent
+    );
+    let rate = modem.stats.tx_bytes as f64 * 8.0 / 10.0;
+    assert!((rate / 2e6 - 1.0).abs() < 0.01, "modem carries {rate} b/s");
+    // 3 Mb/s offered for 10 s, 2 Mb/s carried: a third is dropped, less the 50 packets queued.
+    let offered = r.flows[0].report.packets_sent + r.flows[1].report.packets_sent;
+    let dropped = modem.stats.total_drops();
+    assert!(dropped.abs_diff(offered / 3) <= 52, "{dropped} of {offered}");
+}
+
+#[test]
+fn a_flows_hops_must_exist_and_be_consecutive() {
+    let sc = |hops_of_flow: Value| {
+        json!({"name": "x", "duration": "1s",
+            "topology": {"rtt": "1ms", "hops": hops(
+                json!([{"name": "a", "rate": "1Mbps"}, {"name": "b", "rate": "1Mbps"}, {"name": "c", "rate": "1Mbps"}]),
+                json!([{"name": "d", "rate": "1Mbps"}]))},
+            "flows": [{"kind": "udp", "rate": "1kbps", "hops": hops_of_flow}]})
+    };
+    for (h, want) in [
+        (
+            json!(["a", "c"]),
+            "flows[0].hops: the up hops named are not consecutive in that chain (a -> b -> c)",
+        ),
+        (
+            json!(["z"]),
+            "flows[0].hops: \"z\" is not a hop; allowed: a, b, c, d",
+        ),
+        (json!([]), "flows[0].hops: [] is not allowed"),
+        (json!(["b", "b"]), "flows[0].hops: \"b\" is named twice"),
+    ] {
+        let e = scenario::parse(&sc(h.clone()).to_string()).expect_err("rejected");
+        assert!(e.starts_with(want), "{h}: {e}");
+    }
+    assert!(scenario::parse(&sc(json!(["b", "c", "d"])).to_string()).is_ok());
+}

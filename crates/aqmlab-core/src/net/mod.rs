@@ -35,6 +35,8 @@ pub struct Link {
     /// The next hop of the same direction's chain (an index into the world's links), or `None`
     /// for the last hop, after which packets take the flow's own access path.
     pub next: Option<u32>,
+    /// Some flow leaves the path after this hop although `next` follows (its route ends here).
+    pub exit_here: bool,
     /// Propagation delay between this hop and the next (0 for the last hop, whose delay is in
     /// the flows' access paths).
     pub delay: Time,
@@ -121,6 +123,7 @@ mod tests {
             dir: Dir::Down,
             name: "down".into(),
             next: None,
+            exit_here: false,
             delay: 0,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),

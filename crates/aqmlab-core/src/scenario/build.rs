@@ -155,6 +155,7 @@ fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSp
         dir: hop.dir,
         name: hop.name.clone(),
         next: None,
+        exit_here: false,
         delay: spec.delay.map_or(0, |d| d.0),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
@@ -301,7 +302,6 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         .into_iter()
         .map(|(l, _)| l)
         .collect();
-    let hop_delays: Time = links.iter().map(|l| l.delay).sum();
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
@@ -314,6 +314,15 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         let stop = f.stop.map_or(end, |s| s.0.min(end));
         let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
+        // Links are in `hops()` order, so the route's positions index them; the delay after a
+        // hop is crossed unless the flow leaves there.
+        let route = resolved
+            .flow_route(f)
+            .map_err(|e| format!("flows[{g}].hops: {e}"))?;
+        let path_delays: Time = route
+            .iter()
+            .map(|&(a, b)| links[a..b].iter().map(|l| l.delay).sum::<Time>())
+            .sum();
         for k in 0..f.count.expect("resolved") {
             let id = flows.len() as u32;
             // The first flow takes the group's draw, so `per = "flow"` with one flow is `per = "group"`.
@@ -326,7 +335,11 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             let client = rtt / 4;
             let server = rtt / 2 - client;
             let dir = f.direction.expect("resolved").dir();
-            flows.push(Flow::new(dir, start, src, dst, client, server, nic_rate));
+            let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
+            if f.hops.is_some() {
+                flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));
+            }
+            flows.push(flow);
             rows.push(FlowRow {
                 kind: f.kind.clone(),
                 direction: dir,
@@ -334,7 +347,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
                 label: f.label.clone().unwrap_or_else(|| format!("{}{g}", f.kind)),
                 cc,
                 start,
-                base_rtt: 2 * (client + server) + hop_delays,
+                base_rtt: 2 * (client + server) + path_delays,
                 bytes_target: target,
                 report: FlowReport::default(),
                 drops: 0,

@@ -381,6 +381,12 @@ pub struct FlowSpec {
     /// The NIC rate of this flow's two hosts (defaults to the topology's `nic_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_rate: Option<NicRate>,
+    /// The hops this flow's packets cross, by name (default: every hop of both chains). In each
+    /// direction the named hops are a contiguous part of that direction's chain, where the flow
+    /// enters and leaves the path; a direction none of them belongs to is crossed whole (e.g.
+    /// cross traffic on the bottleneck only, with its ACKs on the whole reverse chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<Vec<String>>,
     // udp
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -596,6 +602,7 @@ const COMMON_FLOW_KEYS: &[&str] = &[
     "stop",
     "rtt",
     "nic_rate",
+    "hops",
 ];
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
@@ -620,6 +627,60 @@ fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T,
 }
 
 impl Scenario {
+    /// Where a flow enters and leaves each direction's chain: (first, last) positions in
+    /// `hops()` order (the up chain first, then the down chain), indexed by `Dir::index`.
+    /// Errors (without the key) name the hop and what is allowed.
+    pub fn flow_route(&self, f: &FlowSpec) -> Result<[(usize, usize); 2], String> {
+        let hops = self.topology.hops();
+        let chain = |d: Dir| -> Vec<usize> { (0..hops.len()).filter(|&k| hops[k].dir == d).collect() };
+        let mut route = Dir::BOTH.map(|d| {
+            let c = chain(d);
+            (c[0], c[c.len() - 1])
+        });
+        let Some(names) = &f.hops else {
+            return Ok(route);
+        };
+        let all: Vec<&str> = hops.iter().map(|h| h.name.as_str()).collect();
+        if names.is_empty() {
+            return Err(format!(
+                "[] is not allowed; allowed: hop names ({})",
+                all.join(", ")
+            ));
+        }
+        let mut picked = Vec::new();
+        for n in names {
+            match all.iter().position(|a| a == n) {
+                Some(k) if picked.contains(&k) => return Err(format!("{n:?} is named twice")),
+                Some(k) => picked.push(k),
+                None => {
+                    return Err(format!("{n:?} is not a hop; allowed: {}", all.join(", ")));
+                }
+            }
+        }
+        for d in Dir::BOTH {
+            let c = chain(d);
+            let mut pos: Vec<usize> = picked
+                .iter()
+                .filter_map(|k| c.iter().position(|x| x == k))
+                .collect();
+            if pos.is_empty() {
+                continue;
+            }
+            pos.sort_unstable();
+            if pos.windows(2).any(|w| w[1] != w[0] + 1) {
+                let chain_names: Vec<&str> = c.iter().map(|&k| all[k]).collect();
+                return Err(format!(
+                    "the {} hops named are not consecutive in that chain ({}); allowed: a contiguous \
+                     part of it, where the flow enters and leaves the path",
+                    d.name(),
+                    chain_names.join(" -> ")
+                ));
+            }
+            route[d.index()] = (c[pos[0]], c[pos[pos.len() - 1]]);
+        }
+        Ok(route)
+    }
+
     /// Value checks serde cannot express. Errors name the key path.
     pub fn validate(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
@@ -855,6 +916,7 @@ impl Scenario {
                 );
             }
         }
+        self.flow_route(f).map_err(|e| format!("flows[{i}].hops: {e}"))?;
         if let Some(c) = f.count {
             if c == 0 || c > 100_000 {
                 return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));

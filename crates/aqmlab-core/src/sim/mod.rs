@@ -87,6 +87,9 @@ pub struct Flow {
     pipes: [u32; 4],
     /// The NIC rate of the flow's two hosts (`None`: packets leave a host at once).
     pub nic_rate: Option<u64>,
+    /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
+    /// into the world's links); `None`: the whole chain.
+    pub route: [Option<(u32, u32)>; 2],
     /// When each side's NIC finishes its last queued packet (indexed by `Side`).
     nic_free: [Time; 2],
     /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
@@ -116,6 +119,7 @@ impl Flow {
             server_delay,
             pipes: [0; 4],
             nic_rate,
+            route: [None; 2],
             nic_free: [0; 2],
             sent: 0,
             received: 0,
@@ -217,6 +221,8 @@ pub struct World {
     hop_pipe_next: Vec<u32>,
     /// For each hop with a delay, its pipe (indexed like `links`; unused for the others).
     link_pipe: Vec<u32>,
+    /// Some flow enters a chain after its first hop (arrivals then look up the flow's route).
+    inner_entry: bool,
     pub flows: Vec<Flow>,
     pub rec: Recorder,
     out: Outbox,
@@ -226,7 +232,7 @@ pub struct World {
 impl World {
     /// A world over `links`, the hops of both directions' chains, each linked to its successor
     /// by `Link::next` (the up chain first).
-    pub fn new(end: Time, links: Vec<Link>, mut flows: Vec<Flow>, rec: Recorder) -> World {
+    pub fn new(end: Time, mut links: Vec<Link>, mut flows: Vec<Flow>, rec: Recorder) -> World {
         // Flows with equal access delays share their pipes: a pipe is a constant-delay FIFO, so
         // packets of many flows stay in arrival order in one ring with one pending event
         // (pipe i = delay slot * 4 + direction * 2 + post). Packets leaving a host's NIC later
@@ -270,6 +276,16 @@ impl World {
             let mut heads = starts.filter(|&(i, _)| !links.iter().any(|m| m.next == Some(i as u32)));
             heads.next().expect("every direction has a hop").0 as u32
         });
+        let mut inner_entry = false;
+        for f in &flows {
+            for d in Dir::BOTH {
+                if let Some((a, b)) = f.route[d.index()] {
+                    inner_entry |= a != first[d.index()];
+                    let l = &mut links[b as usize];
+                    l.exit_here |= l.next.is_some();
+                }
+            }
+        }
         let mut w = World {
             now: 0,
             end,
@@ -284,6 +300,7 @@ impl World {
             hop_pipes,
             hop_pipe_next,
             link_pipe,
+            inner_entry,
             flows,
             rec,
             out: Vec::new(),
@@ -453,7 +470,12 @@ impl World {
         if !post {
             // The pipe index encodes the direction (see `pipe_slot`): no packet read needed.
             let d = if (i >> 1) & 1 == 0 { Dir::Up } else { Dir::Down };
-            self.link_arrival(self.first[d.index()] as usize, id);
+            let mut hop = self.first[d.index()];
+            if self.inner_entry {
+                let f = self.pool.get(id).flow as usize;
+                hop = self.flows[f].route[d.index()].map_or(hop, |r| r.0);
+            }
+            self.link_arrival(hop as usize, id);
         } else {
             self.deliver(id);
         }
@@ -583,11 +605,14 @@ impl World {
             self.flows[flow as usize].dropped += 1;
             self.pool.release(id);
         } else {
+            let d = link.dir;
+            let leaves = link.exit_here
+                && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
             match link.next {
-                None => {
-                    let d = link.dir;
+                _ if leaves => {
                     self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id)
                 }
+                None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
                 Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
                 Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
             }
