@@ -20,6 +20,7 @@ use crate::transport::tcp::{
 };
 use crate::transport::FlowReport;
 use crate::units::{Dur, Size, Time, MS};
+use serde_json::Value;
 
 /// One row of the `flows` table.
 #[derive(Clone, Debug)]
@@ -103,6 +104,11 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.profile = Some(p.name.into());
             r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
             r.cc = Some(f.cc.clone().unwrap_or_else(|| p.cc.into()));
+            let cc = r.cc.as_deref().expect("just set");
+            r.cc_params = Some(
+                crate::transport::cc::cc_params(cc, f.cc_params.as_ref().unwrap_or(&Value::Null))
+                    .expect("validated"),
+            );
             r.ecn = Some(f.ecn.unwrap_or(p.ecn));
             r.sack = Some(f.sack.unwrap_or(p.sack));
             r.iw = Some(f.iw.unwrap_or(p.iw));
@@ -239,6 +245,7 @@ fn endpoints(
         "tcp" => {
             let cfg = TcpConfig {
                 cc: f.cc.clone().expect("resolved"),
+                cc_params: f.cc_params.clone().expect("resolved"),
                 bytes: f.bytes.map(|b| b.0),
                 mss: f.mss.expect("resolved"),
                 iw: f.iw.expect("resolved"),

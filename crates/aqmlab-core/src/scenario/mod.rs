@@ -403,6 +403,10 @@ pub struct FlowSpec {
     pub profile: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<String>,
+    /// The controller's parameters (`transport::cc::cc_params`: LEDBAT's target, TCP-LP's
+    /// threshold, ...), a table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc_params: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -567,6 +571,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
         &[
             "profile",
             "cc",
+            "cc_params",
             "bytes",
             "ecn",
             "sack",
@@ -967,9 +972,21 @@ impl Scenario {
             }
             "tcp" => {
                 if let Some(cc) = &f.cc {
-                    crate::transport::cc::make_cc(cc, 1448, Hystart::Off)
+                    crate::transport::cc::make_cc(cc, 1448, Hystart::Off, &Value::Null)
                         .map(|_| ())
                         .or_else(|e| err(key("cc"), e))?;
+                }
+                if let Some(params) = &f.cc_params {
+                    let profile_cc = crate::transport::tcp::profile(f.profile.as_deref().unwrap_or("rfc"))
+                        .map_or("cubic", |p| p.cc);
+                    let cc = f.cc.as_deref().unwrap_or(profile_cc);
+                    if !params.is_object() {
+                        return err(
+                            key("cc_params"),
+                            format!("{params} is not allowed; allowed: a table of {cc}'s parameters"),
+                        );
+                    }
+                    crate::transport::cc::cc_params(cc, params).or_else(|e| err(key("cc_params"), e))?;
                 }
                 if let Some(m) = f.mss {
                     if !(88..=65000).contains(&m) {

@@ -22,11 +22,15 @@ use crate::units::Time;
 
 pub mod cubic;
 pub mod hystart_pp;
+pub mod ledbat;
 pub mod reno;
+pub mod tcp_lp;
 
 pub use cubic::Cubic;
 pub use hystart_pp::HystartPp;
+pub use ledbat::{Ledbat, LedbatParams};
 pub use reno::Reno;
+pub use tcp_lp::{TcpLp, TcpLpParams};
 
 /// How the initial slow start may end before a congestion signal (the flow key `hystart`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,17 +132,64 @@ pub trait CongestionControl {
 }
 
 /// Names [`make_cc`] accepts.
-pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic"];
+pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic", "ledbat", "tcp_lp"];
 
-/// Builds the controller called `name`. `Hystart::Linux` applies to CUBIC only.
-pub fn make_cc(name: &str, mss: u32, hystart: Hystart) -> Result<Box<dyn CongestionControl>, String> {
+/// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
+/// returns it with every default written out; errors name the parameter.
+pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::Value, String> {
+    fn parse<T: serde::de::DeserializeOwned + serde::Serialize + Default>(
+        v: &serde_json::Value,
+        check: fn(&T) -> Result<(), String>,
+    ) -> Result<serde_json::Value, String> {
+        let p: T = if v.is_null() {
+            T::default()
+        } else {
+            crate::queue::parse_params(v)?
+        };
+        check(&p)?;
+        Ok(serde_json::to_value(&p).expect("parameters serialise"))
+    }
     match name {
-        "newreno" | "reno" => Ok(Box::new(Reno::new(mss as u64, hystart))),
-        "cubic" => Ok(Box::new(Cubic::new(mss as u64, hystart))),
+        "ledbat" => parse::<LedbatParams>(params, LedbatParams::check),
+        "tcp_lp" => parse::<TcpLpParams>(params, TcpLpParams::check),
+        _ if params.is_null() || params.as_object().is_some_and(|m| m.is_empty()) => {
+            Ok(serde_json::json!({}))
+        }
         _ => Err(format!(
-            "unknown congestion controller {name:?}; allowed: {} (ledbat, tcp_lp, nice not built yet)",
-            CC_NAMES.join(", ")
+            "{name} takes no parameters; allowed: cc_params with cc = \"ledbat\" or \"tcp_lp\""
         )),
+    }
+}
+
+/// Builds the controller called `name` with its `cc_params` (see [`cc_params`]).
+/// `Hystart::Linux` applies to CUBIC only.
+pub fn make_cc(
+    name: &str,
+    mss: u32,
+    hystart: Hystart,
+    params: &serde_json::Value,
+) -> Result<Box<dyn CongestionControl>, String> {
+    if !CC_NAMES.contains(&name) {
+        return Err(format!(
+            "unknown congestion controller {name:?}; allowed: {} (nice not built yet)",
+            CC_NAMES.join(", ")
+        ));
+    }
+    let resolved = cc_params(name, params)?;
+    let mss = mss as u64;
+    match name {
+        "newreno" | "reno" => Ok(Box::new(Reno::new(mss, hystart))),
+        "cubic" => Ok(Box::new(Cubic::new(mss, hystart))),
+        "ledbat" => Ok(Box::new(Ledbat::new(
+            mss,
+            serde_json::from_value(resolved).expect("resolved"),
+        ))),
+        "tcp_lp" => Ok(Box::new(TcpLp::new(
+            mss,
+            hystart,
+            serde_json::from_value(resolved).expect("resolved"),
+        ))),
+        _ => unreachable!("checked against CC_NAMES"),
     }
 }
 
@@ -171,9 +222,14 @@ mod tests {
     #[test]
     fn registry_names_and_error() {
         for n in CC_NAMES {
-            assert!(make_cc(n, 1448, Hystart::Linux).is_ok(), "{n}");
+            assert!(
+                make_cc(n, 1448, Hystart::Linux, &serde_json::Value::Null).is_ok(),
+                "{n}"
+            );
         }
-        let e = make_cc("vegas", 1448, Hystart::Off).err().unwrap();
+        let e = make_cc("vegas", 1448, Hystart::Off, &serde_json::Value::Null)
+            .err()
+            .unwrap();
         assert!(
             e.contains("vegas") && e.contains("newreno") && e.contains("cubic"),
             "{e}"

@@ -51,8 +51,10 @@ pub fn ack_size(n_sack: usize) -> u32 {
 /// Per-connection TCP settings, resolved from the scenario's flow entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
-    /// Congestion controller name ("newreno" / "reno", "cubic", later "ledbat", "tcp_lp", "nice").
+    /// Congestion controller name ("newreno" / "reno", "cubic", "ledbat", "tcp_lp").
     pub cc: String,
+    /// The controller's parameters (`cc::cc_params`; null = its defaults).
+    pub cc_params: serde_json::Value,
     /// Bytes to transfer; `None` = bulk (unlimited).
     pub bytes: Option<u64>,
     /// Maximum segment size (payload bytes); IP packet = mss + 52 (IP 20 + TCP 20 + timestamps 12).
@@ -128,6 +130,7 @@ impl Default for TcpConfig {
     fn default() -> TcpConfig {
         TcpConfig {
             cc: "cubic".into(),
+            cc_params: serde_json::Value::Null,
             bytes: None,
             mss: 1448,
             iw: 10,

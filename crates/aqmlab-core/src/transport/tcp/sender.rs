@@ -158,7 +158,7 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
-        let cc = make_cc(&cfg.cc, cfg.mss, cfg.hystart)?;
+        let cc = make_cc(&cfg.cc, cfg.mss, cfg.hystart, &cfg.cc_params)?;
         let mss = cfg.mss as u64;
         let data_end = cfg.bytes.map(|b| 1 + b);
         Ok(TcpSender {

@@ -1,0 +1,333 @@
+//! LEDBAT (RFC 6817), the low-priority delay-based controller, for TCP as the lpcc2013 study's
+//! Linux/ns-2 TCP-LEDBAT ran it (algorithms.md 13).
+//!
+//! * Delay samples: the ACK's TSval - TSecr (the receiver's clock at the ACK minus the sender's
+//!   at the data segment: the forward one-way delay plus any delayed-ACK wait), as TCP-based
+//!   LEDBAT implementations take them from the timestamp option (RFC 6817 section 2.4 leaves the
+//!   carrier open). Only ACKs that advance the cumulative ACK give samples.
+//! * current_delay = min of the last `current_filter` samples (RFC 6817 2.4.2 FILTER = MIN);
+//!   base_delay = min of `base_history` one-minute minima (the newest bucket is the minute of the
+//!   latest sample; a new minute opens a bucket and the oldest is dropped).
+//! * Per ACK: off_target = (TARGET - (current - base)) / TARGET; cwnd += GAIN x off_target x
+//!   bytes_acked x MSS / cwnd; cwnd <= flight before the ACK + ALLOWED_INCREASE x MSS; cwnd >=
+//!   MIN_CWND x MSS. The window is kept as a real number here and written to the sender's
+//!   byte window rounded down; a window the sender changed (RTO, recovery) is taken back.
+//! * Loss: cwnd = max(cwnd / 2, MIN_CWND x MSS), once per window (the sender calls once per
+//!   recovery episode); ssthresh follows cwnd. RTO ("no ACK for a full RTO", RFC 6817 2.4.2 CTO):
+//!   the sender's one-segment loss window.
+//! * `slow_start` (off by default, as the study's TCP-LEDBAT): Reno slow start below ssthresh
+//!   before the LEDBAT law applies (RFC 6817 2.4.3 allows it as long as it is no faster than TCP).
+//!
+//! Parameters (`cc_params`): target (100 ms; <= 100 ms, RFC 6817 2.4.2), gain (1; 0 < gain <= 1),
+//! base_history (10 minutes), current_filter (4 samples), min_cwnd (2 segments),
+//! allowed_increase (1 segment), slow_start (false). 25 ms targets (early drafts, uTP) are
+//! allowed.
+
+use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
+use crate::units::{Dur, Time, MS, SEC};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// LEDBAT's parameters (the flow's `cc_params` table), every default written out.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LedbatParams {
+    pub target: Dur,
+    pub gain: f64,
+    pub base_history: u32,
+    pub current_filter: u32,
+    pub min_cwnd: u32,
+    pub allowed_increase: u32,
+    pub slow_start: bool,
+}
+
+impl Default for LedbatParams {
+    fn default() -> Self {
+        LedbatParams {
+            target: Dur(100 * MS),
+            gain: 1.0,
+            base_history: 10,
+            current_filter: 4,
+            min_cwnd: 2,
+            allowed_increase: 1,
+            slow_start: false,
+        }
+    }
+}
+
+impl LedbatParams {
+    pub fn check(&self) -> Result<(), String> {
+        let t = self.target.0;
+        if t == 0 || t > 100 * MS {
+            return Err(format!(
+                "target: {} is out of range; allowed: above 0 up to 100ms (RFC 6817 2.4.2)",
+                crate::units::fmt_time(t)
+            ));
+        }
+        if !(self.gain > 0.0 && self.gain <= 1.0) {
+            return Err(format!(
+                "gain: {} is out of range; allowed: 0 < gain <= 1 (RFC 6817 2.4.2)",
+                self.gain
+            ));
+        }
+        for (k, v, hi) in [
+            ("base_history", self.base_history, 1000),
+            ("current_filter", self.current_filter, 1000),
+            ("min_cwnd", self.min_cwnd, 1000),
+            ("allowed_increase", self.allowed_increase, 1000),
+        ] {
+            if v == 0 || v > hi {
+                return Err(format!("{k}: {v} is out of range; allowed 1 to {hi}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Ledbat {
+    p: LedbatParams,
+    mss: u64,
+    /// The window as a real number (bytes) and what was last written to the sender.
+    cwnd: f64,
+    written: u64,
+    current: VecDeque<Time>,
+    /// (minute, minimum of that minute), oldest first.
+    base: VecDeque<(u64, Time)>,
+}
+
+impl Ledbat {
+    pub fn new(mss: u64, p: LedbatParams) -> Ledbat {
+        Ledbat {
+            p,
+            mss,
+            cwnd: 0.0,
+            written: u64::MAX,
+            current: VecDeque::new(),
+            base: VecDeque::new(),
+        }
+    }
+
+    fn sample(&mut self, now: Time, d: Time) {
+        if self.current.len() == self.p.current_filter as usize {
+            self.current.pop_front();
+        }
+        self.current.push_back(d);
+        let minute = now / (60 * SEC);
+        match self.base.back_mut() {
+            Some((m, v)) if *m == minute => *v = (*v).min(d),
+            _ => {
+                if self.base.len() == self.p.base_history as usize {
+                    self.base.pop_front();
+                }
+                self.base.push_back((minute, d));
+            }
+        }
+    }
+
+    /// The queueing delay estimate current - base, once there is a sample.
+    pub fn queuing_delay(&self) -> Option<Time> {
+        let cur = self.current.iter().min()?;
+        let base = self.base.iter().map(|&(_, v)| v).min()?;
+        Some(cur.saturating_sub(base))
+    }
+
+    fn adopt(&mut self, st: &CcState) {
+        if st.cwnd != self.written {
+            self.cwnd = st.cwnd as f64;
+        }
+    }
+
+    fn write(&mut self, st: &mut CcState) {
+        st.cwnd = self.cwnd as u64;
+        self.written = st.cwnd;
+    }
+
+    fn floor(&self) -> f64 {
+        (self.p.min_cwnd as u64 * self.mss) as f64
+    }
+}
+
+impl CongestionControl for Ledbat {
+    fn name(&self) -> &'static str {
+        "ledbat"
+    }
+
+    fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
+        if let Some(d) = ack.owd {
+            self.sample(ack.now, d);
+        }
+        if st.in_recovery || ack.acked_bytes == 0 {
+            return;
+        }
+        if self.p.slow_start && st.in_slow_start() {
+            slow_start(st, ack.acked_bytes);
+            return;
+        }
+        self.adopt(st);
+        let Some(q) = self.queuing_delay() else {
+            return;
+        };
+        let target = self.p.target.0 as f64;
+        let off_target = (target - q as f64) / target;
+        let mss = self.mss as f64;
+        self.cwnd += self.p.gain * off_target * ack.acked_bytes as f64 * mss / self.cwnd.max(mss);
+        let flight_before = (st.bytes_in_flight + ack.acked_bytes) as f64;
+        self.cwnd = self
+            .cwnd
+            .min(flight_before + (self.p.allowed_increase as u64 * self.mss) as f64);
+        self.cwnd = self.cwnd.max(self.floor());
+        self.write(st);
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
+        self.adopt(st);
+        self.cwnd = (self.cwnd / 2.0).max(self.floor());
+        self.write(st);
+        st.ssthresh = st.cwnd;
+    }
+
+    fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
+        if first {
+            st.ssthresh = ((st.cwnd / 2) as f64).max(self.floor()) as u64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn st(cwnd: u64, flight: u64) -> CcState {
+        CcState {
+            cwnd,
+            ssthresh: u64::MAX,
+            mss: MSS,
+            bytes_in_flight: flight,
+            in_recovery: false,
+            srtt: None,
+            abc: true,
+        }
+    }
+
+    /// One RTT of per-segment ACKs at a constant queueing delay `q` above a base of 20 ms; returns
+    /// the window change in segments (RFC 6817 4.2's linear controller: +1, 0 or -1 MSS per RTT
+    /// at q = 0, TARGET, 2 TARGET).
+    fn one_rtt(q: Time) -> f64 {
+        let mut l = Ledbat::new(MSS, LedbatParams::default());
+        let base = 20 * MS;
+        l.sample(0, base); // the empty-queue delay seen once
+        for _ in 0..4 {
+            l.sample(SEC, base + q); // the current filter holds the queue's delay only
+        }
+        let mut s = st(20 * MSS, 20 * MSS);
+        let w0 = s.cwnd as f64;
+        let mut t = SEC;
+        for _ in 0..20 {
+            t += MS;
+            let ack = AckSample {
+                now: t,
+                acked_bytes: MSS,
+                owd: Some(base + q),
+                ..Default::default()
+            };
+            l.on_ack(&ack, &mut s);
+            s.bytes_in_flight = s.cwnd; // the sender refills the window
+        }
+        (l.cwnd - w0) / MSS as f64
+    }
+
+    #[test]
+    fn the_window_follows_the_linear_controller_around_the_target() {
+        assert!((one_rtt(0) - 1.0).abs() < 0.06, "{}", one_rtt(0));
+        assert!(one_rtt(100 * MS).abs() < 1e-9, "{}", one_rtt(100 * MS));
+        assert!((one_rtt(200 * MS) + 1.0).abs() < 0.06, "{}", one_rtt(200 * MS));
+        // Half the target: half a segment per RTT.
+        assert!((one_rtt(50 * MS) - 0.5).abs() < 0.03);
+    }
+
+    #[test]
+    fn floors_caps_and_loss() {
+        let mut l = Ledbat::new(MSS, LedbatParams::default());
+        l.sample(0, 10 * MS);
+        // Far above target: the window falls to MIN_CWND = 2 segments and stays.
+        let mut s = st(3 * MSS, 3 * MSS);
+        for k in 0..100 {
+            let ack = AckSample {
+                now: SEC + k,
+                acked_bytes: MSS,
+                owd: Some(10 * MS + SEC),
+                ..Default::default()
+            };
+            l.on_ack(&ack, &mut s);
+        }
+        assert_eq!(s.cwnd, 2 * MSS);
+        // Empty queue but little in flight: at most flight + ALLOWED_INCREASE.
+        let mut l = Ledbat::new(MSS, LedbatParams::default());
+        l.sample(0, 10 * MS);
+        let mut s = st(10 * MSS, 2 * MSS);
+        let ack = AckSample {
+            now: SEC,
+            acked_bytes: MSS,
+            owd: Some(10 * MS),
+            ..Default::default()
+        };
+        l.on_ack(&ack, &mut s);
+        assert_eq!(s.cwnd, 4 * MSS); // flight before the ACK (3) + 1
+                                     // Loss halves, not below MIN_CWND; ssthresh follows.
+        let mut s = st(10 * MSS, 10 * MSS);
+        l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
+        assert_eq!((s.cwnd, s.ssthresh), (5 * MSS, 5 * MSS));
+        let mut s = st(3 * MSS, 3 * MSS);
+        l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
+        assert_eq!(s.cwnd, 2 * MSS);
+    }
+
+    #[test]
+    fn base_delay_keeps_one_minimum_per_minute_for_base_history_minutes() {
+        let p = LedbatParams {
+            base_history: 2,
+            ..Default::default()
+        };
+        let mut l = Ledbat::new(MSS, p);
+        l.sample(0, 30 * MS); // minute 0
+        l.sample(70 * SEC, 50 * MS); // minute 1
+        l.sample(80 * SEC, 40 * MS); // minute 1, lower
+        assert_eq!(
+            l.base.iter().map(|&(_, v)| v).collect::<Vec<_>>(),
+            [30 * MS, 40 * MS]
+        );
+        l.sample(130 * SEC, 60 * MS); // minute 2: minute 0 is forgotten
+        assert_eq!(l.base.iter().map(|&(_, v)| v).min(), Some(40 * MS));
+        // current_delay = min of the last 4 samples
+        assert_eq!(l.queuing_delay(), Some(0));
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let bad = |p: LedbatParams| p.check().unwrap_err();
+        assert!(bad(LedbatParams {
+            target: Dur(150 * MS),
+            ..Default::default()
+        })
+        .starts_with("target: 150ms"));
+        assert!(bad(LedbatParams {
+            gain: 1.5,
+            ..Default::default()
+        })
+        .starts_with("gain: 1.5"));
+        assert!(bad(LedbatParams {
+            min_cwnd: 0,
+            ..Default::default()
+        })
+        .starts_with("min_cwnd: 0"));
+        assert!(LedbatParams {
+            target: Dur(25 * MS),
+            ..Default::default()
+        }
+        .check()
+        .is_ok());
+    }
+}
