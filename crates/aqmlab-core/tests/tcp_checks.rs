@@ -406,21 +406,29 @@ fn ledbat_alone_fills_the_link_and_holds_the_queue_at_its_target() {
 }
 
 #[test]
-fn ledbat_yields_to_reno_and_fills_the_link_alone() {
-    // algorithms.md 13.4: against one NewReno flow on a buffer deeper than TARGET, LEDBAT backs
-    // off to its minimum window; alone it fills the link.
-    let alone = low_priority(json!([{"kind": "tcp", "cc": "ledbat"}]), 60);
-    let u = utilisation_after_5s(&alone, 60);
-    assert!(u > 0.95, "ledbat alone: utilisation {u}");
-    let r = low_priority(
-        json!([{"kind": "tcp", "cc": "newreno"}, {"kind": "tcp", "cc": "ledbat", "start": "5s"}]),
-        60,
-    );
-    let (be, lp) = (
-        r.flows[0].report.bytes_delivered as f64,
-        r.flows[1].report.bytes_delivered as f64,
-    );
-    assert!(lp < 0.05 * be, "ledbat: {lp} B against NewReno's {be} B");
+fn ledbat_and_nice_yield_to_reno_and_fill_the_link_alone() {
+    // algorithms.md 13.4 and 15: against one NewReno flow on a buffer deeper than their targets,
+    // LEDBAT backs off to its minimum window and Nice halves on interference; alone each fills
+    // the link. Nice alone is Vegas: between alpha = 1 and beta = 3 segments queued, i.e.
+    // 1.2 to 3.6 ms at 10 Mb/s.
+    for cc in ["ledbat", "nice"] {
+        let alone = low_priority(json!([{"kind": "tcp", "cc": cc}]), 60);
+        let u = utilisation_after_5s(&alone, 60);
+        assert!(u > 0.95, "{cc} alone: utilisation {u}");
+        if cc == "nice" {
+            let q = median_sojourn_ms(&alone, 20);
+            assert!((1.0..=3.7).contains(&q), "nice alone: median queue {q} ms");
+        }
+        let r = low_priority(
+            json!([{"kind": "tcp", "cc": "newreno"}, {"kind": "tcp", "cc": cc, "start": "5s"}]),
+            60,
+        );
+        let (be, lp) = (
+            r.flows[0].report.bytes_delivered as f64,
+            r.flows[1].report.bytes_delivered as f64,
+        );
+        assert!(lp < 0.05 * be, "{cc}: {lp} B against NewReno's {be} B");
+    }
 }
 
 #[test]

@@ -23,12 +23,14 @@ use crate::units::Time;
 pub mod cubic;
 pub mod hystart_pp;
 pub mod ledbat;
+pub mod nice;
 pub mod reno;
 pub mod tcp_lp;
 
 pub use cubic::Cubic;
 pub use hystart_pp::HystartPp;
 pub use ledbat::{Ledbat, LedbatParams};
+pub use nice::{Nice, NiceParams};
 pub use reno::Reno;
 pub use tcp_lp::{TcpLp, TcpLpParams};
 
@@ -132,7 +134,7 @@ pub trait CongestionControl {
 }
 
 /// Names [`make_cc`] accepts.
-pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic", "ledbat", "tcp_lp"];
+pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic", "ledbat", "tcp_lp", "nice"];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
 /// returns it with every default written out; errors name the parameter.
@@ -152,11 +154,12 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
     match name {
         "ledbat" => parse::<LedbatParams>(params, LedbatParams::check),
         "tcp_lp" => parse::<TcpLpParams>(params, TcpLpParams::check),
+        "nice" => parse::<NiceParams>(params, NiceParams::check),
         _ if params.is_null() || params.as_object().is_some_and(|m| m.is_empty()) => {
             Ok(serde_json::json!({}))
         }
         _ => Err(format!(
-            "{name} takes no parameters; allowed: cc_params with cc = \"ledbat\" or \"tcp_lp\""
+            "{name} takes no parameters; allowed: cc_params with cc = \"ledbat\", \"tcp_lp\" or \"nice\""
         )),
     }
 }
@@ -171,7 +174,7 @@ pub fn make_cc(
 ) -> Result<Box<dyn CongestionControl>, String> {
     if !CC_NAMES.contains(&name) {
         return Err(format!(
-            "unknown congestion controller {name:?}; allowed: {} (nice not built yet)",
+            "unknown congestion controller {name:?}; allowed: {}",
             CC_NAMES.join(", ")
         ));
     }
@@ -181,6 +184,10 @@ pub fn make_cc(
         "newreno" | "reno" => Ok(Box::new(Reno::new(mss, hystart))),
         "cubic" => Ok(Box::new(Cubic::new(mss, hystart))),
         "ledbat" => Ok(Box::new(Ledbat::new(
+            mss,
+            serde_json::from_value(resolved).expect("resolved"),
+        ))),
+        "nice" => Ok(Box::new(Nice::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),
         ))),
