@@ -268,3 +268,24 @@ def test_bad_sweep_files_exit_2(tmp_path, text, needles):
 def test_bad_reps_option_exit_2(tmp_path):
     r = cli("sweep", str(small_sweep(tmp_path)), "--reps", "0", "--out", str(tmp_path))
     assert r.returncode == 2 and "--reps 0" in r.stderr
+
+
+def test_the_sweep_summary_groups_qdisc_tables(tmp_path):
+    # A grid value that is a table (a qdisc with parameters, as in the shipped lpcc2013 and
+    # transients2014 sweeps) used to crash the printed summary (pandas cannot group by a dict).
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        f"""
+base = "{BASE}"
+name = "t"
+reps = 1
+[set]
+duration = "5s"
+[grid]
+topology.down.qdisc = ["pfifo", {{ kind = "codel", target = "5ms" }}]
+"""
+    )
+    r = cli("sweep", str(f), "--out", str(tmp_path / "o"), "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    assert '{"kind":"codel","target":"5ms"}' in r.stdout and "Traceback" not in r.stderr
+    assert "2 runs" in r.stdout

@@ -68,6 +68,8 @@ def _print_sweep(res) -> None:
     if labels and len(ok):
         cols = [c for c in ("queue_delay_p95_ms", "queue_delay_max_ms", "utilization", "goodput_mbps_total",
                             "drops") if c in ok]  # fmt: skip
+        # a grid value may be a table (a qdisc with parameters): group by its JSON text
+        ok = ok.assign(**{c: ok[c].map(_hashable) for c in labels})
         g = ok.groupby(labels, sort=False, dropna=False)[cols].median(numeric_only=True).reset_index()
         tab = Table(title=f"median over replications ({len(ok)} runs)")
         for c in g.columns:
@@ -84,6 +86,13 @@ def _print_sweep(res) -> None:
                   markup=False)  # fmt: skip
     if len(res.failed) > 20:
         out.print(f"... and {len(res.failed) - 20} more failures")
+
+
+def _hashable(v):
+    """A grid value as a groupby key: tables and lists as compact JSON text."""
+    import json
+
+    return json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, dict | list) else v
 
 
 def _param_cols(t) -> list[str]:
