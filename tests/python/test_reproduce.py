@@ -170,3 +170,24 @@ def test_the_note_counts_the_runs_whose_peak_holds_initial_window_packets():
     assert "median 0.50, max 0.50" in notes[0]
     runs["iw_share_at_peak"] = [0.2, 0.3, 0.0, 0.5]  # mostly nonzero: nothing to explain
     assert not [n for n in T.diagnose(runs, "11") if "initial windows" in n]
+
+
+def test_lpcc2013_shows_aqm_taking_ledbat_out_of_low_priority(tmp_path):
+    # The study's headline (Gong et al.): under DropTail LEDBAT yields to TCP, under an AQM that
+    # keeps the queue below LEDBAT's 100 ms target it no longer sees its target and takes about
+    # a fair share. One replication of two cases, through the CLI.
+    r = cli("reproduce", "lpcc2013", "--reps", "1", "--qdisc", "droptail", "--qdisc", "codel", "--lpcc", "ledbat",
+            "--out", str(tmp_path), "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    tcp = res["tcp_pct"]["ledbat"]
+    assert tcp["droptail"]["mean"] > 0.9 and 0.4 < tcp["codel"]["mean"] < 0.6, tcp
+    assert res["eta"]["ledbat"]["codel"]["mean"] > 0.95
+    assert res["eq_qmax"]["ledbat"]["droptail"]["mean"] > 10 * res["eq_qmax"]["ledbat"]["codel"]["mean"]
+    assert tcp["red"] is None  # not run
+    assert (tmp_path / "reproduce" / "lpcc2013" / "report.html").exists()
+    bad = cli("reproduce", "lpcc2013", "--load", "4+4")
+    assert (
+        bad.returncode == 2
+        and "--load: not an option of lpcc2013; its options: --qdisc, --lpcc" in bad.stderr
+    )

@@ -104,9 +104,10 @@ def _param_cols(t) -> list[str]:
 
 def reproduce_cmd(
     experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
-    reps: Annotated[int, typer.Option("--reps", help="replications per case")] = 100,
-    series: Annotated[str, typer.Option("--series", help="transients2014: rest-of-path one-way delay, 11 or 101 ms")] = "11",
-    load: Annotated[list[str] | None, typer.Option("--load", help="only these loads, e.g. 4+4 (repeatable)")] = None,
+    reps: Annotated[int | None, typer.Option("--reps", help="replications per case (default: the study's)")] = None,
+    series: Annotated[str | None, typer.Option("--series", help="transients2014: rest-of-path one-way delay, 11 or 101 ms")] = None,
+    load: Annotated[list[str] | None, typer.Option("--load", help="transients2014: only these loads, e.g. 4+4 (repeatable)")] = None,
+    lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers (repeatable)")] = None,
     qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
@@ -123,17 +124,26 @@ def reproduce_cmd(
         mod = reproduce.get(experiment)
     except KeyError as e:
         fail(str(e).strip("'\""))
+    reps = mod.REPS if reps is None else reps
     if reps < 1:
         fail(f"--reps {reps}: must be >= 1")
+    series = series or next(iter(mod.SERIES))
     if series not in mod.SERIES:
         fail(f"--series {series!r}: allowed: {', '.join(mod.SERIES)}")
-    for name, vals, allowed in (("--load", load, mod.LOADS), ("--qdisc", qdisc, mod.QDISCS)):
-        for v in vals or []:
+    filters = {}
+    for name, vals in (("--load", load), ("--lpcc", lpcc), ("--qdisc", qdisc)):
+        if not vals:
+            continue
+        if name not in mod.FILTERS:
+            fail(f"{name}: not an option of {experiment}; its options: {', '.join(mod.FILTERS)}")
+        keyword, allowed = mod.FILTERS[name]
+        for v in vals:
             if v not in allowed:
                 fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
+        filters[keyword] = vals
     try:
         o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
-                    keep_packets=keep_packets, loads=load, qdiscs=qdisc, progress=True)  # fmt: skip
+                    keep_packets=keep_packets, progress=True, **filters)  # fmt: skip
     except SweepError as e:
         fail(str(e))
         raise

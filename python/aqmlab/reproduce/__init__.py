@@ -11,6 +11,7 @@ from types import ModuleType
 
 EXPERIMENTS = {
     "transients2014": "aqmlab.reproduce.transients2014",
+    "lpcc2013": "aqmlab.reproduce.lpcc2013",
 }
 
 

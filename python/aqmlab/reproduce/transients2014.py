@@ -35,6 +35,10 @@ DESCRIPTION = (
 QDISCS = ["codel", "pie", "pie_thresh", "pie_update", "hred", "hred_aggressive", "sfq_codel"]
 LOADS = ["1+1", "2+2", "4+4", "6+6"]
 SERIES = {"11": None, "101": "342ms"}  # rest-of-path one-way delay -> topology.rtt override
+REPS = 100
+"""Replications per case, as the study ran."""
+FILTERS = {"--qdisc": ("qdiscs", QDISCS), "--load": ("loads", LOADS)}
+"""The CLI's case filters: option -> (run() keyword, allowed values)."""
 METRICS_FN = "aqmlab.reproduce.transients2014:run_metrics"
 DIR = "down"
 METRIC_KEYS = [
