@@ -299,3 +299,35 @@ fn a_uniform_start_is_drawn_once_per_group_or_once_per_flow_as_asked() {
         "{e}"
     );
 }
+
+#[test]
+fn on_off_periods_have_the_asked_means() {
+    use aqmlab_core::rng::Rng;
+    use aqmlab_core::scenario::{OnOff, OnOffDist};
+    use aqmlab_core::units::Dur;
+    let constant = OnOff {
+        on: Dur(2 * SEC),
+        off: Dur(3 * SEC),
+        distribution: OnOffDist::Constant,
+    };
+    let p = constant.periods(SEC, 12 * SEC, &mut Rng::from_seed(1));
+    assert_eq!(p, [(SEC, 3 * SEC), (6 * SEC, 8 * SEC), (11 * SEC, 12 * SEC)]);
+    // Exponential lengths: over ~1000 periods the sample means are within 10% of the asked
+    // means (3 standard errors of an exponential mean at n = 1000 is 9.5%), and the duty cycle
+    // on / (on + off) = 0.25.
+    let exp = OnOff {
+        on: Dur(SEC),
+        off: Dur(3 * SEC),
+        distribution: OnOffDist::Exponential,
+    };
+    let p = exp.periods(0, 4000 * SEC, &mut Rng::from_seed(7));
+    let n = p.len() as f64;
+    let on: f64 = p.iter().map(|&(a, b)| (b - a) as f64).sum::<f64>() / n / SEC as f64;
+    let off: f64 = p.windows(2).map(|w| (w[1].0 - w[0].1) as f64).sum::<f64>() / (n - 1.0) / SEC as f64;
+    assert!(
+        n > 900.0 && (on - 1.0).abs() < 0.1 && (off - 3.0).abs() < 0.3,
+        "n {n} on {on} off {off}"
+    );
+    let duty = p.iter().map(|&(a, b)| (b - a) as f64).sum::<f64>() / (4000 * SEC) as f64;
+    assert!((duty - 0.25).abs() < 0.025, "duty {duty}");
+}

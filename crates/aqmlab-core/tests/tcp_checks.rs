@@ -449,3 +449,44 @@ fn tcp_lp_bounds_reset_makes_its_priority_depend_on_the_timestamp_clock_offset()
     let offset = lp(json!({"clock_offset": "100s"}));
     assert!(offset > 0.9, "100 s clock offset: utilisation {offset}");
 }
+
+#[test]
+fn an_on_off_source_sends_new_data_only_while_on() {
+    // Constant periods: on 2 s, off 3 s from t = 0, over 20 s (on: [0, 2), [5, 7), [10, 12),
+    // [15, 17)). Data reaching the bottleneck in an off period can only be what was in flight
+    // when it began (one RTT, 50 ms, plus the 30-packet queue's 36 ms) or retransmissions.
+    let r = run(json!({
+        "name": "onoff", "duration": "20s", "record": {"level": "packets", "interval": "1s"},
+        "topology": {"rtt": "50ms", "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "30p"},
+                     "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "on_off": {"on": "2s", "off": "3s", "distribution": "constant"}}]
+    }));
+    let p = &r.packets;
+    let sec = 1_000_000_000u64;
+    let mut late = 0;
+    let mut on_bytes = 0u64;
+    for i in 0..p.dir.len() {
+        if p.dir[i] != 1 || p.size[i] < 1000 {
+            continue;
+        }
+        let t = p.t_enqueue[i];
+        let phase = t % (5 * sec);
+        if phase < 2 * sec {
+            on_bytes += p.size[i] as u64;
+        } else {
+            assert!(
+                phase < 2 * sec + 100_000_000,
+                "data at {t} ns, {phase} ns into a period"
+            );
+            late += 1;
+        }
+    }
+    assert!(late < 60, "{late} packets after the on periods ended");
+    // Four on periods of 2 s at 10 Mb/s carry at most 10 MB; each starts with the window the
+    // previous one left (no restart after idle), so the link is busy most of the on time.
+    let carried = on_bytes as f64 * 8.0 / (8.0 * 10e6);
+    assert!(
+        carried > 0.8 && carried <= 1.0,
+        "{carried} of the on-time capacity"
+    );
+}

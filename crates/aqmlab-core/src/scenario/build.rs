@@ -200,6 +200,7 @@ fn build_links(sc: &Scenario, seed: u64) -> Result<Vec<(Link, super::QdiscSpec)>
 fn endpoints(
     f: &FlowSpec,
     id: u32,
+    start: Time,
     stop: Time,
     seed: u64,
 ) -> Result<(AnyEndpoint, AnyEndpoint, String, u64), String> {
@@ -260,6 +261,9 @@ fn endpoints(
                 rwnd: f.rwnd.expect("resolved").0,
                 hystart: f.hystart.expect("resolved"),
                 stop: f.stop.map(|d| d.0),
+                on_periods: f.on_off.as_ref().map_or(Vec::new(), |o| {
+                    o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
+                }),
                 prr: f.prr.expect("resolved"),
                 rack: f.rack.expect("resolved"),
                 tlp: f.tlp.expect("resolved"),
@@ -338,7 +342,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
                 _ => group_start,
             };
             let (src, dst, cc, target) =
-                endpoints(f, id, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
+                endpoints(f, id, start, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
             let client = rtt / 4;
             let server = rtt / 2 - client;
             let dir = f.direction.expect("resolved").dir();

@@ -317,6 +317,45 @@ impl Serialize for StartSpec {
     }
 }
 
+/// On/off periods of a source: means of the on and off lengths, drawn exponentially (the
+/// lpcc2013 sensitivity study) or constant.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OnOff {
+    pub on: Dur,
+    pub off: Dur,
+    #[serde(default)]
+    pub distribution: OnOffDist,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOffDist {
+    #[default]
+    Exponential,
+    Constant,
+}
+
+impl OnOff {
+    /// The on periods [start, end) from `start` until `stop`, drawn from `rng`.
+    pub fn periods(&self, start: Time, stop: Time, rng: &mut crate::rng::Rng) -> Vec<(Time, Time)> {
+        let mut draw = |mean: Time| -> Time {
+            match self.distribution {
+                OnOffDist::Constant => mean,
+                OnOffDist::Exponential => (rng.exponential(mean as f64).round() as Time).max(1),
+            }
+        };
+        let mut out = Vec::new();
+        let mut t = start;
+        while t < stop {
+            let end = t.saturating_add(draw(self.on.0)).min(stop);
+            out.push((t, end));
+            t = end.saturating_add(draw(self.off.0));
+        }
+        out
+    }
+}
+
 /// The delayed-ACK setting: a timer ("40ms") or `false` (ACK every segment).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelAck(pub Option<Time>);
@@ -407,6 +446,10 @@ pub struct FlowSpec {
     /// threshold, ...), a table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_params: Option<Value>,
+    /// An on/off source (lpcc2013 3d): the application has unlimited data during on periods
+    /// and none during off periods, their lengths drawn per flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_off: Option<OnOff>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -572,6 +615,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "profile",
             "cc",
             "cc_params",
+            "on_off",
             "bytes",
             "ecn",
             "sack",
@@ -975,6 +1019,16 @@ impl Scenario {
                     crate::transport::cc::make_cc(cc, 1448, Hystart::Off, &Value::Null)
                         .map(|_| ())
                         .or_else(|e| err(key("cc"), e))?;
+                }
+                if let Some(o) = &f.on_off {
+                    for (k, d) in [("on", o.on.0), ("off", o.off.0)] {
+                        if d == 0 || d > 3600 * SEC {
+                            return err(
+                                format!("{}.{k}", key("on_off")),
+                                format!("{} is out of range; allowed: above 0s up to 3600s", fmt_time(d)),
+                            );
+                        }
+                    }
                 }
                 if let Some(params) = &f.cc_params {
                     let profile_cc = crate::transport::tcp::profile(f.profile.as_deref().unwrap_or("rfc"))

@@ -79,6 +79,8 @@ pub struct TcpConfig {
     pub hystart: Hystart,
     /// No new data is sent at or after this time (retransmissions continue); `None` = never stop.
     pub stop: Option<Time>,
+    /// The application's on periods [start, end) (on/off sources); empty = always on.
+    pub on_periods: Vec<(Time, Time)>,
     /// Linux-style pacing (see [`Pacing`]); `None` = segments leave as the window allows.
     pub pacing: Option<Pacing>,
     /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
@@ -145,6 +147,7 @@ impl Default for TcpConfig {
             rwnd: 16 << 20,
             hystart: Hystart::Linux,
             stop: None,
+            on_periods: Vec::new(),
             pacing: None,
             prr: false,
             rack: false,

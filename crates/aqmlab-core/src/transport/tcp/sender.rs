@@ -78,6 +78,10 @@ pub struct TcpSender {
     data_end: Option<u64>,
     /// No new data at or after this time (the flow's `stop`).
     stop: Option<Time>,
+    /// The application's on periods [start, end), sorted (empty: always on); new data only
+    /// within one, and a wake-up at the next start when the sender idles in an off period.
+    on_periods: Vec<(Time, Time)>,
+    app_wake: Option<Time>,
     cc: Box<dyn CongestionControl>,
     st: CcState,
     rtt: RttEstimator,
@@ -171,6 +175,8 @@ impl TcpSender {
             rwnd: cfg.rwnd,
             data_end,
             stop: cfg.stop,
+            on_periods: cfg.on_periods.clone(),
+            app_wake: None,
             cc,
             st: CcState {
                 cwnd: cfg.iw as u64 * mss,
@@ -399,7 +405,18 @@ impl TcpSender {
         let end = self.sb.seg_end(self.sb.next_idx());
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.stop.is_some_and(|s| now >= s);
-        has_data && !stopped && end - self.snd_una <= self.rwnd
+        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd
+    }
+
+    /// Whether the application has data to hand over at `now` (an on period), and otherwise
+    /// when its next on period starts.
+    fn app_on(&self, now: Time) -> bool {
+        self.on_periods.is_empty() || self.next_on(now) == Some(now)
+    }
+
+    fn next_on(&self, now: Time) -> Option<Time> {
+        let i = self.on_periods.partition_point(|p| p.1 <= now);
+        self.on_periods.get(i).map(|p| p.0.max(now))
     }
 
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
@@ -451,6 +468,9 @@ impl TcpSender {
         }
         if self.pto_at.is_none() {
             self.arm_pto(now);
+        }
+        if !self.on_periods.is_empty() && !self.app_on(now) {
+            self.app_wake = self.next_on(now);
         }
     }
 
@@ -1049,6 +1069,9 @@ impl Endpoint for TcpSender {
                     self.send_loop(now, out);
                 } else if self.pace_wait && now >= self.pace_next {
                     self.send_loop(now, out);
+                } else if due(self.app_wake) {
+                    self.app_wake = None;
+                    self.send_loop(now, out);
                 }
             }
             SenderState::Closed | SenderState::Done | SenderState::SynSent => {}
@@ -1069,7 +1092,7 @@ impl Endpoint for TcpSender {
             earliest(self.rto_at, self.pto_at),
             earliest(self.rack_at, self.er_at),
         );
-        earliest(t, pace)
+        earliest(earliest(t, pace), self.app_wake)
     }
 
     fn report(&self, r: &mut FlowReport) {
