@@ -35,6 +35,8 @@ KEYS = [
     "flows.0.mss", "flows.0.direction", "flows.0.label", "flows.0.ecn", "flows.1.rate",
     "flows.1.packet_size", "flows.1.arrivals", "flows.2.interval", "flows.3", "topology", "flows",
     "record", "nosuch", "topology.down.nosuch", "flows.0.nosuch",
+    "flows.0.cc_params", "flows.0.cc_params.target", "flows.0.hops", "flows.0.on_off", "flows.0.on_off.on",
+    "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.hystart", "flows.0.profile", "record.max_rows",
 ]  # fmt: skip
 
 STRINGS = [
@@ -42,11 +44,14 @@ STRINGS = [
     "1000p", "0p", "1p", "100KB", "1e400", "nan", "inf", "tcp", "udp", "ping", "cubic", "reno",
     "down", "up", "both", "codel", "pie", "fq_codel", "red", "codle", "packets", "series",
     "summary", "a/b", ".x", "x" * 300, "a\x00b", "ü", "\U0001f600", "1 s", "10 Mbps", "[1,2]",
+    "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14",
 ]  # fmt: skip
 
 OTHER = [
     0, 1, -1, 2**63, 2**64, -(2**64), 10**30, 0.0, -0.0, 1.5, -1.5, 1e308, float("nan"), float("inf"),
     True, False, [], [1, "a"], {}, {"kind": "codel"}, {"kind": "red", "min_th": 5}, {"a": {"b": 1}},
+    ["down"], ["up", "down"], ["nosuch"], {"target": "25ms"}, {"on": "1s", "off": "1s"},
+    {"uniform": ["0s", "1s"], "per": "flow"},
     datetime.date(1979, 5, 27), datetime.datetime(1979, 5, 27, 7, 32), datetime.time(7, 32),
 ]  # fmt: skip
 

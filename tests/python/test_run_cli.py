@@ -128,7 +128,10 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
     ('[[flows]]\nkind = "tcp"\nhystart = "hystart++"', "flows[0].hystart"),
     ('[[flows]]\nkind = "tcp"\non_off = { on = "0s", off = "1s" }', "flows[0].on_off.on"),
-    ('[[flows]]\nkind = "tcp"\non_off = { on = "1s", off = "1s", distribution = "pareto" }', "flows[0].on_off"),
+    (
+        '[[flows]]\nkind = "tcp"\non_off = { on = "1s", off = "1s", distribution = "pareto" }',
+        "flows[0].on_off",
+    ),
     ('[[flows]]\nkind = "tcp"\ncc = "ledbat"\ncc_params = { target = "150ms" }', "flows[0].cc_params"),
     ('[[flows]]\nkind = "tcp"\ncc = "tcp_lp"\ncc_params = { treshold = 0.2 }', "flows[0].cc_params"),
     ('[[flows]]\nkind = "tcp"\ncc = "cubic"\ncc_params = { target = "25ms" }', "flows[0].cc_params"),
