@@ -140,9 +140,25 @@ pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic", "ledbat", "tcp_lp", 
 /// returns it with every default written out; errors name the parameter.
 pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::Value, String> {
     fn parse<T: serde::de::DeserializeOwned + serde::Serialize + Default>(
+        name: &str,
         v: &serde_json::Value,
         check: fn(&T) -> Result<(), String>,
     ) -> Result<serde_json::Value, String> {
+        // The accepted keys are the parameter struct's own fields.
+        let defaults = serde_json::to_value(T::default()).expect("parameters serialise");
+        let names: Vec<&str> = defaults
+            .as_object()
+            .map_or(Vec::new(), |m| m.keys().map(String::as_str).collect());
+        for k in v.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !names.contains(&k.as_str()) {
+                let hint = crate::queue::closest(k, &names)
+                    .map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
+                return Err(format!(
+                    "{k}: unknown parameter of {name}{hint}; allowed: {}",
+                    names.join(", ")
+                ));
+            }
+        }
         let p: T = if v.is_null() {
             T::default()
         } else {
@@ -152,9 +168,9 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
         Ok(serde_json::to_value(&p).expect("parameters serialise"))
     }
     match name {
-        "ledbat" => parse::<LedbatParams>(params, LedbatParams::check),
-        "tcp_lp" => parse::<TcpLpParams>(params, TcpLpParams::check),
-        "nice" => parse::<NiceParams>(params, NiceParams::check),
+        "ledbat" => parse::<LedbatParams>(name, params, LedbatParams::check),
+        "tcp_lp" => parse::<TcpLpParams>(name, params, TcpLpParams::check),
+        "nice" => parse::<NiceParams>(name, params, NiceParams::check),
         _ if params.is_null() || params.as_object().is_some_and(|m| m.is_empty()) => {
             Ok(serde_json::json!({}))
         }
