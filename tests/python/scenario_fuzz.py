@@ -36,7 +36,7 @@ KEYS = [
     "flows.1.packet_size", "flows.1.arrivals", "flows.2.interval", "flows.3", "topology", "flows",
     "record", "nosuch", "topology.down.nosuch", "flows.0.nosuch",
     "flows.0.cc_params", "flows.0.cc_params.target", "flows.0.hops", "flows.0.on_off", "flows.0.on_off.on",
-    "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.hystart", "flows.0.profile", "record.max_rows",
+    "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows",
 ]  # fmt: skip
 
 STRINGS = [
@@ -44,7 +44,8 @@ STRINGS = [
     "1000p", "0p", "1p", "100KB", "1e400", "nan", "inf", "tcp", "udp", "ping", "cubic", "reno",
     "down", "up", "both", "codel", "pie", "fq_codel", "red", "codle", "packets", "series",
     "summary", "a/b", ".x", "x" * 300, "a\x00b", "ü", "\U0001f600", "1 s", "10 Mbps", "[1,2]",
-    "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14",
+    "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14", "EF", "AF41", "CS8",
+    "pfifo_fast",
 ]  # fmt: skip
 
 OTHER = [

@@ -127,6 +127,8 @@ BAD = [
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2"', "flows[0].profile"),
     ('[[flows]]\nkind = "tcp"\nprofile = "ns2_sack1"\nmax_rto = "100ms"', "flows[0].max_rto"),
     ('[[flows]]\nkind = "tcp"\nhystart = "hystart++"', "flows[0].hystart"),
+    ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\ndscp = "AF51"', "flows[0].dscp"),
+    ('[[flows]]\nkind = "udp"\nrate = "1Mbps"\ndscp = 64', "flows[0].dscp"),
     ('[[flows]]\nkind = "tcp"\non_off = { on = "0s", off = "1s" }', "flows[0].on_off.on"),
     (
         '[[flows]]\nkind = "tcp"\non_off = { on = "1s", off = "1s", distribution = "pareto" }',

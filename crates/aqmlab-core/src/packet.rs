@@ -99,6 +99,9 @@ pub struct Packet {
     pub ecn: Ecn,
     /// TCP flags (see [`flags`]).
     pub tcp_flags: u8,
+    /// Differentiated Services code point (RFC 2474), set from the flow's `dscp` for both
+    /// directions; the IP TOS byte is `dscp << 2 | ecn`.
+    pub dscp: u8,
     /// First sequence number carried (TCP: byte offset; probes/UDP: packet number).
     pub seq: u64,
     /// Cumulative acknowledgement (TCP).

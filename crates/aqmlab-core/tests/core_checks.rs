@@ -331,3 +331,38 @@ fn on_off_periods_have_the_asked_means() {
     let duty = p.iter().map(|&(a, b)| (b - a) as f64).sum::<f64>() / (4000 * SEC) as f64;
     assert!((duty - 0.25).abs() < 0.025, "duty {duty}");
 }
+
+#[test]
+fn pfifo_fast_serves_the_low_delay_tos_band_first() {
+    // A TCP flow whose receive window is the path's BDP (17 packets at 10 Mb/s, 20 ms) plus
+    // about 56 packets keeps ~56 x 1.2 ms = 67 ms of standing queue in the best-effort band of a
+    // 10 Mb/s pfifo_fast, never reaching its 1000-packet limit. A ping marked DSCP 4 (TOS 0x10,
+    // "low delay": band 0) waits at most for the packet in transmission; one marked EF (46:
+    // band 1 in Linux's TOS table) waits behind the standing queue like best effort.
+    let r = run(json!({
+        "name": "prio", "duration": "5s",
+        "topology": {"rtt": "20ms", "nic_rate": "inf",
+                     "down": {"rate": "10Mbps", "qdisc": "pfifo_fast"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "rwnd": "110000B"},
+                  {"kind": "ping", "interval": "100ms", "direction": "down", "dscp": 4, "start": "1s"},
+                  {"kind": "ping", "interval": "100ms", "direction": "down", "dscp": "EF", "start": "1s"}]
+    }));
+    let rtts = |flow: u32| -> Vec<u64> {
+        r.probes
+            .iter()
+            .filter(|p| p.flow == flow)
+            .filter_map(|p| p.reply.map(|x| x.0))
+            .collect()
+    };
+    let (low, ef) = (rtts(1), rtts(2));
+    assert!(!low.is_empty() && !ef.is_empty());
+    let ser = tx_time(1500, 10_000_000);
+    assert!(
+        low.iter().all(|&t| t <= 20 * MS + 2 * ser),
+        "low delay band: {low:?}"
+    );
+    assert!(
+        ef.iter().all(|&t| t >= 20 * MS + 40 * ser),
+        "EF in band 1: {ef:?}"
+    );
+}

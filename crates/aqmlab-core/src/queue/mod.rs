@@ -23,6 +23,7 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
 pub mod sfq;
@@ -113,6 +114,12 @@ impl QueueCtx<'_> {
     #[inline]
     pub fn enqueued_at(&self, id: PktId) -> Time {
         self.pool.get(id).enqueued_at
+    }
+
+    /// The DSCP of packet `id`.
+    #[inline]
+    pub fn dscp(&self, id: PktId) -> u8 {
+        self.pool.get(id).dscp
     }
 
     /// The flow key a classifier hashes (scenario flow index and direction).
@@ -403,6 +410,7 @@ qdiscs! {
     Sfq => sfq::Sfq,
     Drr => drr::Drr,
     SfqCodel => sfq_codel::SfqCodel,
+    PfifoFast => pfifo_fast::PfifoFast,
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -419,6 +427,7 @@ pub fn registry() -> Vec<&'static QdiscInfo> {
     v.extend(sfq::INFO.iter());
     v.extend(drr::INFO.iter());
     v.extend(sfq_codel::INFO.iter());
+    v.extend(pfifo_fast::INFO.iter());
     v
 }
 
@@ -625,6 +634,8 @@ pub mod testutil {
         pub events: Vec<QueueEvent>,
         pub drops: Vec<(PktId, DropReason)>,
         pub marks: Vec<PktId>,
+        /// The DSCP of the packets `packet` creates.
+        pub dscp: u8,
     }
 
     impl Harness {
@@ -638,6 +649,7 @@ pub mod testutil {
                 size,
                 ecn,
                 dir: Dir::Down,
+                dscp: self.dscp,
                 ..Packet::default()
             })
         }

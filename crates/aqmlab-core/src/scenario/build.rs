@@ -347,6 +347,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             let server = rtt / 2 - client;
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
+            flow.dscp = f.dscp.map_or(0, |d| d.0);
             if f.hops.is_some() {
                 flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));
             }

@@ -317,6 +317,55 @@ impl Serialize for StartSpec {
     }
 }
 
+/// A Differentiated Services code point: 0 to 63, or a name (RFC 2474 CS0-CS7 = 8 x n; RFC 2597
+/// AFxy = 8 x + 2 y; RFC 3246 EF = 46; RFC 8622 LE = 1; RFC 5865 VA = 44; BE = 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dscp(pub u8);
+
+impl Dscp {
+    pub fn parse(s: &str) -> Option<u8> {
+        let u = s.to_ascii_uppercase();
+        let digit = |c: Option<char>| c.and_then(|c| c.to_digit(10));
+        match u.as_str() {
+            "BE" | "DF" => Some(0),
+            "EF" => Some(46),
+            "LE" => Some(1),
+            "VA" => Some(44),
+            _ if u.len() == 3 && u.starts_with("CS") => {
+                digit(u.chars().nth(2)).filter(|&n| n <= 7).map(|n| 8 * n as u8)
+            }
+            _ if u.len() == 4 && u.starts_with("AF") => {
+                let (x, y) = (digit(u.chars().nth(2))?, digit(u.chars().nth(3))?);
+                ((1..=4).contains(&x) && (1..=3).contains(&y)).then_some((8 * x + 2 * y) as u8)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Dscp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let allowed = "0 to 63, or a name: BE, CS0-CS7, AF11-AF43, EF, LE, VA";
+        match Value::deserialize(d)? {
+            Value::Number(n) if n.as_u64().is_some_and(|v| v <= 63) => {
+                Ok(Dscp(n.as_u64().unwrap_or(0) as u8))
+            }
+            Value::String(s) => Dscp::parse(&s)
+                .map(Dscp)
+                .ok_or_else(|| de::Error::custom(format!("{s:?} is not allowed; allowed: {allowed}"))),
+            v => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: {allowed}"
+            ))),
+        }
+    }
+}
+
+impl Serialize for Dscp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
 /// On/off periods of a source: means of the on and off lengths, drawn exponentially (the
 /// lpcc2013 sensitivity study) or constant.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -420,6 +469,9 @@ pub struct FlowSpec {
     /// The NIC rate of this flow's two hosts (defaults to the topology's `nic_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_rate: Option<NicRate>,
+    /// The DSCP of the flow's packets, both directions (default 0, best effort).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<Dscp>,
     /// The hops this flow's packets cross, by name (default: every hop of both chains). In each
     /// direction the named hops are a contiguous part of that direction's chain, where the flow
     /// enters and leaves the path; a direction none of them belongs to is crossed whole (e.g.
@@ -652,6 +704,7 @@ const COMMON_FLOW_KEYS: &[&str] = &[
     "rtt",
     "nic_rate",
     "hops",
+    "dscp",
 ];
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).

@@ -87,6 +87,8 @@ pub struct Flow {
     pipes: [u32; 4],
     /// The NIC rate of the flow's two hosts (`None`: packets leave a host at once).
     pub nic_rate: Option<u64>,
+    /// The DSCP both hosts put on this flow's packets.
+    pub dscp: u8,
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
     /// into the world's links); `None`: the whole chain.
     pub route: [Option<(u32, u32)>; 2],
@@ -119,6 +121,7 @@ impl Flow {
             server_delay,
             pipes: [0; 4],
             nic_rate,
+            dscp: 0,
             route: [None; 2],
             nic_free: [0; 2],
             sent: 0,
@@ -379,8 +382,10 @@ impl World {
     fn after_endpoint(&mut self, f: u32, s: Side) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
+        let dscp = self.flows[f as usize].dscp;
         for mut p in out.drain(..) {
             p.sent_at = now;
+            p.dscp = dscp;
             let d = p.dir;
             let size = p.size as u64;
             let id = self.pool.alloc(p);

@@ -1,0 +1,159 @@
+//! `pfifo_fast`: Linux's default three-band priority FIFO (net/sched/sch_generic.c), the FIFO
+//! baseline of goodbadwifi2015.
+//!
+//! A packet's band comes from its IP TOS byte as Linux derives it for a locally sent packet:
+//! skb->priority = ip_tos2prio[(tos & 0x1E) >> 1] (include/net/route.h rt_tos2priority;
+//! net/ipv4/route.c ip_tos2prio: best effort 0, filler 1, bulk 2, interactive 6, interactive
+//! bulk 4, from the RFC 1349 TOS bits), then band = priomap[priority] with the default priomap
+//! 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 (TC_PRIO_MAX + 1 entries). Band 0 is served first, then 1,
+//! then 2 (strict priority). One limit for all bands together (the device's txqueuelen, 1000
+//! packets by default); an arrival beyond it is dropped.
+//!
+//! The TOS byte is DSCP << 2, so most DiffServ marks fall on the old TOS bits by accident: EF
+//! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
+//! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
+
+use super::{
+    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
+};
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Limit, LimitSpec, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// Linux's ip_tos2prio (TC_PRIO_* values), indexed by (tos & 0x1E) >> 1.
+pub const TOS2PRIO: [u8; 16] = [0, 1, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4];
+/// Linux's default priomap (sch_generic.c prio2band), indexed by priority.
+pub const PRIOMAP: [u8; 16] = [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
+
+/// The band of a packet with this DSCP under `priomap`.
+pub fn band(dscp: u8, priomap: &[u8; 16]) -> usize {
+    let tos = dscp << 2;
+    priomap[TOS2PRIO[((tos & 0x1E) >> 1) as usize] as usize] as usize
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    limit: Option<LimitSpec>,
+    priomap: Option<[u8; 16]>,
+}
+
+pub struct PfifoFast {
+    bands: [VecDeque<PktId>; 3],
+    priomap: [u8; 16],
+    limit: u64,
+    bytes: u64,
+}
+
+impl Qdisc for PfifoFast {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        if self.backlog_packets() >= self.limit {
+            ctx.drop_packet(id, DropReason::Overlimit);
+            return;
+        }
+        self.bytes += ctx.size(id) as u64;
+        self.bands[band(ctx.dscp(id), &self.priomap)].push_back(id);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
+        let id = self.bands.iter_mut().find_map(|b| b.pop_front())?;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn backlog_packets(&self) -> u64 {
+        self.bands.iter().map(|b| b.len() as u64).sum()
+    }
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "limit",
+        help: "packets in all bands together (txqueuelen); default the direction's limit, else 1000p",
+    },
+    ParamDoc {
+        name: "priomap",
+        help: "16 bands (0-2) by Linux priority; default Linux's 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1",
+    },
+];
+
+fn build(params: &Value, link: &LinkInfo) -> BuildResult {
+    let mut cfg: Config = parse_params(params)?;
+    let limit = match super::util::resolve_limit(cfg.limit, link)? {
+        Limit::Packets(p) => p,
+        Limit::Bytes(b) if cfg.limit.is_none() => (b / link.mtu as u64).max(1), // the hop's, at the MTU
+        Limit::Bytes(_) => return Err("limit: pfifo_fast counts packets, e.g. \"1000p\"".into()),
+    };
+    let priomap = cfg.priomap.unwrap_or(PRIOMAP);
+    if let Some(b) = priomap.iter().find(|&&b| b > 2) {
+        return Err(format!(
+            "priomap: band {b} is not allowed; allowed: 0, 1 or 2 for each of the 16 priorities"
+        ));
+    }
+    cfg.limit = Some(LimitSpec(Limit::Packets(limit)));
+    cfg.priomap = Some(priomap);
+    let q = PfifoFast {
+        bands: Default::default(),
+        priomap,
+        limit,
+        bytes: 0,
+    };
+    Ok((AnyQdisc::PfifoFast(q), resolved(&cfg)))
+}
+
+pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+    name: "pfifo_fast",
+    summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
+    reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
+    params: PARAMS,
+    build: |p, l, _: Rng| build(p, l),
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+
+    #[test]
+    fn dscp_marks_map_to_linux_bands() {
+        // EF 46 -> TOS 0xB8 -> index 12 -> interactive bulk (4) -> band 1; AF41 34 -> 0x88 ->
+        // index 4 -> bulk (2) -> band 2; CS1 8 -> 0x20 -> index 0 -> band 1; DSCP 4 -> TOS 0x10
+        // (low delay) -> index 8 -> interactive (6) -> band 0; best effort -> band 1.
+        for (dscp, b) in [(46, 1), (34, 2), (8, 1), (4, 0), (0, 1), (2, 2)] {
+            assert_eq!(band(dscp, &PRIOMAP), b, "dscp {dscp}");
+        }
+    }
+
+    #[test]
+    fn strict_priority_and_one_shared_limit() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: Some(Limit::Packets(3)),
+        };
+        let (q, _) = build(&serde_json::json!({}), &link).unwrap();
+        let AnyQdisc::PfifoFast(mut q) = q else {
+            unreachable!()
+        };
+        let mut h = Harness::new();
+        h.dscp = 34; // band 2
+        let bulk = h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0);
+        h.dscp = 0; // band 1
+        let be = h.enqueue(&mut q, 1, 1000, Ecn::NotEct, 0);
+        h.dscp = 4; // band 0
+        let low = h.enqueue(&mut q, 2, 1000, Ecn::NotEct, 0);
+        let late = h.enqueue(&mut q, 2, 1000, Ecn::NotEct, 0); // the fourth: over the shared limit
+        assert!(h.was_dropped(late));
+        assert_eq!(q.backlog_bytes(), 3000);
+        let order: Vec<_> = (0..3).map(|_| h.dequeue(&mut q, 0).unwrap()).collect();
+        assert_eq!(order, [low, be, bulk]);
+    }
+}
