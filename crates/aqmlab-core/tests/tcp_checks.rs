@@ -490,3 +490,38 @@ fn an_on_off_source_sends_new_data_only_while_on() {
         "{carried} of the on-time capacity"
     );
 }
+
+#[test]
+fn idle_restart_starts_each_on_period_from_the_initial_window() {
+    // On 2 s / off 3 s behind a 60-packet FIFO (RTO a few hundred ms): at each new on period
+    // the sender has been idle for many RTOs. With the restart (Linux's tcp_cwnd_restart, the
+    // `linux` profile: one halving per RTO of idleness, floor min(IW, cwnd)) the first RTT of
+    // the period carries at most IW = 10 segments; without it (the `rfc` profile here) the
+    // window left at the end of the previous period goes out at once. (Behind a bloated FIFO
+    // the RTO grows to seconds and Linux's halvings stop well above IW.)
+    let first_rtt = |profile: &str| -> Vec<usize> {
+        let r = run(json!({
+            "name": "idle", "duration": "20s", "record": {"level": "packets", "interval": "1s"},
+            "topology": {"rtt": "50ms", "nic_rate": "inf",
+                         "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "60p"}, "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "tcp", "profile": profile,
+                       "on_off": {"on": "2s", "off": "3s", "distribution": "constant"}}]
+        }));
+        let p = &r.packets;
+        let sec = 1_000_000_000u64;
+        (1..4)
+            .map(|k| {
+                let t0 = 5 * k * sec + 12_500_000; // the period's first data reach the queue after rtt/4
+                (0..p.dir.len())
+                    .filter(|&i| {
+                        p.dir[i] == 1 && p.size[i] > 1000 && (t0..t0 + 50_000_000).contains(&p.t_enqueue[i])
+                    })
+                    .count()
+            })
+            .collect()
+    };
+    let linux = first_rtt("linux");
+    assert!(linux.iter().all(|&n| n <= 10), "linux: {linux:?}");
+    let rfc = first_rtt("rfc");
+    assert!(rfc.iter().all(|&n| n > 20), "rfc: {rfc:?}");
+}

@@ -562,6 +562,9 @@ pub struct FlowSpec {
     /// Data segments the receiver ACKs at once at the start of a connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<u32>,
+    /// Window restart after an idle period (RFC 5681 4.1, Linux's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_restart: Option<bool>,
 }
 
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
@@ -691,6 +694,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "frto",
             "early_retransmit",
             "quickack",
+            "idle_restart",
         ],
     ),
 ];

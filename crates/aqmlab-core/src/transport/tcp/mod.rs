@@ -97,6 +97,10 @@ pub struct TcpConfig {
     pub early_retransmit: bool,
     /// Data segments ACKed at once at the start of a connection (Linux quick-ACK mode); 0 = none.
     pub quickack: u32,
+    /// Restart the window after an idle period longer than the RTO (RFC 5681 4.1, as Linux
+    /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
+    /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
+    pub idle_restart: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -155,6 +159,7 @@ impl Default for TcpConfig {
             frto: false,
             early_retransmit: false,
             quickack: 0,
+            idle_restart: false,
         }
     }
 }
@@ -198,6 +203,8 @@ pub struct TcpProfile {
     pub early_retransmit: bool,
     /// Quick ACKs at the start of a connection.
     pub quickack: u32,
+    /// Window restart after idle (RFC 5681 4.1 / Linux tcp_slow_start_after_idle).
+    pub idle_restart: bool,
 }
 
 /// The TCP profiles; the first is the default.
@@ -226,6 +233,7 @@ pub const PROFILES: &[TcpProfile] = &[
         frto: false,
         early_retransmit: false,
         quickack: 0,
+        idle_restart: false,
     },
     // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
     // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
@@ -269,6 +277,7 @@ pub const PROFILES: &[TcpProfile] = &[
         frto: false,
         early_retransmit: false,
         quickack: 0,
+        idle_restart: false,
     },
     // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
     // differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
@@ -303,6 +312,7 @@ pub const PROFILES: &[TcpProfile] = &[
         early_retransmit: false,
         // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
         quickack: 16,
+        idle_restart: true,
     },
     // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
     // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
@@ -336,6 +346,7 @@ pub const PROFILES: &[TcpProfile] = &[
         frto: true,
         early_retransmit: true,
         quickack: 16,
+        idle_restart: true,
     },
 ];
 

@@ -46,6 +46,10 @@
 //!   not reorder.
 //! * `early_retransmit`: RFC 5827 in the form of Linux 3.5-4.x (tcp_early_retrans 2/3).
 //! * `pacing`: Linux-style pacing ([`Pacing`]).
+//! * `idle_restart`: the window after an idle period longer than the RTO (RFC 5681 4.1), as
+//!   Linux's tcp_cwnd_restart: halved per RTO of idleness down to min(IW, cwnd). CUBIC's epoch
+//!   shift on CA_EVENT_TX_START is not modelled.
+//! * On/off sources (`on_periods`): new data only within the application's on periods.
 
 use super::rto::RttEstimator;
 use super::scoreboard::{Delivered, Scoreboard};
@@ -82,6 +86,12 @@ pub struct TcpSender {
     /// within one, and a wake-up at the next start when the sender idles in an off period.
     on_periods: Vec<(Time, Time)>,
     app_wake: Option<Time>,
+    /// Window restart after idle (RFC 5681 4.1 / Linux tcp_cwnd_restart) and the time of the
+    /// last data segment sent (Linux icsk_lsndtime).
+    idle_restart: bool,
+    last_data_sent: Option<Time>,
+    /// Window restarts after idle.
+    pub idle_restarts: u64,
     cc: Box<dyn CongestionControl>,
     st: CcState,
     rtt: RttEstimator,
@@ -177,6 +187,9 @@ impl TcpSender {
             stop: cfg.stop,
             on_periods: cfg.on_periods.clone(),
             app_wake: None,
+            idle_restart: cfg.idle_restart,
+            last_data_sent: None,
+            idle_restarts: 0,
             cc,
             st: CcState {
                 cwnd: cfg.iw as u64 * mss,
@@ -380,6 +393,13 @@ impl TcpSender {
     }
 
     fn send_new(&mut self, now: Time, out: &mut Outbox) {
+        let idle = self.idle_restart
+            && self.sb.outstanding() == 0
+            && self.last_data_sent.is_some_and(|t| now - t > self.rtt.rto());
+        if idle {
+            self.restart_window(now - self.last_data_sent.unwrap_or(now));
+        }
+        self.last_data_sent = Some(now);
         let i = self.sb.push_new(now);
         let mut p = self.segment(i, now);
         if self.ecn_ok {
@@ -393,7 +413,26 @@ impl TcpSender {
         self.emit(p, out);
     }
 
+    /// Linux tcp_cwnd_restart after `idle` without data in flight: ssthresh =
+    /// max(ssthresh, 3/4 cwnd); cwnd halved once per RTO of idleness beyond the first, never
+    /// below the restart window min(IW, cwnd).
+    fn restart_window(&mut self, idle: Time) {
+        let cwnd = self.st.cwnd;
+        self.st.ssthresh = self.st.ssthresh.max(cwnd / 2 + cwnd / 4);
+        let restart = (self.iw * self.mss).min(cwnd);
+        let rto = self.rtt.rto().max(1);
+        let mut w = cwnd;
+        let mut left = idle as i128 - rto as i128;
+        while left > 0 && w > restart {
+            w /= 2;
+            left -= rto as i128;
+        }
+        self.st.cwnd = w.max(restart);
+        self.idle_restarts += 1;
+    }
+
     fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
+        self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
         self.retrans_stamp.get_or_insert(now);
         let p = self.segment(i, now);
