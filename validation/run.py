@@ -42,13 +42,16 @@ QDISCS = {
         "first_update": "15ms",
     },
     "fq_codel": {"kind": "fq_codel", "ecn": False, "quantum": "1500B", "flows": 1024},
-    # The same with ns-3's per-flow MTU guard (compared with ns-3's fq_codel row).
+    # The same with ns-3's per-flow MTU guard (compared with ns-3's fq_codel row). ns-3's CoDel
+    # exempts a flow while its own bytes are *below* MinBytes (1500): strictly less, where aqmlab's
+    # guard is "at most mtu", hence mtu = 1499 B (with 1500 B packets: only an emptied flow is exempt).
     "fq_codel_flowguard": {
         "kind": "fq_codel",
         "ecn": False,
         "quantum": "1500B",
         "flows": 1024,
         "guard_scope": "flow",
+        "mtu": "1499B",
     },
     # ns-3 RED: 5/15 packets, w_q 0.002, max_p 1/50, gentle, wait, mean packet size 500 B.
     "red": {

@@ -119,6 +119,12 @@ struct Recorder
     DelayHist sojourn;
     DelayHist pingRtt;
     uint64_t pingReplies{0};
+    // TCP senders entering loss recovery (CA_RECOVERY) and the RTO state (CA_LOSS), all flows:
+    // over the whole run and after the warmup.
+    uint64_t recoveriesAll{0};
+    uint64_t rtosAll{0};
+    uint64_t recoveries{0};
+    uint64_t rtos{0};
 };
 
 Recorder g_rec;
@@ -136,6 +142,29 @@ OnSojourn(Time t)
     {
         g_rec.sojourn.Add(t.GetSeconds() * 1e3);
     }
+}
+
+void
+OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    const bool measured = Simulator::Now().GetSeconds() >= g_rec.warmupS;
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_rec.recoveriesAll;
+        g_rec.recoveries += measured;
+    }
+    else if (now == TcpSocketState::CA_LOSS)
+    {
+        ++g_rec.rtosAll;
+        g_rec.rtos += measured;
+    }
+}
+
+void
+ConnectCongState()
+{
+    Config::ConnectWithoutContextFailSafe("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                          MakeCallback(&OnCongState));
 }
 
 void
@@ -496,6 +525,8 @@ main(int argc, char* argv[])
         p.Stop(Seconds(duration));
     }
     Simulator::Schedule(Seconds(warmup), &SnapshotSinks, sinks);
+    // Every sender socket exists once its application has started (all within start-spread).
+    Simulator::Schedule(Seconds(std::min(startSpread, warmup) + 1e-3), &ConnectCongState);
     Simulator::Stop(Seconds(duration));
 
     // ---- run ----
@@ -554,7 +585,10 @@ main(int argc, char* argv[])
        << g_rec.sojourn.Percentile(99) << ", \"mean\": " << g_rec.sojourn.Mean()
        << ", \"samples\": " << g_rec.sojourn.Count() << "}";
     js << ", \"drops\": " << st.nTotalDroppedPackets << ", \"marks\": " << st.nTotalMarkedPackets
-       << ", \"qdisc_dequeued\": " << st.nTotalDequeuedPackets;
+       << ", \"qdisc_dequeued\": " << st.nTotalDequeuedPackets
+       << ", \"tcp_recoveries\": " << g_rec.recoveries << ", \"tcp_rtos\": " << g_rec.rtos
+       << ", \"tcp_recoveries_all\": " << g_rec.recoveriesAll
+       << ", \"tcp_rtos_all\": " << g_rec.rtosAll;
     if (pingInterval > 0)
     {
         js << ", \"ping_rtt_ms\": {\"p50\": " << g_rec.pingRtt.Percentile(50)

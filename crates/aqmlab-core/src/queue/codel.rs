@@ -6,7 +6,11 @@
 //!   `(count - lastcount) | 1`, max-packet-seen guard starting at 0, strict, Newton), `ns2`
 //!   (Nichols/Jacobson codel.cc: recall `count - 1`, max-packet-seen guard starting at 256 B, `>=`)
 //!   and `sfqcodel` (recall `count - 2` within 8 intervals, max-seen from 256 B, `>=`).
-//!   Every knob can also be set alone (`recall`, `mtu_guard`, `mtu`, `newton`, `strict`).
+//!   Every knob can also be set alone (`recall`, `mtu_guard`, `mtu`, `newton`, `strict`,
+//!   `empty_reset`).
+//! * A dequeue that finds the queue empty: the RFC pseudocode (and ns-2) also clears
+//!   first_above_time; Linux's codel_dequeue (and ns-3's CoDelQueueDisc) only leaves the dropping
+//!   state and keeps it (`empty_reset = false`, variants `linux` and `linux35`).
 //! * Time is kept in ns (Linux uses 1024-ns units; not emulated). The fixed guard is one MTU of
 //!   IP bytes (1500 by default, where Linux uses psched_mtu = 1514 L2 bytes).
 //! * ECN (off by default, as sch_codel): an ECT packet is CE-marked instead of dropped; the mark
@@ -66,6 +70,9 @@ pub struct CodelParams {
     pub ce_threshold: Option<Time>,
     /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
     pub empty_is_below: bool,
+    /// A dequeue that finds the queue empty also clears first_above_time (RFC 8289 pseudocode,
+    /// ns-2). false: it only leaves the dropping state (Linux codel_dequeue, ns-3).
+    pub empty_reset: bool,
 }
 
 impl CodelParams {
@@ -82,17 +89,20 @@ impl CodelParams {
             ecn: false,
             ce_threshold: None,
             empty_is_below: false,
+            empty_reset: true,
         };
         Some(match name {
             "rfc" => base,
             "linux" => CodelParams {
                 strict: true,
                 newton: true,
+                empty_reset: false,
                 ..base
             },
             "linux35" => CodelParams {
                 strict: true,
                 newton: true,
+                empty_reset: false,
                 recall: Recall::Linux35,
                 guard: Guard::MaxSeen,
                 mtu: 0,
@@ -299,6 +309,11 @@ impl CodelVars {
         now: Time,
     ) -> Option<PktId> {
         let mut pkt = src.pop(ctx);
+        if pkt.is_none() && !p.empty_reset {
+            // Linux: an empty queue ends the dropping state but keeps first_above_time.
+            self.dropping = false;
+            return None;
+        }
         let mut ok = self.should_drop(pkt, p, st, src, ctx, now);
         let mut marked = false;
         if self.dropping {
@@ -441,6 +456,7 @@ pub struct CodelConfig {
     pub mtu: Option<Size>,
     pub newton: Option<bool>,
     pub strict: Option<bool>,
+    pub empty_reset: Option<bool>,
     pub ecn: Option<bool>,
     /// "off" or a duration.
     pub ce_threshold: Option<String>,
@@ -474,6 +490,7 @@ impl CodelConfig {
         };
         p.newton = self.newton.unwrap_or(p.newton);
         p.strict = self.strict.unwrap_or(p.strict);
+        p.empty_reset = self.empty_reset.unwrap_or(p.empty_reset);
         p.ecn = self.ecn.unwrap_or(ecn_default);
         p.ce_threshold = match self.ce_threshold.as_deref() {
             None | Some("off") => None,
@@ -499,6 +516,7 @@ impl CodelConfig {
             mtu: Some(Size(p.mtu as u64)),
             newton: Some(p.newton),
             strict: Some(p.strict),
+            empty_reset: Some(p.empty_reset),
             ecn: Some(p.ecn),
             ce_threshold: Some(match p.ce_threshold {
                 None => "off".into(),
@@ -554,6 +572,10 @@ pub const CODEL_PARAMS: &[ParamDoc] = &[
         name: "ce_threshold",
         help: "\"off\" or a sojourn above which packets are CE-marked (DCTCP style)",
     },
+    ParamDoc {
+        name: "empty_reset",
+        help: "a dequeue finding the queue empty clears first_above_time (RFC, ns-2) or keeps it (Linux)",
+    },
 ];
 
 /// The keys of [`CodelConfig`], split off a discipline's table before parsing.
@@ -568,6 +590,7 @@ pub const CODEL_KEYS: &[&str] = &[
     "strict",
     "ecn",
     "ce_threshold",
+    "empty_reset",
 ];
 
 impl CodelConfig {
@@ -717,6 +740,42 @@ mod tests {
             let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
             for k in 0..=150 {
                 d.step(k * MS, 10 * MS, 100_000, Ecn::NotEct);
+            }
+            assert_eq!(d.drops[0], first, "{variant}");
+        }
+    }
+
+    /// A dequeue at `now` that finds the queue empty.
+    fn step_empty(d: &mut Driver, now: Time) {
+        let mut m = Mock {
+            ids: VecDeque::new(),
+            backlog: 0,
+        };
+        let mut ctx = QueueCtx {
+            pool: &mut d.h.pool,
+            events: &mut d.h.events,
+        };
+        assert!(d
+            .v
+            .dequeue(&d.p, &mut d.st, &mut m, &mut ctx, BASE + now)
+            .is_none());
+    }
+
+    /// Above target (10 ms sojourn, large backlog) from t = 0, with one dequeue at t = 50 ms that
+    /// finds the queue empty. Linux's codel_dequeue returns at once on an empty queue (only the
+    /// dropping state is cleared), so first_above_time (0 + 100 ms) survives and the first drop
+    /// comes at the first dequeue after 100 ms (strict test), here 101 ms. The RFC pseudocode
+    /// clears first_above_time on an empty queue: the interval restarts at 51 ms, first drop at 151.
+    #[test]
+    fn empty_dequeue_keeps_first_above_in_linux() {
+        for (variant, first) in [("linux", 101 * MS), ("linux35", 101 * MS), ("rfc", 151 * MS)] {
+            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            for k in 0..=200 {
+                if k == 50 {
+                    step_empty(&mut d, k * MS);
+                } else {
+                    d.step(k * MS, 10 * MS, 100_000, Ecn::NotEct);
+                }
             }
             assert_eq!(d.drops[0], first, "{variant}");
         }

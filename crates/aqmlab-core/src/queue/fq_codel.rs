@@ -239,6 +239,7 @@ const PARAMS: &[ParamDoc] = &[
         help: "CE-mark ECT packets instead of dropping; default on",
     },
     CODEL_PARAMS[9],
+    CODEL_PARAMS[10],
 ];
 
 pub static INFO: [QdiscInfo; 2] = [

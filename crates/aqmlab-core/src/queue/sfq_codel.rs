@@ -203,6 +203,7 @@ const PARAMS: &[ParamDoc] = &[
     CODEL_PARAMS[7],
     CODEL_PARAMS[8],
     CODEL_PARAMS[9],
+    CODEL_PARAMS[10],
 ];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
