@@ -69,17 +69,22 @@ NS3_NAME = {"fq_codel_flowguard": "fq_codel"}
 SCENARIOS = {"n4": 4, "n1_ping": 1}
 
 
+# ns-3's TCP settings (validation/ns3/README.md); one [[flows]] entry per flow, so each flow
+# draws its own start in [0, 1) s, as ns-3's applications do.
+NS3_TCP = {
+    "kind": "tcp",
+    "cc": "cubic",
+    "iw": 10,
+    "min_rto": "1s",
+    "delack": "200ms",
+    "sack": True,
+    "start": {"uniform": ["0s", "1s"]},
+}
+
+
 def scenario(flows: int, qdisc: dict) -> dict:
     """The dumbbell of validation/ns3: each flow starts at its own uniform time in [0, 1) s."""
-    tcp = {
-        "kind": "tcp",
-        "cc": "cubic",
-        "iw": 10,
-        "min_rto": "1s",
-        "delack": "200ms",
-        "sack": True,
-        "start": {"uniform": ["0s", "1s"]},
-    }
+    tcp = NS3_TCP
     return {
         "name": "ns3-crosscheck",
         "duration": "60s",

@@ -20,16 +20,7 @@ import aqmlab
 # 256 CUBIC flows, 100 Mb/s, 50 ms, fq_codel default limit (10240p), ns-3's TCP settings and 1p device queue,
 # no ping, 10 s, stats after 5 s (bench/compare.py's ns-3 run).
 def scen(qd, tcpo, dur, n, dq):
-    tcp = {
-        "kind": "tcp",
-        "cc": "cubic",
-        "iw": 10,
-        "min_rto": "1s",
-        "delack": "200ms",
-        "sack": True,
-        "start": {"uniform": ["0s", "1s"]},
-    }
-    tcp.update(tcpo)
+    tcp = {**V.NS3_TCP, **tcpo}
     down = {"rate": "100Mbps", "qdisc": qd}
     if dq:
         down["device_queue"] = "1p"

@@ -201,15 +201,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn st(cwnd: u64, flight: u64) -> CcState {
-        CcState {
-            cwnd,
-            ssthresh: u64::MAX,
-            mss: MSS,
-            bytes_in_flight: flight,
-            in_recovery: false,
-            srtt: None,
-            abc: true,
-        }
+        super::super::test_state(cwnd, u64::MAX, flight)
     }
 
     /// One RTT of per-segment ACKs at a constant queueing delay `q` above a base of 20 ms; returns

@@ -233,6 +233,21 @@ pub fn slow_start(st: &mut CcState, acked: u64) -> u64 {
     }
 }
 
+/// A controller's state for unit tests: the window, ssthresh and flight in bytes, 1000-byte
+/// segments, byte counting on, out of recovery.
+#[cfg(test)]
+pub(crate) fn test_state(cwnd: u64, ssthresh: u64, bytes_in_flight: u64) -> CcState {
+    CcState {
+        cwnd,
+        ssthresh,
+        mss: 1000,
+        bytes_in_flight,
+        in_recovery: false,
+        srtt: None,
+        abc: true,
+    }
+}
+
 /// RFC 5681 loss response: ssthresh = max(FlightSize/2, 2*SMSS).
 pub fn half_flight(st: &CcState) -> u64 {
     (st.bytes_in_flight / 2).max(2 * st.mss)

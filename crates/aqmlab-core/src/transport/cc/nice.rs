@@ -175,15 +175,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn st(cwnd: u64) -> CcState {
-        CcState {
-            cwnd,
-            ssthresh: cwnd,
-            mss: MSS,
-            bytes_in_flight: cwnd,
-            in_recovery: false,
-            srtt: None,
-            abc: true,
-        }
+        super::super::test_state(cwnd, cwnd, cwnd)
     }
 
     /// One round of `n` one-segment ACKs with RTT `rtt`, then the ACK that starts the next round.
@@ -193,6 +185,28 @@ mod tests {
                 &AckSample {
                     acked_bytes: MSS,
                     rtt: Some(rtt),
+                    ..Default::default()
+                },
+                s,
+            );
+        }
+        nice.on_ack(
+            &AckSample {
+                round_start: true,
+                ..Default::default()
+            },
+            s,
+        );
+    }
+
+    /// One round of 20 one-segment ACKs, the first `delayed` at 61 ms and the rest at 55 ms.
+    fn mixed_round(nice: &mut Nice, s: &mut CcState, delayed: usize) {
+        for k in 0..20 {
+            let r = if k < delayed { 61 * MS } else { 55 * MS };
+            nice.on_ack(
+                &AckSample {
+                    acked_bytes: MSS,
+                    rtt: Some(r),
                     ..Default::default()
                 },
                 s,
@@ -217,46 +231,12 @@ mod tests {
         round(&mut nice, &mut s, 1, 150 * MS);
         let w = s.cwnd;
         // 10 delayed of 20: not more than f x W; the Vegas step applies instead.
-        for k in 0..20 {
-            let r = if k < 10 { 61 * MS } else { 55 * MS };
-            nice.on_ack(
-                &AckSample {
-                    acked_bytes: MSS,
-                    rtt: Some(r),
-                    ..Default::default()
-                },
-                &mut s,
-            );
-        }
-        nice.on_ack(
-            &AckSample {
-                round_start: true,
-                ..Default::default()
-            },
-            &mut s,
-        );
+        mixed_round(&mut nice, &mut s, 10);
         assert_eq!(nice.nice_halvings, 0);
         // Vegas: diff = W (55 - 50) / 55 = 1.8 segments, between alpha 1 and beta 3: no change.
         assert_eq!(s.cwnd, w);
         // 11 delayed: halve.
-        for k in 0..20 {
-            let r = if k < 11 { 61 * MS } else { 55 * MS };
-            nice.on_ack(
-                &AckSample {
-                    acked_bytes: MSS,
-                    rtt: Some(r),
-                    ..Default::default()
-                },
-                &mut s,
-            );
-        }
-        nice.on_ack(
-            &AckSample {
-                round_start: true,
-                ..Default::default()
-            },
-            &mut s,
-        );
+        mixed_round(&mut nice, &mut s, 11);
         assert_eq!((nice.nice_halvings, s.cwnd), (1, w / 2));
     }
 

@@ -174,15 +174,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn st(cwnd: u64) -> CcState {
-        CcState {
-            cwnd,
-            ssthresh: 5 * MSS,
-            mss: MSS,
-            bytes_in_flight: cwnd,
-            in_recovery: false,
-            srtt: None,
-            abc: true,
-        }
+        super::super::test_state(cwnd, 5 * MSS, cwnd)
     }
 
     fn ack(now: Time, owd: Time, rtt: Time) -> AckSample {

@@ -207,6 +207,42 @@ pub struct TcpProfile {
     pub idle_restart: bool,
 }
 
+// A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
+// differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
+// (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
+// initial (TCP_TIMEOUT_INIT) / 200 ms floor (TCP_RTO_MIN) / 120 s cap (TCP_RTO_MAX),
+// delayed ACK 40 ms (TCP_DELACK_MIN).
+const LINUX: TcpProfile = TcpProfile {
+    name: "linux",
+    about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
+            (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
+            initial / 200 ms min / 120 s max, delayed ACK 40 ms, 16 quick ACKs at the start",
+    cc: "cubic",
+    ecn: false,
+    sack: true,
+    iw: 10,
+    mss: 1448,
+    min_rto: 200 * MS,
+    max_rto: 120 * SEC,
+    initial_rto: SEC,
+    rto_tick: 0,
+    delack: Some(40 * MS),
+    rwnd: RwndDefault::Bytes(64 << 20),
+    abc: true,
+    hystart: Hystart::Linux,
+    pacing: false,
+    prr: true,
+    rack: true,
+    tlp: true,
+    // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
+    // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
+    frto: true,
+    early_retransmit: false,
+    // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
+    quickack: 16,
+    idle_restart: true,
+};
+
 /// The TCP profiles; the first is the default.
 pub const PROFILES: &[TcpProfile] = &[
     TcpProfile {
@@ -279,41 +315,7 @@ pub const PROFILES: &[TcpProfile] = &[
         quickack: 0,
         idle_restart: false,
     },
-    // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
-    // differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
-    // (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
-    // initial (TCP_TIMEOUT_INIT) / 200 ms floor (TCP_RTO_MIN) / 120 s cap (TCP_RTO_MAX),
-    // delayed ACK 40 ms (TCP_DELACK_MIN).
-    TcpProfile {
-        name: "linux",
-        about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
-                (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
-                initial / 200 ms min / 120 s max, delayed ACK 40 ms, 16 quick ACKs at the start",
-        cc: "cubic",
-        ecn: false,
-        sack: true,
-        iw: 10,
-        mss: 1448,
-        min_rto: 200 * MS,
-        max_rto: 120 * SEC,
-        initial_rto: SEC,
-        rto_tick: 0,
-        delack: Some(40 * MS),
-        rwnd: RwndDefault::Bytes(64 << 20),
-        abc: true,
-        hystart: Hystart::Linux,
-        pacing: false,
-        prr: true,
-        rack: true,
-        tlp: true,
-        // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
-        // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
-        frto: true,
-        early_retransmit: false,
-        // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
-        quickack: 16,
-        idle_restart: true,
-    },
+    LINUX,
     // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
     // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
     // (tcp_early_retrans = 3: RFC 5827 delayed by SRTT/4, tcp_pause_early_retransmit, and TLP,
@@ -326,27 +328,10 @@ pub const PROFILES: &[TcpProfile] = &[
         about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
                 (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
                 undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window",
-        cc: "cubic",
-        ecn: false,
-        sack: true,
-        iw: 10,
-        mss: 1448,
-        min_rto: 200 * MS,
-        max_rto: 120 * SEC,
-        initial_rto: SEC,
-        rto_tick: 0,
-        delack: Some(40 * MS),
         rwnd: RwndDefault::Bytes(3 << 20),
-        abc: true,
-        hystart: Hystart::Linux,
-        pacing: false,
-        prr: true,
         rack: false,
-        tlp: true,
-        frto: true,
         early_retransmit: true,
-        quickack: 16,
-        idle_restart: true,
+        ..LINUX
     },
 ];
 

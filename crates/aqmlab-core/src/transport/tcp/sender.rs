@@ -1170,6 +1170,11 @@ mod tests {
     }
 
     fn established_with(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
+        established_at(cfg, 100)
+    }
+
+    /// A sender whose SYN left at 0 and whose SYN-ACK arrives at `at` (the first RTT sample).
+    fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet>) {
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1182,7 +1187,7 @@ mod tests {
             ..Default::default()
         };
         out.clear();
-        s.on_packet(&synack, 100, &mut out);
+        s.on_packet(&synack, at, &mut out);
         (s, out)
     }
 
@@ -1615,17 +1620,7 @@ mod tests {
             frto,
             ..TcpConfig::default()
         };
-        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
-        let mut out = vec![];
-        s.start(0, &mut out);
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK,
-            ack: 1,
-            ..Default::default()
-        };
-        out.clear();
-        s.on_packet(&synack, 100 * MS, &mut out);
+        let (s, out) = established_at(cfg, 100 * MS);
         assert_eq!(out.len(), 10);
         // SRTT 100 ms, RTTVAR 50 ms: RTO 300 ms, due at 400 ms.
         assert_eq!(s.next_timer(), Some(400 * MS));
@@ -1694,17 +1689,7 @@ mod tests {
                 early_retransmit,
                 ..TcpConfig::default()
             };
-            let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
-            let mut out = vec![];
-            s.start(0, &mut out);
-            let synack = Packet {
-                kind: Kind::Tcp,
-                tcp_flags: flags::SYN | flags::ACK,
-                ack: 1,
-                ..Default::default()
-            };
-            out.clear();
-            s.on_packet(&synack, 100 * MS, &mut out);
+            let (s, out) = established_at(cfg, 100 * MS);
             assert_eq!(out.len(), 3);
             s
         };
