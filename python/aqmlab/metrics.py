@@ -170,10 +170,12 @@ def parse_limit(limit: Any) -> tuple[float, str]:
 
 def qdisc_config(meta: dict, direction: str) -> dict:
     """The qdisc table of a hop in the resolved scenario: ``topology[dir]['qdisc']`` for the
-    shorthand, the ``topology.hops`` entry of that name otherwise; {} when absent."""
+    shorthand, the ``topology.hops`` entry of that name otherwise (a WiFi station's link,
+    "<hop>/<station>", runs its hop's); {} when absent."""
     try:
         topo = meta["scenario"]["topology"]
-        hop = topo.get(direction) or next(h for h in topo.get("hops", []) if h.get("name") == direction)
+        name = direction.split("/")[0]
+        hop = topo.get(name) or next(h for h in topo.get("hops", []) if h.get("name") == name)
         q = hop["qdisc"]
     except (KeyError, TypeError, AttributeError, StopIteration):
         return {}

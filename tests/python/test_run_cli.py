@@ -265,6 +265,31 @@ def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
     assert res.exit_code == 2 and "topology.hops" in res.output and "Traceback" not in res.output
 
 
+def test_wifi_scenario_runs_every_station_and_names_the_air_the_bottleneck(tmp_path: Path):
+    """The built-in WiFi scenario: the AP's hop and one link per station, utilisation within the
+    medium's capacity; a fair-queueing station qdisc gives the downloads their ACKs back."""
+    out = {}
+    for station_qdisc in ("pfifo_fast", "fq_codel"):
+        res = runner.invoke(
+            app,
+            ["run", "wifi", "--set", "duration=15s", "--set", f"topology.hops.0.qdisc={station_qdisc}"]
+            + ["--out", str(tmp_path), "--json", "--no-plot", "--warmup", "5"],
+        )
+        assert res.exit_code == 0, res.output
+        out[station_qdisc] = json.loads(res.output)
+    fifo, fq = out["pfifo_fast"], out["fq_codel"]
+    assert list(fifo["links"]) == ["wan_down", "ap", "air/laptop", "wan_up", "air/phone"]
+    assert fifo["bottleneck"] == {"down": "ap", "up": "air/laptop"}
+    for r in (fifo, fq):
+        assert all(0 <= lk["utilization"] <= 1.0 for lk in r["links"].values())
+    # Behind the laptop's deep FIFO the downloads' ACKs wait with the uploads' data: the
+    # downloads get a small share; fq_codel at the station lets the ACKs through.
+    assert fifo["goodput_mbps"]["down"] < fifo["goodput_mbps"]["up"] / 3
+    assert fq["goodput_mbps"]["down"] > 2 * fifo["goodput_mbps"]["down"]
+    res = runner.invoke(app, ["run", "wifi", "--set", "topology.wifi.stations.1.mcs=40", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "topology.wifi.stations[1].mcs" in res.output, res.output
+
+
 def test_a_typo_in_qdisc_list_stores_nothing(tmp_path: Path):
     res = runner.invoke(app, ["run", "bufferbloat", "--qdisc", "pfifo,codel,codle", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "--qdisc" in res.output and "codle" in res.output, res.output

@@ -4,12 +4,16 @@
 //! A pipe keeps its packets in its own ring and the event loop holds one pending event per
 //! non-empty pipe (the htsim approach, DESIGN.md principle 5). Serialisation time rounds up to the
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
+//! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
+//! shared with other hops.
 
 use crate::packet::{Dir, PktId};
 use crate::queue::{AnyQdisc, DropReason};
 use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
+
+pub mod wifi;
 
 /// Counters of one hop.
 #[derive(Clone, Debug, Default)]
@@ -56,6 +60,9 @@ pub struct Link {
     pub stats: LinkStats,
     /// Deadline of the qdisc timer event currently in the event queue.
     pub timer_armed: Option<Time>,
+    /// A WiFi hop: its driver, which hands aggregates to a shared medium instead of the
+    /// serialiser (`schedule` then holds the hop's nominal rate, for the summary only).
+    pub wifi: Option<Box<wifi::Port>>,
 }
 
 impl Link {
@@ -135,6 +142,7 @@ mod tests {
             loss_rng: Rng::from_seed(0),
             stats: LinkStats::default(),
             timer_armed: None,
+            wifi: None,
         }
     }
 

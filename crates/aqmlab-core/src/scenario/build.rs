@@ -9,6 +9,7 @@
 use super::{DirSpec, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
+use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
 use crate::queue::{self, LinkInfo, Qdisc};
@@ -143,15 +144,24 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
     r
 }
 
-fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSpec), String> {
+/// Builds one hop: `name` is the link's own (a WiFi station's is "<hop>/<station>"), `stream`
+/// names its random streams, `schedule` its rate steps.
+fn build_link(
+    hop: &HopRef,
+    name: String,
+    stream: &str,
+    schedule: Vec<(Time, u64)>,
+    mtu: u32,
+    seed: u64,
+) -> Result<(Link, super::QdiscSpec), String> {
     let spec = hop.spec;
     let info = LinkInfo {
-        rate_bps: spec.rate.0[0].1,
+        rate_bps: schedule[0].1,
         mtu,
         limit: spec.limit.map(|l| l.0),
     };
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
-    let rng = Rng::stream(seed, &format!("qdisc/{}", hop.name));
+    let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
     let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng, &key)?;
     let resolved_spec = super::QdiscSpec {
@@ -160,13 +170,13 @@ fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSp
     };
     let link = Link {
         dir: hop.dir,
-        name: hop.name.clone(),
+        name,
         next: None,
         exit_here: false,
         delay: spec.delay.map_or(0, |d| d.0),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
-        schedule: spec.rate.0.clone(),
+        schedule,
         tx: None,
         device: std::collections::VecDeque::new(),
         device_limit: spec.device_queue.map_or(0, |l| match l.0 {
@@ -174,28 +184,125 @@ fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSp
             crate::units::Limit::Bytes(_) => unreachable!("validated: packets"),
         }),
         loss: spec.loss,
-        loss_rng: Rng::stream(seed, &format!("loss/{}", hop.name)),
+        loss_rng: Rng::stream(seed, &format!("loss/{stream}")),
         stats: LinkStats::default(),
         timer_armed: None,
+        wifi: None,
     };
     Ok((link, resolved_spec))
 }
 
-/// Builds every hop (up chain first, then down), each linked to the next of its direction.
-fn build_links(sc: &Scenario, seed: u64) -> Result<Vec<(Link, super::QdiscSpec)>, String> {
+/// The path's hops and media.
+struct Path {
+    /// Every hop (up chain first, then down, in `hops()` order), each linked to the next of
+    /// its direction, then the WiFi stations after the first, each a parallel first hop of the
+    /// up chain (the first station's is the WiFi hop's own place).
+    links: Vec<Link>,
+    /// The resolved qdisc of each hop of `hops()`.
+    qdiscs: Vec<super::QdiscSpec>,
+    media: Vec<Medium>,
+    /// The link of each WiFi station.
+    stations: Vec<u32>,
+}
+
+/// Builds the hops of the path; a WiFi hop becomes the access point's driver (down) or one
+/// link per station (up), all transmitting on one medium.
+fn build_path(sc: &Scenario, seed: u64) -> Result<Path, String> {
     let mtu = sc.topology.mtu.0 as u32;
-    let mut links = sc
-        .topology
-        .hops()
-        .iter()
-        .map(|h| build_link(h, mtu, seed))
-        .collect::<Result<Vec<_>, String>>()?;
+    let hops = sc.topology.hops();
+    let wifi = sc.topology.wifi.as_ref();
+    let mac = wifi.map(|w| w.mac());
+    let phys: Vec<Phy> = wifi.map_or(Vec::new(), |w| w.stations.iter().map(|s| w.phy(s)).collect());
+    let fers: Vec<f64> = wifi.map_or(Vec::new(), |w| w.stations.iter().map(|s| s.fer).collect());
+    let nominal = |p: &Phy| mac.as_ref().expect("a medium").saturation_rate(p, mtu);
+    let mut links = Vec::new();
+    let mut qdiscs = Vec::new();
+    let mut stations = Vec::new();
+    let mut extra = Vec::new();
+    for h in &hops {
+        let (link, q) = match (&h.spec.rate, h.dir) {
+            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed)?,
+            (None, Dir::Down) => {
+                // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
+                let rate = phys.iter().map(nominal).max().expect("validated: stations");
+                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], mtu, seed)?;
+                l.wifi = Some(Box::new(Port::new(0, phys.clone(), fers.clone())));
+                (l, q)
+            }
+            (None, Dir::Up) => {
+                let w = wifi.expect("validated: a medium");
+                let mut first = None;
+                for (k, st) in w.stations.iter().enumerate() {
+                    // The first station keeps the hop's streams, so one station is the hop.
+                    let stream = if k == 0 {
+                        h.name.clone()
+                    } else {
+                        format!("{}/{}", h.name, st.name)
+                    };
+                    let name = format!("{}/{}", h.name, st.name);
+                    let rate = nominal(&phys[k]);
+                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], mtu, seed)?;
+                    l.wifi = Some(Box::new(Port::new(0, vec![phys[k]], vec![fers[k]])));
+                    if k == 0 {
+                        first = Some((l, q));
+                    } else {
+                        extra.push(l);
+                    }
+                }
+                first.expect("validated: stations")
+            }
+        };
+        links.push(link);
+        qdiscs.push(q);
+    }
     for k in 1..links.len() {
-        if links[k - 1].0.dir == links[k].0.dir {
-            links[k - 1].0.next = Some(k as u32);
+        if links[k - 1].dir == links[k].dir {
+            links[k - 1].next = Some(k as u32);
         }
     }
-    Ok(links)
+    let mut media = Vec::new();
+    if let Some(mac) = mac {
+        let ap = links.iter().position(|l| l.wifi.is_some() && l.dir == Dir::Down);
+        let sta = links.iter().position(|l| l.wifi.is_some() && l.dir == Dir::Up);
+        let (ap, sta) = (ap.expect("validated"), sta.expect("validated"));
+        stations.push(sta as u32);
+        for mut l in extra {
+            l.next = links[sta].next;
+            stations.push(links.len() as u32);
+            links.push(l);
+        }
+        let mut ports = vec![ap as u32];
+        ports.extend(&stations);
+        media.push(Medium {
+            mac,
+            ports,
+            on_air: None,
+            rng: Rng::stream(seed, "medium/wifi"),
+            busy_time: 0,
+        });
+    }
+    Ok(Path {
+        links,
+        qdiscs,
+        media,
+        stations,
+    })
+}
+
+/// What a WiFi hop's driver did: transmissions, subframes per aggregate, the share of the run
+/// its transmissions held the medium, the most frames it held, subframe retries.
+fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
+    let Some(w) = &l.wifi else {
+        return Vec::new();
+    };
+    let s = &w.stats;
+    vec![
+        ("wifi_txops", s.txops as f64),
+        ("wifi_mean_subframes", s.subframes as f64 / s.txops.max(1) as f64),
+        ("wifi_airtime_share", s.airtime as f64 / end.max(1) as f64),
+        ("wifi_driver_peak", s.peak_pending as f64),
+        ("wifi_retries", s.retried as f64),
+    ]
 }
 
 fn endpoints(
@@ -296,10 +403,11 @@ fn endpoints(
 pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
-    for (link, qdisc) in build_links(sc, seed)? {
+    let qdiscs = build_path(sc, seed)?.qdiscs;
+    for (hop, qdisc) in sc.topology.hops().iter().zip(qdiscs) {
         let spec = resolved
             .topology
-            .hop_spec_mut(link.dir, &link.name)
+            .hop_spec_mut(hop.dir, &hop.name)
             .expect("a hop of the scenario");
         spec.qdisc = qdisc;
     }
@@ -311,10 +419,15 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
     let resolved = resolve(sc, seed)?;
     let end = sc.duration.0;
-    let links: Vec<Link> = build_links(&resolved, seed)?
-        .into_iter()
-        .map(|(l, _)| l)
-        .collect();
+    let Path {
+        links,
+        media,
+        stations,
+        ..
+    } = build_path(&resolved, seed)?;
+    let station_names: Vec<&str> = resolved.topology.wifi.as_ref().map_or(Vec::new(), |w| {
+        w.stations.iter().map(|s| s.name.as_str()).collect()
+    });
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
@@ -329,13 +442,23 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
         // Links are in `hops()` order, so the route's positions index them; the delay after a
         // hop is crossed unless the flow leaves there.
-        let route = resolved
+        let mut route = resolved
             .flow_route(f)
             .map_err(|e| format!("flows[{g}].hops: {e}"))?;
         let path_delays: Time = route
             .iter()
             .map(|&(a, b)| links[a..b].iter().map(|l| l.delay).sum::<Time>())
             .sum();
+        let station = f.station.as_deref().map_or(0, |s| {
+            station_names.iter().position(|n| *n == s).expect("validated")
+        });
+        // A station after the first enters the up chain at its own link, beside the first's
+        // (with the same delay after it).
+        let up = Dir::Up.index();
+        let reroute = station > 0 && stations.first().is_some_and(|&s| route[up].0 == s as usize);
+        if reroute {
+            route[up].0 = stations[station] as usize;
+        }
         for k in 0..f.count.expect("resolved") {
             let id = flows.len() as u32;
             // The first flow takes the group's draw, so `per = "flow"` with one flow is `per = "group"`.
@@ -350,7 +473,8 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
             flow.dscp = f.dscp.map_or(0, |d| d.0);
-            if f.hops.is_some() {
+            flow.station = station as u16;
+            if f.hops.is_some() || reroute {
                 flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));
             }
             flows.push(flow);
@@ -371,6 +495,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
     }
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
     let mut world = World::new(end, links, flows, rec);
+    world.media = media;
     world.run();
     let conservation = world.check_conservation();
     debug_assert!(conservation.is_ok(), "{conservation:?}");
@@ -389,10 +514,14 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             }));
         }
     }
+    // Among the hops of the scenario: a WiFi hop's stations after the first are not hops of
+    // their own.
+    let n_hops = resolved.topology.hops().len();
     let bottleneck: Vec<usize> = Dir::BOTH
         .iter()
         .filter_map(|&d| {
-            let chain = world.links.iter().enumerate().filter(|(_, l)| l.dir == d);
+            let hops = world.links.iter().take(n_hops).enumerate();
+            let chain = hops.filter(|(_, l)| l.dir == d);
             // min_by_key keeps the first of equals: the hop a packet meets first.
             chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
         })
@@ -413,7 +542,12 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             backlog_bytes: l.qdisc.backlog_bytes(),
             backlog_pkts: l.qdisc.backlog_packets(),
             schedule: l.schedule.clone(),
-            diagnostics: l.qdisc.diagnostics(),
+            diagnostics: l
+                .qdisc
+                .diagnostics()
+                .into_iter()
+                .chain(wifi_diagnostics(l, end))
+                .collect(),
         })
         .collect();
     let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));

@@ -63,6 +63,214 @@ pub struct Topology {
     /// (packets cross them first to last). Replaces `down`/`up`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hops: Vec<LinkSpec>,
+    /// A shared 802.11n medium between an access point and its stations (`net::wifi`): the
+    /// last hop of the down chain and the first of the up chain carry `wifi = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSpec>,
+}
+
+/// The WiFi medium: its stations and the MAC and PHY constants (sources in `net::wifi`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WifiSpec {
+    pub stations: Vec<StationSpec>,
+    /// Channel width, MHz: 20 or 40.
+    pub width: u32,
+    /// Guard interval: "long" (800 ns) or "short" (400 ns).
+    pub guard: String,
+    pub slot: Dur,
+    pub sifs: Dur,
+    /// Best-effort AIFSN (IEEE 802.11-2012 Table 8-105).
+    pub aifsn: u32,
+    pub cw_min: u32,
+    /// Legacy rate of the (block) ACK.
+    pub ack_rate: Rate,
+    pub max_subframes: u32,
+    pub max_ampdu_bytes: Size,
+    pub max_airtime: Dur,
+    /// Frames the driver may hold per transmitter before it stops its qdisc.
+    pub driver_limit: u32,
+    /// Aggregates in the hardware queue, the one on the air included.
+    pub hw_aggregates: u32,
+    pub retries: u32,
+}
+
+impl Default for WifiSpec {
+    /// 802.11n in the 5 GHz band (slot 9 us, SIFS 16 us, AIFSN 3 and CWmin 15 for best effort,
+    /// block ACK at 24 Mb/s) with Linux ath9k's driver constants (`net::wifi`).
+    fn default() -> Self {
+        WifiSpec {
+            stations: Vec::new(),
+            width: 20,
+            guard: "long".into(),
+            slot: Dur(9 * crate::units::US),
+            sifs: Dur(16 * crate::units::US),
+            aifsn: 3,
+            cw_min: 15,
+            ack_rate: Rate(24_000_000),
+            max_subframes: 32,
+            max_ampdu_bytes: Size(65535),
+            max_airtime: Dur(4 * MS),
+            driver_limit: 123,
+            hw_aggregates: 2,
+            retries: 30,
+        }
+    }
+}
+
+/// One WiFi station: a client host whose flows name it (`station`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StationSpec {
+    pub name: String,
+    /// The HT MCS (0-31) of its link with the access point, both ways.
+    #[serde(default = "default_mcs")]
+    pub mcs: u8,
+    /// Probability that a subframe to or from it is lost on the air (then retried).
+    #[serde(default)]
+    pub fer: f64,
+}
+
+/// MCS 15: two spatial streams of 64-QAM 5/6, 130 Mb/s on 20 MHz (a common 2x2 802.11n link).
+fn default_mcs() -> u8 {
+    15
+}
+
+impl WifiSpec {
+    /// The MAC parameters of the core's model.
+    pub fn mac(&self) -> crate::net::wifi::MacParams {
+        let ack_n_dbps = crate::net::wifi::LEGACY_RATES
+            .iter()
+            .find(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
+            .map_or(96, |r| r.1);
+        crate::net::wifi::MacParams {
+            slot: self.slot.0,
+            sifs: self.sifs.0,
+            aifsn: self.aifsn,
+            cw_min: self.cw_min,
+            ack_n_dbps,
+            max_subframes: self.max_subframes,
+            max_ampdu_bytes: self.max_ampdu_bytes.0 as u32,
+            max_airtime: self.max_airtime.0,
+            driver_limit: self.driver_limit,
+            hw_aggregates: self.hw_aggregates,
+            retries: self.retries,
+        }
+    }
+
+    pub fn phy(&self, station: &StationSpec) -> crate::net::wifi::Phy {
+        crate::net::wifi::Phy {
+            mcs: station.mcs,
+            width40: self.width == 40,
+            short_gi: self.guard == "short",
+        }
+    }
+
+    /// Checks every value; errors name the key under `topology.wifi`.
+    fn validate(&self) -> Result<(), String> {
+        let key = |k: &str| format!("topology.wifi.{k}");
+        if self.stations.is_empty() {
+            return err(
+                key("stations"),
+                "missing or empty; a WiFi medium needs at least one station, e.g. stations = [{ name = \"laptop\" }]",
+            );
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, st) in self.stations.iter().enumerate() {
+            let k = key(&format!("stations[{i}]"));
+            if !valid_name(&st.name) {
+                return err(
+                    format!("{k}.name"),
+                    format!("{:?} is not allowed; a station name starts with a letter and has 1 to 32 letters, digits, '_' or '-'", st.name),
+                );
+            }
+            if names.contains(&st.name.as_str()) {
+                return err(format!("{k}.name"), format!("{:?} names two stations", st.name));
+            }
+            names.push(&st.name);
+            if st.mcs > 31 {
+                return err(
+                    format!("{k}.mcs"),
+                    format!("{} is out of range; allowed 0 to 31 (HT MCS)", st.mcs),
+                );
+            }
+            if !(0.0..1.0).contains(&st.fer) {
+                return err(
+                    format!("{k}.fer"),
+                    format!("{} is out of range; allowed 0 <= fer < 1", st.fer),
+                );
+            }
+        }
+        if self.width != 20 && self.width != 40 {
+            return err(
+                key("width"),
+                format!("{} is not allowed; allowed: 20 or 40 (MHz)", self.width),
+            );
+        }
+        if self.guard != "long" && self.guard != "short" {
+            return err(
+                key("guard"),
+                format!(
+                    "{:?} is not allowed; allowed: \"long\" (800 ns) or \"short\" (400 ns)",
+                    self.guard
+                ),
+            );
+        }
+        if !crate::net::wifi::LEGACY_RATES
+            .iter()
+            .any(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
+        {
+            return err(
+                key("ack_rate"),
+                format!(
+                    "{} is not a legacy OFDM rate; allowed: 6, 9, 12, 18, 24, 36, 48 or 54Mbps",
+                    crate::units::fmt_rate(self.ack_rate.0)
+                ),
+            );
+        }
+        let us = crate::units::US;
+        for (k, v, lo, hi) in [
+            ("slot", self.slot.0, us, 100 * us),
+            ("sifs", self.sifs.0, us, 100 * us),
+            ("max_airtime", self.max_airtime.0, 100 * us, 10 * MS),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return err(
+                    key(k),
+                    format!(
+                        "{} is out of range; allowed {} to {}",
+                        fmt_time(v),
+                        fmt_time(lo),
+                        fmt_time(hi)
+                    ),
+                );
+            }
+        }
+        for (k, v, lo, hi) in [
+            ("aifsn", self.aifsn as u64, 1, 15),
+            ("cw_min", self.cw_min as u64, 0, 1023),
+            ("max_subframes", self.max_subframes as u64, 1, 64),
+            ("max_ampdu_bytes", self.max_ampdu_bytes.0, 1600, 65535),
+            ("driver_limit", self.driver_limit as u64, 1, 100_000),
+            ("hw_aggregates", self.hw_aggregates as u64, 1, 64),
+            ("retries", self.retries as u64, 0, 100),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return err(key(k), format!("{v} is out of range; allowed {lo} to {hi}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A hop or station name: a letter, then up to 31 letters, digits, '_' or '-'.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
 }
 
 /// Most hops a path may hold (both directions together).
@@ -128,7 +336,13 @@ pub struct LinkSpec {
     /// Which direction's chain the hop belongs to (only in `topology.hops`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<DirSpec>,
-    pub rate: RateSpec,
+    /// The link rate (or schedule); none on a WiFi hop, whose rates are its stations' PHYs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateSpec>,
+    /// The hop is the WiFi medium of `topology.wifi`: the access point's transmissions (the
+    /// last hop of the down chain) or the stations' (the first of the up chain).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wifi: bool,
     #[serde(default)]
     pub qdisc: QdiscSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -478,6 +692,9 @@ pub struct FlowSpec {
     /// cross traffic on the bottleneck only, with its ACKs on the whole reverse chain).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hops: Option<Vec<String>>,
+    /// The WiFi station the flow's client is (`topology.wifi.stations`; default the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub station: Option<String>,
     // udp
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -709,6 +926,7 @@ const COMMON_FLOW_KEYS: &[&str] = &[
     "nic_rate",
     "hops",
     "dscp",
+    "station",
 ];
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
@@ -812,10 +1030,21 @@ impl Scenario {
             );
         }
         self.validate_path()?;
+        self.validate_wifi()?;
         for hop in self.topology.hops() {
             let l = hop.spec;
             let key = hop.key;
-            for (i, &(t, r)) in l.rate.0.iter().enumerate() {
+            let steps =
+                match (&l.rate, l.wifi) {
+                    (Some(r), false) => &r.0,
+                    (None, true) => continue,
+                    (None, false) => return err(
+                        format!("{key}.rate"),
+                        "missing; give a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], ...]",
+                    ),
+                    (Some(_), true) => unreachable!("checked by validate_wifi"),
+                };
+            for (i, &(t, r)) in steps.iter().enumerate() {
                 if r == 0 {
                     return err(
                         format!("{key}.rate"),
@@ -825,7 +1054,7 @@ impl Scenario {
                 if i == 0 && t != 0 {
                     return err(format!("{key}.rate"), "a rate schedule must start at \"0s\"");
                 }
-                if i > 0 && t <= l.rate.0[i - 1].0 {
+                if i > 0 && t <= steps[i - 1].0 {
                     return err(format!("{key}.rate"), format!("step {i}: times must increase"));
                 }
             }
@@ -867,7 +1096,11 @@ impl Scenario {
             .hops()
             .iter()
             .map(|h| {
-                let peak = h.spec.rate.0.iter().map(|&(_, r)| r).max().unwrap_or(0);
+                let peak = match (&h.spec.rate, &self.topology.wifi) {
+                    (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
+                    (None, Some(w)) => w.stations.iter().map(|s| w.phy(s).rate_bps()).max().unwrap_or(0),
+                    (None, None) => 0,
+                };
                 peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)
             })
             .sum();
@@ -937,13 +1170,7 @@ impl Scenario {
                     "missing; every hop needs a name such as \"router\"",
                 );
             };
-            let ok = !name.is_empty()
-                && name.len() <= 32
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-            if !ok {
+            if !valid_name(name) {
                 return err(
                     format!("{key}.name"),
                     format!("{name:?} is not allowed; a hop name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
@@ -995,6 +1222,77 @@ impl Scenario {
         Ok(())
     }
 
+    /// The WiFi medium and its two hops: the access point's is the last of the down chain, the
+    /// stations' the first of the up chain; neither has a wired rate, loss or device queue.
+    fn validate_wifi(&self) -> Result<(), String> {
+        let hops = self.topology.hops();
+        let wifi: Vec<&HopRef> = hops.iter().filter(|h| h.spec.wifi).collect();
+        let Some(w) = &self.topology.wifi else {
+            if let Some(h) = wifi.first() {
+                return err(
+                    format!("{}.wifi", h.key),
+                    "needs a medium: add [topology.wifi] with its stations, e.g. stations = [{ name = \"laptop\" }]",
+                );
+            }
+            return Ok(());
+        };
+        w.validate()?;
+        for d in Dir::BOTH {
+            let chain: Vec<&HopRef> = hops.iter().filter(|h| h.dir == d).collect();
+            let on: Vec<&&HopRef> = chain.iter().filter(|h| h.spec.wifi).collect();
+            let (pos, what) = match d {
+                Dir::Down => (
+                    chain.len() - 1,
+                    "the access point's: the last hop of the down chain",
+                ),
+                Dir::Up => (0, "the stations': the first hop of the up chain"),
+            };
+            match on.as_slice() {
+                [] => {
+                    return err(
+                        "topology.wifi",
+                        format!(
+                            "no {} hop is on the medium; mark {} with wifi = true",
+                            d.name(),
+                            what
+                        ),
+                    )
+                }
+                [h] if h.key == chain[pos].key => {
+                    for (k, set) in [
+                        ("rate", h.spec.rate.is_some()),
+                        ("loss", h.spec.loss > 0.0),
+                        ("device_queue", h.spec.device_queue.is_some()),
+                    ] {
+                        if set {
+                            return err(
+                                format!("{}.{k}", h.key),
+                                "not allowed on a WiFi hop: its rates, losses and driver queues are \
+                                 topology.wifi's (stations[].mcs, stations[].fer, driver_limit)",
+                            );
+                        }
+                    }
+                }
+                [h] => {
+                    return err(
+                        format!("{}.wifi", h.key),
+                        format!("the WiFi hop of the {} direction must be {what}", d.name()),
+                    )
+                }
+                [_, h, ..] => {
+                    return err(
+                        format!("{}.wifi", h.key),
+                        format!(
+                            "a second WiFi hop in the {} direction; allowed: one per direction",
+                            d.name()
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
         let key = |k: &str| format!("flows[{i}].{k}");
         let Some((_, kind_keys)) = FLOW_KINDS.iter().find(|(k, _)| *k == f.kind) else {
@@ -1023,6 +1321,19 @@ impl Scenario {
             }
         }
         self.flow_route(f).map_err(|e| format!("flows[{i}].hops: {e}"))?;
+        if let Some(st) = &f.station {
+            match &self.topology.wifi {
+                None => return err(key("station"), "needs a WiFi medium (topology.wifi)"),
+                Some(w) if !w.stations.iter().any(|s| &s.name == st) => {
+                    let names: Vec<&str> = w.stations.iter().map(|s| s.name.as_str()).collect();
+                    return err(
+                        key("station"),
+                        format!("{st:?} is not a station; allowed: {}", names.join(", ")),
+                    );
+                }
+                _ => {}
+            }
+        }
         if let Some(c) = f.count {
             if c == 0 || c > 100_000 {
                 return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));

@@ -10,6 +10,7 @@
 
 use crate::app::ping::{PingClient, PingServer, ProbeRecord};
 use crate::app::udp::{UdpSink, UdpSource};
+use crate::net::wifi::Medium;
 use crate::net::{Link, Pipe};
 use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
 use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
@@ -89,6 +90,8 @@ pub struct Flow {
     pub nic_rate: Option<u64>,
     /// The DSCP both hosts put on this flow's packets.
     pub dscp: u8,
+    /// The WiFi station this flow's client is (an index into the medium's stations).
+    pub station: u16,
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
     /// into the world's links); `None`: the whole chain.
     pub route: [Option<(u32, u32)>; 2],
@@ -122,6 +125,7 @@ impl Flow {
             pipes: [0; 4],
             nic_rate,
             dscp: 0,
+            station: 0,
             route: [None; 2],
             nic_free: [0; 2],
             sent: 0,
@@ -175,6 +179,8 @@ enum Ev {
     Pipe(u32),
     /// Hop l finished serialising its packet.
     TxDone(u32),
+    /// The transmission on medium m (an aggregate and its block ACK) ended.
+    Air(u32),
     /// The qdisc of hop l asked for its timer.
     QdiscTimer(u32),
     /// An endpoint's timer.
@@ -227,6 +233,8 @@ pub struct World {
     /// Some flow enters a chain after its first hop (arrivals then look up the flow's route).
     inner_entry: bool,
     pub flows: Vec<Flow>,
+    /// Shared WiFi media, each with the hops that transmit on it (`Link::wifi`).
+    pub media: Vec<Medium>,
     pub rec: Recorder,
     out: Outbox,
     qev: Vec<QueueEvent>,
@@ -305,6 +313,7 @@ impl World {
             link_pipe,
             inner_entry,
             flows,
+            media: Vec::new(),
             rec,
             out: Vec::new(),
             qev: Vec::new(),
@@ -326,7 +335,7 @@ impl World {
     fn schedule(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
         match ev {
-            Ev::Pipe(_) | Ev::TxDone(_) => self.heap.push_seq(t, self.seq, ev),
+            Ev::Pipe(_) | Ev::TxDone(_) | Ev::Air(_) => self.heap.push_seq(t, self.seq, ev),
             _ => self.timers.push_seq(t, self.seq, ev),
         }
     }
@@ -349,6 +358,7 @@ impl World {
             match ev {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
                 Ev::TxDone(l) => self.tx_done(l as usize),
+                Ev::Air(m) => self.air_done(m as usize),
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
                 Ev::Start(f) => {
@@ -545,6 +555,10 @@ impl World {
     /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
     /// keeps the device queue (if any) topped up from the qdisc.
     fn start_tx(&mut self, l: usize) {
+        if self.links[l].wifi.is_some() {
+            self.wifi_fill(l);
+            return;
+        }
         loop {
             let link = &mut self.links[l];
             if link.tx.is_none() {
@@ -610,20 +624,140 @@ impl World {
             self.flows[flow as usize].dropped += 1;
             self.pool.release(id);
         } else {
-            let d = link.dir;
-            let leaves = link.exit_here
-                && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
-            match link.next {
-                _ if leaves => {
-                    self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id)
-                }
-                None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
-                Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
-                Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
-            }
+            self.forward(l, id, flow);
         }
         self.start_tx(l);
         self.arm_qdisc_timer(l);
+    }
+
+    /// A packet hop `l` delivered: on to the next hop, or to the flow's access path when the
+    /// chain or the flow's route ends here.
+    #[inline(always)]
+    fn forward(&mut self, l: usize, id: PktId, flow: u32) {
+        let link = &self.links[l];
+        let d = link.dir;
+        let leaves =
+            link.exit_here && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
+        match link.next {
+            _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
+            Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
+        }
+    }
+
+    /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
+    /// and offers them to the medium.
+    #[cold]
+    fn wifi_fill(&mut self, l: usize) {
+        let m = self.links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
+        let limit = self.media[m].mac.driver_limit;
+        while self.links[l].wifi.as_ref().expect("a WiFi hop").pending < limit {
+            let Some(id) = self.qdisc_dequeue(l) else {
+                break;
+            };
+            let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
+            let dest = if port.queues.len() > 1 {
+                self.flows[self.pool.get(id).flow as usize].station as usize
+            } else {
+                0
+            };
+            port.accept(dest, id);
+        }
+        let pool = &self.pool;
+        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
+        port.form(&self.media[m].mac, |id| pool.get(id).size);
+        self.medium_access(m);
+    }
+
+    /// When medium m is idle, one of its transmitters with an aggregate ready takes it, each
+    /// with the same chance (DCF's equal transmission opportunities; see `net::wifi`).
+    fn medium_access(&mut self, m: usize) {
+        let medium = &mut self.media[m];
+        if medium.on_air.is_some() {
+            return;
+        }
+        let links = &mut self.links;
+        let ready = |p: &u32| links[*p as usize].wifi.as_ref().is_some_and(|w| !w.hw.is_empty());
+        let n = medium.ports.iter().filter(|p| ready(p)).count();
+        if n == 0 {
+            return;
+        }
+        let pick = if n == 1 {
+            0
+        } else {
+            medium.rng.below(n as u64) as usize
+        };
+        let l = *medium
+            .ports
+            .iter()
+            .filter(|p| ready(p))
+            .nth(pick)
+            .expect("counted");
+        let port = links[l as usize].wifi.as_mut().expect("a WiFi hop");
+        let agg = port.hw.pop_front().expect("ready");
+        let air = port.airtime(&medium.mac, &agg);
+        port.on_air = true;
+        port.stats.txops += 1;
+        port.stats.subframes += agg.pkts.len() as u64;
+        port.stats.airtime += air;
+        medium.busy_time += air;
+        medium.on_air = Some((l, agg));
+        self.schedule(self.now + air, Ev::Air(m as u32));
+    }
+
+    /// The end of a transmission on medium m: each subframe arrives, or is lost with the
+    /// destination's frame error rate and goes back to the head of its software queue for a
+    /// retry (dropped after `retries`); then the transmitter refills and the medium is offered
+    /// again.
+    fn air_done(&mut self, m: usize) {
+        let (l, agg) = self.media[m]
+            .on_air
+            .take()
+            .expect("a transmission was on the air");
+        let l = l as usize;
+        let retry_limit = self.media[m].mac.retries;
+        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
+        port.on_air = false;
+        let fer = port.fer[agg.dest as usize];
+        let mut failed = Vec::new();
+        for &id in &agg.pkts {
+            let link = &mut self.links[l];
+            if fer > 0.0 && link.loss_rng.bernoulli(fer) {
+                let port = link.wifi.as_mut().expect("a WiFi hop");
+                let tries = port.retries.entry(id).or_insert(0);
+                *tries += 1;
+                if *tries <= retry_limit {
+                    port.stats.retried += 1;
+                    failed.push(id);
+                    continue;
+                }
+                port.retries.remove(&id);
+                port.pending -= 1;
+                link.stats.drops[DropReason::Loss as usize] += 1;
+                self.flows[self.pool.get(id).flow as usize].dropped += 1;
+                self.pool.release(id);
+                continue;
+            }
+            let port = link.wifi.as_mut().expect("a WiFi hop");
+            if fer > 0.0 {
+                port.retries.remove(&id);
+            }
+            port.pending -= 1;
+            let p = self.pool.get(id);
+            let (flow, size) = (p.flow, p.size);
+            link.stats.tx_packets += 1;
+            link.stats.tx_bytes += size as u64;
+            self.forward(l, id, flow);
+        }
+        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
+        for &id in failed.iter().rev() {
+            port.queues[agg.dest as usize].push_front(id);
+        }
+        port.recycle(agg.pkts);
+        self.wifi_fill(l);
+        self.arm_qdisc_timer(l);
+        self.medium_access(m);
     }
 
     fn arm_qdisc_timer(&mut self, l: usize) {
@@ -694,6 +828,14 @@ impl World {
         }
         for l in &self.links {
             for &id in l.tx.iter().chain(l.device.iter()) {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
+            for id in l.wifi.iter().flat_map(|w| w.held()) {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
+        }
+        for (_, agg) in self.media.iter().filter_map(|m| m.on_air.as_ref()) {
+            for &id in &agg.pkts {
                 n[self.pool.get(id).flow as usize] += 1;
             }
         }

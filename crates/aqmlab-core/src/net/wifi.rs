@@ -1,0 +1,462 @@
+//! A shared 802.11n medium: an access point and its stations take turns on one channel.
+//!
+//! The model is at the level that moves queueing results (goodbadwifi2015 section 4's "WiFi"):
+//! - Each transmitter (the AP, each station) has a driver below its qdisc, as Linux ath9k: one
+//!   software queue per destination (ath9k's per-TID queue; the AP has one per station), fed by
+//!   the qdisc while fewer than `driver_limit` frames are pending in the driver (ath9k
+//!   `txq_max_pending`, default ATH_MAX_QDEPTH = ATH_TXBUF / 4 - ATH_TXBUF_RESERVE = 123, after
+//!   which mac80211 stops the netdev queue), and a hardware queue of at most `hw_aggregates`
+//!   formed A-MPDUs, the one on the air included (ATH_AGGR_MIN_QDEPTH = 2: ath_txq_schedule forms
+//!   a new aggregate only below that depth). The qdisc sees none of these packets.
+//! - Aggregates (ath_tx_form_aggr): subframes from one software queue, round robin over the
+//!   destinations, while there are at most `max_subframes` (ath9k ATH_AMPDU_SUBFRAME_DEFAULT =
+//!   32, half the 64-frame block-ack window; the standard allows 64), the A-MPDU is at most
+//!   `max_ampdu_bytes` (65535, ATH_AMPDU_LIMIT_MAX) and its PPDU at most `max_airtime` (4 ms,
+//!   ath_update_max_aggr_framelen's default TXOP limit). Each subframe is the IP packet with a
+//!   QoS data MAC header (26 B), LLC/SNAP (8 B), FCS (4 B) and an MPDU delimiter (4 B,
+//!   ATH_AGGR_DELIM_SZ), padded to 4 bytes except the last (IEEE 802.11n-2009 7.4a.3).
+//! - Medium access: when the medium is idle, one transmitter with an aggregate in hardware is
+//!   chosen uniformly at random (802.11 DCF gives stations equal transmission opportunities in
+//!   the long run, which is what makes a slow station drag a fast one: Heusse et al., "Performance
+//!   anomaly of 802.11b", INFOCOM 2003). Collisions are not modelled. Each transmission costs
+//!   AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the mean backoff (CWmin / 2 slots, CWmin
+//!   15), the HT-mixed preamble, the payload symbols at the destination's PHY rate (IEEE
+//!   802.11n-2009 20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B,
+//!   when `max_subframes` = 1: no aggregation, no delimiters).
+//! - A subframe is lost with the destination's frame error rate and retried in a later
+//!   aggregate, at the head of its software queue, up to `retries` times (ath9k
+//!   ATH_MAX_SW_RETRIES = 30); then dropped (reason `loss`).
+//!
+//! Not modelled: collisions and binary exponential backoff, rate control (Minstrel), airtime
+//! fairness (added to Linux after 3.14), power save, RTS/CTS, beacons.
+
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{Time, US};
+use std::collections::VecDeque;
+
+/// Data bits per OFDM symbol of one spatial stream, MCS 0-7 (IEEE 802.11n-2009 Tables 20-30
+/// and 20-34): 20 MHz and 40 MHz channels. MCS 8-31 use 2-4 streams of the same modulation.
+const N_DBPS_20: [u32; 8] = [26, 52, 78, 104, 156, 208, 234, 260];
+const N_DBPS_40: [u32; 8] = [54, 108, 162, 216, 324, 432, 486, 540];
+
+/// Legacy OFDM rates (Mb/s) and their data bits per symbol (IEEE 802.11-2012 Table 18-4), for
+/// the control response (ACK / block ACK).
+pub const LEGACY_RATES: [(u32, u32); 8] = [
+    (6, 24),
+    (9, 36),
+    (12, 48),
+    (18, 72),
+    (24, 96),
+    (36, 144),
+    (48, 192),
+    (54, 216),
+];
+
+/// MAC overhead of one MPDU around the IP packet: QoS data header 26 B + LLC/SNAP 8 B + FCS 4 B.
+pub const MPDU_OVERHEAD: u32 = 26 + 8 + 4;
+/// The A-MPDU subframe delimiter (ATH_AGGR_DELIM_SZ).
+pub const DELIMITER: u32 = 4;
+/// Compressed block ACK frame (802.11n 7.2.1.8) and ACK frame, with FCS, in bytes.
+const BLOCK_ACK_BYTES: u32 = 32;
+const ACK_BYTES: u32 = 14;
+/// OFDM symbol with the long guard interval; the short one is 3.6 us.
+const SYMBOL: Time = 4 * US;
+const SYMBOL_SGI: Time = 3_600;
+/// SERVICE field bits and tail bits per encoder (20.3.11).
+const SERVICE_BITS: u32 = 16;
+const TAIL_BITS: u32 = 6;
+/// Legacy preamble + L-SIG (L-STF 8 + L-LTF 8 + L-SIG 4 us).
+const LEGACY_PREAMBLE: Time = 20 * US;
+/// HT-SIG (8 us) + HT-STF (4 us); each HT-LTF 4 us.
+const HT_SIG_STF: Time = 12 * US;
+const HT_LTF: Time = 4 * US;
+
+/// One station's PHY: its MCS on the medium's channel width and guard interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Phy {
+    pub mcs: u8,
+    pub width40: bool,
+    pub short_gi: bool,
+}
+
+impl Phy {
+    pub fn streams(&self) -> u32 {
+        self.mcs as u32 / 8 + 1
+    }
+
+    /// Data bits per OFDM symbol over all streams.
+    pub fn n_dbps(&self) -> u32 {
+        let per = if self.width40 { N_DBPS_40 } else { N_DBPS_20 };
+        per[self.mcs as usize % 8] * self.streams()
+    }
+
+    fn symbol(&self) -> Time {
+        if self.short_gi {
+            SYMBOL_SGI
+        } else {
+            SYMBOL
+        }
+    }
+
+    /// The PHY data rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        self.n_dbps() as u64 * 1_000_000_000 / self.symbol()
+    }
+
+    /// Duration of an HT-mixed PPDU carrying `psdu` bytes (TXTIME of 20.4.3: the preamble, the
+    /// HT-LTFs of the streams, then whole symbols; with the short guard interval the data part
+    /// rounds up to a multiple of 4 us).
+    pub fn ppdu(&self, psdu: u32) -> Time {
+        let n_ltf = match self.streams() {
+            1 => 1,
+            2 => 2,
+            _ => 4,
+        };
+        // Rates above 300 Mb/s use two BCC encoders, each with its tail.
+        let n_es = if self.rate_bps() > 300_000_000 { 2 } else { 1 };
+        let bits = SERVICE_BITS + 8 * psdu + TAIL_BITS * n_es;
+        let n_sym = bits.div_ceil(self.n_dbps()) as Time;
+        let data = (n_sym * self.symbol()).div_ceil(SYMBOL) * SYMBOL;
+        LEGACY_PREAMBLE + HT_SIG_STF + n_ltf * HT_LTF + data
+    }
+}
+
+/// The medium's MAC parameters (scenario `topology.wifi`), every one with its source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MacParams {
+    pub slot: Time,
+    pub sifs: Time,
+    pub aifsn: u32,
+    pub cw_min: u32,
+    /// Data bits per symbol of the legacy rate of the (block) ACK.
+    pub ack_n_dbps: u32,
+    pub max_subframes: u32,
+    pub max_ampdu_bytes: u32,
+    pub max_airtime: Time,
+    pub driver_limit: u32,
+    pub hw_aggregates: u32,
+    pub retries: u32,
+}
+
+impl MacParams {
+    /// The time a transmission holds the medium besides its PPDU: AIFS, the mean backoff, SIFS
+    /// and the (block) ACK.
+    pub fn overhead(&self) -> Time {
+        let aifs = self.sifs + self.aifsn as Time * self.slot;
+        let backoff = self.cw_min as Time * self.slot / 2;
+        let ack_bytes = if self.max_subframes > 1 {
+            BLOCK_ACK_BYTES
+        } else {
+            ACK_BYTES
+        };
+        let ack_sym = (SERVICE_BITS + 8 * ack_bytes + TAIL_BITS).div_ceil(self.ack_n_dbps) as Time;
+        aifs + backoff + self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
+    }
+
+    /// Bytes a packet of `size` adds to an A-MPDU after `n` subframes already in it (the
+    /// previous one padded to 4 bytes), or to a lone MPDU without aggregation.
+    fn subframe(&self, size: u32) -> u32 {
+        if self.max_subframes > 1 {
+            DELIMITER + MPDU_OVERHEAD + size
+        } else {
+            MPDU_OVERHEAD + size
+        }
+    }
+
+    /// The rate a transmitter reaches with back-to-back full aggregates of `mtu`-byte packets
+    /// to a destination with `phy`: IP bytes per transmission over its airtime. A WiFi hop's
+    /// nominal rate (the summary's rate, the bottleneck choice, utilisation) is this rate to
+    /// its fastest destination: no traffic mix on the medium carries more.
+    pub fn saturation_rate(&self, phy: &Phy, mtu: u32) -> u64 {
+        let mut n = 0u32;
+        let mut len = 0u32;
+        loop {
+            let add = len.next_multiple_of(4) + self.subframe(mtu);
+            if n > 0 && !self.fits(phy, n, add) {
+                break;
+            }
+            n += 1;
+            len = add;
+            if n == self.max_subframes {
+                break;
+            }
+        }
+        let airtime = self.overhead() + phy.ppdu(len);
+        (n as u64 * mtu as u64 * 8 * 1_000_000_000) / airtime
+    }
+
+    /// Whether an A-MPDU of `n` subframes may grow to `len` bytes.
+    fn fits(&self, phy: &Phy, n: u32, len: u32) -> bool {
+        n < self.max_subframes && len <= self.max_ampdu_bytes && phy.ppdu(len) <= self.max_airtime
+    }
+}
+
+/// An A-MPDU (or a lone MPDU) formed in a transmitter's hardware queue.
+#[derive(Debug, Default)]
+pub struct Aggregate {
+    pub dest: u16,
+    pub pkts: Vec<PktId>,
+    pub bytes: u32,
+}
+
+/// The driver of one transmitter (the AP or a station): its software queues, one per
+/// destination, and its hardware queue of formed aggregates.
+pub struct Port {
+    /// The medium this port transmits on (an index into the world's media).
+    pub medium: u32,
+    /// The PHY towards each destination (the AP: every station; a station: the AP at its own).
+    pub phys: Vec<Phy>,
+    /// Frame error rate towards each destination.
+    pub fer: Vec<f64>,
+    pub queues: Vec<VecDeque<PktId>>,
+    /// Formed aggregates waiting for the medium (the one on the air is the medium's).
+    pub hw: VecDeque<Aggregate>,
+    /// Whether this port's aggregate is on the air.
+    pub on_air: bool,
+    /// Frames in the driver: software queues, hardware queue and on the air.
+    pub pending: u32,
+    /// The next destination the round robin looks at.
+    rr: usize,
+    /// Retries so far of the packets at the heads of the software queues, by packet.
+    pub retries: std::collections::HashMap<PktId, u32>,
+    /// Emptied aggregate buffers, reused.
+    spare: Vec<Vec<PktId>>,
+    pub stats: PortStats,
+}
+
+/// Counters of one transmitter.
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub txops: u64,
+    pub subframes: u64,
+    pub airtime: Time,
+    pub retried: u64,
+    /// Most frames the driver held at once.
+    pub peak_pending: u32,
+}
+
+impl Port {
+    pub fn new(medium: u32, phys: Vec<Phy>, fer: Vec<f64>) -> Port {
+        Port {
+            medium,
+            queues: (0..phys.len()).map(|_| VecDeque::new()).collect(),
+            phys,
+            fer,
+            hw: VecDeque::new(),
+            on_air: false,
+            pending: 0,
+            rr: 0,
+            retries: Default::default(),
+            spare: Vec::new(),
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Puts a packet from the qdisc into the software queue of its destination.
+    pub fn accept(&mut self, dest: usize, id: PktId) {
+        self.queues[dest].push_back(id);
+        self.pending += 1;
+        self.stats.peak_pending = self.stats.peak_pending.max(self.pending);
+    }
+
+    fn hw_depth(&self) -> u32 {
+        self.hw.len() as u32 + self.on_air as u32
+    }
+
+    /// Forms aggregates while the hardware queue is below its depth and a software queue holds
+    /// packets; `size` gives a packet's IP length.
+    pub fn form(&mut self, mac: &MacParams, size: impl Fn(PktId) -> u32) {
+        let n = self.queues.len();
+        while self.hw_depth() < mac.hw_aggregates {
+            let Some(dest) = (0..n)
+                .map(|k| (self.rr + k) % n)
+                .find(|&d| !self.queues[d].is_empty())
+            else {
+                return;
+            };
+            self.rr = (dest + 1) % n;
+            let phy = self.phys[dest];
+            let mut pkts = self.spare.pop().unwrap_or_default();
+            let mut len = 0u32;
+            while let Some(&id) = self.queues[dest].front() {
+                let add = len.next_multiple_of(4) + mac.subframe(size(id));
+                if !pkts.is_empty() && !mac.fits(&phy, pkts.len() as u32, add) {
+                    break;
+                }
+                pkts.push(id);
+                len = add;
+                self.queues[dest].pop_front();
+                if pkts.len() as u32 == mac.max_subframes {
+                    break;
+                }
+            }
+            self.hw.push_back(Aggregate {
+                dest: dest as u16,
+                pkts,
+                bytes: len,
+            });
+        }
+    }
+
+    /// Airtime of the aggregate at the head of the hardware queue, overheads included.
+    pub fn airtime(&self, mac: &MacParams, agg: &Aggregate) -> Time {
+        mac.overhead() + self.phys[agg.dest as usize].ppdu(agg.bytes)
+    }
+
+    /// Returns an emptied aggregate's buffer for reuse.
+    pub fn recycle(&mut self, mut pkts: Vec<PktId>) {
+        pkts.clear();
+        self.spare.push(pkts);
+    }
+
+    /// Packets held by the driver (software and hardware queues, not the one on the air).
+    pub fn held(&self) -> impl Iterator<Item = PktId> + '_ {
+        let soft = self.queues.iter().flat_map(|q| q.iter().copied());
+        soft.chain(self.hw.iter().flat_map(|a| a.pkts.iter().copied()))
+    }
+}
+
+/// One shared channel: its transmitters (ports, by hop index) and the transmission on the air.
+pub struct Medium {
+    pub mac: MacParams,
+    /// The hops (indices into the world's links) that transmit on this medium.
+    pub ports: Vec<u32>,
+    /// The hop whose aggregate is on the air, and the aggregate.
+    pub on_air: Option<(u32, Aggregate)>,
+    pub rng: Rng,
+    pub busy_time: Time,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mac() -> MacParams {
+        MacParams {
+            slot: 9 * US,
+            sifs: 16 * US,
+            aifsn: 3,
+            cw_min: 15,
+            ack_n_dbps: 96,
+            max_subframes: 32,
+            max_ampdu_bytes: 65535,
+            max_airtime: 4000 * US,
+            driver_limit: 123,
+            hw_aggregates: 2,
+            retries: 30,
+        }
+    }
+
+    fn phy(mcs: u8) -> Phy {
+        Phy {
+            mcs,
+            width40: false,
+            short_gi: false,
+        }
+    }
+
+    #[test]
+    fn phy_rates_match_the_standard() {
+        // IEEE 802.11n-2009 Tables 20-30..20-37: MCS 7 = 65 Mb/s, MCS 15 = 130 Mb/s (20 MHz,
+        // 800 ns GI); MCS 15 at 40 MHz with the 400 ns GI = 300 Mb/s; MCS 0 = 6.5 Mb/s.
+        assert_eq!(phy(7).rate_bps(), 65_000_000);
+        assert_eq!(phy(15).rate_bps(), 130_000_000);
+        assert_eq!(phy(0).rate_bps(), 6_500_000);
+        let p = Phy {
+            mcs: 15,
+            width40: true,
+            short_gi: true,
+        };
+        assert_eq!(p.rate_bps(), 300_000_000);
+        // MCS 7, 20 MHz, short GI: 72.2 Mb/s.
+        let p = Phy {
+            mcs: 7,
+            width40: false,
+            short_gi: true,
+        };
+        assert_eq!(p.rate_bps() / 100_000, 722);
+    }
+
+    #[test]
+    fn ppdu_duration_follows_txtime() {
+        // One 1538-byte MPDU (a 1500-byte packet) at MCS 0: 16 + 12304 + 6 = 12326 bits over 26
+        // bits/symbol = 475 symbols = 1900 us, plus 20 + 12 + 4 us of preamble = 1936 us.
+        assert_eq!(phy(0).ppdu(1538), 1936 * US);
+        // At MCS 15 (two streams, two HT-LTFs): ceil(12326 / 520) = 24 symbols = 96 us + 40 us.
+        assert_eq!(phy(15).ppdu(1538), 136 * US);
+        // Short GI: 24 symbols x 3.6 us = 86.4 us, rounded up to 88 us.
+        let sgi = Phy {
+            mcs: 15,
+            width40: false,
+            short_gi: true,
+        };
+        assert_eq!(sgi.ppdu(1538), 128 * US);
+    }
+
+    #[test]
+    fn overheads_are_the_standard_intervals() {
+        // AIFS[BE] = 16 + 3 x 9 = 43 us; mean backoff 15 x 9 / 2 = 67.5 us; SIFS 16 us; block
+        // ACK of 32 B at 24 Mb/s: 20 us + ceil(278 / 96) = 3 symbols = 32 us. Total 158.5 us.
+        assert_eq!(mac().overhead(), 158_500);
+        // Without aggregation an ACK of 14 B: 20 us + ceil(134 / 96) = 2 symbols = 28 us.
+        let single = MacParams {
+            max_subframes: 1,
+            ..mac()
+        };
+        assert_eq!(single.overhead(), 154_500);
+    }
+
+    #[test]
+    fn aggregates_respect_every_limit() {
+        // 32 subframes of 1500-byte packets at MCS 15: 31 x 1544 + 1542 = 49406 B, inside
+        // 65535 B and 4 ms (761 symbols = 3044 us): the subframe count binds.
+        let m = mac();
+        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        for id in 0..40 {
+            port.accept(0, id);
+        }
+        port.form(&m, |_| 1500);
+        assert_eq!(port.hw.len(), 2);
+        assert_eq!(port.hw[0].pkts.len(), 32);
+        assert_eq!(port.hw[0].bytes, 49406);
+        assert_eq!(port.hw[1].pkts.len(), 8);
+        // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
+        let mut port = Port::new(0, vec![phy(0)], vec![0.0]);
+        for id in 0..10 {
+            port.accept(0, id);
+        }
+        port.form(&m, |_| 1500);
+        assert_eq!(port.hw[0].pkts.len(), 2);
+        assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
+        assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
+        // The byte limit binds for small limits.
+        let small = MacParams {
+            max_ampdu_bytes: 8000,
+            ..mac()
+        };
+        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        for id in 0..10 {
+            port.accept(0, id);
+        }
+        port.form(&small, |_| 1500);
+        assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
+    }
+
+    #[test]
+    fn round_robin_over_destinations() {
+        let m = MacParams {
+            hw_aggregates: 4,
+            ..mac()
+        };
+        let mut port = Port::new(0, vec![phy(15), phy(7)], vec![0.0, 0.0]);
+        for id in 0..4 {
+            port.accept((id % 2) as usize, id);
+        }
+        port.form(&m, |_| 1500);
+        let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
+        assert_eq!(dests, vec![0, 1]);
+        assert_eq!(port.hw[0].pkts, vec![0, 2]);
+        assert_eq!(port.pending, 4);
+    }
+}
