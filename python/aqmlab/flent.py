@@ -168,7 +168,7 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
         idx = np.clip(np.searchsorted(t_ok, b.x), 1, max(t_ok.size - 1, 1))
         near = np.minimum(np.abs(b.x - t_ok[idx - 1]), np.abs(b.x - t_ok[np.minimum(idx, t_ok.size - 1)]))
         grid[near > 1.0] = np.nan
-    return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s)
+    return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"]))
 
 
 def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray]]:

@@ -658,7 +658,7 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     sums: dict[str, int] = {}
     for row in _cached(tables["flows"], "rows", _flow_rows).values():
         fid = int(row["flow"])
-        if fid in pflows or row["kind"] == "ping":
+        if fid in pflows or row["kind"] in PROBE_KINDS:
             continue
         d = str(row["direction"])
         sums[d] = sums.get(d, 0) + delivered_bytes(tables, meta, fid, w / NS)
@@ -731,13 +731,16 @@ def per_class_jain(
     keys = _strcol(f, by)
     ids = _col(f, "flow", np.int64)
     out = {}
-    for k in np.unique(keys[kinds != "ping"]):
-        sel = ids[(keys == k) & (kinds != "ping")]
+    for k in np.unique(keys[~np.isin(kinds, PROBE_KINDS)]):
+        sel = ids[(keys == k) & (~np.isin(kinds, PROBE_KINDS))]
         out[str(k)] = jain_index([goodput_bps(tables, meta, int(i), warmup_s) or 0.0 for i in sel])
     return out
 
 
 # --------------------------------------------------------------------------- probes
+
+# Flow kinds that are latency probes (echoed round trips), not traffic: no goodput.
+PROBE_KINDS = ("ping", "voip")
 
 
 def probe_table(tables: dict, flow: int, warmup_s: float = 0.0) -> pa.Table:
@@ -768,9 +771,34 @@ def probe_owd_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0)
     return v[~np.isnan(v)] / 1e6
 
 
-def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0) -> float | None:
-    """Probe loss rate: lost probes / probes sent at or after W (None when none were sent)."""
+def probe_jitter_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> float | None:
+    """Jitter in one direction as irtt and Flent's VoIP test report it: the mean absolute
+    instantaneous packet delay variation, |D_i - D_(i-1)| over consecutive probes (sequence
+    numbers i - 1 and i) that both arrived (RFC 3393 IPDV with consecutive selection). None
+    with fewer than two such probes."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
     p = probe_table(tables, flow, warmup_s)
+    seq = _col(p, "seq", np.int64)
+    owd = _nullable_float(p, f"owd_{direction}_ns")
+    order = np.argsort(seq, kind="stable")
+    seq, owd = seq[order], owd[order]
+    pair = (np.diff(seq) == 1) & ~np.isnan(owd[1:]) & ~np.isnan(owd[:-1])
+    if not pair.any():
+        return None
+    return float(np.abs(np.diff(owd))[pair].mean() / 1e6)
+
+
+def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> float | None:
+    """Probe loss rate: lost probes / probes sent at or after W (None when none were sent).
+    With the run's end, probes sent within the longest answered RTT of the end are left out:
+    their replies could not have arrived in the run (irtt likewise waits for late replies
+    after its last send), so they are neither lost nor answered."""
+    p = probe_table(tables, flow, warmup_s)
+    if end_ns is not None:
+        rtt = _nullable_float(p, "rtt_ns")
+        tail = np.nanmax(rtt) if (~np.isnan(rtt)).any() else 0.0
+        p = p.filter(pa.array(_col(p, "t_send_ns", np.float64) + tail <= end_ns))
     if p.num_rows == 0:
         return None
     return float(_col(p, "lost", bool).sum() / p.num_rows)
@@ -967,7 +995,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
     if _has(tables, "flows"):
         for row in tables["flows"].to_pylist():
             fid = int(row["flow"])
-            if fid in pflows or row["kind"] == "ping":
+            if fid in pflows or row["kind"] in PROBE_KINDS:
                 continue
             gp = goodput_bps(tables, meta, fid, warmup_s)
             out["flows"].append(
@@ -987,12 +1015,15 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
     for fid in sorted(pflows):
         rtt = percentiles(probe_rtt_ms(tables, fid, warmup_s), (50, 95))
         ind = percentiles(induced_latency_ms(tables, fid, warmup_s), (50,))
+        owd = {d: percentiles(probe_owd_ms(tables, fid, d, warmup_s), (50, 95)) for d in DIRECTIONS}
         out["probes"].append(
             {
                 "id": fid,
                 "rtt_ms": {k: rtt[k] for k in ("p50", "p95", "max", "mean")},
                 "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
-                "loss": probe_loss(tables, fid, warmup_s),
+                "loss": probe_loss(tables, fid, warmup_s, int(meta["duration_ns"])),
+                "owd_ms": {d: {k: owd[d][k] for k in ("p50", "p95", "mean")} for d in DIRECTIONS},
+                "jitter_ms": {d: probe_jitter_ms(tables, fid, d, warmup_s) for d in DIRECTIONS},
             }
         )
     return out

@@ -333,7 +333,7 @@ def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
     i = 0
     for run, rlab in zip(runs, run_labels(runs)):
         for f, info, tab, sizes in _flow_series_by_flow(run, "goodput_ts"):
-            if info.get("kind") == "ping":
+            if info.get("kind") in M.PROBE_KINDS:
                 continue
             t = tab.column("t_ns").to_numpy().astype(np.float64)
             d = tab.column("delivered_bytes").to_numpy().astype(np.float64)

@@ -200,6 +200,11 @@ def test_probes(tiny):
     assert list(M.probe_owd_ms(t, 2, "down")) == [5, 7, 8, 5]
     assert M.probe_loss(t, 2) == pytest.approx(0.2)
     assert M.probe_loss(t, 2, warmup_s=0.010) == 0.0  # probes at 12 and 16 ms answered
+    # IPDV over consecutive probes that both arrived (seq 0-1 and 3-4; probe 2 was lost):
+    # up |5 - 5| and |5 - 6| -> mean 0.5 ms; down |7 - 5| and |5 - 8| -> mean 2.5 ms.
+    assert M.probe_jitter_ms(t, 2, "up") == pytest.approx(0.5)
+    assert M.probe_jitter_ms(t, 2, "down") == pytest.approx(2.5)
+    assert M.probe_jitter_ms(t, 2, "up", warmup_s=0.014) is None  # one probe left
 
 
 def test_parse_limit():
@@ -228,10 +233,17 @@ def test_summarize(tiny):
     assert f0["goodput_mbps"] == pytest.approx(1.2) and f0["retransmits"] == 1 and f0["completion_s"] is None
     assert s["flows"][1]["completion_s"] == pytest.approx(0.015)
     (p,) = s["probes"]
-    assert p["id"] == 2 and p["loss"] == pytest.approx(0.2)
+    # The summary's loss leaves out probes sent within the longest answered RTT (14 ms) of the
+    # 20 ms end, whose replies could not arrive: of the probes at 0 and 4 ms none was lost.
+    assert p["id"] == 2 and p["loss"] == 0.0
+    assert M.probe_loss(t, 2, end_ns=40 * synth.MS) == pytest.approx(0.2)
     assert p["rtt_ms"]["p50"] == pytest.approx(11.0) and p["rtt_ms"]["max"] == pytest.approx(14)
     assert p["rtt_ms"]["mean"] == pytest.approx(11.5)
     assert p["induced_ms"] == {"p50": pytest.approx(1.0), "mean": pytest.approx(1.5)}
+    assert p["owd_ms"]["up"]["p50"] == pytest.approx(5.0) and p["owd_ms"]["down"]["p95"] == pytest.approx(
+        7.85
+    )
+    assert p["jitter_ms"] == {"up": pytest.approx(0.5), "down": pytest.approx(2.5)}
     s2 = M.summarize(*synth.run(drop=("packets",)))
     assert s2["links"]["down"]["queue_delay_ms"]["p50"] is None
     assert s2["links"]["down"]["mean_backlog_bytes"] == pytest.approx(400)

@@ -286,8 +286,31 @@ def test_wifi_scenario_runs_every_station_and_names_the_air_the_bottleneck(tmp_p
     # downloads get a small share; fq_codel at the station lets the ACKs through.
     assert fifo["goodput_mbps"]["down"] < fifo["goodput_mbps"]["up"] / 3
     assert fq["goodput_mbps"]["down"] > 2 * fifo["goodput_mbps"]["down"]
-    res = runner.invoke(app, ["run", "wifi", "--set", "topology.wifi.stations.1.mcs=40", "--out", str(tmp_path)])
+    res = runner.invoke(
+        app, ["run", "wifi", "--set", "topology.wifi.stations.1.mcs=40", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 2 and "topology.wifi.stations[1].mcs" in res.output, res.output
+
+
+def test_voip_stream_on_an_idle_path_has_exact_one_way_delays_and_no_jitter():
+    """irtt's VoIP stream (Flent's voip test): 200-byte packets every 20 ms. Alone on the path its
+    one-way delay is the access paths (rtt/4 each side), the sender's 1 Gb/s NIC (1.6 us) and the
+    hop's serialisation (1.6 ms at 1 Mb/s up, 0.16 ms at 10 Mb/s down), every time: no jitter."""
+    import aqmlab
+
+    sc = {
+        "name": "voip",
+        "duration": "10s",
+        "topology": {"rtt": "40ms", "down": {"rate": "10Mbps"}, "up": {"rate": "1Mbps"}},
+        "flows": [{"kind": "voip"}],
+    }
+    r = aqmlab.run(sc)
+    (p,) = r.summary["probes"]
+    assert r.summary["flows"] == []  # a probe stream, not traffic
+    assert p["owd_ms"]["up"]["p50"] == pytest.approx(20 + 0.0016 + 1.6, abs=1e-6)
+    assert p["owd_ms"]["down"]["p95"] == pytest.approx(20 + 0.0016 + 0.16, abs=1e-6)
+    assert p["jitter_ms"] == {"up": 0.0, "down": 0.0} and p["loss"] == 0.0
+    assert r.tables["probes"].num_rows == 500  # one every 20 ms for 10 s
 
 
 def test_a_typo_in_qdisc_list_stores_nothing(tmp_path: Path):

@@ -124,7 +124,7 @@ def _print_summary(res: Result) -> None:
             "completion s",
         ]:
             t.add_column(c)
-        shown = [f for f in s["flows"] if f["kind"] != "ping"]
+        shown = s["flows"]
         for f in shown[:FLOW_ROWS_SHOWN]:
             t.add_row(
                 *(
@@ -153,7 +153,8 @@ def _print_summary(res: Result) -> None:
             out.print(f"goodput (payload delivered in the window / its length), Mb/s: {', '.join(parts)}")
     if s["probes"]:
         t = Table(title="latency probes")
-        for c in ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "loss %"]:
+        cols = ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "OWD up p50", "down p50"]
+        for c in cols + ["jitter up ms", "down", "loss %"]:
             t.add_column(c, justify="right")
         for p in s["probes"]:
             r = p["rtt_ms"]
@@ -161,6 +162,8 @@ def _print_summary(res: Result) -> None:
                 _fmt(p["id"]),
                 *(_fmt(r[k]) for k in ["p50", "p95", "max", "mean"]),
                 _fmt(p["induced_ms"]["p50"]),
+                *(_fmt(p["owd_ms"][d]["p50"]) for d in ("up", "down")),
+                *(_fmt(p["jitter_ms"][d]) for d in ("up", "down")),
                 _fmt(None if p["loss"] is None else 100 * p["loss"], 1),
             )
         out.print(t)
@@ -188,8 +191,7 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
     for name, r in results:
         s = r.summary
         good = {
-            d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["kind"] != "ping" and f["direction"] == d)
-            for d in ("down", "up")
+            d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["direction"] == d) for d in ("down", "up")
         }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}

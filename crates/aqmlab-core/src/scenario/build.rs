@@ -95,10 +95,14 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.arrivals = Some(f.arrivals.clone().unwrap_or_else(|| "cbr".into()));
             r.ecn = Some(f.ecn.unwrap_or(false));
         }
-        "ping" => {
+        // A ping: 84 B (ICMP echo with 56 B of data, ping's default), every 100 ms. A VoIP
+        // stream as Flent's voip test runs it: irtt's 172 B packets (G.711 at 20 ms: 160 B of
+        // audio and 12 B of RTP header) every 20 ms, 200 B with UDP and IP headers, echoed.
+        "ping" | "voip" => {
+            let (interval, size) = if f.kind == "voip" { (20, 200) } else { (100, 84) };
             r.direction = Some(DirSpec::Up);
-            r.interval = Some(f.interval.unwrap_or(Dur(100 * MS)));
-            r.packet_size = Some(f.packet_size.unwrap_or(Size(84)));
+            r.interval = Some(f.interval.unwrap_or(Dur(interval * MS)));
+            r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
         }
         "tcp" => {
             let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
@@ -337,7 +341,7 @@ fn endpoints(
                 0,
             )
         }
-        "ping" => {
+        "ping" | "voip" => {
             let c = PingClient::new(
                 id,
                 f.packet_size.expect("resolved").0 as u32,

@@ -881,6 +881,8 @@ impl Default for RecordSpec {
 pub const FLOW_KINDS: &[(&str, &[&str])] = &[
     ("udp", &["rate", "packet_size", "arrivals", "ecn"]),
     ("ping", &["interval", "packet_size"]),
+    // An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
+    ("voip", &["interval", "packet_size"]),
     (
         "tcp",
         &[
@@ -1377,7 +1379,7 @@ impl Scenario {
                     }
                 }
             }
-            "ping" => {
+            "ping" | "voip" => {
                 if f.interval.is_some_and(|d| d.0 == 0) {
                     return err(key("interval"), "must be positive");
                 }
@@ -1468,7 +1470,11 @@ impl Scenario {
             _ => unreachable!("kind checked above"),
         }
         if let Some(ps) = f.packet_size {
-            let lo = if f.kind == "ping" { 28 } else { 29 };
+            let lo = if f.kind == "ping" || f.kind == "voip" {
+                28
+            } else {
+                29
+            };
             if ps.0 < lo || ps.0 > self.topology.mtu.0 {
                 return err(
                     key("packet_size"),
