@@ -137,3 +137,24 @@ def test_flent_plots(tmp_path, shape, test, plot):
     res = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     assert out.stat().st_size > 5000
+
+
+def test_builtin_rrul_exports_flents_marked_series(tmp_path):
+    """The built-in rrul scenario: Flent's four marks per direction and its four ping series, in
+    Flent's names; under pfifo_fast all marks share the middle band (Linux's ip_tos2prio reads
+    the old TOS bits), so the EF probe waits as long as the BE probe."""
+    import aqmlab
+    from aqmlab import store
+
+    res = aqmlab.run("rrul", duration="12s")
+    r = store.load_run(store.write_run(tmp_path, "rrul-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "rrul"
+    p = flent.export_flent(r, None, tmp_path / "rrul.flent.gz")
+    data = json.loads(gzip.decompress(p.read_bytes()))
+    for c in ("BE", "BK", "CS5", "EF"):
+        assert f"TCP upload {c}" in data["results"] and f"TCP download {c}" in data["results"]
+    labels = {f["flow"]: f["label"] for f in res.tables["flows"].to_pylist()}
+    probes = {labels[p["id"]]: p for p in res.summary["probes"]}
+    assert list(probes) == ["ICMP", "UDP BE", "UDP BK", "UDP EF"]
+    be, ef = probes["UDP BE"]["rtt_ms"]["p50"], probes["UDP EF"]["rtt_ms"]["p50"]
+    assert abs(ef / be - 1) < 0.1, (be, ef)
