@@ -37,6 +37,8 @@ KEYS = [
     "record", "nosuch", "topology.down.nosuch", "flows.0.nosuch",
     "flows.0.cc_params", "flows.0.cc_params.target", "flows.0.hops", "flows.0.on_off", "flows.0.on_off.on",
     "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows",
+    "topology.wifi", "topology.wifi.stations", "topology.wifi.max_subframes", "topology.wifi.stations.0.mcs",
+    "topology.down.wifi", "topology.up.wifi", "flows.0.station", "flows.2.kind",
 ]  # fmt: skip
 
 STRINGS = [
@@ -45,7 +47,7 @@ STRINGS = [
     "down", "up", "both", "codel", "pie", "fq_codel", "red", "codle", "packets", "series",
     "summary", "a/b", ".x", "x" * 300, "a\x00b", "ü", "\U0001f600", "1 s", "10 Mbps", "[1,2]",
     "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14", "EF", "AF41", "CS8",
-    "pfifo_fast",
+    "pfifo_fast", "voip", "laptop",
 ]  # fmt: skip
 
 OTHER = [
@@ -53,6 +55,7 @@ OTHER = [
     True, False, [], [1, "a"], {}, {"kind": "codel"}, {"kind": "red", "min_th": 5}, {"a": {"b": 1}},
     ["down"], ["up", "down"], ["nosuch"], {"target": "25ms"}, {"on": "1s", "off": "1s"},
     {"uniform": ["0s", "1s"], "per": "flow"},
+    {"stations": [{"name": "laptop"}]}, [{"name": "laptop", "mcs": 40}], {"stations": []},
     datetime.date(1979, 5, 27), datetime.datetime(1979, 5, 27, 7, 32), datetime.time(7, 32),
 ]  # fmt: skip
 
