@@ -79,7 +79,7 @@ def guess_test(run) -> str:
             return "ping"
         if run.tables.get("queue") is not None:
             return "qdisc-stats"
-    elif nu == 4 and nd == 4:
+    elif nu == 4 and nd == 4 and len({r["base_rtt_ns"] for r in up}) == 1:
         return "rrul"
     elif nu == 1 and nd == 0:
         return "tcp_1up"

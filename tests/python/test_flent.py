@@ -158,3 +158,21 @@ def test_builtin_rrul_exports_flents_marked_series(tmp_path):
     assert list(probes) == ["ICMP", "UDP BE", "UDP BK", "UDP EF"]
     be, ef = probes["UDP BE"]["rtt_ms"]["p50"], probes["UDP EF"]["rtt_ms"]["p50"]
     assert abs(ef / be - 1) < 0.1, (be, ef)
+
+
+def test_builtin_rtt_fair_shows_fifo_rtt_unfairness_and_exports_rtt_fair4be(tmp_path):
+    """Loss-based TCP behind a FIFO shares by RTT (a flow's window grows once per RTT, and all
+    see the same drops): the four hosts' goodputs fall with their RTT, in both directions, and
+    Jain's index is well below 1. The run exports as Flent's rtt_fair4be."""
+    import aqmlab
+    from aqmlab import store
+
+    res = aqmlab.run("rtt_fair", duration="120s", warmup_s=10)
+    for d in ("up", "down"):
+        g = [f["goodput_mbps"] for f in res.summary["flows"] if f["direction"] == d]
+        assert g == sorted(g, reverse=True) and g[0] > 2 * g[-1], (d, g)
+        assert metrics.jain_index(g) < 0.9
+    r = store.load_run(store.write_run(tmp_path, "rtt-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "rtt_fair4be"
+    data = json.loads(gzip.decompress(flent.export_flent(r, None, tmp_path / "f.flent.gz").read_bytes()))
+    assert sum(k.startswith("Ping (ms)") for k in data["results"]) >= 4
