@@ -21,7 +21,15 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
 * Test ``qdisc-stats`` (generic export of any run): the ``down`` queue as the ``qdisc-stats``
   series and its ``::backlog_pkts/::backlog_bytes/::dropped/::ecn_mark/::delay`` children.
 
-Not supported (ValueError): ``voip`` (needs irtt's 20 ms VoIP stream format), the HTTP tests.
+* Tests ``voip`` and ``voip-1up``: a ``voip`` flow (irtt's stream) -> the ``VoIP`` series with
+  irtt's raw records (``{t, seq, val (RTT), owd_up, owd_down, ipdv_up, ipdv_down, ipdv}``, ``t`` the
+  reply's arrival; lost probes ``{t (send), seq, lost, lost_dir}``) and the children Flent's irtt
+  runner makes (runners.py IrttRunner.parse with multi_results): one sample per STEP_SIZE, the
+  first packet at or after it, ``::delay`` = its one-way delay up, ``::jitter`` = |its IPDV up|,
+  ``::loss`` = probes lost since the previous sample, ``::rtt``. ``voip-1up`` adds the ``TCP
+  upload``.
+
+Not supported (ValueError): ``voip-rrul``, the HTTP tests.
 """
 
 from __future__ import annotations
@@ -48,7 +56,9 @@ RRUL_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE", "Ping (ms) UDP BK", "Ping (m
 RRUL_BE_CLASSES = ("BE", "BE2", "BE3", "BE4")
 RRUL_BE_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3")
 
-SUPPORTED = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "qdisc-stats")
+SUPPORTED = (
+    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up", "qdisc-stats",
+)  # fmt: skip
 
 
 def _iso(ts: float) -> str:
@@ -74,6 +84,8 @@ def guess_test(run) -> str:
     """The Flent test whose flow set the run reproduces (ValueError when none fits)."""
     up, down, probes = _classify(run)
     nu, nd = len(up), len(down)
+    if _voip_flows(run) and (nu, nd) in ((0, 0), (1, 0)):
+        return "voip" if nu == 0 else "voip-1up"
     if nu == 0 and nd == 0:
         if probes:
             return "ping"
@@ -171,6 +183,65 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
     return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"]))
 
 
+def _voip_flows(run) -> list[int]:
+    """The flows of kind ``voip`` (irtt streams), by id."""
+    rows = run.tables["flows"].select(["flow", "kind"]).to_pylist()
+    return [int(r["flow"]) for r in rows if r["kind"] == "voip"]
+
+
+def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray], dict]:
+    """irtt's records of a VoIP stream, its sub-sampled children on the grid, and its metadata."""
+    p = M.probe_table(_tables(run), flow)
+    order = np.argsort(p.column("seq").to_numpy().astype(np.int64), kind="stable")
+    seq = p.column("seq").to_numpy().astype(np.int64)[order]
+    sent = p.column("t_send_ns").to_numpy().astype(np.float64)[order] / 1e9
+    rtt, up, down = (M._nullable_float(p, c)[order] / 1e6 for c in ("rtt_ns", "owd_up_ns", "owd_down_ns"))
+    raw: list[dict] = []
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("rtt", "delay", "jitter", "loss")}
+    next_sample, lost = -np.inf, 0
+    for i in range(seq.size):
+        if np.isnan(rtt[i]):
+            raw.append({"t": T0 + float(sent[i]), "seq": int(seq[i]), "lost": True, "lost_dir": None})
+            lost += 1
+            continue
+        t = float(sent[i] + rtt[i] / 1e3)
+        dp = {"t": T0 + t, "seq": int(seq[i]), "val": float(rtt[i]), "owd_up": float(up[i]),
+              "owd_down": float(down[i])}  # fmt: skip
+        if i > 0 and seq[i - 1] == seq[i] - 1 and not np.isnan(rtt[i - 1]):
+            dp.update(ipdv_up=float(up[i] - up[i - 1]), ipdv_down=float(down[i] - down[i - 1]),
+                      ipdv=float(rtt[i] - rtt[i - 1]))  # fmt: skip
+        raw.append(dp)
+        if t >= next_sample:
+            for k, v in (("rtt", dp["val"]), ("delay", dp["owd_up"]), ("jitter", abs(dp.get("ipdv_up", 0.0))),
+                         ("loss", float(lost))):  # fmt: skip
+                samples[k].append((t, v))
+            lost, next_sample = 0, t + STEP
+    grid = {}
+    for k, pts in samples.items():
+        g = np.full(b.x.size, np.nan)
+        if pts:
+            ts, vs = np.array(pts).T
+            idx = np.searchsorted(ts, b.x)
+            ok = idx < ts.size
+            ok[ok] &= ts[idx[ok]] - b.x[ok] < STEP
+            g[ok] = vs[idx[ok]]
+        grid[k] = g
+    got = ~np.isnan(rtt)
+    meta = {
+        "RUNNER": "IrttRunner",
+        "PACKETS_SENT": int(seq.size),
+        "PACKETS_RECEIVED": int(got.sum()),
+        "PACKET_LOSS_RATE": M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"])),
+        "RTT_MEAN": float(rtt[got].mean()) if got.any() else None,
+        "OWD_UP_MEAN": float(up[got].mean()) if got.any() else None,
+        "OWD_DOWN_MEAN": float(down[got].mean()) if got.any() else None,
+        "IPDV_UP_MEAN": M.probe_jitter_ms(_tables(run), flow, "up", b.warmup_s),
+        "IPDV_DOWN_MEAN": M.probe_jitter_ms(_tables(run), flow, "down", b.warmup_s),
+        "AQMLAB_FLOW": flow,
+    }
+    return raw, grid, meta
+
+
 def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray]]:
     q = run.tables.get("queue")
     if q is None:
@@ -259,6 +330,20 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
         if not probes:
             raise ValueError(f"Flent test 'ping' needs probe streams; run '{run.run_id}' has none")
         ping_names = list(zip(("Ping (ms) ICMP", "Ping (ms) UDP"), probes))
+    elif test in ("voip", "voip-1up"):
+        voip = _voip_flows(run)
+        if len(voip) != 1:
+            raise ValueError(f"Flent test '{test}' has one VoIP stream; the run has {len(voip)} voip flows")
+        _need_count(test, "upload TCP flows", len(up), 0 if test == "voip" else 1)
+        _need_count(test, "download TCP flows", len(down), 0)
+        tcp_names = [("TCP upload", r) for r in up]
+        raw, grid, vmeta = _voip_series(run, voip[0], b)
+        b.set("VoIP", raw, grid["rtt"])
+        b.series_meta["VoIP"] = {"UNITS": "ms", **vmeta}
+        # Children have results only: Flent's irtt runner gives them no raw values of their own.
+        for k, units in (("rtt", "ms"), ("delay", "ms"), ("jitter", "ms"), ("loss", "count")):
+            b.results[f"VoIP::{k}"] = b._grid(grid[k])
+            b.series_meta[f"VoIP::{k}"] = {"UNITS": units}
     elif test == "rtt_fair4be":
         if len(up) > 4 or len(down) > 4 or len(probes) > 4:
             raise ValueError(

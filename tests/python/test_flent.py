@@ -176,3 +176,39 @@ def test_builtin_rtt_fair_shows_fifo_rtt_unfairness_and_exports_rtt_fair4be(tmp_
     assert flent.guess_test(r) == "rtt_fair4be"
     data = json.loads(gzip.decompress(flent.export_flent(r, None, tmp_path / "f.flent.gz").read_bytes()))
     assert sum(k.startswith("Ping (ms)") for k in data["results"]) >= 4
+
+
+def test_voip_with_an_upload_exports_flents_voip_1up(tmp_path):
+    """A VoIP stream beside one TCP upload on a 1 Mb/s uplink exports as Flent's voip-1up: the
+    irtt records and the sampled children that Flent 2.3 plots and summarises; the sampled delay
+    is the stream's one-way delay up (the summary's mean within a few percent)."""
+    import aqmlab
+    from aqmlab import store
+
+    sc = {
+        "name": "voip1up",
+        "duration": "30s",
+        "topology": {
+            "rtt": "40ms",
+            "down": {"rate": "10Mbps", "qdisc": "pfifo_fast", "limit": "127p"},
+            "up": {"rate": "1Mbps", "qdisc": "pfifo_fast", "limit": "127p"},
+        },
+        "flows": [{"kind": "voip"}, {"kind": "tcp", "direction": "up", "start": "5s"}],
+    }
+    res = aqmlab.run(sc)
+    r = store.load_run(store.write_run(tmp_path, "voip-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "voip-1up"
+    f = flent.export_flent(r, None, tmp_path / "v.flent.gz")
+    data = json.loads(gzip.decompress(f.read_bytes()))
+    raw = data["raw_values"]["VoIP"]
+    assert len(raw) == 1500 and {"owd_up", "owd_down", "val", "seq"} <= set(raw[1])
+    delay = [v for v in data["results"]["VoIP::delay"] if v is not None]
+    owd_mean = res.summary["probes"][0]["owd_ms"]["up"]["mean"]
+    assert abs(sum(delay) / len(delay) / owd_mean - 1) < 0.05
+    res_sum = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
+    assert res_sum.returncode == 0, res_sum.stderr[-3000:]
+    assert "VoIP::delay" in res_sum.stdout and "TCP upload" in res_sum.stdout
+    out = tmp_path / "totals_loss.png"
+    res_plot = run_flent("-i", str(f), "-p", "totals_loss", "-o", str(out), cwd=tmp_path)
+    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
+    assert out.stat().st_size > 5000
