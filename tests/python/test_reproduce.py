@@ -191,3 +191,29 @@ def test_lpcc2013_shows_aqm_taking_ledbat_out_of_low_priority(tmp_path):
         bad.returncode == 2
         and "--load: not an option of lpcc2013; its options: --qdisc, --lpcc" in bad.stderr
     )
+
+
+def test_goodbadwifi2015_quick_shows_the_studys_orderings(tmp_path):
+    """The quick reproduction (10/10 and 10/1, shortened tests, 2 runs) with the study's FIFO
+    and fq_codel: fair queueing keeps the RRUL latency an order of magnitude below the FIFO's
+    at both links, gives the VoIP stream no loss where the FIFO loses some, and shares the
+    four uploads of different RTTs more evenly (Jain's index); the JSON has the issue's shape."""
+    from aqmlab.reproduce import goodbadwifi2015 as G
+
+    o = G.run(out=tmp_path, quick=True, qdiscs=["pfifo_fast", "fq_codel"], jobs=1)
+    assert o.counts["failed"] == 0 and o.counts["total"] == 2 * 2 * 4 * 2
+    j = G.to_json(o)
+    for lk in ("10/10", "10/1"):
+        fifo, fq = (
+            j["rrul_induced_latency_ms"]["pfifo_fast"][lk],
+            j["rrul_induced_latency_ms"]["fq_codel"][lk],
+        )
+        assert fq < fifo / 10, (lk, fq, fifo)
+        assert j["rrul_goodput_down_mbps"]["fq_codel"][lk] > 8
+    assert j["voip_loss_pct"]["fq_codel"]["rrul"]["1"] == 0 < j["voip_loss_pct"]["pfifo_fast"]["rrul"]["1"]
+    for rate in ("10", "1"):
+        assert j["rtt_fair_jain"]["fq_codel"][rate] > j["rtt_fair_jain"]["pfifo_fast"][rate]
+    assert set(j["voip_loss_pct"]["fq_codel"]) == {"1up", "rrul"}
+    assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / "report.html").exists()
+    for fig in ("rrul", "transient", "voip_cdf"):
+        assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / f"{fig}.png").stat().st_size > 5000

@@ -12,6 +12,7 @@ from types import ModuleType
 EXPERIMENTS = {
     "transients2014": "aqmlab.reproduce.transients2014",
     "lpcc2013": "aqmlab.reproduce.lpcc2013",
+    "goodbadwifi2015": "aqmlab.reproduce.goodbadwifi2015",
 }
 
 

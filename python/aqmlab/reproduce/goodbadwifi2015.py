@@ -1,0 +1,442 @@
+"""goodbadwifi2015 (Høiland-Jørgensen, Hurtig, Brunstrom: "The Good, the Bad and the WiFi:
+Modern AQMs in a residential setting", Computer Networks 89, 2015), section 4 of
+experiments.md: Flent's tests through seven queue disciplines on residential links.
+
+Links 100/100, 10/10 and 10/1 Mb/s (down/up), 50 ms base RTT, Linux 3.14's TCP CUBIC; each
+direction's qdisc configured for that direction's rate as the study lists it (``qdisc_for``).
+Series (scenario files in ``scenarios/goodbadwifi2015/``):
+
+* ``rrul``: mean TCP goodput per direction and mean induced latency (the four probe streams'
+  mean RTT minus the base RTT, Flent's "Ping (ms) avg" less the empty-path RTT), per run over
+  the window [10 s, 145 s]; the study plots medians over the runs with 1-sigma ellipses (here:
+  the figure ``rrul.png``); and the transient, the ICMP ping's RTT over the first 25 s (the load
+  starts at 5 s), point-wise mean over the runs (``transient.png``).
+* ``voip``: an irtt stream upstream beside one TCP upload (``1up``) or RRUL (``rrul``): the
+  stream's loss (round trips without a reply, in %) and its one-way delay upstream sampled every
+  200 ms (Flent's step), pooled over the runs for the CDFs (``voip_cdf.png``).
+* ``rtt_fair``: four CUBIC uploads at 10, 50, 200 and 500 ms for 600 s: Jain's index over their
+  goodputs and each one's mean goodput.
+
+``--quick`` runs shorter tests (rrul and voip 40 s with the window [10 s, 40 s], rtt_fair 120 s)
+with two replications, on the 10/10 and 10/1 links. Not yet here: the web test (needs the
+http-getter page fetch model) and the WiFi runs (the `wifi` built-in scenario has the medium).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from aqmlab import metrics as M
+from aqmlab import store
+from aqmlab.sweep import SweepResult, parse_sweep, run_sweep
+
+NAME = "goodbadwifi2015"
+DESCRIPTION = (
+    "Høiland-Jørgensen et al. 2015, section 4: RRUL, VoIP and RTT fairness through pfifo_fast, ARED, PIE, CoDel, "
+    "SFQ, fq_nocodel and fq_codel on 100/100, 10/10 and 10/1 Mb/s links, 50 ms, CUBIC (Linux 3.14)"
+)
+QDISCS = ["pfifo_fast", "ared", "pie", "codel", "sfq", "fq_nocodel", "fq_codel"]
+LINKS = {"100/100": (100, 100), "10/10": (10, 10), "10/1": (10, 1)}
+CROSS = ["1up", "rrul"]
+SERIES = {"all": ["rrul", "voip", "rtt_fair"], "rrul": ["rrul"], "voip": ["voip"], "rtt_fair": ["rtt_fair"]}
+REPS = 30
+"""Replications per case, as the study ran."""
+FILTERS = {"--qdisc": ("qdiscs", QDISCS)}
+WARMUP_S = 10.0
+"""The window starts 5 s after the load (Flent's DELAY and its cutoff of DELAY)."""
+TRANSIENT_S = 25.0
+QUICK = {
+    "reps": 2,
+    "links": ["10/10", "10/1"],
+    "duration": {"rrul": "40s", "voip": "40s", "rtt_fair": "120s"},
+}
+METRICS_FN = "aqmlab.reproduce.goodbadwifi2015:run_metrics"
+TEST_FILES = {"rrul": ["rrul"], "voip": ["voip_1up", "voip_rrul"], "rtt_fair": ["rtt_fair"]}
+
+
+def qdisc_for(name: str, mbps: int) -> dict:
+    """The study's configuration of ``name`` for a direction of ``mbps`` (experiments.md 4):
+    FIFO and SFQ limits 127 packets at 1 and 10 Mb/s, 1000 at 100 (Linux txqueuelen); ARED's
+    target delay 20 ms with min_th half of it at the link rate, at least one MTU (1514 B), and
+    max_th 3 x min_th (2 MTU at 1 Mb/s); PIE as Linux 3.14 with target 20 ms, t_update 30 ms;
+    CoDel and fq_codel targets 13 ms at 1 Mb/s (a packet's transmission time), else 5 ms."""
+    fifo = "127p" if mbps <= 10 else "1000p"
+    target = "13ms" if mbps <= 1 else "5ms"
+    if name == "pfifo_fast":
+        return {"kind": "pfifo_fast", "limit": fifo}
+    if name == "ared":
+        q = {"kind": "ared", "limit": fifo, "target_delay": "20ms", "min_th_floor": "1514B"}
+        if mbps <= 1:
+            # One and two 1514-byte frames, in packets of the link's 1500-byte mean size.
+            q.update(min_th=1514 / 1500, max_th=3028 / 1500)
+        return q
+    if name == "pie":
+        return {
+            "kind": "pie",
+            "profile": "linux_3_14",
+            "target": "20ms",
+            "t_update": "30ms",
+            "limit": "1000p",
+        }
+    if name == "codel":
+        return {"kind": "codel", "variant": "linux", "target": target, "interval": "100ms", "limit": "1000p"}
+    if name == "sfq":
+        return {"kind": "sfq", "limit": fifo}
+    if name == "fq_codel":
+        return {"kind": "fq_codel", "target": target, "interval": "100ms", "limit": "10240p"}
+    if name == "fq_nocodel":
+        return {"kind": "fq_nocodel", "limit": fifo}
+    raise KeyError(f"unknown qdisc {name!r}; allowed: {', '.join(QDISCS)}")
+
+
+def scenario_file(test: str) -> Path:
+    return Path(str(resources.files("aqmlab") / "scenarios" / NAME / f"{test}.toml"))
+
+
+def sweep_doc(test: str, reps: int, qdiscs, links, duration: str | None) -> dict:
+    """The sweep of one scenario file: every (link, qdisc) case, common seeds across qdiscs."""
+    cases = [(lk, q) for lk in links for q in qdiscs]
+    doc: dict[str, Any] = {
+        "base": str(scenario_file(test)),
+        "name": f"{NAME}-{test}",
+        "seed": 2015,
+        "reps": reps,
+        "seed_from": ["params.link"],
+        "zip": {
+            "params.link": [lk for lk, _ in cases],
+            "params.qdisc": [q for _, q in cases],
+            "topology.down.rate": [f"{LINKS[lk][0]}Mbps" for lk, _ in cases],
+            "topology.up.rate": [f"{LINKS[lk][1]}Mbps" for lk, _ in cases],
+            "topology.down.qdisc": [qdisc_for(q, LINKS[lk][0]) for lk, q in cases],
+            "topology.up.qdisc": [qdisc_for(q, LINKS[lk][1]) for lk, q in cases],
+        },
+    }
+    if duration:
+        doc["set"] = {"duration": duration}
+    return doc
+
+
+def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
+    """Per run (in the sweep workers): goodput per direction, induced latency, the VoIP stream's
+    loss, Jain's index; and two small tables: the ICMP ping's RTT over the first 25 s
+    (``transient``) and the VoIP one-way delays sampled every 200 ms (``voip_owd``)."""
+    labels = {int(r["flow"]): str(r["label"]) for r in tables["flows"].select(["flow", "label"]).to_pylist()}
+    kinds = {int(r["flow"]): str(r["kind"]) for r in tables["flows"].select(["flow", "kind"]).to_pylist()}
+    good = M.goodput_totals_mbps(tables, meta, WARMUP_S)
+    probes = M.probe_flows(tables)
+    pings = [f for f in probes if kinds[f] == "ping"]
+    voip = [f for f in probes if kinds[f] == "voip"]
+    induced = [M.induced_latency_ms(tables, f, WARMUP_S) for f in pings]
+    induced = [float(v.mean()) for v in induced if v.size]
+    tcp = [f for f, k in kinds.items() if k == "tcp"]
+    rates = [M.goodput_bps(tables, meta, f, WARMUP_S) or 0.0 for f in tcp]
+    out: dict[str, Any] = {
+        "goodput_down_mbps": good["down"],
+        "goodput_up_mbps": good["up"],
+        "induced_latency_ms": float(np.mean(induced)) if induced else None,
+        "jain": M.jain_index(rates) if rates else None,
+        **{f"goodput_{labels[f]}_mbps": r / 1e6 for f, r in zip(tcp, rates) if labels[f].endswith("ms")},
+    }
+    extra: dict[str, pa.Table] = {}
+    icmp = [f for f in pings if labels[f] == "ICMP"]
+    if icmp:
+        p = M.probe_table(tables, icmp[0])
+        t = p.column("t_send_ns").to_numpy().astype(np.int64)
+        rtt = M._nullable_float(p, "rtt_ns")
+        keep = t < TRANSIENT_S * M.NS
+        extra["transient"] = pa.table({"t_ns": pa.array(t[keep]), "rtt_ms": pa.array(rtt[keep] / 1e6)})
+    if voip:
+        loss = M.probe_loss(tables, voip[0], WARMUP_S, int(meta["duration_ns"]))
+        out["voip_loss_pct"] = None if loss is None else 100 * loss
+        p = M.probe_table(tables, voip[0], WARMUP_S)
+        owd = M._nullable_float(p, "owd_up_ns") / 1e6
+        extra["voip_owd"] = pa.table({"owd_ms": pa.array(owd[::10])})  # one per 200 ms (irtt every 20 ms)
+    return out, extra
+
+
+@dataclass
+class Outcome:
+    results: dict  # see to_json
+    runs: pd.DataFrame
+    transient: dict  # {(qdisc, link): (t_s, mean rtt ms)}
+    voip_owd: dict  # {(qdisc, cross, link): owd ms samples}
+    sweep: SweepResult  # the last sweep run (its counts are summed in `counts`)
+    counts: dict
+    report_dir: Path
+    quick: bool
+
+
+def run(
+    reps: int = REPS,
+    series: str = "all",
+    out: str | Path = store.DEFAULT_ROOT,
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    keep_packets: bool = False,
+    qdiscs: list[str] | None = None,
+    progress: bool = False,
+    figures: bool = True,
+    quick: bool = False,
+) -> Outcome:
+    """Runs (or resumes) the chosen series, aggregates them, writes figures and the report."""
+    qdiscs = list(qdiscs or QDISCS)
+    links = QUICK["links"] if quick else list(LINKS)
+    reps = min(reps, QUICK["reps"]) if quick else reps
+    frames, counts, res = [], {"total": 0, "ran": 0, "skipped": 0, "failed": 0, "wall_s": 0.0}, None
+    for test in SERIES[series]:
+        duration = QUICK["duration"][test] if quick else None
+        for f in TEST_FILES[test]:
+            spec = parse_sweep(sweep_doc(f, reps, qdiscs, links, duration))
+            res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler, keep=("flows", "links"),
+                            keep_packets=keep_packets, metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
+            t = res.table.copy()
+            t["test"] = f
+            frames.append(t)
+            for k in ("total", "ran", "skipped", "wall_s"):
+                counts[k] += getattr(res, k)
+            counts["failed"] += len(res.failed)
+    runs = pd.concat(frames, ignore_index=True)
+    transient, owd = _extras(Path(out), runs)
+    report_dir = Path(out) / "reproduce" / (NAME + ("-quick" if quick else ""))
+    o = Outcome(aggregate(runs), runs, transient, owd, res, counts, report_dir, quick)
+    if figures:
+        write_outputs(o)
+    return o
+
+
+def _read_extra(root: Path, name: str, runs: pd.DataFrame) -> pd.DataFrame:
+    import pyarrow.compute as pc
+
+    ok = runs[runs["status"] == "ok"]
+    files = sorted(Path(root).resolve().glob(f"sweeps/*/{name}/part-*.parquet"))
+    want = pa.array(sorted(set(ok["run_id"])), pa.string())
+    parts = [t for t in (pq.read_table(f) for f in files) if t.num_rows]
+    parts = [t.filter(pc.is_in(t.column("run_id"), value_set=want)) for t in parts]
+    parts = [t for t in parts if t.num_rows]
+    if not parts:
+        return pd.DataFrame()
+    t = pa.concat_tables(parts).to_pandas()
+    return t.join(ok.set_index("run_id")[["qdisc", "link", "test"]], on="run_id")
+
+
+def _extras(root: Path, runs: pd.DataFrame) -> tuple[dict, dict]:
+    tr = _read_extra(root, "transient", runs[runs["test"] == "rrul"])
+    transient = {}
+    if len(tr):
+        for (q, lk), g in tr.groupby(["qdisc", "link"]):
+            m = g.groupby("t_ns")["rtt_ms"].mean()
+            transient[(q, lk)] = (m.index.to_numpy() / M.NS, m.to_numpy())
+    vo = _read_extra(root, "voip_owd", runs[runs["test"].str.startswith("voip")])
+    owd = {}
+    if len(vo):
+        for (q, test, lk), g in vo.groupby(["qdisc", "test", "link"]):
+            owd[(q, test.removeprefix("voip_"), lk)] = g["owd_ms"].dropna().to_numpy()
+    return transient, owd
+
+
+def _stats(values) -> dict | None:
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy()
+    if not v.size:
+        return None
+    return {"median": float(np.median(v)), "mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+            "runs": int(v.size)}  # fmt: skip
+
+
+def aggregate(runs: pd.DataFrame) -> dict:
+    """Per metric and case: median, mean, std and count over the successful runs."""
+    ok = runs[runs["status"] == "ok"]
+    out: dict = {"rrul": {}, "voip": {}, "rtt_fair": {}}
+    for (test, q, lk), g in ok.groupby(["test", "qdisc", "link"]):
+        if test == "rrul":
+            out["rrul"].setdefault(q, {})[lk] = {
+                k: _stats(g[k]) for k in ("goodput_down_mbps", "goodput_up_mbps", "induced_latency_ms")
+            }
+        elif test.startswith("voip"):
+            out["voip"].setdefault(q, {}).setdefault(test.removeprefix("voip_"), {})[lk] = {
+                "voip_loss_pct": _stats(g.get("voip_loss_pct", []))
+            }
+        else:
+            flows = [c for c in g.columns if c.startswith("goodput_") and c.endswith("ms_mbps")]
+            out["rtt_fair"].setdefault(q, {})[lk] = {k: _stats(g[k]) for k in ["jain", *sorted(flows)]}
+    return out
+
+
+def _rate(link: str, direction: str = "up") -> str:
+    return str(LINKS[link][0 if direction == "down" else 1])
+
+
+def to_json(o: Outcome) -> dict:
+    """The medians over runs: voip_loss_pct {qdisc: {cross: {rate: v}}} (rate = the VoIP's
+    upstream Mb/s), rrul_* {qdisc: {link: v}}, rtt_fair_jain {qdisc: {rate: v}} (the uploads' rate)."""
+
+    def med(s):
+        return None if s is None else s["median"]
+
+    r = o.results
+    return {
+        "voip_loss_pct": {
+            q: {c: {_rate(lk): med(v["voip_loss_pct"]) for lk, v in per.items()} for c, per in cs.items()}
+            for q, cs in r["voip"].items()
+        },
+        "rrul_induced_latency_ms": {
+            q: {lk: med(v["induced_latency_ms"]) for lk, v in per.items()} for q, per in r["rrul"].items()
+        },
+        "rrul_goodput_down_mbps": {
+            q: {lk: med(v["goodput_down_mbps"]) for lk, v in per.items()} for q, per in r["rrul"].items()
+        },
+        "rrul_goodput_up_mbps": {
+            q: {lk: med(v["goodput_up_mbps"]) for lk, v in per.items()} for q, per in r["rrul"].items()
+        },
+        "rtt_fair_jain": {
+            q: {_rate(lk): med(v["jain"]) for lk, v in per.items()} for q, per in r["rtt_fair"].items()
+        },
+        "quick": o.quick,
+    }
+
+
+def _cell(s: dict | None, dec: int = 2) -> str:
+    return "-" if s is None else f"{s['median']:.{dec}f} ({s['std']:.{dec}f})"
+
+
+def _tables() -> list[tuple[str, str, str]]:
+    """(series, title, metric) of the printed tables, one column per link."""
+    return [
+        ("rrul", "RRUL: median induced latency, ms (std over runs)", "induced_latency_ms"),
+        ("rrul", "RRUL: median goodput down, Mb/s (std)", "goodput_down_mbps"),
+        ("rrul", "RRUL: median goodput up, Mb/s (std)", "goodput_up_mbps"),
+        ("rtt_fair", "RTT fairness: median Jain's index over the four uploads (std)", "jain"),
+    ]
+
+
+def print_tables(o: Outcome, console) -> None:
+    from rich.table import Table
+
+    links = [lk for lk in LINKS if any(lk in per for s in o.results.values() for per in s.values())]
+    for series, title, key in _tables():
+        if not o.results[series]:
+            continue
+        t = Table(title=title)
+        t.add_column("qdisc")
+        for lk in links:
+            t.add_column(lk, justify="right")
+        for q in QDISCS:
+            per = o.results[series].get(q, {})
+            t.add_row(q, *(_cell(per.get(lk, {}).get(key), 3 if key == "jain" else 2) for lk in links))
+        console.print(t)
+    if o.results["voip"]:
+        t = Table(title="VoIP: median loss of the upstream stream, % (std)")
+        t.add_column("qdisc")
+        cols = [(c, lk) for c in CROSS for lk in links]
+        for c, lk in cols:
+            t.add_column(f"{c} @ {_rate(lk)} Mb/s", justify="right")
+        for q in QDISCS:
+            per = o.results["voip"].get(q, {})
+            t.add_row(q, *(_cell(per.get(c, {}).get(lk, {}).get("voip_loss_pct")) for c, lk in cols))
+        console.print(t)
+
+
+def figures(o: Outcome) -> dict:
+    """The study's views: RRUL medians with 1-sigma ellipses (latency axis inverted), the
+    transient's mean latency, the VoIP one-way delay CDFs."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Ellipse
+
+    from aqmlab.plots import style
+
+    figs = {}
+    rr = o.results["rrul"]
+    if rr:
+        links = [lk for lk in LINKS if any(lk in per for per in rr.values())]
+        fig, axes = plt.subplots(1, len(links), figsize=(5 * len(links), 4.5), squeeze=False)
+        for ax, lk in zip(axes[0], links):
+            ok = o.runs[(o.runs["status"] == "ok") & (o.runs["test"] == "rrul") & (o.runs["link"] == lk)]
+            for i, q in enumerate(QDISCS):
+                g = ok[ok["qdisc"] == q]
+                if not len(g):
+                    continue
+                x = (g["goodput_down_mbps"] + g["goodput_up_mbps"]).to_numpy(float)
+                y = g["induced_latency_ms"].to_numpy(float)
+                st = style(i)
+                ax.plot(np.median(x), np.median(y), marker="o", color=st["color"], linestyle="", label=q)
+                if x.size > 1:
+                    ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * x.std(ddof=1), 2 * y.std(ddof=1),
+                                         fill=False, color=st["color"]))  # fmt: skip
+            ax.invert_yaxis()
+            ax.set_title(f"RRUL {lk} Mb/s")
+            ax.set_xlabel("mean TCP goodput, down + up (Mb/s)")
+            ax.set_ylabel("mean induced latency (ms)")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        figs["rrul"] = fig
+    if o.transient:
+        links = sorted({lk for _, lk in o.transient}, key=list(LINKS).index)
+        fig, axes = plt.subplots(1, len(links), figsize=(5 * len(links), 4), squeeze=False)
+        for ax, lk in zip(axes[0], links):
+            for i, q in enumerate(QDISCS):
+                if (q, lk) in o.transient:
+                    t, v = o.transient[(q, lk)]
+                    ax.plot(
+                        t, v, label=q, **{k: s for k, s in style(i).items() if k in ("color", "linestyle")}
+                    )
+            ax.set_title(f"RRUL start, {lk} Mb/s: ICMP RTT, mean over runs")
+            ax.set_xlabel("time (s)")
+            ax.set_ylabel("RTT (ms)")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        figs["transient"] = fig
+    if o.voip_owd:
+        keys = sorted(
+            {(c, lk) for _, c, lk in o.voip_owd}, key=lambda k: (CROSS.index(k[0]), list(LINKS).index(k[1]))
+        )
+        fig, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 4), squeeze=False)
+        for ax, (c, lk) in zip(axes[0], keys):
+            for i, q in enumerate(QDISCS):
+                v = o.voip_owd.get((q, c, lk))
+                if v is None or not v.size:
+                    continue
+                x, y = M.cdf(v)
+                ax.plot(x, y, label=q, **{k: s for k, s in style(i).items() if k in ("color", "linestyle")})
+            ax.set_title(f"VoIP one-way delay, {c} @ {_rate(lk)} Mb/s")
+            ax.set_xlabel("one-way delay (ms)")
+            ax.set_ylabel("CDF")
+            ax.set_xscale("log")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        figs["voip_cdf"] = fig
+    return figs
+
+
+def write_outputs(o: Outcome) -> list[Path]:
+    import io
+
+    from rich.console import Console
+
+    from aqmlab import plots
+
+    o.report_dir.mkdir(parents=True, exist_ok=True)
+    paths = [plots.save(fig, o.report_dir / f"{name}.png") for name, fig in figures(o).items()]
+    buf = Console(record=True, width=160, file=io.StringIO())
+    print_tables(o, buf)
+    c = o.counts
+    done = f"{c['total']} runs ({c['ran']} run now, {c['skipped']} reused), {c['failed']} failed."
+    parts = ["<!doctype html><html><head><meta charset=utf-8><title>goodbadwifi2015</title></head><body>",
+             f"<h1>{html.escape(DESCRIPTION)}</h1>", f"<p>{done}{' Quick mode.' if o.quick else ''}</p>",
+             f"<pre>{html.escape(buf.export_text())}</pre>"]  # fmt: skip
+    for p in paths:
+        parts.append(
+            f"<figure><img src='data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}'></figure>"
+        )
+    parts.append("</body></html>")
+    (o.report_dir / "report.html").write_text("\n".join(parts))
+    return [*paths, o.report_dir / "report.html"]
