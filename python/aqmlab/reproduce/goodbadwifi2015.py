@@ -17,9 +17,12 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
 * ``rtt_fair``: four CUBIC uploads at 10, 50, 200 and 500 ms for 600 s: Jain's index over their
   goodputs and each one's mean goodput.
 
-``--quick`` runs shorter tests (rrul and voip 40 s with the window [10 s, 40 s], rtt_fair 120 s)
-with two replications, on the 10/10 and 10/1 links. Not yet here: the web test (needs the
-http-getter page fetch model) and the WiFi runs (the `wifi` built-in scenario has the medium).
+* ``wifi``: RRUL over an 802.11n link (a 2x2 station at MCS 15 and its AP, ath9k's driver
+  queues) behind 100/100 Mb/s, the tested qdisc on both WiFi interfaces.
+
+``--quick`` runs shorter tests (rrul, voip and wifi 40 s with the window [10 s, 40 s], rtt_fair
+120 s) with two replications, on the 10/10 and 10/1 links. Not yet here: the web test (needs
+the http-getter page fetch model).
 """
 
 from __future__ import annotations
@@ -48,7 +51,13 @@ DESCRIPTION = (
 QDISCS = ["pfifo_fast", "ared", "pie", "codel", "sfq", "fq_nocodel", "fq_codel"]
 LINKS = {"100/100": (100, 100), "10/10": (10, 10), "10/1": (10, 1)}
 CROSS = ["1up", "rrul"]
-SERIES = {"all": ["rrul", "voip", "rtt_fair"], "rrul": ["rrul"], "voip": ["voip"], "rtt_fair": ["rtt_fair"]}
+SERIES = {
+    "all": ["rrul", "voip", "rtt_fair", "wifi"],
+    "rrul": ["rrul"],
+    "voip": ["voip"],
+    "rtt_fair": ["rtt_fair"],
+    "wifi": ["wifi"],
+}
 REPS = 30
 """Replications per case, as the study ran."""
 FILTERS = {"--qdisc": ("qdiscs", QDISCS)}
@@ -58,10 +67,17 @@ TRANSIENT_S = 25.0
 QUICK = {
     "reps": 2,
     "links": ["10/10", "10/1"],
-    "duration": {"rrul": "40s", "voip": "40s", "rtt_fair": "120s"},
+    "duration": {"rrul": "40s", "voip": "40s", "rtt_fair": "120s", "wifi": "40s"},
 }
 METRICS_FN = "aqmlab.reproduce.goodbadwifi2015:run_metrics"
-TEST_FILES = {"rrul": ["rrul"], "voip": ["voip_1up", "voip_rrul"], "rtt_fair": ["rtt_fair"]}
+TEST_FILES = {
+    "rrul": ["rrul"],
+    "voip": ["voip_1up", "voip_rrul"],
+    "rtt_fair": ["rtt_fair"],
+    "wifi": ["wifi_rrul"],
+}
+WIFI_HOPS = (0, 3)
+"""The hops of wifi_rrul.toml that run the tested qdisc: the client's WiFi interface, the AP's."""
 
 
 def qdisc_for(name: str, mbps: int) -> dict:
@@ -104,7 +120,21 @@ def scenario_file(test: str) -> Path:
 
 
 def sweep_doc(test: str, reps: int, qdiscs, links, duration: str | None) -> dict:
-    """The sweep of one scenario file: every (link, qdisc) case, common seeds across qdiscs."""
+    """The sweep of one scenario file: every (link, qdisc) case, common seeds across qdiscs
+    (the WiFi file: every qdisc on its two WiFi interfaces, configured for 100 Mb/s)."""
+    if test == "wifi_rrul":
+        zip_ = {"params.link": ["wifi"] * len(qdiscs), "params.qdisc": list(qdiscs)}
+        zip_.update({f"topology.hops.{h}.qdisc": [qdisc_for(q, 100) for q in qdiscs] for h in WIFI_HOPS})
+        doc = {
+            "base": str(scenario_file(test)),
+            "name": f"{NAME}-{test}",
+            "seed": 2015,
+            "reps": reps,
+            "zip": zip_,
+        }
+        if duration:
+            doc["set"] = {"duration": duration}
+        return doc
     cases = [(lk, q) for lk in links for q in qdiscs]
     doc: dict[str, Any] = {
         "base": str(scenario_file(test)),
@@ -196,8 +226,9 @@ def run(
     frames, counts, res = [], {"total": 0, "ran": 0, "skipped": 0, "failed": 0, "wall_s": 0.0}, None
     for test in SERIES[series]:
         duration = QUICK["duration"][test] if quick else None
+        cases = ["wifi"] if test == "wifi" else links
         for f in TEST_FILES[test]:
-            spec = parse_sweep(sweep_doc(f, reps, qdiscs, links, duration))
+            spec = parse_sweep(sweep_doc(f, reps, qdiscs, cases, duration))
             res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler, keep=("flows", "links"),
                             keep_packets=keep_packets, metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
             t = res.table.copy()
@@ -256,10 +287,10 @@ def _stats(values) -> dict | None:
 def aggregate(runs: pd.DataFrame) -> dict:
     """Per metric and case: median, mean, std and count over the successful runs."""
     ok = runs[runs["status"] == "ok"]
-    out: dict = {"rrul": {}, "voip": {}, "rtt_fair": {}}
+    out: dict = {"rrul": {}, "voip": {}, "rtt_fair": {}, "wifi": {}}
     for (test, q, lk), g in ok.groupby(["test", "qdisc", "link"]):
-        if test == "rrul":
-            out["rrul"].setdefault(q, {})[lk] = {
+        if test in ("rrul", "wifi_rrul"):
+            out["rrul" if test == "rrul" else "wifi"].setdefault(q, {})[lk] = {
                 k: _stats(g[k]) for k in ("goodput_down_mbps", "goodput_up_mbps", "induced_latency_ms")
             }
         elif test.startswith("voip"):
@@ -301,6 +332,12 @@ def to_json(o: Outcome) -> dict:
         "rtt_fair_jain": {
             q: {_rate(lk): med(v["jain"]) for lk, v in per.items()} for q, per in r["rtt_fair"].items()
         },
+        "wifi_rrul": {
+            q: {
+                k: med(per["wifi"][k]) for k in ("induced_latency_ms", "goodput_down_mbps", "goodput_up_mbps")
+            }
+            for q, per in r["wifi"].items()
+        },
         "quick": o.quick,
     }
 
@@ -334,6 +371,17 @@ def print_tables(o: Outcome, console) -> None:
             per = o.results[series].get(q, {})
             t.add_row(q, *(_cell(per.get(lk, {}).get(key), 3 if key == "jain" else 2) for lk in links))
         console.print(t)
+    if o.results["wifi"]:
+        t = Table(title="WiFi (802.11n MCS 15 behind 100/100 Mb/s) RRUL: medians (std)")
+        t.add_column("qdisc")
+        keys = [("induced_latency_ms", "induced latency ms"), ("goodput_down_mbps", "down Mb/s"),
+                ("goodput_up_mbps", "up Mb/s")]  # fmt: skip
+        for _, title in keys:
+            t.add_column(title, justify="right")
+        for q in QDISCS:
+            per = o.results["wifi"].get(q, {}).get("wifi", {})
+            t.add_row(q, *(_cell(per.get(k)) for k, _ in keys))
+        console.print(t)
     if o.results["voip"]:
         t = Table(title="VoIP: median loss of the upstream stream, % (std)")
         t.add_column("qdisc")
@@ -356,11 +404,12 @@ def figures(o: Outcome) -> dict:
 
     figs = {}
     rr = o.results["rrul"]
-    if rr:
-        links = [lk for lk in LINKS if any(lk in per for per in rr.values())]
-        fig, axes = plt.subplots(1, len(links), figsize=(5 * len(links), 4.5), squeeze=False)
-        for ax, lk in zip(axes[0], links):
-            ok = o.runs[(o.runs["status"] == "ok") & (o.runs["test"] == "rrul") & (o.runs["link"] == lk)]
+    panels = [("rrul", lk) for lk in LINKS if any(lk in per for per in rr.values())]
+    panels += [("wifi_rrul", "wifi")] if o.results["wifi"] else []
+    if panels:
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.5), squeeze=False)
+        for ax, (test, lk) in zip(axes[0], panels):
+            ok = o.runs[(o.runs["status"] == "ok") & (o.runs["test"] == test) & (o.runs["link"] == lk)]
             for i, q in enumerate(QDISCS):
                 g = ok[ok["qdisc"] == q]
                 if not len(g):
@@ -373,7 +422,7 @@ def figures(o: Outcome) -> dict:
                     ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * x.std(ddof=1), 2 * y.std(ddof=1),
                                          fill=False, color=st["color"]))  # fmt: skip
             ax.invert_yaxis()
-            ax.set_title(f"RRUL {lk} Mb/s")
+            ax.set_title("RRUL over 802.11n" if lk == "wifi" else f"RRUL {lk} Mb/s")
             ax.set_xlabel("mean TCP goodput, down + up (Mb/s)")
             ax.set_ylabel("mean induced latency (ms)")
             ax.legend(fontsize=7)
