@@ -237,19 +237,26 @@ def test_summary_level_with_warmup_uses_whole_run_totals():
     assert udp["goodput_mbps"] == pytest.approx(10 * (1 - 0.025 / 10), abs=0.05)
 
 
+def warm5(tmp_path: Path) -> list[str]:
+    return ["--out", str(tmp_path), "--warmup", "5"]
+
+
 def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
     """The router's fq_codel does nothing in front of the slower modem FIFO (the queue and the
     latency build in the modem); shaped below the modem rate, the queue moves into fq_codel."""
-    out = {}
-    for rate in ("100Mbps", "1.9Mbps"):
-        res = runner.invoke(
-            app,
-            ["run", "cable_modem", "--set", "duration=15s", "--set", f"topology.hops.0.rate={rate}"]
-            + ["--out", str(tmp_path), "--json", "--no-plot", "--warmup", "5"],
+    fast, shaped = (
+        run_json(
+            [
+                "cable_modem",
+                "--set",
+                "duration=15s",
+                "--set",
+                f"topology.hops.0.rate={rate}",
+                *warm5(tmp_path),
+            ]
         )
-        assert res.exit_code == 0, res.output
-        out[rate] = json.loads(res.output)
-    fast, shaped = out["100Mbps"], out["1.9Mbps"]
+        for rate in ("100Mbps", "1.9Mbps")
+    )
     assert list(fast["links"]) == ["cmts", "router", "modem"]
     assert fast["bottleneck"] == {"up": "modem", "down": "cmts"}
     assert shaped["bottleneck"]["up"] == "router"
@@ -268,16 +275,10 @@ def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
 def test_wifi_scenario_runs_every_station_and_names_the_air_the_bottleneck(tmp_path: Path):
     """The built-in WiFi scenario: the AP's hop and one link per station, utilisation within the
     medium's capacity; a fair-queueing station qdisc gives the downloads their ACKs back."""
-    out = {}
-    for station_qdisc in ("pfifo_fast", "fq_codel"):
-        res = runner.invoke(
-            app,
-            ["run", "wifi", "--set", "duration=15s", "--set", f"topology.hops.0.qdisc={station_qdisc}"]
-            + ["--out", str(tmp_path), "--json", "--no-plot", "--warmup", "5"],
-        )
-        assert res.exit_code == 0, res.output
-        out[station_qdisc] = json.loads(res.output)
-    fifo, fq = out["pfifo_fast"], out["fq_codel"]
+    fifo, fq = (
+        run_json(["wifi", "--set", "duration=15s", "--set", f"topology.hops.0.qdisc={q}", *warm5(tmp_path)])
+        for q in ("pfifo_fast", "fq_codel")
+    )
     assert list(fifo["links"]) == ["wan_down", "ap", "air/laptop", "wan_up", "air/phone"]
     assert fifo["bottleneck"] == {"down": "ap", "up": "air/laptop"}
     for r in (fifo, fq):

@@ -156,6 +156,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The median RTT (ms) of the probes sent after 10 s.
+fn median_rtt_after_10s(r: &build::RunResult) -> f64 {
+    let rtts = r.probes.iter().filter(|pr| pr.sent > 10_000_000_000);
+    median(
+        rtts.filter_map(|pr| pr.reply.map(|(rtt, _, _)| rtt as f64 / 1e6))
+            .collect(),
+    )
+}
+
 #[test]
 fn the_qdisc_sees_only_part_of_the_queue() {
     // fq_codel at the AP keeps its own sojourn near its 5 ms target, but up to 123 frames
@@ -170,14 +179,8 @@ fn the_qdisc_sees_only_part_of_the_queue() {
         .map(|i| (p.t_out[i] - p.t_enqueue[i]) as f64 / 1e6)
         .collect();
     let qdisc_p50 = median(sojourn);
-    let rtts: Vec<f64> = r
-        .probes
-        .iter()
-        .filter(|pr| pr.sent > 10_000_000_000)
-        .filter_map(|pr| pr.reply.map(|(rtt, _, _)| rtt as f64 / 1e6))
-        .collect();
     let base = r.flows[2].base_rtt as f64 / 1e6;
-    let induced = median(rtts) - base;
+    let induced = median_rtt_after_10s(&r) - base;
     let drain_ms = 123.0 * 1500.0 * 8.0 / ap.rate_bps as f64 * 1e3;
     assert!(qdisc_p50 < 6.0, "fq_codel sojourn p50 {qdisc_p50} ms");
     assert!(
@@ -186,13 +189,7 @@ fn the_qdisc_sees_only_part_of_the_queue() {
     );
     // A small driver queue gives the latency back to the qdisc's control.
     let small = bulk_with_ping(8);
-    let rtts: Vec<f64> = small
-        .probes
-        .iter()
-        .filter(|pr| pr.sent > 10_000_000_000)
-        .filter_map(|pr| pr.reply.map(|(rtt, _, _)| rtt as f64 / 1e6))
-        .collect();
-    let induced_small = median(rtts) - base;
+    let induced_small = median_rtt_after_10s(&small) - base;
     assert!(induced_small < induced / 3.0, "{induced_small} vs {induced} ms");
     let util = |r: &build::RunResult| mbps(link(r, "ap"), 30.0) * 1e6 / ap.rate_bps as f64;
     let subframes = |r: &build::RunResult| diag(link(r, "ap"), "wifi_mean_subframes");
@@ -232,9 +229,8 @@ fn frame_errors_are_retried_and_dropped_after_the_retry_limit() {
     assert!((lost - 0.5).abs() < 0.02, "lost {lost}");
 }
 
-#[test]
-fn each_station_sends_through_its_own_link_and_queue() {
-    let r = run(bss(
+fn three_stations() -> build::RunResult {
+    run(bss(
         json!({"stations": [{"name": "a"}, {"name": "b"}, {"name": "c", "mcs": 3}]}),
         json!("fq_codel"),
         json!([
@@ -243,7 +239,12 @@ fn each_station_sends_through_its_own_link_and_queue() {
             {"kind": "udp", "direction": "down", "rate": "4Mbps", "station": "c"}
         ]),
         10,
-    ));
+    ))
+}
+
+#[test]
+fn each_station_sends_through_its_own_link_and_queue() {
+    let r = three_stations();
     let names: Vec<&str> = r.links.iter().map(|l| l.hop.as_str()).collect();
     assert_eq!(names, ["air/a", "wan", "isp", "ap", "air/b", "air/c"]);
     assert_eq!(link(&r, "air/a").stats.tx_packets, 0);
@@ -251,16 +252,7 @@ fn each_station_sends_through_its_own_link_and_queue() {
     assert!((rate("air/b") - 2.0).abs() < 0.05 && (rate("air/c") - 3.0).abs() < 0.05);
     assert!((rate("wan") - 5.0).abs() < 0.05 && (rate("ap") - 4.0).abs() < 0.05);
     // Same scenario, same seed: the same run.
-    let again = run(bss(
-        json!({"stations": [{"name": "a"}, {"name": "b"}, {"name": "c", "mcs": 3}]}),
-        json!("fq_codel"),
-        json!([
-            {"kind": "udp", "direction": "up", "rate": "2Mbps", "station": "b"},
-            {"kind": "udp", "direction": "up", "rate": "3Mbps", "station": "c"},
-            {"kind": "udp", "direction": "down", "rate": "4Mbps", "station": "c"}
-        ]),
-        10,
-    ));
+    let again = three_stations();
     for (x, y) in r.links.iter().zip(&again.links) {
         assert_eq!(x.stats.tx_bytes, y.stats.tx_bytes);
         assert_eq!(x.diagnostics, y.diagnostics);

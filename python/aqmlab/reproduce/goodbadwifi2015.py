@@ -394,75 +394,79 @@ def print_tables(o: Outcome, console) -> None:
         console.print(t)
 
 
+def _panels(keys: list, size: tuple[float, float], draw):
+    """One figure, a panel per key side by side; ``draw(ax, key)`` fills a panel."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(keys), figsize=(size[0] * len(keys), size[1]), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        draw(ax, key)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _curve(ax, i: int, x, y, label: str) -> None:
+    from aqmlab.plots import style
+
+    ax.plot(x, y, label=label, **{k: v for k, v in style(i).items() if k in ("color", "linestyle")})
+
+
 def figures(o: Outcome) -> dict:
     """The study's views: RRUL medians with 1-sigma ellipses (latency axis inverted), the
     transient's mean latency, the VoIP one-way delay CDFs."""
-    import matplotlib.pyplot as plt
     from matplotlib.patches import Ellipse
 
     from aqmlab.plots import style
 
+    def rrul(ax, panel):
+        test, lk = panel
+        ok = o.runs[(o.runs["status"] == "ok") & (o.runs["test"] == test) & (o.runs["link"] == lk)]
+        for i, q in enumerate(QDISCS):
+            g = ok[ok["qdisc"] == q]
+            if not len(g):
+                continue
+            x = (g["goodput_down_mbps"] + g["goodput_up_mbps"]).to_numpy(float)
+            y = g["induced_latency_ms"].to_numpy(float)
+            color = style(i)["color"]
+            ax.plot(np.median(x), np.median(y), marker="o", color=color, linestyle="", label=q)
+            if x.size > 1:
+                ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * x.std(ddof=1), 2 * y.std(ddof=1), fill=False,
+                                     color=color))  # fmt: skip
+        ax.invert_yaxis()
+        ax.set(title="RRUL over 802.11n" if lk == "wifi" else f"RRUL {lk} Mb/s",
+               xlabel="mean TCP goodput, down + up (Mb/s)", ylabel="mean induced latency (ms)")  # fmt: skip
+
+    def transient(ax, lk):
+        for i, q in enumerate(QDISCS):
+            if (q, lk) in o.transient:
+                _curve(ax, i, *o.transient[(q, lk)], q)
+        ax.set(title=f"RRUL start, {lk} Mb/s: ICMP RTT, mean over runs", xlabel="time (s)", ylabel="RTT (ms)")
+
+    def voip(ax, key):
+        c, lk = key
+        for i, q in enumerate(QDISCS):
+            v = o.voip_owd.get((q, c, lk))
+            if v is not None and v.size:
+                _curve(ax, i, *M.cdf(v), q)
+        ax.set(title=f"VoIP one-way delay, {c} @ {_rate(lk)} Mb/s", xlabel="one-way delay (ms)", ylabel="CDF",
+               xscale="log")  # fmt: skip
+
     figs = {}
-    rr = o.results["rrul"]
-    panels = [("rrul", lk) for lk in LINKS if any(lk in per for per in rr.values())]
+    panels = [("rrul", lk) for lk in LINKS if any(lk in per for per in o.results["rrul"].values())]
     panels += [("wifi_rrul", "wifi")] if o.results["wifi"] else []
     if panels:
-        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.5), squeeze=False)
-        for ax, (test, lk) in zip(axes[0], panels):
-            ok = o.runs[(o.runs["status"] == "ok") & (o.runs["test"] == test) & (o.runs["link"] == lk)]
-            for i, q in enumerate(QDISCS):
-                g = ok[ok["qdisc"] == q]
-                if not len(g):
-                    continue
-                x = (g["goodput_down_mbps"] + g["goodput_up_mbps"]).to_numpy(float)
-                y = g["induced_latency_ms"].to_numpy(float)
-                st = style(i)
-                ax.plot(np.median(x), np.median(y), marker="o", color=st["color"], linestyle="", label=q)
-                if x.size > 1:
-                    ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * x.std(ddof=1), 2 * y.std(ddof=1),
-                                         fill=False, color=st["color"]))  # fmt: skip
-            ax.invert_yaxis()
-            ax.set_title("RRUL over 802.11n" if lk == "wifi" else f"RRUL {lk} Mb/s")
-            ax.set_xlabel("mean TCP goodput, down + up (Mb/s)")
-            ax.set_ylabel("mean induced latency (ms)")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        figs["rrul"] = fig
+        figs["rrul"] = _panels(panels, (5, 4.5), rrul)
     if o.transient:
-        links = sorted({lk for _, lk in o.transient}, key=list(LINKS).index)
-        fig, axes = plt.subplots(1, len(links), figsize=(5 * len(links), 4), squeeze=False)
-        for ax, lk in zip(axes[0], links):
-            for i, q in enumerate(QDISCS):
-                if (q, lk) in o.transient:
-                    t, v = o.transient[(q, lk)]
-                    ax.plot(
-                        t, v, label=q, **{k: s for k, s in style(i).items() if k in ("color", "linestyle")}
-                    )
-            ax.set_title(f"RRUL start, {lk} Mb/s: ICMP RTT, mean over runs")
-            ax.set_xlabel("time (s)")
-            ax.set_ylabel("RTT (ms)")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        figs["transient"] = fig
-    if o.voip_owd:
-        keys = sorted(
-            {(c, lk) for _, c, lk in o.voip_owd}, key=lambda k: (CROSS.index(k[0]), list(LINKS).index(k[1]))
+        figs["transient"] = _panels(
+            sorted({lk for _, lk in o.transient}, key=list(LINKS).index), (5, 4), transient
         )
-        fig, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 4), squeeze=False)
-        for ax, (c, lk) in zip(axes[0], keys):
-            for i, q in enumerate(QDISCS):
-                v = o.voip_owd.get((q, c, lk))
-                if v is None or not v.size:
-                    continue
-                x, y = M.cdf(v)
-                ax.plot(x, y, label=q, **{k: s for k, s in style(i).items() if k in ("color", "linestyle")})
-            ax.set_title(f"VoIP one-way delay, {c} @ {_rate(lk)} Mb/s")
-            ax.set_xlabel("one-way delay (ms)")
-            ax.set_ylabel("CDF")
-            ax.set_xscale("log")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        figs["voip_cdf"] = fig
+    if o.voip_owd:
+        order = {c: i for i, c in enumerate(CROSS)}
+        keys = sorted(
+            {(c, lk) for _, c, lk in o.voip_owd}, key=lambda k: (order[k[0]], list(LINKS).index(k[1]))
+        )
+        figs["voip_cdf"] = _panels(keys, (4.5, 4), voip)
     return figs
 
 
