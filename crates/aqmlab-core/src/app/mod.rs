@@ -5,3 +5,4 @@
 pub mod packmime;
 pub mod ping;
 pub mod udp;
+pub mod web;

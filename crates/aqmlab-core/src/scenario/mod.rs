@@ -488,6 +488,13 @@ pub struct FlowSpec {
     // ping
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
+    // web (PackMime-HTTP, `app::packmime`)
+    /// New connections per second (PackMime's `rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn_rate: Option<f64>,
+    /// "1.1" (PackMime's `set-http-1.1`: some connections persistent) or "1.0".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
     // tcp (and ecn for udp)
     /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -697,6 +704,38 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "idle_restart",
         ],
     ),
+    ("web", WEB_KEYS),
+];
+/// The TCP keys a web flow takes (all but the single-transfer ones: `bytes`, `on_off`).
+const WEB_KEYS: &[&str] = &[
+    "conn_rate",
+    "http",
+    "profile",
+    "cc",
+    "cc_params",
+    "ecn",
+    "sack",
+    "iw",
+    "min_rto",
+    "max_rto",
+    "initial_rto",
+    "rto_tick",
+    "abc",
+    "delack",
+    "mss",
+    "rwnd",
+    "hystart",
+    "pacing",
+    "pacing_ss_ratio",
+    "pacing_ca_ratio",
+    "tso_segs",
+    "prr",
+    "rack",
+    "tlp",
+    "frto",
+    "early_retransmit",
+    "quickack",
+    "idle_restart",
 ];
 const COMMON_FLOW_KEYS: &[&str] = &[
     "kind",
@@ -1071,7 +1110,38 @@ impl Scenario {
                     return err(key("interval"), "must be positive");
                 }
             }
-            "tcp" => {
+            "tcp" | "web" => {
+                if f.kind == "web" {
+                    match f.conn_rate {
+                        None => {
+                            return err(
+                                key("conn_rate"),
+                                "a web flow needs conn_rate, new connections per second",
+                            )
+                        }
+                        Some(r) if !(r > 0.0 && r <= 10_000.0) => {
+                            return err(
+                                key("conn_rate"),
+                                format!(
+                                    "{r} is out of range; allowed above 0 up to 10000 connections per second"
+                                ),
+                            )
+                        }
+                        _ => {}
+                    }
+                    if let Some(h) = f.http.as_deref().filter(|h| *h != "1.1" && *h != "1.0") {
+                        return err(
+                            key("http"),
+                            format!("{h:?} is not allowed; allowed: \"1.1\", \"1.0\""),
+                        );
+                    }
+                    if f.direction.is_some_and(|d| d != DirSpec::Down) {
+                        return err(
+                            key("direction"),
+                            "\"up\" is not allowed; a web flow's responses go down (its requests up)",
+                        );
+                    }
+                }
                 if let Some(cc) = &f.cc {
                     crate::transport::cc::make_cc(cc, 1448, Hystart::Off, &Value::Null)
                         .map(|_| ())

@@ -10,6 +10,7 @@
 
 use crate::app::ping::{PingClient, PingServer, ProbeRecord};
 use crate::app::udp::{UdpSink, UdpSource};
+use crate::app::web::{WebClient, WebServer};
 use crate::net::{Link, Pipe};
 use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
 use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
@@ -30,6 +31,8 @@ pub enum AnyEndpoint {
     PingServer(PingServer),
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
+    WebServer(Box<WebServer>),
+    WebClient(Box<WebClient>),
 }
 
 macro_rules! dispatch {
@@ -41,6 +44,8 @@ macro_rules! dispatch {
             AnyEndpoint::PingServer($e) => $call,
             AnyEndpoint::TcpSender($e) => $call,
             AnyEndpoint::TcpReceiver($e) => $call,
+            AnyEndpoint::WebServer($e) => $call,
+            AnyEndpoint::WebClient($e) => $call,
         }
     };
 }
@@ -146,6 +151,14 @@ impl Flow {
         self.ends[0].report(&mut r);
         self.ends[1].report(&mut r);
         r
+    }
+
+    /// The exchange records, if this is a web flow.
+    pub fn web_records(&self) -> Option<&[crate::app::web::ExchangeRecord]> {
+        match &self.ends[1] {
+            AnyEndpoint::WebClient(c) => Some(&c.records),
+            _ => None,
+        }
     }
 
     /// The probe records, if this is a ping flow.
@@ -352,8 +365,12 @@ impl World {
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
                 Ev::Start(f) => {
-                    self.flows[f as usize].ends[Side::Src as usize].start(t, &mut self.out);
-                    self.after_endpoint(f, Side::Src);
+                    // Both ends start (a sink's start does nothing; a web client opens its
+                    // first connections).
+                    for s in [Side::Src, Side::Dst] {
+                        self.flows[f as usize].ends[s as usize].start(t, &mut self.out);
+                        self.after_endpoint(f, s);
+                    }
                 }
                 Ev::Sample => {
                     self.sample();
