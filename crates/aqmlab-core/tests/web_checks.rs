@@ -1,5 +1,5 @@
-//! End-to-end checks of the PackMime-HTTP web flow (app::packmime, app::web) against facts
-//! independent of the code: on an idle path an exchange takes the handshake, the request, the
+//! End-to-end checks of the PackMime-HTTP web flow (app::packmime, app::web) and of repeated
+//! transfers (app::repeat) against facts independent of the code: on an idle path an exchange takes the handshake, the request, the
 //! server's think time and the response (each at least one path delay and their serialisation);
 //! every exchange requested in time completes; bytes delivered are exactly the plan's; runs are
 //! deterministic and other flows' draws are unaffected.
@@ -139,4 +139,26 @@ fn web_keys_are_validated() {
         let e = scenario::parse(&v.to_string()).expect_err("rejected");
         assert!(e.starts_with(key), "{e}");
     }
+}
+
+#[test]
+fn repeated_transfers_follow_their_idle_gaps() {
+    // 100 kB transfers with idle gaps uniform in 5..15 s, opened until 100 s, on an idle 10 Mb/s
+    // path: each takes well under a second, so a cycle lasts 5..16 s: between 100/16 and 100/5 + 1
+    // transfers, all finished by 120 s, each delivering exactly its 100 kB.
+    let r = run(json!({
+        "name": "rep", "duration": "120s", "seed": 4,
+        "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "bytes": "100kB", "stop": "100s", "repeat": {"idle": ["5s", "15s"]}}],
+        "record": {"level": "summary"}
+    }));
+    let delivered = r.flows[0].report.bytes_delivered;
+    assert_eq!(delivered % 100_000, 0, "{delivered}");
+    let n = delivered / 100_000;
+    assert!((100 / 16..=100 / 5 + 1).contains(&n), "{n} transfers");
+    let bad = json!({"name": "w", "duration": "1s",
+                     "topology": {"rtt": "10ms", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+                     "flows": [{"kind": "tcp", "repeat": {"idle": ["5s", "15s"]}}]});
+    let e = scenario::parse(&bad.to_string()).expect_err("needs bytes");
+    assert!(e.starts_with("flows[0].repeat"), "{e}");
 }

@@ -114,7 +114,8 @@ def reproduce_cmd(
     scheduler: SchedOpt = None,
     out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print {metric: {qdisc: {load: value}}} on stdout")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="codel2012: fewer, shorter cases (one replication)")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON on stdout")] = False,
 ) -> None:  # fmt: skip
     """Rerun a classic study: prints its tables, writes its figures and HTML report."""
     from aqmlab import reproduce
@@ -141,6 +142,10 @@ def reproduce_cmd(
             if v not in allowed:
                 fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
         filters[keyword] = vals
+    if quick:
+        if not getattr(mod, "QUICK", False):
+            fail(f"--quick: not an option of {experiment}")
+        filters["quick"] = True
     try:
         o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                     keep_packets=keep_packets, progress=True, **filters)  # fmt: skip

@@ -4,5 +4,6 @@
 
 pub mod packmime;
 pub mod ping;
+pub mod repeat;
 pub mod udp;
 pub mod web;

@@ -17,6 +17,7 @@
 //! are), so the cost per packet does not grow with the number of open transfers.
 
 use super::packmime::Connection;
+use super::repeat::add;
 use crate::packet::Packet;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -430,17 +431,4 @@ impl Endpoint for WebServer {
         r.first_syn = None;
         r.completed = None;
     }
-}
-
-/// Adds the counters of closed transfers (the per-connection state fields stay the live ones').
-fn add(r: &mut FlowReport, d: &FlowReport) {
-    r.packets_sent += d.packets_sent;
-    r.bytes_sent += d.bytes_sent;
-    r.bytes_delivered += d.bytes_delivered;
-    r.packets_received += d.packets_received;
-    r.retransmits += d.retransmits;
-    r.rto_count += d.rto_count;
-    r.tlp_probes += d.tlp_probes;
-    r.spurious_rtos += d.spurious_rtos;
-    r.ecn_reductions += d.ecn_reductions;
 }

@@ -9,6 +9,7 @@
 use super::{DirSpec, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
+use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::app::web::{ExchangeRecord, WebClient, WebServer};
 use crate::net::{Link, LinkStats};
@@ -273,6 +274,19 @@ fn endpoints(
                 AnyEndpoint::WebClient(Box::new(client)),
                 cfg.cc,
                 0,
+            )
+        }
+        "tcp" if f.repeat.is_some() => {
+            let cfg = tcp_config(f, id, start, stop, seed);
+            let [lo, hi] = f.repeat.as_ref().expect("matched").idle;
+            let rng = Rng::stream(seed, &format!("repeat/{id}"));
+            let snd = RepeatSender::new(cfg.clone(), id, dir, (lo.0, hi.0), rng, stop)?;
+            let rcv = RepeatReceiver::new(cfg.clone(), id, dir);
+            (
+                AnyEndpoint::RepeatSender(Box::new(snd)),
+                AnyEndpoint::RepeatReceiver(Box::new(rcv)),
+                cfg.cc,
+                cfg.bytes.unwrap_or(0),
             )
         }
         "tcp" => {

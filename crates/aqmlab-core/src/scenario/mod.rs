@@ -405,6 +405,13 @@ impl OnOff {
     }
 }
 
+/// A finite transfer repeated after idle gaps drawn uniformly from `idle` = [min, max].
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    pub idle: [Dur; 2],
+}
+
 /// The delayed-ACK setting: a timer ("40ms") or `false` (ACK every segment).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelAck(pub Option<Time>);
@@ -511,6 +518,9 @@ pub struct FlowSpec {
     pub on_off: Option<OnOff>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
+    /// Repeat the `bytes` transfer after idle gaps (`app::repeat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -679,6 +689,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "cc_params",
             "on_off",
             "bytes",
+            "repeat",
             "ecn",
             "sack",
             "iw",
@@ -706,7 +717,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
     ),
     ("web", WEB_KEYS),
 ];
-/// The TCP keys a web flow takes (all but the single-transfer ones: `bytes`, `on_off`).
+/// The TCP keys a web flow takes (all but the single-transfer ones: `bytes`, `repeat`, `on_off`).
 const WEB_KEYS: &[&str] = &[
     "conn_rate",
     "http",
@@ -1179,6 +1190,25 @@ impl Scenario {
                         return err(
                             key("iw"),
                             format!("{iw} is out of range; allowed 1 to 1000 segments"),
+                        );
+                    }
+                }
+                if let Some(r) = &f.repeat {
+                    if f.bytes.is_none() {
+                        return err(key("repeat"), "needs bytes, the size of each transfer");
+                    }
+                    if f.on_off.is_some() {
+                        return err(key("repeat"), "not allowed together with on_off");
+                    }
+                    let [lo, hi] = r.idle;
+                    if hi.0 < lo.0 || hi.0 > 3600 * SEC {
+                        return err(
+                            format!("{}.idle", key("repeat")),
+                            format!(
+                                "[{}, {}] is not allowed; allowed: [min, max] with min <= max <= 3600s",
+                                fmt_time(lo.0),
+                                fmt_time(hi.0)
+                            ),
                         );
                     }
                 }

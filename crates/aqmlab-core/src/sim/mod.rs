@@ -9,6 +9,7 @@
 //! function of (scenario, seed).
 
 use crate::app::ping::{PingClient, PingServer, ProbeRecord};
+use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{WebClient, WebServer};
 use crate::net::{Link, Pipe};
@@ -33,6 +34,8 @@ pub enum AnyEndpoint {
     TcpReceiver(Box<TcpReceiver>),
     WebServer(Box<WebServer>),
     WebClient(Box<WebClient>),
+    RepeatSender(Box<RepeatSender>),
+    RepeatReceiver(Box<RepeatReceiver>),
 }
 
 macro_rules! dispatch {
@@ -46,6 +49,8 @@ macro_rules! dispatch {
             AnyEndpoint::TcpReceiver($e) => $call,
             AnyEndpoint::WebServer($e) => $call,
             AnyEndpoint::WebClient($e) => $call,
+            AnyEndpoint::RepeatSender($e) => $call,
+            AnyEndpoint::RepeatReceiver($e) => $call,
         }
     };
 }
