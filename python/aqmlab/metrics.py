@@ -224,6 +224,18 @@ def bottlenecks(tables: dict[str, pa.Table]) -> dict[str, str]:
 # --------------------------------------------------------------------------- queueing delay
 
 
+def sojourn_times_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(transmission start, sojourn delay) of each transmitted packet of one hop, in ns, as
+    ``sojourn_delays_ns`` selects them (for delay against time)."""
+    p = _filter_dir(_need(tables, "packets"), direction)
+    w, _ = _window(meta, warmup_s)
+    outcome = _strcol(p, "outcome")
+    t_in = _col(p, "t_enqueue_ns", np.int64)
+    mask = np.isin(outcome, TRANSMITTED) & (t_in >= w)
+    t_out = _nullable_float(p, "t_out_ns")[mask].astype(np.int64)
+    return t_out, t_out - t_in[mask]
+
+
 def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> np.ndarray:
     """Queueing (sojourn) delay of each transmitted packet of one direction, in ns.
 
@@ -706,6 +718,19 @@ def jain_index(values) -> float | None:
         return None
     s2 = float((x * x).sum())
     return None if s2 == 0 else float(x.sum() ** 2 / (x.size * s2))
+
+
+def drop_share_jain(tables: dict, by: str = "label", cls: str | None = None) -> float | None:
+    """codel2012 1c's fairness (experiments.md 1c): Jain's index over the sources' drop shares
+    x = (packets of the source dropped) / (packets it sent), over the flows whose ``by`` column is
+    ``cls`` (all flows when None) that sent anything. None without such a flow or without drops.
+    """
+    f = _need(tables, "flows")
+    sent = _col(f, "packets_sent", np.float64)
+    keep = sent > 0
+    if cls is not None:
+        keep &= _strcol(f, by) == str(cls)
+    return jain_index(_col(f, "drops", np.float64)[keep] / sent[keep])
 
 
 def class_share(

@@ -90,8 +90,12 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Packet {
-    /// Scenario-wide flow index (one TCP connection, one UDP source, one probe stream).
+    /// Scenario-wide flow index (one TCP connection, one UDP source, one probe stream, one
+    /// web client/server pair).
     pub flow: u32,
+    /// Which transfer of a flow that multiplexes many (a web flow: 2 x exchange + 0 for the
+    /// request, + 1 for the response); 0 otherwise.
+    pub conn: u32,
     /// IP-level length in bytes.
     pub size: u32,
     pub kind: Kind,

@@ -111,6 +111,35 @@ impl Rng {
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
+
+    /// Weibull with the given shape and scale by inversion: scale * (-ln U)^(1/shape).
+    pub fn weibull(&mut self, shape: f64, scale: f64) -> f64 {
+        scale * (-self.uniform_pos().ln()).powf(1.0 / shape)
+    }
+
+    /// Gamma with the given shape and scale (mean shape * scale): Marsaglia & Tsang, "A Simple
+    /// Method for Generating Gamma Variables" (ACM TOMS 2000), with their boost
+    /// Gamma(a) = Gamma(a + 1) * U^(1/a) for shapes below 1.
+    pub fn gamma(&mut self, shape: f64, scale: f64) -> f64 {
+        if shape < 1.0 {
+            let boost = self.uniform_pos().powf(1.0 / shape);
+            return self.gamma(shape + 1.0, scale) * boost;
+        }
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let z = self.normal();
+            let v = 1.0 + c * z;
+            if v <= 0.0 {
+                continue;
+            }
+            let v = v * v * v;
+            let u = self.uniform_pos();
+            if u.ln() < 0.5 * z * z + d - d * v + d * v.ln() {
+                return d * v * scale;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -157,5 +186,27 @@ mod tests {
             counts[r.below(6) as usize] += 1;
         }
         assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)));
+    }
+
+    #[test]
+    fn weibull_and_gamma_moments() {
+        // Weibull(k, l): mean l * Gamma(1 + 1/k); k = 1 is the exponential. Gamma(a, s): mean
+        // a s, variance a s^2.
+        let mut r = Rng::stream(3, "moments");
+        let n = 200_000;
+        let mean = |f: &mut dyn FnMut() -> f64| (0..n).map(|_| f()).sum::<f64>() / n as f64;
+        assert!((mean(&mut || r.weibull(1.0, 0.417)) - 0.417).abs() < 0.005);
+        let m = mean(&mut || r.weibull(2.0, 1.0));
+        assert!((m - std::f64::consts::PI.sqrt() / 2.0).abs() < 0.005, "{m}");
+        for (a, s) in [(1.85, 1.0 / 1.85), (3.22, 2.0), (0.63, 1.0)] {
+            let xs: Vec<f64> = (0..n).map(|_| r.gamma(a, s)).collect();
+            let m = xs.iter().sum::<f64>() / n as f64;
+            let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
+            assert!((m / (a * s) - 1.0).abs() < 0.01, "gamma({a}, {s}) mean {m}");
+            assert!(
+                (v / (a * s * s) - 1.0).abs() < 0.03,
+                "gamma({a}, {s}) variance {v}"
+            );
+        }
     }
 }

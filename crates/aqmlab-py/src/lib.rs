@@ -92,6 +92,29 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ("srtt_ns", u64s(s.srtt)),
         ]),
     ));
+    let w = &r.web;
+    out.push((
+        "web",
+        batch(vec![
+            ("flow", u32s(w.iter().map(|x| x.flow).collect())),
+            ("connection", u32s(w.iter().map(|x| x.rec.connection).collect())),
+            ("exchange", u32s(w.iter().map(|x| x.rec.index).collect())),
+            ("req_bytes", u64s(w.iter().map(|x| x.rec.req_bytes).collect())),
+            ("rsp_bytes", u64s(w.iter().map(|x| x.rec.rsp_bytes).collect())),
+            (
+                "t_request_ns",
+                opt_u64s(w.iter().map(|x| x.rec.requested).collect()),
+            ),
+            (
+                "response_time_ns",
+                opt_u64s(
+                    w.iter()
+                        .map(|x| x.rec.requested.zip(x.rec.completed).map(|(a, b)| b - a))
+                        .collect(),
+                ),
+            ),
+        ]),
+    ));
     let pr = &r.probes;
     out.push((
         "probes",

@@ -105,7 +105,7 @@ def _param_cols(t) -> list[str]:
 def reproduce_cmd(
     experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
     reps: Annotated[int | None, typer.Option("--reps", help="replications per case (default: the study's)")] = None,
-    series: Annotated[str | None, typer.Option("--series", help="transients2014: rest-of-path one-way delay, 11 or 101 ms")] = None,
+    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair or wifi")] = None,
     load: Annotated[list[str] | None, typer.Option("--load", help="transients2014: only these loads, e.g. 4+4 (repeatable)")] = None,
     lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers (repeatable)")] = None,
     qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,
@@ -114,7 +114,8 @@ def reproduce_cmd(
     scheduler: SchedOpt = None,
     out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print {metric: {qdisc: {load: value}}} on stdout")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="codel2012, goodbadwifi2015: fewer, shorter cases and replications (a demonstration)")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON on stdout")] = False,
 ) -> None:  # fmt: skip
     """Rerun a classic study: prints its tables, writes its figures and HTML report."""
     from aqmlab import reproduce
@@ -141,6 +142,10 @@ def reproduce_cmd(
             if v not in allowed:
                 fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
         filters[keyword] = vals
+    if quick:
+        if not getattr(mod, "QUICK", False):
+            fail(f"--quick: not an option of {experiment}")
+        filters["quick"] = True
     try:
         o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                     keep_packets=keep_packets, progress=True, **filters)  # fmt: skip

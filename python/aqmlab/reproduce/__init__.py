@@ -1,6 +1,7 @@
 """Built-in experiments (`aqmlab reproduce NAME`): one module per study of
 shared/reference/experiments.md. Each module defines ``NAME``, ``DESCRIPTION`` and
-``main(...)`` (the CLI entry, see cli.py); ``EXPERIMENTS`` maps names to module paths and
+``main(...)`` (the CLI entry, see cli.py), and may set ``QUICK = True`` when ``run`` takes
+``quick`` (the CLI's ``--quick``: a reduced set of cases); ``EXPERIMENTS`` maps names to module paths and
 ``experiments()`` lists (name, description) for `aqmlab list experiments`.
 """
 
@@ -13,6 +14,7 @@ EXPERIMENTS = {
     "transients2014": "aqmlab.reproduce.transients2014",
     "lpcc2013": "aqmlab.reproduce.lpcc2013",
     "goodbadwifi2015": "aqmlab.reproduce.goodbadwifi2015",
+    "codel2012": "aqmlab.reproduce.codel2012",
 }
 
 

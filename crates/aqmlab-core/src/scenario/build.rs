@@ -7,8 +7,11 @@
 //! derived from the run seed.
 
 use super::{DirSpec, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
+use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
+use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
+use crate::app::web::{ExchangeRecord, WebClient, WebServer};
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
@@ -17,11 +20,12 @@ use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
 use crate::transport::tcp::{
-    profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, PROFILES,
+    profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, TcpSender, PROFILES,
 };
 use crate::transport::FlowReport;
 use crate::units::{Dur, Size, Time, MS};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// One row of the `flows` table.
 #[derive(Clone, Debug)]
@@ -66,6 +70,13 @@ pub struct ProbeRow {
     pub reply: Option<(Time, Time, Time)>,
 }
 
+/// One row of the `web` table: an exchange of a web flow.
+#[derive(Clone, Copy, Debug)]
+pub struct WebRow {
+    pub flow: u32,
+    pub rec: ExchangeRecord,
+}
+
 /// Everything a run produces.
 pub struct RunResult {
     pub resolved: Scenario,
@@ -78,6 +89,7 @@ pub struct RunResult {
     pub flows: Vec<FlowRow>,
     pub links: Vec<LinkRow>,
     pub probes: Vec<ProbeRow>,
+    pub web: Vec<WebRow>,
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
     pub peak_packets: usize,
@@ -104,7 +116,10 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.interval = Some(f.interval.unwrap_or(Dur(interval * MS)));
             r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
         }
-        "tcp" => {
+        "tcp" | "web" => {
+            if f.kind == "web" {
+                r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
+            }
             let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
             r.profile = Some(p.name.into());
             r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
@@ -355,40 +370,38 @@ fn endpoints(
                 0,
             )
         }
-        "tcp" => {
-            let cfg = TcpConfig {
-                cc: f.cc.clone().expect("resolved"),
-                cc_params: f.cc_params.clone().expect("resolved"),
-                bytes: f.bytes.map(|b| b.0),
-                mss: f.mss.expect("resolved"),
-                iw: f.iw.expect("resolved"),
-                ecn: f.ecn.expect("resolved"),
-                sack: f.sack.expect("resolved"),
-                min_rto: f.min_rto.expect("resolved").0,
-                max_rto: f.max_rto.expect("resolved").0,
-                rto_tick: f.rto_tick.expect("resolved").0,
-                abc: f.abc.expect("resolved"),
-                initial_rto: f.initial_rto.expect("resolved").0,
-                delack: f.delack.expect("resolved").0,
-                rwnd: f.rwnd.expect("resolved").0,
-                hystart: f.hystart.expect("resolved"),
-                stop: f.stop.map(|d| d.0),
-                on_periods: f.on_off.as_ref().map_or(Vec::new(), |o| {
-                    o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
-                }),
-                prr: f.prr.expect("resolved"),
-                rack: f.rack.expect("resolved"),
-                tlp: f.tlp.expect("resolved"),
-                frto: f.frto.expect("resolved"),
-                early_retransmit: f.early_retransmit.expect("resolved"),
-                quickack: f.quickack.expect("resolved"),
-                idle_restart: f.idle_restart.expect("resolved"),
-                pacing: f.pacing.expect("resolved").then(|| Pacing {
-                    ss_ratio: f.pacing_ss_ratio.expect("resolved"),
-                    ca_ratio: f.pacing_ca_ratio.expect("resolved"),
-                    tso_segs: f.tso_segs.expect("resolved").0,
-                }),
+        "web" => {
+            let cfg = tcp_config(f, id, start, stop, seed);
+            let params = PackMimeParams {
+                rate: f.conn_rate.expect("validated"),
+                http_1_1: f.http.as_deref() == Some("1.1"),
             };
+            let plan: Arc<[packmime::Connection]> = packmime::plan(&params, start, stop, seed, id).into();
+            TcpSender::new(&cfg, id, dir)?;
+            let server = WebServer::new(plan.clone(), cfg.clone(), id);
+            let client = WebClient::new(plan, cfg.clone(), id, stop);
+            (
+                AnyEndpoint::WebServer(Box::new(server)),
+                AnyEndpoint::WebClient(Box::new(client)),
+                cfg.cc,
+                0,
+            )
+        }
+        "tcp" if f.repeat.is_some() => {
+            let cfg = tcp_config(f, id, start, stop, seed);
+            let [lo, hi] = f.repeat.as_ref().expect("matched").idle;
+            let rng = Rng::stream(seed, &format!("repeat/{id}"));
+            let snd = RepeatSender::new(cfg.clone(), id, dir, (lo.0, hi.0), rng, stop)?;
+            let rcv = RepeatReceiver::new(cfg.clone(), id, dir);
+            (
+                AnyEndpoint::RepeatSender(Box::new(snd)),
+                AnyEndpoint::RepeatReceiver(Box::new(rcv)),
+                cfg.cc,
+                cfg.bytes.unwrap_or(0),
+            )
+        }
+        "tcp" => {
+            let cfg = tcp_config(f, id, start, stop, seed);
             let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
             let target = cfg.bytes.unwrap_or(0);
             (
@@ -400,6 +413,43 @@ fn endpoints(
         }
         other => unreachable!("flow kind {other} was validated"),
     })
+}
+
+/// The TCP settings of a tcp or web flow entry (resolved).
+fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpConfig {
+    TcpConfig {
+        cc: f.cc.clone().expect("resolved"),
+        cc_params: f.cc_params.clone().expect("resolved"),
+        bytes: f.bytes.map(|b| b.0),
+        mss: f.mss.expect("resolved"),
+        iw: f.iw.expect("resolved"),
+        ecn: f.ecn.expect("resolved"),
+        sack: f.sack.expect("resolved"),
+        min_rto: f.min_rto.expect("resolved").0,
+        max_rto: f.max_rto.expect("resolved").0,
+        rto_tick: f.rto_tick.expect("resolved").0,
+        abc: f.abc.expect("resolved"),
+        initial_rto: f.initial_rto.expect("resolved").0,
+        delack: f.delack.expect("resolved").0,
+        rwnd: f.rwnd.expect("resolved").0,
+        hystart: f.hystart.expect("resolved"),
+        stop: f.stop.map(|d| d.0),
+        on_periods: f.on_off.as_ref().map_or(Vec::new(), |o| {
+            o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
+        }),
+        prr: f.prr.expect("resolved"),
+        rack: f.rack.expect("resolved"),
+        tlp: f.tlp.expect("resolved"),
+        frto: f.frto.expect("resolved"),
+        early_retransmit: f.early_retransmit.expect("resolved"),
+        quickack: f.quickack.expect("resolved"),
+        idle_restart: f.idle_restart.expect("resolved"),
+        pacing: f.pacing.expect("resolved").then(|| Pacing {
+            ss_ratio: f.pacing_ss_ratio.expect("resolved"),
+            ca_ratio: f.pacing_ca_ratio.expect("resolved"),
+            tso_segs: f.tso_segs.expect("resolved").0,
+        }),
+    }
 }
 
 /// The scenario with every default written out (qdisc parameters and flow keys), as stored
@@ -505,10 +555,14 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
     debug_assert!(conservation.is_ok(), "{conservation:?}");
 
     let mut probes = Vec::new();
+    let mut web = Vec::new();
     for (i, (row, f)) in rows.iter_mut().zip(&world.flows).enumerate() {
         row.report = f.report();
         row.drops = f.dropped;
         row.marks = f.marked;
+        if let Some(recs) = f.web_records() {
+            web.extend(recs.iter().map(|&rec| WebRow { flow: i as u32, rec }));
+        }
         if let Some(recs) = f.probe_records() {
             probes.extend(recs.iter().map(|r| ProbeRow {
                 flow: i as u32,
@@ -566,6 +620,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
         flows: rows,
         links,
         probes,
+        web,
         conservation,
         peak_packets: world.pool.capacity(),
     })

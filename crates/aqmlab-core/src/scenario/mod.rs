@@ -619,6 +619,13 @@ impl OnOff {
     }
 }
 
+/// A finite transfer repeated after idle gaps drawn uniformly from `idle` = [min, max].
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    pub idle: [Dur; 2],
+}
+
 /// The delayed-ACK setting: a timer ("40ms") or `false` (ACK every segment).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelAck(pub Option<Time>);
@@ -705,6 +712,13 @@ pub struct FlowSpec {
     // ping
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
+    // web (PackMime-HTTP, `app::packmime`)
+    /// New connections per second (PackMime's `rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn_rate: Option<f64>,
+    /// "1.1" (PackMime's `set-http-1.1`: some connections persistent) or "1.0".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
     // tcp (and ecn for udp)
     /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -721,6 +735,9 @@ pub struct FlowSpec {
     pub on_off: Option<OnOff>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
+    /// Repeat the `bytes` transfer after idle gaps (`app::repeat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -891,6 +908,7 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "cc_params",
             "on_off",
             "bytes",
+            "repeat",
             "ecn",
             "sack",
             "iw",
@@ -916,6 +934,38 @@ pub const FLOW_KINDS: &[(&str, &[&str])] = &[
             "idle_restart",
         ],
     ),
+    ("web", WEB_KEYS),
+];
+/// The TCP keys a web flow takes (all but the single-transfer ones: `bytes`, `repeat`, `on_off`).
+const WEB_KEYS: &[&str] = &[
+    "conn_rate",
+    "http",
+    "profile",
+    "cc",
+    "cc_params",
+    "ecn",
+    "sack",
+    "iw",
+    "min_rto",
+    "max_rto",
+    "initial_rto",
+    "rto_tick",
+    "abc",
+    "delack",
+    "mss",
+    "rwnd",
+    "hystart",
+    "pacing",
+    "pacing_ss_ratio",
+    "pacing_ca_ratio",
+    "tso_segs",
+    "prr",
+    "rack",
+    "tlp",
+    "frto",
+    "early_retransmit",
+    "quickack",
+    "idle_restart",
 ];
 const COMMON_FLOW_KEYS: &[&str] = &[
     "kind",
@@ -1384,7 +1434,38 @@ impl Scenario {
                     return err(key("interval"), "must be positive");
                 }
             }
-            "tcp" => {
+            "tcp" | "web" => {
+                if f.kind == "web" {
+                    match f.conn_rate {
+                        None => {
+                            return err(
+                                key("conn_rate"),
+                                "a web flow needs conn_rate, new connections per second",
+                            )
+                        }
+                        Some(r) if !(r > 0.0 && r <= 10_000.0) => {
+                            return err(
+                                key("conn_rate"),
+                                format!(
+                                    "{r} is out of range; allowed above 0 up to 10000 connections per second"
+                                ),
+                            )
+                        }
+                        _ => {}
+                    }
+                    if let Some(h) = f.http.as_deref().filter(|h| *h != "1.1" && *h != "1.0") {
+                        return err(
+                            key("http"),
+                            format!("{h:?} is not allowed; allowed: \"1.1\", \"1.0\""),
+                        );
+                    }
+                    if f.direction.is_some_and(|d| d != DirSpec::Down) {
+                        return err(
+                            key("direction"),
+                            "\"up\" is not allowed; a web flow's responses go down (its requests up)",
+                        );
+                    }
+                }
                 if let Some(cc) = &f.cc {
                     crate::transport::cc::make_cc(cc, 1448, Hystart::Off, &Value::Null)
                         .map(|_| ())
@@ -1422,6 +1503,25 @@ impl Scenario {
                         return err(
                             key("iw"),
                             format!("{iw} is out of range; allowed 1 to 1000 segments"),
+                        );
+                    }
+                }
+                if let Some(r) = &f.repeat {
+                    if f.bytes.is_none() {
+                        return err(key("repeat"), "needs bytes, the size of each transfer");
+                    }
+                    if f.on_off.is_some() {
+                        return err(key("repeat"), "not allowed together with on_off");
+                    }
+                    let [lo, hi] = r.idle;
+                    if hi.0 < lo.0 || hi.0 > 3600 * SEC {
+                        return err(
+                            format!("{}.idle", key("repeat")),
+                            format!(
+                                "[{}, {}] is not allowed; allowed: [min, max] with min <= max <= 3600s",
+                                fmt_time(lo.0),
+                                fmt_time(hi.0)
+                            ),
                         );
                     }
                 }

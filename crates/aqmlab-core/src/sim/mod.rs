@@ -9,7 +9,9 @@
 //! function of (scenario, seed).
 
 use crate::app::ping::{PingClient, PingServer, ProbeRecord};
+use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{UdpSink, UdpSource};
+use crate::app::web::{WebClient, WebServer};
 use crate::net::wifi::Medium;
 use crate::net::{Link, Pipe};
 use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
@@ -31,6 +33,10 @@ pub enum AnyEndpoint {
     PingServer(PingServer),
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
+    WebServer(Box<WebServer>),
+    WebClient(Box<WebClient>),
+    RepeatSender(Box<RepeatSender>),
+    RepeatReceiver(Box<RepeatReceiver>),
 }
 
 macro_rules! dispatch {
@@ -42,6 +48,10 @@ macro_rules! dispatch {
             AnyEndpoint::PingServer($e) => $call,
             AnyEndpoint::TcpSender($e) => $call,
             AnyEndpoint::TcpReceiver($e) => $call,
+            AnyEndpoint::WebServer($e) => $call,
+            AnyEndpoint::WebClient($e) => $call,
+            AnyEndpoint::RepeatSender($e) => $call,
+            AnyEndpoint::RepeatReceiver($e) => $call,
         }
     };
 }
@@ -150,6 +160,14 @@ impl Flow {
         self.ends[0].report(&mut r);
         self.ends[1].report(&mut r);
         r
+    }
+
+    /// The exchange records, if this is a web flow.
+    pub fn web_records(&self) -> Option<&[crate::app::web::ExchangeRecord]> {
+        match &self.ends[1] {
+            AnyEndpoint::WebClient(c) => Some(&c.records),
+            _ => None,
+        }
     }
 
     /// The probe records, if this is a ping flow.
@@ -362,8 +380,12 @@ impl World {
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
                 Ev::Start(f) => {
-                    self.flows[f as usize].ends[Side::Src as usize].start(t, &mut self.out);
-                    self.after_endpoint(f, Side::Src);
+                    // Both ends start (a sink's start does nothing; a web client opens its
+                    // first connections).
+                    for s in [Side::Src, Side::Dst] {
+                        self.flows[f as usize].ends[s as usize].start(t, &mut self.out);
+                        self.after_endpoint(f, s);
+                    }
                 }
                 Ev::Sample => {
                     self.sample();

@@ -323,6 +323,16 @@ impl TcpSender {
     pub fn completed(&self) -> Option<Time> {
         self.completed
     }
+
+    /// Holds new data back until `at` (the application hands it over then; `Time::MAX`: not
+    /// yet known), as an on period from `at` on. A web server opens its response connection
+    /// with the request and releases the response after its think time.
+    pub fn release_at(&mut self, at: Time) {
+        self.on_periods = vec![(at, Time::MAX)];
+        if self.state == SenderState::Established {
+            self.app_wake = Some(at);
+        }
+    }
     /// The SACK scoreboard (for inspection).
     pub fn scoreboard(&self) -> &Scoreboard {
         &self.sb
