@@ -224,7 +224,9 @@ def bottlenecks(tables: dict[str, pa.Table]) -> dict[str, str]:
 # --------------------------------------------------------------------------- queueing delay
 
 
-def sojourn_times_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def sojourn_times_ns(
+    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """(transmission start, sojourn delay) of each transmitted packet of one hop, in ns, as
     ``sojourn_delays_ns`` selects them (for delay against time)."""
     p = _filter_dir(_need(tables, "packets"), direction)
@@ -244,13 +246,7 @@ def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float 
     or ``marked``; dropped packets have none. A packet counts when ``t_enqueue_ns >= W``.
     Needs the ``packets`` table (recording level ``packets``).
     """
-    p = _filter_dir(_need(tables, "packets"), direction)
-    w, _ = _window(meta, warmup_s)
-    outcome = _strcol(p, "outcome")
-    t_in = _col(p, "t_enqueue_ns", np.int64)
-    mask = np.isin(outcome, TRANSMITTED) & (t_in >= w)
-    t_out = _nullable_float(p, "t_out_ns")
-    return (t_out[mask] - t_in[mask]).astype(np.int64)
+    return sojourn_times_ns(tables, meta, direction, warmup_s)[1]
 
 
 def queue_delay_stats_ms(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
@@ -996,6 +992,19 @@ def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
     }
 
 
+def web_summary(tables: dict, warmup_s: float = 0.0) -> dict:
+    """Web (PackMime-HTTP) exchanges requested at or after the warm-up: how many, how many
+    completed within the run, and the response time (request SYN to the last response byte at
+    the client) of the completed ones, in ms (p50/p95/p99/max/mean)."""
+    w = _need(tables, "web")
+    t0 = _nullable_float(w, "t_request_ns")
+    asked = ~np.isnan(t0) & (t0 >= warmup_s * NS)
+    rt = _nullable_float(w, "response_time_ns")[asked]
+    done = rt[~np.isnan(rt)]
+    st = percentiles(done / 1e6, (50, 95, 99))
+    return {"exchanges": int(asked.sum()), "completed": int(done.size), "response_ms": st}
+
+
 def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
     """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``.
 
@@ -1037,6 +1046,8 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
                     "completion_s": completion_time_s(tables, fid),
                 }
             )
+    if _has(tables, "web") and tables["web"].num_rows:
+        out["web"] = web_summary(tables, warmup_s)
     for fid in sorted(pflows):
         rtt = percentiles(probe_rtt_ms(tables, fid, warmup_s), (50, 95))
         ind = percentiles(induced_latency_ms(tables, fid, warmup_s), (50,))

@@ -140,6 +140,18 @@ def tables() -> dict[str, pa.Table]:
             "lost": pa.array([False, False, True, False, False], pa.bool_()),
         }
     )
+    # no web flow: the core's empty table (docs/tables.md)
+    web = pa.table(
+        {
+            "flow": pa.array([], pa.uint32()),
+            "connection": pa.array([], pa.uint32()),
+            "exchange": pa.array([], pa.uint32()),
+            "req_bytes": pa.array([], pa.uint64()),
+            "rsp_bytes": pa.array([], pa.uint64()),
+            "t_request_ns": pa.array([], pa.uint64()),
+            "response_time_ns": pa.array([], pa.uint64()),
+        }
+    )
     flows_rows = [
         # flow kind dir group label cc start base target psent bsent precv bdeliv retx rto ecn syn done drops marks
         (0, "tcp", "down", 0, "bulk", "cubic", 0, 10 * MS, 0, 3, 3000, 3, 2850, 1, 0, 1, 0, None, 1, 1),
@@ -229,6 +241,7 @@ def tables() -> dict[str, pa.Table]:
         "queue": queue,
         "flow_series": flow_series,
         "probes": probes,
+        "web": web,
         "flows": flows,
         "links": links,
         "rate_schedule": rate_schedule,

@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import copy
 import html
+import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -65,7 +66,7 @@ QDISC_SPECS = {
     "codel": {"kind": "codel", "variant": "ns2", "target": "5ms", "interval": "100ms"},
 }
 SERIES = {"all": None}
-REPS = 3
+REPS = 10
 """Replications per case."""
 FILTERS = {"--qdisc": ("qdiscs", QDISCS)}
 """The CLI's case filters: option -> (run() keyword, allowed values)."""
@@ -160,7 +161,9 @@ def edge_scenario(base: dict, *, bw: float, qdisc: str, duration: int) -> dict:
     up_cbr["direction"] = "up"
     up_cbr["label"] = "cbr_up"
     upload = copy.deepcopy(sc["flows"][0])
-    upload.update(direction="up", label="upload", rtt="100ms", bytes="1000000B", repeat={"idle": ["5s", "15s"]})
+    upload.update(
+        direction="up", label="upload", rtt="100ms", bytes="1000000B", repeat={"idle": ["5s", "15s"]}
+    )
     sc["flows"] += [up_cbr, upload]
     return sc
 
@@ -207,7 +210,9 @@ def cases(quick: bool, qdiscs: list[str] | None = None) -> list[dict]:
             for size in sorted({psize(bw), 500}):
                 for ld in small_loads:
                     f, w, c = LOADS[ld]
-                    sc = case_scenario(base, bw=bw, qdisc=q, ftps=f, web=w, cbrs=c, size=size, duration=static_s)
+                    sc = case_scenario(
+                        base, bw=bw, qdisc=q, ftps=f, web=w, cbrs=c, size=size, duration=static_s
+                    )
                     add("1a", f"1a/{bw}/{ld}/{size}", q, sc, rate_mbps=bw, load=ld, size=size)
         for buf in BUFFERS:
             sc = case_scenario(base, bw=100.0, qdisc=q, ftps=4, web=5, cbrs=0, limit=buf, duration=dyn_s,
@@ -341,13 +346,15 @@ def to_json(o: Outcome) -> dict:
         dyn[q] = {}
         for b in BUFFERS:
             c = d1b[(d1b["qdisc"] == q) & (d1b["buffer"] == b)] if len(d1b) else d1b
-            dyn[q][str(b)] = {k: _med(c.get(f"down_{k}", [])) for k in ("median_ms", "p75_ms", "p95_ms", "max_ms")}
+            dyn[q][str(b)] = {
+                k: _med(c.get(f"down_{k}", [])) for k in ("median_ms", "p75_ms", "p95_ms", "max_ms")
+            }
             dyn[q][str(b)]["kbytes"] = _med(c.get("down_kbytes", []))
         sta[q] = {}
         for bw in LARGE + SMALL:
             c = d1a[(d1a["qdisc"] == q) & (d1a["rate_mbps"] == bw)] if len(d1a) else d1a
             sta[q][f"{bw:g}"] = {"median_delay_ms": _med(c.get("down_median_ms", [])),
-                                 "utilization": _med(c.get("down_utilization", [])), "runs": int(len(c))}  # fmt: skip
+                                 "utilization": _med(c.get("down_utilization", [])), "runs": len(c)}  # fmt: skip
         rtt[q] = {}
         for r in RTTS:
             c = d1c[(d1c["qdisc"] == q) & (d1c["rtt_ms"] == r)] if len(d1c) else d1c
@@ -364,7 +371,9 @@ def to_json(o: Outcome) -> dict:
         for shaped in (False, True):
             c = drq[(drq["qdisc"] == q) & (drq["shaped"] == shaped)] if len(drq) else drq
             rq[q]["shaped" if shaped else "line_rate"] = {
-                f"{hop}_{k}": _med(c.get(f"{hop}_{k}", [])) for hop in ("router", "modem") for k in ("median_ms", "p95_ms")
+                f"{hop}_{k}": _med(c.get(f"{hop}_{k}", []))
+                for hop in ("router", "modem")
+                for k in ("median_ms", "p95_ms")
             }
     return {"dynamic": dyn, "static": sta, "rtt": rtt, "edge": edge, "right_queue": rq}
 
@@ -393,7 +402,9 @@ def print_tables(o: Outcome, console) -> None:
         cells = []
         for b in BUFFERS:
             r = doc["dynamic"][q][str(b)]
-            cells.append(f"{_fmt(r['median_ms'])} / {_fmt(r['p75_ms'])} / {_fmt(r['p95_ms'])}, {_fmt(r['kbytes'], 0)}")
+            cells.append(
+                f"{_fmt(r['median_ms'])} / {_fmt(r['p75_ms'])} / {_fmt(r['p95_ms'])}, {_fmt(r['kbytes'], 0)}"
+            )
         t.add_row(q, *cells)
     console.print(t)
     t = Table(title="1c RTT range at 10 Mb/s: median delay (ms) / utilisation / Jain drop share")
@@ -417,7 +428,9 @@ def print_tables(o: Outcome, console) -> None:
             t.add_row(f"{bw:g} {d}", *(f"{_fmt(c['drop_rate'], 4)} / {_fmt(c['mean_queue_pkts'])} / "
                                        f"{_fmt(c['kbytes'], 0)}" for c in cells))  # fmt: skip
     console.print(t)
-    t = Table(title="manage the right queue: upstream sojourn delay, router queue + modem FIFO (median / p95 ms)")
+    t = Table(
+        title="manage the right queue: upstream sojourn delay, router queue + modem FIFO (median / p95 ms)"
+    )
     t.add_column("router")
     for q in QDISCS:
         t.add_column(q, justify="right")
@@ -491,15 +504,15 @@ def write_outputs(o: Outcome) -> list[Path]:
     parts = ["<!doctype html><html><head><meta charset=utf-8><title>codel2012</title>",
              "<style>body{font-family:sans-serif;max-width:1100px}pre{font-size:11px}</style></head><body>",
              f"<h1>{html.escape(DESCRIPTION)}</h1>",
-             f"<p>{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed; dataset "
-             f"{html.escape(str(s.sweep_dir))}.</p>",
+             (f"<p>{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed; dataset "
+              f"{html.escape(str(s.sweep_dir))}.</p>"),
              "<p>Deviations from the study's setup are listed in the module and scenario comments.</p>"]  # fmt: skip
-    import json
-
     parts.append(f"<h2>Results (medians over runs)</h2><pre>{html.escape(json.dumps(doc, indent=1))}</pre>")
     for p in paths:
         b64 = base64.b64encode(p.read_bytes()).decode("ascii")
-        parts.append(f"<figure><img src='data:image/png;base64,{b64}'><figcaption>{p.name}</figcaption></figure>")
+        parts.append(
+            f"<figure><img src='data:image/png;base64,{b64}'><figcaption>{p.name}</figcaption></figure>"
+        )
     parts.append("</body></html>")
     (o.report_dir / "report.html").write_text("\n".join(parts))
     o.runs.to_csv(o.report_dir / "runs.csv", index=False)

@@ -11,9 +11,10 @@
 //!   FARIMA(0, d = 0.33, 1) process plus white noise, mapped through the normal CDF onto a
 //!   Weibull marginal with shape logit^-1(0.352 + 0.388 log2 rate) and mean 1/rate; the noise
 //!   share of the variance is logit^-1(0.333 + 0.414 log2 rate).
-//! * [`ReqSize`] (`PackMimeHTTPFileSizeRandomVariable`, type 0): request sizes, FARIMA(0, 0.31,
-//!   1) plus noise (noise share logit^-1(0.123 + 0.494 log2 rate)) mapped to a probability and
-//!   through the fitted inverse CDF `qfsize1` (two tables: below and above the median).
+//! * [`ReqSize`] (`PackMimeHTTPFileSizeRandomVariable`, type 0): request sizes, a
+//!   FARIMA(0, 0.31, 1) process plus noise (noise share logit^-1(0.123 + 0.494 log2 rate)) mapped
+//!   to a probability and through the fitted inverse CDF `qfsize1` (two tables: below and above
+//!   the median).
 //! * [`RspSize`] (same class, type 1): response sizes in alternating runs of cache validations
 //!   (small, table `FSIZE0_INVCDF_A`) and downloads (heavy-tailed, table `FSIZE0_INVCDF_B` on
 //!   log2 scale); run lengths ceil(Weibull(shape, scale)), shapes logit^-1(0.718 + 0.357 log2
@@ -41,7 +42,8 @@ use crate::units::{Time, SEC};
 mod tables;
 use tables::*;
 
-/// ns-2's `LOG2` constant (tools/rng.h).
+/// ns-2's `LOG2` constant (tools/rng.h), kept at its 10 digits as ns-2 uses it.
+#[allow(clippy::approx_constant)]
 const LOG2: f64 = 0.6931471806;
 
 /// ns-2 `RNG::logitinv`: 2^x / (1 + 2^x).
@@ -122,7 +124,7 @@ impl Farima {
     }
 
     /// The next y_t.
-    pub fn next(&mut self, rng: &mut Rng) -> f64 {
+    pub fn draw(&mut self, rng: &mut Rng) -> f64 {
         let (p, n) = (self.pos, self.n);
         let past = &self.hist[p + 1..p + n];
         let m: f64 = past.iter().zip(&self.phi_rev).map(|(x, f)| x * f).sum();
@@ -161,8 +163,8 @@ impl LrdNormal {
         }
     }
 
-    fn next(&mut self) -> f64 {
-        let y = self.farima.next(&mut self.rng);
+    fn draw(&mut self) -> f64 {
+        let y = self.farima.draw(&mut self.rng);
         y * self.sigma_eps + self.rng.normal() * self.sigma_noise
     }
 }
@@ -189,9 +191,9 @@ impl FlowArrive {
         self.shape
     }
 
-    pub fn next(&mut self) -> f64 {
+    pub fn draw(&mut self) -> f64 {
         // ns-2 `qweibull`: scale (-ln(1 - p))^(1/shape).
-        let p = pnorm(self.lrd.next());
+        let p = pnorm(self.lrd.draw());
         self.scale * (-(1.0 - p).ln()).powf(1.0 / self.shape)
     }
 }
@@ -223,8 +225,8 @@ impl ReqSize {
         y.max(0.0) as u64
     }
 
-    pub fn next(&mut self) -> u64 {
-        ReqSize::quantile(pnorm(self.lrd.next()))
+    pub fn draw(&mut self) -> u64 {
+        ReqSize::quantile(pnorm(self.lrd.draw()))
     }
 }
 
@@ -262,7 +264,7 @@ impl RspSize {
         y.max(0.0) as u64
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         if self.run_left <= 0 {
             self.download = !self.download;
             let s = self.download as usize;
@@ -297,7 +299,7 @@ impl LogNormalMix {
         }
     }
 
-    fn next(&mut self) -> f64 {
+    fn draw(&mut self) -> f64 {
         let (loc, s2) = match self.loc_scale {
             Some(ls) => ls,
             None => {
@@ -369,7 +371,7 @@ pub fn plan(p: &PackMimeParams, start: Time, stop: Time, seed: u64, flow: u32) -
     while t < stop {
         let persistent = p.http_1_1 && persistent.uniform() <= P_PERSISTENT;
         let mut exchanges = Vec::new();
-        let (q, r) = (req.next().max(1), rsp.next().max(1));
+        let (q, r) = (req.draw().max(1), rsp.draw().max(1));
         if persistent {
             let pages = if pages_rng.uniform() <= P_1PAGE {
                 1
@@ -386,8 +388,8 @@ pub fn plan(p: &PackMimeParams, start: Time, stop: Time, seed: u64, flow: u32) -
                 for obj in 0..objs {
                     let gap = match (page, obj) {
                         (0, 0) => 0.0,
-                        (_, 0) => page_gap.next(),
-                        _ => obj_gap.next(),
+                        (_, 0) => page_gap.draw(),
+                        _ => obj_gap.draw(),
                     };
                     exchanges.push(Exchange {
                         req: q,
@@ -399,7 +401,7 @@ pub fn plan(p: &PackMimeParams, start: Time, stop: Time, seed: u64, flow: u32) -
             }
             if exchanges.len() > 1 && r > FSIZE_CACHE_CUTOFF {
                 for e in &mut exchanges[1..] {
-                    e.rsp = (persist_rsp.next() as u64).max(1);
+                    e.rsp = (persist_rsp.draw() as u64).max(1);
                 }
             }
             persist_rsp.loc_scale = None;
@@ -418,7 +420,7 @@ pub fn plan(p: &PackMimeParams, start: Time, stop: Time, seed: u64, flow: u32) -
             e.server_delay = secs(1.0 / w);
         }
         out.push(Connection { start: t, exchanges });
-        t = t.saturating_add(secs(arrive.next()).max(1));
+        t = t.saturating_add(secs(arrive.draw()).max(1));
     }
     out
 }
@@ -449,7 +451,7 @@ mod tests {
         let d = 0.31;
         let mut rng = Rng::stream(5, "farima");
         let mut f = Farima::new(d, 1000, &mut rng);
-        let ys: Vec<f64> = (0..200_000).map(|_| f.next(&mut rng)).collect();
+        let ys: Vec<f64> = (0..200_000).map(|_| f.draw(&mut rng)).collect();
         let n = ys.len() as f64;
         let m = ys.iter().sum::<f64>() / n;
         let var = ys.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / n;
@@ -472,7 +474,7 @@ mod tests {
         for rate in [2.0, 5.0, 80.0] {
             let mut a = FlowArrive::new(rate, Rng::stream(9, "arrive"));
             let n = 200_000;
-            let mean = (0..n).map(|_| a.next()).sum::<f64>() / n as f64;
+            let mean = (0..n).map(|_| a.draw()).sum::<f64>() / n as f64;
             assert!((mean * rate - 1.0).abs() < 0.05, "rate {rate}: mean gap {mean}");
         }
     }
@@ -482,7 +484,7 @@ mod tests {
         // The marginal is the table's: median = the lower table at its end (p = 0.5 -> 1.0 in
         // the table's conditional scale), and P(size > table at p) = 1 - p in the upper part.
         let mut r = ReqSize::new(10.0, Rng::stream(2, "req"));
-        let xs: Vec<f64> = (0..100_000).map(|_| r.next() as f64).collect();
+        let xs: Vec<f64> = (0..100_000).map(|_| r.draw() as f64).collect();
         let want_median = ReqSize::quantile(0.5) as f64;
         let m = median(xs.clone());
         assert!(
@@ -499,7 +501,7 @@ mod tests {
     #[test]
     fn responses_alternate_cache_validations_and_heavy_tailed_downloads() {
         let mut r = RspSize::new(10.0, Rng::stream(4, "rsp"));
-        let xs: Vec<u64> = (0..200_000).map(|_| r.next()).collect();
+        let xs: Vec<u64> = (0..200_000).map(|_| r.draw()).collect();
         // Cache validations are at most the table's last value (272 B) and downloads at least
         // 2^8.108 = 275 B (all but the smallest 0.13%: the table starts at log2(1 - p) = -0.0018),
         // so the share of responses below 275 B is the long-run share of validation runs:

@@ -233,7 +233,7 @@ impl Endpoint for WebClient {
             return; // a late packet of a closed exchange
         };
         let from = out.len();
-        if pkt.conn % 2 == 0 {
+        if pkt.conn.is_multiple_of(2) {
             c.req.on_packet(pkt, now, out);
         } else {
             c.rsp.on_packet(pkt, now, out);
@@ -250,7 +250,7 @@ impl Endpoint for WebClient {
                 continue;
             };
             let from = out.len();
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 c.req.on_timer(now, out);
             } else {
                 c.rsp.on_timer(now, out);
@@ -382,14 +382,14 @@ impl Endpoint for WebServer {
         if (x as usize) >= self.open.len() {
             return;
         }
-        if !self.seen[x as usize] && pkt.conn % 2 == 0 {
+        if !self.seen[x as usize] && pkt.conn.is_multiple_of(2) {
             self.accept(x, now, out);
         }
         let Some(c) = self.open[x as usize].as_deref_mut() else {
             return; // a late packet of a closed exchange
         };
         let from = out.len();
-        if pkt.conn % 2 == 0 {
+        if pkt.conn.is_multiple_of(2) {
             c.req.on_packet(pkt, now, out);
         } else {
             c.rsp.on_packet(pkt, now, out);
@@ -406,7 +406,7 @@ impl Endpoint for WebServer {
                 continue;
             };
             let from = out.len();
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 c.req.on_timer(now, out);
             } else {
                 c.rsp.on_timer(now, out);
