@@ -307,8 +307,18 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
     Ok(resolved)
 }
 
-/// Resolves, builds and runs a scenario with the given seed.
-pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+/// A scenario resolved and built, ready to run: its hops, its flows and their `flows` rows
+/// (reports still empty). The simulator runs it in a `World`; the emulator (crates/aqmlab-emu)
+/// drives the same hops with real packets.
+pub struct Prepared {
+    pub resolved: Scenario,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    pub rows: Vec<FlowRow>,
+}
+
+/// Resolves and builds a scenario with the given seed.
+pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
     let resolved = resolve(sc, seed)?;
     let end = sc.duration.0;
     let links: Vec<Link> = build_links(&resolved, seed)?
@@ -369,6 +379,53 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             });
         }
     }
+    Ok(Prepared {
+        resolved,
+        links,
+        flows,
+        rows,
+    })
+}
+
+/// The `links` rows of a path's hops after a run that ended at `end`.
+pub fn link_rows(links: &[Link], end: Time) -> Vec<LinkRow> {
+    let bottleneck: Vec<usize> = Dir::BOTH
+        .iter()
+        .filter_map(|&d| {
+            let chain = links.iter().enumerate().filter(|(_, l)| l.dir == d);
+            // min_by_key keeps the first of equals: the hop a packet meets first.
+            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
+        })
+        .collect();
+    links
+        .iter()
+        .enumerate()
+        .map(|(k, l)| LinkRow {
+            dir: l.dir,
+            hop: l.name.clone(),
+            bottleneck: bottleneck.contains(&k),
+            delay: l.delay,
+            qdisc: l.qdisc_name.clone(),
+            rate_bps: l.schedule[0].1,
+            capacity_bytes: l.capacity_bytes(end),
+            stats: l.stats.clone(),
+            backlog_bytes: l.qdisc.backlog_bytes(),
+            backlog_pkts: l.qdisc.backlog_packets(),
+            schedule: l.schedule.clone(),
+            diagnostics: l.qdisc.diagnostics(),
+        })
+        .collect()
+}
+
+/// Resolves, builds and runs a scenario with the given seed.
+pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+    let Prepared {
+        resolved,
+        links,
+        flows,
+        mut rows,
+    } = prepare(sc, seed)?;
+    let end = sc.duration.0;
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
     let mut world = World::new(end, links, flows, rec);
     world.run();
@@ -389,33 +446,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             }));
         }
     }
-    let bottleneck: Vec<usize> = Dir::BOTH
-        .iter()
-        .filter_map(|&d| {
-            let chain = world.links.iter().enumerate().filter(|(_, l)| l.dir == d);
-            // min_by_key keeps the first of equals: the hop a packet meets first.
-            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
-        })
-        .collect();
-    let links = world
-        .links
-        .iter()
-        .enumerate()
-        .map(|(k, l)| LinkRow {
-            dir: l.dir,
-            hop: l.name.clone(),
-            bottleneck: bottleneck.contains(&k),
-            delay: l.delay,
-            qdisc: l.qdisc_name.clone(),
-            rate_bps: l.schedule[0].1,
-            capacity_bytes: l.capacity_bytes(end),
-            stats: l.stats.clone(),
-            backlog_bytes: l.qdisc.backlog_bytes(),
-            backlog_pkts: l.qdisc.backlog_packets(),
-            schedule: l.schedule.clone(),
-            diagnostics: l.qdisc.diagnostics(),
-        })
-        .collect();
+    let links = link_rows(&world.links, end);
     let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));
     Ok(RunResult {
         resolved,
