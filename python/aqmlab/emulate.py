@@ -131,7 +131,7 @@ class Namespaces:
     def name(self, side: str) -> str:
         return f"aqmlab-{self.pid}-{side}"
 
-    def __enter__(self) -> Namespaces:
+    def __enter__(self):
         remove_stale()
         try:
             for side, (me, peer) in {"c": (CLIENT_IP, SERVER_IP), "s": (SERVER_IP, CLIENT_IP)}.items():
@@ -314,7 +314,9 @@ class Tools:
     def start_servers(self, plans: list[FlowPlan], extra: list[list[str]]) -> None:
         ports = [SERVER_PORT + p.flow for p in plans if p.kind != "ping"]
         for port in ports:
-            self.servers.append(self.ns.popen("s", ["iperf3", "-s", "-1", "-p", str(port)]))
+            self.servers.append(
+                self.ns.popen("s", ["iperf3", "-s", "-1", "-J", "-i", str(IPERF_INTERVAL_S), "-p", str(port)])
+            )
         for cmd in extra:
             self.servers.append(self.ns.popen("s", cmd))
         deadline = time.monotonic() + 5
@@ -380,7 +382,7 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
         server_side = rep.get("server_output_json") or {}
         # the receiver is the server for up flows, the client for down flows (-R)
         sender, receiver = (client_side, server_side) if p.direction == "up" else (server_side, client_side)
-        _fill_row(row, p, sender, receiver)
+        _fill_row(row, p, rep.get("end", {}))
         series += _series(p, sender, receiver, launched_s, duration_ns)
     tables["flows"] = pa.Table.from_pylist(rows, schema=tables["flows"].schema)
     tables["flow_series"] = pa.Table.from_pylist(series, schema=tables["flow_series"].schema)
@@ -388,23 +390,21 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
     return problems
 
 
-def _fill_row(row: dict, p: FlowPlan, sender: dict, receiver: dict) -> None:
-    s_end = sender.get("end", {})
-    r_end = receiver.get("end", {})
+def _fill_row(row: dict, p: FlowPlan, end: dict) -> None:
+    """The flow's totals from the client's report, which holds both ends' (iperf3 exchanges
+    them): the sender's bytes and retransmissions (tcp_info.tcpi_total_retrans), the
+    receiver's bytes."""
     if p.kind == "tcp":
-        sent = s_end.get("sum_sent", {})
-        got = r_end.get("sum_received", {})
+        sent, got = end.get("sum_sent", {}), end.get("sum_received", {})
         row["bytes_sent"] = int(sent.get("bytes", 0))
         row["retransmits"] = int(sent.get("retransmits", 0) or 0)
         row["bytes_delivered"] = int(got.get("bytes", 0))
     else:
-        s = s_end.get("sum", {})
-        r = r_end.get("sum", {})
+        s = end.get("sum", {})
         row["packets_sent"] = int(s.get("packets", 0))
         row["bytes_sent"] = int(s.get("bytes", 0))
-        lost = int(r.get("lost_packets", 0))
-        row["packets_received"] = max(0, int(r.get("packets", 0)) - lost)
-        row["bytes_delivered"] = int(r.get("bytes", 0))
+        row["packets_received"] = max(0, int(s.get("packets", 0)) - int(s.get("lost_packets", 0)))
+        row["bytes_delivered"] = round(int(s.get("bytes", 0)) * (1 - float(s.get("lost_percent", 0)) / 100))
 
 
 def _series(p: FlowPlan, sender: dict, receiver: dict, launched_s: float, duration_ns: int) -> list[dict]:
@@ -478,7 +478,7 @@ def _kernel() -> str:
 
 def _version(cmd: list[str]) -> str:
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=5)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return (r.stdout or r.stderr).strip().splitlines()[0] if (r.stdout or r.stderr).strip() else "unknown"
@@ -524,7 +524,7 @@ def emulate(
                 outcome["result"] = _core.emulate(
                     json.dumps(sc), seed, ns.fds["c"], ns.fds["s"], stop_r, t0, json.dumps(classes), realtime
                 )
-            except BaseException as e:  # reported in the main thread
+            except Exception as e:  # noqa: BLE001 (re-raised in the main thread)
                 outcome["error"] = e
 
         thread = threading.Thread(target=forwarder, name="aqmlab-emulator")
@@ -532,7 +532,9 @@ def emulate(
         try:
             if command:
                 env = {**os.environ, "AQMLAB_SERVER": SERVER_IP, "AQMLAB_CLIENT": CLIENT_IP}
-                status = subprocess.run(["ip", "netns", "exec", ns.name("c"), *command], env=env).returncode
+                status = subprocess.run(
+                    ["ip", "netns", "exec", ns.name("c"), *command], check=False, env=env
+                ).returncode
             else:
                 run_flows(plans, tools, t0, end_s)
                 remaining = t0 / 1e9 + end_s - time.monotonic_ns() / 1e9
@@ -550,7 +552,8 @@ def emulate(
     meta = json.loads(meta_json)
     tables = {name: _decode(b) for name, b in batches.items()}
     problems = [] if command else apply_reports(tables, plans, tools, meta["duration_ns"])
-    shutil.rmtree(workdir, ignore_errors=True)
+    if not os.environ.get("AQMLAB_KEEP_TOOL_REPORTS"):
+        shutil.rmtree(workdir, ignore_errors=True)
     meta["emulated"] = {
         "kernel": _kernel(),
         "tools": {t: _version([t, "--version"] if t != "ping" else ["ping", "-V"]) for t in tools_needed},
