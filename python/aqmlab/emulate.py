@@ -510,6 +510,9 @@ def emulate(
     workdir.mkdir(parents=True, exist_ok=True)
     status = None
     outcome: dict = {}
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM cleans up like Ctrl-C does (kill -9 is left to the next start)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     with Namespaces(mtu=_bytes(resolved["topology"].get("mtu", 1500)), ecn=ecn) as ns:
         tools = Tools(ns, workdir)
         extra = [["iperf3", "-s"], ["irtt", "server", "-q"]] if command else []

@@ -77,6 +77,9 @@ pub struct Stats {
     pub realtime: bool,
 }
 
+/// Protocol, client address, server address, client port, server port.
+type FiveTuple = (u8, [u8; 4], [u8; 4], u16, u16);
+
 const PRE: [usize; 2] = [0, 2];
 const POST: [usize; 2] = [1, 3];
 const HOP_PIPES: usize = 4;
@@ -105,7 +108,7 @@ struct Emu {
     rec: Recorder,
     next_sample: Time,
     classes: HashMap<(u8, u16), u32>,
-    others: HashMap<(u8, [u8; 4], [u8; 4], u16, u16), u32>,
+    others: HashMap<FiveTuple, u32>,
     n_flows: u32,
     drops: Vec<u64>,
     marks: Vec<u64>,
