@@ -25,7 +25,7 @@ mod sys;
 use aqmlab_core::net::{Link, Pipe};
 use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
-use aqmlab_core::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use aqmlab_core::record::{Level, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use aqmlab_core::scenario::build::{self, RunResult};
 use aqmlab_core::scenario::Scenario;
 use aqmlab_core::units::Time;
@@ -112,6 +112,9 @@ struct Emu {
     n_flows: u32,
     drops: Vec<u64>,
     marks: Vec<u64>,
+    /// The `links` rows taken at the scenario's end: the recording covers [0, end] while the
+    /// forwarding goes on until the tools have finished.
+    closed: Option<Vec<build::LinkRow>>,
     /// Input descriptor of each direction (`Dir::index`): up reads the client's TUN.
     input: [RawFd; 2],
     stats: Stats,
@@ -390,6 +393,25 @@ impl Emu {
         best
     }
 
+    /// Runs every event due by `now` (recording up to the scenario's end, then closing the
+    /// recording), each at its own time, in time order.
+    fn advance(&mut self, now: Time) {
+        if self.closed.is_none() {
+            self.run_due(now.min(self.end));
+            if now > self.end {
+                self.close(self.end);
+            }
+        }
+        self.run_due(now);
+    }
+
+    /// Takes the `links` rows at `end` and stops recording packets.
+    fn close(&mut self, end: Time) {
+        self.closed = Some(build::link_rows(&self.links, end));
+        self.rec.level = self.rec.level.min(Level::Series);
+        self.next_sample = Time::MAX;
+    }
+
     /// Runs every event due by `now`, each at its own time, in time order.
     fn run_due(&mut self, now: Time) {
         while let Some((t, what)) = self.next_due().filter(|&(t, _)| t <= now) {
@@ -460,6 +482,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         n_flows,
         drops: vec![0; n_flows as usize],
         marks: vec![0; n_flows as usize],
+        closed: None,
         input: [io.client, io.server],
         stats: Stats {
             packets: 0,
@@ -480,6 +503,9 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
     result.map_err(|e| format!("emulator: {e}"))?;
     // A run cut short (a command that ended early) lasted as long as it ran.
     let end = end.min(emu.now);
+    if emu.closed.is_none() {
+        emu.close(end);
+    }
 
     for (k, row) in rows.iter_mut().enumerate() {
         row.drops = emu.drops[k];
@@ -493,7 +519,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         queue: std::mem::take(&mut emu.rec.queue),
         flow_series: Default::default(),
         flows: rows,
-        links: build::link_rows(&emu.links, end),
+        links: emu.closed.take().expect("closed above"),
         probes: Vec::new(),
         conservation: Ok(()),
         peak_packets: emu.pool.capacity(),
@@ -511,9 +537,11 @@ fn event_loop(emu: &mut Emu, io: &Io) -> std::io::Result<()> {
     let cpu0 = sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     let wall0 = sys::monotonic_ns();
     let mut ready = CLIENT | SERVER;
+    // The deadline the timerfd is armed at (None once it fired).
+    let mut armed = None;
     loop {
         let now = sys::monotonic_ns().saturating_sub(io.t0);
-        emu.run_due(now);
+        emu.advance(now);
         let mut read_any = false;
         for (d, bit) in [(Dir::Up, CLIENT), (Dir::Down, SERVER)] {
             if ready & bit != 0 {
@@ -530,7 +558,11 @@ fn event_loop(emu: &mut Emu, io: &Io) -> std::io::Result<()> {
         if read_any {
             continue;
         }
-        timer.set(emu.next_due().map(|(t, _)| io.t0 + t))?;
+        let deadline = emu.next_due().map(|(t, _)| io.t0 + t);
+        if deadline != armed {
+            timer.set(deadline)?;
+            armed = deadline;
+        }
         let ev = epoll.wait()?;
         emu.stats.wakeups += 1;
         if ev & STOP != 0 {
@@ -538,6 +570,7 @@ fn event_loop(emu: &mut Emu, io: &Io) -> std::io::Result<()> {
         }
         if ev & 8 != 0 {
             timer.clear();
+            armed = None;
         }
         ready |= ev & (CLIENT | SERVER);
     }
