@@ -40,15 +40,26 @@ def scenario(rate_mbps: float, qdisc, flows: list[dict], duration_s: float, name
 
 def udp(rate_bps: float) -> dict:
     """A CBR UDP flow whose IP rate is `rate_bps` (iperf3's -b counts the 1472-byte payload)."""
-    return {"kind": "udp", "direction": "down", "rate": f"{rate_bps * 1472 / 1500:.0f}bps", "packet_size": "1500B"}
+    return {
+        "kind": "udp",
+        "direction": "down",
+        "rate": f"{rate_bps * 1472 / 1500:.0f}bps",
+        "packet_size": "1500B",
+    }
 
 
 def rate_case(rate_mbps: float, duration: float) -> dict:
-    res, _ = emulate(scenario(rate_mbps, "pfifo", [udp(1.1 * rate_mbps * 1e6)], duration, "bench_rate"), warmup_s=1)
+    res, _ = emulate(
+        scenario(rate_mbps, "pfifo", [udp(1.1 * rate_mbps * 1e6)], duration, "bench_rate"), warmup_s=1
+    )
     q = res.df("queue")
     q = q[q["dir"] == "down"]
     w = q[q["t_ns"] >= 1e9]
-    fwd = (w["tx_bytes"].iloc[-1] - w["tx_bytes"].iloc[0]) * 8 / ((w["t_ns"].iloc[-1] - w["t_ns"].iloc[0]) / 1e9)
+    fwd = (
+        (w["tx_bytes"].iloc[-1] - w["tx_bytes"].iloc[0])
+        * 8
+        / ((w["t_ns"].iloc[-1] - w["t_ns"].iloc[0]) / 1e9)
+    )
     fs = res.df("flow_series")
     fs = fs[fs["t_ns"] >= 1e9]
     rcv = (fs["delivered_bytes"].iloc[-1] - fs["delivered_bytes"].iloc[0]) * 8 * 1500 / 1472

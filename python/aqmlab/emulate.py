@@ -46,8 +46,10 @@ CLIENT_PORT = 40000
 TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
 PROTO = {"tcp": 6, "udp": 17, "ping": 1}
 IPERF_INTERVAL_S = 0.1
-# Time the tools get after the scenario's end to report (iperf3 sums up, ping's last reply).
-GRACE_S = 2.0
+# Time the tools get after the scenario's end to report (iperf3 exchanges its results over its
+# control connection, behind whatever the bottleneck still holds: over a second for a full
+# 1000-packet FIFO at 10 Mb/s).
+GRACE_S = 5.0
 TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 # Flow keys the emulator cannot honour with real tools: each one rejected by name.
@@ -162,13 +164,8 @@ class Namespaces:
                 os.close(fd)
 
     def popen(self, side: str, args: list[str], **kw) -> subprocess.Popen:
-        return subprocess.Popen(
-            ["ip", "netns", "exec", self.name(side), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            **kw,
-        )
+        kw = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kw}
+        return subprocess.Popen(["ip", "netns", "exec", self.name(side), *args], text=True, **kw)
 
 
 def _seconds(ns: int) -> float:
@@ -315,10 +312,14 @@ class Tools:
         ports = [SERVER_PORT + p.flow for p in plans if p.kind != "ping"]
         for port in ports:
             self.servers.append(
-                self.ns.popen("s", ["iperf3", "-s", "-1", "-J", "-i", str(IPERF_INTERVAL_S), "-p", str(port)])
+                self.ns.popen(
+                    "s",
+                    ["iperf3", "-s", "-1", "-J", "-i", str(IPERF_INTERVAL_S), "-p", str(port)],
+                    stdout=subprocess.DEVNULL,
+                )
             )
         for cmd in extra:
-            self.servers.append(self.ns.popen("s", cmd))
+            self.servers.append(self.ns.popen("s", cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 5
         while ports and time.monotonic() < deadline:
             listening = _sh("ss", "-Hltn", ns=self.ns.name("s"), check=False).stdout
@@ -328,7 +329,10 @@ class Tools:
 
     def launch(self, p: FlowPlan, t0_ns: int) -> None:
         args = _tool_args(p, str(self.workdir / f"flow{p.flow}.json"))
-        self.clients[p.flow] = (self.ns.popen("c", args), (time.monotonic_ns() - t0_ns) / 1e9)
+        # ping reports on stdout: into a file, so a long run never fills a pipe
+        with open(self.workdir / f"flow{p.flow}.txt", "w") as log:
+            proc = self.ns.popen("c", args, stdout=log, stderr=subprocess.STDOUT)
+        self.clients[p.flow] = (proc, (time.monotonic_ns() - t0_ns) / 1e9)
 
     def stop(self) -> None:
         for proc in [*self.servers, *(c for c, _ in self.clients.values())]:
@@ -368,11 +372,11 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
     series: list[dict] = []
     probes: list[dict] = []
     for p in plans:
-        proc, launched_s = tools.clients[p.flow]
+        _, launched_s = tools.clients[p.flow]
         row = rows[p.flow]
         row["start_ns"] = round(launched_s * 1e9)
         if p.kind == "ping":
-            probes += _ping_probes(p, proc.stdout.read(), launched_s)
+            probes += _ping_probes(p, (tools.workdir / f"flow{p.flow}.txt").read_text(), launched_s)
             continue
         rep = _iperf_report(tools.workdir / f"flow{p.flow}.json")
         if rep is None or "error" in rep:
@@ -515,7 +519,7 @@ def emulate(
         signal.signal(signal.SIGTERM, signal.default_int_handler)
     with Namespaces(mtu=_bytes(resolved["topology"].get("mtu", 1500)), ecn=ecn) as ns:
         tools = Tools(ns, workdir)
-        extra = [["iperf3", "-s"], ["irtt", "server", "-q"]] if command else []
+        extra = [["iperf3", "-s"], ["irtt", "server"]] if command else []
         extra = [c for c in extra if shutil.which(c[0])]
         tools.start_servers(plans, extra)
         stop_r, stop_w = os.pipe()
@@ -534,7 +538,12 @@ def emulate(
         thread.start()
         try:
             if command:
-                env = {**os.environ, "AQMLAB_SERVER": SERVER_IP, "AQMLAB_CLIENT": CLIENT_IP}
+                env = {
+                    **os.environ,
+                    "AQMLAB_SERVER": SERVER_IP,
+                    "AQMLAB_CLIENT": CLIENT_IP,
+                    "AQMLAB_SERVER_NS": ns.name("s"),
+                }
                 status = subprocess.run(
                     ["ip", "netns", "exec", ns.name("c"), *command], check=False, env=env
                 ).returncode

@@ -95,7 +95,11 @@ def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path)
     # the link never carries more than its rate: tx bytes over the busy time <= 10 Mb/s
     q = run.tables["queue"].to_pandas()
     qd = q[q["dir"] == "down"]
-    rate = (qd["tx_bytes"].iloc[-1] - qd["tx_bytes"].iloc[10]) * 8 / ((qd["t_ns"].iloc[-1] - qd["t_ns"].iloc[10]) / 1e9)
+    rate = (
+        (qd["tx_bytes"].iloc[-1] - qd["tx_bytes"].iloc[10])
+        * 8
+        / ((qd["t_ns"].iloc[-1] - qd["t_ns"].iloc[10]) / 1e9)
+    )
     assert 0.85 * 10e6 < rate <= 10e6 * 1.001
     assert s["goodput_mbps"]["down"] > 0.8 * 10 * 1448 / 1500 * (3 / 4)
 
@@ -175,4 +179,7 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
     emulate_json([str(short), "--out", str(tmp_path / "r")])
     assert _ours(p.pid) == []
     for pid in left_pids:
-        assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/status").read_text().find("State:\tZ") >= 0
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or Path(f"/proc/{pid}/status").read_text().find("State:\tZ") >= 0
+        )
