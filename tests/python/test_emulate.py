@@ -183,3 +183,18 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
             not Path(f"/proc/{pid}").exists()
             or Path(f"/proc/{pid}/status").read_text().find("State:\tZ") >= 0
         )
+
+
+@needs_root
+def test_flent_ping_runs_between_the_namespaces(tmp_path: Path):
+    resultset = pytest.importorskip("flent.resultset")
+    sc = scenario(tmp_path, '{ rate = "10Mbps" }', "", "1s")
+    data = tmp_path / "ping.flent.gz"
+    flent = [sys.executable, "-m", "flent", "ping", "-H", emu.SERVER_IP, "-l", "3", "-o", str(data)]
+    res = runner.invoke(app, ["emulate", str(sc), "--out", str(tmp_path / "r"), "--json", "--", *flent])
+    assert res.exit_code == 0, res.output
+    r = resultset.load(str(data))
+    rtts = [v for v in r.series("Ping (ms) ICMP") if v is not None]
+    # Flent's ping crosses the emulated 50 ms path: no reply sooner, an unloaded path adds little
+    assert len(rtts) >= 5
+    assert all(50.0 <= v < 55.0 for v in rtts)
