@@ -504,8 +504,9 @@ def emulate(
     tools_needed = sorted({TOOLS[p.kind] for p in plans}) if not command else [command[0]]
     check_environment(tools_needed)
     if command:
-        # the command decides how long the run lasts; the scenario's flows are not run
-        sc = {**sc, "flows": [], "duration": "86400s"}
+        # the command runs instead of the scenario's flows, for as long as it takes; the
+        # recording covers the scenario's duration (or the command's run time if shorter)
+        sc = {**sc, "flows": []}
         resolved = resolve(sc, seed)
     ecn = any(f.get("ecn") for f in resolved["flows"] if f["kind"] == "tcp")
     classes = [[PROTO[p.kind], p.client_port, p.flow] for p in plans]

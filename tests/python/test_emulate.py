@@ -186,15 +186,22 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
 
 
 @needs_root
-def test_flent_ping_runs_between_the_namespaces(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("test", "series", "tool"), [("ping", "Ping (ms) ICMP", "ping"), ("voip", "VoIP::rtt", "irtt")]
+)
+def test_flent_runs_between_the_namespaces(tmp_path: Path, test: str, series: str, tool: str):
     resultset = pytest.importorskip("flent.resultset")
-    sc = scenario(tmp_path, '{ rate = "10Mbps" }', "", "1s")
-    data = tmp_path / "ping.flent.gz"
-    flent = [sys.executable, "-m", "flent", "ping", "-H", emu.SERVER_IP, "-l", "3", "-o", str(data)]
+    if shutil.which(tool) is None:
+        pytest.skip(f"flent {test} needs {tool} (scripts/test.sh installs it as root)")
+    sc = scenario(tmp_path, '{ rate = "10Mbps" }', "", "5s")
+    data = tmp_path / "flent"
+    data.mkdir()
+    flent = [sys.executable, "-m", "flent", test, "-H", emu.SERVER_IP, "-l", "3", "-D", str(data)]
     res = runner.invoke(app, ["emulate", str(sc), "--out", str(tmp_path / "r"), "--json", "--", *flent])
     assert res.exit_code == 0, res.output
-    r = resultset.load(str(data))
-    rtts = [v for v in r.series("Ping (ms) ICMP") if v is not None]
-    # Flent's ping crosses the emulated 50 ms path: no reply sooner, an unloaded path adds little
+    (path,) = data.glob("*.flent.gz")
+    r = resultset.load(str(path))
+    rtts = [v for v in r.series(series) if v is not None]
+    # Flent's probes cross the emulated 50 ms path: no reply sooner, an unloaded path adds little
     assert len(rtts) >= 5
     assert all(50.0 <= v < 55.0 for v in rtts)

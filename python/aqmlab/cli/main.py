@@ -321,7 +321,8 @@ def emulate_cmd(
     """Run a scenario in real time: the kernel's TCP and real tools (iperf3, ping) between two
     network namespaces, through the scenario's path (needs root). `aqmlab emulate SCENARIO --
     COMMAND...` runs COMMAND on the client side instead ($AQMLAB_SERVER is the server's address,
-    where iperf3 and irtt servers wait)."""
+    where iperf3 and irtt servers wait; the recording covers the scenario's duration or the
+    command's run time if shorter)."""
     from aqmlab import emulate as emu
 
     command = list(ctx.args)
