@@ -501,8 +501,8 @@ def emulate(
     check_values(sc)
     resolved = resolve(sc, seed)
     plans = [] if command else plan(resolved)
-    tools_needed = sorted({TOOLS[p.kind] for p in plans}) if not command else [command[0]]
-    check_environment(tools_needed)
+    tools_needed = sorted({TOOLS[p.kind] for p in plans})
+    check_environment(tools_needed + ([command[0]] if command else []))
     if command:
         # the command runs instead of the scenario's flows, for as long as it takes; the
         # recording covers the scenario's duration (or the command's run time if shorter)

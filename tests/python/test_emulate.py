@@ -102,6 +102,11 @@ def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path)
     )
     assert 0.85 * 10e6 < rate <= 10e6 * 1.001
     assert s["goodput_mbps"]["down"] > 0.8 * 10 * 1448 / 1500 * (3 / 4)
+    # the post-run commands work on an emulated run unchanged
+    for cmd in (["report", s["run_dir"], "-o", str(tmp_path / "r.html")],
+                ["export", "flent", s["run_dir"], "-o", str(tmp_path / "x.flent.gz")]):  # fmt: skip
+        res = runner.invoke(app, cmd)
+        assert res.exit_code == 0, res.output
 
 
 @needs_root
