@@ -502,7 +502,11 @@ def emulate(
     resolved = resolve(sc, seed)
     plans = [] if command else plan(resolved)
     tools_needed = sorted({TOOLS[p.kind] for p in plans})
-    check_environment(tools_needed + ([command[0]] if command else []))
+    if command and shutil.which(command[0]) is None:
+        raise ScenarioError(
+            f"COMMAND: {command[0]!r} was not found; allowed: a program on PATH or a path to one"
+        )
+    check_environment(tools_needed)
     if command:
         # the command runs instead of the scenario's flows, for as long as it takes; the
         # recording covers the scenario's duration (or the command's run time if shorter)

@@ -135,6 +135,13 @@ def test_a_tcp_model_the_kernel_lacks_is_a_user_error(tmp_path: Path):
     assert "flows[0].cc" in res.output and "ledbat" in res.output
 
 
+def test_a_missing_command_is_a_user_error(tmp_path: Path):
+    sc = scenario(tmp_path, '{ rate = "10Mbps" }', "")
+    res = runner.invoke(app, ["emulate", str(sc), "--", "no-such-program-here", "-x"])
+    assert res.exit_code == 2
+    assert "COMMAND" in res.output and "no-such-program-here" in res.output
+
+
 def test_without_privileges_one_line_and_exit_2(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     sc = scenario(tmp_path, '{ rate = "10Mbps" }', PING)
