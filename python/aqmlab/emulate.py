@@ -17,6 +17,7 @@ exist, so a kill -9 leaves nothing behind after the next start.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -25,6 +26,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -107,11 +109,21 @@ def _remove_namespace(name: str) -> None:
     _sh("ip", "netns", "del", name, check=False)
 
 
+def _workdir(pid: int) -> Path:
+    """Where the tools of process `pid`'s run write their reports."""
+    return Path(tempfile.gettempdir()) / f"aqmlab-emulate-{pid}"
+
+
 def remove_stale() -> list[str]:
-    """Removes the namespaces of aqmlab processes that are gone (after a kill -9)."""
+    """Removes the namespaces and tool report directories of aqmlab processes that are gone
+    (after a kill -9)."""
     stale = [n for n in _namespaces() if (m := NS_RE.match(n)) and not _alive(int(m.group(1)))]
     for n in stale:
         _remove_namespace(n)
+    for d in Path(tempfile.gettempdir()).glob("aqmlab-emulate-*"):
+        pid = d.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
     return stale
 
 
@@ -515,8 +527,11 @@ def emulate(
     ecn = any(f.get("ecn") for f in resolved["flows"] if f["kind"] == "tcp")
     classes = [[PROTO[p.kind], p.client_port, p.flow] for p in plans]
     end_s = _ns(resolved["duration"]) / 1e9
-    workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"aqmlab-emulate-{os.getpid()}"
+    workdir = _workdir(os.getpid())
     workdir.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("AQMLAB_KEEP_TOOL_REPORTS"):
+        # also after Ctrl-C or SIGTERM; after a kill -9 the next start removes it
+        atexit.register(shutil.rmtree, workdir, True)
     status = None
     outcome: dict = {}
     if threading.current_thread() is threading.main_thread():

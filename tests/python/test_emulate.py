@@ -192,6 +192,7 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
     short = scenario(tmp_path, '{ rate = "10Mbps" }', PING, "1s", name="short")
     emulate_json([str(short), "--out", str(tmp_path / "r")])
     assert _ours(p.pid) == []
+    assert not emu._workdir(p.pid).exists()
     for pid in left_pids:
         assert (
             not Path(f"/proc/{pid}").exists()
