@@ -596,7 +596,7 @@ def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tu
     flow, t = flow[order], t[order]
     d = _col(fs, "delivered_bytes", np.float64)[order]
     ids, starts = np.unique(flow, return_index=True)
-    ends = np.r_[starts[1:], flow.size]
+    ends = np.r_[starts[1:], flow.size] if flow.size else starts
     return t, d, {int(i): (int(a), int(b)) for i, a, b in zip(ids, starts, ends, strict=True)}
 
 

@@ -276,13 +276,92 @@ fn run<'py>(
             "packet conservation violated (a defect of aqmlab; please report it with the scenario and seed): {e}"
         )));
     }
-    let wall = t0.elapsed().as_secs_f64();
+    let (d, meta) = to_python(py, result, t0.elapsed().as_secs_f64())?;
+    Ok((d, meta.to_string()))
+}
+
+/// The batches and metadata of a run as Python objects.
+fn to_python<'py>(
+    py: Python<'py>,
+    result: build::RunResult,
+    wall: f64,
+) -> PyResult<(Bound<'py, PyDict>, serde_json::Value)> {
     let (batches, mut meta) = tables(result);
     meta["wall_s"] = json!(wall);
     let d = PyDict::new(py);
     for (name, b) in batches {
         d.set_item(name, PyRecordBatch::new(b).into_pyarrow(py)?)?;
     }
+    Ok((d, meta))
+}
+
+/// Forwards real packets between two TUN devices (descriptors `client_fd`, `server_fd`)
+/// through the scenario's path until `stop_fd` becomes readable (crates/aqmlab-emu). `t0_ns`
+/// is the CLOCK_MONOTONIC time of the run's start; `classes_json` lists
+/// `[protocol, client port, flow]` triples. Returns the tables and metadata like `run`, the
+/// metadata with the forwarder's own figures under `emulator`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed, client_fd, server_fd, stop_fd, t0_ns, classes_json, realtime=true))]
+#[allow(clippy::too_many_arguments)]
+fn emulate<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    client_fd: i32,
+    server_fd: i32,
+    stop_fd: i32,
+    t0_ns: u64,
+    classes_json: &str,
+    realtime: bool,
+) -> PyResult<(Bound<'py, PyDict>, String)> {
+    let sc = parse(scenario_json)?;
+    let seed = seed.unwrap_or(sc.seed);
+    let triples: Vec<(u8, u16, u32)> =
+        serde_json::from_str(classes_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let classes: Vec<aqmlab_emu::Class> = triples
+        .into_iter()
+        .map(|(proto, client_port, flow)| aqmlab_emu::Class {
+            proto,
+            client_port,
+            flow,
+        })
+        .collect();
+    let io = aqmlab_emu::Io {
+        client: client_fd,
+        server: server_fd,
+        stop: stop_fd,
+        t0: t0_ns,
+        realtime,
+    };
+    let t0 = Instant::now();
+    let (result, stats) = py
+        .detach(|| aqmlab_emu::forward(&sc, seed, &io, &classes))
+        .map_err(PyRuntimeError::new_err)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let (d, mut meta) = to_python(py, result, wall)?;
+    let late = &stats.late_us;
+    let total: u64 = late.iter().sum();
+    let pct = |q: f64| -> Option<usize> {
+        let want = (q * total as f64).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        late.iter().position(|&n| {
+            acc += n;
+            acc >= want
+        })
+    };
+    meta["emulator"] = json!({
+        "packets": stats.packets,
+        "malformed": stats.malformed,
+        "write_errors": stats.write_errors,
+        "cpu_s": stats.cpu_ns as f64 / 1e9,
+        "wall_s": stats.wall_ns as f64 / 1e9,
+        "wakeups": stats.wakeups,
+        "realtime": stats.realtime,
+        "late_us_p50": (total > 0).then(|| pct(0.5)),
+        "late_us_p99": (total > 0).then(|| pct(0.99)),
+        "late_us_max": late.iter().rposition(|&n| n > 0),
+        "late_us_histogram_top": late.len() - 1,
+    });
     Ok((d, meta.to_string()))
 }
 
@@ -345,6 +424,7 @@ fn tcp_profiles() -> String {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;

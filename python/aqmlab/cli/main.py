@@ -167,7 +167,15 @@ def _print_summary(res: Result) -> None:
                 _fmt(None if p["loss"] is None else 100 * p["loss"], 1),
             )
         out.print(t)
-    out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall")
+    em = res.meta.get("emulator")
+    if em:
+        per_pkt = em["cpu_s"] / em["packets"] * 1e6 if em["packets"] else 0.0
+        out.print(
+            f"{em['packets']:,} packets forwarded in {em['wall_s']:.3f} s wall, "
+            f"{em['cpu_s']:.3f} s CPU ({per_pkt:.1f} us per packet)"
+        )
+    else:
+        out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall")
 
 
 def _compare_table(results: list[tuple[str, Result]]) -> Table:
@@ -294,6 +302,52 @@ def run_cmd(
             out.print(f"run stored in {r.path}")
         for f in figures:
             out.print(f"figure: {f}")
+
+
+@app.command(
+    "emulate",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": False},
+)
+def emulate_cmd(
+    ctx: typer.Context,
+    scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
+    sets: SetOpt = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = results.DEFAULT_ROOT,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
+    warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
+    realtime: Annotated[
+        bool, typer.Option(help="run the forwarder in the SCHED_FIFO class (precise wake-ups)")
+    ] = True,
+) -> None:
+    """Run a scenario in real time: the kernel's TCP and real tools (iperf3, ping) between two
+    network namespaces, through the scenario's path (needs root). `aqmlab emulate SCENARIO --
+    COMMAND...` runs COMMAND on the client side instead ($AQMLAB_SERVER is the server's address,
+    where iperf3 and irtt servers wait; the recording covers the scenario's duration or the
+    command's run time if shorter)."""
+    from aqmlab import emulate as emu
+
+    command = list(ctx.args)
+    if not math.isfinite(warmup) or warmup < 0:
+        fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
+    sc = _scenario(scenario, sets)
+    try:
+        res, status = emu.emulate(sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime)
+    except (ScenarioError, emu.EmulationError) as e:
+        fail(str(e))
+    res.save(out_dir)
+    if as_json:
+        sys.stdout.write(json.dumps({**res.summary, "run_dir": str(res.path)}, indent=1) + "\n")
+    else:
+        _print_summary(res)
+        em = res.meta["emulated"]
+        for problem in em["problems"]:
+            err.print(f"warning: {problem}", markup=False)
+        out.print(f"emulated on {em['kernel']}; run stored in {res.path}")
+    if status:
+        raise typer.Exit(code=status)
 
 
 _TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}

@@ -469,8 +469,20 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
     Ok(resolved)
 }
 
-/// Resolves, builds and runs a scenario with the given seed.
-pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+/// A scenario resolved and built, ready to run: its hops, its flows and their `flows` rows
+/// (reports still empty). The simulator runs it in a `World`; the emulator (crates/aqmlab-emu)
+/// drives the same hops with real packets.
+pub struct Prepared {
+    pub resolved: Scenario,
+    pub links: Vec<Link>,
+    /// The WiFi media of the path (none for wired paths).
+    pub media: Vec<Medium>,
+    pub flows: Vec<Flow>,
+    pub rows: Vec<FlowRow>,
+}
+
+/// Resolves and builds a scenario with the given seed.
+pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
     let resolved = resolve(sc, seed)?;
     let end = sc.duration.0;
     let Path {
@@ -547,6 +559,62 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             });
         }
     }
+    Ok(Prepared {
+        resolved,
+        links,
+        media,
+        flows,
+        rows,
+    })
+}
+
+/// The `links` rows of a path's hops after a run that ended at `end`; the bottleneck of each
+/// direction is chosen among the first `n_hops` (the scenario's hops: a WiFi hop's stations
+/// after the first are not hops of their own).
+pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
+    let bottleneck: Vec<usize> = Dir::BOTH
+        .iter()
+        .filter_map(|&d| {
+            let chain = links.iter().take(n_hops).enumerate().filter(|(_, l)| l.dir == d);
+            // min_by_key keeps the first of equals: the hop a packet meets first.
+            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
+        })
+        .collect();
+    links
+        .iter()
+        .enumerate()
+        .map(|(k, l)| LinkRow {
+            dir: l.dir,
+            hop: l.name.clone(),
+            bottleneck: bottleneck.contains(&k),
+            delay: l.delay,
+            qdisc: l.qdisc_name.clone(),
+            rate_bps: l.schedule[0].1,
+            capacity_bytes: l.capacity_bytes(end),
+            stats: l.stats.clone(),
+            backlog_bytes: l.qdisc.backlog_bytes(),
+            backlog_pkts: l.qdisc.backlog_packets(),
+            schedule: l.schedule.clone(),
+            diagnostics: l
+                .qdisc
+                .diagnostics()
+                .into_iter()
+                .chain(wifi_diagnostics(l, end))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Resolves, builds and runs a scenario with the given seed.
+pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+    let Prepared {
+        resolved,
+        links,
+        media,
+        flows,
+        mut rows,
+    } = prepare(sc, seed)?;
+    let end = sc.duration.0;
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
     let mut world = World::new(end, links, flows, rec);
     world.media = media;
@@ -572,42 +640,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
             }));
         }
     }
-    // Among the hops of the scenario: a WiFi hop's stations after the first are not hops of
-    // their own.
-    let n_hops = resolved.topology.hops().len();
-    let bottleneck: Vec<usize> = Dir::BOTH
-        .iter()
-        .filter_map(|&d| {
-            let hops = world.links.iter().take(n_hops).enumerate();
-            let chain = hops.filter(|(_, l)| l.dir == d);
-            // min_by_key keeps the first of equals: the hop a packet meets first.
-            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
-        })
-        .collect();
-    let links = world
-        .links
-        .iter()
-        .enumerate()
-        .map(|(k, l)| LinkRow {
-            dir: l.dir,
-            hop: l.name.clone(),
-            bottleneck: bottleneck.contains(&k),
-            delay: l.delay,
-            qdisc: l.qdisc_name.clone(),
-            rate_bps: l.schedule[0].1,
-            capacity_bytes: l.capacity_bytes(end),
-            stats: l.stats.clone(),
-            backlog_bytes: l.qdisc.backlog_bytes(),
-            backlog_pkts: l.qdisc.backlog_packets(),
-            schedule: l.schedule.clone(),
-            diagnostics: l
-                .qdisc
-                .diagnostics()
-                .into_iter()
-                .chain(wifi_diagnostics(l, end))
-                .collect(),
-        })
-        .collect();
+    let links = link_rows(&world.links, resolved.topology.hops().len(), end);
     let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));
     Ok(RunResult {
         resolved,

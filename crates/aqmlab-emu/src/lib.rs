@@ -1,0 +1,581 @@
+//! The emulator's forwarder: real IPv4 packets read from two TUN devices (the client side's and
+//! the server side's) cross a scenario's path in real time and are written to the other device.
+//! Each direction's path is the simulator's: the client-side access delay (rtt/4), the chain of
+//! hops (`Link`: the same qdisc code, optional device queue, serialiser following the rate
+//! schedule, random loss on the wire, propagation delay to the next hop), the server-side
+//! access delay (rtt/4); the down direction crosses them in the reverse order.
+//!
+//! Time is CLOCK_MONOTONIC in ns since the run's start (`Io::t0`); the components stay
+//! sans-I/O and are driven with `now`. One thread, one epoll set (both TUNs, a stop pipe and a
+//! timerfd armed at the next deadline): no busy-wait. Events run at their nominal times in time
+//! order before packets read in the same wake-up enter (so a discipline never sees time go
+//! back), and a link's next transmission starts at the end of the previous one, not at the
+//! (late) wake-up, so the achieved rate is the configured one. Packets live in the core's slab
+//! (`PacketPool`); their bytes in a side slab of buffers indexed by `PktId`, grown only when
+//! the slab grows: no allocation per packet in the steady state.
+//!
+//! Flows: a packet belongs to a scenario flow by protocol and client-side port (`Class`, set
+//! by the caller who started the tools on those ports; ICMP: port 0); other traffic (tool
+//! control connections) gets one flow id per 5-tuple from `flows.len()` on, so hashing
+//! disciplines still separate it. CE marks rewrite the IP header's ECN field and checksum.
+
+pub mod ipv4;
+mod sys;
+
+use aqmlab_core::net::{Link, Pipe};
+use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
+use aqmlab_core::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
+use aqmlab_core::record::{Level, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use aqmlab_core::scenario::build::{self, RunResult};
+use aqmlab_core::scenario::Scenario;
+use aqmlab_core::units::Time;
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+
+/// The descriptors the forwarder works with and the monotonic time of the run's start.
+#[derive(Clone, Copy, Debug)]
+pub struct Io {
+    /// The client side's TUN (packets read from it go up, down packets are written to it).
+    pub client: RawFd,
+    /// The server side's TUN.
+    pub server: RawFd,
+    /// Readable when the run must end (a pipe the caller writes to).
+    pub stop: RawFd,
+    /// CLOCK_MONOTONIC ns of time 0 of the run.
+    pub t0: u64,
+    /// Ask for the SCHED_FIFO real-time class (see `sys::precise_wakeups`).
+    pub realtime: bool,
+}
+
+/// Packets of protocol `proto` whose client-side port is `client_port` belong to flow `flow`.
+#[derive(Clone, Copy, Debug)]
+pub struct Class {
+    pub proto: u8,
+    pub client_port: u16,
+    pub flow: u32,
+}
+
+/// Microsecond buckets of the wake-up lateness histogram (the last counts everything later).
+const LATE_BUCKETS: usize = 2000;
+
+/// What the forwarder measured about itself.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// IPv4 packets read from the TUNs.
+    pub packets: u64,
+    /// Reads that were not IPv4 (or too long), not forwarded.
+    pub malformed: u64,
+    /// Writes the kernel refused.
+    pub write_errors: u64,
+    /// CPU time of the forwarding thread.
+    pub cpu_ns: u64,
+    /// Wall time of the loop.
+    pub wall_ns: u64,
+    pub wakeups: u64,
+    /// How late each propagation delivery (a packet leaving a delay) ran, in us buckets.
+    pub late_us: Vec<u64>,
+    pub realtime: bool,
+}
+
+/// Protocol, client address, server address, client port, server port.
+type FiveTuple = (u8, [u8; 4], [u8; 4], u16, u16);
+
+const PRE: [usize; 2] = [0, 2];
+const POST: [usize; 2] = [1, 3];
+const HOP_PIPES: usize = 4;
+
+#[derive(Clone, Copy)]
+enum Due {
+    Pipe(usize),
+    Tx(usize),
+    Qdisc(usize),
+    Sample,
+}
+
+struct Emu {
+    now: Time,
+    end: Time,
+    pool: PacketPool,
+    bufs: Vec<Box<[u8]>>,
+    buf_len: usize,
+    links: Vec<Link>,
+    /// First hop of each direction's chain.
+    first: [Option<usize>; 2],
+    tx_end: Vec<Time>,
+    /// `PRE`/`POST` access delays per direction, then one pipe per hop (its delay to the next).
+    pipes: Vec<Pipe>,
+    qev: Vec<QueueEvent>,
+    rec: Recorder,
+    next_sample: Time,
+    classes: HashMap<(u8, u16), u32>,
+    others: HashMap<FiveTuple, u32>,
+    n_flows: u32,
+    drops: Vec<u64>,
+    marks: Vec<u64>,
+    /// The `links` rows taken at the scenario's end: the recording covers [0, end] while the
+    /// forwarding goes on until the tools have finished.
+    closed: Option<Vec<build::LinkRow>>,
+    /// Input descriptor of each direction (`Dir::index`): up reads the client's TUN.
+    input: [RawFd; 2],
+    stats: Stats,
+}
+
+fn ecn_of(tos: u8) -> Ecn {
+    match tos & 3 {
+        0 => Ecn::NotEct,
+        1 => Ecn::Ect1,
+        2 => Ecn::Ect0,
+        _ => Ecn::Ce,
+    }
+}
+
+impl Emu {
+    fn output(&self, d: Dir) -> RawFd {
+        self.input[d.reverse().index()]
+    }
+
+    /// The flow of a packet going `d`: its class, else the id of its 5-tuple.
+    fn classify(&mut self, d: Dir, h: &ipv4::Header) -> u32 {
+        let (client, server, cport, sport) = match d {
+            Dir::Up => (h.src, h.dst, h.sport, h.dport),
+            Dir::Down => (h.dst, h.src, h.dport, h.sport),
+        };
+        if let Some(&f) = self.classes.get(&(h.proto, cport)) {
+            return f;
+        }
+        let next = self.n_flows + self.others.len() as u32;
+        *self
+            .others
+            .entry((h.proto, client, server, cport, sport))
+            .or_insert(next)
+    }
+
+    /// Reads one packet arriving in direction `d`; false when there is none.
+    fn ingress(&mut self, d: Dir) -> bool {
+        let id = self.pool.alloc(Packet::default());
+        if id as usize == self.bufs.len() {
+            self.bufs.push(vec![0; self.buf_len].into_boxed_slice());
+        }
+        let Some(n) = sys::read(self.input[d.index()], &mut self.bufs[id as usize]) else {
+            self.pool.release(id);
+            return false;
+        };
+        let header = ipv4::parse(&self.bufs[id as usize][..n]).filter(|_| n < self.buf_len);
+        let Some(h) = header else {
+            self.stats.malformed += 1;
+            self.pool.release(id);
+            return true;
+        };
+        self.stats.packets += 1;
+        let flow = self.classify(d, &h);
+        *self.pool.get_mut(id) = Packet {
+            flow,
+            size: n as u32,
+            kind: if h.proto == ipv4::TCP {
+                Kind::Tcp
+            } else {
+                Kind::Udp
+            },
+            dir: d,
+            ecn: ecn_of(h.tos),
+            dscp: h.tos >> 2,
+            sent_at: self.now,
+            ..Packet::default()
+        };
+        self.enter(PRE[d.index()], id);
+        true
+    }
+
+    fn enter(&mut self, pipe: usize, id: PktId) {
+        let p = &mut self.pipes[pipe];
+        if p.delay == 0 {
+            self.leave(pipe, id);
+        } else {
+            p.ring.push_back((self.now + p.delay, id));
+        }
+    }
+
+    /// Where a packet goes after pipe `pipe`.
+    fn leave(&mut self, pipe: usize, id: PktId) {
+        match pipe {
+            0 | 2 => {
+                let d = if pipe == 0 { Dir::Up } else { Dir::Down };
+                match self.first[d.index()] {
+                    Some(l) => self.link_arrival(l, id),
+                    None => self.enter(POST[d.index()], id),
+                }
+            }
+            1 | 3 => {
+                let d = if pipe == 1 { Dir::Up } else { Dir::Down };
+                let size = self.pool.get(id).size as usize;
+                if !sys::write(self.output(d), &self.bufs[id as usize][..size]) {
+                    self.stats.write_errors += 1;
+                }
+                self.pool.release(id);
+            }
+            _ => {
+                let next = self.links[pipe - HOP_PIPES]
+                    .next
+                    .expect("a hop pipe leads to a hop");
+                self.link_arrival(next as usize, id);
+            }
+        }
+    }
+
+    fn link_arrival(&mut self, l: usize, id: PktId) {
+        let now = self.now;
+        self.pool.get_mut(id).enqueued_at = now;
+        let link = &mut self.links[l];
+        link.stats.arrivals += 1;
+        let mut ctx = QueueCtx {
+            pool: &mut self.pool,
+            events: &mut self.qev,
+        };
+        link.qdisc.enqueue(id, &mut ctx, now);
+        self.queue_events(l);
+        self.start_tx(l);
+    }
+
+    /// Applies the drops and marks of hop `l`'s qdisc: a drop is not forwarded, a mark sets CE
+    /// in the packet's bytes.
+    fn queue_events(&mut self, l: usize) {
+        for k in 0..self.qev.len() {
+            match self.qev[k] {
+                QueueEvent::Drop(id, reason) => {
+                    let p = self.pool.get(id);
+                    let outcome = OUTCOME_DROP_BASE + reason as u8;
+                    self.rec.packet(p, self.links[l].dir, l as u8, self.now, outcome);
+                    if let Some(n) = self.drops.get_mut(p.flow as usize) {
+                        *n += 1;
+                    }
+                    self.links[l].stats.drops[reason as usize] += 1;
+                    self.pool.release(id);
+                }
+                QueueEvent::Mark(id) => {
+                    ipv4::mark_ce(&mut self.bufs[id as usize]);
+                    if let Some(n) = self.marks.get_mut(self.pool.get(id).flow as usize) {
+                        *n += 1;
+                    }
+                    self.links[l].stats.marks += 1;
+                }
+            }
+        }
+        self.qev.clear();
+    }
+
+    /// Feeds hop `l`'s serialiser (and its device queue) from the qdisc, as the simulator's
+    /// `World::start_tx`.
+    fn start_tx(&mut self, l: usize) {
+        loop {
+            let link = &mut self.links[l];
+            if link.tx.is_none() {
+                if let Some(id) = link.device.pop_front() {
+                    self.begin_tx(l, id);
+                    continue;
+                }
+            }
+            let link = &self.links[l];
+            if link.tx.is_some() && link.device.len() >= link.device_limit {
+                return;
+            }
+            let Some(id) = self.qdisc_dequeue(l) else {
+                return;
+            };
+            if self.links[l].tx.is_none() {
+                self.begin_tx(l, id);
+            } else {
+                self.links[l].device.push_back(id);
+            }
+        }
+    }
+
+    fn qdisc_dequeue(&mut self, l: usize) -> Option<PktId> {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let mut ctx = QueueCtx {
+            pool: &mut self.pool,
+            events: &mut self.qev,
+        };
+        let next = link.qdisc.dequeue(&mut ctx, now);
+        self.queue_events(l);
+        let id = next?;
+        let p = self.pool.get(id);
+        let outcome = if p.ecn == Ecn::Ce {
+            OUTCOME_MARKED
+        } else {
+            OUTCOME_SENT
+        };
+        self.rec.packet(p, self.links[l].dir, l as u8, now, outcome);
+        Some(id)
+    }
+
+    fn begin_tx(&mut self, l: usize, id: PktId) {
+        let size = self.pool.get(id).size as u64;
+        let link = &mut self.links[l];
+        link.tx = Some(id);
+        self.tx_end[l] = link.finish_time(self.now, size);
+    }
+
+    fn tx_done(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let id = link.tx.take().expect("a transmission was in progress");
+        let p = self.pool.get(id);
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += p.size as u64;
+        if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
+            link.stats.drops[DropReason::Loss as usize] += 1;
+            if let Some(n) = self.drops.get_mut(p.flow as usize) {
+                *n += 1;
+            }
+            self.pool.release(id);
+        } else {
+            let d = link.dir;
+            match link.next {
+                None => self.enter(POST[d.index()], id),
+                Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
+                Some(_) => self.enter(HOP_PIPES + l, id),
+            }
+        }
+        self.start_tx(l);
+    }
+
+    fn qdisc_timer(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let mut ctx = QueueCtx {
+            pool: &mut self.pool,
+            events: &mut self.qev,
+        };
+        link.qdisc.on_timer(&mut ctx, self.now);
+        self.queue_events(l);
+    }
+
+    /// One row per hop of the `queue` table, as the simulator's `World::sample`.
+    fn sample(&mut self) {
+        let t = self.now;
+        for (k, l) in self.links.iter().enumerate() {
+            let q = &mut self.rec.queue;
+            q.t.push(t);
+            q.dir.push(l.dir as u8);
+            q.hop.push(k as u8);
+            q.backlog_bytes.push(l.qdisc.backlog_bytes());
+            q.backlog_pkts.push(l.qdisc.backlog_packets());
+            q.tx_bytes.push(l.stats.tx_bytes);
+            q.drops.push(l.stats.total_drops());
+            q.marks.push(l.stats.marks);
+            q.rate_bps.push(l.rate_at(t));
+        }
+    }
+
+    /// The earliest pending deadline.
+    fn next_due(&self) -> Option<(Time, Due)> {
+        let mut best: Option<(Time, Due)> = None;
+        let mut consider = |t: Time, what: Due| {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, what));
+            }
+        };
+        for (i, p) in self.pipes.iter().enumerate() {
+            if let Some(&(t, _)) = p.ring.front() {
+                consider(t, Due::Pipe(i));
+            }
+        }
+        for (l, link) in self.links.iter().enumerate() {
+            if link.tx.is_some() {
+                consider(self.tx_end[l], Due::Tx(l));
+            }
+            if let Some(t) = link.qdisc.next_timer() {
+                consider(t, Due::Qdisc(l));
+            }
+        }
+        if self.rec.series_enabled() && self.next_sample <= self.end {
+            consider(self.next_sample, Due::Sample);
+        }
+        best
+    }
+
+    /// Runs every event due by `now` (recording up to the scenario's end, then closing the
+    /// recording), each at its own time, in time order.
+    fn advance(&mut self, now: Time) {
+        if self.closed.is_none() {
+            self.run_due(now.min(self.end));
+            if now > self.end {
+                self.close(self.end);
+            }
+        }
+        self.run_due(now);
+    }
+
+    /// Takes the `links` rows at `end` and stops recording packets.
+    fn close(&mut self, end: Time) {
+        self.closed = Some(build::link_rows(&self.links, self.links.len(), end));
+        self.rec.level = self.rec.level.min(Level::Series);
+        self.next_sample = Time::MAX;
+    }
+
+    /// Runs every event due by `now`, each at its own time, in time order.
+    fn run_due(&mut self, now: Time) {
+        while let Some((t, what)) = self.next_due().filter(|&(t, _)| t <= now) {
+            self.now = self.now.max(t);
+            match what {
+                Due::Pipe(i) => {
+                    let late = (now - t) / 1000;
+                    self.stats.late_us[(late as usize).min(LATE_BUCKETS - 1)] += 1;
+                    let (_, id) = self.pipes[i].ring.pop_front().expect("due");
+                    self.leave(i, id);
+                }
+                Due::Tx(l) => self.tx_done(l),
+                Due::Qdisc(l) => self.qdisc_timer(l),
+                Due::Sample => {
+                    self.sample();
+                    self.next_sample += self.rec.interval;
+                }
+            }
+        }
+        self.now = self.now.max(now);
+    }
+}
+
+/// Packets read per device and wake-up before the other device and the timers get their turn.
+const READ_BATCH: usize = 64;
+
+/// Forwards between the two TUNs of `io` through the path of `sc` until `io.stop` becomes
+/// readable. The result has the simulator's tables for the path (`packets`, `queue`, `links`,
+/// and the `flows` rows with their drops and marks); the tools that ran the flows fill in the
+/// rest.
+pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(RunResult, Stats), String> {
+    let prepared = build::prepare(sc, seed)?;
+    let resolved = prepared.resolved;
+    let links = prepared.links;
+    let mut rows = prepared.rows;
+    let n_flows = rows.len() as u32;
+    let end = sc.duration.0;
+    let rtt = sc.topology.rtt.0;
+    let (client, server) = (rtt / 4, rtt / 2 - rtt / 4);
+    let mut pipes: Vec<Pipe> = [client, server, server, client]
+        .iter()
+        .chain(links.iter().map(|l| &l.delay))
+        .map(|&delay| Pipe {
+            delay,
+            ..Pipe::default()
+        })
+        .collect();
+    pipes.shrink_to_fit();
+    let first = Dir::BOTH.map(|d| links.iter().position(|l| l.dir == d));
+    let mut emu = Emu {
+        now: 0,
+        end,
+        pool: PacketPool::new(),
+        bufs: Vec::new(),
+        buf_len: resolved.topology.mtu.0 as usize + 64,
+        tx_end: vec![0; links.len()],
+        links,
+        first,
+        pipes,
+        qev: Vec::new(),
+        rec: Recorder::new(sc.record.level, sc.record.interval.0),
+        next_sample: 0,
+        classes: classes
+            .iter()
+            .map(|c| ((c.proto, c.client_port), c.flow))
+            .collect(),
+        others: HashMap::new(),
+        n_flows,
+        drops: vec![0; n_flows as usize],
+        marks: vec![0; n_flows as usize],
+        closed: None,
+        input: [io.client, io.server],
+        stats: Stats {
+            packets: 0,
+            malformed: 0,
+            write_errors: 0,
+            cpu_ns: 0,
+            wall_ns: 0,
+            wakeups: 0,
+            late_us: vec![0; LATE_BUCKETS],
+            realtime: false,
+        },
+    };
+    emu.stats.realtime = sys::precise_wakeups(io.realtime);
+    let result = event_loop(&mut emu, io);
+    if emu.stats.realtime {
+        sys::normal_scheduling();
+    }
+    result.map_err(|e| format!("emulator: {e}"))?;
+    // A run cut short (a command that ended early) lasted as long as it ran.
+    let end = end.min(emu.now);
+    if emu.closed.is_none() {
+        emu.close(end);
+    }
+
+    for (k, row) in rows.iter_mut().enumerate() {
+        row.drops = emu.drops[k];
+        row.marks = emu.marks[k];
+    }
+    let run = RunResult {
+        seed,
+        duration: end,
+        events: emu.stats.packets,
+        packets: std::mem::take(&mut emu.rec.packets),
+        queue: std::mem::take(&mut emu.rec.queue),
+        flow_series: Default::default(),
+        flows: rows,
+        links: emu.closed.take().expect("closed above"),
+        probes: Vec::new(),
+        web: Vec::new(),
+        conservation: Ok(()),
+        peak_packets: emu.pool.capacity(),
+        resolved,
+    };
+    Ok((run, emu.stats))
+}
+
+fn event_loop(emu: &mut Emu, io: &Io) -> std::io::Result<()> {
+    const CLIENT: u64 = 1;
+    const SERVER: u64 = 2;
+    const STOP: u64 = 4;
+    let timer = sys::Timer::new()?;
+    let epoll = sys::Epoll::new(&[io.client, io.server, io.stop, timer.0 .0])?;
+    let cpu0 = sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    let wall0 = sys::monotonic_ns();
+    let mut ready = CLIENT | SERVER;
+    // The deadline the timerfd is armed at (None once it fired).
+    let mut armed = None;
+    loop {
+        let now = sys::monotonic_ns().saturating_sub(io.t0);
+        emu.advance(now);
+        let mut read_any = false;
+        for (d, bit) in [(Dir::Up, CLIENT), (Dir::Down, SERVER)] {
+            if ready & bit != 0 {
+                let mut n = 0;
+                while n < READ_BATCH && emu.ingress(d) {
+                    n += 1;
+                }
+                if n < READ_BATCH {
+                    ready &= !bit;
+                }
+                read_any |= n > 0;
+            }
+        }
+        if read_any {
+            continue;
+        }
+        let deadline = emu.next_due().map(|(t, _)| io.t0 + t);
+        if deadline != armed {
+            timer.set(deadline)?;
+            armed = deadline;
+        }
+        let ev = epoll.wait()?;
+        emu.stats.wakeups += 1;
+        if ev & STOP != 0 {
+            break;
+        }
+        if ev & 8 != 0 {
+            timer.clear();
+            armed = None;
+        }
+        ready |= ev & (CLIENT | SERVER);
+    }
+    emu.stats.cpu_ns = sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    emu.stats.wall_ns = sys::monotonic_ns() - wall0;
+    Ok(())
+}
