@@ -894,52 +894,8 @@ impl Default for RecordSpec {
     }
 }
 
-/// Flow kinds and the keys each accepts beyond the common ones.
-pub const FLOW_KINDS: &[(&str, &[&str])] = &[
-    ("udp", &["rate", "packet_size", "arrivals", "ecn"]),
-    ("ping", &["interval", "packet_size"]),
-    // An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
-    ("voip", &["interval", "packet_size"]),
-    (
-        "tcp",
-        &[
-            "profile",
-            "cc",
-            "cc_params",
-            "on_off",
-            "bytes",
-            "repeat",
-            "ecn",
-            "sack",
-            "iw",
-            "min_rto",
-            "max_rto",
-            "initial_rto",
-            "rto_tick",
-            "abc",
-            "delack",
-            "mss",
-            "rwnd",
-            "hystart",
-            "pacing",
-            "pacing_ss_ratio",
-            "pacing_ca_ratio",
-            "tso_segs",
-            "prr",
-            "rack",
-            "tlp",
-            "frto",
-            "early_retransmit",
-            "quickack",
-            "idle_restart",
-        ],
-    ),
-    ("web", WEB_KEYS),
-];
-/// The TCP keys a web flow takes (all but the single-transfer ones: `bytes`, `repeat`, `on_off`).
-const WEB_KEYS: &[&str] = &[
-    "conn_rate",
-    "http",
+/// The keys of a TCP connection's model, taken by every TCP-based kind (`tcp`, `web`).
+const TCP_KNOBS: &[&str] = &[
     "profile",
     "cc",
     "cc_params",
@@ -966,6 +922,18 @@ const WEB_KEYS: &[&str] = &[
     "early_retransmit",
     "quickack",
     "idle_restart",
+];
+
+/// Flow kinds and the keys each accepts beyond the common ones (groups of keys).
+pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
+    ("udp", &[&["rate", "packet_size", "arrivals", "ecn"]]),
+    ("ping", &[&["interval", "packet_size"]]),
+    // An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
+    ("voip", &[&["interval", "packet_size"]]),
+    // One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
+    ("tcp", &[&["on_off", "bytes", "repeat"], TCP_KNOBS]),
+    // PackMime-HTTP exchanges over TCP connections of the same model.
+    ("web", &[&["conn_rate", "http"], TCP_KNOBS]),
 ];
 const COMMON_FLOW_KEYS: &[&str] = &[
     "kind",
@@ -1354,21 +1322,17 @@ impl Scenario {
                 format!("{:?} is not a flow kind; allowed: {}", f.kind, kinds.join(", ")),
             );
         };
+        let allowed: Vec<&str> = COMMON_FLOW_KEYS
+            .iter()
+            .chain(kind_keys.iter().flat_map(|g| g.iter()))
+            .copied()
+            .collect();
         let set = serde_json::to_value(f).expect("flow specs serialise");
         for k in set.as_object().expect("object").keys() {
-            if !COMMON_FLOW_KEYS.contains(&k.as_str()) && !kind_keys.contains(&k.as_str()) {
+            if !allowed.contains(&k.as_str()) {
                 return err(
                     key(k),
-                    format!(
-                        "not a key of a {} flow; allowed: {}",
-                        f.kind,
-                        COMMON_FLOW_KEYS
-                            .iter()
-                            .chain(kind_keys.iter())
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    format!("not a key of a {} flow; allowed: {}", f.kind, allowed.join(", ")),
                 );
             }
         }
