@@ -11,7 +11,7 @@ use crate::app::ping::{PingClient, PingServer};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
-use crate::queue::{self, LinkInfo, Qdisc};
+use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
@@ -143,7 +143,12 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
     r
 }
 
-fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSpec), String> {
+fn build_link(
+    hop: &HopRef,
+    mtu: u32,
+    seed: u64,
+    ext: Option<&dyn ExternalQdiscs>,
+) -> Result<(Link, super::QdiscSpec), String> {
     let spec = hop.spec;
     let info = LinkInfo {
         rate_bps: spec.rate.0[0].1,
@@ -153,7 +158,7 @@ fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSp
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let rng = Rng::stream(seed, &format!("qdisc/{}", hop.name));
     let key = format!("{}.qdisc", hop.key);
-    let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng, &key)?;
+    let (qdisc, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
@@ -182,13 +187,17 @@ fn build_link(hop: &HopRef, mtu: u32, seed: u64) -> Result<(Link, super::QdiscSp
 }
 
 /// Builds every hop (up chain first, then down), each linked to the next of its direction.
-fn build_links(sc: &Scenario, seed: u64) -> Result<Vec<(Link, super::QdiscSpec)>, String> {
+fn build_links(
+    sc: &Scenario,
+    seed: u64,
+    ext: Option<&dyn ExternalQdiscs>,
+) -> Result<Vec<(Link, super::QdiscSpec)>, String> {
     let mtu = sc.topology.mtu.0 as u32;
     let mut links = sc
         .topology
         .hops()
         .iter()
-        .map(|h| build_link(h, mtu, seed))
+        .map(|h| build_link(h, mtu, seed, ext))
         .collect::<Result<Vec<_>, String>>()?;
     for k in 1..links.len() {
         if links[k - 1].0.dir == links[k].0.dir {
@@ -294,9 +303,14 @@ fn endpoints(
 /// The scenario with every default written out (qdisc parameters and flow keys), as stored
 /// with a run. Fails like `run` would on values only a discipline can check.
 pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
+    resolve_with(sc, seed, None)
+}
+
+/// [`resolve`], with `ext` building the disciplines the core does not hold.
+pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Scenario, String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
-    for (link, qdisc) in build_links(sc, seed)? {
+    for (link, qdisc) in build_links(sc, seed, ext)? {
         let spec = resolved
             .topology
             .hop_spec_mut(link.dir, &link.name)
@@ -309,9 +323,15 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 
 /// Resolves, builds and runs a scenario with the given seed.
 pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
-    let resolved = resolve(sc, seed)?;
+    run_with(sc, seed, None)
+}
+
+/// [`run`], with `ext` building the disciplines the core does not hold. A discipline that stops
+/// the run (`QueueEvent::Stop`) ends it early; its builder reports why.
+pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<RunResult, String> {
+    let resolved = resolve_with(sc, seed, ext)?;
     let end = sc.duration.0;
-    let links: Vec<Link> = build_links(&resolved, seed)?
+    let links: Vec<Link> = build_links(&resolved, seed, ext)?
         .into_iter()
         .map(|(l, _)| l)
         .collect();
