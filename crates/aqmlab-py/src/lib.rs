@@ -246,7 +246,7 @@ fn has_python_qdisc(sc: &scenario::Scenario) -> bool {
 fn qdisc_error(py: Python, f: pyqdisc::Failure) -> PyErr {
     let made = py.import("aqmlab.pyqdisc").and_then(|m| {
         m.getattr("failure")?
-            .call1((f.err.value(py), f.raised, f.now, f.method, f.class, f.key))
+            .call1((f.err.into_value(py), f.raised, f.now, f.method, f.class, f.key))
     });
     match made {
         Ok(e) => PyErr::from_value(e),
