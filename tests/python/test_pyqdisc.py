@@ -284,3 +284,35 @@ def test_sweep_workers_import_the_users_module(tmp_path):
         )
     py, builtin = by[json.dumps(PYCODEL, sort_keys=True)], by['"codel"']
     assert sorted(py) == sorted(builtin)
+
+
+def test_reproduce_puts_a_python_class_next_to_the_studys_cases(tmp_path):
+    from aqmlab.reproduce import transients2014 as T
+
+    cls = PYCODEL["class"]
+    o = T.run(reps=1, loads=["1+1"], qdiscs=["codel", cls, "fq_codel"], out=tmp_path, jobs=2, figures=False)
+    assert o.sweep.failed == []
+    res = o.results
+    assert res["runs"][cls]["1+1"] == res["runs"]["fq_codel"]["1+1"] == 1
+    for metric in ("queue_delay_p95_s", "queue_delay_max_median_s", "early_drops_total"):
+        assert res[metric][cls] == res[metric]["codel"], metric
+    assert res["early_drops_total"]["codel"]["1+1"] > 0
+
+
+def test_sweep_qdisc_option(tmp_path):
+    f = tmp_path / "sw.toml"
+    f.write_text('base = "bufferbloat"\nname = "q"\n[set]\nduration = "2s"\n')
+    r = cli(
+        "sweep",
+        str(f),
+        "--qdisc",
+        "pfifo,aqmlab.examples.codel:Codel",
+        "--json",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    assert sorted(x["qdisc"] for x in rows) == ["aqmlab.examples.codel:Codel", "pfifo"]
+    r = cli("sweep", str(f), "--qdisc", "nosuch", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "--qdisc: 'nosuch' is not allowed" in r.stderr
