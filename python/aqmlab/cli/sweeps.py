@@ -43,7 +43,7 @@ def sweep_cmd(
             help="comma-separated disciplines (built-in names or module:Class): the sweep's own cases "
             "or new ones"
         ),
-    ] = None,  # fmt: skip
+    ] = None,
 ) -> None:
     """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
     from aqmlab.sweep import SweepError, parse_sweep, run_sweep, with_qdiscs
