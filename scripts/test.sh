@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e ".[test,ray]"
+.venv/bin/pip install -q -e ".[test,ray,notebook]"
 cargo fmt --all --check
 cargo clippy -p aqmlab-core --all-targets -- -D warnings
 cargo test -p aqmlab-core --release
