@@ -19,7 +19,7 @@ else
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e ".[test]"
+.venv/bin/pip install -q -e ".[test,ray,notebook]"
 cargo fmt --all --check
 cargo clippy -p aqmlab-core -p aqmlab-emu --all-targets -- -D warnings
 cargo test -p aqmlab-core -p aqmlab-emu --release

@@ -34,6 +34,24 @@ class Result:
         """Table `name` as a pandas DataFrame."""
         return self.tables[name].to_pandas()
 
+    def table(self):
+        """The summary as a pandas table, one row per hop: discipline, utilisation, queueing-delay
+        percentiles (ms), drops and marks (what `aqmlab run` prints)."""
+        import pandas as pd
+
+        rows = []
+        for hop, link in self.summary["links"].items():
+            q, util = link["queue_delay_ms"], link["utilization"]
+            rows.append({"hop": hop, "qdisc": link["qdisc"], "util %": None if util is None else 100 * util,
+                         **{f"qdelay {k} ms": q[k] for k in ("p50", "p95", "p99", "max")},
+                         "drops": link["drops"], "marks": link["marks"]})  # fmt: skip
+        return pd.DataFrame(rows).set_index("hop")
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows a run as its summary table."""
+        title = f"<p><b>{self.meta['name']}</b> (seed {self.meta['seed']})</p>"
+        return title + self.table().to_html(float_format=lambda x: f"{x:.2f}", na_rep="-")
+
     @property
     def scenario(self) -> dict:
         return self.meta["scenario"]

@@ -598,6 +598,46 @@ class _Progress:
             self.p.stop()
 
 
+QDISC_LABEL = PARAM_PREFIX + "qdisc"
+
+
+def builtin_qdiscs() -> list[str]:
+    from aqmlab import _core
+
+    return [i["name"] for i in json.loads(_core.qdiscs())]
+
+
+def with_qdiscs(spec: SweepSpec, names: list[str]) -> list[str]:
+    """``--qdisc``: runs only these disciplines. A name among the sweep's own cases (its
+    ``params.qdisc`` axis) selects that case; any other built-in discipline or ``module:Class`` (a
+    discipline written in Python) becomes a new case of that axis, with its default parameters on
+    the axis's qdisc keys. A sweep without such an axis gets one (both directions, as
+    ``aqmlab run --qdisc``). Returns the cases added."""
+    from aqmlab import pyqdisc
+
+    axis = next((a for a in spec.axes if QDISC_LABEL in a), None)
+    own = list(axis[QDISC_LABEL]) if axis else []
+    known = builtin_qdiscs()
+    bad = [n for n in names if n not in own and n not in known and not pyqdisc.is_class_path(n)]
+    if bad or not names:
+        raise SweepError(f"--qdisc: {bad[0] if bad else ''!r} is not allowed; allowed: "
+                         f"{', '.join(dict.fromkeys(own + known))} or module:Class")  # fmt: skip
+    added = [n for n in names if n not in own]
+    table = {n: pyqdisc.qdisc_table(n) if pyqdisc.is_class_path(n) else {"kind": n} for n in added}
+    if axis is None:
+        spec.axes.append({QDISC_LABEL: added, **{f"topology.{d}.qdisc": [table[n] for n in added]
+                                                  for d in ("down", "up")}})  # fmt: skip
+    elif added:
+        others = [k for k in axis if k != QDISC_LABEL and not k.endswith(".qdisc")]
+        if others:
+            raise SweepError(f"--qdisc {added[0]!r}: cannot be added as a case: the sweep's qdisc axis "
+                             f"also sets {', '.join(others)}")  # fmt: skip
+        for k in axis:
+            axis[k] = [*axis[k], *(n if k == QDISC_LABEL else table[n] for n in added)]
+    spec.select[QDISC_LABEL] = list(names)
+    return added
+
+
 def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done) -> None:
     if not batches:
         return
@@ -647,8 +687,11 @@ def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | No
             raise SweepError(
                 "--executor ray: ray is not installed (pip install 'aqmlab[ray]' or pip install ray)"
             ) from None
-        ray.init(address=scheduler, ignore_reinit_error=True) if scheduler else ray.init(
-            num_cpus=jobs, ignore_reinit_error=True
+        # workers start elsewhere: the driver's directory stays importable (aqmlab.pyqdisc)
+        env = {"env_vars": {"AQMLAB_PYTHONPATH": os.pathsep.join(
+            filter(None, [os.getcwd(), os.environ.get("AQMLAB_PYTHONPATH")]))}}  # fmt: skip
+        ray.init(address=scheduler, ignore_reinit_error=True, runtime_env=env) if scheduler else ray.init(
+            num_cpus=jobs, ignore_reinit_error=True, runtime_env=env
         )
         remote = ray.remote(run_batch)
         refs = [remote.remote(b) for b in batches]

@@ -225,6 +225,68 @@ def test_dask_local_cluster_matches_local(tmp_path):
     assert _comparable(t_local).equals(_comparable(t_addr))
 
 
+def test_ray_local_cluster_matches_local_and_dask(tmp_path):
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("dask.distributed")
+    f = small_sweep(tmp_path, reps=1)
+    t_local = aqmlab.sweep(f, jobs=2, out=tmp_path / "l")
+    t_dask = aqmlab.sweep(f, jobs=2, executor="dask", out=tmp_path / "d")
+    try:
+        t_ray = aqmlab.sweep(f, jobs=2, executor="ray", out=tmp_path / "r")
+    finally:
+        ray.shutdown()
+    assert len(t_local) == 4 and (t_local["status"] == "ok").all()
+    assert _comparable(t_local).equals(_comparable(t_ray))
+    assert _comparable(t_dask).equals(_comparable(t_ray))
+
+
+def _ray_task_pids() -> list[int]:
+    """Processes of Ray workers running a sweep batch (Ray names them after the task)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and b"ray::run_batch" in (d / "cmdline").read_bytes():
+                pids.append(int(d.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_ray_worker_killed_mid_sweep_loses_no_finished_run(tmp_path):
+    pytest.importorskip("ray")
+    f = small_sweep(tmp_path, reps=3)
+    out = tmp_path / "res"
+    proc = subprocess.Popen([AQMLAB, "sweep", str(f), "--executor", "ray", "--jobs", "2", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 180
+    killed = None
+    while time.time() < deadline and killed is None and proc.poll() is None:
+        done = list(out.glob("sweeps/*/summaries/part-*.parquet"))
+        pids = _ray_task_pids()
+        if done and pids:  # some runs finished, a worker is busy with more
+            os.kill(pids[0], signal.SIGKILL)
+            killed = pids[0]
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert killed is not None, "the kill must land mid-sweep"
+    assert proc.returncode == 0, stderr
+    # Ray re-ran the killed worker's batch: the sweep completed every run, none failed
+    assert "12 runs (12 run now, 0 already complete), 0 failed" in " ".join(stdout.split()), stdout
+    r = cli("sweep", str(f), "--jobs", "1", "--out", str(out))
+    assert "(0 run now, 12 already complete)" in " ".join(r.stdout.split()), r.stdout
+    t_ray = aqmlab.sweep(f, jobs=1, out=out)
+    t_local = aqmlab.sweep(f, jobs=2, out=tmp_path / "l")
+    assert len(t_ray) == 12 and (t_ray["status"] == "ok").all()
+    assert _comparable(t_ray).equals(_comparable(t_local))
+    sdir = next(out.glob("sweeps/*"))
+    ids = [
+        i
+        for p in sdir.glob("summaries/part-*.parquet")
+        for i in pq.read_table(p).column("run_id").to_pylist()
+    ]
+    assert len(ids) == len(set(ids)) == 12
+
+
 def test_ray_missing_is_a_clear_error(tmp_path):
     try:
         import ray  # noqa: F401

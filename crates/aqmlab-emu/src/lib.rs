@@ -258,6 +258,9 @@ impl Emu {
                     }
                     self.links[l].stats.marks += 1;
                 }
+                QueueEvent::Stop => {
+                    unreachable!("the emulator builds no external discipline, the only kind that stops a run")
+                }
             }
         }
         self.qev.clear();

@@ -18,6 +18,8 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod pyqdisc;
+
 const DIRS: [&str; 2] = ["up", "down"];
 
 fn dict(codes: Vec<u8>, names: &[&str]) -> ArrayRef {
@@ -255,8 +257,29 @@ fn parse(scenario_json: &str) -> PyResult<scenario::Scenario> {
     scenario::parse(scenario_json).map_err(PyValueError::new_err)
 }
 
+/// Whether some hop of the scenario runs a discipline written in Python.
+fn has_python_qdisc(sc: &scenario::Scenario) -> bool {
+    sc.topology
+        .hops()
+        .iter()
+        .any(|h| h.spec.qdisc.kind == pyqdisc::KIND)
+}
+
+/// The failure of a Python discipline as `aqmlab.pyqdisc.QdiscError` (with the user's traceback).
+fn qdisc_error(py: Python, f: pyqdisc::Failure) -> PyErr {
+    let made = py.import("aqmlab.pyqdisc").and_then(|m| {
+        m.getattr("failure")?
+            .call1((f.err.into_value(py), f.raised, f.now, f.method, f.class, f.key))
+    });
+    match made {
+        Ok(e) => PyErr::from_value(e),
+        Err(e) => e,
+    }
+}
+
 /// Runs a scenario (JSON text) with `seed` (default: the scenario's). Returns
-/// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios.
+/// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios and
+/// aqmlab.pyqdisc.QdiscError when a discipline written in Python fails.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
 fn run<'py>(
@@ -267,9 +290,18 @@ fn run<'py>(
     let sc = parse(scenario_json)?;
     let seed = seed.unwrap_or(sc.seed);
     let t0 = Instant::now();
-    let result = py
-        .detach(|| build::run(&sc, seed))
-        .map_err(PyValueError::new_err)?;
+    let result = if has_python_qdisc(&sc) {
+        // the Python disciplines are called with the GIL held throughout
+        let ext = pyqdisc::PyQdiscs::default();
+        let r = build::run_with(&sc, seed, Some(&ext));
+        if let Some(f) = ext.failure.borrow_mut().take() {
+            return Err(qdisc_error(py, f));
+        }
+        r
+    } else {
+        py.detach(|| build::run(&sc, seed))
+    }
+    .map_err(PyValueError::new_err)?;
     // Enforced in every build: a run that loses or invents a packet is a defect, never a result.
     if let Err(e) = &result.conservation {
         return Err(PyRuntimeError::new_err(format!(
@@ -368,10 +400,30 @@ fn emulate<'py>(
 /// Validates a scenario (JSON text) and returns it resolved (every default written out) as JSON.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
-fn resolve(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+fn resolve(py: Python, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
     let sc = parse(scenario_json)?;
-    let r = build::resolve(&sc, seed.unwrap_or(sc.seed)).map_err(PyValueError::new_err)?;
+    let ext = pyqdisc::PyQdiscs::default();
+    let r = build::resolve_with(&sc, seed.unwrap_or(sc.seed), Some(&ext));
+    if let Some(f) = ext.failure.borrow_mut().take() {
+        return Err(qdisc_error(py, f));
+    }
+    let r = r.map_err(PyValueError::new_err)?;
     Ok(serde_json::to_string(&r).expect("scenarios serialise"))
+}
+
+/// A duration ("5ms", "1.5s") in ns, as scenario files write them.
+#[pyfunction]
+fn parse_time(text: &str) -> PyResult<u64> {
+    aqmlab_core::units::parse_time(text).map_err(PyValueError::new_err)
+}
+
+/// A buffer limit ("1000p", "64kB") as ("p", packets) or ("B", bytes).
+#[pyfunction]
+fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
+    match aqmlab_core::units::parse_limit(text).map_err(PyValueError::new_err)? {
+        aqmlab_core::units::Limit::Packets(n) => Ok(("p", n)),
+        aqmlab_core::units::Limit::Bytes(n) => Ok(("B", n)),
+    }
 }
 
 /// The registered queue disciplines with their parameters and defaults, as JSON.
@@ -428,6 +480,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
+    m.add_class::<pyqdisc::PyPacket>()?;
+    m.add_class::<pyqdisc::QueueState>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

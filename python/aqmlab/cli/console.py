@@ -24,6 +24,15 @@ def fail(msg: str) -> NoReturn:
     raise typer.Exit(code=2)
 
 
+def qdisc_failed(e: Exception) -> NoReturn:
+    """A discipline written in Python failed during a run (aqmlab.pyqdisc.QdiscError): its
+    traceback, then one line with the key, the method and the simulated time; exit status 1."""
+    if e.user_traceback:
+        err.print(e.user_traceback.rstrip(), markup=False)
+    err.print(f"error: {e} (the run was not stored)", markup=False)
+    raise typer.Exit(code=1)
+
+
 def lazy(name: str) -> ModuleType:
     """Module ``name``, executed on first attribute access (importlib.util.LazyLoader), so that
     commands which do not need pyarrow, DuckDB or matplotlib start fast."""

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from aqmlab import __version__
 from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import err, fail, lazy, out
+from aqmlab.cli.console import err, fail, lazy, out, qdisc_failed
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 api = lazy("aqmlab.api")
 plots = lazy("aqmlab.plots")
+pyqdisc = lazy("aqmlab.pyqdisc")
 store = lazy("aqmlab.store")
 
 app = typer.Typer(
@@ -253,10 +254,14 @@ def run_cmd(
         )
     if qdisc is not None:
         known = _qdisc_names()
-        bad = [n for n in names if n not in known]
+        bad = [n for n in names if n not in known and not pyqdisc.is_class_path(n)]
         if bad or not names:
-            fail(f"--qdisc: {qdisc!r} is not allowed; allowed: a comma-separated list of {', '.join(known)}")
-    variants = [(n, apply_overrides(sc, {"topology.down.qdisc": n, "topology.up.qdisc": n})) for n in names]
+            fail(f"--qdisc: {qdisc!r} is not allowed; allowed: a comma-separated list of {', '.join(known)} "
+                 "or module:Class (a discipline written in Python)")  # fmt: skip
+    variants = []
+    for n in names:
+        q = pyqdisc.qdisc_table(n) if pyqdisc.is_class_path(n) else n
+        variants.append((n, apply_overrides(sc, {"topology.down.qdisc": q, "topology.up.qdisc": q})))
     # every variant is validated before the first one runs
     resolved = []
     for name, v in variants or [(None, sc)]:
@@ -284,6 +289,8 @@ def run_cmd(
     except api.SimulationError as e:
         err.print(f"error: {e} (a simulator bug; the run was not stored)", markup=False)
         raise typer.Exit(code=1) from None
+    except pyqdisc.QdiscError as e:
+        qdisc_failed(e)
     if as_json:
         docs = [{**r.summary, "run_dir": str(r.path)} for _, r in results]
         if names:

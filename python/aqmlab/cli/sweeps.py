@@ -37,9 +37,16 @@ def sweep_cmd(
     out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the per-run table as JSON lines")] = False,
+    qdisc: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated disciplines (built-in names or module:Class): the sweep's own cases "
+            "or new ones"
+        ),
+    ] = None,
 ) -> None:
     """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
-    from aqmlab.sweep import SweepError, parse_sweep, run_sweep
+    from aqmlab.sweep import SweepError, parse_sweep, run_sweep, with_qdiscs
 
     try:
         if reps is not None and reps < 1:
@@ -49,6 +56,8 @@ def sweep_cmd(
         spec = parse_sweep(sweep_file)
         if reps is not None:
             spec.reps = reps
+        if qdisc is not None:
+            with_qdiscs(spec, [q.strip() for q in qdisc.split(",") if q.strip()])
         res = run_sweep(spec, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                         keep_packets=keep_packets, progress=True)  # fmt: skip
     except SweepError as e:
@@ -138,8 +147,9 @@ def reproduce_cmd(
         if name not in mod.FILTERS:
             fail(f"{name}: not an option of {experiment}; its options: {', '.join(mod.FILTERS)}")
         keyword, allowed = mod.FILTERS[name]
+        extensible = name in getattr(mod, "EXTENSIBLE", ())
         for v in vals:
-            if v not in allowed:
+            if v not in allowed and not extensible:
                 fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
         filters[keyword] = vals
     if quick:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from aqmlab import metrics as M
 from aqmlab import store
-from aqmlab.sweep import SweepResult, parse_sweep, run_sweep
+from aqmlab.sweep import SweepResult, parse_sweep, run_sweep, with_qdiscs
 
 NAME = "transients2014"
 DESCRIPTION = (
@@ -39,6 +39,9 @@ REPS = 100
 """Replications per case, as the study ran."""
 FILTERS = {"--qdisc": ("qdiscs", QDISCS), "--load": ("loads", LOADS)}
 """The CLI's case filters: option -> (run() keyword, allowed values)."""
+EXTENSIBLE = ("--qdisc",)
+"""Filters whose other values add cases: any built-in discipline or module:Class next to the
+study's (aqmlab.sweep.with_qdiscs; docs/python-qdisc.md)."""
 METRICS_FN = "aqmlab.reproduce.transients2014:run_metrics"
 DIR = "down"
 METRIC_KEYS = [
@@ -115,7 +118,7 @@ def spec_for(reps: int, series: str = "11", loads=None, qdiscs=None):
     if loads:
         spec.select["params.load"] = list(loads)
     if qdiscs:
-        spec.select["params.qdisc"] = list(qdiscs)
+        with_qdiscs(spec, list(qdiscs))
     return spec
 
 
@@ -139,7 +142,8 @@ def run(
                     metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
     runs = res.table
     delays = _delays(Path(out), runs)
-    results = aggregate(runs, delays, LOADS, QDISCS)  # every key; cases not run: runs = 0, values None
+    cases = QDISCS + [q for q in qdiscs or [] if q not in QDISCS]
+    results = aggregate(runs, delays, LOADS, cases)  # every key; cases not run: runs = 0, values None
     notes = diagnose(runs, series)
     report_dir = Path(out) / "reproduce" / spec.name
     o = Outcome(results, runs, delays, notes, res, report_dir, series)
@@ -340,8 +344,8 @@ def write_outputs(o: Outcome) -> list[Path]:
     store._dump(d / "results.json", to_json(o))
     o.runs.to_csv(d / "runs.csv", index=False)
     figs = []
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
-    qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
+    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
     # CDF of queueing delay for 4+4 (or the largest load run)
     cdf_load = "4+4" if "4+4" in loads else loads[-1]
     fig, ax = plots.plt.subplots(figsize=(8, 4.5))
@@ -396,8 +400,8 @@ def _save(plots, fig, path: Path) -> Path:
 def write_html(o: Outcome, figs: list[Path], path: Path) -> Path:
     from aqmlab.report import CSS
 
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
-    qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
+    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
     parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>transients2014</title>"
              f"<style>{CSS}</style></head><body>"),
              f"<h1>transients2014 — {html.escape(DESCRIPTION)}</h1>",
@@ -445,8 +449,8 @@ def write_html(o: Outcome, figs: list[Path], path: Path) -> Path:
 def print_tables(o: Outcome, console) -> None:
     from rich.table import Table
 
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in QDISCS)]
-    qd = [q for q in QDISCS if any(o.results["runs"][q].get(ld) for ld in loads)]
+    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
+    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
     for title, key, scale in TABLES:
         t = Table(title=title)
         t.add_column("qdisc")

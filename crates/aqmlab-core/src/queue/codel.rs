@@ -711,6 +711,7 @@ mod tests {
                         self.h.pool.release(id);
                     }
                     QueueEvent::Mark(..) => self.marks.push(now),
+                    QueueEvent::Stop => panic!("CoDel never stops the run"),
                 }
             }
             r

@@ -75,6 +75,9 @@ impl DropReason {
 pub enum QueueEvent {
     Drop(PktId, DropReason),
     Mark(PktId),
+    /// The discipline cannot go on (an external discipline's code failed): the run ends at this
+    /// instant, and whoever built the discipline reports why.
+    Stop,
 }
 
 /// What a discipline may touch while handling one call: the packets, and the sink for its
@@ -411,6 +414,23 @@ qdiscs! {
     Drr => drr::Drr,
     SfqCodel => sfq_codel::SfqCodel,
     PfifoFast => pfifo_fast::PfifoFast,
+    External => Box<dyn Qdisc>,
+}
+
+/// Builds the disciplines implemented outside the core, dispatched dynamically through
+/// [`AnyQdisc::External`] (crates/aqmlab-py: a discipline written as a Python class). The built-in
+/// disciplines keep their static dispatch; the core stays free of any foreign runtime.
+pub trait ExternalQdiscs {
+    /// Whether `kind` is one of its kinds (the registry's names take precedence).
+    fn provides(&self, kind: &str) -> bool;
+    /// Builds `kind` with `params` for the hop at `key`; returns it with its resolved parameters.
+    fn build(
+        &self,
+        kind: &str,
+        params: &Value,
+        link: &LinkInfo,
+        key: &str,
+    ) -> Result<(Box<dyn Qdisc>, Value), String>;
 }
 
 /// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
@@ -442,6 +462,22 @@ pub const LINK_KEY: &str = "@link.";
 /// Builds the discipline `kind` with `params` (a JSON object without `kind`). `key` is where the
 /// qdisc sits in the scenario (e.g. "topology.down.qdisc"); errors name it and the parameter.
 pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng, key: &str) -> BuildResult {
+    build_with(kind, params, link, rng, key, None)
+}
+
+/// [`build`], with `ext` building the kinds the registry does not hold.
+pub fn build_with(
+    kind: &str,
+    params: &Value,
+    link: &LinkInfo,
+    rng: Rng,
+    key: &str,
+    ext: Option<&dyn ExternalQdiscs>,
+) -> BuildResult {
+    if let Some(ext) = ext.filter(|e| lookup(kind).is_none() && e.provides(kind)) {
+        let (q, resolved) = ext.build(kind, params, link, key)?;
+        return Ok((AnyQdisc::External(q), resolved));
+    }
     let info = lookup(kind).ok_or_else(|| {
         let names: Vec<&str> = registry().iter().map(|i| i.name).collect();
         format!("{key}: unknown qdisc {kind:?}; allowed: {}", names.join(", "))
@@ -659,6 +695,7 @@ pub mod testutil {
                 match e {
                     QueueEvent::Drop(id, r) => self.drops.push((id, r)),
                     QueueEvent::Mark(id) => self.marks.push(id),
+                    QueueEvent::Stop => panic!("a built-in discipline never stops the run"),
                 }
             }
         }

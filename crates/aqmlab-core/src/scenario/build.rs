@@ -15,7 +15,7 @@ use crate::app::web::{ExchangeRecord, WebClient, WebServer};
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
-use crate::queue::{self, LinkInfo, Qdisc};
+use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
@@ -172,6 +172,7 @@ fn build_link(
     schedule: Vec<(Time, u64)>,
     mtu: u32,
     seed: u64,
+    ext: Option<&dyn ExternalQdiscs>,
 ) -> Result<(Link, super::QdiscSpec), String> {
     let spec = hop.spec;
     let info = LinkInfo {
@@ -182,7 +183,7 @@ fn build_link(
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
-    let (qdisc, resolved) = queue::build(&spec.qdisc.kind, &params, &info, rng, &key)?;
+    let (qdisc, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
@@ -225,8 +226,9 @@ struct Path {
 }
 
 /// Builds the hops of the path; a WiFi hop becomes the access point's driver (down) or one
-/// link per station (up), all transmitting on one medium.
-fn build_path(sc: &Scenario, seed: u64) -> Result<Path, String> {
+/// link per station (up), all transmitting on one medium. `ext` builds the disciplines the core
+/// does not hold.
+fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Path, String> {
     let mtu = sc.topology.mtu.0 as u32;
     let hops = sc.topology.hops();
     let wifi = sc.topology.wifi.as_ref();
@@ -240,11 +242,11 @@ fn build_path(sc: &Scenario, seed: u64) -> Result<Path, String> {
     let mut extra = Vec::new();
     for h in &hops {
         let (link, q) = match (&h.spec.rate, h.dir) {
-            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed)?,
+            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed, ext)?,
             (None, Dir::Down) => {
                 // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
                 let rate = phys.iter().map(nominal).max().expect("validated: stations");
-                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], mtu, seed)?;
+                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], mtu, seed, ext)?;
                 l.wifi = Some(Box::new(Port::new(0, phys.clone(), fers.clone())));
                 (l, q)
             }
@@ -260,7 +262,7 @@ fn build_path(sc: &Scenario, seed: u64) -> Result<Path, String> {
                     };
                     let name = format!("{}/{}", h.name, st.name);
                     let rate = nominal(&phys[k]);
-                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], mtu, seed)?;
+                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], mtu, seed, ext)?;
                     l.wifi = Some(Box::new(Port::new(0, vec![phys[k]], vec![fers[k]])));
                     if k == 0 {
                         first = Some((l, q));
@@ -455,9 +457,14 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
 /// The scenario with every default written out (qdisc parameters and flow keys), as stored
 /// with a run. Fails like `run` would on values only a discipline can check.
 pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
+    resolve_with(sc, seed, None)
+}
+
+/// [`resolve`], with `ext` building the disciplines the core does not hold.
+pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Scenario, String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
-    let qdiscs = build_path(sc, seed)?.qdiscs;
+    let qdiscs = build_path(sc, seed, ext)?.qdiscs;
     for (hop, qdisc) in sc.topology.hops().iter().zip(qdiscs) {
         let spec = resolved
             .topology
@@ -483,14 +490,19 @@ pub struct Prepared {
 
 /// Resolves and builds a scenario with the given seed.
 pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
-    let resolved = resolve(sc, seed)?;
+    prepare_with(sc, seed, None)
+}
+
+/// [`prepare`], with `ext` building the disciplines the core does not hold.
+pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Prepared, String> {
+    let resolved = resolve_with(sc, seed, ext)?;
     let end = sc.duration.0;
     let Path {
         links,
         media,
         stations,
         ..
-    } = build_path(&resolved, seed)?;
+    } = build_path(&resolved, seed, ext)?;
     let station_names: Vec<&str> = resolved.topology.wifi.as_ref().map_or(Vec::new(), |w| {
         w.stations.iter().map(|s| s.name.as_str()).collect()
     });
@@ -607,13 +619,19 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
 
 /// Resolves, builds and runs a scenario with the given seed.
 pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
+    run_with(sc, seed, None)
+}
+
+/// [`run`], with `ext` building the disciplines the core does not hold. A discipline that stops
+/// the run (`QueueEvent::Stop`) ends it early; its builder reports why.
+pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<RunResult, String> {
     let Prepared {
         resolved,
         links,
         media,
         flows,
         mut rows,
-    } = prepare(sc, seed)?;
+    } = prepare_with(sc, seed, ext)?;
     let end = sc.duration.0;
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
     let mut world = World::new(end, links, flows, rec);

@@ -569,6 +569,8 @@ impl World {
                     self.flows[f as usize].marked += 1;
                     self.links[l].stats.marks += 1;
                 }
+                // the events still due at this instant run; the loop ends after them
+                QueueEvent::Stop => self.end = self.now,
             }
         }
         self.qev.clear();
