@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from aqmlab import metrics as M
+from aqmlab.reproduce import Execution
 from aqmlab.reproduce import transients2014 as T
 from aqmlab.scenario import builtin_path, load, resolve
 
@@ -99,7 +100,9 @@ def test_reduced_writes_figures_and_report(reduced):
 def test_pie_default_never_engages_and_thresh_does(tmp_path):
     """pie2013 with dq_threshold 10 packets (60 ms of draining at 2 Mb/s) and t_update 30 ms:
     no departure-rate measurement completes, so no early drop; with 5 packets (30 ms) it does."""
-    o = T.run(reps=3, loads=["1+1", "4+4"], qdiscs=["pie", "pie_thresh"], out=tmp_path, figures=False)
+    o = T.run(
+        reps=3, loads=["1+1", "4+4"], qdiscs=["pie", "pie_thresh"], ex=Execution(out=tmp_path), figures=False
+    )
     runs = o.runs[o.runs["status"] == "ok"]
     pie = runs[runs["qdisc"] == "pie"]
     thr = runs[runs["qdisc"] == "pie_thresh"]
@@ -201,7 +204,7 @@ def test_goodbadwifi2015_quick_shows_the_studys_orderings(tmp_path):
     queues below it; the JSON has the issue's shape."""
     from aqmlab.reproduce import goodbadwifi2015 as G
 
-    o = G.run(out=tmp_path, quick=True, qdiscs=["pfifo_fast", "fq_codel"], jobs=1)
+    o = G.run(ex=Execution(out=tmp_path, jobs=1), quick=True, qdiscs=["pfifo_fast", "fq_codel"])
     assert o.counts["failed"] == 0 and o.counts["total"] == 2 * 2 * 4 * 2 + 2 * 2
     j = G.to_json(o)
     for lk in ("10/10", "10/1"):
@@ -223,6 +226,8 @@ def test_goodbadwifi2015_quick_shows_the_studys_orderings(tmp_path):
     assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / "report.html").exists()
     for fig in ("rrul", "transient", "voip_cdf"):
         assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / f"{fig}.png").stat().st_size > 5000
+
+
 def test_codel2012_cases_follow_the_script():
     from aqmlab.reproduce import codel2012 as C
 

@@ -157,8 +157,9 @@ def reproduce_cmd(
             fail(f"--quick: not an option of {experiment}")
         filters["quick"] = True
     try:
-        o = mod.run(reps=reps, series=series, out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
-                    keep_packets=keep_packets, progress=True, **filters)  # fmt: skip
+        ex = reproduce.Execution(out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
+                                 keep_packets=keep_packets, progress=True)  # fmt: skip
+        o = mod.run(reps=reps, series=series, ex=ex, **filters)
     except SweepError as e:
         fail(str(e))
         raise

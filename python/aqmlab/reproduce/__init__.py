@@ -8,7 +8,11 @@ shared/reference/experiments.md. Each module defines ``NAME``, ``DESCRIPTION`` a
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+
+from aqmlab import store
 
 EXPERIMENTS = {
     "transients2014": "aqmlab.reproduce.transients2014",
@@ -28,3 +32,31 @@ def get(name: str) -> ModuleType:
 def experiments() -> list[tuple[str, str]]:
     """(name, description) of every built-in experiment."""
     return [(n, get(n).DESCRIPTION) for n in EXPERIMENTS]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where and how an experiment's sweeps run: the results root and the executor (the CLI's
+    --out, --jobs, --executor, --scheduler, --keep-packets), shared by every module's ``run``."""
+
+    out: str | Path = store.DEFAULT_ROOT
+    jobs: int | None = None
+    executor: str = "local"
+    scheduler: str | None = None
+    keep_packets: bool = False
+    progress: bool = False
+
+    def sweep(self, spec, metrics_fn: str, keep: tuple[str, ...] = ("flows", "links")):
+        """Runs (or resumes) ``spec`` with the study's per-run metrics in the workers."""
+        from aqmlab.sweep import run_sweep
+
+        return run_sweep(spec, out=self.out, jobs=self.jobs, executor=self.executor, scheduler=self.scheduler,
+                         keep=keep, keep_packets=self.keep_packets, metrics_fn=metrics_fn,
+                         progress=self.progress)  # fmt: skip
+
+    def report_dir(self, name: str) -> Path:
+        return Path(self.out) / "reproduce" / name
+
+
+DEFAULT_EXECUTION = Execution()
+"""The default: the local process pool, results under the default root."""

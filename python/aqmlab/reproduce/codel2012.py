@@ -47,9 +47,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aqmlab import metrics as M
-from aqmlab import store
+from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
 from aqmlab.scenario import load
-from aqmlab.sweep import SweepResult, parse_sweep, run_sweep
+from aqmlab.sweep import SweepResult, parse_sweep
 
 NAME = "codel2012"
 DESCRIPTION = (
@@ -301,24 +301,18 @@ class Outcome:
 def run(
     reps: int = REPS,
     series: str = "all",
-    out: str | Path = store.DEFAULT_ROOT,
-    jobs: int | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-    keep_packets: bool = False,
+    ex: Execution = DEFAULT_EXECUTION,
     qdiscs: list[str] | None = None,
     quick: bool = False,
-    progress: bool = False,
     figures: bool = True,
 ) -> Outcome:
     """Runs (or resumes) the experiment, writes the figures and the HTML report."""
     del series  # one series
     spec = spec_for(1 if quick else reps, quick, qdiscs)
-    res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler, keep=("flows", "links"),
-                    keep_packets=keep_packets, metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
+    res = ex.sweep(spec, METRICS_FN)
     tl_dir = res.sweep_dir / "timeline"
     timelines = pq.read_table(tl_dir).to_pandas() if tl_dir.exists() else pd.DataFrame()
-    o = Outcome(res.table, timelines, res, Path(out) / "reproduce" / spec.name)
+    o = Outcome(res.table, timelines, res, ex.report_dir(spec.name))
     if figures:
         write_outputs(o)
     return o

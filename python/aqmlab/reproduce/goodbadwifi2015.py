@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aqmlab import metrics as M
-from aqmlab import store
-from aqmlab.sweep import SweepResult, parse_sweep, run_sweep
+from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.sweep import SweepResult, parse_sweep
 
 NAME = "goodbadwifi2015"
 DESCRIPTION = (
@@ -209,13 +209,8 @@ class Outcome:
 def run(
     reps: int = REPS,
     series: str = "all",
-    out: str | Path = store.DEFAULT_ROOT,
-    jobs: int | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-    keep_packets: bool = False,
+    ex: Execution = DEFAULT_EXECUTION,
     qdiscs: list[str] | None = None,
-    progress: bool = False,
     figures: bool = True,
     quick: bool = False,
 ) -> Outcome:
@@ -229,8 +224,7 @@ def run(
         cases = ["wifi"] if test == "wifi" else links
         for f in TEST_FILES[test]:
             spec = parse_sweep(sweep_doc(f, reps, qdiscs, cases, duration))
-            res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler, keep=("flows", "links"),
-                            keep_packets=keep_packets, metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
+            res = ex.sweep(spec, METRICS_FN)
             t = res.table.copy()
             t["test"] = f
             frames.append(t)
@@ -238,8 +232,8 @@ def run(
                 counts[k] += getattr(res, k)
             counts["failed"] += len(res.failed)
     runs = pd.concat(frames, ignore_index=True)
-    transient, owd = _extras(Path(out), runs)
-    report_dir = Path(out) / "reproduce" / (NAME + ("-quick" if quick else ""))
+    transient, owd = _extras(Path(ex.out), runs)
+    report_dir = ex.report_dir(NAME + ("-quick" if quick else ""))
     o = Outcome(aggregate(runs), runs, transient, owd, res, counts, report_dir, quick)
     if figures:
         write_outputs(o)

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import metrics as M
-from aqmlab import store
-from aqmlab.sweep import SweepResult, parse_sweep, run_sweep
+from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.sweep import SweepResult, parse_sweep
 
 NAME = "lpcc2013"
 DESCRIPTION = (
@@ -88,22 +88,16 @@ def spec_for(reps: int, qdiscs=None, lpccs=None):
 def run(
     reps: int = 10,
     series: str = "3c",
-    out: str | Path = store.DEFAULT_ROOT,
-    jobs: int | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-    keep_packets: bool = False,
+    ex: Execution = DEFAULT_EXECUTION,
     qdiscs: list[str] | None = None,
     lpccs: list[str] | None = None,
-    progress: bool = False,
     figures: bool = True,
 ) -> Outcome:
     """Runs (or resumes) the campaign, aggregates it, writes the figure and the HTML report."""
     del series  # one series
     spec = spec_for(reps, qdiscs, lpccs)
-    res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler, keep=("flows", "links"),
-                    keep_packets=keep_packets, metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
-    o = Outcome(aggregate(res.table), res.table, res, Path(out) / "reproduce" / spec.name)
+    res = ex.sweep(spec, METRICS_FN)
+    o = Outcome(aggregate(res.table), res.table, res, ex.report_dir(spec.name))
     if figures:
         write_outputs(o)
     return o

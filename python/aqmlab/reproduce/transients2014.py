@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 
 from aqmlab import metrics as M
 from aqmlab import store
-from aqmlab.sweep import SweepResult, parse_sweep, run_sweep, with_qdiscs
+from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.sweep import SweepResult, parse_sweep, with_qdiscs
 
 NAME = "transients2014"
 DESCRIPTION = (
@@ -125,27 +126,20 @@ def spec_for(reps: int, series: str = "11", loads=None, qdiscs=None):
 def run(
     reps: int = 100,
     series: str = "11",
-    out: str | Path = store.DEFAULT_ROOT,
-    jobs: int | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-    keep_packets: bool = False,
+    ex: Execution = DEFAULT_EXECUTION,
     loads: list[str] | None = None,
     qdiscs: list[str] | None = None,
-    progress: bool = False,
     figures: bool = True,
 ) -> Outcome:
     """Runs (or resumes) the experiment, aggregates it, writes figures and the HTML report."""
     spec = spec_for(reps, series, loads, qdiscs)
-    res = run_sweep(spec, out=out, jobs=jobs, executor=executor, scheduler=scheduler,
-                    keep=("flows", "links", "rate_schedule"), keep_packets=keep_packets,
-                    metrics_fn=METRICS_FN, progress=progress)  # fmt: skip
+    res = ex.sweep(spec, METRICS_FN, keep=("flows", "links", "rate_schedule"))
     runs = res.table
-    delays = _delays(Path(out), runs)
+    delays = _delays(Path(ex.out), runs)
     cases = QDISCS + [q for q in qdiscs or [] if q not in QDISCS]
     results = aggregate(runs, delays, LOADS, cases)  # every key; cases not run: runs = 0, values None
     notes = diagnose(runs, series)
-    report_dir = Path(out) / "reproduce" / spec.name
+    report_dir = ex.report_dir(spec.name)
     o = Outcome(results, runs, delays, notes, res, report_dir, series)
     if figures:
         write_outputs(o)
