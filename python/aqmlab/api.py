@@ -85,13 +85,14 @@ def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], di
         raise SimulationError(str(e)) from None
     meta = json.loads(meta_json)
     tables = {name: _decode(b) for name, b in batches.items()}
-    level = meta["record"]["level"]
-    if level != "packets":
-        tables.pop("packets")
-    if level == "summary":
-        tables.pop("queue")
-        tables.pop("flow_series")
-    return tables, meta
+    return recorded(tables, meta["record"]["level"]), meta
+
+
+def recorded(tables: dict, level: str) -> dict:
+    """The tables a run keeps at ``record.level``: ``packets`` only at "packets", ``queue`` and
+    ``flow_series`` not at "summary"."""
+    drop = {"packets": (), "series": ("packets",), "summary": ("packets", "queue", "flow_series")}[level]
+    return {name: t for name, t in tables.items() if name not in drop}
 
 
 def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:

@@ -35,7 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from aqmlab import _core, metrics
-from aqmlab.api import Result, _decode
+from aqmlab.api import Result, _decode, recorded
 from aqmlab.scenario import ScenarioError, check_values, resolve
 
 CLIENT_IP = "10.199.0.1"
@@ -599,10 +599,5 @@ def emulate(
     }
     if command:
         meta["emulated"]["exit_status"] = status
-    level = meta["record"]["level"]
-    if level != "packets":
-        tables.pop("packets")
-    if level == "summary":
-        tables.pop("queue")
-        tables.pop("flow_series")
+    tables = recorded(tables, meta["record"]["level"])
     return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s)), status
