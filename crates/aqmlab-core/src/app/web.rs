@@ -97,10 +97,89 @@ fn tag(out: &mut Outbox, from: usize, conn: u32) {
     }
 }
 
-/// The client's side of one exchange: the request's sender and the response's receiver.
-struct ClientXchg {
-    req: TcpSender,
-    rsp: TcpReceiver,
+/// One exchange's two transfers at one end: the request's and the response's endpoint.
+struct Pair<Q, R> {
+    req: Q,
+    rsp: R,
+}
+
+/// One end's open exchanges: their transfer pairs, the transfers' timers (2 x exchange + 0 for
+/// the request, + 1 for the response), and the counters of the closed ones.
+struct Exchanges<Q, R> {
+    open: Vec<Option<Box<Pair<Q, R>>>>,
+    timers: Timers,
+    done: FlowReport,
+}
+
+impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
+    fn new(n: usize) -> Self {
+        Exchanges {
+            open: (0..n).map(|_| None).collect(),
+            timers: Timers::new(2 * n),
+            done: FlowReport::default(),
+        }
+    }
+
+    fn get(&self, x: u32) -> Option<&Pair<Q, R>> {
+        self.open.get(x as usize).and_then(|c| c.as_deref())
+    }
+
+    fn get_mut(&mut self, x: u32) -> Option<&mut Pair<Q, R>> {
+        self.open.get_mut(x as usize).and_then(|c| c.as_deref_mut())
+    }
+
+    fn open(&mut self, x: u32, pair: Pair<Q, R>) {
+        self.open[x as usize] = Some(Box::new(pair));
+        self.arm(x);
+    }
+
+    fn arm(&mut self, x: u32) {
+        if let Some(c) = self.open[x as usize].as_deref() {
+            self.timers.arm(2 * x, c.req.next_timer());
+            self.timers.arm(2 * x + 1, c.rsp.next_timer());
+        }
+    }
+
+    /// Hands transfer `k` a packet or its timer (`act` on its endpoint), tags what it sends and
+    /// re-arms its exchange; false when the exchange is closed (a late packet).
+    fn handle(&mut self, k: u32, out: &mut Outbox, act: impl FnOnce(&mut dyn Endpoint, &mut Outbox)) -> bool {
+        let Some(c) = self.get_mut(k / 2) else {
+            return false;
+        };
+        let from = out.len();
+        if k.is_multiple_of(2) {
+            act(&mut c.req, out);
+        } else {
+            act(&mut c.rsp, out);
+        }
+        tag(out, from, k);
+        self.arm(k / 2);
+        true
+    }
+
+    /// Closes exchange x, keeping its transfers' counters.
+    fn close(&mut self, x: u32) {
+        if let Some(c) = self.open[x as usize].take() {
+            c.req.report(&mut self.done);
+            c.rsp.report(&mut self.done);
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        // Stale heads are read as they are: they only cause an early wake-up finding nothing due.
+        self.timers.heap.peek().map(|r| r.0 .0)
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        add(r, &self.done);
+        for c in self.open.iter().flatten() {
+            c.req.report(r);
+            c.rsp.report(r);
+        }
+        // A web flow has no single transfer: its completion times are in the `web` table.
+        r.first_syn = None;
+        r.completed = None;
+    }
 }
 
 /// The browser end: opens the plan's connections and sends their requests.
@@ -111,15 +190,13 @@ pub struct WebClient {
     first_xchg: Vec<u32>,
     cfg: TcpConfig,
     flow: u32,
-    open: Vec<Option<Box<ClientXchg>>>,
-    /// Transfer timers (2 x exchange + 0 / 1) and exchange start times (key: exchange).
-    timers: Timers,
+    /// The open exchanges: the request's sender and the response's receiver.
+    ex: Exchanges<TcpSender, TcpReceiver>,
+    /// Exchange start times (key: exchange).
     starts: Timers,
     next_conn: usize,
     stop: Time,
     pub records: Vec<ExchangeRecord>,
-    /// Counters of the transfers already closed.
-    done: FlowReport,
 }
 
 impl WebClient {
@@ -146,9 +223,8 @@ impl WebClient {
             })
             .collect();
         WebClient {
-            timers: Timers::new(2 * xchg.len()),
+            ex: Exchanges::new(xchg.len()),
             starts: Timers::new(xchg.len()),
-            open: (0..xchg.len()).map(|_| None).collect(),
             xchg,
             first_xchg,
             plan,
@@ -157,14 +233,6 @@ impl WebClient {
             next_conn: 0,
             stop,
             records,
-            done: FlowReport::default(),
-        }
-    }
-
-    fn arm(&mut self, x: u32) {
-        if let Some(c) = &self.open[x as usize] {
-            self.timers.arm(2 * x, c.req.next_timer());
-            self.timers.arm(2 * x + 1, c.rsp.next_timer());
         }
     }
 
@@ -188,21 +256,18 @@ impl WebClient {
         req.start(now, out);
         tag(out, from, 2 * x);
         self.records[x as usize].requested = Some(now);
-        self.open[x as usize] = Some(Box::new(ClientXchg { req, rsp }));
-        self.arm(x);
+        self.ex.open(x, Pair { req, rsp });
     }
 
     /// Closes exchange x once its response is complete, and schedules the connection's next.
     fn check_done(&mut self, x: u32, now: Time) {
-        let Some(c) = &self.open[x as usize] else { return };
+        let Some(c) = self.ex.get(x) else { return };
         let r = &mut self.records[x as usize];
         if c.rsp.bytes_delivered() < r.rsp_bytes {
             return;
         }
         r.completed = Some(now);
-        let c = self.open[x as usize].take().expect("open");
-        c.req.report(&mut self.done);
-        c.rsp.report(&mut self.done);
+        self.ex.close(x);
         let (conn, i) = self.xchg[x as usize];
         if let Some(next) = self.plan[conn as usize].exchanges.get(i as usize + 1) {
             self.starts.arm(x + 1, Some(now + next.gap));
@@ -228,43 +293,20 @@ impl Endpoint for WebClient {
     }
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
-        let x = pkt.conn / 2;
-        let Some(c) = self.open.get_mut(x as usize).and_then(|c| c.as_deref_mut()) else {
-            return; // a late packet of a closed exchange
-        };
-        let from = out.len();
-        if pkt.conn.is_multiple_of(2) {
-            c.req.on_packet(pkt, now, out);
-        } else {
-            c.rsp.on_packet(pkt, now, out);
+        if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
+            self.check_done(pkt.conn / 2, now);
         }
-        tag(out, from, pkt.conn);
-        self.arm(x);
-        self.check_done(x, now);
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        while let Some(k) = self.timers.pop_due(now) {
-            let x = k / 2;
-            let Some(c) = self.open[x as usize].as_deref_mut() else {
-                continue;
-            };
-            let from = out.len();
-            if k.is_multiple_of(2) {
-                c.req.on_timer(now, out);
-            } else {
-                c.rsp.on_timer(now, out);
-            }
-            tag(out, from, k);
-            self.arm(x);
+        while let Some(k) = self.ex.timers.pop_due(now) {
+            self.ex.handle(k, out, |e, out| e.on_timer(now, out));
         }
         self.start_due(now, out);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        // `Timers::next` drops stale heads; here the heads are read as they are (a stale head
-        // only causes an early wake-up that finds nothing due).
-        let t = self.timers.heap.peek().map(|r| r.0 .0);
+        let t = self.ex.next_timer();
         let s = self.starts.heap.peek().map(|r| r.0 .0);
         let c = self
             .plan
@@ -275,22 +317,8 @@ impl Endpoint for WebClient {
     }
 
     fn report(&self, r: &mut FlowReport) {
-        add(r, &self.done);
-        for c in self.open.iter().flatten() {
-            c.req.report(r);
-            c.rsp.report(r);
-        }
-        // A web flow has no single transfer: its completion times are in the `web` table.
-        r.first_syn = None;
-        r.completed = None;
+        self.ex.report(r);
     }
-}
-
-/// The server's side of one exchange: the request's receiver and the response's sender.
-struct ServerXchg {
-    req: TcpReceiver,
-    rsp: TcpSender,
-    released: bool,
 }
 
 /// The server end: answers each request after the whole request and its think time.
@@ -299,32 +327,25 @@ pub struct WebServer {
     xchg: Vec<(u32, u32)>,
     cfg: TcpConfig,
     flow: u32,
-    open: Vec<Option<Box<ServerXchg>>>,
+    /// The open exchanges: the request's receiver and the response's sender.
+    ex: Exchanges<TcpReceiver, TcpSender>,
     /// Whether exchange x was opened already (a retransmitted SYN must not reopen it).
     seen: Vec<bool>,
-    timers: Timers,
-    done: FlowReport,
+    /// Whether exchange x's response was released (its request complete).
+    released: Vec<bool>,
 }
 
 impl WebServer {
     pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32) -> WebServer {
         let xchg = flatten(&plan);
         WebServer {
-            timers: Timers::new(2 * xchg.len()),
-            open: (0..xchg.len()).map(|_| None).collect(),
+            ex: Exchanges::new(xchg.len()),
             seen: vec![false; xchg.len()],
+            released: vec![false; xchg.len()],
             xchg,
             plan,
             cfg,
             flow,
-            done: FlowReport::default(),
-        }
-    }
-
-    fn arm(&mut self, x: u32) {
-        if let Some(c) = &self.open[x as usize] {
-            self.timers.arm(2 * x, c.req.next_timer());
-            self.timers.arm(2 * x + 1, c.rsp.next_timer());
         }
     }
 
@@ -347,29 +368,25 @@ impl WebServer {
         rsp.start(now, out);
         tag(out, from, 2 * x + 1);
         self.seen[x as usize] = true;
-        self.open[x as usize] = Some(Box::new(ServerXchg {
-            req,
-            rsp,
-            released: false,
-        }));
+        self.ex.open(x, Pair { req, rsp });
     }
 
     /// Releases the response once the request is whole; closes the exchange once the response
     /// is acknowledged.
     fn progress(&mut self, x: u32, now: Time) {
-        let Some(c) = self.open[x as usize].as_deref_mut() else {
-            return;
-        };
         let (conn, i) = self.xchg[x as usize];
         let e = self.plan[conn as usize].exchanges[i as usize];
-        if !c.released && c.req.bytes_delivered() >= e.req {
-            c.released = true;
+        let released = &mut self.released[x as usize];
+        let Some(c) = self.ex.get_mut(x) else {
+            return;
+        };
+        if !*released && c.req.bytes_delivered() >= e.req {
+            *released = true;
             c.rsp.release_at(now + e.server_delay);
+            self.ex.arm(x);
         }
-        if c.rsp.completed().is_some() {
-            let c = self.open[x as usize].take().expect("open");
-            c.req.report(&mut self.done);
-            c.rsp.report(&mut self.done);
+        if self.ex.get(x).is_some_and(|c| c.rsp.completed().is_some()) {
+            self.ex.close(x);
         }
     }
 }
@@ -379,56 +396,30 @@ impl Endpoint for WebServer {
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
         let x = pkt.conn / 2;
-        if (x as usize) >= self.open.len() {
+        if (x as usize) >= self.seen.len() {
             return;
         }
         if !self.seen[x as usize] && pkt.conn.is_multiple_of(2) {
             self.accept(x, now, out);
         }
-        let Some(c) = self.open[x as usize].as_deref_mut() else {
-            return; // a late packet of a closed exchange
-        };
-        let from = out.len();
-        if pkt.conn.is_multiple_of(2) {
-            c.req.on_packet(pkt, now, out);
-        } else {
-            c.rsp.on_packet(pkt, now, out);
+        if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
+            self.progress(x, now);
         }
-        tag(out, from, pkt.conn);
-        self.progress(x, now);
-        self.arm(x);
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        while let Some(k) = self.timers.pop_due(now) {
-            let x = k / 2;
-            let Some(c) = self.open[x as usize].as_deref_mut() else {
-                continue;
-            };
-            let from = out.len();
-            if k.is_multiple_of(2) {
-                c.req.on_timer(now, out);
-            } else {
-                c.rsp.on_timer(now, out);
+        while let Some(k) = self.ex.timers.pop_due(now) {
+            if self.ex.handle(k, out, |e, out| e.on_timer(now, out)) {
+                self.progress(k / 2, now);
             }
-            tag(out, from, k);
-            self.progress(x, now);
-            self.arm(x);
         }
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.timers.heap.peek().map(|r| r.0 .0)
+        self.ex.next_timer()
     }
 
     fn report(&self, r: &mut FlowReport) {
-        add(r, &self.done);
-        for c in self.open.iter().flatten() {
-            c.req.report(r);
-            c.rsp.report(r);
-        }
-        // A web flow has no single transfer: its completion times are in the `web` table.
-        r.first_syn = None;
-        r.completed = None;
+        self.ex.report(r);
     }
 }
