@@ -22,10 +22,10 @@
 pub mod ipv4;
 mod sys;
 
-use aqmlab_core::net::{Link, Pipe};
+use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
-use aqmlab_core::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
-use aqmlab_core::record::{Level, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use aqmlab_core::queue::{Qdisc, QueueEvent};
+use aqmlab_core::record::{Level, Recorder};
 use aqmlab_core::scenario::build::{self, RunResult};
 use aqmlab_core::scenario::Scenario;
 use aqmlab_core::units::Time;
@@ -201,7 +201,7 @@ impl Emu {
             0 | 2 => {
                 let d = if pipe == 0 { Dir::Up } else { Dir::Down };
                 match self.first[d.index()] {
-                    Some(l) => self.link_arrival(l, id),
+                    Some(l) => self.arrival(l, id),
                     None => self.enter(POST[d.index()], id),
                 }
             }
@@ -217,155 +217,8 @@ impl Emu {
                 let next = self.links[pipe - HOP_PIPES]
                     .next
                     .expect("a hop pipe leads to a hop");
-                self.link_arrival(next as usize, id);
+                self.arrival(next as usize, id);
             }
-        }
-    }
-
-    fn link_arrival(&mut self, l: usize, id: PktId) {
-        let now = self.now;
-        self.pool.get_mut(id).enqueued_at = now;
-        let link = &mut self.links[l];
-        link.stats.arrivals += 1;
-        let mut ctx = QueueCtx {
-            pool: &mut self.pool,
-            events: &mut self.qev,
-        };
-        link.qdisc.enqueue(id, &mut ctx, now);
-        self.queue_events(l);
-        self.start_tx(l);
-    }
-
-    /// Applies the drops and marks of hop `l`'s qdisc: a drop is not forwarded, a mark sets CE
-    /// in the packet's bytes.
-    fn queue_events(&mut self, l: usize) {
-        for k in 0..self.qev.len() {
-            match self.qev[k] {
-                QueueEvent::Drop(id, reason) => {
-                    let p = self.pool.get(id);
-                    let outcome = OUTCOME_DROP_BASE + reason as u8;
-                    self.rec.packet(p, self.links[l].dir, l as u8, self.now, outcome);
-                    if let Some(n) = self.drops.get_mut(p.flow as usize) {
-                        *n += 1;
-                    }
-                    self.links[l].stats.drops[reason as usize] += 1;
-                    self.pool.release(id);
-                }
-                QueueEvent::Mark(id) => {
-                    ipv4::mark_ce(&mut self.bufs[id as usize]);
-                    if let Some(n) = self.marks.get_mut(self.pool.get(id).flow as usize) {
-                        *n += 1;
-                    }
-                    self.links[l].stats.marks += 1;
-                }
-                QueueEvent::Stop => {
-                    unreachable!("the emulator builds no external discipline, the only kind that stops a run")
-                }
-            }
-        }
-        self.qev.clear();
-    }
-
-    /// Feeds hop `l`'s serialiser (and its device queue) from the qdisc, as the simulator's
-    /// `World::start_tx`.
-    fn start_tx(&mut self, l: usize) {
-        loop {
-            let link = &mut self.links[l];
-            if link.tx.is_none() {
-                if let Some(id) = link.device.pop_front() {
-                    self.begin_tx(l, id);
-                    continue;
-                }
-            }
-            let link = &self.links[l];
-            if link.tx.is_some() && link.device.len() >= link.device_limit {
-                return;
-            }
-            let Some(id) = self.qdisc_dequeue(l) else {
-                return;
-            };
-            if self.links[l].tx.is_none() {
-                self.begin_tx(l, id);
-            } else {
-                self.links[l].device.push_back(id);
-            }
-        }
-    }
-
-    fn qdisc_dequeue(&mut self, l: usize) -> Option<PktId> {
-        let now = self.now;
-        let link = &mut self.links[l];
-        let mut ctx = QueueCtx {
-            pool: &mut self.pool,
-            events: &mut self.qev,
-        };
-        let next = link.qdisc.dequeue(&mut ctx, now);
-        self.queue_events(l);
-        let id = next?;
-        let p = self.pool.get(id);
-        let outcome = if p.ecn == Ecn::Ce {
-            OUTCOME_MARKED
-        } else {
-            OUTCOME_SENT
-        };
-        self.rec.packet(p, self.links[l].dir, l as u8, now, outcome);
-        Some(id)
-    }
-
-    fn begin_tx(&mut self, l: usize, id: PktId) {
-        let size = self.pool.get(id).size as u64;
-        let link = &mut self.links[l];
-        link.tx = Some(id);
-        self.tx_end[l] = link.finish_time(self.now, size);
-    }
-
-    fn tx_done(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        let id = link.tx.take().expect("a transmission was in progress");
-        let p = self.pool.get(id);
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += p.size as u64;
-        if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
-            link.stats.drops[DropReason::Loss as usize] += 1;
-            if let Some(n) = self.drops.get_mut(p.flow as usize) {
-                *n += 1;
-            }
-            self.pool.release(id);
-        } else {
-            let d = link.dir;
-            match link.next {
-                None => self.enter(POST[d.index()], id),
-                Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
-                Some(_) => self.enter(HOP_PIPES + l, id),
-            }
-        }
-        self.start_tx(l);
-    }
-
-    fn qdisc_timer(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        let mut ctx = QueueCtx {
-            pool: &mut self.pool,
-            events: &mut self.qev,
-        };
-        link.qdisc.on_timer(&mut ctx, self.now);
-        self.queue_events(l);
-    }
-
-    /// One row per hop of the `queue` table, as the simulator's `World::sample`.
-    fn sample(&mut self) {
-        let t = self.now;
-        for (k, l) in self.links.iter().enumerate() {
-            let q = &mut self.rec.queue;
-            q.t.push(t);
-            q.dir.push(l.dir as u8);
-            q.hop.push(k as u8);
-            q.backlog_bytes.push(l.qdisc.backlog_bytes());
-            q.backlog_pkts.push(l.qdisc.backlog_packets());
-            q.tx_bytes.push(l.stats.tx_bytes);
-            q.drops.push(l.stats.total_drops());
-            q.marks.push(l.stats.marks);
-            q.rate_bps.push(l.rate_at(t));
         }
     }
 
@@ -427,14 +280,64 @@ impl Emu {
                     self.leave(i, id);
                 }
                 Due::Tx(l) => self.tx_done(l),
-                Due::Qdisc(l) => self.qdisc_timer(l),
+                Due::Qdisc(l) => self.qdisc_on_timer(l, self.now),
                 Due::Sample => {
-                    self.sample();
+                    sample_hops(&self.links, self.now, &mut self.rec.queue);
                     self.next_sample += self.rec.interval;
                 }
             }
         }
         self.now = self.now.max(now);
+    }
+}
+
+impl Hops for Emu {
+    fn parts(&mut self) -> HopParts<'_> {
+        HopParts {
+            links: &mut self.links,
+            pool: &mut self.pool,
+            qev: &mut self.qev,
+            rec: &mut self.rec,
+        }
+    }
+
+    fn now(&self) -> Time {
+        self.now
+    }
+
+    fn dropped(&mut self, flow: u32, _queued: bool) {
+        if let Some(n) = self.drops.get_mut(flow as usize) {
+            *n += 1;
+        }
+    }
+
+    /// A mark sets CE in the packet's bytes.
+    fn marked(&mut self, id: PktId) {
+        ipv4::mark_ce(&mut self.bufs[id as usize]);
+        if let Some(n) = self.marks.get_mut(self.pool.get(id).flow as usize) {
+            *n += 1;
+        }
+    }
+
+    fn stop(&mut self) {
+        unreachable!("the emulator builds no external discipline, the only kind that stops a run")
+    }
+
+    fn transmitting(&mut self, l: usize, done: Time) {
+        self.tx_end[l] = done;
+    }
+
+    fn forward(&mut self, l: usize, id: PktId, _flow: u32) {
+        let link = &self.links[l];
+        match link.next {
+            None => self.enter(POST[link.dir.index()], id),
+            Some(next) if link.delay == 0 => self.arrival(next as usize, id),
+            Some(_) => self.enter(HOP_PIPES + l, id),
+        }
+    }
+
+    fn serve(&mut self, l: usize) {
+        self.feed(l);
     }
 }
 

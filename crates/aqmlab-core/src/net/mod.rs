@@ -6,9 +6,15 @@
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
 //! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
 //! shared with other hops.
+//!
+//! `Hops` is the sequence a packet goes through at a hop (enqueue, the qdisc's verdicts,
+//! dequeue into the device queue and the serialiser, the end of its transmission), written once
+//! for the simulator's `World` and the emulator's forwarder; each says only what differs (how a
+//! drop or mark is counted, how a transmission's end is awaited, where a packet goes next).
 
-use crate::packet::{Dir, PktId};
-use crate::queue::{AnyQdisc, DropReason};
+use crate::packet::{Dir, Ecn, PacketPool, PktId};
+use crate::queue::{AnyQdisc, DropReason, Qdisc, QueueCtx, QueueEvent};
+use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
@@ -106,6 +112,184 @@ impl Link {
             bits += (e - s) as u128 * r as u128;
         }
         (bits / (8 * SEC as u128)) as u64
+    }
+}
+
+/// What the per-hop sequence works on, borrowed apart from the rest of its owner.
+pub struct HopParts<'a> {
+    pub links: &'a mut [Link],
+    pub pool: &'a mut PacketPool,
+    pub qev: &'a mut Vec<QueueEvent>,
+    pub rec: &'a mut Recorder,
+}
+
+/// The per-hop sequence, shared by the simulator and the emulator. The required methods are
+/// where the two differ; the provided ones are the sequence itself.
+pub trait Hops {
+    fn parts(&mut self) -> HopParts<'_>;
+    fn now(&self) -> Time;
+    /// A packet of `flow` was dropped: by a qdisc (`queued`: it was counted as queued) or on
+    /// the wire.
+    fn dropped(&mut self, flow: u32, queued: bool);
+    /// A qdisc marked packet `id` CE.
+    fn marked(&mut self, id: PktId);
+    /// A discipline asked to end the run.
+    fn stop(&mut self);
+    /// Hop `l` started transmitting; the transmission ends at `done`.
+    fn transmitting(&mut self, l: usize, done: Time);
+    /// Hop `l` delivered packet `id` of `flow`: on to what follows it on the flow's path.
+    fn forward(&mut self, l: usize, id: PktId, flow: u32);
+    /// Hop `l` may have work: start a transmission, re-arm its timer.
+    fn serve(&mut self, l: usize);
+    /// Packet `id` enters a qdisc.
+    fn entering(&mut self, _id: PktId) {}
+    /// Packet `id` left a qdisc for the wire.
+    fn dequeued(&mut self, _id: PktId) {}
+
+    /// Packet `id` arrives at hop `l`: into its qdisc, then the hop is served.
+    fn arrival(&mut self, l: usize, id: PktId) {
+        self.entering(id);
+        let now = self.now();
+        let HopParts { links, pool, qev, .. } = self.parts();
+        pool.get_mut(id).enqueued_at = now;
+        let link = &mut links[l];
+        link.stats.arrivals += 1;
+        link.qdisc.enqueue(id, &mut QueueCtx { pool, events: qev }, now);
+        self.queue_events(l);
+        self.serve(l);
+    }
+
+    /// Applies the drops and marks the qdisc of hop `l` reported.
+    fn queue_events(&mut self, l: usize) {
+        let now = self.now();
+        let mut k = 0;
+        while k < self.parts().qev.len() {
+            let HopParts {
+                links,
+                pool,
+                qev,
+                rec,
+            } = self.parts();
+            match qev[k] {
+                QueueEvent::Drop(id, reason) => {
+                    let p = pool.get(id);
+                    rec.packet(p, links[l].dir, l as u8, now, OUTCOME_DROP_BASE + reason as u8);
+                    links[l].stats.drops[reason as usize] += 1;
+                    let flow = p.flow;
+                    pool.release(id);
+                    self.dropped(flow, true);
+                }
+                QueueEvent::Mark(id) => {
+                    links[l].stats.marks += 1;
+                    self.marked(id);
+                }
+                // the events still due at this instant run; the loop ends after them
+                QueueEvent::Stop => self.stop(),
+            }
+            k += 1;
+        }
+        self.parts().qev.clear();
+    }
+
+    /// Takes the next packet out of hop `l`'s qdisc and records it (sent or marked).
+    fn dequeue(&mut self, l: usize) -> Option<PktId> {
+        let now = self.now();
+        let HopParts { links, pool, qev, .. } = self.parts();
+        let next = links[l].qdisc.dequeue(&mut QueueCtx { pool, events: qev }, now);
+        self.queue_events(l);
+        let id = next?;
+        self.dequeued(id);
+        let HopParts { links, pool, rec, .. } = self.parts();
+        let p = pool.get(id);
+        let outcome = if p.ecn == Ecn::Ce {
+            OUTCOME_MARKED
+        } else {
+            OUTCOME_SENT
+        };
+        rec.packet(p, links[l].dir, l as u8, now, outcome);
+        Some(id)
+    }
+
+    /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
+    /// keeps the device queue (if any) topped up from the qdisc.
+    fn feed(&mut self, l: usize) {
+        loop {
+            let link = &mut self.parts().links[l];
+            if link.tx.is_none() {
+                if let Some(id) = link.device.pop_front() {
+                    self.begin_tx(l, id);
+                    continue;
+                }
+            }
+            let link = &self.parts().links[l];
+            if link.tx.is_some() && link.device.len() >= link.device_limit {
+                return;
+            }
+            let Some(id) = self.dequeue(l) else {
+                return;
+            };
+            let link = &mut self.parts().links[l];
+            if link.tx.is_none() {
+                self.begin_tx(l, id);
+            } else {
+                link.device.push_back(id);
+            }
+        }
+    }
+
+    /// Hop `l` starts serialising packet `id`.
+    fn begin_tx(&mut self, l: usize, id: PktId) {
+        let now = self.now();
+        let HopParts { links, pool, .. } = self.parts();
+        let link = &mut links[l];
+        link.tx = Some(id);
+        let done = link.finish_time(now, pool.get(id).size as u64);
+        self.transmitting(l, done);
+    }
+
+    /// Hop `l`'s transmission ended: the packet is lost on the wire (the hop's loss rate) or
+    /// forwarded, and the hop is served.
+    fn tx_done(&mut self, l: usize) {
+        let HopParts { links, pool, .. } = self.parts();
+        let link = &mut links[l];
+        let id = link.tx.take().expect("a transmission was in progress");
+        let p = pool.get(id);
+        let (flow, size) = (p.flow, p.size);
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += size as u64;
+        if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
+            link.stats.drops[DropReason::Loss as usize] += 1;
+            pool.release(id);
+            self.dropped(flow, false);
+        } else {
+            self.forward(l, id, flow);
+        }
+        self.serve(l);
+    }
+
+    /// Runs hop `l`'s qdisc timer at `t` if it is due.
+    fn qdisc_on_timer(&mut self, l: usize, t: Time) {
+        let HopParts { links, pool, qev, .. } = self.parts();
+        let qdisc = &mut links[l].qdisc;
+        if qdisc.next_timer().is_some_and(|x| x <= t) {
+            qdisc.on_timer(&mut QueueCtx { pool, events: qev }, t);
+            self.queue_events(l);
+        }
+    }
+}
+
+/// One row per hop of the `queue` table at time `t`.
+pub fn sample_hops(links: &[Link], t: Time, q: &mut QueueColumns) {
+    for (k, l) in links.iter().enumerate() {
+        q.t.push(t);
+        q.dir.push(l.dir as u8);
+        q.hop.push(k as u8);
+        q.backlog_bytes.push(l.qdisc.backlog_bytes());
+        q.backlog_pkts.push(l.qdisc.backlog_packets());
+        q.tx_bytes.push(l.stats.tx_bytes);
+        q.drops.push(l.stats.total_drops());
+        q.marks.push(l.stats.marks);
+        q.rate_bps.push(l.rate_at(t));
     }
 }
 

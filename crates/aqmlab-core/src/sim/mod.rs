@@ -13,10 +13,10 @@ use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{WebClient, WebServer};
 use crate::net::wifi::Medium;
-use crate::net::{Link, Pipe};
-use crate::packet::{Dir, Ecn, Packet, PacketPool, PktId};
-use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
-use crate::record::{Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
+use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
+use crate::packet::{Dir, Packet, PacketPool, PktId};
+use crate::queue::{DropReason, Qdisc, QueueEvent};
+use crate::record::Recorder;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::{tx_time, Time};
@@ -500,7 +500,7 @@ impl World {
     fn leave_pipe(&mut self, i: usize, id: PktId) {
         if i >= self.hop_pipes {
             let next = self.hop_pipe_next[i - self.hop_pipes];
-            self.link_arrival(next as usize, id);
+            self.arrival(next as usize, id);
             return;
         }
         let post = i % 2 == 1;
@@ -512,7 +512,7 @@ impl World {
                 let f = self.pool.get(id).flow as usize;
                 hop = self.flows[f].route[d.index()].map_or(hop, |r| r.0);
             }
-            self.link_arrival(hop as usize, id);
+            self.arrival(hop as usize, id);
         } else {
             self.deliver(id);
         }
@@ -532,142 +532,14 @@ impl World {
         self.after_endpoint(f, s);
     }
 
-    fn link_arrival(&mut self, l: usize, id: PktId) {
-        let now = self.now;
-        let p = self.pool.get_mut(id);
-        p.enqueued_at = now;
-        let flow = p.flow as usize;
-        self.flows[flow].queued += 1;
-        let link = &mut self.links[l];
-        link.stats.arrivals += 1;
-        let mut ctx = QueueCtx {
-            pool: &mut self.pool,
-            events: &mut self.qev,
-        };
-        link.qdisc.enqueue(id, &mut ctx, now);
-        self.queue_events(l);
-        self.start_tx(l);
-        self.arm_qdisc_timer(l);
-    }
-
-    /// Applies the drops and marks the qdisc of hop `l` reported.
-    fn queue_events(&mut self, l: usize) {
-        for k in 0..self.qev.len() {
-            match self.qev[k] {
-                QueueEvent::Drop(id, reason) => {
-                    let p = self.pool.get(id);
-                    let outcome = OUTCOME_DROP_BASE + reason as u8;
-                    self.rec.packet(p, self.links[l].dir, l as u8, self.now, outcome);
-                    let flow = &mut self.flows[p.flow as usize];
-                    flow.dropped += 1;
-                    flow.queued -= 1;
-                    self.links[l].stats.drops[reason as usize] += 1;
-                    self.pool.release(id);
-                }
-                QueueEvent::Mark(id) => {
-                    let f = self.pool.get(id).flow;
-                    self.flows[f as usize].marked += 1;
-                    self.links[l].stats.marks += 1;
-                }
-                // the events still due at this instant run; the loop ends after them
-                QueueEvent::Stop => self.end = self.now,
-            }
-        }
-        self.qev.clear();
-    }
-
-    /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
-    /// keeps the device queue (if any) topped up from the qdisc.
+    /// Starts hop `l`'s next transmission (or fills its WiFi driver) and re-arms its timer.
     fn start_tx(&mut self, l: usize) {
         if self.links[l].wifi.is_some() {
             self.wifi_fill(l);
-            return;
-        }
-        loop {
-            let link = &mut self.links[l];
-            if link.tx.is_none() {
-                if let Some(id) = link.device.pop_front() {
-                    self.begin_tx(l, id);
-                    continue;
-                }
-            }
-            let link = &self.links[l];
-            if link.tx.is_some() && link.device.len() >= link.device_limit {
-                return;
-            }
-            let Some(id) = self.qdisc_dequeue(l) else {
-                return;
-            };
-            if self.links[l].tx.is_none() {
-                self.begin_tx(l, id);
-            } else {
-                self.links[l].device.push_back(id);
-            }
-        }
-    }
-
-    /// Takes the next packet out of hop `l`'s qdisc and records it (sent or marked).
-    fn qdisc_dequeue(&mut self, l: usize) -> Option<PktId> {
-        let now = self.now;
-        let link = &mut self.links[l];
-        let mut ctx = QueueCtx {
-            pool: &mut self.pool,
-            events: &mut self.qev,
-        };
-        let next = link.qdisc.dequeue(&mut ctx, now);
-        self.queue_events(l);
-        let id = next?;
-        let p = self.pool.get(id);
-        self.flows[p.flow as usize].queued -= 1;
-        let outcome = if p.ecn == Ecn::Ce {
-            OUTCOME_MARKED
         } else {
-            OUTCOME_SENT
-        };
-        self.rec.packet(p, self.links[l].dir, l as u8, now, outcome);
-        Some(id)
-    }
-
-    fn begin_tx(&mut self, l: usize, id: PktId) {
-        let size = self.pool.get(id).size as u64;
-        let link = &mut self.links[l];
-        link.tx = Some(id);
-        let done = link.finish_time(self.now, size);
-        self.schedule(done, Ev::TxDone(l as u32));
-    }
-
-    fn tx_done(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        let id = link.tx.take().expect("a transmission was in progress");
-        let p = self.pool.get(id);
-        let (flow, size) = (p.flow, p.size);
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += size as u64;
-        if link.loss > 0.0 && link.loss_rng.bernoulli(link.loss) {
-            link.stats.drops[DropReason::Loss as usize] += 1;
-            self.flows[flow as usize].dropped += 1;
-            self.pool.release(id);
-        } else {
-            self.forward(l, id, flow);
+            self.feed(l);
         }
-        self.start_tx(l);
         self.arm_qdisc_timer(l);
-    }
-
-    /// A packet hop `l` delivered: on to the next hop, or to the flow's access path when the
-    /// chain or the flow's route ends here.
-    #[inline(always)]
-    fn forward(&mut self, l: usize, id: PktId, flow: u32) {
-        let link = &self.links[l];
-        let d = link.dir;
-        let leaves =
-            link.exit_here && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
-        match link.next {
-            _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
-            None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
-            Some(next) if link.delay == 0 => self.link_arrival(next as usize, id),
-            Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
-        }
     }
 
     /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
@@ -677,7 +549,7 @@ impl World {
         let m = self.links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
         let limit = self.media[m].mac.driver_limit;
         while self.links[l].wifi.as_ref().expect("a WiFi hop").pending < limit {
-            let Some(id) = self.qdisc_dequeue(l) else {
+            let Some(id) = self.dequeue(l) else {
                 break;
             };
             let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
@@ -801,32 +673,13 @@ impl World {
             return;
         }
         link.timer_armed = None;
-        if link.qdisc.next_timer().is_some_and(|x| x <= t) {
-            let mut ctx = QueueCtx {
-                pool: &mut self.pool,
-                events: &mut self.qev,
-            };
-            link.qdisc.on_timer(&mut ctx, t);
-            self.queue_events(l);
-        }
+        self.qdisc_on_timer(l, t);
         self.arm_qdisc_timer(l);
     }
 
     fn sample(&mut self) {
         let t = self.now;
-        for (k, l) in self.links.iter().enumerate() {
-            let rate = l.rate_at(t);
-            let q = &mut self.rec.queue;
-            q.t.push(t);
-            q.dir.push(l.dir as u8);
-            q.hop.push(k as u8);
-            q.backlog_bytes.push(l.qdisc.backlog_bytes());
-            q.backlog_pkts.push(l.qdisc.backlog_packets());
-            q.tx_bytes.push(l.stats.tx_bytes);
-            q.drops.push(l.stats.total_drops());
-            q.marks.push(l.stats.marks);
-            q.rate_bps.push(rate);
-        }
+        sample_hops(&self.links, t, &mut self.rec.queue);
         for (i, f) in self.flows.iter().enumerate() {
             if f.start > t {
                 continue;
@@ -896,5 +749,68 @@ impl World {
             ));
         }
         Ok(())
+    }
+}
+
+impl Hops for World {
+    #[inline(always)]
+    fn parts(&mut self) -> HopParts<'_> {
+        HopParts {
+            links: &mut self.links,
+            pool: &mut self.pool,
+            qev: &mut self.qev,
+            rec: &mut self.rec,
+        }
+    }
+
+    #[inline(always)]
+    fn now(&self) -> Time {
+        self.now
+    }
+
+    fn dropped(&mut self, flow: u32, queued: bool) {
+        let flow = &mut self.flows[flow as usize];
+        flow.dropped += 1;
+        flow.queued -= queued as u64;
+    }
+
+    fn marked(&mut self, id: PktId) {
+        self.flows[self.pool.get(id).flow as usize].marked += 1;
+    }
+
+    fn stop(&mut self) {
+        self.end = self.now;
+    }
+
+    fn transmitting(&mut self, l: usize, done: Time) {
+        self.schedule(done, Ev::TxDone(l as u32));
+    }
+
+    /// A packet hop `l` delivered: on to the next hop, or to the flow's access path when the
+    /// chain or the flow's route ends here.
+    #[inline(always)]
+    fn forward(&mut self, l: usize, id: PktId, flow: u32) {
+        let link = &self.links[l];
+        let d = link.dir;
+        let leaves =
+            link.exit_here && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
+        match link.next {
+            _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            Some(next) if link.delay == 0 => self.arrival(next as usize, id),
+            Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
+        }
+    }
+
+    fn serve(&mut self, l: usize) {
+        self.start_tx(l);
+    }
+
+    fn entering(&mut self, id: PktId) {
+        self.flows[self.pool.get(id).flow as usize].queued += 1;
+    }
+
+    fn dequeued(&mut self, id: PktId) {
+        self.flows[self.pool.get(id).flow as usize].queued -= 1;
     }
 }
