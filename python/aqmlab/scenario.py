@@ -82,7 +82,9 @@ def load(source: str | Path | dict) -> dict:
             )
     try:
         with open(p, "rb") as f:
-            return tomllib.load(f)
+            sc = tomllib.load(f)
+        sc.setdefault("name", p.stem)
+        return sc
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
     except UnicodeDecodeError as e:

@@ -4,7 +4,9 @@
 //! Follows DESIGN.md principle 3: no floating-point time accumulates anywhere; serialisation time
 //! rounds up to the next nanosecond.
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Simulation time and durations, in nanoseconds.
@@ -56,55 +58,65 @@ fn scaled(v: f64, mult: f64, what: &str, s: &str) -> Result<u64, String> {
 }
 
 /// Parses a duration: a number followed by s, ms, us or ns ("5ms", "0.65s").
-pub fn parse_time(s: &str) -> Result<Time, String> {
-    let allowed = "a number with a unit: s, ms, us or ns (e.g. \"50ms\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
-    let mult = match unit {
-        "s" => 1e9,
-        "ms" => 1e6,
-        "us" => 1e3,
-        "ns" => 1.0,
-        _ => return Err(format!("{s:?} is not {allowed}")),
-    };
-    scaled(v, mult, "duration", s)
+/// The units of a duration, a rate and a size, each with its multiplier (declared once: the
+/// parsers below and the scenario schema's patterns read them).
+pub const TIME_UNITS: &[(&str, f64)] = &[("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)];
+pub const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("Kbps", 1e3),
+    ("kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+];
+pub const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1024.0 * 1024.0),
+    ("GiB", 1024.0 * 1024.0 * 1024.0),
+];
+/// The unit of a limit in packets.
+pub const PACKETS_UNIT: &str = "p";
+
+fn unit_mult(units: &[(&str, f64)], unit: &str) -> Option<f64> {
+    units.iter().find(|(u, _)| *u == unit).map(|(_, m)| *m)
 }
 
-/// Parses a rate: a number followed by bps, Kbps, Mbps or Gbps (decimal multiples).
+/// A number with one of `units`, scaled to the base unit.
+fn parse_unit(s: &str, units: &[(&str, f64)], what: &str, allowed: &str) -> Result<u64, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    let mult = unit_mult(units, unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    scaled(v, mult, what, s)
+}
+
+/// A regular expression for a non-negative number followed by one of `units` (JSON Schema's
+/// `pattern` dialect), as `split_number` and the parsers accept it.
+pub fn unit_pattern(units: &[&str]) -> String {
+    format!(r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)\s*({})\s*$", units.join("|"))
+}
+
+pub fn parse_time(s: &str) -> Result<Time, String> {
+    parse_unit(
+        s,
+        TIME_UNITS,
+        "duration",
+        "a number with a unit: s, ms, us or ns (e.g. \"50ms\")",
+    )
+}
+
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let allowed = "a number with a unit: bps, Kbps, Mbps or Gbps (e.g. \"10Mbps\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
-    let mult = match unit {
-        "bps" => 1.0,
-        "Kbps" | "kbps" => 1e3,
-        "Mbps" => 1e6,
-        "Gbps" => 1e9,
-        _ => return Err(format!("{s:?} is not {allowed}")),
-    };
-    scaled(v, mult, "rate", s)
+    parse_unit(s, RATE_UNITS, "rate", allowed)
 }
 
-fn size_mult(unit: &str) -> Option<f64> {
-    Some(match unit {
-        "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    })
-}
-
-/// Parses a size in bytes: a number followed by B, KB, MB, GB, KiB, MiB or GiB.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let allowed = "a number with a unit: B, KB, MB, GB, KiB, MiB or GiB (e.g. \"1500B\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
-    let mult = size_mult(unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
-    scaled(v, mult, "size", s)
+    parse_unit(s, SIZE_UNITS, "size", allowed)
 }
 
-/// A buffer limit: either packets ("100p") or bytes ("150KB").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     Packets(u64),
@@ -114,13 +126,13 @@ pub enum Limit {
 pub fn parse_limit(s: &str) -> Result<Limit, String> {
     let allowed = "packets with `p` (\"100p\") or bytes with B/KB/MB/KiB/MiB (\"150KB\")";
     let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
-    if unit == "p" {
+    if unit == PACKETS_UNIT {
         if v.fract() != 0.0 {
             return Err(format!("{s:?} is not a whole number of packets"));
         }
         return Ok(Limit::Packets(scaled(v, 1.0, "packet count", s)?));
     }
-    let mult = size_mult(unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
+    let mult = unit_mult(SIZE_UNITS, unit).ok_or_else(|| format!("{s:?} is not {allowed}"))?;
     Ok(Limit::Bytes(scaled(v, mult, "size", s)?))
 }
 
@@ -150,7 +162,7 @@ pub fn fmt_rate(r: u64) -> String {
 
 /// Deserialises a unit string into an integer with the given parser; used by the newtypes below.
 macro_rules! unit_newtype {
-    ($name:ident, $inner:ty, $parse:expr, $fmt:expr, $expect:literal) => {
+    ($name:ident, $inner:ty, $parse:expr, $fmt:expr, $units:expr, $expect:literal) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
         pub struct $name(pub $inner);
 
@@ -184,6 +196,16 @@ macro_rules! unit_newtype {
                 s.serialize_str(&($fmt)(self.0))
             }
         }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let units: Vec<&str> = $units.iter().map(|u| u.0).collect();
+                json_schema!({"type": "string", "pattern": unit_pattern(&units), "description": $expect})
+            }
+        }
     };
 }
 
@@ -192,6 +214,7 @@ unit_newtype!(
     Time,
     parse_time,
     fmt_time,
+    TIME_UNITS,
     "a duration such as \"50ms\" (units s, ms, us, ns)"
 );
 unit_newtype!(
@@ -199,6 +222,7 @@ unit_newtype!(
     u64,
     parse_rate,
     fmt_rate,
+    RATE_UNITS,
     "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)"
 );
 unit_newtype!(
@@ -206,6 +230,7 @@ unit_newtype!(
     u64,
     parse_bytes,
     |b: u64| format!("{b}B"),
+    SIZE_UNITS,
     "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)"
 );
 
@@ -231,6 +256,15 @@ impl<'de> Deserialize<'de> for NicRate {
     }
 }
 
+impl JsonSchema for NicRate {
+    fn schema_name() -> Cow<'static, str> {
+        "NicRate".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        json_schema!({"anyOf": [g.subschema_for::<Rate>(), {"const": "inf"}]})
+    }
+}
+
 impl Serialize for NicRate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
@@ -249,6 +283,18 @@ impl<'de> Deserialize<'de> for LimitSpec {
         let s = String::deserialize(d)
             .map_err(|_| de::Error::custom("expected a limit string such as \"100p\" or \"150KB\""))?;
         parse_limit(&s).map(LimitSpec).map_err(de::Error::custom)
+    }
+}
+
+impl JsonSchema for LimitSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Limit".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let mut units: Vec<&str> = SIZE_UNITS.iter().map(|u| u.0).collect();
+        units.push(PACKETS_UNIT);
+        json_schema!({"type": "string", "pattern": unit_pattern(&units),
+                      "description": "packets with `p` (\"100p\") or bytes (\"150KB\")"})
     }
 }
 

@@ -447,6 +447,12 @@ fn qdiscs() -> String {
     serde_json::to_string(&list).expect("serialisable")
 }
 
+/// The JSON Schema of the scenario format, as JSON.
+#[pyfunction]
+fn schema() -> String {
+    serde_json::to_string_pretty(&scenario::schema::scenario_schema()).expect("serialisable")
+}
+
 /// The TCP profiles, each with the flow keys it resolves to (MSS-dependent window for its MSS), as JSON.
 #[pyfunction]
 fn tcp_profiles() -> String {
@@ -480,6 +486,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
     m.add_class::<pyqdisc::PyPacket>()?;

@@ -411,6 +411,26 @@ def validate_cmd(
         out.print(f"ok: {resolved['name']} ({len(resolved['flows'])} flow entries)")
 
 
+@app.command("schema")
+def schema_cmd(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="write it to this file instead of stdout")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the scenario format (for editors and other tools)."""
+    from aqmlab import _core
+
+    text = _core.schema() + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as e:
+        fail(f"--output: {output}: {e.strerror}")
+    out.print(f"wrote {output}")
+
+
 list_app = typer.Typer(help="List qdiscs, built-in scenarios or experiments.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
 

@@ -7,18 +7,26 @@ use crate::packet::Dir;
 use crate::record::Level;
 use crate::transport::cc::Hystart;
 use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS, SEC};
+use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod build;
+pub mod schema;
+
+fn default_name() -> String {
+    "scenario".into()
+}
 
 fn default_seed() -> u64 {
     1
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// The scenario's name (default: its file's name without `.toml`).
+    #[serde(default = "default_name")]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
@@ -41,7 +49,7 @@ fn default_nic_rate() -> NicRate {
     NicRate(Some(1_000_000_000))
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     /// Base round-trip time of the flows' access paths (flows may override it with their own
@@ -70,7 +78,7 @@ pub struct Topology {
 }
 
 /// The WiFi medium: its stations and the MAC and PHY constants (sources in `net::wifi`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WifiSpec {
     pub stations: Vec<StationSpec>,
@@ -119,7 +127,7 @@ impl Default for WifiSpec {
 }
 
 /// One WiFi station: a client host whose flows name it (`station`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StationSpec {
     pub name: String,
@@ -327,7 +335,7 @@ impl Topology {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// The hop's name (only in `topology.hops`; the shorthand's are "down" and "up").
@@ -582,7 +590,7 @@ impl Serialize for Dscp {
 
 /// On/off periods of a source: means of the on and off lengths, drawn exponentially (the
 /// lpcc2013 sensitivity study) or constant.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnOff {
     pub on: Dur,
@@ -591,7 +599,7 @@ pub struct OnOff {
     pub distribution: OnOffDist,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnOffDist {
     #[default]
@@ -620,7 +628,7 @@ impl OnOff {
 }
 
 /// A finite transfer repeated after idle gaps drawn uniformly from `idle` = [min, max].
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Repeat {
     pub idle: [Dur; 2],
@@ -652,7 +660,7 @@ impl Serialize for DelAck {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DirSpec {
     Up,
@@ -670,7 +678,7 @@ impl DirSpec {
 
 /// One `[[flows]]` entry. Keys that do not belong to the entry's kind are rejected by
 /// `validate`; `resolve` writes out every default of the kind.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub kind: String,
@@ -856,7 +864,7 @@ fn default_interval() -> Dur {
     Dur(100 * MS)
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {
     /// `packets` (one row per packet at the bottleneck), `series` (periodic samples only) or

@@ -1,0 +1,184 @@
+//! The JSON Schema (draft 2020-12) of the scenario format, for editor completion and for
+//! validation in other tools (`aqmlab schema`). It is derived, not written: the structs of
+//! `scenario` give the keys, their types, defaults and doc comments (schemars' derive, which reads
+//! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
+//! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
+//! come from `FLOW_KINDS`, the qdiscs and their parameters from the qdisc registry, the
+//! controllers from `CC_NAMES` and the TCP profiles from `PROFILES`.
+//!
+//! What the schema cannot say (a value's range that depends on other keys, a route's hop names,
+//! a qdisc parameter's value type) stays with `aqmlab validate`.
+
+use super::{
+    DelAck, Dscp, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS, FLOW_KINDS,
+};
+use crate::queue::registry;
+use crate::transport::cc::{Hystart, CC_NAMES};
+use crate::transport::tcp::PROFILES;
+use crate::units::{Dur, Rate};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+
+/// Python disciplines are named `module:Class` (`aqmlab.pyqdisc`).
+const PYTHON_QDISC_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$";
+
+/// `Dscp::parse`'s names in either case (JSON Schema patterns have no case-insensitive flag).
+const DSCP_NAME_PATTERN: &str =
+    "^([Bb][Ee]|[Dd][Ff]|[Ee][Ff]|[Ll][Ee]|[Vv][Aa]|[Cc][Ss][0-7]|[Aa][Ff][1-4][1-3])$";
+
+impl JsonSchema for RateSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "RateSchedule".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let step = json!({"type": "array", "prefixItems": [g.subschema_for::<Dur>(), g.subschema_for::<Rate>()],
+                          "minItems": 2, "maxItems": 2});
+        json_schema!({
+            "description": "a rate, or a schedule of [time, rate] steps",
+            "anyOf": [g.subschema_for::<Rate>(), {"type": "array", "minItems": 1, "items": step}]
+        })
+    }
+}
+
+impl JsonSchema for QdiscSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Qdisc".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let qdiscs = registry();
+        let names: Vec<&str> = qdiscs.iter().map(|q| q.name).collect();
+        let tables: Vec<Value> = qdiscs
+            .iter()
+            .map(|q| {
+                let mut props = serde_json::Map::new();
+                props.insert("kind".into(), json!({"const": q.name}));
+                for p in q.params {
+                    props.insert(p.name.into(), json!({"description": p.help}));
+                }
+                json!({"type": "object", "description": q.summary, "properties": props,
+                       "required": ["kind"], "additionalProperties": false})
+            })
+            .collect();
+        let python = json!({"type": "object", "required": ["kind"],
+                            "properties": {"kind": {"type": "string", "pattern": PYTHON_QDISC_PATTERN}}});
+        json_schema!({
+            "description": "a queue discipline: its name, or a table with `kind` and its parameters \
+                            (`aqmlab list qdiscs`); `module:Class` for one written in Python",
+            "anyOf": [{"enum": names}, {"type": "string", "pattern": PYTHON_QDISC_PATTERN},
+                      {"oneOf": tables}, python]
+        })
+    }
+}
+
+impl JsonSchema for StartSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Start".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let dur = g.subschema_for::<Dur>();
+        json_schema!({
+            "description": "a time, or an offset drawn uniformly per run seed",
+            "anyOf": [dur.clone(), {
+                "type": "object", "required": ["uniform"], "additionalProperties": false,
+                "properties": {
+                    "uniform": {"type": "array", "prefixItems": [dur.clone(), dur], "minItems": 2, "maxItems": 2},
+                    "per": {"enum": ["group", "flow"]}
+                }
+            }]
+        })
+    }
+}
+
+impl JsonSchema for Dscp {
+    fn schema_name() -> Cow<'static, str> {
+        "Dscp".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "0 to 63, or a name: BE, DF, CS0-CS7, AF11-AF43, EF, LE, VA",
+            "anyOf": [{"type": "integer", "minimum": 0, "maximum": 63},
+                      {"type": "string", "pattern": DSCP_NAME_PATTERN}]
+        })
+    }
+}
+
+impl JsonSchema for DelAck {
+    fn schema_name() -> Cow<'static, str> {
+        "DelAck".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        json_schema!({"description": "a delayed-ACK timer, true (40 ms) or false (ACK every segment)",
+                      "anyOf": [g.subschema_for::<Dur>(), {"type": "boolean"}]})
+    }
+}
+
+impl JsonSchema for Hystart {
+    fn schema_name() -> Cow<'static, str> {
+        "Hystart".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = Hystart::ALL.iter().map(|(n, _)| *n).collect();
+        json_schema!({"description": "how slow start may end early (true = \"linux\", false = \"off\")",
+                      "anyOf": [{"enum": names}, {"type": "boolean"}]})
+    }
+}
+
+impl JsonSchema for TsoSegs {
+    fn schema_name() -> Cow<'static, str> {
+        "TsoSegs".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"description": "segments per paced burst, or \"auto\" (Linux tcp_tso_autosize)",
+                      "anyOf": [{"const": "auto"}, {"type": "integer", "minimum": 1, "maximum": 64}]})
+    }
+}
+
+/// The schema of a scenario (the TOML file read as JSON, or the resolved scenario
+/// `aqmlab validate --json` prints).
+pub fn scenario_schema() -> Value {
+    let mut root = serde_json::to_value(schemars::schema_for!(Scenario)).expect("schemas serialise");
+    root["title"] = json!("aqmlab scenario");
+    let flow_name = FlowSpec::schema_name();
+    let flow = &mut root["$defs"][flow_name.as_ref()];
+    let kinds: Vec<&str> = FLOW_KINDS.iter().map(|(k, _)| *k).collect();
+    flow["properties"]["kind"] =
+        json!({"enum": kinds, "description": "the flow's kind; it decides the other keys"});
+    flow["properties"]["cc"] = json!({"enum": CC_NAMES, "description": "congestion control"});
+    let profiles: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    flow["properties"]["profile"] =
+        json!({"enum": profiles, "description": "TCP profile (`aqmlab list tcp`)"});
+    // Each kind accepts the common keys and its own groups (`FLOW_KINDS`), as `validate` checks.
+    let per_kind: Vec<Value> = FLOW_KINDS
+        .iter()
+        .map(|(kind, groups)| {
+            let mut keys: Vec<&str> = COMMON_FLOW_KEYS.to_vec();
+            keys.extend(groups.iter().flat_map(|g| g.iter().copied()));
+            json!({"if": {"properties": {"kind": {"const": kind}}}, "then": {"propertyNames": {"enum": keys}}})
+        })
+        .collect();
+    flow["allOf"] = Value::Array(per_kind);
+    root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flow_key_of_every_kind_is_a_property() {
+        let root = scenario_schema();
+        let props = root["$defs"][FlowSpec::schema_name().as_ref()]["properties"]
+            .as_object()
+            .expect("properties")
+            .clone();
+        for (kind, groups) in FLOW_KINDS {
+            for key in COMMON_FLOW_KEYS
+                .iter()
+                .chain(groups.iter().flat_map(|g| g.iter()))
+            {
+                assert!(props.contains_key(*key), "{kind}: {key} is not in the schema");
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+"""`aqmlab schema`: the JSON Schema of the scenario format, checked with an independent validator
+(jsonschema, Draft 2020-12) against the core's own parser: every built-in scenario file and its
+resolved form pass, and the mistakes the core rejects by key (unknown keys, keys of another flow
+kind, bad units, unknown qdiscs and qdisc parameters) the schema rejects too."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from aqmlab import _core
+from aqmlab.cli import app
+from aqmlab.scenario import ScenarioError, load, resolve
+
+runner = CliRunner()
+SCHEMA = json.loads(_core.schema())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+SCENARIO_FILES = sorted(
+    p for p in Path(str(resources.files("aqmlab") / "scenarios")).rglob("*.toml") if "topology" in load(p)
+)
+BASE = {
+    "duration": "2s",
+    "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+    "flows": [{"kind": "tcp", "direction": "down"}],
+}
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.parent.name + "/" + p.name)
+def test_every_built_in_scenario_and_its_resolved_form_pass(path: Path) -> None:
+    sc = load(path)
+    VALIDATOR.validate(sc)
+    VALIDATOR.validate(resolve(sc))
+
+
+def with_change(path: str, value: object) -> dict:
+    sc = copy.deepcopy(BASE)
+    *parents, last = path.split(".")
+    node: object = sc
+    for p in parents:
+        node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
+    node[last] = value
+    return sc
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("colour", "red"),  # unknown top-level key
+        ("flows.0.colour", "red"),  # unknown flow key
+        ("flows.0.interval", "20ms"),  # a ping key on a tcp flow
+        ("flows.0.kind", "quic"),
+        ("flows.0.cc", "bbr9"),
+        ("flows.0.profile", "windows"),
+        ("flows.0.hystart", "maybe"),
+        ("flows.0.dscp", 64),
+        ("flows.0.tso_segs", 65),
+        ("flows.0.start", "soon"),
+        ("duration", "10 minutes"),
+        ("duration", 10),
+        ("topology.down.rate", "10Mbit"),
+        ("topology.down.limit", "100 packets"),
+        ("topology.down.qdisc", "codle"),
+        ("topology.down.qdisc", {"kind": "codel", "targt": "5ms"}),
+        ("topology.nic_rate", "infinite"),
+        ("record.level", "everything"),
+    ],
+)
+def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> None:
+    sc = with_change(path, value)
+    with pytest.raises(ScenarioError):
+        resolve(sc)
+    assert not VALIDATOR.is_valid(sc), f"{path} = {value!r} passes the schema"
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("topology.down.qdisc", {"kind": "codel", "target": "5ms", "interval": "100ms"}),
+        ("topology.down.qdisc", "fq_codel"),
+        ("flows.0.dscp", "af41"),
+        ("flows.0.hystart", False),
+        ("flows.0.delack", "40ms"),
+        ("flows.0.start", {"uniform": ["0s", "1s"], "per": "flow"}),
+        ("topology.down.rate", [["0s", "10Mbps"], ["1s", "2Mbps"]]),
+        ("topology.nic_rate", "inf"),
+    ],
+)
+def test_what_the_core_accepts_the_schema_accepts(path: str, value: object) -> None:
+    sc = with_change(path, value)
+    resolve(sc)
+    VALIDATOR.validate(sc)
+
+
+@pytest.mark.parametrize(
+    ("defn", "parse"),
+    [("Dur", _core.parse_time), ("Limit", _core.parse_limit)],
+)
+def test_unit_patterns_agree_with_the_parsers(defn: str, parse) -> None:
+    pattern = SCHEMA["$defs"][defn]["pattern"]
+    spellings = ["5ms", " 1.5s", "0.25 us", ".5s", "10ns ", "+3ms", "5.", "1e3ms", "5", "ms", "-1s", "5 sec"]
+    spellings += ["5MS", "1.2.3s", "100p", "1.5p", "150KB", "2 MiB", "1500b", "7kB"]
+    for text in spellings:
+        try:
+            parse(text)
+            accepted = True
+        except ValueError:
+            accepted = False
+        if text == "1.5p":  # a fractional packet count: the parser's value check, not the form
+            continue
+        assert (re.search(pattern, text) is not None) == accepted, text
+
+
+def test_schema_command_writes_the_schema_and_refuses_a_bad_path(tmp_path: Path) -> None:
+    target = tmp_path / "scenario.schema.json"
+    r = runner.invoke(app, ["schema", "--output", str(target)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(target.read_text()) == SCHEMA
+    r = runner.invoke(app, ["schema"])
+    assert json.loads(r.stdout) == SCHEMA
+    r = runner.invoke(app, ["schema", "--output", str(tmp_path / "missing" / "x.json")])
+    assert r.exit_code == 2
+    assert "--output" in r.output
+
+
+def test_a_scenario_file_without_a_name_takes_its_file_name(tmp_path: Path) -> None:
+    f = tmp_path / "my_path.toml"
+    f.write_text(
+        'duration = "2s"\n[topology]\nrtt = "20ms"\n'
+        'down = { rate = "10Mbps" }\nup = { rate = "10Mbps" }\n[[flows]]\nkind = "tcp"\n'
+    )
+    assert resolve(load(f))["name"] == "my_path"
+    r = runner.invoke(app, ["validate", str(f)])
+    assert r.exit_code == 0, r.output
+    assert "my_path" in r.output
