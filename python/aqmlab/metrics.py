@@ -364,6 +364,16 @@ def normalized_mean_backlog(
     return None if eq is None or qmax <= 0 else eq / qmax
 
 
+def mean_queue_delay_ms(
+    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0, source: str = "auto"
+) -> float | None:
+    """Mean queueing delay in ms (lpcc2013 3c/3d "E[Q] in ms"): E[Q] in bytes drained at the
+    link's rate, E[Q] x 8 / C (C = ``link_rate_bps`` at t = 0, the configured capacity)."""
+    eq = mean_backlog(tables, meta, direction, "bytes", warmup_s, source)
+    rate = link_rate_bps(tables, meta, direction)
+    return None if eq is None or rate <= 0 else eq * 8.0 / rate * 1e3
+
+
 def spike_threshold_bytes(delay_s: float, rate_bps: float) -> float:
     """A backlog threshold given as delay at the link rate: ``delay_s * rate_bps / 8`` bytes
     (transients2014: 60 ms at 2 Mb/s = 15000 B, 100 ms = 25000 B)."""
@@ -758,6 +768,17 @@ def per_class_jain(
     return out
 
 
+def intra_fairness(
+    tables: dict, meta: dict, classes: tuple[str, ...], by: str = "label", warmup_s: float = 0.0
+) -> float | None:
+    """lpcc2013 3d's intra-protocol fairness F = (F_TCP + F_LPCC) / 2: the mean over ``classes``
+    (values of the ``by`` column) of Jain's index over the goodputs inside each class
+    (``per_class_jain``). None when a class is absent or has no goodput."""
+    pj = per_class_jain(tables, meta, by, warmup_s)
+    vals = [pj.get(c) for c in classes]
+    return None if not vals or any(v is None for v in vals) else float(np.mean(vals))
+
+
 # --------------------------------------------------------------------------- probes
 
 # Flow kinds that are latency probes (echoed round trips), not traffic: no goodput.
@@ -782,6 +803,14 @@ def induced_latency_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.nda
     (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms."""
     base = int(_flow_row(tables, flow)["base_rtt_ns"]) / 1e6
     return probe_rtt_ms(tables, flow, warmup_s) - base
+
+
+def ping_queueing_delay_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
+    """Queueing delay as the lpcc2013 testbed measured it (3b): the RTT of each answered ping
+    sent at or after W minus the minimum RTT seen among them, in ms. Unlike
+    ``induced_latency_ms`` it needs no knowledge of the path's base RTT."""
+    r = probe_rtt_ms(tables, flow, warmup_s)
+    return r - r.min() if r.size else r
 
 
 def probe_owd_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> np.ndarray:

@@ -189,6 +189,34 @@ def test_jain_and_shares(tiny):
     g1, g3 = 1000 * 8 / 0.015, 500 * 8 / 0.016
     assert pj["ledbat"] == pytest.approx((g1 + g3) ** 2 / (2 * (g1**2 + g3**2)))
     assert pj["cubic"] == pytest.approx(1.0)
+    # F = (F_cubic + F_ledbat) / 2 over the hand-computed goodputs above
+    j = (g1 + g3) ** 2 / (2 * (g1**2 + g3**2))
+    assert M.intra_fairness(t, m, ("cubic", "ledbat"), by="cc") == pytest.approx((1.0 + j) / 2)
+    assert M.intra_fairness(t, m, ("cubic", "reno"), by="cc") is None  # no reno flow
+
+
+def test_ping_queueing_delay_is_rtt_minus_the_minimum_seen(tiny):
+    t, _m = tiny
+    assert list(M.ping_queueing_delay_ms(t, 2)) == [0, 2, 4, 0]  # rtt 10, 12, 14, 10 ms
+    # The minimum is the smallest RTT seen, not the path's base RTT: with every RTT raised by
+    # 5 ms the queueing delays are the same (induced latency would grow by 5 ms).
+    pr = t["probes"]
+    up = [None if x is None else x + 5 * MS for x in pr["rtt_ns"].to_pylist()]
+    t2 = dict(
+        t, probes=pr.set_column(pr.schema.get_field_index("rtt_ns"), "rtt_ns", pa.array(up, pa.uint64()))
+    )
+    assert list(M.ping_queueing_delay_ms(t2, 2)) == [0, 2, 4, 0]
+    assert list(M.induced_latency_ms(t2, 2)) == [5, 7, 9, 5]
+    # From 10 ms on only the probes at 12 and 16 ms count: rtt 14 and 10 ms.
+    assert list(M.ping_queueing_delay_ms(t, 2, warmup_s=0.010)) == [4, 0]
+
+
+def test_mean_queue_delay_ms(tiny):
+    t, m = tiny
+    # E[Q] = 400 B (test_mean_backlog_exact_and_sampled) at 8 Mb/s: 400 x 8 / 8e6 s = 0.4 ms
+    assert M.mean_queue_delay_ms(t, m, "down", source="packets") == pytest.approx(0.4)
+    # 4 B at 1 Mb/s = 0.032 ms
+    assert M.mean_queue_delay_ms(t, m, "up", source="packets") == pytest.approx(0.032)
 
 
 def test_probes(tiny):

@@ -55,9 +55,7 @@ def sweep_file() -> Path:
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     """The study's per-run numbers (computed in the sweep workers)."""
     eq_pkts = M.mean_backlog(tables, meta, DIR, "pkts")
-    eq_bytes = M.mean_backlog(tables, meta, DIR, "bytes")
-    rate = float(M._filter_dir(tables["links"], DIR).column("rate_bps")[0].as_py())
-    qdelay = None if eq_bytes is None or rate <= 0 else eq_bytes * 8 / rate * 1e3  # E[Q] at the link rate
+    qdelay = M.mean_queue_delay_ms(tables, meta, DIR)
     return {
         "eta": M.utilization(tables, meta, DIR),
         "eq_qmax": M.normalized_mean_backlog(tables, meta, DIR),
