@@ -687,6 +687,31 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     return out
 
 
+def class_throughput_series(
+    tables: dict, meta: dict, by: str = "label", step_s: float = 1.0
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per-class goodput over time (lpcc2013 3a's shares over time): the bin ends t_k = k x
+    step_s and, per value of the ``by`` column (probes left out), the bytes delivered to the
+    class's applications in (t_(k-1), t_k] x 8 / step_s in bits/s. Delivered bytes are read from
+    ``flow_series`` as a step function (the last sample at or before each bin end)."""
+    f = _need(tables, "flows")
+    kinds, keys, ids = _strcol(f, "kind"), _strcol(f, by), _col(f, "flow", np.int64)
+    end = int(meta["duration_ns"])
+    step = round(step_s * NS)
+    edges = np.arange(0, end + 1, step, dtype=np.int64)
+    t_all, d_all, ranges = _cached(_need(tables, "flow_series"), "series", _series_of_flows)
+    out: dict[str, np.ndarray] = {}
+    for kind, k, i in zip(kinds, keys, ids, strict=True):
+        if str(kind) in PROBE_KINDS:
+            continue
+        a, b = ranges.get(int(i), (0, 0))
+        t, d = t_all[a:b], d_all[a:b].astype(np.float64)
+        at = np.searchsorted(t, edges, side="right") - 1
+        cum = np.where(at >= 0, d[np.clip(at, 0, None)] if d.size else 0.0, 0.0)
+        out[str(k)] = out.get(str(k), 0.0) + np.diff(cum) * 8.0 / step_s
+    return edges[1:] / NS, out
+
+
 def completion_time_s(tables: dict, flow: int) -> float | None:
     """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
     (transients2014); None when the flow did not complete or is not TCP."""
@@ -740,13 +765,21 @@ def drop_share_jain(tables: dict, by: str = "label", cls: str | None = None) -> 
 
 
 def class_share(
-    tables: dict, by: str = "kind", cls: str = "tcp", quantity: str = "bytes_delivered"
+    tables: dict,
+    by: str = "kind",
+    cls: str = "tcp",
+    quantity: str = "bytes_delivered",
+    traffic_only: bool = False,
 ) -> float | None:
     """Share of a flow class in a per-flow quantity, e.g. lpcc2013's TCP% = delivered bytes
     of the best-effort TCP class / all delivered bytes. ``by`` is a ``flows`` column
-    (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value. None when the total is 0.
+    (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value; ``traffic_only`` leaves
+    the latency probes (``PROBE_KINDS``, e.g. the testbed's ping) out of the total. None when
+    the total is 0.
     """
     f = _need(tables, "flows")
+    if traffic_only:
+        f = f.filter(pa.array(~np.isin(_strcol(f, "kind"), PROBE_KINDS)))
     key = _strcol(f, by)
     q = _col(f, quantity, np.float64)
     total = q.sum()

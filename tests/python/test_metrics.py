@@ -185,6 +185,7 @@ def test_jain_and_shares(tiny):
     # delivered bytes: cubic 2850, ledbat 1000+500, ping 400 -> total 4750
     assert M.class_share(t, "cc", "cubic") == pytest.approx(2850 / 4750)
     assert M.class_share(t, "kind", "tcp") == pytest.approx(4350 / 4750)
+    assert M.class_share(t, "cc", "cubic", traffic_only=True) == pytest.approx(2850 / 4350)  # ping left out
     pj = M.per_class_jain(t, m, "cc")
     g1, g3 = 1000 * 8 / 0.015, 500 * 8 / 0.016
     assert pj["ledbat"] == pytest.approx((g1 + g3) ** 2 / (2 * (g1**2 + g3**2)))
@@ -320,3 +321,15 @@ def test_utilisation_never_exceeds_one_with_a_warmup_between_samples():
     }  # fmt: skip
     util = aqmlab.run(sc, seed=1, warmup_s=1.05).summary["links"]["down"]["utilization"]
     assert util == pytest.approx(1.0, abs=1e-3) and util <= 1.0
+
+
+def test_class_throughput_series_bins_the_delivered_bytes(tiny):
+    t, m = tiny
+    # 10 ms bins over the 20 ms run. cubic (flow 0) delivers 150 B per ms, samples at 0..19 ms:
+    # 1500 B by 10 ms (1.2 Mb/s), 2850 B by 20 ms (1350 B: 1.08 Mb/s). ledbat: flow 1 has 630 B by 10 ms (70 x 9) and 1000 B by 20 ms; flow 3 500 B by
+    # 20 ms: 630 B then 870 B. The ping is left out.
+    ends, per = M.class_throughput_series(t, m, by="cc", step_s=0.010)
+    assert list(ends) == pytest.approx([0.010, 0.020])
+    assert set(per) == {"cubic", "ledbat"}
+    assert list(per["cubic"]) == pytest.approx([1.2e6, 1.08e6])
+    assert list(per["ledbat"]) == pytest.approx([630 * 800, 870 * 800])

@@ -50,15 +50,9 @@ pub struct LedbatParams {
     pub allowed_increase: u32,
     pub slow_start: bool,
     /// libutp's per-RTT increase cap in bytes (None: the RFC's GAIN x MSS law).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub increase_per_rtt: Option<u32>,
     /// The RFC's flight-size cap on the window (false: libutp, none).
-    #[serde(skip_serializing_if = "is_true")]
     pub flight_cap: bool,
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
 }
 
 impl Default for LedbatParams {
