@@ -57,6 +57,7 @@ IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 # Flow keys the emulator cannot honour with real tools: each one rejected by name.
 UNSUPPORTED_FLOW_KEYS = {
     "rtt": "per-flow RTTs (every flow shares the topology's rtt)",
+    "rtt_spread": "per-flow RTTs (every flow shares the topology's rtt)",
     "hops": "per-flow routes (every flow crosses the whole path)",
     "on_off": "on/off periods",
 }

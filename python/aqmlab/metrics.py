@@ -364,6 +364,16 @@ def normalized_mean_backlog(
     return None if eq is None or qmax <= 0 else eq / qmax
 
 
+def mean_queue_delay_ms(
+    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0, source: str = "auto"
+) -> float | None:
+    """Mean queueing delay in ms (lpcc2013 3c/3d "E[Q] in ms"): E[Q] in bytes drained at the
+    link's rate, E[Q] x 8 / C (C = ``link_rate_bps`` at t = 0, the configured capacity)."""
+    eq = mean_backlog(tables, meta, direction, "bytes", warmup_s, source)
+    rate = link_rate_bps(tables, meta, direction)
+    return None if eq is None or rate <= 0 else eq * 8.0 / rate * 1e3
+
+
 def spike_threshold_bytes(delay_s: float, rate_bps: float) -> float:
     """A backlog threshold given as delay at the link rate: ``delay_s * rate_bps / 8`` bytes
     (transients2014: 60 ms at 2 Mb/s = 15000 B, 100 ms = 25000 B)."""
@@ -677,6 +687,31 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     return out
 
 
+def class_throughput_series(
+    tables: dict, meta: dict, by: str = "label", step_s: float = 1.0
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per-class goodput over time (lpcc2013 3a's shares over time): the bin ends t_k = k x
+    step_s and, per value of the ``by`` column (probes left out), the bytes delivered to the
+    class's applications in (t_(k-1), t_k] x 8 / step_s in bits/s. Delivered bytes are read from
+    ``flow_series`` as a step function (the last sample at or before each bin end)."""
+    f = _need(tables, "flows")
+    kinds, keys, ids = _strcol(f, "kind"), _strcol(f, by), _col(f, "flow", np.int64)
+    end = int(meta["duration_ns"])
+    step = round(step_s * NS)
+    edges = np.arange(0, end + 1, step, dtype=np.int64)
+    t_all, d_all, ranges = _cached(_need(tables, "flow_series"), "series", _series_of_flows)
+    out: dict[str, np.ndarray] = {}
+    for kind, k, i in zip(kinds, keys, ids, strict=True):
+        if str(kind) in PROBE_KINDS:
+            continue
+        a, b = ranges.get(int(i), (0, 0))
+        t, d = t_all[a:b], d_all[a:b].astype(np.float64)
+        at = np.searchsorted(t, edges, side="right") - 1
+        cum = np.where(at >= 0, d[np.clip(at, 0, None)] if d.size else 0.0, 0.0)
+        out[str(k)] = out.get(str(k), 0.0) + np.diff(cum) * 8.0 / step_s
+    return edges[1:] / NS, out
+
+
 def completion_time_s(tables: dict, flow: int) -> float | None:
     """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
     (transients2014); None when the flow did not complete or is not TCP."""
@@ -730,13 +765,21 @@ def drop_share_jain(tables: dict, by: str = "label", cls: str | None = None) -> 
 
 
 def class_share(
-    tables: dict, by: str = "kind", cls: str = "tcp", quantity: str = "bytes_delivered"
+    tables: dict,
+    by: str = "kind",
+    cls: str = "tcp",
+    quantity: str = "bytes_delivered",
+    traffic_only: bool = False,
 ) -> float | None:
     """Share of a flow class in a per-flow quantity, e.g. lpcc2013's TCP% = delivered bytes
     of the best-effort TCP class / all delivered bytes. ``by`` is a ``flows`` column
-    (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value. None when the total is 0.
+    (``kind``, ``cc``, ``label``, ``group``...) and ``cls`` its value; ``traffic_only`` leaves
+    the latency probes (``PROBE_KINDS``, e.g. the testbed's ping) out of the total. None when
+    the total is 0.
     """
     f = _need(tables, "flows")
+    if traffic_only:
+        f = f.filter(pa.array(~np.isin(_strcol(f, "kind"), PROBE_KINDS)))
     key = _strcol(f, by)
     q = _col(f, quantity, np.float64)
     total = q.sum()
@@ -756,6 +799,17 @@ def per_class_jain(
         sel = ids[(keys == k) & (~np.isin(kinds, PROBE_KINDS))]
         out[str(k)] = jain_index([goodput_bps(tables, meta, int(i), warmup_s) or 0.0 for i in sel])
     return out
+
+
+def intra_fairness(
+    tables: dict, meta: dict, classes: tuple[str, ...], by: str = "label", warmup_s: float = 0.0
+) -> float | None:
+    """lpcc2013 3d's intra-protocol fairness F = (F_TCP + F_LPCC) / 2: the mean over ``classes``
+    (values of the ``by`` column) of Jain's index over the goodputs inside each class
+    (``per_class_jain``). None when a class is absent or has no goodput."""
+    pj = per_class_jain(tables, meta, by, warmup_s)
+    vals = [pj.get(c) for c in classes]
+    return None if not vals or any(v is None for v in vals) else float(np.mean(vals))
 
 
 # --------------------------------------------------------------------------- probes
@@ -782,6 +836,14 @@ def induced_latency_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.nda
     (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms."""
     base = int(_flow_row(tables, flow)["base_rtt_ns"]) / 1e6
     return probe_rtt_ms(tables, flow, warmup_s) - base
+
+
+def ping_queueing_delay_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
+    """Queueing delay as the lpcc2013 testbed measured it (3b): the RTT of each answered ping
+    sent at or after W minus the minimum RTT seen among them, in ms. Unlike
+    ``induced_latency_ms`` it needs no knowledge of the path's base RTT."""
+    r = probe_rtt_ms(tables, flow, warmup_s)
+    return r - r.min() if r.size else r
 
 
 def probe_owd_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> np.ndarray:

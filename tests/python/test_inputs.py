@@ -144,3 +144,14 @@ def test_comparison_table_reports_drops_per_direction(tmp_path: Path):
         down, up = docs[q]["links"]["down"]["drops"], docs[q]["links"]["up"]["drops"]
         assert down > 0 and up == 0
         assert row[cols.index("drops down")] == str(down) and row[cols.index("drops up")] == "0"
+
+
+def test_rtt_spread_and_libutp_knobs_are_validated(tmp_path: Path):
+    # A spread as large as the RTT would allow a zero RTT; knobs of LEDBAT's libutp mode are
+    # checked like the others.
+    d = Path(__file__).parents[2] / "python" / "aqmlab" / "scenarios" / "lpcc2013"
+    base, testbed = str(d / "base.toml"), str(d / "testbed.toml")
+    _fails(["validate", base, "--set", "flows.0.rtt_spread=50ms"], "flows[0].rtt_spread", "50ms")
+    _fails(["validate", base, "--set", "flows.1.cc_params.increase_per_rtt=0"], "increase_per_rtt", "0")
+    _fails(["validate", base, "--set", "flows.1.cc_params.flight_cap=3"], "flight_cap")
+    assert runner.invoke(app, ["validate", testbed]).exit_code == 0

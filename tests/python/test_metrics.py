@@ -185,10 +185,39 @@ def test_jain_and_shares(tiny):
     # delivered bytes: cubic 2850, ledbat 1000+500, ping 400 -> total 4750
     assert M.class_share(t, "cc", "cubic") == pytest.approx(2850 / 4750)
     assert M.class_share(t, "kind", "tcp") == pytest.approx(4350 / 4750)
+    assert M.class_share(t, "cc", "cubic", traffic_only=True) == pytest.approx(2850 / 4350)  # ping left out
     pj = M.per_class_jain(t, m, "cc")
     g1, g3 = 1000 * 8 / 0.015, 500 * 8 / 0.016
     assert pj["ledbat"] == pytest.approx((g1 + g3) ** 2 / (2 * (g1**2 + g3**2)))
     assert pj["cubic"] == pytest.approx(1.0)
+    # F = (F_cubic + F_ledbat) / 2 over the hand-computed goodputs above
+    j = (g1 + g3) ** 2 / (2 * (g1**2 + g3**2))
+    assert M.intra_fairness(t, m, ("cubic", "ledbat"), by="cc") == pytest.approx((1.0 + j) / 2)
+    assert M.intra_fairness(t, m, ("cubic", "reno"), by="cc") is None  # no reno flow
+
+
+def test_ping_queueing_delay_is_rtt_minus_the_minimum_seen(tiny):
+    t, _m = tiny
+    assert list(M.ping_queueing_delay_ms(t, 2)) == [0, 2, 4, 0]  # rtt 10, 12, 14, 10 ms
+    # The minimum is the smallest RTT seen, not the path's base RTT: with every RTT raised by
+    # 5 ms the queueing delays are the same (induced latency would grow by 5 ms).
+    pr = t["probes"]
+    up = [None if x is None else x + 5 * MS for x in pr["rtt_ns"].to_pylist()]
+    t2 = dict(
+        t, probes=pr.set_column(pr.schema.get_field_index("rtt_ns"), "rtt_ns", pa.array(up, pa.uint64()))
+    )
+    assert list(M.ping_queueing_delay_ms(t2, 2)) == [0, 2, 4, 0]
+    assert list(M.induced_latency_ms(t2, 2)) == [5, 7, 9, 5]
+    # From 10 ms on only the probes at 12 and 16 ms count: rtt 14 and 10 ms.
+    assert list(M.ping_queueing_delay_ms(t, 2, warmup_s=0.010)) == [4, 0]
+
+
+def test_mean_queue_delay_ms(tiny):
+    t, m = tiny
+    # E[Q] = 400 B (test_mean_backlog_exact_and_sampled) at 8 Mb/s: 400 x 8 / 8e6 s = 0.4 ms
+    assert M.mean_queue_delay_ms(t, m, "down", source="packets") == pytest.approx(0.4)
+    # 4 B at 1 Mb/s = 0.032 ms
+    assert M.mean_queue_delay_ms(t, m, "up", source="packets") == pytest.approx(0.032)
 
 
 def test_probes(tiny):
@@ -292,3 +321,15 @@ def test_utilisation_never_exceeds_one_with_a_warmup_between_samples():
     }  # fmt: skip
     util = aqmlab.run(sc, seed=1, warmup_s=1.05).summary["links"]["down"]["utilization"]
     assert util == pytest.approx(1.0, abs=1e-3) and util <= 1.0
+
+
+def test_class_throughput_series_bins_the_delivered_bytes(tiny):
+    t, m = tiny
+    # 10 ms bins over the 20 ms run. cubic (flow 0) delivers 150 B per ms, samples at 0..19 ms:
+    # 1500 B by 10 ms (1.2 Mb/s), 2850 B by 20 ms (1350 B: 1.08 Mb/s). ledbat: flow 1 has 630 B by 10 ms (70 x 9) and 1000 B by 20 ms; flow 3 500 B by
+    # 20 ms: 630 B then 870 B. The ping is left out.
+    ends, per = M.class_throughput_series(t, m, by="cc", step_s=0.010)
+    assert list(ends) == pytest.approx([0.010, 0.020])
+    assert set(per) == {"cubic", "ledbat"}
+    assert list(per["cubic"]) == pytest.approx([1.2e6, 1.08e6])
+    assert list(per["ledbat"]) == pytest.approx([630 * 800, 870 * 800])

@@ -366,3 +366,35 @@ fn pfifo_fast_serves_the_low_delay_tos_band_first() {
         "EF in band 1: {ef:?}"
     );
 }
+
+#[test]
+fn rtt_spread_draws_uniform_rtts_per_flow_and_seed_around_the_mean() {
+    // 400 flows with rtt 50 ms +- 20 ms and no NIC: each base RTT (twice the access paths, no
+    // hop delay) lies in [30, 70] ms; their mean is 50 ms within 3 standard errors of a uniform
+    // mean (20 ms / sqrt(3) / sqrt(400) x 3 = 1.7 ms); another seed draws other RTTs.
+    let v = json!({
+        "name": "het", "duration": "1s",
+        "topology": {"rtt": "50ms", "nic_rate": "inf", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp", "count": 400, "rtt_spread": "20ms"}]
+    });
+    let sc = scenario::parse(&v.to_string()).expect("valid");
+    let rtts = |seed| -> Vec<u64> {
+        build::prepare(&sc, seed)
+            .expect("prepare")
+            .rows
+            .iter()
+            .map(|r| r.base_rtt)
+            .collect()
+    };
+    let a = rtts(1);
+    let mean = a.iter().sum::<u64>() as f64 / a.len() as f64 / MS as f64;
+    assert!((mean - 50.0).abs() < 1.7, "mean {mean}");
+    assert!(a.iter().all(|&r| (30 * MS..=70 * MS).contains(&r)));
+    assert!(a.iter().max().unwrap() - a.iter().min().unwrap() > 30 * MS);
+    assert_eq!(a, rtts(1));
+    assert_ne!(a, rtts(2));
+    let mut bad = v.clone();
+    bad["flows"][0]["rtt_spread"] = json!("50ms");
+    let e = scenario::parse(&bad.to_string()).expect_err("spread = rtt");
+    assert!(e.starts_with("flows[0].rtt_spread") && e.contains("50ms"), "{e}");
+}

@@ -114,16 +114,16 @@ def _param_cols(t) -> list[str]:
 def reproduce_cmd(
     experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
     reps: Annotated[int | None, typer.Option("--reps", help="replications per case (default: the study's)")] = None,
-    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair or wifi")] = None,
+    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair or wifi; lpcc2013 all, 3a, 3b, 3c or 3d")] = None,
     load: Annotated[list[str] | None, typer.Option("--load", help="transients2014: only these loads, e.g. 4+4 (repeatable)")] = None,
-    lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers (repeatable)")] = None,
+    lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers in 3c (repeatable)")] = None,
     qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
     out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
-    quick: Annotated[bool, typer.Option("--quick", help="codel2012, goodbadwifi2015: fewer, shorter cases and replications (a demonstration)")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="codel2012, goodbadwifi2015, lpcc2013: fewer, shorter cases and replications (a demonstration)")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON on stdout")] = False,
 ) -> None:  # fmt: skip
     """Rerun a classic study: prints its tables, writes its figures and HTML report."""

@@ -517,6 +517,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
         };
         let stop = f.stop.map_or(end, |s| s.0.min(end));
         let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
+        let mut rtt_rng = Rng::stream(seed, &format!("rtt/{g}"));
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
         // Links are in `hops()` order, so the route's positions index them; the delay after a
         // hop is crossed unless the flow leaves there.
@@ -546,6 +547,10 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             };
             let (src, dst, cc, target) =
                 endpoints(f, id, start, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
+            let rtt = match f.rtt_spread {
+                Some(s) => rtt_rng.range_u64(rtt - s.0, rtt + s.0),
+                None => rtt,
+            };
             let client = rtt / 4;
             let server = rtt / 2 - client;
             let dir = f.direction.expect("resolved").dir();

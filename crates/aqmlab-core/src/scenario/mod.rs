@@ -695,6 +695,11 @@ pub struct FlowSpec {
     /// This flow's base RTT (defaults to the topology's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<Dur>,
+    /// Heterogeneous RTTs (lpcc2013 3d): each flow of the entry draws its base RTT uniformly
+    /// from [rtt - rtt_spread, rtt + rtt_spread] (mean `rtt`), from the run's seed (stream
+    /// `rtt/<entry>`), so the draws differ per flow and per seed. Must be below `rtt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_spread: Option<Dur>,
     /// The NIC rate of this flow's two hosts (defaults to the topology's `nic_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_rate: Option<NicRate>,
@@ -951,6 +956,7 @@ const COMMON_FLOW_KEYS: &[&str] = &[
     "start",
     "stop",
     "rtt",
+    "rtt_spread",
     "nic_rate",
     "hops",
     "dscp",
@@ -1383,6 +1389,19 @@ impl Scenario {
         if let Some(r) = f.rtt {
             if r.0 == 0 {
                 return err(key("rtt"), "must be positive");
+            }
+        }
+        if let Some(s) = f.rtt_spread {
+            let rtt = f.rtt.unwrap_or(self.topology.rtt).0;
+            if s.0 >= rtt {
+                return err(
+                    key("rtt_spread"),
+                    format!(
+                        "{} is not below the flow's rtt ({}); allowed: 0 up to (excluding) the rtt",
+                        fmt_time(s.0),
+                        fmt_time(rtt)
+                    ),
+                );
             }
         }
         match f.kind.as_str() {

@@ -22,6 +22,16 @@
 //! base_history (10 minutes), current_filter (4 samples), min_cwnd (2 segments),
 //! allowed_increase (1 segment), slow_start (false). 25 ms targets (early drafts, uTP) are
 //! allowed.
+//!
+//! libutp's uTP (the LEDBAT of the study's testbed; bittorrent/libutp utp_internal.cpp) departs
+//! from the RFC's window law in two ways, each a knob (unset/true = RFC 6817):
+//! * `increase_per_rtt` (bytes): the per-RTT increase cap MAX_CWND_INCREASE_BYTES_PER_RTT = 3000
+//!   (utp_internal.cpp line 43, applied in `UTPSocket::apply_ccontrol`, line 1672): per ACK
+//!   cwnd += increase_per_rtt x off_target x min(acked, cwnd) / max(cwnd, acked), i.e. up to
+//!   3000 B per RTT whatever the MSS, instead of GAIN x off_target x acked x MSS / cwnd.
+//! * `flight_cap` (true): the RFC's cwnd <= flight + ALLOWED_INCREASE x MSS (RFC 6817 2.4.2).
+//!   libutp has no such cap (only: no increase when the window has not been filled for 1 s,
+//!   line 1681, which a backlogged source never meets); false drops it.
 
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::{Dur, Time, MS, SEC};
@@ -39,6 +49,10 @@ pub struct LedbatParams {
     pub min_cwnd: u32,
     pub allowed_increase: u32,
     pub slow_start: bool,
+    /// libutp's per-RTT increase cap in bytes (None: the RFC's GAIN x MSS law).
+    pub increase_per_rtt: Option<u32>,
+    /// The RFC's flight-size cap on the window (false: libutp, none).
+    pub flight_cap: bool,
 }
 
 impl Default for LedbatParams {
@@ -51,6 +65,8 @@ impl Default for LedbatParams {
             min_cwnd: 2,
             allowed_increase: 1,
             slow_start: false,
+            increase_per_rtt: None,
+            flight_cap: true,
         }
     }
 }
@@ -75,6 +91,7 @@ impl LedbatParams {
             ("current_filter", self.current_filter, 1000),
             ("min_cwnd", self.min_cwnd, 1000),
             ("allowed_increase", self.allowed_increase, 1000),
+            ("increase_per_rtt", self.increase_per_rtt.unwrap_or(1), 1_000_000),
         ] {
             if v == 0 || v > hi {
                 return Err(format!("{k}: {v} is out of range; allowed 1 to {hi}"));
@@ -171,11 +188,17 @@ impl CongestionControl for Ledbat {
         let target = self.p.target.0 as f64;
         let off_target = (target - q as f64) / target;
         let mss = self.mss as f64;
-        self.cwnd += self.p.gain * off_target * ack.acked_bytes as f64 * mss / self.cwnd.max(mss);
-        let flight_before = (st.bytes_in_flight + ack.acked_bytes) as f64;
-        self.cwnd = self
-            .cwnd
-            .min(flight_before + (self.p.allowed_increase as u64 * self.mss) as f64);
+        let acked = ack.acked_bytes as f64;
+        self.cwnd += match self.p.increase_per_rtt {
+            Some(cap) => cap as f64 * off_target * acked.min(self.cwnd) / self.cwnd.max(acked).max(1.0),
+            None => self.p.gain * off_target * acked * mss / self.cwnd.max(mss),
+        };
+        if self.p.flight_cap {
+            let flight_before = (st.bytes_in_flight + ack.acked_bytes) as f64;
+            self.cwnd = self
+                .cwnd
+                .min(flight_before + (self.p.allowed_increase as u64 * self.mss) as f64);
+        }
         self.cwnd = self.cwnd.max(self.floor());
         self.write(st);
     }
@@ -208,7 +231,11 @@ mod tests {
     /// the window change in segments (RFC 6817 4.2's linear controller: +1, 0 or -1 MSS per RTT
     /// at q = 0, TARGET, 2 TARGET).
     fn one_rtt(q: Time) -> f64 {
-        let mut l = Ledbat::new(MSS, LedbatParams::default());
+        one_rtt_with(q, LedbatParams::default())
+    }
+
+    fn one_rtt_with(q: Time, p: LedbatParams) -> f64 {
+        let mut l = Ledbat::new(MSS, p);
         let base = 20 * MS;
         l.sample(0, base); // the empty-queue delay seen once
         for _ in 0..4 {
@@ -238,6 +265,47 @@ mod tests {
         assert!((one_rtt(200 * MS) + 1.0).abs() < 0.06, "{}", one_rtt(200 * MS));
         // Half the target: half a segment per RTT.
         assert!((one_rtt(50 * MS) - 0.5).abs() < 0.03);
+    }
+
+    #[test]
+    fn libutp_increase_cap_is_3000_bytes_per_rtt_whatever_the_mss() {
+        // utp_internal.cpp: MAX_CWND_INCREASE_BYTES_PER_RTT = 3000 scaled by off_target and by
+        // the acked fraction of the window: an empty queue adds 3000 B = 3 segments of 1000 B
+        // per RTT (the RFC law adds 1), half the target 1.5.
+        let utp = || LedbatParams {
+            increase_per_rtt: Some(3000),
+            ..Default::default()
+        };
+        assert!(
+            (one_rtt_with(0, utp()) - 3.0).abs() < 0.3,
+            "{}",
+            one_rtt_with(0, utp())
+        );
+        assert!((one_rtt_with(50 * MS, utp()) - 1.5).abs() < 0.15);
+        assert!(one_rtt_with(100 * MS, utp()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn libutp_has_no_flight_size_cap() {
+        // RFC 6817 2.4.2 caps cwnd at flight + ALLOWED_INCREASE; libutp does not: with 2 of 10
+        // segments in flight an ACK at an empty queue grows the window above 10 segments.
+        let mut l = Ledbat::new(
+            MSS,
+            LedbatParams {
+                flight_cap: false,
+                ..Default::default()
+            },
+        );
+        l.sample(0, 10 * MS);
+        let mut s = st(10 * MSS, 2 * MSS);
+        let ack = AckSample {
+            now: SEC,
+            acked_bytes: MSS,
+            owd: Some(10 * MS),
+            ..Default::default()
+        };
+        l.on_ack(&ack, &mut s);
+        assert_eq!(s.cwnd, 10 * MSS + 100); // + GAIN x 1 x MSS x MSS / cwnd, uncapped
     }
 
     #[test]
