@@ -252,13 +252,13 @@ fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
         (
             "ns2_linux",
             json!({"cc": "cubic_2_6_22", "iw": 2, "mss": 1000, "rwnd": "20000B", "rto_tick": "1ms",
-                   "delack": false, "hystart": "off", "sack": true, "min_rto": "200ms",
+                   "delack": false, "hystart": "off", "sack": true, "rate_halving": true, "min_rto": "200ms",
                    "max_rto": "60s", "initial_rto": "3s"}),
         ),
         (
             "ns2_fulltcp",
             json!({"cc": "newreno", "iw": 2, "mss": 536, "rwnd": "10720B", "rto_tick": "10ms",
-                   "delack": false, "abc": false, "sack": true, "initial_rto": "3s"}),
+                   "delack": false, "abc": false, "sack": true, "rate_halving": false, "initial_rto": "3s"}),
         ),
     ];
     for (profile, want) in cases {

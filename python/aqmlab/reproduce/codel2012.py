@@ -29,8 +29,7 @@ Deviations, each named in the scenario comments: runs of the static and RTT part
 come from a local ns-2 change); each of 1d's uploads is a fresh connection (``repeat``); the FTPs
 run the ``ns2_linux`` profile (ns-2's TCP/Linux with its CUBIC module) and the web flows
 ``ns2_fulltcp`` (ns-2's Full-TCP/Sack), but the web flow carries each exchange on its own pair of
-one-way transfers (app/web.rs) and the TCP/Linux agent's rate halving after a loss is modelled
-as cwnd = ssthresh at once.
+one-way transfers (app/web.rs).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@
 //!   loss; TCP friendliness with beta_scale 23; divided by the delayed-ACK ratio.
 //! * Loss (`bictcp_recalc_ssthresh`): epoch ends; W_max = cwnd (1 + beta)/2 below the previous
 //!   W_max (fast convergence), else cwnd; ssthresh = max(cwnd x 819/1024, 2). Fast recovery sets
-//!   snd_cwnd = ssthresh at once (tcp_fastretrans_alert; ns-2 then spreads the reduction over
-//!   the next ACKs with its own rate halving, which aqmlab's sender does not model).
+//!   snd_cwnd = ssthresh at once (tcp_fastretrans_alert); ns-2 spreads the reduction over the
+//!   next ACKs by its rate halving, the sender's `rate_halving` option.
 //! * Timeout (LinuxTcpAgent::enter_loss): ssthresh recomputed on every timeout, cwnd = 1 and
 //!   the Loss state resets all CUBIC state (`bictcp_state`).
 //! * The cubic root is the module's table lookup plus one Newton-Raphson step (`cubic_root`).
@@ -362,7 +362,10 @@ mod tests {
             let t = now as f64 / SEC as f64;
             let curve = 0.4 * (t - k).powi(3) + 100.0;
             let got = (st.cwnd / MSS) as f64;
-            assert!((got - curve).abs() <= 2.0 + 0.02 * curve, "t {t:.1} s: {got} vs {curve:.1}");
+            assert!(
+                (got - curve).abs() <= 2.0 + 0.02 * curve,
+                "t {t:.1} s: {got} vs {curve:.1}"
+            );
         }
     }
 

@@ -86,6 +86,9 @@ pub struct TcpConfig {
     pub pacing: Option<Pacing>,
     /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
+    /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
+    pub rate_halving: bool,
     /// RFC 8985 RACK loss detection (SACK only); off = RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
@@ -155,6 +158,7 @@ impl Default for TcpConfig {
             on_periods: Vec::new(),
             pacing: None,
             prr: false,
+            rate_halving: false,
             rack: false,
             tlp: false,
             frto: false,
@@ -195,6 +199,8 @@ pub struct TcpProfile {
     pub pacing: bool,
     /// RFC 6937 Proportional Rate Reduction in SACK recovery.
     pub prr: bool,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery.
+    pub rate_halving: bool,
     /// RFC 8985 RACK loss detection and Tail Loss Probe.
     pub rack: bool,
     pub tlp: bool,
@@ -233,6 +239,7 @@ const LINUX: TcpProfile = TcpProfile {
     hystart: Hystart::Linux,
     pacing: false,
     prr: true,
+    rate_halving: false,
     rack: true,
     tlp: true,
     // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
@@ -265,6 +272,7 @@ pub const PROFILES: &[TcpProfile] = &[
         hystart: Hystart::Linux,
         pacing: false,
         prr: false,
+        rate_halving: false,
         rack: false,
         tlp: false,
         frto: false,
@@ -306,6 +314,7 @@ pub const PROFILES: &[TcpProfile] = &[
         pacing: false,
         // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
         prr: false,
+        rate_halving: false,
         // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
         rack: false,
         tlp: false,
@@ -322,7 +331,7 @@ pub const PROFILES: &[TcpProfile] = &[
         name: "ns2_linux",
         about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
                 TCPSink/Sack1: per-packet windows and jiffies, SACK scoreboard recovery with \
-                cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s initial / 200 ms \
+                rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s initial / 200 ms \
                 min / 60 s max, an ACK per packet, window_ 20 packets",
         // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1).
         cc: "cubic_2_6_22",
@@ -349,7 +358,10 @@ pub const PROFILES: &[TcpProfile] = &[
         // CUBIC v2.1 has no HyStart (added in 2.6.29).
         hystart: Hystart::Off,
         pacing: false,
+        // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
+        // lets it fall by one per packet sent (rate halving), not PRR.
         prr: false,
+        rate_halving: true,
         rack: false,
         tlp: false,
         // "We don't have undo yet" (LinuxTcpAgent::enter_loss); no FRTO (recv).
@@ -390,6 +402,7 @@ pub const PROFILES: &[TcpProfile] = &[
         hystart: Hystart::Off,
         pacing: false,
         prr: false,
+        rate_halving: false,
         rack: false,
         tlp: false,
         frto: false,
