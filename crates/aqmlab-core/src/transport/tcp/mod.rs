@@ -331,8 +331,8 @@ pub const PROFILES: &[TcpProfile] = &[
         name: "ns2_linux",
         about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
                 TCPSink/Sack1: per-packet windows and jiffies, SACK scoreboard recovery with \
-                rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s initial / 200 ms \
-                min / 60 s max, an ACK per packet, window_ 20 packets",
+                rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s \
+                initial / 200 ms min / 60 s max, an ACK per packet, window_ 20 packets",
         // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1).
         cc: "cubic_2_6_22",
         ecn: false,

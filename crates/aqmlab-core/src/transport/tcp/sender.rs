@@ -154,11 +154,11 @@ pub struct TcpSender {
     /// prr_delivered, prr_out and RecoverFS in bytes.
     prr: bool,
     prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     /// ns-2 TCP/Linux rate halving and its bound on the pipe in bytes (0 = none).
     rate_halving: bool,
     rh_next: u64,
-    prr_out: u64,
-    recover_fs: u64,
     /// Pacing: its settings, the earliest time of the next burst, and whether a segment the
     /// window allows is waiting for that time.
     pacing: Option<Pacing>,
@@ -255,10 +255,10 @@ impl TcpSender {
             er_at: None,
             prr: cfg.prr,
             prr_delivered: 0,
-            rate_halving: cfg.rate_halving && cfg.sack,
-            rh_next: 0,
             prr_out: 0,
             recover_fs: 0,
+            rate_halving: cfg.rate_halving && cfg.sack,
+            rh_next: 0,
             pacing: cfg.pacing,
             pace_next: 0,
             pace_wait: false,
