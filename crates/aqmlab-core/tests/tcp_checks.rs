@@ -243,6 +243,94 @@ fn ns2_sack1_opens_with_a_header_only_syn_then_two_segments() {
 }
 
 #[test]
+fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
+    // ns-2.35: Agent/TCP/Linux installs the module's 1 ms jiffy as tcp_tick_ (tcp-linux.cc
+    // install_congestion_control) and sends into TCPSink/Sack1 (an ACK per packet);
+    // Agent/TCP/FullTcp segsize_ 536, segsperack_ 1 (ns-default.tcl); both keep Agent/TCP's
+    // window_ 20, minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0.
+    let cases = [
+        (
+            "ns2_linux",
+            json!({"cc": "cubic_2_6_22", "iw": 2, "mss": 1000, "rwnd": "20000B", "rto_tick": "1ms",
+                   "delack": false, "hystart": "off", "sack": true, "rate_halving": true, "min_rto": "200ms",
+                   "max_rto": "60s", "initial_rto": "3s"}),
+        ),
+        (
+            "ns2_fulltcp",
+            json!({"cc": "newreno", "iw": 2, "mss": 536, "rwnd": "10720B", "rto_tick": "10ms",
+                   "delack": false, "abc": false, "sack": true, "rate_halving": false, "initial_rto": "3s"}),
+        ),
+    ];
+    for (profile, want) in cases {
+        let mut sc = dumbbell("newreno", 1, "100p", 10);
+        sc["flows"][0] = json!({"kind": "tcp", "profile": profile});
+        let parsed = scenario::parse(&sc.to_string()).unwrap();
+        let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
+        for (k, v) in want.as_object().unwrap() {
+            assert_eq!(&f[k], v, "{profile} {k}");
+        }
+    }
+}
+
+/// Data packets (payload-sized) of flow 0 entering the down bottleneck in each RTT round
+/// after the SYN (100 ms path, 100 Mb/s: the rounds do not overlap while they are small).
+fn slow_start_rounds(flow: Value, rounds: usize) -> Vec<usize> {
+    let r = run(json!({
+        "name": "ss", "duration": "3s", "record": {"level": "packets"},
+        "topology": {"rtt": "100ms", "down": {"rate": "100Mbps", "qdisc": "pfifo", "limit": "1000p"},
+                     "up": {"rate": "100Mbps"}},
+        "flows": [flow]
+    }));
+    let p = &r.packets;
+    let down: Vec<usize> = (0..p.flow.len()).filter(|&i| p.dir[i] == 1).collect();
+    let t0 = p.t_enqueue[down[0]];
+    let mut n = vec![0; rounds];
+    for &i in &down[1..] {
+        let round = ((p.t_enqueue[i] - t0) / 100_000_000) as usize;
+        if (1..=rounds).contains(&round) && p.size[i] > 500 {
+            n[round - 1] += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn ns2_linux_slow_start_doubles_per_rtt_and_grows_1_5x_with_delayed_acks() {
+    // tcp_cong.c tcp_slow_start (sysctl_tcp_abc 1): one packet per ACK. The Sack1 sink ACKs
+    // every packet: 2, 4, 8, 16, 32 per round after the SYN (IW 2, see the profile). With an
+    // ACK for every second packet (the DelAck sink) a round of w packets brings w/2 ACKs and
+    // the next round 1.5 w (an odd packet out waits for the timer, so per-round ratios
+    // wobble: the growth over the last four rounds is taken).
+    let flow = json!({"kind": "tcp", "profile": "ns2_linux", "rwnd": "10MB"});
+    assert_eq!(slow_start_rounds(flow, 5), [2, 4, 8, 16, 32]);
+    let flow = json!({"kind": "tcp", "profile": "ns2_linux", "rwnd": "10MB", "delack": "500ms"});
+    let n = slow_start_rounds(flow, 8);
+    let per_round = (n[7] as f64 / n[3] as f64).powf(0.25);
+    assert!((1.35..=1.6).contains(&per_round), "rounds {n:?}");
+}
+
+#[test]
+fn ns2_fulltcp_acks_every_full_segment_after_the_handshake() {
+    // FullTcpAgent::need_send with segsperack_ 1: an ACK as soon as one full segment is
+    // unacknowledged. A 10 KB response in 536-byte segments: 19 data segments, each ACKed,
+    // besides the SYN and SYN-ACK; the first two (windowInit_ 2) go one RTT after the SYN.
+    let r = run(json!({
+        "name": "full", "duration": "5s", "record": {"level": "packets"},
+        "topology": {"rtt": "100ms", "down": {"rate": "100Mbps"}, "up": {"rate": "100Mbps"}},
+        "flows": [{"kind": "tcp", "profile": "ns2_fulltcp", "bytes": "10000B"}]
+    }));
+    let p = &r.packets;
+    let down: Vec<usize> = (0..p.flow.len()).filter(|&i| p.dir[i] == 1).collect();
+    let up: Vec<usize> = (0..p.flow.len()).filter(|&i| p.dir[i] == 0).collect();
+    let data = down.iter().filter(|&&i| p.size[i] > 100).count();
+    assert_eq!((down.len(), data), (20, 19), "SYN and 19 segments");
+    assert!(down[1..].iter().all(|&i| p.size[i] <= 536 + 52));
+    assert_eq!(up.len(), 20, "the SYN-ACK and one ACK per segment");
+    let after_syn = |k: usize| (p.t_enqueue[down[k]] - p.t_enqueue[down[0]]) / 1_000_000;
+    assert!(after_syn(1) >= 100 && after_syn(1) == after_syn(2) && after_syn(3) >= 200);
+}
+
+#[test]
 fn auto_configured_red_keeps_the_link_busy() {
     // 4 CUBIC flows over 10 Mb/s, 100 ms, `red` with its ns-2 automatic configuration: RED
     // keeps avg between its thresholds and the link busy (a regression locked the link at
@@ -303,12 +391,12 @@ fn every_profile_completes_a_finite_transfer_and_then_falls_silent() {
     // A sender that is done arms no timer: once the last byte is acknowledged the flow stops
     // generating events (a finished sender with a probe or reordering timer still pending once
     // kept the event loop at one instant for ever).
-    for profile in ["rfc", "ns2_sack1", "linux"] {
+    for profile in ["rfc", "ns2_sack1", "ns2_linux", "ns2_fulltcp", "linux"] {
         for bytes in ["1KB", "100KB"] {
             let r = run(json!({
                 "name": "done", "duration": "60s", "record": {"level": "summary"},
                 "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
-                "flows": [{"kind": "tcp", "profile": profile, "bytes": bytes}]
+                "flows": [{"kind": "tcp", "profile": profile, "bytes": bytes, "mss": 1448}]
             }));
             let f = &r.flows[0];
             assert!(f.report.completed.is_some(), "{profile} {bytes}: completed");

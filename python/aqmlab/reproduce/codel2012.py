@@ -26,9 +26,10 @@ Parts (``--quick`` runs each on fewer cases, shorter):
 
 Deviations, each named in the scenario comments: runs of the static and RTT parts last
 ``STATIC_S`` (the script runs 300 s); FTPs are bulk transfers (the script's repeated 10 MB files
-come from a local ns-2 change); each of 1d's uploads is a fresh connection (``repeat``); the FTP
-and web TCPs are aqmlab's ``ns2_sack1`` agent with CUBIC / NewReno, not ns-2's TCP/Linux and
-Full-TCP; the web flow carries each exchange on its own pair of one-way transfers (app/web.rs).
+come from a local ns-2 change); each of 1d's uploads is a fresh connection (``repeat``); the FTPs
+run the ``ns2_linux`` profile (ns-2's TCP/Linux with its CUBIC module) and the web flows
+``ns2_fulltcp`` (ns-2's Full-TCP/Sack), but the web flow carries each exchange on its own pair of
+one-way transfers (app/web.rs).
 """
 
 from __future__ import annotations

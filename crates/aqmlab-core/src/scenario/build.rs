@@ -148,6 +148,7 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             let pacing = Pacing::default();
             r.pacing = Some(f.pacing.unwrap_or(p.pacing));
             r.prr = Some(f.prr.unwrap_or(p.prr));
+            r.rate_halving = Some(f.rate_halving.unwrap_or(p.rate_halving));
             r.rack = Some(f.rack.unwrap_or(p.rack));
             r.tlp = Some(f.tlp.unwrap_or(p.tlp));
             r.frto = Some(f.frto.unwrap_or(p.frto));
@@ -440,6 +441,7 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
             o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
         }),
         prr: f.prr.expect("resolved"),
+        rate_halving: f.rate_halving.expect("resolved"),
         rack: f.rack.expect("resolved"),
         tlp: f.tlp.expect("resolved"),
         frto: f.frto.expect("resolved"),

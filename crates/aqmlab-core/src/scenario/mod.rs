@@ -791,6 +791,9 @@ pub struct FlowSpec {
     /// RFC 6937 Proportional Rate Reduction in SACK recovery on/off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery on/off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_halving: Option<bool>,
     /// RFC 8985 RACK loss detection on/off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<bool>,
@@ -929,6 +932,7 @@ const TCP_KNOBS: &[&str] = &[
     "pacing_ca_ratio",
     "tso_segs",
     "prr",
+    "rate_halving",
     "rack",
     "tlp",
     "frto",

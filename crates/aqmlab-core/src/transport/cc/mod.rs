@@ -21,6 +21,7 @@
 use crate::units::Time;
 
 pub mod cubic;
+pub mod cubic_2_6_22;
 pub mod hystart_pp;
 pub mod ledbat;
 pub mod nice;
@@ -28,6 +29,7 @@ pub mod reno;
 pub mod tcp_lp;
 
 pub use cubic::Cubic;
+pub use cubic_2_6_22::Cubic2622;
 pub use hystart_pp::HystartPp;
 pub use ledbat::{Ledbat, LedbatParams};
 pub use nice::{Nice, NiceParams};
@@ -134,7 +136,15 @@ pub trait CongestionControl {
 }
 
 /// Names [`make_cc`] accepts.
-pub const CC_NAMES: &[&str] = &["newreno", "reno", "cubic", "ledbat", "tcp_lp", "nice"];
+pub const CC_NAMES: &[&str] = &[
+    "newreno",
+    "reno",
+    "cubic",
+    "cubic_2_6_22",
+    "ledbat",
+    "tcp_lp",
+    "nice",
+];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
 /// returns it with every default written out; errors name the parameter.
@@ -199,6 +209,7 @@ pub fn make_cc(
     match name {
         "newreno" | "reno" => Ok(Box::new(Reno::new(mss, hystart))),
         "cubic" => Ok(Box::new(Cubic::new(mss, hystart))),
+        "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
         "ledbat" => Ok(Box::new(Ledbat::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),

@@ -762,3 +762,52 @@ fn tail_loss_rescue_retransmission() {
     assert_eq!(r, vec![30, n - 1]);
     sim.check_conservation();
 }
+
+/// New segments sent in the `span` after the first retransmission of one early loss, by a
+/// CUBIC-2.6.22 SACK sender (ns-2 TCP/Linux's), with rate halving on or off.
+fn sent_after_fast_retransmit(rate_halving: bool, span: Time) -> usize {
+    let cfg = TcpConfig {
+        bytes: Some(2000 * 1448),
+        cc: "cubic_2_6_22".into(),
+        iw: 2,
+        delack: None,
+        hystart: crate::transport::cc::Hystart::Off,
+        rate_halving,
+        // The slow-start overshoot queues the retransmission behind ~300 ms of data: a 1 s
+        // floor keeps the timer out of the comparison.
+        min_rto: SEC,
+        ..TcpConfig::default()
+    };
+    let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 50 * MS, 10_000);
+    sim.filter = drop_first_tx(&[200], 1448);
+    sim.log_sent = true;
+    sim.start();
+    sim.run_until(60 * SEC);
+    assert!(sim.snd.completed().is_some());
+    assert_eq!((sim.snd.rto_count(), sim.snd.fast_recoveries()), (0, 1));
+    sim.check_conservation();
+    let (t0, _) = retx_times(&sim)[0];
+    let n = sim
+        .sent
+        .iter()
+        .filter(|(t, p)| *t > t0 && *t <= t0 + span && p.payload > 0 && p.seq > 1 + 200 * 1448)
+        .count();
+    n
+}
+
+#[test]
+fn rate_halving_sends_one_segment_per_two_acks_from_the_start_of_recovery() {
+    // ns-2 tcp-linux.cc: after the fast retransmit next_pkts_in_flight_ = the old cwnd W and
+    // send_much lets the pipe fall by one per packet sent: one new segment per two ACKs from
+    // the first duplicate ACK on. With cwnd = ssthresh = 0.8 W at once (RFC 6675) nothing new
+    // leaves until W - 0.8 W ACKs have come back. ACKs return every 1.2 ms (1500 bytes at
+    // 10 Mb/s, the queue never empties in this window): 40 in 48 ms.
+    let span = 48 * MS;
+    let at_once = sent_after_fast_retransmit(false, span);
+    let halving = sent_after_fast_retransmit(true, span);
+    assert!(
+        (15..=25).contains(&halving),
+        "rate halving: {halving} new segments for ~40 ACKs"
+    );
+    assert!(at_once <= 2, "cwnd = ssthresh at once: {at_once}");
+}

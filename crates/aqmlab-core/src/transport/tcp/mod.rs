@@ -6,8 +6,9 @@
 //! `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator). Congestion
 //! controllers are in `transport/cc`. [`PROFILES`] here: named sets of defaults for the flow
 //! keys (`rfc`, the RFC set; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the DelAck sink,
-//! each value sourced from ns-2's files; `linux`, a current Linux sender and receiver;
-//! `linux_3_14`, the 2014 kernel).
+//! `ns2_linux`, its TCP/Linux agent running CUBIC into a Sack1 sink, and `ns2_fulltcp`, its
+//! two-way FullTcp/Sack agent, each value sourced from ns-2's files; `linux`, a current Linux
+//! sender and receiver; `linux_3_14`, the 2014 kernel).
 //!
 //! Wire model (IP bytes): every segment carries IP (20) + TCP (20) + the timestamp option
 //! (10 + 2 NOP = 12) = [`HEADER`] = 52 bytes. Data segment = payload + 52 (1500 for MSS 1448).
@@ -51,7 +52,7 @@ pub fn ack_size(n_sack: usize) -> u32 {
 /// Per-connection TCP settings, resolved from the scenario's flow entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
-    /// Congestion controller name ("newreno" / "reno", "cubic", "ledbat", "tcp_lp").
+    /// Congestion controller name (`cc::CC_NAMES`).
     pub cc: String,
     /// The controller's parameters (`cc::cc_params`; null = its defaults).
     pub cc_params: serde_json::Value,
@@ -85,6 +86,9 @@ pub struct TcpConfig {
     pub pacing: Option<Pacing>,
     /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
+    /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
+    pub rate_halving: bool,
     /// RFC 8985 RACK loss detection (SACK only); off = RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
@@ -154,6 +158,7 @@ impl Default for TcpConfig {
             on_periods: Vec::new(),
             pacing: None,
             prr: false,
+            rate_halving: false,
             rack: false,
             tlp: false,
             frto: false,
@@ -194,6 +199,8 @@ pub struct TcpProfile {
     pub pacing: bool,
     /// RFC 6937 Proportional Rate Reduction in SACK recovery.
     pub prr: bool,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery.
+    pub rate_halving: bool,
     /// RFC 8985 RACK loss detection and Tail Loss Probe.
     pub rack: bool,
     pub tlp: bool,
@@ -232,6 +239,7 @@ const LINUX: TcpProfile = TcpProfile {
     hystart: Hystart::Linux,
     pacing: false,
     prr: true,
+    rate_halving: false,
     rack: true,
     tlp: true,
     // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
@@ -264,6 +272,7 @@ pub const PROFILES: &[TcpProfile] = &[
         hystart: Hystart::Linux,
         pacing: false,
         prr: false,
+        rate_halving: false,
         rack: false,
         tlp: false,
         frto: false,
@@ -305,11 +314,97 @@ pub const PROFILES: &[TcpProfile] = &[
         pacing: false,
         // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
         prr: false,
+        rate_halving: false,
         // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
         rack: false,
         tlp: false,
         // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
         // no quick-ACK mode.
+        frto: false,
+        early_retransmit: false,
+        quickack: 0,
+        idle_restart: false,
+    },
+    // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
+    // an Agent/TCPSink/Sack1; Agent/TCP defaults from tcl/lib/ns-default.tcl as for ns2_sack1.
+    TcpProfile {
+        name: "ns2_linux",
+        about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
+                TCPSink/Sack1: per-packet windows and jiffies, SACK scoreboard recovery with \
+                rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s \
+                initial / 200 ms min / 60 s max, an ACK per packet, window_ 20 packets",
+        // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1).
+        cc: "cubic_2_6_22",
+        ecn: false,
+        // LinuxTcpAgent keeps a ScoreBoard1 (scb_) and retransmits its holes first
+        // (send_much: GetNextRetran); the Sack1 sink sends SACK blocks.
+        sack: true,
+        // syn_ and delay_growth_ true: TcpAgent::set_initial_window sets cwnd_ 1 for the SYN,
+        // and LinuxTcpAgent::recv (unlike TcpAgent::recv) never sets cwnd_ = windowInit_ on
+        // the SYN's ACK; that ACK is a slow-start ACK, so data starts with 2 packets.
+        iw: 2,
+        mss: 1000,
+        min_rto: 200 * MS,
+        max_rto: 60 * SEC,
+        initial_rto: 3 * SEC,
+        // install_congestion_control: tcp_tick_ = 1 / JIFFY_RATIO (1 ms); the estimator is
+        // TcpAgent's (LinuxTcpAgent::rtt_update, rttvar_exp_ 2).
+        rto_tick: MS,
+        // TCPSink (tcp-sink.cc) ACKs every packet; only the DelAck sink delays.
+        delack: None,
+        rwnd: RwndDefault::Segments(20),
+        // The module counts packets per ACK itself (tcp_slow_start, sysctl_tcp_abc 1).
+        abc: false,
+        // CUBIC v2.1 has no HyStart (added in 2.6.29).
+        hystart: Hystart::Off,
+        pacing: false,
+        // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
+        // lets it fall by one per packet sent (rate halving), not PRR.
+        prr: false,
+        rate_halving: true,
+        rack: false,
+        tlp: false,
+        // "We don't have undo yet" (LinuxTcpAgent::enter_loss); no FRTO (recv).
+        frto: false,
+        early_retransmit: false,
+        quickack: 0,
+        idle_restart: false,
+    },
+    // ns-2.35's two-way Agent/TCP/FullTcp/Sack (tcp/tcp-full.cc SackFullTcpAgent), the agent
+    // PackMimeHTTP allocates after `set-TCP Sack` (packmime_HTTP.cc picktcp: `alloc-tcp
+    // $tcptype_`). Its own defaults are ns-default.tcl's Agent/TCP/FullTcp block; the rest it
+    // inherits from Agent/TCP.
+    TcpProfile {
+        name: "ns2_fulltcp",
+        about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
+                Reno AIMD without byte counting, SACK recovery, IW 2 on the SYN-ACK, segsize 536, \
+                10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1), \
+                window_ 20 packets",
+        // FullTcpAgent grows cwnd_ with TcpAgent::opencwnd and halves it on loss.
+        cc: "newreno",
+        ecn: false,
+        sack: true,
+        // windowInit_ 2: cwnd_ = initial_window() when the SYN is ACKed (tcp-full.cc recv,
+        // SYN-SENT and SYN-RECEIVED).
+        iw: 2,
+        // segsize_ 536.
+        mss: 536,
+        min_rto: 200 * MS,
+        max_rto: 60 * SEC,
+        initial_rto: 3 * SEC,
+        rto_tick: 10 * MS,
+        // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as a full segment is unACKed;
+        // the delayed-ACK timer (interval_ 100 ms, fired on multiples of interval_) only
+        // holds a sub-segment tail, which aqmlab ACKs at once.
+        delack: None,
+        rwnd: RwndDefault::Segments(20),
+        abc: false,
+        hystart: Hystart::Off,
+        pacing: false,
+        prr: false,
+        rate_halving: false,
+        rack: false,
+        tlp: false,
         frto: false,
         early_retransmit: false,
         quickack: 0,

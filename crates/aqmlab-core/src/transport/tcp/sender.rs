@@ -32,6 +32,11 @@
 //!
 //! Options (each a flow key, off in the `rfc` profile; see the profiles in `mod.rs`):
 //! * `prr`: RFC 6937 PRR-SSRB sets cwnd in SACK recovery (Linux tcp_cwnd_reduction rounding).
+//! * `rate_halving`: ns-2 TCP/Linux (tcp-linux.cc send_much, next_pkts_in_flight_): in SACK
+//!   recovery the sender may fill the pipe up to max(cwnd, next), where next starts at the
+//!   pre-loss cwnd, is cut to pipe + 1 segment before each sending round and to pipe - 1
+//!   segment (at least 1) after each segment sent: one segment per two ACKs until the pipe is
+//!   down to cwnd = ssthresh.
 //! * `rack`: RFC 8985 RACK replaces the DupThresh IsLost rule: a segment is lost once one sent
 //!   after it is delivered and the reordering window has passed, which also finds lost
 //!   retransmissions without a timeout. The reordering timer fires at the earliest expiry
@@ -151,6 +156,9 @@ pub struct TcpSender {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// ns-2 TCP/Linux rate halving and its bound on the pipe in bytes (0 = none).
+    rate_halving: bool,
+    rh_next: u64,
     /// Pacing: its settings, the earliest time of the next burst, and whether a segment the
     /// window allows is waiting for that time.
     pacing: Option<Pacing>,
@@ -249,6 +257,8 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
+            rate_halving: cfg.rate_halving && cfg.sack,
+            rh_next: 0,
             pacing: cfg.pacing,
             pace_next: 0,
             pace_wait: false,
@@ -596,13 +606,20 @@ impl TcpSender {
         }
         let start = out.len();
         let newreno_fr = !self.sack && self.in_recovery;
+        if self.rh_next > 0 {
+            self.rh_next = self.rh_next.min(self.sb.pipe() + self.mss);
+        }
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one.
                 self.pace_wait = true;
                 break;
             }
-            let cwnd = self.st.cwnd;
+            if self.rh_next > 0 && out.len() > start {
+                let after = self.sb.pipe().saturating_sub(self.mss).max(self.mss);
+                self.rh_next = self.rh_next.min(after);
+            }
+            let cwnd = self.st.cwnd.max(self.rh_next);
             let cand = if newreno_fr {
                 None
             } else {
@@ -707,6 +724,9 @@ impl TcpSender {
         self.in_recovery = true;
         self.fast_recoveries += 1;
         self.er_at = None;
+        if self.rate_halving {
+            self.rh_next = self.st.cwnd;
+        }
         if !self.reduce(now, CongestionKind::Loss) {
             self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
         }
@@ -763,6 +783,7 @@ impl TcpSender {
 
     /// The loss episode is over (recovery left, or snd_una past the timeout's loss point).
     fn end_episode(&mut self) {
+        self.rh_next = 0;
         self.undo = None;
         self.retrans_stamp = None;
         self.frto_on = false;
@@ -813,6 +834,7 @@ impl TcpSender {
 
     fn on_rto(&mut self, now: Time, out: &mut Outbox) {
         self.rto_count += 1;
+        self.rh_next = 0;
         self.tlp_end = None;
         self.pto_at = None;
         self.rack_at = None;
