@@ -26,13 +26,16 @@ spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), se
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-import re
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from aqmlab import _core
 
 NS = 1_000_000_000
 DIRECTIONS = ("down", "up")
@@ -150,22 +153,11 @@ def cdf(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v, (np.arange(1, n + 1, dtype=np.float64) / n if n else np.zeros(0))
 
 
-def parse_limit(limit: Any) -> tuple[float, str]:
-    """Parse a qdisc limit as written in the resolved scenario: ``"100p"`` -> (100, "pkts"),
-    ``"150000B"`` -> (150000, "bytes"); also accepts ``"1000 packets"``, ``"64KB"``, ``"1.5MB"``
-    (decimal multiples) and plain integers (packets, the Linux pfifo convention)."""
-    if isinstance(limit, (int, float)):
-        return float(limit), "pkts"
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(limit))
-    if not m:
-        raise ValueError(f"cannot parse qdisc limit {limit!r} (expected e.g. '100p' or '150000B')")
-    value, unit = float(m.group(1)), m.group(2)
-    if unit in ("p", "pkt", "pkts", "packet", "packets", ""):
-        return value, "pkts"
-    mult = {"B": 1, "b": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1024**2}
-    if unit in mult:
-        return value * mult[unit], "bytes"
-    raise ValueError(f"unknown unit {unit!r} in qdisc limit {limit!r} (use p or B)")
+def parse_limit(limit: str) -> tuple[float, str]:
+    """A qdisc limit as the resolved scenario writes it, read by the core's own parser:
+    ``"100p"`` -> (100, "pkts"), ``"150KB"`` -> (150000, "bytes")."""
+    unit, value = _core.parse_limit(str(limit))
+    return float(value), "pkts" if unit == "p" else "bytes"
 
 
 def qdisc_config(meta: dict, direction: str) -> dict:
@@ -897,13 +889,16 @@ def probe_flows(tables: dict) -> list[int]:
 # --------------------------------------------------------------------------- aggregation, transients
 
 
-MULTI_QUEUE_QDISCS = ("sfq", "sfq_codel", "fq_codel", "fq_nocodel", "fq_pie", "drr")
+@functools.cache
+def flow_queue_qdiscs() -> frozenset[str]:
+    """The built-in disciplines that keep one queue per flow, as the core says (`flow_queues`)."""
+    return frozenset(q["name"] for q in json.loads(_core.qdiscs()) if q["flow_queues"])
 
 
 def spike_duration_defined(qdisc: str | None) -> bool:
     """transients2014 defines the delay-spike duration on THE bottleneck queue; it is not
     defined for schedulers with one queue per flow (SFQ-CoDel, fq_codel, ...)."""
-    return qdisc not in MULTI_QUEUE_QDISCS
+    return qdisc not in flow_queue_qdiscs()
 
 
 AQM_DROP_REASONS = ("early", "forced", "head")

@@ -239,9 +239,18 @@ def test_probes(tiny):
 def test_parse_limit():
     assert M.parse_limit("100p") == (100, "pkts")
     assert M.parse_limit("150000B") == (150000, "bytes")
-    assert M.parse_limit(1000) == (1000, "pkts")
-    with pytest.raises(ValueError, match="cannot parse"):
+    assert M.parse_limit("150KB") == (150000, "bytes")  # decimal kilo, as the scenario units
+    assert M.parse_limit("1KiB") == (1024, "bytes")
+    with pytest.raises(ValueError, match="lots"):
         M.parse_limit("lots")
+
+
+def test_flow_queue_disciplines_are_the_per_flow_schedulers():
+    # By construction of the algorithms: SFQ, DRR and the FQ family schedule one queue per flow
+    # (or hash bucket); FIFO, RED, PIE, CoDel, CHOKe, BLUE and pfifo_fast's bands do not.
+    per_flow = M.flow_queue_qdiscs()
+    assert {"sfq", "drr", "fq_codel", "fq_pie", "sfq_codel"} <= per_flow
+    assert not per_flow & {"pfifo", "bfifo", "red", "pie", "codel", "choke", "blue", "pfifo_fast"}
 
 
 def test_summarize(tiny):

@@ -3,7 +3,7 @@
 //! pyo3-arrow), plus the run's metadata as JSON. Table columns follow docs/tables.md.
 
 use aqmlab_core::packet::Dir;
-use aqmlab_core::queue::{registry, DropReason};
+use aqmlab_core::queue::{registry, DropReason, Qdisc};
 use aqmlab_core::record::outcome_names;
 use aqmlab_core::scenario::{self, build};
 use arrow_array::types::UInt8Type;
@@ -437,11 +437,11 @@ fn qdiscs() -> String {
     let list: Vec<serde_json::Value> = registry()
         .iter()
         .map(|i| {
-            let defaults = (i.build)(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0))
-                .map(|(_, v)| v)
-                .unwrap_or_else(|e| json!({ "error": e }));
+            let built = (i.build)(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0));
+            let flow_queues = built.as_ref().is_ok_and(|(q, _)| q.flow_queues());
+            let defaults = built.map(|(_, v)| v).unwrap_or_else(|e| json!({ "error": e }));
             json!({"name": i.name, "summary": i.summary, "reference": i.reference, "params": i.params,
-                   "defaults_at_10mbps": defaults})
+                   "defaults_at_10mbps": defaults, "flow_queues": flow_queues})
         })
         .collect();
     serde_json::to_string(&list).expect("serialisable")

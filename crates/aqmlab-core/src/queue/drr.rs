@@ -76,6 +76,10 @@ impl Drr {
 }
 
 impl Qdisc for Drr {
+    fn flow_queues(&self) -> bool {
+        true
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         let f = ctx.flow_key(id) as usize;
         if f >= self.flows.len() {

@@ -74,6 +74,10 @@ impl FqCodel {
 }
 
 impl Qdisc for FqCodel {
+    fn flow_queues(&self) -> bool {
+        true
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         let f = self.sched.classify(ctx.flow_key(id));
         let size = ctx.size(id);

@@ -37,6 +37,10 @@ pub struct FqPie {
 }
 
 impl Qdisc for FqPie {
+    fn flow_queues(&self) -> bool {
+        true
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         let f = self.sched.classify(ctx.flow_key(id));
         let size = ctx.size(id);

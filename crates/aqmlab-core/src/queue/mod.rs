@@ -155,6 +155,11 @@ pub trait Qdisc {
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// Whether it keeps one queue per flow (or hash bucket): then no single queue's delay
+    /// describes the bottleneck (transients2014 leaves its spike duration undefined there).
+    fn flow_queues(&self) -> bool {
+        false
+    }
 }
 
 /// What a discipline may know about the link it serves when it is built.
@@ -396,6 +401,9 @@ macro_rules! qdiscs {
             }
             fn diagnostics(&self) -> Vec<(&'static str, f64)> {
                 match self { $(AnyQdisc::$variant(q) => q.diagnostics()),* }
+            }
+            fn flow_queues(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.flow_queues()),* }
             }
         }
     };

@@ -135,6 +135,10 @@ impl Sfq {
 }
 
 impl Qdisc for Sfq {
+    fn flow_queues(&self) -> bool {
+        true
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         if !self.insert(id, ctx) {
             return;

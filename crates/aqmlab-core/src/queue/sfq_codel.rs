@@ -58,6 +58,10 @@ impl SfqCodel {
 }
 
 impl Qdisc for SfqCodel {
+    fn flow_queues(&self) -> bool {
+        true
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         if self.sched.tot.packets >= self.limit {
             if self.tail_drop {
