@@ -460,7 +460,8 @@ def print_tables(o: Outcome, console) -> None:
     if o.results["web"]:
         t = Table(title="Web: mean fetch time normalised to the unloaded fetch (std over runs)")
         t.add_column("qdisc")
-        cols = [(p, c, lk) for p in PAGES for c in WEB_CROSS for lk in links]
+        web_links = [lk for lk in links if any(lk in per for per in o.results["web"].values())]
+        cols = [(p, c, lk) for p in PAGES for c in WEB_CROSS for lk in web_links]
         for p, c, lk in cols:
             t.add_column(f"{p} {c} {lk}", justify="right")
         for q in QDISCS:
