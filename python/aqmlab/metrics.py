@@ -1062,6 +1062,33 @@ def web_summary(tables: dict, warmup_s: float = 0.0) -> dict:
     return {"exchanges": int(asked.sum()), "completed": int(done.size), "response_ms": st}
 
 
+def fetch_times_s(tables: dict, warmup_s: float = 0.0, flow: int | None = None) -> np.ndarray:
+    """Page fetch times (start to the last object's last byte, http-getter's measure) of the
+    fetches started at or after the warm-up that completed, in seconds (NaN-free)."""
+    w = _need(tables, "webpage")
+    t0 = w.column("t_start_ns").to_numpy().astype(np.float64)
+    keep = t0 >= warmup_s * NS
+    if flow is not None:
+        keep &= w.column("flow").to_numpy() == flow
+    ft = _nullable_float(w, "fetch_time_ns")[keep]
+    return ft[~np.isnan(ft)] / NS
+
+
+def webpage_summary(tables: dict, warmup_s: float = 0.0) -> dict:
+    """Page fetches started at or after the warm-up: how many, how many completed and timed out,
+    and the completed ones' fetch time in ms (p50/p95/p99/max/mean)."""
+    w = _need(tables, "webpage")
+    started = w.column("t_start_ns").to_numpy().astype(np.float64) >= warmup_s * NS
+    timed_out = int((w.column("timed_out").to_numpy()[started] != 0).sum())
+    ft = fetch_times_s(tables, warmup_s)
+    return {
+        "fetches": int(started.sum()),
+        "completed": int(ft.size),
+        "timed_out": timed_out,
+        "fetch_ms": percentiles(ft * 1e3, (50, 95, 99)),
+    }
+
+
 def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
     """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``.
 
@@ -1105,6 +1132,8 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
             )
     if _has(tables, "web") and tables["web"].num_rows:
         out["web"] = web_summary(tables, warmup_s)
+    if _has(tables, "webpage") and tables["webpage"].num_rows:
+        out["webpage"] = webpage_summary(tables, warmup_s)
     for fid in sorted(pflows):
         rtt = percentiles(probe_rtt_ms(tables, fid, warmup_s), (50, 95))
         ind = percentiles(induced_latency_ms(tables, fid, warmup_s), (50,))

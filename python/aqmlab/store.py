@@ -46,7 +46,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-TABLES = ("packets", "queue", "flow_series", "probes", "web", "flows", "links", "rate_schedule")
+TABLES = ("packets", "queue", "flow_series", "probes", "web", "webpage", "flows", "links", "rate_schedule")
 CATALOG = "catalog.duckdb"
 DEFAULT_ROOT = Path("aqmlab-results")
 

@@ -39,6 +39,7 @@ KEYS = [
     "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows",
     "topology.wifi", "topology.wifi.stations", "topology.wifi.max_subframes", "topology.wifi.stations.0.mcs",
     "topology.down.wifi", "topology.up.wifi", "flows.0.station", "flows.2.kind",
+    "flows.0.page", "flows.0.objects", "flows.0.workers", "flows.0.timeout", "flows.0.interval",
 ]  # fmt: skip
 
 STRINGS = [
@@ -47,7 +48,7 @@ STRINGS = [
     "down", "up", "both", "codel", "pie", "fq_codel", "red", "codle", "packets", "series",
     "summary", "a/b", ".x", "x" * 300, "a\x00b", "ü", "\U0001f600", "1 s", "10 Mbps", "[1,2]",
     "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14", "EF", "AF41", "CS8",
-    "pfifo_fast", "voip", "laptop",
+    "pfifo_fast", "voip", "laptop", "webpage", "small", "large",
 ]  # fmt: skip
 
 OTHER = [
@@ -55,6 +56,7 @@ OTHER = [
     True, False, [], [1, "a"], {}, {"kind": "codel"}, {"kind": "red", "min_th": 5}, {"a": {"b": 1}},
     ["down"], ["up", "down"], ["nosuch"], {"target": "25ms"}, {"on": "1s", "off": "1s"},
     {"uniform": ["0s", "1s"], "per": "flow"},
+    ["56kB", "1kB"], ["0B"], ["1kB", -3],
     {"stations": [{"name": "laptop"}]}, [{"name": "laptop", "mcs": 40}], {"stations": []},
     datetime.date(1979, 5, 27), datetime.datetime(1979, 5, 27, 7, 32), datetime.time(7, 32),
 ]  # fmt: skip

@@ -152,6 +152,17 @@ def tables() -> dict[str, pa.Table]:
             "response_time_ns": pa.array([], pa.uint64()),
         }
     )
+    # no webpage flow: the core's empty table (docs/tables.md)
+    webpage = pa.table(
+        {
+            "flow": pa.array([], pa.uint32()),
+            "fetch": pa.array([], pa.uint32()),
+            "t_start_ns": pa.array([], pa.uint64()),
+            "fetch_time_ns": pa.array([], pa.uint64()),
+            "timed_out": pa.array([], pa.uint32()),
+            "objects_done": pa.array([], pa.uint32()),
+        }
+    )
     flows_rows = [
         # flow kind dir group label cc start base target psent bsent precv bdeliv retx rto ecn syn done drops marks
         (0, "tcp", "down", 0, "bulk", "cubic", 0, 10 * MS, 0, 3, 3000, 3, 2850, 1, 0, 1, 0, None, 1, 1),
@@ -242,6 +253,7 @@ def tables() -> dict[str, pa.Table]:
         "flow_series": flow_series,
         "probes": probes,
         "web": web,
+        "webpage": webpage,
         "flows": flows,
         "links": links,
         "rate_schedule": rate_schedule,

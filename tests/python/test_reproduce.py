@@ -248,7 +248,8 @@ def test_goodbadwifi2015_quick_shows_the_studys_orderings(tmp_path):
     from aqmlab.reproduce import goodbadwifi2015 as G
 
     o = G.run(ex=Execution(out=tmp_path, jobs=1), quick=True, qdiscs=["pfifo_fast", "fq_codel"])
-    assert o.counts["failed"] == 0 and o.counts["total"] == 2 * 2 * 4 * 2 + 2 * 2
+    # rrul, voip x 2, rtt_fair on two links; wifi; web (3 cases x 2 pages) on 10/10: 2 qdiscs, 2 runs
+    assert o.counts["failed"] == 0 and o.counts["total"] == 2 * 2 * 4 * 2 + 2 * 2 + 3 * 2 * 2 * 2
     j = G.to_json(o)
     for lk in ("10/10", "10/1"):
         fifo, fq = (
@@ -266,8 +267,14 @@ def test_goodbadwifi2015_quick_shows_the_studys_orderings(tmp_path):
         j["wifi_rrul"]["fq_codel"]["induced_latency_ms"]
         > 5 * j["rrul_induced_latency_ms"]["fq_codel"]["10/10"]
     )
+    # The small page behind RRUL: the FIFO's standing queue slows every fetch's many round trips
+    # far more than fq_codel, whose page flows are sparse (the study's ordering).
+    web = j["web_fetch_norm"]
+    assert web["fq_codel"]["small"]["rrul"]["10/10"] < web["pfifo_fast"]["small"]["rrul"]["10/10"]
+    assert web["fq_codel"]["small"]["1up"]["10/10"] < web["pfifo_fast"]["small"]["1up"]["10/10"]
+    assert web["pfifo_fast"]["small"]["1up"]["10/10"] > 1.5
     assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / "report.html").exists()
-    for fig in ("rrul", "transient", "voip_cdf"):
+    for fig in ("rrul", "transient", "voip_cdf", "web"):
         assert (tmp_path / "reproduce" / "goodbadwifi2015-quick" / f"{fig}.png").stat().st_size > 5000
 
 

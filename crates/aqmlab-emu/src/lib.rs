@@ -428,6 +428,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         links: emu.closed.take().expect("closed above"),
         probes: Vec::new(),
         web: Vec::new(),
+        webpage: Vec::new(),
         conservation: Ok(()),
         peak_packets: emu.pool.capacity(),
         resolved,

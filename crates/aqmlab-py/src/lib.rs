@@ -117,6 +117,31 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
             ),
         ]),
     ));
+    let wp = &r.webpage;
+    out.push((
+        "webpage",
+        batch(vec![
+            ("flow", u32s(wp.iter().map(|x| x.flow).collect())),
+            ("fetch", u32s(wp.iter().map(|x| x.rec.index).collect())),
+            ("t_start_ns", u64s(wp.iter().map(|x| x.rec.start).collect())),
+            (
+                "fetch_time_ns",
+                opt_u64s(
+                    wp.iter()
+                        .map(|x| x.rec.completed.map(|t| t - x.rec.start))
+                        .collect(),
+                ),
+            ),
+            (
+                "timed_out",
+                u32s(wp.iter().map(|x| u32::from(x.rec.timed_out)).collect()),
+            ),
+            (
+                "objects_done",
+                u32s(wp.iter().map(|x| x.rec.objects_done).collect()),
+            ),
+        ]),
+    ));
     let pr = &r.probes;
     out.push((
         "probes",

@@ -114,7 +114,7 @@ def _param_cols(t) -> list[str]:
 def reproduce_cmd(
     experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
     reps: Annotated[int | None, typer.Option("--reps", help="replications per case (default: the study's)")] = None,
-    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair or wifi; lpcc2013 all, 3a, 3b, 3c or 3d")] = None,
+    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair, wifi or web; lpcc2013 all, 3a, 3b, 3c or 3d")] = None,
     load: Annotated[list[str] | None, typer.Option("--load", help="transients2014: only these loads, e.g. 4+4 (repeatable)")] = None,
     lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers in 3c (repeatable)")] = None,
     qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,

@@ -20,15 +20,22 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
 * ``wifi``: RRUL over an 802.11n link (a 2x2 station at MCS 15 and its AP, ath9k's driver
   queues) behind 100/100 Mb/s, the tested qdisc on both WiFi interfaces.
 
+* ``web``: Flent's http-getter fetching a page every second (``webpage`` flow: a name lookup,
+  the main document, the objects over 4 workers), the small (56 kB in 3 requests) or large page
+  (3 MB in 110 requests), unloaded, beside one TCP upload (``1up``) or beside RRUL (``rrul``):
+  each run's mean fetch time over the fetches started in the window, normalised by the mean of
+  the unloaded runs of the same qdisc, link and page; mean and standard deviation over the runs.
+  The cases reuse voip_1up.toml (its upload) and rrul.toml (its flows), the page flow put first.
+
 ``--quick`` runs shorter tests (rrul, voip and wifi 40 s with the window [10 s, 40 s], rtt_fair
-120 s) with two replications, on the 10/10 and 10/1 links. Not yet here: the web test (needs
-the http-getter page fetch model).
+120 s, web 30 s on the 10/10 link only) with two replications, on the 10/10 and 10/1 links.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -52,11 +59,12 @@ QDISCS = ["pfifo_fast", "ared", "pie", "codel", "sfq", "fq_nocodel", "fq_codel"]
 LINKS = {"100/100": (100, 100), "10/10": (10, 10), "10/1": (10, 1)}
 CROSS = ["1up", "rrul"]
 SERIES = {
-    "all": ["rrul", "voip", "rtt_fair", "wifi"],
+    "all": ["rrul", "voip", "rtt_fair", "wifi", "web"],
     "rrul": ["rrul"],
     "voip": ["voip"],
     "rtt_fair": ["rtt_fair"],
     "wifi": ["wifi"],
+    "web": ["web"],
 }
 REPS = 30
 """Replications per case, as the study ran."""
@@ -67,7 +75,8 @@ TRANSIENT_S = 25.0
 QUICK = {
     "reps": 2,
     "links": ["10/10", "10/1"],
-    "duration": {"rrul": "40s", "voip": "40s", "rtt_fair": "120s", "wifi": "40s"},
+    "duration": {"rrul": "40s", "voip": "40s", "rtt_fair": "120s", "wifi": "40s", "web": "30s"},
+    "web_links": ["10/10"],
 }
 METRICS_FN = "aqmlab.reproduce.goodbadwifi2015:run_metrics"
 TEST_FILES = {
@@ -75,7 +84,15 @@ TEST_FILES = {
     "voip": ["voip_1up", "voip_rrul"],
     "rtt_fair": ["rtt_fair"],
     "wifi": ["wifi_rrul"],
+    "web": ["web_none", "web_1up", "web_rrul"],
 }
+PAGES = ["small", "large"]
+WEB_CROSS = ["1up", "rrul"]
+PAGE_FLOW = {"kind": "webpage", "label": "page", "profile": "linux_3_14", "interval": "1s", "start": "5s"}
+"""http-getter as Flent's http tests run it: a fetch every second, 4 workers (the default)."""
+WEB_BASE = {"web_none": ("voip_1up", 0), "web_1up": ("voip_1up", 1), "web_rrul": ("rrul", 0)}
+"""Per web case: the scenario file lending its cross traffic, and its first flow kept (the VoIP
+file's upload without its VoIP stream; all of RRUL)."""
 WIFI_HOPS = (0, 3)
 """The hops of wifi_rrul.toml that run the tested qdisc: the client's WiFi interface, the AP's."""
 
@@ -117,6 +134,30 @@ def qdisc_for(name: str, mbps: int) -> dict:
 
 def scenario_file(test: str) -> Path:
     return Path(str(resources.files("aqmlab") / "scenarios" / NAME / f"{test}.toml"))
+
+
+def web_doc(test: str, reps: int, qdiscs, links, duration: str | None) -> dict:
+    """The sweep of a web case: the page flow and the cross traffic of its base file, per
+    (link, qdisc, page)."""
+    base, first = WEB_BASE[test]
+    cross = tomllib.loads(scenario_file(base).read_text())["flows"][first:] if test != "web_none" else []
+    if test == "web_1up":
+        cross = cross[:1]
+    cases = [(lk, q, p) for lk in links for q in qdiscs for p in PAGES]
+    doc = sweep_doc(base, reps, qdiscs, links, duration)
+    doc["name"] = f"{NAME}-{test}"
+    doc["seed_from"] = ["params.link", "params.page"]
+    doc["zip"] = {
+        "params.link": [lk for lk, _, _ in cases],
+        "params.qdisc": [q for _, q, _ in cases],
+        "params.page": [p for _, _, p in cases],
+        "topology.down.rate": [f"{LINKS[lk][0]}Mbps" for lk, _, _ in cases],
+        "topology.up.rate": [f"{LINKS[lk][1]}Mbps" for lk, _, _ in cases],
+        "topology.down.qdisc": [qdisc_for(q, LINKS[lk][0]) for lk, q, _ in cases],
+        "topology.up.qdisc": [qdisc_for(q, LINKS[lk][1]) for lk, q, _ in cases],
+        "flows": [[{**PAGE_FLOW, "page": p}, *cross] for _, _, p in cases],
+    }
+    return doc
 
 
 def sweep_doc(test: str, reps: int, qdiscs, links, duration: str | None) -> dict:
@@ -191,6 +232,9 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
         p = M.probe_table(tables, voip[0], WARMUP_S)
         owd = M._nullable_float(p, "owd_up_ns") / 1e6
         extra["voip_owd"] = pa.table({"owd_ms": pa.array(owd[::10])})  # one per 200 ms (irtt every 20 ms)
+    if "webpage" in tables and tables["webpage"].num_rows:
+        ft = M.fetch_times_s(tables, WARMUP_S)
+        out["web_fetch_s"] = float(ft.mean()) if ft.size else None
     return out, extra
 
 
@@ -221,9 +265,10 @@ def run(
     frames, counts, res = [], {"total": 0, "ran": 0, "skipped": 0, "failed": 0, "wall_s": 0.0}, None
     for test in SERIES[series]:
         duration = QUICK["duration"][test] if quick else None
-        cases = ["wifi"] if test == "wifi" else links
+        cases = ["wifi"] if test == "wifi" else QUICK["web_links"] if quick and test == "web" else links
         for f in TEST_FILES[test]:
-            spec = parse_sweep(sweep_doc(f, reps, qdiscs, cases, duration))
+            doc = web_doc if test == "web" else sweep_doc
+            spec = parse_sweep(doc(f, reps, qdiscs, cases, duration))
             res = ex.sweep(spec, METRICS_FN)
             t = res.table.copy()
             t["test"] = f
@@ -281,8 +326,10 @@ def _stats(values) -> dict | None:
 def aggregate(runs: pd.DataFrame) -> dict:
     """Per metric and case: median, mean, std and count over the successful runs."""
     ok = runs[runs["status"] == "ok"]
-    out: dict = {"rrul": {}, "voip": {}, "rtt_fair": {}, "wifi": {}}
+    out: dict = {"rrul": {}, "voip": {}, "rtt_fair": {}, "wifi": {}, "web": _web_norm(ok)}
     for (test, q, lk), g in ok.groupby(["test", "qdisc", "link"]):
+        if test.startswith("web_"):
+            continue
         if test in ("rrul", "wifi_rrul"):
             out["rrul" if test == "rrul" else "wifi"].setdefault(q, {})[lk] = {
                 k: _stats(g[k]) for k in ("goodput_down_mbps", "goodput_up_mbps", "induced_latency_ms")
@@ -297,13 +344,29 @@ def aggregate(runs: pd.DataFrame) -> dict:
     return out
 
 
+def _web_norm(ok: pd.DataFrame) -> dict:
+    """{qdisc: {link: {page: {cross: stats}}}}: each loaded run's mean fetch time over the mean
+    of the unloaded runs of its qdisc, link and page (the study's normalisation)."""
+    web = ok[ok["test"].str.startswith("web_")]
+    out: dict = {}
+    if not len(web) or "web_fetch_s" not in web:
+        return out
+    for (q, lk, page), g in web.groupby(["qdisc", "link", "page"]):
+        idle = pd.to_numeric(g[g["test"] == "web_none"]["web_fetch_s"], errors="coerce").mean()
+        for c in WEB_CROSS:
+            v = pd.to_numeric(g[g["test"] == f"web_{c}"]["web_fetch_s"], errors="coerce") / idle
+            out.setdefault(q, {}).setdefault(lk, {}).setdefault(page, {})[c] = _stats(v)
+    return out
+
+
 def _rate(link: str, direction: str = "up") -> str:
     return str(LINKS[link][0 if direction == "down" else 1])
 
 
 def to_json(o: Outcome) -> dict:
     """The medians over runs: voip_loss_pct {qdisc: {cross: {rate: v}}} (rate = the VoIP's
-    upstream Mb/s), rrul_* {qdisc: {link: v}}, rtt_fair_jain {qdisc: {rate: v}} (the uploads' rate)."""
+    upstream Mb/s), rrul_* {qdisc: {link: v}}, rtt_fair_jain {qdisc: {rate: v}} (the uploads' rate);
+    and the mean over runs of web_fetch_norm {qdisc: {page: {cross: {link: v}}}}."""
 
     def med(s):
         return None if s is None else s["median"]
@@ -332,12 +395,30 @@ def to_json(o: Outcome) -> dict:
             }
             for q, per in r["wifi"].items()
         },
+        "web_fetch_norm": {
+            q: {
+                p: {
+                    c: {
+                        lk: None if s is None else s["mean"]
+                        for lk, pages in per.items()
+                        for s in [pages.get(p, {}).get(c)]
+                    }
+                    for c in WEB_CROSS
+                }
+                for p in PAGES
+            }
+            for q, per in r["web"].items()
+        },
         "quick": o.quick,
     }
 
 
 def _cell(s: dict | None, dec: int = 2) -> str:
     return "-" if s is None else f"{s['median']:.{dec}f} ({s['std']:.{dec}f})"
+
+
+def _mean_cell(s: dict | None) -> str:
+    return "-" if s is None else f"{s['mean']:.2f} ({s['std']:.2f})"
 
 
 def _tables() -> list[tuple[str, str, str]]:
@@ -375,6 +456,17 @@ def print_tables(o: Outcome, console) -> None:
         for q in QDISCS:
             per = o.results["wifi"].get(q, {}).get("wifi", {})
             t.add_row(q, *(_cell(per.get(k)) for k, _ in keys))
+        console.print(t)
+    if o.results["web"]:
+        t = Table(title="Web: mean fetch time normalised to the unloaded fetch (std over runs)")
+        t.add_column("qdisc")
+        web_links = [lk for lk in links if any(lk in per for per in o.results["web"].values())]
+        cols = [(p, c, lk) for p in PAGES for c in WEB_CROSS for lk in web_links]
+        for p, c, lk in cols:
+            t.add_column(f"{p} {c} {lk}", justify="right")
+        for q in QDISCS:
+            per = o.results["web"].get(q, {})
+            t.add_row(q, *(_mean_cell(per.get(lk, {}).get(p, {}).get(c)) for p, c, lk in cols))
         console.print(t)
     if o.results["voip"]:
         t = Table(title="VoIP: median loss of the upstream stream, % (std)")
@@ -446,7 +538,23 @@ def figures(o: Outcome) -> dict:
         ax.set(title=f"VoIP one-way delay, {c} @ {_rate(lk)} Mb/s", xlabel="one-way delay (ms)", ylabel="CDF",
                xscale="log")  # fmt: skip
 
+    def web(ax, key):
+        page, lk = key
+        width = 0.8 / len(WEB_CROSS)
+        for k, c in enumerate(WEB_CROSS):
+            cells = [o.results["web"].get(q, {}).get(lk, {}).get(page, {}).get(c) for q in QDISCS]
+            y = [np.nan if s is None else s["mean"] for s in cells]
+            err = [0.0 if s is None else s["std"] for s in cells]
+            ax.bar(np.arange(len(QDISCS)) + (k - 0.5) * width, y, width, yerr=err, label=c,
+                   color=style(k)["color"])  # fmt: skip
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_xticks(np.arange(len(QDISCS)), QDISCS, rotation=45, fontsize=7)
+        ax.set(title=f"{page} page, {lk} Mb/s", ylabel="mean fetch time / unloaded")
+
     figs = {}
+    web_keys = [(p, lk) for p in PAGES for lk in LINKS if any(lk in per for per in o.results["web"].values())]
+    if web_keys:
+        figs["web"] = _panels(web_keys, (4.5, 4), web)
     panels = [("rrul", lk) for lk in LINKS if any(lk in per for per in o.results["rrul"].values())]
     panels += [("wifi_rrul", "wifi")] if o.results["wifi"] else []
     if panels:

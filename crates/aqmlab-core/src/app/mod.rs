@@ -1,5 +1,5 @@
 //! Traffic sources and sinks built on the endpoint interface: UDP constant-bit-rate and Poisson
-//! sources, latency probes, and the PackMime-HTTP web workload. (Bulk and finite TCP transfers are
+//! sources, latency probes, the PackMime-HTTP web workload and repeated page fetches. (Bulk and finite TCP transfers are
 //! TCP endpoints with a byte count.)
 
 pub mod packmime;
@@ -7,3 +7,4 @@ pub mod ping;
 pub mod repeat;
 pub mod udp;
 pub mod web;
+pub mod webpage;

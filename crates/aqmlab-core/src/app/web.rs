@@ -51,20 +51,20 @@ fn flatten(plan: &[Connection]) -> Vec<(u32, u32)> {
 /// A heap of (deadline, transfer) entries, armed lazily: `armed[k]` is the deadline in the heap
 /// that counts for transfer k; other entries are stale and skipped.
 #[derive(Default)]
-struct Timers {
+pub(super) struct Timers {
     heap: BinaryHeap<Reverse<(Time, u32)>>,
     armed: Vec<Option<Time>>,
 }
 
 impl Timers {
-    fn new(n: usize) -> Timers {
+    pub(super) fn new(n: usize) -> Timers {
         Timers {
             heap: BinaryHeap::new(),
             armed: vec![None; n],
         }
     }
 
-    fn arm(&mut self, k: u32, deadline: Option<Time>) {
+    pub(super) fn arm(&mut self, k: u32, deadline: Option<Time>) {
         if let Some(t) = deadline {
             let a = &mut self.armed[k as usize];
             if a.is_none_or(|x| t < x) {
@@ -75,7 +75,7 @@ impl Timers {
     }
 
     /// The transfer whose armed deadline is due at `now`, if any (stale entries dropped).
-    fn pop_due(&mut self, now: Time) -> Option<u32> {
+    pub(super) fn pop_due(&mut self, now: Time) -> Option<u32> {
         while let Some(&Reverse((t, k))) = self.heap.peek() {
             if t > now {
                 return None;
@@ -91,28 +91,28 @@ impl Timers {
 }
 
 /// Tags the packets an inner endpoint appended to the outbox with their transfer.
-fn tag(out: &mut Outbox, from: usize, conn: u32) {
+pub(super) fn tag(out: &mut Outbox, from: usize, conn: u32) {
     for p in &mut out[from..] {
         p.conn = conn;
     }
 }
 
 /// One exchange's two transfers at one end: the request's and the response's endpoint.
-struct Pair<Q, R> {
-    req: Q,
-    rsp: R,
+pub(super) struct Pair<Q, R> {
+    pub(super) req: Q,
+    pub(super) rsp: R,
 }
 
 /// One end's open exchanges: their transfer pairs, the transfers' timers (2 x exchange + 0 for
 /// the request, + 1 for the response), and the counters of the closed ones.
-struct Exchanges<Q, R> {
+pub(super) struct Exchanges<Q, R> {
     open: Vec<Option<Box<Pair<Q, R>>>>,
-    timers: Timers,
+    pub(super) timers: Timers,
     done: FlowReport,
 }
 
 impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
-    fn new(n: usize) -> Self {
+    pub(super) fn new(n: usize) -> Self {
         Exchanges {
             open: (0..n).map(|_| None).collect(),
             timers: Timers::new(2 * n),
@@ -120,15 +120,15 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
         }
     }
 
-    fn get(&self, x: u32) -> Option<&Pair<Q, R>> {
+    pub(super) fn get(&self, x: u32) -> Option<&Pair<Q, R>> {
         self.open.get(x as usize).and_then(|c| c.as_deref())
     }
 
-    fn get_mut(&mut self, x: u32) -> Option<&mut Pair<Q, R>> {
+    pub(super) fn get_mut(&mut self, x: u32) -> Option<&mut Pair<Q, R>> {
         self.open.get_mut(x as usize).and_then(|c| c.as_deref_mut())
     }
 
-    fn open(&mut self, x: u32, pair: Pair<Q, R>) {
+    pub(super) fn open(&mut self, x: u32, pair: Pair<Q, R>) {
         self.open[x as usize] = Some(Box::new(pair));
         self.arm(x);
     }
@@ -142,7 +142,12 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
 
     /// Hands transfer `k` a packet or its timer (`act` on its endpoint), tags what it sends and
     /// re-arms its exchange; false when the exchange is closed (a late packet).
-    fn handle(&mut self, k: u32, out: &mut Outbox, act: impl FnOnce(&mut dyn Endpoint, &mut Outbox)) -> bool {
+    pub(super) fn handle(
+        &mut self,
+        k: u32,
+        out: &mut Outbox,
+        act: impl FnOnce(&mut dyn Endpoint, &mut Outbox),
+    ) -> bool {
         let Some(c) = self.get_mut(k / 2) else {
             return false;
         };
@@ -158,19 +163,19 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
     }
 
     /// Closes exchange x, keeping its transfers' counters.
-    fn close(&mut self, x: u32) {
+    pub(super) fn close(&mut self, x: u32) {
         if let Some(c) = self.open[x as usize].take() {
             c.req.report(&mut self.done);
             c.rsp.report(&mut self.done);
         }
     }
 
-    fn next_timer(&self) -> Option<Time> {
+    pub(super) fn next_timer(&self) -> Option<Time> {
         // Stale heads are read as they are: they only cause an early wake-up finding nothing due.
         self.timers.heap.peek().map(|r| r.0 .0)
     }
 
-    fn report(&self, r: &mut FlowReport) {
+    pub(super) fn report(&self, r: &mut FlowReport) {
         add(r, &self.done);
         for c in self.open.iter().flatten() {
             c.req.report(r);

@@ -12,6 +12,8 @@ use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::app::web::{ExchangeRecord, WebClient, WebServer};
+use crate::app::webpage::{self, FetchRecord, PageClient, PageParams, PageServer, PAGES};
+
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
@@ -23,9 +25,14 @@ use crate::transport::tcp::{
     profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, TcpSender, PROFILES,
 };
 use crate::transport::FlowReport;
-use crate::units::{Dur, Size, Time, MS};
+use crate::units::{Dur, Size, Time, MS, SEC};
 use serde_json::Value;
 use std::sync::Arc;
+
+/// A webpage flow's defaults: http-getter's workers as Flent runs it (`HTTP_GETTER_WORKERS`, 4)
+/// and the time between fetch starts (ours: Flent passes its test's own).
+const DEFAULT_WORKERS: u32 = 4;
+const DEFAULT_FETCH_INTERVAL: Time = SEC;
 
 /// One row of the `flows` table.
 #[derive(Clone, Debug)]
@@ -77,6 +84,13 @@ pub struct WebRow {
     pub rec: ExchangeRecord,
 }
 
+/// One row of the `webpage` table: a page fetch of a webpage flow.
+#[derive(Clone, Copy, Debug)]
+pub struct PageRow {
+    pub flow: u32,
+    pub rec: FetchRecord,
+}
+
 /// Everything a run produces.
 pub struct RunResult {
     pub resolved: Scenario,
@@ -90,6 +104,7 @@ pub struct RunResult {
     pub links: Vec<LinkRow>,
     pub probes: Vec<ProbeRow>,
     pub web: Vec<WebRow>,
+    pub webpage: Vec<PageRow>,
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
     pub peak_packets: usize,
@@ -116,7 +131,14 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
             r.interval = Some(f.interval.unwrap_or(Dur(interval * MS)));
             r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
         }
-        "tcp" | "web" => {
+        "tcp" | "web" | "webpage" => {
+            if f.kind == "webpage" {
+                if f.objects.is_none() {
+                    r.page = Some(f.page.clone().unwrap_or_else(|| PAGES[0].0.into()));
+                }
+                r.workers = Some(f.workers.unwrap_or(DEFAULT_WORKERS));
+                r.interval = Some(f.interval.unwrap_or(Dur(DEFAULT_FETCH_INTERVAL)));
+            }
             if f.kind == "web" {
                 r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
             }
@@ -390,6 +412,30 @@ fn endpoints(
                 0,
             )
         }
+        "webpage" => {
+            let cfg = tcp_config(f, id, start, stop, seed);
+            let objects: Arc<[u64]> = match &f.objects {
+                Some(o) => o.iter().map(|s| s.0).collect(),
+                None => webpage::page(f.page.as_deref().expect("resolved"))
+                    .expect("validated")
+                    .into(),
+            };
+            let params = PageParams {
+                objects,
+                workers: f.workers.expect("resolved"),
+                interval: f.interval.expect("resolved").0,
+                timeout: f.timeout.map_or(stop.saturating_sub(start).max(1), |d| d.0),
+            };
+            TcpSender::new(&cfg, id, dir)?;
+            let server = PageServer::new(params.server_plan(start, stop), cfg.clone(), id);
+            let client = PageClient::new(params, cfg.clone(), id, start, stop);
+            (
+                AnyEndpoint::PageServer(Box::new(server)),
+                AnyEndpoint::PageClient(Box::new(client)),
+                cfg.cc,
+                0,
+            )
+        }
         "tcp" if f.repeat.is_some() => {
             let cfg = tcp_config(f, id, start, stop, seed);
             let [lo, hi] = f.repeat.as_ref().expect("matched").idle;
@@ -649,12 +695,16 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
 
     let mut probes = Vec::new();
     let mut web = Vec::new();
+    let mut webpage = Vec::new();
     for (i, (row, f)) in rows.iter_mut().zip(&world.flows).enumerate() {
         row.report = f.report();
         row.drops = f.dropped;
         row.marks = f.marked;
         if let Some(recs) = f.web_records() {
             web.extend(recs.iter().map(|&rec| WebRow { flow: i as u32, rec }));
+        }
+        if let Some(recs) = f.page_records() {
+            webpage.extend(recs.iter().map(|&rec| PageRow { flow: i as u32, rec }));
         }
         if let Some(recs) = f.probe_records() {
             probes.extend(recs.iter().map(|r| ProbeRow {
@@ -679,6 +729,7 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
         links,
         probes,
         web,
+        webpage,
         conservation,
         peak_packets: world.pool.capacity(),
     })

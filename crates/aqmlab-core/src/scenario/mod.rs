@@ -732,6 +732,20 @@ pub struct FlowSpec {
     /// "1.1" (PackMime's `set-http-1.1`: some connections persistent) or "1.0".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
+    // webpage (`app::webpage`; Flent's http-getter), with `interval` between fetch starts
+    /// A built-in page (`app::webpage::PAGES`: "small", "large"); default "small".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
+    /// The page's object sizes, the main document first (replaces `page`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<Vec<Size>>,
+    /// Concurrent object fetches (http-getter's `-n`, Flent's default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// A fetch not done this long after its start is abandoned (http-getter's `-t`; default the
+    /// flow's length, as Flent's `HttpGetterRunner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Dur>,
     // tcp (and ecn for udp)
     /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -951,6 +965,11 @@ pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
     ("tcp", &[&["on_off", "bytes", "repeat"], TCP_KNOBS]),
     // PackMime-HTTP exchanges over TCP connections of the same model.
     ("web", &[&["conn_rate", "http"], TCP_KNOBS]),
+    // Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
+    (
+        "webpage",
+        &[&["page", "objects", "workers", "interval", "timeout"], TCP_KNOBS],
+    ),
 ];
 const COMMON_FLOW_KEYS: &[&str] = &[
     "kind",
@@ -966,6 +985,53 @@ const COMMON_FLOW_KEYS: &[&str] = &[
     "dscp",
     "station",
 ];
+
+/// The keys of a webpage flow.
+fn validate_webpage(f: &FlowSpec, key: &dyn Fn(&str) -> String) -> Result<(), String> {
+    use crate::app::webpage::PAGES;
+    if let Some(p) = f.page.as_deref() {
+        if f.objects.is_some() {
+            return err(key("page"), "give page or objects, not both");
+        }
+        if !PAGES.iter().any(|q| q.0 == p) {
+            let names: Vec<&str> = PAGES.iter().map(|q| q.0).collect();
+            return err(
+                key("page"),
+                format!("{p:?} is not a page; allowed: {}", names.join(", ")),
+            );
+        }
+    }
+    if let Some(o) = &f.objects {
+        if o.is_empty() || o.len() > 10_000 {
+            return err(
+                key("objects"),
+                format!("{} objects is out of range; allowed 1 to 10000 sizes", o.len()),
+            );
+        }
+        if let Some((i, s)) = o.iter().enumerate().find(|(_, s)| s.0 == 0 || s.0 > 1 << 32) {
+            return err(
+                format!("{}[{i}]", key("objects")),
+                format!("{}B is out of range; allowed 1B to 4GiB", s.0),
+            );
+        }
+    }
+    if let Some(w) = f.workers.filter(|w| !(1..=1000).contains(w)) {
+        return err(key("workers"), format!("{w} is out of range; allowed 1 to 1000"));
+    }
+    if f.interval.is_some_and(|d| d.0 == 0) {
+        return err(key("interval"), "0s is not allowed; must be positive");
+    }
+    if f.timeout.is_some_and(|d| d.0 == 0) {
+        return err(key("timeout"), "0s is not allowed; must be positive");
+    }
+    if f.direction.is_some_and(|d| d != DirSpec::Down) {
+        return err(
+            key("direction"),
+            "\"up\" is not allowed; a webpage flow's objects go down (its requests up)",
+        );
+    }
+    Ok(())
+}
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
 pub fn parse(json: &str) -> Result<Scenario, String> {
@@ -1429,7 +1495,10 @@ impl Scenario {
                     return err(key("interval"), "must be positive");
                 }
             }
-            "tcp" | "web" => {
+            "tcp" | "web" | "webpage" => {
+                if f.kind == "webpage" {
+                    validate_webpage(f, &key)?;
+                }
                 if f.kind == "web" {
                     match f.conn_rate {
                         None => {

@@ -12,6 +12,7 @@ use crate::app::ping::{PingClient, PingServer, ProbeRecord};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{WebClient, WebServer};
+use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
@@ -35,6 +36,8 @@ pub enum AnyEndpoint {
     TcpReceiver(Box<TcpReceiver>),
     WebServer(Box<WebServer>),
     WebClient(Box<WebClient>),
+    PageServer(Box<PageServer>),
+    PageClient(Box<PageClient>),
     RepeatSender(Box<RepeatSender>),
     RepeatReceiver(Box<RepeatReceiver>),
 }
@@ -50,6 +53,8 @@ macro_rules! dispatch {
             AnyEndpoint::TcpReceiver($e) => $call,
             AnyEndpoint::WebServer($e) => $call,
             AnyEndpoint::WebClient($e) => $call,
+            AnyEndpoint::PageServer($e) => $call,
+            AnyEndpoint::PageClient($e) => $call,
             AnyEndpoint::RepeatSender($e) => $call,
             AnyEndpoint::RepeatReceiver($e) => $call,
         }
@@ -166,6 +171,14 @@ impl Flow {
     pub fn web_records(&self) -> Option<&[crate::app::web::ExchangeRecord]> {
         match &self.ends[1] {
             AnyEndpoint::WebClient(c) => Some(&c.records),
+            _ => None,
+        }
+    }
+
+    /// The fetch records, if this is a webpage flow.
+    pub fn page_records(&self) -> Option<&[crate::app::webpage::FetchRecord]> {
+        match &self.ends[1] {
+            AnyEndpoint::PageClient(c) => Some(&c.records),
             _ => None,
         }
     }

@@ -1,0 +1,179 @@
+//! End-to-end checks of the webpage flow (app::webpage) against facts independent of the code:
+//! on an idle path a fetch takes the name lookup's round trip, then per object a handshake, the
+//! request and the response's slow-start rounds from the initial window (computed here from the
+//! object sizes, the MSS and the IW); a standing FIFO queue slows fetches more than fq_codel;
+//! a fetch that cannot finish in its timeout is counted as timed out; runs are deterministic.
+
+use aqmlab_core::scenario::{self, build};
+use aqmlab_core::units::{Time, MS, SEC};
+use serde_json::json;
+
+const MSS: u64 = 1448;
+const IW: u64 = 10;
+
+fn run(v: serde_json::Value) -> build::RunResult {
+    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
+    let r = build::run(&sc, sc.seed).expect("run");
+    r.conservation.as_ref().expect("packet conservation");
+    r
+}
+
+fn scenario(
+    flow: serde_json::Value,
+    rate: &str,
+    qdisc: &str,
+    extra: Vec<serde_json::Value>,
+) -> serde_json::Value {
+    let mut flows = vec![flow];
+    flows.extend(extra);
+    json!({
+        "name": "webpage", "duration": "20s", "seed": 5,
+        "topology": {"rtt": "100ms",
+                     "down": {"rate": rate, "qdisc": qdisc, "limit": "1000p"},
+                     "up": {"rate": rate, "qdisc": qdisc, "limit": "1000p"}},
+        "flows": flows, "record": {"level": "summary"}
+    })
+}
+
+/// Slow-start rounds to send `bytes` from an initial window of IW segments, the window doubling
+/// every round (one ACK per segment, no loss): the smallest r with IW (2^r - 1) segments >= size.
+fn rounds(bytes: u64) -> u64 {
+    let segs = bytes.div_ceil(MSS);
+    let mut r = 0;
+    while IW * ((1 << r) - 1) < segs {
+        r += 1;
+    }
+    r
+}
+
+/// One object's exchange on an idle path, in RTTs: the SYN and SYN-ACK (1), the request's half
+/// RTT, the response's rounds (the last one half a round trip).
+fn exchange_rtts(bytes: u64) -> u64 {
+    1 + rounds(bytes)
+}
+
+fn idle_flow(objects: &[u64], workers: u32) -> serde_json::Value {
+    json!({"kind": "webpage", "objects": objects.iter().map(|b| format!("{b}B")).collect::<Vec<_>>(),
+           "workers": workers, "interval": "5s", "iw": IW, "mss": MSS, "delack": false})
+}
+
+fn fetch_times(r: &build::RunResult) -> Vec<Time> {
+    r.webpage
+        .iter()
+        .filter_map(|p| p.rec.completed.map(|t| t - p.rec.start))
+        .collect()
+}
+
+#[test]
+fn idle_fetch_takes_the_lookup_and_each_objects_round_trips() {
+    let rtt = 100 * MS;
+    // Serialisation at 1 Gb/s adds under 0.1 ms per window; allow 3 ms in all.
+    let tol = 3 * MS;
+    // Main document, then two objects in parallel (four workers).
+    let page = [16_000, 20_000, 20_000];
+    let want = rtt * (1 + exchange_rtts(page[0]) + exchange_rtts(page[1]));
+    let r = run(scenario(idle_flow(&page, 4), "1Gbps", "pfifo", vec![]));
+    let got = fetch_times(&r);
+    assert_eq!(got.len(), 4, "{:?}", r.webpage);
+    for t in &got {
+        assert!(t.abs_diff(want) <= tol, "fetch took {t}, analytic {want}");
+    }
+    // One worker: the objects go one after the other.
+    let page = [5_000, 30_000, 2_000, 60_000];
+    let want = rtt * (1 + page.iter().map(|&b| exchange_rtts(b)).sum::<u64>());
+    let r = run(scenario(idle_flow(&page, 1), "1Gbps", "pfifo", vec![]));
+    for t in fetch_times(&r) {
+        assert!(t.abs_diff(want) <= tol, "fetch took {t}, analytic {want}");
+    }
+}
+
+fn mean(v: &[Time]) -> f64 {
+    v.iter().map(|&t| t as f64).sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn fetches_behind_a_bulk_download_are_slower_through_fifo_than_fq_codel() {
+    let bulk = vec![json!({"kind": "tcp", "direction": "down"})];
+    let flow = json!({"kind": "webpage", "page": "small", "interval": "1s", "start": "2s"});
+    let fifo = fetch_times(&run(scenario(flow.clone(), "10Mbps", "pfifo", bulk.clone())));
+    let fq = fetch_times(&run(scenario(flow.clone(), "10Mbps", "fq_codel", bulk)));
+    let idle = fetch_times(&run(scenario(flow, "10Mbps", "pfifo", vec![])));
+    assert!(!fifo.is_empty() && !fq.is_empty() && !idle.is_empty());
+    // A 1000-packet FIFO at 10 Mb/s holds up to 1.2 s of queue; fq_codel keeps the page's
+    // sparse flows ahead of the bulk flow's backlog.
+    assert!(
+        mean(&fifo) > 2.0 * mean(&fq),
+        "fifo {} fq_codel {}",
+        mean(&fifo),
+        mean(&fq)
+    );
+    assert!(
+        mean(&fq) >= mean(&idle),
+        "fq_codel {} idle {}",
+        mean(&fq),
+        mean(&idle)
+    );
+}
+
+#[test]
+fn a_fetch_past_its_timeout_is_counted() {
+    // 3 MB at 1 Mb/s takes at least 24 s: a 5 s timeout must cut every fetch.
+    let flow = json!({"kind": "webpage", "page": "large", "interval": "1s", "timeout": "5s"});
+    let r = run(scenario(flow, "1Mbps", "pfifo", vec![]));
+    assert!(!r.webpage.is_empty());
+    let last_start = r.webpage.last().expect("fetches").rec.start;
+    for p in &r.webpage {
+        if p.rec.start + 5 * SEC <= 20 * SEC {
+            assert!(p.rec.timed_out && p.rec.completed.is_none(), "{p:?}");
+        }
+        assert!(p.rec.objects_done < 110);
+    }
+    // A timed-out fetch ends at its timeout; the next starts then (its interval has passed).
+    assert!(r
+        .webpage
+        .windows(2)
+        .all(|w| w[1].rec.start - w[0].rec.start == 5 * SEC));
+    assert!(last_start <= 20 * SEC);
+}
+
+#[test]
+fn webpage_runs_are_deterministic() {
+    let bulk = vec![json!({"kind": "tcp", "direction": "down"})];
+    let flow = json!({"kind": "webpage", "page": "small", "interval": "500ms"});
+    let a = run(scenario(flow.clone(), "10Mbps", "pfifo", bulk.clone()));
+    let b = run(scenario(flow, "10Mbps", "pfifo", bulk));
+    assert_eq!(a.events, b.events);
+    let recs = |r: &build::RunResult| r.webpage.iter().map(|p| p.rec).collect::<Vec<_>>();
+    assert_eq!(recs(&a), recs(&b));
+}
+
+#[test]
+fn webpage_keys_are_validated() {
+    let bad = [
+        (json!({"kind": "webpage", "page": "medium"}), "flows[0].page"),
+        (
+            json!({"kind": "webpage", "page": "small", "objects": ["1kB"]}),
+            "flows[0].page",
+        ),
+        (json!({"kind": "webpage", "objects": []}), "flows[0].objects"),
+        (
+            json!({"kind": "webpage", "objects": ["1kB", "0B"]}),
+            "flows[0].objects[1]",
+        ),
+        (json!({"kind": "webpage", "workers": 0}), "flows[0].workers"),
+        (json!({"kind": "webpage", "interval": "0s"}), "flows[0].interval"),
+        (json!({"kind": "webpage", "timeout": "0s"}), "flows[0].timeout"),
+        (
+            json!({"kind": "webpage", "direction": "up"}),
+            "flows[0].direction",
+        ),
+        (json!({"kind": "webpage", "conn_rate": 3}), "flows[0].conn_rate"),
+    ];
+    for (flow, key) in bad {
+        let v = json!({"name": "w", "duration": "1s",
+                       "topology": {"rtt": "10ms", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+                       "flows": [flow]});
+        let e = scenario::parse(&v.to_string()).expect_err("rejected");
+        assert!(e.starts_with(key), "{e}");
+    }
+}
