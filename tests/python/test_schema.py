@@ -49,7 +49,7 @@ def with_change(path: str, value: object) -> dict:
     node: object = sc
     for p in parents:
         node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
-    node[last] = value
+    node[int(last) if isinstance(node, list) else last] = value
     return sc
 
 
@@ -59,6 +59,7 @@ def with_change(path: str, value: object) -> dict:
         ("colour", "red"),  # unknown top-level key
         ("flows.0.colour", "red"),  # unknown flow key
         ("flows.0.interval", "20ms"),  # a ping key on a tcp flow
+        ("flows.0", {"kind": "webpage", "page": "medium"}),
         ("flows.0.kind", "quic"),
         ("flows.0.cc", "bbr9"),
         ("flows.0.profile", "windows"),
@@ -94,6 +95,10 @@ def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> N
         ("flows.0.start", {"uniform": ["0s", "1s"], "per": "flow"}),
         ("topology.down.rate", [["0s", "10Mbps"], ["1s", "2Mbps"]]),
         ("topology.nic_rate", "inf"),
+        ("flows.0", {"kind": "webpage", "page": "large", "workers": 4, "interval": "2s"}),
+        ("flows.0", {"kind": "webpage", "objects": ["10KB", "20KB"], "timeout": "5s"}),
+        ("flows.0", {"kind": "tcp", "rtt_spread": "10ms", "rate_halving": True, "profile": "ns2_linux"}),
+        ("flows.0", {"kind": "tcp", "cc": "ledbat", "cc_params": {"target": "25ms"}}),
     ],
 )
 def test_what_the_core_accepts_the_schema_accepts(path: str, value: object) -> None:

@@ -4,7 +4,7 @@
 //! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
 //! come from `FLOW_KINDS`, the qdiscs and their parameters from the qdisc registry, the
-//! controllers from `CC_NAMES` and the TCP profiles from `PROFILES`.
+//! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
 //! What the schema cannot say (a value's range that depends on other keys, a route's hop names,
 //! a qdisc parameter's value type) stays with `aqmlab validate`.
@@ -12,6 +12,7 @@
 use super::{
     DelAck, Dscp, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS, FLOW_KINDS,
 };
+use crate::app::webpage::PAGES;
 use crate::queue::registry;
 use crate::transport::cc::{Hystart, CC_NAMES};
 use crate::transport::tcp::PROFILES;
@@ -148,6 +149,8 @@ pub fn scenario_schema() -> Value {
     let profiles: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
     flow["properties"]["profile"] =
         json!({"enum": profiles, "description": "TCP profile (`aqmlab list tcp`)"});
+    let pages: Vec<&str> = PAGES.iter().map(|p| p.0).collect();
+    flow["properties"]["page"] = json!({"enum": pages, "description": "a built-in web page"});
     // Each kind accepts the common keys and its own groups (`FLOW_KINDS`), as `validate` checks.
     let per_kind: Vec<Value> = FLOW_KINDS
         .iter()
