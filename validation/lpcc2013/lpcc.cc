@@ -40,53 +40,71 @@ using namespace ns3;
 namespace
 {
 
-// ---------------------------------------------------------------- a TCP-LP variant (experiment)
+// ---------------------------------------------------------------- low-priority variants (experiment)
 
 // Which ACK the sender is processing: set by the socket's Rx trace, which TcpSocketBase fires
 // before it processes the segment (tcp-socket-base.cc DoForwardUp, m_rxTrace).
 bool g_ackIsDup = false;
 
-// TcpLp that takes no delay sample and makes no early-congestion test on a duplicate ACK.
-// ns-3 3.44 calls PktsAcked(tcb, 1, srtt) on every duplicate ACK and on partial ACKs
-// (tcp-socket-base.cc ProcessAck), and TcpLp::PktsAcked samples TSval - TSecr whenever the rtt
-// argument is non-zero; Linux's tcp_lp_pkts_acked is called only for ACKs that acknowledge data
-// (tcp_clean_rtx_queue). Used with --lp-variant=newack.
-class TcpLpNewAckOnly : public TcpLp
+// A delay-based controller that takes no delay sample (and, for TcpLp, makes no early-congestion
+// test) on a duplicate ACK. ns-3 3.44 calls PktsAcked(tcb, 1, srtt) on every duplicate ACK
+// (tcp-socket-base.cc ProcessAck, "Artificially call PktsAcked"), and both TcpLp::PktsAcked and
+// TcpLedbat::PktsAcked take TSval - TSecr as a one-way delay sample whenever the rtt argument is
+// non-zero. While a hole is open the receiver keeps echoing the TSval of the last in-order
+// segment (ProcessOptionTimestamp updates m_timestampToEcho only for in-order data, RFC 7323), so
+// those samples grow with the time spent in recovery. Linux calls tcp_lp's pkts_acked only for
+// ACKs that acknowledge data (tcp_clean_rtx_queue). Used with --lp-variant=newack.
+template <class Base>
+class NewAckOnly : public Base
 {
   public:
-    static TypeId GetTypeId()
-    {
-        static TypeId tid = TypeId("TcpLpNewAckOnly")
-                                .SetParent<TcpLp>()
-                                .SetGroupName("Internet")
-                                .AddConstructor<TcpLpNewAckOnly>();
-        return tid;
-    }
+    static TypeId GetTypeId();
 
-    TcpLpNewAckOnly() = default;
+    NewAckOnly() = default;
 
-    TcpLpNewAckOnly(const TcpLpNewAckOnly& other) = default;
+    NewAckOnly(const NewAckOnly& other) = default;
 
     std::string GetName() const override
     {
-        return "TcpLpNewAckOnly";
+        return Base::GetName() + "NewAckOnly";
     }
 
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
     {
         if (!g_ackIsDup)
         {
-            TcpLp::PktsAcked(tcb, segmentsAcked, rtt);
+            Base::PktsAcked(tcb, segmentsAcked, rtt);
         }
     }
 
     Ptr<TcpCongestionOps> Fork() override
     {
-        return CopyObject<TcpLpNewAckOnly>(this);
+        return CopyObject<NewAckOnly<Base>>(this);
     }
 };
 
-NS_OBJECT_ENSURE_REGISTERED(TcpLpNewAckOnly);
+template <>
+TypeId
+NewAckOnly<TcpLp>::GetTypeId()
+{
+    static TypeId tid = TypeId("TcpLpNewAckOnly")
+                            .SetParent<TcpLp>()
+                            .SetGroupName("Internet")
+                            .AddConstructor<NewAckOnly<TcpLp>>();
+    return tid;
+}
+
+template <>
+TypeId
+NewAckOnly<TcpLedbat>::GetTypeId()
+{
+    static TypeId tid = TypeId("TcpLedbatNewAckOnly")
+                            .SetParent<TcpLedbat>()
+                            .SetGroupName("Internet")
+                            .AddConstructor<NewAckOnly<TcpLedbat>>();
+    return tid;
+}
+
 
 // ---------------------------------------------------------------- bottleneck bookkeeping
 
@@ -319,7 +337,7 @@ main(int argc, char* argv[])
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("lpcc", "low-priority controller: ledbat|tcp_lp|newreno", lpcc);
-    cmd.AddValue("lp-variant", "tcp_lp only: ns3 (TcpLp) | newack (no samples on duplicate ACKs)",
+    cmd.AddValue("lp-variant", "ns3 (as shipped) | newack (no delay samples on duplicate ACKs)",
                  lpVariant);
     cmd.AddValue("qdisc", "pfifo|red|codel|fq_codel", qdisc);
     cmd.AddValue("seed", "run number (RngRun)", seed);
@@ -347,16 +365,19 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     g_segSize = segSize;
 
+    NewAckOnly<TcpLp>::GetTypeId(); // registers the variants' TypeIds
+    NewAckOnly<TcpLedbat>::GetTypeId();
+    NS_ABORT_MSG_IF(lpVariant != "ns3" && lpVariant != "newack",
+                    "lp-variant: " << lpVariant << "; allowed: ns3, newack");
+    bool newAck = lpVariant == "newack";
     std::string lpType;
     if (lpcc == "ledbat")
     {
-        lpType = "ns3::TcpLedbat";
+        lpType = newAck ? "TcpLedbatNewAckOnly" : "ns3::TcpLedbat";
     }
     else if (lpcc == "tcp_lp")
     {
-        NS_ABORT_MSG_IF(lpVariant != "ns3" && lpVariant != "newack",
-                        "lp-variant: " << lpVariant << "; allowed: ns3, newack");
-        lpType = lpVariant == "ns3" ? "ns3::TcpLp" : "TcpLpNewAckOnly";
+        lpType = newAck ? "TcpLpNewAckOnly" : "ns3::TcpLp";
     }
     else if (lpcc == "newreno")
     {
