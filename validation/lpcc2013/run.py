@@ -98,9 +98,11 @@ def main() -> int:
         outcome = list(ex.map(run_one, todo))
     ran = outcome.count("ran")
     print(f"{len(todo)} runs ({ran} run now) in {time.time() - t0:.0f} s", file=sys.stderr)
-    res = {lp: {q: aggregate(a.tag, lp, q, a.reps) for q in a.qdisc} for lp in a.lpcc}
-    name = f"ns3_{a.tag}.json" if a.tag else "ns3.json"
-    (OUT / name).write_text(json.dumps({"reps": a.reps, "tag": a.tag, "ns3_args": a.ns3_arg, "results": res}, indent=1))
+    path = OUT / (f"ns3_{a.tag}.json" if a.tag else "ns3.json")
+    res = json.loads(path.read_text())["results"] if path.exists() else {}  # other cells stay
+    for lp in a.lpcc:
+        res.setdefault(lp, {}).update({q: aggregate(a.tag, lp, q, a.reps) for q in a.qdisc})
+    path.write_text(json.dumps({"reps": a.reps, "tag": a.tag, "ns3_args": a.ns3_arg, "results": res}, indent=1))
     for lp in a.lpcc:
         for q in a.qdisc:
             c = res[lp][q]
