@@ -45,66 +45,76 @@ namespace
 // Which ACK the sender is processing: set by the socket's Rx trace, which TcpSocketBase fires
 // before it processes the segment (tcp-socket-base.cc DoForwardUp, m_rxTrace).
 bool g_ackIsDup = false;
+bool g_skipDupSamples = false; // --newack
+uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
 
-// A delay-based controller that takes no delay sample (and, for TcpLp, makes no early-congestion
-// test) on a duplicate ACK. ns-3 3.44 calls PktsAcked(tcb, 1, srtt) on every duplicate ACK
-// (tcp-socket-base.cc ProcessAck, "Artificially call PktsAcked"), and both TcpLp::PktsAcked and
-// TcpLedbat::PktsAcked take TSval - TSecr as a one-way delay sample whenever the rtt argument is
-// non-zero. While a hole is open the receiver keeps echoing the TSval of the last in-order
-// segment (ProcessOptionTimestamp updates m_timestampToEcho only for in-order data, RFC 7323), so
-// those samples grow with the time spent in recovery. Linux calls tcp_lp's pkts_acked only for
-// ACKs that acknowledge data (tcp_clean_rtx_queue). Used with --lp-variant=newack.
+// A delay-based controller (TcpLp, TcpLedbat) with two switchable departures, each isolating one
+// model choice:
+// * newack: no delay sample (and, for TcpLp, no early-congestion test) on a duplicate ACK.
+//   ns-3 3.44 calls PktsAcked(tcb, 1, srtt) on every duplicate ACK (tcp-socket-base.cc
+//   ProcessAck, "Artificially call PktsAcked"), and TcpLp::PktsAcked and TcpLedbat::PktsAcked
+//   take TSval - TSecr as a one-way delay sample whenever the rtt argument is non-zero. While a
+//   hole is open the receiver keeps echoing the TSval of the last in-order segment
+//   (ProcessOptionTimestamp updates m_timestampToEcho only for in-order data, RFC 7323), so those
+//   samples grow with the time spent in recovery. Linux calls tcp_lp's pkts_acked only for ACKs
+//   that acknowledge data (tcp_clean_rtx_queue).
+// * ts offset: the receiver's timestamp clock runs ahead of the sender's by a constant, as between
+//   real hosts (every sample TSval - TSecr grows by it). ns-3 stamps both ends from the one
+//   simulator clock (TcpOptionTS::NowToTsValue, ms).
 template <class Base>
-class NewAckOnly : public Base
+class LpProbe : public Base
 {
   public:
     static TypeId GetTypeId();
 
-    NewAckOnly() = default;
+    LpProbe() = default;
 
-    NewAckOnly(const NewAckOnly& other) = default;
+    LpProbe(const LpProbe& other) = default;
 
     std::string GetName() const override
     {
-        return Base::GetName() + "NewAckOnly";
+        return Base::GetName() + "Probe";
     }
 
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
     {
-        if (!g_ackIsDup)
+        if (g_skipDupSamples && g_ackIsDup)
         {
-            Base::PktsAcked(tcb, segmentsAcked, rtt);
+            return;
         }
+        uint32_t tsval = tcb->m_rcvTimestampValue;
+        tcb->m_rcvTimestampValue = tsval + g_tsOffsetMs;
+        Base::PktsAcked(tcb, segmentsAcked, rtt);
+        tcb->m_rcvTimestampValue = tsval;
     }
 
     Ptr<TcpCongestionOps> Fork() override
     {
-        return CopyObject<NewAckOnly<Base>>(this);
+        return CopyObject<LpProbe<Base>>(this);
     }
 };
 
 template <>
 TypeId
-NewAckOnly<TcpLp>::GetTypeId()
+LpProbe<TcpLp>::GetTypeId()
 {
-    static TypeId tid = TypeId("TcpLpNewAckOnly")
+    static TypeId tid = TypeId("TcpLpProbe")
                             .SetParent<TcpLp>()
                             .SetGroupName("Internet")
-                            .AddConstructor<NewAckOnly<TcpLp>>();
+                            .AddConstructor<LpProbe<TcpLp>>();
     return tid;
 }
 
 template <>
 TypeId
-NewAckOnly<TcpLedbat>::GetTypeId()
+LpProbe<TcpLedbat>::GetTypeId()
 {
-    static TypeId tid = TypeId("TcpLedbatNewAckOnly")
+    static TypeId tid = TypeId("TcpLedbatProbe")
                             .SetParent<TcpLedbat>()
                             .SetGroupName("Internet")
-                            .AddConstructor<NewAckOnly<TcpLedbat>>();
+                            .AddConstructor<LpProbe<TcpLedbat>>();
     return tid;
 }
-
 
 // ---------------------------------------------------------------- bottleneck bookkeeping
 
@@ -308,7 +318,6 @@ int
 main(int argc, char* argv[])
 {
     std::string lpcc = "ledbat";
-    std::string lpVariant = "ns3";
     std::string qdisc = "pfifo";
     uint32_t seed = 1;
     uint32_t nBe = 5;
@@ -337,8 +346,8 @@ main(int argc, char* argv[])
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("lpcc", "low-priority controller: ledbat|tcp_lp|newreno", lpcc);
-    cmd.AddValue("lp-variant", "ns3 (as shipped) | newack (no delay samples on duplicate ACKs)",
-                 lpVariant);
+    cmd.AddValue("newack", "low-priority flows: no delay samples on duplicate ACKs", g_skipDupSamples);
+    cmd.AddValue("ts-offset-ms", "low-priority flows: receiver's timestamp clock ahead by this", g_tsOffsetMs);
     cmd.AddValue("qdisc", "pfifo|red|codel|fq_codel", qdisc);
     cmd.AddValue("seed", "run number (RngRun)", seed);
     cmd.AddValue("nbe", "best-effort NewReno flows", nBe);
@@ -365,19 +374,17 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     g_segSize = segSize;
 
-    NewAckOnly<TcpLp>::GetTypeId(); // registers the variants' TypeIds
-    NewAckOnly<TcpLedbat>::GetTypeId();
-    NS_ABORT_MSG_IF(lpVariant != "ns3" && lpVariant != "newack",
-                    "lp-variant: " << lpVariant << "; allowed: ns3, newack");
-    bool newAck = lpVariant == "newack";
+    LpProbe<TcpLp>::GetTypeId(); // registers the variants' TypeIds
+    LpProbe<TcpLedbat>::GetTypeId();
+    bool probe = g_skipDupSamples || g_tsOffsetMs > 0;
     std::string lpType;
     if (lpcc == "ledbat")
     {
-        lpType = newAck ? "TcpLedbatNewAckOnly" : "ns3::TcpLedbat";
+        lpType = probe ? "TcpLedbatProbe" : "ns3::TcpLedbat";
     }
     else if (lpcc == "tcp_lp")
     {
-        lpType = newAck ? "TcpLpNewAckOnly" : "ns3::TcpLp";
+        lpType = probe ? "TcpLpProbe" : "ns3::TcpLp";
     }
     else if (lpcc == "newreno")
     {
@@ -593,7 +600,8 @@ main(int argc, char* argv[])
           << ", \"SSParam\": " << Q(ledbatSs ? "yes" : "no") << ", \"NoiseFilterLen\": " << ledbatFilter
           << ", \"BaseHistoryLen\": " << ledbatHistory << ", \"MinCwnd\": " << ledbatMinCwnd << "}";
     }
-    o << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
+    o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs
+      << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
     o << ", \"end_s\": " << Num(endS);
     o << ", \"utilization\": " << Num(g_bn.txBytes / capBytes);
     o << ", \"eq_pkts\": " << Num(eq) << ", \"eq_over_qmax\": " << Num(eq / limitPkts)
