@@ -47,6 +47,7 @@ namespace
 bool g_ackIsDup = false;
 bool g_skipDupSamples = false; // --newack
 uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
+bool g_gateGrowth = false;     // --lp-gate
 
 // A delay-based controller (TcpLp, TcpLedbat) with two switchable departures, each isolating one
 // model choice:
@@ -61,6 +62,10 @@ uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
 // * ts offset: the receiver's timestamp clock runs ahead of the sender's by a constant, as between
 //   real hosts (every sample TSval - TSecr grows by it). ns-3 stamps both ends from the one
 //   simulator clock (TcpOptionTS::NowToTsValue, ms).
+// * lp-gate (TcpLp): no window growth at all, slow start included, within the inference time
+//   (3 x (now - TSecr)) after an early-congestion cut, as Linux's tcp_lp_cong_avoid (which wraps
+//   tcp_reno_cong_avoid, slow start and avoidance) and aqmlab's tcp_lp.rs. ns-3's TcpLp gates
+//   only CongestionAvoidance, so after a cut to one segment below ssthresh it slow-starts at once.
 template <class Base>
 class LpProbe : public Base
 {
@@ -83,15 +88,39 @@ class LpProbe : public Base
             return;
         }
         uint32_t tsval = tcb->m_rcvTimestampValue;
+        uint32_t before = tcb->m_cWnd.Get();
         tcb->m_rcvTimestampValue = tsval + g_tsOffsetMs;
         Base::PktsAcked(tcb, segmentsAcked, rtt);
         tcb->m_rcvTimestampValue = tsval;
+        if (tcb->m_cWnd.Get() < before)
+        {
+            m_lastCut = Simulator::Now();
+        }
+        int64_t nowMs = Simulator::Now().GetMilliSeconds();
+        if (nowMs > tcb->m_rcvTimestampEchoReply)
+        {
+            m_inference = MilliSeconds(3 * (nowMs - tcb->m_rcvTimestampEchoReply));
+        }
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (g_gateGrowth && m_lastCut.IsStrictlyPositive() &&
+            Simulator::Now() - m_lastCut < m_inference)
+        {
+            return;
+        }
+        Base::IncreaseWindow(tcb, segmentsAcked);
     }
 
     Ptr<TcpCongestionOps> Fork() override
     {
         return CopyObject<LpProbe<Base>>(this);
     }
+
+  private:
+    Time m_lastCut{0};
+    Time m_inference{0};
 };
 
 template <>
@@ -347,6 +376,7 @@ main(int argc, char* argv[])
     CommandLine cmd(__FILE__);
     cmd.AddValue("lpcc", "low-priority controller: ledbat|tcp_lp|newreno", lpcc);
     cmd.AddValue("newack", "low-priority flows: no delay samples on duplicate ACKs", g_skipDupSamples);
+    cmd.AddValue("lp-gate", "TcpLp: no growth (slow start too) within the inference time", g_gateGrowth);
     cmd.AddValue("ts-offset-ms", "low-priority flows: receiver's timestamp clock ahead by this", g_tsOffsetMs);
     cmd.AddValue("qdisc", "pfifo|red|codel|fq_codel", qdisc);
     cmd.AddValue("seed", "run number (RngRun)", seed);
@@ -376,7 +406,7 @@ main(int argc, char* argv[])
 
     LpProbe<TcpLp>::GetTypeId(); // registers the variants' TypeIds
     LpProbe<TcpLedbat>::GetTypeId();
-    bool probe = g_skipDupSamples || g_tsOffsetMs > 0;
+    bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth;
     std::string lpType;
     if (lpcc == "ledbat")
     {
@@ -600,7 +630,7 @@ main(int argc, char* argv[])
           << ", \"SSParam\": " << Q(ledbatSs ? "yes" : "no") << ", \"NoiseFilterLen\": " << ledbatFilter
           << ", \"BaseHistoryLen\": " << ledbatHistory << ", \"MinCwnd\": " << ledbatMinCwnd << "}";
     }
-    o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs
+    o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs << ", \"lp_gate\": " << B(g_gateGrowth)
       << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
     o << ", \"end_s\": " << Num(endS);
     o << ", \"utilization\": " << Num(g_bn.txBytes / capBytes);
