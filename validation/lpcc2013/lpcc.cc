@@ -48,6 +48,7 @@ bool g_ackIsDup = false;
 bool g_skipDupSamples = false; // --newack
 uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
 bool g_gateGrowth = false;     // --lp-gate
+uint32_t g_allowedIncrease = 0; // --ledbat-allowed-increase
 
 // A delay-based controller (TcpLp, TcpLedbat) with two switchable departures, each isolating one
 // model choice:
@@ -66,6 +67,12 @@ bool g_gateGrowth = false;     // --lp-gate
 //   (3 x (now - TSecr)) after an early-congestion cut, as Linux's tcp_lp_cong_avoid (which wraps
 //   tcp_reno_cong_avoid, slow start and avoidance) and aqmlab's tcp_lp.rs. ns-3's TcpLp gates
 //   only CongestionAvoidance, so after a cut to one segment below ssthresh it slow-starts at once.
+// * ledbat allowed increase (TcpLedbat): RFC 6817 2.4.2 caps cwnd at flightsize + ALLOWED_INCREASE
+//   x MSS (ALLOWED_INCREASE 1). TcpLedbat::CongestionAvoidance caps it at m_highTxMark -
+//   m_lastAckedSeq + acked bytes, and TcpSocketBase::ProcessAck has already moved m_lastAckedSeq
+//   to this ACK: the cap is the flight before the ACK, without the allowance, so a window-limited
+//   flow cannot grow. The probe moves m_lastAckedSeq back by ALLOWED_INCREASE x MSS around the
+//   call, which adds the allowance.
 template <class Base>
 class LpProbe : public Base
 {
@@ -110,7 +117,10 @@ class LpProbe : public Base
         {
             return;
         }
+        SequenceNumber32 acked = tcb->m_lastAckedSeq;
+        tcb->m_lastAckedSeq = acked - g_allowedIncrease * tcb->m_segmentSize;
         Base::IncreaseWindow(tcb, segmentsAcked);
+        tcb->m_lastAckedSeq = acked;
     }
 
     Ptr<TcpCongestionOps> Fork() override
@@ -377,6 +387,8 @@ main(int argc, char* argv[])
     cmd.AddValue("lpcc", "low-priority controller: ledbat|tcp_lp|newreno", lpcc);
     cmd.AddValue("newack", "low-priority flows: no delay samples on duplicate ACKs", g_skipDupSamples);
     cmd.AddValue("lp-gate", "TcpLp: no growth (slow start too) within the inference time", g_gateGrowth);
+    cmd.AddValue("ledbat-allowed-increase", "TcpLedbat: add RFC 6817's ALLOWED_INCREASE (segments) to the flight cap",
+                 g_allowedIncrease);
     cmd.AddValue("ts-offset-ms", "low-priority flows: receiver's timestamp clock ahead by this", g_tsOffsetMs);
     cmd.AddValue("qdisc", "pfifo|red|codel|fq_codel", qdisc);
     cmd.AddValue("seed", "run number (RngRun)", seed);
@@ -406,7 +418,7 @@ main(int argc, char* argv[])
 
     LpProbe<TcpLp>::GetTypeId(); // registers the variants' TypeIds
     LpProbe<TcpLedbat>::GetTypeId();
-    bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth;
+    bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth || g_allowedIncrease > 0;
     std::string lpType;
     if (lpcc == "ledbat")
     {
@@ -631,6 +643,7 @@ main(int argc, char* argv[])
           << ", \"BaseHistoryLen\": " << ledbatHistory << ", \"MinCwnd\": " << ledbatMinCwnd << "}";
     }
     o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs << ", \"lp_gate\": " << B(g_gateGrowth)
+      << ", \"ledbat_allowed_increase\": " << g_allowedIncrease
       << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
     o << ", \"end_s\": " << Num(endS);
     o << ", \"utilization\": " << Num(g_bn.txBytes / capBytes);
