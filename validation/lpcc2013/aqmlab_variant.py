@@ -28,6 +28,9 @@ CONTROL = "newreno"
 METRICS = {"tcp_share_pct": ("tcp_pct", 100.0), "eq_over_qmax": ("eq_qmax", 1.0),
            "utilization": ("eta", 1.0), "mean_queue_ms": ("qdelay_mean_ms", 1.0)}  # fmt: skip
 """compare.py's metric -> (lpcc2013.run_metrics key, scale)."""
+EXTRA_QDISCS = {"fq_codel": ("sfq", {"kind": "fq_codel", "target": "5ms", "interval": "100ms"})}
+"""Cells beyond 3c's: name -> (the 3c cell whose queue they replace, topology.down.qdisc); FQ-CoDel
+is ns-3's only flow-queueing discipline."""
 
 
 def _value(v: str):
@@ -43,7 +46,7 @@ def main() -> int:
     ap.add_argument("--tag", required=True)
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--lpcc", nargs="+", default=["ledbat", "tcp_lp"], choices=[*L.LPCCS, CONTROL])
-    ap.add_argument("--qdisc", nargs="+", default=L.QDISCS, choices=L.QDISCS)
+    ap.add_argument("--qdisc", nargs="+", default=L.QDISCS, choices=[*L.QDISCS, *EXTRA_QDISCS])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("-j", "--jobs", type=int, default=1)
     a = ap.parse_args()
@@ -53,7 +56,12 @@ def main() -> int:
     total = failed = 0
     for lp in a.lpcc:
         for q in a.qdisc:  # one sweep per cell: its table needs no mapping back to the cell
-            spec = L.spec_for(a.reps, [q], ["ledbat"] if lp == CONTROL else [lp])
+            cell_q, queue = EXTRA_QDISCS.get(q, (q, None))
+            spec = L.spec_for(a.reps, [cell_q], ["ledbat"] if lp == CONTROL else [lp])
+            if queue is not None:
+                for axis in spec.axes:
+                    if "topology.down.qdisc" in axis:
+                        axis["topology.down.qdisc"] = [queue] * len(axis["topology.down.qdisc"])
             if lp == CONTROL:  # the low-priority group runs NewReno too
                 for axis in spec.axes:
                     if "flows.1.cc" in axis:

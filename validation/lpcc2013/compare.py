@@ -16,8 +16,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 # aqmlab's qdisc -> ns-3's counterpart; None: ns-3 has no such discipline. FqCoDel stands in for
-# SFQ only as "a queue per flow": it is not SFQ (DRR over hashed queues with CoDel in each).
-PAIRS = {"droptail": "pfifo", "red": "red", "codel": "codel", "sfq": "fq_codel", "drr": None, "choke": None}
+# SFQ only as "a queue per flow": it is not SFQ (DRR over hashed queues with CoDel in each);
+# aqmlab's fq_codel cell (aqmlab_variant.py) is the like-for-like one.
+PAIRS = {"droptail": "pfifo", "red": "red", "codel": "codel", "fq_codel": "fq_codel", "sfq": "fq_codel",
+         "drr": None, "choke": None}  # fmt: skip
 METRICS = [("tcp_share_pct", "TCP%", 1), ("eq_over_qmax", "E[Q]/Q_max", 3), ("utilization", "eta", 3)]
 
 
