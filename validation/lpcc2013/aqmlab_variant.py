@@ -62,10 +62,11 @@ def main() -> int:
                 for axis in spec.axes:
                     if "topology.down.qdisc" in axis:
                         axis["topology.down.qdisc"] = [queue] * len(axis["topology.down.qdisc"])
-            if lp == CONTROL:  # the low-priority group runs NewReno too
-                for axis in spec.axes:
-                    if "flows.1.cc" in axis:
-                        axis["flows.1.cc"] = [CONTROL] * len(axis["flows.1.cc"])
+            for axis in spec.axes:  # this cell's controller only (overrides may be specific to it)
+                if "flows.1.cc" in axis:
+                    axis["params.lpcc"] = [lp]
+                    axis["flows.1.cc"] = [lp]  # the control: the low-priority group runs NewReno too
+            spec.select["params.lpcc"] = [lp]
             for s in a.sets:
                 k, v = s.split("=", 1)
                 spec.fixed[k] = _value(v)
