@@ -223,8 +223,10 @@ struct Flow
     Ptr<PacketSink> sink;
     uint32_t recoveries = 0;
     uint32_t rtos = 0;
-    // low-priority diagnostics: window cuts made by the controller itself (in CA_OPEN) and the
-    // one-way delay samples TSval - TSecr (ms) the sender sees, on new and on duplicate ACKs
+    // low-priority diagnostics: window cuts made by the controller itself (in CA_OPEN; cutsHalf
+    // = to more than one segment, TCP-LP's halving or any LEDBAT decrease; cutsToOne = to one
+    // segment) and the one-way delay samples TSval - TSecr (ms) the sender sees, on new and on
+    // duplicate ACKs
     uint32_t cutsHalf = 0;
     uint32_t cutsToOne = 0;
     TcpSocketState::TcpCongState_t state = TcpSocketState::CA_OPEN;

@@ -54,7 +54,9 @@ def run_one(args: tuple[str, str, str, int, list[str]]) -> str:
 
 
 def aggregate(tag: str, lpcc: str, qdisc: str, reps: int) -> dict:
-    runs = [json.loads(p.read_text()) for s in range(1, reps + 1) if (p := run_path(tag, lpcc, qdisc, s)).exists()]
+    runs = [
+        json.loads(p.read_text()) for s in range(1, reps + 1) if (p := run_path(tag, lpcc, qdisc, s)).exists()
+    ]
     if not runs:
         return {"runs": 0}
     out: dict = {"runs": len(runs)}
@@ -72,7 +74,8 @@ def aggregate(tag: str, lpcc: str, qdisc: str, reps: int) -> dict:
             "mean_cwnd_segs": float(np.mean([f["mean_cwnd_segs"] for f in fl])) if fl else None,
         }
     out["drops_per_run"] = {
-        k: sum(r["drops"].get(k, 0) for r in runs) / len(runs) for k in sorted({k for r in runs for k in r["drops"]})
+        k: sum(r["drops"].get(k, 0) for r in runs) / len(runs)
+        for k in sorted({k for r in runs for k in r["drops"]})
     }
     out["settings"] = runs[0]["settings"]
     return out
@@ -84,8 +87,12 @@ def main() -> int:
     ap.add_argument("--lpcc", nargs="+", default=LPCCS, choices=[*LPCCS, CONTROL])
     ap.add_argument("--qdisc", nargs="+", default=QDISCS, choices=QDISCS)
     ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--tag", default="", help="name of a variant: runs in out/runs_TAG/, aggregate out/ns3_TAG.json")
-    ap.add_argument("--ns3-arg", action="append", default=[], help="program argument, e.g. --ns3-arg=--ledbat-ss=1")
+    ap.add_argument(
+        "--tag", default="", help="name of a variant: runs in out/runs_TAG/, aggregate out/ns3_TAG.json"
+    )
+    ap.add_argument(
+        "--ns3-arg", action="append", default=[], help="program argument, e.g. --ns3-arg=--ledbat-ss=1"
+    )
     a = ap.parse_args()
     if a.ns3_arg and not a.tag:
         ap.error("--ns3-arg needs --tag")
@@ -102,13 +109,15 @@ def main() -> int:
     res = json.loads(path.read_text())["results"] if path.exists() else {}  # other cells stay
     for lp in a.lpcc:
         res.setdefault(lp, {}).update({q: aggregate(a.tag, lp, q, a.reps) for q in a.qdisc})
-    path.write_text(json.dumps({"reps": a.reps, "tag": a.tag, "ns3_args": a.ns3_arg, "results": res}, indent=1))
+    path.write_text(
+        json.dumps({"reps": a.reps, "tag": a.tag, "ns3_args": a.ns3_arg, "results": res}, indent=1)
+    )
     for lp in a.lpcc:
         for q in a.qdisc:
             c = res[lp][q]
             print(
                 f"{lp:7s} {q:9s} TCP% {c['tcp_share_pct'][0]:6.1f}  E[Q]/Qmax {c['eq_over_qmax'][0]:.3f}"
-                f"  eta {c['utilization'][0]:.3f}  lp cuts 1/2 {c['lp']['cuts_half_per_run']:.0f}"
+                f"  eta {c['utilization'][0]:.3f}  lp window cuts outside recovery: to >1 seg {c['lp']['cuts_half_per_run']:.0f}"
                 f"  to-1 {c['lp']['cuts_to_one_per_run']:.0f}"
             )
     return 0
