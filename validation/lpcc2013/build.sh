@@ -2,7 +2,8 @@
 # Build validation/lpcc2013/out/lpcc against the ns-3 3.44 libraries of the PyPI
 # wheel ns3==3.44.post0, installed in a Python venv (default: the project's .venv).
 #
-#   NS3_PY   python of the venv holding the ns3 wheel (default: <repo>/.venv/bin/python)
+#   NS3_PY   python of the venv holding the ns3 wheel (default: <repo>/.venv/bin/python, else
+#            <repo>/.venv-ns3/bin/python, else the main checkout's .venv, else python3)
 #   CXX      C++ compiler (default g++)
 #   FORCE=1  rebuild even when the binary is newer than the source
 set -euo pipefail
