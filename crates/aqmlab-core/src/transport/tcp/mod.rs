@@ -251,6 +251,52 @@ const LINUX: TcpProfile = TcpProfile {
     idle_restart: true,
 };
 
+// Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
+// behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
+const NS2_SACK1: TcpProfile = TcpProfile {
+    name: "ns2_sack1",
+    about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
+            counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
+            60 s max, delayed ACK 100 ms, window_ 20 packets",
+    // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
+    cc: "newreno",
+    // ecn_ 0.
+    ecn: false,
+    sack: true,
+    // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
+    // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
+    iw: 2,
+    // packetSize_ 1000.
+    mss: 1000,
+    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01 (tcp.cc rtt_timeout).
+    min_rto: 200 * MS,
+    max_rto: 60 * SEC,
+    initial_rto: 3 * SEC,
+    rto_tick: 10 * MS,
+    // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
+    // in-order packet at once, out-of-order and gap-filling packets at once).
+    delack: Some(100 * MS),
+    // window_ 20 (packets): the receiver's advertised window.
+    rwnd: RwndDefault::Segments(20),
+    // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
+    abc: false,
+    hystart: Hystart::Off,
+    // ns-2's agents send as the window opens (maxburst_ 0: no limit).
+    pacing: false,
+    // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
+    prr: false,
+    rate_halving: false,
+    // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
+    rack: false,
+    tlp: false,
+    // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
+    // no quick-ACK mode.
+    frto: false,
+    early_retransmit: false,
+    quickack: 0,
+    idle_restart: false,
+};
+
 /// The TCP profiles; the first is the default.
 pub const PROFILES: &[TcpProfile] = &[
     TcpProfile {
@@ -280,135 +326,53 @@ pub const PROFILES: &[TcpProfile] = &[
         quickack: 0,
         idle_restart: false,
     },
-    // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
-    // behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
-    TcpProfile {
-        name: "ns2_sack1",
-        about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
-                counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
-                60 s max, delayed ACK 100 ms, window_ 20 packets",
-        // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
-        cc: "newreno",
-        // ecn_ 0.
-        ecn: false,
-        sack: true,
-        // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
-        // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
-        iw: 2,
-        // packetSize_ 1000.
-        mss: 1000,
-        // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01 (tcp.cc rtt_timeout).
-        min_rto: 200 * MS,
-        max_rto: 60 * SEC,
-        initial_rto: 3 * SEC,
-        rto_tick: 10 * MS,
-        // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
-        // in-order packet at once, out-of-order and gap-filling packets at once).
-        delack: Some(100 * MS),
-        // window_ 20 (packets): the receiver's advertised window.
-        rwnd: RwndDefault::Segments(20),
-        // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
-        abc: false,
-        hystart: Hystart::Off,
-        // ns-2's agents send as the window opens (maxburst_ 0: no limit).
-        pacing: false,
-        // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
-        prr: false,
-        rate_halving: false,
-        // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
-        rack: false,
-        tlp: false,
-        // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
-        // no quick-ACK mode.
-        frto: false,
-        early_retransmit: false,
-        quickack: 0,
-        idle_restart: false,
-    },
+    NS2_SACK1,
     // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
-    // an Agent/TCPSink/Sack1; Agent/TCP defaults from tcl/lib/ns-default.tcl as for ns2_sack1.
+    // an Agent/TCPSink/Sack1. What differs from ns2_sack1 (the rest: the Agent/TCP defaults of
+    // tcl/lib/ns-default.tcl both inherit: ecn_, windowInit_, packetSize_, the RTO bounds,
+    // window_; no probes, no undo: "We don't have undo yet", LinuxTcpAgent::enter_loss).
     TcpProfile {
         name: "ns2_linux",
         about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
                 TCPSink/Sack1: per-packet windows and jiffies, SACK scoreboard recovery with \
                 rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s \
                 initial / 200 ms min / 60 s max, an ACK per packet, window_ 20 packets",
-        // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1).
+        // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1); the module
+        // counts packets per ACK itself (tcp_slow_start, sysctl_tcp_abc 1) and has no HyStart
+        // (added in 2.6.29). LinuxTcpAgent keeps a ScoreBoard1 (scb_) and retransmits its holes
+        // first (send_much: GetNextRetran). IW 2: TcpAgent::set_initial_window sets cwnd_ 1
+        // for the SYN and LinuxTcpAgent::recv (unlike TcpAgent::recv) never sets cwnd_ =
+        // windowInit_ on the SYN's ACK; that ACK is a slow-start ACK, so data starts with 2.
         cc: "cubic_2_6_22",
-        ecn: false,
-        // LinuxTcpAgent keeps a ScoreBoard1 (scb_) and retransmits its holes first
-        // (send_much: GetNextRetran); the Sack1 sink sends SACK blocks.
-        sack: true,
-        // syn_ and delay_growth_ true: TcpAgent::set_initial_window sets cwnd_ 1 for the SYN,
-        // and LinuxTcpAgent::recv (unlike TcpAgent::recv) never sets cwnd_ = windowInit_ on
-        // the SYN's ACK; that ACK is a slow-start ACK, so data starts with 2 packets.
-        iw: 2,
-        mss: 1000,
-        min_rto: 200 * MS,
-        max_rto: 60 * SEC,
-        initial_rto: 3 * SEC,
         // install_congestion_control: tcp_tick_ = 1 / JIFFY_RATIO (1 ms); the estimator is
         // TcpAgent's (LinuxTcpAgent::rtt_update, rttvar_exp_ 2).
         rto_tick: MS,
         // TCPSink (tcp-sink.cc) ACKs every packet; only the DelAck sink delays.
         delack: None,
-        rwnd: RwndDefault::Segments(20),
-        // The module counts packets per ACK itself (tcp_slow_start, sysctl_tcp_abc 1).
-        abc: false,
-        // CUBIC v2.1 has no HyStart (added in 2.6.29).
-        hystart: Hystart::Off,
-        pacing: false,
         // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
         // lets it fall by one per packet sent (rate halving), not PRR.
-        prr: false,
         rate_halving: true,
-        rack: false,
-        tlp: false,
-        // "We don't have undo yet" (LinuxTcpAgent::enter_loss); no FRTO (recv).
-        frto: false,
-        early_retransmit: false,
-        quickack: 0,
-        idle_restart: false,
+        ..NS2_SACK1
     },
     // ns-2.35's two-way Agent/TCP/FullTcp/Sack (tcp/tcp-full.cc SackFullTcpAgent), the agent
     // PackMimeHTTP allocates after `set-TCP Sack` (packmime_HTTP.cc picktcp: `alloc-tcp
     // $tcptype_`). Its own defaults are ns-default.tcl's Agent/TCP/FullTcp block; the rest it
-    // inherits from Agent/TCP.
+    // inherits from Agent/TCP as ns2_sack1 does. FullTcpAgent grows cwnd_ with
+    // TcpAgent::opencwnd and halves it on loss; windowInit_ 2 applies when the SYN is ACKed
+    // (tcp-full.cc recv, SYN-SENT and SYN-RECEIVED).
     TcpProfile {
         name: "ns2_fulltcp",
         about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
                 Reno AIMD without byte counting, SACK recovery, IW 2 on the SYN-ACK, segsize 536, \
                 10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1), \
                 window_ 20 packets",
-        // FullTcpAgent grows cwnd_ with TcpAgent::opencwnd and halves it on loss.
-        cc: "newreno",
-        ecn: false,
-        sack: true,
-        // windowInit_ 2: cwnd_ = initial_window() when the SYN is ACKed (tcp-full.cc recv,
-        // SYN-SENT and SYN-RECEIVED).
-        iw: 2,
         // segsize_ 536.
         mss: 536,
-        min_rto: 200 * MS,
-        max_rto: 60 * SEC,
-        initial_rto: 3 * SEC,
-        rto_tick: 10 * MS,
         // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as a full segment is unACKed;
         // the delayed-ACK timer (interval_ 100 ms, fired on multiples of interval_) only
         // holds a sub-segment tail, which aqmlab ACKs at once.
         delack: None,
-        rwnd: RwndDefault::Segments(20),
-        abc: false,
-        hystart: Hystart::Off,
-        pacing: false,
-        prr: false,
-        rate_halving: false,
-        rack: false,
-        tlp: false,
-        frto: false,
-        early_retransmit: false,
-        quickack: 0,
-        idle_restart: false,
+        ..NS2_SACK1
     },
     LINUX,
     // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
