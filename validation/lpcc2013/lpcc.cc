@@ -26,6 +26,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "../ns3_json.h"
+
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -36,6 +38,10 @@
 #include <vector>
 
 using namespace ns3;
+using json::B;
+using json::Num;
+using json::OptNum;
+using json::Q;
 
 namespace
 {
@@ -329,28 +335,6 @@ Hook(uint32_t id)
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, id));
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, id));
     s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRx, id));
-}
-
-// ---------------------------------------------------------------- JSON helpers
-
-std::string
-Q(const std::string& s)
-{
-    return "\"" + s + "\"";
-}
-
-std::string
-Num(double v)
-{
-    std::ostringstream o;
-    o << std::setprecision(10) << v;
-    return o.str();
-}
-
-std::string
-B(bool v)
-{
-    return v ? "true" : "false";
 }
 
 } // namespace

@@ -21,6 +21,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "../ns3_json.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -33,6 +35,10 @@
 #include <vector>
 
 using namespace ns3;
+using json::B;
+using json::Num;
+using json::OptNum;
+using json::Q;
 
 namespace
 {
@@ -341,28 +347,6 @@ Hook(uint32_t id)
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, id));
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, id));
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, id));
-}
-
-// ---------------------------------------------------------------- JSON helpers
-
-std::string
-Q(const std::string& s)
-{
-    return "\"" + s + "\"";
-}
-
-std::string
-Num(double v)
-{
-    std::ostringstream o;
-    o << std::setprecision(10) << v;
-    return o.str();
-}
-
-std::string
-OptNum(double v)
-{
-    return v < 0 ? "null" : Num(v);
 }
 
 } // namespace
