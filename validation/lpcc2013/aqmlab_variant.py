@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
 from aqmlab.reproduce import lpcc2013 as L
+from aqmlab.scenario import parse_value
 from aqmlab.sweep import run_sweep
 
 HERE = Path(__file__).resolve().parent
@@ -31,14 +31,6 @@ METRICS = {"tcp_share_pct": ("tcp_pct", 100.0), "eq_over_qmax": ("eq_qmax", 1.0)
 EXTRA_QDISCS = {"fq_codel": ("sfq", {"kind": "fq_codel", "target": "5ms", "interval": "100ms"})}
 """Cells beyond 3c's: name -> (the 3c cell whose queue they replace, topology.down.qdisc); FQ-CoDel
 is ns-3's only flow-queueing discipline."""
-
-
-def _value(v: str):
-    """A --set value as TOML reads it (true, 3, "5ms", {a = 1}), else the bare string."""
-    try:
-        return tomllib.loads(f"v = {v}")["v"]
-    except tomllib.TOMLDecodeError:
-        return v
 
 
 def main() -> int:
@@ -69,7 +61,7 @@ def main() -> int:
             spec.select["params.lpcc"] = [lp]
             for s in a.sets:
                 k, v = s.split("=", 1)
-                spec.fixed[k] = _value(v)
+                spec.fixed[k] = parse_value(v)
             spec.name = f"{spec.name}-{a.tag}-{lp}-{q}"
             res = run_sweep(spec, out=OUT / "aqmlab_variants", jobs=a.jobs, metrics_fn=L.METRICS_FN)
             total, failed = total + res.total, failed + len(res.failed)

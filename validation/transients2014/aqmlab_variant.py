@@ -16,23 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 from aqmlab.reproduce import transients2014 as T
+from aqmlab.scenario import parse_value
 from aqmlab.sweep import run_sweep
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 QDISC_KEY = "topology.down.qdisc"
-
-
-def _value(v: str):
-    """A --set value as TOML reads it (true, 3, "5ms"), else the bare string."""
-    try:
-        return tomllib.loads(f"v = {v}")["v"]
-    except tomllib.TOMLDecodeError:
-        return v
 
 
 def main() -> int:
@@ -53,11 +45,13 @@ def main() -> int:
                 if QDISC_KEY in axis:
                     names = axis["params.qdisc"]
                     axis[QDISC_KEY] = [
-                        {**q, k[len(QDISC_KEY) + 1 :]: _value(v)} if a.qdisc is None or n in a.qdisc else q
+                        {**q, k[len(QDISC_KEY) + 1 :]: parse_value(v)}
+                        if a.qdisc is None or n in a.qdisc
+                        else q
                         for n, q in zip(names, axis[QDISC_KEY], strict=True)
                     ]
         else:
-            spec.fixed[k] = _value(v)
+            spec.fixed[k] = parse_value(v)
     spec.name = f"{spec.name}-{a.tag}"
     root = OUT / "aqmlab_variants"
     res = run_sweep(spec, out=root, jobs=a.jobs, keep=("flows", "links", "rate_schedule"),
