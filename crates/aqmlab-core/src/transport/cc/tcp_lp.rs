@@ -1,38 +1,72 @@
 //! TCP-LP (Kuzmanovic & Knightly, INFOCOM 2003) as Linux's `tcp_lp.c` runs it (the kernel
-//! module the lpcc2013 testbed used; algorithms.md 14). NewReno does everything except:
+//! module the lpcc2013 testbed used, 3.2; algorithms.md 14), in the module's own integer
+//! arithmetic. NewReno does everything except:
 //!
-//! * One-way delay samples (the ACK's TSval - TSecr; Linux converts the remote timestamp clock
-//!   with an estimated remote HZ, which one simulated clock makes exact) update the observed
-//!   minimum and maximum, the maximum keeping a "reserved" second value so that one outlier is
-//!   forgotten (`tcp_lp_rtt_sample`), and the smoothed delay sowd = 7/8 sowd + 1/8 sample.
+//! * One-way delay samples update the observed minimum and maximum, the maximum keeping a
+//!   "reserved" second value so that one outlier is forgotten (`tcp_lp_rtt_sample`), and the
+//!   smoothed delay sowd (held as 8 x sowd: sowd += sample - sowd / 8).
+//! * Where the samples come from is the `clock` knob. `exact`: the ACK's TSval - TSecr from one
+//!   simulated clock in ns (plus `clock_offset`), what a simulator's TCP-LP sees (ns-3's TcpLp).
+//!   `jiffies`: what the kernel sees between two real hosts. Each host stamps TCP timestamps with
+//!   its 32-bit jiffies counter (`hz` ticks per second, INITIAL_JIFFIES = -300 HZ at boot, then
+//!   `uptime`; the receiver's counter runs `clock_offset` ahead). The module estimates the remote
+//!   HZ from consecutive ACKs (`tcp_lp_remote_hz_estimator`: HZ x dTSval / dTSecr, a 1/64
+//!   EWMA) and computes the delay in ms as TSval x (1000 / remote HZ) - TSecr x (1000 / HZ),
+//!   every operand u32, so it wraps and the divisions truncate (`tcp_lp_owd_calculator`).
 //! * Early congestion indication (ECI), tested on every ACK that acknowledges data
-//!   (`tcp_lp_pkts_acked`): sowd >= min + 15% (max - min). On an ECI the bounds restart from sowd
-//!   (min = sowd, max = 2 sowd) and the window falls: to one segment when the previous ECI is less
-//!   than the inference time ago, else to half. ssthresh is left alone (Linux sets only cwnd), so
-//!   below ssthresh the window regrows in slow start. The first sample is an indication (sowd
-//!   equals both bounds, and the test is a strict "below"), as in Linux.
-//! * The inference time is 3 x the latest RTT sample (now - TSecr); no window growth within it
-//!   (`tcp_lp_cong_avoid`).
+//!   (`tcp_lp_pkts_acked`): sowd >= min + 15% (max - min), the first sample included (sowd
+//!   equals both bounds there). On an ECI the bounds restart from sowd (min = sowd, max =
+//!   2 sowd: `bounds_reset`) and the window falls: to one segment when the previous ECI is less
+//!   than the inference time ago, else to half. Linux sets only snd_cwnd, so below ssthresh the
+//!   window regrows in slow start; `eci_ssthresh` sets ssthresh to the reduced window instead,
+//!   so that it regrows additively as the paper describes.
+//! * The inference time is 3 x (now - TSecr) in the clock's units; no window growth within it
+//!   (`tcp_lp_cong_avoid`; the flag is taken before this ACK's ECI, as in the kernel).
 //!
-//! Parameters (`cc_params`): threshold (0.15: the ECI fraction of the [min, max] range), gamma
-//! (1/8: the smoothing weight), inference_rtts (3).
+//! Why a one-clock TCP-LP starves alone: after an ECI the next needs sowd 15% above the reset
+//! minimum, i.e. a queue of 0.15 x the measured one-way delay; every delayed ACK adds its wait
+//! to the sample (TSval is stamped when the ACK leaves), and each ECI slow-starts back into the
+//! next. Why a kernel one yields to nobody: the reset range includes whatever the two clocks
+//! disagree by, which puts the next threshold out of reach (both tested below).
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind, Hystart, Reno};
-use crate::units::{Dur, Time};
+use crate::units::{Dur, Time, SEC};
 use serde::{Deserialize, Serialize};
+
+/// The kernel's delay resolution (LP_RESOL: samples in ms).
+const LP_RESOL: u32 = 1000;
+
+/// Where one-way delay samples come from (see the module header).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LpClock {
+    Exact,
+    Jiffies,
+}
 
 /// TCP-LP's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpLpParams {
+    /// The ECI fraction of the [min, max] range, in hundredths (the kernel's 15 / 100).
     pub threshold: f64,
+    /// The smoothing weight, 1/2^k (the kernel's shift by 3: 1/8).
     pub gamma: f64,
     pub inference_rtts: f64,
     /// After an ECI restart the bounds at [sowd, 2 sowd] (Linux; the paper keeps them).
     pub bounds_reset: bool,
-    /// The receiver's timestamp clock minus the sender's, added to every one-way delay sample
-    /// (real hosts' clocks differ; one simulated clock has none). It matters only through
-    /// Linux's bounds reset, whose [sowd, 2 sowd] range includes it.
+    /// After an ECI set ssthresh to the reduced window (the paper's additive regrowth); Linux
+    /// leaves ssthresh alone.
+    pub eci_ssthresh: bool,
+    pub clock: LpClock,
+    /// Timestamp ticks per second of both hosts (`jiffies` only; Linux 3.2: CONFIG_HZ, whose
+    /// Kconfig default is 250).
+    pub hz: u32,
+    /// The sender's time since boot at the start of the run (`jiffies` only). Not reported by
+    /// the studies: one day by default.
+    pub uptime: Dur,
+    /// The receiver's timestamp clock minus the sender's (the receiver booted this much
+    /// earlier): 10 minutes by default.
     pub clock_offset: Dur,
 }
 
@@ -43,25 +77,77 @@ impl Default for TcpLpParams {
             gamma: 0.125,
             inference_rtts: 3.0,
             bounds_reset: true,
-            clock_offset: Dur(0),
+            eci_ssthresh: false,
+            clock: LpClock::Jiffies,
+            hz: 250,
+            uptime: Dur(86_400 * SEC),
+            clock_offset: Dur(600 * SEC),
         }
     }
 }
 
 impl TcpLpParams {
     pub fn check(&self) -> Result<(), String> {
-        for (k, v, lo, hi) in [
-            ("threshold", self.threshold, 0.0, 1.0),
-            ("gamma", self.gamma, 0.0, 1.0),
-            ("inference_rtts", self.inference_rtts, 0.0, 100.0),
-        ] {
-            if !(v > lo && v <= hi) {
-                return Err(format!(
-                    "{k}: {v} is out of range; allowed: above {lo} up to {hi}"
-                ));
-            }
+        let pct = self.threshold * 100.0;
+        if !(self.threshold > 0.0 && self.threshold <= 1.0 && (pct - pct.round()).abs() < 1e-9) {
+            return Err(format!(
+                "threshold: {} is not allowed; allowed: a multiple of 0.01 above 0 up to 1",
+                self.threshold
+            ));
+        }
+        if self.shift().is_none() {
+            return Err(format!(
+                "gamma: {} is not allowed; allowed: 1/2^k for k = 1..16 (0.5, 0.25, 0.125, ...)",
+                self.gamma
+            ));
+        }
+        if !(self.inference_rtts > 0.0 && self.inference_rtts <= 100.0) {
+            return Err(format!(
+                "inference_rtts: {} is out of range; allowed: above 0 up to 100",
+                self.inference_rtts
+            ));
+        }
+        if !(1..=LP_RESOL).contains(&self.hz) {
+            return Err(format!(
+                "hz: {} is out of range; allowed: 1 to {LP_RESOL}",
+                self.hz
+            ));
         }
         Ok(())
+    }
+
+    /// k with gamma = 1/2^k.
+    fn shift(&self) -> Option<u32> {
+        (1..=16).find(|k| self.gamma == 1.0 / (1u64 << k) as f64)
+    }
+}
+
+/// The kernel's remote-HZ estimate and its reference timestamps (`jiffies` only).
+#[derive(Clone, Debug, Default)]
+struct RemoteHz {
+    hz: u32,
+    remote_ref: u32,
+    local_ref: u32,
+}
+
+impl RemoteHz {
+    /// `tcp_lp_remote_hz_estimator`, operand for operand: the new estimate (0 = not valid).
+    fn update(&mut self, local_hz: u32, tsval: u32, tsecr: u32) -> u32 {
+        let mut rhz = (self.hz << 6) as i64;
+        let fresh = self.remote_ref != 0 && self.local_ref != 0;
+        if fresh && tsval != self.remote_ref && tsecr != self.local_ref {
+            let m = (local_hz.wrapping_mul(tsval.wrapping_sub(self.remote_ref))
+                / tsecr.wrapping_sub(self.local_ref)) as i64;
+            if rhz > 0 {
+                rhz += m - (rhz >> 6);
+            } else {
+                rhz = m << 6;
+            }
+        }
+        self.remote_ref = tsval;
+        self.local_ref = tsecr;
+        self.hz = (rhz >> 6) as u32;
+        self.hz
     }
 }
 
@@ -69,12 +155,19 @@ impl TcpLpParams {
 pub struct TcpLp {
     p: TcpLpParams,
     reno: Reno,
-    sowd: Option<f64>,
-    owd_min: Option<Time>,
-    owd_max: Time,
-    owd_max_rsv: Time,
-    inference: Time,
-    last_eci: Option<Time>,
+    /// gamma = 1/2^shift; values wrap at `mask` (u32 for the kernel's clock).
+    shift: u32,
+    mask: u64,
+    pct: u64,
+    /// 2^shift x the smoothed delay, 0 before the first sample.
+    sowd: u64,
+    owd_min: u64,
+    owd_max: u64,
+    owd_max_rsv: u64,
+    remote: RemoteHz,
+    /// In the clock's units (ns, or the sender's jiffies).
+    inference: u64,
+    last_eci: Option<u64>,
     /// ECIs and how many of them fell within the inference time (cwnd = 1 segment).
     pub ecis: u64,
     pub ecis_within_inference: u64,
@@ -82,13 +175,21 @@ pub struct TcpLp {
 
 impl TcpLp {
     pub fn new(mss: u64, hystart: Hystart, p: TcpLpParams) -> TcpLp {
+        let mask = match p.clock {
+            LpClock::Exact => u64::MAX,
+            LpClock::Jiffies => u32::MAX as u64,
+        };
         TcpLp {
+            shift: p.shift().expect("checked gamma"),
+            pct: (p.threshold * 100.0).round() as u64,
             p,
             reno: Reno::new(mss, hystart),
-            sowd: None,
-            owd_min: None,
+            mask,
+            sowd: 0,
+            owd_min: mask,
             owd_max: 0,
             owd_max_rsv: 0,
+            remote: RemoteHz::default(),
             inference: 0,
             last_eci: None,
             ecis: 0,
@@ -96,8 +197,40 @@ impl TcpLp {
         }
     }
 
-    fn sample(&mut self, d: Time) {
-        self.owd_min = Some(self.owd_min.map_or(d, |m| m.min(d)));
+    /// A host's timestamp at simulated time `t`: ns, or its 32-bit jiffies counter.
+    fn stamp(&self, t: Time, offset: Time) -> u64 {
+        match self.p.clock {
+            LpClock::Exact => t + offset,
+            LpClock::Jiffies => {
+                let hz = self.p.hz as u128;
+                let boot = (300 * hz) as u64; // INITIAL_JIFFIES = -300 HZ
+                let ticks = (self.p.uptime.0 + offset + t) as u128 * hz / SEC as u128;
+                (ticks as u64).wrapping_sub(boot) & self.mask
+            }
+        }
+    }
+
+    /// One delay sample from the ACK's TSval and TSecr (`tcp_lp_owd_calculator`); None when the
+    /// kernel would not take it (no valid remote HZ yet, or a zero delay).
+    fn owd(&mut self, tsval: u64, tsecr: u64) -> Option<u64> {
+        let d = match self.p.clock {
+            LpClock::Exact => tsval.wrapping_sub(tsecr),
+            LpClock::Jiffies => {
+                let (tsval, tsecr) = (tsval as u32, tsecr as u32);
+                let rhz = self.remote.update(self.p.hz, tsval, tsecr);
+                if rhz == 0 {
+                    return None;
+                }
+                let local = tsecr.wrapping_mul(LP_RESOL / self.p.hz);
+                tsval.wrapping_mul(LP_RESOL / rhz).wrapping_sub(local) as u64
+            }
+        };
+        (d > 0).then_some(d)
+    }
+
+    /// `tcp_lp_rtt_sample`: the bounds and the smoothed delay.
+    fn sample(&mut self, d: u64) {
+        self.owd_min = self.owd_min.min(d);
         if d > self.owd_max {
             if d > self.owd_max_rsv {
                 self.owd_max = if self.owd_max_rsv == 0 {
@@ -110,12 +243,20 @@ impl TcpLp {
                 self.owd_max = d;
             }
         }
-        let g = self.p.gamma;
-        self.sowd = Some(self.sowd.map_or(d as f64, |s| (1.0 - g) * s + g * d as f64));
+        self.sowd = if self.sowd == 0 {
+            d << self.shift
+        } else {
+            self.sowd.wrapping_add(d).wrapping_sub(self.sowd >> self.shift)
+        } & self.mask;
     }
 
-    fn within_inference(&self, now: Time) -> bool {
-        self.last_eci.is_some_and(|t| now - t < self.inference)
+    /// The ECI test: not below min + threshold x (max - min), with the kernel's wrapping.
+    fn above_threshold(&self) -> bool {
+        let range = self.owd_max.wrapping_sub(self.owd_min) & self.mask;
+        let thr = self
+            .owd_min
+            .wrapping_add((range.wrapping_mul(self.pct) & self.mask) / 100);
+        self.sowd >> self.shift >= thr & self.mask
     }
 }
 
@@ -125,34 +266,43 @@ impl CongestionControl for TcpLp {
     }
 
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
-        if ack.acked_bytes > 0 {
-            if let Some(d) = ack.owd {
-                self.sample(d + self.p.clock_offset.0);
-            }
-            if let Some(r) = ack.rtt {
-                self.inference = (self.p.inference_rtts * r as f64) as Time;
-            }
-            if let (Some(sowd), Some(min)) = (self.sowd, self.owd_min) {
-                let thr = min as f64 + self.p.threshold * self.owd_max.saturating_sub(min) as f64;
-                if sowd >= thr {
-                    if self.p.bounds_reset {
-                        self.owd_min = Some(sowd as Time);
-                        self.owd_max = (2.0 * sowd) as Time;
-                        self.owd_max_rsv = self.owd_max;
-                    }
-                    self.ecis += 1;
-                    if self.within_inference(ack.now) {
-                        self.ecis_within_inference += 1;
-                        st.cwnd = st.mss;
-                    } else {
-                        st.cwnd = (st.cwnd / 2).max(st.mss);
-                    }
-                    self.last_eci = Some(ack.now);
-                    return;
+        let mut within_inference = false;
+        if let (true, Some(rtt)) = (ack.acked_bytes > 0, ack.rtt) {
+            let sent = ack.now - rtt;
+            let offset = self.p.clock_offset.0;
+            let (now, tsecr) = (self.stamp(ack.now, 0), self.stamp(sent, 0));
+            if let Some(owd) = ack.owd {
+                let tsval = self.stamp(sent + owd, offset);
+                if let Some(d) = self.owd(tsval, tsecr) {
+                    self.sample(d);
                 }
             }
+            if now > tsecr {
+                self.inference = (self.p.inference_rtts * (now - tsecr) as f64) as u64 & self.mask;
+            }
+            within_inference = self
+                .last_eci
+                .is_some_and(|t| now.wrapping_sub(t) & self.mask < self.inference);
+            if self.above_threshold() {
+                if self.p.bounds_reset {
+                    self.owd_min = self.sowd >> self.shift;
+                    self.owd_max = self.sowd >> (self.shift - 1);
+                    self.owd_max_rsv = self.owd_max;
+                }
+                self.ecis += 1;
+                if within_inference {
+                    self.ecis_within_inference += 1;
+                    st.cwnd = st.mss;
+                } else {
+                    st.cwnd = (st.cwnd / 2).max(st.mss);
+                }
+                if self.p.eci_ssthresh {
+                    st.ssthresh = st.cwnd;
+                }
+                self.last_eci = Some(now);
+            }
         }
-        if !self.within_inference(ack.now) {
+        if !within_inference {
             self.reno.on_ack(ack, st);
         }
     }
@@ -169,7 +319,7 @@ impl CongestionControl for TcpLp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{MS, SEC};
+    use crate::units::MS;
 
     const MSS: u64 = 1000;
 
@@ -177,6 +327,7 @@ mod tests {
         super::super::test_state(cwnd, 5 * MSS, cwnd)
     }
 
+    /// An ACK at `now` for a segment sent `rtt` ago whose one-way delay measured `owd`.
     fn ack(now: Time, owd: Time, rtt: Time) -> AckSample {
         AckSample {
             now,
@@ -188,74 +339,153 @@ mod tests {
     }
 
     /// A flow that has seen one-way delays in [10 ms, 110 ms] and smoothed them to 20 ms.
-    fn seasoned() -> TcpLp {
-        let mut lp = TcpLp::new(MSS, Hystart::Off, TcpLpParams::default());
-        lp.owd_min = Some(10 * MS);
+    fn exact() -> TcpLpParams {
+        TcpLpParams {
+            clock: LpClock::Exact,
+            clock_offset: Dur(0),
+            ..Default::default()
+        }
+    }
+
+    fn seasoned(p: TcpLpParams) -> TcpLp {
+        let mut lp = TcpLp::new(MSS, Hystart::Off, p);
+        lp.owd_min = 10 * MS;
         lp.owd_max = 110 * MS;
         lp.owd_max_rsv = 110 * MS;
-        lp.sowd = Some(20.0 * MS as f64);
+        lp.sowd = (20 * MS) << 3;
         lp
     }
 
     #[test]
     fn the_threshold_is_fifteen_percent_of_the_observed_range() {
         // algorithms.md 14: d_min = 10 ms, d_max = 110 ms -> ECI when sowd > 25 ms.
-        let mut lp = seasoned();
+        let mut lp = seasoned(exact());
         let mut s = st(20 * MSS);
         // sowd = 7/8 x 20 + 1/8 x 30 = 21.25 ms, then 7/8 x 21.25 + 1/8 x 50 = 24.84 ms: below.
-        lp.on_ack(&ack(0, 30 * MS, 40 * MS), &mut s);
-        lp.on_ack(&ack(MS, 50 * MS, 40 * MS), &mut s);
+        lp.on_ack(&ack(100 * MS, 30 * MS, 40 * MS), &mut s);
+        lp.on_ack(&ack(101 * MS, 50 * MS, 40 * MS), &mut s);
         assert_eq!(lp.ecis, 0);
         // 7/8 x 24.84 + 1/8 x 60 = 29.24 ms > 25 ms: an ECI halves the window.
         let w = s.cwnd;
-        lp.on_ack(&ack(2 * MS, 60 * MS, 40 * MS), &mut s);
+        lp.on_ack(&ack(102 * MS, 60 * MS, 40 * MS), &mut s);
         assert_eq!((lp.ecis, s.cwnd), (1, w / 2));
         // Bounds restart from sowd (min = sowd, max = 2 sowd).
-        let sowd = lp.sowd.unwrap();
-        assert!((sowd - 29.24e6).abs() < 0.01e6, "{sowd}");
-        assert_eq!(
-            (lp.owd_min, lp.owd_max),
-            (Some(sowd as Time), (2.0 * sowd) as Time)
-        );
+        let sowd = lp.sowd >> 3;
+        assert!((sowd as f64 - 29.24e6).abs() < 0.01e6, "{sowd}");
+        assert_eq!((lp.owd_min, lp.owd_max), (sowd, lp.sowd >> 2));
     }
 
     #[test]
     fn the_largest_delay_is_held_in_reserve_until_a_second_one_confirms_the_range() {
-        let mut lp = seasoned();
+        let mut lp = seasoned(exact());
         lp.sample(300 * MS); // above the reserve: the reserve becomes the maximum, 300 is held
         assert_eq!((lp.owd_max, lp.owd_max_rsv), (110 * MS, 300 * MS));
         lp.sample(200 * MS); // above the maximum, below the reserve: the new maximum
         assert_eq!((lp.owd_max, lp.owd_max_rsv), (200 * MS, 300 * MS));
         // Linux's first sample: sowd = min = max, not below the threshold: an indication.
-        let mut fresh = TcpLp::new(MSS, Hystart::Off, TcpLpParams::default());
+        let mut fresh = TcpLp::new(MSS, Hystart::Off, exact());
         let mut s = st(10 * MSS);
-        fresh.on_ack(&ack(0, 10 * MS, 40 * MS), &mut s);
+        fresh.on_ack(&ack(40 * MS, 10 * MS, 40 * MS), &mut s);
         assert_eq!((fresh.ecis, s.cwnd), (1, 5 * MSS));
     }
 
     #[test]
     fn a_second_indication_within_the_inference_time_leaves_one_segment() {
-        let mut lp = seasoned();
+        let mut lp = seasoned(exact());
         let mut s = st(20 * MSS);
-        lp.on_ack(&ack(0, 200 * MS, 40 * MS), &mut s); // sowd 42.5 ms > 25: ECI, halve
+        lp.on_ack(&ack(100 * MS, 200 * MS, 40 * MS), &mut s); // sowd 42.5 ms > 25: ECI, halve
         assert_eq!((lp.ecis, s.cwnd), (1, 10 * MSS));
         // Bounds restarted at [42.5, 85] ms. Within 3 x 40 ms: a sample at sowd keeps it below
         // the threshold and the window does not grow; the next ECI leaves one segment.
-        lp.on_ack(&ack(50 * MS, 42_500_000, 40 * MS), &mut s);
+        lp.on_ack(&ack(150 * MS, 42_500_000, 40 * MS), &mut s);
         assert_eq!((lp.ecis, s.cwnd), (1, 10 * MSS));
-        lp.on_ack(&ack(60 * MS, 1000 * MS, 40 * MS), &mut s);
+        lp.on_ack(&ack(160 * MS, 1000 * MS, 40 * MS), &mut s);
         assert_eq!((lp.ecis_within_inference, s.cwnd), (1, MSS));
-        // 120 ms after that ECI, without another: Reno grows again (slow start below ssthresh).
-        lp.owd_min = Some(0);
+        // More than 120 ms after that ECI, without another: Reno grows again (slow start
+        // below ssthresh: Linux leaves ssthresh alone).
+        lp.owd_min = 0;
         lp.owd_max = 100 * SEC;
-        lp.on_ack(
-            &AckSample {
-                now: 181 * MS,
-                acked_bytes: MSS,
-                ..Default::default()
-            },
-            &mut s,
-        );
+        lp.on_ack(&ack(281 * MS, 10 * MS, 40 * MS), &mut s);
         assert_eq!(s.cwnd, 2 * MSS);
+        // With `eci_ssthresh` the reduced window is the new ssthresh: it grows by 1/cwnd instead.
+        let mut lp = seasoned(TcpLpParams {
+            eci_ssthresh: true,
+            ..exact()
+        });
+        let mut s = st(20 * MSS);
+        lp.on_ack(&ack(100 * MS, 200 * MS, 40 * MS), &mut s);
+        assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS));
+    }
+
+    #[test]
+    fn a_clock_offset_puts_the_next_indication_out_of_reach_after_a_bounds_reset() {
+        // The reset range [sowd, 2 sowd] includes the offset: with 100 s between the clocks the
+        // next ECI needs sowd 15% above 100.025 s, i.e. 15 s of queue. Without the reset the
+        // offset cancels in sowd - min and max - min.
+        for reset in [true, false] {
+            let p = TcpLpParams {
+                clock_offset: Dur(100 * SEC),
+                bounds_reset: reset,
+                ..exact()
+            };
+            let mut lp = TcpLp::new(MSS, Hystart::Off, p);
+            let mut s = st(20 * MSS);
+            // Five seconds of a 25 ms base delay with one 100 ms spike, then 1 s of queue.
+            let mut now = 0;
+            for q in [0, 0, 0, 100].into_iter().chain([0; 21]) {
+                now += 200 * MS;
+                lp.on_ack(&ack(now, (25 + q) * MS, 50 * MS), &mut s);
+            }
+            let before = lp.ecis;
+            for _ in 0..100 {
+                now += 10 * MS;
+                lp.on_ack(&ack(now, 1025 * MS, 50 * MS), &mut s);
+            }
+            assert_eq!(
+                lp.ecis > before,
+                !reset,
+                "bounds_reset {reset}: {before} -> {}",
+                lp.ecis
+            );
+        }
+    }
+
+    #[test]
+    fn the_remote_hz_estimate_follows_the_kernels_integer_arithmetic() {
+        // tcp_lp_remote_hz_estimator by hand, local HZ 250.
+        let mut r = RemoteHz::default();
+        assert_eq!(r.update(250, 1000, 5000), 0); // no references yet
+        assert_eq!(r.update(250, 1000, 5002), 0); // TSval unchanged: no estimate
+                                                  // 250 x (1002 - 1000) / (5004 - 5002) = 250, the first estimate taken whole.
+        assert_eq!(r.update(250, 1002, 5004), 250);
+        // 250 x 1 / 3 = 83 (truncated); 16000 + 83 - 250 = 15833, >> 6 = 247.
+        assert_eq!(r.update(250, 1003, 5007), 247);
+        // A TSecr that went backwards wraps the u32 divisor: 250 x 1 / (2^32 - 1) = 0.
+        // 15833 + 0 - 247 = 15586, >> 6 = 243.
+        assert_eq!(r.update(250, 1004, 5006), 243);
+    }
+
+    #[test]
+    fn the_kernel_delay_is_a_wrapping_u32_in_ms_and_truncates_1000_over_the_remote_hz() {
+        let p = TcpLpParams {
+            clock: LpClock::Jiffies,
+            ..Default::default()
+        };
+        let mut lp = TcpLp::new(MSS, Hystart::Off, p);
+        lp.remote.hz = 250;
+        lp.remote.remote_ref = 1000;
+        lp.remote.local_ref = 5000;
+        // Both clocks at 250 HZ, one tick each: the estimate stays 250, 1000 / 250 = 4:
+        // 4 x 1001 - 4 x 5001 = -16000, which the u32 arithmetic makes 2^32 - 16000 (the
+        // module's `if (owd < 0)` never fires).
+        assert_eq!(lp.owd(1001, 5001), Some((1u64 << 32) - 16000));
+        // An estimate above 250 truncates 1000 / HZ to 3: from 260 the update gives
+        // (16640 + 250 - 260) >> 6 = 259, and the remote clock then counts 3 ms a tick:
+        // 3 x 1001 - 4 x 5001 = -17001 -> 2^32 - 17001.
+        lp.remote.hz = 260;
+        lp.remote.remote_ref = 1000;
+        lp.remote.local_ref = 5000;
+        assert_eq!(lp.owd(1001, 5001), Some((1u64 << 32) - 17001));
+        assert_eq!(lp.remote.hz, 259);
     }
 }
