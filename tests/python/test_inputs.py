@@ -155,3 +155,15 @@ def test_rtt_spread_and_libutp_knobs_are_validated(tmp_path: Path):
     _fails(["validate", base, "--set", "flows.1.cc_params.increase_per_rtt=0"], "increase_per_rtt", "0")
     _fails(["validate", base, "--set", "flows.1.cc_params.flight_cap=3"], "flight_cap")
     assert runner.invoke(app, ["validate", testbed]).exit_code == 0
+
+
+def test_webpage_persistent_must_be_a_boolean_and_resolve_writes_its_defaults(tmp_path: Path):
+    p = tmp_path / "w.toml"
+    page = '[[flows]]\nkind = "webpage"\nstart = "1s"\n'
+    p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page + 'persistent = "yes"\n')
+    _fails(["validate", str(p)], "flows[0].persistent", '"yes"', "boolean")
+    p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page)
+    res = runner.invoke(app, ["validate", "--json", str(p)])
+    assert res.exit_code == 0, res.output
+    # timeout: the flow's length, from its start (1 s) to the end of the run (5 s).
+    assert '"timeout": "4s"' in res.output and '"persistent": true' in res.output, res.output

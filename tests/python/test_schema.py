@@ -60,6 +60,7 @@ def with_change(path: str, value: object) -> dict:
         ("flows.0.colour", "red"),  # unknown flow key
         ("flows.0.interval", "20ms"),  # a ping key on a tcp flow
         ("flows.0", {"kind": "webpage", "page": "medium"}),
+        ("flows.0", {"kind": "webpage", "persistent": "yes"}),
         ("flows.0.kind", "quic"),
         ("flows.0.cc", "bbr9"),
         ("flows.0.profile", "windows"),
@@ -97,6 +98,7 @@ def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> N
         ("topology.nic_rate", "inf"),
         ("flows.0", {"kind": "webpage", "page": "large", "workers": 4, "interval": "2s"}),
         ("flows.0", {"kind": "webpage", "objects": ["10KB", "20KB"], "timeout": "5s"}),
+        ("flows.0", {"kind": "webpage", "page": "small", "persistent": False}),
         ("flows.0", {"kind": "tcp", "rtt_spread": "10ms", "rate_halving": True, "profile": "ns2_linux"}),
         ("flows.0", {"kind": "tcp", "cc": "ledbat", "cc_params": {"target": "25ms"}}),
     ],

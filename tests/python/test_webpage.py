@@ -1,6 +1,7 @@
 """The webpage flow through the Python layer: its table reaches the run summary, with fetch times
-on an idle path equal to the analytic count of round trips (name lookup, then per object a
-handshake and the response's slow-start rounds from the initial window)."""
+on an idle path equal to the analytic count of round trips (name lookup, then per connection a
+handshake and the responses' slow-start rounds), over persistent connections or one per object;
+the resolved scenario writes the defaults of timeout and persistent."""
 
 from __future__ import annotations
 
@@ -21,17 +22,41 @@ def test_webpage_summary_from_definition():
     assert s["fetch_ms"]["mean"] == 700.0
 
 
+def _idle_page(page: str, persistent: bool) -> dict:
+    return {
+        "name": "page", "duration": "10s", "seed": 1,
+        "topology": {"rtt": "50ms", "down": {"rate": "1Gbps"}, "up": {"rate": "1Gbps"}},
+        "flows": [{"kind": "webpage", "page": page, "interval": "2s", "iw": 10, "mss": 1448,
+                   "delack": False, "persistent": persistent}],
+        "record": {"level": "summary"},
+    }  # fmt: skip
+
+
 def test_idle_small_page_fetch_in_the_run_summary():
     # 16 kB main document (12 segments of 1448 B: IW 10 then 20, 2 rounds), then two 20 kB
     # objects in parallel (14 segments, 2 rounds each): 1 (lookup) + (1 + 2) + (1 + 2) = 7 RTT.
-    sc = {
-        "name": "page", "duration": "10s", "seed": 1,
-        "topology": {"rtt": "50ms", "down": {"rate": "1Gbps"}, "up": {"rate": "1Gbps"}},
-        "flows": [{"kind": "webpage", "page": "small", "interval": "2s", "iw": 10, "mss": 1448,
-                   "delack": False}],
-        "record": {"level": "summary"},
-    }  # fmt: skip
-    r = run_dict(sc)
-    s = r.summary["webpage"]
-    assert s["fetches"] == 5 and s["completed"] == 5 and s["timed_out"] == 0
-    assert abs(s["fetch_ms"]["mean"] - 7 * 50) < 2.0
+    # Persistent: the first object rides the main document's connection (window 10 + 12: 1
+    # round), the second opens one (1 + 2): the same 7 RTT.
+    for persistent in (False, True):
+        s = run_dict(_idle_page("small", persistent)).summary["webpage"]
+        assert s["fetches"] == 5 and s["completed"] == 5 and s["timed_out"] == 0
+        assert abs(s["fetch_ms"]["mean"] - 7 * 50) < 2.0
+
+
+def test_idle_large_page_persistent_saves_handshakes_and_slow_start():
+    # 100 kB main document (70 segments: 10, 20, 40 -> 3 rounds), then 109 objects of 26606 or
+    # 26607 B (19 segments each, 2 rounds from IW 10) over 4 workers.
+    # One connection per object: 109 objects in ceil(109 / 4) = 28 waves of 1 + 2 RTT:
+    # 1 + (1 + 3) + 28 * 3 = 89 RTT.
+    # Persistent: worker 0's connection starts at window 10 + 70 and the others' from their
+    # first object's 10 + 19 on, so after a worker's first object each takes 1 round: worker 0
+    # takes object 1 (t 5 + 1 = 6), workers 1-3 open theirs for objects 2-4 (t 5 + 3 = 8);
+    # worker 0 alone then fetches objects 5 and 6 (t 7, 8); from t 8 all four take one object
+    # per round: the remaining 109 - 6 = 103 objects in 26 rounds, t 8 + 26 = 34 RTT.
+    times = {}
+    for persistent in (False, True):
+        s = run_dict(_idle_page("large", persistent)).summary["webpage"]
+        assert s["completed"] >= 1
+        times[persistent] = s["fetch_ms"]["mean"]
+    assert abs(times[False] - 89 * 50) < 10.0, times
+    assert abs(times[True] - 34 * 50) < 10.0, times

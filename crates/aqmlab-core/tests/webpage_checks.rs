@@ -1,7 +1,9 @@
 //! End-to-end checks of the webpage flow (app::webpage) against facts independent of the code:
-//! on an idle path a fetch takes the name lookup's round trip, then per object a handshake, the
-//! request and the response's slow-start rounds from the initial window (computed here from the
-//! object sizes, the MSS and the IW); a standing FIFO queue slows fetches more than fq_codel;
+//! on an idle path a fetch takes the name lookup's round trip, then per object (one connection
+//! each) a handshake, the request and the response's slow-start rounds from the initial window,
+//! or over persistent connections a handshake per worker and slow-start rounds from the window
+//! the connection's earlier objects opened (computed here from the object sizes, the MSS and the
+//! IW); a standing FIFO queue slows fetches more than fq_codel;
 //! a fetch that cannot finish in its timeout is counted as timed out; runs are deterministic.
 
 use aqmlab_core::scenario::{self, build};
@@ -35,26 +37,48 @@ fn scenario(
     })
 }
 
-/// Slow-start rounds to send `bytes` from an initial window of IW segments, the window doubling
-/// every round (one ACK per segment, no loss): the smallest r with IW (2^r - 1) segments >= size.
-fn rounds(bytes: u64) -> u64 {
-    let segs = bytes.div_ceil(MSS);
+/// Slow-start rounds to send `segs` segments from a window of `w` segments, the window doubling
+/// every round (one ACK per segment, each opening one more segment; no loss): the smallest r
+/// with w (2^r - 1) >= segs.
+fn rounds_from(w: u64, segs: u64) -> u64 {
     let mut r = 0;
-    while IW * ((1 << r) - 1) < segs {
+    while w * ((1 << r) - 1) < segs {
         r += 1;
     }
     r
 }
 
-/// One object's exchange on an idle path, in RTTs: the SYN and SYN-ACK (1), the request's half
-/// RTT, the response's rounds (the last one half a round trip).
+fn rounds(bytes: u64) -> u64 {
+    rounds_from(IW, bytes.div_ceil(MSS))
+}
+
+/// One object's exchange on a fresh connection of an idle path, in RTTs: the SYN and SYN-ACK
+/// (1), the request's half RTT, the response's rounds (the last one half a round trip).
 fn exchange_rtts(bytes: u64) -> u64 {
     1 + rounds(bytes)
 }
 
-fn idle_flow(objects: &[u64], workers: u32) -> serde_json::Value {
+/// The objects of one persistent connection on an idle path, one after another, in RTTs: the
+/// handshake once (1), then per object the request's half RTT and the response's rounds. Every
+/// segment of an object is acknowledged (one ACK each, delayed ACKs off) when its last byte
+/// arrives, and the next request leaves then, so the next response starts from the window
+/// IW + all segments sent before on the connection (slow start adds one segment per segment
+/// acknowledged); an object's short last segment counts as one, as Linux counts in packets.
+fn persistent_rtts(objects: &[u64]) -> u64 {
+    let mut w = IW;
+    let mut total = 1;
+    for &b in objects {
+        let segs = b.div_ceil(MSS);
+        total += rounds_from(w, segs);
+        w += segs;
+    }
+    total
+}
+
+fn idle_flow(objects: &[u64], workers: u32, persistent: bool) -> serde_json::Value {
     json!({"kind": "webpage", "objects": objects.iter().map(|b| format!("{b}B")).collect::<Vec<_>>(),
-           "workers": workers, "interval": "5s", "iw": IW, "mss": MSS, "delack": false})
+           "workers": workers, "interval": "5s", "iw": IW, "mss": MSS, "delack": false,
+           "persistent": persistent})
 }
 
 fn fetch_times(r: &build::RunResult) -> Vec<Time> {
@@ -65,14 +89,14 @@ fn fetch_times(r: &build::RunResult) -> Vec<Time> {
 }
 
 #[test]
-fn idle_fetch_takes_the_lookup_and_each_objects_round_trips() {
+fn idle_fetch_per_object_connection_takes_the_lookup_and_each_objects_round_trips() {
     let rtt = 100 * MS;
     // Serialisation at 1 Gb/s adds under 0.1 ms per window; allow 3 ms in all.
     let tol = 3 * MS;
     // Main document, then two objects in parallel (four workers).
     let page = [16_000, 20_000, 20_000];
     let want = rtt * (1 + exchange_rtts(page[0]) + exchange_rtts(page[1]));
-    let r = run(scenario(idle_flow(&page, 4), "1Gbps", "pfifo", vec![]));
+    let r = run(scenario(idle_flow(&page, 4, false), "1Gbps", "pfifo", vec![]));
     let got = fetch_times(&r);
     assert_eq!(got.len(), 4, "{:?}", r.webpage);
     for t in &got {
@@ -81,9 +105,65 @@ fn idle_fetch_takes_the_lookup_and_each_objects_round_trips() {
     // One worker: the objects go one after the other.
     let page = [5_000, 30_000, 2_000, 60_000];
     let want = rtt * (1 + page.iter().map(|&b| exchange_rtts(b)).sum::<u64>());
-    let r = run(scenario(idle_flow(&page, 1), "1Gbps", "pfifo", vec![]));
+    let r = run(scenario(idle_flow(&page, 1, false), "1Gbps", "pfifo", vec![]));
     for t in fetch_times(&r) {
         assert!(t.abs_diff(want) <= tol, "fetch took {t}, analytic {want}");
+    }
+}
+
+#[test]
+fn idle_fetch_over_persistent_connections_takes_the_analytic_round_trips() {
+    let rtt = 100 * MS;
+    let tol = 3 * MS;
+    // One worker: every object on one connection. Segments 4, 21, 2, 42: windows 10, 14, 35,
+    // 37 give 1, 2, 1, 2 rounds; with the lookup and the handshake 1 + 1 + 6 = 8 RTT, where a
+    // connection per object takes 1 + (2 + 3 + 2 + 4) = 12: three handshakes and one slow-start
+    // round fewer.
+    let page = [5_000, 30_000, 2_000, 60_000];
+    let want = rtt * (1 + persistent_rtts(&page));
+    assert_eq!(want, 8 * rtt);
+    let per_object = rtt * (1 + page.iter().map(|&b| exchange_rtts(b)).sum::<u64>());
+    let r = run(scenario(idle_flow(&page, 1, true), "1Gbps", "pfifo", vec![]));
+    let got = fetch_times(&r);
+    assert_eq!(got.len(), 4, "{:?}", r.webpage);
+    for t in &got {
+        assert!(t.abs_diff(want) <= tol, "fetch took {t}, analytic {want}");
+    }
+    let r = run(scenario(idle_flow(&page, 1, false), "1Gbps", "pfifo", vec![]));
+    for t in fetch_times(&r) {
+        assert!(
+            t.abs_diff(per_object) <= tol,
+            "fetch took {t}, analytic {per_object}"
+        );
+    }
+    // Three workers, the main document (12 segments) then six objects of 14 segments. The
+    // lookup, then the main document on worker 0's new connection: 1 + 1 + 2 = t 4 RTT. Objects
+    // 1-3 go to workers 0-2 (the first free worker takes the next object): worker 0's window is
+    // 10 + 12 = 22 segments (1 round, t 5), workers 1 and 2 open their connections (1 + 2, t 7).
+    // Worker 0 takes objects 4 and 5 (windows 36, 50: 1 round each, t 6 and 7); object 6 leaves
+    // at t 7 on a connection whose window is at least 10 + 14 (1 round): t 8. A connection per
+    // object: 4 + 3 + 3 = 10.
+    let page = [16_000, 20_000, 20_000, 20_000, 20_000, 20_000, 20_000];
+    let main = 1 + persistent_rtts(&page[..1]);
+    let want = rtt * (main + persistent_rtts(&page[1..2]) + rounds_from(IW + 14, 14));
+    assert_eq!(want, 8 * rtt);
+    let per_object = rtt * (1 + exchange_rtts(page[0]) + 2 * exchange_rtts(page[1]));
+    assert_eq!(per_object, 10 * rtt);
+    for (persistent, want) in [(true, want), (false, per_object)] {
+        let r = run(scenario(
+            idle_flow(&page, 3, persistent),
+            "1Gbps",
+            "pfifo",
+            vec![],
+        ));
+        let got = fetch_times(&r);
+        assert_eq!(got.len(), 4, "{:?}", r.webpage);
+        for t in &got {
+            assert!(
+                t.abs_diff(want) <= tol,
+                "persistent {persistent}: fetch took {t}, analytic {want}"
+            );
+        }
     }
 }
 
@@ -168,6 +248,10 @@ fn webpage_keys_are_validated() {
             "flows[0].direction",
         ),
         (json!({"kind": "webpage", "conn_rate": 3}), "flows[0].conn_rate"),
+        (
+            json!({"kind": "webpage", "persistent": "yes"}),
+            "flows[0].persistent",
+        ),
     ];
     for (flow, key) in bad {
         let v = json!({"name": "w", "duration": "1s",
@@ -176,4 +260,32 @@ fn webpage_keys_are_validated() {
         let e = scenario::parse(&v.to_string()).expect_err("rejected");
         assert!(e.starts_with(key), "{e}");
     }
+}
+
+#[test]
+fn resolved_webpage_flow_writes_timeout_and_persistent() {
+    // Flent's HttpGetterRunner gives the getter the test length as its timeout: here the flow's
+    // length, from its start (3 s) to its stop (12 s), or to the end of the run (20 s).
+    let v = scenario(
+        json!({"kind": "webpage", "start": "3s", "stop": "12s"}),
+        "10Mbps",
+        "pfifo",
+        vec![
+            json!({"kind": "webpage", "start": "3s"}),
+            json!({"kind": "webpage", "persistent": false, "timeout": "2s"}),
+        ],
+    );
+    let sc = scenario::parse(&v.to_string()).expect("valid");
+    let r = build::resolve(&sc, 1).expect("resolves");
+    let f = &r.flows;
+    assert_eq!(f[0].timeout.map(|d| d.0), Some(9 * SEC));
+    assert_eq!(f[1].timeout.map(|d| d.0), Some(17 * SEC));
+    assert_eq!(f[2].timeout.map(|d| d.0), Some(2 * SEC));
+    assert_eq!(
+        f.iter().map(|f| f.persistent).collect::<Vec<_>>(),
+        [Some(true), Some(true), Some(false)]
+    );
+    let json = serde_json::to_value(&r).expect("serialises");
+    assert_eq!(json["flows"][0]["timeout"], json!("9s"));
+    assert_eq!(json["flows"][0]["persistent"], json!(true));
 }

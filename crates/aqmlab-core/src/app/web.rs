@@ -133,7 +133,7 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
         self.arm(x);
     }
 
-    fn arm(&mut self, x: u32) {
+    pub(super) fn arm(&mut self, x: u32) {
         if let Some(c) = self.open[x as usize].as_deref() {
             self.timers.arm(2 * x, c.req.next_timer());
             self.timers.arm(2 * x + 1, c.rsp.next_timer());

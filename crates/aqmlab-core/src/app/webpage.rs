@@ -2,23 +2,40 @@
 //! `src/getter.c`: `get_loop`, `get_once`; `src/worker.c`), the web test of goodbadwifi2015
 //! (experiments.md section 4):
 //!
-//! * A fetch starts every `interval` (`get_loop`: the next start is this start + interval; a
-//!   fetch that takes longer delays the next one until it ends).
+//! * A fetch starts every `interval` (`get_loop`: the next start is this start + interval,
+//!   `schedule_next`, `getter.c` lines 130-139 and 189; a fetch that takes longer delays the
+//!   next one until it ends).
 //! * It resolves the server's name first: one UDP query and its answer (Kind::Udp, marked by
 //!   [`DNS_CONN`]), answered by the server end at once. (curl resolves once per worker handle;
 //!   the model resolves once per fetch, as the handles are reset per fetch and resolve the same
 //!   name in parallel.)
 //! * Then the main document (the URL list, fetched by one worker), then the page's objects, each
-//!   handed to the next free worker of a pool of `workers` (`get_once`).
+//!   handed to the first free worker of a pool of `workers` (`get_once`, `getter.c` line 82).
 //! * Page fetch time = from the fetch's start to the last byte of its last object.
 //! * `timeout` bounds the whole fetch here (http-getter passes it to curl per transfer,
-//!   `CURLOPT_TIMEOUT_MS`; Flent's default is the test length, `HttpGetterRunner`): a fetch not
+//!   `CURLOPT_TIMEOUT_MS`, `worker.c` line 72; Flent's default is the test length, `HttpGetterRunner`): a fetch not
 //!   done by then is recorded as timed out and its open exchanges are abandoned.
 //!
-//! Transport model: every object is one request/response exchange of the web client/server
-//! (`web.rs`, [`Exchanges`]): a fresh handshake and initial window per object, where curl keeps a
-//! worker's connection open across objects (persistent HTTP/1.1). The pool bounds the
-//! concurrency as the workers do; the per-object handshake is a documented deviation.
+//! Transport model, `persistent` (a flow key):
+//! * true (default): persistent HTTP/1.1 connections, as http-getter's workers reuse their curl
+//!   handle's connection within a fetch (`worker.c` `run_worker`: one easy handle per worker,
+//!   `curl_easy_perform` on it for each URL, line 205 at commit a3646c4) and drop it between
+//!   fetches (`get_once` sends every worker `RESET` first, `getter.c` line 57, which runs
+//!   `reset_worker`: `curl_easy_cleanup` then `curl_easy_init`, `worker.c` lines 147-158). So
+//!   each fetch opens one connection per worker at that worker's first object (the main
+//!   document on the first worker's, `get_urls(workers, ...)`, `getter.c` line 69), and each
+//!   object is a request/response exchange on its worker's connection: a persistent
+//!   [`TcpSender::stream`] each way (requests up, responses down), told apart by
+//!   `Packet::conn` (2 x connection + 0 / 1); the window and its state carry over from object
+//!   to object, and after an idle time the window restarts as the flow's `idle_restart` says.
+//!   No Nagle delay (curl sets `CURLOPT_TCP_NODELAY`, `worker.c` line 76). A fetch's
+//!   connections stay open after it (idle; their closing FIN exchange is not modelled). What a
+//!   request asks for (its URL) is not in the packets: the client notes each request's object
+//!   in a log the server end reads when the request has arrived whole.
+//! * false: every object is one exchange of the PackMime web client/server (`web.rs`,
+//!   [`Exchanges`]): a fresh handshake and initial window per object.
+//!
+//! Both: the pool bounds the concurrency as the workers do; ACKs are not piggybacked on data.
 
 use super::packmime::{Connection, Exchange};
 use super::web::{tag, Exchanges, Pair, WebServer};
@@ -26,6 +43,8 @@ use crate::packet::{Dir, Kind, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::Time;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// `Packet::conn` of the name lookup's query and answer.
@@ -96,7 +115,13 @@ pub struct PageParams {
     pub workers: u32,
     pub interval: Time,
     pub timeout: Time,
+    /// Persistent connections, one per worker and fetch (else a connection per object).
+    pub persistent: bool,
 }
+
+/// What the requests on each persistent connection ask for, in order: the response sizes the
+/// client requested (written by the client end, read by the server end).
+pub type RequestLog = Rc<RefCell<Vec<Vec<u64>>>>;
 
 impl PageParams {
     /// The most fetches a run in [start, stop) can begin (starts are `interval` apart at least).
@@ -104,8 +129,19 @@ impl PageParams {
         (stop.saturating_sub(start).saturating_sub(1) / self.interval + 1) as usize
     }
 
-    /// The server's view: one connection per fetch carrying every object's exchange, so that
-    /// exchange x is object x % objects of fetch x / objects.
+    /// The transfer slots a run needs: exchanges (one per object), or connections (one per
+    /// worker and fetch).
+    fn slots(&self, start: Time, stop: Time) -> usize {
+        let per_fetch = if self.persistent {
+            self.workers as usize
+        } else {
+            self.objects.len()
+        };
+        self.max_fetches(start, stop) * per_fetch
+    }
+
+    /// The server's view without persistent connections: one connection per fetch carrying
+    /// every object's exchange, so that exchange x is object x % objects of fetch x / objects.
     pub fn server_plan(&self, start: Time, stop: Time) -> Arc<[Connection]> {
         let exchanges: Vec<Exchange> = self
             .objects
@@ -130,6 +166,10 @@ struct Current {
     /// Next object not yet handed to a worker, and objects in flight.
     next: u32,
     busy: u32,
+    /// Persistent connections: per worker, whether an object is in flight and the response
+    /// bytes its connection has delivered once that object is whole.
+    fetching: Vec<bool>,
+    due: Vec<u64>,
 }
 
 /// The browser end (http-getter).
@@ -139,6 +179,7 @@ pub struct PageClient {
     flow: u32,
     stop: Time,
     ex: Exchanges<TcpSender, TcpReceiver>,
+    log: RequestLog,
     cur: Option<Current>,
     next_start: Option<Time>,
     max_fetches: u32,
@@ -147,15 +188,16 @@ pub struct PageClient {
 }
 
 impl PageClient {
-    pub fn new(p: PageParams, cfg: TcpConfig, flow: u32, start: Time, stop: Time) -> PageClient {
+    fn new(p: PageParams, cfg: TcpConfig, flow: u32, start: Time, stop: Time, log: RequestLog) -> PageClient {
         let max_fetches = p.max_fetches(start, stop);
         PageClient {
-            ex: Exchanges::new(max_fetches * p.objects.len()),
+            ex: Exchanges::new(p.slots(start, stop)),
             max_fetches: max_fetches as u32,
             p,
             cfg,
             flow,
             stop,
+            log,
             cur: None,
             next_start: None,
             dns_sent: 0,
@@ -165,6 +207,16 @@ impl PageClient {
 
     fn n(&self) -> u32 {
         self.p.objects.len() as u32
+    }
+
+    /// The transfer slots of fetch `index`.
+    fn fetch_slots(&self, index: u32) -> std::ops::Range<u32> {
+        let per = if self.p.persistent {
+            self.p.workers
+        } else {
+            self.n()
+        };
+        index * per..(index + 1) * per
     }
 
     /// Starts the next fetch if one is due and none is under way: its name lookup.
@@ -185,12 +237,19 @@ impl PageClient {
             timed_out: false,
             objects_done: 0,
         });
+        let w = if self.p.persistent {
+            self.p.workers as usize
+        } else {
+            0
+        };
         self.cur = Some(Current {
             index,
             start: now,
             resolved: false,
             next: 0,
             busy: 0,
+            fetching: vec![false; w],
+            due: vec![0; w],
         });
         self.dns_sent += 1;
         out.push(Packet {
@@ -215,33 +274,66 @@ impl PageClient {
             self.p.workers
         };
         while c.resolved && c.next < n && c.busy < limit {
-            let x = c.index * n + c.next;
-            let cfg = TcpConfig {
-                bytes: Some(REQUEST_BYTES),
-                ..self.cfg.clone()
-            };
-            let Ok(mut req) = TcpSender::new(&cfg, self.flow, Dir::Up) else {
-                return; // the configuration was checked when the flow was built
-            };
-            let rsp = TcpReceiver::new(&cfg, self.flow, Dir::Down);
             let from = out.len();
-            req.start(now, out);
+            let x = if self.p.persistent {
+                // The first free worker; its connection opened at its first object.
+                let w = c.fetching.iter().position(|&f| !f).expect("a free worker");
+                let x = c.index * self.p.workers + w as u32;
+                if self.ex.get(x).is_none() {
+                    let Ok(mut req) = TcpSender::stream(&self.cfg, self.flow, Dir::Up) else {
+                        return; // the configuration was checked when the flow was built
+                    };
+                    let rsp = TcpReceiver::new(&self.cfg, self.flow, Dir::Down);
+                    req.start(now, out);
+                    self.ex.open(x, Pair { req, rsp });
+                }
+                let size = self.p.objects[c.next as usize];
+                self.log.borrow_mut()[x as usize].push(size);
+                c.fetching[w] = true;
+                c.due[w] += size;
+                let pair = self.ex.get_mut(x).expect("just opened");
+                pair.req.write(REQUEST_BYTES, now, out);
+                x
+            } else {
+                let x = c.index * n + c.next;
+                let cfg = TcpConfig {
+                    bytes: Some(REQUEST_BYTES),
+                    ..self.cfg.clone()
+                };
+                let Ok(mut req) = TcpSender::new(&cfg, self.flow, Dir::Up) else {
+                    return; // the configuration was checked when the flow was built
+                };
+                let rsp = TcpReceiver::new(&cfg, self.flow, Dir::Down);
+                req.start(now, out);
+                self.ex.open(x, Pair { req, rsp });
+                x
+            };
             tag(out, from, 2 * x);
-            self.ex.open(x, Pair { req, rsp });
+            self.ex.arm(x);
             c.next += 1;
             c.busy += 1;
         }
     }
 
-    /// Closes exchange x once its response is whole; ends the fetch after its last object.
+    /// Notes the object of slot x done once its response is whole (closing a per-object
+    /// exchange); ends the fetch after its last object.
     fn check_done(&mut self, x: u32, now: Time, out: &mut Outbox) {
         let n = self.n();
-        let size = self.p.objects[(x % n) as usize];
-        if self.ex.get(x).is_none_or(|c| c.rsp.bytes_delivered() < size) {
-            return;
-        }
-        self.ex.close(x);
         let Some(c) = self.cur.as_mut() else { return };
+        let Some(pair) = self.ex.get(x) else { return };
+        let delivered = pair.rsp.bytes_delivered();
+        if self.p.persistent {
+            let w = (x % self.p.workers) as usize;
+            if x / self.p.workers != c.index || !c.fetching[w] || delivered < c.due[w] {
+                return;
+            }
+            c.fetching[w] = false;
+        } else {
+            if delivered < self.p.objects[(x % n) as usize] {
+                return;
+            }
+            self.ex.close(x);
+        }
         c.busy -= 1;
         let r = &mut self.records[c.index as usize];
         r.objects_done += 1;
@@ -259,11 +351,11 @@ impl PageClient {
         let Some(c) = self.cur.as_ref().filter(|c| now >= c.start + self.p.timeout) else {
             return;
         };
-        let n = self.n();
-        for x in c.index * n..(c.index + 1) * n {
+        let index = c.index;
+        for x in self.fetch_slots(index) {
             self.ex.close(x);
         }
-        self.records[c.index as usize].timed_out = true;
+        self.records[index as usize].timed_out = true;
         self.cur = None;
         self.start_due(now, out);
     }
@@ -311,24 +403,148 @@ impl Endpoint for PageClient {
     }
 }
 
-/// The server end: the web server of the fetch plan, and the name server answering lookups.
+/// The server end of persistent connections: per connection the requests' receiver and the
+/// responses' stream, a response written as soon as its request has arrived whole.
+struct StreamServer {
+    cfg: TcpConfig,
+    flow: u32,
+    ex: Exchanges<TcpReceiver, TcpSender>,
+    log: RequestLog,
+    /// Per connection: whether it was opened (a retransmitted SYN must not reopen it), and the
+    /// responses written.
+    seen: Vec<bool>,
+    answered: Vec<u32>,
+}
+
+impl StreamServer {
+    /// Opens connection x at its requests' first packet: their receiver and the responses'
+    /// stream (its handshake at once, as the web server's response transfers).
+    fn accept(&mut self, x: u32, now: Time, out: &mut Outbox) {
+        let Ok(mut rsp) = TcpSender::stream(&self.cfg, self.flow, Dir::Down) else {
+            return; // the configuration was checked when the flow was built
+        };
+        let req = TcpReceiver::new(&self.cfg, self.flow, Dir::Up);
+        let from = out.len();
+        rsp.start(now, out);
+        tag(out, from, 2 * x + 1);
+        self.seen[x as usize] = true;
+        self.ex.open(x, Pair { req, rsp });
+    }
+
+    /// Writes the responses of connection x whose requests have arrived whole.
+    fn answer(&mut self, x: u32, now: Time, out: &mut Outbox) {
+        let log = self.log.borrow();
+        let Some(pair) = self.ex.get_mut(x) else { return };
+        let k = &mut self.answered[x as usize];
+        while let Some(&size) = log[x as usize].get(*k as usize) {
+            if pair.req.bytes_delivered() < (*k as u64 + 1) * REQUEST_BYTES {
+                break;
+            }
+            let from = out.len();
+            pair.rsp.write(size, now, out);
+            tag(out, from, 2 * x + 1);
+            *k += 1;
+        }
+        self.ex.arm(x);
+    }
+}
+
+impl Endpoint for StreamServer {
+    fn start(&mut self, _now: Time, _out: &mut Outbox) {}
+
+    fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        let x = pkt.conn / 2;
+        if (x as usize) >= self.seen.len() {
+            return;
+        }
+        if !self.seen[x as usize] && pkt.conn.is_multiple_of(2) {
+            self.accept(x, now, out);
+        }
+        if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
+            self.answer(x, now, out);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        while let Some(k) = self.ex.timers.pop_due(now) {
+            self.ex.handle(k, out, |e, out| e.on_timer(now, out));
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.ex.next_timer()
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        self.ex.report(r);
+    }
+}
+
+/// The web server of either transport model.
+enum Server {
+    PerObject(WebServer),
+    Persistent(StreamServer),
+}
+
+impl Server {
+    fn end(&mut self) -> &mut dyn Endpoint {
+        match self {
+            Server::PerObject(s) => s,
+            Server::Persistent(s) => s,
+        }
+    }
+
+    fn end_ref(&self) -> &dyn Endpoint {
+        match self {
+            Server::PerObject(s) => s,
+            Server::Persistent(s) => s,
+        }
+    }
+}
+
+/// The server end: the web server, and the name server answering lookups.
 pub struct PageServer {
-    web: WebServer,
+    web: Server,
     answered: u64,
 }
 
+/// A webpage flow's two ends for a run in [start, stop): the server's and the client's.
+pub fn ends(p: PageParams, cfg: TcpConfig, flow: u32, start: Time, stop: Time) -> (PageServer, PageClient) {
+    let n = p.slots(start, stop);
+    let log: RequestLog = Rc::new(RefCell::new(vec![Vec::new(); if p.persistent { n } else { 0 }]));
+    let server = PageServer::new(&p, cfg.clone(), flow, start, stop, log.clone());
+    (server, PageClient::new(p, cfg, flow, start, stop, log))
+}
+
 impl PageServer {
-    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32) -> PageServer {
-        PageServer {
-            web: WebServer::new(plan, cfg, flow),
-            answered: 0,
-        }
+    fn new(
+        p: &PageParams,
+        cfg: TcpConfig,
+        flow: u32,
+        start: Time,
+        stop: Time,
+        log: RequestLog,
+    ) -> PageServer {
+        let web = if p.persistent {
+            let n = p.slots(start, stop);
+            Server::Persistent(StreamServer {
+                cfg,
+                flow,
+                ex: Exchanges::new(n),
+                log,
+                seen: vec![false; n],
+                answered: vec![0; n],
+            })
+        } else {
+            Server::PerObject(WebServer::new(p.server_plan(start, stop), cfg, flow))
+        };
+        PageServer { web, answered: 0 }
     }
 }
 
 impl Endpoint for PageServer {
     fn start(&mut self, now: Time, out: &mut Outbox) {
-        self.web.start(now, out);
+        self.web.end().start(now, out);
     }
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
@@ -341,20 +557,20 @@ impl Endpoint for PageServer {
                 ..*pkt
             });
         } else {
-            self.web.on_packet(pkt, now, out);
+            self.web.end().on_packet(pkt, now, out);
         }
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        self.web.on_timer(now, out);
+        self.web.end().on_timer(now, out);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.web.next_timer()
+        self.web.end_ref().next_timer()
     }
 
     fn report(&self, r: &mut FlowReport) {
-        self.web.report(r);
+        self.web.end_ref().report(r);
         r.packets_received += self.answered;
         r.packets_sent += self.answered;
         r.bytes_sent += self.answered * DNS_ANSWER_BYTES as u64;

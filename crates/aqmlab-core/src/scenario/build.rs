@@ -12,7 +12,7 @@ use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
 use crate::app::web::{ExchangeRecord, WebClient, WebServer};
-use crate::app::webpage::{self, FetchRecord, PageClient, PageParams, PageServer, PAGES};
+use crate::app::webpage::{self, FetchRecord, PageParams, PAGES};
 
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
@@ -111,7 +111,8 @@ pub struct RunResult {
 }
 
 /// Writes out every default of a flow entry for its kind.
-fn resolve_flow(f: &FlowSpec) -> FlowSpec {
+/// Flow `f` with every default written out; `end` is the scenario's duration.
+fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
     let mut r = f.clone();
     r.count = Some(f.count.unwrap_or(1));
     r.start = Some(f.start.clone().unwrap_or(StartSpec::At(0)));
@@ -138,6 +139,13 @@ fn resolve_flow(f: &FlowSpec) -> FlowSpec {
                 }
                 r.workers = Some(f.workers.unwrap_or(DEFAULT_WORKERS));
                 r.interval = Some(f.interval.unwrap_or(Dur(DEFAULT_FETCH_INTERVAL)));
+                // The flow's length: from its earliest start to its stop.
+                let first = match r.start.clone().expect("just set") {
+                    StartSpec::At(t) | StartSpec::Uniform(t, _, _) => t,
+                };
+                let stop = f.stop.map_or(end, |s| s.0.min(end));
+                r.timeout = Some(f.timeout.unwrap_or(Dur(stop.saturating_sub(first).max(1))));
+                r.persistent = Some(f.persistent.unwrap_or(true));
             }
             if f.kind == "web" {
                 r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
@@ -424,11 +432,11 @@ fn endpoints(
                 objects,
                 workers: f.workers.expect("resolved"),
                 interval: f.interval.expect("resolved").0,
-                timeout: f.timeout.map_or(stop.saturating_sub(start).max(1), |d| d.0),
+                timeout: f.timeout.expect("resolved").0,
+                persistent: f.persistent.expect("resolved"),
             };
             TcpSender::new(&cfg, id, dir)?;
-            let server = PageServer::new(params.server_plan(start, stop), cfg.clone(), id);
-            let client = PageClient::new(params, cfg.clone(), id, start, stop);
+            let (server, client) = webpage::ends(params, cfg.clone(), id, start, stop);
             (
                 AnyEndpoint::PageServer(Box::new(server)),
                 AnyEndpoint::PageClient(Box::new(client)),
@@ -520,7 +528,7 @@ pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             .expect("a hop of the scenario");
         spec.qdisc = qdisc;
     }
-    resolved.flows = sc.flows.iter().map(resolve_flow).collect();
+    resolved.flows = sc.flows.iter().map(|f| resolve_flow(f, sc.duration.0)).collect();
     Ok(resolved)
 }
 

@@ -743,9 +743,13 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
     /// A fetch not done this long after its start is abandoned (http-getter's `-t`; default the
-    /// flow's length, as Flent's `HttpGetterRunner`).
+    /// flow's length, as Flent's `HttpGetterRunner`: from the earliest start to the stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Dur>,
+    /// Objects over persistent HTTP/1.1 connections, one per worker and fetch, as
+    /// http-getter's curl handles (default true); false: a new connection per object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent: Option<bool>,
     // tcp (and ecn for udp)
     /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -968,7 +972,10 @@ pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
     // Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
     (
         "webpage",
-        &[&["page", "objects", "workers", "interval", "timeout"], TCP_KNOBS],
+        &[
+            &["page", "objects", "workers", "interval", "timeout", "persistent"],
+            TCP_KNOBS,
+        ],
     ),
 ];
 const COMMON_FLOW_KEYS: &[&str] = &[

@@ -55,16 +55,68 @@
 //!   Linux's tcp_cwnd_restart: halved per RTO of idleness down to min(IW, cwnd). CUBIC's epoch
 //!   shift on CA_EVENT_TX_START is not modelled.
 //! * On/off sources (`on_periods`): new data only within the application's on periods.
+//! * Persistent streams ([`TcpSender::stream`], [`TcpSender::write`]): the application writes
+//!   records (HTTP/1.1 requests or responses) on one connection, the window and its state
+//!   carried from one to the next; no FIN. Each record starts on a segment boundary of the
+//!   scoreboard's sequence space and its last segment is short on the wire (TCP_NODELAY:
+//!   nothing waits for the next record), so the scoreboard keeps its fixed segment grid and a
+//!   short segment counts as a whole one in the pipe and in window growth, as Linux counts
+//!   both in packets (tcp_packets_in_flight, tcp_slow_start). On the wire the records follow
+//!   one another byte for byte ([`Records`] maps ACK and SACK edges back).
 
 use super::rto::RttEstimator;
 use super::scoreboard::{Delivered, Scoreboard};
 use super::{Pacing, TcpConfig, HEADER, SYN_SIZE};
-use crate::packet::{flags, Dir, Ecn, Kind, Packet};
+use crate::packet::{flags, Dir, Ecn, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::transport::cc::{make_cc, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::{Time, MS, SEC};
+use std::collections::VecDeque;
 
 const DUP_THRESH: u32 = 3;
+
+/// The records written on a persistent stream not yet wholly acknowledged, oldest first:
+/// (start in the scoreboard's sequence space, start on the wire, length), and the wire end.
+#[derive(Debug)]
+struct Records {
+    recs: VecDeque<(u64, u64, u64)>,
+    wire_end: u64,
+}
+
+impl Records {
+    /// The scoreboard sequence number of wire sequence number `w` (an ACK or SACK edge); the
+    /// end of the written data (`data_end` in the scoreboard's space) is the last record's end.
+    fn to_seg(&self, w: u64, mss: u64, data_end: u64) -> u64 {
+        let i = self.recs.partition_point(|r| r.1 <= w);
+        match i.checked_sub(1).map(|i| self.recs[i]) {
+            Some((s, ws, len)) if w >= ws + len => s + len.div_ceil(mss) * mss,
+            Some((s, ws, _)) => s + (w - ws),
+            // Below every record kept (acknowledged data): below snd_una.
+            None => match self.recs.front() {
+                Some(&(s, ws, _)) => s.saturating_sub(ws - w),
+                None => data_end.saturating_sub(self.wire_end.saturating_sub(w)),
+            },
+        }
+    }
+
+    /// The wire range of the segment [start, end) of the scoreboard's space: (seq, length).
+    fn to_wire(&self, start: u64, end: u64) -> (u64, u64) {
+        let i = self.recs.partition_point(|r| r.0 <= start) - 1;
+        let (s, ws, len) = self.recs[i];
+        (ws + (start - s), end.min(s + len) - start)
+    }
+
+    /// Drops the records wholly acknowledged by `snd_una`.
+    fn acked(&mut self, snd_una: u64, mss: u64) {
+        while self
+            .recs
+            .front()
+            .is_some_and(|r| r.0 + r.2.div_ceil(mss) * mss <= snd_una)
+        {
+            self.recs.pop_front();
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderState {
@@ -83,8 +135,11 @@ pub struct TcpSender {
     sack: bool,
     ecn_cfg: bool,
     rwnd: u64,
-    /// Exclusive end of the data (1 + bytes) for finite transfers.
+    /// Exclusive end of the data (1 + bytes) for finite transfers (a persistent stream: of
+    /// the data written, in the scoreboard's sequence space).
     data_end: Option<u64>,
+    /// A persistent stream's records (None: one transfer).
+    records: Option<Box<Records>>,
     /// No new data at or after this time (the flow's `stop`).
     stop: Option<Time>,
     /// The application's on periods [start, end), sorted (empty: always on); new data only
@@ -192,6 +247,7 @@ impl TcpSender {
             ecn_cfg: cfg.ecn,
             rwnd: cfg.rwnd,
             data_end,
+            records: None,
             stop: cfg.stop,
             on_periods: cfg.on_periods.clone(),
             app_wake: None,
@@ -274,6 +330,32 @@ impl TcpSender {
             fast_recoveries: 0,
             acks_received: 0,
         })
+    }
+
+    /// A persistent stream: a connection with the flow's settings that carries the records the
+    /// application [`write`](Self::write)s (no data until then), never done.
+    pub fn stream(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
+        let cfg = TcpConfig {
+            bytes: None,
+            ..cfg.clone()
+        };
+        let mut s = TcpSender::new(&cfg, flow, dir)?;
+        s.data_end = Some(1);
+        s.records = Some(Box::new(Records {
+            recs: VecDeque::new(),
+            wire_end: 1,
+        }));
+        Ok(s)
+    }
+
+    /// Writes a record of `bytes` on a persistent stream (sent as the window allows).
+    pub fn write(&mut self, bytes: u64, now: Time, out: &mut Outbox) {
+        let r = self.records.as_mut().expect("a persistent stream");
+        let start = self.data_end.expect("a persistent stream");
+        r.recs.push_back((start, r.wire_end, bytes));
+        r.wire_end += bytes;
+        self.data_end = Some(start + bytes.div_ceil(self.mss) * self.mss);
+        self.send_loop(now, out);
     }
 
     pub fn state(&self) -> SenderState {
@@ -395,17 +477,23 @@ impl TcpSender {
     fn segment(&self, i: u64, now: Time) -> Packet {
         let start = self.sb.seg_start(i);
         let end = self.sb.seg_end(i);
-        let fin = self.data_end == Some(end);
+        let (seq, len, fin) = match &self.records {
+            Some(r) => {
+                let (seq, len) = r.to_wire(start, end);
+                (seq, len, false)
+            }
+            None => (start, end - start, self.data_end == Some(end)),
+        };
         Packet {
             flow: self.flow,
-            size: (end - start) as u32 + HEADER,
+            size: len as u32 + HEADER,
             kind: Kind::Tcp,
             dir: self.dir,
             ecn: Ecn::NotEct,
             tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 },
-            seq: start,
+            seq,
             ack: 1,
-            payload: (end - start) as u32,
+            payload: len as u32,
             ts_val: now,
             sent_at: now,
             ..Packet::default()
@@ -948,7 +1036,9 @@ impl TcpSender {
         };
         self.cc.on_ack(&sample, &mut self.st);
 
-        if self.data_end.is_some_and(|d| self.snd_una >= d) {
+        if let Some(r) = self.records.as_mut() {
+            r.acked(self.snd_una, self.mss);
+        } else if self.data_end.is_some_and(|d| self.snd_una >= d) {
             self.state = SenderState::Done;
             self.completed = Some(now);
             self.rto_at = None;
@@ -1096,7 +1186,7 @@ impl Endpoint for TcpSender {
                     self.iw * self.mss
                 };
                 self.rto_at = None;
-                if self.data_end == Some(1) {
+                if self.data_end == Some(1) && self.records.is_none() {
                     self.state = SenderState::Done;
                     self.completed = Some(now);
                     return;
@@ -1106,7 +1196,20 @@ impl Endpoint for TcpSender {
             return;
         }
         if self.state == SenderState::Established && pkt.tcp_flags & flags::ACK != 0 {
-            self.on_ack(pkt, now, out);
+            match self.records.as_deref() {
+                // A persistent stream's ACK and SACK edges in the scoreboard's space.
+                Some(r) => {
+                    let d = self.data_end.expect("a persistent stream");
+                    let mut p = *pkt;
+                    p.ack = r.to_seg(p.ack, self.mss, d);
+                    for b in &mut p.sack[..(p.n_sack as usize).min(MAX_SACK_BLOCKS)] {
+                        b.start = r.to_seg(b.start, self.mss, d);
+                        b.end = r.to_seg(b.end, self.mss, d);
+                    }
+                    self.on_ack(&p, now, out);
+                }
+                None => self.on_ack(pkt, now, out),
+            }
         }
     }
 
@@ -1199,6 +1302,70 @@ mod tests {
             bytes: Some(50 * MSS),
             ..TcpConfig::default()
         })
+    }
+
+    /// A persistent stream's records follow one another byte for byte on the wire (each one's
+    /// last segment short, no FIN), and the wire's ACK and SACK edges map back: the SACKs of the
+    /// second record find the first record's lost short segment (RFC 6675 IsLost: three
+    /// segments SACKed above it), which goes again with its own 500 bytes.
+    #[test]
+    fn persistent_stream_records_are_contiguous_on_the_wire() {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            sack: true,
+            cc: "newreno".into(),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::stream(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.write(2500, 0, &mut out);
+        assert_eq!(out.len(), 1, "only the SYN before the handshake");
+        out.clear();
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ..Default::default()
+        };
+        s.on_packet(&synack, 100, &mut out);
+        let wire = |out: &[Packet]| -> Vec<(u64, u32)> { out.iter().map(|p| (p.seq, p.payload)).collect() };
+        assert_eq!(wire(&out), [(1, 1000), (1001, 1000), (2001, 500)]);
+        assert!(out.iter().all(|p| p.tcp_flags & flags::FIN == 0));
+        out.clear();
+        s.write(4000, 110, &mut out);
+        assert_eq!(
+            wire(&out),
+            [(2501, 1000), (3501, 1000), (4501, 1000), (5501, 1000)]
+        );
+        let wire_ack = |s: &mut TcpSender, ack: u64, sack_end: Option<u64>, now: Time| {
+            let mut p = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::ACK,
+                ack,
+                ts_ecr: 100,
+                ..Default::default()
+            };
+            if let Some(e) = sack_end {
+                p.sack[0] = SackBlock { start: 2501, end: e };
+                p.n_sack = 1;
+            }
+            let mut out = vec![];
+            s.on_packet(&p, now, &mut out);
+            out
+        };
+        wire_ack(&mut s, 2001, None, 200);
+        wire_ack(&mut s, 2001, Some(3501), 201);
+        wire_ack(&mut s, 2001, Some(4501), 202);
+        let out = wire_ack(&mut s, 2001, Some(5501), 203);
+        assert!(s.in_recovery());
+        assert_eq!(wire(&out), [(2001, 500)], "the short segment again, nothing else");
+        wire_ack(&mut s, 6501, None, 300);
+        assert_eq!((s.pipe(), s.state()), (0, SenderState::Established));
+        let mut out = vec![];
+        s.write(100, 400, &mut out);
+        assert_eq!(wire(&out), [(6501, 100)]);
     }
 
     fn established_with(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
