@@ -32,6 +32,10 @@
 //! * `flight_cap` (true): the RFC's cwnd <= flight + ALLOWED_INCREASE x MSS (RFC 6817 2.4.2).
 //!   libutp has no such cap (only: no increase when the window has not been filled for 1 s,
 //!   line 1681, which a backlogged source never meets); false drops it.
+//! * `decay_interval` (unset: the RFC's one halving per window of data): libutp halves on every
+//!   ACK that reveals a loss, at most once per MAX_WINDOW_DECAY = 100 ms (`maybe_decay_win`,
+//!   called from `selective_ack` whenever it resends; ssthresh = the halved window), so a
+//!   recovery longer than 100 ms can halve more than once.
 
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::{Dur, Time, MS, SEC};
@@ -53,6 +57,9 @@ pub struct LedbatParams {
     pub increase_per_rtt: Option<u32>,
     /// The RFC's flight-size cap on the window (false: libutp, none).
     pub flight_cap: bool,
+    /// libutp's loss response: halve on each ACK revealing a loss, at most once per this
+    /// interval (None: once per window of data, the RFC).
+    pub decay_interval: Option<Dur>,
 }
 
 impl Default for LedbatParams {
@@ -67,6 +74,7 @@ impl Default for LedbatParams {
             slow_start: false,
             increase_per_rtt: None,
             flight_cap: true,
+            decay_interval: None,
         }
     }
 }
@@ -97,6 +105,9 @@ impl LedbatParams {
                 return Err(format!("{k}: {v} is out of range; allowed 1 to {hi}"));
             }
         }
+        if self.decay_interval == Some(Dur(0)) {
+            return Err("decay_interval: 0s is out of range; allowed: above 0 (libutp: 100ms)".into());
+        }
         Ok(())
     }
 }
@@ -111,6 +122,8 @@ pub struct Ledbat {
     current: VecDeque<Time>,
     /// (minute, minimum of that minute), oldest first.
     base: VecDeque<(u64, Time)>,
+    /// When the window was last halved for a loss (`decay_interval`).
+    last_decay: Option<Time>,
 }
 
 impl Ledbat {
@@ -122,6 +135,7 @@ impl Ledbat {
             written: u64::MAX,
             current: VecDeque::new(),
             base: VecDeque::new(),
+            last_decay: None,
         }
     }
 
@@ -203,11 +217,24 @@ impl CongestionControl for Ledbat {
         self.write(st);
     }
 
-    fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
+    fn on_congestion_event(&mut self, now: Time, _kind: CongestionKind, st: &mut CcState) {
+        if let Some(Dur(interval)) = self.p.decay_interval {
+            if self.last_decay.is_some_and(|t| now - t < interval) {
+                st.ssthresh = st.cwnd;
+                return;
+            }
+            self.last_decay = Some(now);
+        }
         self.adopt(st);
         self.cwnd = (self.cwnd / 2.0).max(self.floor());
         self.write(st);
         st.ssthresh = st.cwnd;
+    }
+
+    fn on_loss_detected(&mut self, now: Time, st: &mut CcState) {
+        if self.p.decay_interval.is_some() {
+            self.on_congestion_event(now, CongestionKind::Loss, st);
+        }
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
@@ -343,6 +370,33 @@ mod tests {
         let mut s = st(3 * MSS, 3 * MSS);
         l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
         assert_eq!(s.cwnd, 2 * MSS);
+    }
+
+    #[test]
+    fn libutp_halves_per_revealed_loss_at_most_once_per_decay_interval() {
+        // utp_internal.cpp maybe_decay_win: halve when 100 ms (MAX_WINDOW_DECAY) have passed
+        // since the last halving, on every ACK whose SACKs make it resend.
+        let p = LedbatParams {
+            decay_interval: Some(Dur(100 * MS)),
+            ..Default::default()
+        };
+        let mut l = Ledbat::new(MSS, p);
+        let mut s = st(64 * MSS, 64 * MSS);
+        l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
+        assert_eq!((s.cwnd, s.ssthresh), (32 * MSS, 32 * MSS));
+        l.on_loss_detected(SEC + 50 * MS, &mut s); // 50 ms later: too soon
+        assert_eq!(s.cwnd, 32 * MSS);
+        l.on_loss_detected(SEC + 100 * MS, &mut s); // 100 ms: halve again, same recovery
+        assert_eq!((s.cwnd, s.ssthresh), (16 * MSS, 16 * MSS));
+        // A new recovery within 100 ms of that halving keeps the window.
+        l.on_congestion_event(SEC + 150 * MS, CongestionKind::Loss, &mut s);
+        assert_eq!((s.cwnd, s.ssthresh), (16 * MSS, 16 * MSS));
+        // The RFC's LEDBAT halves once per window: later losses of the episode change nothing.
+        let mut l = Ledbat::new(MSS, LedbatParams::default());
+        let mut s = st(64 * MSS, 64 * MSS);
+        l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
+        l.on_loss_detected(SEC + 500 * MS, &mut s);
+        assert_eq!(s.cwnd, 32 * MSS);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! * [`CongestionControl::on_congestion_event`] once per window on loss (entering fast
 //!   recovery) or ECN-Echo; it sets `ssthresh` and `cwnd` (the sender then applies the recovery
 //!   algorithm's own adjustments, e.g. NewReno's +3 SMSS inflation);
+//! * [`CongestionControl::on_loss_detected`] on a later ACK of that recovery that marks more
+//!   segments lost;
 //! * [`CongestionControl::on_recovery_exit`] when fast recovery ends;
 //! * [`CongestionControl::on_rto`] on a retransmission timeout (the sender then sets cwnd to the
 //!   loss window of one SMSS).
@@ -127,6 +129,10 @@ pub trait CongestionControl {
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState);
     /// Multiplicative decrease: set `st.ssthresh` and `st.cwnd` (to the post-reduction window).
     fn on_congestion_event(&mut self, now: Time, kind: CongestionKind, st: &mut CcState);
+    /// An ACK during loss recovery marked further segments lost (SACK scoreboard or RACK).
+    /// Controllers that respond per detected loss rather than once per window (libutp's
+    /// LEDBAT) act here; the others ignore it.
+    fn on_loss_detected(&mut self, _now: Time, _st: &mut CcState) {}
     /// End of fast recovery; `st.cwnd` already holds the sender's exit value (RFC 6675: ssthresh;
     /// RFC 6582: min(ssthresh, FlightSize + SMSS)).
     fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {}

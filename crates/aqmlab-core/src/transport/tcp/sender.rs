@@ -959,12 +959,13 @@ impl TcpSender {
             self.snd_una = ack;
         }
         let mut sacked_bytes = 0;
+        let mut newly_lost = 0;
         if self.sack {
             for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
             if sacked_bytes > 0 && !self.rack {
-                self.sb.update_lost();
+                newly_lost = self.sb.update_lost();
             }
         }
         let (mut rtt, mut owd) = (None, None);
@@ -1054,8 +1055,14 @@ impl TcpSender {
             if self.in_recovery {
                 if self.snd_una >= self.recovery_point {
                     self.exit_recovery(now);
-                } else if self.prr {
-                    self.prr_update(acked_bytes + sacked_bytes);
+                } else {
+                    if newly_lost + rack_marked > 0 {
+                        self.sync_state();
+                        self.cc.on_loss_detected(now, &mut self.st);
+                    }
+                    if self.prr {
+                        self.prr_update(acked_bytes + sacked_bytes);
+                    }
                 }
             } else if self.loss_point.is_none()
                 && outstanding
