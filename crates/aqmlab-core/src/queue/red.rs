@@ -1043,7 +1043,8 @@ mod tests {
         // count1 = 3n; n <= 3 never drops, n = 4 with 0.125 x 3 = 0.375, n = 5 with 0.2 x 3 = 0.6,
         // n = 6 with 1. Gaps 4, 5, 6 with probabilities 0.375, 0.625 x 0.6 = 0.375, 0.25.
         let mut p = params();
-        (p.bytes, p.wait, p.count_bytes, p.mean_pktsize, p.max_p, p.w_q) = (true, true, true, 500, 0.2, 1e-12);
+        (p.bytes, p.wait, p.count_bytes, p.mean_pktsize, p.max_p, p.w_q) =
+            (true, true, true, 500, 0.2, 1e-12);
         let mut v = RedVars::new(&p);
         v.avg = 10.0; // p_b = 0.2 x 5 / 10 = 0.1
         v.idle_since = None;
@@ -1068,7 +1069,9 @@ mod tests {
         let mut v = RedVars::new(&p);
         v.avg = 10.0;
         v.idle_since = None;
-        let drops = (0..1000).filter(|_| v.decide(&p, 1500, 10, &mut rng) == Decision::Early).count();
+        let drops = (0..1000)
+            .filter(|_| v.decide(&p, 1500, 10, &mut rng) == Decision::Early)
+            .count();
         assert!((50..=100).contains(&drops), "{drops}");
     }
 
