@@ -613,7 +613,7 @@ pub const RED_PARAMS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "count_bytes",
-        help: "count bytes since the last drop / mean_pktsize instead of packets (ns-2 with bytes_); default off",
+        help: "count bytes since the last drop / mean_pktsize, not packets (ns-2 bytes_); default off",
     },
     ParamDoc {
         name: "mean_pktsize",
