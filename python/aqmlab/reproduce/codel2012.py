@@ -72,8 +72,10 @@ QDISC_SPECS = {
     # red.cc enque's `qlen > 1` rule and min_th crossing (ns2_quirks); the link delay is the
     # script's bdelay, 10 ms. The buffer (`limit`, set by case_scenario) is the script's
     # queue-limit times mean_pktsize, in bytes: red.cc enque compares the byte backlog with
-    # qlim_ x mean_pktsize. Why RED's utilisation stays below CoDel's at 45 and 100 Mb/s:
-    # docs/sweeps.md.
+    # qlim_ x mean_pktsize (it drops once the backlog before an arrival has reached that, so it
+    # can hold one packet more than aqmlab's limit, which refuses an arrival that would pass it:
+    # 4 vs 3 full-size packets in 1b's 10-packet case). Why RED's utilisation stays below
+    # CoDel's at 45 and 100 Mb/s: docs/sweeps.md.
     "red": {
         "kind": "red",
         "bytes": True,
