@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -302,6 +303,20 @@ def test_codel2012_cases_follow_the_script():
     assert dyn["topology"]["down"]["limit"] == "830p"
     resolve(sc)
     resolve(dyn)
+    # RED as ns-2.35 sets itself up (ns-default.tcl, red.cc initialize_params) in byte mode with
+    # mean_pktsize_ 500: C = bw / (8 x 500); min_th = max(5, 5 ms x C / 2), max_th = 3 min_th
+    # (in 500-byte units); q_weight_ -1: w_q = 1 - exp(-1 / (10 RTT C)), RTT = max(0.1 s,
+    # 3 (10 ms + 1 / C)); the buffer is queue-limit x mean_pktsize bytes (red.cc enque qlim).
+    for bw, size in ((100.0, 1500), (0.128, 500)):
+        red_case = C.case_scenario(base, bw=bw, qdisc="red", ftps=1, web=0, cbrs=0)
+        red = resolve(red_case)["topology"]["down"]["qdisc"]
+        c = bw * 1e6 / (8 * 500)
+        rtt = max(0.1, 3 * (0.010 + 1 / c))
+        assert red["min_th"] == pytest.approx(max(5.0, 0.005 * c / 2))
+        assert red["max_th"] == pytest.approx(3 * red["min_th"])
+        assert red["w_q"] == pytest.approx(1 - math.exp(-1 / (10 * rtt * c)))
+        assert all(red[k] for k in ("bytes", "count_bytes", "ns2_quirks", "gentle", "wait"))
+        assert red["limit"] == f"{C.bdp_packets(bw, size) * 500}B"
     edge = C.edge_scenario(base, bw=0.512, qdisc="codel", duration=60)
     up = [f for f in edge["flows"] if f.get("direction") == "up"]
     assert {f["label"] for f in up} == {"cbr_up", "upload"}

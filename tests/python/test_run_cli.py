@@ -142,6 +142,8 @@ BAD = [
         "flows[0].start",
     ),
     ('[[flows]]\nkind = "tcp"\nquickack = -1', "flows[0].quickack"),
+    ('[[flows]]\nkind = "tcp"\nsegs_per_ack = 0', "flows[0].segs_per_ack"),
+    ('[[flows]]\nkind = "tcp"\ndelack_grid = 3', "flows[0].delack_grid"),
     ('[[flows]]\nkind = "tcp"\nfrto = "yes"', "flows[0].frto"),
     ('[[flows]]\nkind = "smoke"', "flows[0].kind"),
     (

@@ -246,8 +246,9 @@ fn ns2_sack1_opens_with_a_header_only_syn_then_two_segments() {
 fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
     // ns-2.35: Agent/TCP/Linux installs the module's 1 ms jiffy as tcp_tick_ (tcp-linux.cc
     // install_congestion_control) and sends into TCPSink/Sack1 (an ACK per packet);
-    // Agent/TCP/FullTcp segsize_ 536, segsperack_ 1 (ns-default.tcl); both keep Agent/TCP's
-    // window_ 20, minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0.
+    // Agent/TCP/FullTcp segsize_ 536, segsperack_ 1, interval_ 0.1 (ns-default.tcl; tcp-full.cc
+    // arms its delack_timer_ on multiples of interval_); both keep Agent/TCP's window_ 20,
+    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0.
     let cases = [
         (
             "ns2_linux",
@@ -258,7 +259,8 @@ fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
         (
             "ns2_fulltcp",
             json!({"cc": "newreno", "iw": 2, "mss": 536, "rwnd": "10720B", "rto_tick": "10ms",
-                   "delack": false, "abc": false, "sack": true, "rate_halving": false, "initial_rto": "3s"}),
+                   "delack": "100ms", "segs_per_ack": 1, "delack_grid": true, "abc": false, "sack": true,
+                   "rate_halving": false, "initial_rto": "3s"}),
         ),
     ];
     for (profile, want) in cases {

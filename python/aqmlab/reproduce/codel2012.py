@@ -61,9 +61,29 @@ DESCRIPTION = (
 QDISCS = ["taildrop", "red", "codel"]
 QDISC_SPECS = {
     "taildrop": "pfifo",
-    # RED in its self-configuring ns-2 form (w_q, min_th = max(5, 5 ms x C / 2), max_th = 3 min_th,
-    # gentle): aqmlab's `red` defaults.
-    "red": "red",
+    # RED: the script sets no RED parameter (its bottleneck is `duplex-link ... CoDel`; a RED run
+    # names RED there instead), so RED is ns-2.35's Queue/RED with ns-default.tcl's values:
+    # self-configuring (q_weight_ -1: w_q = 1 - exp(-1 / (10 RTT C)), RTT = max(0.1 s,
+    # 3 (link delay + 1/C)); thresh_ 0: min_th = max(5, targetdelay_ 5 ms x C / 2); maxthresh_ 0:
+    # max_th = 3 min_th; gentle_, wait_ true; linterm_ 10: max_p 0.1) in byte mode (bytes_ and
+    # queue_in_bytes_ true since 2004) with mean_pktsize_ 500: C counts 500-byte packets, queue
+    # and thresholds are bytes / 500, a packet's drop probability is scaled by size / 500 and the
+    # uniformising count is bytes since the last drop / 500 (red.cc modify_p, count_bytes);
+    # red.cc enque's `qlen > 1` rule and min_th crossing (ns2_quirks); the link delay is the
+    # script's bdelay, 10 ms. The buffer (`limit`, set by case_scenario) is the script's
+    # queue-limit times mean_pktsize, in bytes: red.cc enque compares the byte backlog with
+    # qlim_ x mean_pktsize (it drops once the backlog before an arrival has reached that, so it
+    # can hold one packet more than aqmlab's limit, which refuses an arrival that would pass it:
+    # 4 vs 3 full-size packets in 1b's 10-packet case). Why RED's utilisation stays below
+    # CoDel's at 45 and 100 Mb/s: docs/sweeps.md.
+    "red": {
+        "kind": "red",
+        "bytes": True,
+        "count_bytes": True,
+        "mean_pktsize": "500B",
+        "ns2_quirks": True,
+        "link_delay": "10ms",
+    },
     "codel": {"kind": "codel", "variant": "ns2", "target": "5ms", "interval": "100ms"},
 }
 SERIES = {"all": None}
@@ -128,6 +148,9 @@ def case_scenario(base: dict, *, bw: float, qdisc: str, ftps: int, web: float, c
     bdp = bdp_packets(bw, size)
     sc = copy.deepcopy(base)
     link = {"rate": rate(bw), "limit": f"{limit or bdp}p", "qdisc": copy.deepcopy(QDISC_SPECS[qdisc])}
+    if qdisc == "red":
+        mean = int(QDISC_SPECS["red"]["mean_pktsize"].removesuffix("B"))
+        link["qdisc"]["limit"] = f"{(limit or bdp) * mean}B"  # queue-limit x mean_pktsize_ (qib_)
     if schedule:
         step = duration / len(schedule)
         link["rate"] = [[f"{round(k * step * 1000)}ms", rate(bw * f)] for k, f in enumerate(schedule)]

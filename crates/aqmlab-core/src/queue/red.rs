@@ -12,6 +12,9 @@
 //!   [max_th, 2 max_th) ramp from max_p to 1. `count` (packets since the last drop, -1 below
 //!   min_th) uniformises: wait off (paper) p_a = p_b / (1 - count p_b); wait on (ns-2) p_a = 0 while
 //!   count p_b < 1, then p_b / (2 - count p_b). avg above the band (or 2 max_th gentle): forced drop.
+//! * `count_bytes` (ns-2 red.cc modify_p with bytes_): the uniformising count is the bytes
+//!   admitted since the last drop divided (integer division) by mean_pktsize instead of the
+//!   packets, so with 1500-byte packets and mean_pktsize 500 each packet counts three.
 //! * `ns2_quirks`: no drop (early or forced) while the instantaneous queue holds <= 1 packet,
 //!   and the first arrival after avg crosses min_th is admitted with count = 1 (ns-2 red.cc
 //!   REDQueue::enque). Forced drops are their own drop reason (`forced`).
@@ -57,6 +60,7 @@ pub struct RedParams {
     pub ecn: bool,
     pub idle_decay: bool,
     pub ns2_quirks: bool,
+    pub count_bytes: bool,
     /// Link capacity in mean-size packets per second.
     pub c_pps: f64,
 }
@@ -107,6 +111,8 @@ impl RedCounts {
 pub struct RedVars {
     pub avg: f64,
     pub count: i64,
+    /// Bytes of the arrivals counted in `count` (ns-2 count_bytes).
+    pub count_bytes: u64,
     pub idle_since: Option<Time>,
     pub max_p: f64,
     old: bool,
@@ -117,6 +123,7 @@ impl RedVars {
         RedVars {
             avg: 0.0,
             count: -1,
+            count_bytes: 0,
             idle_since: Some(0),
             max_p: p.max_p,
             old: false,
@@ -167,20 +174,29 @@ impl RedVars {
         // decision, forced drops included: an arrival finding at most one packet is admitted.
         if self.avg < p.min_th || (p.ns2_quirks && q_pkts <= 1) {
             self.count = -1;
+            self.count_bytes = 0;
             self.old = false;
             return Decision::Admit;
         }
         let Some(pb) = self.p_b(p, self.avg) else {
             self.count = 0;
+            self.count_bytes = 0;
             return Decision::Forced;
         };
         self.count += 1;
+        self.count_bytes += size as u64;
         if p.ns2_quirks && !self.old {
             self.old = true;
             self.count = 1;
+            self.count_bytes = size as u64;
             return Decision::Admit;
         }
-        let cp = self.count as f64 * pb;
+        let count = if p.count_bytes {
+            (self.count_bytes / p.mean_pktsize as u64) as f64
+        } else {
+            self.count as f64
+        };
+        let cp = count * pb;
         let mut pa = if p.wait {
             if cp < 1.0 {
                 0.0
@@ -199,6 +215,7 @@ impl RedVars {
         }
         if rng.bernoulli(pa) {
             self.count = 0;
+            self.count_bytes = 0;
             Decision::Early
         } else {
             Decision::Admit
@@ -378,6 +395,7 @@ pub struct RedConfig {
     pub ecn: Option<bool>,
     pub idle_decay: Option<bool>,
     pub ns2_quirks: Option<bool>,
+    pub count_bytes: Option<bool>,
     pub mean_pktsize: Option<Size>,
     pub target_delay: Option<Dur>,
     /// The least automatic min_th: "5p" (ns-2 red.cc initialize_params) or a byte size such as
@@ -489,6 +507,7 @@ impl RedConfig {
             ecn: self.ecn.unwrap_or(false),
             idle_decay: self.idle_decay.unwrap_or(true),
             ns2_quirks: self.ns2_quirks.unwrap_or(false),
+            count_bytes: self.count_bytes.unwrap_or(false),
             c_pps: c,
         };
         let adaptive = if preset == Preset::Ared {
@@ -512,6 +531,7 @@ impl RedConfig {
         self.ecn = Some(p.ecn);
         self.idle_decay = Some(p.idle_decay);
         self.ns2_quirks = Some(p.ns2_quirks);
+        self.count_bytes = Some(p.count_bytes);
         self.mean_pktsize = Some(Size(mean));
         self.target_delay = Some(Dur(target_delay));
         self.min_th_floor = Some(LimitSpec(floor));
@@ -590,6 +610,10 @@ pub const RED_PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "ns2_quirks",
         help: "no early drop with <= 1 queued packet; admit the first packet above min_th",
+    },
+    ParamDoc {
+        name: "count_bytes",
+        help: "count bytes since the last drop / mean_pktsize, not packets (ns-2 bytes_); default off",
     },
     ParamDoc {
         name: "mean_pktsize",
@@ -676,6 +700,7 @@ mod tests {
             ecn: false,
             idle_decay: true,
             ns2_quirks: false,
+            count_bytes: false,
             c_pps: 10_000_000.0 / 12_000.0,
         }
     }
@@ -1008,6 +1033,46 @@ mod tests {
         assert_eq!(v.decide(&p, 1500, 2, &mut rng), Decision::Forced);
         p.ns2_quirks = false;
         assert_eq!(v.decide(&p, 1500, 0, &mut rng), Decision::Forced);
+    }
+
+    #[test]
+    fn count_bytes_counts_mean_size_packets_since_the_last_drop() {
+        // ns-2 red.cc modify_p with bytes_ (wait_ on): count1 = count_bytes / mean_pktsize, no
+        // drop while count1 p_b < 1, then p_b / (2 - count1 p_b), scaled by size / mean_pktsize.
+        // 1500-byte packets, mean_pktsize 500, p_b = 0.1: the n-th packet since the last drop has
+        // count1 = 3n; n <= 3 never drops, n = 4 with 0.125 x 3 = 0.375, n = 5 with 0.2 x 3 = 0.6,
+        // n = 6 with 1. Gaps 4, 5, 6 with probabilities 0.375, 0.625 x 0.6 = 0.375, 0.25.
+        let mut p = params();
+        (p.bytes, p.wait, p.count_bytes, p.mean_pktsize, p.max_p, p.w_q) =
+            (true, true, true, 500, 0.2, 1e-12);
+        let mut v = RedVars::new(&p);
+        v.avg = 10.0; // p_b = 0.2 x 5 / 10 = 0.1
+        v.idle_since = None;
+        let mut rng = Rng::from_seed(5);
+        let (mut hist, mut last) = ([0u64; 8], None);
+        for i in 0..200_000u64 {
+            if v.decide(&p, 1500, 10, &mut rng) == Decision::Early {
+                if let Some(l) = last {
+                    hist[((i - l) as usize).min(7)] += 1;
+                }
+                last = Some(i);
+            }
+        }
+        let n: u64 = hist.iter().sum();
+        assert_eq!(hist[..4].iter().sum::<u64>() + hist[7], 0, "{hist:?}");
+        for (gap, share) in [(4, 0.375), (5, 0.375), (6, 0.25)] {
+            let got = hist[gap] as f64 / n as f64;
+            assert!((got - share).abs() < 0.01, "gap {gap}: {got} {hist:?}");
+        }
+        // Counting packets instead (the paper's count), the same p_b spaces drops 10..20 apart.
+        p.count_bytes = false;
+        let mut v = RedVars::new(&p);
+        v.avg = 10.0;
+        v.idle_since = None;
+        let drops = (0..1000)
+            .filter(|_| v.decide(&p, 1500, 10, &mut rng) == Decision::Early)
+            .count();
+        assert!((50..=100).contains(&drops), "{drops}");
     }
 
     #[test]

@@ -167,6 +167,8 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(p.initial_rto)));
             r.rto_tick = Some(f.rto_tick.unwrap_or(Dur(p.rto_tick)));
             r.delack = Some(f.delack.unwrap_or(super::DelAck(p.delack)));
+            r.segs_per_ack = Some(f.segs_per_ack.unwrap_or(p.segs_per_ack));
+            r.delack_grid = Some(f.delack_grid.unwrap_or(p.delack_grid));
             let mss = f.mss.unwrap_or(p.mss);
             r.mss = Some(mss);
             r.rwnd = Some(f.rwnd.unwrap_or(Size(match p.rwnd {
@@ -488,6 +490,8 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
         abc: f.abc.expect("resolved"),
         initial_rto: f.initial_rto.expect("resolved").0,
         delack: f.delack.expect("resolved").0,
+        segs_per_ack: f.segs_per_ack.expect("resolved"),
+        delack_grid: f.delack_grid.expect("resolved"),
         rwnd: f.rwnd.expect("resolved").0,
         hystart: f.hystart.expect("resolved"),
         stop: f.stop.map(|d| d.0),

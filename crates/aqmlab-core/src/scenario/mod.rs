@@ -789,6 +789,13 @@ pub struct FlowSpec {
     pub abc: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delack: Option<DelAck>,
+    /// In-order full segments that make the receiver ACK at once (2; ns-2 FullTcp segsperack_ 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segs_per_ack: Option<u32>,
+    /// Delayed ACKs go at multiples of `delack` since time 0 (ns-2 FullTcp) instead of `delack`
+    /// after the first unACKed segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack_grid: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -942,6 +949,8 @@ const TCP_KNOBS: &[&str] = &[
     "rto_tick",
     "abc",
     "delack",
+    "segs_per_ack",
+    "delack_grid",
     "mss",
     "rwnd",
     "hystart",
@@ -1574,6 +1583,14 @@ impl Scenario {
                         return err(
                             key("iw"),
                             format!("{iw} is out of range; allowed 1 to 1000 segments"),
+                        );
+                    }
+                }
+                if let Some(n) = f.segs_per_ack {
+                    if !(1..=1000).contains(&n) {
+                        return err(
+                            key("segs_per_ack"),
+                            format!("{n} is out of range; allowed 1 to 1000 segments"),
                         );
                     }
                 }

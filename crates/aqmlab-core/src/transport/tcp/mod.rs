@@ -74,6 +74,12 @@ pub struct TcpConfig {
     pub abc: bool,
     /// Delayed-ACK timer; `None` = ACK every segment.
     pub delack: Option<Time>,
+    /// In-order full segments that make the receiver ACK at once (RFC 1122: 2; ns-2 FullTcp
+    /// segsperack_). Less than that waits for the delayed-ACK timer.
+    pub segs_per_ack: u32,
+    /// The delayed-ACK timer fires on multiples of `delack` since time 0 (ns-2 FullTcp's
+    /// periodic delack_timer_) instead of `delack` after the first unACKed segment.
+    pub delack_grid: bool,
     /// Receive window in bytes.
     pub rwnd: u64,
     /// How the initial slow start may end early: Linux HyStart (CUBIC), HyStart++ or off.
@@ -152,6 +158,8 @@ impl Default for TcpConfig {
             rto_tick: 0,
             abc: true,
             delack: Some(40 * MS),
+            segs_per_ack: 2,
+            delack_grid: false,
             rwnd: 16 << 20,
             hystart: Hystart::Linux,
             stop: None,
@@ -192,6 +200,8 @@ pub struct TcpProfile {
     pub initial_rto: Time,
     pub rto_tick: Time,
     pub delack: Option<Time>,
+    pub segs_per_ack: u32,
+    pub delack_grid: bool,
     pub rwnd: RwndDefault,
     pub abc: bool,
     pub hystart: Hystart,
@@ -234,6 +244,9 @@ const LINUX: TcpProfile = TcpProfile {
     initial_rto: SEC,
     rto_tick: 0,
     delack: Some(40 * MS),
+    // tcp_input.c __tcp_ack_snd_check: more than one full segment unACKed.
+    segs_per_ack: 2,
+    delack_grid: false,
     rwnd: RwndDefault::Bytes(64 << 20),
     abc: true,
     hystart: Hystart::Linux,
@@ -276,6 +289,9 @@ const NS2_SACK1: TcpProfile = TcpProfile {
     // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
     // in-order packet at once, out-of-order and gap-filling packets at once).
     delack: Some(100 * MS),
+    segs_per_ack: 2,
+    // DelAckSink::timeout fires interval_ after the packet that armed it.
+    delack_grid: false,
     // window_ 20 (packets): the receiver's advertised window.
     rwnd: RwndDefault::Segments(20),
     // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
@@ -313,6 +329,8 @@ pub const PROFILES: &[TcpProfile] = &[
         initial_rto: SEC,
         rto_tick: 0,
         delack: Some(40 * MS),
+        segs_per_ack: 2,
+        delack_grid: false,
         rwnd: RwndDefault::Bytes(64 << 20),
         abc: true,
         hystart: Hystart::Linux,
@@ -364,14 +382,18 @@ pub const PROFILES: &[TcpProfile] = &[
         name: "ns2_fulltcp",
         about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
                 Reno AIMD without byte counting, SACK recovery, IW 2 on the SYN-ACK, segsize 536, \
-                10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1), \
-                window_ 20 packets",
+                10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1) \
+                and a shorter tail's ACK at the next multiple of interval_ 100 ms, window_ 20 \
+                packets",
         // segsize_ 536.
         mss: 536,
-        // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as a full segment is unACKed;
-        // the delayed-ACK timer (interval_ 100 ms, fired on multiples of interval_) only
-        // holds a sub-segment tail, which aqmlab ACKs at once.
-        delack: None,
+        // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as rcv_nxt_ - last_ack_sent_
+        // reaches one full segment; anything less (a short tail) sets TF_DELACK and waits for
+        // delack_timer_, which recv arms for the next multiple of interval_ (0.1) after now and
+        // FullTcpAgent::timeout re-arms every interval_. A FIN is ACKed at once (TF_ACKNOW).
+        delack: Some(100 * MS),
+        segs_per_ack: 1,
+        delack_grid: true,
         ..NS2_SACK1
     },
     LINUX,
@@ -414,10 +436,10 @@ pub fn new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> (TcpSender, TcpRe
 /// [`new_connection`] that reports an unknown congestion controller name or an impossible
 /// setting as an error.
 pub fn try_new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<(TcpSender, TcpReceiver), String> {
-    if cfg.mss == 0 || cfg.iw == 0 {
+    if cfg.mss == 0 || cfg.iw == 0 || cfg.segs_per_ack == 0 {
         return Err(format!(
-            "tcp: mss ({}) and iw ({}) must be at least 1",
-            cfg.mss, cfg.iw
+            "tcp: mss ({}), iw ({}) and segs_per_ack ({}) must be at least 1",
+            cfg.mss, cfg.iw, cfg.segs_per_ack
         ));
     }
     if cfg.rwnd < cfg.mss as u64 {

@@ -1,7 +1,9 @@
 //! TCP data receiver (sans-I/O): handshake reply, in-order delivery with out-of-order
 //! reassembly, cumulative ACKs with up to 3 SACK blocks (RFC 2018: the block holding the most
 //! recently received segment first, then the most recently reported ones), delayed ACKs
-//! (RFC 1122 / 5681: every second full segment or after the delack timer; immediately for
+//! (RFC 1122 / 5681: every second full segment (`segs_per_ack`; ns-2 FullTcp's segsperack_ 1:
+//! every one) or after the delack timer, which runs from the first unACKed segment or, with
+//! `delack_grid`, fires on multiples of the delay (ns-2 FullTcp); immediately for
 //! out-of-order data, duplicates, hole-filling segments and the FIN; the first `quickack` data
 //! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does), timestamp
 //! echo per
@@ -24,10 +26,12 @@ pub struct TcpReceiver {
     flow: u32,
     /// Direction of the data (ACKs go the other way).
     dir: Dir,
-    mss: u64,
     sack: bool,
     ecn_cfg: bool,
     delack: Option<Time>,
+    /// Unacked in-order bytes that make an ACK go at once (segs_per_ack x mss).
+    ack_every: u64,
+    delack_grid: bool,
     synced: bool,
     ecn_ok: bool,
     rcv_nxt: u64,
@@ -55,10 +59,11 @@ impl TcpReceiver {
         TcpReceiver {
             flow,
             dir,
-            mss: cfg.mss as u64,
             sack: cfg.sack,
             ecn_cfg: cfg.ecn,
             delack: cfg.delack,
+            ack_every: cfg.segs_per_ack as u64 * cfg.mss as u64,
+            delack_grid: cfg.delack_grid,
             synced: false,
             ecn_ok: false,
             rcv_nxt: 0,
@@ -260,7 +265,7 @@ impl Endpoint for TcpReceiver {
                 immediate = true;
                 self.prune_blocks();
             }
-            if self.unacked_bytes >= 2 * self.mss {
+            if self.unacked_bytes >= self.ack_every {
                 immediate = true;
             }
         }
@@ -270,7 +275,13 @@ impl Endpoint for TcpReceiver {
         if immediate {
             self.send_ack(now, out);
         } else if self.delack_at.is_none() {
-            self.delack_at = self.delack.map(|d| now + d);
+            self.delack_at = self.delack.map(|d| {
+                if self.delack_grid {
+                    (now / d + 1) * d
+                } else {
+                    now + d
+                }
+            });
         }
     }
 
@@ -369,6 +380,69 @@ mod tests {
         rx.on_timer(300 + 40 * MS, &mut out);
         assert_eq!(out[0].ack, 301);
         assert_eq!(rx.bytes_delivered(), 300);
+    }
+
+    #[test]
+    fn ns2_fulltcp_acks_each_full_segment_and_holds_a_short_tail_to_the_interval_grid() {
+        // tcp-full.cc: need_send() is rcv_nxt_ - last_ack_sent_ >= segsperack_ x maxseg_, so with
+        // segsperack_ 1 every full segment is ACKed at once; a shorter segment only sets
+        // TF_DELACK, and delack_timer_ (armed for interval_ x (int(now / interval_) + 1), then
+        // every interval_) sends the ACK at the next multiple of interval_ (here 400 ms, the
+        // CoDel script's). A FIN sets TF_ACKNOW.
+        let c = TcpConfig {
+            segs_per_ack: 1,
+            delack_grid: true,
+            ..cfg(Some(400 * MS))
+        };
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Up);
+        syn(&mut rx, false);
+        for (i, t) in [(0, 1_000 * MS), (1, 1_001 * MS)] {
+            let a = data(&mut rx, i, t);
+            assert_eq!(a.len(), 1, "full segment {i}: ACKed at once");
+            assert_eq!(a[0].ack, 1 + 100 * (i + 1));
+        }
+        let short = |seq: u64, payload: u32, fin: bool| Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 },
+            seq,
+            payload,
+            size: payload + 52,
+            ..Default::default()
+        };
+        let mut out = vec![];
+        rx.on_packet(&short(201, 30, false), 1_010 * MS, &mut out);
+        assert!(out.is_empty());
+        // int(1.010 / 0.4) = 2: the next tick is 1.2 s, not 1.010 + 0.4 s.
+        assert_eq!(rx.next_timer(), Some(1_200 * MS));
+        rx.on_timer(1_200 * MS, &mut out);
+        assert_eq!((out.len(), out[0].ack), (1, 231));
+        // Exactly on a tick: the next one.
+        out.clear();
+        rx.on_packet(&short(231, 30, false), 1_600 * MS, &mut out);
+        assert_eq!(rx.next_timer(), Some(2_000 * MS));
+        // A full segment's worth unACKed (30 + 100 >= 100): at once.
+        assert_eq!(data_at(&mut rx, 261, 1_700 * MS).len(), 1);
+        rx.on_packet(&short(361, 30, true), 1_800 * MS, &mut out);
+        assert_eq!((out.len(), out[0].ack), (1, 391), "the FIN: at once");
+        // The same receiver with the RFC form (segs_per_ack 2, timer from the segment).
+        let mut rfc = TcpReceiver::new(&cfg(Some(400 * MS)), 0, Dir::Up);
+        syn(&mut rfc, false);
+        assert!(data(&mut rfc, 0, 1_010 * MS).is_empty());
+        assert_eq!(rfc.next_timer(), Some(1_410 * MS));
+    }
+
+    fn data_at(rx: &mut TcpReceiver, seq: u64, now: Time) -> Vec<Packet> {
+        let mut out = vec![];
+        let p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            seq,
+            payload: 100,
+            size: 152,
+            ..Default::default()
+        };
+        rx.on_packet(&p, now, &mut out);
+        out
     }
 
     #[test]
