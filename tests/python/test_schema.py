@@ -75,6 +75,14 @@ def with_change(path: str, value: object) -> dict:
         ("topology.down.qdisc", {"kind": "codel", "targt": "5ms"}),
         ("topology.nic_rate", "infinite"),
         ("record.level", "everything"),
+        # a qdisc parameter of the wrong type: the schema knows each typed key's value type
+        ("topology.down.qdisc", {"kind": "pie", "alpha": "fast"}),
+        ("topology.down.qdisc", {"kind": "pie", "target": 15}),
+        ("topology.down.qdisc", {"kind": "pie", "ecn": "yes"}),
+        ("topology.down.qdisc", {"kind": "pie", "profile": "linux99"}),
+        ("topology.down.qdisc", {"kind": "pie", "limit": "100 packets"}),
+        ("topology.down.qdisc", {"kind": "fq_pie", "dq_threshold": "10 packets"}),
+        ("topology.down.qdisc", {"kind": "fq_pie", "flows": "many"}),
     ],
 )
 def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> None:
@@ -89,6 +97,8 @@ def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> N
     [
         ("topology.down.qdisc", {"kind": "codel", "target": "5ms", "interval": "100ms"}),
         ("topology.down.qdisc", "fq_codel"),
+        ("topology.down.qdisc", {"kind": "pie", "profile": "pie2013", "dq_threshold": "10p", "hz": 250}),
+        ("topology.down.qdisc", {"kind": "fq_pie", "flows": 64, "alpha": 0.25, "first_update": "1s"}),
         ("flows.0.dscp", "af41"),
         ("flows.0.hystart", False),
         ("flows.0.delack", "40ms"),

@@ -178,6 +178,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "BLUE: marking probability raised on overflow, lowered on idle link",
     reference: "Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002",
     params: PARAMS,
+    groups: &[],
     build,
 }];
 

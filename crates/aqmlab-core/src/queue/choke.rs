@@ -150,6 +150,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "CHOKe: RED plus dropping an arrival together with a random queued packet of the same flow",
     reference: "Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke",
     params: RED_PARAMS,
+    groups: &[],
     build,
 }];
 

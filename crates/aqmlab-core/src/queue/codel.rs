@@ -632,6 +632,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "Controlled Delay AQM: head drop when the minimum sojourn stays above target for an interval",
     reference: "RFC 8289; Linux sch_codel/codel_impl.h; ns-2 codel.cc",
     params: PARAMS,
+    groups: &[],
     build,
 }];
 

@@ -220,6 +220,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta",
     reference: "Shreedhar & Varghese, SIGCOMM 1995",
     params: PARAMS,
+    groups: &[],
     build,
 }];
 

@@ -127,6 +127,7 @@ pub static INFO: [QdiscInfo; 3] = [
         summary: "FIFO with a packet limit; tail drop",
         reference: "Linux sch_fifo.c (pfifo)",
         params: PARAMS,
+        groups: &[],
         build: |p, l, _: Rng| build(p, l, false, false),
     },
     QdiscInfo {
@@ -134,6 +135,7 @@ pub static INFO: [QdiscInfo; 3] = [
         summary: "FIFO with a byte limit; tail drop",
         reference: "Linux sch_fifo.c (bfifo)",
         params: PARAMS,
+        groups: &[],
         build: |p, l, _: Rng| build(p, l, true, false),
     },
     QdiscInfo {
@@ -141,6 +143,7 @@ pub static INFO: [QdiscInfo; 3] = [
         summary: "FIFO with a packet limit; drops the oldest packet on overflow",
         reference: "Linux sch_fifo.c (pfifo_head_drop)",
         params: PARAMS,
+        groups: &[],
         build: |p, l, _: Rng| build(p, l, false, true),
     },
 ];

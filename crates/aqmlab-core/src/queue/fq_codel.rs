@@ -252,6 +252,7 @@ pub static INFO: [QdiscInfo; 2] = [
         summary: "flow queueing (DRR over hashed flows, sparse-flow priority) with CoDel per flow",
         reference: "RFC 8290; Linux sch_fq_codel",
         params: PARAMS,
+        groups: &[],
         build: |p, l, r| build(p, l, r, true),
     },
     QdiscInfo {
@@ -259,6 +260,7 @@ pub static INFO: [QdiscInfo; 2] = [
         summary: "the fq_codel scheduler without CoDel (fat-flow drop on overflow only)",
         reference: "Linux sch_fq_codel with CoDel disabled",
         params: PARAMS.split_at(5).0,
+        groups: &[],
         build: |p, l, r| build(p, l, r, false),
     },
 ];

@@ -12,14 +12,14 @@
 
 use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
-use super::pie::{PieConfig, PieParams, PieVars, Profile, PIE_PARAMS};
+use super::params::{read, written, Group, Params};
+use super::pie::{PieParams, PieVars, Profile};
 use super::util::merge;
-use super::{
-    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Size, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -101,7 +101,7 @@ impl Qdisc for FqPie {
             for f in self.sched.flows.iter_mut() {
                 f.aqm.update(&self.params, f.fq.bytes);
             }
-            self.next_update += self.params.t_update;
+            self.next_update += self.params.period;
         }
     }
 
@@ -118,18 +118,24 @@ impl Qdisc for FqPie {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// The flow-queueing keys of fq_pie (resolved by [`FqSettings::resolve`]).
+#[derive(Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Config {
+    /// number of flow queues (1..65536); default 1024
     flows: Option<u32>,
+    /// DRR credit per round in bytes; default the link MTU (1500)
     quantum: Option<Size>,
+    /// total packets ("10240p"); arrivals beyond it are dropped; default 10240p
     limit: Option<String>,
+    /// modelled memory (size + 576 B per packet); counted, not enforced; 32MiB
     memory_limit: Option<Size>,
 }
 
+impl Params for Config {}
+
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
-    let (mut pie, rest) = PieConfig::parse(params)?;
-    let cfg: Config = parse_params(&rest)?;
+    let cfg = read(params, Config::default(), link)?;
     let fs = FqSettings::resolve(
         cfg.flows,
         cfg.quantum,
@@ -139,7 +145,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         "fq_pie",
     )?;
     let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
-    let p = pie.resolve(Profile::Linux, link)?;
+    let p = read(params, PieParams::profile(Profile::Linux, link.mtu), link)?;
     let seed = rng.next_u64();
     let sched = FqSched::new(flows as usize, quantum as u32, seed, || PieVars::new(&p));
     let cfg = Config {
@@ -150,7 +156,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     };
     let q = FqPie {
         sched,
-        next_update: p.first_update,
+        next_update: p.first_update(),
         params: p,
         rng,
         limit,
@@ -160,53 +166,15 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         early_drops: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::FqPie(q), merge(resolved(&cfg), resolved(&pie))))
+    Ok((AnyQdisc::FqPie(q), merge(written(&cfg), written(&p))))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "flows",
-        help: "number of flow queues (1..65536); default 1024",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "DRR credit per round in bytes; default the link MTU (1500)",
-    },
-    ParamDoc {
-        name: "limit",
-        help: "total packets (\"10240p\"); arrivals beyond it are dropped; default 10240p",
-    },
-    ParamDoc {
-        name: "memory_limit",
-        help: "modelled memory (size + 576 B per packet); counted, not enforced; 32MiB",
-    },
-    PIE_PARAMS[0],
-    PIE_PARAMS[1],
-    PIE_PARAMS[2],
-    PIE_PARAMS[3],
-    PIE_PARAMS[4],
-    PIE_PARAMS[5],
-    PIE_PARAMS[6],
-    PIE_PARAMS[7],
-    PIE_PARAMS[8],
-    PIE_PARAMS[9],
-    PIE_PARAMS[10],
-    PIE_PARAMS[11],
-    PIE_PARAMS[12],
-    PIE_PARAMS[13],
-    PIE_PARAMS[14],
-    PIE_PARAMS[15],
-    PIE_PARAMS[16],
-    PIE_PARAMS[17],
-    PIE_PARAMS[18],
-    PIE_PARAMS[19],
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "fq_pie",
     summary: "flow queueing (fq_codel scheduler) with a PIE controller per flow",
     reference: "Linux sch_fq_pie (2020); RFC 8033",
-    params: PARAMS,
+    params: &[],
+    groups: &[Group::of::<Config>(), Group::of::<PieParams>()],
     build,
 }];
 

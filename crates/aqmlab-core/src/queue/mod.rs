@@ -23,6 +23,7 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod params;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
@@ -174,11 +175,19 @@ pub struct LinkInfo {
     pub limit: Option<Limit>,
 }
 
-/// One parameter of a discipline, for `aqmlab list qdiscs NAME`.
+/// One parameter of a discipline written out by hand (disciplines whose keys are not yet a typed
+/// [`params::Group`]).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct ParamDoc {
     pub name: &'static str,
     pub help: &'static str,
+}
+
+/// One parameter of a discipline and its help, for `aqmlab list qdiscs NAME`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamHelp {
+    pub name: &'static str,
+    pub help: String,
 }
 
 /// `a` then `b` as one array, at compile time: a discipline's key list made of shared groups
@@ -208,8 +217,28 @@ pub struct QdiscInfo {
     pub summary: &'static str,
     pub reference: &'static str,
     pub params: &'static [ParamDoc],
+    /// The keys declared as typed structs (after `params`), see [`params`].
+    pub groups: &'static [params::Group],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
     pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
+}
+
+impl QdiscInfo {
+    /// Every key the discipline's table accepts.
+    pub fn keys(&self) -> Vec<&'static str> {
+        let own = self.params.iter().map(|p| p.name);
+        own.chain(self.groups.iter().flat_map(|g| (g.keys)().iter().copied()))
+            .collect()
+    }
+
+    /// Every key with its help, in the order `aqmlab list qdiscs NAME` prints them.
+    pub fn docs(&self) -> Vec<ParamHelp> {
+        let own = self.params.iter().map(|p| ParamHelp {
+            name: p.name,
+            help: p.help.to_string(),
+        });
+        own.chain(self.groups.iter().flat_map(|g| g.docs())).collect()
+    }
 }
 
 /// Deserialises a discipline's parameter table into its config type, naming the offending key,
@@ -324,15 +353,15 @@ fn check_range_fmt<T: PartialOrd + Copy>(
 }
 
 /// Rejects a key of `params` that `info` does not declare, listing every key it accepts. The
-/// list is `info.params` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
+/// list is `info.keys()` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
 /// declared once.
 pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
     let Value::Object(m) = params else {
         return Ok(());
     };
+    let names = info.keys();
     for k in m.keys() {
-        if info.params.iter().all(|p| p.name != k) {
-            let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        if !names.contains(&k.as_str()) {
             let hint = closest(k, &names).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
             return Err(format!(
                 "{k}: unknown parameter of {}{hint}; allowed: {}",
@@ -568,21 +597,29 @@ mod tests {
             let (_, res) = build(info.name, &json!({}), &link(), Rng::from_seed(1), "q")
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for k in res.as_object().unwrap().keys() {
-                if info.params.iter().all(|p| p.name != k) {
+                if !info.keys().contains(&k.as_str()) {
                     problems.push(format!("{}: resolved key {k} is not declared", info.name));
+                }
+            }
+            // and the resolved table writes every declared key out (every default stored)
+            for k in info.keys() {
+                if res.get(k).is_none() {
+                    problems.push(format!("{}: declared key {k} is not resolved", info.name));
+                }
+            }
+            for d in info.docs() {
+                if d.help.is_empty() {
+                    problems.push(format!("{}: key {} has no help", info.name, d.name));
                 }
             }
             if let Err(e) = build(info.name, &res, &link(), Rng::from_seed(1), "q") {
                 problems.push(format!("{}: its resolved table is rejected: {e}", info.name));
             }
-            for p in info.params {
+            for k in info.keys() {
                 // a table is the wrong type for every key: the parser must say so
-                let e = err(info.name, json!({ p.name: {"x": [1]} }), &link());
+                let e = err(info.name, json!({ k: {"x": [1]} }), &link());
                 if e.contains("unknown parameter") || e.contains("unknown field") {
-                    problems.push(format!(
-                        "{}: declared key {} is not parsed: {e}",
-                        info.name, p.name
-                    ));
+                    problems.push(format!("{}: declared key {k} is not parsed: {e}", info.name));
                 }
             }
         }

@@ -113,6 +113,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
     reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
     params: PARAMS,
+    groups: &[],
     build: |p, l, _: Rng| build(p, l),
 }];
 

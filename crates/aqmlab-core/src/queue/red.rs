@@ -638,6 +638,7 @@ pub static INFO: [QdiscInfo; 3] = [
             "Random Early Detection with ns-2 options (gentle, wait, byte mode, automatic configuration)",
         reference: "Floyd & Jacobson 1993; ns-2 red.cc",
         params: RED_PARAMS,
+        groups: &[],
         build: |p, l, r| build(p, l, r, Preset::Red),
     },
     QdiscInfo {
@@ -645,6 +646,7 @@ pub static INFO: [QdiscInfo; 3] = [
         summary: "Adaptive RED: max_p tuned every 0.5 s to keep avg in the middle of [min_th, max_th]",
         reference: "Floyd, Gummadi & Shenker 2001; Linux red adaptive; ns-2",
         params: ARED_PARAMS,
+        groups: &[],
         build: |p, l, r| build(p, l, r, Preset::Ared),
     },
     QdiscInfo {
@@ -652,6 +654,7 @@ pub static INFO: [QdiscInfo; 3] = [
         summary: "Harsh RED: RED with small min_th, large max_p and fast w_q for edge bottlenecks",
         reference: "Järvinen, Ding, Nyrhinen & Kojo, AINA 2012",
         params: HRED_PARAMS,
+        groups: &[],
         build: |p, l, r| build(p, l, r, Preset::Hred),
     },
 ];

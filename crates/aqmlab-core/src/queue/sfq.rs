@@ -321,6 +321,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "Stochastic Fairness Queueing: hashed flow slots served round robin by bytes, longest-slot drop",
     reference: "McKenney 1990; Linux sch_sfq",
     params: PARAMS,
+    groups: &[],
     build,
 }];
 

@@ -215,6 +215,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "ns-2 sfqCoDel: hashed bins served round robin with CoDel per bin",
     reference: "Nichols & Jacobson, ns-2 sfqcodel.cc",
     params: PARAMS,
+    groups: &[],
     build,
 }];
 
