@@ -249,6 +249,21 @@ pub mod as_dur {
     }
 }
 
+/// `#[serde(with = "as_size")]`: a byte count read and written as a size string (its schema:
+/// `#[schemars(with = "Size")]`).
+pub mod as_size {
+    use super::Size;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
+        Size(*b).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Size::deserialize(d).map(|b| b.0)
+    }
+}
+
 /// A host's NIC rate: a rate string, or "inf" for none (packets leave the host at once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicRate(pub Option<u64>);

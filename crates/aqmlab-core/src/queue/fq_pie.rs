@@ -12,15 +12,13 @@
 
 use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
-use super::params::{read, written, Group, Params};
+use super::params::{read, written, Group};
 use super::pie::{PieParams, PieVars, Profile};
 use super::util::merge;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Size, Time};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::units::Time;
 use serde_json::Value;
 
 pub struct FqPie {
@@ -118,55 +116,24 @@ impl Qdisc for FqPie {
     }
 }
 
-/// The flow-queueing keys of fq_pie (resolved by [`FqSettings::resolve`]).
-#[derive(Clone, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    /// number of flow queues (1..65536); default 1024
-    flows: Option<u32>,
-    /// DRR credit per round in bytes; default the link MTU (1500)
-    quantum: Option<Size>,
-    /// total packets ("10240p"); arrivals beyond it are dropped; default 10240p
-    limit: Option<String>,
-    /// modelled memory (size + 576 B per packet); counted, not enforced; 32MiB
-    memory_limit: Option<Size>,
-}
-
-impl Params for Config {}
-
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
-    let cfg = read(params, Config::default(), link)?;
-    let fs = FqSettings::resolve(
-        cfg.flows,
-        cfg.quantum,
-        cfg.limit.as_deref(),
-        cfg.memory_limit,
-        link,
-        "fq_pie",
-    )?;
-    let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
+    let fs = read(params, FqSettings::defaults(link), link)?;
     let p = read(params, PieParams::profile(Profile::Linux, link.mtu), link)?;
     let seed = rng.next_u64();
-    let sched = FqSched::new(flows as usize, quantum as u32, seed, || PieVars::new(&p));
-    let cfg = Config {
-        flows: Some(flows),
-        quantum: Some(Size(quantum)),
-        limit: Some(format!("{limit}p")),
-        memory_limit: Some(Size(memory_limit)),
-    };
+    let sched = FqSched::new(fs.flows as usize, fs.quantum as u32, seed, || PieVars::new(&p));
     let q = FqPie {
         sched,
         next_update: p.first_update(),
         params: p,
         rng,
-        limit,
-        memory_limit,
+        limit: fs.limit,
+        memory_limit: fs.memory_limit,
         memory: 0,
         overmemory: 0,
         early_drops: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::FqPie(q), merge(written(&cfg), written(&p))))
+    Ok((AnyQdisc::FqPie(q), merge(written(&fs), written(&p))))
 }
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
@@ -174,7 +141,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     summary: "flow queueing (fq_codel scheduler) with a PIE controller per flow",
     reference: "Linux sch_fq_pie (2020); RFC 8033",
     params: &[],
-    groups: &[Group::of::<Config>(), Group::of::<PieParams>()],
+    groups: &[Group::of::<FqSettings>(), Group::of::<PieParams>()],
     build,
 }];
 
