@@ -162,8 +162,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "blue",
     summary: "BLUE: marking probability raised on overflow, lowered on idle link",
     reference: "Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002",
-    params: &[],
-    groups: &[Group::of::<Buffer>(), Group::of::<BlueParams>()],
+    params: &[Group::of::<Buffer>(), Group::of::<BlueParams>()],
     build,
 }];
 

@@ -145,8 +145,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "choke",
     summary: "CHOKe: RED plus dropping an arrival together with a random queued packet of the same flow",
     reference: "Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke",
-    params: &[],
-    groups: &[Group::of::<RedConfig>()],
+    params: &[Group::of::<RedConfig>()],
     build,
 }];
 

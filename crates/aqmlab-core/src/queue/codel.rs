@@ -551,8 +551,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "codel",
     summary: "Controlled Delay AQM: head drop when the minimum sojourn stays above target for an interval",
     reference: "RFC 8289; Linux sch_codel/codel_impl.h; ns-2 codel.cc",
-    params: &[],
-    groups: &[Group::of::<Buffer>(), Group::of::<CodelParams>()],
+    params: &[Group::of::<Buffer>(), Group::of::<CodelParams>()],
     build,
 }];
 

@@ -206,8 +206,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "drr",
     summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta (longest-queue drop)",
     reference: "Shreedhar & Varghese, SIGCOMM 1995",
-    params: &[],
-    groups: &[Group::of::<Buffer>(), Group::of::<DrrParams>()],
+    params: &[Group::of::<Buffer>(), Group::of::<DrrParams>()],
     build,
 }];
 

@@ -211,8 +211,7 @@ pub static INFO: [QdiscInfo; 2] = [
         name: "fq_codel",
         summary: "flow queueing (DRR over hashed flows, sparse-flow priority) with CoDel per flow",
         reference: "RFC 8290; Linux sch_fq_codel",
-        params: &[],
-        groups: &[
+        params: &[
             Group::of::<FqSettings>(),
             Group::of::<Overflow>(),
             Group::of::<GuardScope>(),
@@ -224,8 +223,7 @@ pub static INFO: [QdiscInfo; 2] = [
         name: "fq_nocodel",
         summary: "the fq_codel scheduler without CoDel (fat-flow drop on overflow only)",
         reference: "Linux sch_fq_codel with CoDel disabled",
-        params: &[],
-        groups: &[Group::of::<FqSettings>(), Group::of::<Overflow>()],
+        params: &[Group::of::<FqSettings>(), Group::of::<Overflow>()],
         build: |p, l, r| build(p, l, r, false),
     },
 ];
@@ -280,6 +278,21 @@ mod tests {
         assert_eq!(r["ecn"], true);
         assert_eq!(r["variant"], "linux");
         assert_eq!(r["memory_limit"], format!("{}B", 32 << 20));
+        // a variant presets CoDel's own knobs; ECN stays fq_codel's default (on, as Linux
+        // sch_fq_codel), which no CoDel variant carries
+        let (_, r) = build(&json!({"variant": "rfc"}), &link, Rng::from_seed(3), true).unwrap();
+        assert_eq!(
+            (r["ecn"].as_bool(), r["strict"].as_bool()),
+            (Some(true), Some(false))
+        );
+        let (_, r) = build(
+            &json!({"variant": "rfc", "ecn": false}),
+            &link,
+            Rng::from_seed(3),
+            true,
+        )
+        .unwrap();
+        assert_eq!(r["ecn"], false);
         // fq_nocodel declares no CoDel key
         let e = crate::queue::build(
             "fq_nocodel",

@@ -140,8 +140,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "fq_pie",
     summary: "flow queueing (fq_codel scheduler) with a PIE controller per flow",
     reference: "Linux sch_fq_pie (2020); RFC 8033",
-    params: &[],
-    groups: &[Group::of::<FqSettings>(), Group::of::<PieParams>()],
+    params: &[Group::of::<FqSettings>(), Group::of::<PieParams>()],
     build,
 }];
 

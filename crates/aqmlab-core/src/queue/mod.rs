@@ -175,37 +175,11 @@ pub struct LinkInfo {
     pub limit: Option<Limit>,
 }
 
-/// One parameter of a discipline written out by hand (disciplines whose keys are not yet a typed
-/// [`params::Group`]).
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct ParamDoc {
-    pub name: &'static str,
-    pub help: &'static str,
-}
-
 /// One parameter of a discipline and its help, for `aqmlab list qdiscs NAME`.
 #[derive(Clone, Debug, Serialize)]
-pub struct ParamHelp {
+pub struct ParamDoc {
     pub name: &'static str,
     pub help: String,
-}
-
-/// `a` then `b` as one array, at compile time: a discipline's key list made of shared groups
-/// (e.g. `limit` plus the CoDel keys) without copying the groups entry by entry.
-pub const fn concat<const N: usize>(a: &[ParamDoc], b: &[ParamDoc]) -> [ParamDoc; N] {
-    assert!(a.len() + b.len() == N, "concat: N must be the sum of the lengths");
-    let empty = ParamDoc { name: "", help: "" };
-    let mut out = [empty; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    while i < N {
-        out[i] = b[i - a.len()];
-        i += 1;
-    }
-    out
 }
 
 /// A built discipline and its resolved parameters, or an error naming the key.
@@ -216,9 +190,8 @@ pub struct QdiscInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub reference: &'static str,
-    pub params: &'static [ParamDoc],
-    /// The keys declared as typed structs (after `params`), see [`params`].
-    pub groups: &'static [params::Group],
+    /// Its keys: one or more typed structs (see [`params`]).
+    pub params: &'static [params::Group],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
     pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
 }
@@ -226,18 +199,15 @@ pub struct QdiscInfo {
 impl QdiscInfo {
     /// Every key the discipline's table accepts.
     pub fn keys(&self) -> Vec<&'static str> {
-        let own = self.params.iter().map(|p| p.name);
-        own.chain(self.groups.iter().flat_map(|g| (g.keys)().iter().copied()))
+        self.params
+            .iter()
+            .flat_map(|g| (g.keys)().iter().copied())
             .collect()
     }
 
     /// Every key with its help, in the order `aqmlab list qdiscs NAME` prints them.
-    pub fn docs(&self) -> Vec<ParamHelp> {
-        let own = self.params.iter().map(|p| ParamHelp {
-            name: p.name,
-            help: p.help.to_string(),
-        });
-        own.chain(self.groups.iter().flat_map(|g| g.docs())).collect()
+    pub fn docs(&self) -> Vec<ParamDoc> {
+        self.params.iter().flat_map(|g| g.docs()).collect()
     }
 }
 

@@ -3,11 +3,11 @@
 //! check lists), its field types the values (parsed here, and typed in `aqmlab schema`), its doc
 //! comments the help of `aqmlab list qdiscs NAME` and of the schema, its presets the defaults, and
 //! the struct written back is the resolved table. A discipline's table is one or more groups
-//! (e.g. PIE's keys and the `limit` of the queue it controls); [`QdiscInfo::groups`] lists them.
+//! (e.g. PIE's keys and the `limit` of the queue it controls); [`QdiscInfo::params`] lists them.
 //!
-//! [`QdiscInfo::groups`]: super::QdiscInfo::groups
+//! [`QdiscInfo::params`]: super::QdiscInfo::params
 
-use super::{parse_params, LinkInfo, ParamHelp};
+use super::{parse_params, LinkInfo, ParamDoc};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Serialize};
@@ -31,7 +31,7 @@ impl Group {
     }
 
     /// The group's keys with their help (the doc comments, one line each).
-    pub fn docs(&self) -> Vec<ParamHelp> {
+    pub fn docs(&self) -> Vec<ParamDoc> {
         let schema = (self.schema)(&mut SchemaGenerator::default());
         let props = schema.get("properties").and_then(Value::as_object);
         (self.keys)()
@@ -42,7 +42,7 @@ impl Group {
                     .and_then(|p| p.get("description"))
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                ParamHelp {
+                ParamDoc {
                     name: k,
                     help: help.split_whitespace().collect::<Vec<_>>().join(" "),
                 }

@@ -108,8 +108,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "pfifo_fast",
     summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
     reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
-    params: &[],
-    groups: &[Group::of::<Config>()],
+    params: &[Group::of::<Config>()],
     build: |p, l, _: Rng| build(p, l),
 }];
 

@@ -569,8 +569,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "pie",
     summary: "Proportional Integral controller Enhanced: random early drop driven by queueing delay",
     reference: "RFC 8033; Linux sch_pie (current and 3.14); Pan et al. HPSR 2013",
-    params: &[],
-    groups: &[Group::of::<Buffer>(), Group::of::<PieParams>()],
+    params: &[Group::of::<Buffer>(), Group::of::<PieParams>()],
     build,
 }];
 

@@ -588,24 +588,21 @@ pub static INFO: [QdiscInfo; 3] = [
         summary:
             "Random Early Detection with ns-2 options (gentle, wait, byte mode, automatic configuration)",
         reference: "Floyd & Jacobson 1993; ns-2 red.cc",
-        params: &[],
-        groups: &[Group::of::<RedConfig>()],
+        params: &[Group::of::<RedConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Red),
     },
     QdiscInfo {
         name: "ared",
         summary: "Adaptive RED: max_p tuned every 0.5 s to keep avg in the middle of [min_th, max_th]",
         reference: "Floyd, Gummadi & Shenker 2001; Linux red adaptive; ns-2",
-        params: &[],
-        groups: &[Group::of::<RedConfig>(), Group::of::<AredConfig>()],
+        params: &[Group::of::<RedConfig>(), Group::of::<AredConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Ared),
     },
     QdiscInfo {
         name: "hred",
         summary: "Harsh RED: RED with small min_th, large max_p and fast w_q for edge bottlenecks",
         reference: "Järvinen, Ding, Nyrhinen & Kojo, AINA 2012",
-        params: &[],
-        groups: &[Group::of::<RedConfig>(), Group::of::<HredConfig>()],
+        params: &[Group::of::<RedConfig>(), Group::of::<HredConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Hred),
     },
 ];

@@ -299,8 +299,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "sfq",
     summary: "Stochastic Fairness Queueing: hashed flow slots served round robin by bytes, longest-slot drop",
     reference: "McKenney 1990; Linux sch_sfq",
-    params: &[],
-    groups: &[Group::of::<SfqParams>()],
+    params: &[Group::of::<SfqParams>()],
     build,
 }];
 

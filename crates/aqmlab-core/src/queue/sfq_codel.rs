@@ -185,8 +185,7 @@ pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "sfq_codel",
     summary: "ns-2 sfqCoDel: hashed bins served round robin with CoDel per bin",
     reference: "Nichols & Jacobson, ns-2 sfqcodel.cc",
-    params: &[],
-    groups: &[Group::of::<Bins>(), Group::of::<CodelParams>()],
+    params: &[Group::of::<Bins>(), Group::of::<CodelParams>()],
     build,
 }];
 

@@ -1,31 +1,12 @@
-//! Small pieces shared by several disciplines: the flow hash, buffer-limit tests, and an index of
-//! queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
+//! Small pieces shared by several disciplines: the flow hash, the `limit` key and buffer-limit
+//! tests, and an index of queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
 
 use super::params::Params;
 use super::LinkInfo;
 use crate::units::{Limit, LimitSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
-/// Splits a parameter table into the keys listed in `keys` and the rest (so a shared key group,
-/// e.g. CoDel's, can be parsed by its own `deny_unknown_fields` struct).
-pub fn split_keys(params: &Value, keys: &[&str]) -> Result<(Value, Value), String> {
-    let obj = match params {
-        Value::Object(m) => m.clone(),
-        Value::Null => Map::new(),
-        _ => return Err("parameters must be a table".into()),
-    };
-    let (mut a, mut b) = (Map::new(), Map::new());
-    for (k, v) in obj {
-        if keys.contains(&k.as_str()) {
-            a.insert(k, v);
-        } else {
-            b.insert(k, v);
-        }
-    }
-    Ok((Value::Object(a), Value::Object(b)))
-}
+use serde_json::Value;
 
 /// Merges two resolved tables (keys of `b` win).
 pub fn merge(mut a: Value, b: Value) -> Value {

@@ -3,12 +3,12 @@
 //! `scenario` give the keys, their types, defaults and doc comments (schemars' derive, which reads
 //! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
-//! come from `FLOW_KINDS`, the qdiscs and their parameters from the qdisc registry (a discipline
-//! whose keys are typed structs, `queue::params`, gives each key's value type too), the
+//! come from `FLOW_KINDS`, the qdiscs and their parameters (value types and help) from the qdisc
+//! registry's typed parameter structs (`queue::params`), the
 //! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
-//! What the schema cannot say (a value's range that depends on other keys, a route's hop names,
-//! the value type of a qdisc parameter still declared by hand) stays with `aqmlab validate`.
+//! What the schema cannot say (a value's range that depends on other keys, a route's hop names)
+//! stays with `aqmlab validate`.
 
 use super::{
     DelAck, Dscp, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS, FLOW_KINDS,
@@ -55,11 +55,8 @@ impl JsonSchema for QdiscSpec {
             .map(|q| {
                 let mut props = serde_json::Map::new();
                 props.insert("kind".into(), json!({"const": q.name}));
-                for p in q.params {
-                    props.insert(p.name.into(), json!({"description": p.help}));
-                }
-                // a typed group: each key's value type and help from its struct
-                for group in q.groups {
+                // each key's value type and help from its struct
+                for group in q.params {
                     let schema = (group.schema)(g);
                     if let Some(Value::Object(m)) = schema.get("properties") {
                         props.extend(m.clone());
