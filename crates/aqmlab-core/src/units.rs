@@ -234,6 +234,36 @@ unit_newtype!(
     "a size such as \"1500B\" (units B, KB, MB, KiB, MiB)"
 );
 
+/// `#[serde(with = "as_dur")]`: a [`Time`] field read and written as a duration string, so that a
+/// parameter struct keeps the integer its users compute with (its schema: `#[schemars(with = "Dur")]`).
+pub mod as_dur {
+    use super::{Dur, Time};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+        Dur(*t).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+        Dur::deserialize(d).map(|t| t.0)
+    }
+}
+
+/// `#[serde(with = "as_size")]`: a byte count read and written as a size string (its schema:
+/// `#[schemars(with = "Size")]`).
+pub mod as_size {
+    use super::Size;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
+        Size(*b).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Size::deserialize(d).map(|b| b.0)
+    }
+}
+
 /// A host's NIC rate: a rate string, or "inf" for none (packets leave the host at once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicRate(pub Option<u64>);

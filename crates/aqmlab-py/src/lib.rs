@@ -465,7 +465,7 @@ fn qdiscs() -> String {
             let built = (i.build)(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0));
             let flow_queues = built.as_ref().is_ok_and(|(q, _)| q.flow_queues());
             let defaults = built.map(|(_, v)| v).unwrap_or_else(|e| json!({ "error": e }));
-            json!({"name": i.name, "summary": i.summary, "reference": i.reference, "params": i.params,
+            json!({"name": i.name, "summary": i.summary, "reference": i.reference, "params": i.docs(),
                    "defaults_at_10mbps": defaults, "flow_queues": flow_queues})
         })
         .collect();

@@ -10,14 +10,15 @@
 //!   experiments); limit = the link's limit, else 1000 packets. The paper's optional
 //!   queue-length trigger for increases is not implemented.
 
-use super::util::{over_limit, resolve_limit};
+use super::params::{read, written, Group, Params};
+use super::util::{merge, over_limit, Buffer};
 use super::{
-    check_range, check_time, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
-    Qdisc, QdiscInfo, QueueCtx,
+    check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Dur, Limit, LimitSpec, Time, MS, SEC};
+use crate::units::{as_dur, Dur, Limit, Time, MS, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -106,78 +107,62 @@ impl Qdisc for Blue {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// BLUE's keys (defaults: the paper's ECN experiments).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Config {
-    limit: Option<LimitSpec>,
-    increment: Option<f64>,
-    decrement: Option<f64>,
-    freeze_time: Option<Dur>,
-    ecn: Option<bool>,
+struct BlueParams {
+    /// p_m step up on buffer overflow (d1); default 0.0025
+    increment: f64,
+    /// p_m step down on link idle (d2); default 0.00025
+    decrement: f64,
+    /// minimum time between p_m changes; default 100ms
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    freeze_time: Time,
+    /// CE-mark ECT packets instead of dropping; default off
+    ecn: bool,
+}
+
+const DEFAULTS: BlueParams = BlueParams {
+    increment: 0.0025,
+    decrement: 0.00025,
+    freeze_time: 100 * MS,
+    ecn: false,
+};
+
+impl Params for BlueParams {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_range("increment", self.increment, 0.0, 1.0)?;
+        check_range("decrement", self.decrement, 0.0, 1.0)?;
+        check_time("freeze_time", self.freeze_time, 0, 100 * SEC)
+    }
 }
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
-    let mut cfg: Config = parse_params(params)?;
-    let limit = resolve_limit(cfg.limit, link)?;
-    let inc = cfg.increment.unwrap_or(0.0025);
-    let dec = cfg.decrement.unwrap_or(0.00025);
-    let freeze = cfg.freeze_time.map_or(100 * MS, |d| d.0);
-    check_range("increment", inc, 0.0, 1.0)?;
-    check_range("decrement", dec, 0.0, 1.0)?;
-    check_time("freeze_time", freeze, 0, 100 * SEC)?;
-    let ecn = cfg.ecn.unwrap_or(false);
-    cfg = Config {
-        limit: Some(LimitSpec(limit)),
-        increment: Some(inc),
-        decrement: Some(dec),
-        freeze_time: Some(Dur(freeze)),
-        ecn: Some(ecn),
-    };
+    let buffer = read(params, Buffer::default(), link)?;
+    let p = read(params, DEFAULTS, link)?;
     let q = Blue {
         queue: VecDeque::new(),
         bytes: 0,
-        limit,
+        limit: buffer.limit(),
         p_m: 0.0,
-        inc,
-        dec,
-        freeze,
+        inc: p.increment,
+        dec: p.decrement,
+        freeze: p.freeze_time,
         last_update: None,
-        ecn,
+        ecn: p.ecn,
         rng,
         early: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::Blue(q), resolved(&cfg)))
+    Ok((AnyQdisc::Blue(q), merge(written(&buffer), written(&p))))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "limit",
-        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
-    },
-    ParamDoc {
-        name: "increment",
-        help: "p_m step up on buffer overflow (d1); default 0.0025",
-    },
-    ParamDoc {
-        name: "decrement",
-        help: "p_m step down on link idle (d2); default 0.00025",
-    },
-    ParamDoc {
-        name: "freeze_time",
-        help: "minimum time between p_m changes; default 100ms",
-    },
-    ParamDoc {
-        name: "ecn",
-        help: "CE-mark ECT packets instead of dropping; default off",
-    },
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "blue",
     summary: "BLUE: marking probability raised on overflow, lowered on idle link",
     reference: "Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002",
-    params: PARAMS,
+    params: &[Group::of::<Buffer>(), Group::of::<BlueParams>()],
     build,
 }];
 

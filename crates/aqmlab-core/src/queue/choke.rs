@@ -9,10 +9,9 @@
 //! The queue is a ring with holes, as Linux: a matched victim leaves a hole that head/tail skip; a
 //! pick that lands on a hole is retried up to 3 times, then the head is used.
 
-use super::red::{Preset, RedConfig, RedCounts, RedParams, RedVars, RED_PARAMS};
-use super::{
-    parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::params::{read, written, Group};
+use super::red::{Preset, RedConfig, RedCounts, RedParams, RedVars};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Limit, Time};
@@ -123,11 +122,11 @@ impl Qdisc for Choke {
 }
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
-    let mut cfg: RedConfig = parse_params(params)?;
+    let mut cfg = read(params, RedConfig::default(), link)?;
     if cfg.bytes == Some(true) {
         return Err("bytes: choke counts its queue in packets".into());
     }
-    let (p, limit, _) = cfg.resolve(Preset::Choke, link)?;
+    let (p, limit) = cfg.resolve(Preset::Choke, link, false)?;
     let q = Choke {
         ring: VecDeque::new(),
         packets: 0,
@@ -139,21 +138,16 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
         matched: 0,
         counts: RedCounts::default(),
     };
-    Ok((
-        AnyQdisc::Choke(q),
-        serde_json::to_value(&cfg).expect("configs serialise"),
-    ))
+    Ok((AnyQdisc::Choke(q), written(&cfg)))
 }
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "choke",
     summary: "CHOKe: RED plus dropping an arrival together with a random queued packet of the same flow",
     reference: "Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke",
-    params: RED_PARAMS,
+    params: &[Group::of::<RedConfig>()],
     build,
 }];
-
-const _: &[ParamDoc] = RED_PARAMS;
 
 #[cfg(test)]
 mod tests {

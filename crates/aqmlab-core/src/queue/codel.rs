@@ -19,20 +19,22 @@
 //! [`CodelParams`] + [`CodelVars`] are the one CoDel state machine, used here and by fq_codel and
 //! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
 
-use super::util::{merge, over_limit, resolve_limit, split_keys};
+use super::params::{read, written, Group, Params};
+use super::util::{merge, over_limit, Buffer};
 use super::{
-    check_bytes, check_time, concat, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo,
-    ParamDoc, Qdisc, QdiscInfo, QueueCtx,
+    check_bytes, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Dur, Limit, LimitSpec, Size, Time, MS};
+use crate::units::{as_dur, as_size, fmt_time, Dur, Limit, Size, Time, MS, SEC};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// The count-recall rule applied when re-entering the dropping state (algorithms.md 1.5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Recall {
     /// RFC 8289 / Linux >= 2015: count - lastcount if > 1 and within 16 intervals, else 1.
@@ -46,7 +48,7 @@ pub enum Recall {
 }
 
 /// What the "queue holds at most one MTU" guard compares the backlog with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Guard {
     /// A constant (the `mtu` parameter).
@@ -55,51 +57,86 @@ pub enum Guard {
     MaxSeen,
 }
 
-/// CoDel parameters shared by all instances of one discipline.
-#[derive(Clone, Copy, Debug)]
+/// The CoDel presets (see the module header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Rfc,
+    Linux,
+    Linux35,
+    Ns2,
+    Sfqcodel,
+}
+
+/// The CoDel keys, shared by the codel, fq_codel and sfq_codel tables; a `variant` names a preset
+/// of the variant knobs.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CodelParams {
+    /// acceptable standing sojourn time; default 5ms
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub target: Time,
+    /// sliding window (about a worst-case RTT); default 100ms
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub interval: Time,
+    /// preset: rfc (default for codel), linux (default for fq_codel), linux35, ns2, sfqcodel
+    /// (default for sfq_codel)
+    pub variant: Variant,
+    /// count-recall rule on re-entry: rfc, linux35, ns2, sfqcodel
     pub recall: Recall,
+    /// no drop while backlog <= guard: fixed (mtu) or max_seen (largest packet so far, from mtu)
+    #[serde(rename = "mtu_guard")]
     pub guard: Guard,
-    /// Fixed guard in bytes, or the starting value of the max-seen guard.
-    pub mtu: u32,
+    /// guard bytes (fixed) or starting value (max_seen); default link MTU (1500, IP bytes) / 0
+    /// (linux35) / 256 (ns2, sfqcodel)
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub mtu: u64,
+    /// Linux Newton-step approximation of 1/sqrt(count) (Q0.16) instead of exact
     pub newton: bool,
+    /// first drop when now > first_above_time (Linux) instead of >= (RFC)
     pub strict: bool,
+    /// CE-mark ECT packets instead of dropping; off (codel, sfq_codel) / on (fq_codel)
     pub ecn: bool,
+    /// "off" or a sojourn above which packets are CE-marked (DCTCP style)
+    #[serde(with = "off_or_dur")]
+    #[schemars(with = "OffOrDur")]
     pub ce_threshold: Option<Time>,
-    /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
-    pub empty_is_below: bool,
-    /// A dequeue that finds the queue empty also clears first_above_time (RFC 8289 pseudocode,
-    /// ns-2). false: it only leaves the dropping state (Linux codel_dequeue, ns-3).
+    /// a dequeue finding the queue empty clears first_above_time (RFC, ns-2) or keeps it (Linux)
     pub empty_reset: bool,
+    /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
+    #[serde(skip)]
+    pub empty_is_below: bool,
 }
 
 impl CodelParams {
-    /// Defaults of a named variant (see the module header).
-    pub fn variant(name: &str, mtu: u32) -> Option<CodelParams> {
+    /// Defaults of a variant (see the module header).
+    pub fn variant(variant: Variant, mtu: u32) -> CodelParams {
         let base = CodelParams {
             target: 5 * MS,
             interval: 100 * MS,
+            variant,
             recall: Recall::Rfc,
             guard: Guard::Fixed,
-            mtu,
+            mtu: mtu as u64,
             newton: false,
             strict: false,
             ecn: false,
             ce_threshold: None,
-            empty_is_below: false,
             empty_reset: true,
+            empty_is_below: false,
         };
-        Some(match name {
-            "rfc" => base,
-            "linux" => CodelParams {
+        match variant {
+            Variant::Rfc => base,
+            Variant::Linux => CodelParams {
                 strict: true,
                 newton: true,
                 empty_reset: false,
                 ..base
             },
-            "linux35" => CodelParams {
+            Variant::Linux35 => CodelParams {
                 strict: true,
                 newton: true,
                 empty_reset: false,
@@ -108,20 +145,79 @@ impl CodelParams {
                 mtu: 0,
                 ..base
             },
-            "ns2" => CodelParams {
+            Variant::Ns2 => CodelParams {
                 recall: Recall::Ns2,
                 guard: Guard::MaxSeen,
                 mtu: 256,
                 ..base
             },
-            "sfqcodel" => CodelParams {
+            Variant::Sfqcodel => CodelParams {
                 recall: Recall::Sfqcodel,
                 guard: Guard::MaxSeen,
                 mtu: 256,
                 ..base
             },
-            _ => return None,
-        })
+        }
+    }
+}
+
+impl Params for CodelParams {
+    const PRESET: Option<&'static str> = Some("variant");
+
+    /// The variant's knobs; `ecn` is the discipline's (fq_codel marks by default).
+    fn preset(&self, link: &LinkInfo) -> CodelParams {
+        CodelParams {
+            ecn: self.ecn,
+            ..CodelParams::variant(self.variant, link.mtu)
+        }
+    }
+
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_bytes("mtu", self.mtu, 0, 65_536)?;
+        check_time("target", self.target, 1, 10 * SEC)?;
+        check_time("interval", self.interval, 1, 100 * SEC)?;
+        if self.target > self.interval {
+            return Err(format!(
+                "target: {} is not allowed; allowed: at most interval ({})",
+                fmt_time(self.target),
+                fmt_time(self.interval)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `ce_threshold`: "off" (None) or a duration.
+mod off_or_dur {
+    use crate::units::{parse_time, Dur, Time};
+    use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            None => s.serialize_str("off"),
+            Some(t) => Dur(*t).serialize(s),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Time>, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "off" => Ok(None),
+            t => parse_time(t)
+                .map(Some)
+                .map_err(|e| de::Error::custom(format!("{e} (or \"off\")"))),
+        }
+    }
+}
+
+/// The schema of `ce_threshold`.
+struct OffOrDur;
+
+impl JsonSchema for OffOrDur {
+    fn schema_name() -> Cow<'static, str> {
+        "OffOrDur".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        json_schema!({"description": "\"off\" or a duration", "anyOf": [{"const": "off"}, g.subschema_for::<Dur>()]})
     }
 }
 
@@ -137,7 +233,7 @@ pub struct CodelStats {
 impl CodelStats {
     pub fn new(p: &CodelParams) -> CodelStats {
         CodelStats {
-            maxpacket: p.mtu,
+            maxpacket: p.mtu as u32,
             ..CodelStats::default()
         }
     }
@@ -236,7 +332,7 @@ impl CodelVars {
         let sojourn = now.saturating_sub(ctx.enqueued_at(id));
         self.ldelay = sojourn;
         let guard = match p.guard {
-            Guard::Fixed => p.mtu as u64,
+            Guard::Fixed => p.mtu,
             Guard::MaxSeen => {
                 st.maxpacket = st.maxpacket.max(ctx.size(id));
                 st.maxpacket as u64
@@ -444,194 +540,18 @@ impl Qdisc for Codel {
     }
 }
 
-/// The CoDel keys shared by codel, fq_codel and sfq_codel tables.
-#[derive(Deserialize, Serialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct CodelConfig {
-    pub target: Option<Dur>,
-    pub interval: Option<Dur>,
-    pub variant: Option<String>,
-    pub recall: Option<Recall>,
-    pub mtu_guard: Option<Guard>,
-    pub mtu: Option<Size>,
-    pub newton: Option<bool>,
-    pub strict: Option<bool>,
-    pub empty_reset: Option<bool>,
-    pub ecn: Option<bool>,
-    /// "off" or a duration.
-    pub ce_threshold: Option<String>,
-}
-
-impl CodelConfig {
-    /// Resolves against `default_variant` and writes every value back.
-    pub fn resolve(
-        &mut self,
-        default_variant: &str,
-        link: &LinkInfo,
-        ecn_default: bool,
-    ) -> Result<CodelParams, String> {
-        let v = self
-            .variant
-            .clone()
-            .unwrap_or_else(|| default_variant.to_string());
-        let mut p = CodelParams::variant(&v, link.mtu).ok_or_else(|| {
-            format!("variant: {v:?} is not allowed; allowed: rfc, linux, linux35, ns2, sfqcodel")
-        })?;
-        p.target = self.target.map_or(p.target, |d| d.0);
-        p.interval = self.interval.map_or(p.interval, |d| d.0);
-        p.recall = self.recall.unwrap_or(p.recall);
-        p.guard = self.mtu_guard.unwrap_or(p.guard);
-        p.mtu = match self.mtu {
-            Some(s) => {
-                check_bytes("mtu", s.0, 0, 65_536)?;
-                s.0 as u32
-            }
-            None => p.mtu,
-        };
-        p.newton = self.newton.unwrap_or(p.newton);
-        p.strict = self.strict.unwrap_or(p.strict);
-        p.empty_reset = self.empty_reset.unwrap_or(p.empty_reset);
-        p.ecn = self.ecn.unwrap_or(ecn_default);
-        p.ce_threshold = match self.ce_threshold.as_deref() {
-            None | Some("off") => None,
-            Some(s) => {
-                Some(crate::units::parse_time(s).map_err(|e| format!("ce_threshold: {e} (or \"off\")"))?)
-            }
-        };
-        check_time("target", p.target, 1, 10 * crate::units::SEC)?;
-        check_time("interval", p.interval, 1, 100 * crate::units::SEC)?;
-        if p.target > p.interval {
-            return Err(format!(
-                "target: {} is not allowed; allowed: at most interval ({})",
-                crate::units::fmt_time(p.target),
-                crate::units::fmt_time(p.interval)
-            ));
-        }
-        *self = CodelConfig {
-            target: Some(Dur(p.target)),
-            interval: Some(Dur(p.interval)),
-            variant: Some(v),
-            recall: Some(p.recall),
-            mtu_guard: Some(p.guard),
-            mtu: Some(Size(p.mtu as u64)),
-            newton: Some(p.newton),
-            strict: Some(p.strict),
-            empty_reset: Some(p.empty_reset),
-            ecn: Some(p.ecn),
-            ce_threshold: Some(match p.ce_threshold {
-                None => "off".into(),
-                Some(t) => serde_json::to_value(Dur(t))
-                    .unwrap()
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-            }),
-        };
-        Ok(p)
-    }
-}
-
-pub const CODEL_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "target",
-        help: "acceptable standing sojourn time; default 5ms",
-    },
-    ParamDoc {
-        name: "interval",
-        help: "sliding window (about a worst-case RTT); default 100ms",
-    },
-    ParamDoc {
-        name: "variant",
-        help: "preset: rfc (default for codel), linux (default for fq_codel), linux35, ns2, sfqcodel",
-    },
-    ParamDoc {
-        name: "recall",
-        help: "count-recall rule on re-entry: rfc, linux35, ns2, sfqcodel",
-    },
-    ParamDoc {
-        name: "mtu_guard",
-        help: "no drop while backlog <= guard: fixed (mtu) or max_seen (largest packet so far, from mtu)",
-    },
-    ParamDoc {
-        name: "mtu",
-        help: "guard bytes (fixed) or starting value (max_seen); default link MTU (1500, IP bytes) / 0 / 256",
-    },
-    ParamDoc {
-        name: "newton",
-        help: "Linux Newton-step approximation of 1/sqrt(count) (Q0.16) instead of exact",
-    },
-    ParamDoc {
-        name: "strict",
-        help: "first drop when now > first_above_time (Linux) instead of >= (RFC)",
-    },
-    ParamDoc {
-        name: "ecn",
-        help: "CE-mark ECT packets instead of dropping",
-    },
-    ParamDoc {
-        name: "ce_threshold",
-        help: "\"off\" or a sojourn above which packets are CE-marked (DCTCP style)",
-    },
-    ParamDoc {
-        name: "empty_reset",
-        help: "a dequeue finding the queue empty clears first_above_time (RFC, ns-2) or keeps it (Linux)",
-    },
-];
-
-/// The keys of [`CodelConfig`], split off a discipline's table before parsing.
-pub const CODEL_KEYS: &[&str] = &[
-    "target",
-    "interval",
-    "variant",
-    "recall",
-    "mtu_guard",
-    "mtu",
-    "newton",
-    "strict",
-    "ecn",
-    "ce_threshold",
-    "empty_reset",
-];
-
-impl CodelConfig {
-    /// Parses the CoDel keys of `params`; returns them and the remaining keys.
-    pub fn parse(params: &Value) -> Result<(CodelConfig, Value), String> {
-        let (c, rest) = split_keys(params, CODEL_KEYS)?;
-        Ok((parse_params(&c)?, rest))
-    }
-}
-
-#[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    limit: Option<LimitSpec>,
-}
-
 fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
-    let (mut codel, rest) = CodelConfig::parse(params)?;
-    let mut cfg: Config = parse_params(&rest)?;
-    let limit = resolve_limit(cfg.limit, link)?;
-    cfg.limit = Some(LimitSpec(limit));
-    let p = codel.resolve("rfc", link, false)?;
-    Ok((
-        AnyQdisc::Codel(Codel::new(p, limit)),
-        merge(resolved(&cfg), resolved(&codel)),
-    ))
+    let buffer = read(params, Buffer::default(), link)?;
+    let p = read(params, CodelParams::variant(Variant::Rfc, link.mtu), link)?;
+    let resolved = merge(written(&buffer), written(&p));
+    Ok((AnyQdisc::Codel(Codel::new(p, buffer.limit())), resolved))
 }
-
-const PARAMS: &[ParamDoc] = &concat::<{ 1 + CODEL_PARAMS.len() }>(
-    &[ParamDoc {
-        name: "limit",
-        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p; tail drop",
-    }],
-    CODEL_PARAMS,
-);
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "codel",
     summary: "Controlled Delay AQM: head drop when the minimum sojourn stays above target for an interval",
     reference: "RFC 8289; Linux sch_codel/codel_impl.h; ns-2 codel.cc",
-    params: PARAMS,
+    params: &[Group::of::<Buffer>(), Group::of::<CodelParams>()],
     build,
 }];
 
@@ -642,6 +562,11 @@ mod tests {
     use crate::queue::testutil::Harness;
     use crate::queue::QueueEvent;
     use crate::units::{tx_time, US};
+
+    /// The variant of that name, as a scenario spells it.
+    fn named(variant: &str) -> Variant {
+        serde_json::from_value(serde_json::json!(variant)).expect("a variant name")
+    }
 
     /// A source whose packets have a chosen sojourn and whose guard backlog is chosen per call.
     struct Mock {
@@ -721,14 +646,14 @@ mod tests {
     #[test]
     fn no_drop_when_backlog_at_most_one_mtu() {
         // One 1500 B packet on a 64 kbit/s link takes 187.5 ms; the one left queued is <= MTU.
-        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Rfc, 1500));
         let pkt = tx_time(1500, 64_000);
         for k in 1..200 {
             d.step(k * pkt, 2 * pkt, 1500, Ecn::NotEct);
         }
         assert!(d.drops.is_empty());
         // The same with sojourn below target and a large backlog.
-        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Rfc, 1500));
         for k in 1..20_000 {
             d.step(k * 100 * US, 4_999 * US, 1_000_000, Ecn::NotEct);
         }
@@ -738,7 +663,7 @@ mod tests {
     #[test]
     fn first_drop_after_one_interval_strict_vs_rfc() {
         for (variant, first) in [("rfc", 100 * MS), ("linux", 101 * MS)] {
-            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            let mut d = Driver::new(CodelParams::variant(named(variant), 1500));
             for k in 0..=150 {
                 d.step(k * MS, 10 * MS, 100_000, Ecn::NotEct);
             }
@@ -770,7 +695,7 @@ mod tests {
     #[test]
     fn empty_dequeue_keeps_first_above_in_linux() {
         for (variant, first) in [("linux", 101 * MS), ("linux35", 101 * MS), ("rfc", 151 * MS)] {
-            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            let mut d = Driver::new(CodelParams::variant(named(variant), 1500));
             for k in 0..=200 {
                 if k == 50 {
                     step_empty(&mut d, k * MS);
@@ -783,7 +708,7 @@ mod tests {
     }
 
     fn drop_times(variant: &str, step: Time, until: Time) -> Vec<Time> {
-        let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(named(variant), 1500));
         let mut t = 0;
         while t <= until {
             d.step(t, 10 * MS, 100_000, Ecn::NotEct);
@@ -844,7 +769,7 @@ mod tests {
     fn exit_on_below_target_and_count_recall() {
         // Episode 1: entry drop (count 1) + 4 control-law drops -> count 5, lastcount 1 (m = 4).
         for (variant, expect) in [("rfc", 4), ("ns2", 4), ("sfqcodel", 3), ("linux35", 5)] {
-            let mut d = Driver::new(CodelParams::variant(variant, 1500).unwrap());
+            let mut d = Driver::new(CodelParams::variant(named(variant), 1500));
             let t = episode(&mut d, 0, 5);
             assert_eq!(d.v.count(), 5, "{variant}");
             // Frozen after exit.
@@ -860,13 +785,13 @@ mod tests {
             assert_eq!(d.v.count(), expect, "{variant}");
         }
         // RFC: with m = 1 the new episode starts at 1.
-        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Rfc, 1500));
         let t = episode(&mut d, 0, 2);
         assert_eq!(d.v.count(), 2);
         episode(&mut d, t + MS, 1);
         assert_eq!(d.v.count(), 1);
         // Re-entry after more than 16 intervals -> 1.
-        let mut d = Driver::new(CodelParams::variant("rfc", 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Rfc, 1500));
         let t = episode(&mut d, 0, 6);
         episode(&mut d, t + 1_700 * MS, 1);
         assert_eq!(d.v.count(), 1);
@@ -874,7 +799,7 @@ mod tests {
 
     #[test]
     fn ecn_marks_instead_of_drops() {
-        let mut p = CodelParams::variant("rfc", 1500).unwrap();
+        let mut p = CodelParams::variant(Variant::Rfc, 1500);
         p.ecn = true;
         let mut d = Driver::new(p);
         for k in 0..=1000 {
@@ -944,12 +869,19 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("target"), "{e}");
-        assert!(build(&serde_json::json!({"nope": 1}), &link, Rng::from_seed(1)).is_err());
+        let nope = crate::queue::build(
+            "codel",
+            &serde_json::json!({"nope": 1}),
+            &link,
+            Rng::from_seed(1),
+            "q",
+        );
+        assert!(nope.is_err());
     }
 
     #[test]
     fn ce_threshold_marks_independently_of_the_control_law() {
-        let mut p = CodelParams::variant("rfc", 1500).unwrap();
+        let mut p = CodelParams::variant(Variant::Rfc, 1500);
         p.ce_threshold = Some(MS);
         let mut d = Driver::new(p);
         // Sojourn 2 ms: below target (no CoDel action) but above ce_threshold.
@@ -968,14 +900,14 @@ mod tests {
     #[test]
     fn max_seen_guard_grows_with_packets() {
         // ns-2: the guard starts at 256 B. A 1000 B backlog of 200 B packets is above it.
-        let mut d = Driver::new(CodelParams::variant("ns2", 1500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Ns2, 1500));
         for k in 0..=200 {
             d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
         }
         // The mock's packets are 1500 B, so maxpacket becomes 1500 and 1000 B is under the guard.
         assert_eq!(d.st.maxpacket, 1500);
         assert!(d.drops.is_empty());
-        let mut d = Driver::new(CodelParams::variant("rfc", 500).unwrap());
+        let mut d = Driver::new(CodelParams::variant(Variant::Rfc, 500));
         for k in 0..=200 {
             d.step(k * MS, 10 * MS, 1000, Ecn::NotEct);
         }

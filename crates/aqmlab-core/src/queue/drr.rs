@@ -12,19 +12,18 @@
 //! * Buffer stealing: when the total limit is exceeded, the arrival is enqueued and one packet is
 //!   dropped from the tail of the queue with the most packets (`FatFlow`; O(1) via a length index).
 
-use super::util::{over_limit, resolve_limit, DepthIndex};
-use super::{
-    check_bytes, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
-};
+use super::params::{read, written, Group, Params};
+use super::util::{merge, over_limit, Buffer, DepthIndex};
+use super::{check_bytes, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Limit, LimitSpec, Size, Time};
+use crate::units::{as_size, Limit, Size, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Deficit {
     Classic,
@@ -156,70 +155,58 @@ impl Qdisc for Drr {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// DRR's keys besides the buffer.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Config {
-    limit: Option<LimitSpec>,
-    quantum: Option<Size>,
-    quanta: Option<Vec<Size>>,
-    deficit: Option<Deficit>,
+struct DrrParams {
+    /// bytes per round for flows without an entry in quanta; default the link MTU (1500)
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    quantum: u64,
+    /// per-flow quanta by scenario flow index, e.g. ["1500B", "3000B"]
+    quanta: Vec<Size>,
+    /// classic (paper, default) or linux (send while deficit > 0; new flows start with a quantum)
+    deficit: Deficit,
+}
+
+impl Params for DrrParams {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_bytes("quantum", self.quantum, 1, 1 << 24)?;
+        for (i, q) in self.quanta.iter().enumerate() {
+            check_bytes(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
+        }
+        Ok(())
+    }
 }
 
 fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
-    let cfg: Config = parse_params(params)?;
-    let limit = resolve_limit(cfg.limit, link)?;
-    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_bytes("quantum", quantum, 1, 1 << 24)?;
-    let quanta = cfg.quanta.unwrap_or_default();
-    for (i, q) in quanta.iter().enumerate() {
-        check_bytes(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
-    }
-    let variant = cfg.deficit.unwrap_or(Deficit::Classic);
-    let res = Config {
-        limit: Some(LimitSpec(limit)),
-        quantum: Some(Size(quantum)),
-        quanta: Some(quanta.clone()),
-        deficit: Some(variant),
+    let buffer = read(params, Buffer::default(), link)?;
+    let defaults = DrrParams {
+        quantum: link.mtu as u64,
+        quanta: Vec::new(),
+        deficit: Deficit::Classic,
     };
+    let p = read(params, defaults, link)?;
     let q = Drr {
         flows: Vec::new(),
         active: VecDeque::new(),
         in_visit: false,
-        variant,
-        quantum: quantum as u32,
-        quanta: quanta.iter().map(|q| q.0 as u32).collect(),
-        limit,
+        variant: p.deficit,
+        quantum: p.quantum as u32,
+        quanta: p.quanta.iter().map(|q| q.0 as u32).collect(),
+        limit: buffer.limit(),
         depths: DepthIndex::new(0),
         packets: 0,
         bytes: 0,
     };
-    Ok((AnyQdisc::Drr(q), resolved(&res)))
+    Ok((AnyQdisc::Drr(q), merge(written(&buffer), written(&p))))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "limit",
-        help: "total buffer (\"1000p\" or bytes); default the link's limit, else 1000p; longest-queue drop",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "bytes per round for flows without an entry in quanta; default the link MTU (1500)",
-    },
-    ParamDoc {
-        name: "quanta",
-        help: "per-flow quanta by scenario flow index, e.g. [\"1500B\", \"3000B\"]",
-    },
-    ParamDoc {
-        name: "deficit",
-        help: "classic (paper, default) or linux (send while deficit > 0; new flows start with a quantum)",
-    },
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "drr",
-    summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta",
+    summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta (longest-queue drop)",
     reference: "Shreedhar & Varghese, SIGCOMM 1995",
-    params: PARAMS,
+    params: &[Group::of::<Buffer>(), Group::of::<DrrParams>()],
     build,
 }];
 

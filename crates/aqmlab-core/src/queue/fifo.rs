@@ -3,21 +3,28 @@
 //! options, following Linux sch_fifo.c: the limit counts packets or bytes, and overflow drops the
 //! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
 
-use super::{
-    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::params::{read, written, Group, Params};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
 
-#[derive(Deserialize, Serialize)]
+/// The FIFOs' one key (resolved in [`build`], which needs to know whether it was given).
+#[derive(Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Config {
+    /// buffer size: packets ("100p") or bytes ("150KB"); default the direction's limit (converted
+    /// at the MTU when it is of the other kind), else 1000p (pfifo, pfifo_head_drop) or
+    /// 1000 x MTU bytes (bfifo)
+    #[schemars(with = "LimitSpec")]
     limit: Option<LimitSpec>,
 }
+
+impl Params for Config {}
 
 pub struct Fifo {
     queue: VecDeque<PktId>,
@@ -84,13 +91,8 @@ impl Qdisc for Fifo {
     }
 }
 
-const PARAMS: &[ParamDoc] = &[ParamDoc {
-    name: "limit",
-    help: "buffer size: packets (\"100p\") or bytes (\"150KB\"); default the direction's limit (converted at the MTU when it is of the other kind), else 1000p (pfifo, pfifo_head_drop) or 1000 x MTU bytes (bfifo)",
-}];
-
 fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> BuildResult {
-    let mut cfg: Config = parse_params(params)?;
+    let mut cfg = read(params, Config::default(), link)?;
     // The direction's generic `limit` converts between packets and bytes at the MTU (so that
     // `--set topology.down.qdisc=bfifo` works on a path given "1000p"); a limit in the qdisc's
     // own table must already be of the right kind.
@@ -118,7 +120,7 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Build
         _ => {}
     }
     cfg.limit = Some(LimitSpec(limit));
-    Ok((AnyQdisc::Fifo(Fifo::new(limit, head_drop)), resolved(&cfg)))
+    Ok((AnyQdisc::Fifo(Fifo::new(limit, head_drop)), written(&cfg)))
 }
 
 pub static INFO: [QdiscInfo; 3] = [
@@ -126,21 +128,21 @@ pub static INFO: [QdiscInfo; 3] = [
         name: "pfifo",
         summary: "FIFO with a packet limit; tail drop",
         reference: "Linux sch_fifo.c (pfifo)",
-        params: PARAMS,
+        params: &[Group::of::<Config>()],
         build: |p, l, _: Rng| build(p, l, false, false),
     },
     QdiscInfo {
         name: "bfifo",
         summary: "FIFO with a byte limit; tail drop",
         reference: "Linux sch_fifo.c (bfifo)",
-        params: PARAMS,
+        params: &[Group::of::<Config>()],
         build: |p, l, _: Rng| build(p, l, true, false),
     },
     QdiscInfo {
         name: "pfifo_head_drop",
         summary: "FIFO with a packet limit; drops the oldest packet on overflow",
         reference: "Linux sch_fifo.c (pfifo_head_drop)",
-        params: PARAMS,
+        params: &[Group::of::<Config>()],
         build: |p, l, _: Rng| build(p, l, false, true),
     },
 ];

@@ -8,59 +8,75 @@
 //! flow key with a perturbation drawn once from the discipline's Rng (no re-hash at run time).
 
 use super::codel::CodelSource;
+use super::params::Params;
 use super::util::{flow_hash, scale};
 use super::{check_bytes, check_range, LinkInfo, QueueCtx};
 use crate::packet::PktId;
-use crate::units::{Limit, Size, Time};
+use crate::units::{as_size, Limit, LimitSpec, Size, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// The scheduler settings fq_codel, fq_nocodel and fq_pie share, resolved and checked.
+/// The scheduler keys fq_codel, fq_nocodel and fq_pie share (defaults as Linux).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FqSettings {
+    /// number of flow queues (1..65536); default 1024
     pub flows: u32,
+    /// DRR credit per round in bytes; default the link MTU (1500)
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
     pub quantum: u64,
-    /// Packets over all flows.
+    /// total packets ("10240p"); default the link's packet limit, else 10240p
+    #[serde(with = "packets")]
+    #[schemars(with = "LimitSpec")]
     pub limit: u64,
+    /// bytes of modelled memory (size + 576 B per packet); default 32MiB; fq_codel drops from
+    /// the fattest flow above it, fq_pie only counts it
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
     pub memory_limit: u64,
 }
 
 impl FqSettings {
-    /// Defaults as Linux: 1024 flows, a quantum of one MTU, 10240 packets (or the direction's
-    /// packet limit), 32 MiB. `name` is the discipline, for messages.
-    pub fn resolve(
-        flows: Option<u32>,
-        quantum: Option<Size>,
-        limit: Option<&str>,
-        memory_limit: Option<Size>,
-        link: &LinkInfo,
-        name: &str,
-    ) -> Result<FqSettings, String> {
-        let flows = flows.unwrap_or(1024);
-        check_range("flows", flows, 1, 65_536)?;
-        let quantum = quantum.map_or(link.mtu as u64, |q| q.0);
-        check_bytes("quantum", quantum, 1, 1 << 20)?;
-        let limit = match limit {
-            None => match link.limit {
+    pub fn defaults(link: &LinkInfo) -> FqSettings {
+        FqSettings {
+            flows: 1024,
+            quantum: link.mtu as u64,
+            limit: match link.limit {
                 Some(Limit::Packets(p)) => p,
                 _ => 10_240,
             },
-            Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
-                Limit::Packets(p) => p,
-                Limit::Bytes(_) => {
-                    return Err(format!(
-                        "limit: {name} counts packets (e.g. \"10240p\"); use memory_limit for bytes"
-                    ))
-                }
-            },
-        };
-        check_range("limit", limit, 1, 1 << 24)?;
-        let memory_limit = memory_limit.map_or(32 << 20, |m| m.0);
-        check_bytes("memory_limit", memory_limit, 1, 1 << 40)?;
-        Ok(FqSettings {
-            flows,
-            quantum,
-            limit,
-            memory_limit,
-        })
+            memory_limit: 32 << 20,
+        }
+    }
+}
+
+impl Params for FqSettings {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_range("flows", self.flows, 1, 65_536)?;
+        check_bytes("quantum", self.quantum, 1, 1 << 20)?;
+        check_range("limit", self.limit, 1, 1 << 24)?;
+        check_bytes("memory_limit", self.memory_limit, 1, 1 << 40)
+    }
+}
+
+/// A limit that counts packets ("10240p"), written as packets.
+pub mod packets {
+    use crate::units::{Limit, LimitSpec};
+    use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        LimitSpec(Limit::Packets(*n)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        match LimitSpec::deserialize(d)?.0 {
+            Limit::Packets(n) => Ok(n),
+            Limit::Bytes(b) => Err(de::Error::custom(format!(
+                "{b}B is not allowed; allowed: a number of packets (e.g. \"1000p\")"
+            ))),
+        }
     }
 }
 

@@ -14,16 +14,15 @@
 //! * Memory: Linux compares skb->truesize; we model it as packet size + 576 B fixed overhead
 //!   ([`MEMORY_OVERHEAD`], roughly sk_buff + skb_shared_info), a stated approximation.
 
-use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
+use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
 use super::fq::{FqSched, FqSettings};
+use super::params::{read, written, Group, Params};
 use super::util::merge;
-use super::{
-    check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc,
-    QdiscInfo, QueueCtx,
-};
+use super::{check_range, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Size, Time};
+use crate::units::Time;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -129,136 +128,102 @@ impl Qdisc for FqCodel {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// fq_codel's overflow handling.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Config {
-    flows: Option<u32>,
-    quantum: Option<Size>,
-    /// Packets ("10240p").
-    limit: Option<String>,
-    memory_limit: Option<Size>,
-    drop_batch: Option<u32>,
-    guard_scope: Option<String>,
+struct Overflow {
+    /// max packets dropped from the fattest flow per overflow; default 64
+    drop_batch: u32,
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
-    let (mut codel, rest) = CodelConfig::parse(params)?;
-    let mut cfg: Config = parse_params(&rest)?;
-    let fs = FqSettings::resolve(
-        cfg.flows,
-        cfg.quantum,
-        cfg.limit.as_deref(),
-        cfg.memory_limit,
-        link,
-        "fq_codel",
-    )?;
-    let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
-    let drop_batch = cfg.drop_batch.unwrap_or(64);
-    check_range("drop_batch", drop_batch, 1, 1 << 16)?;
-    let guard_scope = cfg.guard_scope.clone().unwrap_or_else(|| "qdisc".into());
-    if guard_scope != "qdisc" && guard_scope != "flow" {
-        return Err(format!(
-            "guard_scope: {guard_scope:?} is not allowed; allowed: qdisc (Linux), flow (ns-3)"
-        ));
+impl Params for Overflow {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_range("drop_batch", self.drop_batch, 1, 1 << 16)
     }
-    let p = codel.resolve("linux", link, true)?;
-    cfg = Config {
-        flows: Some(flows),
-        quantum: Some(Size(quantum)),
-        limit: Some(format!("{limit}p")),
-        memory_limit: Some(Size(memory_limit)),
-        drop_batch: Some(drop_batch),
-        guard_scope: Some(guard_scope.clone()),
-    };
-    let mut sched = FqSched::new(flows as usize, quantum as u32, rng.next_u64(), CodelVars::default);
-    sched.per_flow_guard = guard_scope == "flow";
+}
+
+/// The backlog CoDel's one-MTU guard looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Scope {
+    /// the whole qdisc's (Linux)
+    Qdisc,
+    /// the flow's own (ns-3 FqCoDelQueueDisc)
+    Flow,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GuardScope {
+    /// backlog CoDel's one-MTU guard looks at: qdisc (Linux, default) or flow (ns-3 FqCoDelQueueDisc)
+    guard_scope: Scope,
+}
+
+impl Params for GuardScope {}
+
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
+    let fs = read(params, FqSettings::defaults(link), link)?;
+    let overflow = read(params, Overflow { drop_batch: 64 }, link)?;
+    let scope = read(
+        params,
+        GuardScope {
+            guard_scope: Scope::Qdisc,
+        },
+        link,
+    )?;
+    let p = read(
+        params,
+        CodelParams {
+            ecn: true,
+            ..CodelParams::variant(Variant::Linux, link.mtu)
+        },
+        link,
+    )?;
+    let mut sched = FqSched::new(
+        fs.flows as usize,
+        fs.quantum as u32,
+        rng.next_u64(),
+        CodelVars::default,
+    );
+    sched.per_flow_guard = scope.guard_scope == Scope::Flow;
+    let mut res = merge(written(&fs), written(&overflow));
+    if codel_on {
+        // fq_nocodel declares neither the CoDel keys nor the guard's scope (see INFO)
+        res = merge(res, merge(written(&scope), written(&p)));
+    }
     let q = FqCodel {
         sched,
         stats: CodelStats::new(&p),
         params: p,
         codel_on,
-        limit,
-        memory_limit,
+        limit: fs.limit,
+        memory_limit: fs.memory_limit,
         memory: 0,
-        drop_batch,
+        drop_batch: overflow.drop_batch,
         fat_batches: 0,
         fat_drops: 0,
     };
-    let res = if codel_on {
-        merge(resolved(&cfg), resolved(&codel))
-    } else {
-        // guard_scope is CoDel's: fq_nocodel neither declares nor reports it
-        let mut r = resolved(&cfg);
-        if let Value::Object(m) = &mut r {
-            m.remove("guard_scope");
-        }
-        r
-    };
-    if !codel_on {
-        if let Value::Object(m) = params {
-            if let Some(k) = m.keys().find(|k| super::codel::CODEL_KEYS.contains(&k.as_str())) {
-                return Err(format!("{k}: fq_nocodel has no CoDel; remove the key"));
-            }
-        }
-    }
     Ok((AnyQdisc::FqCodel(q), res))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "flows",
-        help: "number of flow queues (1..65536); default 1024",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "DRR credit per round in bytes; default the link MTU (1500)",
-    },
-    ParamDoc {
-        name: "limit",
-        help: "total packets (\"10240p\"); default the link's packet limit, else 10240p",
-    },
-    ParamDoc {
-        name: "memory_limit",
-        help: "bytes of modelled memory (size + 576 B per packet); default 32MiB",
-    },
-    ParamDoc {
-        name: "drop_batch",
-        help: "max packets dropped from the fattest flow per overflow; default 64",
-    },
-    ParamDoc {
-        name: "guard_scope",
-        help:
-            "backlog CoDel's one-MTU guard looks at: qdisc (Linux, default) or flow (ns-3 FqCoDelQueueDisc)",
-    },
-    CODEL_PARAMS[0],
-    CODEL_PARAMS[1],
-    CODEL_PARAMS[2],
-    CODEL_PARAMS[3],
-    CODEL_PARAMS[4],
-    CODEL_PARAMS[5],
-    CODEL_PARAMS[6],
-    CODEL_PARAMS[7],
-    ParamDoc {
-        name: "ecn",
-        help: "CE-mark ECT packets instead of dropping; default on",
-    },
-    CODEL_PARAMS[9],
-    CODEL_PARAMS[10],
-];
 
 pub static INFO: [QdiscInfo; 2] = [
     QdiscInfo {
         name: "fq_codel",
         summary: "flow queueing (DRR over hashed flows, sparse-flow priority) with CoDel per flow",
         reference: "RFC 8290; Linux sch_fq_codel",
-        params: PARAMS,
+        params: &[
+            Group::of::<FqSettings>(),
+            Group::of::<Overflow>(),
+            Group::of::<GuardScope>(),
+            Group::of::<CodelParams>(),
+        ],
         build: |p, l, r| build(p, l, r, true),
     },
     QdiscInfo {
         name: "fq_nocodel",
         summary: "the fq_codel scheduler without CoDel (fat-flow drop on overflow only)",
         reference: "Linux sch_fq_codel with CoDel disabled",
-        params: PARAMS.split_at(5).0,
+        params: &[Group::of::<FqSettings>(), Group::of::<Overflow>()],
         build: |p, l, r| build(p, l, r, false),
     },
 ];
@@ -313,7 +278,30 @@ mod tests {
         assert_eq!(r["ecn"], true);
         assert_eq!(r["variant"], "linux");
         assert_eq!(r["memory_limit"], format!("{}B", 32 << 20));
-        assert!(build(&json!({"target": "5ms"}), &link, Rng::from_seed(3), false).is_err());
+        // a variant presets CoDel's own knobs; ECN stays fq_codel's default (on, as Linux
+        // sch_fq_codel), which no CoDel variant carries
+        let (_, r) = build(&json!({"variant": "rfc"}), &link, Rng::from_seed(3), true).unwrap();
+        assert_eq!(
+            (r["ecn"].as_bool(), r["strict"].as_bool()),
+            (Some(true), Some(false))
+        );
+        let (_, r) = build(
+            &json!({"variant": "rfc", "ecn": false}),
+            &link,
+            Rng::from_seed(3),
+            true,
+        )
+        .unwrap();
+        assert_eq!(r["ecn"], false);
+        // fq_nocodel declares no CoDel key
+        let e = crate::queue::build(
+            "fq_nocodel",
+            &json!({"target": "5ms"}),
+            &link,
+            Rng::from_seed(3),
+            "q",
+        );
+        assert!(e.is_err_and(|e| e.starts_with("q.target: unknown parameter of fq_nocodel")));
         assert!(build(&json!({"flows": 0}), &link, Rng::from_seed(3), true).is_err());
     }
 

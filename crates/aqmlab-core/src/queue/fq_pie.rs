@@ -12,15 +12,13 @@
 
 use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
-use super::pie::{PieConfig, PieParams, PieVars, Profile, PIE_PARAMS};
+use super::params::{read, written, Group};
+use super::pie::{PieParams, PieVars, Profile};
 use super::util::merge;
-use super::{
-    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Size, Time};
-use serde::{Deserialize, Serialize};
+use crate::units::Time;
 use serde_json::Value;
 
 pub struct FqPie {
@@ -101,7 +99,7 @@ impl Qdisc for FqPie {
             for f in self.sched.flows.iter_mut() {
                 f.aqm.update(&self.params, f.fq.bytes);
             }
-            self.next_update += self.params.t_update;
+            self.next_update += self.params.period;
         }
     }
 
@@ -118,95 +116,31 @@ impl Qdisc for FqPie {
     }
 }
 
-#[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    flows: Option<u32>,
-    quantum: Option<Size>,
-    limit: Option<String>,
-    memory_limit: Option<Size>,
-}
-
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
-    let (mut pie, rest) = PieConfig::parse(params)?;
-    let cfg: Config = parse_params(&rest)?;
-    let fs = FqSettings::resolve(
-        cfg.flows,
-        cfg.quantum,
-        cfg.limit.as_deref(),
-        cfg.memory_limit,
-        link,
-        "fq_pie",
-    )?;
-    let (flows, quantum, limit, memory_limit) = (fs.flows, fs.quantum, fs.limit, fs.memory_limit);
-    let p = pie.resolve(Profile::Linux, link)?;
+    let fs = read(params, FqSettings::defaults(link), link)?;
+    let p = read(params, PieParams::profile(Profile::Linux, link.mtu), link)?;
     let seed = rng.next_u64();
-    let sched = FqSched::new(flows as usize, quantum as u32, seed, || PieVars::new(&p));
-    let cfg = Config {
-        flows: Some(flows),
-        quantum: Some(Size(quantum)),
-        limit: Some(format!("{limit}p")),
-        memory_limit: Some(Size(memory_limit)),
-    };
+    let sched = FqSched::new(fs.flows as usize, fs.quantum as u32, seed, || PieVars::new(&p));
     let q = FqPie {
         sched,
-        next_update: p.first_update,
+        next_update: p.first_update(),
         params: p,
         rng,
-        limit,
-        memory_limit,
+        limit: fs.limit,
+        memory_limit: fs.memory_limit,
         memory: 0,
         overmemory: 0,
         early_drops: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::FqPie(q), merge(resolved(&cfg), resolved(&pie))))
+    Ok((AnyQdisc::FqPie(q), merge(written(&fs), written(&p))))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "flows",
-        help: "number of flow queues (1..65536); default 1024",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "DRR credit per round in bytes; default the link MTU (1500)",
-    },
-    ParamDoc {
-        name: "limit",
-        help: "total packets (\"10240p\"); arrivals beyond it are dropped; default 10240p",
-    },
-    ParamDoc {
-        name: "memory_limit",
-        help: "modelled memory (size + 576 B per packet); counted, not enforced; 32MiB",
-    },
-    PIE_PARAMS[0],
-    PIE_PARAMS[1],
-    PIE_PARAMS[2],
-    PIE_PARAMS[3],
-    PIE_PARAMS[4],
-    PIE_PARAMS[5],
-    PIE_PARAMS[6],
-    PIE_PARAMS[7],
-    PIE_PARAMS[8],
-    PIE_PARAMS[9],
-    PIE_PARAMS[10],
-    PIE_PARAMS[11],
-    PIE_PARAMS[12],
-    PIE_PARAMS[13],
-    PIE_PARAMS[14],
-    PIE_PARAMS[15],
-    PIE_PARAMS[16],
-    PIE_PARAMS[17],
-    PIE_PARAMS[18],
-    PIE_PARAMS[19],
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "fq_pie",
     summary: "flow queueing (fq_codel scheduler) with a PIE controller per flow",
     reference: "Linux sch_fq_pie (2020); RFC 8033",
-    params: PARAMS,
+    params: &[Group::of::<FqSettings>(), Group::of::<PieParams>()],
     build,
 }];
 

@@ -23,6 +23,7 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod params;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
@@ -174,29 +175,11 @@ pub struct LinkInfo {
     pub limit: Option<Limit>,
 }
 
-/// One parameter of a discipline, for `aqmlab list qdiscs NAME`.
-#[derive(Clone, Copy, Debug, Serialize)]
+/// One parameter of a discipline and its help, for `aqmlab list qdiscs NAME`.
+#[derive(Clone, Debug, Serialize)]
 pub struct ParamDoc {
     pub name: &'static str,
-    pub help: &'static str,
-}
-
-/// `a` then `b` as one array, at compile time: a discipline's key list made of shared groups
-/// (e.g. `limit` plus the CoDel keys) without copying the groups entry by entry.
-pub const fn concat<const N: usize>(a: &[ParamDoc], b: &[ParamDoc]) -> [ParamDoc; N] {
-    assert!(a.len() + b.len() == N, "concat: N must be the sum of the lengths");
-    let empty = ParamDoc { name: "", help: "" };
-    let mut out = [empty; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    while i < N {
-        out[i] = b[i - a.len()];
-        i += 1;
-    }
-    out
+    pub help: String,
 }
 
 /// A built discipline and its resolved parameters, or an error naming the key.
@@ -207,9 +190,25 @@ pub struct QdiscInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub reference: &'static str,
-    pub params: &'static [ParamDoc],
+    /// Its keys: one or more typed structs (see [`params`]).
+    pub params: &'static [params::Group],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
     pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
+}
+
+impl QdiscInfo {
+    /// Every key the discipline's table accepts.
+    pub fn keys(&self) -> Vec<&'static str> {
+        self.params
+            .iter()
+            .flat_map(|g| (g.keys)().iter().copied())
+            .collect()
+    }
+
+    /// Every key with its help, in the order `aqmlab list qdiscs NAME` prints them.
+    pub fn docs(&self) -> Vec<ParamDoc> {
+        self.params.iter().flat_map(|g| g.docs()).collect()
+    }
 }
 
 /// Deserialises a discipline's parameter table into its config type, naming the offending key,
@@ -324,15 +323,15 @@ fn check_range_fmt<T: PartialOrd + Copy>(
 }
 
 /// Rejects a key of `params` that `info` does not declare, listing every key it accepts. The
-/// list is `info.params` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
+/// list is `info.keys()` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
 /// declared once.
 pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
     let Value::Object(m) = params else {
         return Ok(());
     };
+    let names = info.keys();
     for k in m.keys() {
-        if info.params.iter().all(|p| p.name != k) {
-            let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        if !names.contains(&k.as_str()) {
             let hint = closest(k, &names).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
             return Err(format!(
                 "{k}: unknown parameter of {}{hint}; allowed: {}",
@@ -568,21 +567,29 @@ mod tests {
             let (_, res) = build(info.name, &json!({}), &link(), Rng::from_seed(1), "q")
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for k in res.as_object().unwrap().keys() {
-                if info.params.iter().all(|p| p.name != k) {
+                if !info.keys().contains(&k.as_str()) {
                     problems.push(format!("{}: resolved key {k} is not declared", info.name));
+                }
+            }
+            // and the resolved table writes every declared key out (every default stored)
+            for k in info.keys() {
+                if res.get(k).is_none() {
+                    problems.push(format!("{}: declared key {k} is not resolved", info.name));
+                }
+            }
+            for d in info.docs() {
+                if d.help.is_empty() {
+                    problems.push(format!("{}: key {} has no help", info.name, d.name));
                 }
             }
             if let Err(e) = build(info.name, &res, &link(), Rng::from_seed(1), "q") {
                 problems.push(format!("{}: its resolved table is rejected: {e}", info.name));
             }
-            for p in info.params {
+            for k in info.keys() {
                 // a table is the wrong type for every key: the parser must say so
-                let e = err(info.name, json!({ p.name: {"x": [1]} }), &link());
+                let e = err(info.name, json!({ k: {"x": [1]} }), &link());
                 if e.contains("unknown parameter") || e.contains("unknown field") {
-                    problems.push(format!(
-                        "{}: declared key {} is not parsed: {e}",
-                        info.name, p.name
-                    ));
+                    problems.push(format!("{}: declared key {k} is not parsed: {e}", info.name));
                 }
             }
         }

@@ -13,12 +13,12 @@
 //! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
-use super::{
-    parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::params::{read, written, Group, Params};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -34,12 +34,19 @@ pub fn band(dscp: u8, priomap: &[u8; 16]) -> usize {
     priomap[TOS2PRIO[((tos & 0x1E) >> 1) as usize] as usize] as usize
 }
 
-#[derive(Deserialize, Serialize)]
+/// pfifo_fast's keys (resolved in [`build`]: the limit depends on whether it was given).
+#[derive(Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Config {
+    /// packets in all bands together (txqueuelen); default the direction's limit, else 1000p
+    #[schemars(with = "LimitSpec")]
     limit: Option<LimitSpec>,
+    /// 16 bands (0-2) by Linux priority; default Linux's 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+    #[schemars(with = "[u8; 16]")]
     priomap: Option<[u8; 16]>,
 }
+
+impl Params for Config {}
 
 pub struct PfifoFast {
     bands: [VecDeque<PktId>; 3],
@@ -73,19 +80,8 @@ impl Qdisc for PfifoFast {
     }
 }
 
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "limit",
-        help: "packets in all bands together (txqueuelen); default the direction's limit, else 1000p",
-    },
-    ParamDoc {
-        name: "priomap",
-        help: "16 bands (0-2) by Linux priority; default Linux's 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1",
-    },
-];
-
 fn build(params: &Value, link: &LinkInfo) -> BuildResult {
-    let mut cfg: Config = parse_params(params)?;
+    let mut cfg = read(params, Config::default(), link)?;
     let limit = match super::util::resolve_limit(cfg.limit, link)? {
         Limit::Packets(p) => p,
         Limit::Bytes(b) if cfg.limit.is_none() => (b / link.mtu as u64).max(1), // the hop's, at the MTU
@@ -105,14 +101,14 @@ fn build(params: &Value, link: &LinkInfo) -> BuildResult {
         limit,
         bytes: 0,
     };
-    Ok((AnyQdisc::PfifoFast(q), resolved(&cfg)))
+    Ok((AnyQdisc::PfifoFast(q), written(&cfg)))
 }
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "pfifo_fast",
     summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
     reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
-    params: PARAMS,
+    params: &[Group::of::<Config>()],
     build: |p, l, _: Rng| build(p, l),
 }];
 

@@ -33,19 +33,21 @@
 //! early drops while drop_prob <= mark_ecnth (10 %). [`PieParams`] + [`PieVars`] are the one PIE
 //! controller, also used per flow by fq_pie.
 
-use super::util::{merge, over_limit, resolve_limit, split_keys};
+use super::params::{read, written, Group, Params};
+use super::util::{merge, over_limit, Buffer};
 use super::{
-    check_bytes, check_range, check_time, concat, parse_params, resolved, AnyQdisc, BuildResult, DropReason,
-    LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
+    check_bytes, check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo,
+    QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Dur, Limit, LimitSpec, Time, MS, SEC};
+use crate::units::{as_dur, Dur, Limit, LimitSpec, Time, MS, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     Rfc8033,
@@ -55,40 +57,91 @@ pub enum Profile {
     Linux314,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Estimator {
     Timestamp,
     Rate,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// PIE's keys, shared by the pie and fq_pie tables; a `profile` names a preset of all of them.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PieParams {
+    /// preset: rfc8033 (default for pie), linux (default for fq_pie), pie2013 (2013 ns-2 form:
+    /// paper + the 4.9(b) reconstruction), linux_3_14 (sch_pie of Linux 3.14)
     pub profile: Profile,
+    /// reference queueing delay; 15ms (rfc8033, linux) / 20ms (pie2013)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub target: Time,
+    /// probability update period; 15ms / 30ms (pie2013)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub t_update: Time,
+    /// PI gain on (qdelay - target), 1/s; 0.125
     pub alpha: f64,
+    /// PI gain on (qdelay - qdelay_old), 1/s; 1.25
     pub beta: f64,
+    /// burst allowance; 150ms / 100ms (pie2013)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub max_burst: Time,
+    /// queue delay from timestamps or from the departure rate (rate); timestamp / rate (pie2013)
     pub estimator: Estimator,
+    /// rate-cycle bytes ("16384B") or packets of 1500 B ("10p"); 16384B / 10000B (pie2013)
+    #[serde(with = "dq_bytes")]
+    #[schemars(with = "LimitSpec")]
     pub dq_threshold: u64,
+    /// RFC 5.4 accumulated-probability derandomisation; on / off (pie2013)
     pub derandomize: bool,
+    /// cap each increase at 2 % when drop_prob >= 10 %; on
     pub cap: bool,
+    /// Linux: +2 % when qdelay > 250 ms; off (rfc8033) / on
     pub boost_250ms: bool,
+    /// factor applied when both delays are 0; 0.98 (rfc8033, pie2013) / 63/64 (linux)
     pub decay: f64,
+    /// 2013 scaling (/8 below 1 %, /2 below 10 %) instead of the RFC table
     pub three_tier: bool,
+    /// round t_update up to whole jiffies of this kernel HZ; 0 = exact (default)
+    pub hz: u32,
+    /// CE-mark ECT packets instead of early drop while drop_prob <= mark_ecnth; off
     pub ecn: bool,
+    /// highest drop_prob at which ECT packets are marked; 0.1
     pub mark_ecnth: f64,
+    /// scale the drop probability by size / MTU
     pub bytemode: bool,
-    pub mtu: u32,
-    /// Time of the first probability update (Linux: HZ/2 = 500 ms after init).
-    pub first_update: Time,
-    /// A rate-measurement cycle still running when an update fires is abandoned (the
-    /// algorithms.md 4.9(b) reconstruction of the 2013 ns-2 code); Linux 3.14 lets it run on.
+    /// time of the first update; 500ms (linux, linux_3_14: HZ/2) / the update period
+    #[schemars(with = "Dur")]
+    pub first_update: Option<Dur>,
+    /// abandon a rate cycle still running at an update (pie2013 reconstruction); on (pie2013) / off
     pub abandon_cycles: bool,
-    /// The decay of a zero-delay update is skipped while packets are queued or after the
-    /// probability was clamped at 1 (Linux: `update_prob = false` in calculate_probability).
+    /// no decay while packets are queued or after clamping at 1 (Linux); on (linux, linux_3_14) / off
     pub decay_skip: bool,
+    /// The link's MTU (IP bytes): the "2 packets" of the bypass rule and bytemode's unit.
+    #[serde(skip)]
+    pub mtu: u32,
+    /// The update period: t_update, rounded up to whole jiffies when `hz` is set.
+    #[serde(skip)]
+    pub period: Time,
+}
+
+/// `dq_threshold` in bytes: read as bytes or as packets of [`MEAN_PKTSIZE`], written as bytes.
+mod dq_bytes {
+    use super::MEAN_PKTSIZE;
+    use crate::units::{Limit, LimitSpec};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
+        LimitSpec(Limit::Bytes(*b)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Ok(match LimitSpec::deserialize(d)?.0 {
+            Limit::Bytes(b) => b,
+            Limit::Packets(n) => n * MEAN_PKTSIZE,
+        })
+    }
 }
 
 impl PieParams {
@@ -107,20 +160,22 @@ impl PieParams {
             boost_250ms: false,
             decay: 0.98,
             three_tier: false,
+            hz: 0,
             ecn: false,
             mark_ecnth: 0.1,
             bytemode: false,
-            mtu,
-            first_update: 15 * MS,
+            first_update: None,
             abandon_cycles: false,
             decay_skip: false,
+            mtu,
+            period: 0,
         };
-        match profile {
+        let p = match profile {
             Profile::Rfc8033 => rfc,
             Profile::Linux => PieParams {
                 decay: 63.0 / 64.0,
                 boost_250ms: true,
-                first_update: 500 * MS,
+                first_update: Some(Dur(500 * MS)),
                 decay_skip: true,
                 ..rfc
             },
@@ -133,7 +188,6 @@ impl PieParams {
                 derandomize: false,
                 boost_250ms: true,
                 three_tier: true,
-                first_update: 30 * MS,
                 abandon_cycles: true,
                 ..rfc
             },
@@ -144,12 +198,52 @@ impl PieParams {
             // of the top gains), the 2 % cap above 10 %, +2 % above 250 ms, decay 98/100
             // unless update_prob was cleared; pie_init arms the first update at HZ/2.
             Profile::Linux314 => PieParams {
-                first_update: 500 * MS,
+                first_update: Some(Dur(500 * MS)),
                 abandon_cycles: false,
                 decay_skip: true,
                 ..Self::profile(Profile::Pie2013, mtu)
             },
+        };
+        PieParams {
+            period: p.t_update,
+            ..p
         }
+    }
+
+    /// Time of the first probability update (Linux: HZ/2 = 500 ms after init).
+    pub fn first_update(&self) -> Time {
+        self.first_update.map_or(self.period, |d| d.0)
+    }
+}
+
+impl Params for PieParams {
+    const PRESET: Option<&'static str> = Some("profile");
+
+    fn preset(&self, link: &LinkInfo) -> PieParams {
+        PieParams::profile(self.profile, link.mtu)
+    }
+
+    fn finish(&mut self, link: &LinkInfo) -> Result<(), String> {
+        self.mtu = link.mtu;
+        check_time("target", self.target, 1, 10 * SEC)?;
+        check_time("t_update", self.t_update, 1, 10 * SEC)?;
+        check_range("alpha", self.alpha, 0.0, 100.0)?;
+        check_range("beta", self.beta, 0.0, 100.0)?;
+        check_time("max_burst", self.max_burst, 0, 100 * SEC)?;
+        check_bytes("dq_threshold", self.dq_threshold, 1, 1 << 30)?;
+        check_range("decay", self.decay, 0.0, 1.0)?;
+        check_range("hz", self.hz, 0, 100_000)?;
+        check_range("mark_ecnth", self.mark_ecnth, 0.0, 1.0)?;
+        self.period = if self.hz == 0 {
+            self.t_update
+        } else {
+            let jiffies = (self.t_update as u128 * self.hz as u128).div_ceil(SEC as u128);
+            (jiffies * SEC as u128 / self.hz as u128) as Time
+        };
+        let first = self.first_update();
+        check_time("first_update", first, 1, 100 * SEC)?;
+        self.first_update = Some(Dur(first));
+        Ok(())
     }
 }
 
@@ -347,7 +441,7 @@ impl PieVars {
         }
         let low = self.qdelay < p.target / 2 && self.qdelay_old < p.target / 2 && self.prob == 0.0;
         if p.profile == Profile::Rfc8033 {
-            self.burst = self.burst.saturating_sub(p.t_update);
+            self.burst = self.burst.saturating_sub(p.period);
             if low && self.burst == 0 {
                 self.burst = p.max_burst;
             }
@@ -374,160 +468,8 @@ impl PieVars {
     }
 }
 
-/// The PIE keys shared by the pie and fq_pie tables.
-#[derive(Deserialize, Serialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct PieConfig {
-    pub profile: Option<Profile>,
-    pub target: Option<Dur>,
-    pub t_update: Option<Dur>,
-    pub alpha: Option<f64>,
-    pub beta: Option<f64>,
-    pub max_burst: Option<Dur>,
-    pub estimator: Option<Estimator>,
-    pub dq_threshold: Option<LimitSpec>,
-    #[serde(alias = "derandomise")]
-    pub derandomize: Option<bool>,
-    pub cap: Option<bool>,
-    pub boost_250ms: Option<bool>,
-    pub decay: Option<f64>,
-    pub three_tier: Option<bool>,
-    pub hz: Option<u32>,
-    pub ecn: Option<bool>,
-    pub mark_ecnth: Option<f64>,
-    pub bytemode: Option<bool>,
-    pub first_update: Option<Dur>,
-    pub abandon_cycles: Option<bool>,
-    pub decay_skip: Option<bool>,
-}
-
-pub const PIE_KEYS: &[&str] = &[
-    "profile",
-    "target",
-    "t_update",
-    "alpha",
-    "beta",
-    "max_burst",
-    "estimator",
-    "dq_threshold",
-    "derandomize",
-    "derandomise",
-    "cap",
-    "boost_250ms",
-    "decay",
-    "three_tier",
-    "hz",
-    "ecn",
-    "mark_ecnth",
-    "bytemode",
-    "first_update",
-    "abandon_cycles",
-    "decay_skip",
-];
-
 /// Mean packet size behind "Np" dq_threshold values.
 pub const MEAN_PKTSIZE: u64 = 1500;
-
-impl PieConfig {
-    pub fn parse(params: &Value) -> Result<(PieConfig, Value), String> {
-        let (c, rest) = split_keys(params, PIE_KEYS)?;
-        Ok((parse_params(&c)?, rest))
-    }
-
-    pub fn resolve(&mut self, default: Profile, link: &LinkInfo) -> Result<PieParams, String> {
-        let profile = self.profile.unwrap_or(default);
-        let mut p = PieParams::profile(profile, link.mtu);
-        p.target = self.target.map_or(p.target, |d| d.0);
-        let t_update = self.t_update.map_or(p.t_update, |d| d.0);
-        p.alpha = self.alpha.unwrap_or(p.alpha);
-        p.beta = self.beta.unwrap_or(p.beta);
-        p.max_burst = self.max_burst.map_or(p.max_burst, |d| d.0);
-        p.estimator = self.estimator.unwrap_or(p.estimator);
-        p.dq_threshold = match self.dq_threshold.map(|l| l.0) {
-            None => p.dq_threshold,
-            Some(Limit::Bytes(b)) => b,
-            Some(Limit::Packets(n)) => n * MEAN_PKTSIZE,
-        };
-        p.derandomize = self.derandomize.unwrap_or(p.derandomize);
-        p.cap = self.cap.unwrap_or(p.cap);
-        p.boost_250ms = self.boost_250ms.unwrap_or(p.boost_250ms);
-        p.decay = self.decay.unwrap_or(p.decay);
-        p.three_tier = self.three_tier.unwrap_or(p.three_tier);
-        let hz = self.hz.unwrap_or(0);
-        p.ecn = self.ecn.unwrap_or(p.ecn);
-        p.mark_ecnth = self.mark_ecnth.unwrap_or(p.mark_ecnth);
-        p.bytemode = self.bytemode.unwrap_or(p.bytemode);
-        p.abandon_cycles = self.abandon_cycles.unwrap_or(p.abandon_cycles);
-        p.decay_skip = self.decay_skip.unwrap_or(p.decay_skip);
-        check_time("target", p.target, 1, 10 * SEC)?;
-        check_time("t_update", t_update, 1, 10 * SEC)?;
-        check_range("alpha", p.alpha, 0.0, 100.0)?;
-        check_range("beta", p.beta, 0.0, 100.0)?;
-        check_time("max_burst", p.max_burst, 0, 100 * SEC)?;
-        check_bytes("dq_threshold", p.dq_threshold, 1, 1 << 30)?;
-        check_range("decay", p.decay, 0.0, 1.0)?;
-        check_range("hz", hz, 0, 100_000)?;
-        check_range("mark_ecnth", p.mark_ecnth, 0.0, 1.0)?;
-        p.t_update = if hz == 0 {
-            t_update
-        } else {
-            let jiffies = (t_update as u128 * hz as u128).div_ceil(SEC as u128);
-            (jiffies * SEC as u128 / hz as u128) as Time
-        };
-        p.first_update = match self.first_update {
-            Some(d) => d.0,
-            None if matches!(profile, Profile::Linux | Profile::Linux314) => p.first_update,
-            None => p.t_update,
-        };
-        check_time("first_update", p.first_update, 1, 100 * SEC)?;
-        *self = PieConfig {
-            profile: Some(profile),
-            target: Some(Dur(p.target)),
-            t_update: Some(Dur(t_update)),
-            alpha: Some(p.alpha),
-            beta: Some(p.beta),
-            max_burst: Some(Dur(p.max_burst)),
-            estimator: Some(p.estimator),
-            dq_threshold: Some(LimitSpec(Limit::Bytes(p.dq_threshold))),
-            derandomize: Some(p.derandomize),
-            cap: Some(p.cap),
-            boost_250ms: Some(p.boost_250ms),
-            decay: Some(p.decay),
-            three_tier: Some(p.three_tier),
-            hz: Some(hz),
-            ecn: Some(p.ecn),
-            mark_ecnth: Some(p.mark_ecnth),
-            bytemode: Some(p.bytemode),
-            first_update: Some(Dur(p.first_update)),
-            abandon_cycles: Some(p.abandon_cycles),
-            decay_skip: Some(p.decay_skip),
-        };
-        Ok(p)
-    }
-}
-
-pub const PIE_PARAMS: &[ParamDoc] = &[
-    ParamDoc { name: "profile", help: "rfc8033 (default for pie), linux (default for fq_pie), pie2013 (2013 ns-2 form: paper + the 4.9(b) reconstruction), linux_3_14 (sch_pie of Linux 3.14)" },
-    ParamDoc { name: "target", help: "reference queueing delay; 15ms (rfc8033, linux) / 20ms (pie2013)" },
-    ParamDoc { name: "t_update", help: "probability update period; 15ms / 30ms (pie2013)" },
-    ParamDoc { name: "alpha", help: "PI gain on (qdelay - target), 1/s; 0.125" },
-    ParamDoc { name: "beta", help: "PI gain on (qdelay - qdelay_old), 1/s; 1.25" },
-    ParamDoc { name: "max_burst", help: "burst allowance; 150ms / 100ms (pie2013)" },
-    ParamDoc { name: "estimator", help: "queue delay from timestamps or from the departure rate (rate); timestamp / rate (pie2013)" },
-    ParamDoc { name: "dq_threshold", help: "rate-cycle bytes (\"16384B\") or packets of 1500 B (\"10p\"); 16384B / 10000B (pie2013)" },
-    ParamDoc { name: "derandomize", help: "RFC 5.4 accumulated-probability derandomisation (alias derandomise); on / off (pie2013)" },
-    ParamDoc { name: "cap", help: "cap each increase at 2 % when drop_prob >= 10 %; on" },
-    ParamDoc { name: "boost_250ms", help: "Linux: +2 % when qdelay > 250 ms; off (rfc8033) / on" },
-    ParamDoc { name: "decay", help: "factor applied when both delays are 0; 0.98 (rfc8033, pie2013) / 63/64 (linux)" },
-    ParamDoc { name: "three_tier", help: "2013 scaling (/8 below 1 %, /2 below 10 %) instead of the RFC table" },
-    ParamDoc { name: "hz", help: "round t_update up to whole jiffies of this kernel HZ; 0 = exact (default)" },
-    ParamDoc { name: "ecn", help: "CE-mark ECT packets instead of early drop while drop_prob <= mark_ecnth; off" },
-    ParamDoc { name: "mark_ecnth", help: "highest drop_prob at which ECT packets are marked; 0.1" },
-    ParamDoc { name: "bytemode", help: "scale the drop probability by size / MTU" },
-    ParamDoc { name: "first_update", help: "time of the first update; 500ms (linux, linux_3_14: HZ/2) / t_update" },
-    ParamDoc { name: "abandon_cycles", help: "abandon a rate cycle still running at an update (pie2013 reconstruction); on (pie2013) / off" },
-    ParamDoc { name: "decay_skip", help: "no decay while packets are queued or after clamping at 1 (Linux); on (linux, linux_3_14) / off" },
-];
 
 pub struct Pie {
     queue: VecDeque<PktId>,
@@ -590,7 +532,7 @@ impl Qdisc for Pie {
     fn on_timer(&mut self, _ctx: &mut QueueCtx, now: Time) {
         while self.next_update <= now {
             self.vars.update(&self.params, self.bytes);
-            self.next_update += self.params.t_update;
+            self.next_update += self.params.period;
         }
     }
 
@@ -602,19 +544,13 @@ impl Qdisc for Pie {
     }
 }
 
-#[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    limit: Option<LimitSpec>,
-}
-
 pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
     Pie {
         queue: VecDeque::new(),
         bytes: 0,
         limit,
         vars: PieVars::new(&params),
-        next_update: params.first_update,
+        next_update: params.first_update(),
         params,
         rng,
         early_drops: 0,
@@ -623,30 +559,17 @@ pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
 }
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
-    let (mut pie, rest) = PieConfig::parse(params)?;
-    let mut cfg: Config = parse_params(&rest)?;
-    let limit = resolve_limit(cfg.limit, link)?;
-    cfg.limit = Some(LimitSpec(limit));
-    let p = pie.resolve(Profile::Rfc8033, link)?;
-    Ok((
-        AnyQdisc::Pie(new_pie(p, limit, rng)),
-        merge(resolved(&cfg), resolved(&pie)),
-    ))
+    let buffer = read(params, Buffer::default(), link)?;
+    let p = read(params, PieParams::profile(Profile::Rfc8033, link.mtu), link)?;
+    let resolved = merge(written(&buffer), written(&p));
+    Ok((AnyQdisc::Pie(new_pie(p, buffer.limit(), rng)), resolved))
 }
-
-const PARAMS: &[ParamDoc] = &concat::<{ 1 + PIE_PARAMS.len() }>(
-    &[ParamDoc {
-        name: "limit",
-        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
-    }],
-    PIE_PARAMS,
-);
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "pie",
     summary: "Proportional Integral controller Enhanced: random early drop driven by queueing delay",
     reference: "RFC 8033; Linux sch_pie (current and 3.14); Pan et al. HPSR 2013",
-    params: PARAMS,
+    params: &[Group::of::<Buffer>(), Group::of::<PieParams>()],
     build,
 }];
 
@@ -813,7 +736,7 @@ mod tests {
             (0, "linux", 15 * MS),
         ] {
             let q = make(json!({"profile": profile, "hz": hz}), 10_000_000);
-            assert_eq!(q.params.t_update, expect, "{hz} {profile}");
+            assert_eq!(q.params.period, expect, "{hz} {profile}");
         }
     }
 

@@ -35,14 +35,15 @@
 //! * HRED: min_th 3, max_th 40, w_q 0.02 (`aggressive = true`: 0.04), max_p 0.65, gentle on.
 //!   (Values as given in the brief; algorithms.md 7 could not verify them against the paper.)
 
-use super::util::{over_limit, resolve_limit};
+use super::params::{read, written, Group, Params};
+use super::util::{merge, over_limit, resolve_limit};
 use super::{
-    check_range, check_time, concat, parse_params, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
-    Qdisc, QdiscInfo, QueueCtx,
+    check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Dur, Limit, LimitSpec, Size, Time, MS, SEC};
+use crate::units::{as_dur, Dur, Limit, LimitSpec, Size, Time, MS, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -244,7 +245,7 @@ impl RedVars {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AdaptForm {
     Linux,
@@ -362,7 +363,7 @@ impl Qdisc for Red {
 }
 
 /// w_q: a number or an ns-2 automatic mode.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WQ {
     Num(f64),
@@ -377,53 +378,86 @@ pub enum Preset {
     Choke,
 }
 
-/// Resolved RED parameters, the limit and (ARED) the adaptation form and interval.
-pub type Resolved = (RedParams, Limit, Option<(AdaptForm, Time)>);
+/// Resolved RED parameters and the limit.
+pub type Resolved = (RedParams, Limit);
 
-/// The table of red, ared, hred (and, with fewer keys, choke).
-#[derive(Deserialize, Serialize, Default, Clone)]
+/// The keys of red, ared, hred and choke. Their defaults follow the preset, the link rate and
+/// each other, so they are resolved (and written back) by [`RedConfig::resolve`].
+#[derive(Deserialize, Serialize, Default, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
+    /// buffer ("1000p" or bytes); default the link's limit, else 1000p
     pub limit: Option<LimitSpec>,
+    /// lower threshold in (mean-size) packets; default max(5, target_delay x C / 2) (hred 3)
     pub min_th: Option<f64>,
+    /// upper threshold; default 3 x min_th (hred 40)
     pub max_th: Option<f64>,
+    /// probability at max_th; default 0.1 (ns-2), hred 0.65, choke 0.02; ared: initial value
     pub max_p: Option<f64>,
+    /// EWMA weight: a number, or auto (1-exp(-1/C)), auto-rtt (ns-2 default), auto10
     pub w_q: Option<WQ>,
+    /// linear ramp from max_p to 1 between max_th and 2 max_th; default on (choke off)
     pub gentle: Option<bool>,
+    /// ns-2 wait_: inter-drop gap uniform on [1/p_b, 2/p_b]; default on (choke off)
     pub wait: Option<bool>,
+    /// queue in bytes / mean_pktsize and probability scaled by size (byte mode)
     pub bytes: Option<bool>,
+    /// CE-mark ECT packets instead of early drops (forced drops still drop)
     pub ecn: Option<bool>,
+    /// decay avg by (1-w_q)^(C x idle time) after idle periods; default on
     pub idle_decay: Option<bool>,
+    /// no early drop with <= 1 queued packet; admit the first packet above min_th
     pub ns2_quirks: Option<bool>,
+    /// count bytes since the last drop / mean_pktsize, not packets (ns-2 bytes_); default off
     pub count_bytes: Option<bool>,
+    /// mean packet size for C and byte mode; default the link MTU (1500B)
     pub mean_pktsize: Option<Size>,
+    /// target queueing delay for the automatic min_th; default 5ms
     pub target_delay: Option<Dur>,
-    /// The least automatic min_th: "5p" (ns-2 red.cc initialize_params) or a byte size such as
-    /// one MTU, "1514B" (goodbadwifi2015's ARED: half the target delay at link rate, at least
-    /// one MTU; Linux RED counts bytes).
-    pub min_th_floor: Option<LimitSpec>,
+    /// one-way link delay for w_q = auto-rtt; default 0ms
     pub link_delay: Option<Dur>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adapt_form: Option<AdaptForm>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adapt_interval: Option<Dur>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aggressive: Option<bool>,
+    /// least automatic min_th: "5p" (ns-2, default) or bytes, e.g. one MTU "1514B" (Linux,
+    /// goodbadwifi2015)
+    pub min_th_floor: Option<LimitSpec>,
 }
+
+impl Params for RedConfig {}
+
+/// ARED's adaptation of max_p.
+#[derive(Deserialize, Serialize, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AredConfig {
+    /// linux (timer every adapt_interval, default) or ns2 (on arrivals)
+    pub adapt_form: AdaptForm,
+    /// max_p adaptation period; default 500ms
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub adapt_interval: Time,
+}
+
+impl Params for AredConfig {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_time("adapt_interval", self.adapt_interval, 1, 100 * SEC)
+    }
+}
+
+/// HRED's one option.
+#[derive(Deserialize, Serialize, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HredConfig {
+    /// w_q 0.04 instead of 0.02
+    pub aggressive: bool,
+}
+
+impl Params for HredConfig {}
 
 /// The largest threshold (packets, or mean-size packets in byte mode) RED accepts.
 const MAX_TH: f64 = 1e9;
 
 impl RedConfig {
-    /// Resolves the table for `preset`; returns the parameters, the limit and (ARED) the form
-    /// and interval. Every value is written back.
-    pub fn resolve(&mut self, preset: Preset, link: &LinkInfo) -> Result<Resolved, String> {
-        if preset != Preset::Ared && (self.adapt_form.is_some() || self.adapt_interval.is_some()) {
-            return Err("adapt_form: only ared adapts max_p".into());
-        }
-        if preset != Preset::Hred && self.aggressive.is_some() {
-            return Err("aggressive: only hred has this option".into());
-        }
+    /// Resolves the table for `preset` (`aggressive`: HRED's option); returns the parameters and
+    /// the limit. Every value is written back.
+    pub fn resolve(&mut self, preset: Preset, link: &LinkInfo, aggressive: bool) -> Result<Resolved, String> {
         let limit = resolve_limit(self.limit, link)?;
         let mean = self.mean_pktsize.map_or(link.mtu as u64, |s| s.0);
         check_range("mean_pktsize", mean, 1, 65_536)?;
@@ -439,7 +473,6 @@ impl RedConfig {
             Limit::Bytes(b) => b as f64 / mean as f64,
         };
         let auto_min = (target_delay as f64 / SEC as f64 * c / 2.0).max(floor_pkts);
-        let aggressive = self.aggressive.unwrap_or(false);
         let (d_min, d_max, d_p, d_wq, d_gentle, d_wait) = match preset {
             Preset::Red => (auto_min, None, 0.1, WQ::Mode("auto-rtt".into()), true, true),
             Preset::Ared => (auto_min, None, 0.1, WQ::Mode("auto".into()), true, true),
@@ -510,16 +543,6 @@ impl RedConfig {
             count_bytes: self.count_bytes.unwrap_or(false),
             c_pps: c,
         };
-        let adaptive = if preset == Preset::Ared {
-            let form = self.adapt_form.unwrap_or(AdaptForm::Linux);
-            let interval = self.adapt_interval.map_or(500 * MS, |d| d.0);
-            check_time("adapt_interval", interval, 1, 100 * SEC)?;
-            self.adapt_form = Some(form);
-            self.adapt_interval = Some(Dur(interval));
-            Some((form, interval))
-        } else {
-            None
-        };
         self.limit = Some(LimitSpec(limit));
         self.min_th = Some(min_th);
         self.max_th = Some(max_th);
@@ -536,16 +559,37 @@ impl RedConfig {
         self.target_delay = Some(Dur(target_delay));
         self.min_th_floor = Some(LimitSpec(floor));
         self.link_delay = Some(Dur(link_delay));
-        if preset == Preset::Hred {
-            self.aggressive = Some(aggressive);
-        }
-        Ok((p, limit, adaptive))
+        Ok((p, limit))
     }
 }
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResult {
-    let mut cfg: RedConfig = parse_params(params)?;
-    let (p, limit, adaptive) = cfg.resolve(preset, link)?;
+    let mut cfg = read(params, RedConfig::default(), link)?;
+    let hred = read(params, HredConfig { aggressive: false }, link)?;
+    let (p, limit) = cfg.resolve(preset, link, hred.aggressive)?;
+    let mut resolved = written(&cfg);
+    let adaptive = if preset == Preset::Ared {
+        let defaults = AredConfig {
+            adapt_form: AdaptForm::Linux,
+            adapt_interval: 500 * MS,
+        };
+        let a = read(params, defaults, link)?;
+        resolved = merge(resolved, written(&a));
+        Some(Adaptive {
+            form: a.adapt_form,
+            interval: a.adapt_interval,
+            at: if a.adapt_form == AdaptForm::Linux {
+                a.adapt_interval
+            } else {
+                0
+            },
+        })
+    } else {
+        None
+    };
+    if preset == Preset::Hred {
+        resolved = merge(resolved, written(&hred));
+    }
     let q = Red {
         queue: VecDeque::new(),
         bytes: 0,
@@ -553,107 +597,11 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResu
         vars: RedVars::new(&p),
         params: p,
         rng,
-        adaptive: adaptive.map(|(form, interval)| Adaptive {
-            form,
-            interval,
-            at: if form == AdaptForm::Linux { interval } else { 0 },
-        }),
+        adaptive,
         counts: RedCounts::default(),
     };
-    Ok((
-        AnyQdisc::Red(q),
-        serde_json::to_value(&cfg).expect("configs serialise"),
-    ))
+    Ok((AnyQdisc::Red(q), resolved))
 }
-
-pub const RED_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "limit",
-        help: "buffer (\"1000p\" or bytes); default the link's limit, else 1000p",
-    },
-    ParamDoc {
-        name: "min_th",
-        help: "lower threshold in (mean-size) packets; default max(5, target_delay x C / 2) (hred 3)",
-    },
-    ParamDoc {
-        name: "max_th",
-        help: "upper threshold; default 3 x min_th (hred 40)",
-    },
-    ParamDoc {
-        name: "max_p",
-        help: "probability at max_th; default 0.1 (ns-2), hred 0.65, choke 0.02; ared: initial value",
-    },
-    ParamDoc {
-        name: "w_q",
-        help: "EWMA weight: a number, or auto (1-exp(-1/C)), auto-rtt (ns-2 default), auto10",
-    },
-    ParamDoc {
-        name: "gentle",
-        help: "linear ramp from max_p to 1 between max_th and 2 max_th; default on (choke off)",
-    },
-    ParamDoc {
-        name: "wait",
-        help: "ns-2 wait_: inter-drop gap uniform on [1/p_b, 2/p_b]; default on (choke off)",
-    },
-    ParamDoc {
-        name: "bytes",
-        help: "queue in bytes / mean_pktsize and probability scaled by size (byte mode)",
-    },
-    ParamDoc {
-        name: "ecn",
-        help: "CE-mark ECT packets instead of early drops (forced drops still drop)",
-    },
-    ParamDoc {
-        name: "idle_decay",
-        help: "decay avg by (1-w_q)^(C x idle time) after idle periods; default on",
-    },
-    ParamDoc {
-        name: "ns2_quirks",
-        help: "no early drop with <= 1 queued packet; admit the first packet above min_th",
-    },
-    ParamDoc {
-        name: "count_bytes",
-        help: "count bytes since the last drop / mean_pktsize, not packets (ns-2 bytes_); default off",
-    },
-    ParamDoc {
-        name: "mean_pktsize",
-        help: "mean packet size for C and byte mode; default the link MTU (1500B)",
-    },
-    ParamDoc {
-        name: "target_delay",
-        help: "target queueing delay for the automatic min_th; default 5ms",
-    },
-    ParamDoc {
-        name: "link_delay",
-        help: "one-way link delay for w_q = auto-rtt; default 0ms",
-    },
-    ParamDoc {
-        name: "min_th_floor",
-        help: "least automatic min_th: \"5p\" (ns-2, default) or bytes, e.g. one MTU \"1514B\" (Linux, goodbadwifi2015)",
-    },
-];
-
-const ARED_PARAMS: &[ParamDoc] = &concat::<{ RED_PARAMS.len() + 2 }>(
-    RED_PARAMS,
-    &[
-        ParamDoc {
-            name: "adapt_form",
-            help: "linux (timer every adapt_interval, default) or ns2 (on arrivals)",
-        },
-        ParamDoc {
-            name: "adapt_interval",
-            help: "max_p adaptation period; default 500ms",
-        },
-    ],
-);
-
-const HRED_PARAMS: &[ParamDoc] = &concat::<{ RED_PARAMS.len() + 1 }>(
-    RED_PARAMS,
-    &[ParamDoc {
-        name: "aggressive",
-        help: "w_q 0.04 instead of 0.02",
-    }],
-);
 
 pub static INFO: [QdiscInfo; 3] = [
     QdiscInfo {
@@ -661,21 +609,21 @@ pub static INFO: [QdiscInfo; 3] = [
         summary:
             "Random Early Detection with ns-2 options (gentle, wait, byte mode, automatic configuration)",
         reference: "Floyd & Jacobson 1993; ns-2 red.cc",
-        params: RED_PARAMS,
+        params: &[Group::of::<RedConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Red),
     },
     QdiscInfo {
         name: "ared",
         summary: "Adaptive RED: max_p tuned every 0.5 s to keep avg in the middle of [min_th, max_th]",
         reference: "Floyd, Gummadi & Shenker 2001; Linux red adaptive; ns-2",
-        params: ARED_PARAMS,
+        params: &[Group::of::<RedConfig>(), Group::of::<AredConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Ared),
     },
     QdiscInfo {
         name: "hred",
         summary: "Harsh RED: RED with small min_th, large max_p and fast w_q for edge bottlenecks",
         reference: "Järvinen, Ding, Nyrhinen & Kojo, AINA 2012",
-        params: HRED_PARAMS,
+        params: &[Group::of::<RedConfig>(), Group::of::<HredConfig>()],
         build: |p, l, r| build(p, l, r, Preset::Hred),
     },
 ];
@@ -809,13 +757,15 @@ mod tests {
         assert!((r["min_th"].as_f64().unwrap() - 0.005 * 100e6 / 12_000.0 / 2.0).abs() < 1e-9);
         assert!((r["w_q"].as_f64().unwrap() - (1.0 - (-12_000.0 / 100e6f64).exp())).abs() < 1e-15);
         assert_eq!(r["adapt_form"], "linux");
-        assert!(build(
+        // only hred declares `aggressive`: the registry's key check rejects it for red
+        let e = crate::queue::build(
+            "red",
             &json!({"aggressive": true}),
             &link(),
             Rng::from_seed(1),
-            Preset::Red
-        )
-        .is_err());
+            "q",
+        );
+        assert!(e.is_err_and(|e| e.starts_with("q.aggressive: unknown parameter of red")));
         assert!(build(&json!({"w_q": "bogus"}), &link(), Rng::from_seed(1), Preset::Red).is_err());
         assert!(build(
             &json!({"min_th": 10, "max_th": 5}),

@@ -15,14 +15,17 @@
 //!   discipline's Rng and all queued packets are re-hashed (per-flow order kept).
 //! * The longest slot is found in O(1) through a by-length index.
 
+use super::fq::packets;
+use super::params::{read, written, Group, Params};
 use super::util::{flow_hash, DepthIndex};
 use super::{
-    check_bytes, check_range, check_time, parse_params, resolved, AnyQdisc, BuildResult, DropReason,
-    LinkInfo, ParamDoc, Qdisc, QdiscInfo, QueueCtx,
+    check_bytes, check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo,
+    QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Dur, Limit, Size, Time, SEC};
+use crate::units::{as_dur, as_size, Dur, Limit, LimitSpec, Size, Time, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -208,63 +211,70 @@ impl Qdisc for Sfq {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// SFQ's keys (defaults as Linux sch_sfq).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Config {
-    divisor: Option<u32>,
-    flows: Option<u32>,
-    depth: Option<u32>,
-    limit: Option<String>,
-    quantum: Option<Size>,
-    perturb: Option<Dur>,
-    headdrop: Option<bool>,
+struct SfqParams {
+    /// hash buckets, a power of two <= 65536; default 1024
+    divisor: u32,
+    /// slots (simultaneously active flows); default 128
+    flows: u32,
+    /// packets per slot; default 127
+    depth: u32,
+    /// total packets ("127p"), capped at depth x flows; default the link's packet limit, else 127p
+    #[serde(with = "packets")]
+    #[schemars(with = "LimitSpec")]
+    limit: u64,
+    /// bytes per round robin turn; default the link MTU (1500)
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    quantum: u64,
+    /// hash perturbation period ("10s"); 0s = off (default)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    perturb: Time,
+    /// drop from the head instead of the tail
+    headdrop: bool,
+}
+
+impl Params for SfqParams {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_range("divisor", self.divisor, 1, 65_536)?;
+        if !self.divisor.is_power_of_two() {
+            return Err(format!("divisor: {} is not a power of two", self.divisor));
+        }
+        check_range("flows", self.flows, 1, 65_536)?;
+        check_range("depth", self.depth, 1, 65_536)?;
+        check_range("limit", self.limit, 1, 1 << 24)?;
+        self.limit = self.limit.min(self.depth as u64 * self.flows as u64);
+        check_bytes("quantum", self.quantum, 1, 1 << 20)?;
+        check_time("perturb", self.perturb, 0, 3600 * SEC)
+    }
 }
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
-    let cfg: Config = parse_params(params)?;
-    let divisor = cfg.divisor.unwrap_or(1024);
-    check_range("divisor", divisor, 1, 65_536)?;
-    if !divisor.is_power_of_two() {
-        return Err(format!("divisor: {divisor} is not a power of two"));
-    }
-    let flows = cfg.flows.unwrap_or(128);
-    check_range("flows", flows, 1, 65_536)?;
-    let depth = cfg.depth.unwrap_or(127);
-    check_range("depth", depth, 1, 65_536)?;
-    let limit = match cfg.limit.as_deref() {
-        None => match link.limit {
+    let defaults = SfqParams {
+        divisor: 1024,
+        flows: 128,
+        depth: 127,
+        limit: match link.limit {
             Some(Limit::Packets(p)) => p,
             _ => 127,
         },
-        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
-            Limit::Packets(p) => p,
-            Limit::Bytes(_) => return Err("limit: sfq counts packets (e.g. \"127p\")".into()),
-        },
+        quantum: link.mtu as u64,
+        perturb: 0,
+        headdrop: false,
     };
-    check_range("limit", limit, 1, 1 << 24)?;
-    let limit = limit.min(depth as u64 * flows as u64);
-    let quantum = cfg.quantum.map_or(link.mtu as u64, |q| q.0);
-    check_bytes("quantum", quantum, 1, 1 << 20)?;
-    let perturb = cfg.perturb.map_or(0, |d| d.0);
-    check_time("perturb", perturb, 0, 3600 * SEC)?;
-    let headdrop = cfg.headdrop.unwrap_or(false);
-    let cfg = Config {
-        divisor: Some(divisor),
-        flows: Some(flows),
-        depth: Some(depth),
-        limit: Some(format!("{limit}p")),
-        quantum: Some(Size(quantum)),
-        perturb: Some(Dur(perturb)),
-        headdrop: Some(headdrop),
-    };
+    let p = read(params, defaults, link)?;
+    let (divisor, flows) = (p.divisor, p.flows);
     let q = Sfq {
         divisor,
-        depth,
-        limit,
-        quantum: quantum as i64,
-        headdrop,
-        perturb,
-        next_perturb: perturb,
+        depth: p.depth,
+        limit: p.limit,
+        quantum: p.quantum as i64,
+        headdrop: p.headdrop,
+        perturb: p.perturb,
+        next_perturb: p.perturb,
         seed: rng.next_u64(),
         rng,
         buckets: vec![NONE; divisor as usize],
@@ -282,45 +292,14 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         bytes: 0,
         rehash_drops: 0,
     };
-    Ok((AnyQdisc::Sfq(q), resolved(&cfg)))
+    Ok((AnyQdisc::Sfq(q), written(&p)))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "divisor",
-        help: "hash buckets, a power of two <= 65536; default 1024",
-    },
-    ParamDoc {
-        name: "flows",
-        help: "slots (simultaneously active flows); default 128",
-    },
-    ParamDoc {
-        name: "depth",
-        help: "packets per slot; default 127",
-    },
-    ParamDoc {
-        name: "limit",
-        help: "total packets (\"127p\"), capped at depth x flows; default the link's packet limit, else 127p",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "bytes per round robin turn; default the link MTU (1500)",
-    },
-    ParamDoc {
-        name: "perturb",
-        help: "hash perturbation period (\"10s\"); 0s = off (default)",
-    },
-    ParamDoc {
-        name: "headdrop",
-        help: "drop from the head instead of the tail",
-    },
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "sfq",
     summary: "Stochastic Fairness Queueing: hashed flow slots served round robin by bytes, longest-slot drop",
     reference: "McKenney 1990; Linux sch_sfq",
-    params: PARAMS,
+    params: &[Group::of::<SfqParams>()],
     build,
 }];
 

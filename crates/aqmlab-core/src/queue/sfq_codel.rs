@@ -15,16 +15,17 @@
 //! * `overflow = "tail"` selects the early version's plain tail drop of the arrival instead.
 //! * A bin found empty has its dropping state cleared. ECN marks ECT packets if `ecn` (default off).
 
-use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars, CODEL_PARAMS};
-use super::fq::FqSched;
+use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
+use super::fq::{packets, FqSched};
+use super::params::{read, written, Group, Params};
 use super::util::merge;
 use super::{
-    check_bytes, check_range, parse_params, resolved, AnyQdisc, BuildResult, DropReason, LinkInfo, ParamDoc,
-    Qdisc, QdiscInfo, QueueCtx,
+    check_bytes, check_range, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
 use crate::packet::PktId;
 use crate::rng::Rng;
-use crate::units::{Limit, Size, Time};
+use crate::units::{as_size, Limit, LimitSpec, Size, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -112,109 +113,79 @@ impl Qdisc for SfqCodel {
     }
 }
 
-#[derive(Deserialize, Serialize)]
+/// What an arrival to a full qdisc drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Overflow {
+    LargestBin,
+    Tail,
+}
+
+/// The bins and buffer of sfq_codel.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Config {
-    bins: Option<u32>,
-    quantum: Option<Size>,
-    limit: Option<String>,
-    overflow: Option<String>,
+struct Bins {
+    /// number of hash bins; default 1024
+    bins: u32,
+    /// 0B = packet round robin (default, ns-2); else bytes per DRR round
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    quantum: u64,
+    /// total packets ("1000p"); default the link's packet limit, else 1000p
+    #[serde(with = "packets")]
+    #[schemars(with = "LimitSpec")]
+    limit: u64,
+    /// largest_bin (later ns-2 code, default: drop the tail of the bin with most packets) or tail
+    /// (early code: drop the arrival)
+    overflow: Overflow,
+}
+
+impl Params for Bins {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        check_range("bins", self.bins, 1, 65_536)?;
+        check_bytes("quantum", self.quantum, 0, 1 << 20)?;
+        check_range("limit", self.limit, 1, 1 << 24)
+    }
 }
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
-    let (mut codel, rest) = CodelConfig::parse(params)?;
-    let cfg: Config = parse_params(&rest)?;
-    let bins = cfg.bins.unwrap_or(1024);
-    check_range("bins", bins, 1, 65_536)?;
-    let quantum = cfg.quantum.map_or(0, |q| q.0);
-    check_bytes("quantum", quantum, 0, 1 << 20)?;
-    let limit = match cfg.limit.as_deref() {
-        None => match link.limit {
+    let defaults = Bins {
+        bins: 1024,
+        quantum: 0,
+        limit: match link.limit {
             Some(Limit::Packets(p)) => p,
             _ => 1000,
         },
-        Some(s) => match crate::units::parse_limit(s).map_err(|e| format!("limit: {e}"))? {
-            Limit::Packets(p) => p,
-            Limit::Bytes(_) => return Err("limit: sfq_codel counts packets (e.g. \"1000p\")".into()),
-        },
+        overflow: Overflow::LargestBin,
     };
-    check_range("limit", limit, 1, 1 << 24)?;
-    let overflow = cfg.overflow.clone().unwrap_or_else(|| "largest_bin".into());
-    let tail_drop = match overflow.as_str() {
-        "largest_bin" => false,
-        "tail" => true,
-        o => {
-            return Err(format!(
-                "overflow: {o:?} is not allowed; allowed: largest_bin, tail"
-            ))
-        }
-    };
-    let mut p = codel.resolve("sfqcodel", link, false)?;
+    let cfg = read(params, defaults, link)?;
+    let mut p = read(params, CodelParams::variant(Variant::Sfqcodel, link.mtu), link)?;
     p.empty_is_below = true;
     let mut sched = FqSched::new(
-        bins as usize,
-        if quantum == 0 { 1 } else { quantum as u32 },
+        cfg.bins as usize,
+        if cfg.quantum == 0 { 1 } else { cfg.quantum as u32 },
         rng.next_u64(),
         CodelVars::default,
     );
     sched.empty_new_to_old = false;
-    sched.cost_bytes = quantum > 0;
-    let cfg = Config {
-        bins: Some(bins),
-        quantum: Some(Size(quantum)),
-        limit: Some(format!("{limit}p")),
-        overflow: Some(overflow),
-    };
+    sched.cost_bytes = cfg.quantum > 0;
     let q = SfqCodel {
         sched,
         stats: CodelStats::new(&p),
         params: p,
-        limit,
+        limit: cfg.limit,
         last_victim: None,
         overflow_drops: 0,
-        tail_drop,
+        tail_drop: cfg.overflow == Overflow::Tail,
     };
-    Ok((AnyQdisc::SfqCodel(q), merge(resolved(&cfg), resolved(&codel))))
+    Ok((AnyQdisc::SfqCodel(q), merge(written(&cfg), written(&p))))
 }
-
-const PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "bins",
-        help: "number of hash bins; default 1024",
-    },
-    ParamDoc {
-        name: "quantum",
-        help: "0B = packet round robin (default, ns-2); else bytes per DRR round",
-    },
-    ParamDoc {
-        name: "limit",
-        help: "total packets (\"1000p\"); default the link's packet limit, else 1000p",
-    },
-    ParamDoc {
-        name: "overflow",
-        help: "largest_bin (later ns-2 code, default: drop the tail of the bin with most packets) or tail (early code: drop the arrival)",
-    },
-    CODEL_PARAMS[0],
-    CODEL_PARAMS[1],
-    ParamDoc {
-        name: "variant",
-        help: "CoDel preset; default sfqcodel (see codel)",
-    },
-    CODEL_PARAMS[3],
-    CODEL_PARAMS[4],
-    CODEL_PARAMS[5],
-    CODEL_PARAMS[6],
-    CODEL_PARAMS[7],
-    CODEL_PARAMS[8],
-    CODEL_PARAMS[9],
-    CODEL_PARAMS[10],
-];
 
 pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
     name: "sfq_codel",
     summary: "ns-2 sfqCoDel: hashed bins served round robin with CoDel per bin",
     reference: "Nichols & Jacobson, ns-2 sfqcodel.cc",
-    params: PARAMS,
+    params: &[Group::of::<Bins>(), Group::of::<CodelParams>()],
     build,
 }];
 

@@ -1,28 +1,12 @@
-//! Small pieces shared by several disciplines: the flow hash, buffer-limit tests, and an index of
-//! queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
+//! Small pieces shared by several disciplines: the flow hash, the `limit` key and buffer-limit
+//! tests, and an index of queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
 
+use super::params::Params;
 use super::LinkInfo;
 use crate::units::{Limit, LimitSpec};
-use serde_json::{Map, Value};
-
-/// Splits a parameter table into the keys listed in `keys` and the rest (so a shared key group,
-/// e.g. CoDel's, can be parsed by its own `deny_unknown_fields` struct).
-pub fn split_keys(params: &Value, keys: &[&str]) -> Result<(Value, Value), String> {
-    let obj = match params {
-        Value::Object(m) => m.clone(),
-        Value::Null => Map::new(),
-        _ => return Err("parameters must be a table".into()),
-    };
-    let (mut a, mut b) = (Map::new(), Map::new());
-    for (k, v) in obj {
-        if keys.contains(&k.as_str()) {
-            a.insert(k, v);
-        } else {
-            b.insert(k, v);
-        }
-    }
-    Ok((Value::Object(a), Value::Object(b)))
-}
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Merges two resolved tables (keys of `b` win).
 pub fn merge(mut a: Value, b: Value) -> Value {
@@ -76,6 +60,29 @@ pub fn resolve_limit(own: Option<LimitSpec>, link: &LinkInfo) -> Result<Limit, S
         Limit::Packets(0) => Err(format!("{key}: 0p is not allowed; allowed: at least 1p")),
         Limit::Bytes(0) => Err(format!("{key}: 0B is not allowed; allowed: at least 1B")),
         l => Ok(l),
+    }
+}
+
+/// The `limit` key of a single-queue discipline, resolved by [`resolve_limit`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    /// buffer ("1000p" or bytes); default the link's limit, else 1000p
+    #[schemars(with = "LimitSpec")]
+    pub limit: Option<LimitSpec>,
+}
+
+impl Params for Buffer {
+    fn finish(&mut self, link: &LinkInfo) -> Result<(), String> {
+        self.limit = Some(LimitSpec(resolve_limit(self.limit, link)?));
+        Ok(())
+    }
+}
+
+impl Buffer {
+    /// The resolved limit.
+    pub fn limit(&self) -> Limit {
+        self.limit.expect("resolved by finish").0
     }
 }
 

@@ -3,11 +3,12 @@
 //! `scenario` give the keys, their types, defaults and doc comments (schemars' derive, which reads
 //! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
-//! come from `FLOW_KINDS`, the qdiscs and their parameters from the qdisc registry, the
+//! come from `FLOW_KINDS`, the qdiscs and their parameters (value types and help) from the qdisc
+//! registry's typed parameter structs (`queue::params`), the
 //! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
-//! What the schema cannot say (a value's range that depends on other keys, a route's hop names,
-//! a qdisc parameter's value type) stays with `aqmlab validate`.
+//! What the schema cannot say (a value's range that depends on other keys, a route's hop names)
+//! stays with `aqmlab validate`.
 
 use super::{
     DelAck, Dscp, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS, FLOW_KINDS,
@@ -46,7 +47,7 @@ impl JsonSchema for QdiscSpec {
     fn schema_name() -> Cow<'static, str> {
         "Qdisc".into()
     }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
         let qdiscs = registry();
         let names: Vec<&str> = qdiscs.iter().map(|q| q.name).collect();
         let tables: Vec<Value> = qdiscs
@@ -54,8 +55,12 @@ impl JsonSchema for QdiscSpec {
             .map(|q| {
                 let mut props = serde_json::Map::new();
                 props.insert("kind".into(), json!({"const": q.name}));
-                for p in q.params {
-                    props.insert(p.name.into(), json!({"description": p.help}));
+                // each key's value type and help from its struct
+                for group in q.params {
+                    let schema = (group.schema)(g);
+                    if let Some(Value::Object(m)) = schema.get("properties") {
+                        props.extend(m.clone());
+                    }
                 }
                 json!({"type": "object", "description": q.summary, "properties": props,
                        "required": ["kind"], "additionalProperties": false})
