@@ -60,3 +60,33 @@ def test_idle_large_page_persistent_saves_handshakes_and_slow_start():
         times[persistent] = s["fetch_ms"]["mean"]
     assert abs(times[False] - 89 * 50) < 10.0, times
     assert abs(times[True] - 34 * 50) < 10.0, times
+
+
+def _page_against_bulk(qdisc: str, hash_connections: bool) -> float:
+    """The page's share of the bottleneck: its 4 workers each fetching a 50 MB object (all
+    backlogged for the whole run) against 2 bulk TCP downloads through `qdisc`."""
+    big = "50MB"
+    sc = {
+        "name": "page-vs-bulk", "duration": "30s", "seed": 1,
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "qdisc": qdisc},
+                     "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "webpage", "objects": ["1000B", big, big, big, big], "workers": 4,
+                   "interval": "100s", "hash_connections": hash_connections},
+                  {"kind": "tcp", "count": 2}],
+        "record": {"level": "summary"},
+    }  # fmt: skip
+    flows = run_dict(sc).summary["flows"]
+    page = sum(f["bytes_delivered"] for f in flows if f["kind"] == "webpage")
+    return page / sum(f["bytes_delivered"] for f in flows)
+
+
+def test_hashing_qdiscs_share_per_connection():
+    # Linux's fq_codel and sfq hash each packet's 5-tuple (sch_fq_codel.c fq_codel_classify ->
+    # skb_get_hash; sch_sfq.c sfq_hash), and each of the page's connections has its own port:
+    # N = 4 backlogged connections and M = 2 bulk flows get 1/(N + M) of the link each under
+    # round robin, the page N/(N + M) = 2/3. With the page as one 5-tuple it is one of 1 + M
+    # flows: 1/3.
+    for qdisc in ("fq_codel", "sfq"):
+        on, off = _page_against_bulk(qdisc, True), _page_against_bulk(qdisc, False)
+        assert abs(on - 4 / 6) < 0.04, (qdisc, on)
+        assert abs(off - 1 / 3) < 0.04, (qdisc, off)

@@ -96,6 +96,10 @@ pub struct Packet {
     /// Which transfer of a flow that multiplexes many (a web flow: 2 x exchange + 0 for the
     /// request, + 1 for the response); 0 otherwise.
     pub conn: u32,
+    /// The connection a 5-tuple flow hash tells apart within the flow (`conn >> 1`: a request and
+    /// its response travel on one connection), set by the host when the flow's
+    /// `hash_connections` is on; 0 otherwise, so a flow without connections keeps its key.
+    pub tuple_conn: u32,
     /// IP-level length in bytes.
     pub size: u32,
     pub kind: Kind,

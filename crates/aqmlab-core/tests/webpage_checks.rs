@@ -177,7 +177,9 @@ fn fetches_behind_a_bulk_download_are_slower_through_fifo_than_fq_codel() {
     let flow = json!({"kind": "webpage", "page": "small", "interval": "1s", "start": "2s"});
     let fifo = fetch_times(&run(scenario(flow.clone(), "10Mbps", "pfifo", bulk.clone())));
     let fq = fetch_times(&run(scenario(flow.clone(), "10Mbps", "fq_codel", bulk)));
-    let idle = fetch_times(&run(scenario(flow, "10Mbps", "pfifo", vec![])));
+    // Unloaded through the same discipline: fq_codel round-robins the page's own connections
+    // (each its own 5-tuple), which a FIFO serves in arrival order.
+    let idle = fetch_times(&run(scenario(flow, "10Mbps", "fq_codel", vec![])));
     assert!(!fifo.is_empty() && !fq.is_empty() && !idle.is_empty());
     // A 1000-packet FIFO at 10 Mb/s holds up to 1.2 s of queue; fq_codel keeps the page's
     // sparse flows ahead of the bulk flow's backlog.

@@ -62,7 +62,7 @@ impl Qdisc for Choke {
         if self.vars.avg > self.params.min_th {
             if let Some(i) = self.pick() {
                 let victim = self.ring[i].expect("pick returns a packet");
-                if ctx.flow_key(victim) == ctx.flow_key(id) {
+                if ctx.hash_key(victim) == ctx.hash_key(id) {
                     self.ring[i] = None;
                     self.packets -= 1;
                     self.bytes -= ctx.size(victim) as u64;

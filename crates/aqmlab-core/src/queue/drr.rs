@@ -1,7 +1,9 @@
 //! Deficit Round Robin (Shreedhar & Varghese 1995; algorithms.md section 9).
 //!
 //! * Classification is exact: one queue per flow key (scenario flow and direction), so there are
-//!   no hash collisions. Per-flow quanta: `quanta` lists quanta by scenario flow index (both
+//!   no hash collisions; the connections of a `web`/`webpage` flow share its class (classes are
+//!   configured per scenario flow, as Linux sch_drr's by tc filters; the flow's
+//!   `hash_connections` applies to the hashing disciplines only). Per-flow quanta: `quanta` lists quanta by scenario flow index (both
 //!   directions); flows beyond the list use `quantum` (default the link MTU, 1500 B).
 //! * `deficit = "classic"` (default, the paper): an activated flow starts with DC = 0; each visit
 //!   adds Q_i and sends head packets while they fit in DC; an emptied flow leaves with DC = 0,

@@ -187,7 +187,7 @@ impl<S> FqSched<S> {
 
     /// The flow queue of a flow key.
     #[inline]
-    pub fn classify(&self, key: u32) -> usize {
+    pub fn classify(&self, key: u64) -> usize {
         scale(flow_hash(key, self.seed), self.flows.len() as u32)
     }
 

@@ -78,7 +78,7 @@ impl Qdisc for FqCodel {
     }
 
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
-        let f = self.sched.classify(ctx.flow_key(id));
+        let f = self.sched.classify(ctx.hash_key(id));
         let size = ctx.size(id);
         self.sched.push(f, id, size);
         self.memory += size as u64 + MEMORY_OVERHEAD;
@@ -253,7 +253,7 @@ mod tests {
         let mut out: Vec<u32> = Vec::new();
         let mut used = Vec::new();
         for f in 0..1000u32 {
-            let b = q.sched.classify((f << 1) | 1);
+            let b = q.sched.classify(u64::from((f << 1) | 1));
             if !used.contains(&b) {
                 used.push(b);
                 out.push(f);
@@ -353,7 +353,7 @@ mod tests {
         assert_eq!(h.pool.get(next).flow, f[0]);
         // A new flow sending more than a quantum loses new-flow status after one quantum: with
         // quantum 1500, its first 1500 B packet goes first, the second waits behind the bulk flow.
-        let q0 = q.sched.classify((f[1] << 1) | 1);
+        let q0 = q.sched.classify(u64::from((f[1] << 1) | 1));
         while q.sched.flows[q0].fq.q.is_empty() && h.dequeue(&mut q, 5 * MS).is_some() {
             if q.sched.active().all(|x| x != q0) {
                 break;
@@ -407,7 +407,7 @@ mod tests {
             .iter()
             .zip(&fat)
             .all(|(&(d, r), &id)| d == id && r == DropReason::FatFlow));
-        let b = q.sched.classify((f[0] << 1) | 1);
+        let b = q.sched.classify(u64::from((f[0] << 1) | 1));
         assert_eq!(q.sched.flows[b].aqm.count(), 46);
         assert_eq!(q.backlog_packets(), 55);
         // The 64-packet batch bound: 200 packets in one flow, limit 200.

@@ -40,7 +40,7 @@ impl Qdisc for FqPie {
     }
 
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
-        let f = self.sched.classify(ctx.flow_key(id));
+        let f = self.sched.classify(ctx.hash_key(id));
         let size = ctx.size(id);
         let flow = &mut self.sched.flows[f];
         if self.sched.tot.packets >= self.limit {
@@ -186,7 +186,10 @@ mod tests {
         let mut h = Harness::new();
         let pkt = tx_time(1500, 10_000_000);
         let (heavy, light) = (0u32, 1u32);
-        assert_ne!(q.sched.classify(heavy << 1 | 1), q.sched.classify(light << 1 | 1));
+        assert_ne!(
+            q.sched.classify(u64::from(heavy << 1 | 1)),
+            q.sched.classify(u64::from(light << 1 | 1))
+        );
         let mut t = 0;
         let mut k = 0u64;
         let mut delivered = [0u64; 2];

@@ -126,11 +126,22 @@ impl QueueCtx<'_> {
         self.pool.get(id).dscp
     }
 
-    /// The flow key a classifier hashes (scenario flow index and direction).
+    /// The flow key of exact per-flow classes (DRR): scenario flow index and direction.
     #[inline]
     pub fn flow_key(&self, id: PktId) -> u32 {
         let p = self.pool.get(id);
         (p.flow << 1) | p.dir as u32
+    }
+
+    /// The key a hashing classifier sees, standing for the packet's 5-tuple (Linux fq_codel and
+    /// sfq hash `skb_get_hash`, the flow dissector's hash over addresses, ports and protocol;
+    /// CHOKe matches the dissected flow): the flow key, and in the high word the connection
+    /// within the flow (`Packet::tuple_conn`, 0 for a flow without connections, whose key
+    /// is then the flow key unchanged).
+    #[inline]
+    pub fn hash_key(&self, id: PktId) -> u64 {
+        let p = self.pool.get(id);
+        ((p.tuple_conn as u64) << 32) | ((p.flow << 1) | p.dir as u32) as u64
     }
 }
 

@@ -60,7 +60,7 @@ pub struct Sfq {
 }
 
 impl Sfq {
-    fn bucket_of(&self, key: u32) -> usize {
+    fn bucket_of(&self, key: u64) -> usize {
         (flow_hash(key, self.seed) & (self.divisor - 1)) as usize
     }
 
@@ -86,7 +86,7 @@ impl Sfq {
 
     /// Inserts without the total-limit check; returns false if the arrival was dropped.
     fn insert(&mut self, id: PktId, ctx: &mut QueueCtx) -> bool {
-        let b = self.bucket_of(ctx.flow_key(id));
+        let b = self.bucket_of(ctx.hash_key(id));
         let mut s = self.buckets[b];
         if s == NONE {
             let Some(free) = self.free.pop() else {
@@ -326,7 +326,7 @@ mod tests {
         let mut out = Vec::new();
         let mut used = Vec::new();
         for f in 0..1000u32 {
-            let b = q.bucket_of((f << 1) | 1);
+            let b = q.bucket_of(u64::from((f << 1) | 1));
             if !used.contains(&b) {
                 used.push(b);
                 out.push(f);

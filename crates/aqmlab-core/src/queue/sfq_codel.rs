@@ -77,7 +77,7 @@ impl Qdisc for SfqCodel {
                 self.overflow_drops += 1;
             }
         }
-        let f = self.sched.classify(ctx.flow_key(id));
+        let f = self.sched.classify(ctx.hash_key(id));
         self.sched.push(f, id, ctx.size(id));
     }
 
@@ -213,7 +213,7 @@ mod tests {
         let mut out = Vec::new();
         let mut used = Vec::new();
         for f in 0..1000u32 {
-            let b = q.sched.classify((f << 1) | 1);
+            let b = q.sched.classify(u64::from((f << 1) | 1));
             if !used.contains(&b) {
                 used.push(b);
                 out.push(f);

@@ -28,8 +28,8 @@ pub fn mix64(mut z: u64) -> u64 {
 
 /// 32-bit hash of a flow key under a perturbation (seed drawn from the discipline's Rng).
 #[inline]
-pub fn flow_hash(key: u32, seed: u64) -> u32 {
-    (mix64((key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed) >> 32) as u32
+pub fn flow_hash(key: u64, seed: u64) -> u32 {
+    (mix64(key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed) >> 32) as u32
 }
 
 /// Multiply-shift reduction of a 32-bit hash to [0, n) (the Linux `reciprocal_scale`).
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn hash_spreads_keys() {
         let mut hits = [0u32; 16];
-        for k in 0..16_000u32 {
+        for k in 0..16_000u64 {
             hits[scale(flow_hash(k, 12345), 16)] += 1;
         }
         assert!(hits.iter().all(|&h| (800..1200).contains(&h)), "{hits:?}");

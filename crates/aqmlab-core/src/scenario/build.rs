@@ -133,6 +133,9 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
         }
         "tcp" | "web" | "webpage" => {
+            if f.kind != "tcp" {
+                r.hash_connections = Some(f.hash_connections.unwrap_or(true));
+            }
             if f.kind == "webpage" {
                 if f.objects.is_none() {
                     r.page = Some(f.page.clone().unwrap_or_else(|| PAGES[0].0.into()));
@@ -616,6 +619,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
             flow.dscp = f.dscp.map_or(0, |d| d.0);
+            flow.hash_connections = f.hash_connections == Some(true);
             flow.station = station as u16;
             if f.hops.is_some() || reroute {
                 flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));

@@ -750,6 +750,12 @@ pub struct FlowSpec {
     /// http-getter's curl handles (default true); false: a new connection per object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
+    // web and webpage
+    /// Whether a hashing qdisc (fq_codel, sfq, CHOKe, ...) tells the flow's connections apart,
+    /// as Linux's classifiers do by hashing each packet's 5-tuple (`skb_get_hash`; every
+    /// connection has its own port): default true; false: the whole flow is one 5-tuple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_connections: Option<bool>,
     // tcp (and ecn for udp)
     /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -977,12 +983,20 @@ pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
     // One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
     ("tcp", &[&["on_off", "bytes", "repeat"], TCP_KNOBS]),
     // PackMime-HTTP exchanges over TCP connections of the same model.
-    ("web", &[&["conn_rate", "http"], TCP_KNOBS]),
+    ("web", &[&["conn_rate", "http", "hash_connections"], TCP_KNOBS]),
     // Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
     (
         "webpage",
         &[
-            &["page", "objects", "workers", "interval", "timeout", "persistent"],
+            &[
+                "page",
+                "objects",
+                "workers",
+                "interval",
+                "timeout",
+                "persistent",
+                "hash_connections",
+            ],
             TCP_KNOBS,
         ],
     ),

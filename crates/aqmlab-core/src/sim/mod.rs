@@ -105,6 +105,8 @@ pub struct Flow {
     pub nic_rate: Option<u64>,
     /// The DSCP both hosts put on this flow's packets.
     pub dscp: u8,
+    /// Whether the hosts expose the flow's connections to the classifiers (`Packet::tuple_conn`).
+    pub hash_connections: bool,
     /// The WiFi station this flow's client is (an index into the medium's stations).
     pub station: u16,
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
@@ -140,6 +142,7 @@ impl Flow {
             pipes: [0; 4],
             nic_rate,
             dscp: 0,
+            hash_connections: false,
             station: 0,
             route: [None; 2],
             nic_free: [0; 2],
@@ -427,10 +430,16 @@ impl World {
     fn after_endpoint(&mut self, f: u32, s: Side) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
-        let dscp = self.flows[f as usize].dscp;
+        let (dscp, hash_connections) = (
+            self.flows[f as usize].dscp,
+            self.flows[f as usize].hash_connections,
+        );
         for mut p in out.drain(..) {
             p.sent_at = now;
             p.dscp = dscp;
+            if hash_connections {
+                p.tuple_conn = p.conn >> 1;
+            }
             let d = p.dir;
             let size = p.size as u64;
             let id = self.pool.alloc(p);
