@@ -41,6 +41,15 @@ pub struct ExchangeRecord {
 }
 
 /// The exchanges of a plan, flattened: (connection, index on it).
+/// The exchange a packet arriving at a server belongs to (connection `conn / 2`; even: the
+/// request direction), and whether it opens that exchange (the first request packet seen);
+/// None for an exchange beyond the plan.
+pub(crate) fn server_exchange(seen: &[bool], conn: u32) -> Option<(u32, bool)> {
+    let x = conn / 2;
+    let opens = !*seen.get(x as usize)? && conn.is_multiple_of(2);
+    Some((x, opens))
+}
+
 fn flatten(plan: &[Connection]) -> Vec<(u32, u32)> {
     plan.iter()
         .enumerate()
@@ -400,11 +409,10 @@ impl Endpoint for WebServer {
     fn start(&mut self, _now: Time, _out: &mut Outbox) {}
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
-        let x = pkt.conn / 2;
-        if (x as usize) >= self.seen.len() {
+        let Some((x, opens)) = server_exchange(&self.seen, pkt.conn) else {
             return;
-        }
-        if !self.seen[x as usize] && pkt.conn.is_multiple_of(2) {
+        };
+        if opens {
             self.accept(x, now, out);
         }
         if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {

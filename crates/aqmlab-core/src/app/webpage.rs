@@ -38,7 +38,7 @@
 //! Both: the pool bounds the concurrency as the workers do; ACKs are not piggybacked on data.
 
 use super::packmime::{Connection, Exchange};
-use super::web::{tag, Exchanges, Pair, WebServer};
+use super::web::{server_exchange, tag, Exchanges, Pair, WebServer};
 use crate::packet::{Dir, Kind, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -453,11 +453,10 @@ impl Endpoint for StreamServer {
     fn start(&mut self, _now: Time, _out: &mut Outbox) {}
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
-        let x = pkt.conn / 2;
-        if (x as usize) >= self.seen.len() {
+        let Some((x, opens)) = server_exchange(&self.seen, pkt.conn) else {
             return;
-        }
-        if !self.seen[x as usize] && pkt.conn.is_multiple_of(2) {
+        };
+        if opens {
             self.accept(x, now, out);
         }
         if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
