@@ -233,8 +233,9 @@ def mk_http(n_up, n_down, n_probes, workers=3):
     t, m = synth.flent_run(n_up, n_down, n_probes, name="httpish")
     rows = t["flows"].to_pylist()
     entries = m["scenario"]["flows"]
-    rows.append({**rows[0], "flow": len(rows), "kind": "webpage", "direction": "down", "group": len(entries),
-                 "label": "page", "cc": "cubic"})  # fmt: skip
+    blank = {f.name: (None if pa.types.is_string(f.type) else 0) for f in t["flows"].schema}
+    rows.append({**blank, "flow": len(rows), "kind": "webpage", "direction": "down", "group": len(entries),
+                 "label": "page", "cc": "cubic", "first_syn_ns": None, "completed_ns": None})  # fmt: skip
     entries.append({"kind": "webpage", "page": "small", "workers": workers})
     t["flows"] = pa.Table.from_pylist(rows, schema=t["flows"].schema)
     ms = 1_000_000
