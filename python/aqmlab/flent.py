@@ -33,15 +33,18 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   http-getter) -> the ``HTTP latency`` series (ms; tests/http.inc), one raw ``{t, val}`` per
   completed page fetch as HttpGetterRunner parses http-getter's line: ``t`` = the fetch's end,
   ``val`` = its fetch time in ms (http-getter's get_loop times a cycle from its start to the last
-  object); ``results`` interpolated on the grid as Flent's TimeseriesAggregator does (linear,
-  null more than 5 steps = 1 s from a fetch). ``http-1down``/``http-1up`` add the one ``TCP
+  object); ``results`` interpolated on the grid like Flent's TimeseriesAggregator (linear; null
+  more than 5 steps = 1 s from the nearest fetch end, where Flent measures to the next one). ``http-1down``/``http-1up`` add the one ``TCP
   download``/``TCP upload``, ``http-rrul`` the ``rrul_be`` flow set (http-rrul.conf includes
-  rrul_be.conf). Approximations: http-getter starts a cycle every STEP_SIZE (``-i``, 200 ms) or
-  as soon as the previous one ends, the webpage flow at its own ``interval``; a timed-out fetch
-  (or one cut by the run's end) has no point, as http-getter prints none for a failed cycle (it
-  counts in ``SERIES_META['HTTP latency']['AQMLAB_TIMED_OUT']``), where http-getter stops at
-  the first error; ``HTTP_GETTER_URLLIST`` stays null (the page is a list of object sizes, not
-  URLs); fetches that start before the warm-up are left out, as in the run's summary.
+  rrul_be.conf, so an aqmlab ``rrul`` run's marked flows take rrul_be's names). A run with a
+  voip flow too is guessed as ``voip``/``voip-1up``; ``--test http-1up`` gives its HTTP view.
+  Approximations: the webpage flow repeats fetches by http-getter's rule (a cycle every
+  interval, or when the previous one ends) but at its own ``interval``, where Flent's HTTP tests
+  pass ``-i`` STEP_SIZE (200 ms); a fetch that timed out or was cut by the run's end has no
+  point, as http-getter prints none for a failed cycle (they count in ``SERIES_META['HTTP
+  latency']['AQMLAB_NOT_COMPLETED']``), but http-getter stops at its first error and aqmlab goes
+  on; ``HTTP_GETTER_URLLIST`` stays null (the page is a list of object sizes, not URLs);
+  fetches that start before the warm-up are left out, as in the run's summary.
 
 Not supported (ValueError): ``voip-rrul``.
 """
@@ -420,7 +423,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
         else:
             tcp_names = [("TCP upload", r) for r in up] + [("TCP download", r) for r in down]
         raw, grid, failed = _http_series(run, pages[0], b)
-        b.add(HTTP_SERIES, raw, grid, "ms", RUNNER="HttpGetterRunner", AQMLAB_TIMED_OUT=failed,
+        b.add(HTTP_SERIES, raw, grid, "ms", RUNNER="HttpGetterRunner", AQMLAB_NOT_COMPLETED=failed,
               AQMLAB_FLOW=pages[0])  # fmt: skip
         http_meta["HTTP_GETTER_WORKERS"] = _page_workers(run, pages[0])
     elif test == "rtt_fair4be":

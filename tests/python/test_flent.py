@@ -268,7 +268,7 @@ def test_http_export_is_http_getters_series(tmp_path):
     want = [(k + v / 1e3, v) for k, v in enumerate(FETCH_MS) if v is not None]
     assert [(p["t"] - flent.T0, p["val"]) for p in raw] == [pytest.approx(w) for w in want]
     sm = data["metadata"]["SERIES_META"]["HTTP latency"]
-    assert sm["UNITS"] == "ms" and sm["RUNNER"] == "HttpGetterRunner" and sm["AQMLAB_TIMED_OUT"] == 1
+    assert sm["UNITS"] == "ms" and sm["RUNNER"] == "HttpGetterRunner" and sm["AQMLAB_NOT_COMPLETED"] == 1
     assert sm["MIN_VALUE"] == 100.0 and sm["MAX_VALUE"] == 450.0
     assert data["metadata"]["HTTP_GETTER_WORKERS"] == 3
     # the grid: linear between fetch ends (2.2 s: 200 ms; 3.6 s: 2/3 of the way from 200 to 300 ms)
