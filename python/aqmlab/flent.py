@@ -29,7 +29,24 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   ``::loss`` = probes lost since the previous sample, ``::rtt``. ``voip-1up`` adds the ``TCP
   upload``.
 
-Not supported (ValueError): ``voip-rrul``, the HTTP tests.
+* Tests ``http``, ``http-1down``, ``http-1up`` and ``http-rrul``: a ``webpage`` flow (Flent's
+  http-getter) -> the ``HTTP latency`` series (ms; tests/http.inc), one raw ``{t, val}`` per
+  completed page fetch as HttpGetterRunner parses http-getter's line: ``t`` = the fetch's end,
+  ``val`` = its fetch time in ms (http-getter's get_loop times a cycle from its start to the last
+  object); ``results`` interpolated on the grid like Flent's TimeseriesAggregator (linear; null
+  more than 5 steps = 1 s from the nearest fetch end, where Flent measures to the next one). ``http-1down``/``http-1up`` add the one ``TCP
+  download``/``TCP upload``, ``http-rrul`` the ``rrul_be`` flow set (http-rrul.conf includes
+  rrul_be.conf, so an aqmlab ``rrul`` run's marked flows take rrul_be's names). A run with a
+  voip flow too is guessed as ``voip``/``voip-1up``; ``--test http-1up`` gives its HTTP view.
+  Approximations: the webpage flow repeats fetches by http-getter's rule (a cycle every
+  interval, or when the previous one ends) but at its own ``interval``, where Flent's HTTP tests
+  pass ``-i`` STEP_SIZE (200 ms); a fetch that timed out or was cut by the run's end has no
+  point, as http-getter prints none for a failed cycle (they count in ``SERIES_META['HTTP
+  latency']['AQMLAB_NOT_COMPLETED']``), but http-getter stops at its first error and aqmlab goes
+  on; ``HTTP_GETTER_URLLIST`` stays null (the page is a list of object sizes, not URLs);
+  fetches that start before the warm-up are left out, as in the run's summary.
+
+Not supported (ValueError): ``voip-rrul``.
 """
 
 from __future__ import annotations
@@ -57,8 +74,12 @@ RRUL_BE_CLASSES = ("BE", "BE2", "BE3", "BE4")
 RRUL_BE_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3")
 
 SUPPORTED = (
-    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up", "qdisc-stats",
+    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up", "http",
+    "http-1down", "http-1up", "http-rrul", "qdisc-stats",
 )  # fmt: skip
+# Flent's HTTP tests by the TCP flows beside the fetches: (uploads, downloads) -> test
+HTTP_TESTS = {(0, 0): "http", (0, 1): "http-1down", (1, 0): "http-1up", (4, 4): "http-rrul"}
+HTTP_SERIES = "HTTP latency"
 
 
 def _iso(ts: float) -> str:
@@ -86,6 +107,8 @@ def guess_test(run) -> str:
     nu, nd = len(up), len(down)
     if _voip_flows(run) and (nu, nd) in ((0, 0), (1, 0)):
         return "voip" if nu == 0 else "voip-1up"
+    if _kind_flows(run, "webpage") and (nu, nd) in HTTP_TESTS:
+        return HTTP_TESTS[(nu, nd)]
     if nu == 0 and nd == 0:
         if probes:
             return "ping"
@@ -165,6 +188,18 @@ def _rate_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray]:
     return raw, grid
 
 
+def _interp_grid(t: np.ndarray, v: np.ndarray, b: _Builder) -> np.ndarray:
+    """Samples (sorted times ``t`` in s) interpolated on the grid, null more than 1 s (5 steps,
+    Flent's TimeseriesAggregator max_distance) from the nearest sample."""
+    grid = np.full(b.x.size, np.nan)
+    if t.size:
+        grid = np.interp(b.x, t, v)
+        idx = np.clip(np.searchsorted(t, b.x), 1, max(t.size - 1, 1))
+        near = np.minimum(np.abs(b.x - t[idx - 1]), np.abs(b.x - t[np.minimum(idx, t.size - 1)]))
+        grid[near > 1.0] = np.nan
+    return grid
+
+
 def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, float | None]:
     p = M.probe_table(_tables(run), flow)
     t = p.column("t_send_ns").to_numpy().astype(np.float64) / 1e9
@@ -174,19 +209,38 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
     order = np.argsort(t[ok], kind="stable")
     t_ok, rtt_ok, seq_ok = t[ok][order], rtt[ok][order], seq[ok][order]
     raw = [{"t": T0 + float(a), "val": float(v), "seq": int(s)} for a, v, s in zip(t_ok, rtt_ok, seq_ok)]
-    grid = np.full(b.x.size, np.nan)
-    if t_ok.size:
-        grid = np.interp(b.x, t_ok, rtt_ok)
-        idx = np.clip(np.searchsorted(t_ok, b.x), 1, max(t_ok.size - 1, 1))
-        near = np.minimum(np.abs(b.x - t_ok[idx - 1]), np.abs(b.x - t_ok[np.minimum(idx, t_ok.size - 1)]))
-        grid[near > 1.0] = np.nan
+    grid = _interp_grid(t_ok, rtt_ok, b)
     return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"]))
+
+
+def _kind_flows(run, kind: str) -> list[int]:
+    """The flows of ``kind``, by id."""
+    rows = run.tables["flows"].select(["flow", "kind"]).to_pylist()
+    return [int(r["flow"]) for r in rows if r["kind"] == kind]
 
 
 def _voip_flows(run) -> list[int]:
     """The flows of kind ``voip`` (irtt streams), by id."""
-    rows = run.tables["flows"].select(["flow", "kind"]).to_pylist()
-    return [int(r["flow"]) for r in rows if r["kind"] == "voip"]
+    return _kind_flows(run, "voip")
+
+
+def _http_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, int]:
+    """http-getter's points of webpage flow ``flow`` (``{t: fetch end, val: fetch time ms}``, the
+    fetches started at or after the warm-up that completed), their grid, and how many of those
+    fetches did not complete."""
+    w = run.tables.get("webpage")
+    if w is None:
+        raise M.MissingTableError(f"run '{run.run_id}' has no 'webpage' table; 'HTTP latency' needs it")
+    mine = w.column("flow").to_numpy() == flow
+    start = w.column("t_start_ns").to_numpy().astype(np.float64)[mine] / 1e9
+    ft = M._nullable_float(w, "fetch_time_ns")[mine] / 1e9
+    keep = start >= b.warmup_s
+    done = keep & ~np.isnan(ft)
+    end, ms = start[done] + ft[done], ft[done] * 1e3
+    order = np.argsort(end, kind="stable")
+    end, ms = end[order], ms[order]
+    raw = [{"t": T0 + float(a), "val": float(v)} for a, v in zip(end, ms)]
+    return raw, _interp_grid(end, ms, b), int(keep.sum() - done.sum())
 
 
 def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray], dict]:
@@ -283,6 +337,26 @@ def _need_count(test: str, what: str, have: int, want: int) -> None:
         raise ValueError(f"Flent test '{test}' needs {want} {what}, the run has {have}")
 
 
+def _rrul_names(test: str, up: list[dict], down: list[dict], probes: list[int]) -> tuple[list, list]:
+    """(TCP series name, flow row) and (ping series name, probe flow) of an rrul-shaped test;
+    ``rrul`` marks its flows BE/BK/CS5/EF, ``rrul_be`` and ``http-rrul`` are all best effort."""
+    cls, pings = (RRUL_CLASSES, RRUL_PINGS) if test == "rrul" else (RRUL_BE_CLASSES, RRUL_BE_PINGS)
+    _need_count(test, "upload TCP flows", len(up), 4)
+    _need_count(test, "download TCP flows", len(down), 4)
+    if len(probes) > 4:
+        raise ValueError(f"Flent test '{test}' has 4 ping series, the run has {len(probes)} probe streams")
+    tcp_names = [(f"TCP upload {c}", r) for c, r in zip(cls, up)]
+    tcp_names += [(f"TCP download {c}", r) for c, r in zip(cls, down)]
+    return tcp_names, list(zip(pings, probes))
+
+
+def _page_workers(run, flow: int) -> int | None:
+    """The ``workers`` of webpage flow ``flow`` in the resolved scenario (http-getter's ``-n``)."""
+    group = next(r["group"] for r in run.tables["flows"].to_pylist() if r["flow"] == flow)
+    entries = (run.meta.get("scenario") or {}).get("flows") or []
+    return entries[group].get("workers") if group < len(entries) else None
+
+
 def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
     """The Flent data object (a dict) for ``run``; see the module docstring for the mapping.
     ``warmup_s``: samples before it are left out; None = the warm-up the run was summarised with."""
@@ -299,18 +373,9 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
     params: dict[str, str] = {}
     tcp_names: list[tuple[str, dict]] = []
     ping_names: list[tuple[str, int]] = []
+    http_meta: dict[str, Any] = {}
     if test in ("rrul", "rrul_be"):
-        cls = RRUL_CLASSES if test == "rrul" else RRUL_BE_CLASSES
-        pings = RRUL_PINGS if test == "rrul" else RRUL_BE_PINGS
-        _need_count(test, "upload TCP flows", len(up), 4)
-        _need_count(test, "download TCP flows", len(down), 4)
-        if len(probes) > 4:
-            raise ValueError(
-                f"Flent test '{test}' has 4 ping series, the run has {len(probes)} probe streams"
-            )
-        tcp_names = [(f"TCP upload {c}", r) for c, r in zip(cls, up)]
-        tcp_names += [(f"TCP download {c}", r) for c, r in zip(cls, down)]
-        ping_names = list(zip(pings, probes))
+        tcp_names, ping_names = _rrul_names(test, up, down, probes)
     elif test in ("tcp_nup", "tcp_ndown"):
         flows, word = (up, "upload") if test == "tcp_nup" else (down, "download")
         other = down if test == "tcp_nup" else up
@@ -344,6 +409,23 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
         for k, units in (("rtt", "ms"), ("delay", "ms"), ("jitter", "ms"), ("loss", "count")):
             b.results[f"VoIP::{k}"] = b._grid(grid[k])
             b.series_meta[f"VoIP::{k}"] = {"UNITS": units}
+    elif test in HTTP_TESTS.values():
+        pages = _kind_flows(run, "webpage")
+        if len(pages) != 1:
+            raise ValueError(
+                f"Flent test '{test}' has one http-getter; the run has {len(pages)} webpage flows"
+            )
+        nu, nd = next(k for k, v in HTTP_TESTS.items() if v == test)
+        _need_count(test, "upload TCP flows", len(up), nu)
+        _need_count(test, "download TCP flows", len(down), nd)
+        if test == "http-rrul":  # http-rrul.conf includes rrul_be.conf
+            tcp_names, ping_names = _rrul_names(test, up, down, probes)
+        else:
+            tcp_names = [("TCP upload", r) for r in up] + [("TCP download", r) for r in down]
+        raw, grid, failed = _http_series(run, pages[0], b)
+        b.add(HTTP_SERIES, raw, grid, "ms", RUNNER="HttpGetterRunner", AQMLAB_NOT_COMPLETED=failed,
+              AQMLAB_FLOW=pages[0])  # fmt: skip
+        http_meta["HTTP_GETTER_WORKERS"] = _page_workers(run, pages[0])
     elif test == "rtt_fair4be":
         if len(up) > 4 or len(down) > 4 or len(probes) > 4:
             raise ValueError(
@@ -409,6 +491,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
         "IP_VERSION": 4,
         "BATCH_NAME": None,
         "DATA_FILENAME": None,
+        **http_meta,
         "AQMLAB": {
             "run_id": run.run_id,
             "seed": meta.get("seed"),

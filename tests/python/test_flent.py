@@ -212,3 +212,130 @@ def test_voip_with_an_upload_exports_flents_voip_1up(tmp_path):
     res_plot = run_flent("-i", str(f), "-p", "totals_loss", "-o", str(out), cwd=tmp_path)
     assert res_plot.returncode == 0, res_plot.stderr[-3000:]
     assert out.stat().st_size > 5000
+
+
+# Flent 2.3's HTTP tests (tests/http.inc, http-1down.conf, http-1up.conf, http-rrul.conf): the
+# http-getter series is "HTTP latency" in "ms"; each test's DEFAULTS['PLOT'].
+HTTP_DEFAULT_PLOT = {
+    "http": "http_delay",
+    "http-1down": "totals",
+    "http-1up": "totals",
+    "http-rrul": "totals_delay",
+}
+# synthetic page fetches: fetch k starts at k s and takes 100 + 50 k ms; fetch 3 times out
+FETCH_MS = [100.0, 150.0, 200.0, None, 300.0, 350.0, 400.0, 450.0]
+
+
+def mk_http(n_up, n_down, n_probes, workers=3):
+    """The synthetic run of ``mk`` plus one webpage flow (last id) with the fetches FETCH_MS."""
+    import pyarrow as pa
+
+    t, m = synth.flent_run(n_up, n_down, n_probes, name="httpish")
+    rows = t["flows"].to_pylist()
+    entries = m["scenario"]["flows"]
+    blank = {f.name: (None if pa.types.is_string(f.type) else 0) for f in t["flows"].schema}
+    rows.append({**blank, "flow": len(rows), "kind": "webpage", "direction": "down", "group": len(entries),
+                 "label": "page", "cc": "cubic", "first_syn_ns": None, "completed_ns": None})  # fmt: skip
+    entries.append({"kind": "webpage", "page": "small", "workers": workers})
+    t["flows"] = pa.Table.from_pylist(rows, schema=t["flows"].schema)
+    ms = 1_000_000
+    t["webpage"] = pa.table(
+        {
+            "flow": pa.array([len(rows) - 1] * len(FETCH_MS), pa.uint32()),
+            "fetch": pa.array(range(len(FETCH_MS)), pa.uint32()),
+            "t_start_ns": pa.array([k * 1000 * ms for k in range(len(FETCH_MS))], pa.uint64()),
+            "fetch_time_ns": pa.array([None if v is None else int(v * ms) for v in FETCH_MS], pa.uint64()),
+            "timed_out": pa.array([int(v is None) for v in FETCH_MS], pa.uint32()),
+            "objects_done": pa.array([3] * len(FETCH_MS), pa.uint32()),
+        }
+    )
+    return RunData(
+        path=Path("httpish"), meta=m, summary=metrics.summarize(t, m), scenario=m["scenario"], tables=t
+    )
+
+
+def test_http_export_is_http_getters_series(tmp_path):
+    """One raw point per completed fetch as HttpGetterRunner parses http-getter's line: t = the
+    cycle's end (start + fetch time), val = the fetch time in ms; none for the timed-out fetch;
+    the workers as HTTP_GETTER_WORKERS; Flent's HTTP test by the TCP flows beside the page."""
+    r = mk_http(0, 0, 0)
+    assert flent.guess_test(r) == "http"
+    assert flent.guess_test(mk_http(0, 1, 1)) == "http-1down"
+    assert flent.guess_test(mk_http(1, 0, 1)) == "http-1up"
+    assert flent.guess_test(mk_http(4, 4, 4)) == "http-rrul"
+    data = flent.build(r)
+    raw = data["raw_values"]["HTTP latency"]
+    want = [(k + v / 1e3, v) for k, v in enumerate(FETCH_MS) if v is not None]
+    assert [(p["t"] - flent.T0, p["val"]) for p in raw] == [pytest.approx(w) for w in want]
+    sm = data["metadata"]["SERIES_META"]["HTTP latency"]
+    assert sm["UNITS"] == "ms" and sm["RUNNER"] == "HttpGetterRunner" and sm["AQMLAB_NOT_COMPLETED"] == 1
+    assert sm["MIN_VALUE"] == 100.0 and sm["MAX_VALUE"] == 450.0
+    assert data["metadata"]["HTTP_GETTER_WORKERS"] == 3
+    # the grid: linear between fetch ends (2.2 s: 200 ms; 3.6 s: 2/3 of the way from 200 to 300 ms)
+    res = data["results"]["HTTP latency"]
+    assert res[11] == pytest.approx(200.0) and res[18] == pytest.approx(200 + 100 * (3.6 - 2.2) / (4.3 - 2.2))
+    assert res[49] is None  # more than 1 s after the last fetch's end (7.45 s)
+    with pytest.raises(ValueError, match="'http-1up' needs 1 upload TCP flows, the run has 0"):
+        flent.build(r, "http-1up")
+    with pytest.raises(ValueError, match="'http' has one http-getter; the run has 0 webpage flows"):
+        flent.build(mk(0, 0, 1), "http")
+
+
+@pytest.mark.parametrize(
+    ("shape", "test", "expect"),
+    [
+        ((0, 0, 0), "http", {}),
+        ((0, 1, 1), "http-1down", {"TCP download": 1.0}),
+        ((1, 0, 1), "http-1up", {"TCP upload": 1.0}),
+        ((4, 4, 4), "http-rrul", {"TCP upload BE4": 4.0, "Ping (ms) UDP BE3": 50.0}),
+    ],
+)
+def test_flent_loads_and_plots_http_tests(tmp_path, shape, test, expect):
+    """Flent 2.3 summarises the HTTP series from the raw points (mean of the completed fetch
+    times) and draws each HTTP test's default plot."""
+    f = flent.export_flent(mk_http(*shape), test, tmp_path / f"{test}.flent.gz")
+    res = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    means = _summary_means(res.stdout)
+    done = [v for v in FETCH_MS if v is not None]
+    for series, mean in {"HTTP latency": sum(done) / len(done), **expect}.items():
+        assert series in means, f"{series} missing from flent summary:\n{res.stdout}"
+        assert means[series] == pytest.approx(mean, rel=1e-3), series
+    for plot in (HTTP_DEFAULT_PLOT[test], "http_delay_cdf"):
+        out = tmp_path / f"{plot}.png"
+        res_plot = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=tmp_path)
+        assert res_plot.returncode == 0, res_plot.stderr[-3000:]
+        assert out.stat().st_size > 5000
+
+
+def test_webpage_beside_rrul_exports_flents_http_rrul(tmp_path):
+    """The built-in rrul scenario with a small-page fetcher in front exports as Flent's
+    http-rrul: one "HTTP latency" point per completed fetch, at its end, and Flent draws the
+    test's default plot (total bandwidth, average ping and HTTP delay)."""
+    import tomllib
+
+    import aqmlab
+    from aqmlab import store
+
+    sc = tomllib.loads((Path(aqmlab.__file__).parent / "scenarios" / "rrul.toml").read_text())
+    sc["flows"] = [{"kind": "webpage", "page": "small", "interval": "1s"}, *sc["flows"]]
+    sc["duration"] = "12s"
+    res = aqmlab.run(sc)
+    r = store.load_run(store.write_run(tmp_path, "http-rrul-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "http-rrul"
+    f = flent.export_flent(r, None, tmp_path / "h.flent.gz")
+    data = json.loads(gzip.decompress(f.read_bytes()))
+    w = res.tables["webpage"].to_pylist()
+    done = sorted(
+        (x for x in w if x["fetch_time_ns"] is not None), key=lambda x: x["t_start_ns"] + x["fetch_time_ns"]
+    )
+    assert len(done) == res.summary["webpage"]["completed"] >= 5
+    raw = data["raw_values"]["HTTP latency"]
+    assert [(p["t"] - flent.T0, p["val"]) for p in raw] == [
+        pytest.approx(((x["t_start_ns"] + x["fetch_time_ns"]) / 1e9, x["fetch_time_ns"] / 1e6)) for x in done
+    ]
+    assert "TCP download BE4" in data["results"] and "Ping (ms) UDP BE3" in data["results"]
+    out = tmp_path / "totals_delay.png"
+    res_plot = run_flent("-i", str(f), "-p", "totals_delay", "-o", str(out), cwd=tmp_path)
+    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
+    assert out.stat().st_size > 5000
