@@ -154,6 +154,8 @@ def test_rtt_spread_and_libutp_knobs_are_validated(tmp_path: Path):
     _fails(["validate", base, "--set", "flows.0.rtt_spread=50ms"], "flows[0].rtt_spread", "50ms")
     _fails(["validate", base, "--set", "flows.1.cc_params.increase_per_rtt=0"], "increase_per_rtt", "0")
     _fails(["validate", base, "--set", "flows.1.cc_params.flight_cap=3"], "flight_cap")
+    _fails(["validate", testbed, "--set", "flows.1.cc_params.slow_start_exit=0.9"], "slow_start_exit", "0.9")
+    _fails(["validate", testbed, "--set", "flows.1.cc_params.rtt_cap=1"], "rtt_cap")
     assert runner.invoke(app, ["validate", testbed]).exit_code == 0
 
 

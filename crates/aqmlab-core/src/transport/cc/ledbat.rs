@@ -36,6 +36,22 @@
 //!   ACK that reveals a loss, at most once per MAX_WINDOW_DECAY = 100 ms (`maybe_decay_win`,
 //!   called from `selective_ack` whenever it resends; ssthresh = the halved window), so a
 //!   recovery longer than 100 ms can halve more than once.
+//! * `rtt_cap` (false): the delay estimate is at most the ACK's RTT. libutp's `apply_ccontrol`
+//!   takes our_delay = min(filtered delay, min_rtt) (line 1621), min_rtt being the least
+//!   now - time_sent over the packets the ACK acknowledges (lines 1959-1986, 1430), and before
+//!   that raises its base-delay history by the excess (`our_hist.shift`, lines 2131-2133) so that
+//!   later samples carry it. Here the base minima are raised by current - base - rtt, with rtt
+//!   the ACK's now - TSecr; with the model's common clock current - base never exceeds it (the
+//!   cap guards libutp against clock steps and a peer's bad timestamps).
+//! * `slow_start_exit` (unset): libutp's slow start (lines 1691-1705) in place of Reno's when
+//!   `slow_start` is on. Per ACK the window becomes max(ss, ledbat), ss = cwnd + MSS x
+//!   min(acked, cwnd) / max(cwnd, acked) (one segment per RTT, not a doubling) and ledbat the
+//!   window law's result, so the delay never shrinks the window during it; the phase ends,
+//!   the window left as it is on that ACK, when ss would pass ssthresh, or when the delay
+//!   estimate exceeds `slow_start_exit` x TARGET (0.9 in libutp), then with ssthresh = cwnd. A
+//!   halving ends it too (`maybe_decay_win`, line 616) and a retransmission timeout starts it
+//!   again (line 1226). libutp has it since 2013-05-22 (the uTorrent 3.4 merge); the library
+//!   before that (utp.cpp) had no slow start.
 
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::{Dur, Time, MS, SEC};
@@ -60,6 +76,12 @@ pub struct LedbatParams {
     /// libutp's loss response: halve on each ACK revealing a loss, at most once per this
     /// interval (None: once per window of data, the RFC).
     pub decay_interval: Option<Dur>,
+    /// libutp's cap of the delay estimate by the ACK's RTT (utp_internal.cpp lines 1621,
+    /// 2131-2133; false: none, the RFC).
+    pub rtt_cap: bool,
+    /// libutp's slow start (utp_internal.cpp lines 1691-1705), left when the delay estimate
+    /// exceeds this fraction of TARGET (libutp: 0.9); None: Reno's slow start (RFC 6817 2.4.3).
+    pub slow_start_exit: Option<f64>,
 }
 
 impl Default for LedbatParams {
@@ -75,6 +97,8 @@ impl Default for LedbatParams {
             increase_per_rtt: None,
             flight_cap: true,
             decay_interval: None,
+            rtt_cap: false,
+            slow_start_exit: None,
         }
     }
 }
@@ -108,6 +132,18 @@ impl LedbatParams {
         if self.decay_interval == Some(Dur(0)) {
             return Err("decay_interval: 0s is out of range; allowed: above 0 (libutp: 100ms)".into());
         }
+        if let Some(f) = self.slow_start_exit {
+            if !(f > 0.0 && f <= 1.0) {
+                return Err(format!(
+                    "slow_start_exit: {f} is out of range; allowed: 0 < slow_start_exit <= 1 (libutp: 0.9)"
+                ));
+            }
+            if !self.slow_start {
+                return Err(format!(
+                    "slow_start_exit: {f} needs slow_start = true; allowed: unset when slow start is off"
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -124,18 +160,21 @@ pub struct Ledbat {
     base: VecDeque<(u64, Time)>,
     /// When the window was last halved for a loss (`decay_interval`).
     last_decay: Option<Time>,
+    /// In libutp's slow start (`slow_start_exit`).
+    utp_slow_start: bool,
 }
 
 impl Ledbat {
     pub fn new(mss: u64, p: LedbatParams) -> Ledbat {
         Ledbat {
-            p,
             mss,
             cwnd: 0.0,
             written: u64::MAX,
             current: VecDeque::new(),
             base: VecDeque::new(),
             last_decay: None,
+            utp_slow_start: p.slow_start_exit.is_some(),
+            p,
         }
     }
 
@@ -163,6 +202,14 @@ impl Ledbat {
         Some(cur.saturating_sub(base))
     }
 
+    /// libutp's cap: raise the base minima so that the estimate is at most `rtt`.
+    fn cap_by_rtt(&mut self, rtt: Time) {
+        let excess = self.queuing_delay().map_or(0, |q| q.saturating_sub(rtt));
+        for (_, v) in self.base.iter_mut() {
+            *v += excess;
+        }
+    }
+
     fn adopt(&mut self, st: &CcState) {
         if st.cwnd != self.written {
             self.cwnd = st.cwnd as f64;
@@ -188,10 +235,13 @@ impl CongestionControl for Ledbat {
         if let Some(d) = ack.owd {
             self.sample(ack.now, d);
         }
+        if let (true, Some(rtt)) = (self.p.rtt_cap, ack.rtt) {
+            self.cap_by_rtt(rtt);
+        }
         if st.in_recovery || ack.acked_bytes == 0 {
             return;
         }
-        if self.p.slow_start && st.in_slow_start() {
+        if self.p.slow_start && self.p.slow_start_exit.is_none() && st.in_slow_start() {
             slow_start(st, ack.acked_bytes);
             return;
         }
@@ -203,10 +253,25 @@ impl CongestionControl for Ledbat {
         let off_target = (target - q as f64) / target;
         let mss = self.mss as f64;
         let acked = ack.acked_bytes as f64;
-        self.cwnd += match self.p.increase_per_rtt {
-            Some(cap) => cap as f64 * off_target * acked.min(self.cwnd) / self.cwnd.max(acked).max(1.0),
-            None => self.p.gain * off_target * acked * mss / self.cwnd.max(mss),
-        };
+        let ledbat = self.cwnd
+            + match self.p.increase_per_rtt {
+                Some(cap) => cap as f64 * off_target * acked.min(self.cwnd) / self.cwnd.max(acked).max(1.0),
+                None => self.p.gain * off_target * acked * mss / self.cwnd.max(mss),
+            };
+        match self.p.slow_start_exit {
+            Some(exit) if self.utp_slow_start => {
+                let ss = self.cwnd + mss * acked.min(self.cwnd) / self.cwnd.max(acked).max(1.0);
+                if ss > st.ssthresh as f64 {
+                    self.utp_slow_start = false;
+                } else if q as f64 > exit * target {
+                    self.utp_slow_start = false;
+                    st.ssthresh = self.cwnd as u64;
+                } else {
+                    self.cwnd = ss.max(ledbat);
+                }
+            }
+            _ => self.cwnd = ledbat,
+        }
         if self.p.flight_cap {
             let flight_before = (st.bytes_in_flight + ack.acked_bytes) as f64;
             self.cwnd = self
@@ -229,6 +294,7 @@ impl CongestionControl for Ledbat {
         self.cwnd = (self.cwnd / 2.0).max(self.floor());
         self.write(st);
         st.ssthresh = st.cwnd;
+        self.utp_slow_start = false;
     }
 
     fn on_loss_detected(&mut self, now: Time, st: &mut CcState) {
@@ -238,6 +304,7 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
+        self.utp_slow_start = self.p.slow_start_exit.is_some();
         if first {
             st.ssthresh = ((st.cwnd / 2) as f64).max(self.floor()) as u64;
         }
@@ -399,6 +466,102 @@ mod tests {
         assert_eq!(s.cwnd, 32 * MSS);
     }
 
+    /// A controller whose base delay is 20 ms and whose current filter holds 20 ms + `q`.
+    fn at_queue(q: Time, p: LedbatParams) -> Ledbat {
+        let mut l = Ledbat::new(MSS, p);
+        l.sample(0, 20 * MS);
+        for _ in 0..4 {
+            l.sample(SEC, 20 * MS + q);
+        }
+        l
+    }
+
+    fn ack(now: Time, owd: Time, rtt: Time) -> AckSample {
+        AckSample {
+            now,
+            acked_bytes: MSS,
+            owd: Some(owd),
+            rtt: Some(rtt),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn libutp_caps_the_delay_estimate_by_the_acks_rtt_and_shifts_the_base() {
+        // utp_internal.cpp 2131-2133 and 1621: an estimate of 80 ms with an RTT of 50 ms is taken
+        // as 50 ms: off_target 0.5, the RFC law adds 0.5 x MSS x MSS / cwnd = 25 B at 20 segments
+        // (uncapped: 0.2, 10 B).
+        let p = LedbatParams {
+            rtt_cap: true,
+            ..Default::default()
+        };
+        let mut l = at_queue(80 * MS, p.clone());
+        let mut s = st(20 * MSS, 20 * MSS);
+        l.on_ack(&ack(SEC, 100 * MS, 50 * MS), &mut s);
+        assert_eq!(s.cwnd, 20 * MSS + 25);
+        // The base was raised by the 30 ms excess: a later 100 ms sample reads 50 ms, not 80.
+        l.sample(2 * SEC, 100 * MS);
+        assert_eq!(l.queuing_delay(), Some(50 * MS));
+        // An RTT above the estimate changes nothing; without the knob the RTT is ignored.
+        let mut l = at_queue(80 * MS, p);
+        let mut s = st(20 * MSS, 20 * MSS);
+        l.on_ack(&ack(SEC, 100 * MS, 80 * MS), &mut s);
+        assert_eq!(s.cwnd, 20 * MSS + 10);
+        let mut l = at_queue(80 * MS, LedbatParams::default());
+        let mut s = st(20 * MSS, 20 * MSS);
+        l.on_ack(&ack(SEC, 100 * MS, 50 * MS), &mut s);
+        assert_eq!(s.cwnd, 20 * MSS + 10);
+    }
+
+    #[test]
+    fn libutp_slow_start_grows_one_segment_per_rtt_and_ends_at_0_9_target() {
+        // utp_internal.cpp 1691-1705 with MAX_CWND_INCREASE_BYTES_PER_RTT 3000, MSS 1000, 10
+        // segments: ss = cwnd + MSS x acked / cwnd = +100 B, ledbat = cwnd + 3000 x off_target x
+        // acked / cwnd; the window takes the larger while the delay is at most 0.9 TARGET.
+        let utp = || LedbatParams {
+            increase_per_rtt: Some(3000),
+            flight_cap: false,
+            slow_start: true,
+            slow_start_exit: Some(0.9),
+            ..Default::default()
+        };
+        let one_ack = |q: Time, ssthresh: u64| {
+            let mut l = at_queue(q, utp());
+            let mut s = super::super::test_state(10 * MSS, ssthresh, 10 * MSS);
+            l.on_ack(&ack(SEC, 20 * MS + q, 200 * MS), &mut s);
+            (l, s)
+        };
+        // 80 ms: off_target 0.2, ledbat +60 B < ss +100 B.
+        assert_eq!(one_ack(80 * MS, u64::MAX).1.cwnd, 10 * MSS + 100);
+        // 40 ms: off_target 0.6, ledbat +180 B > ss.
+        assert_eq!(one_ack(40 * MS, u64::MAX).1.cwnd, 10 * MSS + 180);
+        // 95 ms > 90 ms: slow start ends, the window kept on that ACK and ssthresh = cwnd; the next
+        // ACK follows the LEDBAT law (+15 B), not ss.
+        let (mut l, mut s) = one_ack(95 * MS, u64::MAX);
+        assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS));
+        l.on_ack(&ack(SEC, 115 * MS, 200 * MS), &mut s);
+        assert_eq!(s.cwnd, 10 * MSS + 15);
+        // ss would pass ssthresh (10050): slow start ends, window and ssthresh kept; then 3000 B
+        // x 0 queue x 1/10 = +300 B.
+        let (mut l, mut s) = one_ack(0, 10 * MSS + 50);
+        assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS + 50));
+        l.on_ack(&ack(SEC, 20 * MS, 200 * MS), &mut s);
+        assert_eq!(s.cwnd, 10 * MSS + 300);
+        // A halving ends it (maybe_decay_win): at 80 ms the law's +120 B at 5 segments, not +200.
+        let mut l = at_queue(80 * MS, utp());
+        let mut s = super::super::test_state(10 * MSS, u64::MAX, 10 * MSS);
+        l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
+        s.ssthresh = u64::MAX;
+        l.on_ack(&ack(SEC, 100 * MS, 200 * MS), &mut s);
+        assert_eq!(s.cwnd, 5 * MSS + 120);
+        // A timeout starts it again (line 1226): +200 B.
+        l.on_rto(SEC, true, &mut s);
+        s.ssthresh = u64::MAX;
+        s.cwnd = 5 * MSS;
+        l.on_ack(&ack(SEC, 100 * MS, 200 * MS), &mut s);
+        assert_eq!(s.cwnd, 5 * MSS + 200);
+    }
+
     #[test]
     fn base_delay_keeps_one_minimum_per_minute_for_base_history_minutes() {
         let p = LedbatParams {
@@ -437,6 +600,17 @@ mod tests {
             ..Default::default()
         })
         .starts_with("min_cwnd: 0"));
+        assert!(bad(LedbatParams {
+            slow_start: true,
+            slow_start_exit: Some(1.5),
+            ..Default::default()
+        })
+        .starts_with("slow_start_exit: 1.5 is out of range"));
+        assert!(bad(LedbatParams {
+            slow_start_exit: Some(0.9),
+            ..Default::default()
+        })
+        .contains("needs slow_start = true"));
         assert!(LedbatParams {
             target: Dur(25 * MS),
             ..Default::default()
