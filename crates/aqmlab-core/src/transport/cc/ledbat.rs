@@ -313,6 +313,7 @@ impl CongestionControl for Ledbat {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_ack;
     use super::*;
 
     const MSS: u64 = 1000;
@@ -476,16 +477,6 @@ mod tests {
         l
     }
 
-    fn ack(now: Time, owd: Time, rtt: Time) -> AckSample {
-        AckSample {
-            now,
-            acked_bytes: MSS,
-            owd: Some(owd),
-            rtt: Some(rtt),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn libutp_caps_the_delay_estimate_by_the_acks_rtt_and_shifts_the_base() {
         // utp_internal.cpp 2131-2133 and 1621: an estimate of 80 ms with an RTT of 50 ms is taken
@@ -497,7 +488,7 @@ mod tests {
         };
         let mut l = at_queue(80 * MS, p.clone());
         let mut s = st(20 * MSS, 20 * MSS);
-        l.on_ack(&ack(SEC, 100 * MS, 50 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 100 * MS, 50 * MS), &mut s);
         assert_eq!(s.cwnd, 20 * MSS + 25);
         // The base was raised by the 30 ms excess: a later 100 ms sample reads 50 ms, not 80.
         l.sample(2 * SEC, 100 * MS);
@@ -505,11 +496,11 @@ mod tests {
         // An RTT above the estimate changes nothing; without the knob the RTT is ignored.
         let mut l = at_queue(80 * MS, p);
         let mut s = st(20 * MSS, 20 * MSS);
-        l.on_ack(&ack(SEC, 100 * MS, 80 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 100 * MS, 80 * MS), &mut s);
         assert_eq!(s.cwnd, 20 * MSS + 10);
         let mut l = at_queue(80 * MS, LedbatParams::default());
         let mut s = st(20 * MSS, 20 * MSS);
-        l.on_ack(&ack(SEC, 100 * MS, 50 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 100 * MS, 50 * MS), &mut s);
         assert_eq!(s.cwnd, 20 * MSS + 10);
     }
 
@@ -528,7 +519,7 @@ mod tests {
         let one_ack = |q: Time, ssthresh: u64| {
             let mut l = at_queue(q, utp());
             let mut s = super::super::test_state(10 * MSS, ssthresh, 10 * MSS);
-            l.on_ack(&ack(SEC, 20 * MS + q, 200 * MS), &mut s);
+            l.on_ack(&test_ack(SEC, 20 * MS + q, 200 * MS), &mut s);
             (l, s)
         };
         // 80 ms: off_target 0.2, ledbat +60 B < ss +100 B.
@@ -539,26 +530,26 @@ mod tests {
         // ACK follows the LEDBAT law (+15 B), not ss.
         let (mut l, mut s) = one_ack(95 * MS, u64::MAX);
         assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS));
-        l.on_ack(&ack(SEC, 115 * MS, 200 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 115 * MS, 200 * MS), &mut s);
         assert_eq!(s.cwnd, 10 * MSS + 15);
         // ss would pass ssthresh (10050): slow start ends, window and ssthresh kept; then 3000 B
         // x 0 queue x 1/10 = +300 B.
         let (mut l, mut s) = one_ack(0, 10 * MSS + 50);
         assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS + 50));
-        l.on_ack(&ack(SEC, 20 * MS, 200 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 20 * MS, 200 * MS), &mut s);
         assert_eq!(s.cwnd, 10 * MSS + 300);
         // A halving ends it (maybe_decay_win): at 80 ms the law's +120 B at 5 segments, not +200.
         let mut l = at_queue(80 * MS, utp());
         let mut s = super::super::test_state(10 * MSS, u64::MAX, 10 * MSS);
         l.on_congestion_event(SEC, CongestionKind::Loss, &mut s);
         s.ssthresh = u64::MAX;
-        l.on_ack(&ack(SEC, 100 * MS, 200 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 100 * MS, 200 * MS), &mut s);
         assert_eq!(s.cwnd, 5 * MSS + 120);
         // A timeout starts it again (line 1226): +200 B.
         l.on_rto(SEC, true, &mut s);
         s.ssthresh = u64::MAX;
         s.cwnd = 5 * MSS;
-        l.on_ack(&ack(SEC, 100 * MS, 200 * MS), &mut s);
+        l.on_ack(&test_ack(SEC, 100 * MS, 200 * MS), &mut s);
         assert_eq!(s.cwnd, 5 * MSS + 200);
     }
 

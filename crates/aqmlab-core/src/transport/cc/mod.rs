@@ -250,6 +250,19 @@ pub fn slow_start(st: &mut CcState, acked: u64) -> u64 {
     }
 }
 
+/// An ACK for unit tests: at `now`, one 1000-byte segment newly acknowledged, sent `rtt` ago,
+/// whose one-way delay measured `owd`.
+#[cfg(test)]
+pub(crate) fn test_ack(now: Time, owd: Time, rtt: Time) -> AckSample {
+    AckSample {
+        now,
+        acked_bytes: 1000,
+        owd: Some(owd),
+        rtt: Some(rtt),
+        ..Default::default()
+    }
+}
+
 /// A controller's state for unit tests: the window, ssthresh and flight in bytes, 1000-byte
 /// segments, byte counting on, out of recovery.
 #[cfg(test)]

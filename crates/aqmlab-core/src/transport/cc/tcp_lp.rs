@@ -318,6 +318,7 @@ impl CongestionControl for TcpLp {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_ack;
     use super::*;
     use crate::units::MS;
 
@@ -325,17 +326,6 @@ mod tests {
 
     fn st(cwnd: u64) -> CcState {
         super::super::test_state(cwnd, 5 * MSS, cwnd)
-    }
-
-    /// An ACK at `now` for a segment sent `rtt` ago whose one-way delay measured `owd`.
-    fn ack(now: Time, owd: Time, rtt: Time) -> AckSample {
-        AckSample {
-            now,
-            acked_bytes: MSS,
-            owd: Some(owd),
-            rtt: Some(rtt),
-            ..Default::default()
-        }
     }
 
     /// A flow that has seen one-way delays in [10 ms, 110 ms] and smoothed them to 20 ms.
@@ -362,12 +352,12 @@ mod tests {
         let mut lp = seasoned(exact());
         let mut s = st(20 * MSS);
         // sowd = 7/8 x 20 + 1/8 x 30 = 21.25 ms, then 7/8 x 21.25 + 1/8 x 50 = 24.84 ms: below.
-        lp.on_ack(&ack(100 * MS, 30 * MS, 40 * MS), &mut s);
-        lp.on_ack(&ack(101 * MS, 50 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(100 * MS, 30 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(101 * MS, 50 * MS, 40 * MS), &mut s);
         assert_eq!(lp.ecis, 0);
         // 7/8 x 24.84 + 1/8 x 60 = 29.24 ms > 25 ms: an ECI halves the window.
         let w = s.cwnd;
-        lp.on_ack(&ack(102 * MS, 60 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(102 * MS, 60 * MS, 40 * MS), &mut s);
         assert_eq!((lp.ecis, s.cwnd), (1, w / 2));
         // Bounds restart from sowd (min = sowd, max = 2 sowd).
         let sowd = lp.sowd >> 3;
@@ -385,7 +375,7 @@ mod tests {
         // Linux's first sample: sowd = min = max, not below the threshold: an indication.
         let mut fresh = TcpLp::new(MSS, Hystart::Off, exact());
         let mut s = st(10 * MSS);
-        fresh.on_ack(&ack(40 * MS, 10 * MS, 40 * MS), &mut s);
+        fresh.on_ack(&test_ack(40 * MS, 10 * MS, 40 * MS), &mut s);
         assert_eq!((fresh.ecis, s.cwnd), (1, 5 * MSS));
     }
 
@@ -393,19 +383,19 @@ mod tests {
     fn a_second_indication_within_the_inference_time_leaves_one_segment() {
         let mut lp = seasoned(exact());
         let mut s = st(20 * MSS);
-        lp.on_ack(&ack(100 * MS, 200 * MS, 40 * MS), &mut s); // sowd 42.5 ms > 25: ECI, halve
+        lp.on_ack(&test_ack(100 * MS, 200 * MS, 40 * MS), &mut s); // sowd 42.5 ms > 25: ECI, halve
         assert_eq!((lp.ecis, s.cwnd), (1, 10 * MSS));
         // Bounds restarted at [42.5, 85] ms. Within 3 x 40 ms: a sample at sowd keeps it below
         // the threshold and the window does not grow; the next ECI leaves one segment.
-        lp.on_ack(&ack(150 * MS, 42_500_000, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(150 * MS, 42_500_000, 40 * MS), &mut s);
         assert_eq!((lp.ecis, s.cwnd), (1, 10 * MSS));
-        lp.on_ack(&ack(160 * MS, 1000 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(160 * MS, 1000 * MS, 40 * MS), &mut s);
         assert_eq!((lp.ecis_within_inference, s.cwnd), (1, MSS));
         // More than 120 ms after that ECI, without another: Reno grows again (slow start
         // below ssthresh: Linux leaves ssthresh alone).
         lp.owd_min = 0;
         lp.owd_max = 100 * SEC;
-        lp.on_ack(&ack(281 * MS, 10 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(281 * MS, 10 * MS, 40 * MS), &mut s);
         assert_eq!(s.cwnd, 2 * MSS);
         // With `eci_ssthresh` the reduced window is the new ssthresh: it grows by 1/cwnd instead.
         let mut lp = seasoned(TcpLpParams {
@@ -413,7 +403,7 @@ mod tests {
             ..exact()
         });
         let mut s = st(20 * MSS);
-        lp.on_ack(&ack(100 * MS, 200 * MS, 40 * MS), &mut s);
+        lp.on_ack(&test_ack(100 * MS, 200 * MS, 40 * MS), &mut s);
         assert_eq!((s.cwnd, s.ssthresh), (10 * MSS, 10 * MSS));
     }
 
@@ -434,12 +424,12 @@ mod tests {
             let mut now = 0;
             for q in [0, 0, 0, 100].into_iter().chain([0; 21]) {
                 now += 200 * MS;
-                lp.on_ack(&ack(now, (25 + q) * MS, 50 * MS), &mut s);
+                lp.on_ack(&test_ack(now, (25 + q) * MS, 50 * MS), &mut s);
             }
             let before = lp.ecis;
             for _ in 0..100 {
                 now += 10 * MS;
-                lp.on_ack(&ack(now, 1025 * MS, 50 * MS), &mut s);
+                lp.on_ack(&test_ack(now, 1025 * MS, 50 * MS), &mut s);
             }
             assert_eq!(
                 lp.ecis > before,
