@@ -88,11 +88,15 @@ def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], di
     return recorded(tables, meta["record"]["level"]), meta
 
 
+# Recording levels, least kept first.
+LEVELS = ("summary", "series", "packets")
+
+
 def recorded(tables: dict, level: str) -> dict:
-    """The tables a run keeps at ``record.level``: ``packets`` only at "packets", ``queue`` and
-    ``flow_series`` not at "summary"."""
-    drop = {"packets": (), "series": ("packets",), "summary": ("packets", "queue", "flow_series")}[level]
-    return {name: t for name, t in tables.items() if name not in drop}
+    """The tables a run keeps at ``record.level``: those whose declared level (store.LAYOUT)
+    is at most ``level``."""
+    lowest = {t["name"]: LEVELS.index(t["level"]) for t in store.LAYOUT}
+    return {name: t for name, t in tables.items() if lowest[name] <= LEVELS.index(level)}
 
 
 def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:

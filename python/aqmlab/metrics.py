@@ -40,9 +40,15 @@ from aqmlab import _core
 NS = 1_000_000_000
 DIRECTIONS = ("down", "up")
 TRANSMITTED = ("sent", "marked")
-ENTERED = ("sent", "marked", "head", "fat_flow")
-QUEUE_DROP_REASONS = ("overlimit", "early", "forced", "head", "fat_flow")
-DROP_REASONS = QUEUE_DROP_REASONS + ("loss",)
+# The drop reasons as the core declares them (queue/mod.rs DropReason), in outcome-code order.
+_REASONS = json.loads(_core.drop_reasons())
+DROP_REASONS = tuple(r["name"] for r in _REASONS)
+# Decided by a queue (every reason but random loss on the wire).
+QUEUE_DROP_REASONS = tuple(r["name"] for r in _REASONS if r["by_queue"])
+# Decided by the AQM rather than forced by a full buffer.
+AQM_DROP_REASONS = tuple(r["name"] for r in _REASONS if r["by_aqm"])
+# Outcomes of packets that entered the queue (and held buffer space).
+ENTERED = TRANSMITTED + tuple(r["name"] for r in _REASONS if r["entered"])
 
 
 class MissingTableError(LookupError):
@@ -899,9 +905,6 @@ def spike_duration_defined(qdisc: str | None) -> bool:
     """transients2014 defines the delay-spike duration on THE bottleneck queue; it is not
     defined for schedulers with one queue per flow (SFQ-CoDel, fq_codel, ...)."""
     return qdisc not in flow_queue_qdiscs()
-
-
-AQM_DROP_REASONS = ("early", "forced", "head")
 
 
 def aqm_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:

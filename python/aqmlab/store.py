@@ -46,7 +46,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-TABLES = ("packets", "queue", "flow_series", "probes", "web", "webpage", "flows", "links", "rate_schedule")
+from aqmlab import _core
+
+# The tables a run returns, as the core declares them (record/tables.rs), in storing order:
+# name, what a row is, the lowest recording level that keeps it, and the columns.
+LAYOUT: list[dict] = json.loads(_core.table_layout())
+TABLES = tuple(t["name"] for t in LAYOUT)
 CATALOG = "catalog.duckdb"
 DEFAULT_ROOT = Path("aqmlab-results")
 

@@ -342,3 +342,27 @@ def test_class_throughput_series_bins_the_delivered_bytes(tiny):
     assert set(per) == {"cubic", "ledbat"}
     assert list(per["cubic"]) == pytest.approx([1.2e6, 1.08e6])
     assert list(per["ledbat"]) == pytest.approx([630 * 800, 870 * 800])
+
+
+def test_drop_reasons_follow_the_core():
+    """The drop reasons the metrics use are the core's: a real run's packets outcomes are
+    "sent", "marked" or a queue's reason, and its links table has one drops column each;
+    the AQM's reasons are the queue's own decisions other than a full buffer or a full flow
+    queue (tail drop and fq overflow are not the AQM's)."""
+    from aqmlab.api import simulate
+
+    sc = {
+        "name": "reasons",
+        "duration": "2s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "qdisc": "red"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "15Mbps"}],
+    }
+    tables, _ = simulate(sc)
+    seen = set(tables["packets"].column("outcome").to_pylist())
+    assert "early" in seen and seen <= set(M.TRANSMITTED + M.QUEUE_DROP_REASONS)
+    assert {c for c in tables["links"].column_names if c.startswith("drops_")} == {
+        f"drops_{r}" for r in M.DROP_REASONS
+    }
+    assert "loss" not in M.QUEUE_DROP_REASONS and set(M.QUEUE_DROP_REASONS) | {"loss"} == set(M.DROP_REASONS)
+    assert set(M.AQM_DROP_REASONS) == set(M.QUEUE_DROP_REASONS) - {"overlimit", "fat_flow"}
+    assert set(M.ENTERED) == set(M.TRANSMITTED) | {"head", "fat_flow"}

@@ -2,12 +2,16 @@
 
 import json
 import os
+from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 import synth
 
 from aqmlab import metrics, store
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _write(root, run_id, **kw):
@@ -120,3 +124,37 @@ def test_query_builds_missing_catalog(tmp_path):
     _write(tmp_path, "only")
     assert not (tmp_path / store.CATALOG).exists()
     assert list(store.query(tmp_path, "SELECT run_id FROM runs")["run_id"]) == ["only"]
+
+
+def test_tables_are_the_cores_declarations():
+    """A run returns exactly the tables and columns the core declares (store.LAYOUT), each with
+    the declared type, and docs/tables.md shows those declarations (scripts/tables_doc.py)."""
+    import importlib.util
+
+    from aqmlab.api import simulate
+
+    arrow = {
+        "uint32": pa.uint32(),
+        "uint64": pa.uint64(),
+        "uint64, nullable": pa.uint64(),
+        "bool": pa.bool_(),
+    }
+    sc = {
+        "name": "layout",
+        "duration": "1s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp"}, {"kind": "ping"}],
+    }
+    tables, _ = simulate(sc)
+    assert tuple(tables) == store.TABLES
+    for t in store.LAYOUT:
+        schema = tables[t["name"]].schema
+        assert schema.names == [c["name"] for c in t["columns"]]
+        for c in t["columns"]:
+            want = arrow.get(c["type"], pa.string())  # dictionary columns decode to strings
+            assert schema.field(c["name"]).type == want, (t["name"], c["name"])
+    spec = importlib.util.spec_from_file_location("tables_doc", ROOT / "scripts" / "tables_doc.py")
+    doc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(doc)
+    text = doc.DOC.read_text()
+    assert doc.current(text) == text, "docs/tables.md is out of date: run python scripts/tables_doc.py"

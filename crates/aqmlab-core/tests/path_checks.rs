@@ -316,3 +316,49 @@ fn a_flows_hops_must_exist_and_be_consecutive() {
     }
     assert!(scenario::parse(&sc(json!(["b", "c", "d"])).to_string()).is_ok());
 }
+
+/// Wraps the built-in pfifo as an external kind `counted`, counting how often it is built.
+struct Counted(std::cell::Cell<usize>);
+
+impl aqmlab_core::queue::ExternalQdiscs for Counted {
+    fn provides(&self, kind: &str) -> bool {
+        kind == "counted"
+    }
+    fn build(
+        &self,
+        _kind: &str,
+        params: &Value,
+        link: &aqmlab_core::queue::LinkInfo,
+        key: &str,
+    ) -> Result<(Box<dyn aqmlab_core::queue::Qdisc>, Value), String> {
+        self.0.set(self.0.get() + 1);
+        let rng = aqmlab_core::rng::Rng::from_seed(0);
+        let (q, resolved) = aqmlab_core::queue::build("pfifo", params, link, rng, key)?;
+        Ok((Box::new(q), resolved))
+    }
+}
+
+#[test]
+fn each_discipline_is_built_once_per_run() {
+    // Three hops run the counted kind: a run builds each of them once (resolving the scenario
+    // for the stored copy uses the same built disciplines), and a resolve alone builds each once.
+    let sc = scenario::parse(
+        &json!({
+            "name": "once", "duration": "1s",
+            "topology": {"rtt": "20ms", "hops": hops(
+                json!([{"name": "lan", "rate": "100Mbps", "qdisc": "counted"},
+                       {"name": "wan", "rate": "10Mbps", "qdisc": "counted"}]),
+                json!([{"name": "back", "rate": "10Mbps", "qdisc": "counted"}]))},
+            "flows": [{"kind": "ping", "interval": "100ms"}]
+        })
+        .to_string(),
+    )
+    .expect("valid scenario");
+    let counted = Counted(std::cell::Cell::new(0));
+    let r = build::run_with(&sc, 1, Some(&counted)).expect("run");
+    assert_eq!(counted.0.get(), 3);
+    assert!(!r.probes.is_empty());
+    counted.0.set(0);
+    build::resolve_with(&sc, 1, Some(&counted)).expect("resolve");
+    assert_eq!(counted.0.get(), 3);
+}

@@ -2,9 +2,8 @@
 //! as JSON and get Arrow record batches back (zero-copy through the Arrow C data interface via
 //! pyo3-arrow), plus the run's metadata as JSON. Table columns follow docs/tables.md.
 
-use aqmlab_core::packet::Dir;
 use aqmlab_core::queue::{registry, DropReason, Qdisc};
-use aqmlab_core::record::outcome_names;
+use aqmlab_core::record::tables::{tables_markdown, Data, Recorded};
 use aqmlab_core::scenario::{self, build};
 use arrow_array::types::UInt8Type;
 use arrow_array::{
@@ -20,237 +19,28 @@ use std::time::Instant;
 
 mod pyqdisc;
 
-const DIRS: [&str; 2] = ["up", "down"];
-
-fn dict(codes: Vec<u8>, names: &[&str]) -> ArrayRef {
-    let values = Arc::new(StringArray::from(names.to_vec()));
-    Arc::new(DictionaryArray::<UInt8Type>::try_new(UInt8Array::from(codes), values).expect("codes in range"))
-}
-
-fn u64s(v: Vec<u64>) -> ArrayRef {
-    Arc::new(UInt64Array::from(v))
-}
-
-fn u32s(v: Vec<u32>) -> ArrayRef {
-    Arc::new(UInt32Array::from(v))
-}
-
-fn strings(v: Vec<String>) -> ArrayRef {
-    Arc::new(StringArray::from(v))
-}
-
-fn opt_u64s(v: Vec<Option<u64>>) -> ArrayRef {
-    Arc::new(UInt64Array::from(v))
-}
-
-fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
-    RecordBatch::try_from_iter(cols).expect("columns of equal length")
-}
-
-fn dir_codes(dirs: impl Iterator<Item = Dir>) -> Vec<u8> {
-    dirs.map(|d| d as u8).collect()
-}
-
-fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
-    let mut out = Vec::new();
-    let hops: Vec<&str> = r.links.iter().map(|l| l.hop.as_str()).collect();
-    let p = r.packets;
-    out.push((
-        "packets",
-        batch(vec![
-            ("dir", dict(p.dir, &DIRS)),
-            ("hop", dict(p.hop, &hops)),
-            ("flow", u32s(p.flow)),
-            ("size", u32s(p.size)),
-            ("t_enqueue_ns", u64s(p.t_enqueue)),
-            ("t_out_ns", u64s(p.t_out)),
-            ("outcome", dict(p.outcome, &outcome_names())),
-        ]),
-    ));
-    let q = r.queue;
-    out.push((
-        "queue",
-        batch(vec![
-            ("t_ns", u64s(q.t)),
-            ("dir", dict(q.dir, &DIRS)),
-            ("hop", dict(q.hop, &hops)),
-            ("backlog_bytes", u64s(q.backlog_bytes)),
-            ("backlog_pkts", u64s(q.backlog_pkts)),
-            ("tx_bytes", u64s(q.tx_bytes)),
-            ("drops", u64s(q.drops)),
-            ("marks", u64s(q.marks)),
-            ("rate_bps", u64s(q.rate_bps)),
-        ]),
-    ));
-    let s = r.flow_series;
-    out.push((
-        "flow_series",
-        batch(vec![
-            ("t_ns", u64s(s.t)),
-            ("flow", u32s(s.flow)),
-            ("delivered_bytes", u64s(s.delivered_bytes)),
-            ("sent_bytes", u64s(s.sent_bytes)),
-            ("cwnd_bytes", u64s(s.cwnd_bytes)),
-            ("srtt_ns", u64s(s.srtt)),
-        ]),
-    ));
-    let w = &r.web;
-    out.push((
-        "web",
-        batch(vec![
-            ("flow", u32s(w.iter().map(|x| x.flow).collect())),
-            ("connection", u32s(w.iter().map(|x| x.rec.connection).collect())),
-            ("exchange", u32s(w.iter().map(|x| x.rec.index).collect())),
-            ("req_bytes", u64s(w.iter().map(|x| x.rec.req_bytes).collect())),
-            ("rsp_bytes", u64s(w.iter().map(|x| x.rec.rsp_bytes).collect())),
-            (
-                "t_request_ns",
-                opt_u64s(w.iter().map(|x| x.rec.requested).collect()),
-            ),
-            (
-                "response_time_ns",
-                opt_u64s(
-                    w.iter()
-                        .map(|x| x.rec.requested.zip(x.rec.completed).map(|(a, b)| b - a))
-                        .collect(),
-                ),
-            ),
-        ]),
-    ));
-    let wp = &r.webpage;
-    out.push((
-        "webpage",
-        batch(vec![
-            ("flow", u32s(wp.iter().map(|x| x.flow).collect())),
-            ("fetch", u32s(wp.iter().map(|x| x.rec.index).collect())),
-            ("t_start_ns", u64s(wp.iter().map(|x| x.rec.start).collect())),
-            (
-                "fetch_time_ns",
-                opt_u64s(
-                    wp.iter()
-                        .map(|x| x.rec.completed.map(|t| t - x.rec.start))
-                        .collect(),
-                ),
-            ),
-            (
-                "timed_out",
-                u32s(wp.iter().map(|x| u32::from(x.rec.timed_out)).collect()),
-            ),
-            (
-                "objects_done",
-                u32s(wp.iter().map(|x| x.rec.objects_done).collect()),
-            ),
-        ]),
-    ));
-    let pr = &r.probes;
-    out.push((
-        "probes",
-        batch(vec![
-            ("flow", u32s(pr.iter().map(|x| x.flow).collect())),
-            ("seq", u64s(pr.iter().map(|x| x.seq).collect())),
-            ("t_send_ns", u64s(pr.iter().map(|x| x.sent).collect())),
-            (
-                "rtt_ns",
-                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.0)).collect()),
-            ),
-            (
-                "owd_up_ns",
-                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.1)).collect()),
-            ),
-            (
-                "owd_down_ns",
-                opt_u64s(pr.iter().map(|x| x.reply.map(|r| r.2)).collect()),
-            ),
-            (
-                "lost",
-                Arc::new(BooleanArray::from(
-                    pr.iter().map(|x| x.reply.is_none()).collect::<Vec<_>>(),
-                )),
-            ),
-        ]),
-    ));
-    let f = &r.flows;
-    let col = |g: &dyn Fn(&build::FlowRow) -> u64| u64s(f.iter().map(g).collect());
-    out.push((
-        "flows",
-        batch(vec![
-            ("flow", u32s((0..f.len() as u32).collect())),
-            ("kind", strings(f.iter().map(|x| x.kind.clone()).collect())),
-            ("direction", dict(dir_codes(f.iter().map(|x| x.direction)), &DIRS)),
-            ("group", u32s(f.iter().map(|x| x.group).collect())),
-            ("label", strings(f.iter().map(|x| x.label.clone()).collect())),
-            ("cc", strings(f.iter().map(|x| x.cc.clone()).collect())),
-            ("start_ns", col(&|x| x.start)),
-            ("base_rtt_ns", col(&|x| x.base_rtt)),
-            ("bytes_target", col(&|x| x.bytes_target)),
-            ("packets_sent", col(&|x| x.report.packets_sent)),
-            ("bytes_sent", col(&|x| x.report.bytes_sent)),
-            ("packets_received", col(&|x| x.report.packets_received)),
-            ("bytes_delivered", col(&|x| x.report.bytes_delivered)),
-            ("retransmits", col(&|x| x.report.retransmits)),
-            ("rto_count", col(&|x| x.report.rto_count)),
-            ("tlp_probes", col(&|x| x.report.tlp_probes)),
-            ("spurious_rtos", col(&|x| x.report.spurious_rtos)),
-            ("ecn_reductions", col(&|x| x.report.ecn_reductions)),
-            (
-                "first_syn_ns",
-                opt_u64s(f.iter().map(|x| x.report.first_syn).collect()),
-            ),
-            (
-                "completed_ns",
-                opt_u64s(f.iter().map(|x| x.report.completed).collect()),
-            ),
-            ("drops", col(&|x| x.drops)),
-            ("marks", col(&|x| x.marks)),
-        ]),
-    ));
-    let l = &r.links;
-    let lcol = |g: &dyn Fn(&build::LinkRow) -> u64| u64s(l.iter().map(g).collect());
-    let mut link_cols = vec![
-        ("dir", dict(dir_codes(l.iter().map(|x| x.dir)), &DIRS)),
-        ("hop", strings(l.iter().map(|x| x.hop.clone()).collect())),
-        (
-            "bottleneck",
-            Arc::new(BooleanArray::from(
-                l.iter().map(|x| x.bottleneck).collect::<Vec<_>>(),
-            )),
+/// One column's values as an Arrow array.
+fn array(data: Data) -> ArrayRef {
+    match data {
+        Data::U32(v) => Arc::new(UInt32Array::from(v)),
+        Data::U64(v) => Arc::new(UInt64Array::from(v)),
+        Data::OptU64(v) => Arc::new(UInt64Array::from(v)),
+        Data::Bool(v) => Arc::new(BooleanArray::from(v)),
+        Data::Str(v) => Arc::new(StringArray::from(v)),
+        Data::Dict(codes, names) => Arc::new(
+            DictionaryArray::<UInt8Type>::try_new(
+                UInt8Array::from(codes),
+                Arc::new(StringArray::from(names)),
+            )
+            .expect("codes in range"),
         ),
-        ("delay_ns", lcol(&|x| x.delay)),
-        ("qdisc", strings(l.iter().map(|x| x.qdisc.clone()).collect())),
-        ("rate_bps", lcol(&|x| x.rate_bps)),
-        ("capacity_bytes", lcol(&|x| x.capacity_bytes)),
-        ("arrivals", lcol(&|x| x.stats.arrivals)),
-        ("tx_packets", lcol(&|x| x.stats.tx_packets)),
-        ("tx_bytes", lcol(&|x| x.stats.tx_bytes)),
-    ];
-    let drop_cols: Vec<String> = DropReason::ALL
-        .iter()
-        .map(|r| format!("drops_{}", r.name()))
-        .collect();
-    for (reason, name) in DropReason::ALL.iter().zip(&drop_cols) {
-        link_cols.push((
-            name,
-            u64s(l.iter().map(|x| x.stats.drops[*reason as usize]).collect()),
-        ));
     }
-    link_cols.push(("marks", lcol(&|x| x.stats.marks)));
-    link_cols.push(("backlog_bytes", lcol(&|x| x.backlog_bytes)));
-    link_cols.push(("backlog_pkts", lcol(&|x| x.backlog_pkts)));
-    out.push(("links", batch(link_cols)));
-    let steps: Vec<(Dir, u8, u64, u64)> = l
-        .iter()
-        .enumerate()
-        .flat_map(|(k, x)| x.schedule.iter().map(move |&(t, rate)| (x.dir, k as u8, t, rate)))
-        .collect();
-    out.push((
-        "rate_schedule",
-        batch(vec![
-            ("dir", dict(dir_codes(steps.iter().map(|s| s.0)), &DIRS)),
-            ("hop", dict(steps.iter().map(|s| s.1).collect(), &hops)),
-            ("t_ns", u64s(steps.iter().map(|s| s.2).collect())),
-            ("rate_bps", u64s(steps.iter().map(|s| s.3).collect())),
-        ]),
-    ));
+}
+
+/// The run's tables as Arrow record batches (every table the core declares, generically) and
+/// its metadata.
+fn tables(mut r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
+    let l = &r.links;
     let diagnostics: serde_json::Map<String, serde_json::Value> = l
         .iter()
         .map(|x| {
@@ -275,6 +65,18 @@ fn tables(r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json:
         "qdisc_diagnostics": diagnostics,
         "peak_packets": r.peak_packets,
     });
+    let out = r
+        .take_recorded()
+        .tables()
+        .into_iter()
+        .map(|t| {
+            let cols = t.columns.into_iter().map(|c| (c.name, array(c.data)));
+            (
+                t.name,
+                RecordBatch::try_from_iter(cols).expect("columns of equal length"),
+            )
+        })
+        .collect();
     (out, meta)
 }
 
@@ -472,6 +274,41 @@ fn qdiscs() -> String {
     serde_json::to_string(&list).expect("serialisable")
 }
 
+/// The drop reasons, in outcome-code order, with what each says about the packet, as JSON.
+#[pyfunction]
+fn drop_reasons() -> String {
+    let list: Vec<serde_json::Value> = DropReason::ALL
+        .iter()
+        .map(|r| json!({"name": r.name(), "by_queue": r.by_queue(), "entered": r.entered(), "by_aqm": r.by_aqm()}))
+        .collect();
+    serde_json::to_string(&list).expect("serialisable")
+}
+
+/// The tables a run returns, as the core declares them: name, what a row is, the lowest
+/// recording level that keeps it, and each column's name, type and meaning; as JSON.
+#[pyfunction]
+fn table_layout() -> String {
+    let list: Vec<serde_json::Value> = Recorded::default()
+        .tables()
+        .iter()
+        .map(|t| {
+            let columns: Vec<serde_json::Value> = t
+                .columns
+                .iter()
+                .map(|c| json!({"name": c.name, "type": c.data.type_name(), "meaning": c.meaning}))
+                .collect();
+            json!({"name": t.name, "row": t.row, "level": t.level, "columns": columns})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("serialisable")
+}
+
+/// docs/tables.md's column tables, written from the core's declarations.
+#[pyfunction]
+fn tables_doc() -> String {
+    tables_markdown()
+}
+
 /// The JSON Schema of the scenario format, as JSON.
 #[pyfunction]
 fn schema() -> String {
@@ -510,6 +347,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
+    m.add_function(wrap_pyfunction!(table_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(tables_doc, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;

@@ -69,6 +69,23 @@ impl DropReason {
             DropReason::Forced => "forced",
         }
     }
+
+    /// Whether a queue decided the drop (every reason but loss on the wire).
+    pub fn by_queue(self) -> bool {
+        self != DropReason::Loss
+    }
+
+    /// Whether the packet had entered the queue (and held buffer space) before it was dropped:
+    /// dropped from the head, or from the fattest flow queue on overflow.
+    pub fn entered(self) -> bool {
+        matches!(self, DropReason::Head | DropReason::FatFlow)
+    }
+
+    /// Whether the AQM decided the drop rather than a full buffer: RED's early and forced
+    /// drops, PIE's, BLUE's and CHOKe's early drops, CoDel's drops at the head.
+    pub fn by_aqm(self) -> bool {
+        matches!(self, DropReason::Early | DropReason::Forced | DropReason::Head)
+    }
 }
 
 /// Something a discipline did to a packet, reported back to the link.

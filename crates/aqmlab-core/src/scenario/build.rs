@@ -525,18 +525,28 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 
 /// [`resolve`], with `ext` building the disciplines the core does not hold.
 pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Scenario, String> {
+    resolve_path(sc, seed, ext).map(|(resolved, _)| resolved)
+}
+
+/// The resolved scenario and its built path: each discipline is built once, and its resolved
+/// parameters are those of the discipline the run uses.
+fn resolve_path(
+    sc: &Scenario,
+    seed: u64,
+    ext: Option<&dyn ExternalQdiscs>,
+) -> Result<(Scenario, Path), String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
-    let qdiscs = build_path(sc, seed, ext)?.qdiscs;
-    for (hop, qdisc) in sc.topology.hops().iter().zip(qdiscs) {
+    let path = build_path(sc, seed, ext)?;
+    for (hop, qdisc) in sc.topology.hops().iter().zip(&path.qdiscs) {
         let spec = resolved
             .topology
             .hop_spec_mut(hop.dir, &hop.name)
             .expect("a hop of the scenario");
-        spec.qdisc = qdisc;
+        spec.qdisc = qdisc.clone();
     }
     resolved.flows = sc.flows.iter().map(|f| resolve_flow(f, sc.duration.0)).collect();
-    Ok(resolved)
+    Ok((resolved, path))
 }
 
 /// A scenario resolved and built, ready to run: its hops, its flows and their `flows` rows
@@ -558,14 +568,16 @@ pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
 
 /// [`prepare`], with `ext` building the disciplines the core does not hold.
 pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Prepared, String> {
-    let resolved = resolve_with(sc, seed, ext)?;
+    let (
+        resolved,
+        Path {
+            links,
+            media,
+            stations,
+            ..
+        },
+    ) = resolve_path(sc, seed, ext)?;
     let end = sc.duration.0;
-    let Path {
-        links,
-        media,
-        stations,
-        ..
-    } = build_path(&resolved, seed, ext)?;
     let station_names: Vec<&str> = resolved.topology.wifi.as_ref().map_or(Vec::new(), |w| {
         w.stations.iter().map(|s| s.name.as_str()).collect()
     });

@@ -1,0 +1,82 @@
+"""Digests of everything a set of runs records: the check that a refactoring or an optimisation
+changed no result.
+
+Runs every built-in scenario file (the study directories included, sweep files excluded) under
+its own discipline and under each of ``--qdisc`` in turn, shortened to ``--duration``, and prints
+one line per run: a SHA-256 over every recorded table (Arrow IPC bytes) and the run's metadata
+less its wall-clock fields. Run it before and after a change and diff the two outputs:
+
+    python bench/digests.py > before.txt   # on the old code
+    python bench/digests.py > after.txt    # on the new code
+    diff before.txt after.txt              # empty: bit-identical results
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+
+from aqmlab import api, scenario
+
+SCENARIOS = Path(scenario.__file__).resolve().parent / "scenarios"
+QDISCS = "pfifo,red,codel,pie,fq_codel,sfq"
+# Metadata that differs between two identical runs.
+VOLATILE = ("wall_s",)
+
+
+def scenario_files() -> list[Path]:
+    """Every built-in scenario file but the sweep definitions."""
+    return sorted(p for p in SCENARIOS.rglob("*.toml") if p.name != "sweep.toml")
+
+
+def digest(tables: dict[str, pa.Table], meta: dict) -> str:
+    h = hashlib.sha256()
+    for name in sorted(tables):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, tables[name].schema) as w:
+            w.write_table(tables[name])
+        h.update(name.encode())
+        h.update(sink.getvalue().to_pybytes())
+    stable = {k: v for k, v in meta.items() if k not in VOLATILE}
+    h.update(json.dumps(stable, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def variants(sc: dict, qdiscs: list[str]):
+    """(label, scenario) for the file's own disciplines and each of ``qdiscs`` on every hop."""
+    yield "own", sc
+    for q in qdiscs:
+        v = copy.deepcopy(sc)
+        topo = v["topology"]
+        hops = topo.get("hops") or [topo[d] for d in ("down", "up") if d in topo]
+        for hop in hops:
+            hop["qdisc"] = q
+        yield q, v
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", default="8s", help="each run's length (default 8s)")
+    ap.add_argument("--qdisc", default=QDISCS, help=f"disciplines put on every hop (default {QDISCS})")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    qdiscs = [q for q in args.qdisc.split(",") if q]
+    for path in scenario_files():
+        base = scenario.load(path)
+        base["duration"] = args.duration
+        base.setdefault("record", {})["level"] = "packets"
+        name = path.relative_to(SCENARIOS).with_suffix("").as_posix()
+        for label, sc in variants(base, qdiscs):
+            tables, meta = api.simulate(sc, args.seed)
+            print(f"{name} {label} {digest(tables, meta)}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,482 @@
+//! The tables a run returns, declared once: each table's name, the recording level that keeps
+//! it, and its columns (name, type, meaning) together with their data. The Python binding
+//! exports them generically as Arrow record batches, the store and the recording levels take
+//! the names and levels from here, and docs/tables.md's column tables are written from the same
+//! declarations (`tables_markdown`; a test keeps the file in step).
+
+use super::{outcome_names, FlowSeriesColumns, Level, PacketColumns, QueueColumns};
+use crate::packet::Dir;
+use crate::queue::DropReason;
+use crate::scenario::build::{FlowRow, LinkRow, PageRow, ProbeRow, RunResult, WebRow};
+
+/// A column's values.
+pub enum Data {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    /// Null where a value does not exist (a lost probe's RTT, a fetch not completed).
+    OptU64(Vec<Option<u64>>),
+    Bool(Vec<bool>),
+    Str(Vec<String>),
+    /// Strings from a small set: codes into the names (dictionary-encoded).
+    Dict(Vec<u8>, Vec<String>),
+}
+
+impl Data {
+    /// The column's type as docs/tables.md writes it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Data::U32(_) => "uint32",
+            Data::U64(_) => "uint64",
+            Data::OptU64(_) => "uint64, nullable",
+            Data::Bool(_) => "bool",
+            Data::Str(_) | Data::Dict(..) => "string",
+        }
+    }
+}
+
+pub struct Column {
+    pub name: String,
+    pub meaning: &'static str,
+    pub data: Data,
+}
+
+pub struct Table {
+    pub name: &'static str,
+    /// What one row is.
+    pub row: &'static str,
+    /// The lowest recording level that keeps the table.
+    pub level: Level,
+    pub columns: Vec<Column>,
+}
+
+/// Everything a run records, by value (a [`RunResult`] less its metadata).
+#[derive(Default)]
+pub struct Recorded {
+    pub packets: PacketColumns,
+    pub queue: QueueColumns,
+    pub flow_series: FlowSeriesColumns,
+    pub flows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+    pub probes: Vec<ProbeRow>,
+    pub web: Vec<WebRow>,
+    pub webpage: Vec<PageRow>,
+}
+
+impl RunResult {
+    /// Moves the recorded data out; the metadata fields stay.
+    pub fn take_recorded(&mut self) -> Recorded {
+        Recorded {
+            packets: std::mem::take(&mut self.packets),
+            queue: std::mem::take(&mut self.queue),
+            flow_series: std::mem::take(&mut self.flow_series),
+            flows: std::mem::take(&mut self.flows),
+            links: std::mem::take(&mut self.links),
+            probes: std::mem::take(&mut self.probes),
+            web: std::mem::take(&mut self.web),
+            webpage: std::mem::take(&mut self.webpage),
+        }
+    }
+}
+
+/// Builds columns as (name, meaning, data) triples.
+fn cols(list: Vec<(&str, &'static str, Data)>) -> Vec<Column> {
+    list.into_iter()
+        .map(|(name, meaning, data)| Column {
+            name: name.to_string(),
+            meaning,
+            data,
+        })
+        .collect()
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Direction names in `Dir` code order.
+const DIRS: [&str; 2] = ["up", "down"];
+
+fn dirs(it: impl Iterator<Item = Dir>) -> Data {
+    Data::Dict(it.map(|d| d as u8).collect(), names(&DIRS))
+}
+
+impl Recorded {
+    /// The tables, in the order the store writes them. With no rows (`Recorded::default()`)
+    /// they are the declarations alone.
+    pub fn tables(self) -> Vec<Table> {
+        let hops: Vec<String> = self.links.iter().map(|l| l.hop.clone()).collect();
+        let p = self.packets;
+        let q = self.queue;
+        let s = self.flow_series;
+        let (w, wp, pr, f, l) = (&self.web, &self.webpage, &self.probes, &self.flows, &self.links);
+        let u64s = |v: Vec<u64>| Data::U64(v);
+        let fcol = |g: &dyn Fn(&FlowRow) -> u64| Data::U64(f.iter().map(g).collect());
+        let lcol = |g: &dyn Fn(&LinkRow) -> u64| Data::U64(l.iter().map(g).collect());
+        let mut link_cols = cols(vec![
+            ("dir", "direction", dirs(l.iter().map(|x| x.dir))),
+            ("hop", "hop name", Data::Str(hops.clone())),
+            (
+                "bottleneck",
+                "the hop with the lowest initial rate of its direction (the first of equals)",
+                Data::Bool(l.iter().map(|x| x.bottleneck).collect()),
+            ),
+            (
+                "delay_ns",
+                "propagation delay after the hop, before the next one",
+                lcol(&|x| x.delay),
+            ),
+            (
+                "qdisc",
+                "discipline name",
+                Data::Str(l.iter().map(|x| x.qdisc.clone()).collect()),
+            ),
+            ("rate_bps", "rate at t = 0", lcol(&|x| x.rate_bps)),
+            (
+                "capacity_bytes",
+                "bytes the link could carry over the run (integral of its rate schedule)",
+                lcol(&|x| x.capacity_bytes),
+            ),
+            (
+                "arrivals",
+                "packets that reached the queue",
+                lcol(&|x| x.stats.arrivals),
+            ),
+            (
+                "tx_packets",
+                "packets put on the link",
+                lcol(&|x| x.stats.tx_packets),
+            ),
+            ("tx_bytes", "bytes put on the link", lcol(&|x| x.stats.tx_bytes)),
+        ]);
+        for reason in DropReason::ALL {
+            link_cols.push(Column {
+                name: format!("drops_{}", reason.name()),
+                meaning: "drops for this reason (one column per drop reason of the core)",
+                data: lcol(&|x| x.stats.drops[reason as usize]),
+            });
+        }
+        link_cols.extend(cols(vec![
+            ("marks", "CE marks", lcol(&|x| x.stats.marks)),
+            (
+                "backlog_bytes",
+                "bytes left queued at the end",
+                lcol(&|x| x.backlog_bytes),
+            ),
+            (
+                "backlog_pkts",
+                "packets left queued at the end",
+                lcol(&|x| x.backlog_pkts),
+            ),
+        ]));
+        let steps: Vec<(Dir, u8, u64, u64)> = l
+            .iter()
+            .enumerate()
+            .flat_map(|(k, x)| x.schedule.iter().map(move |&(t, rate)| (x.dir, k as u8, t, rate)))
+            .collect();
+        vec![
+            Table {
+                name: "packets",
+                row: "one row per packet and hop queue it reached",
+                level: Level::Packets,
+                columns: cols(vec![
+                    ("dir", "direction", Data::Dict(p.dir, names(&DIRS))),
+                    ("hop", "hop name", Data::Dict(p.hop, hops.clone())),
+                    ("flow", "flow id (index into `flows`)", Data::U32(p.flow)),
+                    ("size", "IP bytes", Data::U32(p.size)),
+                    ("t_enqueue_ns", "arrival at the queue", u64s(p.t_enqueue)),
+                    (
+                        "t_out_ns",
+                        "start of transmission (sent/marked) or time of the drop; with a `device_queue` \
+                         on the link, the time the packet left the qdisc for the device queue",
+                        u64s(p.t_out),
+                    ),
+                    (
+                        "outcome",
+                        "`sent`, `marked` (sent with CE set by the queue), or the drop reason: \
+                         `overlimit`, `early`, `head`, `fat_flow`, `forced` (RED's average above its \
+                         drop-everything threshold)",
+                        Data::Dict(p.outcome, names(&outcome_names())),
+                    ),
+                ]),
+            },
+            Table {
+                name: "queue",
+                row: "every hop's queue sampled every `record.interval`",
+                level: Level::Series,
+                columns: cols(vec![
+                    ("t_ns", "sample time (0, interval, 2 interval, ...)", u64s(q.t)),
+                    ("dir", "direction", Data::Dict(q.dir, names(&DIRS))),
+                    ("hop", "hop name", Data::Dict(q.hop, hops.clone())),
+                    (
+                        "backlog_bytes",
+                        "bytes queued at `t_ns` (excluding the packet being transmitted)",
+                        u64s(q.backlog_bytes),
+                    ),
+                    (
+                        "backlog_pkts",
+                        "packets queued at `t_ns` (excluding the packet being transmitted)",
+                        u64s(q.backlog_pkts),
+                    ),
+                    ("tx_bytes", "cumulative bytes put on the link", u64s(q.tx_bytes)),
+                    ("drops", "cumulative drops (all reasons)", u64s(q.drops)),
+                    ("marks", "cumulative CE marks", u64s(q.marks)),
+                    ("rate_bps", "the link's scheduled rate at `t_ns`", u64s(q.rate_bps)),
+                ]),
+            },
+            Table {
+                name: "flow_series",
+                row: "per-flow state every `record.interval`",
+                level: Level::Series,
+                columns: cols(vec![
+                    ("t_ns", "sample time", u64s(s.t)),
+                    ("flow", "flow id", Data::U32(s.flow)),
+                    (
+                        "delivered_bytes",
+                        "cumulative payload bytes delivered in order to the receiving application",
+                        u64s(s.delivered_bytes),
+                    ),
+                    (
+                        "sent_bytes",
+                        "cumulative IP bytes the source sent (retransmissions included)",
+                        u64s(s.sent_bytes),
+                    ),
+                    ("cwnd_bytes", "TCP congestion window (0 for non-TCP)", u64s(s.cwnd_bytes)),
+                    ("srtt_ns", "TCP smoothed RTT (0 = no sample yet / non-TCP)", u64s(s.srtt)),
+                ]),
+            },
+            Table {
+                name: "probes",
+                row: "one row per latency probe",
+                level: Level::Summary,
+                columns: cols(vec![
+                    ("flow", "probe stream's flow id", Data::U32(pr.iter().map(|x| x.flow).collect())),
+                    ("seq", "probe number", u64s(pr.iter().map(|x| x.seq).collect())),
+                    ("t_send_ns", "send time", u64s(pr.iter().map(|x| x.sent).collect())),
+                    (
+                        "rtt_ns",
+                        "round trip (null when lost)",
+                        Data::OptU64(pr.iter().map(|x| x.reply.map(|r| r.0)).collect()),
+                    ),
+                    (
+                        "owd_up_ns",
+                        "one-way delay up (null when lost)",
+                        Data::OptU64(pr.iter().map(|x| x.reply.map(|r| r.1)).collect()),
+                    ),
+                    (
+                        "owd_down_ns",
+                        "one-way delay down (null when lost)",
+                        Data::OptU64(pr.iter().map(|x| x.reply.map(|r| r.2)).collect()),
+                    ),
+                    (
+                        "lost",
+                        "no reply by the end of the run",
+                        Data::Bool(pr.iter().map(|x| x.reply.is_none()).collect()),
+                    ),
+                ]),
+            },
+            Table {
+                name: "web",
+                row: "one row per request/response exchange of a web (PackMime-HTTP) flow",
+                level: Level::Summary,
+                columns: cols(vec![
+                    ("flow", "the web flow's id", Data::U32(w.iter().map(|x| x.flow).collect())),
+                    (
+                        "connection",
+                        "connection number (in opening order)",
+                        Data::U32(w.iter().map(|x| x.rec.connection).collect()),
+                    ),
+                    (
+                        "exchange",
+                        "the exchange's position on its connection",
+                        Data::U32(w.iter().map(|x| x.rec.index).collect()),
+                    ),
+                    (
+                        "req_bytes",
+                        "request size (application bytes)",
+                        u64s(w.iter().map(|x| x.rec.req_bytes).collect()),
+                    ),
+                    (
+                        "rsp_bytes",
+                        "response size (application bytes)",
+                        u64s(w.iter().map(|x| x.rec.rsp_bytes).collect()),
+                    ),
+                    (
+                        "t_request_ns",
+                        "when the client sent the request's SYN (null when not reached in the run)",
+                        Data::OptU64(w.iter().map(|x| x.rec.requested).collect()),
+                    ),
+                    (
+                        "response_time_ns",
+                        "from the request's SYN to the last byte of the response at the client \
+                         (null when not completed)",
+                        Data::OptU64(
+                            w.iter()
+                                .map(|x| x.rec.requested.zip(x.rec.completed).map(|(a, b)| b - a))
+                                .collect(),
+                        ),
+                    ),
+                ]),
+            },
+            Table {
+                name: "webpage",
+                row: "one row per page fetch of a webpage flow",
+                level: Level::Summary,
+                columns: cols(vec![
+                    ("flow", "the webpage flow's id", Data::U32(wp.iter().map(|x| x.flow).collect())),
+                    (
+                        "fetch",
+                        "the fetch's number, in start order",
+                        Data::U32(wp.iter().map(|x| x.rec.index).collect()),
+                    ),
+                    (
+                        "t_start_ns",
+                        "when the fetch started (its name lookup was sent)",
+                        u64s(wp.iter().map(|x| x.rec.start).collect()),
+                    ),
+                    (
+                        "fetch_time_ns",
+                        "from the start to the last byte of the page's last object at the client \
+                         (null when not completed)",
+                        Data::OptU64(wp.iter().map(|x| x.rec.completed.map(|t| t - x.rec.start)).collect()),
+                    ),
+                    (
+                        "timed_out",
+                        "1 when the fetch was abandoned at its timeout",
+                        Data::U32(wp.iter().map(|x| u32::from(x.rec.timed_out)).collect()),
+                    ),
+                    (
+                        "objects_done",
+                        "objects (main document included) complete when the fetch ended or the run did",
+                        Data::U32(wp.iter().map(|x| x.rec.objects_done).collect()),
+                    ),
+                ]),
+            },
+            Table {
+                name: "flows",
+                row: "one row per flow",
+                level: Level::Summary,
+                columns: cols(vec![
+                    ("flow", "flow id", Data::U32((0..f.len() as u32).collect())),
+                    (
+                        "kind",
+                        "the flow's kind (`udp`, `ping`, `voip`, `tcp`, `web`, `webpage`)",
+                        Data::Str(f.iter().map(|x| x.kind.clone()).collect()),
+                    ),
+                    (
+                        "direction",
+                        "data direction (`up`/`down`; probes: `up`)",
+                        dirs(f.iter().map(|x| x.direction)),
+                    ),
+                    (
+                        "group",
+                        "index of the `[[flows]]` entry it came from (`count = N` makes N flows of one group)",
+                        Data::U32(f.iter().map(|x| x.group).collect()),
+                    ),
+                    (
+                        "label",
+                        "the entry's `label` or `\"<kind><group>\"`",
+                        Data::Str(f.iter().map(|x| x.label.clone()).collect()),
+                    ),
+                    (
+                        "cc",
+                        "TCP congestion controller, empty otherwise",
+                        Data::Str(f.iter().map(|x| x.cc.clone()).collect()),
+                    ),
+                    ("start_ns", "start time (after any drawn offset)", fcol(&|x| x.start)),
+                    (
+                        "base_rtt_ns",
+                        "the flow's base (empty-queue, zero-size) RTT",
+                        fcol(&|x| x.base_rtt),
+                    ),
+                    ("bytes_target", "finite transfer size; 0 = unlimited", fcol(&|x| x.bytes_target)),
+                    (
+                        "packets_sent",
+                        "packets sent by the source, retransmissions included",
+                        fcol(&|x| x.report.packets_sent),
+                    ),
+                    (
+                        "bytes_sent",
+                        "bytes sent by the source, retransmissions included",
+                        fcol(&|x| x.report.bytes_sent),
+                    ),
+                    ("packets_received", "packets received by the sink", fcol(&|x| x.report.packets_received)),
+                    (
+                        "bytes_delivered",
+                        "payload delivered in order to the application",
+                        fcol(&|x| x.report.bytes_delivered),
+                    ),
+                    ("retransmits", "TCP retransmissions", fcol(&|x| x.report.retransmits)),
+                    ("rto_count", "TCP retransmission timeouts", fcol(&|x| x.report.rto_count)),
+                    ("tlp_probes", "TCP tail loss probes sent (`tlp`)", fcol(&|x| x.report.tlp_probes)),
+                    (
+                        "spurious_rtos",
+                        "TCP timeouts found spurious and undone (`frto`)",
+                        fcol(&|x| x.report.spurious_rtos),
+                    ),
+                    (
+                        "ecn_reductions",
+                        "TCP window reductions for ECN echoes",
+                        fcol(&|x| x.report.ecn_reductions),
+                    ),
+                    (
+                        "first_syn_ns",
+                        "TCP: first SYN sent",
+                        Data::OptU64(f.iter().map(|x| x.report.first_syn).collect()),
+                    ),
+                    (
+                        "completed_ns",
+                        "TCP: last ACK of a finite transfer received",
+                        Data::OptU64(f.iter().map(|x| x.report.completed).collect()),
+                    ),
+                    (
+                        "drops",
+                        "packets of this flow dropped at the bottleneck (all reasons)",
+                        fcol(&|x| x.drops),
+                    ),
+                    ("marks", "packets of this flow CE-marked at the bottleneck", fcol(&|x| x.marks)),
+                ]),
+            },
+            Table {
+                name: "links",
+                row: "one row per hop, in path order, the up chain first",
+                level: Level::Summary,
+                columns: link_cols,
+            },
+            Table {
+                name: "rate_schedule",
+                row: "one row per step of a hop's rate",
+                level: Level::Summary,
+                columns: cols(vec![
+                    ("dir", "direction", dirs(steps.iter().map(|s| s.0))),
+                    ("hop", "hop name", Data::Dict(steps.iter().map(|s| s.1).collect(), hops)),
+                    ("t_ns", "when the step takes effect", u64s(steps.iter().map(|s| s.2).collect())),
+                    ("rate_bps", "the rate in force from `t_ns` on", u64s(steps.iter().map(|s| s.3).collect())),
+                ]),
+            },
+        ]
+    }
+}
+
+/// The column tables of docs/tables.md, written from the declarations: one section per table.
+pub fn tables_markdown() -> String {
+    let mut out = String::new();
+    for t in Recorded::default().tables() {
+        let levels = match t.level {
+            Level::Packets => "recording level `packets`",
+            Level::Series => "levels `packets`, `series`",
+            Level::Summary => "every level",
+        };
+        out.push_str(&format!("## `{}` — {} ({levels})\n", t.name, t.row));
+        out.push_str("| column | type | meaning |\n|---|---|---|\n");
+        for c in &t.columns {
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                c.name,
+                c.data.type_name(),
+                c.meaning
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
