@@ -11,7 +11,7 @@
 //!   queue-length trigger for increases is not implemented.
 
 use super::params::{read, written, Group, Params};
-use super::util::{merge, over_limit, Buffer};
+use super::util::{merge, Buffer, PacketQueue};
 use super::{
     check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
@@ -21,11 +21,9 @@ use crate::units::{as_dur, Dur, Limit, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 pub struct Blue {
-    queue: VecDeque<PktId>,
-    bytes: u64,
+    queue: PacketQueue,
     limit: Limit,
     p_m: f64,
     inc: f64,
@@ -59,8 +57,8 @@ impl Blue {
 
 impl Qdisc for Blue {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
-        let size = ctx.size(id) as u64;
-        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size) {
+        let size = ctx.size(id);
+        if self.queue.exceeds(self.limit, size as u64) {
             self.increase(now);
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
@@ -74,16 +72,14 @@ impl Qdisc for Blue {
                 return;
             }
         }
-        self.bytes += size;
-        self.queue.push_back(id);
+        self.queue.push_back(id, size);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let Some(id) = self.queue.pop_front() else {
+        let Some(id) = self.queue.pop_front(ctx) else {
             self.decrease(now);
             return None;
         };
-        self.bytes -= ctx.size(id) as u64;
         if self.queue.is_empty() {
             self.decrease(now);
         }
@@ -91,7 +87,7 @@ impl Qdisc for Blue {
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.queue.bytes()
     }
 
     fn backlog_packets(&self) -> u64 {
@@ -142,8 +138,7 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let buffer = read(params, Buffer::default(), link)?;
     let p = read(params, DEFAULTS, link)?;
     let q = Blue {
-        queue: VecDeque::new(),
-        bytes: 0,
+        queue: PacketQueue::default(),
         limit: buffer.limit(),
         p_m: 0.0,
         inc: p.increment,

@@ -20,7 +20,7 @@
 //! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
 
 use super::params::{read, written, Group, Params};
-use super::util::{merge, over_limit, Buffer};
+use super::util::{merge, Buffer, PacketQueue};
 use super::{
     check_bytes, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
@@ -31,7 +31,6 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 /// The count-recall rule applied when re-entering the dropping state (algorithms.md 1.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -458,28 +457,20 @@ impl CodelVars {
 }
 
 /// A plain FIFO as a CoDel source (the guard sees its own backlog).
-struct Fifo<'a> {
-    q: &'a mut VecDeque<PktId>,
-    bytes: &'a mut u64,
-}
-
-impl CodelSource for Fifo<'_> {
+impl CodelSource for PacketQueue {
     fn pop(&mut self, ctx: &QueueCtx) -> Option<PktId> {
-        let id = self.q.pop_front()?;
-        *self.bytes -= ctx.size(id) as u64;
-        Some(id)
+        self.pop_front(ctx)
     }
     fn guard_backlog(&self) -> u64 {
-        *self.bytes
+        self.bytes()
     }
     fn is_empty(&self) -> bool {
-        self.q.is_empty()
+        PacketQueue::is_empty(self)
     }
 }
 
 pub struct Codel {
-    queue: VecDeque<PktId>,
-    bytes: u64,
+    queue: PacketQueue,
     limit: Limit,
     params: CodelParams,
     vars: CodelVars,
@@ -489,8 +480,7 @@ pub struct Codel {
 impl Codel {
     pub fn new(params: CodelParams, limit: Limit) -> Codel {
         Codel {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: PacketQueue::default(),
             limit,
             stats: CodelStats::new(&params),
             params,
@@ -501,26 +491,21 @@ impl Codel {
 
 impl Qdisc for Codel {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
-        let size = ctx.size(id) as u64;
-        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size) {
+        let size = ctx.size(id);
+        if self.queue.exceeds(self.limit, size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
-        self.bytes += size;
-        self.queue.push_back(id);
+        self.queue.push_back(id, size);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let mut src = Fifo {
-            q: &mut self.queue,
-            bytes: &mut self.bytes,
-        };
         self.vars
-            .dequeue(&self.params, &mut self.stats, &mut src, ctx, now)
+            .dequeue(&self.params, &mut self.stats, &mut self.queue, ctx, now)
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.queue.bytes()
     }
 
     fn backlog_packets(&self) -> u64 {
@@ -562,6 +547,7 @@ mod tests {
     use crate::queue::testutil::Harness;
     use crate::queue::QueueEvent;
     use crate::units::{tx_time, US};
+    use std::collections::VecDeque;
 
     /// The variant of that name, as a scenario spells it.
     fn named(variant: &str) -> Variant {

@@ -4,6 +4,7 @@
 //! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
 
 use super::params::{read, written, Group, Params};
+use super::util::PacketQueue;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::rng::Rng;
@@ -11,7 +12,6 @@ use crate::units::{Limit, LimitSpec, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 /// The FIFOs' one key (resolved in [`build`], which needs to know whether it was given).
 #[derive(Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -27,40 +27,28 @@ struct Config {
 impl Params for Config {}
 
 pub struct Fifo {
-    queue: VecDeque<PktId>,
+    queue: PacketQueue,
     limit: Limit,
     head_drop: bool,
-    bytes: u64,
 }
 
 impl Fifo {
     pub fn new(limit: Limit, head_drop: bool) -> Fifo {
         Fifo {
-            queue: VecDeque::new(),
+            queue: PacketQueue::default(),
             limit,
             head_drop,
-            bytes: 0,
-        }
-    }
-
-    fn full_with(&self, extra: u64) -> bool {
-        match self.limit {
-            Limit::Packets(p) => self.queue.len() as u64 + 1 > p,
-            Limit::Bytes(b) => self.bytes + extra > b,
         }
     }
 }
 
 impl Qdisc for Fifo {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
-        let size = ctx.size(id) as u64;
+        let size = ctx.size(id);
         if self.head_drop {
-            while self.full_with(size) {
-                match self.queue.pop_front() {
-                    Some(old) => {
-                        self.bytes -= ctx.size(old) as u64;
-                        ctx.drop_packet(old, DropReason::Head);
-                    }
+            while self.queue.exceeds(self.limit, size as u64) {
+                match self.queue.pop_front(ctx) {
+                    Some(old) => ctx.drop_packet(old, DropReason::Head),
                     None => {
                         // The arrival alone exceeds a byte limit.
                         ctx.drop_packet(id, DropReason::Overlimit);
@@ -68,22 +56,19 @@ impl Qdisc for Fifo {
                     }
                 }
             }
-        } else if self.full_with(size) {
+        } else if self.queue.exceeds(self.limit, size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
-        self.bytes += size;
-        self.queue.push_back(id);
+        self.queue.push_back(id, size);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
-        let id = self.queue.pop_front()?;
-        self.bytes -= ctx.size(id) as u64;
-        Some(id)
+        self.queue.pop_front(ctx)
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.queue.bytes()
     }
 
     fn backlog_packets(&self) -> u64 {

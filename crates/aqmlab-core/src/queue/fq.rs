@@ -9,7 +9,7 @@
 
 use super::codel::CodelSource;
 use super::params::Params;
-use super::util::{flow_hash, scale};
+use super::util::{flow_hash, scale, PacketQueue};
 use super::{check_bytes, check_range, LinkInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::units::{as_size, Limit, LimitSpec, Size, Time};
@@ -80,13 +80,6 @@ pub mod packets {
     }
 }
 
-/// One flow's packets.
-#[derive(Default)]
-pub struct FlowQueue {
-    pub q: VecDeque<PktId>,
-    pub bytes: u64,
-}
-
 /// Totals over all flows.
 #[derive(Default, Clone, Copy)]
 pub struct Totals {
@@ -102,7 +95,7 @@ enum List {
 }
 
 pub struct FqFlow<S> {
-    pub fq: FlowQueue,
+    pub fq: PacketQueue,
     pub deficit: i64,
     list: List,
     pub aqm: S,
@@ -113,17 +106,15 @@ pub struct FqFlow<S> {
 /// or the flow's own backlog when `per_flow_guard` is set (ns-3 FqCoDelQueueDisc, whose per-flow
 /// CoDelQueueDisc checks its own MinBytes).
 pub struct FlowSrc<'a> {
-    pub fq: &'a mut FlowQueue,
+    pub fq: &'a mut PacketQueue,
     pub tot: &'a mut Totals,
     pub per_flow_guard: bool,
 }
 
 impl FlowSrc<'_> {
     pub fn pop_head(&mut self, ctx: &QueueCtx) -> Option<PktId> {
-        let id = self.fq.q.pop_front()?;
-        let s = ctx.size(id) as u64;
-        self.fq.bytes -= s;
-        self.tot.bytes -= s;
+        let id = self.fq.pop_front(ctx)?;
+        self.tot.bytes -= ctx.size(id) as u64;
         self.tot.packets -= 1;
         Some(id)
     }
@@ -135,13 +126,13 @@ impl CodelSource for FlowSrc<'_> {
     }
     fn guard_backlog(&self) -> u64 {
         if self.per_flow_guard {
-            self.fq.bytes
+            self.fq.bytes()
         } else {
             self.tot.bytes
         }
     }
     fn is_empty(&self) -> bool {
-        self.fq.q.is_empty()
+        self.fq.is_empty()
     }
 }
 
@@ -167,7 +158,7 @@ impl<S> FqSched<S> {
         FqSched {
             flows: (0..flows)
                 .map(|_| FqFlow {
-                    fq: FlowQueue::default(),
+                    fq: PacketQueue::default(),
                     deficit: 0,
                     list: List::None,
                     aqm: make(),
@@ -194,8 +185,7 @@ impl<S> FqSched<S> {
     /// Appends packet `id` to flow `f`; a flow on no list becomes a new flow with a full quantum.
     pub fn push(&mut self, f: usize, id: PktId, size: u32) {
         let flow = &mut self.flows[f];
-        flow.fq.q.push_back(id);
-        flow.fq.bytes += size as u64;
+        flow.fq.push_back(id, size);
         self.tot.packets += 1;
         self.tot.bytes += size as u64;
         if flow.list == List::None {
@@ -220,10 +210,8 @@ impl<S> FqSched<S> {
     /// Removes the tail of flow `f` (for drops).
     pub fn pop_tail(&mut self, f: usize, ctx: &QueueCtx) -> Option<PktId> {
         let flow = &mut self.flows[f];
-        let id = flow.fq.q.pop_back()?;
-        let s = ctx.size(id) as u64;
-        flow.fq.bytes -= s;
-        self.tot.bytes -= s;
+        let id = flow.fq.pop_back(ctx)?;
+        self.tot.bytes -= ctx.size(id) as u64;
         self.tot.packets -= 1;
         Some(id)
     }

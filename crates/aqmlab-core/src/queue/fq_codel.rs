@@ -48,9 +48,9 @@ impl FqCodel {
         let mut best = 0;
         let mut best_bytes = 0;
         for (i, f) in self.sched.flows.iter().enumerate() {
-            if f.fq.bytes > best_bytes {
+            if f.fq.bytes() > best_bytes {
                 best = i;
-                best_bytes = f.fq.bytes;
+                best_bytes = f.fq.bytes();
             }
         }
         let threshold = best_bytes / 2;
@@ -354,7 +354,7 @@ mod tests {
         // A new flow sending more than a quantum loses new-flow status after one quantum: with
         // quantum 1500, its first 1500 B packet goes first, the second waits behind the bulk flow.
         let q0 = q.sched.classify(u64::from((f[1] << 1) | 1));
-        while q.sched.flows[q0].fq.q.is_empty() && h.dequeue(&mut q, 5 * MS).is_some() {
+        while q.sched.flows[q0].fq.is_empty() && h.dequeue(&mut q, 5 * MS).is_some() {
             if q.sched.active().all(|x| x != q0) {
                 break;
             }

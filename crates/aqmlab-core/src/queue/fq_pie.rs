@@ -50,7 +50,7 @@ impl Qdisc for FqPie {
         }
         if flow
             .aqm
-            .drop_early(&self.params, size, flow.fq.bytes, &mut self.rng)
+            .drop_early(&self.params, size, flow.fq.bytes(), &mut self.rng)
         {
             if self.params.ecn && flow.aqm.prob <= self.params.mark_ecnth && ctx.mark(id) {
                 self.marks += 1;
@@ -73,7 +73,7 @@ impl Qdisc for FqPie {
         let r = self.sched.dequeue(ctx, now, |v, src, ctx, now| {
             let id = src.pop_head(ctx)?;
             let sojourn = now.saturating_sub(ctx.enqueued_at(id));
-            v.on_dequeue(params, ctx.size(id), sojourn, src.fq.bytes, now);
+            v.on_dequeue(params, ctx.size(id), sojourn, src.fq.bytes(), now);
             Some(id)
         });
         if let Some(id) = r {
@@ -97,7 +97,7 @@ impl Qdisc for FqPie {
     fn on_timer(&mut self, _ctx: &mut QueueCtx, now: Time) {
         while self.next_update <= now {
             for f in self.sched.flows.iter_mut() {
-                f.aqm.update(&self.params, f.fq.bytes);
+                f.aqm.update(&self.params, f.fq.bytes());
             }
             self.next_update += self.params.period;
         }

@@ -34,7 +34,7 @@
 //! controller, also used per flow by fq_pie.
 
 use super::params::{read, written, Group, Params};
-use super::util::{merge, over_limit, Buffer};
+use super::util::{merge, Buffer, PacketQueue};
 use super::{
     check_bytes, check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo,
     QueueCtx,
@@ -45,7 +45,6 @@ use crate::units::{as_dur, Dur, Limit, LimitSpec, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -472,8 +471,7 @@ impl PieVars {
 pub const MEAN_PKTSIZE: u64 = 1500;
 
 pub struct Pie {
-    queue: VecDeque<PktId>,
-    bytes: u64,
+    queue: PacketQueue,
     limit: Limit,
     params: PieParams,
     vars: PieVars,
@@ -486,14 +484,14 @@ pub struct Pie {
 impl Qdisc for Pie {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
         let size = ctx.size(id);
-        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size as u64) {
+        if self.queue.exceeds(self.limit, size as u64) {
             self.vars.on_drop();
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
         if self
             .vars
-            .drop_early(&self.params, size, self.bytes, &mut self.rng)
+            .drop_early(&self.params, size, self.queue.bytes(), &mut self.rng)
         {
             if self.params.ecn && self.vars.prob <= self.params.mark_ecnth && ctx.mark(id) {
                 self.marks += 1;
@@ -504,21 +502,19 @@ impl Qdisc for Pie {
                 return;
             }
         }
-        self.bytes += size as u64;
-        self.queue.push_back(id);
+        self.queue.push_back(id, size);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let id = self.queue.pop_front()?;
-        let size = ctx.size(id);
-        self.bytes -= size as u64;
+        let id = self.queue.pop_front(ctx)?;
         let sojourn = now.saturating_sub(ctx.enqueued_at(id));
-        self.vars.on_dequeue(&self.params, size, sojourn, self.bytes, now);
+        self.vars
+            .on_dequeue(&self.params, ctx.size(id), sojourn, self.queue.bytes(), now);
         Some(id)
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.queue.bytes()
     }
 
     fn backlog_packets(&self) -> u64 {
@@ -531,7 +527,7 @@ impl Qdisc for Pie {
 
     fn on_timer(&mut self, _ctx: &mut QueueCtx, now: Time) {
         while self.next_update <= now {
-            self.vars.update(&self.params, self.bytes);
+            self.vars.update(&self.params, self.queue.bytes());
             self.next_update += self.params.period;
         }
     }
@@ -546,8 +542,7 @@ impl Qdisc for Pie {
 
 pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
     Pie {
-        queue: VecDeque::new(),
-        bytes: 0,
+        queue: PacketQueue::default(),
         limit,
         vars: PieVars::new(&params),
         next_update: params.first_update(),

@@ -36,7 +36,7 @@
 //!   (Values as given in the brief; algorithms.md 7 could not verify them against the paper.)
 
 use super::params::{read, written, Group, Params};
-use super::util::{merge, over_limit, resolve_limit};
+use super::util::{merge, resolve_limit, PacketQueue};
 use super::{
     check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
 };
@@ -46,7 +46,6 @@ use crate::units::{as_dur, Dur, Limit, LimitSpec, Size, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
 pub struct RedParams {
@@ -260,8 +259,7 @@ struct Adaptive {
 }
 
 pub struct Red {
-    queue: VecDeque<PktId>,
-    bytes: u64,
+    queue: PacketQueue,
     limit: Limit,
     params: RedParams,
     vars: RedVars,
@@ -273,7 +271,7 @@ pub struct Red {
 impl Red {
     fn q_now(&self) -> f64 {
         if self.params.bytes {
-            self.bytes as f64 / self.params.mean_pktsize as f64
+            self.queue.bytes() as f64 / self.params.mean_pktsize as f64
         } else {
             self.queue.len() as f64
         }
@@ -297,12 +295,11 @@ impl Qdisc for Red {
         if !self.counts.apply(decision, self.params.ecn, id, ctx) {
             return;
         }
-        if over_limit(self.limit, self.queue.len() as u64 + 1, self.bytes + size as u64) {
+        if self.queue.exceeds(self.limit, size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
-        self.bytes += size as u64;
-        self.queue.push_back(id);
+        self.queue.push_back(id, size);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
@@ -312,13 +309,12 @@ impl Qdisc for Red {
         // Without the second rule a dropped arrival ends the idle period for good, and with avg
         // above the forced-drop threshold every later arrival is dropped while avg decays only
         // by (1 - w_q) per arrival: the link locks up.
-        let Some(id) = self.queue.pop_front() else {
+        let Some(id) = self.queue.pop_front(ctx) else {
             if self.vars.idle_since.is_none() {
                 self.vars.set_idle(now);
             }
             return None;
         };
-        self.bytes -= ctx.size(id) as u64;
         if self.queue.is_empty() {
             self.vars.set_idle(now);
         }
@@ -326,7 +322,7 @@ impl Qdisc for Red {
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.queue.bytes()
     }
 
     fn backlog_packets(&self) -> u64 {
@@ -591,8 +587,7 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResu
         resolved = merge(resolved, written(&hred));
     }
     let q = Red {
-        queue: VecDeque::new(),
-        bytes: 0,
+        queue: PacketQueue::default(),
         limit,
         vars: RedVars::new(&p),
         params: p,

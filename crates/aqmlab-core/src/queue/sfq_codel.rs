@@ -44,7 +44,7 @@ impl SfqCodel {
     fn victim(&self) -> Option<usize> {
         let mut best: Option<(usize, usize)> = None;
         for f in self.sched.active() {
-            let n = self.sched.flows[f].fq.q.len();
+            let n = self.sched.flows[f].fq.len();
             if n == 0 {
                 continue;
             }

@@ -1,12 +1,68 @@
-//! Small pieces shared by several disciplines: the flow hash, the `limit` key and buffer-limit
-//! tests, and an index of queues by length (for O(1) "longest queue" lookups in SFQ and DRR).
+//! Small pieces shared by several disciplines: the packet queue with its byte count, the flow
+//! hash, the `limit` key and buffer-limit tests, and an index of queues by length (for O(1)
+//! "longest queue" lookups in SFQ and DRR).
 
 use super::params::Params;
-use super::LinkInfo;
+use super::{LinkInfo, QueueCtx};
+use crate::packet::PktId;
 use crate::units::{Limit, LimitSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::VecDeque;
+
+/// A FIFO of packets and its byte count: the queue of every single-queue discipline (pfifo,
+/// bfifo, CoDel, PIE, RED, BLUE) and each flow queue of the flow-queueing ones (fq_codel,
+/// fq_pie, sfq_codel). Its counts are kept exact by every push and pop.
+#[derive(Default)]
+pub struct PacketQueue {
+    ids: VecDeque<PktId>,
+    bytes: u64,
+}
+
+impl PacketQueue {
+    #[inline]
+    pub fn push_back(&mut self, id: PktId, size: u32) {
+        self.ids.push_back(id);
+        self.bytes += size as u64;
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, ctx: &QueueCtx) -> Option<PktId> {
+        let id = self.ids.pop_front()?;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    #[inline]
+    pub fn pop_back(&mut self, ctx: &QueueCtx) -> Option<PktId> {
+        let id = self.ids.pop_back()?;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Bytes queued.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether one more packet of `size` bytes would hold more than `limit`.
+    #[inline]
+    pub fn exceeds(&self, limit: Limit, size: u64) -> bool {
+        over_limit(limit, self.ids.len() as u64 + 1, self.bytes + size)
+    }
+}
 
 /// Merges two resolved tables (keys of `b` win).
 pub fn merge(mut a: Value, b: Value) -> Value {
@@ -179,6 +235,33 @@ impl DepthIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
+
+    #[test]
+    fn packet_queue_counts_and_limits_as_linux_fifo() {
+        // sch_fifo.c: pfifo admits while qlen < limit, bfifo while backlog + len <= limit.
+        let mut h = Harness::new();
+        let ids: Vec<PktId> = (0..3).map(|k| h.packet(0, 1000 + k, Ecn::NotEct)).collect();
+        let mut q = PacketQueue::default();
+        assert!(!q.exceeds(Limit::Packets(1), 1500));
+        q.push_back(ids[0], 1000);
+        q.push_back(ids[1], 1001);
+        assert_eq!((q.len(), q.bytes()), (2, 2001));
+        assert!(q.exceeds(Limit::Packets(2), 1) && !q.exceeds(Limit::Packets(3), 1));
+        assert!(!q.exceeds(Limit::Bytes(3001), 1000) && q.exceeds(Limit::Bytes(3001), 1001));
+        q.push_back(ids[2], 1002);
+        let ctx = QueueCtx {
+            pool: &mut h.pool,
+            events: &mut h.events,
+        };
+        assert_eq!(q.pop_back(&ctx), Some(ids[2]));
+        assert_eq!(q.pop_front(&ctx), Some(ids[0]));
+        assert_eq!((q.len(), q.bytes()), (1, 1001));
+        assert_eq!(q.pop_front(&ctx), Some(ids[1]));
+        assert_eq!((q.pop_front(&ctx), q.bytes()), (None, 0));
+        assert!(q.is_empty());
+    }
 
     #[test]
     fn depth_index_tracks_longest() {
