@@ -213,10 +213,6 @@ def plan(resolved: dict) -> list[FlowPlan]:
     """The tool runs of a resolved scenario; ScenarioError naming the key for what real tools
     cannot do."""
     duration = _ns(resolved["duration"])
-    if resolved["topology"].get("wifi"):
-        raise ScenarioError(
-            "topology.wifi: emulation forwards wired hops only; the WiFi medium is simulated (aqmlab run)"
-        )
     plans: list[FlowPlan] = []
     pings = 0
     available = kernel_ccs()

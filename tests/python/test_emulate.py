@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from typer.testing import CliRunner
 
 from aqmlab import emulate as emu
 from aqmlab import store
+from aqmlab.api import run_dict
 from aqmlab.cli import app
 
 runner = CliRunner()
@@ -126,6 +128,68 @@ def test_ce_marks_rewrite_the_header_the_kernel_accepts(tmp_path: Path):
     assert down["drops"] == 0
     assert s["flows"][0]["retransmits"] == 0
     assert s["goodput_mbps"]["down"] > 6.0
+
+
+def wifi_scenario(flows: str, duration: str = "4s") -> dict:
+    """A 100 Mb/s wired hop each way and an 802.11n access point with one MCS 4 station."""
+    return tomllib.loads(f"""
+name = "emu_wifi"
+duration = "{duration}"
+[topology]
+rtt = "50ms"
+[topology.wifi]
+stations = [{{ name = "sta", mcs = 4 }}]
+[[topology.hops]]
+name = "air"
+direction = "up"
+wifi = true
+qdisc = "pfifo"
+[[topology.hops]]
+name = "wan_up"
+direction = "up"
+rate = "100Mbps"
+[[topology.hops]]
+name = "wan_down"
+direction = "down"
+rate = "100Mbps"
+[[topology.hops]]
+name = "ap"
+direction = "down"
+wifi = true
+qdisc = "fq_codel"
+{flows}
+""")
+
+
+@needs_root
+def test_a_wifi_hop_carries_its_saturation_rate_and_its_airtime():
+    """The shared medium runs in real time: a UDP download offered above the AP's capacity
+    leaves the AP at the saturation throughput of full aggregates (the hop's nominal rate, from
+    the 802.11n airtime formula, tests in wifi_checks.rs), and a ping pays the airtime of its
+    two frames as the simulator computes it for the same path."""
+    udp = '[[flows]]\nkind = "udp"\ndirection = "down"\nrate = "45Mbps"\npacket_size = "1500B"\n'
+    res, _ = emu.emulate(wifi_scenario(udp), warmup_s=1)
+    links = res.tables["links"].to_pandas().set_index("hop")
+    nominal = float(links.loc["ap", "rate_bps"])
+    assert 30e6 < nominal < 40e6  # MCS 4 is 39 Mb/s on the air
+    q = res.tables["queue"].to_pandas()
+    ap = q[(q["hop"] == "ap") & (q["t_ns"] >= 1e9)]
+    rate = (
+        (ap["tx_bytes"].iloc[-1] - ap["tx_bytes"].iloc[0])
+        * 8
+        / ((ap["t_ns"].iloc[-1] - ap["t_ns"].iloc[0]) / 1e9)
+    )
+    assert abs(rate / nominal - 1) < 0.03, (rate, nominal)
+    ping = '[[flows]]\nkind = "ping"\ninterval = "50ms"\nstation = "sta"\n'
+    sc = wifi_scenario(ping, "3s")
+    sim = run_dict(sc).tables["probes"].to_pandas()["rtt_ns"].min() / 1e6
+    assert sim > 50 + 0.2  # two frames' airtime (DIFS, backoff, preambles, block ACK) on top of 50 ms
+    res, _ = emu.emulate(sc)
+    ms = res.tables["probes"].to_pandas()["rtt_ns"].dropna() / 1e6
+    assert len(ms) > 40
+    # ping prints 0.1 ms steps (rounding down by at most 0.05 ms); the machine adds a little
+    assert ms.min() >= sim - 0.05
+    assert ms.median() < sim + 5.0
 
 
 def test_a_tcp_model_the_kernel_lacks_is_a_user_error(tmp_path: Path):

@@ -2,8 +2,9 @@
 //! the server side's) cross a scenario's path in real time and are written to the other device.
 //! Each direction's path is the simulator's: the client-side access delay (rtt/4), the chain of
 //! hops (`Link`: the same qdisc code, optional device queue, serialiser following the rate
-//! schedule, random loss on the wire, propagation delay to the next hop), the server-side
-//! access delay (rtt/4); the down direction crosses them in the reverse order.
+//! schedule, random loss on the wire, propagation delay to the next hop; a WiFi hop's driver
+//! and shared medium), the server-side access delay (rtt/4); the down direction crosses them in
+//! the reverse order. A WiFi station's flows enter the up chain at that station's own link.
 //!
 //! Time is CLOCK_MONOTONIC in ns since the run's start (`Io::t0`); the components stay
 //! sans-I/O and are driven with `now`. One thread, one epoll set (both TUNs, a stop pipe and a
@@ -22,6 +23,7 @@
 pub mod ipv4;
 mod sys;
 
+use aqmlab_core::net::wifi::Medium;
 use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{Qdisc, QueueEvent};
@@ -88,6 +90,7 @@ const HOP_PIPES: usize = 4;
 enum Due {
     Pipe(usize),
     Tx(usize),
+    Air(usize),
     Qdisc(usize),
     Sample,
 }
@@ -101,7 +104,15 @@ struct Emu {
     links: Vec<Link>,
     /// First hop of each direction's chain.
     first: [Option<usize>; 2],
+    /// Per scenario flow, the hop its up packets enter (a WiFi station's own link) when that
+    /// is not the up chain's first.
+    entry_up: Vec<Option<usize>>,
+    /// Per scenario flow, the WiFi station its client is.
+    stations: Vec<usize>,
     tx_end: Vec<Time>,
+    /// The WiFi media and when each one's transmission on the air ends.
+    media: Vec<Medium>,
+    air_end: Vec<Option<Time>>,
     /// `PRE`/`POST` access delays per direction, then one pipe per hop (its delay to the next).
     pipes: Vec<Pipe>,
     qev: Vec<QueueEvent>,
@@ -200,7 +211,12 @@ impl Emu {
         match pipe {
             0 | 2 => {
                 let d = if pipe == 0 { Dir::Up } else { Dir::Down };
-                match self.first[d.index()] {
+                let flow = self.pool.get(id).flow as usize;
+                let entry = match d {
+                    Dir::Up => self.entry_up.get(flow).copied().flatten(),
+                    Dir::Down => None,
+                };
+                match entry.or(self.first[d.index()]) {
                     Some(l) => self.arrival(l, id),
                     None => self.enter(POST[d.index()], id),
                 }
@@ -243,6 +259,11 @@ impl Emu {
                 consider(t, Due::Qdisc(l));
             }
         }
+        for (m, t) in self.air_end.iter().enumerate() {
+            if let Some(t) = *t {
+                consider(t, Due::Air(m));
+            }
+        }
         if self.rec.series_enabled() && self.next_sample <= self.end {
             consider(self.next_sample, Due::Sample);
         }
@@ -280,6 +301,10 @@ impl Emu {
                     self.leave(i, id);
                 }
                 Due::Tx(l) => self.tx_done(l),
+                Due::Air(m) => {
+                    self.air_end[m] = None;
+                    self.air_done(m);
+                }
                 Due::Qdisc(l) => self.qdisc_on_timer(l, self.now),
                 Due::Sample => {
                     sample_hops(&self.links, self.now, &mut self.rec.queue);
@@ -298,6 +323,7 @@ impl Hops for Emu {
             pool: &mut self.pool,
             qev: &mut self.qev,
             rec: &mut self.rec,
+            media: &mut self.media,
         }
     }
 
@@ -337,7 +363,15 @@ impl Hops for Emu {
     }
 
     fn serve(&mut self, l: usize) {
-        self.feed(l);
+        self.start(l);
+    }
+
+    fn station(&self, flow: u32) -> usize {
+        self.stations.get(flow as usize).copied().unwrap_or(0)
+    }
+
+    fn on_air(&mut self, m: usize, done: Time) {
+        self.air_end[m] = Some(done);
     }
 }
 
@@ -352,6 +386,14 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
     let prepared = build::prepare(sc, seed)?;
     let resolved = prepared.resolved;
     let links = prepared.links;
+    let media = prepared.media;
+    let up = Dir::Up.index();
+    let entry_up = prepared
+        .flows
+        .iter()
+        .map(|f| f.route[up].map(|r| r.0 as usize))
+        .collect();
+    let stations = prepared.flows.iter().map(|f| f.station as usize).collect();
     let mut rows = prepared.rows;
     let n_flows = rows.len() as u32;
     let end = sc.duration.0;
@@ -376,6 +418,10 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         tx_end: vec![0; links.len()],
         links,
         first,
+        entry_up,
+        stations,
+        air_end: vec![None; media.len()],
+        media,
         pipes,
         qev: Vec::new(),
         rec: Recorder::new(sc.record.level, sc.record.interval.0),

@@ -18,6 +18,7 @@ use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, O
 use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
+use wifi::Medium;
 
 pub mod wifi;
 
@@ -121,6 +122,8 @@ pub struct HopParts<'a> {
     pub pool: &'a mut PacketPool,
     pub qev: &'a mut Vec<QueueEvent>,
     pub rec: &'a mut Recorder,
+    /// The WiFi media the path's WiFi hops transmit on (none on a wired path).
+    pub media: &'a mut [Medium],
 }
 
 /// The per-hop sequence, shared by the simulator and the emulator. The required methods are
@@ -141,6 +144,10 @@ pub trait Hops {
     fn forward(&mut self, l: usize, id: PktId, flow: u32);
     /// Hop `l` may have work: start a transmission, re-arm its timer.
     fn serve(&mut self, l: usize);
+    /// The WiFi station the packets of `flow` are for (the access point's destination).
+    fn station(&self, flow: u32) -> usize;
+    /// Medium `m` carries a transmission until `done`; `air_done(m)` is due then.
+    fn on_air(&mut self, m: usize, done: Time);
     /// Packet `id` enters a qdisc.
     fn entering(&mut self, _id: PktId) {}
     /// Packet `id` left a qdisc for the wire.
@@ -169,6 +176,7 @@ pub trait Hops {
                 pool,
                 qev,
                 rec,
+                ..
             } = self.parts();
             match qev[k] {
                 QueueEvent::Drop(id, reason) => {
@@ -245,6 +253,146 @@ pub trait Hops {
         link.tx = Some(id);
         let done = link.finish_time(now, pool.get(id).size as u64);
         self.transmitting(l, done);
+    }
+
+    /// Starts hop `l`'s next transmission, or fills its WiFi driver.
+    #[inline]
+    fn start(&mut self, l: usize) {
+        if self.parts().links[l].wifi.is_some() {
+            self.wifi_fill(l);
+        } else {
+            self.feed(l);
+        }
+    }
+
+    /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
+    /// and offers them to the medium.
+    #[cold]
+    fn wifi_fill(&mut self, l: usize) {
+        let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
+        loop {
+            let HopParts { links, media, .. } = self.parts();
+            if links[l].wifi.as_ref().expect("a WiFi hop").pending >= media[m].mac.driver_limit {
+                break;
+            }
+            let Some(id) = self.dequeue(l) else {
+                break;
+            };
+            let many = self.parts().links[l]
+                .wifi
+                .as_ref()
+                .expect("a WiFi hop")
+                .queues
+                .len()
+                > 1;
+            let dest = if many {
+                let flow = self.parts().pool.get(id).flow;
+                self.station(flow)
+            } else {
+                0
+            };
+            self.parts().links[l]
+                .wifi
+                .as_mut()
+                .expect("a WiFi hop")
+                .accept(dest, id);
+        }
+        let HopParts {
+            links, pool, media, ..
+        } = self.parts();
+        let port = links[l].wifi.as_mut().expect("a WiFi hop");
+        port.form(&media[m].mac, |id| pool.get(id).size);
+        self.medium_access(m);
+    }
+
+    /// When medium m is idle, one of its transmitters with an aggregate ready takes it, each
+    /// with the same chance (DCF's equal transmission opportunities; see `net::wifi`).
+    fn medium_access(&mut self, m: usize) {
+        let HopParts { links, media, .. } = self.parts();
+        let medium = &mut media[m];
+        if medium.on_air.is_some() {
+            return;
+        }
+        let ready = |p: &u32| links[*p as usize].wifi.as_ref().is_some_and(|w| !w.hw.is_empty());
+        let n = medium.ports.iter().filter(|p| ready(p)).count();
+        if n == 0 {
+            return;
+        }
+        let pick = if n == 1 {
+            0
+        } else {
+            medium.rng.below(n as u64) as usize
+        };
+        let l = *medium
+            .ports
+            .iter()
+            .filter(|p| ready(p))
+            .nth(pick)
+            .expect("counted");
+        let port = links[l as usize].wifi.as_mut().expect("a WiFi hop");
+        let agg = port.hw.pop_front().expect("ready");
+        let air = port.airtime(&medium.mac, &agg);
+        port.on_air = true;
+        port.stats.txops += 1;
+        port.stats.subframes += agg.pkts.len() as u64;
+        port.stats.airtime += air;
+        medium.busy_time += air;
+        medium.on_air = Some((l, agg));
+        let done = self.now() + air;
+        self.on_air(m, done);
+    }
+
+    /// The end of a transmission on medium m: each subframe arrives, or is lost with the
+    /// destination's frame error rate and goes back to the head of its software queue for a
+    /// retry (dropped after `retries`); then the transmitter refills and the medium is offered
+    /// again.
+    fn air_done(&mut self, m: usize) {
+        let HopParts { links, media, .. } = self.parts();
+        let (l, agg) = media[m].on_air.take().expect("a transmission was on the air");
+        let retry_limit = media[m].mac.retries;
+        let l = l as usize;
+        let port = links[l].wifi.as_mut().expect("a WiFi hop");
+        port.on_air = false;
+        let fer = port.fer[agg.dest as usize];
+        let mut failed = Vec::new();
+        for &id in &agg.pkts {
+            let HopParts { links, pool, .. } = self.parts();
+            let link = &mut links[l];
+            if fer > 0.0 && link.loss_rng.bernoulli(fer) {
+                let port = link.wifi.as_mut().expect("a WiFi hop");
+                let tries = port.retries.entry(id).or_insert(0);
+                *tries += 1;
+                if *tries <= retry_limit {
+                    port.stats.retried += 1;
+                    failed.push(id);
+                    continue;
+                }
+                port.retries.remove(&id);
+                port.pending -= 1;
+                link.stats.drops[DropReason::Loss as usize] += 1;
+                let flow = pool.get(id).flow;
+                pool.release(id);
+                self.dropped(flow, false);
+                continue;
+            }
+            let port = link.wifi.as_mut().expect("a WiFi hop");
+            if fer > 0.0 {
+                port.retries.remove(&id);
+            }
+            port.pending -= 1;
+            let p = pool.get(id);
+            let (flow, size) = (p.flow, p.size);
+            link.stats.tx_packets += 1;
+            link.stats.tx_bytes += size as u64;
+            self.forward(l, id, flow);
+        }
+        let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        for &id in failed.iter().rev() {
+            port.queues[agg.dest as usize].push_front(id);
+        }
+        port.recycle(agg.pkts);
+        self.serve(l);
+        self.medium_access(m);
     }
 
     /// Hop `l`'s transmission ended: the packet is lost on the wire (the hop's loss rate) or

@@ -16,7 +16,7 @@ use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
-use crate::queue::{DropReason, Qdisc, QueueEvent};
+use crate::queue::{Qdisc, QueueEvent};
 use crate::record::Recorder;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -556,126 +556,8 @@ impl World {
 
     /// Starts hop `l`'s next transmission (or fills its WiFi driver) and re-arms its timer.
     fn start_tx(&mut self, l: usize) {
-        if self.links[l].wifi.is_some() {
-            self.wifi_fill(l);
-        } else {
-            self.feed(l);
-        }
+        self.start(l);
         self.arm_qdisc_timer(l);
-    }
-
-    /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
-    /// and offers them to the medium.
-    #[cold]
-    fn wifi_fill(&mut self, l: usize) {
-        let m = self.links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
-        let limit = self.media[m].mac.driver_limit;
-        while self.links[l].wifi.as_ref().expect("a WiFi hop").pending < limit {
-            let Some(id) = self.dequeue(l) else {
-                break;
-            };
-            let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
-            let dest = if port.queues.len() > 1 {
-                self.flows[self.pool.get(id).flow as usize].station as usize
-            } else {
-                0
-            };
-            port.accept(dest, id);
-        }
-        let pool = &self.pool;
-        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(&self.media[m].mac, |id| pool.get(id).size);
-        self.medium_access(m);
-    }
-
-    /// When medium m is idle, one of its transmitters with an aggregate ready takes it, each
-    /// with the same chance (DCF's equal transmission opportunities; see `net::wifi`).
-    fn medium_access(&mut self, m: usize) {
-        let medium = &mut self.media[m];
-        if medium.on_air.is_some() {
-            return;
-        }
-        let links = &mut self.links;
-        let ready = |p: &u32| links[*p as usize].wifi.as_ref().is_some_and(|w| !w.hw.is_empty());
-        let n = medium.ports.iter().filter(|p| ready(p)).count();
-        if n == 0 {
-            return;
-        }
-        let pick = if n == 1 {
-            0
-        } else {
-            medium.rng.below(n as u64) as usize
-        };
-        let l = *medium
-            .ports
-            .iter()
-            .filter(|p| ready(p))
-            .nth(pick)
-            .expect("counted");
-        let port = links[l as usize].wifi.as_mut().expect("a WiFi hop");
-        let agg = port.hw.pop_front().expect("ready");
-        let air = port.airtime(&medium.mac, &agg);
-        port.on_air = true;
-        port.stats.txops += 1;
-        port.stats.subframes += agg.pkts.len() as u64;
-        port.stats.airtime += air;
-        medium.busy_time += air;
-        medium.on_air = Some((l, agg));
-        self.schedule(self.now + air, Ev::Air(m as u32));
-    }
-
-    /// The end of a transmission on medium m: each subframe arrives, or is lost with the
-    /// destination's frame error rate and goes back to the head of its software queue for a
-    /// retry (dropped after `retries`); then the transmitter refills and the medium is offered
-    /// again.
-    fn air_done(&mut self, m: usize) {
-        let (l, agg) = self.media[m]
-            .on_air
-            .take()
-            .expect("a transmission was on the air");
-        let l = l as usize;
-        let retry_limit = self.media[m].mac.retries;
-        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
-        port.on_air = false;
-        let fer = port.fer[agg.dest as usize];
-        let mut failed = Vec::new();
-        for &id in &agg.pkts {
-            let link = &mut self.links[l];
-            if fer > 0.0 && link.loss_rng.bernoulli(fer) {
-                let port = link.wifi.as_mut().expect("a WiFi hop");
-                let tries = port.retries.entry(id).or_insert(0);
-                *tries += 1;
-                if *tries <= retry_limit {
-                    port.stats.retried += 1;
-                    failed.push(id);
-                    continue;
-                }
-                port.retries.remove(&id);
-                port.pending -= 1;
-                link.stats.drops[DropReason::Loss as usize] += 1;
-                self.flows[self.pool.get(id).flow as usize].dropped += 1;
-                self.pool.release(id);
-                continue;
-            }
-            let port = link.wifi.as_mut().expect("a WiFi hop");
-            if fer > 0.0 {
-                port.retries.remove(&id);
-            }
-            port.pending -= 1;
-            let p = self.pool.get(id);
-            let (flow, size) = (p.flow, p.size);
-            link.stats.tx_packets += 1;
-            link.stats.tx_bytes += size as u64;
-            self.forward(l, id, flow);
-        }
-        let port = self.links[l].wifi.as_mut().expect("a WiFi hop");
-        for &id in failed.iter().rev() {
-            port.queues[agg.dest as usize].push_front(id);
-        }
-        port.recycle(agg.pkts);
-        self.wifi_fill(l);
-        self.arm_qdisc_timer(l);
-        self.medium_access(m);
     }
 
     fn arm_qdisc_timer(&mut self, l: usize) {
@@ -782,6 +664,7 @@ impl Hops for World {
             pool: &mut self.pool,
             qev: &mut self.qev,
             rec: &mut self.rec,
+            media: &mut self.media,
         }
     }
 
@@ -826,6 +709,14 @@ impl Hops for World {
 
     fn serve(&mut self, l: usize) {
         self.start_tx(l);
+    }
+
+    fn station(&self, flow: u32) -> usize {
+        self.flows[flow as usize].station as usize
+    }
+
+    fn on_air(&mut self, m: usize, done: Time) {
+        self.schedule(done, Ev::Air(m as u32));
     }
 
     fn entering(&mut self, id: PktId) {
