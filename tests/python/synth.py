@@ -35,6 +35,8 @@ import copy
 
 import pyarrow as pa
 
+from aqmlab import store
+
 MS = 1_000_000
 DURATION = 20 * MS
 
@@ -257,7 +259,21 @@ def tables() -> dict[str, pa.Table]:
         "flows": flows,
         "links": links,
         "rate_schedule": rate_schedule,
+        **empty_tables("sojourn", "sojourn_totals"),
     }
+
+
+ARROW = {"uint32": pa.uint32(), "uint64": pa.uint64(), "uint64, nullable": pa.uint64(), "bool": pa.bool_()}
+
+
+def empty_tables(*names: str) -> dict[str, pa.Table]:
+    """Tables the synthetic runs leave empty, with the columns the core declares."""
+    out = {}
+    for t in store.LAYOUT:
+        if t["name"] in names:
+            cols = {c["name"]: pa.array([], ARROW.get(c["type"], pa.string())) for c in t["columns"]}
+            out[t["name"]] = pa.table(cols)
+    return out
 
 
 def meta(name: str = "tiny", seed: int = 7, down_qdisc: str = "codel", up_qdisc: str = "pfifo") -> dict:

@@ -470,6 +470,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         packets: std::mem::take(&mut emu.rec.packets),
         queue: std::mem::take(&mut emu.rec.queue),
         flow_series: Default::default(),
+        sojourn: std::mem::take(&mut emu.rec.sojourn),
         flows: rows,
         links: emu.closed.take().expect("closed above"),
         probes: Vec::new(),

@@ -68,12 +68,101 @@ pub struct FlowSeriesColumns {
     pub srtt: Vec<Time>,
 }
 
+/// Sub-bins per power of two of the sojourn histogram: a bin is at most 1/64 of its lower
+/// bound wide, so its midpoint is within 1/128 of any value in it.
+const SUB_BINS: u64 = 64;
+const SUB_SHIFT: u32 = SUB_BINS.trailing_zeros();
+
+/// The sojourn histogram's bin of `v` ns: exact below 64 ns, then 64 bins per power of two
+/// (the log-linear layout of HdrHistogram).
+#[inline]
+pub fn sojourn_bin(v: Time) -> usize {
+    if v < SUB_BINS {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros();
+    let sub = (v >> (e - SUB_SHIFT)) - SUB_BINS;
+    (SUB_BINS + (e - SUB_SHIFT) as u64 * SUB_BINS + sub) as usize
+}
+
+/// The values [lo, hi) of bin `b` of the sojourn histogram.
+pub fn sojourn_bin_range(b: usize) -> (Time, Time) {
+    let b = b as u64;
+    if b < SUB_BINS {
+        return (b, b + 1);
+    }
+    let k = (b - SUB_BINS) / SUB_BINS;
+    let sub = (b - SUB_BINS) % SUB_BINS;
+    ((SUB_BINS + sub) << k, (SUB_BINS + sub + 1) << k)
+}
+
+/// Bins allocated at once for a (hop, second): sojourns up to 2^30 ns (1.07 s); longer ones
+/// grow the bins when they occur.
+const BINS_AT_ONCE: usize = SUB_BINS as usize * (31 - SUB_SHIFT as usize);
+
+/// One hop's sojourns of one second of enqueue time.
+#[derive(Clone, Default)]
+pub struct SecondHist {
+    pub counts: Vec<u32>,
+    pub packets: u64,
+    /// Sum of the sojourns, ns (exact).
+    pub sum: u64,
+    pub max: Time,
+}
+
+/// Sojourn times of transmitted packets per hop and per second of their enqueue time: a
+/// histogram (`sojourn_bin`) with each (hop, second)'s exact count, sum and maximum. Kept at
+/// the `series` level (the `packets` level has every sojourn exactly), so queueing-delay
+/// percentiles, mean and maximum after a warm-up of whole seconds need no per-packet table.
+#[derive(Default)]
+pub struct SojournHist {
+    /// [hop][second].
+    pub hops: Vec<Vec<SecondHist>>,
+}
+
+impl SojournHist {
+    #[inline]
+    fn add(&mut self, hop: u8, enqueued: Time, sojourn: Time) {
+        let sec = (enqueued / crate::units::SEC) as usize;
+        let b = sojourn_bin(sojourn);
+        match self.hops.get_mut(hop as usize).and_then(|h| h.get_mut(sec)) {
+            Some(s) if b < s.counts.len() => {
+                s.counts[b] += 1;
+                s.packets += 1;
+                s.sum += sojourn;
+                s.max = s.max.max(sojourn);
+            }
+            _ => self.add_growing(hop as usize, sec, b, sojourn),
+        }
+    }
+
+    /// `add` for a hop, second or bin not allocated yet.
+    #[cold]
+    #[inline(never)]
+    fn add_growing(&mut self, hop: usize, sec: usize, b: usize, sojourn: Time) {
+        if self.hops.len() <= hop {
+            self.hops.resize_with(hop + 1, Vec::new);
+        }
+        let secs = &mut self.hops[hop];
+        if secs.len() <= sec {
+            secs.resize_with(sec + 1, SecondHist::default);
+        }
+        let s = &mut secs[sec];
+        s.counts.resize(s.counts.len().max(BINS_AT_ONCE).max(b + 1), 0);
+        s.counts[b] += 1;
+        s.packets += 1;
+        s.sum += sojourn;
+        s.max = s.max.max(sojourn);
+    }
+}
+
 pub struct Recorder {
     pub level: Level,
     pub interval: Time,
     pub packets: PacketColumns,
     pub queue: QueueColumns,
     pub flow_series: FlowSeriesColumns,
+    pub sojourn: SojournHist,
 }
 
 impl Recorder {
@@ -84,6 +173,7 @@ impl Recorder {
             packets: PacketColumns::default(),
             queue: QueueColumns::default(),
             flow_series: FlowSeriesColumns::default(),
+            sojourn: SojournHist::default(),
         }
     }
 
@@ -91,19 +181,61 @@ impl Recorder {
     /// `t_out` with `outcome`.
     #[inline]
     pub fn packet(&mut self, pkt: &Packet, dir: Dir, hop: u8, t_out: Time, outcome: u8) {
-        if self.level == Level::Packets {
-            let p = &mut self.packets;
-            p.dir.push(dir as u8);
-            p.hop.push(hop);
-            p.flow.push(pkt.flow);
-            p.size.push(pkt.size);
-            p.t_enqueue.push(pkt.enqueued_at);
-            p.t_out.push(t_out);
-            p.outcome.push(outcome);
+        match self.level {
+            Level::Summary => {}
+            Level::Series => {
+                if outcome <= OUTCOME_MARKED {
+                    self.sojourn.add(hop, pkt.enqueued_at, t_out - pkt.enqueued_at);
+                }
+            }
+            Level::Packets => {
+                let p = &mut self.packets;
+                p.dir.push(dir as u8);
+                p.hop.push(hop);
+                p.flow.push(pkt.flow);
+                p.size.push(pkt.size);
+                p.t_enqueue.push(pkt.enqueued_at);
+                p.t_out.push(t_out);
+                p.outcome.push(outcome);
+            }
         }
     }
 
     pub fn series_enabled(&self) -> bool {
         self.level >= Level::Series
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn sojourn_bins_are_exact_then_log_linear() {
+        // Exact below 64 ns; from 64 on, 64 bins per power of two (HdrHistogram's layout with
+        // two significant binary digits beyond the sixth).
+        for v in 0..64 {
+            assert_eq!(sojourn_bin_range(sojourn_bin(v)), (v, v + 1));
+        }
+        assert_eq!(sojourn_bin_range(sojourn_bin(64)), (64, 65));
+        assert_eq!(sojourn_bin_range(sojourn_bin(127)), (127, 128));
+        assert_eq!(sojourn_bin_range(sojourn_bin(129)), (128, 130));
+        assert_eq!(sojourn_bin_range(sojourn_bin(5_000_000)), (4_980_736, 5_046_272));
+        let mut rng = Rng::from_seed(7);
+        let mut last = 0;
+        for _ in 0..100_000 {
+            let bits = rng.below(40) + 1;
+            let v = rng.below(1 << bits);
+            let (lo, hi) = sojourn_bin_range(sojourn_bin(v));
+            assert!(lo <= v && v < hi, "{v} in [{lo}, {hi})");
+            // every bin is at most 1/64 of its lower bound wide
+            assert!(lo < 64 || (hi - lo) * 64 <= lo);
+            last = last.max(sojourn_bin(v));
+        }
+        // bins are contiguous: each one ends where the next begins
+        for b in 0..last {
+            assert_eq!(sojourn_bin_range(b).1, sojourn_bin_range(b + 1).0);
+        }
     }
 }

@@ -4,7 +4,9 @@
 //! the names and levels from here, and docs/tables.md's column tables are written from the same
 //! declarations (`tables_markdown`; a test keeps the file in step).
 
-use super::{outcome_names, FlowSeriesColumns, Level, PacketColumns, QueueColumns};
+use super::{
+    outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, PacketColumns, QueueColumns, SojournHist,
+};
 use crate::packet::Dir;
 use crate::queue::DropReason;
 use crate::scenario::build::{FlowRow, LinkRow, PageRow, ProbeRow, RunResult, WebRow};
@@ -55,6 +57,7 @@ pub struct Recorded {
     pub packets: PacketColumns,
     pub queue: QueueColumns,
     pub flow_series: FlowSeriesColumns,
+    pub sojourn: SojournHist,
     pub flows: Vec<FlowRow>,
     pub links: Vec<LinkRow>,
     pub probes: Vec<ProbeRow>,
@@ -69,6 +72,7 @@ impl RunResult {
             packets: std::mem::take(&mut self.packets),
             queue: std::mem::take(&mut self.queue),
             flow_series: std::mem::take(&mut self.flow_series),
+            sojourn: std::mem::take(&mut self.sojourn),
             flows: std::mem::take(&mut self.flows),
             links: std::mem::take(&mut self.links),
             probes: std::mem::take(&mut self.probes),
@@ -168,6 +172,19 @@ impl Recorded {
                 lcol(&|x| x.backlog_pkts),
             ),
         ]));
+        // The sojourn histogram's non-empty bins and its per-second totals, hop by hop.
+        let hop_dir = |h: usize| l.get(h).map_or(Dir::Up, |x| x.dir);
+        let mut hist: Vec<(usize, u32, u64, u64, u64)> = Vec::new();
+        let mut sums: Vec<(usize, u32, (u64, u64, u64))> = Vec::new();
+        for (h, secs) in self.sojourn.hops.iter().enumerate() {
+            for (t, sh) in secs.iter().enumerate().filter(|(_, sh)| sh.packets > 0) {
+                for (b, &n) in sh.counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+                    let (lo, hi) = sojourn_bin_range(b);
+                    hist.push((h, t as u32, lo, hi, n as u64));
+                }
+                sums.push((h, t as u32, (sh.packets, sh.sum, sh.max)));
+            }
+        }
         let steps: Vec<(Dir, u8, u64, u64)> = l
             .iter()
             .enumerate()
@@ -242,6 +259,50 @@ impl Recorded {
                     ),
                     ("cwnd_bytes", "TCP congestion window (0 for non-TCP)", u64s(s.cwnd_bytes)),
                     ("srtt_ns", "TCP smoothed RTT (0 = no sample yet / non-TCP)", u64s(s.srtt)),
+                ]),
+            },
+            Table {
+                name: "sojourn",
+                row: "one row per non-empty bin of a hop's sojourn histogram in one second of enqueue time; \
+                      recorded at the `series` level only (`packets` has every sojourn)",
+                level: Level::Series,
+                columns: cols(vec![
+                    ("dir", "direction", dirs(hist.iter().map(|r| hop_dir(r.0)))),
+                    ("hop", "hop name", Data::Dict(hist.iter().map(|r| r.0 as u8).collect(), hops.clone())),
+                    (
+                        "t_s",
+                        "the second of the packets' enqueue time (t_enqueue_ns // 1e9)",
+                        Data::U32(hist.iter().map(|r| r.1).collect()),
+                    ),
+                    (
+                        "lo_ns",
+                        "the bin's lowest sojourn (exact bins below 64 ns, then 64 bins per power of two)",
+                        u64s(hist.iter().map(|r| r.2).collect()),
+                    ),
+                    ("hi_ns", "the bin's end (exclusive)", u64s(hist.iter().map(|r| r.3).collect())),
+                    (
+                        "count",
+                        "transmitted (sent or marked) packets with a sojourn in [lo_ns, hi_ns)",
+                        u64s(hist.iter().map(|r| r.4).collect()),
+                    ),
+                ]),
+            },
+            Table {
+                name: "sojourn_totals",
+                row: "one row per hop and second of enqueue time with transmitted packets; recorded at \
+                      the `series` level only",
+                level: Level::Series,
+                columns: cols(vec![
+                    ("dir", "direction", dirs(sums.iter().map(|r| hop_dir(r.0)))),
+                    ("hop", "hop name", Data::Dict(sums.iter().map(|r| r.0 as u8).collect(), hops.clone())),
+                    (
+                        "t_s",
+                        "the second of the packets' enqueue time",
+                        Data::U32(sums.iter().map(|r| r.1).collect()),
+                    ),
+                    ("packets", "transmitted packets", u64s(sums.iter().map(|r| r.2 .0).collect())),
+                    ("sum_ns", "the sum of their sojourns (exact)", u64s(sums.iter().map(|r| r.2 .1).collect())),
+                    ("max_ns", "the largest of their sojourns (exact)", u64s(sums.iter().map(|r| r.2 .2).collect())),
                 ]),
             },
             Table {

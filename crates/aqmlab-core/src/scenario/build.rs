@@ -18,7 +18,7 @@ use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
 use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
-use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder};
+use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder, SojournHist};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
 use crate::transport::tcp::{
@@ -100,6 +100,7 @@ pub struct RunResult {
     pub packets: PacketColumns,
     pub queue: QueueColumns,
     pub flow_series: FlowSeriesColumns,
+    pub sojourn: SojournHist,
     pub flows: Vec<FlowRow>,
     pub links: Vec<LinkRow>,
     pub probes: Vec<ProbeRow>,
@@ -753,6 +754,7 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
         packets: rec.packets,
         queue: rec.queue,
         flow_series: rec.flow_series,
+        sojourn: rec.sojourn,
         flows: rows,
         links,
         probes,

@@ -906,8 +906,9 @@ fn default_interval() -> Dur {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {
-    /// `packets` (one row per packet at the bottleneck), `series` (periodic samples only) or
-    /// `summary` (totals and probes only).
+    /// `packets` (one row per packet at the bottleneck), `series` (periodic samples and each
+    /// hop's sojourn histogram per second, from which the queueing-delay percentiles come within
+    /// 1/128) or `summary` (totals and probes only).
     #[serde(default)]
     pub level: Level,
     /// Sampling interval of the `queue` and `flow_series` tables.
