@@ -191,6 +191,7 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.early_retransmit = Some(f.early_retransmit.unwrap_or(p.early_retransmit));
             r.quickack = Some(f.quickack.unwrap_or(p.quickack));
             r.idle_restart = Some(f.idle_restart.unwrap_or(p.idle_restart));
+            r.cwnd_limited = Some(f.cwnd_limited.unwrap_or(p.cwnd_limited));
             r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
@@ -510,6 +511,7 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
         early_retransmit: f.early_retransmit.expect("resolved"),
         quickack: f.quickack.expect("resolved"),
         idle_restart: f.idle_restart.expect("resolved"),
+        cwnd_limited: f.cwnd_limited.expect("resolved"),
         pacing: f.pacing.expect("resolved").then(|| Pacing {
             ss_ratio: f.pacing_ss_ratio.expect("resolved"),
             ca_ratio: f.pacing_ca_ratio.expect("resolved"),

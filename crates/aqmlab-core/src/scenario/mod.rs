@@ -846,6 +846,9 @@ pub struct FlowSpec {
     /// Window restart after an idle period (RFC 5681 4.1, Linux's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<bool>,
+    /// Grow the window only while it limits the sender (Linux 3.14 tcp_is_cwnd_limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_limited: Option<bool>,
 }
 
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
@@ -973,6 +976,7 @@ const TCP_KNOBS: &[&str] = &[
     "early_retransmit",
     "quickack",
     "idle_restart",
+    "cwnd_limited",
 ];
 
 /// Flow kinds and the keys each accepts beyond the common ones (groups of keys).

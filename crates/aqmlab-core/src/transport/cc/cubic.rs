@@ -218,18 +218,21 @@ impl CongestionControl for Cubic {
             return;
         }
         let mut acked = ack.acked_bytes;
+        if st.in_slow_start() && self.hystart {
+            // bictcp_acked (the pkts_acked hook) runs HyStart whether or not the window is
+            // used; bictcp_cong_avoid, the growth below, returns unless cwnd-limited.
+            self.hystart_update(ack, st);
+        }
+        if !st.cwnd_limited {
+            return;
+        }
         if st.in_slow_start() {
-            if self.hystart {
-                self.hystart_update(ack, st);
-            }
-            if st.in_slow_start() {
-                acked = match &mut self.hspp {
-                    Some(h) => h.slow_start(ack, st),
-                    None => slow_start(st, acked),
-                };
-                if acked == 0 {
-                    return;
-                }
+            acked = match &mut self.hspp {
+                Some(h) => h.slow_start(ack, st),
+                None => slow_start(st, acked),
+            };
+            if acked == 0 {
+                return;
             }
         }
         self.congestion_avoidance(ack.now, acked, st);
@@ -276,6 +279,7 @@ mod tests {
             mss: MSS,
             bytes_in_flight: cwnd_segs * MSS,
             in_recovery: false,
+            cwnd_limited: true,
             srtt: Some(100 * MS),
             abc: true,
         }

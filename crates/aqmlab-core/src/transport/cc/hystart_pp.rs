@@ -115,6 +115,7 @@ mod tests {
             mss: MSS,
             bytes_in_flight: 0,
             in_recovery: false,
+            cwnd_limited: true,
             srtt: None,
             abc: true,
         }

@@ -80,6 +80,10 @@ pub struct CcState {
     pub bytes_in_flight: u64,
     /// True during fast recovery (no window growth per RFC 5681 / 6675).
     pub in_recovery: bool,
+    /// Whether the window limited the sender before this ACK (Linux tcp_is_cwnd_limited, the
+    /// TCP key `cwnd_limited`): the ACK-clocked controllers (Reno, CUBIC) grow the window only
+    /// then. Always true while the sender's gate is off.
+    pub cwnd_limited: bool,
     /// The sender's smoothed RTT, once there is a sample.
     pub srtt: Option<Time>,
     /// RFC 3465 byte counting (the TCP knob `abc`). Off: ns-2's per-ACK rules
@@ -273,6 +277,7 @@ pub(crate) fn test_state(cwnd: u64, ssthresh: u64, bytes_in_flight: u64) -> CcSt
         mss: 1000,
         bytes_in_flight,
         in_recovery: false,
+        cwnd_limited: true,
         srtt: None,
         abc: true,
     }
@@ -312,6 +317,7 @@ mod tests {
             mss: 1000,
             bytes_in_flight: 0,
             in_recovery: false,
+            cwnd_limited: true,
             srtt: None,
             abc: true,
         };

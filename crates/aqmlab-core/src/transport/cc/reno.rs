@@ -34,7 +34,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
-        if st.in_recovery || ack.acked_bytes == 0 {
+        // tcp_reno_cong_avoid returns at once unless cwnd-limited.
+        if st.in_recovery || ack.acked_bytes == 0 || !st.cwnd_limited {
             return;
         }
         let mut acked = ack.acked_bytes;
@@ -90,6 +91,7 @@ mod tests {
             mss: 1000,
             bytes_in_flight: cwnd,
             in_recovery: false,
+            cwnd_limited: true,
             srtt: None,
             abc: true,
         }

@@ -111,6 +111,9 @@ pub struct TcpConfig {
     /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
     /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
     pub idle_restart: bool,
+    /// Grow the window only while it limits the sender, as Linux 3.14's tcp_is_cwnd_limited
+    /// (see [`is_cwnd_limited`]); off: grow on every ACK, application-limited or not.
+    pub cwnd_limited: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -173,6 +176,7 @@ impl Default for TcpConfig {
             early_retransmit: false,
             quickack: 0,
             idle_restart: false,
+            cwnd_limited: false,
         }
     }
 }
@@ -222,6 +226,8 @@ pub struct TcpProfile {
     pub quickack: u32,
     /// Window restart after idle (RFC 5681 4.1 / Linux tcp_slow_start_after_idle).
     pub idle_restart: bool,
+    /// Window growth only while cwnd-limited (Linux 3.14 tcp_is_cwnd_limited).
+    pub cwnd_limited: bool,
 }
 
 // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
@@ -262,6 +268,10 @@ const LINUX: TcpProfile = TcpProfile {
     // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
     quickack: 16,
     idle_restart: true,
+    // Current kernels keep the gate but track whether the window was used over the last
+    // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
+    // so `linux` grows the window on every ACK (`linux_3_14` runs 3.14's form).
+    cwnd_limited: false,
 };
 
 // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
@@ -311,6 +321,8 @@ const NS2_SACK1: TcpProfile = TcpProfile {
     early_retransmit: false,
     quickack: 0,
     idle_restart: false,
+    // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
+    cwnd_limited: false,
 };
 
 /// The TCP profiles; the first is the default.
@@ -343,6 +355,7 @@ pub const PROFILES: &[TcpProfile] = &[
         early_retransmit: false,
         quickack: 0,
         idle_restart: false,
+        cwnd_limited: false,
     },
     NS2_SACK1,
     // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
@@ -408,10 +421,15 @@ pub const PROFILES: &[TcpProfile] = &[
         name: "linux_3_14",
         about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
                 (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
-                undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window",
+                undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window, \
+                window growth only while cwnd-limited (tcp_is_cwnd_limited)",
         rwnd: RwndDefault::Bytes(3 << 20),
         rack: false,
         early_retransmit: true,
+        // tcp_cong.c tcp_is_cwnd_limited, called by tcp_reno_cong_avoid and tcp_cubic.c
+        // bictcp_cong_avoid with the packets in flight before the ACK (tcp_ack's
+        // prior_in_flight).
+        cwnd_limited: true,
         ..LINUX
     },
 ];

@@ -149,6 +149,8 @@ pub struct TcpSender {
     /// Window restart after idle (RFC 5681 4.1 / Linux tcp_cwnd_restart) and the time of the
     /// last data segment sent (Linux icsk_lsndtime).
     idle_restart: bool,
+    /// Linux 3.14's window-validation gate (TCP key `cwnd_limited`, [`is_cwnd_limited`]).
+    cwnd_limited: bool,
     last_data_sent: Option<Time>,
     /// Window restarts after idle.
     pub idle_restarts: u64,
@@ -252,6 +254,7 @@ impl TcpSender {
             on_periods: cfg.on_periods.clone(),
             app_wake: None,
             idle_restart: cfg.idle_restart,
+            cwnd_limited: cfg.cwnd_limited,
             last_data_sent: None,
             idle_restarts: 0,
             cc,
@@ -261,6 +264,7 @@ impl TcpSender {
                 mss,
                 bytes_in_flight: 0,
                 in_recovery: false,
+                cwnd_limited: true,
                 srtt: None,
                 abc: cfg.abc,
             },
@@ -949,6 +953,8 @@ impl TcpSender {
 
     fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
         self.acks_received += 1;
+        // tcp_ack's prior_in_flight: what was in flight before this ACK.
+        let prior_flight = self.flight();
         let ack = pkt.ack.min(self.high_data);
         let advanced = ack > self.snd_una;
         let mut acked_bytes = 0;
@@ -1025,8 +1031,10 @@ impl TcpSender {
             self.frto_on_ack(advanced, pkt.ts_ecr, sacked_bytes > 0 || is_dup);
         }
 
-        // Window growth (the controller skips growth while in recovery).
+        // Window growth (the controller skips growth while in recovery, and while the window
+        // does not limit the sender when the gate is on).
         self.sync_state();
+        self.st.cwnd_limited = !self.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
         let sample = AckSample {
             now,
             acked_bytes,
@@ -1291,6 +1299,19 @@ impl Endpoint for TcpSender {
     }
 }
 
+/// Linux 3.14's tcp_is_cwnd_limited (net/ipv4/tcp_cong.c) in bytes: the window limits the
+/// sender when what was in flight before the ACK fills it; or, with GSO (sk_can_gso, as on the
+/// hosts of the studies), when less than a third of it is unused (sysctl_tcp_tso_win_divisor 3)
+/// and the unused part is under one GSO frame (64 KiB, sk_gso_max_size); or when at most 3
+/// segments of it are unused (tcp_max_tso_deferred_mss).
+pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
+    if in_flight >= cwnd {
+        return true;
+    }
+    let left = cwnd - in_flight;
+    (left * 3 < cwnd && left < 65_536) || left <= 3 * mss
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1315,6 +1336,22 @@ mod tests {
     /// last segment short, no FIN), and the wire's ACK and SACK edges map back: the SACKs of the
     /// second record find the first record's lost short segment (RFC 6675 IsLost: three
     /// segments SACKed above it), which goes again with its own 500 bytes.
+    #[test]
+    fn cwnd_limited_follows_linux_3_14() {
+        // tcp_cong.c tcp_is_cwnd_limited with MSS 1448, in packets: cwnd 10 is limited with 10
+        // in flight; with 7 (3 left, 3*3 < 10) too; with 6 (4 left: 12 >= 10, 4 > 3) not.
+        let (mss, seg) = (1448, 1448u64);
+        assert!(is_cwnd_limited(10 * seg, 10 * seg, mss));
+        assert!(is_cwnd_limited(7 * seg, 10 * seg, mss));
+        assert!(!is_cwnd_limited(6 * seg, 10 * seg, mss));
+        // cwnd 100: 30 left (43440 B < 64 KiB, 90 < 100) is limited, 40 left (120 >= 100) not;
+        // cwnd 300 with 50 left: under a third, but 72400 B is more than a GSO frame.
+        assert!(is_cwnd_limited(70 * seg, 100 * seg, mss));
+        assert!(!is_cwnd_limited(60 * seg, 100 * seg, mss));
+        assert!(!is_cwnd_limited(250 * seg, 300 * seg, mss));
+        assert!(is_cwnd_limited(297 * seg, 300 * seg, mss));
+    }
+
     #[test]
     fn persistent_stream_records_are_contiguous_on_the_wire() {
         let cfg = TcpConfig {
