@@ -849,6 +849,9 @@ pub struct FlowSpec {
     /// Grow the window only while it limits the sender (Linux 3.14 tcp_is_cwnd_limited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_limited: Option<bool>,
+    /// Restart the retransmission timer when the segment at snd_una is retransmitted (Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_rearm: Option<bool>,
 }
 
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
@@ -977,6 +980,7 @@ const TCP_KNOBS: &[&str] = &[
     "quickack",
     "idle_restart",
     "cwnd_limited",
+    "rto_rearm",
 ];
 
 /// Flow kinds and the keys each accepts beyond the common ones (groups of keys).

@@ -114,6 +114,10 @@ pub struct TcpConfig {
     /// Grow the window only while it limits the sender, as Linux 3.14's tcp_is_cwnd_limited
     /// (see [`is_cwnd_limited`]); off: grow on every ACK, application-limited or not.
     pub cwnd_limited: bool,
+    /// Restart the retransmission timer whenever the segment at snd_una is retransmitted, as
+    /// Linux's tcp_xmit_retransmit_queue does (unless RACK's reordering timer is pending); off:
+    /// RFC 6298, where only an ACK of new data restarts a running timer.
+    pub rto_rearm: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -177,6 +181,7 @@ impl Default for TcpConfig {
             quickack: 0,
             idle_restart: false,
             cwnd_limited: false,
+            rto_rearm: false,
         }
     }
 }
@@ -228,6 +233,8 @@ pub struct TcpProfile {
     pub idle_restart: bool,
     /// Window growth only while cwnd-limited (Linux 3.14 tcp_is_cwnd_limited).
     pub cwnd_limited: bool,
+    /// Retransmission timer restarted by a retransmission of the segment at snd_una (Linux).
+    pub rto_rearm: bool,
 }
 
 // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
@@ -272,6 +279,10 @@ const LINUX: TcpProfile = TcpProfile {
     // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
     // so `linux` grows the window on every ACK (`linux_3_14` runs 3.14's form).
     cwnd_limited: false,
+    // tcp_output.c tcp_xmit_retransmit_queue: retransmitting the head (rtx_head) re-arms
+    // ICSK_TIME_RETRANS to a full RTO unless ICSK_TIME_REO_TIMEOUT is pending (3.14: when the
+    // skb is tcp_write_queue_head).
+    rto_rearm: true,
 };
 
 // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
@@ -323,6 +334,9 @@ const NS2_SACK1: TcpProfile = TcpProfile {
     idle_restart: false,
     // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
     cwnd_limited: false,
+    // The RFC 6298 timer (not checked against ns-2's tcp-sack1.cc, which also resets it on
+    // entering fast recovery).
+    rto_rearm: false,
 };
 
 /// The TCP profiles; the first is the default.
@@ -356,6 +370,7 @@ pub const PROFILES: &[TcpProfile] = &[
         quickack: 0,
         idle_restart: false,
         cwnd_limited: false,
+        rto_rearm: false,
     },
     NS2_SACK1,
     // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into

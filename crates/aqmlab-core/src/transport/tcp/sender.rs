@@ -151,6 +151,8 @@ pub struct TcpSender {
     idle_restart: bool,
     /// Linux 3.14's window-validation gate (TCP key `cwnd_limited`, [`is_cwnd_limited`]).
     cwnd_limited: bool,
+    /// Linux's restart of the retransmission timer on a retransmission of the head (`rto_rearm`).
+    rto_rearm: bool,
     last_data_sent: Option<Time>,
     /// Window restarts after idle.
     pub idle_restarts: u64,
@@ -255,6 +257,7 @@ impl TcpSender {
             app_wake: None,
             idle_restart: cfg.idle_restart,
             cwnd_limited: cfg.cwnd_limited,
+            rto_rearm: cfg.rto_rearm,
             last_data_sent: None,
             idle_restarts: 0,
             cc,
@@ -544,6 +547,9 @@ impl TcpSender {
     }
 
     fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
+        if self.rto_rearm && i == self.sb.first_idx() && self.rack_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
         self.retrans_stamp.get_or_insert(now);
@@ -1777,6 +1783,28 @@ mod tests {
         ack(&mut s, 1 + 8 * MSS, &[], 200);
         assert_eq!(s.tlp_probes(), 0);
         assert_eq!(s.next_timer(), Some(200 + s.rto()));
+    }
+
+    #[test]
+    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
+        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
+        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
+        // data, so there the timer armed when the window left at 100 still runs.
+        for (rearm, from) in [(false, 100), (true, 202)] {
+            let (mut s, _) = established_with(TcpConfig {
+                mss: MSS as u32,
+                iw: 4,
+                sack: true,
+                cc: "newreno".into(),
+                bytes: Some(50 * MSS),
+                rto_rearm: rearm,
+                ..TcpConfig::default()
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 3)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
     }
 
     #[test]
