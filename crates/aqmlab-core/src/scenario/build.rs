@@ -193,6 +193,7 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.idle_restart = Some(f.idle_restart.unwrap_or(p.idle_restart));
             r.cwnd_limited = Some(f.cwnd_limited.unwrap_or(p.cwnd_limited));
             r.rto_rearm = Some(f.rto_rearm.unwrap_or(p.rto_rearm));
+            r.nagle = Some(f.nagle.unwrap_or(p.nagle));
             r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
@@ -514,6 +515,7 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
         idle_restart: f.idle_restart.expect("resolved"),
         cwnd_limited: f.cwnd_limited.expect("resolved"),
         rto_rearm: f.rto_rearm.expect("resolved"),
+        nagle: f.nagle.expect("resolved"),
         pacing: f.pacing.expect("resolved").then(|| Pacing {
             ss_ratio: f.pacing_ss_ratio.expect("resolved"),
             ca_ratio: f.pacing_ca_ratio.expect("resolved"),

@@ -852,6 +852,9 @@ pub struct FlowSpec {
     /// Restart the retransmission timer when the segment at snd_una is retransmitted (Linux).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_rearm: Option<bool>,
+    /// Classic Nagle: a short new segment waits while data is outstanding (ns-2 FullTcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nagle: Option<bool>,
 }
 
 /// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
@@ -981,6 +984,7 @@ const TCP_KNOBS: &[&str] = &[
     "idle_restart",
     "cwnd_limited",
     "rto_rearm",
+    "nagle",
 ];
 
 /// Flow kinds and the keys each accepts beyond the common ones (groups of keys).

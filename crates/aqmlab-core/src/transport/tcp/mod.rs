@@ -118,6 +118,12 @@ pub struct TcpConfig {
     /// Linux's tcp_xmit_retransmit_queue does (unless RACK's reordering timer is pending); off:
     /// RFC 6298, where only an ACK of new data restarts a running timer.
     pub rto_rearm: bool,
+    /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
+    /// shorter than the MSS waits while data is outstanding, unless it is at least half the
+    /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
+    /// (TCP_NODELAY, or Linux's Minshall variant, which holds a short segment only behind
+    /// another unacknowledged short one, so never a transfer's single tail).
+    pub nagle: bool,
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -182,6 +188,7 @@ impl Default for TcpConfig {
             idle_restart: false,
             cwnd_limited: false,
             rto_rearm: false,
+            nagle: false,
         }
     }
 }
@@ -235,6 +242,8 @@ pub struct TcpProfile {
     pub cwnd_limited: bool,
     /// Retransmission timer restarted by a retransmission of the segment at snd_una (Linux).
     pub rto_rearm: bool,
+    /// Classic Nagle for short new segments (ns-2 FullTcp's `nodelay_` false).
+    pub nagle: bool,
 }
 
 // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
@@ -283,6 +292,9 @@ const LINUX: TcpProfile = TcpProfile {
     // ICSK_TIME_RETRANS to a full RTO unless ICSK_TIME_REO_TIMEOUT is pending (3.14: when the
     // skb is tcp_write_queue_head).
     rto_rearm: true,
+    // Nagle is on by default (no TCP_NODELAY) but in Minshall's form (tcp_output.c
+    // tcp_nagle_check / tcp_minshall_check): a transfer's one short tail is never held.
+    nagle: false,
 };
 
 // Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
@@ -337,6 +349,8 @@ const NS2_SACK1: TcpProfile = TcpProfile {
     // The RFC 6298 timer (not checked against ns-2's tcp-sack1.cc, which also resets it on
     // entering fast recovery).
     rto_rearm: false,
+    // The one-way agents send whole packets only.
+    nagle: false,
 };
 
 /// The TCP profiles; the first is the default.
@@ -371,6 +385,7 @@ pub const PROFILES: &[TcpProfile] = &[
         idle_restart: false,
         cwnd_limited: false,
         rto_rearm: false,
+        nagle: false,
     },
     NS2_SACK1,
     // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
@@ -411,8 +426,8 @@ pub const PROFILES: &[TcpProfile] = &[
         about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
                 Reno AIMD without byte counting, SACK recovery, IW 2 on the SYN-ACK, segsize 536, \
                 10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1) \
-                and a shorter tail's ACK at the next multiple of interval_ 100 ms, window_ 20 \
-                packets",
+                and a shorter tail's ACK at the next multiple of interval_ 100 ms, Nagle \
+                (nodelay_ false), window_ 20 packets",
         // segsize_ 536.
         mss: 536,
         // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as rcv_nxt_ - last_ack_sent_
@@ -422,6 +437,9 @@ pub const PROFILES: &[TcpProfile] = &[
         delack: Some(100 * MS),
         segs_per_ack: 1,
         delack_grid: true,
+        // nodelay_ false: foutput's sender SWS avoidance holds a short segment unless nothing
+        // is outstanding (quiet) or it is half the peer's window.
+        nagle: true,
         ..NS2_SACK1
     },
     LINUX,

@@ -153,6 +153,8 @@ pub struct TcpSender {
     cwnd_limited: bool,
     /// Linux's restart of the retransmission timer on a retransmission of the head (`rto_rearm`).
     rto_rearm: bool,
+    /// Classic Nagle for short new segments (`nagle`).
+    nagle: bool,
     last_data_sent: Option<Time>,
     /// Window restarts after idle.
     pub idle_restarts: u64,
@@ -258,6 +260,7 @@ impl TcpSender {
             idle_restart: cfg.idle_restart,
             cwnd_limited: cfg.cwnd_limited,
             rto_rearm: cfg.rto_rearm,
+            nagle: cfg.nagle,
             last_data_sent: None,
             idle_restarts: 0,
             cc,
@@ -559,10 +562,18 @@ impl TcpSender {
     }
 
     fn can_send_new(&self, now: Time) -> bool {
-        let end = self.sb.seg_end(self.sb.next_idx());
+        let next = self.sb.next_idx();
+        let end = self.sb.seg_end(next);
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.stop.is_some_and(|s| now >= s);
-        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd
+        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+    }
+
+    /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
+    /// the MSS, data is outstanding and it is under half the receive window.
+    fn nagle_holds(&self, i: u64) -> bool {
+        let len = self.sb.seg_len(i);
+        self.nagle && len < self.mss && self.snd_una < self.high_data && 2 * len < self.rwnd
     }
 
     /// Whether the application has data to hand over at `now` (an on period), and otherwise
@@ -1804,6 +1815,35 @@ mod tests {
             ack(&mut s, 1, &[(1, 3)], 201);
             assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
             assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
+    }
+
+    #[test]
+    fn nagle_holds_a_short_tail_while_data_is_outstanding() {
+        // ns-2 tcp-full.cc foutput (nodelay_ false): a segment shorter than maxseg_ goes when
+        // nothing is outstanding (quiet), not while the first three are unacknowledged.
+        for nagle in [false, true] {
+            let (mut s, out) = established_with(TcpConfig {
+                mss: MSS as u32,
+                iw: 4,
+                sack: true,
+                cc: "newreno".into(),
+                bytes: Some(3 * MSS + 100),
+                nagle,
+                ..TcpConfig::default()
+            });
+            let sizes: Vec<u32> = out.iter().map(|p| p.payload).collect();
+            if !nagle {
+                assert_eq!(sizes, [MSS as u32, MSS as u32, MSS as u32, 100]);
+                continue;
+            }
+            assert_eq!(sizes, [MSS as u32; 3]);
+            assert!(
+                ack(&mut s, 1 + 2 * MSS, &[], 200).is_empty(),
+                "one segment still out"
+            );
+            let out = ack(&mut s, 1 + 3 * MSS, &[], 201);
+            assert_eq!(out.iter().map(|p| p.payload).collect::<Vec<_>>(), [100]);
         }
     }
 
