@@ -71,17 +71,18 @@ QDISC_SPECS = {
     # uniformising count is bytes since the last drop / 500 (red.cc modify_p, count_bytes);
     # red.cc enque's `qlen > 1` rule and min_th crossing (ns2_quirks); the link delay is the
     # script's bdelay, 10 ms. The buffer (`limit`, set by case_scenario) is the script's
-    # queue-limit times mean_pktsize, in bytes: red.cc enque compares the byte backlog with
-    # qlim_ x mean_pktsize (it drops once the backlog before an arrival has reached that, so it
-    # can hold one packet more than aqmlab's limit, which refuses an arrival that would pass it:
-    # 4 vs 3 full-size packets in 1b's 10-packet case). Why RED's utilisation stays below
-    # CoDel's at 45 and 100 Mb/s: docs/sweeps.md.
+    # queue-limit times mean_pktsize, in bytes, which red.cc enque compares with the backlog
+    # before an arrival (`qlen >= qlim` drops: limit_before_arrival), so it holds one packet
+    # more than a limit refusing an arrival that would pass it (4 vs 3 full-size packets in
+    # 1b's 10-packet case). Why RED's utilisation stays below CoDel's at 45 and 100 Mb/s:
+    # docs/sweeps.md.
     "red": {
         "kind": "red",
         "bytes": True,
         "count_bytes": True,
         "mean_pktsize": "500B",
         "ns2_quirks": True,
+        "limit_before_arrival": True,
         "link_delay": "10ms",
     },
     "codel": {"kind": "codel", "variant": "ns2", "target": "5ms", "interval": "100ms"},

@@ -61,6 +61,9 @@ pub struct RedParams {
     pub idle_decay: bool,
     pub ns2_quirks: bool,
     pub count_bytes: bool,
+    /// The buffer refuses an arrival once the backlog before it has reached the limit (ns-2
+    /// red.cc enque: `qlen >= qlim`), so it can pass the limit by one packet less a byte.
+    pub limit_before_arrival: bool,
     /// Link capacity in mean-size packets per second.
     pub c_pps: f64,
 }
@@ -295,7 +298,13 @@ impl Qdisc for Red {
         if !self.counts.apply(decision, self.params.ecn, id, ctx) {
             return;
         }
-        if self.queue.exceeds(self.limit, size as u64) {
+        // ns-2 compares the backlog before the arrival (one more byte would pass the limit).
+        let need = if self.params.limit_before_arrival {
+            1
+        } else {
+            size as u64
+        };
+        if self.queue.exceeds(self.limit, need) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
@@ -406,6 +415,10 @@ pub struct RedConfig {
     pub ns2_quirks: Option<bool>,
     /// count bytes since the last drop / mean_pktsize, not packets (ns-2 bytes_); default off
     pub count_bytes: Option<bool>,
+    /// refuse an arrival once the backlog before it reaches the limit (ns-2 red.cc enque's
+    /// `qlen >= qlim`: the queue can pass the limit by one packet); default off (Linux: refuse an
+    /// arrival that would pass it)
+    pub limit_before_arrival: Option<bool>,
     /// mean packet size for C and byte mode; default the link MTU (1500B)
     pub mean_pktsize: Option<Size>,
     /// target queueing delay for the automatic min_th; default 5ms
@@ -537,6 +550,7 @@ impl RedConfig {
             idle_decay: self.idle_decay.unwrap_or(true),
             ns2_quirks: self.ns2_quirks.unwrap_or(false),
             count_bytes: self.count_bytes.unwrap_or(false),
+            limit_before_arrival: self.limit_before_arrival.unwrap_or(false),
             c_pps: c,
         };
         self.limit = Some(LimitSpec(limit));
@@ -551,6 +565,7 @@ impl RedConfig {
         self.idle_decay = Some(p.idle_decay);
         self.ns2_quirks = Some(p.ns2_quirks);
         self.count_bytes = Some(p.count_bytes);
+        self.limit_before_arrival = Some(p.limit_before_arrival);
         self.mean_pktsize = Some(Size(mean));
         self.target_delay = Some(Dur(target_delay));
         self.min_th_floor = Some(LimitSpec(floor));
@@ -644,6 +659,7 @@ mod tests {
             idle_decay: true,
             ns2_quirks: false,
             count_bytes: false,
+            limit_before_arrival: false,
             c_pps: 10_000_000.0 / 12_000.0,
         }
     }
@@ -924,6 +940,32 @@ mod tests {
             h.dequeue(&mut q, MS);
         }
         assert_eq!(q.vars.idle_since, Some(MS));
+    }
+
+    #[test]
+    fn ns2_admits_while_the_backlog_before_an_arrival_is_under_the_limit() {
+        // ns-2 red.cc enque drops when qlen >= qlim (the byte backlog before the arrival, in byte
+        // mode qlim_ x mean_pktsize): codel2012's 10-packet RED buffer, 10 x 500 B, holds four
+        // 1500-byte packets (0, 1500, 3000, 4500 B before each), where a limit that refuses an
+        // arrival passing it holds three.
+        for (before, held) in [(false, 3), (true, 4)] {
+            let (AnyQdisc::Red(mut q), _) = build(
+                &json!({"limit": "5000B", "min_th": 50, "max_th": 150, "bytes": true,
+                        "mean_pktsize": "500B", "limit_before_arrival": before}),
+                &link(),
+                Rng::from_seed(1),
+                Preset::Red,
+            )
+            .unwrap() else {
+                panic!()
+            };
+            let mut h = Harness::new();
+            for _ in 0..6 {
+                h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+            }
+            assert_eq!(q.backlog_packets(), held, "limit_before_arrival {before}");
+            assert!(h.drops.iter().all(|d| d.1 == DropReason::Overlimit));
+        }
     }
 
     #[test]
