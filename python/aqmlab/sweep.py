@@ -188,14 +188,22 @@ def _show(v: Any) -> str:
 
 
 def _check_value(base: dict, key: str, value: Any, where: str) -> None:
-    if key.startswith(PARAM_PREFIX):
-        if not key[len(PARAM_PREFIX) :] or "." in key[len(PARAM_PREFIX) :]:
+    _check_values(base, {key: value}, where)
+
+
+def _check_values(base: dict, values: dict[str, Any], where: str) -> None:
+    """The scenario with ``values`` (key -> value, applied together) must resolve."""
+    for key in values:
+        if key.startswith(PARAM_PREFIX) and (not key[len(PARAM_PREFIX) :] or "." in key[len(PARAM_PREFIX) :]):
             raise SweepError(f"{where}.{key}: a label key is params.NAME (one name)")
+    ov = {k: v for k, v in values.items() if not k.startswith(PARAM_PREFIX)}
+    if not ov:
         return
     try:
-        resolve(apply_overrides(base, {key: value}))
+        resolve(apply_overrides(base, ov))
     except ScenarioError as e:
-        raise SweepError(f"{where}.{key} = {_show(value)}: {e}") from None
+        shown = ", ".join(f"{where}.{k} = {_show(v)}" for k, v in ov.items())
+        raise SweepError(f"{shown}: {e}") from None
 
 
 def parse_sweep(source: str | Path | dict, base_dir: Path | None = None) -> SweepSpec:
@@ -275,10 +283,14 @@ def parse_sweep(source: str | Path | dict, base_dir: Path | None = None) -> Swee
                 raise SweepError(f"{k}: appears in more than one grid/zip axis")
             seen.add(k)
     for a in axes:
-        for k, vals in a.items():
-            where = "grid" if len(a) == 1 and k in flat else "zip"
-            for v in vals:
-                _check_value(base_fixed, k, v, where)
+        if len(a) == 1:
+            for k, vals in a.items():
+                for v in vals:
+                    _check_value(base_fixed, k, v, "grid" if k in flat else "zip")
+            continue
+        # A zip's values at one position are applied together (a flow's cc with its cc_params).
+        for i in range(len(next(iter(a.values())))):
+            _check_values(base_fixed, {k: vals[i] for k, vals in a.items()}, "zip")
     seed_from = doc.get("seed_from")
     if seed_from is not None:
         if not isinstance(seed_from, list) or not all(isinstance(s, str) for s in seed_from):

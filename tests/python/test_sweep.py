@@ -313,6 +313,10 @@ def test_ray_missing_is_a_clear_error(tmp_path):
             ["flows.0.count", "flows.0.bytes", "2", "1"],
         ),
         ("reps = 0", ["reps", "0"]),
+        (
+            '[zip]\n"flows.0.cc" = ["ledbat", "tcp_lp"]\n"flows.0.cc_params" = [{ target = "25ms" }, { target = "25ms" }]',
+            ["flows.0.cc = 'tcp_lp'", "flows.0.cc_params", "target", "unknown parameter of tcp_lp"],
+        ),
     ],
 )
 def test_bad_sweep_files_exit_2(tmp_path, text, needles):
@@ -325,6 +329,19 @@ def test_bad_sweep_files_exit_2(tmp_path, text, needles):
     for n in needles:
         assert n in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_a_zip_applies_each_positions_values_together(tmp_path):
+    # A controller's parameters are valid only with that controller: zipped, each position's
+    # cc and cc_params are checked (and run) together, as one point.
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        f'base = "{BASE}"\n[zip]\n"flows.0.cc" = ["ledbat", "tcp_lp"]\n'
+        '"flows.0.cc_params" = [{ target = "25ms" }, { hz = 100 }]\n'
+    )
+    spec = S.parse_sweep(f)
+    ccs = [(p.scenario["flows"][0]["cc"], p.scenario["flows"][0]["cc_params"]) for p in spec.points()]
+    assert ccs == [("ledbat", {"target": "25ms"}), ("tcp_lp", {"hz": 100})]
 
 
 def test_bad_reps_option_exit_2(tmp_path):

@@ -31,7 +31,7 @@ METRICS = {"tcp_share_pct": ("tcp_pct", 100.0), "eq_over_qmax": ("eq_qmax", 1.0)
 EXTRA_QDISCS = {"fq_codel": ("sfq", {"kind": "fq_codel", "target": "5ms", "interval": "100ms"})}
 """Cells beyond 3c's: name -> (the 3c cell whose queue they replace, topology.down.qdisc); FQ-CoDel
 is ns-3's only flow-queueing discipline."""
-LIKE_NS3 = {"tcp_lp": {"flows.1.cc_params": {"clock": "exact", "clock_offset": "0s"}}}
+LIKE_NS3 = {"tcp_lp": {"clock": "exact", "clock_offset": "0s"}}
 """Per controller, what makes aqmlab's cells like-for-like with ns-3's: its TcpLp reads both
 timestamps off one exact clock (aqmlab's default is the kernel's two jiffies clocks)."""
 
@@ -61,8 +61,9 @@ def main() -> int:
                 if "flows.1.cc" in axis:
                     axis["params.lpcc"] = [lp]
                     axis["flows.1.cc"] = [lp]  # the control: the low-priority group runs NewReno too
+                    own = L.lpcc_params(lp) if lp in L.LPCCS else {}
+                    axis["flows.1.cc_params"] = [LIKE_NS3.get(lp, own)]
             spec.select["params.lpcc"] = [lp]
-            spec.fixed.update(LIKE_NS3.get(lp, {}))
             for s in a.sets:
                 k, v = s.split("=", 1)
                 spec.fixed[k] = parse_value(v)

@@ -665,3 +665,34 @@ fn linux_3_14_grows_the_window_only_while_it_limits_the_sender() {
         max_cwnd_rwnd_limited("linux", Some(false))
     );
 }
+
+#[test]
+fn tcp_lp_clock_ranges_are_drawn_per_run_and_reach_the_controller() {
+    // A range of one value is that value: the run is bit-identical to the fixed setting (the
+    // draw reaches the controller, and nothing else moves). A wide range gives two seeds two
+    // different pairs of host clocks, so two different runs; the same seed, the same run.
+    let lp = |params: Value, seed: u64| {
+        let sc = json!({
+            "name": "lp", "duration": "20s", "seed": seed, "record": {"level": "packets", "interval": "1s"},
+            "topology": {"rtt": "50ms", "down": {"rate": "10Mbps", "qdisc": "pfifo", "limit": "1000p"},
+                         "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "tcp", "cc": "newreno"},
+                      {"kind": "tcp", "cc": "tcp_lp", "count": 2, "cc_params": params}]
+        });
+        let r = run(sc);
+        r.flows
+            .iter()
+            .map(|f| f.report.bytes_delivered)
+            .collect::<Vec<_>>()
+    };
+    let fixed = lp(json!({"uptime": "3600s", "clock_offset": "77s"}), 1);
+    let point = lp(
+        json!({"uptime_range": ["3600s", "3600s"], "clock_offset_range": ["77s", "77s"]}),
+        1,
+    );
+    assert_eq!(fixed, point);
+    let wide = json!({"uptime_range": ["600s", "864000s"], "clock_offset_range": ["1s", "86400s"]});
+    let (a, b) = (lp(wide.clone(), 1), lp(wide.clone(), 2));
+    assert_ne!(a, b);
+    assert_eq!(a, lp(wide, 1));
+}

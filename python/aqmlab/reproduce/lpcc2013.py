@@ -110,6 +110,13 @@ def sweep_file() -> Path:
     return _scenarios() / "sweep.toml"
 
 
+def lpcc_params(lpcc: str) -> dict:
+    """The ``cc_params`` 3c's sweep gives ``lpcc`` (TCP-LP's drawn host clocks), which 3b's
+    testbed runs take too."""
+    z = next(z for z in tomllib.loads(sweep_file().read_text())["zip"] if "flows.1.cc" in z)
+    return copy.deepcopy(z["flows.1.cc_params"][z["flows.1.cc"].index(lpcc)])
+
+
 def qdisc_specs() -> dict:
     """3c's qdisc name -> topology.down.qdisc, as sweep.toml declares them (shared by 3a, 3d)."""
     z = next(z for z in tomllib.loads(sweep_file().read_text())["zip"] if "params.qdisc" in z)
@@ -181,7 +188,7 @@ def cases(quick: bool, parts: tuple[str, ...]) -> list[dict]:
                                 f["count"] = n
                         if lp != "ledbat":
                             _lp(sc)["cc"] = lp
-                            _lp(sc).pop("cc_params", None)
+                            _lp(sc)["cc_params"] = lpcc_params(lp)
                         add(sc, part="3b", rate=rate, lpcc=lp, qdisc=q, load=load_name)
     if "3d" in parts:
         for param, values in (D_QUICK_VALUES if quick else D_VALUES).items():

@@ -21,6 +21,7 @@ use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
 use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder, SojournHist};
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
+use crate::transport::cc::tcp_lp;
 use crate::transport::tcp::{
     profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, TcpSender, PROFILES,
 };
@@ -591,6 +592,23 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
+        // TCP-LP's host clocks, when given as ranges, drawn once per run and group.
+        let drawn;
+        let f = match (f.cc.as_deref(), &f.cc_params) {
+            (Some("tcp_lp"), Some(p)) => {
+                match tcp_lp::draw_clocks(p, &mut Rng::stream(seed, &format!("lpclock/{g}"))) {
+                    Some(p) => {
+                        drawn = FlowSpec {
+                            cc_params: Some(p),
+                            ..f.clone()
+                        };
+                        &drawn
+                    }
+                    None => f,
+                }
+            }
+            _ => f,
+        };
         let start_spec = f.start.clone().expect("resolved");
         let mut start_rng = Rng::stream(seed, &format!("start/{g}"));
         let group_start = match start_spec {

@@ -140,6 +140,12 @@ pub trait CongestionControl {
     /// End of fast recovery; `st.cwnd` already holds the sender's exit value (RFC 6675: ssthresh;
     /// RFC 6582: min(ssthresh, FlightSize + SMSS)).
     fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {}
+    /// Windows below this many segments (0: none, the window test applies) are sent as probes:
+    /// with nothing else in flight, this many segments every (this many x SMSS / cwnd) smoothed
+    /// RTTs (TCP Nice's sub-packet windows).
+    fn probe_segments(&self) -> u64 {
+        0
+    }
     /// Retransmission timeout: set `st.ssthresh` (the sender sets cwnd = 1 SMSS afterwards).
     /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
     fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);

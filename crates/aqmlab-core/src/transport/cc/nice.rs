@@ -9,11 +9,20 @@
 //! * Nice, per ACK: an RTT sample above (1 - t) minRTT + t maxRTT counts the packet as delayed;
 //!   per round: more than f x cwnd (segments) delayed packets halve the window instead of the
 //!   Vegas step. Defaults from the paper's experiments: t = 0.1, f = 0.5.
-//! * Not modelled: windows below one segment (the paper sends one packet every 1/W RTTs); the
-//!   window stops at `min_cwnd` segments (1 by default). A Linux-style floor of 2 makes many
-//!   background flows less nice, as the paper notes.
+//! * Windows below one segment (the paper's section 3.1: "Maintaining a window of less than one
+//!   causes us to lose ack-clocking ... the packets act as network probes"): the window may fall
+//!   to `min_cwnd` segments (a fraction); below `probe_segments` segments the sender keeps
+//!   nothing else in flight and sends `probe_segments` segments every probe_segments / W smoothed
+//!   RTTs (the sender's window-probe rule, tcp/sender.rs). `probe_segments = 1` is the paper's
+//!   rule, one packet every 1/W RTTs; 2 is its Linux prototype (section 3.2: below a window of two
+//!   a per-socket timer sends two packets every 2/W smoothed RTTs, "a window of 1/16 means that
+//!   the flow sends out two packets after waiting for 32 smoothed round-trip times", so that a
+//!   delayed-ACK receiver answers at once). The prototype also floors the window; `min_cwnd`
+//!   defaults to 1/48 segment. `min_cwnd = 1` restores a one-segment floor (no sub-segment
+//!   windows); a Linux-style floor of 2 makes many background flows less nice, as the paper notes.
 //!
-//! Parameters (`cc_params`): alpha (1), beta (3), gamma (1), t (0.1), f (0.5), min_cwnd (1).
+//! Parameters (`cc_params`): alpha (1), beta (3), gamma (1), t (0.1), f (0.5), min_cwnd (1/48),
+//! probe_segments (1).
 
 use super::{half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::Time;
@@ -28,7 +37,10 @@ pub struct NiceParams {
     pub gamma: f64,
     pub t: f64,
     pub f: f64,
-    pub min_cwnd: u32,
+    /// The window's floor in segments (a fraction allowed).
+    pub min_cwnd: f64,
+    /// Windows below this many segments are sent as probes (1: the paper; 2: its prototype).
+    pub probe_segments: u32,
 }
 
 impl Default for NiceParams {
@@ -39,7 +51,8 @@ impl Default for NiceParams {
             gamma: 1.0,
             t: 0.1,
             f: 0.5,
-            min_cwnd: 1,
+            min_cwnd: 1.0 / 48.0,
+            probe_segments: 1,
         }
     }
 }
@@ -63,10 +76,17 @@ impl NiceParams {
                 ));
             }
         }
-        if self.min_cwnd == 0 || self.min_cwnd > 1000 {
+        if !(self.min_cwnd >= 0.001 && self.min_cwnd <= 1000.0) {
             return Err(format!(
-                "min_cwnd: {} is out of range; allowed 1 to 1000",
+                "min_cwnd: {} is out of range; allowed 0.001 to 1000 segments",
                 self.min_cwnd
+            ));
+        }
+        if !(1..=2).contains(&self.probe_segments) {
+            return Err(format!(
+                "probe_segments: {} is not allowed; allowed: 1 (the paper's one packet every \
+                 1/W RTTs) or 2 (its Linux prototype's two packets every 2/W RTTs)",
+                self.probe_segments
             ));
         }
         Ok(())
@@ -100,7 +120,7 @@ impl Nice {
     }
 
     fn floor(&self) -> u64 {
-        self.p.min_cwnd as u64 * self.mss
+        ((self.p.min_cwnd * self.mss as f64).ceil() as u64).max(1)
     }
 
     /// The per-round decision, made when a round ends.
@@ -125,7 +145,7 @@ impl Nice {
         if diff < self.p.alpha {
             st.cwnd += self.mss;
         } else if diff > self.p.beta {
-            st.cwnd = (st.cwnd - self.mss).max(self.floor());
+            st.cwnd = st.cwnd.saturating_sub(self.mss).max(self.floor());
         }
     }
 }
@@ -153,6 +173,10 @@ impl CongestionControl for Nice {
         if !st.in_recovery && ack.acked_bytes > 0 && st.in_slow_start() {
             slow_start(st, ack.acked_bytes);
         }
+    }
+
+    fn probe_segments(&self) -> u64 {
+        self.p.probe_segments as u64
     }
 
     fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
@@ -238,6 +262,63 @@ mod tests {
         // 11 delayed: halve.
         mixed_round(&mut nice, &mut s, 11);
         assert_eq!((nice.nice_halvings, s.cwnd), (1, w / 2));
+    }
+
+    #[test]
+    fn the_detector_halves_below_one_segment_down_to_min_cwnd() {
+        // The paper (3.1): the window may go below one; each interfered round halves it. Base
+        // 50 ms (a quiet round: Vegas +1, 2 segments), then rounds at 150 ms: 2 delayed of 2
+        // (> f x W = 1) halve to one segment; with one segment per round every round is
+        // interfered (1 > f x W): 1000 B -> 500 -> 250 -> 125 -> 62 -> 31 (integer bytes), then
+        // the floor, 1/48 segment = ceil(1000 / 48) = 21 B.
+        let mut nice = Nice::new(MSS, NiceParams::default());
+        let mut s = st(MSS);
+        round(&mut nice, &mut s, 1, 50 * MS);
+        round(&mut nice, &mut s, 2, 150 * MS);
+        assert_eq!(s.cwnd, MSS);
+        let mut seen = vec![];
+        for _ in 0..7 {
+            round(&mut nice, &mut s, 1, 150 * MS);
+            seen.push(s.cwnd);
+        }
+        assert_eq!(seen, [500, 250, 125, 62, 31, 21, 21]);
+        assert_eq!(nice.probe_segments(), 1);
+        // A one-segment floor (min_cwnd = 1) keeps the window at one segment, as before.
+        let mut nice = Nice::new(
+            MSS,
+            NiceParams {
+                min_cwnd: 1.0,
+                ..Default::default()
+            },
+        );
+        let mut s = st(2 * MSS);
+        round(&mut nice, &mut s, 1, 50 * MS);
+        round(&mut nice, &mut s, 2, 150 * MS);
+        round(&mut nice, &mut s, 2, 150 * MS);
+        assert_eq!(s.cwnd, MSS);
+    }
+
+    #[test]
+    fn bad_probe_parameters_name_the_key() {
+        for (p, key) in [
+            (
+                NiceParams {
+                    probe_segments: 3,
+                    ..Default::default()
+                },
+                "probe_segments: 3",
+            ),
+            (
+                NiceParams {
+                    min_cwnd: 0.0,
+                    ..Default::default()
+                },
+                "min_cwnd: 0",
+            ),
+        ] {
+            let e = p.check().unwrap_err();
+            assert!(e.starts_with(key), "{e}");
+        }
     }
 
     #[test]

@@ -20,6 +20,8 @@
 //!   than the inference time ago, else to half. Linux sets only snd_cwnd, so below ssthresh the
 //!   window regrows in slow start; `eci_ssthresh` sets ssthresh to the reduced window instead,
 //!   so that it regrows additively as the paper describes.
+//! * `uptime_range` / `clock_offset_range`: each run draws the two clocks uniformly from its
+//!   seed, once per flow group (scenario/build.rs), for a testbed that did not record them.
 //! * The inference time is 3 x (now - TSecr) in the clock's units; no window growth within it
 //!   (`tcp_lp_cong_avoid`; the flag is taken before this ACK's ECI, as in the kernel).
 //!
@@ -30,6 +32,7 @@
 //! disagree by, which puts the next threshold out of reach (both tested below).
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind, Hystart, Reno};
+use crate::rng::Rng;
 use crate::units::{Dur, Time, SEC};
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +71,12 @@ pub struct TcpLpParams {
     /// The receiver's timestamp clock minus the sender's (the receiver booted this much
     /// earlier): 10 minutes by default.
     pub clock_offset: Dur,
+    /// When given, each run draws `uptime` uniformly in [lo, hi] from its seed, once per flow
+    /// group (the group's flows share their two hosts): a testbed whose hosts' uptimes nobody
+    /// recorded, repeated, sees a different pair of clocks each time ([`draw_clocks`]).
+    pub uptime_range: Option<[Dur; 2]>,
+    /// The same for `clock_offset`.
+    pub clock_offset_range: Option<[Dur; 2]>,
 }
 
 impl Default for TcpLpParams {
@@ -82,6 +91,8 @@ impl Default for TcpLpParams {
             hz: 250,
             uptime: Dur(86_400 * SEC),
             clock_offset: Dur(600 * SEC),
+            uptime_range: None,
+            clock_offset_range: None,
         }
     }
 }
@@ -107,6 +118,23 @@ impl TcpLpParams {
                 self.inference_rtts
             ));
         }
+        for (k, r) in [
+            ("uptime_range", self.uptime_range),
+            ("clock_offset_range", self.clock_offset_range),
+        ] {
+            if let Some([lo, hi]) = r {
+                if lo.0 > hi.0 || hi.0 > MAX_CLOCK {
+                    let s = |t: Time| t as f64 / SEC as f64;
+                    return Err(format!(
+                        "{k}: [\"{}s\", \"{}s\"] is not allowed; allowed: [lo, hi] with \
+                         lo <= hi <= \"{}s\" (1000 days)",
+                        s(lo.0),
+                        s(hi.0),
+                        s(MAX_CLOCK)
+                    ));
+                }
+            }
+        }
         if !(1..=LP_RESOL).contains(&self.hz) {
             return Err(format!(
                 "hz: {} is out of range; allowed: 1 to {LP_RESOL}",
@@ -120,6 +148,26 @@ impl TcpLpParams {
     fn shift(&self) -> Option<u32> {
         (1..=16).find(|k| self.gamma == 1.0 / (1u64 << k) as f64)
     }
+}
+
+/// The largest uptime or clock offset accepted: 1000 days.
+const MAX_CLOCK: Time = 1000 * 86_400 * SEC;
+
+/// A TCP-LP flow group's `cc_params` with `uptime` and `clock_offset` drawn from their ranges
+/// (`uptime_range`, `clock_offset_range`) with `rng` (the run's stream for the group); None
+/// when neither range is given (or `params` are not TCP-LP's resolved parameters).
+pub fn draw_clocks(params: &serde_json::Value, rng: &mut Rng) -> Option<serde_json::Value> {
+    let mut p: TcpLpParams = serde_json::from_value(params.clone()).ok()?;
+    if p.uptime_range.is_none() && p.clock_offset_range.is_none() {
+        return None;
+    }
+    if let Some([lo, hi]) = p.uptime_range {
+        p.uptime = Dur(rng.range_u64(lo.0, hi.0));
+    }
+    if let Some([lo, hi]) = p.clock_offset_range {
+        p.clock_offset = Dur(rng.range_u64(lo.0, hi.0));
+    }
+    Some(serde_json::to_value(&p).expect("parameters serialise"))
 }
 
 /// The kernel's remote-HZ estimate and its reference timestamps (`jiffies` only).
@@ -323,6 +371,55 @@ mod tests {
     use crate::units::MS;
 
     const MSS: u64 = 1000;
+
+    #[test]
+    fn clock_ranges_draw_uniformly_per_seed_and_stay_put_without_them() {
+        // Uniform on [lo, hi]: every draw inside, the mean of n draws within 4 standard errors
+        // of (lo + hi) / 2 (sd = (hi - lo) / sqrt 12); the same seed draws the same clocks.
+        let p = cc_params_value(serde_json::json!({
+            "uptime_range": ["600s", "864000s"], "clock_offset_range": ["1s", "86400s"]
+        }));
+        let draw = |seed: u64| {
+            let d = draw_clocks(&p, &mut Rng::stream(seed, "lpclock/0")).unwrap();
+            let d: TcpLpParams = serde_json::from_value(d).unwrap();
+            (
+                d.uptime.0 as f64 / SEC as f64,
+                d.clock_offset.0 as f64 / SEC as f64,
+            )
+        };
+        let n = 4000;
+        let draws: Vec<(f64, f64)> = (0..n).map(draw).collect();
+        for (k, lo, hi) in [(0, 600.0, 864_000.0), (1, 1.0, 86_400.0)] {
+            let v: Vec<f64> = draws.iter().map(|d| if k == 0 { d.0 } else { d.1 }).collect();
+            assert!(v.iter().all(|x| (lo..=hi).contains(x)));
+            let mean = v.iter().sum::<f64>() / n as f64;
+            let se = (hi - lo) / 12f64.sqrt() / (n as f64).sqrt();
+            assert!((mean - (lo + hi) / 2.0).abs() < 4.0 * se, "{k}: mean {mean}");
+        }
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+        // No range: nothing to draw; a fixed uptime stays.
+        assert!(draw_clocks(
+            &cc_params_value(serde_json::json!({"uptime": "5s"})),
+            &mut Rng::stream(1, "lpclock/0")
+        )
+        .is_none());
+        // Bad ranges name the key.
+        for bad in [
+            serde_json::json!({"uptime_range": ["10s", "5s"]}),
+            serde_json::json!({"clock_offset_range": ["0s", "100000000s"]}),
+        ] {
+            let e = super::super::cc_params("tcp_lp", &bad).unwrap_err();
+            assert!(
+                e.starts_with(bad.as_object().unwrap().keys().next().unwrap()),
+                "{e}"
+            );
+        }
+    }
+
+    fn cc_params_value(v: serde_json::Value) -> serde_json::Value {
+        super::super::cc_params("tcp_lp", &v).unwrap()
+    }
 
     fn st(cwnd: u64) -> CcState {
         super::super::test_state(cwnd, 5 * MSS, cwnd)

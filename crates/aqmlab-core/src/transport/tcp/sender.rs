@@ -225,6 +225,9 @@ pub struct TcpSender {
     pacing: Option<Pacing>,
     pace_next: Time,
     pace_wait: bool,
+    /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
+    /// never): see [`Self::probe_due`].
+    probe_below: u64,
     syn_sent: u32,
     // Counters.
     packets_sent: u64,
@@ -244,6 +247,7 @@ impl TcpSender {
         let cc = make_cc(&cfg.cc, cfg.mss, cfg.hystart, &cfg.cc_params)?;
         let mss = cfg.mss as u64;
         let data_end = cfg.bytes.map(|b| 1 + b);
+        let probe_below = cc.probe_segments() * mss;
         Ok(TcpSender {
             flow,
             dir,
@@ -328,6 +332,7 @@ impl TcpSender {
             pacing: cfg.pacing,
             pace_next: 0,
             pace_wait: false,
+            probe_below,
             syn_sent: 0,
             packets_sent: 0,
             bytes_sent: 0,
@@ -762,6 +767,13 @@ impl TcpSender {
                     }
                     break;
                 }
+                if self.st.cwnd < self.probe_below && !self.in_recovery {
+                    if self.probe_due(now, (out.len() - start) as u64) {
+                        self.send_new(now, out);
+                        continue;
+                    }
+                    break;
+                }
                 if in_flight + self.mss <= allowed {
                     self.send_new(now, out);
                     continue;
@@ -789,6 +801,30 @@ impl TcpSender {
             }
             break;
         }
+    }
+
+    /// A window below `probe_below` (TCP Nice, nice.rs): whether the next new segment may go,
+    /// `sent` segments having gone in this call. A probe of probe_below / SMSS segments leaves
+    /// with nothing else in flight, probe_below / cwnd smoothed RTTs after the last data sent;
+    /// until then the pacing wake-up is armed for that time.
+    fn probe_due(&mut self, now: Time, sent: u64) -> bool {
+        if sent > 0 {
+            return sent * self.mss < self.probe_below;
+        }
+        if self.flight() > 0 {
+            return false;
+        }
+        let (Some(srtt), Some(last)) = (self.rtt.srtt(), self.last_data_sent) else {
+            return true;
+        };
+        let wait = srtt as u128 * self.probe_below as u128 / self.st.cwnd.max(1) as u128;
+        let at = last.saturating_add(wait.min(Time::MAX as u128) as Time);
+        if now >= at {
+            return true;
+        }
+        self.pace_next = at;
+        self.pace_wait = true;
+        false
     }
 
     /// One congestion response (loss or ECE), at most once per window of data.
@@ -1473,6 +1509,54 @@ mod tests {
 
     fn segs(out: &[Packet]) -> Vec<u64> {
         out.iter().map(|p| (p.seq - 1) / MSS).collect()
+    }
+
+    /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1
+    /// one packet every 1/W RTTs, with nothing else in flight; the Linux prototype (3.2) sends
+    /// two every 2/W RTTs below a window of two. The controller is held at W (no Vegas step, no
+    /// detector) so that only the sender's rule acts; RTT 100 ms.
+    #[test]
+    fn nice_windows_below_one_segment_send_one_probe_every_1_over_w_rtts() {
+        for (n, w_bytes, wait_rtts) in [(1u64, 250u64, 4u64), (2, 500, 4), (1, 125, 8)] {
+            let params = serde_json::json!({
+                "alpha": 0.0, "beta": 1000.0, "t": 1.0, "min_cwnd": 0.1, "probe_segments": n
+            });
+            let (mut s, out) = established_at(
+                TcpConfig {
+                    mss: MSS as u32,
+                    iw: n as u32,
+                    cc: "nice".into(),
+                    cc_params: params,
+                    bytes: Some(100 * MSS),
+                    ..TcpConfig::default()
+                },
+                100 * MS,
+            );
+            assert_eq!(out.len() as u64, n);
+            (s.st.cwnd, s.st.ssthresh) = (w_bytes, w_bytes);
+            // Each probe's ACK returns one RTT after it left; the next probe leaves 1/W RTTs
+            // (2/W for pairs) after the previous one, and not a nanosecond before.
+            let mut sent_at = 100 * MS;
+            for k in 1..=3u64 {
+                let p = Packet {
+                    kind: Kind::Tcp,
+                    tcp_flags: flags::ACK,
+                    ack: 1 + k * n * MSS,
+                    ts_ecr: sent_at,
+                    ..Default::default()
+                };
+                let mut out = vec![];
+                s.on_packet(&p, sent_at + 100 * MS, &mut out);
+                assert!(out.is_empty(), "round {k}: nothing before the probe time");
+                let due = sent_at + wait_rtts * 100 * MS;
+                assert_eq!(s.next_timer(), Some(due), "round {k}, {n} x {w_bytes} B");
+                s.on_timer(due - 1, &mut out);
+                assert!(out.is_empty());
+                s.on_timer(due, &mut out);
+                assert_eq!(segs(&out), (k * n..(k + 1) * n).collect::<Vec<_>>());
+                sent_at = due;
+            }
+        }
     }
 
     #[test]
