@@ -905,7 +905,10 @@ impl TcpSender {
         self.in_recovery = false;
         self.end_episode();
         if self.sack {
-            self.st.cwnd = self.st.ssthresh;
+            // tcp_end_cwnd_reduction: never to an infinite ssthresh.
+            if self.st.ssthresh < u64::MAX {
+                self.st.cwnd = self.st.ssthresh;
+            }
         } else {
             self.st.cwnd = self.st.ssthresh.min(self.flight().max(self.mss) + self.mss);
         }
@@ -936,6 +939,8 @@ impl TcpSender {
 
     /// Undo of a spurious timeout (Linux tcp_try_undo_loss / tcp_undo_cwnd_reduction): the
     /// window before the episode comes back, nothing is lost any more, the Loss state ends.
+    /// The connection is Open again, so the next loss reduces the window however soon it
+    /// comes (tcp_enter_recovery always runs tcp_init_cwnd_reduction from Open).
     fn undo_timeout(&mut self) {
         if let Some((cwnd, ssthresh)) = self.undo {
             self.st.cwnd = self.st.cwnd.max(cwnd);
@@ -943,6 +948,7 @@ impl TcpSender {
         }
         self.sb.unmark_lost();
         self.loss_point = None;
+        self.cong_point = self.snd_una;
         self.spurious_rtos += 1;
         self.end_episode();
     }
@@ -2049,6 +2055,29 @@ mod tests {
         fire_rto(&mut s);
         assert_eq!(segs(&ack_ms(&mut s, 2, &[], 450, 100)), vec![2, 3, 4]);
         assert_eq!(s.spurious_rtos(), 0);
+    }
+
+    #[test]
+    fn a_loss_after_an_undone_timeout_reduces_the_window() {
+        // The timeout of the flow's first loss is undone while ssthresh is still infinite
+        // (tcp_init_undo saved it so; tcp_undo_cwnd_reduction restores it), and a real loss
+        // follows before snd_una passes the data sent before the timeout. tcp_try_undo_loss
+        // returned the connection to Open, so tcp_enter_recovery reduces the window
+        // (tcp_init_cwnd_reduction: ssthresh from the controller, Reno's half of cwnd 12), and
+        // recovery ends at that ssthresh (tcp_end_cwnd_reduction, which never sets cwnd to an
+        // infinite ssthresh).
+        let (mut s, _) = frto_sender(true);
+        fire_rto(&mut s);
+        ack_ms(&mut s, 2, &[], 450, 100);
+        assert_eq!((s.cwnd(), s.ssthresh()), (12 * MSS, u64::MAX));
+        // Segment 2 lost: SACKs of 3-5 start fast recovery.
+        ack_ms(&mut s, 2, &[(3, 6)], 500, 150);
+        assert!(s.in_recovery);
+        assert_eq!(s.ssthresh(), 6 * MSS);
+        ack_ms(&mut s, 14, &[], 600, 500);
+        assert!(!s.in_recovery);
+        assert_eq!((s.cwnd(), s.ssthresh()), (6 * MSS, 6 * MSS));
+        assert_eq!(s.spurious_rtos(), 1);
     }
 
     #[test]
