@@ -664,6 +664,14 @@ mod tests {
         }
     }
 
+    /// A discipline of `preset` built from `params` on [`link`].
+    fn built(params: Value, preset: Preset) -> Red {
+        match build(&params, &link(), Rng::from_seed(1), preset) {
+            Ok((AnyQdisc::Red(q), _)) => q,
+            _ => panic!("a RED discipline"),
+        }
+    }
+
     fn link() -> LinkInfo {
         LinkInfo {
             rate_bps: 10_000_000,
@@ -885,15 +893,7 @@ mod tests {
     #[test]
     fn ared_linux_timer_and_ns2_arrivals() {
         // Linux form: the timer adapts every 0.5 s, also while idle.
-        let (AnyQdisc::Red(mut q), _) = build(
-            &json!({"min_th": 5, "max_th": 15}),
-            &link(),
-            Rng::from_seed(1),
-            Preset::Ared,
-        )
-        .unwrap() else {
-            panic!()
-        };
+        let mut q = built(json!({"min_th": 5, "max_th": 15}), Preset::Ared);
         let mut h = Harness::new();
         assert_eq!(q.next_timer(), Some(500 * MS));
         h.timer(&mut q, 500 * MS);
@@ -901,15 +901,7 @@ mod tests {
         assert!((q.vars.max_p - 0.09).abs() < 1e-12);
         assert_eq!(q.next_timer(), Some(SEC));
         // ns-2 form: no timer; adaptation on arrivals after 0.5 s.
-        let (AnyQdisc::Red(mut q), _) = build(
-            &json!({"adapt_form": "ns2"}),
-            &link(),
-            Rng::from_seed(1),
-            Preset::Ared,
-        )
-        .unwrap() else {
-            panic!()
-        };
+        let mut q = built(json!({"adapt_form": "ns2"}), Preset::Ared);
         assert_eq!(q.next_timer(), None);
         h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 400 * MS);
         assert_eq!(q.vars.max_p, 0.1);
@@ -919,15 +911,10 @@ mod tests {
 
     #[test]
     fn red_qdisc_ecn_marks_early_and_drops_forced() {
-        let (AnyQdisc::Red(mut q), _) = build(
-            &json!({"min_th": 5, "max_th": 15, "w_q": 0.2, "ecn": true, "gentle": false, "wait": false, "max_p": 1.0}),
-            &link(),
-            Rng::from_seed(1),
+        let mut q = built(
+            json!({"min_th": 5, "max_th": 15, "w_q": 0.2, "ecn": true, "gentle": false, "wait": false, "max_p": 1.0}),
             Preset::Red,
-        )
-        .unwrap() else {
-            panic!()
-        };
+        );
         let mut h = Harness::new();
         for _ in 0..40 {
             h.enqueue(&mut q, 0, 1500, Ecn::Ect0, 0);
@@ -949,16 +936,11 @@ mod tests {
         // 1500-byte packets (0, 1500, 3000, 4500 B before each), where a limit that refuses an
         // arrival passing it holds three.
         for (before, held) in [(false, 3), (true, 4)] {
-            let (AnyQdisc::Red(mut q), _) = build(
-                &json!({"limit": "5000B", "min_th": 50, "max_th": 150, "bytes": true,
+            let mut q = built(
+                json!({"limit": "5000B", "min_th": 50, "max_th": 150, "bytes": true,
                         "mean_pktsize": "500B", "limit_before_arrival": before}),
-                &link(),
-                Rng::from_seed(1),
                 Preset::Red,
-            )
-            .unwrap() else {
-                panic!()
-            };
+            );
             let mut h = Harness::new();
             for _ in 0..6 {
                 h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
@@ -975,15 +957,10 @@ mod tests {
         // idle period whenever the link finds the queue empty, so avg decays with elapsed time:
         // 100 (1 - w_q)^(C t) < 30 once t > ln(0.3) / (C ln(1 - w_q)) = 0.72 s at C = 833
         // packets/s. Counting only arrivals, it would take ln(0.3) / ln(0.998) = 602 of them.
-        let (AnyQdisc::Red(mut q), _) = build(
-            &json!({"min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": true}),
-            &link(),
-            Rng::from_seed(1),
+        let mut q = built(
+            json!({"min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": true}),
             Preset::Red,
-        )
-        .unwrap() else {
-            panic!()
-        };
+        );
         q.vars.avg = 100.0;
         q.vars.idle_since = None;
         let c = 10_000_000.0 / 12_000.0;
