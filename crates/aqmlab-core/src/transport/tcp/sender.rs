@@ -1380,15 +1380,20 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
-        established_with(TcpConfig {
+    /// A NewReno sender of 50 segments.
+    fn config(sack: bool, iw: u32) -> TcpConfig {
+        TcpConfig {
             mss: MSS as u32,
             iw,
             sack,
             cc: "newreno".into(),
             bytes: Some(50 * MSS),
             ..TcpConfig::default()
-        })
+        }
+    }
+
+    fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
+        established_with(config(sack, iw))
     }
 
     /// A persistent stream's records follow one another byte for byte on the wire (each one's
@@ -1893,13 +1898,8 @@ mod tests {
         // data, so there the timer armed when the window left at 100 still runs.
         for (rearm, from) in [(false, 100), (true, 202)] {
             let (mut s, _) = established_with(TcpConfig {
-                mss: MSS as u32,
-                iw: 4,
-                sack: true,
-                cc: "newreno".into(),
-                bytes: Some(50 * MSS),
                 rto_rearm: rearm,
-                ..TcpConfig::default()
+                ..config(true, 4)
             });
             ack(&mut s, 1, &[(1, 2)], 200);
             ack(&mut s, 1, &[(1, 3)], 201);
@@ -1914,13 +1914,9 @@ mod tests {
         // nothing is outstanding (quiet), not while the first three are unacknowledged.
         for nagle in [false, true] {
             let (mut s, out) = established_with(TcpConfig {
-                mss: MSS as u32,
-                iw: 4,
-                sack: true,
-                cc: "newreno".into(),
                 bytes: Some(3 * MSS + 100),
                 nagle,
-                ..TcpConfig::default()
+                ..config(true, 4)
             });
             let sizes: Vec<u32> = out.iter().map(|p| p.payload).collect();
             if !nagle {
