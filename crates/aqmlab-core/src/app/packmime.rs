@@ -95,18 +95,22 @@ impl Farima {
         for t in 0..=n {
             if t > 0 && t < n {
                 let ptt = d / (t as f64 - d);
-                for j in 1..t {
-                    if j <= t - j {
-                        let (a, b) = (phi[j] - ptt * phi[t - j], phi[t - j] - ptt * phi[j]);
-                        phi[j] = a;
-                        phi[t - j] = b;
-                    }
+                // Durbin-Levinson: phi[j], phi[t - j] -= ptt x each other, for j = 1..=t/2.
+                let (lo, hi) = phi[1..t].split_at_mut((t - 1) / 2);
+                for (a, b) in lo.iter_mut().zip(hi.iter_mut().rev()) {
+                    (*a, *b) = (*a - ptt * *b, *b - ptt * *a);
+                }
+                if t % 2 == 0 {
+                    phi[t / 2] -= ptt * phi[t / 2];
                 }
                 phi[t] = ptt;
                 v *= 1.0 - ptt * ptt;
             }
             let p = t % n;
-            let m: f64 = (1..=t.min(n - 1)).map(|j| phi[j] * hist[p + n - j]).sum();
+            // sum over j = 1..=k of phi[j] x[t - j], in that order.
+            let k = t.min(n - 1);
+            let past = hist[p + n - k..p + n].iter().rev();
+            let m: f64 = phi[1..=k].iter().zip(past).map(|(f, x)| f * x).sum();
             let x = rng.normal() * v.sqrt() + m;
             hist[p] = x;
             hist[p + n] = x;

@@ -3,20 +3,31 @@
 //! opens thousands of short connections costs no flow slots and one timer per end.
 //!
 //! Transport model (a documented deviation from ns-2's Full-TCP, which carries both directions
-//! on one connection): each request/response exchange is two one-way TCP transfers with the
-//! flow's TCP settings, the request (client -> server) and the response (server -> client), told
-//! apart by `Packet::conn` (2 x exchange + 0 / 1). The client opens both at the exchange's
-//! request time: it sends the request's SYN, and the server, on seeing it, opens the response's
-//! connection at once with its data held back (`TcpSender::release_at`) until the whole request
-//! has arrived and the server's think time has passed, so the second handshake costs no round
-//! trip. The next exchange of a persistent connection starts its gap when the previous response
-//! is complete, and opens fresh transfers (a new handshake and initial window: persistent
-//! connections lose the warm window ns-2 keeps). ACKs are not piggybacked on data.
+//! on one agent pair): a connection is two one-way TCP connections with the flow's TCP settings,
+//! the requests' (client -> server) and the responses' (server -> client), told apart by
+//! `Packet::conn` (2 x slot + 0 / 1). The client opens both at the connection's start: it sends
+//! the requests' SYN, and the server, on seeing it, opens the responses' connection at once, so
+//! the second handshake costs no round trip. Each response goes once its whole request has
+//! arrived and the server's think time has passed (`PackMimeHTTPServerApp::recv` schedules it,
+//! `timeout` sends it); the next request of a persistent connection goes its gap after the
+//! previous response is complete (`PackMimeHTTPClientApp::recv`).
+//!
+//! `persistent` (a flow key):
+//! * true (default): a persistent connection's exchanges share its two connections, as ns-2
+//!   sends every request and response of one on the same FullTcp agents (`agent_->sendmsg`):
+//!   persistent streams ([`TcpSender::stream`]) in the slot of the connection's first exchange,
+//!   the window and its state carried from exchange to exchange. A delayed ACK pending at an
+//!   end leaves when that end writes its next record, as FullTcp piggybacks it on the data. A
+//!   connection of one exchange is one finite transfer each way (FIN on its last segment).
+//! * false: every exchange opens fresh transfers in its own slot (a new handshake and initial
+//!   window per exchange).
+//!
+//! ACKs are not piggybacked on data otherwise.
 //!
 //! Each end keeps its own timer heap over its transfers (re-armed lazily, as the world's timers
 //! are), so the cost per packet does not grow with the number of open transfers.
 
-use super::packmime::Connection;
+use super::packmime::{Connection, Exchange};
 use super::repeat::add;
 use crate::packet::Packet;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
@@ -81,6 +92,11 @@ impl Timers {
                 self.heap.push(Reverse((t, k)));
             }
         }
+    }
+
+    /// The deadline armed for k, if any.
+    pub(super) fn armed(&self, k: u32) -> Option<Time> {
+        self.armed[k as usize]
     }
 
     /// The transfer whose armed deadline is due at `now`, if any (stale entries dropped).
@@ -196,16 +212,62 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
     }
 }
 
+/// The slot of each exchange (2 x slot + 0 / 1 tags its packets): its own, or with
+/// `persistent` its connection's first exchange when the connection has several; and whether
+/// each slot carries persistent streams.
+struct Slots {
+    slot: Vec<u32>,
+    stream: Vec<bool>,
+}
+
+impl Slots {
+    fn new(plan: &[Connection], persistent: bool) -> Slots {
+        let (mut slot, mut stream) = (Vec::new(), Vec::new());
+        for c in plan {
+            let first = slot.len() as u32;
+            let shared = persistent && c.exchanges.len() > 1;
+            for i in 0..c.exchanges.len() {
+                slot.push(if shared { first } else { first + i as u32 });
+                stream.push(shared && i == 0);
+            }
+        }
+        Slots { slot, stream }
+    }
+}
+
+/// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`), the delayed ACK
+/// pending on its receiver `rx` (tagged `rx_conn`) leaving with it.
+fn write_record(
+    tx: &mut TcpSender,
+    rx: &mut TcpReceiver,
+    (tx_conn, rx_conn): (u32, u32),
+    bytes: u64,
+    now: Time,
+    out: &mut Outbox,
+) {
+    let from = out.len();
+    rx.send_pending_ack(now, out);
+    tag(out, from, rx_conn);
+    let from = out.len();
+    tx.write(bytes, now, out);
+    tag(out, from, tx_conn);
+}
+
 /// The browser end: opens the plan's connections and sends their requests.
 pub struct WebClient {
     plan: Arc<[Connection]>,
     /// Exchange number -> (connection, index); and per connection its first exchange number.
     xchg: Vec<(u32, u32)>,
     first_xchg: Vec<u32>,
+    slots: Slots,
     cfg: TcpConfig,
     flow: u32,
-    /// The open exchanges: the request's sender and the response's receiver.
+    /// The open slots: the requests' sender and the responses' receiver.
     ex: Exchanges<TcpSender, TcpReceiver>,
+    /// Per slot: the exchange under way, and the response bytes its receiver has delivered
+    /// once that exchange's response is whole.
+    active: Vec<u32>,
+    due: Vec<u64>,
     /// Exchange start times (key: exchange).
     starts: Timers,
     next_conn: usize,
@@ -214,7 +276,13 @@ pub struct WebClient {
 }
 
 impl WebClient {
-    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32, stop: Time) -> WebClient {
+    pub fn new(
+        plan: Arc<[Connection]>,
+        cfg: TcpConfig,
+        flow: u32,
+        stop: Time,
+        persistent: bool,
+    ) -> WebClient {
         let xchg = flatten(&plan);
         let mut first_xchg = Vec::with_capacity(plan.len());
         let mut n = 0;
@@ -239,6 +307,9 @@ impl WebClient {
         WebClient {
             ex: Exchanges::new(xchg.len()),
             starts: Timers::new(xchg.len()),
+            active: vec![0; xchg.len()],
+            due: vec![0; xchg.len()],
+            slots: Slots::new(&plan, persistent),
             xchg,
             first_xchg,
             plan,
@@ -250,41 +321,67 @@ impl WebClient {
         }
     }
 
-    /// Sends exchange x's request: its SYN now, its data once connected.
+    /// Sends exchange x's request: on its own transfer (SYN now, data once connected) or as
+    /// the next record of its connection's stream (opened with the first).
     fn begin(&mut self, x: u32, now: Time, out: &mut Outbox) {
         if now >= self.stop {
             return;
         }
         let (c, i) = self.xchg[x as usize];
         let e = self.plan[c as usize].exchanges[i as usize];
-        let cfg = TcpConfig {
-            bytes: Some(e.req),
-            ..self.cfg.clone()
-        };
+        let s = self.slots.slot[x as usize];
         let dir = crate::packet::Dir::Up;
-        let Ok(mut req) = TcpSender::new(&cfg, self.flow, dir) else {
-            return; // the configuration was checked when the flow was built
-        };
-        let rsp = TcpReceiver::new(&cfg, self.flow, dir.reverse());
-        let from = out.len();
-        req.start(now, out);
-        tag(out, from, 2 * x);
+        if self.ex.get(s).is_none() {
+            let opened = if self.slots.stream[s as usize] {
+                TcpSender::stream(&self.cfg, self.flow, dir)
+            } else {
+                let cfg = TcpConfig {
+                    bytes: Some(e.req),
+                    ..self.cfg.clone()
+                };
+                TcpSender::new(&cfg, self.flow, dir)
+            };
+            let Ok(mut req) = opened else {
+                return; // the configuration was checked when the flow was built
+            };
+            let rsp = TcpReceiver::new(&self.cfg, self.flow, dir.reverse());
+            let from = out.len();
+            req.start(now, out);
+            tag(out, from, 2 * s);
+            self.ex.open(s, Pair { req, rsp });
+        }
+        if self.slots.stream[s as usize] {
+            let pair = self.ex.get_mut(s).expect("open");
+            write_record(&mut pair.req, &mut pair.rsp, (2 * s, 2 * s + 1), e.req, now, out);
+            self.ex.arm(s);
+        }
+        self.active[s as usize] = x;
+        self.due[s as usize] += e.rsp;
         self.records[x as usize].requested = Some(now);
-        self.ex.open(x, Pair { req, rsp });
     }
 
-    /// Closes exchange x once its response is complete, and schedules the connection's next.
-    fn check_done(&mut self, x: u32, now: Time) {
-        let Some(c) = self.ex.get(x) else { return };
+    /// Notes slot s's exchange complete once its response is whole, closes the slot after its
+    /// last exchange, and schedules the connection's next.
+    fn check_done(&mut self, s: u32, now: Time, out: &mut Outbox) {
+        let x = self.active[s as usize];
+        let Some(pair) = self.ex.get_mut(s) else { return };
         let r = &mut self.records[x as usize];
-        if c.rsp.bytes_delivered() < r.rsp_bytes {
+        if r.completed.is_some() || pair.rsp.bytes_delivered() < self.due[s as usize] {
             return;
         }
         r.completed = Some(now);
-        self.ex.close(x);
         let (conn, i) = self.xchg[x as usize];
-        if let Some(next) = self.plan[conn as usize].exchanges.get(i as usize + 1) {
-            self.starts.arm(x + 1, Some(now + next.gap));
+        match self.plan[conn as usize].exchanges.get(i as usize + 1) {
+            Some(next) => self.starts.arm(x + 1, Some(now + next.gap)),
+            None => {
+                // The last response went with ns-2's MSG_EOF: its FIN is ACKed at once.
+                let from = out.len();
+                pair.rsp.send_pending_ack(now, out);
+                tag(out, from, 2 * s + 1);
+            }
+        }
+        if !self.slots.stream[s as usize] || i as usize + 1 == self.plan[conn as usize].exchanges.len() {
+            self.ex.close(s);
         }
     }
 
@@ -308,7 +405,7 @@ impl Endpoint for WebClient {
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
         if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
-            self.check_done(pkt.conn / 2, now);
+            self.check_done(pkt.conn / 2, now, out);
         }
     }
 
@@ -339,23 +436,35 @@ impl Endpoint for WebClient {
 pub struct WebServer {
     plan: Arc<[Connection]>,
     xchg: Vec<(u32, u32)>,
+    slots: Slots,
     cfg: TcpConfig,
     flow: u32,
-    /// The open exchanges: the request's receiver and the response's sender.
+    /// The open slots: the requests' receiver and the responses' sender.
     ex: Exchanges<TcpReceiver, TcpSender>,
-    /// Whether exchange x was opened already (a retransmitted SYN must not reopen it).
+    /// Whether slot s was opened already (a retransmitted SYN must not reopen it).
     seen: Vec<bool>,
-    /// Whether exchange x's response was released (its request complete).
+    /// Per slot: the exchange whose request is awaited or whose response is pending, and the
+    /// request bytes its receiver has delivered once that request is whole.
+    active: Vec<u32>,
+    req_due: Vec<u64>,
+    /// Streams: responses due to be written after the think time (key: slot).
+    pending: Timers,
+    /// Finite transfers: whether exchange x's response was released (its request complete).
     released: Vec<bool>,
 }
 
 impl WebServer {
-    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32) -> WebServer {
+    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32, persistent: bool) -> WebServer {
         let xchg = flatten(&plan);
+        let n = xchg.len();
         WebServer {
-            ex: Exchanges::new(xchg.len()),
-            seen: vec![false; xchg.len()],
-            released: vec![false; xchg.len()],
+            ex: Exchanges::new(n),
+            seen: vec![false; n],
+            active: vec![0; n],
+            req_due: vec![0; n],
+            pending: Timers::new(n),
+            released: vec![false; n],
+            slots: Slots::new(&plan, persistent),
             xchg,
             plan,
             cfg,
@@ -363,45 +472,87 @@ impl WebServer {
         }
     }
 
-    /// Opens exchange x at its request's first packet: the request's receiver and the
-    /// response's connection (data held back).
-    fn accept(&mut self, x: u32, now: Time, out: &mut Outbox) {
+    fn exchange(&self, x: u32) -> Exchange {
         let (c, i) = self.xchg[x as usize];
-        let e = self.plan[c as usize].exchanges[i as usize];
-        let cfg = TcpConfig {
-            bytes: Some(e.rsp),
-            ..self.cfg.clone()
-        };
-        let dir = crate::packet::Dir::Down;
-        let Ok(mut rsp) = TcpSender::new(&cfg, self.flow, dir) else {
-            return;
-        };
-        rsp.release_at(Time::MAX);
-        let req = TcpReceiver::new(&cfg, self.flow, dir.reverse());
-        let from = out.len();
-        rsp.start(now, out);
-        tag(out, from, 2 * x + 1);
-        self.seen[x as usize] = true;
-        self.ex.open(x, Pair { req, rsp });
+        self.plan[c as usize].exchanges[i as usize]
     }
 
-    /// Releases the response once the request is whole; closes the exchange once the response
-    /// is acknowledged.
-    fn progress(&mut self, x: u32, now: Time) {
-        let (conn, i) = self.xchg[x as usize];
-        let e = self.plan[conn as usize].exchanges[i as usize];
+    /// Opens slot s at its requests' first packet: the requests' receiver and the responses'
+    /// connection (a finite transfer's data held back until released; a stream's written).
+    fn accept(&mut self, s: u32, now: Time, out: &mut Outbox) {
+        let e = self.exchange(s);
+        let dir = crate::packet::Dir::Down;
+        let opened = if self.slots.stream[s as usize] {
+            TcpSender::stream(&self.cfg, self.flow, dir)
+        } else {
+            let cfg = TcpConfig {
+                bytes: Some(e.rsp),
+                ..self.cfg.clone()
+            };
+            TcpSender::new(&cfg, self.flow, dir).map(|mut rsp| {
+                rsp.release_at(Time::MAX);
+                rsp
+            })
+        };
+        let Ok(mut rsp) = opened else {
+            return; // the configuration was checked when the flow was built
+        };
+        let req = TcpReceiver::new(&self.cfg, self.flow, dir.reverse());
+        let from = out.len();
+        rsp.start(now, out);
+        tag(out, from, 2 * s + 1);
+        self.seen[s as usize] = true;
+        self.active[s as usize] = s;
+        self.req_due[s as usize] = e.req;
+        self.ex.open(s, Pair { req, rsp });
+    }
+
+    /// Schedules the response once its request is whole; closes the slot once its last
+    /// response is acknowledged.
+    fn progress(&mut self, s: u32, now: Time) {
+        let x = self.active[s as usize];
+        let e = self.exchange(x);
+        let stream = self.slots.stream[s as usize];
         let released = &mut self.released[x as usize];
-        let Some(c) = self.ex.get_mut(x) else {
+        let Some(c) = self.ex.get_mut(s) else {
             return;
         };
-        if !*released && c.req.bytes_delivered() >= e.req {
+        if !*released && c.req.bytes_delivered() >= self.req_due[s as usize] {
             *released = true;
-            c.rsp.release_at(now + e.server_delay);
-            self.ex.arm(x);
+            if stream {
+                self.pending.arm(s, Some(now + e.server_delay));
+            } else {
+                c.rsp.release_at(now + e.server_delay);
+                self.ex.arm(s);
+            }
         }
-        if self.ex.get(x).is_some_and(|c| c.rsp.completed().is_some()) {
-            self.ex.close(x);
+        let (conn, i) = self.xchg[x as usize];
+        let last = i as usize + 1 == self.plan[conn as usize].exchanges.len();
+        let done = match self.ex.get(s) {
+            Some(c) if stream => {
+                last && *released && self.pending.armed(s).is_none() && c.rsp.records_acked()
+            }
+            Some(c) => c.rsp.completed().is_some(),
+            None => false,
+        };
+        if done {
+            self.ex.close(s);
         }
+    }
+
+    /// Writes the response of slot s whose think time has passed, and awaits the next request.
+    fn respond(&mut self, s: u32, now: Time, out: &mut Outbox) {
+        let x = self.active[s as usize];
+        let e = self.exchange(x);
+        let Some(pair) = self.ex.get_mut(s) else { return };
+        write_record(&mut pair.rsp, &mut pair.req, (2 * s + 1, 2 * s), e.rsp, now, out);
+        let (conn, i) = self.xchg[x as usize];
+        if i as usize + 1 < self.plan[conn as usize].exchanges.len() {
+            self.active[s as usize] = x + 1;
+            self.req_due[s as usize] += self.exchange(x + 1).req;
+        }
+        self.ex.arm(s);
+        self.progress(s, now);
     }
 }
 
@@ -409,14 +560,14 @@ impl Endpoint for WebServer {
     fn start(&mut self, _now: Time, _out: &mut Outbox) {}
 
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
-        let Some((x, opens)) = server_exchange(&self.seen, pkt.conn) else {
+        let Some((s, opens)) = server_exchange(&self.seen, pkt.conn) else {
             return;
         };
         if opens {
-            self.accept(x, now, out);
+            self.accept(s, now, out);
         }
         if self.ex.handle(pkt.conn, out, |e, out| e.on_packet(pkt, now, out)) {
-            self.progress(x, now);
+            self.progress(s, now);
         }
     }
 
@@ -426,10 +577,14 @@ impl Endpoint for WebServer {
                 self.progress(k / 2, now);
             }
         }
+        while let Some(s) = self.pending.pop_due(now) {
+            self.respond(s, now, out);
+        }
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.ex.next_timer()
+        let p = self.pending.heap.peek().map(|r| r.0 .0);
+        [self.ex.next_timer(), p].into_iter().flatten().min()
     }
 
     fn report(&self, r: &mut FlowReport) {

@@ -140,21 +140,22 @@ impl PageParams {
         self.max_fetches(start, stop) * per_fetch
     }
 
-    /// The server's view without persistent connections: one connection per fetch carrying
-    /// every object's exchange, so that exchange x is object x % objects of fetch x / objects.
+    /// The server's view without persistent connections: a connection per object and fetch,
+    /// so that exchange x is object x % objects of fetch x / objects.
     pub fn server_plan(&self, start: Time, stop: Time) -> Arc<[Connection]> {
-        let exchanges: Vec<Exchange> = self
-            .objects
-            .iter()
-            .map(|&rsp| Exchange {
+        let object = |&rsp: &u64| Connection {
+            start,
+            exchanges: vec![Exchange {
                 req: REQUEST_BYTES,
                 rsp,
                 gap: 0,
                 server_delay: 0,
-            })
-            .collect();
-        let conn = Connection { start, exchanges };
-        vec![conn; self.max_fetches(start, stop)].into()
+            }],
+        };
+        let fetch = self.objects.iter().map(object);
+        (0..self.max_fetches(start, stop))
+            .flat_map(|_| fetch.clone())
+            .collect()
     }
 }
 
@@ -535,7 +536,7 @@ impl PageServer {
                 answered: vec![0; n],
             })
         } else {
-            Server::PerObject(WebServer::new(p.server_plan(start, stop), cfg, flow))
+            Server::PerObject(WebServer::new(p.server_plan(start, stop), cfg, flow, false))
         };
         PageServer { web, answered: 0 }
     }

@@ -154,6 +154,7 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             }
             if f.kind == "web" {
                 r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
+                r.persistent = Some(f.persistent.unwrap_or(true));
             }
             let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
             r.profile = Some(p.name.into());
@@ -421,8 +422,9 @@ fn endpoints(
             };
             let plan: Arc<[packmime::Connection]> = packmime::plan(&params, start, stop, seed, id).into();
             TcpSender::new(&cfg, id, dir)?;
-            let server = WebServer::new(plan.clone(), cfg.clone(), id);
-            let client = WebClient::new(plan, cfg.clone(), id, stop);
+            let persistent = f.persistent.expect("resolved");
+            let server = WebServer::new(plan.clone(), cfg.clone(), id, persistent);
+            let client = WebClient::new(plan, cfg.clone(), id, stop, persistent);
             (
                 AnyEndpoint::WebServer(Box::new(server)),
                 AnyEndpoint::WebClient(Box::new(client)),

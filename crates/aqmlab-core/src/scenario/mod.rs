@@ -746,8 +746,10 @@ pub struct FlowSpec {
     /// flow's length, as Flent's `HttpGetterRunner`: from the earliest start to the stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Dur>,
-    /// Objects over persistent HTTP/1.1 connections, one per worker and fetch, as
-    /// http-getter's curl handles (default true); false: a new connection per object.
+    /// Persistent connections carry their exchanges on one TCP connection each way (default
+    /// true): webpage, one per worker and fetch, as http-getter's curl handles (false: a new
+    /// connection per object); web, as ns-2's PackMime on its FullTcp agents (false: fresh
+    /// transfers per exchange).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
     // web and webpage
@@ -996,7 +998,13 @@ pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
     // One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
     ("tcp", &[&["on_off", "bytes", "repeat"], TCP_KNOBS]),
     // PackMime-HTTP exchanges over TCP connections of the same model.
-    ("web", &[&["conn_rate", "http", "hash_connections"], TCP_KNOBS]),
+    (
+        "web",
+        &[
+            &["conn_rate", "http", "persistent", "hash_connections"],
+            TCP_KNOBS,
+        ],
+    ),
     // Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
     (
         "webpage",

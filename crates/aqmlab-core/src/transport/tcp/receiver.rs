@@ -128,6 +128,15 @@ impl TcpReceiver {
         self.quick = self.quick.saturating_sub(1);
     }
 
+    /// Sends the delayed ACK now if one is pending: data leaving this host the other way
+    /// carries it (FullTcp and Linux piggyback the ACK; here it is its own packet at that
+    /// instant).
+    pub fn send_pending_ack(&mut self, now: Time, out: &mut Outbox) {
+        if self.delack_at.is_some() {
+            self.send_ack(now, out);
+        }
+    }
+
     /// The out-of-order range holding `seq`, if any.
     fn range_of(&self, seq: u64) -> Option<(u64, u64)> {
         match self.ooo.range(..=seq).next_back() {

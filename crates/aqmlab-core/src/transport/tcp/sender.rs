@@ -363,6 +363,11 @@ impl TcpSender {
         Ok(s)
     }
 
+    /// Whether every record written on a persistent stream is acknowledged.
+    pub fn records_acked(&self) -> bool {
+        self.records.as_ref().is_some_and(|r| r.recs.is_empty())
+    }
+
     /// Writes a record of `bytes` on a persistent stream (sent as the window allows).
     pub fn write(&mut self, bytes: u64, now: Time, out: &mut Outbox) {
         let r = self.records.as_mut().expect("a persistent stream");
@@ -576,9 +581,16 @@ impl TcpSender {
 
     /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
     /// the MSS, data is outstanding and it is under half the receive window.
+    /// On a persistent stream the length is the segment's on the wire (a record's short tail).
     fn nagle_holds(&self, i: u64) -> bool {
-        let len = self.sb.seg_len(i);
-        self.nagle && len < self.mss && self.snd_una < self.high_data && 2 * len < self.rwnd
+        if !self.nagle {
+            return false;
+        }
+        let len = match &self.records {
+            Some(r) => r.to_wire(self.sb.seg_start(i), self.sb.seg_end(i)).1,
+            None => self.sb.seg_len(i),
+        };
+        len < self.mss && self.snd_una < self.high_data && 2 * len < self.rwnd
     }
 
     /// Whether the application has data to hand over at `now` (an on period), and otherwise
