@@ -27,7 +27,8 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   runner makes (runners.py IrttRunner.parse with multi_results): one sample per STEP_SIZE, the
   first packet at or after it, ``::delay`` = its one-way delay up, ``::jitter`` = |its IPDV up|,
   ``::loss`` = probes lost since the previous sample, ``::rtt``. ``voip-1up`` adds the ``TCP
-  upload``.
+  upload``, ``voip-rrul`` the ``rrul_be`` flow set (voip-rrul.conf includes rrul_be.conf, so an
+  aqmlab ``rrul`` run's marked flows take rrul_be's names).
 
 * Tests ``http``, ``http-1down``, ``http-1up`` and ``http-rrul``: a ``webpage`` flow (Flent's
   http-getter) -> the ``HTTP latency`` series (ms; tests/http.inc), one raw ``{t, val}`` per
@@ -46,7 +47,9 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   on; ``HTTP_GETTER_URLLIST`` stays null (the page is a list of object sizes, not URLs);
   fetches that start before the warm-up are left out, as in the run's summary.
 
-Not supported (ValueError): ``voip-rrul``.
+A Flent test carries one VoIP stream and one http-getter: a run with several ``voip`` or
+``webpage`` flows exports each one by ``flow=`` (``export_flent(..., flow=ID)``, ``aqmlab export
+--flent --flow ID``), the others left out.
 """
 
 from __future__ import annotations
@@ -74,11 +77,13 @@ RRUL_BE_CLASSES = ("BE", "BE2", "BE3", "BE4")
 RRUL_BE_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3")
 
 SUPPORTED = (
-    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up", "http",
-    "http-1down", "http-1up", "http-rrul", "qdisc-stats",
+    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up",
+    "voip-rrul", "http", "http-1down", "http-1up", "http-rrul", "qdisc-stats",
 )  # fmt: skip
 # Flent's HTTP tests by the TCP flows beside the fetches: (uploads, downloads) -> test
 HTTP_TESTS = {(0, 0): "http", (0, 1): "http-1down", (1, 0): "http-1up", (4, 4): "http-rrul"}
+# Flent's VoIP tests by the TCP flows beside the stream: (uploads, downloads) -> test
+VOIP_TESTS = {(0, 0): "voip", (1, 0): "voip-1up", (4, 4): "voip-rrul"}
 HTTP_SERIES = "HTTP latency"
 
 
@@ -91,11 +96,13 @@ def _tables(run) -> dict:
 
 
 def _classify(run) -> tuple[list[dict], list[dict], list[int]]:
-    """(upload TCP flows, download TCP flows, probe flow ids), each ordered by flow id."""
+    """(upload TCP flows, download TCP flows, ping probe flow ids), each ordered by flow id; a
+    voip stream is its own series, not a ping."""
     flows = run.tables.get("flows")
     if flows is None:
         raise M.MissingTableError(f"run '{run.run_id}' has no 'flows' table")
-    probes = M.probe_flows(_tables(run))
+    voip = set(_voip_flows(run))
+    probes = [p for p in M.probe_flows(_tables(run)) if p not in voip]
     rows = sorted(flows.to_pylist(), key=lambda r: r["flow"])
     tcp = [r for r in rows if r["kind"] == "tcp" and r["flow"] not in probes]
     return [r for r in tcp if r["direction"] == "up"], [r for r in tcp if r["direction"] == "down"], probes
@@ -105,8 +112,8 @@ def guess_test(run) -> str:
     """The Flent test whose flow set the run reproduces (ValueError when none fits)."""
     up, down, probes = _classify(run)
     nu, nd = len(up), len(down)
-    if _voip_flows(run) and (nu, nd) in ((0, 0), (1, 0)):
-        return "voip" if nu == 0 else "voip-1up"
+    if _voip_flows(run) and (nu, nd) in VOIP_TESTS:
+        return VOIP_TESTS[(nu, nd)]
     if _kind_flows(run, "webpage") and (nu, nd) in HTTP_TESTS:
         return HTTP_TESTS[(nu, nd)]
     if nu == 0 and nd == 0:
@@ -332,6 +339,23 @@ def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, 
     return raw, grid
 
 
+def _one_of(run, test: str, kind: str, flow: int | None) -> int:
+    """The flow of ``kind`` a Flent test with one of them exports: ``flow`` when given, else the
+    run's only one."""
+    ids = _kind_flows(run, kind)
+    if flow is not None:
+        if flow not in ids:
+            raise ValueError(f"flow={flow}: not a {kind} flow of run '{run.run_id}'; its {kind} flows: {ids}")
+        return flow
+    if not ids:
+        raise ValueError(f"Flent test '{test}' needs a {kind} flow; run '{run.run_id}' has none")
+    if len(ids) > 1:
+        raise ValueError(
+            f"Flent test '{test}' has one {kind} flow; the run has {len(ids)} ({ids}): choose one with flow"
+        )
+    return ids[0]
+
+
 def _need_count(test: str, what: str, have: int, want: int) -> None:
     if have != want:
         raise ValueError(f"Flent test '{test}' needs {want} {what}, the run has {have}")
@@ -357,9 +381,10 @@ def _page_workers(run, flow: int) -> int | None:
     return entries[group].get("workers") if group < len(entries) else None
 
 
-def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
+def build(run, test: str | None = None, warmup_s: float | None = None, flow: int | None = None) -> dict:
     """The Flent data object (a dict) for ``run``; see the module docstring for the mapping.
-    ``warmup_s``: samples before it are left out; None = the warm-up the run was summarised with."""
+    ``warmup_s``: samples before it are left out; None = the warm-up the run was summarised with.
+    ``flow``: the voip or webpage flow a VoIP or HTTP test exports (None: the run's only one)."""
     test = test or guess_test(run)
     if test not in SUPPORTED:
         raise ValueError(f"unsupported Flent test '{test}'; supported: {', '.join(SUPPORTED)}")
@@ -395,26 +420,24 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
         if not probes:
             raise ValueError(f"Flent test 'ping' needs probe streams; run '{run.run_id}' has none")
         ping_names = list(zip(("Ping (ms) ICMP", "Ping (ms) UDP"), probes))
-    elif test in ("voip", "voip-1up"):
-        voip = _voip_flows(run)
-        if len(voip) != 1:
-            raise ValueError(f"Flent test '{test}' has one VoIP stream; the run has {len(voip)} voip flows")
-        _need_count(test, "upload TCP flows", len(up), 0 if test == "voip" else 1)
-        _need_count(test, "download TCP flows", len(down), 0)
-        tcp_names = [("TCP upload", r) for r in up]
-        raw, grid, vmeta = _voip_series(run, voip[0], b)
+    elif test in VOIP_TESTS.values():
+        voip = _one_of(run, test, "voip", flow)
+        nu, nd = next(k for k, v in VOIP_TESTS.items() if v == test)
+        if test == "voip-rrul":  # voip-rrul.conf includes rrul_be.conf
+            tcp_names, ping_names = _rrul_names(test, up, down, probes)
+        else:
+            _need_count(test, "upload TCP flows", len(up), nu)
+            _need_count(test, "download TCP flows", len(down), nd)
+            tcp_names = [("TCP upload", r) for r in up]
+        raw, grid, vmeta = _voip_series(run, voip, b)
         b.set("VoIP", raw, grid["rtt"])
-        b.series_meta["VoIP"] = {"UNITS": "ms", **vmeta}
+        b.series_meta["VoIP"] = {"UNITS": "ms", "AQMLAB_FLOW": voip, **vmeta}
         # Children have results only: Flent's irtt runner gives them no raw values of their own.
         for k, units in (("rtt", "ms"), ("delay", "ms"), ("jitter", "ms"), ("loss", "count")):
             b.results[f"VoIP::{k}"] = b._grid(grid[k])
             b.series_meta[f"VoIP::{k}"] = {"UNITS": units}
     elif test in HTTP_TESTS.values():
-        pages = _kind_flows(run, "webpage")
-        if len(pages) != 1:
-            raise ValueError(
-                f"Flent test '{test}' has one http-getter; the run has {len(pages)} webpage flows"
-            )
+        page = _one_of(run, test, "webpage", flow)
         nu, nd = next(k for k, v in HTTP_TESTS.items() if v == test)
         _need_count(test, "upload TCP flows", len(up), nu)
         _need_count(test, "download TCP flows", len(down), nd)
@@ -422,10 +445,10 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
             tcp_names, ping_names = _rrul_names(test, up, down, probes)
         else:
             tcp_names = [("TCP upload", r) for r in up] + [("TCP download", r) for r in down]
-        raw, grid, failed = _http_series(run, pages[0], b)
+        raw, grid, failed = _http_series(run, page, b)
         b.add(HTTP_SERIES, raw, grid, "ms", RUNNER="HttpGetterRunner", AQMLAB_NOT_COMPLETED=failed,
-              AQMLAB_FLOW=pages[0])  # fmt: skip
-        http_meta["HTTP_GETTER_WORKERS"] = _page_workers(run, pages[0])
+              AQMLAB_FLOW=page)  # fmt: skip
+        http_meta["HTTP_GETTER_WORKERS"] = _page_workers(run, page)
     elif test == "rtt_fair4be":
         if len(up) > 4 or len(down) > 4 or len(probes) > 4:
             raise ValueError(
@@ -510,10 +533,12 @@ def build(run, test: str | None = None, warmup_s: float | None = None) -> dict:
     }
 
 
-def export_flent(run, test: str | None, out_path: str | Path, warmup_s: float | None = None) -> Path:
+def export_flent(
+    run, test: str | None, out_path: str | Path, warmup_s: float | None = None, flow: int | None = None
+) -> Path:
     """Write ``run`` as a Flent ``.flent.gz`` file for ``test`` (guessed when None); see ``build``
-    for ``warmup_s``."""
-    data = build(run, test, warmup_s)
+    for ``warmup_s`` and ``flow``."""
+    data = build(run, test, warmup_s, flow)
     out_path = Path(out_path)
     data["metadata"]["DATA_FILENAME"] = out_path.name
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -277,7 +277,7 @@ def test_http_export_is_http_getters_series(tmp_path):
     assert res[49] is None  # more than 1 s after the last fetch's end (7.45 s)
     with pytest.raises(ValueError, match="'http-1up' needs 1 upload TCP flows, the run has 0"):
         flent.build(r, "http-1up")
-    with pytest.raises(ValueError, match="'http' has one http-getter; the run has 0 webpage flows"):
+    with pytest.raises(ValueError, match="'http' needs a webpage flow; run '.*' has none"):
         flent.build(mk(0, 0, 1), "http")
 
 
@@ -339,3 +339,53 @@ def test_webpage_beside_rrul_exports_flents_http_rrul(tmp_path):
     res_plot = run_flent("-i", str(f), "-p", "totals_delay", "-o", str(out), cwd=tmp_path)
     assert res_plot.returncode == 0, res_plot.stderr[-3000:]
     assert out.stat().st_size > 5000
+
+
+def test_voip_beside_rrul_exports_flents_voip_rrul_and_a_chosen_page_flow(tmp_path):
+    """The built-in rrul scenario with a VoIP stream (goodbadwifi2015's VoIP-with-RRUL case)
+    exports as Flent's voip-rrul (voip-rrul.conf: rrul_be's flows and pings plus irtt's VoIP
+    series): the VoIP stream is not taken for one of the four pings, and Flent summarises it and
+    draws the test's default plot. With two page fetchers as well, an HTTP test needs the flow
+    named: each exports its own fetches."""
+    import tomllib
+
+    import aqmlab
+    from aqmlab import store
+
+    sc = tomllib.loads((Path(aqmlab.__file__).parent / "scenarios" / "rrul.toml").read_text())
+    sc["flows"] = [{"kind": "voip"}, *sc["flows"]]
+    sc["duration"] = "12s"
+    res = aqmlab.run(sc)
+    r = store.load_run(store.write_run(tmp_path, "voip-rrul-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "voip-rrul"
+    f = flent.export_flent(r, None, tmp_path / "vr.flent.gz")
+    data = json.loads(gzip.decompress(f.read_bytes()))
+    voip = data["metadata"]["SERIES_META"]["VoIP"]["AQMLAB_FLOW"]
+    pings = [
+        m["AQMLAB_FLOW"] for k, m in data["metadata"]["SERIES_META"].items() if k.startswith("Ping (ms)")
+    ]
+    assert len(pings) == 4 and voip not in pings
+    assert "TCP download BE4" in data["results"] and "TCP upload BE" in data["results"]
+    res_sum = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
+    assert res_sum.returncode == 0, res_sum.stderr[-3000:]
+    assert "VoIP::delay" in res_sum.stdout and "Ping (ms) UDP BE3" in res_sum.stdout
+    out = tmp_path / "totals_loss.png"
+    res_plot = run_flent("-i", str(f), "-p", "totals_loss", "-o", str(out), cwd=tmp_path)
+    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
+    assert out.stat().st_size > 5000
+
+    sc["flows"] = [{"kind": "webpage", "page": p, "interval": "1s"} for p in ("small", "large")] + sc[
+        "flows"
+    ][1:]
+    res = aqmlab.run(sc)
+    r = store.load_run(store.write_run(tmp_path, "http-rrul-2", res.tables, res.meta, res.summary))
+    with pytest.raises(ValueError, match=r"has one webpage flow; the run has 2 \(\[0, 1\]\): choose one"):
+        flent.build(r, "http-rrul")
+    with pytest.raises(ValueError, match="flow=5: not a webpage flow"):
+        flent.build(r, "http-rrul", flow=5)
+    w = res.tables["webpage"].to_pylist()
+    for page in (0, 1):
+        data = flent.build(r, "http-rrul", flow=page)
+        done = [x for x in w if x["flow"] == page and x["fetch_time_ns"] is not None]
+        assert len(data["raw_values"]["HTTP latency"]) == len(done) > 0
+        assert data["metadata"]["SERIES_META"]["HTTP latency"]["AQMLAB_FLOW"] == page

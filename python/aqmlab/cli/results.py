@@ -225,6 +225,12 @@ def export_flent_cmd(
         float | None,
         typer.Option("--warmup", help="seconds left out of every series; default: the run's own warm-up"),
     ] = None,
+    flow: Annotated[
+        int | None,
+        typer.Option(
+            "--flow", help="the voip or webpage flow a VoIP or HTTP test exports (default: the only one)"
+        ),
+    ] = None,
     root: RootOpt = DEFAULT_ROOT,
 ) -> None:
     """Export a run as a Flent data file."""
@@ -236,7 +242,7 @@ def export_flent_cmd(
     if warmup is not None:
         _check_warmup(warmup, r)
     try:
-        path = flent.export_flent(r, test, output, warmup)
+        path = flent.export_flent(r, test, output, warmup, flow)
     except (ValueError, metrics.MissingTableError) as e:
         fail(str(e).strip("'\""))
     out.print(f"wrote {path}")
