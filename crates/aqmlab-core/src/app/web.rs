@@ -237,7 +237,7 @@ impl Slots {
 
 /// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`), the delayed ACK
 /// pending on its receiver `rx` (tagged `rx_conn`) leaving with it.
-fn write_record(
+pub(super) fn write_record(
     tx: &mut TcpSender,
     rx: &mut TcpReceiver,
     (tx_conn, rx_conn): (u32, u32),

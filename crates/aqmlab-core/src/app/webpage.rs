@@ -28,6 +28,8 @@
 //!   [`TcpSender::stream`] each way (requests up, responses down), told apart by
 //!   `Packet::conn` (2 x connection + 0 / 1); the window and its state carry over from object
 //!   to object, and after an idle time the window restarts as the flow's `idle_restart` says.
+//!   A delayed ACK pending at an end leaves when that end writes its next request or response
+//!   (Linux sends it with the data).
 //!   No Nagle delay (curl sets `CURLOPT_TCP_NODELAY`, `worker.c` line 76). A fetch's
 //!   connections stay open after it (idle; their closing FIN exchange is not modelled). What a
 //!   request asks for (its URL) is not in the packets: the client notes each request's object
@@ -35,10 +37,11 @@
 //! * false: every object is one exchange of the PackMime web client/server (`web.rs`,
 //!   [`Exchanges`]): a fresh handshake and initial window per object.
 //!
-//! Both: the pool bounds the concurrency as the workers do; ACKs are not piggybacked on data.
+//! Both: the pool bounds the concurrency as the workers do; ACKs are not otherwise piggybacked
+//! on data.
 
 use super::packmime::{Connection, Exchange};
-use super::web::{server_exchange, tag, Exchanges, Pair, WebServer};
+use super::web::{server_exchange, tag, write_record, Exchanges, Pair, WebServer};
 use crate::packet::{Dir, Kind, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -286,6 +289,7 @@ impl PageClient {
                     };
                     let rsp = TcpReceiver::new(&self.cfg, self.flow, Dir::Down);
                     req.start(now, out);
+                    tag(out, from, 2 * x);
                     self.ex.open(x, Pair { req, rsp });
                 }
                 let size = self.p.objects[c.next as usize];
@@ -293,7 +297,14 @@ impl PageClient {
                 c.fetching[w] = true;
                 c.due[w] += size;
                 let pair = self.ex.get_mut(x).expect("just opened");
-                pair.req.write(REQUEST_BYTES, now, out);
+                write_record(
+                    &mut pair.req,
+                    &mut pair.rsp,
+                    (2 * x, 2 * x + 1),
+                    REQUEST_BYTES,
+                    now,
+                    out,
+                );
                 x
             } else {
                 let x = c.index * n + c.next;
@@ -306,10 +317,10 @@ impl PageClient {
                 };
                 let rsp = TcpReceiver::new(&cfg, self.flow, Dir::Down);
                 req.start(now, out);
+                tag(out, from, 2 * x);
                 self.ex.open(x, Pair { req, rsp });
                 x
             };
-            tag(out, from, 2 * x);
             self.ex.arm(x);
             c.next += 1;
             c.busy += 1;
@@ -441,9 +452,7 @@ impl StreamServer {
             if pair.req.bytes_delivered() < (*k as u64 + 1) * REQUEST_BYTES {
                 break;
             }
-            let from = out.len();
-            pair.rsp.write(size, now, out);
-            tag(out, from, 2 * x + 1);
+            write_record(&mut pair.rsp, &mut pair.req, (2 * x + 1, 2 * x), size, now, out);
             *k += 1;
         }
         self.ex.arm(x);
