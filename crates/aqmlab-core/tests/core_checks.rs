@@ -212,10 +212,22 @@ fn bad_scenarios_name_the_key() {
                 "flows": [{"kind": "ping", "bytes": "1KB"}]}),
             "flows[0].bytes",
         ),
+        (
+            json!({"name": "x", "duration": "1s", "topology": {"rtt": "1ms", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+                "flows": [{"kind": "tcp"}, {"kind": "tpc"}]}),
+            "flows[1].kind",
+        ),
     ];
     for (v, key) in cases {
         let e = scenario::parse(&v.to_string()).expect_err("must be rejected");
         assert!(e.starts_with(key), "{e:?} should name {key}");
+    }
+    // A kind names the value and every allowed kind.
+    let v = json!({"name": "x", "duration": "1s", "topology": {"rtt": "1ms", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+                   "flows": [{"kind": "tpc"}]});
+    let e = scenario::parse(&v.to_string()).expect_err("must be rejected");
+    for k in ["tpc", "tcp", "udp", "ping", "voip", "web", "webpage"] {
+        assert!(e.contains(k), "{e:?} should name {k}");
     }
 }
 

@@ -6,7 +6,7 @@
 //! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
 //! derived from the run seed.
 
-use super::{DirSpec, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
+use super::{DirSpec, FlowKind, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
@@ -118,8 +118,8 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
     let mut r = f.clone();
     r.count = Some(f.count.unwrap_or(1));
     r.start = Some(f.start.clone().unwrap_or(StartSpec::At(0)));
-    match f.kind.as_str() {
-        "udp" => {
+    match f.kind {
+        FlowKind::Udp => {
             r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
             r.packet_size = Some(f.packet_size.unwrap_or(Size(1500)));
             r.arrivals = Some(f.arrivals.clone().unwrap_or_else(|| "cbr".into()));
@@ -128,17 +128,21 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
         // A ping: 84 B (ICMP echo with 56 B of data, ping's default), every 100 ms. A VoIP
         // stream as Flent's voip test runs it: irtt's 172 B packets (G.711 at 20 ms: 160 B of
         // audio and 12 B of RTP header) every 20 ms, 200 B with UDP and IP headers, echoed.
-        "ping" | "voip" => {
-            let (interval, size) = if f.kind == "voip" { (20, 200) } else { (100, 84) };
+        FlowKind::Ping | FlowKind::Voip => {
+            let (interval, size) = if f.kind == FlowKind::Voip {
+                (20, 200)
+            } else {
+                (100, 84)
+            };
             r.direction = Some(DirSpec::Up);
             r.interval = Some(f.interval.unwrap_or(Dur(interval * MS)));
             r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
         }
-        "tcp" | "web" | "webpage" => {
-            if f.kind != "tcp" {
+        FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
+            if f.kind != FlowKind::Tcp {
                 r.hash_connections = Some(f.hash_connections.unwrap_or(true));
             }
-            if f.kind == "webpage" {
+            if f.kind == FlowKind::Webpage {
                 if f.objects.is_none() {
                     r.page = Some(f.page.clone().unwrap_or_else(|| PAGES[0].0.into()));
                 }
@@ -152,7 +156,7 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
                 r.timeout = Some(f.timeout.unwrap_or(Dur(stop.saturating_sub(first).max(1))));
                 r.persistent = Some(f.persistent.unwrap_or(true));
             }
-            if f.kind == "web" {
+            if f.kind == FlowKind::Web {
                 r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
                 r.persistent = Some(f.persistent.unwrap_or(true));
             }
@@ -200,7 +204,6 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
             r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
         }
-        _ => {}
     }
     r
 }
@@ -376,8 +379,8 @@ fn endpoints(
     seed: u64,
 ) -> Result<(AnyEndpoint, AnyEndpoint, String, u64), String> {
     let dir = f.direction.expect("resolved").dir();
-    Ok(match f.kind.as_str() {
-        "udp" => {
+    Ok(match f.kind {
+        FlowKind::Udp => {
             let arrivals = if f.arrivals.as_deref() == Some("poisson") {
                 Arrivals::Poisson
             } else {
@@ -400,7 +403,7 @@ fn endpoints(
                 0,
             )
         }
-        "ping" | "voip" => {
+        FlowKind::Ping | FlowKind::Voip => {
             let c = PingClient::new(
                 id,
                 f.packet_size.expect("resolved").0 as u32,
@@ -414,7 +417,7 @@ fn endpoints(
                 0,
             )
         }
-        "web" => {
+        FlowKind::Web => {
             let cfg = tcp_config(f, id, start, stop, seed);
             let params = PackMimeParams {
                 rate: f.conn_rate.expect("validated"),
@@ -432,7 +435,7 @@ fn endpoints(
                 0,
             )
         }
-        "webpage" => {
+        FlowKind::Webpage => {
             let cfg = tcp_config(f, id, start, stop, seed);
             let objects: Arc<[u64]> = match &f.objects {
                 Some(o) => o.iter().map(|s| s.0).collect(),
@@ -456,7 +459,7 @@ fn endpoints(
                 0,
             )
         }
-        "tcp" if f.repeat.is_some() => {
+        FlowKind::Tcp if f.repeat.is_some() => {
             let cfg = tcp_config(f, id, start, stop, seed);
             let [lo, hi] = f.repeat.as_ref().expect("matched").idle;
             let rng = Rng::stream(seed, &format!("repeat/{id}"));
@@ -469,7 +472,7 @@ fn endpoints(
                 cfg.bytes.unwrap_or(0),
             )
         }
-        "tcp" => {
+        FlowKind::Tcp => {
             let cfg = tcp_config(f, id, start, stop, seed);
             let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
             let target = cfg.bytes.unwrap_or(0);
@@ -480,7 +483,6 @@ fn endpoints(
                 target,
             )
         }
-        other => unreachable!("flow kind {other} was validated"),
     })
 }
 
@@ -665,7 +667,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             }
             flows.push(flow);
             rows.push(FlowRow {
-                kind: f.kind.clone(),
+                kind: f.kind.name().into(),
                 direction: dir,
                 group: g as u32,
                 label: f.label.clone().unwrap_or_else(|| format!("{}{g}", f.kind)),

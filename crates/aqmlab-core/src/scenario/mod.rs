@@ -681,7 +681,7 @@ impl DirSpec {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
-    pub kind: String,
+    pub kind: FlowKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -989,40 +989,90 @@ const TCP_KNOBS: &[&str] = &[
     "nagle",
 ];
 
-/// Flow kinds and the keys each accepts beyond the common ones (groups of keys).
-pub const FLOW_KINDS: &[(&str, &[&[&str]])] = &[
-    ("udp", &[&["rate", "packet_size", "arrivals", "ecn"]]),
-    ("ping", &[&["interval", "packet_size"]]),
-    // An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
-    ("voip", &[&["interval", "packet_size"]]),
-    // One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
-    ("tcp", &[&["on_off", "bytes", "repeat"], TCP_KNOBS]),
-    // PackMime-HTTP exchanges over TCP connections of the same model.
-    (
-        "web",
-        &[
-            &["conn_rate", "http", "persistent", "hash_connections"],
-            TCP_KNOBS,
-        ],
-    ),
-    // Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
-    (
-        "webpage",
-        &[
-            &[
-                "page",
-                "objects",
-                "workers",
-                "interval",
-                "timeout",
-                "persistent",
-                "hash_connections",
+/// A flow's kind (`kind`): what its two ends run. It decides the keys the entry accepts beyond
+/// the common ones ([`FlowKind::keys`]) and every default `resolve` writes out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
+    #[default]
+    Tcp,
+    /// A CBR or Poisson UDP source.
+    Udp,
+    /// Latency probes (ICMP echo).
+    Ping,
+    /// An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
+    Voip,
+    /// PackMime-HTTP exchanges over TCP connections of the same model.
+    Web,
+    /// Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
+    Webpage,
+}
+
+impl FlowKind {
+    pub const ALL: [FlowKind; 6] = [
+        FlowKind::Udp,
+        FlowKind::Ping,
+        FlowKind::Voip,
+        FlowKind::Tcp,
+        FlowKind::Web,
+        FlowKind::Webpage,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Udp => "udp",
+            FlowKind::Ping => "ping",
+            FlowKind::Voip => "voip",
+            FlowKind::Web => "web",
+            FlowKind::Webpage => "webpage",
+        }
+    }
+
+    /// The keys this kind accepts beyond the common ones (groups of keys).
+    pub fn keys(self) -> &'static [&'static [&'static str]] {
+        match self {
+            FlowKind::Udp => &[&["rate", "packet_size", "arrivals", "ecn"]],
+            FlowKind::Ping | FlowKind::Voip => &[&["interval", "packet_size"]],
+            FlowKind::Tcp => &[&["on_off", "bytes", "repeat"], TCP_KNOBS],
+            FlowKind::Web => &[
+                &["conn_rate", "http", "persistent", "hash_connections"],
+                TCP_KNOBS,
             ],
-            TCP_KNOBS,
-        ],
-    ),
-];
-const COMMON_FLOW_KEYS: &[&str] = &[
+            FlowKind::Webpage => &[
+                &[
+                    "page",
+                    "objects",
+                    "workers",
+                    "interval",
+                    "timeout",
+                    "persistent",
+                    "hash_connections",
+                ],
+                TCP_KNOBS,
+            ],
+        }
+    }
+
+    /// Whether the flow carries its data over TCP connections (the TCP keys apply).
+    pub fn over_tcp(self) -> bool {
+        matches!(self, FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage)
+    }
+
+    /// Whether the flow is a probe stream echoed by its server end (ping, voip).
+    pub fn echoed(self) -> bool {
+        matches!(self, FlowKind::Ping | FlowKind::Voip)
+    }
+}
+
+impl std::fmt::Display for FlowKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub const COMMON_FLOW_KEYS: &[&str] = &[
     "kind",
     "label",
     "direction",
@@ -1450,16 +1500,9 @@ impl Scenario {
 
     fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
         let key = |k: &str| format!("flows[{i}].{k}");
-        let Some((_, kind_keys)) = FLOW_KINDS.iter().find(|(k, _)| *k == f.kind) else {
-            let kinds: Vec<&str> = FLOW_KINDS.iter().map(|(k, _)| *k).collect();
-            return err(
-                key("kind"),
-                format!("{:?} is not a flow kind; allowed: {}", f.kind, kinds.join(", ")),
-            );
-        };
         let allowed: Vec<&str> = COMMON_FLOW_KEYS
             .iter()
-            .chain(kind_keys.iter().flat_map(|g| g.iter()))
+            .chain(f.kind.keys().iter().flat_map(|g| g.iter()))
             .copied()
             .collect();
         let set = serde_json::to_value(f).expect("flow specs serialise");
@@ -1525,8 +1568,8 @@ impl Scenario {
                 );
             }
         }
-        match f.kind.as_str() {
-            "udp" => {
+        match f.kind {
+            FlowKind::Udp => {
                 match f.rate {
                     None => return err(key("rate"), "a udp flow needs a rate such as \"20Mbps\""),
                     Some(Rate(0)) => return err(key("rate"), "0bps is not allowed; must be positive"),
@@ -1541,16 +1584,16 @@ impl Scenario {
                     }
                 }
             }
-            "ping" | "voip" => {
+            FlowKind::Ping | FlowKind::Voip => {
                 if f.interval.is_some_and(|d| d.0 == 0) {
                     return err(key("interval"), "must be positive");
                 }
             }
-            "tcp" | "web" | "webpage" => {
-                if f.kind == "webpage" {
+            FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
+                if f.kind == FlowKind::Webpage {
                     validate_webpage(f, &key)?;
                 }
-                if f.kind == "web" {
+                if f.kind == FlowKind::Web {
                     match f.conn_rate {
                         None => {
                             return err(
@@ -1690,14 +1733,9 @@ impl Scenario {
                     }
                 }
             }
-            _ => unreachable!("kind checked above"),
         }
         if let Some(ps) = f.packet_size {
-            let lo = if f.kind == "ping" || f.kind == "voip" {
-                28
-            } else {
-                29
-            };
+            let lo = if f.kind.echoed() { 28 } else { 29 };
             if ps.0 < lo || ps.0 > self.topology.mtu.0 {
                 return err(
                     key("packet_size"),

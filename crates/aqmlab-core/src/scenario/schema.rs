@@ -3,7 +3,7 @@
 //! `scenario` give the keys, their types, defaults and doc comments (schemars' derive, which reads
 //! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
-//! come from `FLOW_KINDS`, the qdiscs and their parameters (value types and help) from the qdisc
+//! come from `FlowKind::keys`, the qdiscs and their parameters (value types and help) from the qdisc
 //! registry's typed parameter structs (`queue::params`), the
 //! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
@@ -11,7 +11,7 @@
 //! stays with `aqmlab validate`.
 
 use super::{
-    DelAck, Dscp, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS, FLOW_KINDS,
+    DelAck, Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS,
 };
 use crate::app::webpage::PAGES;
 use crate::queue::registry;
@@ -147,7 +147,7 @@ pub fn scenario_schema() -> Value {
     root["title"] = json!("aqmlab scenario");
     let flow_name = FlowSpec::schema_name();
     let flow = &mut root["$defs"][flow_name.as_ref()];
-    let kinds: Vec<&str> = FLOW_KINDS.iter().map(|(k, _)| *k).collect();
+    let kinds: Vec<&str> = FlowKind::ALL.iter().map(|k| k.name()).collect();
     flow["properties"]["kind"] =
         json!({"enum": kinds, "description": "the flow's kind; it decides the other keys"});
     flow["properties"]["cc"] = json!({"enum": CC_NAMES, "description": "congestion control"});
@@ -156,13 +156,14 @@ pub fn scenario_schema() -> Value {
         json!({"enum": profiles, "description": "TCP profile (`aqmlab list tcp`)"});
     let pages: Vec<&str> = PAGES.iter().map(|p| p.0).collect();
     flow["properties"]["page"] = json!({"enum": pages, "description": "a built-in web page"});
-    // Each kind accepts the common keys and its own groups (`FLOW_KINDS`), as `validate` checks.
-    let per_kind: Vec<Value> = FLOW_KINDS
+    // Each kind accepts the common keys and its own groups (`FlowKind::keys`), as `validate`
+    // checks.
+    let per_kind: Vec<Value> = FlowKind::ALL
         .iter()
-        .map(|(kind, groups)| {
+        .map(|kind| {
             let mut keys: Vec<&str> = COMMON_FLOW_KEYS.to_vec();
-            keys.extend(groups.iter().flat_map(|g| g.iter().copied()));
-            json!({"if": {"properties": {"kind": {"const": kind}}}, "then": {"propertyNames": {"enum": keys}}})
+            keys.extend(kind.keys().iter().flat_map(|g| g.iter().copied()));
+            json!({"if": {"properties": {"kind": {"const": kind.name()}}}, "then": {"propertyNames": {"enum": keys}}})
         })
         .collect();
     flow["allOf"] = Value::Array(per_kind);
@@ -180,10 +181,10 @@ mod tests {
             .as_object()
             .expect("properties")
             .clone();
-        for (kind, groups) in FLOW_KINDS {
+        for kind in FlowKind::ALL {
             for key in COMMON_FLOW_KEYS
                 .iter()
-                .chain(groups.iter().flat_map(|g| g.iter()))
+                .chain(kind.keys().iter().flat_map(|g| g.iter()))
             {
                 assert!(props.contains_key(*key), "{kind}: {key} is not in the schema");
             }
