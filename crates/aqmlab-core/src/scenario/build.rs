@@ -176,6 +176,7 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
             r.max_rto = Some(f.max_rto.unwrap_or(Dur(p.max_rto)));
             r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(p.initial_rto)));
             r.rto_tick = Some(f.rto_tick.unwrap_or(Dur(p.rto_tick)));
+            r.linux_rto = Some(f.linux_rto.unwrap_or(p.linux_rto));
             r.delack = Some(f.delack.unwrap_or(super::DelAck(p.delack)));
             r.segs_per_ack = Some(f.segs_per_ack.unwrap_or(p.segs_per_ack));
             r.delack_grid = Some(f.delack_grid.unwrap_or(p.delack_grid));
@@ -499,6 +500,7 @@ fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpC
         min_rto: f.min_rto.expect("resolved").0,
         max_rto: f.max_rto.expect("resolved").0,
         rto_tick: f.rto_tick.expect("resolved").0,
+        linux_rto: f.linux_rto.expect("resolved"),
         abc: f.abc.expect("resolved"),
         initial_rto: f.initial_rto.expect("resolved").0,
         delack: f.delack.expect("resolved").0,

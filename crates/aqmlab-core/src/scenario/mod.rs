@@ -792,6 +792,10 @@ pub struct FlowSpec {
     /// RTO clock tick: "0s" = RFC 6298 rules, positive = ns-2's tick-based rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<Dur>,
+    /// Linux's RTO estimator: RTO = SRTT + a variance term of at least `min_rto` (tcp_rtt_estimator,
+    /// tcp_set_rto) instead of RFC 6298's max(min_rto, SRTT + 4 RTTVAR); needs `rto_tick` 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux_rto: Option<bool>,
     /// RFC 3465 byte counting on/off (off: ns-2's per-ACK growth; for CUBIC only its slow start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc: Option<bool>,
@@ -965,6 +969,7 @@ const TCP_KNOBS: &[&str] = &[
     "max_rto",
     "initial_rto",
     "rto_tick",
+    "linux_rto",
     "abc",
     "delack",
     "segs_per_ack",
@@ -1709,6 +1714,16 @@ impl Scenario {
                             "{} is below min_rto ({}); allowed: at least min_rto",
                             fmt_time(max_rto),
                             fmt_time(min_rto)
+                        ),
+                    );
+                }
+                let tick = f.rto_tick.map_or(profile.rto_tick, |d| d.0);
+                if f.linux_rto.unwrap_or(profile.linux_rto) && tick > 0 {
+                    return err(
+                        key("linux_rto"),
+                        format!(
+                            "true with rto_tick {} (ns-2's estimator); allowed: linux_rto = false, or rto_tick = \"0s\"",
+                            fmt_time(tick)
                         ),
                     );
                 }

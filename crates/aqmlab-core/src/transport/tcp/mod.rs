@@ -70,6 +70,9 @@ pub struct TcpConfig {
     pub initial_rto: Time,
     /// RTO clock tick: 0 = RFC 6298 rules; positive = ns-2's tick-based rules (see `rto.rs`).
     pub rto_tick: Time,
+    /// Linux's RTO estimator (tcp_rtt_estimator, tcp_set_rto: RTO = SRTT + a variance term of at
+    /// least `min_rto`, see `rto.rs`) instead of RFC 6298's (with `rto_tick` 0).
+    pub linux_rto: bool,
     /// RFC 3465 byte counting; off = ns-2's per-ACK window growth (see `cc::slow_start`).
     pub abc: bool,
     /// Delayed-ACK timer; `None` = ACK every segment.
@@ -169,6 +172,7 @@ impl Default for TcpConfig {
             max_rto: rto::MAX_RTO,
             initial_rto: SEC,
             rto_tick: 0,
+            linux_rto: false,
             abc: true,
             delack: Some(40 * MS),
             segs_per_ack: 2,
@@ -215,6 +219,8 @@ pub struct TcpProfile {
     pub max_rto: Time,
     pub initial_rto: Time,
     pub rto_tick: Time,
+    /// Linux's RTO estimator (SRTT + a variance term of at least min_rto).
+    pub linux_rto: bool,
     pub delack: Option<Time>,
     pub segs_per_ack: u32,
     pub delack_grid: bool,
@@ -255,7 +261,8 @@ const LINUX: TcpProfile = TcpProfile {
     name: "linux",
     about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
             (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
-            initial / 200 ms min / 120 s max, delayed ACK 40 ms, 16 quick ACKs at the start",
+            initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
+            40 ms, 16 quick ACKs at the start",
     cc: "cubic",
     ecn: false,
     sack: true,
@@ -265,6 +272,8 @@ const LINUX: TcpProfile = TcpProfile {
     max_rto: 120 * SEC,
     initial_rto: SEC,
     rto_tick: 0,
+    // tcp_input.c tcp_rtt_estimator / tcp_set_rto: RTO = srtt + rttvar, rttvar >= TCP_RTO_MIN.
+    linux_rto: true,
     delack: Some(40 * MS),
     // tcp_input.c __tcp_ack_snd_check: more than one full segment unACKed.
     segs_per_ack: 2,
@@ -319,6 +328,7 @@ const NS2_SACK1: TcpProfile = TcpProfile {
     max_rto: 60 * SEC,
     initial_rto: 3 * SEC,
     rto_tick: 10 * MS,
+    linux_rto: false,
     // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
     // in-order packet at once, out-of-order and gap-filling packets at once).
     delack: Some(100 * MS),
@@ -368,6 +378,7 @@ pub const PROFILES: &[TcpProfile] = &[
         max_rto: rto::MAX_RTO,
         initial_rto: SEC,
         rto_tick: 0,
+        linux_rto: false,
         delack: Some(40 * MS),
         segs_per_ack: 2,
         delack_grid: false,

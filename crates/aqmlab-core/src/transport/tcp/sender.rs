@@ -64,7 +64,7 @@
 //!   both in packets (tcp_packets_in_flight, tcp_slow_start). On the wire the records follow
 //!   one another byte for byte ([`Records`] maps ACK and SACK edges back).
 
-use super::rto::RttEstimator;
+use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::{Delivered, Scoreboard};
 use super::{Pacing, TcpConfig, HEADER, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, MAX_SACK_BLOCKS};
@@ -282,7 +282,11 @@ impl TcpSender {
                 cfg.initial_rto,
                 cfg.min_rto,
                 cfg.max_rto,
-                (cfg.rto_tick > 0).then_some(cfg.rto_tick),
+                match (cfg.rto_tick, cfg.linux_rto) {
+                    (0, false) => RtoRules::Rfc6298,
+                    (0, true) => RtoRules::Linux,
+                    (tick, _) => RtoRules::Ns2 { tick },
+                },
             ),
             sb: if cfg.rack && cfg.sack {
                 Scoreboard::new(mss, data_end).with_rack()
@@ -1048,7 +1052,7 @@ impl TcpSender {
         let (mut rtt, mut owd) = (None, None);
         if advanced && now >= pkt.ts_ecr {
             let r = now - pkt.ts_ecr;
-            self.rtt.sample(r);
+            self.rtt.sample(r, self.snd_una, self.high_data);
             rtt = Some(r);
             owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
@@ -1263,7 +1267,7 @@ impl Endpoint for TcpSender {
                 self.snd_una = 1;
                 self.ecn_ok = self.ecn_cfg && pkt.tcp_flags & flags::ECE != 0;
                 if now >= pkt.ts_ecr {
-                    self.rtt.sample(now - pkt.ts_ecr);
+                    self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
                 }
                 // RFC 5681 3.1: IW = 1 segment when the SYN had to be retransmitted.
                 self.st.cwnd = if self.syn_sent > 1 {
