@@ -45,7 +45,8 @@ pub struct Io {
     pub stop: RawFd,
     /// CLOCK_MONOTONIC ns of time 0 of the run.
     pub t0: u64,
-    /// Ask for the SCHED_FIFO real-time class (see `sys::precise_wakeups`).
+    /// Ask for the SCHED_FIFO real-time class (see `sys::precise_wakeups`) and hold a zero
+    /// CPU-latency request for the run (`sys::hold_cpu_latency`).
     pub realtime: bool,
 }
 
@@ -77,6 +78,8 @@ pub struct Stats {
     /// How late each propagation delivery (a packet leaving a delay) ran, in us buckets.
     pub late_us: Vec<u64>,
     pub realtime: bool,
+    /// Whether the zero CPU-latency request was held.
+    pub cpu_latency_qos: bool,
 }
 
 /// Protocol, client address, server address, client port, server port.
@@ -445,13 +448,17 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
             wakeups: 0,
             late_us: vec![0; LATE_BUCKETS],
             realtime: false,
+            cpu_latency_qos: false,
         },
     };
+    let qos = io.realtime.then(sys::hold_cpu_latency).flatten();
+    emu.stats.cpu_latency_qos = qos.is_some();
     emu.stats.realtime = sys::precise_wakeups(io.realtime);
     let result = event_loop(&mut emu, io);
     if emu.stats.realtime {
         sys::normal_scheduling();
     }
+    drop(qos);
     result.map_err(|e| format!("emulator: {e}"))?;
     // A run cut short (a command that ended early) lasted as long as it ran.
     let end = end.min(emu.now);

@@ -1,5 +1,6 @@
 //! The few Linux calls the forwarder makes (epoll(7), timerfd_create(2), clock_gettime(2),
-//! read/write on non-blocking descriptors), wrapped so the rest of the crate is safe code.
+//! read/write on non-blocking descriptors, the PM QoS CPU-latency request), wrapped so the rest
+//! of the crate is safe code.
 
 use std::io::{Error, Result};
 use std::os::fd::RawFd;
@@ -139,6 +140,27 @@ pub fn precise_wakeups(realtime: bool) -> bool {
         let p = libc::sched_param { sched_priority: 10 };
         libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
     }
+}
+
+/// A PM QoS CPU-latency request of 0 us, held while this lives (the kernel drops it when the
+/// file closes; Documentation/admin-guide/pm/cpuidle.rst, "/dev/cpu_dma_latency"): idle CPUs
+/// poll instead of entering a sleep state (in a VM, instead of halting the vCPU, whose wake-up
+/// by the host takes 100 us and more), so the forwarder's wake-ups and the namespaces' packet
+/// handling start at once. The cost is idle CPU time spent polling, not time taken from
+/// runnable work. cyclictest(8) holds the same request.
+pub struct CpuLatency {
+    _request: std::fs::File,
+}
+
+/// Asks for [`CpuLatency`]; None when the device is missing or not writable (not root).
+pub fn hold_cpu_latency() -> Option<CpuLatency> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(CpuLatency { _request: f })
 }
 
 /// Returns the calling thread to the normal (SCHED_OTHER) class.

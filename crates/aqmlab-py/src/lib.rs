@@ -216,6 +216,7 @@ fn emulate<'py>(
         "wall_s": stats.wall_ns as f64 / 1e9,
         "wakeups": stats.wakeups,
         "realtime": stats.realtime,
+        "cpu_latency_qos": stats.cpu_latency_qos,
         "late_us_p50": (total > 0).then(|| pct(0.5)),
         "late_us_p99": (total > 0).then(|| pct(0.99)),
         "late_us_max": late.iter().rposition(|&n| n > 0),

@@ -324,7 +324,11 @@ def emulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
     realtime: Annotated[
-        bool, typer.Option(help="run the forwarder in the SCHED_FIFO class (precise wake-ups)")
+        bool,
+        typer.Option(
+            help="precise wake-ups: the forwarder in the SCHED_FIFO class, and a zero CPU-latency "
+            "request (/dev/cpu_dma_latency) held for the run, so idle CPUs poll instead of sleeping"
+        ),
     ] = True,
 ) -> None:
     """Run a scenario in real time: the kernel's TCP and real tools (iperf3, ping) between two
