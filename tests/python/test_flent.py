@@ -31,6 +31,23 @@ def run_flent(*args, cwd):
                           timeout=300)  # fmt: skip
 
 
+def flent_plots(f: Path, plot: str, cwd: Path) -> None:
+    """Flent draws ``plot`` from data file ``f`` (a non-trivial PNG)."""
+    out = cwd / f"{plot}.png"
+    res = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=cwd)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert out.stat().st_size > 5000
+
+
+def flent_summary(f: Path, cwd: Path, *series: str) -> str:
+    """Flent's summary of data file ``f``, which names every one of ``series``."""
+    res = run_flent("-i", str(f), "-f", "summary", cwd=cwd)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for name in series:
+        assert name in res.stdout, f"{name} missing from flent summary:\n{res.stdout}"
+    return res.stdout
+
+
 def _summary_means(stdout: str) -> dict[str, float]:
     out = {}
     for line in stdout.splitlines():
@@ -132,11 +149,7 @@ def test_flent_summary_loads(tmp_path, shape, test, expect):
                                                     ((4, 4, 4), "rrul", "backlog"),
                                                     ((4, 4, 4), "qdisc-stats", "backlog")])  # fmt: skip
 def test_flent_plots(tmp_path, shape, test, plot):
-    f = flent.export_flent(mk(*shape), test, tmp_path / f"{test}.flent.gz")
-    out = tmp_path / f"{plot}.png"
-    res = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=tmp_path)
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert out.stat().st_size > 5000
+    flent_plots(flent.export_flent(mk(*shape), test, tmp_path / f"{test}.flent.gz"), plot, tmp_path)
 
 
 def test_builtin_rrul_exports_flents_marked_series(tmp_path):
@@ -205,13 +218,8 @@ def test_voip_with_an_upload_exports_flents_voip_1up(tmp_path):
     delay = [v for v in data["results"]["VoIP::delay"] if v is not None]
     owd_mean = res.summary["probes"][0]["owd_ms"]["up"]["mean"]
     assert abs(sum(delay) / len(delay) / owd_mean - 1) < 0.05
-    res_sum = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
-    assert res_sum.returncode == 0, res_sum.stderr[-3000:]
-    assert "VoIP::delay" in res_sum.stdout and "TCP upload" in res_sum.stdout
-    out = tmp_path / "totals_loss.png"
-    res_plot = run_flent("-i", str(f), "-p", "totals_loss", "-o", str(out), cwd=tmp_path)
-    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
-    assert out.stat().st_size > 5000
+    flent_summary(f, tmp_path, "VoIP::delay", "TCP upload")
+    flent_plots(f, "totals_loss", tmp_path)
 
 
 # Flent 2.3's HTTP tests (tests/http.inc, http-1down.conf, http-1up.conf, http-rrul.conf): the
@@ -302,26 +310,29 @@ def test_flent_loads_and_plots_http_tests(tmp_path, shape, test, expect):
         assert series in means, f"{series} missing from flent summary:\n{res.stdout}"
         assert means[series] == pytest.approx(mean, rel=1e-3), series
     for plot in (HTTP_DEFAULT_PLOT[test], "http_delay_cdf"):
-        out = tmp_path / f"{plot}.png"
-        res_plot = run_flent("-i", str(f), "-p", plot, "-o", str(out), cwd=tmp_path)
-        assert res_plot.returncode == 0, res_plot.stderr[-3000:]
-        assert out.stat().st_size > 5000
+        flent_plots(f, plot, tmp_path)
 
 
-def test_webpage_beside_rrul_exports_flents_http_rrul(tmp_path):
-    """The built-in rrul scenario with a small-page fetcher in front exports as Flent's
-    http-rrul: one "HTTP latency" point per completed fetch, at its end, and Flent draws the
-    test's default plot (total bandwidth, average ping and HTTP delay)."""
+def rrul_with(tmp_path: Path, flows: list[dict], run_id: str):
+    """The built-in rrul scenario for 12 s with ``flows`` in front of its own: the run's result and
+    its stored copy."""
     import tomllib
 
     import aqmlab
     from aqmlab import store
 
     sc = tomllib.loads((Path(aqmlab.__file__).parent / "scenarios" / "rrul.toml").read_text())
-    sc["flows"] = [{"kind": "webpage", "page": "small", "interval": "1s"}, *sc["flows"]]
+    sc["flows"] = [*flows, *sc["flows"]]
     sc["duration"] = "12s"
     res = aqmlab.run(sc)
-    r = store.load_run(store.write_run(tmp_path, "http-rrul-1", res.tables, res.meta, res.summary))
+    return res, store.load_run(store.write_run(tmp_path, run_id, res.tables, res.meta, res.summary))
+
+
+def test_webpage_beside_rrul_exports_flents_http_rrul(tmp_path):
+    """The built-in rrul scenario with a small-page fetcher in front exports as Flent's
+    http-rrul: one "HTTP latency" point per completed fetch, at its end, and Flent draws the
+    test's default plot (total bandwidth, average ping and HTTP delay)."""
+    res, r = rrul_with(tmp_path, [{"kind": "webpage", "page": "small", "interval": "1s"}], "http-rrul-1")
     assert flent.guess_test(r) == "http-rrul"
     f = flent.export_flent(r, None, tmp_path / "h.flent.gz")
     data = json.loads(gzip.decompress(f.read_bytes()))
@@ -335,10 +346,7 @@ def test_webpage_beside_rrul_exports_flents_http_rrul(tmp_path):
         pytest.approx(((x["t_start_ns"] + x["fetch_time_ns"]) / 1e9, x["fetch_time_ns"] / 1e6)) for x in done
     ]
     assert "TCP download BE4" in data["results"] and "Ping (ms) UDP BE3" in data["results"]
-    out = tmp_path / "totals_delay.png"
-    res_plot = run_flent("-i", str(f), "-p", "totals_delay", "-o", str(out), cwd=tmp_path)
-    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
-    assert out.stat().st_size > 5000
+    flent_plots(f, "totals_delay", tmp_path)
 
 
 def test_voip_beside_rrul_exports_flents_voip_rrul_and_a_chosen_page_flow(tmp_path):
@@ -347,16 +355,7 @@ def test_voip_beside_rrul_exports_flents_voip_rrul_and_a_chosen_page_flow(tmp_pa
     series): the VoIP stream is not taken for one of the four pings, and Flent summarises it and
     draws the test's default plot. With two page fetchers as well, an HTTP test needs the flow
     named: each exports its own fetches."""
-    import tomllib
-
-    import aqmlab
-    from aqmlab import store
-
-    sc = tomllib.loads((Path(aqmlab.__file__).parent / "scenarios" / "rrul.toml").read_text())
-    sc["flows"] = [{"kind": "voip"}, *sc["flows"]]
-    sc["duration"] = "12s"
-    res = aqmlab.run(sc)
-    r = store.load_run(store.write_run(tmp_path, "voip-rrul-1", res.tables, res.meta, res.summary))
+    res, r = rrul_with(tmp_path, [{"kind": "voip"}], "voip-rrul-1")
     assert flent.guess_test(r) == "voip-rrul"
     f = flent.export_flent(r, None, tmp_path / "vr.flent.gz")
     data = json.loads(gzip.decompress(f.read_bytes()))
@@ -366,19 +365,11 @@ def test_voip_beside_rrul_exports_flents_voip_rrul_and_a_chosen_page_flow(tmp_pa
     ]
     assert len(pings) == 4 and voip not in pings
     assert "TCP download BE4" in data["results"] and "TCP upload BE" in data["results"]
-    res_sum = run_flent("-i", str(f), "-f", "summary", cwd=tmp_path)
-    assert res_sum.returncode == 0, res_sum.stderr[-3000:]
-    assert "VoIP::delay" in res_sum.stdout and "Ping (ms) UDP BE3" in res_sum.stdout
-    out = tmp_path / "totals_loss.png"
-    res_plot = run_flent("-i", str(f), "-p", "totals_loss", "-o", str(out), cwd=tmp_path)
-    assert res_plot.returncode == 0, res_plot.stderr[-3000:]
-    assert out.stat().st_size > 5000
+    flent_summary(f, tmp_path, "VoIP::delay", "Ping (ms) UDP BE3")
+    flent_plots(f, "totals_loss", tmp_path)
 
-    sc["flows"] = [{"kind": "webpage", "page": p, "interval": "1s"} for p in ("small", "large")] + sc[
-        "flows"
-    ][1:]
-    res = aqmlab.run(sc)
-    r = store.load_run(store.write_run(tmp_path, "http-rrul-2", res.tables, res.meta, res.summary))
+    pages = [{"kind": "webpage", "page": p, "interval": "1s"} for p in ("small", "large")]
+    res, r = rrul_with(tmp_path, pages, "http-rrul-2")
     with pytest.raises(ValueError, match=r"has one webpage flow; the run has 2 \(\[0, 1\]\): choose one"):
         flent.build(r, "http-rrul")
     with pytest.raises(ValueError, match="flow=5: not a webpage flow"):

@@ -16,6 +16,12 @@ fn run(v: serde_json::Value) -> build::RunResult {
     r
 }
 
+/// The PackMime plan of the `web` scenario's flow at `rate` (seed 3, flow 0, 60 s, HTTP/1.1).
+fn plan_of(rate: f64) -> Vec<aqmlab_core::app::packmime::Connection> {
+    let p = PackMimeParams { rate, http_1_1: true };
+    plan(&p, 0, 60 * SEC, 3, 0)
+}
+
 fn web(rate: f64, link: &str, flows_extra: Vec<serde_json::Value>) -> serde_json::Value {
     let mut flows = vec![json!({"kind": "web", "conn_rate": rate})];
     flows.extend(flows_extra);
@@ -31,11 +37,7 @@ fn web(rate: f64, link: &str, flows_extra: Vec<serde_json::Value>) -> serde_json
 fn exchanges_complete_and_take_at_least_their_round_trips() {
     let r = run(web(5.0, "1Gbps", vec![]));
     let rows: Vec<_> = r.web.iter().map(|w| w.rec).collect();
-    let p = PackMimeParams {
-        rate: 5.0,
-        http_1_1: true,
-    };
-    let want = plan(&p, 0, 60 * SEC, 3, 0);
+    let want = plan_of(5.0);
     assert_eq!(rows.len(), want.iter().map(|c| c.exchanges.len()).sum::<usize>());
     let mut delivered = 0;
     for w in &rows {
@@ -70,11 +72,7 @@ fn single_small_exchange_takes_exactly_two_round_trips_plus_think_time() {
     // At 1 Gb/s serialisation is negligible (< 0.1 ms for these sizes): a one-segment request and
     // response complete in 2 RTT + server delay (+ NIC and link serialisation, below 1 ms).
     let r = run(web(0.2, "1Gbps", vec![]));
-    let p = PackMimeParams {
-        rate: 0.2,
-        http_1_1: true,
-    };
-    let want = plan(&p, 0, 60 * SEC, 3, 0);
+    let want = plan_of(0.2);
     let mut checked = 0;
     for w in &r.web {
         let e = want[w.rec.connection as usize].exchanges[w.rec.index as usize];
@@ -102,11 +100,7 @@ fn persistent_connections_carry_later_exchanges_without_a_handshake() {
         let mut sc = web(5.0, "1Gbps", vec![]);
         sc["flows"][0]["persistent"] = json!(persistent);
         let r = run(sc);
-        let p = PackMimeParams {
-            rate: 5.0,
-            http_1_1: true,
-        };
-        let want = plan(&p, 0, 60 * SEC, 3, 0);
+        let want = plan_of(5.0);
         let mut checked = 0;
         for w in &r.web {
             let e = want[w.rec.connection as usize].exchanges[w.rec.index as usize];

@@ -29,7 +29,7 @@
 
 use super::packmime::{Connection, Exchange};
 use super::repeat::add;
-use crate::packet::Packet;
+use crate::packet::{Dir, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::Time;
@@ -233,6 +233,19 @@ impl Slots {
         }
         Slots { slot, stream }
     }
+
+    /// The sender opening slot s: a persistent stream, or one transfer of `bytes`.
+    fn sender(&self, s: u32, cfg: &TcpConfig, flow: u32, dir: Dir, bytes: u64) -> Result<TcpSender, String> {
+        if self.stream[s as usize] {
+            TcpSender::stream(cfg, flow, dir)
+        } else {
+            let cfg = TcpConfig {
+                bytes: Some(bytes),
+                ..cfg.clone()
+            };
+            TcpSender::new(&cfg, flow, dir)
+        }
+    }
 }
 
 /// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`), the delayed ACK
@@ -330,18 +343,9 @@ impl WebClient {
         let (c, i) = self.xchg[x as usize];
         let e = self.plan[c as usize].exchanges[i as usize];
         let s = self.slots.slot[x as usize];
-        let dir = crate::packet::Dir::Up;
+        let dir = Dir::Up;
         if self.ex.get(s).is_none() {
-            let opened = if self.slots.stream[s as usize] {
-                TcpSender::stream(&self.cfg, self.flow, dir)
-            } else {
-                let cfg = TcpConfig {
-                    bytes: Some(e.req),
-                    ..self.cfg.clone()
-                };
-                TcpSender::new(&cfg, self.flow, dir)
-            };
-            let Ok(mut req) = opened else {
+            let Ok(mut req) = self.slots.sender(s, &self.cfg, self.flow, dir, e.req) else {
                 return; // the configuration was checked when the flow was built
             };
             let rsp = TcpReceiver::new(&self.cfg, self.flow, dir.reverse());
@@ -481,22 +485,13 @@ impl WebServer {
     /// connection (a finite transfer's data held back until released; a stream's written).
     fn accept(&mut self, s: u32, now: Time, out: &mut Outbox) {
         let e = self.exchange(s);
-        let dir = crate::packet::Dir::Down;
-        let opened = if self.slots.stream[s as usize] {
-            TcpSender::stream(&self.cfg, self.flow, dir)
-        } else {
-            let cfg = TcpConfig {
-                bytes: Some(e.rsp),
-                ..self.cfg.clone()
-            };
-            TcpSender::new(&cfg, self.flow, dir).map(|mut rsp| {
-                rsp.release_at(Time::MAX);
-                rsp
-            })
-        };
-        let Ok(mut rsp) = opened else {
+        let dir = Dir::Down;
+        let Ok(mut rsp) = self.slots.sender(s, &self.cfg, self.flow, dir, e.rsp) else {
             return; // the configuration was checked when the flow was built
         };
+        if !self.slots.stream[s as usize] {
+            rsp.release_at(Time::MAX);
+        }
         let req = TcpReceiver::new(&self.cfg, self.flow, dir.reverse());
         let from = out.len();
         rsp.start(now, out);
