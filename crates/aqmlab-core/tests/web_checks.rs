@@ -173,6 +173,11 @@ fn web_keys_are_validated() {
             json!({"kind": "web", "conn_rate": 5, "direction": "up"}),
             "flows[0].direction",
         ),
+        (
+            json!({"kind": "web", "conn_rate": 5, "piggyback": "yes"}),
+            "flows[0].piggyback",
+        ),
+        (json!({"kind": "tcp", "piggyback": false}), "flows[0].piggyback"),
     ];
     for (flow, key) in bad {
         let v = json!({"name": "w", "duration": "1s",

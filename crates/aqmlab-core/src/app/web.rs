@@ -16,9 +16,10 @@
 //! * true (default): a persistent connection's exchanges share its two connections, as ns-2
 //!   sends every request and response of one on the same FullTcp agents (`agent_->sendmsg`):
 //!   persistent streams ([`TcpSender::stream`]) in the slot of the connection's first exchange,
-//!   the window and its state carried from exchange to exchange. A delayed ACK pending at an
-//!   end leaves when that end writes its next record, as FullTcp piggybacks it on the data. A
-//!   connection of one exchange is one finite transfer each way (FIN on its last segment).
+//!   the window and its state carried from exchange to exchange. With `piggyback` (a flow key,
+//!   default true) a delayed ACK pending at an end leaves when that end writes its next record,
+//!   as FullTcp sends the ACK with the data; false: only when its timer fires. A connection of
+//!   one exchange is one finite transfer each way (FIN on its last segment).
 //! * false: every exchange opens fresh transfers in its own slot (a new handshake and initial
 //!   window per exchange).
 //!
@@ -218,10 +219,20 @@ impl<Q: Endpoint, R: Endpoint> Exchanges<Q, R> {
 struct Slots {
     slot: Vec<u32>,
     stream: Vec<bool>,
+    piggyback: bool,
+}
+
+/// How a flow's ends use TCP connections: `persistent` (a persistent connection's exchanges on
+/// one connection each way) and `piggyback` (a pending delayed ACK leaves with the next record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnModel {
+    pub persistent: bool,
+    pub piggyback: bool,
 }
 
 impl Slots {
-    fn new(plan: &[Connection], persistent: bool) -> Slots {
+    fn new(plan: &[Connection], model: ConnModel) -> Slots {
+        let persistent = model.persistent;
         let (mut slot, mut stream) = (Vec::new(), Vec::new());
         for c in plan {
             let first = slot.len() as u32;
@@ -231,7 +242,11 @@ impl Slots {
                 stream.push(shared && i == 0);
             }
         }
-        Slots { slot, stream }
+        Slots {
+            slot,
+            stream,
+            piggyback: model.piggyback,
+        }
     }
 
     /// The sender opening slot s: a persistent stream, or one transfer of `bytes`.
@@ -248,19 +263,22 @@ impl Slots {
     }
 }
 
-/// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`), the delayed ACK
-/// pending on its receiver `rx` (tagged `rx_conn`) leaving with it.
+/// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`); with `piggyback`
+/// the delayed ACK pending on its receiver `rx` (tagged `rx_conn`) leaves with it.
 pub(super) fn write_record(
     tx: &mut TcpSender,
     rx: &mut TcpReceiver,
     (tx_conn, rx_conn): (u32, u32),
+    piggyback: bool,
     bytes: u64,
     now: Time,
     out: &mut Outbox,
 ) {
-    let from = out.len();
-    rx.send_pending_ack(now, out);
-    tag(out, from, rx_conn);
+    if piggyback {
+        let from = out.len();
+        rx.send_pending_ack(now, out);
+        tag(out, from, rx_conn);
+    }
     let from = out.len();
     tx.write(bytes, now, out);
     tag(out, from, tx_conn);
@@ -294,7 +312,7 @@ impl WebClient {
         cfg: TcpConfig,
         flow: u32,
         stop: Time,
-        persistent: bool,
+        model: ConnModel,
     ) -> WebClient {
         let xchg = flatten(&plan);
         let mut first_xchg = Vec::with_capacity(plan.len());
@@ -322,7 +340,7 @@ impl WebClient {
             starts: Timers::new(xchg.len()),
             active: vec![0; xchg.len()],
             due: vec![0; xchg.len()],
-            slots: Slots::new(&plan, persistent),
+            slots: Slots::new(&plan, model),
             xchg,
             first_xchg,
             plan,
@@ -356,7 +374,16 @@ impl WebClient {
         }
         if self.slots.stream[s as usize] {
             let pair = self.ex.get_mut(s).expect("open");
-            write_record(&mut pair.req, &mut pair.rsp, (2 * s, 2 * s + 1), e.req, now, out);
+            let tags = (2 * s, 2 * s + 1);
+            write_record(
+                &mut pair.req,
+                &mut pair.rsp,
+                tags,
+                self.slots.piggyback,
+                e.req,
+                now,
+                out,
+            );
             self.ex.arm(s);
         }
         self.active[s as usize] = x;
@@ -458,7 +485,7 @@ pub struct WebServer {
 }
 
 impl WebServer {
-    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32, persistent: bool) -> WebServer {
+    pub fn new(plan: Arc<[Connection]>, cfg: TcpConfig, flow: u32, model: ConnModel) -> WebServer {
         let xchg = flatten(&plan);
         let n = xchg.len();
         WebServer {
@@ -468,7 +495,7 @@ impl WebServer {
             req_due: vec![0; n],
             pending: Timers::new(n),
             released: vec![false; n],
-            slots: Slots::new(&plan, persistent),
+            slots: Slots::new(&plan, model),
             xchg,
             plan,
             cfg,
@@ -540,7 +567,16 @@ impl WebServer {
         let x = self.active[s as usize];
         let e = self.exchange(x);
         let Some(pair) = self.ex.get_mut(s) else { return };
-        write_record(&mut pair.rsp, &mut pair.req, (2 * s + 1, 2 * s), e.rsp, now, out);
+        let tags = (2 * s + 1, 2 * s);
+        write_record(
+            &mut pair.rsp,
+            &mut pair.req,
+            tags,
+            self.slots.piggyback,
+            e.rsp,
+            now,
+            out,
+        );
         let (conn, i) = self.xchg[x as usize];
         if i as usize + 1 < self.plan[conn as usize].exchanges.len() {
             self.active[s as usize] = x + 1;

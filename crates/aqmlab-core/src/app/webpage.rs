@@ -28,8 +28,9 @@
 //!   [`TcpSender::stream`] each way (requests up, responses down), told apart by
 //!   `Packet::conn` (2 x connection + 0 / 1); the window and its state carry over from object
 //!   to object, and after an idle time the window restarts as the flow's `idle_restart` says.
-//!   A delayed ACK pending at an end leaves when that end writes its next request or response
-//!   (Linux sends it with the data).
+//!   With `piggyback` (a flow key, default true) a delayed ACK pending at an end leaves when
+//!   that end writes its next request or response (Linux sends the ACK with the data:
+//!   tcp_transmit_skb -> tcp_event_ack_sent); false: only when its timer fires.
 //!   No Nagle delay (curl sets `CURLOPT_TCP_NODELAY`, `worker.c` line 76). A fetch's
 //!   connections stay open after it (idle; their closing FIN exchange is not modelled). What a
 //!   request asks for (its URL) is not in the packets: the client notes each request's object
@@ -41,7 +42,7 @@
 //! on data.
 
 use super::packmime::{Connection, Exchange};
-use super::web::{server_exchange, tag, write_record, Exchanges, Pair, WebServer};
+use super::web::{server_exchange, tag, write_record, ConnModel, Exchanges, Pair, WebServer};
 use crate::packet::{Dir, Kind, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -120,6 +121,8 @@ pub struct PageParams {
     pub timeout: Time,
     /// Persistent connections, one per worker and fetch (else a connection per object).
     pub persistent: bool,
+    /// A pending delayed ACK leaves with the next request or response record.
+    pub piggyback: bool,
 }
 
 /// What the requests on each persistent connection ask for, in order: the response sizes the
@@ -297,10 +300,12 @@ impl PageClient {
                 c.fetching[w] = true;
                 c.due[w] += size;
                 let pair = self.ex.get_mut(x).expect("just opened");
+                let tags = (2 * x, 2 * x + 1);
                 write_record(
                     &mut pair.req,
                     &mut pair.rsp,
-                    (2 * x, 2 * x + 1),
+                    tags,
+                    self.p.piggyback,
                     REQUEST_BYTES,
                     now,
                     out,
@@ -426,6 +431,8 @@ struct StreamServer {
     /// responses written.
     seen: Vec<bool>,
     answered: Vec<u32>,
+    /// A pending delayed ACK leaves with the next response (`PageParams::piggyback`).
+    piggyback: bool,
 }
 
 impl StreamServer {
@@ -452,7 +459,8 @@ impl StreamServer {
             if pair.req.bytes_delivered() < (*k as u64 + 1) * REQUEST_BYTES {
                 break;
             }
-            write_record(&mut pair.rsp, &mut pair.req, (2 * x + 1, 2 * x), size, now, out);
+            let tags = (2 * x + 1, 2 * x);
+            write_record(&mut pair.rsp, &mut pair.req, tags, self.piggyback, size, now, out);
             *k += 1;
         }
         self.ex.arm(x);
@@ -543,9 +551,14 @@ impl PageServer {
                 log,
                 seen: vec![false; n],
                 answered: vec![0; n],
+                piggyback: p.piggyback,
             })
         } else {
-            Server::PerObject(WebServer::new(p.server_plan(start, stop), cfg, flow, false))
+            let model = ConnModel {
+                persistent: false,
+                piggyback: p.piggyback,
+            };
+            Server::PerObject(WebServer::new(p.server_plan(start, stop), cfg, flow, model))
         };
         PageServer { web, answered: 0 }
     }

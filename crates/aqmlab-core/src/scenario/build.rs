@@ -11,7 +11,7 @@ use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{Arrivals, UdpSink, UdpSource};
-use crate::app::web::{ExchangeRecord, WebClient, WebServer};
+use crate::app::web::{ConnModel, ExchangeRecord, WebClient, WebServer};
 use crate::app::webpage::{self, FetchRecord, PageParams, PAGES};
 
 use crate::net::wifi::{Medium, Phy, Port};
@@ -154,11 +154,13 @@ fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
                 };
                 let stop = f.stop.map_or(end, |s| s.0.min(end));
                 r.timeout = Some(f.timeout.unwrap_or(Dur(stop.saturating_sub(first).max(1))));
-                r.persistent = Some(f.persistent.unwrap_or(true));
             }
             if f.kind == FlowKind::Web {
                 r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
+            }
+            if f.kind != FlowKind::Tcp {
                 r.persistent = Some(f.persistent.unwrap_or(true));
+                r.piggyback = Some(f.piggyback.unwrap_or(true));
             }
             let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
             r.profile = Some(p.name.into());
@@ -426,9 +428,12 @@ fn endpoints(
             };
             let plan: Arc<[packmime::Connection]> = packmime::plan(&params, start, stop, seed, id).into();
             TcpSender::new(&cfg, id, dir)?;
-            let persistent = f.persistent.expect("resolved");
-            let server = WebServer::new(plan.clone(), cfg.clone(), id, persistent);
-            let client = WebClient::new(plan, cfg.clone(), id, stop, persistent);
+            let model = ConnModel {
+                persistent: f.persistent.expect("resolved"),
+                piggyback: f.piggyback.expect("resolved"),
+            };
+            let server = WebServer::new(plan.clone(), cfg.clone(), id, model);
+            let client = WebClient::new(plan, cfg.clone(), id, stop, model);
             (
                 AnyEndpoint::WebServer(Box::new(server)),
                 AnyEndpoint::WebClient(Box::new(client)),
@@ -450,6 +455,7 @@ fn endpoints(
                 interval: f.interval.expect("resolved").0,
                 timeout: f.timeout.expect("resolved").0,
                 persistent: f.persistent.expect("resolved"),
+                piggyback: f.piggyback.expect("resolved"),
             };
             TcpSender::new(&cfg, id, dir)?;
             let (server, client) = webpage::ends(params, cfg.clone(), id, start, stop);

@@ -752,6 +752,11 @@ pub struct FlowSpec {
     /// transfers per exchange).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
+    /// On persistent connections, a delayed ACK pending at an end leaves when that end writes its
+    /// next request or response, as FullTcp and Linux send the ACK with the data (default true);
+    /// false: only when its timer fires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub piggyback: Option<bool>,
     // web and webpage
     /// Whether a hashing qdisc (fq_codel, sfq, CHOKe, ...) tells the flow's connections apart,
     /// as Linux's classifiers do by hashing each packet's 5-tuple (`skb_get_hash`; every
@@ -1042,7 +1047,7 @@ impl FlowKind {
             FlowKind::Ping | FlowKind::Voip => &[&["interval", "packet_size"]],
             FlowKind::Tcp => &[&["on_off", "bytes", "repeat"], TCP_KNOBS],
             FlowKind::Web => &[
-                &["conn_rate", "http", "persistent", "hash_connections"],
+                &["conn_rate", "http", "persistent", "piggyback", "hash_connections"],
                 TCP_KNOBS,
             ],
             FlowKind::Webpage => &[
@@ -1053,6 +1058,7 @@ impl FlowKind {
                     "interval",
                     "timeout",
                     "persistent",
+                    "piggyback",
                     "hash_connections",
                 ],
                 TCP_KNOBS,

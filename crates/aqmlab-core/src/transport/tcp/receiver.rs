@@ -358,6 +358,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pending_delayed_ack_leaves_with_data_once() {
+        // RFC 1122 4.2.3.2 / Linux tcp_event_ack_sent: data sent the other way carries the ACK
+        // and cancels the delayed-ACK timer. One segment waits for the timer; data written at
+        // 5 ms takes its ACK (ack 101) at once, and nothing is pending afterwards.
+        let mut rx = TcpReceiver::new(&cfg(Some(40 * MS)), 3, Dir::Up);
+        syn(&mut rx, false);
+        assert!(data(&mut rx, 0, 0).is_empty());
+        assert_eq!(rx.next_timer(), Some(40 * MS));
+        let mut out = vec![];
+        rx.send_pending_ack(5 * MS, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].ack, out[0].sent_at, out[0].tcp_flags),
+            (101, 5 * MS, flags::ACK)
+        );
+        assert_eq!(rx.next_timer(), None);
+        rx.send_pending_ack(6 * MS, &mut out);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
     fn syn_ack_negotiates_ecn_and_echoes() {
         let mut rx = TcpReceiver::new(&cfg(None), 3, Dir::Up);
         let sa = syn(&mut rx, true);
