@@ -265,7 +265,7 @@ impl Slots {
 
 /// Writes a record on an end's persistent stream `tx` (tagged `tx_conn`); with `piggyback`
 /// the delayed ACK pending on its receiver `rx` (tagged `rx_conn`) leaves with it.
-pub(super) fn write_record(
+fn write_record(
     tx: &mut TcpSender,
     rx: &mut TcpReceiver,
     (tx_conn, rx_conn): (u32, u32),
@@ -282,6 +282,36 @@ pub(super) fn write_record(
     let from = out.len();
     tx.write(bytes, now, out);
     tag(out, from, tx_conn);
+}
+
+impl Pair<TcpSender, TcpReceiver> {
+    /// The client of slot x writes a request record of `bytes` (see [`write_record`]).
+    pub(super) fn request(&mut self, x: u32, piggyback: bool, bytes: u64, now: Time, out: &mut Outbox) {
+        write_record(
+            &mut self.req,
+            &mut self.rsp,
+            (2 * x, 2 * x + 1),
+            piggyback,
+            bytes,
+            now,
+            out,
+        );
+    }
+}
+
+impl Pair<TcpReceiver, TcpSender> {
+    /// The server of slot x writes a response record of `bytes` (see [`write_record`]).
+    pub(super) fn respond(&mut self, x: u32, piggyback: bool, bytes: u64, now: Time, out: &mut Outbox) {
+        write_record(
+            &mut self.rsp,
+            &mut self.req,
+            (2 * x + 1, 2 * x),
+            piggyback,
+            bytes,
+            now,
+            out,
+        );
+    }
 }
 
 /// The browser end: opens the plan's connections and sends their requests.
@@ -374,16 +404,7 @@ impl WebClient {
         }
         if self.slots.stream[s as usize] {
             let pair = self.ex.get_mut(s).expect("open");
-            let tags = (2 * s, 2 * s + 1);
-            write_record(
-                &mut pair.req,
-                &mut pair.rsp,
-                tags,
-                self.slots.piggyback,
-                e.req,
-                now,
-                out,
-            );
+            pair.request(s, self.slots.piggyback, e.req, now, out);
             self.ex.arm(s);
         }
         self.active[s as usize] = x;
@@ -567,16 +588,7 @@ impl WebServer {
         let x = self.active[s as usize];
         let e = self.exchange(x);
         let Some(pair) = self.ex.get_mut(s) else { return };
-        let tags = (2 * s + 1, 2 * s);
-        write_record(
-            &mut pair.rsp,
-            &mut pair.req,
-            tags,
-            self.slots.piggyback,
-            e.rsp,
-            now,
-            out,
-        );
+        pair.respond(s, self.slots.piggyback, e.rsp, now, out);
         let (conn, i) = self.xchg[x as usize];
         if i as usize + 1 < self.plan[conn as usize].exchanges.len() {
             self.active[s as usize] = x + 1;

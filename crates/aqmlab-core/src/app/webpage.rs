@@ -42,7 +42,7 @@
 //! on data.
 
 use super::packmime::{Connection, Exchange};
-use super::web::{server_exchange, tag, write_record, ConnModel, Exchanges, Pair, WebServer};
+use super::web::{server_exchange, tag, ConnModel, Exchanges, Pair, WebServer};
 use crate::packet::{Dir, Kind, Packet};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, FlowReport, Outbox};
@@ -300,16 +300,7 @@ impl PageClient {
                 c.fetching[w] = true;
                 c.due[w] += size;
                 let pair = self.ex.get_mut(x).expect("just opened");
-                let tags = (2 * x, 2 * x + 1);
-                write_record(
-                    &mut pair.req,
-                    &mut pair.rsp,
-                    tags,
-                    self.p.piggyback,
-                    REQUEST_BYTES,
-                    now,
-                    out,
-                );
+                pair.request(x, self.p.piggyback, REQUEST_BYTES, now, out);
                 x
             } else {
                 let x = c.index * n + c.next;
@@ -459,8 +450,7 @@ impl StreamServer {
             if pair.req.bytes_delivered() < (*k as u64 + 1) * REQUEST_BYTES {
                 break;
             }
-            let tags = (2 * x + 1, 2 * x);
-            write_record(&mut pair.rsp, &mut pair.req, tags, self.piggyback, size, now, out);
+            pair.respond(x, self.piggyback, size, now, out);
             *k += 1;
         }
         self.ex.arm(x);
