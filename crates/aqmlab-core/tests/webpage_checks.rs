@@ -7,7 +7,7 @@
 //! a fetch that cannot finish in its timeout is counted as timed out; runs are deterministic.
 
 use aqmlab_core::scenario::{self, build};
-use aqmlab_core::units::{Time, MS, SEC};
+use aqmlab_core::units::{fmt_time, Time, MS, SEC};
 use serde_json::json;
 
 const MSS: u64 = 1448;
@@ -280,12 +280,13 @@ fn resolved_webpage_flow_writes_timeout_and_persistent() {
     let sc = scenario::parse(&v.to_string()).expect("valid");
     let r = build::resolve(&sc, 1).expect("resolves");
     let f = &r.flows;
-    assert_eq!(f[0].timeout.map(|d| d.0), Some(9 * SEC));
-    assert_eq!(f[1].timeout.map(|d| d.0), Some(17 * SEC));
-    assert_eq!(f[2].timeout.map(|d| d.0), Some(2 * SEC));
+    let key = |i: usize, k: &str| f[i].keys[k].clone();
+    assert_eq!(key(0, "timeout"), json!(fmt_time(9 * SEC)));
+    assert_eq!(key(1, "timeout"), json!(fmt_time(17 * SEC)));
+    assert_eq!(key(2, "timeout"), json!(fmt_time(2 * SEC)));
     assert_eq!(
-        f.iter().map(|f| f.persistent).collect::<Vec<_>>(),
-        [Some(true), Some(true), Some(false)]
+        (0..3).map(|i| key(i, "persistent")).collect::<Vec<_>>(),
+        [json!(true), json!(true), json!(false)]
     );
     let json = serde_json::to_value(&r).expect("serialises");
     assert_eq!(json["flows"][0]["timeout"], json!("9s"));

@@ -324,7 +324,7 @@ fn tcp_profiles() -> String {
         .map(|p| {
             let sc = json!({"name": "profile", "duration": "1s",
                             "topology": {"rtt": "10ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
-                            "flows": [{"kind": "tcp", "profile": p.name}]});
+                            "flows": [{"kind": "tcp", "profile": p.name()}]});
             let keys = scenario::parse(&sc.to_string())
                 .and_then(|sc| build::resolve(&sc, 0))
                 .map(|r| {
@@ -336,7 +336,7 @@ fn tcp_profiles() -> String {
                     f
                 })
                 .unwrap_or_else(|e| json!({ "error": e }));
-            json!({"name": p.name, "about": p.about, "keys": keys})
+            json!({"name": p.name(), "about": p.about, "keys": keys})
         })
         .collect();
     serde_json::to_string(&list).expect("serialisable")

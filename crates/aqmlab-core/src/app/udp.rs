@@ -7,7 +7,9 @@ use crate::rng::Rng;
 use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::{Time, SEC};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// When a UDP source's packets leave: evenly spaced ("cbr") or as a Poisson process ("poisson").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Arrivals {
     Cbr,
     Poisson,

@@ -51,25 +51,26 @@ impl Group {
     }
 }
 
-/// A group of keys with defaults: the struct is the resolved table.
-pub trait Params: Serialize + DeserializeOwned + JsonSchema + Clone {
+/// A group of keys with defaults: the struct is the resolved table. `C` is what the defaults may
+/// depend on besides the keys: a discipline's link ([`LinkInfo`]), a flow's context.
+pub trait Params<C = LinkInfo>: Serialize + DeserializeOwned + JsonSchema + Clone {
     /// The key that names a preset (PIE's `profile`), read before the other keys.
     const PRESET: Option<&'static str> = None;
-    /// The defaults of the preset `self` names, on `link` (a group without presets: itself).
+    /// The defaults of the preset `self` names, in `ctx` (a group without presets: itself).
     /// Defaults that belong to the discipline rather than to the preset stay as in `self`.
-    fn preset(&self, _link: &LinkInfo) -> Self {
+    fn preset(&self, _ctx: &C) -> Self {
         self.clone()
     }
-    /// After the keys are read: the values that come from the link or from several keys, and
-    /// the range checks (errors name the key, the value and what is allowed).
-    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+    /// After the keys are read: the values that come from the context or from several keys,
+    /// and the range checks (errors name the key, the value and what is allowed).
+    fn finish(&mut self, _ctx: &C) -> Result<(), String> {
         Ok(())
     }
 }
 
 /// Reads the keys of `T` in `table` over `defaults` (or over the preset the table names instead):
 /// what is left out keeps the preset's value, a wrong value is reported by key.
-pub fn read<T: Params>(table: &Value, defaults: T, link: &LinkInfo) -> Result<T, String> {
+pub fn read<C, T: Params<C>>(table: &Value, defaults: T, ctx: &C) -> Result<T, String> {
     let own = |only: Option<&str>| -> Vec<(String, Value)> {
         let keys = keys::<T>();
         table
@@ -88,11 +89,11 @@ pub fn read<T: Params>(table: &Value, defaults: T, link: &LinkInfo) -> Result<T,
         parse_params(&v)
     };
     let base = match T::PRESET {
-        Some(key) if table.get(key).is_some() => over(&defaults, own(Some(key)))?.preset(link),
+        Some(key) if table.get(key).is_some() => over(&defaults, own(Some(key)))?.preset(ctx),
         _ => defaults,
     };
     let mut p = over(&base, own(None))?;
-    p.finish(link)?;
+    p.finish(ctx)?;
     Ok(p)
 }
 

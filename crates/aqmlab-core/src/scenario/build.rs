@@ -6,13 +6,14 @@
 //! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
 //! derived from the run seed.
 
-use super::{DirSpec, FlowKind, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
+use super::flow::{FlowCtx, Http};
+use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
-use crate::app::udp::{Arrivals, UdpSink, UdpSource};
+use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{ConnModel, ExchangeRecord, WebClient, WebServer};
-use crate::app::webpage::{self, FetchRecord, PageParams, PAGES};
+use crate::app::webpage::{self, FetchRecord, PageParams};
 
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
@@ -22,18 +23,10 @@ use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder, So
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
 use crate::transport::cc::tcp_lp;
-use crate::transport::tcp::{
-    profile as tcp_profile, try_new_connection, Pacing, RwndDefault, TcpConfig, TcpSender, PROFILES,
-};
+use crate::transport::tcp::{try_new_connection, TcpConfig, TcpSender};
 use crate::transport::FlowReport;
-use crate::units::{Dur, Size, Time, MS, SEC};
-use serde_json::Value;
+use crate::units::Time;
 use std::sync::Arc;
-
-/// A webpage flow's defaults: http-getter's workers as Flent runs it (`HTTP_GETTER_WORKERS`, 4)
-/// and the time between fetch starts (ours: Flent passes its test's own).
-const DEFAULT_WORKERS: u32 = 4;
-const DEFAULT_FETCH_INTERVAL: Time = SEC;
 
 /// One row of the `flows` table.
 #[derive(Clone, Debug)]
@@ -112,103 +105,22 @@ pub struct RunResult {
     pub peak_packets: usize,
 }
 
-/// Writes out every default of a flow entry for its kind.
 /// Flow `f` with every default written out; `end` is the scenario's duration.
 fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
-    let mut r = f.clone();
-    r.count = Some(f.count.unwrap_or(1));
-    r.start = Some(f.start.clone().unwrap_or(StartSpec::At(0)));
-    match f.kind {
-        FlowKind::Udp => {
-            r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
-            r.packet_size = Some(f.packet_size.unwrap_or(Size(1500)));
-            r.arrivals = Some(f.arrivals.clone().unwrap_or_else(|| "cbr".into()));
-            r.ecn = Some(f.ecn.unwrap_or(false));
+    let model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("validated");
+    let direction = match f.kind {
+        FlowKind::Ping | FlowKind::Voip => DirSpec::Up,
+        FlowKind::Udp | FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
+            f.direction.unwrap_or(DirSpec::Down)
         }
-        // A ping: 84 B (ICMP echo with 56 B of data, ping's default), every 100 ms. A VoIP
-        // stream as Flent's voip test runs it: irtt's 172 B packets (G.711 at 20 ms: 160 B of
-        // audio and 12 B of RTP header) every 20 ms, 200 B with UDP and IP headers, echoed.
-        FlowKind::Ping | FlowKind::Voip => {
-            let (interval, size) = if f.kind == FlowKind::Voip {
-                (20, 200)
-            } else {
-                (100, 84)
-            };
-            r.direction = Some(DirSpec::Up);
-            r.interval = Some(f.interval.unwrap_or(Dur(interval * MS)));
-            r.packet_size = Some(f.packet_size.unwrap_or(Size(size)));
-        }
-        FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
-            if f.kind != FlowKind::Tcp {
-                r.hash_connections = Some(f.hash_connections.unwrap_or(true));
-            }
-            if f.kind == FlowKind::Webpage {
-                if f.objects.is_none() {
-                    r.page = Some(f.page.clone().unwrap_or_else(|| PAGES[0].0.into()));
-                }
-                r.workers = Some(f.workers.unwrap_or(DEFAULT_WORKERS));
-                r.interval = Some(f.interval.unwrap_or(Dur(DEFAULT_FETCH_INTERVAL)));
-                // The flow's length: from its earliest start to its stop.
-                let first = match r.start.clone().expect("just set") {
-                    StartSpec::At(t) | StartSpec::Uniform(t, _, _) => t,
-                };
-                let stop = f.stop.map_or(end, |s| s.0.min(end));
-                r.timeout = Some(f.timeout.unwrap_or(Dur(stop.saturating_sub(first).max(1))));
-            }
-            if f.kind == FlowKind::Web {
-                r.http = Some(f.http.clone().unwrap_or_else(|| "1.1".into()));
-            }
-            if f.kind != FlowKind::Tcp {
-                r.persistent = Some(f.persistent.unwrap_or(true));
-                r.piggyback = Some(f.piggyback.unwrap_or(true));
-            }
-            let p = tcp_profile(f.profile.as_deref().unwrap_or(PROFILES[0].name)).expect("validated profile");
-            r.profile = Some(p.name.into());
-            r.direction = Some(f.direction.unwrap_or(DirSpec::Down));
-            r.cc = Some(f.cc.clone().unwrap_or_else(|| p.cc.into()));
-            let cc = r.cc.as_deref().expect("just set");
-            r.cc_params = Some(
-                crate::transport::cc::cc_params(cc, f.cc_params.as_ref().unwrap_or(&Value::Null))
-                    .expect("validated"),
-            );
-            r.ecn = Some(f.ecn.unwrap_or(p.ecn));
-            r.sack = Some(f.sack.unwrap_or(p.sack));
-            r.iw = Some(f.iw.unwrap_or(p.iw));
-            r.min_rto = Some(f.min_rto.unwrap_or(Dur(p.min_rto)));
-            r.max_rto = Some(f.max_rto.unwrap_or(Dur(p.max_rto)));
-            r.initial_rto = Some(f.initial_rto.unwrap_or(Dur(p.initial_rto)));
-            r.rto_tick = Some(f.rto_tick.unwrap_or(Dur(p.rto_tick)));
-            r.linux_rto = Some(f.linux_rto.unwrap_or(p.linux_rto));
-            r.delack = Some(f.delack.unwrap_or(super::DelAck(p.delack)));
-            r.segs_per_ack = Some(f.segs_per_ack.unwrap_or(p.segs_per_ack));
-            r.delack_grid = Some(f.delack_grid.unwrap_or(p.delack_grid));
-            let mss = f.mss.unwrap_or(p.mss);
-            r.mss = Some(mss);
-            r.rwnd = Some(f.rwnd.unwrap_or(Size(match p.rwnd {
-                RwndDefault::Bytes(b) => b,
-                RwndDefault::Segments(n) => n * mss as u64,
-            })));
-            r.abc = Some(f.abc.unwrap_or(p.abc));
-            r.hystart = Some(f.hystart.unwrap_or(p.hystart));
-            let pacing = Pacing::default();
-            r.pacing = Some(f.pacing.unwrap_or(p.pacing));
-            r.prr = Some(f.prr.unwrap_or(p.prr));
-            r.rate_halving = Some(f.rate_halving.unwrap_or(p.rate_halving));
-            r.rack = Some(f.rack.unwrap_or(p.rack));
-            r.tlp = Some(f.tlp.unwrap_or(p.tlp));
-            r.frto = Some(f.frto.unwrap_or(p.frto));
-            r.early_retransmit = Some(f.early_retransmit.unwrap_or(p.early_retransmit));
-            r.quickack = Some(f.quickack.unwrap_or(p.quickack));
-            r.idle_restart = Some(f.idle_restart.unwrap_or(p.idle_restart));
-            r.cwnd_limited = Some(f.cwnd_limited.unwrap_or(p.cwnd_limited));
-            r.rto_rearm = Some(f.rto_rearm.unwrap_or(p.rto_rearm));
-            r.nagle = Some(f.nagle.unwrap_or(p.nagle));
-            r.pacing_ss_ratio = Some(f.pacing_ss_ratio.unwrap_or(pacing.ss_ratio));
-            r.pacing_ca_ratio = Some(f.pacing_ca_ratio.unwrap_or(pacing.ca_ratio));
-            r.tso_segs = Some(f.tso_segs.unwrap_or(super::TsoSegs(pacing.tso_segs)));
-        }
+    };
+    FlowSpec {
+        count: Some(f.count.unwrap_or(1)),
+        start: Some(f.start.clone().unwrap_or(StartSpec::At(0))),
+        direction: Some(direction),
+        keys: model.written(),
+        ..f.clone()
     }
-    r
 }
 
 /// Builds one hop: `name` is the link's own (a WiFi station's is "<hop>/<station>"), `stream`
@@ -376,27 +288,30 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
 
 fn endpoints(
     f: &FlowSpec,
+    model: &FlowModel,
     id: u32,
     start: Time,
     stop: Time,
     seed: u64,
 ) -> Result<(AnyEndpoint, AnyEndpoint, String, u64), String> {
     let dir = f.direction.expect("resolved").dir();
-    Ok(match f.kind {
-        FlowKind::Udp => {
-            let arrivals = if f.arrivals.as_deref() == Some("poisson") {
-                Arrivals::Poisson
-            } else {
-                Arrivals::Cbr
-            };
+    // A TCP-based flow's connections: its model, what it sends, until when.
+    let tcp_config = |tcp: &TcpConfig, bytes: Option<u64>, on_periods| TcpConfig {
+        bytes,
+        stop: f.stop.map(|d| d.0),
+        on_periods,
+        ..tcp.clone()
+    };
+    Ok(match model {
+        FlowModel::Udp(u) => {
             let src = UdpSource::new(
                 id,
                 dir,
-                f.packet_size.expect("resolved").0 as u32,
-                f.rate.expect("validated").0,
-                arrivals,
+                u.packet_size.0 as u32,
+                u.rate.expect("validated").0,
+                u.arrivals,
                 stop,
-                f.ecn.unwrap_or(false),
+                u.ecn,
                 Rng::stream(seed, &format!("flow/{id}")),
             );
             (
@@ -406,13 +321,8 @@ fn endpoints(
                 0,
             )
         }
-        FlowKind::Ping | FlowKind::Voip => {
-            let c = PingClient::new(
-                id,
-                f.packet_size.expect("resolved").0 as u32,
-                f.interval.expect("resolved").0,
-                stop,
-            );
+        FlowModel::Ping(p) | FlowModel::Voip(p) => {
+            let c = PingClient::new(id, p.packet_size.0 as u32, p.interval.0, stop);
             (
                 AnyEndpoint::PingClient(c),
                 AnyEndpoint::PingServer(PingServer::default()),
@@ -420,121 +330,83 @@ fn endpoints(
                 0,
             )
         }
-        FlowKind::Web => {
-            let cfg = tcp_config(f, id, start, stop, seed);
+        FlowModel::Web { web, conn, tcp } => {
+            let cfg = tcp_config(tcp, None, Vec::new());
             let params = PackMimeParams {
-                rate: f.conn_rate.expect("validated"),
-                http_1_1: f.http.as_deref() == Some("1.1"),
+                rate: web.conn_rate.expect("validated"),
+                http_1_1: web.http == Http::V1_1,
             };
             let plan: Arc<[packmime::Connection]> = packmime::plan(&params, start, stop, seed, id).into();
             TcpSender::new(&cfg, id, dir)?;
             let model = ConnModel {
-                persistent: f.persistent.expect("resolved"),
-                piggyback: f.piggyback.expect("resolved"),
+                persistent: conn.persistent,
+                piggyback: conn.piggyback,
             };
             let server = WebServer::new(plan.clone(), cfg.clone(), id, model);
             let client = WebClient::new(plan, cfg.clone(), id, stop, model);
             (
                 AnyEndpoint::WebServer(Box::new(server)),
                 AnyEndpoint::WebClient(Box::new(client)),
-                cfg.cc,
+                cfg.cc.to_string(),
                 0,
             )
         }
-        FlowKind::Webpage => {
-            let cfg = tcp_config(f, id, start, stop, seed);
-            let objects: Arc<[u64]> = match &f.objects {
+        FlowModel::Webpage { page, conn, tcp } => {
+            let cfg = tcp_config(tcp, None, Vec::new());
+            let objects: Arc<[u64]> = match &page.objects {
                 Some(o) => o.iter().map(|s| s.0).collect(),
-                None => webpage::page(f.page.as_deref().expect("resolved"))
+                None => webpage::page(page.page.as_deref().expect("resolved"))
                     .expect("validated")
                     .into(),
             };
             let params = PageParams {
                 objects,
-                workers: f.workers.expect("resolved"),
-                interval: f.interval.expect("resolved").0,
-                timeout: f.timeout.expect("resolved").0,
-                persistent: f.persistent.expect("resolved"),
-                piggyback: f.piggyback.expect("resolved"),
+                workers: page.workers,
+                interval: page.interval.0,
+                timeout: page.timeout.expect("resolved").0,
+                persistent: conn.persistent,
+                piggyback: conn.piggyback,
             };
             TcpSender::new(&cfg, id, dir)?;
             let (server, client) = webpage::ends(params, cfg.clone(), id, start, stop);
             (
                 AnyEndpoint::PageServer(Box::new(server)),
                 AnyEndpoint::PageClient(Box::new(client)),
-                cfg.cc,
+                cfg.cc.to_string(),
                 0,
             )
         }
-        FlowKind::Tcp if f.repeat.is_some() => {
-            let cfg = tcp_config(f, id, start, stop, seed);
-            let [lo, hi] = f.repeat.as_ref().expect("matched").idle;
-            let rng = Rng::stream(seed, &format!("repeat/{id}"));
-            let snd = RepeatSender::new(cfg.clone(), id, dir, (lo.0, hi.0), rng, stop)?;
-            let rcv = RepeatReceiver::new(cfg.clone(), id, dir);
-            (
-                AnyEndpoint::RepeatSender(Box::new(snd)),
-                AnyEndpoint::RepeatReceiver(Box::new(rcv)),
-                cfg.cc,
-                cfg.bytes.unwrap_or(0),
-            )
-        }
-        FlowKind::Tcp => {
-            let cfg = tcp_config(f, id, start, stop, seed);
-            let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
+        FlowModel::Tcp { transfer, tcp } => {
+            let on_periods = transfer.on_off.as_ref().map_or(Vec::new(), |o| {
+                o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
+            });
+            let cfg = tcp_config(tcp, transfer.bytes.map(|b| b.0), on_periods);
             let target = cfg.bytes.unwrap_or(0);
-            (
-                AnyEndpoint::TcpSender(Box::new(snd)),
-                AnyEndpoint::TcpReceiver(Box::new(rcv)),
-                cfg.cc,
-                target,
-            )
+            match &transfer.repeat {
+                Some(r) => {
+                    let [lo, hi] = r.idle;
+                    let rng = Rng::stream(seed, &format!("repeat/{id}"));
+                    let snd = RepeatSender::new(cfg.clone(), id, dir, (lo.0, hi.0), rng, stop)?;
+                    let rcv = RepeatReceiver::new(cfg.clone(), id, dir);
+                    (
+                        AnyEndpoint::RepeatSender(Box::new(snd)),
+                        AnyEndpoint::RepeatReceiver(Box::new(rcv)),
+                        cfg.cc.to_string(),
+                        target,
+                    )
+                }
+                None => {
+                    let (snd, rcv) = try_new_connection(&cfg, id, dir)?;
+                    (
+                        AnyEndpoint::TcpSender(Box::new(snd)),
+                        AnyEndpoint::TcpReceiver(Box::new(rcv)),
+                        cfg.cc.to_string(),
+                        target,
+                    )
+                }
+            }
         }
     })
-}
-
-/// The TCP settings of a tcp or web flow entry (resolved).
-fn tcp_config(f: &FlowSpec, id: u32, start: Time, stop: Time, seed: u64) -> TcpConfig {
-    TcpConfig {
-        cc: f.cc.clone().expect("resolved"),
-        cc_params: f.cc_params.clone().expect("resolved"),
-        bytes: f.bytes.map(|b| b.0),
-        mss: f.mss.expect("resolved"),
-        iw: f.iw.expect("resolved"),
-        ecn: f.ecn.expect("resolved"),
-        sack: f.sack.expect("resolved"),
-        min_rto: f.min_rto.expect("resolved").0,
-        max_rto: f.max_rto.expect("resolved").0,
-        rto_tick: f.rto_tick.expect("resolved").0,
-        linux_rto: f.linux_rto.expect("resolved"),
-        abc: f.abc.expect("resolved"),
-        initial_rto: f.initial_rto.expect("resolved").0,
-        delack: f.delack.expect("resolved").0,
-        segs_per_ack: f.segs_per_ack.expect("resolved"),
-        delack_grid: f.delack_grid.expect("resolved"),
-        rwnd: f.rwnd.expect("resolved").0,
-        hystart: f.hystart.expect("resolved"),
-        stop: f.stop.map(|d| d.0),
-        on_periods: f.on_off.as_ref().map_or(Vec::new(), |o| {
-            o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
-        }),
-        prr: f.prr.expect("resolved"),
-        rate_halving: f.rate_halving.expect("resolved"),
-        rack: f.rack.expect("resolved"),
-        tlp: f.tlp.expect("resolved"),
-        frto: f.frto.expect("resolved"),
-        early_retransmit: f.early_retransmit.expect("resolved"),
-        quickack: f.quickack.expect("resolved"),
-        idle_restart: f.idle_restart.expect("resolved"),
-        cwnd_limited: f.cwnd_limited.expect("resolved"),
-        rto_rearm: f.rto_rearm.expect("resolved"),
-        nagle: f.nagle.expect("resolved"),
-        pacing: f.pacing.expect("resolved").then(|| Pacing {
-            ss_ratio: f.pacing_ss_ratio.expect("resolved"),
-            ca_ratio: f.pacing_ca_ratio.expect("resolved"),
-            tso_segs: f.tso_segs.expect("resolved").0,
-        }),
-    }
 }
 
 /// The scenario with every default written out (qdisc parameters and flow keys), as stored
@@ -604,23 +476,15 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, f) in resolved.flows.iter().enumerate() {
+        let mut model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("resolved");
         // TCP-LP's host clocks, when given as ranges, drawn once per run and group.
-        let drawn;
-        let f = match (f.cc.as_deref(), &f.cc_params) {
-            (Some("tcp_lp"), Some(p)) => {
-                match tcp_lp::draw_clocks(p, &mut Rng::stream(seed, &format!("lpclock/{g}"))) {
-                    Some(p) => {
-                        drawn = FlowSpec {
-                            cc_params: Some(p),
-                            ..f.clone()
-                        };
-                        &drawn
-                    }
-                    None => f,
-                }
+        if let Some(tcp) = model.tcp_mut().filter(|t| &*t.cc == "tcp_lp") {
+            if let Some(p) =
+                tcp_lp::draw_clocks(&tcp.cc_params, &mut Rng::stream(seed, &format!("lpclock/{g}")))
+            {
+                tcp.cc_params = p;
             }
-            _ => f,
-        };
+        }
         let start_spec = f.start.clone().expect("resolved");
         let mut start_rng = Rng::stream(seed, &format!("start/{g}"));
         let group_start = match start_spec {
@@ -658,7 +522,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
                 _ => group_start,
             };
             let (src, dst, cc, target) =
-                endpoints(f, id, start, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
+                endpoints(f, &model, id, start, stop, seed).map_err(|e| format!("flows[{g}]: {e}"))?;
             let rtt = match f.rtt_spread {
                 Some(s) => rtt_rng.range_u64(rtt - s.0, rtt + s.0),
                 None => rtt,
@@ -668,7 +532,10 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
             flow.dscp = f.dscp.map_or(0, |d| d.0);
-            flow.hash_connections = f.hash_connections == Some(true);
+            flow.hash_connections = match &model {
+                FlowModel::Web { conn, .. } | FlowModel::Webpage { conn, .. } => conn.hash_connections,
+                _ => false,
+            };
             flow.station = station as u16;
             if f.hops.is_some() || reroute {
                 flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));

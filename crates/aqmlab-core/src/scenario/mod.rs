@@ -12,7 +12,10 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod build;
+pub mod flow;
 pub mod schema;
+
+pub use flow::{FlowKind, FlowModel};
 
 fn default_name() -> String {
     "scenario".into()
@@ -634,32 +637,6 @@ pub struct Repeat {
     pub idle: [Dur; 2],
 }
 
-/// The delayed-ACK setting: a timer ("40ms") or `false` (ACK every segment).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DelAck(pub Option<Time>);
-
-impl<'de> Deserialize<'de> for DelAck {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::Bool(false) => Ok(DelAck(None)),
-            Value::Bool(true) => Ok(DelAck(Some(40 * MS))),
-            Value::String(s) => parse_time(&s).map(|t| DelAck(Some(t))).map_err(de::Error::custom),
-            v => Err(de::Error::custom(format!(
-                "{v} is not a delayed-ACK timer (\"40ms\") or false"
-            ))),
-        }
-    }
-}
-
-impl Serialize for DelAck {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            None => s.serialize_bool(false),
-            Some(t) => Dur(t).serialize(s),
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DirSpec {
@@ -676,10 +653,9 @@ impl DirSpec {
     }
 }
 
-/// One `[[flows]]` entry. Keys that do not belong to the entry's kind are rejected by
-/// `validate`; `resolve` writes out every default of the kind.
+/// One `[[flows]]` entry: the keys every kind takes, and its kind's own. Keys that do not belong
+/// to the entry's kind are rejected by `validate`; `resolve` writes out every default of the kind.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub kind: FlowKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -715,162 +691,11 @@ pub struct FlowSpec {
     /// The WiFi station the flow's client is (`topology.wifi.stations`; default the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub station: Option<String>,
-    // udp
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<Size>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrivals: Option<String>,
-    // ping
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval: Option<Dur>,
-    // web (PackMime-HTTP, `app::packmime`)
-    /// New connections per second (PackMime's `rate`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conn_rate: Option<f64>,
-    /// "1.1" (PackMime's `set-http-1.1`: some connections persistent) or "1.0".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<String>,
-    // webpage (`app::webpage`; Flent's http-getter), with `interval` between fetch starts
-    /// A built-in page (`app::webpage::PAGES`: "small", "large"); default "small".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page: Option<String>,
-    /// The page's object sizes, the main document first (replaces `page`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objects: Option<Vec<Size>>,
-    /// Concurrent object fetches (http-getter's `-n`, Flent's default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workers: Option<u32>,
-    /// A fetch not done this long after its start is abandoned (http-getter's `-t`; default the
-    /// flow's length, as Flent's `HttpGetterRunner`: from the earliest start to the stop).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<Dur>,
-    /// Persistent connections carry their exchanges on one TCP connection each way (default
-    /// true): webpage, one per worker and fetch, as http-getter's curl handles (false: a new
-    /// connection per object); web, as ns-2's PackMime on its FullTcp agents (false: fresh
-    /// transfers per exchange).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persistent: Option<bool>,
-    /// On persistent connections, a delayed ACK pending at an end leaves when that end writes its
-    /// next request or response, as FullTcp and Linux send the ACK with the data (default true);
-    /// false: only when its timer fires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub piggyback: Option<bool>,
-    // web and webpage
-    /// Whether a hashing qdisc (fq_codel, sfq, CHOKe, ...) tells the flow's connections apart,
-    /// as Linux's classifiers do by hashing each packet's 5-tuple (`skb_get_hash`; every
-    /// connection has its own port): default true; false: the whole flow is one 5-tuple.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash_connections: Option<bool>,
-    // tcp (and ecn for udp)
-    /// TCP profile: the defaults of the other TCP keys (`transport::tcp::PROFILES`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc: Option<String>,
-    /// The controller's parameters (`transport::cc::cc_params`: LEDBAT's target, TCP-LP's
-    /// threshold, ...), a table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc_params: Option<Value>,
-    /// An on/off source (lpcc2013 3d): the application has unlimited data during on periods
-    /// and none during off periods, their lengths drawn per flow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub on_off: Option<OnOff>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Size>,
-    /// Repeat the `bytes` transfer after idle gaps (`app::repeat`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<Repeat>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sack: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iw: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_rto: Option<Dur>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rto: Option<Dur>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_rto: Option<Dur>,
-    /// RTO clock tick: "0s" = RFC 6298 rules, positive = ns-2's tick-based rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_tick: Option<Dur>,
-    /// Linux's RTO estimator: RTO = SRTT + a variance term of at least `min_rto` (tcp_rtt_estimator,
-    /// tcp_set_rto) instead of RFC 6298's max(min_rto, SRTT + 4 RTTVAR); needs `rto_tick` 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub linux_rto: Option<bool>,
-    /// RFC 3465 byte counting on/off (off: ns-2's per-ACK growth; for CUBIC only its slow start).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub abc: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delack: Option<DelAck>,
-    /// In-order full segments that make the receiver ACK at once (2; ns-2 FullTcp segsperack_ 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub segs_per_ack: Option<u32>,
-    /// Delayed ACKs go at multiples of `delack` since time 0 (ns-2 FullTcp) instead of `delack`
-    /// after the first unACKed segment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delack_grid: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mss: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rwnd: Option<Size>,
-    /// How the initial slow start may end early: "linux" (CUBIC's HyStart; `true`), "rfc9406"
-    /// (HyStart++) or "off" (`false`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart: Option<Hystart>,
-    /// Linux-style pacing on/off (`transport::tcp::Pacing`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pacing: Option<bool>,
-    /// Pacing rate in slow start, percent of cwnd/SRTT (Linux tcp_pacing_ss_ratio).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pacing_ss_ratio: Option<u32>,
-    /// Pacing rate in congestion avoidance, percent of cwnd/SRTT (Linux tcp_pacing_ca_ratio).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pacing_ca_ratio: Option<u32>,
-    /// RFC 6937 Proportional Rate Reduction in SACK recovery on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prr: Option<bool>,
-    /// ns-2 TCP/Linux's rate halving in SACK recovery on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_halving: Option<bool>,
-    /// RFC 8985 RACK loss detection on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rack: Option<bool>,
-    /// RFC 8985 Tail Loss Probe on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tlp: Option<bool>,
-    /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tso_segs: Option<TsoSegs>,
-    /// RFC 5682 F-RTO with timestamp undo of spurious timeouts on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frto: Option<bool>,
-    /// RFC 5827 early retransmit (Linux's SRTT/4-delayed form) on/off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub early_retransmit: Option<bool>,
-    /// Data segments the receiver ACKs at once at the start of a connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quickack: Option<u32>,
-    /// Window restart after an idle period (RFC 5681 4.1, Linux's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_restart: Option<bool>,
-    /// Grow the window only while it limits the sender (Linux 3.14 tcp_is_cwnd_limited).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwnd_limited: Option<bool>,
-    /// Restart the retransmission timer when the segment at snd_una is retransmitted (Linux).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_rearm: Option<bool>,
-    /// Classic Nagle: a short new segment waits while data is outstanding (ns-2 FullTcp).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nagle: Option<bool>,
+    /// The kind's own keys as written (`flow::FlowKind::groups`; resolved: every one written
+    /// out, `flow::FlowModel::written`).
+    #[serde(flatten)]
+    pub keys: serde_json::Map<String, Value>,
 }
-
-/// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TsoSegs(pub Option<u32>);
 
 impl<'de> Deserialize<'de> for Hystart {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -893,29 +718,6 @@ impl<'de> Deserialize<'de> for Hystart {
 impl Serialize for Hystart {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for TsoSegs {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) if s == "auto" => Ok(TsoSegs(None)),
-            Value::Number(n) if n.as_u64().is_some_and(|v| (1..=64).contains(&v)) => {
-                Ok(TsoSegs(n.as_u64().map(|v| v as u32)))
-            }
-            v => Err(de::Error::custom(format!(
-                "{v} is not allowed; allowed: \"auto\" or a whole number of segments from 1 to 64"
-            ))),
-        }
-    }
-}
-
-impl Serialize for TsoSegs {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Some(n) => s.serialize_u32(n),
-            None => s.serialize_str("auto"),
-        }
     }
 }
 
@@ -960,189 +762,6 @@ impl Default for RecordSpec {
             max_rows: DEFAULT_MAX_ROWS,
         }
     }
-}
-
-/// The keys of a TCP connection's model, taken by every TCP-based kind (`tcp`, `web`).
-const TCP_KNOBS: &[&str] = &[
-    "profile",
-    "cc",
-    "cc_params",
-    "ecn",
-    "sack",
-    "iw",
-    "min_rto",
-    "max_rto",
-    "initial_rto",
-    "rto_tick",
-    "linux_rto",
-    "abc",
-    "delack",
-    "segs_per_ack",
-    "delack_grid",
-    "mss",
-    "rwnd",
-    "hystart",
-    "pacing",
-    "pacing_ss_ratio",
-    "pacing_ca_ratio",
-    "tso_segs",
-    "prr",
-    "rate_halving",
-    "rack",
-    "tlp",
-    "frto",
-    "early_retransmit",
-    "quickack",
-    "idle_restart",
-    "cwnd_limited",
-    "rto_rearm",
-    "nagle",
-];
-
-/// A flow's kind (`kind`): what its two ends run. It decides the keys the entry accepts beyond
-/// the common ones ([`FlowKind::keys`]) and every default `resolve` writes out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum FlowKind {
-    /// One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
-    #[default]
-    Tcp,
-    /// A CBR or Poisson UDP source.
-    Udp,
-    /// Latency probes (ICMP echo).
-    Ping,
-    /// An isochronous round-trip stream (irtt): one-way delays, jitter and loss per direction.
-    Voip,
-    /// PackMime-HTTP exchanges over TCP connections of the same model.
-    Web,
-    /// Repeated page fetches (Flent's http-getter): a name lookup, the main document, the objects.
-    Webpage,
-}
-
-impl FlowKind {
-    pub const ALL: [FlowKind; 6] = [
-        FlowKind::Udp,
-        FlowKind::Ping,
-        FlowKind::Voip,
-        FlowKind::Tcp,
-        FlowKind::Web,
-        FlowKind::Webpage,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FlowKind::Tcp => "tcp",
-            FlowKind::Udp => "udp",
-            FlowKind::Ping => "ping",
-            FlowKind::Voip => "voip",
-            FlowKind::Web => "web",
-            FlowKind::Webpage => "webpage",
-        }
-    }
-
-    /// The keys this kind accepts beyond the common ones (groups of keys).
-    pub fn keys(self) -> &'static [&'static [&'static str]] {
-        match self {
-            FlowKind::Udp => &[&["rate", "packet_size", "arrivals", "ecn"]],
-            FlowKind::Ping | FlowKind::Voip => &[&["interval", "packet_size"]],
-            FlowKind::Tcp => &[&["on_off", "bytes", "repeat"], TCP_KNOBS],
-            FlowKind::Web => &[
-                &["conn_rate", "http", "persistent", "piggyback", "hash_connections"],
-                TCP_KNOBS,
-            ],
-            FlowKind::Webpage => &[
-                &[
-                    "page",
-                    "objects",
-                    "workers",
-                    "interval",
-                    "timeout",
-                    "persistent",
-                    "piggyback",
-                    "hash_connections",
-                ],
-                TCP_KNOBS,
-            ],
-        }
-    }
-
-    /// Whether the flow carries its data over TCP connections (the TCP keys apply).
-    pub fn over_tcp(self) -> bool {
-        matches!(self, FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage)
-    }
-
-    /// Whether the flow is a probe stream echoed by its server end (ping, voip).
-    pub fn echoed(self) -> bool {
-        matches!(self, FlowKind::Ping | FlowKind::Voip)
-    }
-}
-
-impl std::fmt::Display for FlowKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-pub const COMMON_FLOW_KEYS: &[&str] = &[
-    "kind",
-    "label",
-    "direction",
-    "count",
-    "start",
-    "stop",
-    "rtt",
-    "rtt_spread",
-    "nic_rate",
-    "hops",
-    "dscp",
-    "station",
-];
-
-/// The keys of a webpage flow.
-fn validate_webpage(f: &FlowSpec, key: &dyn Fn(&str) -> String) -> Result<(), String> {
-    use crate::app::webpage::PAGES;
-    if let Some(p) = f.page.as_deref() {
-        if f.objects.is_some() {
-            return err(key("page"), "give page or objects, not both");
-        }
-        if !PAGES.iter().any(|q| q.0 == p) {
-            let names: Vec<&str> = PAGES.iter().map(|q| q.0).collect();
-            return err(
-                key("page"),
-                format!("{p:?} is not a page; allowed: {}", names.join(", ")),
-            );
-        }
-    }
-    if let Some(o) = &f.objects {
-        if o.is_empty() || o.len() > 10_000 {
-            return err(
-                key("objects"),
-                format!("{} objects is out of range; allowed 1 to 10000 sizes", o.len()),
-            );
-        }
-        if let Some((i, s)) = o.iter().enumerate().find(|(_, s)| s.0 == 0 || s.0 > 1 << 32) {
-            return err(
-                format!("{}[{i}]", key("objects")),
-                format!("{}B is out of range; allowed 1B to 4GiB", s.0),
-            );
-        }
-    }
-    if let Some(w) = f.workers.filter(|w| !(1..=1000).contains(w)) {
-        return err(key("workers"), format!("{w} is out of range; allowed 1 to 1000"));
-    }
-    if f.interval.is_some_and(|d| d.0 == 0) {
-        return err(key("interval"), "0s is not allowed; must be positive");
-    }
-    if f.timeout.is_some_and(|d| d.0 == 0) {
-        return err(key("timeout"), "0s is not allowed; must be positive");
-    }
-    if f.direction.is_some_and(|d| d != DirSpec::Down) {
-        return err(
-            key("direction"),
-            "\"up\" is not allowed; a webpage flow's objects go down (its requests up)",
-        );
-    }
-    Ok(())
 }
 
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
@@ -1511,13 +1130,9 @@ impl Scenario {
 
     fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
         let key = |k: &str| format!("flows[{i}].{k}");
-        let allowed: Vec<&str> = COMMON_FLOW_KEYS
-            .iter()
-            .chain(f.kind.keys().iter().flat_map(|g| g.iter()))
-            .copied()
-            .collect();
-        let set = serde_json::to_value(f).expect("flow specs serialise");
-        for k in set.as_object().expect("object").keys() {
+        let common = flow::common_keys().iter().map(String::as_str);
+        let allowed: Vec<&str> = common.chain(f.kind.keys()).collect();
+        for k in f.keys.keys() {
             if !allowed.contains(&k.as_str()) {
                 return err(
                     key(k),
@@ -1579,183 +1194,14 @@ impl Scenario {
                 );
             }
         }
-        match f.kind {
-            FlowKind::Udp => {
-                match f.rate {
-                    None => return err(key("rate"), "a udp flow needs a rate such as \"20Mbps\""),
-                    Some(Rate(0)) => return err(key("rate"), "0bps is not allowed; must be positive"),
-                    _ => {}
-                }
-                if let Some(a) = &f.arrivals {
-                    if a != "cbr" && a != "poisson" {
-                        return err(
-                            key("arrivals"),
-                            format!("{a:?} is not allowed; allowed: cbr, poisson"),
-                        );
-                    }
-                }
-            }
-            FlowKind::Ping | FlowKind::Voip => {
-                if f.interval.is_some_and(|d| d.0 == 0) {
-                    return err(key("interval"), "must be positive");
-                }
-            }
-            FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
-                if f.kind == FlowKind::Webpage {
-                    validate_webpage(f, &key)?;
-                }
-                if f.kind == FlowKind::Web {
-                    match f.conn_rate {
-                        None => {
-                            return err(
-                                key("conn_rate"),
-                                "a web flow needs conn_rate, new connections per second",
-                            )
-                        }
-                        Some(r) if !(r > 0.0 && r <= 10_000.0) => {
-                            return err(
-                                key("conn_rate"),
-                                format!(
-                                    "{r} is out of range; allowed above 0 up to 10000 connections per second"
-                                ),
-                            )
-                        }
-                        _ => {}
-                    }
-                    if let Some(h) = f.http.as_deref().filter(|h| *h != "1.1" && *h != "1.0") {
-                        return err(
-                            key("http"),
-                            format!("{h:?} is not allowed; allowed: \"1.1\", \"1.0\""),
-                        );
-                    }
-                    if f.direction.is_some_and(|d| d != DirSpec::Down) {
-                        return err(
-                            key("direction"),
-                            "\"up\" is not allowed; a web flow's responses go down (its requests up)",
-                        );
-                    }
-                }
-                if let Some(cc) = &f.cc {
-                    crate::transport::cc::make_cc(cc, 1448, Hystart::Off, &Value::Null)
-                        .map(|_| ())
-                        .or_else(|e| err(key("cc"), e))?;
-                }
-                if let Some(o) = &f.on_off {
-                    for (k, d) in [("on", o.on.0), ("off", o.off.0)] {
-                        if d == 0 || d > 3600 * SEC {
-                            return err(
-                                format!("{}.{k}", key("on_off")),
-                                format!("{} is out of range; allowed: above 0s up to 3600s", fmt_time(d)),
-                            );
-                        }
-                    }
-                }
-                if let Some(params) = &f.cc_params {
-                    let profile_cc = crate::transport::tcp::profile(f.profile.as_deref().unwrap_or("rfc"))
-                        .map_or("cubic", |p| p.cc);
-                    let cc = f.cc.as_deref().unwrap_or(profile_cc);
-                    if !params.is_object() {
-                        return err(
-                            key("cc_params"),
-                            format!("{params} is not allowed; allowed: a table of {cc}'s parameters"),
-                        );
-                    }
-                    crate::transport::cc::cc_params(cc, params).or_else(|e| err(key("cc_params"), e))?;
-                }
-                if let Some(m) = f.mss {
-                    if !(88..=65000).contains(&m) {
-                        return err(key("mss"), format!("{m} is out of range; allowed 88 to 65000"));
-                    }
-                }
-                if let Some(iw) = f.iw {
-                    if !(1..=1000).contains(&iw) {
-                        return err(
-                            key("iw"),
-                            format!("{iw} is out of range; allowed 1 to 1000 segments"),
-                        );
-                    }
-                }
-                if let Some(n) = f.segs_per_ack {
-                    if !(1..=1000).contains(&n) {
-                        return err(
-                            key("segs_per_ack"),
-                            format!("{n} is out of range; allowed 1 to 1000 segments"),
-                        );
-                    }
-                }
-                if let Some(r) = &f.repeat {
-                    if f.bytes.is_none() {
-                        return err(key("repeat"), "needs bytes, the size of each transfer");
-                    }
-                    if f.on_off.is_some() {
-                        return err(key("repeat"), "not allowed together with on_off");
-                    }
-                    let [lo, hi] = r.idle;
-                    if hi.0 < lo.0 || hi.0 > 3600 * SEC {
-                        return err(
-                            format!("{}.idle", key("repeat")),
-                            format!(
-                                "[{}, {}] is not allowed; allowed: [min, max] with min <= max <= 3600s",
-                                fmt_time(lo.0),
-                                fmt_time(hi.0)
-                            ),
-                        );
-                    }
-                }
-                if f.bytes.is_some_and(|b| b.0 == 0) {
-                    return err(key("bytes"), "must be positive (omit it for a bulk flow)");
-                }
-                let profile = crate::transport::tcp::profile(
-                    f.profile
-                        .as_deref()
-                        .unwrap_or(crate::transport::tcp::PROFILES[0].name),
-                )
-                .or_else(|e| err(key("profile"), e))?;
-                let min_rto = f.min_rto.map_or(profile.min_rto, |d| d.0);
-                let max_rto = f.max_rto.map_or(profile.max_rto, |d| d.0);
-                if max_rto < min_rto {
-                    return err(
-                        key("max_rto"),
-                        format!(
-                            "{} is below min_rto ({}); allowed: at least min_rto",
-                            fmt_time(max_rto),
-                            fmt_time(min_rto)
-                        ),
-                    );
-                }
-                let tick = f.rto_tick.map_or(profile.rto_tick, |d| d.0);
-                if f.linux_rto.unwrap_or(profile.linux_rto) && tick > 0 {
-                    return err(
-                        key("linux_rto"),
-                        format!(
-                            "true with rto_tick {} (ns-2's estimator); allowed: linux_rto = false, or rto_tick = \"0s\"",
-                            fmt_time(tick)
-                        ),
-                    );
-                }
-                for (k, v) in [
-                    ("pacing_ss_ratio", f.pacing_ss_ratio),
-                    ("pacing_ca_ratio", f.pacing_ca_ratio),
-                ] {
-                    if let Some(r) = v.filter(|r| !(1..=10_000).contains(r)) {
-                        return err(
-                            key(k),
-                            format!("{r} is out of range; allowed 1 to 10000 (percent)"),
-                        );
-                    }
-                }
-                for (k, v) in [
-                    ("min_rto", f.min_rto),
-                    ("max_rto", f.max_rto),
-                    ("initial_rto", f.initial_rto),
-                ] {
-                    if v.is_some_and(|d| d.0 == 0) {
-                        return err(key(k), "must be positive");
-                    }
-                }
-            }
-        }
-        if let Some(ps) = f.packet_size {
+        let model = FlowModel::read(f, &flow::FlowCtx::of(f, self.duration.0))
+            .map_err(|e| format!("flows[{i}].{e}"))?;
+        let probe_size = match &model {
+            FlowModel::Udp(u) => Some(u.packet_size),
+            FlowModel::Ping(p) | FlowModel::Voip(p) => Some(p.packet_size),
+            FlowModel::Tcp { .. } | FlowModel::Web { .. } | FlowModel::Webpage { .. } => None,
+        };
+        if let Some(ps) = probe_size {
             let lo = if f.kind.echoed() { 28 } else { 29 };
             if ps.0 < lo || ps.0 > self.topology.mtu.0 {
                 return err(
@@ -1766,6 +1212,17 @@ impl Scenario {
                     ),
                 );
             }
+        }
+        // Web objects and pages go down, their requests up.
+        if matches!(f.kind, FlowKind::Web | FlowKind::Webpage)
+            && f.direction.is_some_and(|d| d != DirSpec::Down)
+        {
+            let what = if f.kind == FlowKind::Web {
+                "a web flow's responses go down (its requests up)"
+            } else {
+                "a webpage flow's objects go down (its requests up)"
+            };
+            return err(key("direction"), format!("\"up\" is not allowed; {what}"));
         }
         Ok(())
     }

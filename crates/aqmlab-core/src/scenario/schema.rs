@@ -10,14 +10,13 @@
 //! What the schema cannot say (a value's range that depends on other keys, a route's hop names)
 //! stays with `aqmlab validate`.
 
-use super::{
-    DelAck, Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TsoSegs, COMMON_FLOW_KEYS,
-};
+use super::flow::common_keys;
+use super::{Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec};
 use crate::app::webpage::PAGES;
 use crate::queue::registry;
 use crate::transport::cc::{Hystart, CC_NAMES};
-use crate::transport::tcp::PROFILES;
-use crate::units::{Dur, Rate};
+use crate::transport::tcp::{DelAck, Rwnd, TsoSegs, PROFILES};
+use crate::units::{Dur, Rate, Size};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -130,6 +129,18 @@ impl JsonSchema for Hystart {
     }
 }
 
+impl JsonSchema for Rwnd {
+    fn schema_name() -> Cow<'static, str> {
+        "Rwnd".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let segments = json!({"type": "object", "required": ["segments"], "additionalProperties": false,
+                              "properties": {"segments": {"type": "integer", "minimum": 1}}});
+        json_schema!({"description": "a receive window: a size, or a number of segments of the mss",
+                      "anyOf": [g.subschema_for::<Size>(), segments]})
+    }
+}
+
 impl JsonSchema for TsoSegs {
     fn schema_name() -> Cow<'static, str> {
         "TsoSegs".into()
@@ -146,23 +157,44 @@ pub fn scenario_schema() -> Value {
     let mut root = serde_json::to_value(schemars::schema_for!(Scenario)).expect("schemas serialise");
     root["title"] = json!("aqmlab scenario");
     let flow_name = FlowSpec::schema_name();
+    // The kinds' keys: each group's struct gives its keys' value types and help.
+    let mut kind_props = serde_json::Map::new();
+    let mut g = SchemaGenerator::default();
+    for kind in FlowKind::ALL {
+        for group in kind.groups() {
+            if let Some(Value::Object(m)) = (group.schema)(&mut g).get("properties") {
+                kind_props.extend(m.clone());
+            }
+        }
+    }
+    let defs = serde_json::to_value(g.take_definitions(true)).expect("schemas serialise");
+    if let (Some(root_defs), Value::Object(more)) = (root["$defs"].as_object_mut(), defs) {
+        for (k, v) in more {
+            root_defs.entry(k).or_insert(v);
+        }
+    }
     let flow = &mut root["$defs"][flow_name.as_ref()];
+    flow.as_object_mut()
+        .expect("an object schema")
+        .remove("additionalProperties");
+    let props = flow["properties"].as_object_mut().expect("properties");
+    props.extend(kind_props);
     let kinds: Vec<&str> = FlowKind::ALL.iter().map(|k| k.name()).collect();
     flow["properties"]["kind"] =
         json!({"enum": kinds, "description": "the flow's kind; it decides the other keys"});
     flow["properties"]["cc"] = json!({"enum": CC_NAMES, "description": "congestion control"});
-    let profiles: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    let profiles: Vec<&str> = PROFILES.iter().map(|p| p.name()).collect();
     flow["properties"]["profile"] =
         json!({"enum": profiles, "description": "TCP profile (`aqmlab list tcp`)"});
     let pages: Vec<&str> = PAGES.iter().map(|p| p.0).collect();
     flow["properties"]["page"] = json!({"enum": pages, "description": "a built-in web page"});
-    // Each kind accepts the common keys and its own groups (`FlowKind::keys`), as `validate`
+    // Each kind accepts the common keys and its own groups' (`FlowKind::groups`), as `validate`
     // checks.
     let per_kind: Vec<Value> = FlowKind::ALL
         .iter()
         .map(|kind| {
-            let mut keys: Vec<&str> = COMMON_FLOW_KEYS.to_vec();
-            keys.extend(kind.keys().iter().flat_map(|g| g.iter().copied()));
+            let mut keys: Vec<&str> = common_keys().iter().map(String::as_str).collect();
+            keys.extend(kind.keys());
             json!({"if": {"properties": {"kind": {"const": kind.name()}}}, "then": {"propertyNames": {"enum": keys}}})
         })
         .collect();
@@ -182,11 +214,8 @@ mod tests {
             .expect("properties")
             .clone();
         for kind in FlowKind::ALL {
-            for key in COMMON_FLOW_KEYS
-                .iter()
-                .chain(kind.keys().iter().flat_map(|g| g.iter()))
-            {
-                assert!(props.contains_key(*key), "{kind}: {key} is not in the schema");
+            for key in common_keys().iter().map(String::as_str).chain(kind.keys()) {
+                assert!(props.contains_key(key), "{kind}: {key} is not in the schema");
             }
         }
     }

@@ -21,8 +21,12 @@
 //! last data segment and takes no sequence number.
 
 use crate::packet::Dir;
-use crate::transport::cc::Hystart;
-use crate::units::{Time, MS, SEC};
+use crate::queue::params::{self, read, Params};
+use crate::transport::cc::{cc_params, Hystart, CC_NAMES};
+use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
+use schemars::JsonSchema;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
 pub mod receiver;
 pub mod rto;
@@ -49,56 +53,84 @@ pub fn ack_size(n_sack: usize) -> u32 {
     }
 }
 
-/// Per-connection TCP settings, resolved from the scenario's flow entry.
-#[derive(Clone, Debug, PartialEq)]
+/// A TCP connection's model, declared once: each field is a flow key of the TCP-based kinds
+/// (`tcp`, `web`, `webpage`) with its type, its help (the doc comment: `aqmlab list tcp`, the
+/// JSON Schema) and its defaults (a profile's value, [`PROFILES`]); the struct read from a flow
+/// entry over its profile (`queue::params::read`) is what the endpoints run, and written back it
+/// is the flow's resolved TCP keys. The fields marked `skip` come from the flow's other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Congestion controller name (`cc::CC_NAMES`).
-    pub cc: String,
-    /// The controller's parameters (`cc::cc_params`; null = its defaults).
-    pub cc_params: serde_json::Value,
-    /// Bytes to transfer; `None` = bulk (unlimited).
-    pub bytes: Option<u64>,
-    /// Maximum segment size (payload bytes); IP packet = mss + 52 (IP 20 + TCP 20 + timestamps 12).
-    pub mss: u32,
+    /// TCP profile: the defaults of the other TCP keys (`aqmlab list tcp`).
+    #[serde(deserialize_with = "profile_name")]
+    pub profile: Name,
+    /// Congestion controller (`transport::cc::CC_NAMES`).
+    #[serde(deserialize_with = "cc_name")]
+    pub cc: Name,
+    /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table;
+    /// resolved with every default written out.
+    pub cc_params: Value,
+    /// ECN-capable (RFC 3168).
+    pub ecn: bool,
+    /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
+    pub sack: bool,
     /// Initial window in segments.
     pub iw: u32,
-    pub ecn: bool,
-    pub sack: bool,
+    /// Floor of the retransmission timeout.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub min_rto: Time,
-    /// Cap of the (backed-off) RTO.
+    /// Cap of the (backed-off) retransmission timeout.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub max_rto: Time,
+    /// Retransmission timeout before the first RTT sample.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub initial_rto: Time,
-    /// RTO clock tick: 0 = RFC 6298 rules; positive = ns-2's tick-based rules (see `rto.rs`).
+    /// RTO clock tick: "0s" = RFC 6298 rules; positive = ns-2's tick-based rules (`rto.rs`).
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
     pub rto_tick: Time,
-    /// Linux's RTO estimator (tcp_rtt_estimator, tcp_set_rto: RTO = SRTT + a variance term of at
-    /// least `min_rto`, see `rto.rs`) instead of RFC 6298's (with `rto_tick` 0).
+    /// Linux's RTO estimator: RTO = SRTT + a variance term of at least `min_rto`
+    /// (tcp_rtt_estimator, tcp_set_rto) instead of RFC 6298's max(min_rto, SRTT + 4 RTTVAR);
+    /// needs `rto_tick` 0.
     pub linux_rto: bool,
-    /// RFC 3465 byte counting; off = ns-2's per-ACK window growth (see `cc::slow_start`).
+    /// RFC 3465 byte counting; off: ns-2's per-ACK window growth (for CUBIC only its slow start,
+    /// `cc::slow_start`).
     pub abc: bool,
-    /// Delayed-ACK timer; `None` = ACK every segment.
+    /// Delayed-ACK timer ("40ms"), or false: ACK every segment.
+    #[serde(with = "as_delack")]
+    #[schemars(with = "DelAck")]
     pub delack: Option<Time>,
     /// In-order full segments that make the receiver ACK at once (RFC 1122: 2; ns-2 FullTcp
-    /// segsperack_). Less than that waits for the delayed-ACK timer.
+    /// segsperack_ 1). Less than that waits for the delayed-ACK timer.
     pub segs_per_ack: u32,
     /// The delayed-ACK timer fires on multiples of `delack` since time 0 (ns-2 FullTcp's
     /// periodic delack_timer_) instead of `delack` after the first unACKed segment.
     pub delack_grid: bool,
-    /// Receive window in bytes.
-    pub rwnd: u64,
-    /// How the initial slow start may end early: Linux HyStart (CUBIC), HyStart++ or off.
+    /// Maximum segment size (payload bytes); IP packet = mss + 52 (IP 20 + TCP 20 + timestamps 12).
+    pub mss: u32,
+    /// Receive window: a size, or `{ segments = N }` (N times `mss`, as ns-2's `window_`);
+    /// resolved to bytes.
+    pub rwnd: Rwnd,
+    /// How the initial slow start may end early: "linux" (CUBIC's HyStart; `true`), "rfc9406"
+    /// (HyStart++) or "off" (`false`).
     pub hystart: Hystart,
-    /// No new data is sent at or after this time (retransmissions continue); `None` = never stop.
-    pub stop: Option<Time>,
-    /// The application's on periods [start, end) (on/off sources); empty = always on.
-    pub on_periods: Vec<(Time, Time)>,
-    /// Linux-style pacing (see [`Pacing`]); `None` = segments leave as the window allows.
-    pub pacing: Option<Pacing>,
-    /// RFC 6937 PRR in SACK recovery; off = cwnd = ssthresh at once (RFC 6675).
+    /// Linux-style pacing ([`Pacing`]); off: segments leave as the window allows.
+    pub pacing: bool,
+    /// Pacing rate in slow start, percent of cwnd/SRTT (Linux tcp_pacing_ss_ratio).
+    pub pacing_ss_ratio: u32,
+    /// Pacing rate in congestion avoidance, percent of cwnd/SRTT (Linux tcp_pacing_ca_ratio).
+    pub pacing_ca_ratio: u32,
+    /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
+    pub tso_segs: TsoSegs,
+    /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
     /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
     /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
     pub rate_halving: bool,
-    /// RFC 8985 RACK loss detection (SACK only); off = RFC 6675's DupThresh IsLost rule.
+    /// RFC 8985 RACK loss detection (SACK only); off: RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
     pub tlp: bool,
@@ -127,6 +159,260 @@ pub struct TcpConfig {
     /// (TCP_NODELAY, or Linux's Minshall variant, which holds a short segment only behind
     /// another unacknowledged short one, so never a transfer's single tail).
     pub nagle: bool,
+    /// Bytes to transfer; `None` = bulk (unlimited). From the flow's `bytes`.
+    #[serde(skip)]
+    pub bytes: Option<u64>,
+    /// No new data is sent at or after this time (retransmissions continue); `None` = never
+    /// stop. From the flow's `stop`.
+    #[serde(skip)]
+    pub stop: Option<Time>,
+    /// The application's on periods [start, end) (on/off sources); empty = always on. From the
+    /// flow's `on_off`.
+    #[serde(skip)]
+    pub on_periods: Vec<(Time, Time)>,
+}
+
+/// A receive window: bytes, or a number of segments of the connection's MSS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rwnd {
+    Bytes(u64),
+    Segments(u64),
+}
+
+impl Rwnd {
+    pub fn bytes(self, mss: u32) -> u64 {
+        match self {
+            Rwnd::Bytes(b) => b,
+            Rwnd::Segments(n) => n * mss as u64,
+        }
+    }
+}
+
+impl Serialize for Rwnd {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Rwnd::Bytes(b) => Size(b).serialize(s),
+            Rwnd::Segments(n) => serde_json::json!({ "segments": n }).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Rwnd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        if let Some(n) = v.get("segments").and_then(Value::as_u64) {
+            if v.as_object().is_some_and(|m| m.len() == 1) && n > 0 {
+                return Ok(Rwnd::Segments(n));
+            }
+        }
+        match &v {
+            Value::String(_) => Size::deserialize(v).map(|b| Rwnd::Bytes(b.0)).map_err(de::Error::custom),
+            _ => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: a size such as \"64MiB\", or {{ segments = N }} with N at least 1"
+            ))),
+        }
+    }
+}
+
+/// The delayed-ACK setting as a value: a timer ("40ms"), or `false` (ACK every segment); `true`
+/// is 40 ms (Linux's TCP_DELACK_MIN).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelAck(pub Option<Time>);
+
+impl<'de> Deserialize<'de> for DelAck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(DelAck(None)),
+            Value::Bool(true) => Ok(DelAck(Some(40 * MS))),
+            Value::String(s) => parse_time(&s).map(|t| DelAck(Some(t))).map_err(de::Error::custom),
+            v => Err(de::Error::custom(format!(
+                "{v} is not a delayed-ACK timer (\"40ms\") or false"
+            ))),
+        }
+    }
+}
+
+impl Serialize for DelAck {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_bool(false),
+            Some(t) => Dur(t).serialize(s),
+        }
+    }
+}
+
+/// `#[serde(with = "as_delack")]`: an `Option<Time>` read and written as a [`DelAck`].
+mod as_delack {
+    use super::{DelAck, Time};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+        DelAck(*t).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Time>, D::Error> {
+        DelAck::deserialize(d).map(|t| t.0)
+    }
+}
+
+/// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TsoSegs(pub Option<u32>);
+
+impl<'de> Deserialize<'de> for TsoSegs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "auto" => Ok(TsoSegs(None)),
+            Value::Number(n) if n.as_u64().is_some_and(|v| (1..=64).contains(&v)) => {
+                Ok(TsoSegs(n.as_u64().map(|v| v as u32)))
+            }
+            v => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: \"auto\" or a whole number of segments from 1 to 64"
+            ))),
+        }
+    }
+}
+
+impl Serialize for TsoSegs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u32(n),
+            None => s.serialize_str("auto"),
+        }
+    }
+}
+
+/// A name from a fixed table (a controller's, a profile's): the table's own `'static` string,
+/// so that a configuration is plain data a profile constant can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Name(pub &'static str);
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl From<&'static str> for Name {
+    fn from(s: &'static str) -> Name {
+        Name(s)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Reads a name of `names`.
+fn static_name<'de, D: Deserializer<'de>>(
+    d: D,
+    names: impl Iterator<Item = &'static str> + Clone,
+) -> Result<Name, D::Error> {
+    let s = String::deserialize(d)?;
+    names.clone().find(|n| *n == s).map(Name).ok_or_else(|| {
+        let all: Vec<&str> = names.collect();
+        de::Error::custom(format!("{s:?} is not allowed; allowed: {}", all.join(", ")))
+    })
+}
+
+fn cc_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+    static_name(d, CC_NAMES.iter().copied())
+}
+
+fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+    static_name(d, PROFILES.iter().map(TcpProfile::name))
+}
+
+impl TcpConfig {
+    /// The pacing the sender runs ([`Pacing`]), `None` when `pacing` is off.
+    pub fn pacing_params(&self) -> Option<Pacing> {
+        self.pacing.then_some(Pacing {
+            ss_ratio: self.pacing_ss_ratio,
+            ca_ratio: self.pacing_ca_ratio,
+            tso_segs: self.tso_segs.0,
+        })
+    }
+
+    /// The receive window in bytes.
+    pub fn rwnd_bytes(&self) -> u64 {
+        self.rwnd.bytes(self.mss)
+    }
+}
+
+impl Params<()> for TcpConfig {
+    const PRESET: Option<&'static str> = Some("profile");
+
+    fn preset(&self, _: &()) -> TcpConfig {
+        profile(&self.profile).expect("a profile's name").config.clone()
+    }
+
+    fn finish(&mut self, _: &()) -> Result<(), String> {
+        if !(self.cc_params.is_null() || self.cc_params.is_object()) {
+            return Err(format!(
+                "cc_params: {} is not allowed; allowed: a table of {}'s parameters",
+                self.cc_params, self.cc
+            ));
+        }
+        self.cc_params = cc_params(&self.cc, &self.cc_params).map_err(|e| format!("cc_params: {e}"))?;
+        let range = |key: &str, v: u32, lo: u32, hi: u32, what: &str| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{key}: {v} is out of range; allowed {lo} to {hi}{what}"))
+            }
+        };
+        range("mss", self.mss, 88, 65000, "")?;
+        range("iw", self.iw, 1, 1000, " segments")?;
+        range("segs_per_ack", self.segs_per_ack, 1, 1000, " segments")?;
+        range("pacing_ss_ratio", self.pacing_ss_ratio, 1, 10_000, " (percent)")?;
+        range("pacing_ca_ratio", self.pacing_ca_ratio, 1, 10_000, " (percent)")?;
+        for (k, v) in [
+            ("min_rto", self.min_rto),
+            ("max_rto", self.max_rto),
+            ("initial_rto", self.initial_rto),
+        ] {
+            if v == 0 {
+                return Err(format!("{k}: must be positive"));
+            }
+        }
+        if self.max_rto < self.min_rto {
+            return Err(format!(
+                "max_rto: {} is below min_rto ({}); allowed: at least min_rto",
+                fmt_time(self.max_rto),
+                fmt_time(self.min_rto)
+            ));
+        }
+        if self.linux_rto && self.rto_tick > 0 {
+            return Err(format!(
+                "linux_rto: true with rto_tick {} (ns-2's estimator); allowed: linux_rto = false, or rto_tick = \"0s\"",
+                fmt_time(self.rto_tick)
+            ));
+        }
+        // The window the connection runs with, in bytes (a profile's may count segments).
+        self.rwnd = Rwnd::Bytes(self.rwnd_bytes());
+        if self.rwnd_bytes() < self.mss as u64 {
+            return Err(format!(
+                "rwnd: {}B is below one mss ({}B); allowed: at least the mss",
+                self.rwnd_bytes(),
+                self.mss
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a flow entry's TCP keys (`table`, the entry) over their profile; errors name the key.
+pub fn read_config(table: &Value) -> Result<TcpConfig, String> {
+    read(table, TcpConfig::default(), &())
+}
+
+/// The TCP keys, in declaration order.
+pub fn keys() -> &'static [&'static str] {
+    params::keys::<TcpConfig>()
 }
 
 /// Pacing as Linux does it with the fq qdisc or TCP's internal pacing (net/ipv4/tcp_output.c,
@@ -146,246 +432,54 @@ pub struct Pacing {
     pub tso_segs: Option<u32>,
 }
 
-impl Default for Pacing {
-    fn default() -> Pacing {
-        Pacing {
-            ss_ratio: 200,
-            ca_ratio: 120,
-            tso_segs: None,
-        }
-    }
-}
-
 impl Default for TcpConfig {
-    /// Linux-like defaults: CUBIC with HyStart, MSS 1448, IW10, SACK on, ECN off, initial RTO
-    /// 1 s, RTO floor 200 ms, delayed ACK 40 ms, 16 MiB receive window, bulk transfer.
+    /// The first profile's (`rfc`).
     fn default() -> TcpConfig {
-        TcpConfig {
-            cc: "cubic".into(),
-            cc_params: serde_json::Value::Null,
-            bytes: None,
-            mss: 1448,
-            iw: 10,
-            ecn: false,
-            sack: true,
-            min_rto: 200 * MS,
-            max_rto: rto::MAX_RTO,
-            initial_rto: SEC,
-            rto_tick: 0,
-            linux_rto: false,
-            abc: true,
-            delack: Some(40 * MS),
-            segs_per_ack: 2,
-            delack_grid: false,
-            rwnd: 16 << 20,
-            hystart: Hystart::Linux,
-            stop: None,
-            on_periods: Vec::new(),
-            pacing: None,
-            prr: false,
-            rate_halving: false,
-            rack: false,
-            tlp: false,
-            frto: false,
-            early_retransmit: false,
-            quickack: 0,
-            idle_restart: false,
-            cwnd_limited: false,
-            rto_rearm: false,
-            nagle: false,
-        }
+        rfc()
     }
 }
 
-/// A flow's receive window default: fixed bytes, or a number of segments of the flow's MSS.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RwndDefault {
-    Bytes(u64),
-    Segments(u64),
-}
-
-/// A TCP profile: a coherent set of defaults for a flow's TCP keys (the scenario key `profile`).
-/// Every key stays settable on its own; a profile only fills in what the flow leaves out.
+/// A TCP profile: a coherent set of defaults for a flow's TCP keys (the scenario key `profile`),
+/// its `config` (whose `profile` is its name). Every key stays settable on its own; a profile
+/// only fills in what the flow leaves out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpProfile {
-    pub name: &'static str,
     pub about: &'static str,
-    pub cc: &'static str,
-    pub ecn: bool,
-    pub sack: bool,
-    pub iw: u32,
-    pub mss: u32,
-    pub min_rto: Time,
-    pub max_rto: Time,
-    pub initial_rto: Time,
-    pub rto_tick: Time,
-    /// Linux's RTO estimator (SRTT + a variance term of at least min_rto).
-    pub linux_rto: bool,
-    pub delack: Option<Time>,
-    pub segs_per_ack: u32,
-    pub delack_grid: bool,
-    pub rwnd: RwndDefault,
-    pub abc: bool,
-    pub hystart: Hystart,
-    /// Linux-style pacing ([`Pacing`]) on by default.
-    pub pacing: bool,
-    /// RFC 6937 Proportional Rate Reduction in SACK recovery.
-    pub prr: bool,
-    /// ns-2 TCP/Linux's rate halving in SACK recovery.
-    pub rate_halving: bool,
-    /// RFC 8985 RACK loss detection and Tail Loss Probe.
-    pub rack: bool,
-    pub tlp: bool,
-    /// RFC 5682 F-RTO with timestamp undo of spurious timeouts.
-    pub frto: bool,
-    /// RFC 5827 early retransmit (Linux's delayed form).
-    pub early_retransmit: bool,
-    /// Quick ACKs at the start of a connection.
-    pub quickack: u32,
-    /// Window restart after idle (RFC 5681 4.1 / Linux tcp_slow_start_after_idle).
-    pub idle_restart: bool,
-    /// Window growth only while cwnd-limited (Linux 3.14 tcp_is_cwnd_limited).
-    pub cwnd_limited: bool,
-    /// Retransmission timer restarted by a retransmission of the segment at snd_una (Linux).
-    pub rto_rearm: bool,
-    /// Classic Nagle for short new segments (ns-2 FullTcp's `nodelay_` false).
-    pub nagle: bool,
+    pub config: TcpConfig,
 }
 
-// A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
-// differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
-// (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
-// initial (TCP_TIMEOUT_INIT) / 200 ms floor (TCP_RTO_MIN) / 120 s cap (TCP_RTO_MAX),
-// delayed ACK 40 ms (TCP_DELACK_MIN).
-const LINUX: TcpProfile = TcpProfile {
-    name: "linux",
-    about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
-            (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
-            initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
-            40 ms, 16 quick ACKs at the start",
-    cc: "cubic",
-    ecn: false,
-    sack: true,
-    iw: 10,
-    mss: 1448,
-    min_rto: 200 * MS,
-    max_rto: 120 * SEC,
-    initial_rto: SEC,
-    rto_tick: 0,
-    // tcp_input.c tcp_rtt_estimator / tcp_set_rto: RTO = srtt + rttvar, rttvar >= TCP_RTO_MIN.
-    linux_rto: true,
-    delack: Some(40 * MS),
-    // tcp_input.c __tcp_ack_snd_check: more than one full segment unACKed.
-    segs_per_ack: 2,
-    delack_grid: false,
-    rwnd: RwndDefault::Bytes(64 << 20),
-    abc: true,
-    hystart: Hystart::Linux,
-    pacing: false,
-    prr: true,
-    rate_halving: false,
-    rack: true,
-    tlp: true,
-    // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
-    // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
-    frto: true,
-    early_retransmit: false,
-    // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
-    quickack: 16,
-    idle_restart: true,
-    // Current kernels keep the gate but track whether the window was used over the last
-    // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
-    // so `linux` grows the window on every ACK (`linux_3_14` runs 3.14's form).
-    cwnd_limited: false,
-    // tcp_output.c tcp_xmit_retransmit_queue: retransmitting the head (rtx_head) re-arms
-    // ICSK_TIME_RETRANS to a full RTO unless ICSK_TIME_REO_TIMEOUT is pending (3.14: when the
-    // skb is tcp_write_queue_head).
-    rto_rearm: true,
-    // Nagle is on by default (no TCP_NODELAY) but in Minshall's form (tcp_output.c
-    // tcp_nagle_check / tcp_minshall_check): a transfer's one short tail is never held.
-    nagle: false,
-};
+impl TcpProfile {
+    pub fn name(&self) -> &'static str {
+        self.config.profile.0
+    }
+}
 
-// Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
-// behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
-const NS2_SACK1: TcpProfile = TcpProfile {
-    name: "ns2_sack1",
-    about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
-            counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
-            60 s max, delayed ACK 100 ms, window_ 20 packets",
-    // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
-    cc: "newreno",
-    // ecn_ 0.
-    ecn: false,
-    sack: true,
-    // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
-    // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
-    iw: 2,
-    // packetSize_ 1000.
-    mss: 1000,
-    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01 (tcp.cc rtt_timeout).
-    min_rto: 200 * MS,
-    max_rto: 60 * SEC,
-    initial_rto: 3 * SEC,
-    rto_tick: 10 * MS,
-    linux_rto: false,
-    // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
-    // in-order packet at once, out-of-order and gap-filling packets at once).
-    delack: Some(100 * MS),
-    segs_per_ack: 2,
-    // DelAckSink::timeout fires interval_ after the packet that armed it.
-    delack_grid: false,
-    // window_ 20 (packets): the receiver's advertised window.
-    rwnd: RwndDefault::Segments(20),
-    // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
-    abc: false,
-    hystart: Hystart::Off,
-    // ns-2's agents send as the window opens (maxburst_ 0: no limit).
-    pacing: false,
-    // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
-    prr: false,
-    rate_halving: false,
-    // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
-    rack: false,
-    tlp: false,
-    // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
-    // no quick-ACK mode.
-    frto: false,
-    early_retransmit: false,
-    quickack: 0,
-    idle_restart: false,
-    // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
-    cwnd_limited: false,
-    // The RFC 6298 timer (not checked against ns-2's tcp-sack1.cc, which also resets it on
-    // entering fast recovery).
-    rto_rearm: false,
-    // The one-way agents send whole packets only.
-    nagle: false,
-};
-
-/// The TCP profiles; the first is the default.
-pub const PROFILES: &[TcpProfile] = &[
-    TcpProfile {
-        name: "rfc",
-        about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
-                IW10, MSS 1448, RTO floor 200 ms, delayed ACK 40 ms",
-        cc: "cubic",
+// RFC TCP with Linux-like defaults; every other profile is this one with what differs.
+fn rfc() -> TcpConfig {
+    TcpConfig {
+        profile: Name("rfc"),
+        cc: Name("cubic"),
+        cc_params: Value::Null,
         ecn: false,
         sack: true,
         iw: 10,
-        mss: 1448,
         min_rto: 200 * MS,
         max_rto: rto::MAX_RTO,
         initial_rto: SEC,
         rto_tick: 0,
         linux_rto: false,
+        abc: true,
         delack: Some(40 * MS),
         segs_per_ack: 2,
         delack_grid: false,
-        rwnd: RwndDefault::Bytes(64 << 20),
-        abc: true,
+        mss: 1448,
+        rwnd: Rwnd::Bytes(64 << 20),
         hystart: Hystart::Linux,
         pacing: false,
+        // Linux's sysctl defaults (net.ipv4.tcp_pacing_ss_ratio / ca_ratio) and TSO autosizing.
+        pacing_ss_ratio: 200,
+        pacing_ca_ratio: 120,
+        tso_segs: TsoSegs(None),
         prr: false,
         rate_halving: false,
         rack: false,
@@ -397,91 +491,232 @@ pub const PROFILES: &[TcpProfile] = &[
         cwnd_limited: false,
         rto_rearm: false,
         nagle: false,
-    },
-    NS2_SACK1,
-    // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
-    // an Agent/TCPSink/Sack1. What differs from ns2_sack1 (the rest: the Agent/TCP defaults of
-    // tcl/lib/ns-default.tcl both inherit: ecn_, windowInit_, packetSize_, the RTO bounds,
-    // window_; no probes, no undo: "We don't have undo yet", LinuxTcpAgent::enter_loss).
-    TcpProfile {
-        name: "ns2_linux",
-        about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
+        bytes: None,
+        stop: None,
+        on_periods: Vec::new(),
+    }
+}
+
+// A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
+// differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
+// (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
+// initial (TCP_TIMEOUT_INIT) / 200 ms floor (TCP_RTO_MIN) / 120 s cap (TCP_RTO_MAX),
+// delayed ACK 40 ms (TCP_DELACK_MIN).
+fn linux() -> TcpConfig {
+    TcpConfig {
+        profile: Name("linux"),
+        cc: Name("cubic"),
+        ecn: false,
+        sack: true,
+        iw: 10,
+        mss: 1448,
+        min_rto: 200 * MS,
+        max_rto: 120 * SEC,
+        initial_rto: SEC,
+        rto_tick: 0,
+        // tcp_input.c tcp_rtt_estimator / tcp_set_rto: RTO = srtt + rttvar, rttvar >= TCP_RTO_MIN.
+        linux_rto: true,
+        delack: Some(40 * MS),
+        // tcp_input.c __tcp_ack_snd_check: more than one full segment unACKed.
+        segs_per_ack: 2,
+        delack_grid: false,
+        rwnd: Rwnd::Bytes(64 << 20),
+        abc: true,
+        hystart: Hystart::Linux,
+        pacing: false,
+        prr: true,
+        rate_halving: false,
+        rack: true,
+        tlp: true,
+        // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
+        // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
+        frto: true,
+        early_retransmit: false,
+        // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
+        quickack: 16,
+        idle_restart: true,
+        // Current kernels keep the gate but track whether the window was used over the last
+        // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
+        // so `linux` grows the window on every ACK (`linux_3_14` runs 3.14's form).
+        cwnd_limited: false,
+        // tcp_output.c tcp_xmit_retransmit_queue: retransmitting the head (rtx_head) re-arms
+        // ICSK_TIME_RETRANS to a full RTO unless ICSK_TIME_REO_TIMEOUT is pending (3.14: when the
+        // skb is tcp_write_queue_head).
+        rto_rearm: true,
+        // Nagle is on by default (no TCP_NODELAY) but in Minshall's form (tcp_output.c
+        // tcp_nagle_check / tcp_minshall_check): a transfer's one short tail is never held.
+        nagle: false,
+        ..rfc()
+    }
+}
+
+// Values from ns-2.35 tcl/lib/ns-default.tcl (Agent/TCP and Agent/TCPSink/DelAck defaults),
+// behaviour from tcp/tcp.cc and tcp/tcp-sack1.cc as named in the comments.
+fn ns2_sack1() -> TcpConfig {
+    TcpConfig {
+        profile: Name("ns2_sack1"),
+        // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
+        cc: Name("newreno"),
+        // ecn_ 0.
+        ecn: false,
+        sack: true,
+        // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
+        // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
+        iw: 2,
+        // packetSize_ 1000.
+        mss: 1000,
+        // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01 (tcp.cc rtt_timeout).
+        min_rto: 200 * MS,
+        max_rto: 60 * SEC,
+        initial_rto: 3 * SEC,
+        rto_tick: 10 * MS,
+        linux_rto: false,
+        // Agent/TCPSink/DelAck interval_ 100ms (tcp-sink.cc DelAckSink::recv: every second
+        // in-order packet at once, out-of-order and gap-filling packets at once).
+        delack: Some(100 * MS),
+        segs_per_ack: 2,
+        // DelAckSink::timeout fires interval_ after the packet that armed it.
+        delack_grid: false,
+        // window_ 20 (packets): the receiver's advertised window.
+        rwnd: Rwnd::Segments(20),
+        // tcp.cc TcpAgent::opencwnd: +1 per new ACK in slow start, +1/cwnd in avoidance.
+        abc: false,
+        hystart: Hystart::Off,
+        // ns-2's agents send as the window opens (maxburst_ 0: no limit).
+        pacing: false,
+        // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
+        prr: false,
+        rate_halving: false,
+        // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
+        rack: false,
+        tlp: false,
+        // tcp.cc: no spurious-timeout detection, no early retransmit; the DelAck sink has
+        // no quick-ACK mode.
+        frto: false,
+        early_retransmit: false,
+        quickack: 0,
+        idle_restart: false,
+        // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
+        cwnd_limited: false,
+        // The RFC 6298 timer (not checked against ns-2's tcp-sack1.cc, which also resets it on
+        // entering fast recovery).
+        rto_rearm: false,
+        // The one-way agents send whole packets only.
+        nagle: false,
+        ..rfc()
+    }
+}
+
+/// The TCP profiles; the first is the default.
+pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock::new(|| {
+    vec![
+        TcpProfile {
+            about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
+                IW10, MSS 1448, RTO floor 200 ms, delayed ACK 40 ms",
+            config: rfc(),
+        },
+        TcpProfile {
+            about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
+                counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
+                60 s max, delayed ACK 100 ms, window_ 20 packets",
+            config: ns2_sack1(),
+        },
+        // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
+        // an Agent/TCPSink/Sack1. What differs from ns2_sack1 (the rest: the Agent/TCP defaults of
+        // tcl/lib/ns-default.tcl both inherit: ecn_, windowInit_, packetSize_, the RTO bounds,
+        // window_; no probes, no undo: "We don't have undo yet", LinuxTcpAgent::enter_loss).
+        TcpProfile {
+            about: "ns-2.35 Agent/TCP/Linux running Linux 2.6.22's CUBIC v2.1 module into a \
                 TCPSink/Sack1: per-packet windows and jiffies, SACK scoreboard recovery with \
                 rate halving to cwnd = ssthresh, IW 2 after the SYN, 1 ms RTO tick, RTO 3 s \
                 initial / 200 ms min / 60 s max, an ACK per packet, window_ 20 packets",
-        // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1); the module
-        // counts packets per ACK itself (tcp_slow_start, sysctl_tcp_abc 1) and has no HyStart
-        // (added in 2.6.29). LinuxTcpAgent keeps a ScoreBoard1 (scb_) and retransmits its holes
-        // first (send_much: GetNextRetran). IW 2: TcpAgent::set_initial_window sets cwnd_ 1
-        // for the SYN and LinuxTcpAgent::recv (unlike TcpAgent::recv) never sets cwnd_ =
-        // windowInit_ on the SYN's ACK; that ACK is a slow-start ACK, so data starts with 2.
-        cc: "cubic_2_6_22",
-        // install_congestion_control: tcp_tick_ = 1 / JIFFY_RATIO (1 ms); the estimator is
-        // TcpAgent's (LinuxTcpAgent::rtt_update, rttvar_exp_ 2).
-        rto_tick: MS,
-        // TCPSink (tcp-sink.cc) ACKs every packet; only the DelAck sink delays.
-        delack: None,
-        // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
-        // lets it fall by one per packet sent (rate halving), not PRR.
-        rate_halving: true,
-        ..NS2_SACK1
-    },
-    // ns-2.35's two-way Agent/TCP/FullTcp/Sack (tcp/tcp-full.cc SackFullTcpAgent), the agent
-    // PackMimeHTTP allocates after `set-TCP Sack` (packmime_HTTP.cc picktcp: `alloc-tcp
-    // $tcptype_`). Its own defaults are ns-default.tcl's Agent/TCP/FullTcp block; the rest it
-    // inherits from Agent/TCP as ns2_sack1 does. FullTcpAgent grows cwnd_ with
-    // TcpAgent::opencwnd and halves it on loss; windowInit_ 2 applies when the SYN is ACKed
-    // (tcp-full.cc recv, SYN-SENT and SYN-RECEIVED).
-    TcpProfile {
-        name: "ns2_fulltcp",
-        about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
+            config: TcpConfig {
+                profile: Name("ns2_linux"),
+                // select_ca cubic: tcp/linux/src/tcp_cubic.c (Linux 2.6.22.6, CUBIC v2.1); the module
+                // counts packets per ACK itself (tcp_slow_start, sysctl_tcp_abc 1) and has no HyStart
+                // (added in 2.6.29). LinuxTcpAgent keeps a ScoreBoard1 (scb_) and retransmits its holes
+                // first (send_much: GetNextRetran). IW 2: TcpAgent::set_initial_window sets cwnd_ 1
+                // for the SYN and LinuxTcpAgent::recv (unlike TcpAgent::recv) never sets cwnd_ =
+                // windowInit_ on the SYN's ACK; that ACK is a slow-start ACK, so data starts with 2.
+                cc: Name("cubic_2_6_22"),
+                // install_congestion_control: tcp_tick_ = 1 / JIFFY_RATIO (1 ms); the estimator is
+                // TcpAgent's (LinuxTcpAgent::rtt_update, rttvar_exp_ 2).
+                rto_tick: MS,
+                // TCPSink (tcp-sink.cc) ACKs every packet; only the DelAck sink delays.
+                delack: None,
+                // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
+                // lets it fall by one per packet sent (rate halving), not PRR.
+                rate_halving: true,
+                ..ns2_sack1()
+            },
+        },
+        // ns-2.35's two-way Agent/TCP/FullTcp/Sack (tcp/tcp-full.cc SackFullTcpAgent), the agent
+        // PackMimeHTTP allocates after `set-TCP Sack` (packmime_HTTP.cc picktcp: `alloc-tcp
+        // $tcptype_`). Its own defaults are ns-default.tcl's Agent/TCP/FullTcp block; the rest it
+        // inherits from Agent/TCP as ns2_sack1 does. FullTcpAgent grows cwnd_ with
+        // TcpAgent::opencwnd and halves it on loss; windowInit_ 2 applies when the SYN is ACKed
+        // (tcp-full.cc recv, SYN-SENT and SYN-RECEIVED).
+        TcpProfile {
+            about: "ns-2.35 two-way Agent/TCP/FullTcp/Sack (PackMime's agent): SYN/FIN handshake, \
                 Reno AIMD without byte counting, SACK recovery, IW 2 on the SYN-ACK, segsize 536, \
                 10 ms RTO tick, RTO 3 s / 200 ms / 60 s, an ACK per full segment (segsperack_ 1) \
                 and a shorter tail's ACK at the next multiple of interval_ 100 ms, Nagle \
                 (nodelay_ false), window_ 20 packets",
-        // segsize_ 536.
-        mss: 536,
-        // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as rcv_nxt_ - last_ack_sent_
-        // reaches one full segment; anything less (a short tail) sets TF_DELACK and waits for
-        // delack_timer_, which recv arms for the next multiple of interval_ (0.1) after now and
-        // FullTcpAgent::timeout re-arms every interval_. A FIN is ACKed at once (TF_ACKNOW).
-        delack: Some(100 * MS),
-        segs_per_ack: 1,
-        delack_grid: true,
-        // nodelay_ false: foutput's sender SWS avoidance holds a short segment unless nothing
-        // is outstanding (quiet) or it is half the peer's window.
-        nagle: true,
-        ..NS2_SACK1
-    },
-    LINUX,
-    // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
-    // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
-    // (tcp_early_retrans = 3: RFC 5827 delayed by SRTT/4, tcp_pause_early_retransmit, and TLP,
-    // added in 3.10); the rest as in `linux`: PRR (3.2), F-RTO with undo (new F-RTO in 3.10),
-    // CUBIC with HyStart, IW 10 (2.6.39), RTO 1 s initial (3.1) / 200 ms min / 120 s max,
-    // delayed ACK 40 ms with quick ACKs at the start. The receive window: tcp_rmem's default
-    // maximum of 6 MiB with tcp_adv_win_scale 1 advertises half of it, 3 MiB.
-    TcpProfile {
-        name: "linux_3_14",
-        about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
+            config: TcpConfig {
+                profile: Name("ns2_fulltcp"),
+                // segsize_ 536.
+                mss: 536,
+                // segsperack_ 1: FullTcpAgent::need_send ACKs as soon as rcv_nxt_ - last_ack_sent_
+                // reaches one full segment; anything less (a short tail) sets TF_DELACK and waits for
+                // delack_timer_, which recv arms for the next multiple of interval_ (0.1) after now and
+                // FullTcpAgent::timeout re-arms every interval_. A FIN is ACKed at once (TF_ACKNOW).
+                delack: Some(100 * MS),
+                segs_per_ack: 1,
+                delack_grid: true,
+                // nodelay_ false: foutput's sender SWS avoidance holds a short segment unless nothing
+                // is outstanding (quiet) or it is half the peer's window.
+                nagle: true,
+                ..ns2_sack1()
+            },
+        },
+        TcpProfile {
+            about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
+                (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
+                initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
+                40 ms, 16 quick ACKs at the start",
+            config: linux(),
+        },
+        // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
+        // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
+        // (tcp_early_retrans = 3: RFC 5827 delayed by SRTT/4, tcp_pause_early_retransmit, and TLP,
+        // added in 3.10); the rest as in `linux`: PRR (3.2), F-RTO with undo (new F-RTO in 3.10),
+        // CUBIC with HyStart, IW 10 (2.6.39), RTO 1 s initial (3.1) / 200 ms min / 120 s max,
+        // delayed ACK 40 ms with quick ACKs at the start. The receive window: tcp_rmem's default
+        // maximum of 6 MiB with tcp_adv_win_scale 1 advertises half of it, 3 MiB.
+        TcpProfile {
+            about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
                 (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
                 undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window, \
                 window growth only while cwnd-limited (tcp_is_cwnd_limited)",
-        rwnd: RwndDefault::Bytes(3 << 20),
-        rack: false,
-        early_retransmit: true,
-        // tcp_cong.c tcp_is_cwnd_limited, called by tcp_reno_cong_avoid and tcp_cubic.c
-        // bictcp_cong_avoid with the packets in flight before the ACK (tcp_ack's
-        // prior_in_flight).
-        cwnd_limited: true,
-        ..LINUX
-    },
-];
+            config: TcpConfig {
+                profile: Name("linux_3_14"),
+                rwnd: Rwnd::Bytes(3 << 20),
+                rack: false,
+                early_retransmit: true,
+                // tcp_cong.c tcp_is_cwnd_limited, called by tcp_reno_cong_avoid and tcp_cubic.c
+                // bictcp_cong_avoid with the packets in flight before the ACK (tcp_ack's
+                // prior_in_flight).
+                cwnd_limited: true,
+                ..linux()
+            },
+        },
+    ]
+});
 
 /// The profile called `name`.
 pub fn profile(name: &str) -> Result<&'static TcpProfile, String> {
-    PROFILES.iter().find(|p| p.name == name).ok_or_else(|| {
-        let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    PROFILES.iter().find(|p| p.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = PROFILES.iter().map(TcpProfile::name).collect();
         format!("{name:?} is not a TCP profile; allowed: {}", names.join(", "))
     })
 }
@@ -504,10 +739,11 @@ pub fn try_new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<(TcpSe
             cfg.mss, cfg.iw, cfg.segs_per_ack
         ));
     }
-    if cfg.rwnd < cfg.mss as u64 {
+    if cfg.rwnd_bytes() < cfg.mss as u64 {
         return Err(format!(
             "tcp: rwnd ({} B) must hold at least one mss ({} B)",
-            cfg.rwnd, cfg.mss
+            cfg.rwnd_bytes(),
+            cfg.mss
         ));
     }
     if cfg.initial_rto == 0 {
@@ -521,4 +757,52 @@ pub fn try_new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<(TcpSe
         ));
     }
     Ok((TcpSender::new(cfg, flow, dir)?, TcpReceiver::new(cfg, flow, dir)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_tcp_key_has_its_help() {
+        let docs = crate::queue::params::Group::of::<TcpConfig>().docs();
+        assert_eq!(docs.len(), keys().len());
+        for d in docs {
+            assert!(!d.help.is_empty(), "{} has no doc comment", d.name);
+        }
+    }
+
+    #[test]
+    fn ns2_windows_count_packets_of_the_flows_segment_size() {
+        // ns-default.tcl: Agent/TCP window_ 20 (packets) whatever packetSize_ is.
+        let ns2 = read_config(&json!({"profile": "ns2_sack1"})).unwrap();
+        assert_eq!((ns2.mss, ns2.rwnd), (1000, Rwnd::Bytes(20_000)));
+        let big = read_config(&json!({"profile": "ns2_sack1", "mss": 1448})).unwrap();
+        assert_eq!(big.rwnd, Rwnd::Bytes(20 * 1448));
+        let own = read_config(&json!({"rwnd": {"segments": 10}, "mss": 500})).unwrap();
+        assert_eq!(own.rwnd, Rwnd::Bytes(5000));
+        let bytes = read_config(&json!({"profile": "ns2_sack1", "rwnd": "64KiB"})).unwrap();
+        assert_eq!(bytes.rwnd, Rwnd::Bytes(65536));
+    }
+
+    #[test]
+    fn a_key_overrides_its_profile_and_errors_name_the_key() {
+        let c = read_config(&json!({"profile": "linux_3_14", "rack": true})).unwrap();
+        assert!(c.rack && c.early_retransmit && c.cwnd_limited && c.prr);
+        let e = read_config(&json!({"profile": "bsd"})).unwrap_err();
+        assert!(
+            e.starts_with("profile: \"bsd\" is not allowed; allowed: rfc, "),
+            "{e}"
+        );
+        let e = read_config(&json!({"cc": "vegas"})).unwrap_err();
+        assert!(
+            e.starts_with("cc: \"vegas\" is not allowed; allowed: newreno, "),
+            "{e}"
+        );
+        let e = read_config(&json!({"rwnd": {"segments": 0}})).unwrap_err();
+        assert!(e.starts_with("rwnd: "), "{e}");
+        let e = read_config(&json!({"min_rto": "1s", "max_rto": "500ms"})).unwrap_err();
+        assert!(e.starts_with("max_rto: 500ms is below min_rto (1s)"), "{e}");
+    }
 }

@@ -255,7 +255,7 @@ impl TcpSender {
             iw: cfg.iw as u64,
             sack: cfg.sack,
             ecn_cfg: cfg.ecn,
-            rwnd: cfg.rwnd,
+            rwnd: cfg.rwnd_bytes(),
             data_end,
             records: None,
             stop: cfg.stop,
@@ -333,7 +333,7 @@ impl TcpSender {
             recover_fs: 0,
             rate_halving: cfg.rate_halving && cfg.sack,
             rh_next: 0,
-            pacing: cfg.pacing,
+            pacing: cfg.pacing_params(),
             pace_next: 0,
             pace_wait: false,
             probe_below,
@@ -1391,7 +1391,7 @@ pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
 mod tests {
     use super::*;
     use crate::packet::SackBlock;
-    use crate::transport::tcp::TcpConfig;
+    use crate::transport::tcp::{TcpConfig, TsoSegs};
     use crate::units::MS;
 
     const MSS: u64 = 1000;
@@ -1676,10 +1676,8 @@ mod tests {
             mss: 1448,
             iw,
             cc: "newreno".into(),
-            pacing: Some(Pacing {
-                tso_segs,
-                ..Pacing::default()
-            }),
+            pacing: true,
+            tso_segs: TsoSegs(tso_segs),
             ..TcpConfig::default()
         };
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
