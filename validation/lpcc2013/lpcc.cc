@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -55,8 +56,11 @@ bool g_skipDupSamples = false; // --newack
 uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
 bool g_gateGrowth = false;     // --lp-gate
 uint32_t g_allowedIncrease = 0; // --ledbat-allowed-increase
+bool g_exitNoGrowth = false;    // --exit-no-growth
+uint32_t g_rxFlow = 0;          // the flow whose segment the sender is processing (Rx trace)
+std::ofstream g_ledbatLog;      // --ledbat-log: one line per PktsAcked / IncreaseWindow / cwnd change
 
-// A delay-based controller (TcpLp, TcpLedbat) with two switchable departures, each isolating one
+// A delay-based controller (TcpLp, TcpLedbat) with switchable departures, each isolating one
 // model choice:
 // * newack: no delay sample (and, for TcpLp, no early-congestion test) on a duplicate ACK.
 //   ns-3 3.44 calls PktsAcked(tcb, 1, srtt) on every duplicate ACK (tcp-socket-base.cc
@@ -79,6 +83,16 @@ uint32_t g_allowedIncrease = 0; // --ledbat-allowed-increase
 //   to this ACK: the cap is the flight before the ACK, without the allowance, so a window-limited
 //   flow cannot grow. The probe moves m_lastAckedSeq back by ALLOWED_INCREASE x MSS around the
 //   call, which adds the allowance.
+// * exit no growth: no IncreaseWindow on the full ACK that ends fast recovery. On that ACK
+//   TcpSocketBase::ProcessAck sets cwnd to ssthresh and then calls IncreaseWindow with
+//   segmentsAcked = every segment the ACK covers (the whole window of the loss, already seen as
+//   duplicate ACKs). TcpNewReno grows once per call (MSS^2 / cwnd), but TcpLedbat scales its
+//   increase by segmentsAcked: with ssthresh about half the flight it adds about 2 x off_target
+//   segments at once after every halving. RFC 6582's full ACK deflates cwnd to ssthresh without
+//   an increase; aqmlab's controllers see that ACK while still in recovery and do not grow on it.
+//   The probe
+//   notes a PktsAcked made in CA_RECOVERY (ProcessAck calls it just before leaving recovery)
+//   and skips the IncreaseWindow that follows it.
 template <class Base>
 class LpProbe : public Base
 {
@@ -96,6 +110,7 @@ class LpProbe : public Base
 
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
     {
+        m_exitingRecovery = tcb->m_congState == TcpSocketState::CA_RECOVERY;
         if (g_skipDupSamples && g_ackIsDup)
         {
             return;
@@ -104,6 +119,10 @@ class LpProbe : public Base
         uint32_t before = tcb->m_cWnd.Get();
         tcb->m_rcvTimestampValue = tsval + g_tsOffsetMs;
         Base::PktsAcked(tcb, segmentsAcked, rtt);
+        if (g_ledbatLog.is_open())
+        {
+            Log('P', tcb, segmentsAcked, before);
+        }
         tcb->m_rcvTimestampValue = tsval;
         if (tcb->m_cWnd.Get() < before)
         {
@@ -123,9 +142,23 @@ class LpProbe : public Base
         {
             return;
         }
+        if (g_exitNoGrowth && m_exitingRecovery)
+        {
+            m_exitingRecovery = false;
+            if (g_ledbatLog.is_open())
+            {
+                Log('S', tcb, segmentsAcked, tcb->m_cWnd.Get()); // skipped
+            }
+            return;
+        }
         SequenceNumber32 acked = tcb->m_lastAckedSeq;
+        uint32_t before = tcb->m_cWnd.Get();
         tcb->m_lastAckedSeq = acked - g_allowedIncrease * tcb->m_segmentSize;
         Base::IncreaseWindow(tcb, segmentsAcked);
+        if (g_ledbatLog.is_open())
+        {
+            Log('I', tcb, segmentsAcked, before);
+        }
         tcb->m_lastAckedSeq = acked;
     }
 
@@ -135,8 +168,25 @@ class LpProbe : public Base
     }
 
   private:
+    // --ledbat-log: what the controller was given and what it did, one line per call: time (ns),
+    // flow, call (P = PktsAcked, I = IncreaseWindow, S = IncreaseWindow skipped by
+    // --exit-no-growth), congestion state, segments acked, the timestamps it reads (TSval as
+    // passed, TSecr), cwnd before and after, ssthresh after, and the flight TcpLedbat's cap uses
+    // (m_highTxMark - m_lastAckedSeq, the allowance included). OnCwnd adds W lines (every change
+    // of a low-priority flow's window, from the CongestionWindow trace).
+    void Log(char call, Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, uint32_t cwndBefore) const
+    {
+        g_ledbatLog << Simulator::Now().GetNanoSeconds() << ',' << g_rxFlow << ',' << call << ','
+                    << TcpSocketState::TcpCongStateName[tcb->m_congState] << ',' << segmentsAcked << ','
+                    << tcb->m_rcvTimestampValue << ',' << tcb->m_rcvTimestampEchoReply << ','
+                    << cwndBefore << ',' << tcb->m_cWnd.Get() << ',' << tcb->m_ssThresh.Get() << ','
+                    << (tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq) << ','
+                    << tcb->m_bytesInFlight.Get() << '\n';
+    }
+
     Time m_lastCut{0};
     Time m_inference{0};
+    bool m_exitingRecovery{false}; // the last PktsAcked was made in CA_RECOVERY
 };
 
 template <>
@@ -272,6 +322,12 @@ OnCwnd(uint32_t id, uint32_t old, uint32_t now)
 {
     Flow& f = g_flows[id];
     double t = Simulator::Now().GetSeconds();
+    if (g_ledbatLog.is_open() && f.cls == "lp")
+    {
+        g_ledbatLog << Simulator::Now().GetNanoSeconds() << ',' << id << ",W,"
+                    << TcpSocketState::TcpCongStateName[f.state] << ",0,0,0," << old << ',' << now
+                    << ",0,0,0\n";
+    }
     f.cwndArea += double(f.cwnd) * (t - f.cwndLastS);
     f.cwndLastS = t;
     f.cwnd = now;
@@ -300,6 +356,7 @@ OnRx(uint32_t id, Ptr<const Packet> /*p*/, const TcpHeader& h, Ptr<const TcpSock
     uint32_t ack = h.GetAckNumber().GetValue();
     bool dup = ack <= f.highAck;
     g_ackIsDup = dup;
+    g_rxFlow = id;
     f.highAck = std::max(f.highAck, ack);
     if (!h.HasOption(TcpOption::TS))
     {
@@ -375,6 +432,13 @@ main(int argc, char* argv[])
     cmd.AddValue("lp-gate", "TcpLp: no growth (slow start too) within the inference time", g_gateGrowth);
     cmd.AddValue("ledbat-allowed-increase", "TcpLedbat: add RFC 6817's ALLOWED_INCREASE (segments) to the flight cap",
                  g_allowedIncrease);
+    cmd.AddValue("exit-no-growth",
+                 "low-priority flows: no window growth on the full ACK that ends fast recovery",
+                 g_exitNoGrowth);
+    std::string ledbatLog;
+    cmd.AddValue("ledbat-log",
+                 "low-priority flows: write every PktsAcked / IncreaseWindow call and cwnd change to this CSV",
+                 ledbatLog);
     cmd.AddValue("ts-offset-ms", "low-priority flows: receiver's timestamp clock ahead by this", g_tsOffsetMs);
     cmd.AddValue("qdisc", "pfifo|red|codel|fq_codel", qdisc);
     cmd.AddValue("seed", "run number (RngRun)", seed);
@@ -404,7 +468,15 @@ main(int argc, char* argv[])
 
     LpProbe<TcpLp>::GetTypeId(); // registers the variants' TypeIds
     LpProbe<TcpLedbat>::GetTypeId();
-    bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth || g_allowedIncrease > 0;
+    if (!ledbatLog.empty())
+    {
+        g_ledbatLog.open(ledbatLog);
+        NS_ABORT_MSG_IF(!g_ledbatLog, "cannot write " << ledbatLog);
+        g_ledbatLog << "t_ns,flow,call,state,segs,tsval,tsecr,cwnd_before,cwnd_after,ssthresh,flight,"
+                       "bytes_in_flight\n";
+    }
+    bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth || g_allowedIncrease > 0 ||
+                 g_exitNoGrowth || !ledbatLog.empty();
     std::string lpType;
     if (lpcc == "ledbat")
     {
@@ -630,6 +702,7 @@ main(int argc, char* argv[])
     }
     o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs << ", \"lp_gate\": " << B(g_gateGrowth)
       << ", \"ledbat_allowed_increase\": " << g_allowedIncrease
+      << ", \"exit_no_growth\": " << B(g_exitNoGrowth)
       << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
     o << ", \"end_s\": " << Num(endS);
     o << ", \"utilization\": " << Num(g_bn.txBytes / capBytes);
