@@ -27,6 +27,7 @@ use aqmlab_core::net::wifi::Medium;
 use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{Qdisc, QueueEvent};
+use aqmlab_core::record::tables::Recorded;
 use aqmlab_core::record::{Level, Recorder};
 use aqmlab_core::scenario::build::{self, RunResult};
 use aqmlab_core::scenario::Scenario;
@@ -474,15 +475,14 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         seed,
         duration: end,
         events: emu.stats.packets,
-        packets: std::mem::take(&mut emu.rec.packets),
-        queue: std::mem::take(&mut emu.rec.queue),
-        flow_series: Default::default(),
-        sojourn: std::mem::take(&mut emu.rec.sojourn),
-        flows: rows,
-        links: emu.closed.take().expect("closed above"),
-        probes: Vec::new(),
-        web: Vec::new(),
-        webpage: Vec::new(),
+        recorded: Recorded {
+            packets: std::mem::take(&mut emu.rec.packets),
+            queue: std::mem::take(&mut emu.rec.queue),
+            sojourn: std::mem::take(&mut emu.rec.sojourn),
+            flows: rows,
+            links: emu.closed.take().expect("closed above"),
+            ..Recorded::default()
+        },
         conservation: Ok(()),
         peak_packets: emu.pool.capacity(),
         resolved,

@@ -68,17 +68,7 @@ pub struct Recorded {
 impl RunResult {
     /// Moves the recorded data out; the metadata fields stay.
     pub fn take_recorded(&mut self) -> Recorded {
-        Recorded {
-            packets: std::mem::take(&mut self.packets),
-            queue: std::mem::take(&mut self.queue),
-            flow_series: std::mem::take(&mut self.flow_series),
-            sojourn: std::mem::take(&mut self.sojourn),
-            flows: std::mem::take(&mut self.flows),
-            links: std::mem::take(&mut self.links),
-            probes: std::mem::take(&mut self.probes),
-            web: std::mem::take(&mut self.web),
-            webpage: std::mem::take(&mut self.webpage),
-        }
+        std::mem::take(&mut self.recorded)
     }
 }
 

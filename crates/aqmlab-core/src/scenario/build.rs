@@ -19,7 +19,8 @@ use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
 use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
-use crate::record::{FlowSeriesColumns, PacketColumns, QueueColumns, Recorder, SojournHist};
+use crate::record::tables::Recorded;
+use crate::record::Recorder;
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
 use crate::transport::cc::tcp_lp;
@@ -85,24 +86,30 @@ pub struct PageRow {
     pub rec: FetchRecord,
 }
 
-/// Everything a run produces.
+/// Everything a run produces: what it recorded (`recorded`, whose tables read as fields of the
+/// result: `result.flows`) and its metadata.
 pub struct RunResult {
     pub resolved: Scenario,
     pub seed: u64,
     pub duration: Time,
     pub events: u64,
-    pub packets: PacketColumns,
-    pub queue: QueueColumns,
-    pub flow_series: FlowSeriesColumns,
-    pub sojourn: SojournHist,
-    pub flows: Vec<FlowRow>,
-    pub links: Vec<LinkRow>,
-    pub probes: Vec<ProbeRow>,
-    pub web: Vec<WebRow>,
-    pub webpage: Vec<PageRow>,
+    pub recorded: Recorded,
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
     pub peak_packets: usize,
+}
+
+impl std::ops::Deref for RunResult {
+    type Target = Recorded;
+    fn deref(&self) -> &Recorded {
+        &self.recorded
+    }
+}
+
+impl std::ops::DerefMut for RunResult {
+    fn deref_mut(&mut self) -> &mut Recorded {
+        &mut self.recorded
+    }
 }
 
 /// Flow `f` with every default written out; `end` is the scenario's duration.
@@ -654,15 +661,17 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
         seed,
         duration: end,
         events: world.events,
-        packets: rec.packets,
-        queue: rec.queue,
-        flow_series: rec.flow_series,
-        sojourn: rec.sojourn,
-        flows: rows,
-        links,
-        probes,
-        web,
-        webpage,
+        recorded: Recorded {
+            packets: rec.packets,
+            queue: rec.queue,
+            flow_series: rec.flow_series,
+            sojourn: rec.sojourn,
+            flows: rows,
+            links,
+            probes,
+            web,
+            webpage,
+        },
         conservation,
         peak_packets: world.pool.capacity(),
     })
