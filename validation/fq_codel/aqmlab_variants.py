@@ -5,8 +5,9 @@
              'prr={"tcp":{"prr":true}}' 'codel={"base":"codel"}'
 
 JSON keys go into the qdisc table of validation/run.py's QDISCS[base] (base: fq_codel by
-default); "tcp" is merged into every TCP flow. Prints p50/p95/mean queue delay (ms), goodput,
-drops, and each seed's p50/p95.
+default); "tcp" is merged into every TCP flow, "topology" into the topology table, "down"
+into the bottleneck's link table (e.g. {"down":{"rate":"9986684bps"}}), "ping": false drops
+the ping. Prints p50/p95/mean queue delay (ms), goodput, drops, and each seed's p50/p95.
 """
 
 import json
@@ -46,16 +47,23 @@ def main():
         name, _, js = spec.partition("=")
         o = json.loads(js or "{}")
         tcpo = o.pop("tcp", {})
+        topo = o.pop("topology", {})
+        down = o.pop("down", {})
+        ping = o.pop("ping", True)
         base = o.pop("base", "fq_codel")
         qd = dict(V.QDISCS[base])
         qd.update(o)
         orig = V.scenario
 
-        def sc(fl, q, orig=orig, tcpo=tcpo):
+        def sc(fl, q, orig=orig, tcpo=tcpo, topo=topo, down=down, ping=ping):
             d = orig(fl, q)
             for f in d["flows"]:
                 if f["kind"] == "tcp":
                     f.update(tcpo)
+            if not ping:
+                d["flows"] = [f for f in d["flows"] if f["kind"] != "ping"]
+            d["topology"].update(topo)
+            d["topology"]["down"].update(down)
             return d
 
         V.scenario = sc
