@@ -213,6 +213,11 @@ def plan(resolved: dict) -> list[FlowPlan]:
     """The tool runs of a resolved scenario; ScenarioError naming the key for what real tools
     cannot do."""
     duration = _ns(resolved["duration"])
+    for i, hop in enumerate(resolved["topology"].get("hops", [])):
+        if len(hop.get("hosts", [])) > 1:
+            raise ScenarioError(
+                f"topology.hops[{i}].hosts: emulation runs one client host; allowed: at most one host"
+            )
     plans: list[FlowPlan] = []
     pings = 0
     available = kernel_ccs()

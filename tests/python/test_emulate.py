@@ -290,3 +290,15 @@ def test_flent_runs_between_the_namespaces(tmp_path: Path, test: str, series: st
     assert len(rtts) >= 5
     assert min(rtts) >= 50.0
     assert sorted(rtts)[len(rtts) // 2] < 60.0
+
+
+def test_a_hop_with_several_hosts_is_a_user_error():
+    resolved = {
+        "duration": "1s",
+        "topology": {"hops": [{"name": "access", "direction": "down", "hosts": ["a", "b"]}]},
+        "flows": [],
+    }
+    with pytest.raises(
+        emu.ScenarioError, match=r"topology\.hops\[0\]\.hosts: emulation runs one client host"
+    ):
+        emu.plan(resolved)

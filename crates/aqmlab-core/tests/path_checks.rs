@@ -362,3 +362,190 @@ fn each_discipline_is_built_once_per_run() {
     build::resolve_with(&sc, 1, Some(&counted)).expect("resolve");
     assert_eq!(counted.0.get(), 3);
 }
+
+/// Two hosts behind their own access links (2 Mb/s down, 10 Mb/s up, `hosts`), a 10 Mb/s core
+/// hop each way; `flows` downloads per host.
+fn two_homes(hosts: Value, a: u32, b: u32) -> build::RunResult {
+    let host_flows = |host: &str, n: u32| json!({"kind": "tcp", "count": n, "host": host, "label": host, "profile": "linux"});
+    let mut flows = vec![host_flows("a", a)];
+    if b > 0 {
+        flows.push(host_flows("b", b));
+    }
+    run(json!({
+        "name": "homes", "duration": "30s",
+        "topology": {"rtt": "20ms", "hops": hops(
+            json!([{"name": "uplink", "rate": "10Mbps", "hosts": hosts.clone()},
+                   {"name": "core_up", "rate": "10Mbps"}]),
+            json!([{"name": "core", "rate": "10Mbps", "delay": "5ms"},
+                   {"name": "access", "rate": "2Mbps", "qdisc": "pfifo", "limit": "50p", "hosts": hosts}]))},
+        "flows": flows
+    }))
+}
+
+/// Goodput of the flows labelled `label`, b/s over the run (`secs` long).
+fn goodput(r: &build::RunResult, label: &str, secs: f64) -> f64 {
+    let bytes: u64 = r
+        .flows
+        .iter()
+        .filter(|f| f.label == label)
+        .map(|f| f.report.bytes_delivered)
+        .sum();
+    bytes as f64 * 8.0 / secs
+}
+
+#[test]
+fn each_host_gets_its_own_access_link() {
+    // Capacity arithmetic: behind one shared 2 Mb/s access link all four downloads together get
+    // at most 2 Mb/s of IP bytes; with one access link per host each host's downloads fill its
+    // own 2 Mb/s (1448 of every 1500 bytes are payload), so the core carries twice as much.
+    let payload = 2e6 * 1448.0 / 1500.0;
+    let r = two_homes(json!(["a", "b"]), 2, 2);
+    for host in ["a", "b"] {
+        let g = goodput(&r, host, 30.0);
+        assert!(g > 0.93 * payload && g < payload, "host {host}: {g} b/s");
+    }
+    // The links table names each host's link; each carries only its host's packets: the sum of
+    // what the access links sent is what the core sent down.
+    let row = |n: &str| {
+        r.links
+            .iter()
+            .find(|l| l.hop == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let (core, a, b) = (row("core"), row("access/a"), row("access/b"));
+    assert_eq!(core.stats.tx_packets, a.stats.arrivals + b.stats.arrivals);
+    assert!(
+        a.bottleneck && !b.bottleneck,
+        "the hop's own place is the first host's"
+    );
+    // The ACKs leave through each host's uplink.
+    assert!(row("uplink/a").stats.tx_packets > 0 && row("uplink/b").stats.tx_packets > 0);
+    let shared = two_homes(json!(["a"]), 4, 0);
+    let g = goodput(&shared, "a", 30.0);
+    assert!(
+        g > 0.93 * payload && g < payload,
+        "one shared access link: {g} b/s"
+    );
+}
+
+#[test]
+fn a_hosts_share_does_not_depend_on_how_many_flows_the_other_runs() {
+    // Per-host isolation: one download on host a against three on host b. Each host is limited
+    // by its own access link, so a gets its 2 Mb/s (a shared link would give it about a quarter).
+    let payload = 2e6 * 1448.0 / 1500.0;
+    let r = two_homes(json!(["a", "b"]), 1, 3);
+    let (a, b) = (goodput(&r, "a", 30.0), goodput(&r, "b", 30.0));
+    assert!(a > 0.9 * payload && b > 0.9 * payload, "a {a}, b {b}");
+}
+
+#[test]
+fn one_host_is_the_hop_itself() {
+    // A hop with one host keeps the hop's random streams and place: the same run as without
+    // `hosts` (only the link's name differs).
+    let plain = run(json!({
+        "name": "p", "duration": "5s",
+        "topology": {"rtt": "20ms", "hops": hops(
+            json!([{"name": "up", "rate": "10Mbps"}]),
+            json!([{"name": "access", "rate": "2Mbps", "loss": 0.01, "qdisc": "red"}]))},
+        "flows": [{"kind": "tcp", "count": 2}]
+    }));
+    let hosted = run(json!({
+        "name": "p", "duration": "5s",
+        "topology": {"rtt": "20ms", "hops": hops(
+            json!([{"name": "up", "rate": "10Mbps"}]),
+            json!([{"name": "access", "rate": "2Mbps", "loss": 0.01, "qdisc": "red", "hosts": ["home"]}]))},
+        "flows": [{"kind": "tcp", "count": 2, "host": "home"}]
+    }));
+    assert_eq!(hosted.links[1].hop, "access/home");
+    assert_eq!(
+        format!("{:?}", plain.links[1].stats),
+        format!("{:?}", hosted.links[1].stats)
+    );
+    let reports = |r: &build::RunResult| {
+        r.flows
+            .iter()
+            .map(|f| format!("{:?}", f.report))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(reports(&plain), reports(&hosted));
+    assert_eq!(plain.events, hosted.events);
+}
+
+#[test]
+fn hosts_that_cannot_exist_name_the_key() {
+    let sc = |up: Value, down: Value, flow: Value| json!({"name": "x", "duration": "1s", "topology": {"rtt": "1ms", "hops": hops(up, down)}, "flows": [flow]});
+    let link = |name: &str| json!({"name": name, "rate": "1Mbps"});
+    let hosted = |name: &str, hosts: Value| json!({"name": name, "rate": "1Mbps", "hosts": hosts});
+    let tcp = json!({"kind": "tcp"});
+    let cases = [
+        // not at the hosts' end of the down chain
+        (
+            sc(
+                json!([link("u")]),
+                json!([hosted("d1", json!(["a"])), link("d2")]),
+                tcp.clone(),
+            ),
+            "topology.hops[1].hosts",
+        ),
+        // not at the hosts' end of the up chain
+        (
+            sc(
+                json!([link("u1"), hosted("u2", json!(["a"]))]),
+                json!([link("d")]),
+                tcp.clone(),
+            ),
+            "topology.hops[1].hosts",
+        ),
+        (
+            sc(
+                json!([link("u")]),
+                json!([hosted("d", json!(["a", "a"]))]),
+                tcp.clone(),
+            ),
+            "topology.hops[1].hosts[1]",
+        ),
+        (
+            sc(
+                json!([link("u")]),
+                json!([hosted("d", json!(["a/b"]))]),
+                tcp.clone(),
+            ),
+            "topology.hops[1].hosts[0]",
+        ),
+        (
+            sc(
+                json!([hosted("u", json!(["a", "b"]))]),
+                json!([hosted("d", json!(["b", "a"]))]),
+                tcp.clone(),
+            ),
+            "topology.hops[1].hosts",
+        ),
+        (
+            sc(
+                json!([link("u")]),
+                json!([hosted("d", json!(["a"]))]),
+                json!({"kind": "tcp", "host": "c"}),
+            ),
+            "flows[0].host",
+        ),
+        (
+            sc(
+                json!([link("u")]),
+                json!([link("d")]),
+                json!({"kind": "tcp", "host": "a"}),
+            ),
+            "flows[0].host",
+        ),
+        (
+            json!({"name": "x", "duration": "1s", "topology": {"rtt": "1ms",
+                "down": {"rate": "1Mbps", "hosts": ["a"]}, "up": {"rate": "1Mbps"}}}),
+            "topology.down.hosts",
+        ),
+    ];
+    for (v, key) in cases {
+        let e = scenario::parse(&v.to_string())
+            .and_then(|sc| build::resolve(&sc, 1).map(|_| ()))
+            .expect_err("must be rejected");
+        assert!(e.starts_with(key), "{e:?} should name {key}");
+    }
+}

@@ -48,6 +48,9 @@ pub struct Link {
     pub next: Option<u32>,
     /// Some flow leaves the path after this hop although `next` follows (its route ends here).
     pub exit_here: bool,
+    /// The first of a hop's parallel links, one per host (`hosts`): a packet arriving here goes
+    /// to its flow's own (`Flow::host_links`).
+    pub parallel: bool,
     /// Propagation delay between this hop and the next (0 for the last hop, whose delay is in
     /// the flows' access paths).
     pub delay: Time,
@@ -463,6 +466,7 @@ mod tests {
             name: "down".into(),
             next: None,
             exit_here: false,
+            parallel: false,
             delay: 0,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),

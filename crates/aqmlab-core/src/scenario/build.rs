@@ -160,6 +160,7 @@ fn build_link(
         name,
         next: None,
         exit_here: false,
+        parallel: false,
         delay: spec.delay.map_or(0, |d| d.0),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
@@ -190,11 +191,14 @@ struct Path {
     media: Vec<Medium>,
     /// The link of each WiFi station.
     stations: Vec<u32>,
+    /// Per direction, the link of each host on a hop with one link per host (empty: none);
+    /// the first host's is the hop's own place, the others follow the stations.
+    hosts: [Vec<u32>; 2],
 }
 
 /// Builds the hops of the path; a WiFi hop becomes the access point's driver (down) or one
-/// link per station (up), all transmitting on one medium. `ext` builds the disciplines the core
-/// does not hold.
+/// link per station (up), all transmitting on one medium; a hop with `hosts` one link per host.
+/// `ext` builds the disciplines the core does not hold.
 fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Path, String> {
     let mtu = sc.topology.mtu.0 as u32;
     let hops = sc.topology.hops();
@@ -207,8 +211,28 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
     let mut qdiscs = Vec::new();
     let mut stations = Vec::new();
     let mut extra = Vec::new();
+    let mut host_extra: Vec<(usize, Link)> = Vec::new();
+    let mut hosts: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
     for h in &hops {
         let (link, q) = match (&h.spec.rate, h.dir) {
+            (Some(r), _) if !h.spec.hosts.is_empty() => {
+                let mut first = None;
+                for (k, host) in h.spec.hosts.iter().enumerate() {
+                    // The first host keeps the hop's streams, so one host is the hop.
+                    let name = format!("{}/{host}", h.name);
+                    let stream = if k == 0 { h.name.clone() } else { name.clone() };
+                    let (l, q) = build_link(h, name, &stream, r.0.clone(), mtu, seed, ext)?;
+                    if k == 0 {
+                        hosts[h.dir.index()].push(links.len() as u32);
+                        first = Some((l, q));
+                    } else {
+                        host_extra.push((links.len(), l));
+                    }
+                }
+                let (mut l, q) = first.expect("validated: hosts");
+                l.parallel = h.spec.hosts.len() > 1;
+                (l, q)
+            }
             (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed, ext)?,
             (None, Dir::Down) => {
                 // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
@@ -269,11 +293,18 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
             busy_time: 0,
         });
     }
+    // Each host's link leads where the hop's own does (the next hop up, or out of the path).
+    for (at, mut l) in host_extra {
+        l.next = links[at].next;
+        hosts[l.dir.index()].push(links.len() as u32);
+        links.push(l);
+    }
     Ok(Path {
         links,
         qdiscs,
         media,
         stations,
+        hosts,
     })
 }
 
@@ -473,6 +504,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             links,
             media,
             stations,
+            hosts,
             ..
         },
     ) = resolve_path(sc, seed, ext)?;
@@ -514,6 +546,10 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
         let station = f.station.as_deref().map_or(0, |s| {
             station_names.iter().position(|n| *n == s).expect("validated")
         });
+        let host = f.host.as_deref().map_or(0, |h| {
+            resolved.hosts().iter().position(|n| n == h).expect("validated")
+        });
+        let host_links = Dir::BOTH.map(|d| hosts[d.index()].get(host).copied().unwrap_or(0));
         // A station after the first enters the up chain at its own link, beside the first's
         // (with the same delay after it).
         let up = Dir::Up.index();
@@ -544,8 +580,14 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
                 _ => false,
             };
             flow.station = station as u16;
+            flow.host_links = host_links;
             if f.hops.is_some() || reroute {
-                flow.route = route.map(|(a, b)| Some((a as u32, b as u32)));
+                // A route that ends at a hop with one link per host ends at the flow's own.
+                let own = |d: usize, b: usize| match hosts[d].first() {
+                    Some(&h0) if h0 as usize == b => host_links[d],
+                    _ => b as u32,
+                };
+                flow.route = [0, 1].map(|d| Some((route[d].0 as u32, own(d, route[d].1))));
             }
             flows.push(flow);
             rows.push(FlowRow {

@@ -370,6 +370,12 @@ pub struct LinkSpec {
     /// shorthand's delay is all in the flows' access paths, from `rtt`). Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Dur>,
+    /// One link per client host, in parallel, each with this hop's settings (only in
+    /// `topology.hops`, on the first hop of the up chain or the last of the down chain: the
+    /// hosts' own access links, e.g. separate home routers in front of a shared bottleneck).
+    /// Flows pick theirs with `host` (default the first); the links are named `<hop>/<host>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
@@ -691,6 +697,10 @@ pub struct FlowSpec {
     /// The WiFi station the flow's client is (`topology.wifi.stations`; default the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub station: Option<String>,
+    /// The client host the flow's client is, on the hops with one link per host
+    /// (`topology.hops[].hosts`; default the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The kind's own keys as written (`flow::FlowKind::groups`; resolved: every one written
     /// out, `flow::FlowModel::written`).
     #[serde(flatten)]
@@ -974,6 +984,7 @@ impl Scenario {
                     ("name", l.name.is_some()),
                     ("direction", l.direction.is_some()),
                     ("delay", l.delay.is_some()),
+                    ("hosts", !l.hosts.is_empty()),
                 ] {
                     if set {
                         return err(format!("{key}.{k}"), "only allowed on an entry of topology.hops");
@@ -1054,7 +1065,71 @@ impl Scenario {
                 );
             }
         }
+        self.validate_hosts()
+    }
+
+    /// Hops with one link per host: at the hosts' end of their chain, the same hosts on both.
+    fn validate_hosts(&self) -> Result<(), String> {
+        let t = &self.topology;
+        let mut first: Option<(usize, &Vec<String>)> = None;
+        let mut links = t.hops.len();
+        for (i, h) in t.hops.iter().enumerate().filter(|(_, h)| !h.hosts.is_empty()) {
+            let key = format!("topology.hops[{i}].hosts");
+            let dir = h.direction.map(DirSpec::dir).expect("checked above");
+            let chain: Vec<usize> = (0..t.hops.len())
+                .filter(|&k| t.hops[k].direction.map(DirSpec::dir) == Some(dir))
+                .collect();
+            let at_hosts = match dir {
+                Dir::Up => chain[0] == i,
+                Dir::Down => chain[chain.len() - 1] == i,
+            };
+            if !at_hosts {
+                return err(
+                    key,
+                    "only allowed on the hosts' access hop: the first hop of the up chain or the last of the down chain",
+                );
+            }
+            if h.wifi {
+                return err(key, "not allowed on a WiFi hop (its stations are its hosts)");
+            }
+            for (k, name) in h.hosts.iter().enumerate() {
+                if !valid_name(name) {
+                    return err(
+                        format!("{key}[{k}]"),
+                        format!("{name:?} is not allowed; a host name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
+                    );
+                }
+                if h.hosts[..k].contains(name) {
+                    return err(format!("{key}[{k}]"), format!("{name:?} names two hosts"));
+                }
+            }
+            if let Some((j, other)) = first {
+                if other != &h.hosts {
+                    return err(
+                        key,
+                        format!("must list the hosts of topology.hops[{j}].hosts, in the same order (a host's uplink and downlink)"),
+                    );
+                }
+            }
+            first = Some((i, &h.hosts));
+            links += h.hosts.len() - 1;
+        }
+        if links > MAX_HOPS {
+            return err(
+                "topology.hops",
+                format!("{links} links (every host's counted) is out of range; allowed 1 to {MAX_HOPS}"),
+            );
+        }
         Ok(())
+    }
+
+    /// The hosts of the path's per-host hops (empty: none).
+    pub fn hosts(&self) -> &[String] {
+        self.topology
+            .hops
+            .iter()
+            .find(|h| !h.hosts.is_empty())
+            .map_or(&[], |h| h.hosts.as_slice())
     }
 
     /// The WiFi medium and its two hops: the access point's is the last of the down chain, the
@@ -1152,6 +1227,21 @@ impl Scenario {
                     );
                 }
                 _ => {}
+            }
+        }
+        if let Some(h) = &f.host {
+            let hosts = self.hosts();
+            if hosts.is_empty() {
+                return err(
+                    key("host"),
+                    "needs a hop with one link per host (topology.hops[].hosts)",
+                );
+            }
+            if !hosts.contains(h) {
+                return err(
+                    key("host"),
+                    format!("{h:?} is not a host; allowed: {}", hosts.join(", ")),
+                );
             }
         }
         if let Some(c) = f.count {

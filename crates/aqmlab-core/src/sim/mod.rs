@@ -112,6 +112,9 @@ pub struct Flow {
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
     /// into the world's links); `None`: the whole chain.
     pub route: [Option<(u32, u32)>; 2],
+    /// Per direction, the link of this flow's host where a hop has one per host (read at a
+    /// `Link::parallel` hop only).
+    pub host_links: [u32; 2],
     /// When each side's NIC finishes its last queued packet (indexed by `Side`).
     nic_free: [Time; 2],
     /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
@@ -145,6 +148,7 @@ impl Flow {
             hash_connections: false,
             station: 0,
             route: [None; 2],
+            host_links: [0; 2],
             nic_free: [0; 2],
             sent: 0,
             received: 0,
@@ -522,7 +526,7 @@ impl World {
     fn leave_pipe(&mut self, i: usize, id: PktId) {
         if i >= self.hop_pipes {
             let next = self.hop_pipe_next[i - self.hop_pipes];
-            self.arrival(next as usize, id);
+            self.arrival(self.host_link(next as usize, id), id);
             return;
         }
         let post = i % 2 == 1;
@@ -534,9 +538,21 @@ impl World {
                 let f = self.pool.get(id).flow as usize;
                 hop = self.flows[f].route[d.index()].map_or(hop, |r| r.0);
             }
-            self.arrival(hop as usize, id);
+            self.arrival(self.host_link(hop as usize, id), id);
         } else {
             self.deliver(id);
+        }
+    }
+
+    /// Hop `l`, or, when it is a hop with one link per host, the link of packet `id`'s host.
+    #[inline(always)]
+    fn host_link(&self, l: usize, id: PktId) -> usize {
+        let link = &self.links[l];
+        if link.parallel {
+            let f = self.pool.get(id).flow as usize;
+            self.flows[f].host_links[link.dir.index()] as usize
+        } else {
+            l
         }
     }
 
@@ -702,7 +718,7 @@ impl Hops for World {
         match link.next {
             _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
             None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
-            Some(next) if link.delay == 0 => self.arrival(next as usize, id),
+            Some(next) if link.delay == 0 => self.arrival(self.host_link(next as usize, id), id),
             Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
         }
     }
