@@ -57,6 +57,8 @@ uint32_t g_tsOffsetMs = 0;     // --ts-offset-ms
 bool g_gateGrowth = false;     // --lp-gate
 uint32_t g_allowedIncrease = 0; // --ledbat-allowed-increase
 bool g_exitNoGrowth = false;    // --exit-no-growth
+bool g_nrOutstanding = false;   // --nr-outstanding-ssthresh
+bool g_ledbatHalveCwnd = false; // --ledbat-halve-cwnd
 uint32_t g_rxFlow = 0;          // the flow whose segment the sender is processing (Rx trace)
 std::ofstream g_ledbatLog;      // --ledbat-log: one line per PktsAcked / IncreaseWindow / cwnd change
 
@@ -93,6 +95,52 @@ std::ofstream g_ledbatLog;      // --ledbat-log: one line per PktsAcked / Increa
 //   The probe
 //   notes a PktsAcked made in CA_RECOVERY (ProcessAck calls it just before leaving recovery)
 //   and skips the IncreaseWindow that follows it.
+// * ledbat halve cwnd (TcpLedbat): on loss and timeout ssthresh = max(MinCwnd x MSS, cwnd / 2),
+//   RFC 6817 2.4.2's cwnd = max(cwnd / 2, MIN_CWND x MSS) and aqmlab's ledbat.rs, which the
+//   recovery then sets cwnd to. TcpLedbat inherits TcpNewReno::GetSsThresh, half the pipe
+//   EnterRecovery passes (see TcpNewRenoOutstanding below): about (cwnd - 1) / 2.
+
+// NewReno with aqmlab's loss rule (--nr-outstanding-ssthresh, every NewReno flow): on loss and
+// timeout ssthresh = max(2 MSS, outstanding / 2), outstanding = m_highTxMark - m_lastAckedSeq
+// (all data sent and not cumulatively acknowledged, the segments sent by limited transmit
+// included), as aqmlab's NewReno (cc/mod.rs half_flight of the sender's FlightSize high_data -
+// snd_una). TcpNewReno::GetSsThresh halves what TcpSocketBase::EnterRecovery passes it without
+// SACK: the pipe after AddRenoSack and MarkHeadAsLost plus one segment, about cwnd - 1 after two
+// limited-transmit segments. ns-2's NewReno halves cwnd (TcpAgent::slowdown, window() / 2), and
+// RFC 5681 3.2 step 2 leaves the data sent by limited transmit out of FlightSize.
+class TcpNewRenoOutstanding : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("TcpNewRenoOutstanding")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpNewRenoOutstanding>();
+        return tid;
+    }
+
+    TcpNewRenoOutstanding() = default;
+
+    TcpNewRenoOutstanding(const TcpNewRenoOutstanding& other) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoOutstanding";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t /*bytesInFlight*/) override
+    {
+        auto outstanding = static_cast<uint32_t>(tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq);
+        return std::max(2 * tcb->m_segmentSize, outstanding / 2);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoOutstanding>(this);
+    }
+};
+
 template <class Base>
 class LpProbe : public Base
 {
@@ -160,6 +208,18 @@ class LpProbe : public Base
             Log('I', tcb, segmentsAcked, before);
         }
         tcb->m_lastAckedSeq = acked;
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        if (g_ledbatHalveCwnd)
+        {
+            UintegerValue minCwnd;
+            this->GetAttribute("MinCwnd", minCwnd);
+            auto minBytes = static_cast<uint32_t>(minCwnd.Get()) * tcb->m_segmentSize;
+            return std::max(minBytes, tcb->m_cWnd.Get() / 2);
+        }
+        return Base::GetSsThresh(tcb, bytesInFlight);
     }
 
     Ptr<TcpCongestionOps> Fork() override
@@ -436,6 +496,14 @@ main(int argc, char* argv[])
                  "low-priority flows: no window growth on the full ACK that ends fast recovery",
                  g_exitNoGrowth);
     std::string ledbatLog;
+    cmd.AddValue("nr-outstanding-ssthresh",
+                 "NewReno flows: ssthresh = half the data outstanding, limited-transmit "
+                 "segments included (aqmlab's NewReno)",
+                 g_nrOutstanding);
+    cmd.AddValue("ledbat-halve-cwnd",
+                 "TcpLedbat: ssthresh = max(MinCwnd, cwnd / 2) on loss (RFC 6817 2.4.2; "
+                 "aqmlab's ledbat)",
+                 g_ledbatHalveCwnd);
     cmd.AddValue("ledbat-log",
                  "low-priority flows: write every PktsAcked / IncreaseWindow call and cwnd change to this CSV",
                  ledbatLog);
@@ -468,6 +536,10 @@ main(int argc, char* argv[])
 
     LpProbe<TcpLp>::GetTypeId(); // registers the variants' TypeIds
     LpProbe<TcpLedbat>::GetTypeId();
+    TcpNewRenoOutstanding::GetTypeId();
+    NS_ABORT_MSG_IF(g_ledbatHalveCwnd && lpcc != "ledbat",
+                    "--ledbat-halve-cwnd needs --lpcc=ledbat");
+    std::string nrType = g_nrOutstanding ? "TcpNewRenoOutstanding" : "ns3::TcpNewReno";
     if (!ledbatLog.empty())
     {
         g_ledbatLog.open(ledbatLog);
@@ -476,7 +548,7 @@ main(int argc, char* argv[])
                        "bytes_in_flight\n";
     }
     bool probe = g_skipDupSamples || g_tsOffsetMs > 0 || g_gateGrowth || g_allowedIncrease > 0 ||
-                 g_exitNoGrowth || !ledbatLog.empty();
+                 g_exitNoGrowth || g_ledbatHalveCwnd || !ledbatLog.empty();
     std::string lpType;
     if (lpcc == "ledbat")
     {
@@ -488,7 +560,7 @@ main(int argc, char* argv[])
     }
     else if (lpcc == "newreno")
     {
-        lpType = "ns3::TcpNewReno";
+        lpType = nrType;
     }
     else
     {
@@ -531,7 +603,7 @@ main(int argc, char* argv[])
     InternetStackHelper stack;
     stack.Install(nodes);
     nodes.Get(0)->GetObject<TcpL4Protocol>()->SetAttribute(
-        "SocketType", TypeIdValue(TypeId::LookupByName("ns3::TcpNewReno")));
+        "SocketType", TypeIdValue(TypeId::LookupByName(nrType)));
     nodes.Get(1)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType",
                                                            TypeIdValue(TypeId::LookupByName(lpType)));
 
@@ -686,7 +758,7 @@ main(int argc, char* argv[])
       << ", \"topology\": \"senders -10Gbps,rtt/4- A -rate,rtt/4- receiver; ACKs back over rate "
          "(FifoQueueDisc, same limit) and 10Gbps\""
       << ", \"device_mtu\": " << mtu << ", \"device_queue\": \"DropTailQueue 1p\""
-      << ", \"bottleneck_qdisc\": " << qcfg.str() << ", \"tcp\": {\"be\": \"ns3::TcpNewReno\", \"lp\": "
+      << ", \"bottleneck_qdisc\": " << qcfg.str() << ", \"tcp\": {\"be\": " << Q(nrType) << ", \"lp\": "
       << Q(lpType) << ", \"RecoveryType\": " << Q(recovery) << ", \"SegmentSize\": " << segSize
       << ", \"InitialCwnd\": " << iw << ", \"DelAckCount\": " << delAckCount
       << ", \"DelAckTimeout\": " << Q(delAckTimeout) << ", \"Sack\": " << B(sack)
@@ -703,6 +775,8 @@ main(int argc, char* argv[])
     o << ", \"newack\": " << B(g_skipDupSamples) << ", \"ts_offset_ms\": " << g_tsOffsetMs << ", \"lp_gate\": " << B(g_gateGrowth)
       << ", \"ledbat_allowed_increase\": " << g_allowedIncrease
       << ", \"exit_no_growth\": " << B(g_exitNoGrowth)
+      << ", \"nr_outstanding_ssthresh\": " << B(g_nrOutstanding)
+      << ", \"ledbat_halve_cwnd\": " << B(g_ledbatHalveCwnd)
       << ", \"rng\": {\"seed\": 2013, \"run\": " << seed << "}}";
     o << ", \"end_s\": " << Num(endS);
     o << ", \"utilization\": " << Num(g_bn.txBytes / capBytes);
