@@ -127,6 +127,13 @@ pub struct TcpConfig {
     pub tso_segs: TsoSegs,
     /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// Leave the data sent on the duplicate ACKs before a fast retransmit (RFC 3042 limited
+    /// transmit; with SACK, what SACKed segments let out) out of the FlightSize the loss halves,
+    /// as RFC 5681 3.2 step 2 and RFC 6675 5 require (ns-2 and Linux halve the window, which
+    /// never held it); off: halve all outstanding data, aqmlab's rule before 2026-11-23, kept
+    /// as the default until the reproductions are re-validated (it moves every Reno-family
+    /// result slightly).
+    pub lt_excluded: bool,
     /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
     /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
     pub rate_halving: bool,
@@ -481,6 +488,7 @@ fn rfc() -> TcpConfig {
         pacing_ca_ratio: 120,
         tso_segs: TsoSegs(None),
         prr: false,
+        lt_excluded: false,
         rate_halving: false,
         rack: false,
         tlp: false,

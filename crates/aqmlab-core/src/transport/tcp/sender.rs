@@ -169,6 +169,11 @@ pub struct TcpSender {
     /// Next new sequence number (HighData + 1).
     high_data: u64,
     dupacks: u32,
+    /// New data sent on the duplicate ACKs since the last advance, outside any recovery (RFC
+    /// 3042 limited transmit; with SACK, what SACKed segments let out): with `lt_excluded` a
+    /// loss halves the FlightSize without it (RFC 5681 3.2, RFC 6675 5).
+    lt_bytes: u64,
+    lt_excluded: bool,
     in_recovery: bool,
     /// RFC 6675 RecoveryPoint (exclusive).
     recovery_point: u64,
@@ -299,6 +304,8 @@ impl TcpSender {
             snd_una: 0,
             high_data: 1,
             dupacks: 0,
+            lt_bytes: 0,
+            lt_excluded: cfg.lt_excluded,
             in_recovery: false,
             recovery_point: 0,
             rescue_done: false,
@@ -540,6 +547,9 @@ impl TcpSender {
                 p.tcp_flags |= flags::CWR;
                 self.cwr_pending = false;
             }
+        }
+        if self.dupacks > 0 && !self.in_recovery && self.loss_point.is_none() {
+            self.lt_bytes += self.sb.seg_end(i) - self.high_data;
         }
         self.high_data = self.sb.seg_end(i);
         self.emit(p, out);
@@ -849,7 +859,11 @@ impl TcpSender {
             return false;
         }
         self.sync_state();
+        if self.lt_excluded && kind == CongestionKind::Loss {
+            self.st.bytes_in_flight -= self.lt_bytes.min(self.st.bytes_in_flight);
+        }
         self.cc.on_congestion_event(now, kind, &mut self.st);
+        self.st.bytes_in_flight = self.flight();
         self.cong_point = self.high_data;
         true
     }
@@ -1017,6 +1031,7 @@ impl TcpSender {
         self.rtt.backoff();
         self.in_recovery = false;
         self.dupacks = 0;
+        self.lt_bytes = 0;
         self.loss_point = Some(self.high_data);
         self.recover = self.high_data;
         self.cong_point = self.high_data;
@@ -1093,6 +1108,7 @@ impl TcpSender {
             ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.sack || sacked_bytes > 0);
         if advanced {
             self.dupacks = 0;
+            self.lt_bytes = 0;
         } else if is_dup {
             self.dupacks += 1;
         }
@@ -1964,6 +1980,43 @@ mod tests {
         ack(&mut s, 1 + 6 * MSS, &[], 300);
         assert!(!s.in_recovery());
         assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn limited_transmit_is_left_out_of_the_halved_flight_size() {
+        // RFC 5681 3.2 step 2: data sent by limited transmit does not count in the FlightSize
+        // the third duplicate ACK halves; RFC 6675 5 applies the same rule with SACK.
+        let lt = |sack| {
+            established_with(TcpConfig {
+                lt_excluded: true,
+                ..config(sack, 4)
+            })
+        };
+        // NewReno: segments 4 and 5 go on the first two duplicate ACKs; the third finds
+        // FlightSize 6, 4 without them: ssthresh = max(4 / 2, 2) = 2, cwnd = 2 + 3.
+        let (mut s, _) = lt(false);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (2 * MSS, 5 * MSS));
+        // Fourth duplicate ACK: cwnd 6 = FlightSize 6, no room. Partial ACK of 0..2:
+        // retransmit 2, cwnd = 6 - 2 + 1 = 5 over FlightSize 4: one new segment (6).
+        assert!(segs(&ack(&mut s, 1, &[], 203)).is_empty());
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 6]);
+        // Full ACK of everything: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) = 2.
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        // SACK: the segments the first two SACKs let out (4, 5) leave the same 4 segments:
+        // ssthresh = cwnd = 2 with pipe 3 (4, 5 and the retransmission of 0).
+        let (mut s, _) = lt(true);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (2 * MSS, 2 * MSS, 3 * MSS));
+        assert!(segs(&ack(&mut s, 1, &[(1, 5)], 203)).is_empty());
+        // A new advance clears the count: a later loss halves the whole FlightSize.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
     }
 
     #[test]
