@@ -25,43 +25,20 @@
 //! * Timeout (LinuxTcpAgent::enter_loss): ssthresh recomputed on every timeout, cwnd = 1 and
 //!   the Loss state resets all CUBIC state (`bictcp_state`).
 //! * The cubic root is the module's table lookup plus one Newton-Raphson step (`cubic_root`).
+//!
+//! The window arithmetic (`bictcp_update`, `bictcp_recalc_ssthresh`, `tcp_cong_avoid_ai`, the
+//! delayed-ACK ratio) is `bictcp.rs` at [`Kernel::V2_6_22`], shared with `cubic`'s
+//! `law = "linux"` (3.14); this file holds what ns-2's agent adds around it.
 
+use super::bictcp::{Bictcp, Kernel, HZ};
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::{Time, MS};
 
-const BETA: u32 = 819;
-const BETA_SCALE: u32 = 1024;
-const BIC_SCALE: u32 = 41;
-const MAX_INCREMENT: u32 = 16;
-const BICTCP_HZ: u32 = 10;
-const HZ: u32 = 1000;
-const ACK_RATIO_SHIFT: u32 = 4;
-/// 8 (1024 + 819) / 3 / (1024 - 819), in integers as cubictcp_register computes it.
-const TCP_FRIENDLY_SCALE: u32 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
-const CUBE_RTT_SCALE: u64 = (BIC_SCALE * 10) as u64;
-const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
-
-/// The module's state (struct bictcp) plus the sock fields it works on, in packets.
-#[derive(Clone, Debug, Default)]
+/// The module's state ([`Bictcp`] at [`Kernel::V2_6_22`]) and the packet size.
+#[derive(Clone, Debug)]
 pub struct Cubic2622 {
     mss: u64,
-    snd_cwnd_cnt: u32,
-    cnt: u32,
-    last_max_cwnd: u32,
-    loss_cwnd: u32,
-    last_cwnd: u32,
-    last_time: u32,
-    origin: u32,
-    /// K in 2^-10 s.
-    k: u32,
-    /// Minimum delay in jiffies x 8 (0 = none yet).
-    delay_min: u32,
-    /// Jiffies at the epoch start (0 = no epoch).
-    epoch_start: u32,
-    ack_cnt: u32,
-    tcp_cwnd: u32,
-    /// Packets per ACK x 16.
-    delayed_ack: u32,
+    b: Bictcp,
 }
 
 /// Jiffies at `t` (trunc, as tcp_time_stamp).
@@ -69,121 +46,22 @@ fn jiffies(t: Time) -> u32 {
     (t / MS) as u32
 }
 
-/// The module's cubic root: table lookup then one Newton-Raphson step.
-pub fn cubic_root(a: u64) -> u32 {
-    const V: [u8; 64] = [
-        0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164, 168, 170,
-        173, 176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209, 211, 213, 215, 217,
-        219, 221, 222, 224, 225, 227, 229, 231, 232, 234, 236, 237, 239, 240, 242, 244, 245, 246, 248, 250,
-        251, 252, 254,
-    ];
-    let b = 64 - a.leading_zeros();
-    if b < 7 {
-        return (V[a as usize] as u32 + 35) >> 6;
-    }
-    let b = ((b * 84) >> 8) - 1;
-    let shift = (a >> (b * 3)) as usize;
-    let x = ((V[shift] as u32 + 10) << b) >> 6;
-    let x = 2 * x as u64 + a / (x as u64 * (x as u64 - 1));
-    ((x * 341) >> 10) as u32
-}
-
 impl Cubic2622 {
     pub fn new(mss: u64) -> Cubic2622 {
         Cubic2622 {
             mss,
-            delayed_ack: 2 << ACK_RATIO_SHIFT,
-            ..Cubic2622::default()
+            b: Bictcp::new(Kernel::V2_6_22),
         }
-    }
-
-    /// bictcp_reset (snd_cwnd_cnt is the socket's, not the module's).
-    fn reset(&mut self) {
-        *self = Cubic2622 {
-            snd_cwnd_cnt: self.snd_cwnd_cnt,
-            ..Cubic2622::new(self.mss)
-        };
     }
 
     /// K (2^-10 s) of the current epoch.
     pub fn k(&self) -> u32 {
-        self.k
+        self.b.k
     }
 
     /// The per-ACK count of the last update (cwnd grows by one after `cnt` ACKs).
     pub fn cnt(&self) -> u32 {
-        self.cnt
-    }
-
-    /// bictcp_update.
-    fn update(&mut self, cwnd: u32, now: u32) {
-        self.ack_cnt += 1;
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
-            return;
-        }
-        self.last_cwnd = cwnd;
-        self.last_time = now;
-        if self.epoch_start == 0 {
-            self.epoch_start = now;
-            self.ack_cnt = 1;
-            self.tcp_cwnd = cwnd;
-            if self.last_max_cwnd <= cwnd {
-                self.k = 0;
-                self.origin = cwnd;
-            } else {
-                self.k = cubic_root(CUBE_FACTOR * (self.last_max_cwnd - cwnd) as u64);
-                self.origin = self.last_max_cwnd;
-            }
-        }
-        let t = ((now
-            .wrapping_add(self.delay_min >> 3)
-            .wrapping_sub(self.epoch_start) as u64)
-            << BICTCP_HZ)
-            / HZ as u64;
-        let t = t as u32;
-        let offs = t.abs_diff(self.k) as u64;
-        let delta = ((CUBE_RTT_SCALE * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u32;
-        let target = if t < self.k {
-            self.origin.wrapping_sub(delta)
-        } else {
-            self.origin.wrapping_add(delta)
-        };
-        self.cnt = if target > cwnd {
-            cwnd / (target - cwnd)
-        } else {
-            100 * cwnd
-        };
-        if self.delay_min > 0 {
-            let min_cnt = (cwnd * HZ * 8) / (10 * MAX_INCREMENT * self.delay_min);
-            if self.cnt < min_cnt && t >= self.k {
-                self.cnt = min_cnt;
-            }
-        }
-        if self.loss_cwnd == 0 {
-            self.cnt = 50;
-        }
-        let d = (cwnd * TCP_FRIENDLY_SCALE) >> 3;
-        while self.ack_cnt > d {
-            self.ack_cnt -= d;
-            self.tcp_cwnd += 1;
-        }
-        if self.tcp_cwnd > cwnd {
-            let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
-            self.cnt = self.cnt.min(max_cnt);
-        }
-        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
-    }
-
-    /// bictcp_recalc_ssthresh, in packets.
-    fn recalc_ssthresh(&mut self, cwnd: u32) -> u32 {
-        self.epoch_start = 0;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd {
-            (cwnd * (BETA_SCALE + BETA)) / (2 * BETA_SCALE)
-        } else {
-            cwnd
-        };
-        self.loss_cwnd = cwnd;
-        ((cwnd * BETA) / BETA_SCALE).max(2)
+        self.b.cnt
     }
 
     fn packets(&self, bytes: u64) -> u32 {
@@ -202,18 +80,13 @@ impl CongestionControl for Cubic2622 {
         }
         let acked = ack.acked_bytes.div_ceil(self.mss) as u32;
         // bictcp_acked (Open state).
-        self.delayed_ack = self
-            .delayed_ack
-            .wrapping_add(acked.wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT));
+        self.b.acked(acked);
         let now = jiffies(ack.now);
         // measure_delay: tcp_time_stamp - rcv_tsecr, the echo rounded to jiffies.
         if let Some(rtt) = ack.rtt {
             let tsecr = ((ack.now - rtt + MS / 2) / MS) as u32;
-            if tsecr != 0 && now.wrapping_sub(self.epoch_start) as i32 >= HZ as i32 {
-                let delay = (now.wrapping_sub(tsecr) << 3).max(1);
-                if self.delay_min == 0 || self.delay_min > delay {
-                    self.delay_min = delay;
-                }
+            if tsecr != 0 && now.wrapping_sub(self.b.epoch_start) as i32 >= HZ as i32 {
+                self.b.sample_delay(now.wrapping_sub(tsecr) << 3);
             }
         }
         let mut cwnd = self.packets(st.cwnd);
@@ -223,35 +96,30 @@ impl CongestionControl for Cubic2622 {
         }
         if cwnd <= self.packets(st.ssthresh) {
             // tcp_slow_start: snd_cwnd_cnt += snd_cwnd, then whole windows become packets.
-            self.snd_cwnd_cnt += cwnd;
-            while self.snd_cwnd_cnt >= cwnd {
-                self.snd_cwnd_cnt -= cwnd;
+            self.b.snd_cwnd_cnt += cwnd;
+            while self.b.snd_cwnd_cnt >= cwnd {
+                self.b.snd_cwnd_cnt -= cwnd;
                 cwnd += 1;
             }
         } else {
-            self.update(cwnd, now);
-            if self.snd_cwnd_cnt >= self.cnt {
-                cwnd += 1;
-                self.snd_cwnd_cnt = 0;
-            } else {
-                self.snd_cwnd_cnt += 1;
-            }
+            self.b.update(cwnd, now);
+            cwnd = self.b.cong_avoid_ai(cwnd);
         }
         st.cwnd = cwnd as u64 * self.mss;
     }
 
     fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
-        let ssthresh = self.recalc_ssthresh(self.packets(st.cwnd).max(1));
-        self.snd_cwnd_cnt = 0;
+        let ssthresh = self.b.recalc_ssthresh(self.packets(st.cwnd).max(1));
+        self.b.snd_cwnd_cnt = 0;
         st.ssthresh = ssthresh as u64 * self.mss;
         st.cwnd = st.ssthresh;
     }
 
     fn on_rto(&mut self, _now: Time, _first: bool, st: &mut CcState) {
-        let ssthresh = self.recalc_ssthresh(self.packets(st.cwnd).max(1));
+        let ssthresh = self.b.recalc_ssthresh(self.packets(st.cwnd).max(1));
         st.ssthresh = ssthresh as u64 * self.mss;
-        self.snd_cwnd_cnt = 0;
-        self.reset();
+        self.b.snd_cwnd_cnt = 0;
+        self.b.reset();
     }
 }
 
@@ -311,16 +179,16 @@ mod tests {
         let mut st = test_state(100 * MSS, 50 * MSS, 100 * MSS);
         c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
         assert_eq!((st.ssthresh, st.cwnd), (79 * MSS, 79 * MSS));
-        assert_eq!(c.last_max_cwnd, 100);
+        assert_eq!(c.b.last_max_cwnd, 100);
         st.cwnd = 90 * MSS;
         c.on_congestion_event(2 * SEC, CongestionKind::Loss, &mut st);
         assert_eq!(st.ssthresh, 71 * MSS);
         // 90 x 1843 / 2048 = 80.99, truncated.
-        assert_eq!(c.last_max_cwnd, 80);
+        assert_eq!(c.b.last_max_cwnd, 80);
         // A timeout: cwnd 1 follows in the sender, ssthresh from beta, the CUBIC state reset.
         c.on_rto(3 * SEC, true, &mut st);
         assert_eq!(st.ssthresh, 56 * MSS);
-        assert_eq!((c.last_max_cwnd, c.loss_cwnd, c.delayed_ack), (0, 0, 32));
+        assert_eq!((c.b.last_max_cwnd, c.b.loss_cwnd, c.b.delayed_ack), (0, 0, 32));
     }
 
     #[test]
@@ -329,9 +197,9 @@ mod tests {
         // 100 ms RTT); the module's K is in 2^-10 s.
         for (w_max, cwnd) in [(100u32, 79u32), (1000, 800), (40, 32)] {
             let mut c = Cubic2622::new(MSS);
-            c.last_max_cwnd = w_max;
-            c.loss_cwnd = w_max;
-            c.update(cwnd, 5000);
+            c.b.last_max_cwnd = w_max;
+            c.b.loss_cwnd = w_max;
+            c.b.update(cwnd, 5000);
             let want = ((w_max - cwnd) as f64 / 0.4).cbrt() * 1024.0;
             let err = (c.k() as f64 - want).abs() / want;
             assert!(
@@ -366,15 +234,6 @@ mod tests {
                 (got - curve).abs() <= 2.0 + 0.02 * curve,
                 "t {t:.1} s: {got} vs {curve:.1}"
             );
-        }
-    }
-
-    #[test]
-    fn cubic_root_matches_the_real_root() {
-        for a in [1u64, 8, 27, 63, 64, 1000, 1 << 20, 123_456_789, 1 << 40] {
-            let want = (a as f64).cbrt();
-            let got = cubic_root(a) as f64;
-            assert!((got - want).abs() <= 1.0 + want * 0.005, "{a}: {got} vs {want}");
         }
     }
 }

@@ -22,6 +22,7 @@
 
 use crate::units::Time;
 
+pub mod bictcp;
 pub mod cubic;
 pub mod cubic_2_6_22;
 pub mod hystart_pp;
