@@ -30,7 +30,8 @@
 //! Current kernels (since 4.1-4.2) differ: ack_cnt and snd_cwnd_cnt count acknowledged packets
 //! rather than ACKs (stretch-ACK fixes), the delayed-ACK ratio is gone, cnt >= 2 (cwnd grows at
 //! most 1.5x per RTT), delay_min is in microseconds and the count is recomputed at most once per
-//! jiffy; ns-3's TcpCubic follows that form. Neither is modelled here.
+//! jiffy; ns-3.44's TcpCubic counts acknowledged segments too (its `m_ackCnt`) and has no
+//! delayed-ACK ratio. That form is not modelled here.
 
 /// The kernel version whose arithmetic runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

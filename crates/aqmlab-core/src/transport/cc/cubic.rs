@@ -1,4 +1,5 @@
-//! CUBIC (RFC 9438) with Linux-style HyStart (tcp_cubic.c v2.3 behaviour, algorithms.md 12).
+//! CUBIC (RFC 9438, or Linux 3.14's window law) with Linux-style HyStart (tcp_cubic.c v2.3
+//! behaviour, algorithms.md 12).
 //!
 //! Variant choices:
 //! * Window law of RFC 9438: K = cbrt((W_max - cwnd_epoch)/C), C = 0.4, beta = 0.7, fast
@@ -20,11 +21,35 @@
 //!   start with ssthresh = cwnd. RTT samples within 1 s of an epoch start are ignored (Linux).
 //!   Alternatively HyStart++ (RFC 9406, `hystart_pp.rs`) runs the initial slow start.
 //!
-//! Windows are tracked in bytes in [`CcState`]; the law is evaluated in segments (f64), and the
-//! fractional growth is carried between ACKs so nothing is lost to rounding.
+//! * Window law (`cc_params.law`): "rfc9438" (the default, the bullets above) or "linux", Linux
+//!   3.14's tcp_cubic.c in whole packets and jiffies (HZ 1000), as ns-3's TcpCubic and the
+//!   kernels of the 2014-2015 studies run CUBIC; the arithmetic is `bictcp.rs` (shared with
+//!   `cubic_2_6_22`), read from v3.14 net/ipv4/tcp_cubic.c and tcp_cong.c:
+//!   - `bictcp_update`: the target is the cubic curve one minimum RTT ahead (delay_min from
+//!     `bictcp_acked`'s samples in whole ms, skipped for 1 s after an epoch start), recomputed
+//!     at most once per cwnd value and 31 ms; growth is one packet after
+//!     `cnt` = cwnd / (target - cwnd) ACKs (100 cwnd at or above the target, at most 20 before
+//!     the first loss), counted by `tcp_cong_avoid_ai` per ACK whatever it covers; cnt is divided by the
+//!     delayed-ACK ratio estimate (packets per ACK, an EWMA with gain 1/16, capped at 32).
+//!   - TCP friendliness: a Reno window `tcp_cwnd`, set to cwnd at the epoch start, gains one
+//!     packet per (cwnd x 15) >> 3 ACKs (8/15 = 0.53 packet per RTT, RFC 9438's
+//!     3 (1 - beta)/(1 + beta) for beta 0.7, but with no switch to 1 past the old W_max); while
+//!     it is ahead, cnt <= cwnd / (tcp_cwnd - cwnd). cwnd never jumps to the estimate.
+//!   - Loss (`bictcp_recalc_ssthresh`): ssthresh = max(cwnd x 717 / 1024, 2) packets, W_max =
+//!     cwnd or, below the previous W_max, cwnd x 1741 / 2048; snd_cwnd_cnt cleared. A timeout
+//!     also clears delay_min and W_max (`bictcp_state`, the Loss state).
+//!   - An ACK that runs slow start does no congestion avoidance (bictcp_cong_avoid's if/else);
+//!     slow start itself, HyStart and its delay_min (ns, from every sample) are the shared ones.
+//!   - Not modelled: current kernels (4.1+) count acknowledged packets rather than ACKs, have
+//!     no delayed-ACK ratio, keep cnt >= 2 and delay_min in microseconds.
+//!
+//! Windows are tracked in bytes in [`CcState`]; the RFC 9438 law is evaluated in segments (f64),
+//! and the fractional growth is carried between ACKs so nothing is lost to rounding.
 
+use super::bictcp::{Bictcp, Kernel};
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp};
 use crate::units::{Time, MS, SEC};
+use serde::{Deserialize, Serialize};
 
 /// C in segments/s^3.
 pub const C: f64 = 0.4;
@@ -33,9 +58,39 @@ const HYSTART_LOW_WINDOW: u64 = 16;
 const HYSTART_ACK_DELTA: Time = 2 * MS;
 const HYSTART_MIN_SAMPLES: u32 = 8;
 
+/// The congestion-avoidance window law (the `law` parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Law {
+    /// RFC 9438 in segments (f64): target from SRTT, growth (target - cwnd)/cwnd per
+    /// acknowledged segment, W_est per section 4.3.
+    #[default]
+    Rfc9438,
+    /// Linux 3.14's tcp_cubic.c: target from delay_min, an ACK count `cnt` per +1 packet, the
+    /// Reno estimate `tcp_cwnd` capping it, the delayed-ACK ratio, beta 717/1024 (`bictcp.rs`).
+    Linux,
+}
+
+/// CUBIC's parameters (the flow's `cc_params` table), every default written out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CubicParams {
+    /// Congestion-avoidance law and loss response: "rfc9438" (default) or "linux" (3.14).
+    pub law: Law,
+}
+
+impl CubicParams {
+    pub fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Cubic {
     mss: u64,
+    law: Law,
+    /// Linux's state and arithmetic, used with `Law::Linux`.
+    linux: Bictcp,
     pub fast_convergence: bool,
     /// Linux HyStart on; HyStart++ instead when `hspp` is set.
     hystart: bool,
@@ -61,9 +116,16 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// RFC 9438 CUBIC (the default parameters).
     pub fn new(mss: u64, hystart: Hystart) -> Cubic {
+        Cubic::with_params(mss, hystart, CubicParams::default())
+    }
+
+    pub fn with_params(mss: u64, hystart: Hystart, params: CubicParams) -> Cubic {
         Cubic {
             mss,
+            law: params.law,
+            linux: Bictcp::new(Kernel::V3_14),
             fast_convergence: true,
             hystart: hystart == Hystart::Linux,
             hspp: (hystart == Hystart::Rfc9406).then(HystartPp::default),
@@ -108,10 +170,15 @@ impl Cubic {
         self.hs_found
     }
 
+    /// The ACK count of the last Linux update (cwnd grows by one packet after `cnt` ACKs).
+    pub fn linux_cnt(&self) -> u32 {
+        self.linux.cnt
+    }
+
     fn reset(&mut self) {
         let (mss, fc, hy, dm) = (self.mss, self.fast_convergence, self.hystart, self.delay_min);
         let hspp = self.hspp.take();
-        *self = Cubic::new(mss, Hystart::Off);
+        *self = Cubic::with_params(mss, Hystart::Off, CubicParams { law: self.law });
         self.hystart = hy;
         self.hspp = hspp;
         self.fast_convergence = fc;
@@ -164,6 +231,25 @@ impl Cubic {
         }
     }
 
+    fn packets(&self, bytes: u64) -> u32 {
+        (bytes / self.mss).min(u32::MAX as u64) as u32
+    }
+
+    /// Linux 3.14 bictcp_cong_avoid past slow start: bictcp_update, then tcp_cong_avoid_ai
+    /// counts this ACK against `cnt`.
+    fn linux_avoidance(&mut self, now: Time, st: &mut CcState) {
+        let cwnd = self.packets(st.cwnd);
+        let opened = self.linux.epoch_start == 0;
+        self.linux.update(cwnd, (now / MS) as u32);
+        if opened && self.linux.epoch_start != 0 {
+            // The epoch that gates delay samples (bictcp_acked skips them for 1 s after it).
+            self.epoch_start = Some(now);
+        }
+        if self.linux.cong_avoid_ai(cwnd) > cwnd {
+            st.cwnd += self.mss;
+        }
+    }
+
     fn congestion_avoidance(&mut self, now: Time, acked: u64, st: &mut CcState) {
         let mss = self.mss as f64;
         let cwnd = st.cwnd as f64 / mss;
@@ -212,10 +298,20 @@ impl CongestionControl for Cubic {
             let fresh_epoch = self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC);
             if !fresh_epoch {
                 self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
+                if self.law == Law::Linux {
+                    // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt at HZ 1000,
+                    // the send and ACK times truncated to ms), in ms x 8.
+                    let jiffies = ack.now / MS - (ack.now - rtt) / MS;
+                    self.linux
+                        .sample_delay((jiffies << 3).min(u32::MAX as u64) as u32);
+                }
             }
         }
         if st.in_recovery || ack.acked_bytes == 0 {
             return;
+        }
+        if self.law == Law::Linux {
+            self.linux.acked(ack.acked_bytes.div_ceil(self.mss) as u32);
         }
         let mut acked = ack.acked_bytes;
         if st.in_slow_start() && self.hystart {
@@ -231,19 +327,32 @@ impl CongestionControl for Cubic {
                 Some(h) => h.slow_start(ack, st),
                 None => slow_start(st, acked),
             };
-            if acked == 0 {
+            // Linux 3.14 (bictcp_cong_avoid) runs slow start or congestion avoidance on an ACK,
+            // never both.
+            if acked == 0 || self.law == Law::Linux {
                 return;
             }
         }
-        self.congestion_avoidance(ack.now, acked, st);
+        match self.law {
+            Law::Rfc9438 => self.congestion_avoidance(ack.now, acked, st),
+            Law::Linux => self.linux_avoidance(ack.now, st),
+        }
     }
 
     fn on_congestion_event(&mut self, _now: Time, _kind: CongestionKind, st: &mut CcState) {
         if let Some(h) = &mut self.hspp {
             h.end();
         }
-        let cwnd = st.cwnd as f64 / self.mss as f64;
         self.epoch_start = None;
+        if self.law == Law::Linux {
+            // bictcp_recalc_ssthresh; tcp_init_cwnd_reduction clears snd_cwnd_cnt.
+            let ssthresh = self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1));
+            self.linux.snd_cwnd_cnt = 0;
+            st.ssthresh = ssthresh as u64 * self.mss;
+            st.cwnd = st.ssthresh;
+            return;
+        }
+        let cwnd = st.cwnd as f64 / self.mss as f64;
         self.w_max = if self.fast_convergence && cwnd < self.w_max {
             cwnd * (1.0 + BETA) / 2.0
         } else {
@@ -260,8 +369,14 @@ impl CongestionControl for Cubic {
             h.end();
         }
         if first {
-            st.ssthresh = ((st.cwnd as f64 * BETA) as u64).max(2 * self.mss);
+            st.ssthresh = match self.law {
+                Law::Rfc9438 => ((st.cwnd as f64 * BETA) as u64).max(2 * self.mss),
+                Law::Linux => self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1)) as u64 * self.mss,
+            };
         }
+        // With `Law::Linux` this is also bictcp_reset (the Loss state: W_max, the epoch,
+        // delay_min, the Reno estimate and the delayed-ACK ratio) and tcp_enter_loss's
+        // snd_cwnd_cnt = 0.
         self.reset();
     }
 }
@@ -392,6 +507,141 @@ mod tests {
         let w = st.cwnd as f64 / MSS as f64;
         assert!(w > c.w_cubic(t) + 5.0, "cwnd {w} vs W_cubic {}", c.w_cubic(t));
         assert!(w > 30.0 && w < 60.0, "{w}");
+    }
+
+    fn linux(mss: u64) -> Cubic {
+        Cubic::with_params(mss, Hystart::Off, CubicParams { law: Law::Linux })
+    }
+
+    /// One ACK of one segment at `now` with an RTT sample.
+    fn ack1(c: &mut Cubic, st: &mut CcState, now: Time, rtt: Time) {
+        let a = AckSample {
+            now,
+            acked_bytes: MSS,
+            rtt: Some(rtt),
+            ..Default::default()
+        };
+        c.on_ack(&a, st);
+    }
+
+    #[test]
+    fn linux_law_vector_from_the_kernel_arithmetic() {
+        // Derived by hand from Linux 3.14 tcp_cubic.c (HZ 1000, beta 717, bic_scale 41).
+        let mut c = linux(MSS);
+        let mut st = state(100);
+        // An RTT sample of 100 ms while not cwnd-limited: delay_min = 100 << 3, no growth.
+        st.cwnd_limited = false;
+        ack1(&mut c, &mut st, 9 * SEC, 100 * MS);
+        assert_eq!((st.cwnd, c.linux.delay_min), (100 * MSS, 800));
+        st.cwnd_limited = true;
+        // Loss at 100 packets: ssthresh = 100 x 717 / 1024 = 70.02 -> 70, W_max = 100.
+        c.on_congestion_event(10 * SEC, CongestionKind::Loss, &mut st);
+        assert_eq!(
+            (st.cwnd, st.ssthresh, c.linux.last_max_cwnd),
+            (70 * MSS, 70 * MSS, 100)
+        );
+        // SRTT far from delay_min: the Linux target ignores it.
+        st.srtt = Some(500 * MS);
+        // ACK 1 at 11 s opens the epoch. K = cubic_root(2^40 / 410 x 30): the table gives 139 x 32
+        // = 4448, the Newton step (2 x 4448 + 80452070310 / (4448 x 4447)) x 341 >> 10 = 4316
+        // (2^-10 s; the exact cbrt(30 / 0.4) s is 4318.4). t = (100 << 10) / 1000 = 102, offs =
+        // 4214, delta = 410 x 4214^3 >> 40 = 27, target = 73 (one delay_min ahead; from SRTT it
+        // would be 79), cnt = 70 / 3 = 23; the delayed-ACK ratio after one 1-packet ACK is
+        // 32 - 2 + 1 = 31, so cnt = (23 << 4) / 31 = 11.
+        ack1(&mut c, &mut st, 11 * SEC, 100 * MS);
+        assert_eq!((c.linux.k, c.linux.delayed_ack, c.linux_cnt()), (4316, 31, 11));
+        assert_eq!(c.epoch_start(), Some(11 * SEC));
+        // ACKs 2-11 (1 ms apart, same cwnd, within HZ/32): no new count; snd_cwnd_cnt climbs to
+        // 11; ACK 12 finds snd_cwnd_cnt >= cnt: cwnd 71.
+        for i in 1..11 {
+            ack1(&mut c, &mut st, 11 * SEC + i * MS, 100 * MS);
+            assert_eq!(st.cwnd, 70 * MSS, "ACK {}", i + 1);
+        }
+        ack1(&mut c, &mut st, 11 * SEC + 11 * MS, 100 * MS);
+        assert_eq!(st.cwnd, 71 * MSS);
+        // ACK 13: a new cwnd recomputes: t = (112 << 10) / 1000 = 114, offs = 4202, delta = 27,
+        // target 73, cnt = 71 / 2 = 35, (35 << 4) / 31 = 18. The Reno estimate: ack_cnt 13 is
+        // below (71 x 15) >> 3 = 133, tcp_cwnd stays 70.
+        ack1(&mut c, &mut st, 11 * SEC + 12 * MS, 100 * MS);
+        assert_eq!((c.linux_cnt(), c.linux.tcp_cwnd, c.linux.ack_cnt), (18, 70, 13));
+        // A second loss below W_max: fast convergence W_max = 71 x 1741 / 2048 = 60.35 -> 60,
+        // ssthresh = 71 x 717 / 1024 = 49.7 -> 49.
+        c.on_congestion_event(12 * SEC, CongestionKind::Loss, &mut st);
+        assert_eq!((st.ssthresh, c.linux.last_max_cwnd), (49 * MSS, 60));
+        assert_eq!((c.linux.epoch_start, c.linux.snd_cwnd_cnt), (0, 0));
+    }
+
+    #[test]
+    fn linux_law_reno_friendly_rate() {
+        // W_max = 10 at RTT 10 ms: K = cbrt(3 / 0.4) = 1.96 s, the cubic target stays below cwnd
+        // for the 0.5 s run, so Linux's Reno estimate sets the pace: 3 (1 - beta) / (1 + beta)
+        // segments per RTT with beta = 717/1024 (0.529), with no switch to 1 segment per RTT past
+        // the old W_max (RFC 9438 4.3 has one): after 50 RTTs cwnd = 7 + 50 x 0.529 = 33.5.
+        let beta = 717.0 / 1024.0;
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        let mut c = linux(MSS);
+        let mut st = state(10);
+        st.srtt = Some(10 * MS);
+        st.cwnd_limited = false;
+        ack1(&mut c, &mut st, SEC / 2, 10 * MS);
+        st.cwnd_limited = true;
+        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
+        assert_eq!(st.cwnd, 7 * MSS);
+        let mut now = SEC;
+        for _ in 0..50 {
+            let n = st.cwnd / MSS;
+            for _ in 0..n {
+                now += 10 * MS / n;
+                ack1(&mut c, &mut st, now, 10 * MS);
+            }
+        }
+        let w = st.cwnd as f64 / MSS as f64;
+        let want = 7.0 + 50.0 * alpha;
+        assert!((w - want).abs() <= 2.0, "cwnd {w}, Reno-friendly {want:.1}");
+        // The RFC 9438 law in the same run passes the old W_max at 1 segment per RTT.
+        let mut c = Cubic::new(MSS, Hystart::Off);
+        let mut st = state(10);
+        st.srtt = Some(10 * MS);
+        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
+        let mut now = SEC;
+        for _ in 0..50 {
+            let n = st.cwnd / MSS;
+            for _ in 0..n {
+                now += 10 * MS / n;
+                ack1(&mut c, &mut st, now, 10 * MS);
+            }
+        }
+        assert!(st.cwnd as f64 / MSS as f64 > want + 5.0);
+    }
+
+    #[test]
+    fn linux_law_timeout_resets_the_kernel_state() {
+        // tcp_enter_loss: ssthresh from bictcp_recalc_ssthresh, then the Loss state's
+        // bictcp_reset clears W_max and delay_min; before a new loss cnt is capped at 20.
+        let mut c = linux(MSS);
+        let mut st = state(50);
+        st.cwnd_limited = false;
+        ack1(&mut c, &mut st, SEC, 100 * MS);
+        st.cwnd_limited = true;
+        c.on_rto(2 * SEC, true, &mut st);
+        // 50 x 717 / 1024 = 35.01 -> 35.
+        assert_eq!(st.ssthresh, 35 * MSS);
+        assert_eq!((c.linux.last_max_cwnd, c.linux.delay_min), (0, 0));
+    }
+
+    #[test]
+    fn params_parse_and_default() {
+        let d = crate::transport::cc::cc_params("cubic", &serde_json::Value::Null).unwrap();
+        assert_eq!(d, serde_json::json!({"law": "rfc9438"}));
+        let l = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "linux"}));
+        assert_eq!(l.unwrap(), serde_json::json!({"law": "linux"}));
+        let e = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "bic"})).unwrap_err();
+        assert!(
+            e.contains("law") && e.contains("rfc9438") && e.contains("linux"),
+            "{e}"
+        );
+        let e = crate::transport::cc::cc_params("cubic", &serde_json::json!({"beta": 0.8})).unwrap_err();
+        assert!(e.contains("beta") && e.contains("law"), "{e}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub mod nice;
 pub mod reno;
 pub mod tcp_lp;
 
-pub use cubic::Cubic;
+pub use cubic::{Cubic, CubicParams};
 pub use cubic_2_6_22::Cubic2622;
 pub use hystart_pp::HystartPp;
 pub use ledbat::{Ledbat, LedbatParams};
@@ -195,6 +195,7 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
         Ok(serde_json::to_value(&p).expect("parameters serialise"))
     }
     match name {
+        "cubic" => parse::<CubicParams>(name, params, CubicParams::check),
         "ledbat" => parse::<LedbatParams>(name, params, LedbatParams::check),
         "tcp_lp" => parse::<TcpLpParams>(name, params, TcpLpParams::check),
         "nice" => parse::<NiceParams>(name, params, NiceParams::check),
@@ -202,7 +203,7 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
             Ok(serde_json::json!({}))
         }
         _ => Err(format!(
-            "{name} takes no parameters; allowed: cc_params with cc = \"ledbat\", \"tcp_lp\" or \"nice\""
+            "{name} takes no parameters; allowed: cc_params with cc = \"cubic\", \"ledbat\", \"tcp_lp\" or \"nice\""
         )),
     }
 }
@@ -225,7 +226,11 @@ pub fn make_cc(
     let mss = mss as u64;
     match name {
         "newreno" | "reno" => Ok(Box::new(Reno::new(mss, hystart))),
-        "cubic" => Ok(Box::new(Cubic::new(mss, hystart))),
+        "cubic" => Ok(Box::new(Cubic::with_params(
+            mss,
+            hystart,
+            serde_json::from_value(resolved).expect("resolved"),
+        ))),
         "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
         "ledbat" => Ok(Box::new(Ledbat::new(
             mss,
