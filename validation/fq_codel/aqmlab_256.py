@@ -59,6 +59,30 @@ for spec in sys.argv[4:]:
         soj = (pk.t_out_ns - pk.t_enqueue_ns).to_numpy() / 1e6
         gp = sum(V.metrics.goodput_bps(r.tables, r.meta, f, warmup_s=5.0) for f in range(n)) / 1e6
         d = r.summary["links"]["down"]
+        # Packets of each flow in the qdisc, sampled every 5 ms after the warmup: the mean over
+        # flows with at least one, and the fraction of all flows with more than one.
+        q = pk_all = r.tables["packets"].to_pandas()
+        q = pk_all[(pk_all.dir == "down") & (pk_all.t_out_ns >= 5e9)]
+        ts = np.arange(5e9, dur * 1e9, 5e6)
+        occ = np.zeros((n, len(ts)))
+        for f, g in q.groupby("flow"):
+            if f < n:
+                occ[f] = np.searchsorted(np.sort(g.t_enqueue_ns.to_numpy()), ts, "right") - np.searchsorted(
+                    np.sort(g.t_out_ns.to_numpy()), ts, "right"
+                )
+        # Own-flow packets ahead of each measured packet when it arrived (per-flow FIFO order).
+        ahead = np.zeros(len(q), dtype=np.int64)
+        for _f, g in q.groupby("flow"):
+            g = g.sort_values("t_enqueue_ns")
+            outs = np.sort(g.t_out_ns.to_numpy())
+            ahead[q.index.get_indexer(g.index)] = np.arange(len(g)) - np.searchsorted(
+                outs, g.t_enqueue_ns.to_numpy(), "right"
+            )
+        q = q.assign(ahead=ahead)
+        m0 = q.loc[pk.index].ahead.to_numpy() == 0
+        fl = r.tables["flows"].to_pandas()
+        fs = r.tables["flow_series"].to_pandas()
+        cw = fs[(fs.t_ns > 5e9) & (fs.flow < n)].cwnd_bytes.to_numpy() / 1448
         rs.append(
             {
                 "p50": np.percentile(soj, 50),
@@ -67,10 +91,22 @@ for spec in sys.argv[4:]:
                 "gp": gp,
                 "drops": d["drops"],
                 "fat": d["drops_by_reason"].get("fat_flow", 0),
+                "rtos": float(fl.rto_count.sum()),
+                "backlog": len(soj) / (dur - 5.0) * soj.mean() / 1e3,
+                "perq": occ[occ > 0].mean(),
+                "gt1": (occ > 1).mean(),
+                "cwnd": cw.mean(),
+                "cwnd_le2": (cw <= 2).mean(),
+                "alone": m0.mean(),
+                "p50_alone": np.percentile(soj[m0], 50),
+                "p50_behind": np.percentile(soj[~m0], 50),
             }
         )
     m = {k: statistics.mean(float(r[k]) for r in rs) for k in rs[0]}
     print(
-        f"{name:<26} p50 {m['p50']:6.2f} p95 {m['p95']:6.2f} mean {m['mean']:6.2f} gp {m['gp']:6.2f} drops {m['drops']:7.0f} fat {m['fat']:6.0f}",
+        f"{name:<26} p50 {m['p50']:6.2f} p95 {m['p95']:6.2f} mean {m['mean']:6.2f} gp {m['gp']:6.2f} drops {m['drops']:7.0f} fat {m['fat']:6.0f}"
+        f" rtos(all) {m['rtos']:5.0f} backlog {m['backlog']:6.1f}p per-queue {m['perq']:4.2f}p >1p {m['gt1']:.2f}"
+        f" cwnd {m['cwnd']:5.2f} cwnd<=2 {m['cwnd_le2']:.2f}"
+        f" alone {m['alone']:.2f} p50 alone/behind {m['p50_alone']:5.2f}/{m['p50_behind']:5.2f}",
         flush=True,
     )
