@@ -1,11 +1,13 @@
 //! Linux's CUBIC window arithmetic (net/ipv4/tcp_cubic.c: `struct bictcp`, `bictcp_update`,
 //! `bictcp_recalc_ssthresh`, `cubic_root`, the delayed-ACK ratio of `bictcp_acked`, and
-//! tcp_cong.c `tcp_cong_avoid_ai`), in whole packets and jiffies at HZ 1000, at two kernel
-//! versions ([`Kernel`]). One implementation serves two controllers: `cubic` with
-//! `law = "linux"` (Linux 3.14, cubic.rs) and `cubic_2_6_22` (2.6.22.6 as ns-2 runs it).
+//! tcp_cong.c `tcp_cong_avoid_ai`), in whole packets and jiffies at HZ 1000, at three kernel
+//! versions ([`Kernel`]). One implementation serves three controllers: `cubic` with
+//! `law = "linux"` (Linux 3.14) or `law = "linux_4"` (4.x onwards, cubic.rs) and `cubic_2_6_22`
+//! (2.6.22.6 as ns-2 runs it).
 //!
-//! Per ACK in congestion avoidance, [`Bictcp::update`] computes `cnt`, the number of ACKs after
-//! which cwnd grows by one packet, and [`Bictcp::cong_avoid_ai`] counts ACKs against it:
+//! Per ACK in congestion avoidance, [`Bictcp::update`] computes `cnt`, the number of ACKs
+//! (packets from 4.x) after which cwnd grows by one packet, and [`Bictcp::cong_avoid_ai`] counts
+//! against it:
 //! * At most once per cwnd value and HZ/32 jiffies (31 ms) the count is recomputed; the first
 //!   update after a loss opens an epoch: K = cbrt(cube_factor x (W_max - cwnd)) in 2^-10 s,
 //!   cube_factor = 2^40 / (bic_scale x 10), bic_scale = 41 (C = 0.4 per a fixed 100 ms RTT);
@@ -13,25 +15,33 @@
 //! * The target is the cubic curve one minimum RTT ahead: t = now - epoch + delay_min,
 //!   target = origin -+ (410 x |t - K|^3) >> 40; cnt = cwnd / (target - cwnd), or 100 cwnd at
 //!   or above the target.
-//! * Before any loss the count is bounded: 2.6.22 sets it to 50 while loss_cwnd = 0; 3.14 caps
-//!   it at 20 (5% per RTT) while W_max = 0. 2.6.22 also bounds the growth to max_increment = 16
-//!   packets per delay_min once past K (cnt >= cwnd x HZ x 8 / (10 x 16 x delay_min)).
+//! * Before any loss the count is bounded: 2.6.22 sets it to 50 while loss_cwnd = 0; 3.14 and
+//!   later cap it at 20 (5% per RTT) while W_max = 0. 2.6.22 also bounds the growth to
+//!   max_increment = 16 packets per delay_min once past K (cnt >= cwnd x HZ x 8 / (10 x 16 x
+//!   delay_min)).
 //! * TCP friendliness: `tcp_cwnd`, a Reno window synchronised with cwnd at the epoch start,
-//!   gains one packet per (cwnd x beta_scale) >> 3 ACKs, beta_scale = 8 (1024 + beta) / 3 /
-//!   (1024 - beta) in integers (23 for beta 819, 15 for 717: 1 packet per 1.875 cwnd ACKs, the
-//!   Reno-friendly rate 3 (1 - beta) / (1 + beta) of RFC 9438 per RTT); while it is ahead of cwnd,
-//!   cnt <= cwnd / (tcp_cwnd - cwnd).
-//! * cnt is divided by the delayed-ACK ratio (packets per ACK x 16, an EWMA with gain 1/16 kept
-//!   by `bictcp_acked`; 3.14 caps it at 32 packets per ACK), at least 1.
+//!   gains one packet per (cwnd x beta_scale) >> 3 ACKs (packets from 4.x), beta_scale =
+//!   8 (1024 + beta) / 3 / (1024 - beta) in integers (23 for beta 819, 15 for 717: 1 packet per
+//!   1.875 cwnd, the Reno-friendly rate 3 (1 - beta) / (1 + beta) of RFC 9438 per RTT when every
+//!   packet is counted); while it is ahead of cwnd, cnt <= cwnd / (tcp_cwnd - cwnd).
+//! * 2.6.22 and 3.14 divide cnt by the delayed-ACK ratio (packets per ACK x 16, an EWMA with
+//!   gain 1/16 kept by `bictcp_acked`; 3.14 caps it at 32 packets per ACK), at least 1.
 //! * Loss: the epoch ends; W_max = cwnd (1024 + beta) / 2048 when cwnd is below the previous
 //!   W_max (fast convergence), else cwnd; ssthresh = max(cwnd x beta / 1024, 2); beta = 819
-//!   (2.6.22, CUBIC v2.1) or 717 (3.14, CUBIC v2.3).
+//!   (2.6.22, CUBIC v2.1) or 717 (3.14 on, CUBIC v2.3).
 //!
-//! Current kernels (since 4.1-4.2) differ: ack_cnt and snd_cwnd_cnt count acknowledged packets
-//! rather than ACKs (stretch-ACK fixes), the delayed-ACK ratio is gone, cnt >= 2 (cwnd grows at
-//! most 1.5x per RTT), delay_min is in microseconds and the count is recomputed at most once per
-//! jiffy; ns-3.44's TcpCubic counts acknowledged segments too (its `m_ackCnt`) and has no
-//! delayed-ACK ratio. That form is not modelled here.
+//! From 4.x ([`Kernel::V4`]: the form of the 6.x tcp_cubic.c and tcp_cong.c read for this; the
+//! packet counting and cnt >= 2 date from the 2015 stretch-ACK fixes): `bictcp_update` and `tcp_cong_avoid_ai` take the
+//! number of packets an ACK acknowledges, `acked`. ack_cnt (the Reno estimate's count) grows by
+//! `acked` and restarts at `acked` with an epoch; the delayed-ACK ratio is gone and cnt is
+//! floored at 2 (cwnd grows at most 1.5x per RTT); within the 31 ms window a new cwnd recomputes
+//! cnt at most once per jiffy (in the same jiffy only the friendliness cap is re-applied);
+//! delay_min is kept in microseconds and rounded up to whole jiffies for the target;
+//! tcp_cong_avoid_ai first spends a credit left from a larger cnt (snd_cwnd_cnt >= cnt: +1 and
+//! the count restarts), then adds `acked` and grows cwnd by snd_cwnd_cnt / cnt, keeping the
+//! remainder. Under delayed ACKs (2 packets each) the 3.14 estimate, counting ACKs, grows at half
+//! the Reno-friendly rate; from 4.x it grows at the full rate, as ns-3.44's TcpCubic (which counts
+//! acknowledged segments, `m_ackCnt`) does.
 
 /// The kernel version whose arithmetic runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,6 +51,9 @@ pub enum Kernel {
     V2_6_22,
     /// Linux 3.14 (tcp_cubic.c v2.3).
     V3_14,
+    /// Linux 4.x onwards (tcp_cubic.c v2.3 after the 2015 stretch-ACK fixes; read from a 6.x
+    /// tree): packets rather than ACKs counted, no delayed-ACK ratio, cnt >= 2.
+    V4,
 }
 
 impl Kernel {
@@ -48,7 +61,7 @@ impl Kernel {
     pub fn beta(self) -> u32 {
         match self {
             Kernel::V2_6_22 => 819,
-            Kernel::V3_14 => 717,
+            Kernel::V3_14 | Kernel::V4 => 717,
         }
     }
 
@@ -73,9 +86,9 @@ const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
 #[derive(Clone, Debug, Default)]
 pub struct Bictcp {
     pub kernel: Kernel,
-    /// ACKs counted towards the next +1 (tcp_sock snd_cwnd_cnt).
+    /// ACKs (packets from 4.x) counted towards the next +1 (tcp_sock snd_cwnd_cnt).
     pub snd_cwnd_cnt: u32,
-    /// ACKs per +1 packet, from the last update.
+    /// ACKs (packets from 4.x) per +1 packet, from the last update.
     pub cnt: u32,
     /// W_max (packets; 0 before any loss).
     pub last_max_cwnd: u32,
@@ -86,10 +99,11 @@ pub struct Bictcp {
     pub origin: u32,
     /// K in 2^-10 s.
     pub k: u32,
-    /// Minimum delay in ms x 8 (0 = none yet).
+    /// Minimum delay (0 = none yet): ms x 8 before 4.x, microseconds from 4.x.
     pub delay_min: u32,
     /// Jiffies at the epoch start (0 = no epoch).
     pub epoch_start: u32,
+    /// ACKs (packets from 4.x) towards the Reno estimate's next packet.
     pub ack_cnt: u32,
     /// The Reno-friendly window estimate (packets).
     pub tcp_cwnd: u32,
@@ -133,18 +147,22 @@ impl Bictcp {
         };
     }
 
-    /// The delayed-ACK ratio of bictcp_acked: ratio += packets - ratio/16 (Open state only).
+    /// The delayed-ACK ratio of bictcp_acked: ratio += packets - ratio/16 (Open state only;
+    /// 4.x has no ratio).
     pub fn acked(&mut self, packets: u32) {
+        if self.kernel == Kernel::V4 {
+            return;
+        }
         let ratio = self
             .delayed_ack
             .wrapping_add(packets.wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT));
         self.delayed_ack = match self.kernel {
             Kernel::V2_6_22 => ratio,
-            Kernel::V3_14 => ratio.min(ACK_RATIO_LIMIT),
+            Kernel::V3_14 | Kernel::V4 => ratio.min(ACK_RATIO_LIMIT),
         };
     }
 
-    /// A delay sample in ms x 8 (at least 1) lowers delay_min.
+    /// A delay sample (at least 1) in delay_min's unit (ms x 8, or us from 4.x) lowers delay_min.
     pub fn sample_delay(&mut self, delay: u32) {
         let delay = delay.max(1);
         if self.delay_min == 0 || self.delay_min > delay {
@@ -152,17 +170,36 @@ impl Bictcp {
         }
     }
 
-    /// bictcp_update: the ACK count `cnt` for a window of `cwnd` packets at jiffies `now`.
-    pub fn update(&mut self, cwnd: u32, now: u32) {
-        self.ack_cnt += 1;
+    /// delay_min in whole jiffies: ms x 8 shifted down, or (4.x, usecs_to_jiffies) us rounded
+    /// up.
+    fn delay_min_jiffies(&self) -> u32 {
+        match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => self.delay_min >> 3,
+            Kernel::V4 => self.delay_min.div_ceil(1_000_000 / HZ),
+        }
+    }
+
+    /// bictcp_update: the count `cnt` for a window of `cwnd` packets at jiffies `now`, on an ACK
+    /// for `acked` packets (counted as one ACK before 4.x).
+    pub fn update(&mut self, cwnd: u32, now: u32, acked: u32) {
+        let counted = match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => 1,
+            Kernel::V4 => acked,
+        };
+        self.ack_cnt += counted;
         if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+            return;
+        }
+        if self.kernel == Kernel::V4 && self.epoch_start != 0 && now == self.last_time {
+            // At most one cubic computation per jiffy; the friendliness cap still applies.
+            self.friendliness(cwnd);
             return;
         }
         self.last_cwnd = cwnd;
         self.last_time = now;
         if self.epoch_start == 0 {
             self.epoch_start = now;
-            self.ack_cnt = 1;
+            self.ack_cnt = counted;
             self.tcp_cwnd = cwnd;
             if self.last_max_cwnd <= cwnd {
                 self.k = 0;
@@ -174,7 +211,7 @@ impl Bictcp {
         }
         // Time since the epoch plus delay_min, in 2^-10 s.
         let elapsed = now
-            .wrapping_add(self.delay_min >> 3)
+            .wrapping_add(self.delay_min_jiffies())
             .wrapping_sub(self.epoch_start);
         let t = (((elapsed as u64) << BICTCP_HZ) / HZ as u64) as u32;
         let offs = t.abs_diff(self.k) as u64;
@@ -201,12 +238,18 @@ impl Bictcp {
                     self.cnt = 50;
                 }
             }
-            Kernel::V3_14 => {
+            Kernel::V3_14 | Kernel::V4 => {
                 if self.last_max_cwnd == 0 {
                     self.cnt = self.cnt.min(20);
                 }
             }
         }
+        self.friendliness(cwnd);
+    }
+
+    /// The end of bictcp_update: the Reno estimate advances by whole packets and caps cnt, then
+    /// the delayed-ACK ratio divides it (at least 1) or, from 4.x, cnt >= 2.
+    fn friendliness(&mut self, cwnd: u32) {
         let d = (cwnd * self.kernel.friendly_scale()) >> 3;
         while self.ack_cnt > d {
             self.ack_cnt -= d;
@@ -216,17 +259,38 @@ impl Bictcp {
             let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
             self.cnt = self.cnt.min(max_cnt);
         }
-        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
+        self.cnt = match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1),
+            Kernel::V4 => self.cnt.max(2),
+        };
     }
 
-    /// tcp_cong_avoid_ai with w = cnt: the window after one more ACK.
-    pub fn cong_avoid_ai(&mut self, cwnd: u32) -> u32 {
-        if self.snd_cwnd_cnt >= self.cnt {
-            self.snd_cwnd_cnt = 0;
-            cwnd + 1
-        } else {
-            self.snd_cwnd_cnt += 1;
-            cwnd
+    /// tcp_cong_avoid_ai with w = cnt: the window after one more ACK, for `acked` packets.
+    /// Before 4.x one ACK counts once whatever it covers; from 4.x a credit left from a larger
+    /// cnt is spent first, then the packets are added and every whole cnt grows cwnd by one.
+    pub fn cong_avoid_ai(&mut self, cwnd: u32, acked: u32) -> u32 {
+        match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => {
+                if self.snd_cwnd_cnt >= self.cnt {
+                    self.snd_cwnd_cnt = 0;
+                    cwnd + 1
+                } else {
+                    self.snd_cwnd_cnt += 1;
+                    cwnd
+                }
+            }
+            Kernel::V4 => {
+                let w = self.cnt.max(1);
+                let mut cwnd = cwnd;
+                if self.snd_cwnd_cnt >= w {
+                    self.snd_cwnd_cnt = 0;
+                    cwnd += 1;
+                }
+                self.snd_cwnd_cnt += acked;
+                let whole = self.snd_cwnd_cnt / w;
+                self.snd_cwnd_cnt -= whole * w;
+                cwnd + whole
+            }
         }
     }
 
@@ -273,5 +337,62 @@ mod tests {
         }
         // 3.14: beta 717/1024 = 0.700, alpha = 0.529 segment per RTT; the kernel's 8/15 = 0.533.
         assert!((8.0 / 15.0 - 3.0 * (1.0 - 0.7002) / 1.7002f64).abs() < 0.005);
+    }
+
+    #[test]
+    fn v4_counts_packets_with_a_floor_of_two() {
+        // Hand-derived from the 6.x bictcp_update / tcp_cong_avoid_ai: W_max = 4 = cwnd, so the
+        // epoch has K = 0 and origin 4; delay_min 10.5 ms rounds up to 11 jiffies; the target
+        // origin + (410 t^3 >> 40) stays 4 while t < 1390 (2^-10 s: 410 x 1390^3 is the first
+        // cube past 2^40), so cnt = 100 x 4 = 400; the Reno
+        // estimate gains a packet each time ack_cnt passes (4 x 15) >> 3 = 7.
+        let mut b = Bictcp::new(Kernel::V4);
+        b.last_max_cwnd = 4;
+        b.delay_min = 10_500;
+        assert_eq!(b.delay_min_jiffies(), 11);
+        // ACKs of 2 packets 40 jiffies apart (each past the 31-jiffy hold): ack_cnt 2, 4, 6.
+        let mut cwnd = 4;
+        for (i, now) in [1000, 1040, 1080].into_iter().enumerate() {
+            b.update(cwnd, now, 2);
+            assert_eq!((b.ack_cnt, b.tcp_cwnd, b.cnt), (2 * (i as u32 + 1), 4, 400));
+            cwnd = b.cong_avoid_ai(cwnd, 2);
+            assert_eq!((cwnd, b.snd_cwnd_cnt), (4, 2 * (i as u32 + 1)));
+        }
+        assert_eq!((b.epoch_start, b.k, b.origin), (1000, 0, 4));
+        // ACK 4: ack_cnt 8 > 7, tcp_cwnd 5 with 1 left; cnt = min(400, 4 / (5 - 4)) = 4. The
+        // credit of 6 >= 4 is spent first (+1, count 0), then 2 more packets: 2 / 4 = 0.
+        b.update(cwnd, 1120, 2);
+        assert_eq!((b.ack_cnt, b.tcp_cwnd, b.cnt), (1, 5, 4));
+        cwnd = b.cong_avoid_ai(cwnd, 2);
+        assert_eq!((cwnd, b.snd_cwnd_cnt), (5, 2));
+        // ACK 5 in the same jiffy with the new cwnd: no cubic recomputation (last_cwnd stays 4),
+        // only the friendliness step: ack_cnt 3 <= (5 x 15) >> 3 = 9, tcp_cwnd 5 is not ahead,
+        // cnt stays 4; count 2 + 2 = 4 gives one packet.
+        b.update(cwnd, 1120, 2);
+        assert_eq!((b.ack_cnt, b.last_cwnd, b.cnt), (3, 4, 4));
+        assert_eq!(b.cong_avoid_ai(cwnd, 2), 6);
+        assert_eq!(b.snd_cwnd_cnt, 0);
+
+        // A 23-packet stretch ACK opening an epoch at cwnd 4 (W_max 4): ack_cnt 23 -> 16, 9, 2
+        // with tcp_cwnd 5, 6, 7; cnt = min(400, 4 / 3) = 1, floored at 2; cwnd grows by
+        // 23 / 2 = 11 with 1 packet of credit left.
+        let mut b = Bictcp::new(Kernel::V4);
+        b.last_max_cwnd = 4;
+        b.update(4, 1000, 23);
+        assert_eq!((b.ack_cnt, b.tcp_cwnd, b.cnt), (2, 7, 2));
+        assert_eq!(b.cong_avoid_ai(4, 23), 15);
+        assert_eq!(b.snd_cwnd_cnt, 1);
+        // 3.14 on the same ACK counts it once: ack_cnt 1, no Reno step, cnt 400 (no cap of 20:
+        // W_max is not 0) divided by the initial ratio 2 x 16: (400 << 4) / 32 = 200; the ACK
+        // adds 1 to the count.
+        let mut b = Bictcp::new(Kernel::V3_14);
+        b.last_max_cwnd = 4;
+        b.update(4, 1000, 23);
+        assert_eq!((b.ack_cnt, b.tcp_cwnd, b.cnt), (1, 4, 200));
+        assert_eq!(b.cong_avoid_ai(4, 23), 4);
+        assert_eq!(b.snd_cwnd_cnt, 1);
+        // delay_min before 4.x: ms x 8, shifted down (84 = 10.5 ms -> 10 jiffies).
+        b.delay_min = 84;
+        assert_eq!(b.delay_min_jiffies(), 10);
     }
 }

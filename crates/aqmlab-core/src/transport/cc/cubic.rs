@@ -1,4 +1,4 @@
-//! CUBIC (RFC 9438, or Linux 3.14's window law) with Linux-style HyStart (tcp_cubic.c v2.3
+//! CUBIC (RFC 9438, or Linux 3.14's or 4.x's window law) with Linux-style HyStart (tcp_cubic.c v2.3
 //! behaviour, algorithms.md 12).
 //!
 //! Variant choices:
@@ -40,15 +40,22 @@
 //!     also clears delay_min and W_max (`bictcp_state`, the Loss state).
 //!   - An ACK that runs slow start does no congestion avoidance (bictcp_cong_avoid's if/else);
 //!     slow start itself, HyStart and its delay_min (ns, from every sample) are the shared ones.
-//!   - Not modelled: current kernels (4.1+) count acknowledged packets rather than ACKs, have
-//!     no delayed-ACK ratio, keep cnt >= 2 and delay_min in microseconds.
+//! * `law = "linux_4"`: the same with the arithmetic of Linux 4.x onwards (read from a 6.x
+//!   net/ipv4/tcp_cubic.c and tcp_cong.c; `Kernel::V4` in `bictcp.rs`), the form ns-3.44's
+//!   TcpCubic follows: `bictcp_update` and `tcp_cong_avoid_ai` count the packets an ACK
+//!   acknowledges (so the Reno estimate gains 8/15 packet per RTT under delayed ACKs too, where
+//!   3.14's ACK count gives half that), no delayed-ACK ratio, cnt >= 2, at most one cubic
+//!   computation per jiffy, delay_min from the samples in microseconds (rounded up to jiffies
+//!   for the target); slow start hands the packets it leaves over to congestion avoidance on the
+//!   same ACK (`cubictcp_cong_avoid`: `acked = tcp_slow_start(tp, acked)`). Loss and timeout are
+//!   as in 3.14.
 //!
 //! Windows are tracked in bytes in [`CcState`]; the RFC 9438 law is evaluated in segments (f64),
 //! and the fractional growth is carried between ACKs so nothing is lost to rounding.
 
 use super::bictcp::{Bictcp, Kernel};
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp};
-use crate::units::{Time, MS, SEC};
+use crate::units::{Time, MS, SEC, US};
 use serde::{Deserialize, Serialize};
 
 /// C in segments/s^3.
@@ -69,13 +76,29 @@ pub enum Law {
     /// Linux 3.14's tcp_cubic.c: target from delay_min, an ACK count `cnt` per +1 packet, the
     /// Reno estimate `tcp_cwnd` capping it, the delayed-ACK ratio, beta 717/1024 (`bictcp.rs`).
     Linux,
+    /// Linux 4.x onwards: as `Linux`, counting acknowledged packets rather than ACKs, with no
+    /// delayed-ACK ratio and cnt >= 2 (`bictcp.rs`, `Kernel::V4`).
+    #[serde(rename = "linux_4")]
+    Linux4,
+}
+
+impl Law {
+    /// The kernel arithmetic a Linux law runs (None for RFC 9438).
+    fn kernel(self) -> Option<Kernel> {
+        match self {
+            Law::Rfc9438 => None,
+            Law::Linux => Some(Kernel::V3_14),
+            Law::Linux4 => Some(Kernel::V4),
+        }
+    }
 }
 
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicParams {
-    /// Congestion-avoidance law and loss response: "rfc9438" (default) or "linux" (3.14).
+    /// Congestion-avoidance law and loss response: "rfc9438" (default), "linux" (3.14) or
+    /// "linux_4" (4.x onwards).
     pub law: Law,
 }
 
@@ -89,7 +112,7 @@ impl CubicParams {
 pub struct Cubic {
     mss: u64,
     law: Law,
-    /// Linux's state and arithmetic, used with `Law::Linux`.
+    /// Linux's state and arithmetic, used with the Linux laws.
     linux: Bictcp,
     pub fast_convergence: bool,
     /// Linux HyStart on; HyStart++ instead when `hspp` is set.
@@ -125,7 +148,7 @@ impl Cubic {
         Cubic {
             mss,
             law: params.law,
-            linux: Bictcp::new(Kernel::V3_14),
+            linux: Bictcp::new(params.law.kernel().unwrap_or(Kernel::V3_14)),
             fast_convergence: true,
             hystart: hystart == Hystart::Linux,
             hspp: (hystart == Hystart::Rfc9406).then(HystartPp::default),
@@ -235,19 +258,18 @@ impl Cubic {
         (bytes / self.mss).min(u32::MAX as u64) as u32
     }
 
-    /// Linux 3.14 bictcp_cong_avoid past slow start: bictcp_update, then tcp_cong_avoid_ai
-    /// counts this ACK against `cnt`.
-    fn linux_avoidance(&mut self, now: Time, st: &mut CcState) {
+    /// bictcp_cong_avoid past slow start: bictcp_update, then tcp_cong_avoid_ai counts this ACK
+    /// (3.14) or its `acked` packets (4.x) against `cnt`.
+    fn linux_avoidance(&mut self, now: Time, acked: u32, st: &mut CcState) {
         let cwnd = self.packets(st.cwnd);
         let opened = self.linux.epoch_start == 0;
-        self.linux.update(cwnd, (now / MS) as u32);
+        self.linux.update(cwnd, (now / MS) as u32, acked);
         if opened && self.linux.epoch_start != 0 {
             // The epoch that gates delay samples (bictcp_acked skips them for 1 s after it).
             self.epoch_start = Some(now);
         }
-        if self.linux.cong_avoid_ai(cwnd) > cwnd {
-            st.cwnd += self.mss;
-        }
+        let grown = self.linux.cong_avoid_ai(cwnd, acked).saturating_sub(cwnd);
+        st.cwnd += grown as u64 * self.mss;
     }
 
     fn congestion_avoidance(&mut self, now: Time, acked: u64, st: &mut CcState) {
@@ -298,19 +320,24 @@ impl CongestionControl for Cubic {
             let fresh_epoch = self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC);
             if !fresh_epoch {
                 self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
-                if self.law == Law::Linux {
-                    // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt at HZ 1000,
-                    // the send and ACK times truncated to ms), in ms x 8.
-                    let jiffies = ack.now / MS - (ack.now - rtt) / MS;
-                    self.linux
-                        .sample_delay((jiffies << 3).min(u32::MAX as u64) as u32);
+                match self.law {
+                    Law::Rfc9438 => {}
+                    Law::Linux => {
+                        // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt at HZ
+                        // 1000, the send and ACK times truncated to ms), in ms x 8.
+                        let jiffies = ack.now / MS - (ack.now - rtt) / MS;
+                        self.linux
+                            .sample_delay((jiffies << 3).min(u32::MAX as u64) as u32);
+                    }
+                    // cubictcp_acked: the sample's rtt_us.
+                    Law::Linux4 => self.linux.sample_delay((rtt / US).min(u32::MAX as u64) as u32),
                 }
             }
         }
         if st.in_recovery || ack.acked_bytes == 0 {
             return;
         }
-        if self.law == Law::Linux {
+        if self.law != Law::Rfc9438 {
             self.linux.acked(ack.acked_bytes.div_ceil(self.mss) as u32);
         }
         let mut acked = ack.acked_bytes;
@@ -335,7 +362,10 @@ impl CongestionControl for Cubic {
         }
         match self.law {
             Law::Rfc9438 => self.congestion_avoidance(ack.now, acked, st),
-            Law::Linux => self.linux_avoidance(ack.now, st),
+            Law::Linux | Law::Linux4 => {
+                let packets = acked.div_ceil(self.mss) as u32;
+                self.linux_avoidance(ack.now, packets, st)
+            }
         }
     }
 
@@ -344,7 +374,7 @@ impl CongestionControl for Cubic {
             h.end();
         }
         self.epoch_start = None;
-        if self.law == Law::Linux {
+        if self.law != Law::Rfc9438 {
             // bictcp_recalc_ssthresh; tcp_init_cwnd_reduction clears snd_cwnd_cnt.
             let ssthresh = self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1));
             self.linux.snd_cwnd_cnt = 0;
@@ -371,10 +401,12 @@ impl CongestionControl for Cubic {
         if first {
             st.ssthresh = match self.law {
                 Law::Rfc9438 => ((st.cwnd as f64 * BETA) as u64).max(2 * self.mss),
-                Law::Linux => self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1)) as u64 * self.mss,
+                Law::Linux | Law::Linux4 => {
+                    self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1)) as u64 * self.mss
+                }
             };
         }
-        // With `Law::Linux` this is also bictcp_reset (the Loss state: W_max, the epoch,
+        // With a Linux law this is also bictcp_reset (the Loss state: W_max, the epoch,
         // delay_min, the Reno estimate and the delayed-ACK ratio) and tcp_enter_loss's
         // snd_cwnd_cnt = 0.
         self.reset();
@@ -614,6 +646,62 @@ mod tests {
         assert!(st.cwnd as f64 / MSS as f64 > want + 5.0);
     }
 
+    /// The congestion-avoidance growth in segments per RTT from RTT 10 to RTT 50 (10 ms each)
+    /// after a loss at 10 segments (W_max 10, cwnd 7), under delayed ACKs: each ACK covers 2
+    /// segments (an odd window's last segment alone), spread over the RTT.
+    fn delayed_ack_rate(law: Law) -> f64 {
+        let mut c = Cubic::with_params(MSS, Hystart::Off, CubicParams { law });
+        let mut st = state(10);
+        st.srtt = Some(10 * MS);
+        st.cwnd_limited = false;
+        ack1(&mut c, &mut st, SEC / 2, 10 * MS);
+        st.cwnd_limited = true;
+        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
+        assert_eq!(st.cwnd, 7 * MSS);
+        let mut now = SEC;
+        let mut at_10 = 0;
+        for rtt in 0..50 {
+            if rtt == 10 {
+                at_10 = st.cwnd;
+            }
+            let n = st.cwnd / MSS;
+            let acks = n.div_ceil(2);
+            for i in 0..acks {
+                now += 10 * MS / acks;
+                let a = AckSample {
+                    now,
+                    acked_bytes: if 2 * i + 1 == n { MSS } else { 2 * MSS },
+                    rtt: Some(10 * MS),
+                    ..Default::default()
+                };
+                c.on_ack(&a, &mut st);
+            }
+        }
+        (st.cwnd - at_10) as f64 / MSS as f64 / 40.0
+    }
+
+    #[test]
+    fn linux_4_law_reno_friendly_rate_under_delayed_acks() {
+        // K = cbrt(3 / 0.4) = 1.96 s: the cubic target stays below cwnd for the 0.5 s run and the
+        // Reno estimate sets the pace, one packet per (cwnd x 15) >> 3 counted. From 4.x the count
+        // is of acknowledged packets, so with 2 segments per ACK the rate stays
+        // 3 (1 - beta) / (1 + beta) = 0.529 segment per RTT (beta 717/1024); 3.14 counts ACKs,
+        // half as many, and grows at 0.264.
+        let beta = 717.0 / 1024.0;
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        let v4 = delayed_ack_rate(Law::Linux4);
+        assert!(
+            (v4 - alpha).abs() <= 0.1 * alpha,
+            "4.x {v4} per RTT, Reno-friendly {alpha:.3}"
+        );
+        let v3 = delayed_ack_rate(Law::Linux);
+        let half = alpha / 2.0;
+        assert!(
+            (v3 - half).abs() <= 0.1 * half,
+            "3.14 {v3} per RTT, half rate {half:.3}"
+        );
+    }
+
     #[test]
     fn linux_law_timeout_resets_the_kernel_state() {
         // tcp_enter_loss: ssthresh from bictcp_recalc_ssthresh, then the Loss state's
@@ -635,6 +723,8 @@ mod tests {
         assert_eq!(d, serde_json::json!({"law": "rfc9438"}));
         let l = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "linux"}));
         assert_eq!(l.unwrap(), serde_json::json!({"law": "linux"}));
+        let l4 = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "linux_4"}));
+        assert_eq!(l4.unwrap(), serde_json::json!({"law": "linux_4"}));
         let e = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "bic"})).unwrap_err();
         assert!(
             e.contains("law") && e.contains("rfc9438") && e.contains("linux"),

@@ -102,8 +102,8 @@ impl CongestionControl for Cubic2622 {
                 cwnd += 1;
             }
         } else {
-            self.b.update(cwnd, now);
-            cwnd = self.b.cong_avoid_ai(cwnd);
+            self.b.update(cwnd, now, 1);
+            cwnd = self.b.cong_avoid_ai(cwnd, 1);
         }
         st.cwnd = cwnd as u64 * self.mss;
     }
@@ -199,7 +199,7 @@ mod tests {
             let mut c = Cubic2622::new(MSS);
             c.b.last_max_cwnd = w_max;
             c.b.loss_cwnd = w_max;
-            c.b.update(cwnd, 5000);
+            c.b.update(cwnd, 5000, 1);
             let want = ((w_max - cwnd) as f64 / 0.4).cbrt() * 1024.0;
             let err = (c.k() as f64 - want).abs() / want;
             assert!(
