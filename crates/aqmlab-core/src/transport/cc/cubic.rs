@@ -603,6 +603,19 @@ mod tests {
         assert_eq!((c.linux.epoch_start, c.linux.snd_cwnd_cnt), (0, 0));
     }
 
+    /// `rtts` RTTs of 10 ms from `from`, each with one ACK per segment of the window, spread
+    /// over it.
+    fn per_segment_acks(c: &mut Cubic, st: &mut CcState, from: Time, rtts: usize) {
+        let mut now = from;
+        for _ in 0..rtts {
+            let n = st.cwnd / MSS;
+            for _ in 0..n {
+                now += 10 * MS / n;
+                ack1(c, st, now, 10 * MS);
+            }
+        }
+    }
+
     #[test]
     fn linux_law_reno_friendly_rate() {
         // W_max = 10 at RTT 10 ms: K = cbrt(3 / 0.4) = 1.96 s, the cubic target stays below cwnd
@@ -619,14 +632,7 @@ mod tests {
         st.cwnd_limited = true;
         c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
         assert_eq!(st.cwnd, 7 * MSS);
-        let mut now = SEC;
-        for _ in 0..50 {
-            let n = st.cwnd / MSS;
-            for _ in 0..n {
-                now += 10 * MS / n;
-                ack1(&mut c, &mut st, now, 10 * MS);
-            }
-        }
+        per_segment_acks(&mut c, &mut st, SEC, 50);
         let w = st.cwnd as f64 / MSS as f64;
         let want = 7.0 + 50.0 * alpha;
         assert!((w - want).abs() <= 2.0, "cwnd {w}, Reno-friendly {want:.1}");
@@ -635,14 +641,7 @@ mod tests {
         let mut st = state(10);
         st.srtt = Some(10 * MS);
         c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
-        let mut now = SEC;
-        for _ in 0..50 {
-            let n = st.cwnd / MSS;
-            for _ in 0..n {
-                now += 10 * MS / n;
-                ack1(&mut c, &mut st, now, 10 * MS);
-            }
-        }
+        per_segment_acks(&mut c, &mut st, SEC, 50);
         assert!(st.cwnd as f64 / MSS as f64 > want + 5.0);
     }
 
