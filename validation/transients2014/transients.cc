@@ -12,7 +12,7 @@
 // one-packet device queue below the qdisc. The qdisc's own sojourn (enqueue to qdisc dequeue,
 // what the AQM sees) is recorded separately.
 //
-// Usage: transients --qdisc=codel --n=1 --seed=1 --rtt=162ms [--bytes=360000]
+// Usage: transients --qdisc=codel --n=1 --seed=1 --rtt=162ms [--bytes=360000] [--trace=ID]
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -83,6 +83,44 @@ class TcpNewRenoCwndHalf : public TcpNewReno
 
 NS_OBJECT_ENSURE_REGISTERED(TcpNewRenoCwndHalf);
 
+// ---------------------------------------------------------------- per-flow trace
+
+uint32_t g_segSize = 1460;
+
+// --trace=ID: one line per event of flow ID on stderr (time s, event, fields), to follow a
+// single timeout: transmissions, ACKs with their SACK blocks, bottleneck drops, cwnd and state
+// changes, the RTO value.
+int g_trace = -1;
+uint16_t g_tracePort = 0; // the traced flow's local (sender) port
+
+void
+TraceLine(const std::string& what)
+{
+    std::cerr << std::fixed << std::setprecision(6) << Simulator::Now().GetSeconds() << " "
+              << what << "\n";
+}
+
+uint32_t
+SegOf(uint32_t seq)
+{
+    return seq == 0 ? 0 : (seq - 1) / g_segSize; // data bytes start at 1 (ISN 0)
+}
+
+void
+TraceDrop(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    if (g_trace < 0)
+    {
+        return;
+    }
+    TcpHeader th;
+    if (item->GetPacket()->PeekHeader(th) && th.GetSourcePort() == g_tracePort)
+    {
+        TraceLine("drop " + std::to_string(SegOf(th.GetSequenceNumber().GetValue())) + " " +
+                  reason);
+    }
+}
+
 // ---------------------------------------------------------------- bottleneck bookkeeping
 
 struct Pending
@@ -141,6 +179,8 @@ struct Bottleneck
     SpikeTracker spike60;
     SpikeTracker spike100;
     std::vector<int64_t> delays;        // enqueue -> start of transmission, ns
+    int64_t maxDelayNs = -1;
+    int64_t maxDelayEnqNs = -1; // enqueue time of the packet with the largest delay
     std::vector<int64_t> qdiscSojourns; // enqueue -> qdisc dequeue, ns
     std::map<std::string, uint32_t> dropReasons;
     uint64_t enqueued = 0;
@@ -211,9 +251,10 @@ OnDequeue(Ptr<const QueueDiscItem> item)
 
 // refused at the door (AQM early drop or full buffer): it was never in the queue
 void
-OnDropBeforeEnqueue(Ptr<const QueueDiscItem> /*item*/, const char* reason)
+OnDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* reason)
 {
     g_bn.dropReasons[reason]++;
+    TraceDrop(item, reason);
 }
 
 // dropped from the queue (CoDel's head drop, FQ-CoDel's overflow from the fattest flow)
@@ -221,6 +262,7 @@ void
 OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
 {
     g_bn.dropReasons[reason]++;
+    TraceDrop(item, reason);
     Pending rec;
     if (!g_bn.Pop(item->GetPacket()->GetUid(), &rec))
     {
@@ -237,6 +279,11 @@ OnPhyTxBegin(Ptr<const Packet> p)
     {
         g_bn.txUnknown++;
         return;
+    }
+    if (now - rec.tEnqNs > g_bn.maxDelayNs)
+    {
+        g_bn.maxDelayNs = now - rec.tEnqNs;
+        g_bn.maxDelayEnqNs = rec.tEnqNs;
     }
     g_bn.delays.push_back(now - rec.tEnqNs);
     int64_t deq = rec.tDeqNs >= 0 ? rec.tDeqNs : now;
@@ -281,8 +328,6 @@ OnHighestRxAck(uint32_t id, SequenceNumber32 /*old*/, SequenceNumber32 now)
     }
 }
 
-uint32_t g_segSize = 1460;
-
 void
 LogRto(uint32_t id)
 {
@@ -296,6 +341,10 @@ OnCwnd(uint32_t id, uint32_t old, uint32_t now)
 {
     g_flows[id].prevCwnd = old;
     g_flows[id].cwnd = now;
+    if (int(id) == g_trace)
+    {
+        TraceLine("cwnd " + std::to_string(double(now) / g_segSize));
+    }
 }
 
 void
@@ -307,6 +356,11 @@ OnSsthresh(uint32_t id, uint32_t /*old*/, uint32_t now)
 void
 OnCongState(uint32_t id, TcpSocketState::TcpCongState_t /*old*/, TcpSocketState::TcpCongState_t now)
 {
+    if (int(id) == g_trace)
+    {
+        TraceLine(std::string("state ") + TcpSocketState::TcpCongStateName[now] + " ssthresh " +
+                  std::to_string(double(g_flows[id].ssthresh) / g_segSize));
+    }
     if (now == TcpSocketState::CA_RECOVERY)
     {
         g_flows[id].recoveries++;
@@ -328,11 +382,39 @@ OnTx(uint32_t id, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBa
         return;
     }
     uint32_t seq = h.GetSequenceNumber().GetValue();
-    if (seq + len <= f.highestTx + 1)
+    bool retx = seq + len <= f.highestTx + 1;
+    if (retx)
     {
         f.retxBytes += len;
     }
+    if (int(id) == g_trace)
+    {
+        TraceLine((retx ? "retx " : "tx ") + std::to_string(SegOf(seq)));
+    }
     f.highestTx = std::max(f.highestTx, seq + len - 1);
+}
+
+void
+OnRx(uint32_t /*id*/, Ptr<const Packet> /*p*/, const TcpHeader& h, Ptr<const TcpSocketBase> /*s*/)
+{
+    std::ostringstream l;
+    l << "ack " << SegOf(h.GetAckNumber().GetValue());
+    Ptr<const TcpOptionSack> sack =
+        DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK));
+    if (sack)
+    {
+        for (const auto& [a, b] : sack->GetSackList())
+        {
+            l << " sack " << SegOf(a.GetValue()) << "-" << SegOf(b.GetValue() - 1);
+        }
+    }
+    TraceLine(l.str());
+}
+
+void
+OnRto(uint32_t /*id*/, Time /*old*/, Time now)
+{
+    TraceLine("rto_value " + std::to_string(now.GetSeconds()));
 }
 
 void
@@ -347,6 +429,15 @@ Hook(uint32_t id)
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, id));
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, id));
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, id));
+    if (int(id) == g_trace)
+    {
+        Address local;
+        s->GetSockName(local);
+        g_tracePort = InetSocketAddress::ConvertFrom(local).GetPort();
+        s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRx, id));
+        s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, id));
+        TraceLine("start flow " + std::to_string(id) + " port " + std::to_string(g_tracePort));
+    }
 }
 
 } // namespace
@@ -381,6 +472,7 @@ main(int argc, char* argv[])
     cmd.AddValue("tcp", "congestion control TypeId", tcpCc);
     cmd.AddValue("recovery", "loss recovery TypeId", recovery);
     cmd.AddValue("delays", "print every packet's queueing delay (ns)", delays);
+    cmd.AddValue("trace", "print flow ID's events (tx, ack, drop, cwnd, state, RTO) on stderr", g_trace);
     cmd.Parse(argc, argv);
     g_segSize = segSize;
 
@@ -630,6 +722,7 @@ main(int argc, char* argv[])
                                                 : *std::max_element(g_bn.qdiscSojourns.begin(),
                                                                     g_bn.qdiscSojourns.end());
     o << ", \"max_delay_s\": " << OptNum(maxDelay < 0 ? -1 : maxDelay / 1e9)
+      << ", \"max_delay_enqueued_s\": " << OptNum(g_bn.maxDelayEnqNs < 0 ? -1 : g_bn.maxDelayEnqNs / 1e9)
       << ", \"max_qdisc_sojourn_s\": " << OptNum(maxSoj < 0 ? -1 : maxSoj / 1e9);
     if (delays)
     {

@@ -134,6 +134,12 @@ pub struct TcpConfig {
     /// as the default until the reproductions are re-validated (it moves every Reno-family
     /// result slightly).
     pub lt_excluded: bool,
+    /// In SACK recovery, restart the retransmission timer on the first partial ACK only (RFC
+    /// 6582 3.2 step 5, the "impatient" variant, which ns-3 3.44's TcpSocketBase applies with
+    /// SACK too); off: every ACK of new data restarts it (RFC 6298 5.3; ns-2 Sack1 with its
+    /// default partial_ack_ false calls newtimer on each partial ACK). NewReno recovery
+    /// without SACK is always impatient.
+    pub impatient: bool,
     /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
     /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
     pub rate_halving: bool,
@@ -489,6 +495,7 @@ fn rfc() -> TcpConfig {
         tso_segs: TsoSegs(None),
         prr: false,
         lt_excluded: false,
+        impatient: false,
         rate_halving: false,
         rack: false,
         tlp: false,

@@ -174,6 +174,8 @@ pub struct TcpSender {
     /// loss halves the FlightSize without it (RFC 5681 3.2, RFC 6675 5).
     lt_bytes: u64,
     lt_excluded: bool,
+    /// RFC 6582's impatient timer in SACK recovery too (`impatient`).
+    impatient: bool,
     in_recovery: bool,
     /// RFC 6675 RecoveryPoint (exclusive).
     recovery_point: u64,
@@ -306,6 +308,7 @@ impl TcpSender {
             dupacks: 0,
             lt_bytes: 0,
             lt_excluded: cfg.lt_excluded,
+            impatient: cfg.impatient,
             in_recovery: false,
             recovery_point: 0,
             rescue_done: false,
@@ -912,6 +915,7 @@ impl TcpSender {
             // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
             self.sb.mark_lost(head);
         }
+        self.first_partial = true;
         if self.sack {
             self.recovery_point = self.high_data;
             self.rescue_done = false;
@@ -923,7 +927,6 @@ impl TcpSender {
             }
         } else {
             self.recover = self.high_data;
-            self.first_partial = true;
             self.st.cwnd = self.st.ssthresh + 3 * self.mss;
         }
         if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
@@ -1222,11 +1225,11 @@ impl TcpSender {
             if self.sb.outstanding() == 0 {
                 self.rto_at = None;
             } else {
-                let newreno_partial = !self.sack && self.in_recovery;
-                if !newreno_partial || self.first_partial {
+                let impatient = self.in_recovery && (!self.sack || self.impatient);
+                if !impatient || self.first_partial {
                     self.rto_at = Some(now + self.rtt.rto());
                 }
-                if newreno_partial {
+                if impatient {
                     self.first_partial = false;
                 }
             }
@@ -1935,6 +1938,32 @@ mod tests {
             ack(&mut s, 1, &[(1, 3)], 201);
             assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
             assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
+    }
+
+    #[test]
+    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
+        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
+        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
+        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
+        // first partial ACK of the recovery, so the second leaves it where the first set it.
+        for impatient in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                impatient,
+                ..config(true, 10)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
+            assert!(s.in_recovery());
+            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
+            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
+            let first = 300 + s.rto();
+            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
+            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
+            assert!(s.in_recovery(), "a partial ACK");
+            let expect = if impatient { first } else { 301 + s.rto() };
+            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
         }
     }
 
