@@ -12,7 +12,7 @@
 // one-packet device queue below the qdisc. The qdisc's own sojourn (enqueue to qdisc dequeue,
 // what the AQM sees) is recorded separately.
 //
-// Usage: transients --qdisc=codel --n=1 --seed=1 --rtt=162ms [--bytes=360000] [--trace=ID]
+// Usage: transients --qdisc=codel --n=1 --seed=1 --rtt=162ms [--bytes=360000] [--trace=ID] [--trace-backlog]
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -91,6 +91,7 @@ uint32_t g_segSize = 1460;
 // single timeout: transmissions, ACKs with their SACK blocks, bottleneck drops, cwnd and state
 // changes, the RTO value.
 int g_trace = -1;
+bool g_traceBacklog = false; // --trace-backlog: "<time s> backlog <packets>" at every change
 uint16_t g_tracePort = 0; // the traced flow's local (sender) port
 
 void
@@ -193,6 +194,10 @@ struct Bottleneck
         spike60.Update(now, backlogBytes);
         spike100.Update(now, backlogBytes);
         maxBacklogPkts = std::max(maxBacklogPkts, backlogPkts);
+        if (g_traceBacklog)
+        {
+            TraceLine("backlog " + std::to_string(backlogPkts));
+        }
     }
 
     // removes the oldest record of uid; false when there is none
@@ -472,6 +477,8 @@ main(int argc, char* argv[])
     cmd.AddValue("tcp", "congestion control TypeId", tcpCc);
     cmd.AddValue("recovery", "loss recovery TypeId", recovery);
     cmd.AddValue("delays", "print every packet's queueing delay (ns)", delays);
+    cmd.AddValue("trace-backlog", "print the bottleneck backlog (packets) at every change on stderr",
+                 g_traceBacklog);
     cmd.AddValue("trace", "print flow ID's events (tx, ack, drop, cwnd, state, RTO) on stderr", g_trace);
     cmd.Parse(argc, argv);
     g_segSize = segSize;
