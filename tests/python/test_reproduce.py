@@ -60,6 +60,9 @@ def test_scenario_follows_the_study():
     for n, b in zip(zl["flows.0.count"], zl["flows.0.bytes"], strict=True):
         assert int(b.removesuffix("B")) * n == 360000
     assert zl["flows.0.count"] == zl["flows.1.count"] and zl["flows.0.bytes"] == zl["flows.1.bytes"]
+    # the study's CoDel is ns-2's codel.cc (Nichols and Jacobson), not Linux's or RFC 8289's
+    codel = zq["topology.down.qdisc"][0]
+    assert codel["variant"] == "ns2" and sc["topology"]["down"]["qdisc"]["variant"] == "ns2"
     pie, thresh, update = zq["topology.down.qdisc"][1:4]
     assert (pie["dq_threshold"], pie["t_update"]) == ("10p", "30ms")
     assert (thresh["dq_threshold"], thresh["t_update"]) == ("5p", "30ms")
