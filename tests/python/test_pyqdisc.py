@@ -39,6 +39,7 @@ def both(scenario: str, builtin: dict, python: dict, **keys):
     [
         ({"kind": "codel"}, {}, False),
         ({"kind": "codel", "variant": "linux"}, {"variant": "linux"}, False),
+        ({"kind": "codel", "variant": "ns2"}, {"variant": "ns2"}, False),
         ({"kind": "codel", "ecn": True}, {"ecn": True}, True),
         ({"kind": "codel", "target": "2ms", "interval": "40ms", "limit": "12p"},
          {"target": "2ms", "interval": "40ms", "limit": "12p"}, False),
@@ -227,7 +228,7 @@ def test_runtime_errors_stop_the_run_with_the_users_traceback_and_time(tmp_path,
         ({"class": "aqmlab.examples.codel:Codel", "targte": "1ms"},
          "topology.down.qdisc.targte: unknown parameter of aqmlab.examples.codel:Codel (did you mean `target`?)"),
         ({"class": "aqmlab.examples.codel:Codel", "variant": "bsd"},
-         "variant: 'bsd' is not allowed; allowed: rfc, linux"),
+         "variant: 'bsd' is not allowed; allowed: rfc, linux, ns2"),
         ({"class": "broken:Picky"}, "broken:Picky rejected its parameters"),
         ({}, "topology.down.qdisc.class: missing"),
     ],
@@ -301,9 +302,17 @@ def test_reproduce_puts_a_python_class_next_to_the_studys_cases(tmp_path):
     assert o.sweep.failed == []
     res = o.results
     assert res["runs"][cls]["1+1"] == res["runs"]["fq_codel"]["1+1"] == 1
-    for metric in ("queue_delay_p95_s", "queue_delay_max_median_s", "early_drops_total"):
-        assert res[metric][cls] == res[metric]["codel"], metric
     assert res["early_drops_total"]["codel"]["1+1"] > 0
+    # The class with the study's CoDel (ns-2's codel.cc) gives the study's codel cell exactly.
+    spec = T.spec_for(1, "11", ["1+1"], ["codel", cls])
+    axis = next(a for a in spec.axes if "params.qdisc" in a)
+    i = axis["params.qdisc"].index(cls)
+    axis["topology.down.qdisc"][i] = {**axis["topology.down.qdisc"][i], "variant": "ns2"}
+    ex = Execution(out=tmp_path / "ns2", jobs=2)
+    runs = ex.sweep(spec, T.METRICS_FN, keep=("flows", "links", "rate_schedule")).table
+    same = T.aggregate(runs, T._delays(tmp_path / "ns2", runs), ["1+1"], ["codel", cls])
+    for metric in ("queue_delay_p95_s", "queue_delay_max_median_s", "early_drops_total"):
+        assert same[metric][cls]["1+1"] == same[metric]["codel"]["1+1"] == res[metric]["codel"]["1+1"], metric
 
 
 def test_sweep_qdisc_option(tmp_path):

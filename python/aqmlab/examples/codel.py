@@ -3,8 +3,9 @@
 
 It gives the built-in ``codel``'s results packet for packet (same scenario and seed), in its
 ``rfc`` variant (the default: RFC 8289 count recall, first drop when now >= first_above_time,
-exact interval / sqrt(count)) or ``linux`` (now > first_above_time, the Q0.16 Newton step of
-Linux codel.h, an empty queue keeps first_above_time). The buffer is tail-dropped at ``limit``;
+exact interval / sqrt(count)), ``linux`` (now > first_above_time, the Q0.16 Newton step of
+Linux codel.h, an empty queue keeps first_above_time) or ``ns2`` (ns-2's codel.cc: count - 1 on
+re-entry, the largest packet seen since 256 bytes as the one-MTU guard). The buffer is tail-dropped at ``limit``;
 with ``ecn`` an ECN-capable packet is CE-marked instead of dropped. Times are integer ns.
 """
 
@@ -18,13 +19,15 @@ ONE_Q16 = 0xFFFF  # 1/sqrt(1) in Q0.16
 
 class Codel:
     def __init__(self, link, target="5ms", interval="100ms", limit=None, ecn=False, variant="rfc"):
-        if variant not in ("rfc", "linux"):
-            raise ValueError(f"variant: {variant!r} is not allowed; allowed: rfc, linux")
+        if variant not in ("rfc", "linux", "ns2"):
+            raise ValueError(f"variant: {variant!r} is not allowed; allowed: rfc, linux, ns2")
         self.target, self.interval = time_ns(target), time_ns(interval)
         self.limit = link.limit_or("1000p") if limit is None else parse_limit(limit)
         self.mtu, self.ecn = link.mtu, ecn
         self.strict = self.newton = variant == "linux"
-        self.empty_reset = variant == "rfc"
+        self.empty_reset = variant != "linux"
+        self.ns2 = variant == "ns2"
+        self.maxpacket = 256  # ns2: the guard is the largest packet dequeued so far
         self.count = self.lastcount = self.drop_next = 0
         self.dropping, self.first_above, self.rec_inv_sqrt = False, None, ONE_Q16
         self.phase = None  # after a "drop" the same dequeue goes on: "loop" (dropping) or "enter"
@@ -66,7 +69,10 @@ class Codel:
         return "drop"
 
     def should_drop(self, now, pkt, queue):
-        if pkt is None or now - pkt.enqueued_at < self.target or queue.bytes <= self.mtu:
+        if pkt is not None and self.ns2:
+            self.maxpacket = max(self.maxpacket, pkt.size)
+        guard = self.maxpacket if self.ns2 else self.mtu
+        if pkt is None or now - pkt.enqueued_at < self.target or queue.bytes <= guard:
             self.first_above = None
             return False
         if self.first_above is None:
@@ -75,9 +81,12 @@ class Codel:
         return now > self.first_above if self.strict else now >= self.first_above
 
     def enter(self, now):
-        """Enters the dropping state, recalling the count of the last episode (RFC 8289)."""
+        """Enters the dropping state, recalling the count of the last episode (RFC 8289; ns-2:
+        count - 1)."""
         self.dropping = True
         delta = (self.count - self.lastcount) & 0xFFFFFFFF
+        if self.ns2:
+            delta = self.count - 1
         if delta > 1 and now - self.drop_next < 16 * self.interval:
             self.count = delta
             if self.newton:
