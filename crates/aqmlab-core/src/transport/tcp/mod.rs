@@ -140,6 +140,13 @@ pub struct TcpConfig {
     /// default partial_ack_ false calls newtimer on each partial ACK). NewReno recovery
     /// without SACK is always impatient.
     pub impatient: bool,
+    /// After a timeout, forget the SACK information until snd_una passes the data outstanding at
+    /// the timeout, as ns-2's Sack1 agent does (tcp-sack1.cc: the timeout clears the scoreboard
+    /// and ignores duplicate ACKs until a new ACK, and each new ACK outside fast recovery
+    /// clears it again): everything from snd_una is resent in order, SACKed or not, and only
+    /// the SACK blocks of duplicate ACKs after the first new ACK are used. Off: the SACK
+    /// information is kept and SACKed data is not resent (RFC 6675 5.1).
+    pub rto_sack_reset: bool,
     /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
     /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
     pub rate_halving: bool,
@@ -496,6 +503,7 @@ fn rfc() -> TcpConfig {
         prr: false,
         lt_excluded: false,
         impatient: false,
+        rto_sack_reset: false,
         rate_halving: false,
         rack: false,
         tlp: false,
@@ -613,9 +621,13 @@ fn ns2_sack1() -> TcpConfig {
         idle_restart: false,
         // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
         cwnd_limited: false,
-        // The RFC 6298 timer (not checked against ns-2's tcp-sack1.cc, which also resets it on
-        // entering fast recovery).
+        // The RFC 6298 timer. ns-2's dupack_action (tcp-sack1.cc, tcp-newreno.cc) also restarts
+        // it at the fast retransmit (reset_rtx_timer(1, 0)), which `rto_rearm` would model; not
+        // yet switched on (it moves lpcc2013's NewReno flows, whose ns-3 check must be rerun).
         rto_rearm: false,
+        // tcp-sack1.cc Sack1TcpAgent::timeout: scb_->ClearScoreBoard(), then timeout_ until a
+        // new ACK, and every new ACK outside fast recovery clears the scoreboard again.
+        rto_sack_reset: true,
         // The one-way agents send whole packets only.
         nagle: false,
         ..rfc()
@@ -633,7 +645,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
         TcpProfile {
             about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
                 counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
-                60 s max, delayed ACK 100 ms, window_ 20 packets",
+                60 s max, delayed ACK 100 ms, window_ 20 packets, the SACK scoreboard cleared at \
+                a timeout",
             config: ns2_sack1(),
         },
         // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
@@ -662,6 +675,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
                 // lets it fall by one per packet sent (rate halving), not PRR.
                 rate_halving: true,
+                // Sack1's timeout rule is Sack1TcpAgent's own, not LinuxTcpAgent's.
+                rto_sack_reset: false,
                 ..ns2_sack1()
             },
         },
@@ -691,6 +706,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // nodelay_ false: foutput's sender SWS avoidance holds a short segment unless nothing
                 // is outstanding (quiet) or it is half the peer's window.
                 nagle: true,
+                // SackFullTcpAgent::timeout_action has its own rule (sq_.clear() under
+                // clear_on_timeout_, SACK blocks used again at once), not Sack1's; not modelled.
+                rto_sack_reset: false,
                 ..ns2_sack1()
             },
         },

@@ -22,7 +22,7 @@
 //!   except when an RTO restarts it at snd_una.
 //!
 //! An RTO is O(outstanding segments) once (mark everything lost, RFC 6675 section 5.1, keeping
-//! the SACK information).
+//! the SACK information, or discarding it as ns-2's Sack1 does).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -487,6 +487,21 @@ impl Scoreboard {
         }
         self.pipe = 0;
         self.lost_pos = self.next_idx();
+        self.rtx_pos = self.first;
+    }
+
+    /// ns-2 Sack1's ClearScoreBoard after a timeout: the SACK information is forgotten, so the
+    /// segments it covered count as lost (with everything else outstanding) and go again in
+    /// order. Only called while everything outstanding is marked lost.
+    pub fn discard_sacks(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.sacked {
+                s.sacked = false;
+                s.lost = true;
+            }
+        }
+        self.sacked.clear();
+        self.n_top = 0;
         self.rtx_pos = self.first;
     }
 

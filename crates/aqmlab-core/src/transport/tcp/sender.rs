@@ -176,6 +176,10 @@ pub struct TcpSender {
     lt_excluded: bool,
     /// RFC 6582's impatient timer in SACK recovery too (`impatient`).
     impatient: bool,
+    /// ns-2 Sack1's scoreboard reset after a timeout (`rto_sack_reset`), and its `timeout_`
+    /// flag: a timeout happened and no new ACK has arrived since.
+    rto_sack_reset: bool,
+    timeout_unacked: bool,
     in_recovery: bool,
     /// RFC 6675 RecoveryPoint (exclusive).
     recovery_point: u64,
@@ -309,6 +313,8 @@ impl TcpSender {
             lt_bytes: 0,
             lt_excluded: cfg.lt_excluded,
             impatient: cfg.impatient,
+            rto_sack_reset: cfg.rto_sack_reset,
+            timeout_unacked: false,
             in_recovery: false,
             recovery_point: 0,
             rescue_done: false,
@@ -1039,6 +1045,10 @@ impl TcpSender {
         self.recover = self.high_data;
         self.cong_point = self.high_data;
         self.sb.mark_all_lost();
+        if self.rto_sack_reset {
+            self.sb.discard_sacks();
+            self.timeout_unacked = true;
+        }
         self.rto_at = None;
         self.send_loop(now, out);
         self.rto_at = Some(now + self.rtt.rto());
@@ -1059,7 +1069,14 @@ impl TcpSender {
         }
         let mut sacked_bytes = 0;
         let mut newly_lost = 0;
-        if self.sack {
+        // ns-2 Sack1 after a timeout: duplicate ACKs are ignored until a new ACK, and a new
+        // ACK clears the scoreboard (its own SACK blocks unused).
+        let ns2_reset = self.rto_sack_reset && self.loss_point.is_some();
+        if ns2_reset && advanced {
+            self.sb.discard_sacks();
+            self.timeout_unacked = false;
+        }
+        if self.sack && !(ns2_reset && (advanced || self.timeout_unacked)) {
             for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
@@ -1964,6 +1981,31 @@ mod tests {
             assert!(s.in_recovery(), "a partial ACK");
             let expect = if impatient { first } else { 301 + s.rto() };
             assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
+        }
+    }
+
+    #[test]
+    fn rto_sack_reset_resends_sacked_data_in_order_as_ns2_sack1() {
+        // Four segments, 0 and 2 lost: two duplicate ACKs SACK 1 and 3, too few for a fast
+        // retransmit, so the timer expires and segment 0 goes again. Its ACK acknowledges 0-1
+        // and SACKs 3. RFC 6675 5.1 keeps the SACK information: only the hole, 2, is resent.
+        // ns-2's Sack1 has cleared its scoreboard and ignores that ACK's blocks: 2 and 3 go
+        // again in order (go-back-N from snd_una).
+        for (reset, expect) in [(false, vec![2]), (true, vec![2, 3])] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_sack_reset: reset,
+                bytes: Some(4 * MSS),
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert!(!s.in_recovery());
+            let at = s.next_timer().expect("the retransmission timer");
+            let mut out = vec![];
+            s.on_timer(at, &mut out);
+            assert_eq!(segs(&out), vec![0], "rto_sack_reset {reset}");
+            let after = ack(&mut s, 1 + 2 * MSS, &[(3, 4)], at + 100);
+            assert_eq!(segs(&after), expect, "rto_sack_reset {reset}");
         }
     }
 
