@@ -26,6 +26,8 @@ COLUMNS = [  # (header, metric key, scale, decimals)
     ("p95 ms", "queue_delay_p95_s", 1e3, 0),
     ("max median ms", "queue_delay_max_median_s", 1e3, 0),
     ("max worst ms", "queue_delay_max_worst_s", 1e3, 0),
+    ("spike >60 ms, ms", "spike60_median_s", 1e3, 0),
+    ("spike >100 ms, ms", "spike100_median_s", 1e3, 0),
     ("resp. g1 s", "response_g1_median_s", 1, 2),
     ("resp. g2 s", "response_g2_median_s", 1, 2),
 ]
