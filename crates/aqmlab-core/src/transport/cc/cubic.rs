@@ -605,6 +605,19 @@ mod tests {
 
     /// `rtts` RTTs of 10 ms from `from`, each with one ACK per segment of the window, spread
     /// over it.
+    /// A flow at 10 segments, 10 ms RTT, ACKed once at 0.5 s (application-limited) and hit by a
+    /// loss at 1 s: W_max 10, cwnd 7 (beta 717/1024).
+    fn loss_at_ten_after_half_a_second(c: &mut Cubic) -> CcState {
+        let mut st = state(10);
+        st.srtt = Some(10 * MS);
+        st.cwnd_limited = false;
+        ack1(c, &mut st, SEC / 2, 10 * MS);
+        st.cwnd_limited = true;
+        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
+        assert_eq!(st.cwnd, 7 * MSS);
+        st
+    }
+
     fn per_segment_acks(c: &mut Cubic, st: &mut CcState, from: Time, rtts: usize) {
         let mut now = from;
         for _ in 0..rtts {
@@ -625,13 +638,7 @@ mod tests {
         let beta = 717.0 / 1024.0;
         let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
         let mut c = linux(MSS);
-        let mut st = state(10);
-        st.srtt = Some(10 * MS);
-        st.cwnd_limited = false;
-        ack1(&mut c, &mut st, SEC / 2, 10 * MS);
-        st.cwnd_limited = true;
-        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
-        assert_eq!(st.cwnd, 7 * MSS);
+        let mut st = loss_at_ten_after_half_a_second(&mut c);
         per_segment_acks(&mut c, &mut st, SEC, 50);
         let w = st.cwnd as f64 / MSS as f64;
         let want = 7.0 + 50.0 * alpha;
@@ -650,13 +657,7 @@ mod tests {
     /// segments (an odd window's last segment alone), spread over the RTT.
     fn delayed_ack_rate(law: Law) -> f64 {
         let mut c = Cubic::with_params(MSS, Hystart::Off, CubicParams { law });
-        let mut st = state(10);
-        st.srtt = Some(10 * MS);
-        st.cwnd_limited = false;
-        ack1(&mut c, &mut st, SEC / 2, 10 * MS);
-        st.cwnd_limited = true;
-        c.on_congestion_event(SEC, CongestionKind::Loss, &mut st);
-        assert_eq!(st.cwnd, 7 * MSS);
+        let mut st = loss_at_ten_after_half_a_second(&mut c);
         let mut now = SEC;
         let mut at_10 = 0;
         for rtt in 0..50 {
