@@ -6,13 +6,15 @@ allowed, and exit status 2; never a traceback.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from types import ModuleType
 from typing import NoReturn
 
 import typer
 from rich.console import Console
+
+from aqmlab.lazy import lazy
+
+__all__ = ["err", "fail", "lazy", "out", "qdisc_failed"]
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -31,16 +33,3 @@ def qdisc_failed(e: Exception) -> NoReturn:
         err.print(e.user_traceback.rstrip(), markup=False)
     err.print(f"error: {e} (the run was not stored)", markup=False)
     raise typer.Exit(code=1)
-
-
-def lazy(name: str) -> ModuleType:
-    """Module ``name``, executed on first attribute access (importlib.util.LazyLoader), so that
-    commands which do not need pyarrow, DuckDB or matplotlib start fast."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module

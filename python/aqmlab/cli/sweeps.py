@@ -111,69 +111,90 @@ def _param_cols(t) -> list[str]:
     return [c for c in t.columns if c not in skip and not str(c).startswith(("pie_", "queue_", "spike"))]
 
 
-def reproduce_cmd(
+def _reproduce(
     experiment: Annotated[str, typer.Argument(help="experiment name (aqmlab list experiments)")],
     reps: Annotated[int | None, typer.Option("--reps", help="replications per case (default: the study's)")] = None,
-    series: Annotated[str | None, typer.Option("--series", help="the study's series: transients2014 11 or 101 (ms of rest-of-path delay); goodbadwifi2015 all, rrul, voip, rtt_fair, wifi or web; lpcc2013 all, 3a, 3b, 3c or 3d")] = None,
-    load: Annotated[list[str] | None, typer.Option("--load", help="transients2014: only these loads, e.g. 4+4 (repeatable)")] = None,
-    lpcc: Annotated[list[str] | None, typer.Option("--lpcc", help="lpcc2013: only these low-priority controllers in 3c (repeatable)")] = None,
-    qdisc: Annotated[list[str] | None, typer.Option("--qdisc", help="only these qdisc variants (repeatable)")] = None,
+    series: Annotated[str | None, typer.Option("--series", help="the study's series (default: its first)")] = None,
     jobs: JobsOpt = None,
     executor: ExecOpt = "local",
     scheduler: SchedOpt = None,
     out_dir: OutOpt = DEFAULT_ROOT,
     keep_packets: KeepOpt = False,
-    quick: Annotated[bool, typer.Option("--quick", help="codel2012, goodbadwifi2015, lpcc2013: fewer, shorter cases and replications (a demonstration)")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON on stdout")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="fewer replications and grid points, every case as long and set up as in the full run")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the results and verdicts as JSON on stdout")] = False,
+    **filters: list[str] | None,
 ) -> None:  # fmt: skip
-    """Rerun a classic study: prints its tables, writes its figures and HTML report."""
+    """Rerun a classic study: prints its tables beside the published ones with verdicts, writes its
+    figures and HTML report."""
     from aqmlab import reproduce
+    from aqmlab.reproduce import study as S
     from aqmlab.sweep import SweepError
 
     try:
-        mod = reproduce.get(experiment)
+        st = reproduce.get(experiment)
     except KeyError as e:
         fail(str(e).strip("'\""))
-    reps = mod.REPS if reps is None else reps
-    if reps < 1:
+    if reps is not None and reps < 1:
         fail(f"--reps {reps}: must be >= 1")
-    series = series or next(iter(mod.SERIES))
-    if series not in mod.SERIES:
-        fail(f"--series {series!r}: allowed: {', '.join(mod.SERIES)}")
-    filters = {}
-    for name, vals in (("--load", load), ("--lpcc", lpcc), ("--qdisc", qdisc)):
+    if series is not None and series not in st.series:
+        fail(f"--series {series!r}: allowed for {experiment}: {', '.join(st.series)}")
+    chosen = {}
+    for param, vals in filters.items():
         if not vals:
             continue
-        if name not in mod.FILTERS:
-            fail(f"{name}: not an option of {experiment}; its options: {', '.join(mod.FILTERS)}")
-        keyword, allowed = mod.FILTERS[name]
-        extensible = name in getattr(mod, "EXTENSIBLE", ())
+        flag = "--" + param.replace("_", "-")
+        opt = st.option(flag)
+        if opt is None:
+            own = ", ".join(o.flag for o in st.options) or "none"
+            fail(f"{flag}: not an option of {experiment}; its options: {own}")
         for v in vals:
-            if v not in allowed and not extensible:
-                fail(f"{name} {v!r}: allowed: {', '.join(allowed)}")
-        filters[keyword] = vals
-    if quick:
-        if not getattr(mod, "QUICK", False):
-            fail(f"--quick: not an option of {experiment}")
-        filters["quick"] = True
+            if v not in opt.allowed and not opt.extensible:
+                fail(f"{flag} {v!r}: allowed: {', '.join(opt.allowed)}")
+        chosen[opt.keyword] = vals
     try:
         ex = reproduce.Execution(out=out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
                                  keep_packets=keep_packets, progress=True)  # fmt: skip
-        o = mod.run(reps=reps, series=series, ex=ex, **filters)
+        r = S.reproduce(st, ex=ex, reps=reps, series=series, quick=quick, filters=chosen)
     except SweepError as e:
         fail(str(e))
         raise
     if as_json:
-        sys.stdout.write(json.dumps(mod.to_json(o), indent=1, default=store._json_default) + "\n")
+        sys.stdout.write(json.dumps(r.to_json(), indent=1, default=store._json_default) + "\n")
         return
-    mod.print_tables(o, out)
-    s = o.sweep
-    out.print(
-        f"{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed, {s.wall_s:.1f} s wall"
-    )
-    out.print(
-        f"report: {o.report_dir / 'report.html'}  figures: {o.report_dir}/*.png  dataset: {s.sweep_dir}"
-    )
+    S.print_reproduction(r, out)
+
+
+def reproduce_cmd():
+    """The ``reproduce`` command with one repeatable option per case filter that any study
+    declares (reproduce.study.Option); its help names the studies that take it."""
+    import inspect
+
+    from aqmlab import reproduce
+
+    by_flag: dict[str, list] = {}
+    for name in reproduce.EXPERIMENTS:
+        for o in reproduce.get(name).options:
+            by_flag.setdefault(o.flag, []).append((name, o))
+    studies = {n: reproduce.get(n) for n in reproduce.EXPERIMENTS}
+    sig = inspect.signature(_reproduce)
+    series_help = "the study's series (default: its first): " + "; ".join(
+        f"{n}: {', '.join(st.series)}" + (f" ({st.series_help})" if st.series_help else "")
+        for n, st in studies.items() if len(st.series) > 1
+    )  # fmt: skip
+    params = [p.replace(annotation=Annotated[str | None, typer.Option("--series", help=series_help)])
+              if p.name == "series" else p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]  # fmt: skip
+    for flag, owners in by_flag.items():
+        text = "; ".join(f"{n}: {o.help}" for n, o in owners) + " (repeatable)"
+        ann = Annotated[list[str] | None, typer.Option(flag, help=text)]
+        params.append(inspect.Parameter(flag.lstrip("-").replace("-", "_"), inspect.Parameter.KEYWORD_ONLY,
+                                        default=None, annotation=ann))  # fmt: skip
+
+    def cmd(**kw):
+        return _reproduce(**kw)
+
+    cmd.__signature__ = sig.replace(parameters=params)
+    cmd.__doc__ = _reproduce.__doc__
+    return cmd
 
 
 def list_experiments() -> None:
@@ -181,14 +202,17 @@ def list_experiments() -> None:
     from aqmlab import reproduce
 
     t = Table(title="experiments")
-    t.add_column("name")
-    t.add_column("description", overflow="fold")
-    for n, d in reproduce.experiments():
-        t.add_row(n, d)
+    for c in ("name", "description", "series", "options", "--quick"):
+        t.add_column(c, overflow="fold")
+    for n in reproduce.EXPERIMENTS:
+        st = reproduce.get(n)
+        opts = ", ".join(o.flag for o in st.options)
+        t.add_row(n, st.description, ", ".join(st.series), opts,
+                  f"{st.quick.reps} rep(s)" + (f"; {st.quick.note}" if st.quick.note else ""))  # fmt: skip
     out.print(t)
 
 
 def register(app: typer.Typer, list_app: typer.Typer) -> None:
     app.command("sweep")(sweep_cmd)
-    app.command("reproduce")(reproduce_cmd)
+    app.command("reproduce")(reproduce_cmd())
     list_app.command("experiments")(list_experiments)

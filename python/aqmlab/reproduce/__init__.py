@@ -1,8 +1,7 @@
-"""Built-in experiments (`aqmlab reproduce NAME`): one module per study of
-shared/reference/experiments.md. Each module defines ``NAME``, ``DESCRIPTION`` and
-``main(...)`` (the CLI entry, see cli.py), and may set ``QUICK = True`` when ``run`` takes
-``quick`` (the CLI's ``--quick``: a reduced set of cases); ``EXPERIMENTS`` maps names to module paths and
-``experiments()`` lists (name, description) for `aqmlab list experiments`.
+"""Built-in experiments (`aqmlab reproduce NAME`): one module per study (docs/studies.md), each
+declaring one ``STUDY`` (study.Study: its cases, options, ``--quick`` reduction, published
+tables and claims). ``EXPERIMENTS`` maps names to module paths; ``get(name)`` is the declared
+study; ``study.reproduce`` runs any of them. Adding a study = one module and one line here.
 """
 
 from __future__ import annotations
@@ -10,9 +9,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-from aqmlab import store
+from aqmlab.lazy import lazy
+
+store = lazy("aqmlab.store")
+
+if TYPE_CHECKING:
+    from aqmlab.reproduce.study import Study
 
 EXPERIMENTS = {
     "transients2014": "aqmlab.reproduce.transients2014",
@@ -22,16 +26,11 @@ EXPERIMENTS = {
 }
 
 
-def get(name: str) -> ModuleType:
-    """The module of experiment ``name``; KeyError naming the known ones."""
+def get(name: str) -> Study:
+    """The declared study ``name``; KeyError naming the known ones."""
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return importlib.import_module(EXPERIMENTS[name])
-
-
-def experiments() -> list[tuple[str, str]]:
-    """(name, description) of every built-in experiment."""
-    return [(n, get(n).DESCRIPTION) for n in EXPERIMENTS]
+    return importlib.import_module(EXPERIMENTS[name]).STUDY
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,8 @@ class Execution:
     """Where and how an experiment's sweeps run: the results root and the executor (the CLI's
     --out, --jobs, --executor, --scheduler, --keep-packets), shared by every module's ``run``."""
 
-    out: str | Path = store.DEFAULT_ROOT
+    out: str | Path | None = None
+    """The results root (None: store.DEFAULT_ROOT)."""
     jobs: int | None = None
     executor: str = "local"
     scheduler: str | None = None
@@ -50,12 +50,16 @@ class Execution:
         """Runs (or resumes) ``spec`` with the study's per-run metrics in the workers."""
         from aqmlab.sweep import run_sweep
 
-        return run_sweep(spec, out=self.out, jobs=self.jobs, executor=self.executor, scheduler=self.scheduler,
+        return run_sweep(spec, out=self.root, jobs=self.jobs, executor=self.executor, scheduler=self.scheduler,
                          keep=keep, keep_packets=self.keep_packets, metrics_fn=metrics_fn,
                          progress=self.progress)  # fmt: skip
 
+    @property
+    def root(self) -> Path:
+        return Path(self.out) if self.out is not None else store.DEFAULT_ROOT
+
     def report_dir(self, name: str) -> Path:
-        return Path(self.out) / "reproduce" / name
+        return self.root / "reproduce" / name
 
 
 DEFAULT_EXECUTION = Execution()

@@ -5,7 +5,8 @@ base scenario by the script's formulas (``case_scenario``): bottleneck buffer = 
 round(bw x 100 ms / (8 psize)) packets, access links 10 x bw, psize 500 B below 1 Mb/s, the FTP
 k's client 1 + k ms further away, CBR k starting uniform(0, 2) s after CBR k-1.
 
-Parts (``--quick`` runs each on fewer cases, shorter):
+Parts (``--quick`` keeps every case of 1b, 1d and the right queue, the 1a rates with two of its
+loads and three of 1c's RTTs, one replication each, every run as long as the full one's):
 
 * 1a static rates: large (3, 10, 45, 100 Mb/s) and small (128, 256, 512 kb/s, 1.5 Mb/s, also with
   500-byte packets) bandwidths under the load mixes ``LOADS`` (FTPs, PackMime connections/s,
@@ -34,23 +35,21 @@ one-way transfers (app/web.rs).
 
 from __future__ import annotations
 
-import base64
 import copy
-import html
-import json
-from dataclasses import dataclass
+import itertools
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from aqmlab import metrics as M
+from aqmlab.lazy import lazy
 from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.reproduce.study import Claim, Option, Outcome, Quick, Study, Table, fmt
 from aqmlab.scenario import load
-from aqmlab.sweep import SweepResult, parse_sweep
+
+np = lazy("numpy")
+pd = lazy("pandas")
+pa = lazy("pyarrow")
+M = lazy("aqmlab.metrics")
+sweep = lazy("aqmlab.sweep")
 
 NAME = "codel2012"
 DESCRIPTION = (
@@ -87,13 +86,8 @@ QDISC_SPECS = {
     },
     "codel": {"kind": "codel", "variant": "ns2", "target": "5ms", "interval": "100ms"},
 }
-SERIES = {"all": None}
 REPS = 10
 """Replications per case."""
-FILTERS = {"--qdisc": ("qdiscs", QDISCS)}
-"""The CLI's case filters: option -> (run() keyword, allowed values)."""
-QUICK = True
-"""`--quick` is an option of this experiment."""
 METRICS_FN = "aqmlab.reproduce.codel2012:run_metrics"
 
 LARGE = [3.0, 10.0, 45.0, 100.0]
@@ -111,6 +105,7 @@ SMALL_LOADS = ["1ftp", "4ftp", "4ftp+web5+cbr"]
 RTTS = [10, 30, 50, 100, 200, 500]
 RTT_LOADS = ["4ftp", "16ftp", "4ftp+web5+cbr"]
 STATIC_S = 60
+DYNAMIC_S = 300
 DYN_STEPS = [1.0, 0.1, 0.01, 0.5, 0.01, 1.0]  # the script's bw_changes, every stopTime / 6
 BUFFERS = [830, 10]
 EDGE_RATES = [0.512, 1.5]
@@ -211,15 +206,18 @@ def right_queue_scenario(base: dict, *, qdisc: str, shaped: bool, duration: int)
     return sc
 
 
-def cases(quick: bool, qdiscs: list[str] | None = None) -> list[dict]:
-    """Every case: {"params": labels, "scenario": the scenario}."""
+def cases(
+    qdiscs: list[str] | None = None, loads: list[str] | None = None, rtts: list[str] | None = None
+) -> list[dict]:
+    """Every case of the selected qdiscs, 1a/1c loads and 1c RTTs (None: all): {"params": labels,
+    "scenario": the scenario}."""
     base = load(str(base_file()))
     qs = [q for q in QDISCS if not qdiscs or q in qdiscs]
-    static_s, dyn_s = (20, 60) if quick else (STATIC_S, 300)
-    large_loads = ["4ftp+web5+cbr"] if quick else list(LOADS)
-    small_loads = ["4ftp"] if quick else SMALL_LOADS
-    rtts = [10, 100, 500] if quick else RTTS
-    rtt_loads = ["4ftp"] if quick else RTT_LOADS
+    static_s, dyn_s = STATIC_S, DYNAMIC_S
+    large_loads = [ld for ld in LOADS if not loads or ld in loads]
+    small_loads = [ld for ld in SMALL_LOADS if not loads or ld in loads]
+    rtt_loads = [ld for ld in RTT_LOADS if not loads or ld in loads]
+    rtts = [r for r in RTTS if not rtts or str(r) in rtts]
     out = []
 
     def add(part: str, case: str, q: str, sc: dict, **labels) -> None:
@@ -257,8 +255,8 @@ def cases(quick: bool, qdiscs: list[str] | None = None) -> list[dict]:
     return out
 
 
-def spec_for(reps: int, quick: bool, qdiscs=None):
-    cs = cases(quick, qdiscs)
+def spec_for(reps: int, qdiscs=None, loads=None, rtts=None):
+    cs = cases(qdiscs, loads, rtts)
     labels = ["part", "case", "qdisc", "rate_mbps", "load", "size", "buffer", "rtt_ms", "shaped"]
     z: dict[str, list] = {"topology": [], "flows": [], "duration": []}
     z.update({f"params.{k}": [] for k in labels})
@@ -267,9 +265,9 @@ def spec_for(reps: int, quick: bool, qdiscs=None):
             z[k].append(c["scenario"][k])
         for k in labels:
             z[f"params.{k}"].append(c["params"].get(k, ""))
-    doc = {"base": str(base_file()), "name": NAME + ("-quick" if quick else ""), "seed": 2012, "reps": reps,
+    doc = {"base": str(base_file()), "name": NAME, "seed": 2012, "reps": reps,
            "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
-    return parse_sweep(doc, base_dir=base_file().parent)
+    return sweep.parse_sweep(doc, base_dir=base_file().parent)
 
 
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
@@ -292,13 +290,17 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     extra = {}
     rate = meta.get("scenario", {}).get("topology", {}).get("down", {}).get("rate")
     if isinstance(rate, list) and len(rate) > 1:
-        extra["timeline"] = timeline(tables, meta)
+        extra["timeline"] = timeline(tables, meta, TIMELINE_STEP_S)
     return out, extra
 
 
-def timeline(tables: dict, meta: dict, step_s: float = 1.0) -> pa.Table:
-    """Per second of the run: median and 95th percentile of the down bottleneck's sojourn delay of
-    the packets sent in it, and the cumulative kB the bottleneck sent by its end."""
+TIMELINE_STEP_S = 0.05
+"""The dynamic link's timeline bins: fine enough to see CoDel's recovery within one interval."""
+
+
+def timeline(tables: dict, meta: dict, step_s: float) -> pa.Table:
+    """Per ``step_s`` of the run: median and 95th percentile of the down bottleneck's sojourn delay
+    of the packets sent in it, and the cumulative kB the bottleneck sent by its end."""
     t_out, delay = M.sojourn_times_ns(tables, meta, "down")
     end = int(meta["duration_ns"])
     edges = np.arange(0, end + 1, int(step_s * 1e9))
@@ -315,32 +317,19 @@ def timeline(tables: dict, meta: dict, step_s: float = 1.0) -> pa.Table:
     return pa.table(rows)
 
 
-@dataclass
-class Outcome:
-    runs: pd.DataFrame
-    timelines: pd.DataFrame
-    sweep: SweepResult
-    report_dir: Path
+def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION, qdiscs: list[str] | None = None,
+        loads: list[str] | None = None, rtts: list[str] | None = None) -> Outcome:  # fmt: skip
+    """Runs (or resumes) the selected cases and aggregates them."""
+    import pyarrow.parquet as pq
 
-
-def run(
-    reps: int = REPS,
-    series: str = "all",
-    ex: Execution = DEFAULT_EXECUTION,
-    qdiscs: list[str] | None = None,
-    quick: bool = False,
-    figures: bool = True,
-) -> Outcome:
-    """Runs (or resumes) the experiment, writes the figures and the HTML report."""
-    del series  # one series
-    spec = spec_for(1 if quick else reps, quick, qdiscs)
+    spec = spec_for(reps, qdiscs, loads, rtts)
     res = ex.sweep(spec, METRICS_FN)
     tl_dir = res.sweep_dir / "timeline"
     timelines = pq.read_table(tl_dir).to_pandas() if tl_dir.exists() else pd.DataFrame()
-    o = Outcome(res.table, timelines, res, ex.report_dir(spec.name))
-    if figures:
-        write_outputs(o)
-    return o
+    ok = res.table[res.table["status"] == "ok"]
+    if len(timelines):
+        timelines = timelines[timelines["run_id"].isin(ok["run_id"])]
+    return Outcome(results(res.table), res.table, [res], series, data=timelines)
 
 
 def _ok(runs: pd.DataFrame, part: str) -> pd.DataFrame:
@@ -353,13 +342,13 @@ def _med(v) -> float | None:
     return float(v.median()) if len(v) else None
 
 
-def to_json(o: Outcome) -> dict:
+def results(runs: pd.DataFrame) -> dict:
     """{"dynamic": {qdisc: {buffer: {median_ms, p75_ms, p95_ms, max_ms, kbytes}}}, "static": {qdisc:
-    {rate_mbps: {median_delay_ms, utilization}}}, "rtt": ..., "edge": ..., "right_queue": ...};
-    each value the median over that case's runs (static: over every run at that bandwidth)."""
-    runs = o.runs
+    {rate_mbps: {median_delay_ms, utilization, runs}}}, "static_by_load": {qdisc: {rate_mbps:
+    {load: {median_delay_ms, utilization}}}}, "rtt": ..., "edge": ..., "right_queue": ...}; each
+    value the median over that case's runs (static: over every run at that bandwidth)."""
     qs = QDISCS
-    dyn, sta, rtt, edge, rq = {}, {}, {}, {}, {}
+    dyn, sta, by_load, rtt, edge, rq = {}, {}, {}, {}, {}, {}
     d1b, d1a, d1c, d1d, drq = (_ok(runs, p) for p in ("1b", "1a", "1c", "1d", "right_queue"))
     for q in qs:
         dyn[q] = {}
@@ -369,11 +358,16 @@ def to_json(o: Outcome) -> dict:
                 k: _med(c.get(f"down_{k}", [])) for k in ("median_ms", "p75_ms", "p95_ms", "max_ms")
             }
             dyn[q][str(b)]["kbytes"] = _med(c.get("down_kbytes", []))
-        sta[q] = {}
+        sta[q], by_load[q] = {}, {}
         for bw in LARGE + SMALL:
             c = d1a[(d1a["qdisc"] == q) & (d1a["rate_mbps"] == bw)] if len(d1a) else d1a
             sta[q][f"{bw:g}"] = {"median_delay_ms": _med(c.get("down_median_ms", [])),
                                  "utilization": _med(c.get("down_utilization", [])), "runs": len(c)}  # fmt: skip
+            by_load[q][f"{bw:g}"] = {
+                ld: {"median_delay_ms": _med(g.get("down_median_ms", [])),
+                     "utilization": _med(g.get("down_utilization", []))}
+                for ld, g in (c.groupby("load", sort=False) if len(c) else [])
+            }  # fmt: skip
         rtt[q] = {}
         for r in RTTS:
             c = d1c[(d1c["qdisc"] == q) & (d1c["rtt_ms"] == r)] if len(d1c) else d1c
@@ -394,73 +388,59 @@ def to_json(o: Outcome) -> dict:
                 for hop in ("router", "modem")
                 for k in ("median_ms", "p95_ms")
             }
-    return {"dynamic": dyn, "static": sta, "rtt": rtt, "edge": edge, "right_queue": rq}
+    return {"dynamic": dyn, "static": sta, "static_by_load": by_load, "rtt": rtt, "edge": edge,
+            "right_queue": rq}  # fmt: skip
 
 
-def _fmt(v, dec=1) -> str:
-    return "-" if v is None else f"{v:.{dec}f}"
-
-
-def print_tables(o: Outcome, console) -> None:
-    from rich.table import Table
-
-    doc = to_json(o)
-    t = Table(title="1a static rates: median over runs of the per-run median delay (ms) / utilisation")
-    t.add_column("Mb/s")
-    for q in QDISCS:
-        t.add_column(q, justify="right")
+def tables(o: Outcome) -> list[Table]:
+    doc = o.results
+    out = []
+    rows = []
     for bw in LARGE + SMALL:
         row = [doc["static"][q][f"{bw:g}"] for q in QDISCS]
-        t.add_row(f"{bw:g}", *(f"{_fmt(r['median_delay_ms'])} / {_fmt(r['utilization'], 3)}" for r in row))
-    console.print(t)
-    t = Table(title="1b dynamic link: sojourn delay median / p75 / p95 (ms), kB delivered")
-    t.add_column("qdisc")
-    for b in BUFFERS:
-        t.add_column(f"{b} packets", justify="right")
+        rows.append(
+            (f"{bw:g}", *(f"{fmt(r['median_delay_ms'], 1)} / {fmt(r['utilization'], 3)}" for r in row))
+        )
+    out.append(Table("1a static rates: median over runs of the per-run median delay (ms) / utilisation",
+                     ("Mb/s", *QDISCS), rows))  # fmt: skip
+    rows = []
     for q in QDISCS:
         cells = []
         for b in BUFFERS:
             r = doc["dynamic"][q][str(b)]
-            cells.append(
-                f"{_fmt(r['median_ms'])} / {_fmt(r['p75_ms'])} / {_fmt(r['p95_ms'])}, {_fmt(r['kbytes'], 0)}"
-            )
-        t.add_row(q, *cells)
-    console.print(t)
-    t = Table(title="1c RTT range at 10 Mb/s: median delay (ms) / utilisation / Jain drop share")
-    t.add_column("RTT ms")
-    for q in QDISCS:
-        t.add_column(q, justify="right")
+            cells.append(f"{fmt(r['median_ms'], 1)} / {fmt(r['p75_ms'], 1)} / {fmt(r['p95_ms'], 1)}, "
+                         f"{fmt(r['kbytes'], 0)}")  # fmt: skip
+        rows.append((q, *cells))
+    out.append(Table("1b dynamic link: sojourn delay median / p75 / p95 (ms), kB delivered",
+                     ("qdisc", *(f"{b} packets" for b in BUFFERS)), rows))  # fmt: skip
+    rows = []
     for r in RTTS:
         row = [doc["rtt"][q][str(r)] for q in QDISCS]
         if all(x["utilization"] is None for x in row):
             continue
-        t.add_row(str(r), *(f"{_fmt(x['median_delay_ms'])} / {_fmt(x['utilization'], 3)} / "
-                            f"{_fmt(x['drop_share_jain'], 3)}" for x in row))  # fmt: skip
-    console.print(t)
-    t = Table(title="1d consumer edge: drop rate / mean queue (packets) / kB delivered, per direction")
-    t.add_column("Mb/s, dir")
-    for q in ("taildrop", "codel"):
-        t.add_column(q, justify="right")
+        rows.append((str(r), *(f"{fmt(x['median_delay_ms'], 1)} / {fmt(x['utilization'], 3)} / "
+                               f"{fmt(x['drop_share_jain'], 3)}" for x in row)))  # fmt: skip
+    out.append(Table("1c RTT range at 10 Mb/s: median delay (ms) / utilisation / Jain drop share",
+                     ("RTT ms", *QDISCS), rows))  # fmt: skip
+    rows = []
     for bw in EDGE_RATES:
         for d in ("down", "up"):
             cells = [doc["edge"][q][f"{bw:g}"][d] for q in ("taildrop", "codel")]
-            t.add_row(f"{bw:g} {d}", *(f"{_fmt(c['drop_rate'], 4)} / {_fmt(c['mean_queue_pkts'])} / "
-                                       f"{_fmt(c['kbytes'], 0)}" for c in cells))  # fmt: skip
-    console.print(t)
-    t = Table(
-        title="manage the right queue: upstream sojourn delay, router queue + modem FIFO (median / p95 ms)"
-    )
-    t.add_column("router")
-    for q in QDISCS:
-        t.add_column(q, justify="right")
+            rows.append((f"{bw:g} {d}", *(f"{fmt(c['drop_rate'], 4)} / {fmt(c['mean_queue_pkts'], 1)} / "
+                                          f"{fmt(c['kbytes'], 0)}" for c in cells)))  # fmt: skip
+    out.append(Table("1d consumer edge: drop rate / mean queue (packets) / kB delivered, per direction",
+                     ("Mb/s, dir", "taildrop", "codel"), rows))  # fmt: skip
+    rows = []
     for k in ("line_rate", "shaped"):
         cells = []
         for q in QDISCS:
             r = doc["right_queue"][q][k]
-            cells.append(f"router {_fmt(r['router_median_ms'])} / {_fmt(r['router_p95_ms'])}, "
-                         f"modem {_fmt(r['modem_median_ms'])} / {_fmt(r['modem_p95_ms'])}")  # fmt: skip
-        t.add_row(k, *cells)
-    console.print(t)
+            cells.append(f"router {fmt(r['router_median_ms'], 1)} / {fmt(r['router_p95_ms'], 1)}, "
+                         f"modem {fmt(r['modem_median_ms'], 1)} / {fmt(r['modem_p95_ms'], 1)}")  # fmt: skip
+        rows.append((k, *cells))
+    out.append(Table("manage the right queue: upstream sojourn delay, router queue + modem FIFO (median / p95 ms)",
+                     ("router", *QDISCS), rows))  # fmt: skip
+    return out
 
 
 def figures(o: Outcome) -> dict:
@@ -489,21 +469,20 @@ def figures(o: Outcome) -> dict:
         ax.set_title(f"codel2012 1a: per-run {label} by bandwidth")
         fig.tight_layout()
         figs[f"static_{key}.png"] = fig
-    tl = o.timelines
+    tl = o.data
     d1b = _ok(o.runs, "1b")
     if len(tl) and len(d1b):
         fig, axes = plt.subplots(2, len(BUFFERS), figsize=(12, 6), squeeze=False)
         for j, b in enumerate(BUFFERS):
             for i, q in enumerate(QDISCS):
-                ids = d1b[(d1b["qdisc"] == q) & (d1b["buffer"] == b)]["run_id"]
-                if not len(ids):
+                one = _first_timeline(o, q, b)
+                if one is None:
                     continue
-                one = tl[tl["run_id"] == ids.iloc[0]].sort_values("t_s")
                 st = style(i)
-                axes[0][j].plot(one["t_s"], one["median_ms"], color=st["color"], label=q)
+                axes[0][j].plot(one["t_s"], one["median_ms"], color=st["color"], label=q, lw=0.8)
                 axes[1][j].plot(one["t_s"], one["kbytes"], color=st["color"], label=q)
             axes[0][j].set_title(f"1b dynamic link, {b}-packet buffer")
-            axes[0][j].set_ylabel("median sojourn per second (ms)")
+            axes[0][j].set_ylabel(f"median sojourn per {TIMELINE_STEP_S * 1e3:g} ms (ms)")
             axes[0][j].set_yscale("symlog")
             axes[1][j].set_ylabel("cumulative kB sent")
             axes[1][j].set_xlabel("time (s)")
@@ -513,26 +492,248 @@ def figures(o: Outcome) -> dict:
     return figs
 
 
-def write_outputs(o: Outcome) -> list[Path]:
-    from aqmlab import plots
+def _first_timeline(o: Outcome, qdisc: str, buffer: int) -> pd.DataFrame | None:
+    """The timeline of the first replication of a 1b case (None when it was not run)."""
+    d1b = _ok(o.runs, "1b")
+    ids = d1b[(d1b["qdisc"] == qdisc) & (d1b["buffer"] == buffer)].sort_values("rep")["run_id"]
+    if not len(ids) or not len(o.data):
+        return None
+    one = o.data[o.data["run_id"] == ids.iloc[0]].sort_values("t_s")
+    return one if len(one) else None
 
-    o.report_dir.mkdir(parents=True, exist_ok=True)
-    paths = [plots.save(fig, o.report_dir / name) for name, fig in figures(o).items()]
-    doc = to_json(o)
-    s = o.sweep
-    parts = ["<!doctype html><html><head><meta charset=utf-8><title>codel2012</title>",
-             "<style>body{font-family:sans-serif;max-width:1100px}pre{font-size:11px}</style></head><body>",
-             f"<h1>{html.escape(DESCRIPTION)}</h1>",
-             (f"<p>{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed; dataset "
-              f"{html.escape(str(s.sweep_dir))}.</p>"),
-             "<p>Deviations from the study's setup are listed in the module and scenario comments.</p>"]  # fmt: skip
-    parts.append(f"<h2>Results (medians over runs)</h2><pre>{html.escape(json.dumps(doc, indent=1))}</pre>")
-    for p in paths:
-        b64 = base64.b64encode(p.read_bytes()).decode("ascii")
-        parts.append(
-            f"<figure><img src='data:image/png;base64,{b64}'><figcaption>{p.name}</figcaption></figure>"
-        )
-    parts.append("</body></html>")
-    (o.report_dir / "report.html").write_text("\n".join(parts))
-    o.runs.to_csv(o.report_dir / "runs.csv", index=False)
-    return [*paths, o.report_dir / "report.html"]
+
+# --------------------------------------------------------------------------- claims (published.md)
+# Each threshold is stated once, beside the words of the claim it comes from.
+
+TARGET_MS = 5.0
+"""CoDel's target in the script (codel.cc target_ 5 ms)."""
+STEPS = [(DYNAMIC_S * k / len(DYN_STEPS), a, b) for k, (a, b) in enumerate(itertools.pairwise(DYN_STEPS), 1)]
+"""The dynamic link's rate steps: (time s, rate factor before, after)."""
+DROPS = [(t, b) for t, a, b in STEPS if b < a]
+"""Its downward steps (50, 100 and 200 s) with the rate factor after each."""
+UPJUMPS_AT_S = [t for t, a, b in STEPS if b > a]
+"""Its upward steps (150 and 250 s)."""
+
+
+def _dyn(o: Outcome, q: str, b: int, k: str) -> float:
+    v = o.results["dynamic"][q][str(b)][k]
+    if v is None:
+        raise KeyError(f"1b {q} {b} not run")
+    return v
+
+
+def _within(measured: float, published: float, tol: float = 0.30) -> bool:
+    return abs(measured - published) <= tol * abs(published)
+
+
+FULL_BUFFER_S = 10.0
+"""Claim 1, "tail drop keeps its buffer full: delay up to about 10 s" (830 packets at 1 Mb/s)."""
+
+
+def claim_full_buffer(o: Outcome):
+    mx = _dyn(o, "taildrop", 830, "max_ms") / 1e3
+    return _within(mx, FULL_BUFFER_S), {"taildrop_830_max_s": mx}
+
+
+def _in_control_ms(rate_mbps: float, size: int = 1500) -> float:
+    """Claim 3's 'in control': the median sojourn within twice CoDel's target plus one packet's
+    transmission at the new rate (a queue CoDel holds at its target still waits for the packet
+    being sent)."""
+    return 2 * TARGET_MS + size * 8 / (rate_mbps * 1e3)
+
+
+def recovery_s(one: pd.DataFrame) -> list[float]:
+    """Per downward rate step of the dynamic link: seconds from the step until the first timeline
+    bin (median sojourn of the packets sent in it) that is back in control at the new rate."""
+    out = []
+    for t0, f in DROPS:
+        after = one[(one["t_s"] > t0) & one["median_ms"].notna()]
+        ok = after[after["median_ms"] <= _in_control_ms(100.0 * f)]
+        out.append(float(ok["t_s"].iloc[0] - TIMELINE_STEP_S - t0) if len(ok) else float("inf"))
+    return out
+
+
+def _recovery(o: Outcome, q: str) -> list[float]:
+    one = _first_timeline(o, q, 830)
+    if one is None:
+        raise KeyError(f"1b timeline of {q} not run")
+    return recovery_s(one)
+
+
+def claim_red_between(o: Outcome):
+    """Claim 2: RED's delay below tail drop's (p95, 830 packets), and its recovery after the rate
+    steps slower than CoDel's (mean over the steps)."""
+    red, td = _dyn(o, "red", 830, "p95_ms"), _dyn(o, "taildrop", 830, "p95_ms")
+    rr, rc = _recovery(o, "red"), _recovery(o, "codel")
+    holds = red < td and float(np.mean(rr)) > float(np.mean(rc))
+    return holds, {"red_p95_ms": red, "taildrop_p95_ms": td, "red_recovery_s": rr, "codel_recovery_s": rc}
+
+
+ONE_INTERVAL_S = 0.100
+"""Claim 3, "back in control within about 100 ms (one interval)": 'about' allows two intervals."""
+
+
+def claim_codel_recovers(o: Outcome):
+    rc = _recovery(o, "codel")
+    return max(rc) <= 2 * ONE_INTERVAL_S, {"codel_recovery_s": rc, "bin_s": TIMELINE_STEP_S}
+
+
+ALMOST_SAME = 0.10
+"""Claim 4, "CoDel transfers almost the same total kilobytes as tail drop": within 10 %."""
+UPJUMP_WINDOW_S = 10.0
+"""... "the differences sit at the upward rate jumps": most (over half) of CoDel's deficit accrues
+within 10 s after the upward steps."""
+
+
+def _kbytes_at(one: pd.DataFrame, t: float) -> float:
+    return float(one[one["t_s"] <= t + 1e-9]["kbytes"].iloc[-1])
+
+
+def claim_same_kbytes(o: Outcome):
+    kc, kt = _dyn(o, "codel", 830, "kbytes"), _dyn(o, "taildrop", 830, "kbytes")
+    c, t = _first_timeline(o, "codel", 830), _first_timeline(o, "taildrop", 830)
+    if c is None or t is None:
+        raise KeyError("1b timelines not run")
+
+    def deficit(x):
+        return _kbytes_at(t, x) - _kbytes_at(c, x)
+
+    total = deficit(DYNAMIC_S)
+    at_jumps = sum(deficit(a + UPJUMP_WINDOW_S) - deficit(a) for a in UPJUMPS_AT_S)
+    share = at_jumps / total if total > 0 else None
+    holds = kc >= (1 - ALMOST_SAME) * kt and (share is None or share > 0.5)
+    return holds, {
+        "codel_over_taildrop_kbytes": kc / kt,
+        "deficit_kb": total,
+        "deficit_share_at_upjumps": share,
+    }
+
+
+SMALL_BUFFER_RATIO = 0.25
+"""Claim 5, "with a 10-packet buffer, throughput is about 75 % lower for all three"."""
+IDENTICAL = 0.02
+"""... "(tail drop and CoDel identical)": within 2 %."""
+SMALL_BUFFER_MAX_S = 0.120
+"""... "tail drop's worst delay is about 120 ms"."""
+
+
+def claim_small_buffer(o: Outcome):
+    ratio = {q: _dyn(o, q, 10, "kbytes") / _dyn(o, q, 830, "kbytes") for q in QDISCS}
+    td, cd = _dyn(o, "taildrop", 10, "kbytes"), _dyn(o, "codel", 10, "kbytes")
+    mx = _dyn(o, "taildrop", 10, "max_ms") / 1e3
+    holds = (all(_within(r, SMALL_BUFFER_RATIO) for r in ratio.values()) and abs(td - cd) <= IDENTICAL * td
+             and _within(mx, SMALL_BUFFER_MAX_S))  # fmt: skip
+    return holds, {"kbytes_10_over_830": ratio, "codel_over_taildrop_10": cd / td, "taildrop_10_max_s": mx}
+
+
+CODEL_830 = {"median_ms": 2.7, "p75_ms": 5.0}
+"""Claim 6, "a median delay of 2.7 ms, a 75th percentile of 5 ms" (each within 30 %) ..."""
+CODEL_830_P95_BELOW_MS = 90.0
+"""... "and stays below 90 ms for 95 % of the run"."""
+
+
+def claim_codel_830(o: Outcome):
+    m = {k: _dyn(o, "codel", 830, k) for k in ("median_ms", "p75_ms", "p95_ms")}
+    holds = all(_within(m[k], v) for k, v in CODEL_830.items()) and m["p95_ms"] < CODEL_830_P95_BELOW_MS
+    return holds, m
+
+
+NEAR_TARGET = (0.5, 2.0)
+"""Claim 7, "CoDel's median delay is near its 5 ms target at 3 Mbit/s and above with FTP loads":
+within a factor of two of the target; "a little higher for bursty loads and at 3 Mbit/s": the
+web-carrying loads' median above the FTP-only loads', and 3 Mb/s's above the faster rates'."""
+
+
+def _by_load(o: Outcome, q: str, bw: float) -> dict:
+    return o.results["static_by_load"][q].get(f"{bw:g}") or {}
+
+
+def _median_of(values) -> float:
+    v = [x for x in values if x is not None]
+    if not v:
+        raise ValueError("not run")
+    return float(np.median(v))
+
+
+def claim_codel_static(o: Outcome):
+    ftp = {bw: _median_of(r["median_delay_ms"] for ld, r in _by_load(o, "codel", bw).items() if "web" not in ld)
+           for bw in LARGE}  # fmt: skip
+    bursty = {bw: _median_of(r["median_delay_ms"] for ld, r in _by_load(o, "codel", bw).items() if "web" in ld)
+              for bw in LARGE}  # fmt: skip
+    lo, hi = NEAR_TARGET
+    near = all(lo * TARGET_MS <= v <= hi * TARGET_MS for v in ftp.values())
+    higher_bursty = all(bursty[bw] > ftp[bw] for bw in LARGE)
+    overall = {bw: o.results["static"]["codel"][f"{bw:g}"]["median_delay_ms"] for bw in LARGE}
+    higher_at_3 = overall[3.0] > max(overall[bw] for bw in LARGE if bw != 3.0)
+    return near and higher_bursty and higher_at_3, {"ftp_only_median_ms": ftp, "bursty_median_ms": bursty,
+                                                    "all_loads_median_ms": overall}  # fmt: skip
+
+
+SIMILAR = 0.30
+"""Claim 8, "at 3 Mbit/s they are similar": RED within 30 % of CoDel in delay and utilisation."""
+
+
+def claim_red_overcontrols(o: Outcome):
+    sta = o.results["static"]
+    m = {f"{bw:g}": {k: (sta["red"][f"{bw:g}"][k], sta["codel"][f"{bw:g}"][k]) for k in ("median_delay_ms", "utilization")}
+         for bw in LARGE}  # fmt: skip
+    if any(v is None for d in m.values() for pair in d.values() for v in pair):
+        raise ValueError("a rate not run")
+    lower = all(r < c for bw in ("10", "45", "100") for r, c in m[bw].values())
+    similar = all(_within(r, c, SIMILAR) for r, c in m["3"].values())
+    return lower and similar, {"red_vs_codel": m}
+
+
+EXCESSIVE_MS = 100.0
+"""Claim 9, "at 128 kbit/s - 1.5 Mbit/s, RED's median delays are excessive (100-200 ms)"."""
+
+
+def claim_red_slow_links(o: Outcome):
+    m = {f"{bw:g}": o.results["static"]["red"][f"{bw:g}"]["median_delay_ms"] for bw in SMALL}
+    if any(v is None for v in m.values()):
+        raise ValueError("a rate not run")
+    return all(v >= EXCESSIVE_MS for v in m.values()), {"red_median_ms": m}
+
+
+def claim_web_only(o: Outcome):
+    """Claim 10 needs web-only loads at low rates; the script's load mixes (LOADS) have none."""
+    return None, {"not measured": "no web-only load among the script's load mixes"}
+
+
+CLAIMS = (
+    Claim("1", "Tail drop keeps its buffer full: delay up to about 10 s.", claim_full_buffer),
+    Claim("2", "RED keeps the delay below tail drop's but responds more slowly to rate changes than CoDel.",
+          claim_red_between),
+    Claim("3", "CoDel spikes when the rate drops and is back in control within about 100 ms (one interval).",
+          claim_codel_recovers),
+    Claim("4", "CoDel transfers almost the same total kilobytes as tail drop; the differences sit at the upward "
+          "rate jumps (150 s and 250 s).", claim_same_kbytes),
+    Claim("5", "With a 10-packet buffer, throughput is about 75 % lower for all three (tail drop and CoDel "
+          "identical); tail drop's worst delay is about 120 ms.", claim_small_buffer),
+    Claim("6", "The large CoDel-managed buffer gives a median delay of 2.7 ms, a 75th percentile of 5 ms, and "
+          "stays below 90 ms for 95 % of the run.", claim_codel_830),
+    Claim("7", "CoDel's median delay is near its 5 ms target at 3 Mbit/s and above with FTP loads, a little "
+          "higher for bursty loads and at 3 Mbit/s.", claim_codel_static),
+    Claim("8", "At 10 Mbit/s and above, RED's delays and utilisations are lower than CoDel's (RED "
+          "over-controls); at 3 Mbit/s they are similar.", claim_red_overcontrols),
+    Claim("9", "At 128 kbit/s - 1.5 Mbit/s, RED's median delays are excessive (100-200 ms).", claim_red_slow_links),
+    Claim("10", "Web-only loads at low rates need a drop rate above 10 % to exceed 60 % utilisation.",
+          claim_web_only),
+)  # fmt: skip
+
+STUDY = Study(
+    name=NAME,
+    description=DESCRIPTION,
+    reps=REPS,
+    series=("all",),
+    options=(Option("--qdisc", "qdiscs", tuple(QDISCS), "only these qdiscs"),),
+    quick=Quick(
+        reps=1,
+        grid={"loads": ("4ftp", "4ftp+web5+cbr"), "rtts": ("10", "100", "500")},
+        note="1a/1c loads 4ftp and 4ftp+web5+cbr, RTTs 10, 100, 500 ms",
+    ),
+    run=run,
+    tables=tables,
+    figures=figures,
+    claims=CLAIMS,
+)
