@@ -305,15 +305,18 @@ def timeline(tables: dict, meta: dict, step_s: float) -> pa.Table:
     end = int(meta["duration_ns"])
     edges = np.arange(0, end + 1, int(step_s * 1e9))
     idx = np.searchsorted(edges, t_out, side="right") - 1
-    rows = {"t_s": [], "median_ms": [], "p95_ms": [], "kbytes": []}
+    order = np.argsort(idx, kind="stable")
+    idx, delay = idx[order], delay[order] / 1e6
+    starts = np.searchsorted(idx, np.arange(len(edges)))  # bin k: delay[starts[k]:starts[k + 1]]
     q = M._filter_dir(tables["queue"], "down")
     qt, qb = M._col(q, "t_ns"), M._col(q, "tx_bytes", np.float64)
+    at = np.searchsorted(qt, edges[1:], side="right") - 1  # cumulative bytes at each bin's end
+    rows = {"t_s": edges[1:] / 1e9, "median_ms": [], "p95_ms": [],
+            "kbytes": np.where(at >= 0, qb[np.maximum(at, 0)], 0.0) / 1e3}  # fmt: skip
     for k in range(len(edges) - 1):
-        d = delay[idx == k] / 1e6
-        rows["t_s"].append(edges[k + 1] / 1e9)
+        d = delay[starts[k] : starts[k + 1]]
         rows["median_ms"].append(float(np.median(d)) if d.size else None)
         rows["p95_ms"].append(float(np.percentile(d, 95)) if d.size else None)
-        rows["kbytes"].append(M._cum_at(qt, qb, int(edges[k + 1])) / 1e3)
     return pa.table(rows)
 
 
