@@ -114,4 +114,3 @@ def test_quick_cuts_reps_and_grid_only(tmp_path):
     assert r.report_dir.name == "synthetic-quick"
     full = S.reproduce(st, ex=Execution(out=tmp_path), series="s2", outputs=False)
     assert full.report_dir.name == "synthetic-s2" and [c["id"] for c in full.verdicts["claims"]][-1] == "4"
-

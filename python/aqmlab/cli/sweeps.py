@@ -176,7 +176,7 @@ def reproduce_cmd():
         for o in reproduce.get(name).options:
             by_flag.setdefault(o.flag, []).append((name, o))
     studies = {n: reproduce.get(n) for n in reproduce.EXPERIMENTS}
-    sig = inspect.signature(_reproduce)
+    sig = inspect.signature(_reproduce, eval_str=True)
     series_help = "the study's series (default: its first): " + "; ".join(
         f"{n}: {', '.join(st.series)}" + (f" ({st.series_help})" if st.series_help else "")
         for n, st in studies.items() if len(st.series) > 1

@@ -313,13 +313,14 @@ def write_outputs(r: Reproduction) -> list[Path]:
 
 def print_reproduction(r: Reproduction, console) -> None:
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     for t in [*r.study.tables(r.outcome), *verdict_tables(r.verdicts)]:
         rt = RichTable(title=t.title)
         for i, c in enumerate(t.columns):
             rt.add_column(c, justify="left" if i == 0 else "right", overflow="fold")
         for row in t.rows:
-            rt.add_row(*row)
+            rt.add_row(*(Text(c) for c in row))  # plain text: "[...]" in a cell is not markup
         console.print(rt)
     for n in r.outcome.notes:
         console.print(f"note: {n}", markup=False)
