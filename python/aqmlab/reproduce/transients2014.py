@@ -373,7 +373,8 @@ def _cdf_figure(o: Outcome, ld: str, qd: list[str]):
         x = o.data.get((q, ld))
         if x is not None and x.size:
             xs, F = M.cdf(x * 1e3)
-            ax.plot(xs, F, label=q, **style(i))
+            st = style(i)
+            ax.plot(xs, F, label=q, color=st["color"], linestyle=st["linestyle"])
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("CDF")
     ax.set_title(f"transients2014 {ld}: queueing delay of all packets ({o.series} ms series)")
