@@ -292,14 +292,8 @@ def test_reproduce_puts_a_python_class_next_to_the_studys_cases(tmp_path):
     from aqmlab.reproduce import transients2014 as T
 
     cls = PYCODEL["class"]
-    o = T.run(
-        reps=1,
-        loads=["1+1"],
-        qdiscs=["codel", cls, "fq_codel"],
-        ex=Execution(out=tmp_path, jobs=2),
-        figures=False,
-    )
-    assert o.sweep.failed == []
+    o = T.run(reps=1, loads=["1+1"], qdiscs=["codel", cls, "fq_codel"], ex=Execution(out=tmp_path, jobs=2))
+    assert o.sweeps[0].failed == []
     res = o.results
     assert res["runs"][cls]["1+1"] == res["runs"]["fq_codel"]["1+1"] == 1
     assert res["early_drops_total"]["codel"]["1+1"] > 0

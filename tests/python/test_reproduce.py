@@ -1,4 +1,5 @@
-"""`aqmlab reproduce transients2014` (reduced) and `aqmlab list experiments`."""
+"""Reproduced studies whose tests have no file of their own (test_study_NAME.py), and metric
+helpers they use."""
 
 from __future__ import annotations
 
@@ -6,177 +7,16 @@ import json
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
-
-import pytest
 
 from aqmlab import metrics as M
 from aqmlab.reproduce import Execution
-from aqmlab.reproduce import transients2014 as T
-from aqmlab.scenario import builtin_path, load, resolve
 
 AQMLAB = str(Path(sys.executable).parent / "aqmlab")
-METRICS = ["queue_delay_p95_s", "queue_delay_max_median_s", "queue_delay_max_worst_s", "spike60_median_s",
-           "spike100_median_s", "response_g1_median_s", "response_g2_median_s", "jain_response_median",
-           "early_drops_total"]  # fmt: skip
-QDISCS = ["codel", "pie", "pie_thresh", "pie_update", "hred", "hred_aggressive", "sfq_codel"]
-LOADS = ["1+1", "2+2", "4+4", "6+6"]
 
 
 def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([AQMLAB, *args], check=False, capture_output=True, text=True)
-
-
-@pytest.fixture(scope="module")
-def reduced(tmp_path_factory):
-    out = tmp_path_factory.mktemp("t14")
-    r = cli("reproduce", "transients2014", "--reps", "2", "--load", "4+4", "--json", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    return out, json.loads(r.stdout)
-
-
-def test_scenario_follows_the_study():
-    sc = resolve(load(builtin_path("transients2014/base")))
-    assert sc["topology"]["rtt"] in ("162ms", "162000000ns", "0.162s")
-    down = sc["topology"]["down"]
-    assert down["rate"] in ("2Mbps", "2000000bps")
-    assert down["limit"] == "100p"
-    g1, g2 = sc["flows"]
-    for g in (g1, g2):
-        assert g["sack"] is True and g["iw"] == 3 and g["initial_rto"] in ("3s", "3000ms")
-        assert g["delack"] not in (False, None)
-    # the study: group 2 starts 0..0.65 s after group 1, all its flows at the same instant
-    assert g2["start"] in (
-        {"uniform": ["0s", "650ms"], "per": "group"},
-        {"uniform": ["0s", "0.65s"], "per": "group"},
-    )
-    sweep = tomllib.loads(T.sweep_file().read_text())
-    zq, zl = sweep["zip"]
-    assert zq["params.qdisc"] == QDISCS
-    assert zl["params.load"] == LOADS
-    # 360 KB per group, split evenly over its N flows
-    for n, b in zip(zl["flows.0.count"], zl["flows.0.bytes"], strict=True):
-        assert int(b.removesuffix("B")) * n == 360000
-    assert zl["flows.0.count"] == zl["flows.1.count"] and zl["flows.0.bytes"] == zl["flows.1.bytes"]
-    # the study's CoDel is ns-2's codel.cc (Nichols and Jacobson), not Linux's or RFC 8289's
-    codel = zq["topology.down.qdisc"][0]
-    assert codel["variant"] == "ns2" and sc["topology"]["down"]["qdisc"]["variant"] == "ns2"
-    pie, thresh, update = zq["topology.down.qdisc"][1:4]
-    assert (pie["dq_threshold"], pie["t_update"]) == ("10p", "30ms")
-    assert (thresh["dq_threshold"], thresh["t_update"]) == ("5p", "30ms")
-    assert (update["dq_threshold"], update["t_update"]) == ("10p", "60ms")
-    assert all(q["profile"] == "pie2013" for q in (pie, thresh, update))
-
-
-def test_reduced_json_has_every_key(reduced):
-    _, doc = reduced
-    for m in METRICS:
-        assert set(doc[m]) == set(QDISCS), m
-        for q in QDISCS:
-            assert set(doc[m][q]) == set(LOADS), (m, q)
-    for q in QDISCS:
-        assert doc["runs"][q]["4+4"] == 2
-        assert doc["runs"][q]["1+1"] == 0 and doc["queue_delay_p95_s"][q]["1+1"] is None
-        assert doc["queue_delay_p95_s"][q]["4+4"] > 0
-        # the worst case is the max over runs, so at least the median
-        assert doc["queue_delay_max_worst_s"][q]["4+4"] >= doc["queue_delay_max_median_s"][q]["4+4"]
-        assert 0.5 <= doc["jain_response_median"][q]["4+4"] <= 1.0
-    assert doc["spike60_median_s"]["sfq_codel"]["4+4"] is None
-    assert doc["spike100_median_s"]["sfq_codel"]["4+4"] is None
-    assert doc["spike60_median_s"]["codel"]["4+4"] >= doc["spike100_median_s"]["codel"]["4+4"]
-
-
-def test_reduced_writes_figures_and_report(reduced):
-    out, _ = reduced
-    d = out / "reproduce" / "transients2014"
-    assert (d / "report.html").stat().st_size > 10_000
-    for name in ("delay_cdf_4p4", "queue_delay_max", "spike60", "spike100", "response_g1", "response_g2"):
-        assert (d / f"{name}.png").stat().st_size > 1000, name
-    html = (d / "report.html").read_text()
-    assert "never engaged" in html and "data:image/png;base64," in html
-    assert "http://" not in html and "https://" not in html
-    # the sweep dataset is queryable like single runs: one catalog row per run
-    r = cli("query", "SELECT count(*) AS n FROM runs", "--root", str(out))
-    assert r.returncode == 0 and "14" in r.stdout
-
-
-def test_pie_default_never_engages_and_thresh_does(tmp_path):
-    """pie2013 with dq_threshold 10 packets (60 ms of draining at 2 Mb/s) and t_update 30 ms:
-    no departure-rate measurement completes, so no early drop; with 5 packets (30 ms) it does."""
-    o = T.run(
-        reps=3, loads=["1+1", "4+4"], qdiscs=["pie", "pie_thresh"], ex=Execution(out=tmp_path), figures=False
-    )
-    runs = o.runs[o.runs["status"] == "ok"]
-    pie = runs[runs["qdisc"] == "pie"]
-    thr = runs[runs["qdisc"] == "pie_thresh"]
-    assert len(pie) == len(thr) == 6
-    assert (pie["early_drops"] == 0).all()
-    assert (pie["pie_rate_cycles_completed"] == 0).all()
-    assert (pie["pie_rate_cycles_abandoned"] > 0).all()
-    assert (pie["pie_engaged"] == False).all()
-    assert (thr["pie_rate_cycles_completed"] > 0).all()
-    assert thr["early_drops"].sum() > 0
-    assert o.results["early_drops_total"]["pie"]["4+4"] == 0
-    assert o.results["early_drops_total"]["pie_thresh"]["4+4"] > 0
-    note = next(n for n in o.notes if n.startswith("pie:"))
-    assert "never engaged" in note and "0 completed" in note
-    assert not any(n.startswith("pie_thresh:") and "never engaged" in n for n in o.notes)
-
-
-def test_metric_helpers_from_definitions():
-    assert M.jain_index([2.0, 2.0]) == 1.0
-    assert M.jain_index([1.0, 0.0]) == 0.5
-    q = M.quartiles([4.0, 1.0, None, 3.0, 2.0, float("nan")])
-    assert (q["q1"], q["median"], q["q3"], q["max"], q["n"]) == (1.75, 2.5, 3.25, 4.0, 4)
-    assert M.pooled_percentile([[0.0, 1.0], [2.0, 3.0, 4.0]], 50) == 2.0
-    assert not M.spike_duration_defined("sfq_codel") and M.spike_duration_defined("codel")
-
-
-def test_list_experiments_and_bad_input():
-    r = cli("list", "experiments")
-    assert r.returncode == 0 and "transients2014" in r.stdout and "Järvinen" in r.stdout
-    r = cli("reproduce", "nosuch")
-    assert r.returncode == 2 and "nosuch" in r.stderr and "transients2014" in r.stderr
-    r = cli("reproduce", "transients2014", "--load", "3+3")
-    assert r.returncode == 2 and "3+3" in r.stderr
-    r = cli("reproduce", "transients2014", "--series", "50")
-    assert r.returncode == 2 and "50" in r.stderr
-
-
-def test_initial_window_share_at_peak_from_definition():
-    import pyarrow as pa
-
-    # iw = 2. Flow 0: three data packets (ranks 0, 1, 2); flow 1: a 60 B handshake packet that
-    # never waits, then one data packet (rank 0). At the peak (t = 10) all four data packets are
-    # queued; ranks < 2 are initial-window packets: 3 of 4.
-    packets = pa.table(
-        {
-            "dir": ["down"] * 5,
-            "flow": pa.array([0, 0, 0, 1, 1], pa.uint32()),
-            "size": pa.array([1500, 1500, 1500, 60, 1500], pa.uint32()),
-            "t_enqueue_ns": pa.array([0, 0, 10, 0, 5], pa.uint64()),
-            "t_out_ns": pa.array([100, 110, 120, 0, 130], pa.uint64()),
-            "outcome": ["sent"] * 5,
-        }
-    )
-    flows = pa.table({"flow": pa.array([0, 1], pa.uint32()), "group": pa.array([0, 1], pa.uint32())})
-    meta = {"duration_ns": 1000, "scenario": {"flows": [{"iw": 2}, {"iw": 2}]}}
-    share = M.initial_window_share_at_peak({"packets": packets, "flows": flows}, meta, "down")
-    assert share == 0.75
-
-
-def test_the_note_counts_the_runs_whose_peak_holds_initial_window_packets():
-    import pandas as pd
-
-    runs = pd.DataFrame({"status": ["ok"] * 4, "qdisc": ["codel"] * 4, "early_drops": [3] * 4,
-                         "drops_total": [3] * 4, "iw_share_at_peak": [0.0, 0.0, 0.0, 0.5],
-                         "response_g1_s": [1.0] * 4, "response_g2_s": [1.0] * 4})  # fmt: skip
-    notes = [n for n in T.diagnose(runs, "11") if "initial windows" in n]
-    assert notes and notes[0].startswith("share of the peak queue from initial windows: 0 in 3 of 4 runs")
-    assert "median 0.50, max 0.50" in notes[0]
-    runs["iw_share_at_peak"] = [0.2, 0.3, 0.0, 0.5]  # mostly nonzero: nothing to explain
-    assert not [n for n in T.diagnose(runs, "11") if "initial windows" in n]
 
 
 def test_lpcc2013_shows_aqm_taking_ledbat_out_of_low_priority(tmp_path):

@@ -6,27 +6,26 @@ variants x 4 loads x 100 replications; ``--series 101`` lengthens the rest of th
 11 ms to 101 ms one way). Every run is computed in a sweep worker, which returns the per-run
 metrics (``run_metrics``) and stores the queueing delays of the transmitted packets (table
 ``qdelay``) for the pooled percentiles and CDFs; the packet table itself is only kept with
-``--keep-packets``. All metric definitions are metrics.py's.
+``--keep-packets``. All metric definitions are metrics.py's. ``--quick`` runs 10 of the 100
+replications of every case. The study's Table II (95th percentile of queueing delay, 11 ms
+series) and the claims of its text are judged at the end of the module.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from aqmlab import metrics as M
-from aqmlab import store
+from aqmlab.lazy import lazy
 from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
-from aqmlab.sweep import SweepResult, parse_sweep, with_qdiscs
+from aqmlab.reproduce.study import TOLERANCE, Claim, Option, Outcome, Published, Quick, Study, Table
+
+np = lazy("numpy")
+pd = lazy("pandas")
+pa = lazy("pyarrow")
+M = lazy("aqmlab.metrics")
+sweep = lazy("aqmlab.sweep")
 
 NAME = "transients2014"
 DESCRIPTION = (
@@ -36,22 +35,23 @@ DESCRIPTION = (
 QDISCS = ["codel", "pie", "pie_thresh", "pie_update", "hred", "hred_aggressive", "sfq_codel"]
 LOADS = ["1+1", "2+2", "4+4", "6+6"]
 SERIES = {"11": None, "101": "342ms"}  # rest-of-path one-way delay -> topology.rtt override
+SERIES_11 = ("11",)
+"""The series the published table and the claims are about."""
 REPS = 100
 """Replications per case, as the study ran."""
-FILTERS = {"--qdisc": ("qdiscs", QDISCS), "--load": ("loads", LOADS)}
-"""The CLI's case filters: option -> (run() keyword, allowed values)."""
-EXTENSIBLE = ("--qdisc",)
-"""Filters whose other values add cases: any built-in discipline or module:Class next to the
-study's (aqmlab.sweep.with_qdiscs; docs/python-qdisc.md)."""
+QUICK_REPS = 10
+"""``--quick``: replications per case (every qdisc and load is kept)."""
 METRICS_FN = "aqmlab.reproduce.transients2014:run_metrics"
 DIR = "down"
 METRIC_KEYS = [
-    "queue_delay_p95_s", "queue_delay_max_median_s", "queue_delay_max_q1_s", "queue_delay_max_q3_s",
-    "queue_delay_max_worst_s", "spike60_median_s", "spike60_q1_s", "spike60_q3_s", "spike100_median_s",
-    "spike100_q1_s", "spike100_q3_s", "response_g1_median_s", "response_g1_q1_s", "response_g1_q3_s",
-    "response_g2_median_s", "response_g2_q1_s", "response_g2_q3_s", "jain_response_median",
-    "early_drops_total", "drops_total", "iw_share_at_peak_median", "runs", "runs_failed", "runs_incomplete_transfer",
+    "queue_delay_p95_s", "queue_delay_max_median_s", "queue_delay_max_worst_s", "spike60_median_s",
+    "spike100_median_s", "response_g1_median_s", "response_g2_median_s", "jain_response_median",
+    "early_drops_total", "queue_delay_median_s", "queue_delay_max_q1_s", "queue_delay_max_q3_s",
+    "spike60_q1_s", "spike60_q3_s", "spike100_q1_s", "spike100_q3_s", "response_g1_q1_s", "response_g1_q3_s",
+    "response_g2_q1_s", "response_g2_q3_s", "drops_total", "pie_rate_cycles_completed_total",
+    "iw_share_at_peak_median", "runs", "runs_failed", "runs_incomplete_transfer",
 ]  # fmt: skip
+"""The keys of the results (``--json``), {metric: {qdisc: {load: value}}}, in their order."""
 
 
 def sweep_file() -> Path:
@@ -99,19 +99,8 @@ def _group_start_s(tables: dict, group: int) -> float | None:
 # --------------------------------------------------------------------------- the experiment
 
 
-@dataclass
-class Outcome:
-    results: dict  # {metric: {qdisc: {load: value}}}
-    runs: pd.DataFrame
-    delays: dict  # (qdisc, load) -> np.ndarray of seconds
-    notes: list[str]
-    sweep: SweepResult
-    report_dir: Path
-    series: str
-
-
 def spec_for(reps: int, series: str = "11", loads=None, qdiscs=None):
-    spec = parse_sweep(sweep_file())
+    spec = sweep.parse_sweep(sweep_file())
     spec.reps = reps
     if SERIES[series] is not None:
         spec.fixed["topology.rtt"] = SERIES[series]
@@ -119,31 +108,26 @@ def spec_for(reps: int, series: str = "11", loads=None, qdiscs=None):
     if loads:
         spec.select["params.load"] = list(loads)
     if qdiscs:
-        with_qdiscs(spec, list(qdiscs))
+        sweep.with_qdiscs(spec, list(qdiscs))
     return spec
 
 
 def run(
-    reps: int = 100,
+    reps: int = REPS,
     series: str = "11",
     ex: Execution = DEFAULT_EXECUTION,
     loads: list[str] | None = None,
     qdiscs: list[str] | None = None,
-    figures: bool = True,
 ) -> Outcome:
-    """Runs (or resumes) the experiment, aggregates it, writes figures and the HTML report."""
+    """Runs (or resumes) the selected cases and aggregates them; ``data``: the pooled queueing
+    delays (s) per (qdisc, load)."""
     spec = spec_for(reps, series, loads, qdiscs)
     res = ex.sweep(spec, METRICS_FN, keep=("flows", "links", "rate_schedule"))
     runs = res.table
-    delays = _delays(Path(ex.out), runs)
+    delays = _delays(ex.root, runs)
     cases = QDISCS + [q for q in qdiscs or [] if q not in QDISCS]
     results = aggregate(runs, delays, LOADS, cases)  # every key; cases not run: runs = 0, values None
-    notes = diagnose(runs, series)
-    report_dir = ex.report_dir(spec.name)
-    o = Outcome(results, runs, delays, notes, res, report_dir, series)
-    if figures:
-        write_outputs(o)
-    return o
+    return Outcome(results, runs, [res], series, diagnose(runs, series), data=delays)
 
 
 def _delays(root: Path, runs: pd.DataFrame) -> dict:
@@ -153,6 +137,7 @@ def _delays(root: Path, runs: pd.DataFrame) -> dict:
     if not files or not len(ok):
         return {}
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     want = pa.array(sorted(set(ok["run_id"])), pa.string())
     parts = []
@@ -187,8 +172,10 @@ def aggregate(runs: pd.DataFrame, delays: dict, loads, qdiscs) -> dict:
             jn = M.quartiles(col("jain_response"))
             iw = M.quartiles(col("iw_share_at_peak"))
             d = delays.get((q, ld))
+            pie = [x for x in col("pie_rate_cycles_completed") if not _nan(x)]
             vals = {
                 "queue_delay_p95_s": M.pooled_percentile([d], 95) if d is not None else None,
+                "queue_delay_median_s": M.pooled_percentile([d], 50) if d is not None else None,
                 "queue_delay_max_median_s": mx["median"], "queue_delay_max_q1_s": mx["q1"],
                 "queue_delay_max_q3_s": mx["q3"], "queue_delay_max_worst_s": mx["max"],
                 "spike60_median_s": s60["median"], "spike60_q1_s": s60["q1"], "spike60_q3_s": s60["q3"],
@@ -199,6 +186,7 @@ def aggregate(runs: pd.DataFrame, delays: dict, loads, qdiscs) -> dict:
                 "iw_share_at_peak_median": iw["median"],
                 "early_drops_total": int(sum(col("early_drops"))) if len(ok) else None,
                 "drops_total": int(sum(col("drops_total"))) if len(ok) else None,
+                "pie_rate_cycles_completed_total": int(sum(pie)) if pie else None,
                 "runs": len(ok),
                 "runs_failed": int(len(case) - len(ok)),
                 "runs_incomplete_transfer": int(sum(1 for a, b in zip(col("response_g1_s"), col("response_g2_s"))
@@ -275,7 +263,7 @@ def _range(s: pd.Series) -> str:
 def _pie_why(case: pd.DataFrame) -> str:
     """The arithmetic behind 'no measurement completes', from the configured parameters."""
     q = {}
-    spec = parse_sweep(sweep_file())
+    spec = sweep.parse_sweep(sweep_file())
     for a in spec.axes:
         if "params.qdisc" in a:
             q = dict(zip(a["params.qdisc"], a["topology.down.qdisc"], strict=True))
@@ -291,19 +279,11 @@ def _pie_why(case: pd.DataFrame) -> str:
             f"when the next update fires.")  # fmt: skip
 
 
-# --------------------------------------------------------------------------- output
-
-
-def to_json(o: Outcome) -> dict:
-    keep = ["queue_delay_p95_s", "queue_delay_max_median_s", "queue_delay_max_worst_s", "spike60_median_s",
-            "spike100_median_s", "response_g1_median_s", "response_g2_median_s", "jain_response_median",
-            "early_drops_total"]  # fmt: skip
-    rest = [k for k in METRIC_KEYS if k not in keep]
-    return {k: o.results[k] for k in keep + rest}
-
+# --------------------------------------------------------------------------- tables and figures
 
 TABLES = [
     ("95th percentile of queueing delay (ms), all packets", "queue_delay_p95_s", 1e3),
+    ("median queueing delay (ms), all packets", "queue_delay_median_s", 1e3),
     ("maximum queueing delay per run (ms): median [q1, q3]", "queue_delay_max", 1e3),
     ("maximum queueing delay (ms): worst case over all runs", "queue_delay_max_worst_s", 1e3),
     ("spike duration above 60 ms (ms): median [q1, q3]", "spike60", 1e3),
@@ -314,144 +294,293 @@ TABLES = [
     ("early (AQM) drops, all runs", "early_drops_total", 1),
     ("share of the queue at its peak from initial windows: median", "iw_share_at_peak_median", 1),
 ]
+"""The printed tables: (title, results key or the stem of its median/q1/q3 keys, scale)."""
+BARS = [
+    ("queue_delay_max", "maximum queueing delay (ms)", 1e3),
+    ("spike60", "spike duration > 60 ms (ms)", 1e3),
+    ("spike100", "spike duration > 100 ms (ms)", 1e3),
+    ("response_g1", "group 1 response time (s)", 1),
+    ("response_g2", "group 2 response time (s)", 1),
+]
+"""The bar charts (median, quartiles as error bars): (stem of the keys, axis label, scale)."""
 
 
-def cell(o: Outcome, key: str, q: str, ld: str, scale: float) -> str:
-    r = o.results
-
-    def f(v):
-        if v is None:
-            return "–"
-        return f"{v * scale:.0f}" if scale == 1e3 and abs(v * scale) >= 10 else f"{v * scale:.3g}"
-
-    if f"{key}_median_s" in r:
-        return f"{f(r[f'{key}_median_s'][q].get(ld))} [{f(r[f'{key}_q1_s'][q].get(ld))}, {f(r[f'{key}_q3_s'][q].get(ld))}]"
-    v = r[key][q].get(ld)
-    return str(v) if isinstance(v, int) else f(v)
+def _shown(o: Outcome) -> tuple[list[str], list[str]]:
+    """The loads and the qdiscs that were run."""
+    runs = o.results["runs"]
+    loads = [ld for ld in LOADS if any(runs[q].get(ld) for q in runs)]
+    return loads, [q for q in runs if any(runs[q].get(ld) for ld in loads)]
 
 
-def write_outputs(o: Outcome) -> list[Path]:
-    from aqmlab import plots
+def _num(v, scale: float) -> str:
+    if v is None:
+        return "-"
+    x = v * scale
+    return f"{x:.0f}" if scale == 1e3 and abs(x) >= 10 else f"{x:.3g}"
 
-    d = o.report_dir
-    d.mkdir(parents=True, exist_ok=True)
-    store._dump(d / "results.json", to_json(o))
-    o.runs.to_csv(d / "runs.csv", index=False)
-    figs = []
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
-    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
-    # CDF of queueing delay for 4+4 (or the largest load run)
-    cdf_load = "4+4" if "4+4" in loads else loads[-1]
-    fig, ax = plots.plt.subplots(figsize=(8, 4.5))
-    for q in qd:
-        x = o.delays.get((q, cdf_load))
+
+def cell(r: dict, key: str, q: str, ld: str, scale: float) -> str:
+    """One printed cell of ``key``: median [q1, q3] where the key has quartiles (the spread of a
+    single replication prints "-"), else the value."""
+    if f"{key}_median_s" not in r:
+        v = r[key][q].get(ld)
+        return str(v) if isinstance(v, int) else _num(v, scale)
+    med = _num(r[f"{key}_median_s"][q].get(ld), scale)
+    if (r["runs"][q].get(ld) or 0) < 2:
+        return f"{med} [-]"
+    return f"{med} [{_num(r[f'{key}_q1_s'][q].get(ld), scale)}, {_num(r[f'{key}_q3_s'][q].get(ld), scale)}]"
+
+
+def tables(o: Outcome) -> list[Table]:
+    loads, qd = _shown(o)
+    out = [Table(title, ("qdisc", *loads), [(q, *(cell(o.results, key, q, ld, scale) for ld in loads)) for q in qd])
+           for title, key, scale in TABLES]  # fmt: skip
+    pie = _pie_table(o, loads, [q for q in qd if q.startswith("pie")])
+    return out + ([pie] if pie.rows else [])
+
+
+def _pie_table(o: Outcome, loads: list[str], pies: list[str]) -> Table:
+    """PIE's own diagnostics per case: sums and ranges over the runs."""
+    ok = o.runs[o.runs["status"] == "ok"] if len(o.runs) else o.runs
+    rows = []
+    for q in pies if "pie_rate_cycles_completed" in ok else []:
+        for ld in loads:
+            c = ok[(ok["qdisc"] == q) & (ok["load"] == ld)]
+            if len(c):
+                rows.append((q, ld, str(int(c["pie_rate_cycles_completed"].sum())),
+                             str(int(c["pie_rate_cycles_abandoned"].sum())), _range(c["pie_burst_allowance_ms"]),
+                             _range(c["pie_drop_prob"]), str(int(c["early_drops"].sum()))))  # fmt: skip
+    return Table("PIE diagnostics per case (sum / range over runs)",
+                 ("qdisc", "load", "rate cycles completed", "abandoned", "burst allowance ms at end",
+                  "drop_prob at end", "early drops"), rows)  # fmt: skip
+
+
+def figures(o: Outcome) -> dict:
+    """The CDF of queueing delay at 4+4 (or the largest load run) and the bar charts (BARS)."""
+    loads, qd = _shown(o)
+    if not loads:
+        return {}
+    ld = "4+4" if "4+4" in loads else loads[-1]
+    return {f"delay_cdf_{ld.replace('+', 'p')}.png": _cdf_figure(o, ld, qd),
+            **{f"{key}.png": _bar_figure(o, key, label, scale, loads, qd) for key, label, scale in BARS}}  # fmt: skip
+
+
+def _cdf_figure(o: Outcome, ld: str, qd: list[str]):
+    from aqmlab.plots import plt, style
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, q in enumerate(qd):
+        x = o.data.get((q, ld))
         if x is not None and x.size:
             xs, F = M.cdf(x * 1e3)
-            ax.plot(xs, F, label=q)
+            st = style(i)
+            ax.plot(xs, F, label=q, color=st["color"], linestyle=st["linestyle"])
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("CDF")
-    ax.set_title(f"transients2014 {cdf_load}: queueing delay of all packets ({o.series} ms series)")
+    ax.set_title(f"transients2014 {ld}: queueing delay of all packets ({o.series} ms series)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    figs.append(_save(plots, fig, d / f"delay_cdf_{cdf_load.replace('+', 'p')}.png"))
-    for key, ylabel, scale in [
-        ("queue_delay_max", "maximum queueing delay (ms)", 1e3),
-        ("spike60", "spike duration > 60 ms (ms)", 1e3),
-        ("spike100", "spike duration > 100 ms (ms)", 1e3),
-        ("response_g1", "group 1 response time (s)", 1),
-        ("response_g2", "group 2 response time (s)", 1),
-    ]:
-        fig, ax = plots.plt.subplots(figsize=(9, 4.5))
-        w = 0.8 / max(len(qd), 1)
-        for i, q in enumerate(qd):
-            med = np.array([_v(o.results[f"{key}_median_s"][q].get(ld)) for ld in loads]) * scale
-            lo = np.array([_v(o.results[f"{key}_q1_s"][q].get(ld)) for ld in loads]) * scale
-            hi = np.array([_v(o.results[f"{key}_q3_s"][q].get(ld)) for ld in loads]) * scale
-            xs = np.arange(len(loads)) + (i - (len(qd) - 1) / 2) * w
-            ax.bar(xs, med, w, label=q, yerr=[np.nan_to_num(med - lo), np.nan_to_num(hi - med)], capsize=2)
-        ax.set_xticks(np.arange(len(loads)), loads)
-        ax.set_xlabel("load (flows per group)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{ylabel}: median, error bars = quartiles ({o.series} ms series)")
-        ax.legend(fontsize=7, ncol=4)
-        ax.grid(axis="y", alpha=0.3)
-        figs.append(_save(plots, fig, d / f"{key}.png"))
-    write_html(o, figs, d / "report.html")
-    return figs
-
-
-def _v(x) -> float:
-    return np.nan if x is None else float(x)
-
-
-def _save(plots, fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plots.plt.close(fig)
-    return path
+    return fig
 
 
-def write_html(o: Outcome, figs: list[Path], path: Path) -> Path:
-    from aqmlab.report import CSS
+def _bar_figure(o: Outcome, key: str, ylabel: str, scale: float, loads: list[str], qd: list[str]):
+    from aqmlab.plots import plt
 
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
-    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
-    parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>transients2014</title>"
-             f"<style>{CSS}</style></head><body>"),
-             f"<h1>transients2014 — {html.escape(DESCRIPTION)}</h1>",
-             (f"<p>{o.series} ms series; {o.sweep.total} runs ({o.sweep.ran} run now, {o.sweep.skipped} "
-             f"reused), {len(o.sweep.failed)} failed; dataset {html.escape(str(o.sweep.sweep_dir))}.</p>"),
-             "<h2>Notes (what the recorded data says)</h2><ul>"]  # fmt: skip
-    parts += [f"<li>{html.escape(n)}</li>" for n in o.notes] or ["<li>nothing unusual</li>"]
-    parts.append("</ul>")
-    for title, key, scale in TABLES:
-        parts.append(f"<h2>{html.escape(title)}</h2><table><tr><th class=l>qdisc</th>")
-        parts += [f"<th>{ld}</th>" for ld in loads]
-        parts.append("</tr>")
-        for q in qd:
-            parts.append(f"<tr><td class=l>{q}</td>")
-            parts += [f"<td>{html.escape(cell(o, key, q, ld, scale))}</td>" for ld in loads]
-            parts.append("</tr>")
-        parts.append("</table>")
-    pie_cols = [c for c in o.runs.columns if c.startswith("pie_")]
-    if pie_cols:
-        parts.append("<h2>PIE diagnostics per case (sum / range over runs)</h2><table><tr><th class=l>qdisc</th>"
-                     "<th>load</th><th>rate cycles completed</th><th>abandoned</th><th>burst allowance ms at end</th>"
-                     "<th>drop_prob at end</th><th>early drops</th></tr>")  # fmt: skip
-        ok = o.runs[o.runs["status"] == "ok"]
-        for q in [q for q in qd if q.startswith("pie")]:
-            for ld in loads:
-                c = ok[(ok["qdisc"] == q) & (ok["load"] == ld)]
-                if not len(c):
-                    continue
-                parts.append(
-                    f"<tr><td class=l>{q}</td><td>{ld}</td><td>{int(c['pie_rate_cycles_completed'].sum())}</td>"
-                    f"<td>{int(c['pie_rate_cycles_abandoned'].sum())}</td><td>{_range(c['pie_burst_allowance_ms'])}</td>"
-                    f"<td>{_range(c['pie_drop_prob'])}</td><td>{int(c['early_drops'].sum())}</td></tr>"
-                )  # fmt: skip
-        parts.append("</table>")
-    for f in figs:
-        b64 = base64.b64encode(Path(f).read_bytes()).decode("ascii")
-        parts.append(
-            f"<figure><img src='data:image/png;base64,{b64}'><figcaption>{f.name}</figcaption></figure>"
-        )
-    parts.append("</body></html>")
-    path.write_text("\n".join(parts))
-    return path
+    def series(stat: str, q: str):
+        return np.array([np.nan if (v := o.results[f"{key}_{stat}_s"][q].get(ld)) is None else v
+                         for ld in loads], dtype=float) * scale  # fmt: skip
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    w = 0.8 / max(len(qd), 1)
+    for i, q in enumerate(qd):
+        med, lo, hi = series("median", q), series("q1", q), series("q3", q)
+        xs = np.arange(len(loads)) + (i - (len(qd) - 1) / 2) * w
+        ax.bar(xs, med, w, label=q, yerr=[np.nan_to_num(med - lo), np.nan_to_num(hi - med)], capsize=2)
+    ax.set_xticks(np.arange(len(loads)), loads)
+    ax.set_xlabel("load (flows per group)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{ylabel}: median, error bars = quartiles ({o.series} ms series)")
+    ax.legend(fontsize=7, ncol=4)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
-def print_tables(o: Outcome, console) -> None:
-    from rich.table import Table
+# --------------------------------------------------------------------------- published (11 ms series)
 
-    loads = [ld for ld in LOADS if any(o.results["runs"][q].get(ld) for q in o.results["runs"])]
-    qd = [q for q in o.results["runs"] if any(o.results["runs"][q].get(ld) for ld in loads)]
-    for title, key, scale in TABLES:
-        t = Table(title=title)
-        t.add_column("qdisc")
-        for ld in loads:
-            t.add_column(ld, justify="right")
-        for q in qd:
-            t.add_row(q, *(cell(o, key, q, ld, scale) for ld in loads))
-        console.print(t)
-    for n in o.notes:
-        console.print(f"note: {n}", markup=False)
+TABLE_II = {
+    "codel": {"1+1": 0.090, "2+2": 0.126, "4+4": 0.170, "6+6": 0.246},
+    "pie_update": {"1+1": 0.234, "2+2": 0.252, "4+4": 0.294, "6+6": 0.332},
+    "pie_thresh": {"1+1": 0.198, "2+2": 0.216, "4+4": 0.246, "6+6": 0.270},
+    "hred": {"1+1": 0.120, "2+2": 0.126, "4+4": 0.132, "6+6": 0.132},
+    "hred_aggressive": {"1+1": 0.096, "2+2": 0.096, "4+4": 0.108, "6+6": 0.109},
+    "sfq_codel": {"1+1": 0.060, "2+2": 0.057, "4+4": 0.054, "6+6": 0.066},
+}
+"""The study's Table II: 95th percentile of queueing delay (s), 11 ms series; its rows CoDel,
+PIEupdate, PIEthresh, HRED, HRED aggressive and SFQ-CoDel under this module's qdisc names."""
+AQMS = tuple(TABLE_II)
+"""The AQMs the study's tables and text compare (PIE with default parameters is not among them)."""
+PUBLISHED = Published(
+    "Table II",
+    "95th percentile of queueing delay (s), 11 ms series",
+    TABLE_II,
+    lambda o: {q: dict(o.results["queue_delay_p95_s"][q]) for q in TABLE_II},
+    series=SERIES_11,
+)
+
+
+# --------------------------------------------------------------------------- claims (11 ms series)
+# Each threshold is stated once, beside the words of the claim it comes from. "High-end delay" is
+# the 95th percentile of queueing delay of all packets (Table II); a claim "at every load" needs
+# every load run (otherwise it is not measured).
+
+
+def _cell(o: Outcome, key: str, q: str, ld: str) -> float:
+    v = o.results[key][q][ld]
+    if v is None:
+        raise ValueError(f"{key} of {q} at {ld} not run")
+    return float(v)
+
+
+def _by_load(o: Outcome, key: str, q: str) -> dict[str, float]:
+    return {ld: _cell(o, key, q, ld) for ld in LOADS}
+
+
+def _p95(o: Outcome, q: str) -> dict[str, float]:
+    return _by_load(o, "queue_delay_p95_s", q)
+
+
+MEDIAN_BOUND_S = 0.024
+"""Claim 1, "Up to the median, every AQM keeps queueing delay at or below about 24 ms, at every
+load": the pooled median of each AQM and load; 'about' allows the agreement tolerance (30 %)."""
+
+
+def claim_median_bound(o: Outcome):
+    largest = {q: max(_by_load(o, "queue_delay_median_s", q).values()) for q in AQMS}
+    bound = MEDIAN_BOUND_S * (1 + TOLERANCE)
+    return max(largest.values()) <= bound, {"largest_median_s": largest, "bound_s": bound}
+
+
+DOUBLES = 2.0
+"""Claim 2, "CoDel's high-end delay more than doubles from 1+1 to 6+6"."""
+
+
+def _growth(p95: dict[str, float]) -> float:
+    """High-end delay at 6+6 over that at 1+1."""
+    return p95["6+6"] / p95["1+1"]
+
+
+def claim_codel_doubles(o: Outcome):
+    g = _growth(_p95(o, "codel"))
+    return g > DOUBLES, {"codel_p95_6+6_over_1+1": g}
+
+
+ROUGHLY_LEVEL = 0.30
+"""Claim 3, "HRED's high-end delay stays roughly level as flows are added": its largest 95th
+percentile over the loads within 30 % above its smallest; "the aggressive setting is lower":
+below HRED's at every load."""
+
+
+def claim_hred_level(o: Outcome):
+    hred, aggr = _p95(o, "hred"), _p95(o, "hred_aggressive")
+    spread = max(hred.values()) / min(hred.values())
+    lower = all(aggr[ld] < hred[ld] for ld in LOADS)
+    return spread <= 1 + ROUGHLY_LEVEL and lower, {"hred_p95_max_over_min": spread, "hred_p95_s": hred,
+                                                   "hred_aggressive_p95_s": aggr}  # fmt: skip
+
+
+PIE_VARIANTS = ("pie_update", "pie_thresh")
+"""Claim 4, "Both PIE variants have the highest high-end delay at every load, but grow less with
+load than CoDel": each above every other AQM at every load, and its growth from 1+1 to 6+6 (as
+claim 2 measures CoDel's) below CoDel's."""
+
+
+def claim_pie_highest(o: Outcome):
+    p95 = {q: _p95(o, q) for q in AQMS}
+    others = [q for q in AQMS if q not in PIE_VARIANTS]
+    margin = {ld: min(p95[q][ld] for q in PIE_VARIANTS) - max(p95[q][ld] for q in others) for ld in LOADS}
+    growth = {q: _growth(p95[q]) for q in (*PIE_VARIANTS, "codel")}
+    holds = all(m > 0 for m in margin.values()) and all(growth[q] < growth["codel"] for q in PIE_VARIANTS)
+    return holds, {"pie_minus_highest_other_p95_s": margin, "p95_6+6_over_1+1": growth}
+
+
+def claim_pie_default_fifo(o: Outcome):
+    """Claim 5: PIE with default parameters (``pie``) completes no departure-rate measurement and
+    drops nothing early, at every load."""
+    cycles = _by_load(o, "pie_rate_cycles_completed_total", "pie")
+    early = _by_load(o, "early_drops_total", "pie")
+    holds = all(v == 0 for v in (*cycles.values(), *early.values()))
+    return holds, {"rate_measurements_completed": cycles, "early_drops": early}
+
+
+def claim_sfq_codel_lowest(o: Outcome):
+    """Claim 6: SFQ-CoDel's 95th percentile below every other AQM's, at every load."""
+    p95 = {q: _p95(o, q) for q in AQMS}
+    margin = {ld: min(p95[q][ld] for q in AQMS if q != "sfq_codel") - p95["sfq_codel"][ld] for ld in LOADS}
+    return all(m > 0 for m in margin.values()), {"lowest_other_minus_sfq_codel_p95_s": margin}
+
+
+NEARLY_EQUAL = 0.10
+"""Claim 7, "Response times are nearly equal across AQMs": at each load, each group's median
+response time of the slowest AQM within 10 % above the fastest's."""
+HIGH_JAIN = 0.95
+"""... "Jain's index of the response times is high for all": the median index of every AQM and
+load at least 0.95 (for two groups: the slower takes at most 1.6 times the faster's time). The
+middle clause, "the second group is slightly slower", is group 2's median response time above
+group 1's for every AQM and load."""
+
+
+def claim_response_times(o: Outcome):
+    resp = {g: {q: _by_load(o, f"response_{g}_median_s", q) for q in AQMS} for g in ("g1", "g2")}
+    spread = {ld: {g: max(r[q][ld] for q in AQMS) / min(r[q][ld] for q in AQMS) for g, r in resp.items()}
+              for ld in LOADS}  # fmt: skip
+    not_slower = [f"{q} {ld}" for q in AQMS for ld in LOADS if resp["g2"][q][ld] <= resp["g1"][q][ld]]
+    jain = min(min(_by_load(o, "jain_response_median", q).values()) for q in AQMS)
+    equal = all(v <= 1 + NEARLY_EQUAL for by_g in spread.values() for v in by_g.values())
+    cases = len(AQMS) * len(LOADS)
+    # group2_not_slower is text, not a list: the printed claims table is rich markup, where a list
+    # "[sfq_codel 1+1, ...]" would be read as a tag
+    return equal and not not_slower and jain >= HIGH_JAIN, {
+        "slowest_over_fastest_aqm": spread,
+        "group2_slower": f"{cases - len(not_slower)} of {cases} cases",
+        **({"group2_not_slower": ", ".join(not_slower)} if not_slower else {}),
+        "lowest_jain": jain,
+    }
+
+
+CLAIMS = (
+    Claim("1", "Up to the median, every AQM keeps queueing delay at or below about 24 ms, at every load.",
+          claim_median_bound, SERIES_11),
+    Claim("2", "CoDel's high-end delay more than doubles from 1+1 to 6+6.", claim_codel_doubles, SERIES_11),
+    Claim("3", "HRED's high-end delay stays roughly level as flows are added; the aggressive setting is lower.",
+          claim_hred_level, SERIES_11),
+    Claim("4", "Both PIE variants have the highest high-end delay at every load, but grow less with load than "
+          "CoDel.", claim_pie_highest, SERIES_11),
+    Claim("5", "PIE with its default parameters never measures a departure rate on this 2 Mbit/s link and acts as "
+          "a FIFO (no early drops).", claim_pie_default_fifo, SERIES_11),
+    Claim("6", "SFQ-CoDel has the lowest 95th percentile.", claim_sfq_codel_lowest, SERIES_11),
+    Claim("7", "Response times are nearly equal across AQMs; the second group is slightly slower; Jain's index of "
+          "the response times is high for all.", claim_response_times, SERIES_11),
+)  # fmt: skip
+QDISC_HELP = (
+    "only these qdiscs; any other built-in discipline or module:Class adds a case next to the study's"
+)
+
+STUDY = Study(
+    name=NAME,
+    description=DESCRIPTION,
+    reps=REPS,
+    series=tuple(SERIES),
+    options=(
+        Option("--qdisc", "qdiscs", tuple(QDISCS), QDISC_HELP, extensible=True),
+        Option("--load", "loads", tuple(LOADS), "only these loads (N+N flows)"),
+    ),
+    quick=Quick(reps=QUICK_REPS, note="every qdisc and load"),
+    run=run,
+    tables=tables,
+    figures=figures,
+    published=(PUBLISHED,),
+    claims=CLAIMS,
+    series_help="transients2014: one-way delay of the rest of the path in ms, 11 (the published tables) or 101",
+)
