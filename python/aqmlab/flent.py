@@ -1,6 +1,6 @@
 """Export a run to Flent's data format (version 4, ``.flent.gz``) so Flent 2.3 can plot it.
 
-Follows shared/reference/flent-format.md: top-level ``version``/``metadata``/``x_values``/
+Follows Flent 2.3's data files (flent/resultset.py, FILEFORMAT_VERSION 4): top-level ``version``/``metadata``/``x_values``/
 ``results``/``raw_values``; the Flent test's exact series names; ``raw_values`` with absolute
 epoch times on a synthetic, deterministic epoch (T0 = 2026-01-01T00:00:00Z + run time);
 ``results`` resampled on the 0.2 s grid; the mandatory metadata set.

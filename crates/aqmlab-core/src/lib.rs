@@ -1,5 +1,5 @@
 //! aqmlab-core: the simulator. Pure Rust, no Python and no I/O: a scenario goes in, column
-//! buffers come out. See docs/architecture.md for the layers and DESIGN.md for the principles.
+//! buffers come out. See docs/architecture.md for the principles and the layers.
 
 pub mod app;
 pub mod net;

@@ -1,5 +1,5 @@
 //! Packets and the slab that owns them. Components move packets by index (`PktId`); the slab
-//! recycles slots through a free list, so the steady state allocates nothing (DESIGN.md
+//! recycles slots through a free list, so the steady state allocates nothing (docs/architecture.md,
 //! principle 5). Sizes are IP-level bytes on the wire (1500 for a full-sized TCP segment).
 
 use crate::units::Time;

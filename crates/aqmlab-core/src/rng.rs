@@ -1,7 +1,7 @@
 //! Seeded, portable random streams: xoshiro256++ (Blackman & Vigna) seeded through SplitMix64.
 //!
 //! Every component draws from its own stream, derived from (run seed, stream name), so adding a
-//! flow does not shift another flow's draws (DESIGN.md principle 4). All distributions are written
+//! flow does not shift another flow's draws (docs/architecture.md, principle 4). All distributions are written
 //! here on the raw u64 output, so no dependency update can change a result.
 
 /// FNV-1a over bytes: a fixed, portable hash used to turn stream names into stream ids.

@@ -497,10 +497,10 @@ fn ledbat_alone_fills_the_link_and_holds_the_queue_at_its_target() {
 
 #[test]
 fn ledbat_and_nice_yield_to_reno_and_fill_the_link_alone() {
-    // algorithms.md 13.4 and 15: against one NewReno flow on a buffer deeper than their targets,
-    // LEDBAT backs off to its minimum window and Nice halves on interference; alone each fills
-    // the link. Nice alone is Vegas: between alpha = 1 and beta = 3 segments queued, i.e.
-    // 1.2 to 3.6 ms at 10 Mb/s.
+    // RFC 6817 (LEDBAT yields to standard TCP) and the Nice paper (OSDI 2002, section 3): against
+    // one NewReno flow on a buffer deeper than their targets, LEDBAT backs off to its minimum
+    // window and Nice halves on interference; alone each fills the link. Nice alone is Vegas:
+    // between alpha = 1 and beta = 3 segments queued, i.e. 1.2 to 3.6 ms at 10 Mb/s.
     for cc in ["ledbat", "nice"] {
         let alone = low_priority(json!([{"kind": "tcp", "cc": cc}]), 60);
         let u = utilisation_after_5s(&alone, 60);
@@ -523,8 +523,8 @@ fn ledbat_and_nice_yield_to_reno_and_fill_the_link_alone() {
 
 #[test]
 fn tcp_lp_fills_alone_and_yields_to_newreno_with_the_kernels_clocks_but_starves_on_one_clock() {
-    // algorithms.md 14: alone TCP-LP fills the link; against Reno on a deep buffer its share
-    // goes to near zero. With the two hosts' jiffies clocks at 250 HZ (tcp_lp.c's arithmetic,
+    // Kuzmanovic & Knightly (INFOCOM 2003): alone TCP-LP fills the link; against Reno on a deep
+    // buffer its share goes to near zero. With the two hosts' jiffies clocks at 250 HZ (tcp_lp.c's arithmetic,
     // the default) it does both for every pair of clock readings tried; the share it keeps
     // depends on them (the default keeps under a tenth). (At 1000 HZ the remote-HZ estimate
     // straddles LP_RESOL, 1000 / estimate truncates to 0 above it, and the flow is erratic.) With one exact clock (a simulator's, and ns-3's TcpLp) the bounds

@@ -537,7 +537,7 @@ mod tests {
                 "p {p}: {above}"
             );
         }
-        // Heavy tail: multi-megabyte responses occur (algorithms.md 16).
+        // Heavy tail: multi-megabyte responses occur (Cao et al. 2004; docs/transports.md 6.1).
         assert!(dl.iter().any(|&x| x > 1_000_000));
     }
 

@@ -1,6 +1,6 @@
 //! Repeated web page fetches, as Flent's `http-getter` makes them (tohojo/http-getter,
 //! `src/getter.c`: `get_loop`, `get_once`; `src/worker.c`), the web test of goodbadwifi2015
-//! (experiments.md section 4):
+//! (docs/study-setups.md 4):
 //!
 //! * A fetch starts every `interval` (`get_loop`: the next start is this start + interval,
 //!   `schedule_next`, `getter.c` lines 130-139 and 189; a fetch that takes longer delays the
@@ -64,7 +64,7 @@ pub const REQUEST_BYTES: u64 = 200;
 pub type BuiltinPage = (&'static str, &'static str, fn() -> Vec<u64>);
 
 /// The built-in pages.
-/// goodbadwifi2015 (experiments.md section 4) gives each page's total and request count only;
+/// goodbadwifi2015 (docs/study-setups.md 4) gives each page's total and request count only;
 /// the split over objects is ours: the main document, then equal objects making the total.
 pub const PAGES: &[BuiltinPage] = &[
     (

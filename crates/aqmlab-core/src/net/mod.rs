@@ -2,7 +2,7 @@
 //! may follow a schedule, then a propagation delay) and propagation pipes (constant-delay FIFOs).
 //!
 //! A pipe keeps its packets in its own ring and the event loop holds one pending event per
-//! non-empty pipe (the htsim approach, DESIGN.md principle 5). Serialisation time rounds up to the
+//! non-empty pipe (the htsim approach, docs/architecture.md, principle 5). Serialisation time rounds up to the
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
 //! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
 //! shared with other hops.

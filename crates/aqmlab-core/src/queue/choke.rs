@@ -1,4 +1,4 @@
-//! CHOKe (Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke), algorithms.md section 10,
+//! CHOKe (Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke), docs/disciplines.md 12,
 //! with one drop candidate (m = 1, as Linux).
 //!
 //! RED machinery from [`super::red`] (queue counted in packets, as Linux choke; defaults: automatic

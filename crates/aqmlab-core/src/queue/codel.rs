@@ -1,4 +1,4 @@
-//! CoDel (RFC 8289), with the variants of algorithms.md section 1 (and 18) selectable:
+//! CoDel (RFC 8289), with the variants of docs/disciplines.md 4.2 (CoDel variants) selectable:
 //!
 //! * `variant` presets: `rfc` (default: RFC 8289 count recall, `now >= first_above_time`, fixed
 //!   MTU guard, exact float 1/sqrt(count)), `linux` (RFC recall, strict `now > first_above_time`,
@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// The count-recall rule applied when re-entering the dropping state (algorithms.md 1.5).
+/// The count-recall rule applied when re-entering the dropping state (docs/disciplines.md 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Recall {
@@ -393,7 +393,7 @@ impl CodelVars {
         }
     }
 
-    /// The CoDel dequeue (algorithms.md 1.5): takes packets from `src`, dropping or marking on the
+    /// The CoDel dequeue (RFC 8289 section 5): takes packets from `src`, dropping or marking on the
     /// way, and returns the packet to send.
     pub fn dequeue<S: CodelSource>(
         &mut self,

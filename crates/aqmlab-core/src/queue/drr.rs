@@ -1,4 +1,4 @@
-//! Deficit Round Robin (Shreedhar & Varghese 1995; algorithms.md section 9).
+//! Deficit Round Robin (Shreedhar & Varghese 1995; docs/disciplines.md 15).
 //!
 //! * Classification is exact: one queue per flow key (scenario flow and direction), so there are
 //!   no hash collisions; the connections of a `web`/`webpage` flow share its class (classes are

@@ -1,4 +1,4 @@
-//! The flow-queueing scheduler of RFC 8290 / Linux fq_codel (algorithms.md 2.3-2.5), shared by
+//! The flow-queueing scheduler of RFC 8290 / Linux fq_codel (docs/disciplines.md 5.1), shared by
 //! fq_codel, fq_nocodel, fq_pie and sfq_codel: hashed flow queues, new/old lists, and Linux-style
 //! deficits (a flow may send while its deficit is positive; new flows start with a full quantum;
 //! the deficit is refilled only when found <= 0). Each flow carries an AQM state `S`; the caller
@@ -231,7 +231,7 @@ impl<S> FqSched<S> {
         self.new.len() + self.old.len()
     }
 
-    /// The scheduler loop of algorithms.md 2.5; `deq` takes the next packet out of a flow (it may
+    /// The scheduler loop (RFC 8290 section 4.2; Linux fq_codel_dequeue); `deq` takes the next packet out of a flow (it may
     /// drop or mark on the way) and returns None when the flow has nothing to send.
     pub fn dequeue(
         &mut self,

@@ -1,4 +1,4 @@
-//! FQ-CoDel (RFC 8290 with the Linux sch_fq_codel details of algorithms.md section 2) and
+//! FQ-CoDel (RFC 8290 with the Linux sch_fq_codel details; docs/disciplines.md 5) and
 //! `fq_nocodel` (the same scheduler with CoDel disabled: a registry entry of this file, not a copy).
 //!
 //! * Scheduler: [`super::fq::FqSched`] (new/old lists, Linux deficits, multiply-shift bucket of a

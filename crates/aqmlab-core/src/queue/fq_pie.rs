@@ -1,4 +1,4 @@
-//! FQ-PIE (Linux sch_fq_pie, algorithms.md 4.8): the fq_codel scheduler ([`super::fq::FqSched`])
+//! FQ-PIE (Linux sch_fq_pie, docs/disciplines.md 8): the fq_codel scheduler ([`super::fq::FqSched`])
 //! with one PIE controller ([`super::pie::PieVars`], `linux` profile by default) per flow.
 //!
 //! * Drops happen at enqueue only: the arrival is dropped when the total packet limit is reached

@@ -1,4 +1,4 @@
-//! PIE (RFC 8033 by default), with the Linux and 2013 forms of algorithms.md section 4 as
+//! PIE (RFC 8033 by default), with the Linux and 2013 forms of docs/disciplines.md 7.2 as
 //! `profile`s, and every knob settable alone:
 //!
 //! * `rfc8033`: target 15 ms, t_update 15 ms, max_burst 150 ms, timestamp delay estimator,
@@ -16,7 +16,7 @@
 //!   threshold. The first update runs 500 ms (HZ/2) after start, then every t_update.
 //! * `pie2013` (2013 paper and ns-2 code): target 20 ms, t_update 30 ms, max_burst 100 ms,
 //!   departure-rate estimator, dq_threshold 10000 B, three-tier scaling (/8 below 1 %, /2 below
-//!   10 %), no derandomisation, decay 0.98. Plus the reconstruction of algorithms.md 4.9(b) (from
+//!   10 %), no derandomisation, decay 0.98. Plus the reconstruction of docs/disciplines.md 7.3 (from
 //!   the transients2014 study's text, not from code): a rate-measurement cycle still running when an
 //!   update fires is abandoned, and the burst allowance falls only by the duration of completed
 //!   cycles. With dq_threshold = 10 packets at 2 Mb/s (60 ms per cycle) and t_update 30 ms no cycle
@@ -68,7 +68,7 @@ pub enum Estimator {
 #[serde(deny_unknown_fields)]
 pub struct PieParams {
     /// preset: rfc8033 (default for pie), linux (default for fq_pie), pie2013 (2013 ns-2 form:
-    /// paper + the 4.9(b) reconstruction), linux_3_14 (sch_pie of Linux 3.14)
+    /// paper + the transients2014 reconstruction), linux_3_14 (sch_pie of Linux 3.14)
     pub profile: Profile,
     /// reference queueing delay; 15ms (rfc8033, linux) / 20ms (pie2013)
     #[serde(with = "as_dur")]
@@ -293,7 +293,7 @@ impl PieVars {
     }
 
     /// The early-drop decision for an arrival of `size` bytes when `backlog` bytes are queued
-    /// (algorithms.md 4.3 steps 2-5). Returns true for "drop (or mark)".
+    /// (RFC 8033 sections 4.1 and 5.4). Returns true for "drop (or mark)".
     pub fn drop_early(&mut self, p: &PieParams, size: u32, backlog: u64, rng: &mut Rng) -> bool {
         if self.burst > 0 {
             return false;
@@ -330,7 +330,7 @@ impl PieVars {
         self.accu = 0.0;
     }
 
-    /// Departure bookkeeping (algorithms.md 4.5/4.6): `backlog` bytes remain after the packet of
+    /// Departure bookkeeping (RFC 8033 sections 4.3 and 5.2): `backlog` bytes remain after the packet of
     /// `size` bytes that waited `sojourn` left at `now`.
     pub fn on_dequeue(&mut self, p: &PieParams, size: u32, sojourn: Time, backlog: u64, now: Time) {
         match p.estimator {
@@ -405,7 +405,7 @@ impl PieVars {
         TABLE.iter().find(|(lim, _)| q < *lim).map_or(1.0, |(_, d)| *d)
     }
 
-    /// The probability update (algorithms.md 4.4), every t_update; `backlog` in bytes.
+    /// The probability update (RFC 8033 section 4.2), every t_update; `backlog` in bytes.
     pub fn update(&mut self, p: &PieParams, backlog: u64) {
         self.updates += 1;
         if p.estimator == Estimator::Rate {

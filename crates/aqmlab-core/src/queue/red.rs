@@ -1,6 +1,6 @@
 //! RED (Floyd & Jacobson 1993) with the ns-2 options, Adaptive RED (Floyd, Gummadi & Shenker
 //! 2001) and Harsh RED (Järvinen et al. 2012): ONE implementation, three registry entries that
-//! differ only in presets (algorithms.md sections 5-7). CHOKe reuses [`RedParams`]/[`RedVars`].
+//! differ only in presets (docs/disciplines.md 9-11). CHOKe reuses [`RedParams`]/[`RedVars`].
 //!
 //! * Queue size is counted in packets, or with `bytes = true` in bytes / mean_pktsize (ns-2
 //!   queue_in_bytes_), and the drop probability is then scaled by size / mean_pktsize after
@@ -33,7 +33,7 @@
 //!   now > last + interval (strict bounds max_p < 0.5 / max_p > 0.01). Defaults: gentle on,
 //!   w_q auto, thresholds from target_delay, initial max_p 0.1 (ns-2 1/linterm_).
 //! * HRED: min_th 3, max_th 40, w_q 0.02 (`aggressive = true`: 0.04), max_p 0.65, gentle on.
-//!   (Values as given in the brief; algorithms.md 7 could not verify them against the paper.)
+//!   (The values transients2014 used; not checked against the AINA 2012 paper's own text.)
 
 use super::params::{read, written, Group, Params};
 use super::util::{merge, resolve_limit, PacketQueue};
@@ -170,7 +170,7 @@ impl RedVars {
         }
     }
 
-    /// The arrival decision (algorithms.md 5.3-5.5) for a packet of `size` bytes when the
+    /// The arrival decision (Floyd & Jacobson 1993 section 4; ns-2 red.cc enque) for a packet of `size` bytes when the
     /// instantaneous queue holds `q_pkts` packets.
     pub fn decide(&mut self, p: &RedParams, size: u32, q_pkts: u64, rng: &mut Rng) -> Decision {
         // ns-2 red.cc REDQueue::enque tests `qavg >= th_min && qlen > 1` before any drop
@@ -797,7 +797,7 @@ mod tests {
 
     #[test]
     fn ared_thresholds_from_target_delay_with_an_mtu_floor() {
-        // goodbadwifi2015 (experiments.md 4): ARED target delay 20 ms; min threshold = half the
+        // goodbadwifi2015 (docs/study-setups.md 4): ARED target delay 20 ms; min threshold = half the
         // target delay at link rate, at least one MTU: 1514 B at 1 Mb/s, 12500 B at 10 Mb/s,
         // 125000 B at 100 Mb/s; max = 3 x min. Thresholds are in mean-size packets: x 1500 B.
         for (rate, min_bytes) in [

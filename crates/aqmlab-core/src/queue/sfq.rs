@@ -1,4 +1,4 @@
-//! Stochastic Fairness Queueing in its Linux sch_sfq form (McKenney 1990; algorithms.md 8.2).
+//! Stochastic Fairness Queueing in its Linux sch_sfq form (McKenney 1990; docs/disciplines.md 14).
 //!
 //! * Buckets: `divisor` (power of two) hash buckets of a seeded flow hash (`hash & (divisor-1)`);
 //!   `flows` slots are attached to buckets on demand (an arrival whose bucket has no slot and finds

@@ -1,5 +1,5 @@
-//! sfqCoDel: Nichols & Jacobson's ns-2 sfqcodel.cc (later, `quantum_` version; algorithms.md
-//! section 3).
+//! sfqCoDel: Nichols & Jacobson's ns-2 queue/sfqcodel.cc (later, `quantum_` version;
+//! docs/disciplines.md 6).
 //!
 //! * `bins` hashed bins (default 1024), one CoDel state each ([`super::codel::CodelVars`], variant
 //!   `sfqcodel`: recall count - 2 within 8 intervals, max-packet-seen guard from 256 B, `>=` test,

@@ -1,6 +1,6 @@
 //! Transport endpoints behind one sans-I/O interface. An endpoint reacts to packets and timers,
 //! given `now`, by pushing packets into an [`Outbox`]; it reports the deadline of its next timer.
-//! The event loop owns time and carries packets (DESIGN.md principle 1).
+//! The event loop owns time and carries packets (docs/architecture.md, principle 1).
 
 use crate::packet::Packet;
 use crate::units::Time;

@@ -1,5 +1,5 @@
 //! CUBIC (RFC 9438, or Linux 3.14's or 4.x's window law) with Linux-style HyStart (tcp_cubic.c v2.3
-//! behaviour, algorithms.md 12).
+//! behaviour, docs/transports.md 3.2).
 //!
 //! Variant choices:
 //! * Window law of RFC 9438: K = cbrt((W_max - cwnd_epoch)/C), C = 0.4, beta = 0.7, fast
@@ -446,7 +446,7 @@ mod tests {
 
     #[test]
     fn window_law_vectors_without_fast_convergence() {
-        // algorithms.md 12.5: W_max = 100, K = cbrt(100*0.3/0.4) = 4.217 s.
+        // RFC 9438 section 4.2, no fast convergence: W_max = 100, K = cbrt(100*0.3/0.4) = 4.217 s.
         let mut c = Cubic::new(MSS, Hystart::Off);
         c.fast_convergence = false;
         let mut st = state(100);

@@ -1,5 +1,5 @@
 //! LEDBAT (RFC 6817), the low-priority delay-based controller, for TCP as the lpcc2013 study's
-//! Linux/ns-2 TCP-LEDBAT ran it (algorithms.md 13).
+//! Linux/ns-2 TCP-LEDBAT ran it (docs/transports.md 3.5).
 //!
 //! * Delay samples: the ACK's TSval - TSecr (the receiver's clock at the ACK minus the sender's
 //!   at the data segment: the forward one-way delay plus any delayed-ACK wait), as TCP-based

@@ -1,4 +1,4 @@
-//! Congestion controllers behind one sans-I/O trait (algorithms.md sections 11.1, 12; later 13-15).
+//! Congestion controllers behind one sans-I/O trait (docs/transports.md 3).
 //!
 //! A controller owns only its private state; the window itself lives in [`CcState`], which the
 //! TCP sender passes in on every call. All windows are in bytes. The sender calls:

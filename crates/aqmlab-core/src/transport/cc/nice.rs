@@ -1,4 +1,4 @@
-//! TCP Nice (Venkataramani, Kokku & Dahlin, OSDI 2002; algorithms.md 15): TCP Vegas with an
+//! TCP Nice (Venkataramani, Kokku & Dahlin, OSDI 2002; docs/transports.md 3.7): TCP Vegas with an
 //! interference detector that halves the window when many packets of a round see a delay near
 //! the largest observed.
 //!
@@ -247,7 +247,7 @@ mod tests {
 
     #[test]
     fn more_than_half_a_window_of_delayed_packets_halves_it() {
-        // algorithms.md 15: minRTT 50 ms, maxRTT 150 ms -> delayed above 60 ms; with W = 20 the
+        // The paper's detector with t = 0.1: minRTT 50 ms, maxRTT 150 ms -> delayed above 60 ms; with W = 20 the
         // window halves when more than 10 packets of a round exceed 60 ms.
         let mut nice = Nice::new(MSS, NiceParams::default());
         let mut s = st(20 * MSS);

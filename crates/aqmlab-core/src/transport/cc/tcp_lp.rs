@@ -1,5 +1,5 @@
 //! TCP-LP (Kuzmanovic & Knightly, INFOCOM 2003) as Linux's `tcp_lp.c` runs it (the kernel
-//! module the lpcc2013 testbed used, 3.2; algorithms.md 14), in the module's own integer
+//! module the lpcc2013 testbed used, 3.2; docs/transports.md 3.6), in the module's own integer
 //! arithmetic. NewReno does everything except:
 //!
 //! * One-way delay samples update the observed minimum and maximum, the maximum keeping a
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn the_threshold_is_fifteen_percent_of_the_observed_range() {
-        // algorithms.md 14: d_min = 10 ms, d_max = 110 ms -> ECI when sowd > 25 ms.
+        // The ECI rule (tcp_lp.c, delta 15%): d_min = 10 ms, d_max = 110 ms -> ECI when sowd > 25 ms.
         let mut lp = seasoned(exact());
         let mut s = st(20 * MSS);
         // sowd = 7/8 x 20 + 1/8 x 30 = 21.25 ms, then 7/8 x 21.25 + 1/8 x 50 = 24.84 ms: below.
