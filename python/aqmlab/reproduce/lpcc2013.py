@@ -1,77 +1,76 @@
 """lpcc2013 (Gong, Rossi, Testa, Valenti, Täht: AQM meets low-priority congestion control):
-every experiment of experiments.md section 3.
+every experiment of the study's section, as four series.
 
 * 3a: 5 NewReno + 5 LEDBAT through 10 Mb/s with a 500-packet buffer under DropTail and RED:
   each class's throughput over time (``metrics.class_throughput_series``) and a table.
 * 3b: the Linux 3.2 testbed (``scenarios/lpcc2013/testbed.toml``: HTB rate, netem 30 ms,
   127-packet FIFO / RED / SFQ, NewReno against libutp-LEDBAT or TCP-LP, N = 2 and 10, 60 s,
   3 runs) at 500 kb/s and 10 Mb/s: TCP% and the queueing delay of a 1 s ping (RTT minus the
-  minimum RTT seen, ``metrics.ping_queueing_delay_ms``).
+  minimum RTT seen, ``metrics.ping_queueing_delay_ms``), against the study's Table I.
 * 3c: the campaign of ``scenarios/lpcc2013/sweep.toml`` (every LPCC x DropTail, RED, CHOKe,
   DRR, SFQ, CoDel, 10 runs): eta, E[Q]/Q_max, TCP%, the parallel-coordinates figure.
 * 3d: sensitivity around 3c's setting (LEDBAT; DropTail, where it yields, and SFQ, where it
   takes its share) to Q_max, capacity, RTT heterogeneity, N per class and the duty cycle of
   on/off sources: TCP%, fairness F = (F_TCP + F_LPCC)/2, eta, mean queueing delay.
 
-3c runs its sweep file; 3a, 3b and 3d run one sweep of explicit cases (``cases``). Per run
-(``run_metrics``, in the workers) every number is a metrics.py definition. ``--reps`` is 3c's
-replication count; the other parts run min(reps, their own count). ``--quick``: one run per
-case, 20 s runs, 3b at 500 kb/s only, fewer 3d values.
+3c runs its sweep file; 3a, 3b and 3d are one sweep of explicit cases (``cases``), always all of
+them, of which ``run`` selects the ones asked (so a reduced run's cases and seeds are the full
+run's). Per run (``run_metrics``, in the workers) every number is a metrics.py definition.
+``--reps`` is 3c's replication count; the other parts run min(reps, ``PART_REPS``). ``--quick``:
+3 runs per case (3c's 10 cut to the other parts' 3), 3b at 500 kb/s only (Table I), two values
+of each 3d parameter (the shortest and the study's 400-packet buffer among them); every case as
+long and set up as in the full run.
 """
 
 from __future__ import annotations
 
-import base64
 import copy
-import html
 import tomllib
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-
-from aqmlab import metrics as M
+from aqmlab.lazy import lazy
 from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.reproduce.study import TOLERANCE, Claim, Option, Outcome, Published, Quick, Study, Table, fmt
 from aqmlab.scenario import load
-from aqmlab.sweep import SweepResult, parse_sweep
+
+np = lazy("numpy")
+pd = lazy("pandas")
+pa = lazy("pyarrow")
+M = lazy("aqmlab.metrics")
+sweep = lazy("aqmlab.sweep")
 
 NAME = "lpcc2013"
 DESCRIPTION = (
     "Gong et al. 2013/14: NewReno vs LEDBAT / Nice / TCP-LP under AQMs: 3a shares over time, 3b the "
     "Linux testbed matrix (500 kb/s, 10 Mb/s), 3c the 4 Mb/s campaign (6 qdiscs, 10 reps), 3d sensitivity"
 )
+PARTS = ("3a", "3b", "3c", "3d")
 QDISCS = ["droptail", "red", "choke", "drr", "sfq", "codel"]
 LPCCS = ["ledbat", "nice", "tcp_lp"]
-SERIES = {"all": None, "3a": None, "3b": None, "3c": None, "3d": None}
 REPS = 10
 """3c's replications per case, as the study ran."""
-FILTERS = {"--qdisc": ("qdiscs", QDISCS), "--lpcc": ("lpccs", LPCCS)}
-"""The CLI's case filters (3c's cases): option -> (run() keyword, allowed values)."""
-QUICK = True
-"""`--quick` is an option of this experiment."""
 METRICS_FN = "aqmlab.reproduce.lpcc2013:run_metrics"
 DIR = "down"
 CLASSES = ("be", "lp")
 """Flow labels of the best-effort and the low-priority class in every scenario."""
-METRICS = [  # 3c: (key, title, scale, decimals)
+METRICS = [  # 3c: (run metric, title, scale, decimals)
     ("eta", "link utilisation eta: mean (std)", 1.0, 3),
     ("eq_qmax", "E[Q]/Q_max: mean (std)", 1.0, 3),
     ("tcp_pct", "TCP% (best-effort share of delivered bytes): mean (std)", 100.0, 1),
     ("qdelay_mean_ms", "mean queueing delay E[Q] in ms: mean (std)", 1.0, 0),
 ]
-QUICK_S = 20
-"""Run length of ``--quick`` (s)."""
+C_KEYS = {"tcp_share_pct": ("tcp_pct", 100.0), "eq_over_qmax": ("eq_qmax", 1.0), "utilization": ("eta", 1.0),
+          "mean_queue_ms": ("qdelay_mean_ms", 1.0)}  # fmt: skip
+"""3c's JSON keys -> (run metric, scale)."""
 
-# 3a (experiments.md 3a): 10 Mb/s, 500 packets, DropTail vs RED; the rest as 3c's base.
+# 3a: 10 Mb/s, 500 packets, DropTail vs RED; the rest as 3c's base.
 A_QDISCS = ["droptail", "red"]
 A_RATE, A_LIMIT = "10Mbps", "500p"
 A_STEP_S = 1.0
 """3a's time bins (s): the study's figure plots shares over a 60 s run."""
 
-# 3b (experiments.md 3b): the testbed matrix.
+# 3b: the testbed matrix.
 B_QDISCS = {"fifo": "pfifo", "red": "red", "sfq": "sfq"}
 """tc's FIFO; RED with aqmlab's self-configuring defaults (the study's "state of the art"
 configuration is not given further; thresholds from a 5 ms target); SFQ (Linux's 127-packet
@@ -79,6 +78,8 @@ default comes from testbed.toml's limit)."""
 B_LPCCS = ["ledbat", "tcp_lp"]
 B_RATES = ["500kbps", "10Mbps"]
 B_LOADS = {"1+1": 1, "5+5": 5}
+B_KEYS = {"tcp_share_pct": ("tcp_pct", 100.0), "mean_queue_ms": ("ping_qdelay_ms", 1.0)}
+"""3b's JSON keys -> (run metric, scale): the queueing delay is the ping's (the testbed's measure)."""
 
 # 3d: one parameter at a time around 3c's base (4 Mb/s, 400 packets, 50 ms, 5 + 5, LEDBAT).
 D_QDISCS = ["droptail", "sfq"]
@@ -91,6 +92,8 @@ D_VALUES = {
 }
 D_QUICK_VALUES = {"qmax": [100, 400], "capacity": [1.0, 4.0], "rtt": ["homogeneous", "heterogeneous"],
                   "n": [1, 5], "duty": [0.25, 1.0]}  # fmt: skip
+"""The 3d values ``--quick`` keeps: the shortest and the full buffer (the shorter-buffer claim)
+and two of every other parameter."""
 D_RTT_SPREAD = "40ms"
 """Heterogeneous RTTs: uniform in 50 +- 40 ms per flow and seed (mean 50 ms as the study; the
 spread, not given, spans 10..90 ms)."""
@@ -100,6 +103,22 @@ D_CYCLE_S = 10.0
 PART_REPS = 3
 """Runs per case of 3a, 3b and 3d: 3b's 3 runs (the study's); 3a and 3d, where the study does
 not say, the same (3a's figure shows the first run)."""
+PART_METRICS = {  # 3a's and 3d's JSON key -> (run metric, scale, decimals)
+    "tcp_share_pct": ("tcp_pct", 100.0, 1),
+    "utilization": ("eta", 1.0, 3),
+    "mean_queue_ms": ("qdelay_mean_ms", 1.0, 0),
+    "mean_queue_pkts": ("eq_pkts", 1.0, 1),
+    "fairness": ("fairness", 1.0, 3),
+}
+
+
+def d_point(param: str, value) -> str:
+    """A 3d grid point as ``run``'s ``sensitivity`` names it: "qmax=100"."""
+    return f"{param}={value}"
+
+
+QUICK_3D = tuple(d_point(p, v) for p, vs in D_QUICK_VALUES.items() for v in vs)
+"""``--quick``'s 3d points."""
 
 
 def _scenarios() -> Path:
@@ -155,49 +174,49 @@ def _lp(sc: dict) -> dict:
     return next(f for f in sc["flows"] if f.get("label") == "lp")
 
 
-def cases(quick: bool, parts: tuple[str, ...]) -> list[dict]:
-    """The cases of 3a, 3b and 3d: {"params": labels, "scenario": the scenario}."""
+def cases() -> list[dict]:
+    """Every case of 3a, 3b and 3d: {"params": labels, "scenario": the scenario}."""
     base, testbed, specs = (
         load(str(_scenarios() / "base.toml")),
         load(str(_scenarios() / "testbed.toml")),
         qdisc_specs(),
     )
-    dur = f"{QUICK_S}s" if quick else None
     out: list[dict] = []
 
     def add(sc: dict, **labels) -> None:
-        if dur:
-            sc["duration"] = dur
         case = "/".join(str(v) for v in labels.values())
         out.append({"params": {"case": case, **labels}, "scenario": sc})
 
-    if "3a" in parts:
-        for q in A_QDISCS:
-            sc = _with_qdisc(copy.deepcopy(base), specs[q])
-            sc["topology"]["down"].update(rate=A_RATE, limit=A_LIMIT)
-            add(sc, part="3a", qdisc=q)
-    if "3b" in parts:
-        for rate in B_RATES[:1] if quick else B_RATES:
-            for lp in B_LPCCS:
-                for q, spec in B_QDISCS.items():
-                    for load_name, n in B_LOADS.items():
-                        sc = _with_qdisc(copy.deepcopy(testbed), spec)
-                        sc["topology"]["down"]["rate"] = rate
-                        for f in sc["flows"]:
-                            if f["kind"] == "tcp":
-                                f["count"] = n
-                        if lp != "ledbat":
-                            _lp(sc)["cc"] = lp
-                            _lp(sc)["cc_params"] = lpcc_params(lp)
-                        add(sc, part="3b", rate=rate, lpcc=lp, qdisc=q, load=load_name)
-    if "3d" in parts:
-        for param, values in (D_QUICK_VALUES if quick else D_VALUES).items():
-            for q in D_QDISCS:
-                for v in values:
-                    sc = _with_qdisc(copy.deepcopy(base), specs[q])
-                    _sensitivity(sc, param, v)
-                    add(sc, part="3d", param=param, qdisc=q, value=v)
+    for q in A_QDISCS:
+        sc = _with_qdisc(copy.deepcopy(base), specs[q])
+        sc["topology"]["down"].update(rate=A_RATE, limit=A_LIMIT)
+        add(sc, part="3a", qdisc=q)
+    for rate in B_RATES:
+        for lp in B_LPCCS:
+            for q, spec in B_QDISCS.items():
+                for load_name, n in B_LOADS.items():
+                    add(_testbed_case(testbed, spec, rate, lp, n), part="3b", rate=rate, lpcc=lp, qdisc=q,
+                        load=load_name)  # fmt: skip
+    for param, values in D_VALUES.items():
+        for q in D_QDISCS:
+            for v in values:
+                sc = _with_qdisc(copy.deepcopy(base), specs[q])
+                _sensitivity(sc, param, v)
+                add(sc, part="3d", param=param, qdisc=q, value=v)
     return out
+
+
+def _testbed_case(testbed: dict, spec, rate: str, lp: str, n: int) -> dict:
+    """One 3b case: the testbed with ``spec`` at ``rate``, ``n`` flows per class, LPCC ``lp``."""
+    sc = _with_qdisc(copy.deepcopy(testbed), spec)
+    sc["topology"]["down"]["rate"] = rate
+    for f in sc["flows"]:
+        if f["kind"] == "tcp":
+            f["count"] = n
+    if lp != "ledbat":
+        _lp(sc)["cc"] = lp
+        _lp(sc)["cc_params"] = lpcc_params(lp)
+    return sc
 
 
 def _sensitivity(sc: dict, param: str, v) -> None:
@@ -220,10 +239,22 @@ def _sensitivity(sc: dict, param: str, v) -> None:
 PART_LABELS = ["part", "case", "qdisc", "lpcc", "rate", "load", "param", "value"]
 
 
-def parts_spec(reps: int, quick: bool, parts: tuple[str, ...]):
-    """One sweep of the 3a, 3b and 3d cases; None when none is asked."""
-    cs = cases(quick, parts)
-    if not cs:
+def _wanted(p: dict, parts, rates, sensitivity) -> bool:
+    """Whether a case of ``cases`` is asked: its part, 3b's rate, 3d's point (None: all)."""
+    if p["part"] not in parts:
+        return False
+    if p["part"] == "3b":
+        return not rates or p["rate"] in rates
+    if p["part"] == "3d":
+        return not sensitivity or d_point(p["param"], p["value"]) in sensitivity
+    return True
+
+
+def parts_spec(reps: int, parts, rates=None, sensitivity=None):
+    """One sweep of every 3a, 3b and 3d case, selecting the asked ones; None when none is."""
+    cs = cases()
+    chosen = [c["params"]["case"] for c in cs if _wanted(c["params"], parts, rates, sensitivity)]
+    if not chosen:
         return None
     z: dict[str, list] = {"topology": [], "flows": [], "duration": []}
     z.update({f"params.{k}": [] for k in PART_LABELS})
@@ -232,19 +263,17 @@ def parts_spec(reps: int, quick: bool, parts: tuple[str, ...]):
             z[k].append(c["scenario"][k])
         for k in PART_LABELS:
             z[f"params.{k}"].append(str(c["params"].get(k, "")))
-    doc = {"base": str(_scenarios() / "base.toml"), "name": f"{NAME}-parts" + ("-quick" if quick else ""),
-           "seed": 2013, "reps": 1 if quick else min(reps, PART_REPS),
-           "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
-    return parse_sweep(doc, base_dir=_scenarios())
+    doc = {"base": str(_scenarios() / "base.toml"), "name": f"{NAME}-parts", "seed": 2013,
+           "reps": min(reps, PART_REPS), "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
+    spec = sweep.parse_sweep(doc, base_dir=_scenarios())
+    spec.select["params.case"] = chosen
+    return spec
 
 
-def spec_for(reps: int, qdiscs=None, lpccs=None, quick: bool = False):
-    """3c's sweep (sweep.toml), filtered; ``quick``: 20 s runs under its own name."""
-    spec = parse_sweep(sweep_file())
+def spec_for(reps: int, qdiscs=None, lpccs=None):
+    """3c's sweep (sweep.toml), filtered."""
+    spec = sweep.parse_sweep(sweep_file())
     spec.reps = reps
-    if quick:
-        spec.fixed["duration"] = f"{QUICK_S}s"
-        spec.name = f"{NAME}-quick"
     if qdiscs:
         spec.select["params.qdisc"] = list(qdiscs)
     if lpccs:
@@ -252,69 +281,33 @@ def spec_for(reps: int, qdiscs=None, lpccs=None, quick: bool = False):
     return spec
 
 
-# --------------------------------------------------------------------------- the experiment
+# --------------------------------------------------------------------------- the run
 
 
-@dataclass
-class Outcome:
-    results: dict  # 3c: {metric: {lpcc: {qdisc: (mean, std, n)}}}
-    runs: pd.DataFrame  # 3c's runs
-    parts: pd.DataFrame  # the runs of 3a, 3b and 3d
-    shares: pd.DataFrame  # 3a's class throughputs over time (run_id, t_s, be_bps, lp_bps)
-    sweeps: list[SweepResult]
-    report_dir: Path
+def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION, qdiscs: list[str] | None = None,
+        lpccs: list[str] | None = None, rates: list[str] | None = None,
+        sensitivity: list[str] | None = None) -> Outcome:  # fmt: skip
+    """Runs (or resumes) the parts asked (``series``: all, 3a, 3b, 3c or 3d) and aggregates them.
+    ``qdiscs``/``lpccs`` filter 3c, ``rates`` 3b, ``sensitivity`` 3d's points ("qmax=100")."""
+    import pyarrow.parquet as pq
 
-    @property
-    def sweep(self) -> SweepResult:
-        """One summary of every sweep run (the CLI's run count line)."""
-        s = self.sweeps
-        return _Totals(sum(x.total for x in s), sum(x.ran for x in s), sum(x.skipped for x in s),
-                       [f for x in s for f in x.failed], sum(x.wall_s for x in s),
-                       ", ".join(str(x.sweep_dir) for x in s))  # fmt: skip
-
-
-@dataclass
-class _Totals:
-    total: int
-    ran: int
-    skipped: int
-    failed: list
-    wall_s: float
-    sweep_dir: str
-
-
-def run(
-    reps: int = REPS,
-    series: str = "all",
-    ex: Execution = DEFAULT_EXECUTION,
-    qdiscs: list[str] | None = None,
-    lpccs: list[str] | None = None,
-    quick: bool = False,
-    figures: bool = True,
-) -> Outcome:
-    """Runs (or resumes) the parts asked (``series``: all, 3a, 3b, 3c or 3d), aggregates them and
-    writes the figures and the HTML report."""
-    parts = ("3a", "3b", "3c", "3d") if series == "all" else (series,)
-    sweeps, runs3c, parts_runs, shares = [], pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
+    parts = PARTS if series == "all" else (series,)
+    sweeps, frames, shares = [], [], pd.DataFrame()
     if "3c" in parts:
-        res = ex.sweep(spec_for(1 if quick else reps, qdiscs, lpccs, quick), METRICS_FN)
+        res = ex.sweep(spec_for(reps, qdiscs, lpccs), METRICS_FN)
         sweeps.append(res)
-        runs3c = res.table
-    spec = parts_spec(reps, quick, parts)
+        frames.append(res.table.assign(part="3c"))
+    spec = parts_spec(reps, parts, rates, sensitivity)
     if spec is not None:
         res = ex.sweep(spec, METRICS_FN)
         sweeps.append(res)
-        parts_runs = res.table
+        frames.append(res.table)
         d = res.sweep_dir / "shares"
         if d.exists():
-            import pyarrow.parquet as pq
-
             shares = pq.read_table(d).to_pandas()
-    name = NAME + ("-quick" if quick else "")
-    o = Outcome(aggregate(runs3c), runs3c, parts_runs, shares, sweeps, ex.report_dir(name))
-    if figures:
-        write_outputs(o)
-    return o
+            shares = shares[shares["run_id"].isin(_ok(res.table)["run_id"])]
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return Outcome(results(runs), runs, sweeps, series, data=shares)
 
 
 def _ok(runs: pd.DataFrame, **match) -> pd.DataFrame:
@@ -335,137 +328,124 @@ def _mean(df: pd.DataFrame, key: str, scale: float = 1.0) -> float | None:
     return float(v.mean() * scale) if v.size else None
 
 
-def aggregate(runs: pd.DataFrame) -> dict:
-    """3c: {metric: {lpcc: {qdisc: (mean, std, n)}}} over the successful replications."""
-    out: dict = {k: {lp: {} for lp in LPCCS} for k, *_ in METRICS}
-    for k, *_ in METRICS:
-        for lp in LPCCS:
-            for q in QDISCS:
-                v = _values(_ok(runs, lpcc=lp, qdisc=q), k)
-                out[k][lp][q] = (
-                    (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0, int(v.size))
-                    if v.size
-                    else None
-                )
-    return out
+def _std(df: pd.DataFrame, key: str, scale: float = 1.0) -> float | None:
+    """The sample std over the runs; None for fewer than two."""
+    v = _values(df, key)
+    return float(v.std(ddof=1) * scale) if v.size > 1 else None
 
 
-PART_METRICS = {  # JSON key -> (run metric, scale)
-    "tcp_share_pct": ("tcp_pct", 100.0),
-    "utilization": ("eta", 1.0),
-    "mean_queue_ms": ("qdelay_mean_ms", 1.0),
-    "fairness": ("fairness", 1.0),
-}
-
-
-def part_3a(o: Outcome) -> dict:
+def part_3a(runs: pd.DataFrame) -> dict:
     """{metric: {qdisc: mean}}."""
-    return {k: {q: _mean(_ok(o.parts, part="3a", qdisc=q), m, s) for q in A_QDISCS}
-            for k, (m, s) in PART_METRICS.items()}  # fmt: skip
+    return {k: {q: _mean(_ok(runs, part="3a", qdisc=q), m, s) for q in A_QDISCS}
+            for k, (m, s, _) in PART_METRICS.items()}  # fmt: skip
 
 
-def part_3b(o: Outcome) -> dict:
-    """{rate: {"tcp_share_pct" | "mean_queue_ms": {lpcc: {qdisc: {load: mean}}}}}; the queueing
-    delay is the ping's (the testbed's measure)."""
-    keys = {"tcp_share_pct": ("tcp_pct", 100.0), "mean_queue_ms": ("ping_qdelay_ms", 1.0)}
-    return {rate: {k: {lp: {q: {ld: _mean(_ok(o.parts, part="3b", rate=rate, lpcc=lp, qdisc=q, load=ld), m, s)
+def part_3b(runs: pd.DataFrame) -> dict:
+    """{rate: {"tcp_share_pct" | "mean_queue_ms": {lpcc: {qdisc: {load: mean}}}}}."""
+    return {rate: {k: {lp: {q: {ld: _mean(_ok(runs, part="3b", rate=rate, lpcc=lp, qdisc=q, load=ld), m, s)
                                 for ld in B_LOADS} for q in B_QDISCS} for lp in B_LPCCS}
-                   for k, (m, s) in keys.items()} for rate in B_RATES}  # fmt: skip
+                   for k, (m, s) in B_KEYS.items()} for rate in B_RATES}  # fmt: skip
 
 
-def part_3d(o: Outcome) -> dict:
+def part_3c(runs: pd.DataFrame) -> dict:
+    """{"tcp_share_pct" | "eq_over_qmax" | "utilization" | "mean_queue_ms": {lpcc: {qdisc: mean}}}."""
+    return {k: {lp: {q: _mean(_ok(runs, part="3c", lpcc=lp, qdisc=q), m, s) for q in QDISCS} for lp in LPCCS}
+            for k, (m, s) in C_KEYS.items()}  # fmt: skip
+
+
+def part_3d(runs: pd.DataFrame) -> dict:
     """{param: {metric: {qdisc: {value: mean}}}} for the values run."""
     out: dict = {}
     for param, values in D_VALUES.items():
-        runs = _ok(o.parts, part="3d", param=param)
-        if not len(runs):
+        d = _ok(runs, part="3d", param=param)
+        if not len(d):
             continue
-        vals = [str(v) for v in values if len(_ok(runs, value=v))]
-        out[param] = {k: {q: {v: _mean(_ok(runs, qdisc=q, value=v), m, s) for v in vals} for q in D_QDISCS}
-                      for k, (m, s) in PART_METRICS.items()}  # fmt: skip
+        vals = [str(v) for v in values if len(_ok(d, value=v))]
+        out[param] = {k: {q: {v: _mean(_ok(d, qdisc=q, value=v), m, s) for v in vals} for q in D_QDISCS}
+                      for k, (m, s, _) in PART_METRICS.items()}  # fmt: skip
     return out
 
 
-def to_json(o: Outcome) -> dict:
+def results(runs: pd.DataFrame) -> dict:
     """{"3a": ..., "3b": {"tcp_share_pct" | "mean_queue_ms": {lpcc: {qdisc: {load: v}}}, "10Mbps": the
     same}, "3c": {"tcp_share_pct" | "eq_over_qmax" | "utilization" | "mean_queue_ms": {lpcc: {qdisc:
     v}}}, "3d": ...}: means over the runs, TCP% in percent; parts not run are left out."""
     out: dict = {}
-    if len(o.parts) and len(_ok(o.parts, part="3a")):
-        out["3a"] = part_3a(o)
-    if len(o.parts) and len(_ok(o.parts, part="3b")):
-        b = part_3b(o)
+    if len(_ok(runs, part="3a")):
+        out["3a"] = part_3a(runs)
+    if len(_ok(runs, part="3b")):
+        b = part_3b(runs)
         out["3b"] = {**b[B_RATES[0]], B_RATES[1]: b[B_RATES[1]]}
-    if len(o.runs):
-        keys = {"tcp_share_pct": ("tcp_pct", 100.0), "eq_over_qmax": ("eq_qmax", 1.0),
-                "utilization": ("eta", 1.0), "mean_queue_ms": ("qdelay_mean_ms", 1.0)}  # fmt: skip
-        out["3c"] = {k: {lp: {q: (None if (v := o.results[m][lp][q]) is None else v[0] * s) for q in QDISCS}
-                         for lp in LPCCS} for k, (m, s) in keys.items()}  # fmt: skip
-    if len(o.parts) and len(_ok(o.parts, part="3d")):
-        out["3d"] = part_3d(o)
+    if len(_ok(runs, part="3c")):
+        out["3c"] = part_3c(runs)
+    if len(_ok(runs, part="3d")):
+        out["3d"] = part_3d(runs)
     return out
 
 
-# --------------------------------------------------------------------------- tables, figures, report
+# --------------------------------------------------------------------------- tables, figures
 
 
-def _fmt(v, dec: int = 2) -> str:
-    return "-" if v is None else f"{v:.{dec}f}"
+def _mean_std(df: pd.DataFrame, key: str, scale: float, dec: int) -> str:
+    """'mean (std)'; the std of one run is '-'."""
+    m = _mean(df, key, scale)
+    return "-" if m is None else f"{m:.{dec}f} ({fmt(_std(df, key, scale), dec)})"
 
 
-def cell(v, scale: float, dec: int) -> str:
-    if v is None:
-        return "-"
-    mean, std, _ = v
-    return f"{mean * scale:.{dec}f} ({std * scale:.{dec}f})"
-
-
-def tables(o: Outcome) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Every table of the report: (title, header, rows), for the console and the HTML report."""
-    out = []
-    j = to_json(o)
-    dec = {"tcp_share_pct": 1, "utilization": 3, "mean_queue_ms": 0, "fairness": 3}
+def tables(o: Outcome) -> list[Table]:
+    """What the study prints: 3a, 3b per rate, 3c per metric, 3d per parameter."""
+    j, out = o.results, []
     if "3a" in j:
-        out.append(("3a: 5 NewReno + 5 LEDBAT, 10 Mb/s, 500 packets (mean over runs)", ["qdisc", *PART_METRICS],
-                    [[q, *(_fmt(j["3a"][k][q], dec[k]) for k in PART_METRICS)] for q in A_QDISCS]))  # fmt: skip
-    b = part_3b(o) if "3b" in j else {}
+        out.append(Table("3a: 5 NewReno + 5 LEDBAT, 10 Mb/s, 500 packets (mean over runs)", ("qdisc", *PART_METRICS),
+                         [(q, *(fmt(j["3a"][k][q], d) for k, (_, _, d) in PART_METRICS.items()))
+                          for q in A_QDISCS]))  # fmt: skip
+    if "3b" in j:
+        out += _tables_3b(part_3b(o.runs))
+    if "3c" in j:
+        for key, title, scale, d in METRICS:
+            rows = [(lp, *(_mean_std(_ok(o.runs, part="3c", lpcc=lp, qdisc=q), key, scale, d) for q in QDISCS))
+                    for lp in LPCCS if len(_ok(o.runs, part="3c", lpcc=lp))]  # fmt: skip
+            out.append(Table(f"3c: {title}", ("LPCC", *QDISCS), rows))
+    for param, per in j.get("3d", {}).items():
+        vals = list(per["tcp_share_pct"][D_QDISCS[0]])
+        rows = [(q, v, *(fmt(per[k][q][v], d) for k, (_, _, d) in PART_METRICS.items()))
+                for q in D_QDISCS for v in vals]  # fmt: skip
+        out.append(Table(f"3d: sensitivity to {param} (LEDBAT; mean over runs)", ("qdisc", param, *PART_METRICS),
+                         rows))  # fmt: skip
+    return out
+
+
+def _tables_3b(b: dict) -> list[Table]:
+    out = []
     for rate, per in b.items():
         if all(v is None for lp in per["tcp_share_pct"].values() for q in lp.values() for v in q.values()):
             continue
         head = (
-            ["LPCC", "qdisc"] + [f"TCP% {ld}" for ld in B_LOADS] + [f"ping qdelay ms {ld}" for ld in B_LOADS]
+            "LPCC",
+            "qdisc",
+            *(f"TCP% {ld}" for ld in B_LOADS),
+            *(f"ping qdelay ms {ld}" for ld in B_LOADS),
         )
-        rows = [[lp, q, *(_fmt(per["tcp_share_pct"][lp][q][ld], 1) for ld in B_LOADS),
-                 *(_fmt(per["mean_queue_ms"][lp][q][ld], 0) for ld in B_LOADS)]
+        rows = [(lp, q, *(fmt(per["tcp_share_pct"][lp][q][ld], 1) for ld in B_LOADS),
+                 *(fmt(per["mean_queue_ms"][lp][q][ld], 0) for ld in B_LOADS))
                 for lp in B_LPCCS for q in B_QDISCS]  # fmt: skip
-        out.append((f"3b: testbed at {rate}, 127 packets, 30 ms (mean over runs)", head, rows))
-    if len(o.runs):
-        for key, title, scale, d in METRICS:
-            rows = [[lp, *(cell(o.results[key][lp].get(q), scale, d) for q in QDISCS)]
-                    for lp in LPCCS if any(o.results[key][lp].get(q) for q in QDISCS)]  # fmt: skip
-            out.append((f"3c: {title}", ["LPCC", *QDISCS], rows))
-    for param, per in j.get("3d", {}).items():
-        vals = list(per["tcp_share_pct"][D_QDISCS[0]])
-        rows = [[q, v, *(_fmt(per[k][q][v], dec[k]) for k in PART_METRICS)] for q in D_QDISCS for v in vals]
-        out.append(
-            (f"3d: sensitivity to {param} (LEDBAT; mean over runs)", ["qdisc", param, *PART_METRICS], rows)
-        )
+        out.append(Table(f"3b: testbed at {rate}, 127 packets, 30 ms (mean over runs)", head, rows))
     return out
 
 
-def print_tables(o: Outcome, console) -> None:
-    from rich.table import Table
+def figures(o: Outcome) -> dict:
+    """3a's shares over time, 3c's parallel coordinates, one figure per 3d parameter."""
+    figs = {}
+    if len(_ok(o.runs, part="3a")):
+        figs["shares_3a.png"] = figure_3a(o)
+    if "3c" in o.results:
+        figs["parallel.png"] = figure_3c(o.results["3c"])
+    for param, per in o.results.get("3d", {}).items():
+        figs[f"sensitivity_{param}.png"] = figure_3d(param, per)
+    return figs
 
-    for title, head, rows in tables(o):
-        t = Table(title=title)
-        for i, h in enumerate(head):
-            t.add_column(h, justify="left" if i < 2 else "right")
-        for r in rows:
-            t.add_row(*r)
-        console.print(t)
 
-
-def figure_3c(o: Outcome):
+def figure_3c(c: dict):
     """The study's parallel-coordinates view: per (LPCC, qdisc) a line from E[Q]/Q_max (left
     axis) to TCP% (right axis), both on [0, 1]."""
     import matplotlib.pyplot as plt
@@ -476,11 +456,11 @@ def figure_3c(o: Outcome):
     i = 0
     for lp in LPCCS:
         for q in QDISCS:
-            a, b = o.results["eq_qmax"][lp].get(q), o.results["tcp_pct"][lp].get(q)
+            a, b = c["eq_over_qmax"][lp][q], c["tcp_share_pct"][lp][q]
             if a is None or b is None:
                 continue
             st = style(i)
-            ax.plot([0, 1], [a[0], b[0]], color=st["color"], linestyle=st["linestyle"], marker="o",
+            ax.plot([0, 1], [a, b / 100.0], color=st["color"], linestyle=st["linestyle"], marker="o",
                     label=f"{lp} / {q}")  # fmt: skip
             i += 1
     ax.set_xticks([0, 1], ["E[Q]/Q_max", "TCP%"])
@@ -497,9 +477,9 @@ def figure_3a(o: Outcome):
 
     fig, axes = plt.subplots(1, len(A_QDISCS), figsize=(11, 4), sharey=True)
     for ax, q in zip(axes, A_QDISCS, strict=True):
-        runs = _ok(o.parts, part="3a", qdisc=q).sort_values("rep")
-        if len(runs) and len(o.shares):
-            s = o.shares[o.shares["run_id"] == runs["run_id"].iloc[0]]
+        runs = _ok(o.runs, part="3a", qdisc=q).sort_values("rep")
+        if len(runs) and len(o.data):
+            s = o.data[o.data["run_id"] == runs["run_id"].iloc[0]]
             for c, name in zip(CLASSES, ("NewReno (best effort)", "LEDBAT (low priority)"), strict=True):
                 ax.plot(s["t_s"], s[f"{c}_bps"] / 1e6, label=name)
         ax.set_title(f"3a: {q}, 10 Mb/s, 500 packets")
@@ -510,7 +490,7 @@ def figure_3a(o: Outcome):
     return fig
 
 
-def figure_3d(o: Outcome, param: str, per: dict):
+def figure_3d(param: str, per: dict):
     """TCP% and fairness F against one 3d parameter, one line per qdisc."""
     import matplotlib.pyplot as plt
 
@@ -529,32 +509,214 @@ def figure_3d(o: Outcome, param: str, per: dict):
     return fig
 
 
-def write_outputs(o: Outcome) -> list[Path]:
-    from aqmlab import plots
+# --------------------------------------------------------------------------- published (Table I)
 
-    o.report_dir.mkdir(parents=True, exist_ok=True)
-    figs = []
-    if len(_ok(o.parts, part="3a")):
-        figs.append(plots.save(figure_3a(o), o.report_dir / "shares_3a.png"))
-    if len(o.runs):
-        figs.append(plots.save(figure_3c(o), o.report_dir / "parallel.png"))
-    for param, per in to_json(o).get("3d", {}).items():
-        figs.append(plots.save(figure_3d(o, param, per), o.report_dir / f"sensitivity_{param}.png"))
-    s = o.sweep
-    style = "body{font-family:sans-serif;max-width:1100px}td,th{padding:2px 8px;text-align:right}"
-    parts = ["<!doctype html><html><head><meta charset=utf-8><title>lpcc2013</title>",
-             f"<style>{style}</style></head><body>", f"<h1>{html.escape(DESCRIPTION)}</h1>",
-             (f"<p>{s.total} runs ({s.ran} run now, {s.skipped} reused), {len(s.failed)} failed; "
-              f"datasets {html.escape(s.sweep_dir)}.</p>")]  # fmt: skip
-    for title, head, rows in tables(o):
-        parts.append(f"<h2>{html.escape(title)}</h2><table><tr>")
-        parts += [f"<th>{html.escape(h)}</th>" for h in head] + ["</tr>"]
-        for r in rows:
-            parts += ["<tr>", *(f"<td>{html.escape(str(c))}</td>" for c in r), "</tr>"]
-        parts.append("</table>")
-    for f in figs:
-        b64 = base64.b64encode(f.read_bytes()).decode("ascii")
-        parts.append(f"<figure><img src='data:image/png;base64,{b64}'></figure>")
-    parts.append("</body></html>")
-    (o.report_dir / "report.html").write_text("\n".join(parts))
-    return [*figs, o.report_dir / "report.html"]
+TABLE_I = {  # (LPCC, qdisc) -> load -> (TCP%, E[Q] ms): the testbed at 500 kb/s, mean of 3 runs
+    ("ledbat", "fifo"): {"5+5": (94.9, 6437.3), "1+1": (99.5, 5304.3)},
+    ("ledbat", "red"): {"5+5": (49.3, 11.3), "1+1": (1.7, 9.5)},
+    ("ledbat", "sfq"): {"5+5": (76.1, 106.4), "1+1": (57.7, 15.1)},
+    ("tcp_lp", "fifo"): {"5+5": (50.8, 7870.6), "1+1": (65.8, 7471.9)},
+    ("tcp_lp", "red"): {"5+5": (57.0, 21.0), "1+1": (97.5, 2.7)},
+    ("tcp_lp", "sfq"): {"5+5": (49.8, 144.2), "1+1": (50.0, 25.2)},
+}
+"""The study's Table I as published."""
+TABLE_I_RATE = B_RATES[0]
+TABLE_I_DELAY_FLOOR_MS = 30.0
+"""Table I's delays agree when within 30 % or both below 30 ms (a few packet times at 500 kb/s,
+24 ms each); its TCP% cells have no floor. The contract gives one floor per table, so Table I is
+two published tables: TCP% and E[Q]."""
+B_NAMES = {"ledbat": "LEDBAT", "tcp_lp": "TCP-LP"}
+
+
+def _row(lp: str, q: str) -> str:
+    return f"{B_NAMES[lp]} {q.upper()}"
+
+
+def _table_i(col: int) -> dict:
+    return {_row(lp, q): {ld: v[col] for ld, v in loads.items()} for (lp, q), loads in TABLE_I.items()}
+
+
+def _measured_table_i(key: str):
+    def measured(o: Outcome) -> dict:
+        b = o.results.get("3b")
+        if b is None:
+            return {}
+        return {_row(lp, q): {ld: b[key][lp][q][ld] for ld in loads} for (lp, q), loads in TABLE_I.items()}
+
+    return measured
+
+
+PUBLISHED = (
+    Published("Table I TCP%", "testbed at 500 kb/s: TCP% (best-effort share of delivered bytes)", _table_i(0),
+              _measured_table_i("tcp_share_pct"), series=("3b",)),
+    Published("Table I E[Q]", "testbed at 500 kb/s: E[Q], the ping's queueing delay (ms)", _table_i(1),
+              _measured_table_i("mean_queue_ms"), floor=TABLE_I_DELAY_FLOOR_MS, series=("3b",)),
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- claims
+# Each threshold is stated once, beside the words of the claim it comes from.
+
+SHARE_POINTS = 5.0
+"""'about' for a TCP% (claims 1 and 3): within 5 percentage points."""
+FAIR_PCT = 50.0
+"""Equal shares: TCP% = 50 (five flows of each class; one of each in 3b)."""
+A_DROPTAIL_TCP_PCT = 99.0
+"""Claim 1, "DropTail TCP% about 99 %": within SHARE_POINTS."""
+A_DROPTAIL_QUEUE_PKTS = 400.0
+"""... "with about 400 packets queued on average": within the study's 30 % (study.TOLERANCE)."""
+A_RED_QUEUE_BELOW_PKTS = 4.0
+"""... "RED: average queue below 4 packets" ..."""
+A_RED_UTIL_LOWER = 0.03
+"""... "utilisation about 3 % lower": 1 - eta_RED / eta_DropTail within 30 % of 3 % ..."""
+# ... "and the two classes share about equally": RED's TCP% within SHARE_POINTS of FAIR_PCT.
+
+AQMS = [q for q in QDISCS if q != "droptail"]
+"""The claims' "AQMs": every 3c discipline but DropTail (the schedulers DRR and SFQ included, as
+the claims name SFQ among them)."""
+QUEUE_SHRINK_MIN = 14.0
+"""Claim 2, "the AQMs make the queue 14 (SFQ) to 77 (RED) times smaller": every AQM's E[Q] at
+least 14 times below DropTail's with the same LPCC (77, RED's, tops the range: not a bound)."""
+AQM_DELAY_BELOW_MS = 85.0
+"""... "the queueing delay under every AQM stays below 85 ms (SFQ is the worst case)": every
+(LPCC, AQM) pair's mean queueing delay below 85 ms, SFQ's the largest of the AQMs per LPCC."""
+AQM_TCP_PCT = (35.0, 46.0)
+"""Claim 3, "TCP's share falls to 35 % (CoDel) to 46 % (CHOKe) with LEDBAT": every AQM's TCP%
+with LEDBAT within 35..46 % widened by SHARE_POINTS each side (the names mark the range's ends;
+which AQM sits where is reported, not judged)."""
+CLOSE_POINTS = 20.0
+"""Claim 4, "all (LPCC, AQM) pairs end close together: short queue, priorities gone": the TCP%
+of every pair within 20 points of every other's and of FAIR_PCT (claim 5's "priorities lost"
+too) ..."""
+SHORT_QUEUE = 0.1
+"""... and every pair's E[Q]/Q_max below a tenth of the buffer."""
+
+
+def _need(v, what: str) -> float:
+    if v is None:
+        raise KeyError(f"{what} not run")
+    return float(v)
+
+
+def _within(measured: float, published: float, tol: float = TOLERANCE) -> bool:
+    return abs(measured - published) <= tol * abs(published)
+
+
+def claim_3a(o: Outcome):
+    a = o.results["3a"]
+    tcp = {q: _need(a["tcp_share_pct"][q], f"3a {q}") for q in A_QDISCS}
+    queue = {q: _need(a["mean_queue_pkts"][q], f"3a {q}") for q in A_QDISCS}
+    eta = {q: _need(a["utilization"][q], f"3a {q}") for q in A_QDISCS}
+    lower = 1 - eta["red"] / eta["droptail"]
+    parts = {
+        "droptail TCP% about 99": abs(tcp["droptail"] - A_DROPTAIL_TCP_PCT) <= SHARE_POINTS,
+        "droptail queue about 400": _within(queue["droptail"], A_DROPTAIL_QUEUE_PKTS),
+        "red queue below 4": queue["red"] < A_RED_QUEUE_BELOW_PKTS,
+        "red utilisation about 3 % lower": _within(lower, A_RED_UTIL_LOWER),
+        "red shares about equally": abs(tcp["red"] - FAIR_PCT) <= SHARE_POINTS,
+    }
+    return all(parts.values()), {"tcp_pct": tcp, "mean_queue_pkts": queue, "utilization": eta,
+                                 "red_utilization_lower": lower, "parts": parts}  # fmt: skip
+
+
+def _c(o: Outcome, key: str, lp: str, q: str) -> float:
+    return _need(o.results["3c"][key][lp][q], f"3c {lp}/{q}")
+
+
+def _c_lpccs(o: Outcome) -> list[str]:
+    """The LPCCs whose DropTail and AQM cases all ran (at least one)."""
+    c = o.results["3c"]["eq_over_qmax"]
+    lps = [lp for lp in LPCCS if all(c[lp][q] is not None for q in QDISCS)]
+    if not lps:
+        raise KeyError("3c: no LPCC with every qdisc run")
+    return lps
+
+
+def claim_queue_shrink(o: Outcome):
+    lps = _c_lpccs(o)
+    shrink = {lp: {q: _c(o, "eq_over_qmax", lp, "droptail") / _c(o, "eq_over_qmax", lp, q) for q in AQMS}
+              for lp in lps}  # fmt: skip
+    delay = {lp: {q: _c(o, "mean_queue_ms", lp, q) for q in AQMS} for lp in lps}
+    parts = {
+        "every AQM 14x smaller": all(v >= QUEUE_SHRINK_MIN for s in shrink.values() for v in s.values()),
+        "every AQM below 85 ms": all(v < AQM_DELAY_BELOW_MS for d in delay.values() for v in d.values()),
+        "SFQ the worst": all(max(d, key=d.get) == "sfq" for d in delay.values()),
+    }
+    return all(parts.values()), {"droptail_over_aqm_queue": shrink, "aqm_delay_ms": delay, "parts": parts}
+
+
+def claim_ledbat_share(o: Outcome):
+    tcp = {q: _c(o, "tcp_share_pct", "ledbat", q) for q in AQMS}
+    lo, hi = AQM_TCP_PCT
+    holds = all(lo - SHARE_POINTS <= v <= hi + SHARE_POINTS for v in tcp.values())
+    return holds, {"ledbat_tcp_pct": tcp, "lowest": min(tcp, key=tcp.get), "highest": max(tcp, key=tcp.get)}
+
+
+def _priorities_gone(tcp: list[float]) -> bool:
+    """CLOSE_POINTS' reading: the shares within 20 points of each other and of the fair share."""
+    return max(tcp) - min(tcp) <= CLOSE_POINTS and all(abs(v - FAIR_PCT) <= CLOSE_POINTS for v in tcp)
+
+
+def claim_priority_order(o: Outcome):
+    dt = {lp: _c(o, "tcp_share_pct", lp, "droptail") for lp in LPCCS}
+    lps = _c_lpccs(o)
+    tcp = {f"{lp}/{q}": _c(o, "tcp_share_pct", lp, q) for lp in lps for q in AQMS}
+    eq = {f"{lp}/{q}": _c(o, "eq_over_qmax", lp, q) for lp in lps for q in AQMS}
+    parts = {
+        "droptail: ledbat lowest, then nice, then tcp_lp": dt["ledbat"] > dt["nice"] > dt["tcp_lp"],
+        "AQMs: short queue": all(v < SHORT_QUEUE for v in eq.values()),
+        "AQMs: priorities gone": _priorities_gone(list(tcp.values())),
+    }
+    return all(parts.values()), {"droptail_tcp_pct": dt, "aqm_tcp_pct": tcp, "aqm_eq_over_qmax": eq,
+                                 "parts": parts}  # fmt: skip
+
+
+D_SHORT, D_FULL = str(min(D_VALUES["qmax"])), str(max(D_VALUES["qmax"]))
+"""Claim 5, "a shorter DropTail buffer": 3d's shortest (100 packets) against 3c's 400."""
+
+
+def claim_short_buffer(o: Outcome):
+    d = o.results["3d"]["qmax"]
+    q = {b: _need(d["mean_queue_ms"]["droptail"][b], f"3d qmax {b}") for b in (D_SHORT, D_FULL)}
+    tcp = {b: _need(d["tcp_share_pct"]["droptail"][b], f"3d qmax {b}") for b in (D_SHORT, D_FULL)}
+    parts = {"less queue": q[D_SHORT] < q[D_FULL], "priorities lost": _priorities_gone([tcp[D_SHORT]])}
+    return all(parts.values()), {"droptail_mean_queue_ms": q, "droptail_tcp_pct": tcp, "parts": parts}
+
+
+CLAIMS = (
+    Claim("1", "10 Mbit/s, 500 packets, 5 NewReno + 5 LEDBAT: DropTail TCP% about 99 % with about 400 packets "
+          "queued on average; RED: average queue below 4 packets, utilisation about 3 % lower, and the two "
+          "classes share about equally.", claim_3a, ("3a",)),
+    Claim("2", "Against a full DropTail buffer, the AQMs make the queue 14 (SFQ) to 77 (RED) times smaller; the "
+          "queueing delay under every AQM stays below 85 ms (SFQ is the worst case).", claim_queue_shrink,
+          ("3c",)),
+    Claim("3", "Under the AQMs, TCP's share falls to 35 % (CoDel) to 46 % (CHOKe) with LEDBAT.",
+          claim_ledbat_share, ("3c",)),
+    Claim("4", "Under DropTail the priority order is LEDBAT lowest, then NICE, then TCP-LP; under every AQM all "
+          "(LPCC, AQM) pairs end close together: short queue, priorities gone.", claim_priority_order, ("3c",)),
+    Claim("5", "A shorter DropTail buffer behaves like an AQM: less queue, priorities lost.", claim_short_buffer,
+          ("3d",)),
+)  # fmt: skip
+
+STUDY = Study(
+    name=NAME,
+    description=DESCRIPTION,
+    reps=REPS,
+    series=("all", *PARTS),
+    options=(
+        Option("--qdisc", "qdiscs", tuple(QDISCS), "only these 3c qdiscs"),
+        Option("--lpcc", "lpccs", tuple(LPCCS), "only these 3c low-priority controllers"),
+    ),
+    quick=Quick(
+        reps=PART_REPS,
+        grid={"rates": (TABLE_I_RATE,), "sensitivity": QUICK_3D},
+        note="3 runs per case (3c's 10 cut to 3a/3b/3d's 3), 3b at 500 kb/s (Table I), two values of each "
+        "3d parameter; 3a and 3c whole",
+    ),
+    run=run,
+    tables=tables,
+    figures=figures,
+    published=PUBLISHED,
+    claims=CLAIMS,
+    series_help="3a shares over time, 3b the testbed (Table I), 3c the campaign, 3d sensitivity",
+)
