@@ -31,7 +31,7 @@ from pathlib import Path
 
 from aqmlab.lazy import lazy
 from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
-from aqmlab.reproduce.study import TOLERANCE, Claim, Option, Outcome, Published, Quick, Study, Table, fmt
+from aqmlab.reproduce.study import TOLERANCE, Claim, Option, Outcome, Published, Quick, Study, Table
 from aqmlab.scenario import load
 
 np = lazy("numpy")
@@ -386,10 +386,15 @@ def results(runs: pd.DataFrame) -> dict:
 # --------------------------------------------------------------------------- tables, figures
 
 
+def _fixed(v: float | None, dec: int) -> str:
+    """A table number with ``dec`` decimals; '-' when missing."""
+    return "-" if v is None else f"{v:.{dec}f}"
+
+
 def _mean_std(df: pd.DataFrame, key: str, scale: float, dec: int) -> str:
     """'mean (std)'; the std of one run is '-'."""
     m = _mean(df, key, scale)
-    return "-" if m is None else f"{m:.{dec}f} ({fmt(_std(df, key, scale), dec)})"
+    return "-" if m is None else f"{m:.{dec}f} ({_fixed(_std(df, key, scale), dec)})"
 
 
 def tables(o: Outcome) -> list[Table]:
@@ -397,7 +402,7 @@ def tables(o: Outcome) -> list[Table]:
     j, out = o.results, []
     if "3a" in j:
         out.append(Table("3a: 5 NewReno + 5 LEDBAT, 10 Mb/s, 500 packets (mean over runs)", ("qdisc", *PART_METRICS),
-                         [(q, *(fmt(j["3a"][k][q], d) for k, (_, _, d) in PART_METRICS.items()))
+                         [(q, *(_fixed(j["3a"][k][q], d) for k, (_, _, d) in PART_METRICS.items()))
                           for q in A_QDISCS]))  # fmt: skip
     if "3b" in j:
         out += _tables_3b(part_3b(o.runs))
@@ -408,7 +413,7 @@ def tables(o: Outcome) -> list[Table]:
             out.append(Table(f"3c: {title}", ("LPCC", *QDISCS), rows))
     for param, per in j.get("3d", {}).items():
         vals = list(per["tcp_share_pct"][D_QDISCS[0]])
-        rows = [(q, v, *(fmt(per[k][q][v], d) for k, (_, _, d) in PART_METRICS.items()))
+        rows = [(q, v, *(_fixed(per[k][q][v], d) for k, (_, _, d) in PART_METRICS.items()))
                 for q in D_QDISCS for v in vals]  # fmt: skip
         out.append(Table(f"3d: sensitivity to {param} (LEDBAT; mean over runs)", ("qdisc", param, *PART_METRICS),
                          rows))  # fmt: skip
@@ -426,8 +431,8 @@ def _tables_3b(b: dict) -> list[Table]:
             *(f"TCP% {ld}" for ld in B_LOADS),
             *(f"ping qdelay ms {ld}" for ld in B_LOADS),
         )
-        rows = [(lp, q, *(fmt(per["tcp_share_pct"][lp][q][ld], 1) for ld in B_LOADS),
-                 *(fmt(per["mean_queue_ms"][lp][q][ld], 0) for ld in B_LOADS))
+        rows = [(lp, q, *(_fixed(per["tcp_share_pct"][lp][q][ld], 1) for ld in B_LOADS),
+                 *(_fixed(per["mean_queue_ms"][lp][q][ld], 0) for ld in B_LOADS))
                 for lp in B_LPCCS for q in B_QDISCS]  # fmt: skip
         out.append(Table(f"3b: testbed at {rate}, 127 packets, 30 ms (mean over runs)", head, rows))
     return out
@@ -623,20 +628,10 @@ def _c(o: Outcome, key: str, lp: str, q: str) -> float:
     return _need(o.results["3c"][key][lp][q], f"3c {lp}/{q}")
 
 
-def _c_lpccs(o: Outcome) -> list[str]:
-    """The LPCCs whose DropTail and AQM cases all ran (at least one)."""
-    c = o.results["3c"]["eq_over_qmax"]
-    lps = [lp for lp in LPCCS if all(c[lp][q] is not None for q in QDISCS)]
-    if not lps:
-        raise KeyError("3c: no LPCC with every qdisc run")
-    return lps
-
-
 def claim_queue_shrink(o: Outcome):
-    lps = _c_lpccs(o)
     shrink = {lp: {q: _c(o, "eq_over_qmax", lp, "droptail") / _c(o, "eq_over_qmax", lp, q) for q in AQMS}
-              for lp in lps}  # fmt: skip
-    delay = {lp: {q: _c(o, "mean_queue_ms", lp, q) for q in AQMS} for lp in lps}
+              for lp in LPCCS}  # fmt: skip
+    delay = {lp: {q: _c(o, "mean_queue_ms", lp, q) for q in AQMS} for lp in LPCCS}
     parts = {
         "every AQM 14x smaller": all(v >= QUEUE_SHRINK_MIN for s in shrink.values() for v in s.values()),
         "every AQM below 85 ms": all(v < AQM_DELAY_BELOW_MS for d in delay.values() for v in d.values()),
@@ -659,9 +654,8 @@ def _priorities_gone(tcp: list[float]) -> bool:
 
 def claim_priority_order(o: Outcome):
     dt = {lp: _c(o, "tcp_share_pct", lp, "droptail") for lp in LPCCS}
-    lps = _c_lpccs(o)
-    tcp = {f"{lp}/{q}": _c(o, "tcp_share_pct", lp, q) for lp in lps for q in AQMS}
-    eq = {f"{lp}/{q}": _c(o, "eq_over_qmax", lp, q) for lp in lps for q in AQMS}
+    tcp = {f"{lp}/{q}": _c(o, "tcp_share_pct", lp, q) for lp in LPCCS for q in AQMS}
+    eq = {f"{lp}/{q}": _c(o, "eq_over_qmax", lp, q) for lp in LPCCS for q in AQMS}
     parts = {
         "droptail: ledbat lowest, then nice, then tcp_lp": dt["ledbat"] > dt["nice"] > dt["tcp_lp"],
         "AQMs: short queue": all(v < SHORT_QUEUE for v in eq.values()),
@@ -672,7 +666,8 @@ def claim_priority_order(o: Outcome):
 
 
 D_SHORT, D_FULL = str(min(D_VALUES["qmax"])), str(max(D_VALUES["qmax"]))
-"""Claim 5, "a shorter DropTail buffer": 3d's shortest (100 packets) against 3c's 400."""
+"""Claim 5, "a shorter DropTail buffer": 3d's shortest (100 packets) against the study's 400, both
+3d cases (LEDBAT, DropTail)."""
 
 
 def claim_short_buffer(o: Outcome):
