@@ -1,5 +1,5 @@
 """lpcc2013 (Gong, Rossi, Testa, Valenti, Täht: AQM meets low-priority congestion control):
-every experiment of the study's section, as four series.
+every experiment of docs/study-setups.md section 3, as four series.
 
 * 3a: 5 NewReno + 5 LEDBAT through 10 Mb/s with a 500-packet buffer under DropTail and RED:
   each class's throughput over time (``metrics.class_throughput_series``) and a table.
