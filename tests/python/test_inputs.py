@@ -233,7 +233,7 @@ def mounted(tmp_path: Path):
 
     yield mount
     for m in mounts:
-        subprocess.run(["umount", str(m)], check=False)
+        subprocess.run(["umount", "--lazy", str(m)], check=False)  # a writer may still hold a file
 
 
 def test_out_on_a_read_only_file_system_fails_before_the_run(tmp_path: Path, mounted):

@@ -154,21 +154,7 @@ def _print_summary(res: Result) -> None:
         if parts:
             out.print(f"goodput (payload delivered in the window / its length), Mb/s: {', '.join(parts)}")
     if s["probes"]:
-        t = Table(title="latency probes")
-        cols = ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "OWD up p50", "down p50"]
-        for c in cols + ["jitter up ms", "down", "loss %"]:
-            t.add_column(c, justify="right")
-        for p in s["probes"]:
-            r = p["rtt_ms"]
-            t.add_row(
-                _fmt(p["id"]),
-                *(_fmt(r[k]) for k in ["p50", "p95", "max", "mean"]),
-                _fmt(p["induced_ms"]["p50"]),
-                *(_fmt(p["owd_ms"][d]["p50"]) for d in ("up", "down")),
-                *(_fmt(p["jitter_ms"][d]) for d in ("up", "down")),
-                _fmt(None if p["loss"] is None else 100 * p["loss"], 1),
-            )
-        out.print(t)
+        out.print(results.probe_table(s["probes"], _fmt))
     em = res.meta.get("emulator")
     if em:
         per_pkt = em["cpu_s"] / em["packets"] * 1e6 if em["packets"] else 0.0
@@ -188,6 +174,9 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         "goodput up Mb/s",
         "probe RTT p50 ms",
         "p95",
+        "OWD down p95 ms",
+        "jitter down ms",
+        "probe loss %",
         "qdelay down p50 ms",
         "p95",
         "qdelay up p95 ms",
@@ -205,6 +194,7 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
+        p0 = probes[0] if probes else {"owd_ms": {"down": {}}, "jitter_ms": {}, "loss": None}
         neck = s.get("bottleneck", {})
         down, up = s["links"][neck.get("down", "down")], s["links"][neck.get("up", "up")]
         t.add_row(
@@ -213,6 +203,9 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
             _fmt(good["up"]),
             _fmt(rtt["p50"], 1),
             _fmt(rtt["p95"], 1),
+            _fmt(p0["owd_ms"]["down"].get("p95"), 1),
+            _fmt(p0["jitter_ms"].get("down"), 2),
+            _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1),
             _fmt(down["queue_delay_ms"]["p50"], 1),
             _fmt(down["queue_delay_ms"]["p95"], 1),
             _fmt(up["queue_delay_ms"]["p95"], 1),
@@ -515,6 +508,25 @@ def list_tcp() -> None:
     for p in json.loads(_core.tcp_profiles()):
         t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
     out.print(t)
+
+
+@list_app.command("metrics")
+def list_metrics() -> None:
+    """Every key of a run summary (`aqmlab run --json`) and every column of the runs catalog,
+    with its definition, unit and window."""
+    from aqmlab import columns
+
+    for title, rows in (
+        ("run summary keys (aqmlab run --json, show --json)", columns.SUMMARY_METRICS),
+        ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
+    ):
+        t = Table(title=title)
+        for c in ("key", "definition", "unit", "window"):
+            t.add_column(c, overflow="fold")
+        for k, (definition, unit, window) in rows.items():
+            t.add_row(esc(k), esc(definition), esc(unit), esc(window))
+        out.print(t)
+    out.print(f"probe loss: {columns.IN_FLIGHT_RULE}", markup=False)
 
 
 @list_app.command("scenarios")
