@@ -174,7 +174,6 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         "goodput up Mb/s",
         "probe RTT p50 ms",
         "p95",
-        "OWD down p95 ms",
         "jitter down ms",
         "probe loss %",
         "qdelay down p50 ms",
@@ -194,7 +193,7 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
-        p0 = probes[0] if probes else {"owd_ms": {"down": {}}, "jitter_ms": {}, "loss": None}
+        p0 = probes[0] if probes else {"jitter_ms": {}, "loss": None}
         neck = s.get("bottleneck", {})
         down, up = s["links"][neck.get("down", "down")], s["links"][neck.get("up", "up")]
         t.add_row(
@@ -203,7 +202,6 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
             _fmt(good["up"]),
             _fmt(rtt["p50"], 1),
             _fmt(rtt["p95"], 1),
-            _fmt(p0["owd_ms"]["down"].get("p95"), 1),
             _fmt(p0["jitter_ms"].get("down"), 2),
             _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1),
             _fmt(down["queue_delay_ms"]["p50"], 1),
