@@ -46,6 +46,8 @@ NS_RE = re.compile(r"^aqmlab-(\d+)-[cs]$")
 SERVER_PORT = 5201
 CLIENT_PORT = 40000
 TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
+# Debian packages of the programs whose name differs from their package's.
+DEBIAN_PACKAGES = {"ip": "iproute2", "ping": "iputils-ping"}
 PROTO = {"tcp": 6, "udp": 17, "ping": 1}
 IPERF_INTERVAL_S = 0.1
 # Time the tools get after the scenario's end to report (iperf3 exchanges its results over its
@@ -82,7 +84,9 @@ def check_environment(tools: list[str]) -> None:
         raise EmulationError("aqmlab emulate needs /dev/net/tun (the tun kernel module)")
     for t in ["ip", *tools]:
         if shutil.which(t) is None:
-            raise EmulationError(f"aqmlab emulate needs `{t}`; install it (Debian: apt-get install {t})")
+            raise EmulationError(
+                f"aqmlab emulate needs `{t}`; install it (Debian: apt-get install {DEBIAN_PACKAGES.get(t, t)})"
+            )
 
 
 def _alive(pid: int) -> bool:

@@ -296,8 +296,8 @@ def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.
         "RTT_MEAN": float(rtt[got].mean()) if got.any() else None,
         "OWD_UP_MEAN": float(up[got].mean()) if got.any() else None,
         "OWD_DOWN_MEAN": float(down[got].mean()) if got.any() else None,
-        "IPDV_UP_MEAN": M.probe_jitter_ms(_tables(run), flow, "up", b.warmup_s),
-        "IPDV_DOWN_MEAN": M.probe_jitter_ms(_tables(run), flow, "down", b.warmup_s),
+        "IPDV_UP_MEAN": M.probe_ipdv_ms(_tables(run), flow, "up", b.warmup_s),
+        "IPDV_DOWN_MEAN": M.probe_ipdv_ms(_tables(run), flow, "down", b.warmup_s),
         "AQMLAB_FLOW": flow,
     }
     return raw, grid, meta

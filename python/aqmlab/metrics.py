@@ -51,6 +51,11 @@ AQM_DROP_REASONS = tuple(r["name"] for r in _REASONS if r["by_aqm"])
 ENTERED = TRANSMITTED + tuple(r["name"] for r in _REASONS if r["entered"])
 
 
+SUMMARY_SCHEMA_VERSION = 2
+"""Version of the layout of ``summarize``'s dict (summary.json, ``aqmlab run --json``): raised
+when a key is renamed, removed or changes meaning; CHANGELOG.md lists each change."""
+
+
 class MissingTableError(LookupError):
     """A metric or figure needs a table (or column) that the run did not record."""
 
@@ -899,22 +904,17 @@ def ping_queueing_delay_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np
 
 def probe_owd_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> np.ndarray:
     """One-way delay (ms) of answered probes in one direction (``owd_up_ns``/``owd_down_ns``)."""
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
-    v = _nullable_float(probe_table(tables, flow, warmup_s), f"owd_{direction}_ns")
+    v = _probe_owd_ns(tables, flow, direction, warmup_s)[1]
     return v[~np.isnan(v)] / 1e6
 
 
-def probe_jitter_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> float | None:
-    """Jitter in one direction as irtt and Flent's VoIP test report it: the mean absolute
-    instantaneous packet delay variation, |D_i - D_(i-1)| over consecutive probes (sequence
-    numbers i - 1 and i) that both arrived (RFC 3393 IPDV with consecutive selection). None
-    with fewer than two such probes."""
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
-    p = probe_table(tables, flow, warmup_s)
+def probe_ipdv_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> float | None:
+    """Mean IPDV in one direction as irtt and Flent's VoIP test report it ("jitter" there): the
+    mean absolute instantaneous packet delay variation, |D_i - D_(i-1)| over consecutive probes
+    (sequence numbers i - 1 and i) that both arrived (RFC 3393 IPDV with consecutive selection).
+    None with fewer than two such probes."""
+    p, owd = _probe_owd_ns(tables, flow, direction, warmup_s)
     seq = _col(p, "seq", np.int64)
-    owd = _nullable_float(p, f"owd_{direction}_ns")
     order = np.argsort(seq, kind="stable")
     seq, owd = seq[order], owd[order]
     pair = (np.diff(seq) == 1) & ~np.isnan(owd[1:]) & ~np.isnan(owd[:-1])
@@ -923,19 +923,61 @@ def probe_jitter_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0
     return float(np.abs(np.diff(owd))[pair].mean() / 1e6)
 
 
-def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> float | None:
-    """Probe loss rate: lost probes / probes sent at or after W (None when none were sent).
-    With the run's end, probes sent within the longest answered RTT of the end are left out:
-    their replies could not have arrived in the run (irtt likewise waits for late replies
-    after its last send), so they are neither lost nor answered."""
-    p = probe_table(tables, flow, warmup_s)
-    if end_ns is not None:
-        rtt = _nullable_float(p, "rtt_ns")
-        tail = np.nanmax(rtt) if (~np.isnan(rtt)).any() else 0.0
-        p = p.filter(pa.array(_col(p, "t_send_ns", np.float64) + tail <= end_ns))
-    if p.num_rows == 0:
+def probe_jitter_ms(tables: dict, flow: int, direction: str, warmup_s: float = 0.0) -> float | None:
+    """Interarrival jitter in one direction (RFC 3550 6.4.1, the RTP receiver's estimator), in
+    ms: the probes that arrived, in order of arrival at the receiving end (the server for
+    ``up``: send time + one-way delay up; the client for ``down``: send time + RTT), with
+    D = the difference of the one-way delays (transit times) of each and the one received
+    before it, and J updated at each arrival by J += (|D| - J) / 16 from J = 0. The value
+    after the last arrival; None with fewer than two arrivals. In closed form
+    J_N = sum_k |D_k| (1/16) (15/16)^(N-k)."""
+    p, owd = _probe_owd_ns(tables, flow, direction, warmup_s)
+    back = _nullable_float(p, "rtt_ns") if direction == "down" else owd
+    arrival = _col(p, "t_send_ns", np.float64) + back
+    got = ~np.isnan(owd) & ~np.isnan(arrival)
+    order = np.argsort(arrival[got], kind="stable")
+    d = np.abs(np.diff(owd[got][order]))
+    if d.size == 0:
         return None
-    return float(_col(p, "lost", bool).sum() / p.num_rows)
+    weights = (15 / 16) ** np.arange(d.size - 1, -1, -1, dtype=np.float64) / 16
+    return float((d * weights).sum() / 1e6)
+
+
+def _probe_owd_ns(tables: dict, flow: int, direction: str, warmup_s: float) -> tuple[pa.Table, np.ndarray]:
+    """The probes of a stream sent at or after W and their one-way delay in ``direction`` (ns,
+    NaN when lost)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    p = probe_table(tables, flow, warmup_s)
+    return p, _nullable_float(p, f"owd_{direction}_ns")
+
+
+def probe_counts(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> dict[str, int]:
+    """The probes of a stream sent at or after W by fate: ``sent``, ``answered``, ``lost`` and
+    ``in_flight``. THE in-flight rule (docs/metrics.md): a probe whose reply did not arrive is
+    in flight at the end, neither answered nor lost, when it was sent less than the path's
+    maximum delay before the run's end ``end_ns``; the path's maximum delay is the longest RTT
+    any probe of the stream had in the run (0 without an answer). irtt likewise waits after its
+    last send for late replies. Without ``end_ns`` every unanswered probe is lost."""
+    p = probe_table(tables, flow, warmup_s)
+    rtt = _nullable_float(p, "rtt_ns")
+    answered = ~np.isnan(rtt)
+    unanswered = ~answered
+    if end_ns is not None:
+        longest = float(np.nanmax(rtt)) if answered.any() else 0.0
+        in_flight = unanswered & (_col(p, "t_send_ns", np.float64) + longest > end_ns)
+    else:
+        in_flight = np.zeros(p.num_rows, dtype=bool)
+    return {"sent": int(p.num_rows), "answered": int(answered.sum()),
+            "lost": int((unanswered & ~in_flight).sum()), "in_flight": int(in_flight.sum())}  # fmt: skip
+
+
+def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> float | None:
+    """Probe loss rate: lost / (sent - in flight) over the probes sent at or after W, with the
+    in-flight rule of ``probe_counts`` (None when no probe's fate is known)."""
+    c = probe_counts(tables, flow, warmup_s, end_ns)
+    known = c["sent"] - c["in_flight"]
+    return c["lost"] / known if known else None
 
 
 def probe_flows(tables: dict) -> list[int]:
@@ -1154,6 +1196,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
     ``flows``.
     """
     out: dict[str, Any] = {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
         "name": meta.get("name"),
         "seed": meta.get("seed"),
         "wall_s": _float(meta.get("wall_s")),
@@ -1190,18 +1233,22 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
         out["web"] = web_summary(tables, warmup_s)
     if _has(tables, "webpage") and tables["webpage"].num_rows:
         out["webpage"] = webpage_summary(tables, warmup_s)
-    for fid in sorted(pflows):
-        rtt = percentiles(probe_rtt_ms(tables, fid, warmup_s), (50, 95))
-        ind = percentiles(induced_latency_ms(tables, fid, warmup_s), (50,))
-        owd = {d: percentiles(probe_owd_ms(tables, fid, d, warmup_s), (50, 95)) for d in DIRECTIONS}
-        out["probes"].append(
-            {
-                "id": fid,
-                "rtt_ms": {k: rtt[k] for k in ("p50", "p95", "max", "mean")},
-                "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
-                "loss": probe_loss(tables, fid, warmup_s, int(meta["duration_ns"])),
-                "owd_ms": {d: {k: owd[d][k] for k in ("p50", "p95", "mean")} for d in DIRECTIONS},
-                "jitter_ms": {d: probe_jitter_ms(tables, fid, d, warmup_s) for d in DIRECTIONS},
-            }
-        )
+    out["probes"] = [probe_summary(tables, meta, fid, warmup_s) for fid in sorted(pflows)]
     return out
+
+
+def probe_summary(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> dict:
+    """The block of one probe stream (ping or VoIP) in ``summarize``: RTT, induced latency,
+    one-way delay and jitter per direction, and loss by the in-flight rule of ``probe_counts``."""
+    end = int(meta["duration_ns"])
+    ind = percentiles(induced_latency_ms(tables, flow, warmup_s), (50,))
+    return {
+        "id": flow,
+        "rtt_ms": percentiles(probe_rtt_ms(tables, flow, warmup_s), (50, 95, 99)),
+        "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
+        "counts": probe_counts(tables, flow, warmup_s, end),
+        "loss": probe_loss(tables, flow, warmup_s, end),
+        "owd_ms": {d: percentiles(probe_owd_ms(tables, flow, d, warmup_s), (50, 95, 99)) for d in DIRECTIONS},
+        "jitter_ms": {d: probe_jitter_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
+        "ipdv_ms": {d: probe_ipdv_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
+    }

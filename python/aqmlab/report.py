@@ -17,8 +17,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from aqmlab import columns, plots
 from aqmlab import metrics as M
-from aqmlab import plots
 
 CSS = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
@@ -79,14 +79,14 @@ def summary_tables(run) -> str:
         out.append(f"<h3>Flows</h3><table><tr>{head}</tr>{rows}</table>")
     probes = s.get("probes") or []
     if probes:
-        head = "<th>id</th><th>RTT p50 (ms)</th><th>RTT p95</th><th>RTT max</th><th>RTT mean</th>"
-        head += "<th>induced p50 (ms)</th><th>induced mean</th><th>loss</th>"
+        head = "".join(f"<th>{html.escape(h)}</th>" for h, _ in columns.PROBE_TABLE)
         rows = ""
         for p in probes:
-            vals = [p["id"], *(p["rtt_ms"].get(k) for k in ("p50", "p95", "max", "mean"))]
-            vals += [p["induced_ms"].get("p50"), p["induced_ms"].get("mean"), p.get("loss")]
+            vals = [columns.value_at(p, path) for _, path in columns.PROBE_TABLE]
             rows += "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in vals) + "</tr>"
-        out.append(f"<h3>Latency probes</h3><table><tr>{head}</tr>{rows}</table>")
+        out.append(f"<h3>Latency probes (VoIP, ping)</h3><table><tr>{head}</tr>{rows}</table>"
+                   "<p>One-way delay (OWD) and RFC 3550 jitter per direction; loss leaves out the "
+                   "probes still in flight at the end (docs/metrics.md).</p>")  # fmt: skip
     return "\n".join(out)
 
 

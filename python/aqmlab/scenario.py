@@ -28,6 +28,11 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")
 """A scenario name must be usable as part of a run directory name on every file system."""
 
 
+def key_name(key: Any) -> str:
+    """A key as error messages print it: an empty key as `""`, so the path stays visible."""
+    return str(key) if str(key) else '""'
+
+
 def check_values(sc: dict) -> None:
     """Rejects what the core's JSON hand-off or the store cannot carry, naming the key path:
     TOML dates and times, non-finite floats, nesting deeper than MAX_DEPTH, and a ``name`` that
@@ -40,7 +45,9 @@ def check_values(sc: dict) -> None:
         if depth > MAX_DEPTH:
             raise ScenarioError(f"{path}: nested deeper than {MAX_DEPTH} levels; not allowed")
         if isinstance(v, dict):
-            stack.extend((f"{path}.{k}" if path else str(k), x, depth + 1) for k, x in v.items())
+            stack.extend(
+                (f"{path}.{key_name(k)}" if path else key_name(k), x, depth + 1) for k, x in v.items()
+            )
         elif isinstance(v, list):
             stack.extend((f"{path}.{i}", x, depth + 1) for i, x in enumerate(v))
         elif isinstance(v, (datetime.date, datetime.time)):
@@ -98,11 +105,14 @@ def load(source: str | Path | dict) -> dict:
 
 
 def parse_value(text: str) -> Any:
-    """A `--set` value: a TOML literal (4, 0.5, true, "x", [..], {..}) or else a bare string."""
+    """A `--set` value: a TOML literal (4, 0.5, true, "x", [..], {..}) or else a bare string.
+    TOML's inf and nan are read as the words: no key takes a non-finite number, and "inf" is a
+    value some keys document (``topology.nic_rate``)."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        v = tomllib.loads(f"v = {text}")["v"]
     except (tomllib.TOMLDecodeError, RecursionError):
         return text
+    return text if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def set_key(sc: dict, path: str, value: Any) -> None:
@@ -111,7 +121,7 @@ def set_key(sc: dict, path: str, value: Any) -> None:
     node: Any = sc
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
-        where = ".".join(parts[: i + 1])
+        where = ".".join(key_name(p) for p in parts[: i + 1])
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
                 raise ScenarioError(f"{where}: no item {part!r}; the list has {len(node)} item(s)")

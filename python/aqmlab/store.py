@@ -46,7 +46,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core
+from aqmlab import _core, columns
 
 # The tables a run returns, as the core declares them (record/tables.rs), in storing order:
 # name, what a row is, the lowest recording level that keeps it, and the columns.
@@ -406,6 +406,7 @@ RUN_COLUMNS = [
     "up_mean_backlog_bytes",
     "goodput_mbps_total", "goodput_mbps_down", "goodput_mbps_up", "n_flows", "retransmits",
     "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_mean_ms", "probe_induced_mean_ms", "probe_loss",
+    *columns.PROBE_COLUMNS,
 ]  # fmt: skip
 
 
@@ -480,6 +481,7 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         row["probe_rtt_mean_ms"] = sum(means) / len(means) if means else None
         row["probe_induced_mean_ms"] = sum(ind) / len(ind) if ind else None
         row["probe_loss"] = sum(loss) / len(loss) if loss else None
+        row.update(columns.probe_columns(p0))
     return row
 
 

@@ -27,7 +27,9 @@ its seed and overrides; ``aqmlab run BASE --set K=V ... --seed S`` reproduces it
 (``reproduce_command`` in its summaries row).
 
 Run id (content address): ``<name>-<16 hex of sha256(resolved scenario JSON, seed, code
-version)>``; the code version is the package version plus a digest of the compiled core.
+version, metric code)>``; the code version is the package version plus a digest of the compiled
+core, the metric code a digest of the source of aqmlab.metrics and of an experiment's metric
+function's module (``metrics_version``).
 Rerunning a sweep skips the runs whose id is already complete and redoes the others.
 
 Layout under ``<out>/sweeps/<sweep-id>/`` (sweep-id = name + digest of base, set, grid, seed)::
@@ -334,10 +336,37 @@ def code_version() -> str:
     return f"{_core.__version__}+{h.hexdigest()[:12]}"
 
 
+METRIC_MODULES = ("aqmlab.metrics",)
+"""The modules whose code computes the numbers a run's row carries (its summary)."""
+
+
+@cache
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def metrics_version(metrics_fn: str | None = None) -> str:
+    """Digest of the source of METRIC_MODULES and of the module of an experiment's per-run
+    metric function ("module:function"): a changed metric changes every run id, so a results
+    root reused across the change recomputes instead of keeping the old values."""
+    import importlib.util
+
+    h = hashlib.sha256()
+    for mod in (*METRIC_MODULES, *([metrics_fn.split(":")[0]] if metrics_fn else [])):
+        origin = getattr(importlib.util.find_spec(mod), "origin", None)
+        st = os.stat(origin) if origin and os.path.isfile(origin) else None
+        h.update((_file_digest(origin, st.st_mtime_ns, st.st_size) if st else mod).encode())
+    return h.hexdigest()[:12]
+
+
 def run_id_for(name: str, resolved_digest: str, seed: int, metrics_fn: str | None = None) -> str:
-    """Content address of a run: resolved scenario, seed, code version (and the per-run metric
-    function of an experiment, whose results the run's row carries)."""
-    key = f"{resolved_digest}|{seed}|{code_version()}" + (f"|{metrics_fn}" if metrics_fn else "")
+    """Content address of a run: resolved scenario, seed, code version, the metric code
+    (``metrics_version``) and the per-run metric function of an experiment, whose results the
+    run's row carries."""
+    key = f"{resolved_digest}|{seed}|{code_version()}|{metrics_version(metrics_fn)}" + (
+        f"|{metrics_fn}" if metrics_fn else ""
+    )
     h = hashlib.sha256(key.encode()).hexdigest()[:16]
     return f"{_safe(name)}-{h}"
 

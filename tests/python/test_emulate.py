@@ -218,6 +218,18 @@ def test_without_privileges_one_line_and_exit_2(tmp_path: Path, monkeypatch):
     assert res.output.strip().count("\n") == 0 and "root" in res.output
 
 
+@pytest.mark.parametrize(
+    ("tool", "package"), [("ping", "iputils-ping"), ("ip", "iproute2"), ("iperf3", "iperf3")]
+)
+def test_a_missing_tool_names_the_debian_package_that_provides_it(monkeypatch, tool: str, package: str):
+    # Debian ships /bin/ping in iputils-ping and /bin/ip in iproute2 (packages.debian.org)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os.path, "exists", lambda p: p == "/dev/net/tun" or os.path.lexists(p))
+    monkeypatch.setattr(shutil, "which", lambda t: None if t == tool else f"/usr/bin/{t}")
+    with pytest.raises(emu.EmulationError, match=rf"`{tool}`.*\(Debian: apt-get install {package}\)$"):
+        emu.check_environment(["iperf3", "ping"])
+
+
 CLI = [sys.executable, "-c", "from aqmlab.cli import entry; entry()"]
 
 

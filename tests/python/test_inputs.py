@@ -4,6 +4,8 @@ allowed."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -169,3 +171,88 @@ def test_webpage_persistent_must_be_a_boolean_and_resolve_writes_its_defaults(tm
     assert res.exit_code == 0, res.output
     # timeout: the flow's length, from its start (1 s) to the end of the run (5 s).
     assert '"timeout": "4s"' in res.output and '"persistent": true' in res.output, res.output
+
+
+def test_bad_qdisc_item_is_named_with_the_closest_discipline(tmp_path: Path):
+    out = _fails(
+        ["run", str(_scenario(tmp_path)), "--qdisc", "pfifo,fq_codle", "--out", str(tmp_path / "r")],
+        "'fq_codle' is not a queue discipline",
+        "did you mean 'fq_codel'?",
+        "allowed: ",
+        "pie",
+        root=tmp_path / "r",
+    )
+    assert "'pfifo,fq_codle'" not in out and out.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("spelling", "resolved"), [("1e0s", "1s"), ("1.5E3ms", "1500ms"), ("2.5e-1 s", "250ms")]
+)
+def test_durations_with_an_exponent_are_numbers_with_a_unit(spelling: str, resolved: str):
+    res = runner.invoke(app, ["validate", "bufferbloat", "--set", f'duration="{spelling}"', "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["duration"] == resolved
+
+
+def test_a_duration_beyond_the_clock_is_refused_by_name():
+    # time is a 64-bit count of nanoseconds: 2^63 ns is about 292 years, 1e10 s is 317 years
+    _fails(["validate", "bufferbloat", "--set", "duration=1e10s"], "duration", "1e10s", "too large")
+
+
+def test_nic_rate_inf_is_accepted_as_the_readme_documents():
+    for value in ("inf", '"inf"'):
+        res = runner.invoke(app, ["validate", "bufferbloat", "--set", f"topology.nic_rate={value}", "--json"])
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.output)["topology"]["nic_rate"] == "inf"
+    _fails(["validate", "bufferbloat", "--set", "topology.nic_rate=nan"], "topology.nic_rate", "nan")
+
+
+def test_an_empty_key_is_named_visibly():
+    _fails(["validate", "bufferbloat", "--set", 'flows.0.""=3'], 'flows[0]."":')
+    _fails(["validate", "bufferbloat", "--set", '""=3'], '"":')
+    _fails(["validate", "bufferbloat", "--set", 'topology.down.qdisc.""=3'], 'topology.down.qdisc."":')
+
+
+def _mount_tmpfs(path: Path, options: str) -> bool:
+    path.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(path)],
+                          capture_output=True, check=False).returncode == 0  # fmt: skip
+
+
+@pytest.fixture
+def mounted(tmp_path: Path):
+    """A tmpfs mounted at tmp_path/m with the given options (needs the right to mount)."""
+    mounts = []
+
+    def mount(options: str) -> Path:
+        m = tmp_path / f"m{len(mounts)}"
+        if not _mount_tmpfs(m, options):
+            pytest.skip("cannot mount a tmpfs here (needs root)")
+        mounts.append(m)
+        return m
+
+    yield mount
+    for m in mounts:
+        subprocess.run(["umount", "--lazy", str(m)], check=False)  # a writer may still hold a file
+
+
+def test_out_on_a_read_only_file_system_fails_before_the_run(tmp_path: Path, mounted):
+    ro = mounted("ro,size=1m")
+    out = _fails(
+        ["run", str(_scenario(tmp_path)), "--out", str(ro / "results")],
+        f"--out: {ro / 'results'}",
+        "read-only file system",
+    )
+    assert out.count("\n") == 1
+
+
+def test_out_on_a_full_file_system_is_one_line_and_stores_nothing(tmp_path: Path, mounted):
+    full = mounted("size=16k")
+    out = _fails(
+        ["run", str(_scenario(tmp_path, duration="3s")), "--out", str(full), "--set", "record.level=packets"],
+        f"--out: {full}",
+        "No space left on device",
+        "not stored",
+    )
+    assert out.count("\n") == 1
+    assert [p.name for p in full.iterdir() if not p.name.startswith("catalog")] == []

@@ -231,9 +231,45 @@ def test_probes(tiny):
     assert M.probe_loss(t, 2, warmup_s=0.010) == 0.0  # probes at 12 and 16 ms answered
     # IPDV over consecutive probes that both arrived (seq 0-1 and 3-4; probe 2 was lost):
     # up |5 - 5| and |5 - 6| -> mean 0.5 ms; down |7 - 5| and |5 - 8| -> mean 2.5 ms.
-    assert M.probe_jitter_ms(t, 2, "up") == pytest.approx(0.5)
-    assert M.probe_jitter_ms(t, 2, "down") == pytest.approx(2.5)
-    assert M.probe_jitter_ms(t, 2, "up", warmup_s=0.014) is None  # one probe left
+    assert M.probe_ipdv_ms(t, 2, "up") == pytest.approx(0.5)
+    assert M.probe_ipdv_ms(t, 2, "down") == pytest.approx(2.5)
+    assert M.probe_ipdv_ms(t, 2, "up", warmup_s=0.014) is None  # one probe left
+    # RFC 3550 6.4.1 by hand, J += (|D| - J) / 16 from 0 over the arrivals in order. Up (the server
+    # receives at 5, 9, 18, 21 ms) transits 5, 5, 6, 5: |D| = 0, 1, 1 -> 0, 1/16, 1/16 + (1 - 1/16)/16.
+    assert M.probe_jitter_ms(t, 2, "up") == pytest.approx(1 / 16 + 15 / 256)
+    # Down (the client receives at 10, 16, 26, 26 ms) transits 5, 7, 8, 5: |D| = 2, 1, 3.
+    j = 0.0
+    for d in (2, 1, 3):
+        j += (d - j) / 16
+    assert M.probe_jitter_ms(t, 2, "down") == pytest.approx(j) == pytest.approx(0.355957031)
+    assert M.probe_jitter_ms(t, 2, "up", warmup_s=0.014) is None  # one arrival left
+
+
+def test_rfc3550_jitter_converges_to_a_constant_delay_variation():
+    # transit alternating 5 and 6 ms: every |D| is 1 ms, so J_N = 1 - (15/16)^N ms (RFC 3550's
+    # estimator is a first-order filter with gain 1/16); arrivals reordered by their send time
+    # are taken in the order they arrived
+    import pyarrow as pa
+
+    n = 200
+    owd = [5 * synth.MS + (i % 2) * synth.MS for i in range(n)]
+    probes = pa.table({"flow": pa.array([0] * n, pa.uint32()), "seq": pa.array(range(n), pa.uint64()),
+                       "t_send_ns": pa.array([20 * synth.MS * i for i in range(n)], pa.uint64()),
+                       "rtt_ns": pa.array([2 * o for o in owd], pa.uint64()),
+                       "owd_up_ns": pa.array(owd, pa.uint64()), "owd_down_ns": pa.array(owd, pa.uint64()),
+                       "lost": pa.array([False] * n, pa.bool_())})  # fmt: skip
+    for d in ("up", "down"):
+        assert M.probe_jitter_ms({"probes": probes}, 0, d) == pytest.approx(1 - (15 / 16) ** (n - 1))
+
+
+def test_probes_in_flight_at_the_end_are_neither_answered_nor_lost(tiny):
+    t, _m = tiny
+    # the longest answered RTT is 14 ms: with the run ending at 20 ms the unanswered probe sent
+    # at 8 ms (8 + 14 > 20) may still be on its way; with the end at 40 ms it is lost
+    assert M.probe_counts(t, 2, end_ns=20 * synth.MS) == {"sent": 5, "answered": 4, "lost": 0, "in_flight": 1}
+    assert M.probe_counts(t, 2, end_ns=40 * synth.MS) == {"sent": 5, "answered": 4, "lost": 1, "in_flight": 0}
+    assert M.probe_loss(t, 2, end_ns=20 * synth.MS) == 0.0
+    assert M.probe_loss(t, 2, end_ns=40 * synth.MS) == pytest.approx(1 / 5)
 
 
 def test_parse_limit():
@@ -281,7 +317,11 @@ def test_summarize(tiny):
     assert p["owd_ms"]["up"]["p50"] == pytest.approx(5.0) and p["owd_ms"]["down"]["p95"] == pytest.approx(
         7.85
     )
-    assert p["jitter_ms"] == {"up": pytest.approx(0.5), "down": pytest.approx(2.5)}
+    assert p["ipdv_ms"] == {"up": pytest.approx(0.5), "down": pytest.approx(2.5)}
+    assert p["jitter_ms"]["up"] == pytest.approx(1 / 16 + 15 / 256)
+    assert p["counts"] == {"sent": 5, "answered": 4, "lost": 0, "in_flight": 1}
+    assert p["owd_ms"]["down"]["p99"] == pytest.approx(7 + 0.97 * 1)  # rank 2.97 of [5, 5, 7, 8]
+    assert s["schema_version"] == M.SUMMARY_SCHEMA_VERSION
     s2 = M.summarize(*synth.run(drop=("packets",)))
     assert s2["links"]["down"]["queue_delay_ms"]["p50"] is None
     assert s2["links"]["down"]["mean_backlog_bytes"] == pytest.approx(400)

@@ -326,3 +326,15 @@ def test_sweep_qdisc_option(tmp_path):
     assert sorted(x["qdisc"] for x in rows) == ["aqmlab.examples.codel:Codel", "pfifo"]
     r = cli("sweep", str(f), "--qdisc", "nosuch", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "--qdisc: 'nosuch' is not allowed" in r.stderr
+
+
+def test_the_doc_states_the_per_flow_queue_limitation_and_names_every_built_in_alternative():
+    # the alternatives named are the disciplines the core declares as keeping one queue per flow
+    import re
+
+    from aqmlab.metrics import flow_queue_qdiscs
+
+    doc = (Path(__file__).parents[2] / "docs" / "python-qdisc.md").read_text()
+    section = doc.split("### Limitation: one queue, no per-flow queues", 1)[1].split("\n## ", 1)[0]
+    assert "cannot keep packets in separate per-flow queues" in " ".join(section.split())
+    assert flow_queue_qdiscs() <= set(re.findall(r"`(\w+)`", section)), section

@@ -312,7 +312,8 @@ def test_voip_stream_on_an_idle_path_has_exact_one_way_delays_and_no_jitter():
     assert r.summary["flows"] == []  # a probe stream, not traffic
     assert p["owd_ms"]["up"]["p50"] == pytest.approx(20 + 0.0016 + 1.6, abs=1e-6)
     assert p["owd_ms"]["down"]["p95"] == pytest.approx(20 + 0.0016 + 0.16, abs=1e-6)
-    assert p["jitter_ms"] == {"up": 0.0, "down": 0.0} and p["loss"] == 0.0
+    assert p["jitter_ms"] == {"up": 0.0, "down": 0.0} and p["ipdv_ms"] == {"up": 0.0, "down": 0.0}
+    assert p["loss"] == 0.0
     assert r.tables["probes"].num_rows == 500  # one every 20 ms for 10 s
 
 

@@ -368,3 +368,44 @@ topology.down.qdisc = ["pfifo", {{ kind = "codel", target = "5ms" }}]
     assert r.returncode == 0, r.stderr
     assert '{"kind":"codel","target":"5ms"}' in r.stdout and "Traceback" not in r.stderr
     assert "2 runs" in r.stdout
+
+
+def test_a_changed_metric_recomputes_the_runs(tmp_path, monkeypatch):
+    # the run id covers the metric code: the same sweep after an edit of the metric function's
+    # module runs again and carries the new values, instead of keeping the stale ones
+    mod = tmp_path / "mod"
+    mod.mkdir()
+    monkeypatch.syspath_prepend(str(mod))
+    src = mod / "edited_metric.py"
+
+    def write(value: int) -> None:
+        src.write_text(f"def m(tables, meta):\n    return {{'answer': {value}}}, {{}}\n")
+        sys.modules.pop("edited_metric", None)
+
+    spec = S.parse_sweep(small_sweep(tmp_path, reps=1))
+    write(1)
+    res = S.run_sweep(spec, out=tmp_path / "o", jobs=1, metrics_fn="edited_metric:m")
+    assert res.ran == 4 and (res.table["answer"] == 1).all()
+    again = S.run_sweep(spec, out=tmp_path / "o", jobs=1, metrics_fn="edited_metric:m")
+    assert again.ran == 0 and again.skipped == 4
+    write(2)
+    os.utime(src, ns=(time.time_ns() + 10**9,) * 2)  # a new mtime even on a coarse clock
+    changed = S.run_sweep(spec, out=tmp_path / "o", jobs=1, metrics_fn="edited_metric:m")
+    assert changed.ran == 4 and (changed.table["answer"] == 2).all()
+
+
+def test_the_run_id_covers_the_summary_metrics_source(tmp_path, monkeypatch):
+    import importlib.machinery
+    import importlib.util
+
+    from aqmlab import metrics
+
+    copy = tmp_path / "metrics.py"
+    copy.write_bytes(Path(metrics.__file__).read_bytes())
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: (
+        importlib.machinery.ModuleSpec(name, None, origin=str(copy)) if name == "aqmlab.metrics"
+        else real(name, *a)))  # fmt: skip
+    same = S.run_id_for("x", "d", 1)
+    copy.write_text(copy.read_text() + "\n# a changed metric\n")
+    assert S.run_id_for("x", "d", 1) != same

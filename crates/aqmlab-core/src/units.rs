@@ -34,13 +34,30 @@ pub fn secs(t: Time) -> f64 {
     t as f64 / SEC as f64
 }
 
+/// The length of the exponent ("e9", "E-3") at the start of `s`; 0 when there is none. No unit
+/// starts with "e" or "E", so "1e9s" is 1e9 seconds.
+fn exponent_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    if !matches!(b.first(), Some(b'e' | b'E')) {
+        return 0;
+    }
+    let sign = usize::from(matches!(b.get(1), Some(b'+' | b'-')));
+    let digits = b[1 + sign..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        0
+    } else {
+        1 + sign + digits
+    }
+}
+
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
+    let mantissa = s
         .char_indices()
         .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
         .map(|(i, _)| i)
         .unwrap_or(s.len());
+    let end = mantissa + exponent_len(&s[mantissa..]);
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     Some((v, unit.trim()))
@@ -95,7 +112,10 @@ fn parse_unit(s: &str, units: &[(&str, f64)], what: &str, allowed: &str) -> Resu
 /// A regular expression for a non-negative number followed by one of `units` (JSON Schema's
 /// `pattern` dialect), as `split_number` and the parsers accept it.
 pub fn unit_pattern(units: &[&str]) -> String {
-    format!(r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)\s*({})\s*$", units.join("|"))
+    format!(
+        r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*({})\s*$",
+        units.join("|")
+    )
 }
 
 pub fn parse_time(s: &str) -> Result<Time, String> {
@@ -356,6 +376,24 @@ mod tests {
         assert!(parse_time("-5ms").is_err());
         assert!(parse_rate("10MB").is_err());
         assert!(parse_limit("1.5p").is_err());
+    }
+
+    #[test]
+    fn parses_numbers_with_an_exponent() {
+        assert_eq!(parse_time("1e9s"), Ok(1_000_000_000 * SEC));
+        assert_eq!(parse_time("2.5E-3s"), Ok(2_500 * US));
+        assert_eq!(parse_time("1e+2ms"), Ok(100 * MS));
+        assert_eq!(parse_rate("1e7bps"), Ok(10_000_000));
+        assert_eq!(parse_bytes("1.5e3B"), Ok(1_500));
+        assert_eq!(parse_limit("1e3p"), Ok(Limit::Packets(1000)));
+        // beyond the nanosecond counter's range: refused by name, never wrapped
+        assert_eq!(
+            parse_time("1e10s"),
+            Err("\"1e10s\" is too large a duration".into())
+        );
+        // an "e" without digits is not an exponent
+        assert!(parse_time("1es").is_err());
+        assert!(parse_time("1e").is_err());
     }
 
     #[test]

@@ -5,9 +5,10 @@ exit status 2; never a traceback.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
-import re
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -153,21 +154,7 @@ def _print_summary(res: Result) -> None:
         if parts:
             out.print(f"goodput (payload delivered in the window / its length), Mb/s: {', '.join(parts)}")
     if s["probes"]:
-        t = Table(title="latency probes")
-        cols = ["id", "RTT p50 ms", "p95", "max", "mean", "induced p50 ms", "OWD up p50", "down p50"]
-        for c in cols + ["jitter up ms", "down", "loss %"]:
-            t.add_column(c, justify="right")
-        for p in s["probes"]:
-            r = p["rtt_ms"]
-            t.add_row(
-                _fmt(p["id"]),
-                *(_fmt(r[k]) for k in ["p50", "p95", "max", "mean"]),
-                _fmt(p["induced_ms"]["p50"]),
-                *(_fmt(p["owd_ms"][d]["p50"]) for d in ("up", "down")),
-                *(_fmt(p["jitter_ms"][d]) for d in ("up", "down")),
-                _fmt(None if p["loss"] is None else 100 * p["loss"], 1),
-            )
-        out.print(t)
+        out.print(results.probe_table(s["probes"], _fmt))
     em = res.meta.get("emulator")
     if em:
         per_pkt = em["cpu_s"] / em["packets"] * 1e6 if em["packets"] else 0.0
@@ -187,6 +174,8 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         "goodput up Mb/s",
         "probe RTT p50 ms",
         "p95",
+        "jitter down ms",
+        "probe loss %",
         "qdelay down p50 ms",
         "p95",
         "qdelay up p95 ms",
@@ -204,6 +193,7 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
         }
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
+        p0 = probes[0] if probes else {"jitter_ms": {}, "loss": None}
         neck = s.get("bottleneck", {})
         down, up = s["links"][neck.get("down", "down")], s["links"][neck.get("up", "up")]
         t.add_row(
@@ -212,6 +202,8 @@ def _compare_table(results: list[tuple[str, Result]]) -> Table:
             _fmt(good["up"]),
             _fmt(rtt["p50"], 1),
             _fmt(rtt["p95"], 1),
+            _fmt(p0["jitter_ms"].get("down"), 2),
+            _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1),
             _fmt(down["queue_delay_ms"]["p50"], 1),
             _fmt(down["queue_delay_ms"]["p95"], 1),
             _fmt(up["queue_delay_ms"]["p95"], 1),
@@ -243,8 +235,7 @@ def run_cmd(
     """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    if out_dir.exists() and not out_dir.is_dir():
-        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
+    _check_out(out_dir)
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
     if names and sc.get("topology", {}).get("hops"):
@@ -253,11 +244,7 @@ def run_cmd(
             "set one hop's discipline with --set topology.hops.N.qdisc=NAME"
         )
     if qdisc is not None:
-        known = _qdisc_names()
-        bad = [n for n in names if n not in known and not pyqdisc.is_class_path(n)]
-        if bad or not names:
-            fail(f"--qdisc: {qdisc!r} is not allowed; allowed: a comma-separated list of {', '.join(known)} "
-                 "or module:Class (a discipline written in Python)")  # fmt: skip
+        _check_qdisc_names(qdisc, names)
     variants = []
     for n in names:
         q = pyqdisc.qdisc_table(n) if pyqdisc.is_class_path(n) else n
@@ -282,7 +269,7 @@ def run_cmd(
     try:
         for name, v in variants or [(None, sc)]:
             res = api.run_dict(v, seed=seed, warmup_s=warmup)
-            res.save(out_dir)
+            _save(res, out_dir)
             results.append((name, res))
     except ScenarioError as e:
         fail(str(e))
@@ -341,14 +328,13 @@ def emulate_cmd(
     command = list(ctx.args)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    if out_dir.exists() and not out_dir.is_dir():
-        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
+    _check_out(out_dir)
     sc = _scenario(scenario, sets)
     try:
         res, status = emu.emulate(sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime)
     except (ScenarioError, emu.EmulationError) as e:
         fail(str(e))
-    res.save(out_dir)
+    _save(res, out_dir)
     if as_json:
         sys.stdout.write(json.dumps({**res.summary, "run_dir": str(res.path)}, indent=1) + "\n")
     else:
@@ -361,18 +347,53 @@ def emulate_cmd(
         raise typer.Exit(code=status)
 
 
-_TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-
-
 def _seconds(value) -> float | None:
-    """A resolved duration ("30s", "1500ms", 30) in seconds; None when it is not of that form."""
+    """A resolved duration ("30s", "1500ms", 30) in seconds, read by the core's own parser; None
+    when it is not of that form."""
+    from aqmlab import _core
+
     if isinstance(value, (int, float)):
         return float(value)
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(s|ms|us|ns)\s*", str(value))
     try:
-        return float(m.group(1)) * _TIME_UNITS_S[m.group(2)] if m else None
+        return _core.parse_time(str(value)) / 1e9
     except ValueError:
         return None
+
+
+def _check_out(out_dir: Path) -> None:
+    """--out, before anything runs: a directory, or a path one can be created at, on a file
+    system that can be written to. One line naming the path otherwise, exit 2."""
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
+    parent = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
+    if not parent.is_dir():
+        fail(f"--out: {out_dir} cannot be created: {parent} is not a directory; allowed: a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        why = "read-only file system" if os.statvfs(parent).f_flag & os.ST_RDONLY else "permission denied"
+        fail(f"--out: {out_dir} cannot be written ({parent}: {why}); allowed: a writable directory")
+
+
+def _save(res: Result, out_dir: Path) -> None:
+    """Stores a run under --out; a full or failing disk is one line naming the path, exit 2."""
+    try:
+        res.save(out_dir)
+    except (OSError, store.duckdb.Error) as e:
+        where = f"stored in {res.path}, the catalog not updated" if res.path else "not stored"
+        fail(f"--out: {out_dir}: {getattr(e, 'strerror', None) or e} (the run was {where})")
+
+
+def _check_qdisc_names(text: str, names: list[str]) -> None:
+    """--qdisc: every item a built-in discipline or module:Class; the first bad item is named,
+    with the closest built-in name."""
+    known = _qdisc_names()
+    allowed = f"{', '.join(known)} or module:Class (a discipline written in Python)"
+    if not names:
+        fail(f"--qdisc: {text!r} is not allowed; allowed: a comma-separated list of {allowed}")
+    for n in names:
+        if n not in known and not pyqdisc.is_class_path(n):
+            close = difflib.get_close_matches(n, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            fail(f"--qdisc: {n!r} is not a queue discipline{hint}; allowed: {allowed}")
 
 
 def _qdisc_names() -> list[str]:
@@ -389,11 +410,13 @@ def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]
         r = runs[0]
         kind = "delay_ts" if r.has("packets") else "backlog_ts"
         path = r.path / f"{kind}.png"
+    else:
+        kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
+        path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
+    try:
         plots.save(plots.figure(kind, runs), path)
-        return [path]
-    kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
-    path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
-    plots.save(plots.figure(kind, runs), path)
+    except OSError as e:
+        fail(f"--out: {path}: {e.strerror or e} (the figure was not written; the run is stored)")
     return [path]
 
 
@@ -483,6 +506,25 @@ def list_tcp() -> None:
     for p in json.loads(_core.tcp_profiles()):
         t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
     out.print(t)
+
+
+@list_app.command("metrics")
+def list_metrics() -> None:
+    """Every key of a run summary (`aqmlab run --json`) and every column of the runs catalog,
+    with its definition, unit and window."""
+    from aqmlab import columns
+
+    for title, rows in (
+        ("run summary keys (aqmlab run --json, show --json)", columns.SUMMARY_METRICS),
+        ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
+    ):
+        t = Table(title=title)
+        for c in ("key", "definition", "unit", "window"):
+            t.add_column(c, overflow="fold")
+        for k, (definition, unit, window) in rows.items():
+            t.add_row(esc(k), esc(definition), esc(unit), esc(window))
+        out.print(t)
+    out.print(f"probe loss: {columns.IN_FLIGHT_RULE}", markup=False)
 
 
 @list_app.command("scenarios")

@@ -8,6 +8,7 @@ prints ONE line naming the bad value and what exists, and exits with code 2 (no 
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from aqmlab import columns
 from aqmlab.cli.console import err, fail, lazy, out
 
 store = lazy("aqmlab.store")
@@ -75,11 +77,18 @@ def runs_cmd(
 
 
 def show_cmd(
-    run: Annotated[str, typer.Argument(help="run id, prefix or path")], root: RootOpt = DEFAULT_ROOT
+    run: Annotated[str, typer.Argument(help="run id, prefix or path")],
+    root: RootOpt = DEFAULT_ROOT,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the stored summary as one JSON object (as run --json)")
+    ] = False,
 ) -> None:
     """Print a run's summary."""
     r = _load(run, root)
     s = r.summary
+    if as_json:
+        sys.stdout.write(json.dumps({**s, "run_dir": str(r.path)}, indent=1) + "\n")
+        return
     out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
               f"wall_s={s.get('wall_s')}")  # fmt: skip
     t = Table(title="bottleneck links")
@@ -103,13 +112,19 @@ def show_cmd(
             t.add_row(*(fmt(f.get(k)) for k in keys))
         out.print(t)
     if s.get("probes"):
-        t = Table(title="probes")
-        for k in ("id", "rtt p50 ms", "rtt p95 ms", "rtt max ms", "induced mean ms", "loss"):
-            t.add_column(k)
-        for p in s["probes"]:
-            t.add_row(str(p["id"]), fmt(p["rtt_ms"]["p50"]), fmt(p["rtt_ms"]["p95"]), fmt(p["rtt_ms"]["max"]),
-                      fmt(p["induced_ms"]["mean"]), fmt(p["loss"]))  # fmt: skip
-        out.print(t)
+        out.print(probe_table(s["probes"], fmt))
+
+
+def probe_table(probes: list[dict], fmt) -> Table:
+    """Per probe stream: RTT, one-way delay and RFC 3550 jitter per direction, lost and in-flight
+    probes and the loss (docs/metrics.md). A key a summary stored before it existed prints as
+    missing."""
+    t = Table(title="latency probes (VoIP, ping)")
+    for header, _ in columns.PROBE_TABLE:
+        t.add_column(header, justify="right")
+    for p in probes:
+        t.add_row(*(fmt(columns.value_at(p, path)) for _, path in columns.PROBE_TABLE))
+    return t
 
 
 QUERY_FORMATS = ("table", "csv", "json")

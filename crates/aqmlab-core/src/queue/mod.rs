@@ -244,6 +244,7 @@ impl QdiscInfo {
 pub fn parse_params<T: DeserializeOwned>(params: &Value) -> Result<T, String> {
     serde_path_to_error::deserialize::<_, T>(params.clone()).map_err(|e| {
         let path = e.path().to_string();
+        let shown_path = crate::scenario::key_path(e.path());
         let inner = e.into_inner().to_string();
         let value = params.get(&path);
         let mut msg = reword(&inner, value);
@@ -263,7 +264,7 @@ pub fn parse_params<T: DeserializeOwned>(params: &Value) -> Result<T, String> {
         if path == "." {
             msg
         } else {
-            format!("{path}: {msg}")
+            format!("{shown_path}: {msg}")
         }
     })
 }

@@ -1,0 +1,150 @@
+"""The metric catalogue (aqmlab.columns): every key a real `aqmlab run --json` prints and every
+`runs` column has a definition, a unit and a window; `aqmlab list metrics` and docs/metrics.md
+come from the same declarations; `show --json`, the catalog and the HTML report carry the VoIP
+numbers of the summary; the summary is versioned and CHANGELOG.md records the changes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from aqmlab import columns, metrics, store
+from aqmlab.cli import app
+
+runner = CliRunner()
+REPO = Path(__file__).parents[2]
+
+SCENARIO = """
+name = "catalogue"
+duration = "6s"
+[topology]
+rtt = "40ms"
+down = { rate = "4Mbps", qdisc = "fq_codel" }
+up = { rate = "1Mbps", qdisc = "pfifo", limit = "20p" }
+[[flows]]
+kind = "tcp"
+direction = "down"
+bytes = "400KB"
+[[flows]]
+kind = "tcp"
+direction = "up"
+[[flows]]
+kind = "voip"
+[[flows]]
+kind = "ping"
+interval = "50ms"
+[[flows]]
+kind = "web"
+conn_rate = 2
+[[flows]]
+kind = "webpage"
+page = "small"
+interval = "2s"
+"""
+
+
+def keys(d, prefix: str = "") -> list[str]:
+    """The leaf keys of a JSON document as dotted paths, list items as [i]."""
+    if isinstance(d, dict):
+        return [k for name, v in d.items() for k in keys(v, f"{prefix}.{name}" if prefix else name)]
+    if isinstance(d, list):
+        return [k for i, v in enumerate(d) for k in keys(v, f"{prefix}[{i}]")]
+    return [prefix]
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory) -> tuple[dict, Path]:
+    tmp = tmp_path_factory.mktemp("cat")
+    sc = tmp / "s.toml"
+    sc.write_text(SCENARIO)
+    res = runner.invoke(
+        app, ["run", str(sc), "--json", "--no-plot", "--out", str(tmp / "r"), "--warmup", "1"]
+    )
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout), tmp / "r"
+
+
+def test_every_key_run_json_prints_has_a_definition_unit_and_window(printed):
+    doc, _ = printed
+    found = keys(doc)
+    # the scenario exercises every block: links with drops, flows, web, webpage, two probe streams
+    for block in ("links.down.drops_by_reason.", "flows[1].", "web.", "webpage.", "probes[1].", "jitter_ms"):
+        assert any(block in k for k in found), block
+    undeclared = [k for k in found if columns.summary_metric(k) is None]
+    assert undeclared == [], f"declare these keys in aqmlab.columns.SUMMARY_METRICS: {undeclared}"
+    for k in found:
+        definition, _unit, window = columns.summary_metric(k)
+        assert definition and window in (columns.WINDOW, "run", "-"), k
+
+
+def test_every_catalog_column_has_its_definition():
+    for column, (definition, unit, window) in columns.catalog_metrics(store.RUN_COLUMNS).items():
+        assert definition and "?" not in (definition, window), column
+        assert unit == columns.unit(column) or not columns.unit(column), (column, unit)
+
+
+def test_list_metrics_prints_every_declaration():
+    res = runner.invoke(app, ["list", "metrics"])
+    assert res.exit_code == 0, res.output
+    text = re.sub(r"\s+", "", res.output)
+    for key in [*columns.SUMMARY_METRICS, *store.RUN_COLUMNS]:
+        assert key.replace(" ", "") in text, key
+
+
+def test_docs_metrics_md_is_generated_from_the_declarations():
+    doc = (REPO / "docs" / "metrics.md").read_text()
+    assert doc == columns.metrics_markdown(store.RUN_COLUMNS), (
+        "docs/metrics.md is stale: regenerate it with "
+        "python -c 'from aqmlab import columns, store; print(columns.metrics_markdown(store.RUN_COLUMNS), end=\"\")'"
+    )
+
+
+def test_show_json_is_the_stored_summary(printed):
+    doc, root = printed
+    run_dir = Path(doc["run_dir"])
+    res = runner.invoke(app, ["show", run_dir.name, "--root", str(root), "--json"])
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.stdout)
+    assert shown == {**json.loads((run_dir / "summary.json").read_text()), "run_dir": str(run_dir)}
+    assert shown == json.loads(json.dumps(doc))  # the same document run --json printed
+
+
+def test_show_and_the_catalog_carry_the_voip_numbers(printed):
+    doc, root = printed
+    p0 = doc["probes"][0]
+    res = runner.invoke(app, ["show", Path(doc["run_dir"]).name, "--root", str(root)])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "jitter" in flat and "in flight" in flat
+    for v in (p0["jitter_ms"]["down"], p0["owd_ms"]["up"]["p99"], p0["owd_ms"]["down"]["p95"]):
+        assert f"{v:.4g}" in res.output
+    row = store.query(root, "SELECT * FROM runs").iloc[0]
+    for column, path in columns.PROBE_COLUMNS.items():
+        assert row[column] == pytest.approx(columns.value_at(p0, path)), column
+
+
+def test_the_report_has_the_voip_section(printed, tmp_path):
+    doc, root = printed
+    out = tmp_path / "r.html"
+    res = runner.invoke(app, ["report", Path(doc["run_dir"]).name, "--root", str(root), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert "Latency probes (VoIP, ping)" in html
+    for header, _ in columns.PROBE_TABLE:
+        assert f"<th>{header}</th>" in html
+    j = doc["probes"][0]["jitter_ms"]["down"]
+    assert f"<td>{j:.4g}</td>" in html
+
+
+def test_the_summary_is_versioned_and_the_changelog_records_the_renames(printed):
+    doc, _ = printed
+    assert doc["schema_version"] == metrics.SUMMARY_SCHEMA_VERSION
+    log = (REPO / "CHANGELOG.md").read_text()
+    assert f"schema_version {metrics.SUMMARY_SCHEMA_VERSION}" in log
+    # each renamed or removed key is named with its replacement
+    assert "links.HOP.delivered" in log and "links.HOP.transmitted" in log
+    assert "probes[i].jitter_ms" in log and "probes[i].ipdv_ms" in log
