@@ -88,6 +88,23 @@ def label(column: str) -> str:
     return f"{name(column)} ({u})" if u else name(column)
 
 
+def quantity(column: str) -> str:
+    """What the column measures, without the direction of a link metric: "95th percentile
+    queueing delay" for ``up_queue_delay_p95_ms``; ``name`` for any other column."""
+    base = column.removeprefix("up_")
+    return _LINK[base][0] if base in _LINK else name(column)
+
+
+def label_dirs(column: str, dirs: Iterable[str]) -> str:
+    """The axis label of a link metric drawn for several directions: "95th percentile queueing
+    delay, down and up (ms)"; ``label`` for any other column."""
+    if not is_link(column):
+        return label(column)
+    u = unit(column)
+    text = f"{quantity(column)}, {' and '.join(dirs)}"
+    return f"{text} ({u})" if u else text
+
+
 def in_direction(column: str, direction: str) -> str:
     """The column of a link metric for ``direction``: ``queue_delay_p95_ms`` is the down link's,
     ``up_queue_delay_p95_ms`` its up twin; a column that is not a link metric is returned as is."""

@@ -176,6 +176,15 @@ class RunData:
         return name in self.tables
 
 
+def link_dirs(tables: Mapping) -> dict[str, str]:
+    """Each link (hop) of a run -> its direction, from its ``links`` table; {} for a run stored
+    before hops existed, whose links are named after their direction."""
+    links = tables.get("links")
+    if links is None or "hop" not in links.column_names:
+        return {}
+    return {r["hop"]: r["dir"] for r in links.select(["dir", "hop"]).to_pylist()}
+
+
 def _read_json(path: Path) -> Any:
     try:
         with open(path) as f:
@@ -744,13 +753,17 @@ def query(root: Path, sql: str) -> pd.DataFrame:
 
 
 def list_runs(
-    root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None
+    root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None, sweep: str | None = None
 ) -> pd.DataFrame:
-    """Catalog rows (newest first), optionally for one scenario name and/or an SQL condition."""
+    """Catalog rows (newest first), optionally for one scenario name, one sweep name and/or an
+    SQL condition."""
     conds, params = [], []
     if scenario is not None:
         conds.append("(scenario = ? OR name = ?)")
         params += [scenario, scenario]
+    if sweep is not None:
+        conds.append("sweep = ?")
+        params.append(sweep)
     if where:
         conds.append(f"({where})")
     sql = (
@@ -768,20 +781,21 @@ def list_runs(
 _SWEEP_OF_PATH = "regexp_extract(path, 'sweeps[/\\\\]([^/\\\\]+)[/\\\\]runs[/\\\\][^/\\\\]+$', 1)"
 
 
-def sweep_run_ids(root: Path, sweep: str) -> list[str]:
-    """The ids of the complete runs of the sweep named ``sweep`` (its ``name``, or its dataset
-    directory ``<name>-<digest>``) under ``root``, in grid order; [] when no sweep has that name."""
+def sweep_run_paths(root: Path, sweep: str) -> list[Path]:
+    """The (virtual) paths of the complete runs of the sweep named ``sweep`` (its ``name``, or
+    its dataset directory ``<name>-<digest>``) under ``root``, in grid order; [] when no sweep
+    has that name."""
     if not (Path(root) / "sweeps").is_dir():
         return []
     con = connect(root)
     try:
         rows = con.execute(
-            f"SELECT run_id FROM runs WHERE sweep = ? OR {_SWEEP_OF_PATH} = ? ORDER BY params, seed, run_id",
+            f"SELECT path FROM runs WHERE sweep = ? OR {_SWEEP_OF_PATH} = ? ORDER BY params, seed, run_id",
             [sweep, sweep],
         ).fetchall()
     finally:
         con.close()
-    return [r[0] for r in rows]
+    return [Path(r[0]) for r in rows]
 
 
 def sweep_names(root: Path) -> list[str]:
@@ -793,7 +807,8 @@ def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list
     """The runs among ``run_ids`` whose ``runs`` row matches every ``KEY=VALUE`` of ``where``.
 
     KEY is a grid key as the sweep file writes it (``topology.up.rate``, ``params.load``), as
-    ``meta['params']`` stores it (``load``), or any ``runs`` column; VALUE is read as the
+    ``meta['params']`` stores it (``load``), its last part when no other grid key ends the same
+    way (``rate``), or any ``runs`` column; VALUE is read as the
     column's type (a number for a number column). ValueError names a bad condition."""
     where = list(where)
     if not where:
@@ -825,9 +840,9 @@ def _condition(text: str, cols: dict[str, str]) -> tuple[str, Any]:
     grid = [c for c in cols if c not in RUN_COLUMNS]
     if not sep or not key:
         raise ValueError(f"--where {text!r}: expected KEY=VALUE, e.g. {grid[0] if grid else 'seed'}=...")
-    col = next(
-        (c for c in (key, grid_column(key), grid_column(key.removeprefix("params."))) if c in cols), None
-    )
+    named = [c for c in (key, grid_column(key), grid_column(key.removeprefix("params."))) if c in cols]
+    tail = [c for c in grid if c.endswith("_" + grid_column(key))]  # a short key: 'rate'
+    col = named[0] if named else tail[0] if len(tail) == 1 else None
     if col is None:
         raise ValueError(f"--where {key!r}: no such key; allowed: the grid keys "
                          f"({', '.join(grid) or 'none'}) or a runs column (aqmlab query 'DESCRIBE runs')")  # fmt: skip
