@@ -807,8 +807,8 @@ def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list
     """The runs among ``run_ids`` whose ``runs`` row matches every ``KEY=VALUE`` of ``where``.
 
     KEY is a grid key as the sweep file writes it (``topology.up.rate``, ``params.load``), as
-    ``meta['params']`` stores it (``load``), its last part when no other grid key ends the same
-    way (``rate``), or any ``runs`` column; VALUE is read as the
+    ``meta['params']`` stores it (``load``, ``qdisc`` for the label ``params.qdisc``), else any
+    ``runs`` column, else the last part of one grid key (``rate``); VALUE is read as the
     column's type (a number for a number column). ValueError names a bad condition."""
     where = list(where)
     if not where:
@@ -840,7 +840,7 @@ def _condition(text: str, cols: dict[str, str]) -> tuple[str, Any]:
     grid = [c for c in cols if c not in RUN_COLUMNS]
     if not sep or not key:
         raise ValueError(f"--where {text!r}: expected KEY=VALUE, e.g. {grid[0] if grid else 'seed'}=...")
-    named = [c for c in (key, grid_column(key), grid_column(key.removeprefix("params."))) if c in cols]
+    named = [c for c in (grid_column(key), grid_column(key.removeprefix("params.")), key) if c in cols]
     tail = [c for c in grid if c.endswith("_" + grid_column(key))]  # a short key: 'rate'
     col = named[0] if named else tail[0] if len(tail) == 1 else None
     if col is None:
