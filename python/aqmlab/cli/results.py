@@ -315,7 +315,14 @@ def report_cmd(
 def export_flent_cmd(
     run: Annotated[str, typer.Argument(help="run id, prefix or path")],
     output: Annotated[Path, typer.Option("-o", "--output", help="FILE.flent.gz")],
-    test: Annotated[str | None, typer.Option("--test", help="Flent test name (guessed if omitted)")] = None,
+    test: Annotated[
+        str | None,
+        typer.Option(
+            "--test",
+            help="Flent test name (default: the one the run's flows reproduce; "
+            "the choice, the reason and what it leaves out are printed)",
+        ),
+    ] = None,
     warmup: Annotated[
         float | None,
         typer.Option("--warmup", help="seconds left out of every series; default: the run's own warm-up"),
