@@ -2,14 +2,26 @@
 
 The ``runs`` catalog columns (``store.RUN_COLUMNS``, one flattened summary per run) and the
 derived metrics of ``plots.metric_value`` are named here for axis labels, legends and tables.
-Link metrics are declared once for the ``down`` direction; their ``up_`` twins are derived.
-``label(column)`` gives "95th percentile queueing delay, down (ms)"; a column not declared
-falls back to its own name with a unit read off its suffix, so nothing is ever unlabelled.
+Link metrics are declared once for the ``down`` direction; their ``up_`` twins are derived
+(``in_direction``). ``label(column)`` gives "95th percentile queueing delay, down (ms)"; a column
+not declared falls back to its own name with a unit read off its suffix, so nothing is ever
+unlabelled.
+
+Which direction a table or figure shows is decided once, by ``loaded_dirs``: the direction(s)
+where the run's load is (see there); ``shown_dirs`` applies a ``--dir`` choice over many runs.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
+
+DIRECTIONS = ("down", "up")
+DIR_CHOICES = ("up", "down", "both")
+"""The values of ``--dir``: one direction, or both."""
+
 _LINK = {
+    "qdisc": ("queue discipline", ""),
     "queue_delay_p50_ms": ("median queueing delay", "ms"),
     "queue_delay_p95_ms": ("95th percentile queueing delay", "ms"),
     "queue_delay_p99_ms": ("99th percentile queueing delay", "ms"),
@@ -20,12 +32,13 @@ _LINK = {
     "marks": ("CE marks at the bottleneck", "packets"),
     "mean_backlog_pkts": ("mean backlog", "packets"),
     "mean_backlog_bytes": ("mean backlog", "bytes"),
+    "enorm": ("mean backlog / buffer size", "fraction"),
 }
 
 COLUMNS: dict[str, tuple[str, str]] = {
     "seed": ("seed", ""),
-    "qdisc": ("queue discipline, down", ""),
-    "up_qdisc": ("queue discipline, up", ""),
+    "dir": ("loaded direction(s)", ""),
+    "sweep": ("sweep", ""),
     "duration_s": ("simulated duration", "s"),
     "warmup_s": ("warm-up skipped by the metrics", "s"),
     "wall_s": ("wall-clock time", "s"),
@@ -42,7 +55,6 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "probe_rtt_mean_ms": ("mean probe RTT", "ms"),
     "probe_induced_mean_ms": ("mean induced latency (probe RTT - base RTT)", "ms"),
     "probe_loss": ("probe loss", "fraction"),
-    "enorm": ("mean backlog / buffer size, down", "fraction"),
     "tcp_share": ("TCP share of delivered bytes", "fraction"),
 }
 """column -> (readable name, unit); "" for a unitless label."""
@@ -216,6 +228,8 @@ _META_COLUMNS = {
     "version": ("the aqmlab version that ran it", "", "-"),
     "path": ("where the run is stored", "", "-"),
     "params": ("a sweep's labels and overrides of the run (JSON)", "", "-"),
+    "sweep": ("the name of the sweep the run belongs to (empty for a single run)", "", "-"),
+    "dir": ("the loaded direction(s) of the run: down, up or both (columns.loaded_dirs)", "", "-"),
     "duration_s": ("simulated duration T_end", "s", "-"),
     "n_flows": ("flows, probe streams left out", "count", "-"),
     "retransmits": ("TCP retransmissions, summed over the flows", "packets", "run"),
@@ -309,3 +323,77 @@ Probe loss and the in-flight rule: {IN_FLIGHT_RULE}
 
 {table(catalog_metrics(catalog_columns))}
 """
+
+
+def quantity(column: str) -> str:
+    """What the column measures, without the direction of a link metric: "95th percentile
+    queueing delay" for ``up_queue_delay_p95_ms``; ``name`` for any other column."""
+    base = column.removeprefix("up_")
+    return _LINK[base][0] if base in _LINK else name(column)
+
+
+def label_dirs(column: str, dirs: Iterable[str]) -> str:
+    """The axis label of a link metric drawn for several directions: "95th percentile queueing
+    delay, down and up (ms)"; ``label`` for any other column."""
+    if not is_link(column):
+        return label(column)
+    u = unit(column)
+    text = f"{quantity(column)}, {' and '.join(dirs)}"
+    return f"{text} ({u})" if u else text
+
+
+def in_direction(column: str, direction: str) -> str:
+    """The column of a link metric for ``direction``: ``queue_delay_p95_ms`` is the down link's,
+    ``up_queue_delay_p95_ms`` its up twin; a column that is not a link metric is returned as is."""
+    base = column.removeprefix("up_")
+    if base not in _LINK:
+        return column
+    return base if direction == "down" else f"up_{base}"
+
+
+def is_link(column: str) -> bool:
+    """Whether ``column`` is a link metric (one column per direction)."""
+    return column.removeprefix("up_") in _LINK
+
+
+LOAD_SHARE = 0.5
+"""A direction is loaded when its bottleneck's utilisation is at least this share of the busiest
+direction's (``loaded_dirs``)."""
+
+IDLE_UTILISATION = 0.05
+"""Below this utilisation on every direction a run is idle and every direction is shown."""
+
+
+def loaded_dirs(row: Mapping) -> list[str]:
+    """The direction(s) where a run's load is, from its bottleneck utilisations (a ``runs`` row or
+    ``store.flatten_summary``: ``utilization`` down, ``up_utilization`` up). The rule: a direction
+    is loaded when its utilisation is at least ``LOAD_SHARE`` of the busiest direction's; when no
+    direction reaches ``IDLE_UTILISATION`` (an idle path) or none reports one, every direction.
+    Four uploads on a 20/2 Mbit/s path (up 1.0, down 0.007: the ACKs) give ["up"]; rrul's four
+    flows each way give both."""
+    util = {}
+    for d in DIRECTIONS:
+        u = row.get(in_direction("utilization", d))
+        if u is not None and not math.isnan(u):  # NaN: a missing value in a pandas row
+            util[d] = float(u)
+    top = max(util.values(), default=0.0)
+    if top < IDLE_UTILISATION:
+        return list(DIRECTIONS)
+    return [d for d in DIRECTIONS if util.get(d, 0.0) >= LOAD_SHARE * top]
+
+
+def dir_name(dirs: Iterable[str]) -> str:
+    """'down', 'up' or 'both' for a list of directions."""
+    dirs = [d for d in DIRECTIONS if d in set(dirs)]
+    return dirs[0] if len(dirs) == 1 else "both"
+
+
+def shown_dirs(choice: str | None, rows: Iterable[Mapping]) -> list[str]:
+    """The directions a table or figure over ``rows`` shows: ``choice`` ('up', 'down', 'both'),
+    or, when None, every direction loaded in at least one of the rows (``loaded_dirs``)."""
+    if choice is not None:
+        if choice not in DIR_CHOICES:
+            raise ValueError(f"--dir: {choice!r} is not allowed; allowed: {', '.join(DIR_CHOICES)}")
+        return list(DIRECTIONS) if choice == "both" else [choice]
+    found = {d for r in rows for d in loaded_dirs(r)}
+    return [d for d in DIRECTIONS if d in found] or list(DIRECTIONS)

@@ -39,6 +39,9 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   download``/``TCP upload``, ``http-rrul`` the ``rrul_be`` flow set (http-rrul.conf includes
   rrul_be.conf, so an aqmlab ``rrul`` run's marked flows take rrul_be's names). A run with a
   voip flow too is guessed as ``voip``/``voip-1up``; ``--test http-1up`` gives its HTTP view.
+  ``voip`` (voip.conf: the VoIP series alone) exports the stream of any run with one; the run's
+  TCP flows are then load that the file does not record, as when Flent's voip test runs beside
+  other traffic.
   Approximations: the webpage flow repeats fetches by http-getter's rule (a cycle every
   interval, or when the previous one ends) but at its own ``interval``, where Flent's HTTP tests
   pass ``-i`` STEP_SIZE (200 ms); a fetch that timed out or was cut by the run's end has no
@@ -50,6 +53,10 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
 A Flent test carries one VoIP stream and one http-getter: a run with several ``voip`` or
 ``webpage`` flows exports each one by ``flow=`` (``export_flent(..., flow=ID)``, ``aqmlab export
 --flent --flow ID``), the others left out.
+
+``guess`` names the test a run's flows reproduce and why; ``notes`` lists the flows a test's
+series leave out and, for a voip flow, the VoIP tests that carry it (``aqmlab export flent``
+prints both).
 """
 
 from __future__ import annotations
@@ -110,27 +117,34 @@ def _classify(run) -> tuple[list[dict], list[dict], list[int]]:
 
 def guess_test(run) -> str:
     """The Flent test whose flow set the run reproduces (ValueError when none fits)."""
+    return guess(run)[0]
+
+
+def guess(run) -> tuple[str, str]:
+    """(the Flent test whose flow set the run reproduces, the flows that decide it); ValueError
+    when none fits."""
     up, down, probes = _classify(run)
     nu, nd = len(up), len(down)
+    tcp = f"{nu} upload and {nd} download TCP flows"
     if _voip_flows(run) and (nu, nd) in VOIP_TESTS:
-        return VOIP_TESTS[(nu, nd)]
+        return VOIP_TESTS[(nu, nd)], f"a voip flow beside {tcp}"
     if _kind_flows(run, "webpage") and (nu, nd) in HTTP_TESTS:
-        return HTTP_TESTS[(nu, nd)]
+        return HTTP_TESTS[(nu, nd)], f"a webpage flow beside {tcp}"
     if nu == 0 and nd == 0:
         if probes:
-            return "ping"
+            return "ping", f"{len(probes)} probe stream(s) and no TCP flow"
         if run.tables.get("queue") is not None:
-            return "qdisc-stats"
+            return "qdisc-stats", "no TCP flow and no probe stream: the queue's statistics"
     elif nu == 4 and nd == 4 and len({r["base_rtt_ns"] for r in up}) == 1:
-        return "rrul"
+        return "rrul", f"{tcp}, all at one base RTT"
     elif nu == 1 and nd == 0:
-        return "tcp_1up"
+        return "tcp_1up", tcp
     elif nd == 0:
-        return "tcp_nup"
+        return "tcp_nup", tcp
     elif nu == 0:
-        return "tcp_ndown"
+        return "tcp_ndown", tcp
     elif nu == nd and nu <= 4:
-        return "rtt_fair4be"
+        return "rtt_fair4be", f"{tcp}, at most 4 each way"
     raise ValueError(
         f"no Flent test matches {nu} upload and {nd} download TCP flows with {len(probes)} probe streams; "
         f"choose one with --test ({', '.join(SUPPORTED)}); 'qdisc-stats' exports any run's queue"
@@ -425,7 +439,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         nu, nd = next(k for k, v in VOIP_TESTS.items() if v == test)
         if test == "voip-rrul":  # voip-rrul.conf includes rrul_be.conf
             tcp_names, ping_names = _rrul_names(test, up, down, probes)
-        else:
+        elif test == "voip-1up":
             _need_count(test, "upload TCP flows", len(up), nu)
             _need_count(test, "download TCP flows", len(down), nd)
             tcp_names = [("TCP upload", r) for r in up]
@@ -533,12 +547,40 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
     }
 
 
+def notes(run, data: dict) -> list[str]:
+    """What an export of ``run`` (``data``, from ``build``) leaves out: the flows no series of its
+    test carries and, for a voip flow left out, the VoIP tests that would carry it."""
+    test = data["metadata"]["NAME"]
+    carried = {m.get("AQMLAB_FLOW") for m in data["metadata"]["SERIES_META"].values()}
+    rows = sorted(run.tables["flows"].select(["flow", "kind"]).to_pylist(), key=lambda r: r["flow"])
+    left = [r for r in rows if r["flow"] not in carried]
+    if not left:
+        return []
+    out = [
+        f"left out (no series of '{test}' carries them): "
+        + ", ".join(f"{r['kind']} flow {r['flow']}" for r in left)
+    ]
+    if any(r["kind"] == "voip" for r in left):
+        up, down, _ = _classify(run)
+        fits = {"voip": "the stream alone"}
+        fits |= {t: f"with {nu} upload and {nd} download TCP flows" for (nu, nd), t in VOIP_TESTS.items()
+                 if (nu, nd) == (len(up), len(down)) and t != "voip"}  # fmt: skip
+        out.append(
+            "Flent's VoIP tests carry a voip flow: " + "; ".join(f"--test {t} ({w})" for t, w in fits.items())
+        )
+    return out
+
+
 def export_flent(
     run, test: str | None, out_path: str | Path, warmup_s: float | None = None, flow: int | None = None
 ) -> Path:
     """Write ``run`` as a Flent ``.flent.gz`` file for ``test`` (guessed when None); see ``build``
     for ``warmup_s`` and ``flow``."""
-    data = build(run, test, warmup_s, flow)
+    return write(build(run, test, warmup_s, flow), out_path)
+
+
+def write(data: dict, out_path: str | Path) -> Path:
+    """Write the Flent data object ``data`` (``build``) to ``out_path`` (gzip, atomically)."""
     out_path = Path(out_path)
     data["metadata"]["DATA_FILENAME"] = out_path.name
     out_path.parent.mkdir(parents=True, exist_ok=True)

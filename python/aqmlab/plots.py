@@ -5,6 +5,12 @@ Every figure function takes a list of loaded runs (``store.RunData``, or anythin
 ``matplotlib.figure.Figure`` with labelled axes (units), a legend and a title naming the
 scenario and the qdisc per direction. ``save(fig, path)`` writes PNG/SVG/PDF by extension.
 
+Every kind takes ``direction``: "up", "down" or "both"; by default the direction(s) where the
+runs' load is (``columns.shown_dirs``). The link figures (queueing delay, backlog, the per-run
+link metrics of box/bar/parallel) show those directions' bottlenecks, and legends and groups
+name the discipline of those directions, plus any direction whose discipline differs between
+the runs, never another direction's alone.
+
 ``KINDS`` maps a kind name to its function; ``figure(kind, runs, **opts)`` dispatches and
 raises ``UnknownKind`` listing the kinds. A figure that needs a table the run did not record
 raises ``metrics.MissingTableError`` naming the run, the table and the figure.
@@ -28,7 +34,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
-from aqmlab import columns
+from aqmlab import api, columns, store
 from aqmlab import metrics as M
 from aqmlab.store import flatten_summary
 
@@ -50,35 +56,82 @@ def _tables(run) -> dict:
 def _need(run, table: str, fig: str):
     t = run.tables.get(table)
     if t is None:
-        level = (run.meta.get("record") or {}).get("level", "?")
         raise M.MissingTableError(
-            f"run '{run.run_id}' has no '{table}' table (recording level '{level}'); figure '{fig}' needs it"
+            f"run '{run.run_id}' has no '{table}' table ({missing_reason(run, table)}); figure '{fig}' needs it"
         )
     return t
 
 
-def qdisc_label(run) -> str:
+def missing_reason(run, table: str) -> str:
+    """Why a run has no ``table``, and how to record it."""
+    level = (run.meta.get("record") or {}).get("level", "?")
+    need = next(t["level"] for t in store.LAYOUT if t["name"] == table)
+    low = level in api.LEVELS and api.LEVELS.index(level) < api.LEVELS.index(need)
+    sweep_dir = getattr(run, "sweep_dir", None)
+    if sweep_dir is None:
+        return f"recording level '{level}'" + (f"; record.level = '{need}' records it" if low else "")
+    steps = [f"record.level = '{need}' in its [set]"] if low else []
+    steps += ["--keep-packets"] if table == "packets" else []
+    why = f"sweep '{store.sweep_name(str(sweep_dir))}' did not store it"
+    if not steps:
+        return why
+    return f"{why}: rerun it with {' and '.join(steps)} and a new --out (runs already complete are not recomputed)"
+
+
+def _row(run) -> dict:
+    return flatten_summary(run.summary or {}, run.meta)
+
+
+def shown_dirs(runs: Sequence, direction: str | None = None) -> list[str]:
+    """The directions figures of ``runs`` show: ``direction`` ('up', 'down', 'both'), by default
+    those where the runs' load is (``columns.shown_dirs``)."""
+    return columns.shown_dirs(direction, [_row(r) for r in runs])
+
+
+def _link_dir(run) -> dict[str, str]:
+    """Each link (hop) of the run -> its direction."""
+    return store.link_dirs(run.tables)
+
+
+def _hops(run, dirs: Sequence[str]) -> list[str]:
+    """The run's hops in the directions ``dirs``, in path order."""
+    ld = _link_dir(run)
+    return [h for h in M.directions(_tables(run), run.meta) if ld.get(h, h) in dirs]
+
+
+def qdisc_label(run, dirs: Sequence[str] | None = None) -> str:
     """'down=codel up=pfifo' from the summary (or the scenario); every hop by name for a path
-    of hops ('router=fq_codel modem=pfifo cmts=pfifo')."""
+    of hops ('router=fq_codel modem=pfifo cmts=pfifo'); only the links of ``dirs`` when given."""
     parts = []
     links = (run.summary or {}).get("links") or {}
+    ld = _link_dir(run)
     for d in links or ("down", "up"):
+        if dirs is not None and ld.get(d, d) not in dirs:
+            continue
         q = (links.get(d) or {}).get("qdisc") or M.qdisc_config(run.meta, d).get("name")
         if q:
             parts.append(f"{d}={q}")
     return " ".join(parts)
 
 
-def _qdisc_short(run) -> str:
-    """'codel' when every hop runs the same discipline, else 'down=pie up=pfifo'."""
-    qd = qdisc_label(run)
+def _qdisc_short(run, dirs: Sequence[str] | None = None) -> str:
+    """'codel' when every hop (of ``dirs``) runs the same discipline, else 'down=pie up=pfifo'."""
+    qd = qdisc_label(run, dirs)
     names = {p.split("=", 1)[1] for p in qd.split()}
     return names.pop() if len(names) == 1 else qd
 
 
-def run_label(run) -> str:
-    """Legend label of one run on its own: the discipline(s) ('codel', 'down=pie up=pfifo')."""
-    return _qdisc_short(run)
+def _qdisc_dirs(runs: Sequence, dirs: Sequence[str]) -> list[str]:
+    """The directions whose discipline a legend names: the shown ones, and any other whose
+    discipline differs between ``runs`` (so that runs differing in it are told apart)."""
+    varying = [d for d in columns.DIRECTIONS if len({qdisc_label(r, [d]) for r in runs}) > 1]
+    return [d for d in columns.DIRECTIONS if d in dirs or d in varying]
+
+
+def run_label(run, dirs: Sequence[str] | None = None) -> str:
+    """Legend label of one run on its own: the discipline(s) ('codel', 'down=pie up=pfifo') of
+    the directions ``dirs`` (all when None)."""
+    return _qdisc_short(run, dirs)
 
 
 def _params(run) -> dict:
@@ -117,15 +170,17 @@ def _fmt_value(v) -> str:
     return str(v)
 
 
-def run_labels(runs: Sequence) -> list[str]:
-    """Readable legend labels for ``runs``, one each: the discipline, then the grid values that
+def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
+    """Readable legend labels for ``runs``, one each: the discipline (of the directions ``dirs``
+    and any whose discipline differs, ``_qdisc_dirs``; all when None), then the grid values that
     differ between the runs ('pie, rate=10Mbps'), then the scenario and the seed only where
     they tell runs apart. Never a run id unless two runs are otherwise identical."""
     runs = list(runs)
     vary = varying_params(runs)
+    qdirs = None if dirs is None else _qdisc_dirs(runs, dirs)
     labels = []
     for r in runs:
-        parts = [_qdisc_short(r)]
+        parts = [_qdisc_short(r, qdirs)]
         parts += [f"{short_key(k, vary)}={_fmt_value(_params(r).get(k, '-'))}" for k in vary]
         labels.append(", ".join(parts))
     if len(set(labels)) < len(labels):
@@ -186,7 +241,11 @@ def _dots(i: int, **kw) -> dict:
     return {"color": st["color"], "marker": _MARKERS[(i // 10) % 5], "linestyle": "none", **kw}
 
 
-def _title(runs: Sequence, what: str) -> str:
+def _title(runs: Sequence, what: str, dirs: Sequence[str] | None = None) -> str:
+    """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure) and every
+    run's disciplines."""
+    if dirs is not None:
+        what = f"{what} ({' and '.join(dirs)} link{'s' if len(dirs) > 1 else ''})"
     scen = sorted({(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs})
     qd = sorted({qdisc_label(r) for r in runs})
     params = sorted({json.dumps(r.meta.get("params"), sort_keys=True) for r in runs if r.meta.get("params")})
@@ -220,32 +279,47 @@ def _legend(ax) -> None:
         ax.legend(fontsize=7)
 
 
-def _dirs(run, direction: str | None) -> list[str]:
-    return [direction] if direction else M.directions(_tables(run), run.meta)
-
-
 def metric_value(run, name: str) -> float | None:
     """A per-run scalar: a flattened summary column (store.RUN_COLUMNS, e.g.
     ``queue_delay_p95_ms``, ``utilization``, ``goodput_mbps_total``, ``probe_induced_mean_ms``)
-    or ``enorm`` (E[Q]/Q_max, down), ``tcp_share`` (share of delivered bytes of kind tcp)."""
-    if name == "enorm":
-        return M.normalized_mean_backlog(_tables(run), run.meta, "down")
+    or ``enorm`` (E[Q]/Q_max of the down bottleneck; ``up_enorm`` the up one's), ``tcp_share``
+    (share of delivered bytes of kind tcp)."""
+    if name.removeprefix("up_") == "enorm":
+        d = "up" if name.startswith("up_") else "down"
+        return M.normalized_mean_backlog(
+            _tables(run), run.meta, (run.summary.get("bottleneck") or {}).get(d, d)
+        )
     if name == "tcp_share":
         return M.class_share(_tables(run), "kind", "tcp")
-    row = flatten_summary(run.summary, run.meta)
+    row = _row(run)
     if name not in row:
-        raise KeyError(f"unknown metric '{name}'; known: {', '.join(sorted(row))}, enorm, tcp_share")
+        raise KeyError(
+            f"unknown metric '{name}'; known: {', '.join(sorted(row))}, enorm, up_enorm, tcp_share"
+        )
     v = row[name]
     return None if v is None else float(v)
 
 
-def group_value(run, key: str) -> str:
-    """A run's group for ``key``: meta['params'][key], else a flattened summary column
-    (``qdisc``, ``up_qdisc``, ``seed``...), else the scenario's top-level value."""
+def _metric_columns(metric: str | None, default: str, dirs: Sequence[str]) -> list[str]:
+    """The columns a figure draws: ``metric`` as given, or the link metric ``default`` for each
+    shown direction."""
+    return [metric] if metric is not None else [columns.in_direction(default, d) for d in dirs]
+
+
+def _metric_label(cols: Sequence[str], dirs: Sequence[str]) -> str:
+    return columns.label(cols[0]) if len(cols) == 1 else columns.label_dirs(cols[0], dirs)
+
+
+def group_value(run, key: str, dirs: Sequence[str] | None = None) -> str:
+    """A run's group for ``key``: meta['params'][key], else for ``qdisc`` the discipline of the
+    directions ``dirs`` (all when None; ``_qdisc_short``), else a flattened summary column
+    (``up_qdisc``, ``seed``...), else the scenario's top-level value."""
     params = run.meta.get("params") or {}
     if key in params:
         return str(params[key])
-    row = flatten_summary(run.summary, run.meta)
+    if key == "qdisc":
+        return _qdisc_short(run, dirs)
+    row = _row(run)
     if row.get(key) is not None:
         return str(row[key])
     v = (run.meta.get("scenario") or {}).get(key)
@@ -265,12 +339,13 @@ def _warmup(run, warmup_s: float | None) -> float:
 
 def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: float | None = None) -> Figure:
     """Queueing (sojourn) delay of each transmitted packet against its enqueue time, from the
-    warm-up on (``_warmup``)."""
-    fig, ax = _fig(_title(runs, "Per-packet queueing delay"), "time (s)", "queueing delay (ms)")
+    warm-up on (``_warmup``), at the hops of the shown direction(s)."""
+    shown = shown_dirs(runs, direction)
+    fig, ax = _fig(_title(runs, "Per-packet queueing delay", shown), "time (s)", "queueing delay (ms)")
     i = 0
-    for run, lab in zip(runs, run_labels(runs)):
+    for run, lab in zip(runs, run_labels(runs, shown)):
         _need(run, "packets", "delay_ts")
-        dirs = _dirs(run, direction)
+        dirs = _hops(run, shown)
         for d in dirs:
             p = run.tables["packets"]
             t = M._filter_dir(p, d)
@@ -287,14 +362,16 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
 
 
 def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str = "bytes") -> Figure:
-    """Queue backlog over time (queue samples; the exact step function from packets if no samples)."""
+    """Queue backlog over time (queue samples; the exact step function from packets if no samples)
+    at the hops of the shown direction(s)."""
+    shown = shown_dirs(runs, direction)
     ylabel = "backlog (bytes)" if unit == "bytes" else "backlog (packets)"
-    fig, ax = _fig(_title(runs, "Queue backlog"), "time (s)", ylabel)
+    fig, ax = _fig(_title(runs, "Queue backlog", shown), "time (s)", ylabel)
     i = 0
-    for run, lab in zip(runs, run_labels(runs)):
+    for run, lab in zip(runs, run_labels(runs, shown)):
         if run.tables.get("queue") is None and run.tables.get("packets") is None:
             _need(run, "queue", "backlog_ts")
-        dirs = _dirs(run, direction)
+        dirs = _hops(run, shown)
         for d in dirs:
             t, v, exact = M.backlog_steps(_tables(run), run.meta, d, unit)
             t = np.r_[t, run.meta["duration_ns"]]
@@ -327,11 +404,11 @@ def _flow_series_by_flow(run, fig: str):
         yield int(f), info.get(int(f), {}), fs.filter(m).take(order), sizes
 
 
-def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
+def goodput_timeseries(runs: Sequence, smoothing: int = 1, direction: str | None = None) -> Figure:
     """Per-flow goodput (Mbit/s) between consecutive flow_series samples (delivered bytes)."""
     fig, ax = _fig(_title(runs, "Per-flow goodput"), "time (s)", "goodput (Mbit/s)")
     i = 0
-    for run, rlab in zip(runs, run_labels(runs)):
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
         for f, info, tab, sizes in _flow_series_by_flow(run, "goodput_ts"):
             if info.get("kind") in M.PROBE_KINDS:
                 continue
@@ -349,11 +426,11 @@ def goodput_timeseries(runs: Sequence, smoothing: int = 1) -> Figure:
     return fig
 
 
-def cwnd_timeseries(runs: Sequence) -> Figure:
+def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     """TCP congestion window (bytes) of each TCP flow."""
     fig, ax = _fig(_title(runs, "TCP congestion window"), "time (s)", "cwnd (bytes)")
     i = 0
-    for run, rlab in zip(runs, run_labels(runs)):
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
         for f, info, tab, sizes in _flow_series_by_flow(run, "cwnd_ts"):
             cw = tab.column("cwnd_bytes").to_numpy().astype(np.float64)
             if info.get("kind", "tcp") != "tcp" or not cw.any():
@@ -384,11 +461,11 @@ def _probe_names(run) -> dict[int, str]:
     return names
 
 
-def rtt_timeseries(runs: Sequence) -> Figure:
+def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     """Probe RTT (ms) against send time; lost probes are not drawn."""
     fig, ax = _fig(_title(runs, "Probe RTT"), "time (s)", "RTT (ms)")
     i = 0
-    for run, lab in zip(runs, run_labels(runs)):
+    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
         _need(run, "probes", "rtt_ts")
         for f, name in _probe_names(run).items():
             t = M.probe_table(_tables(run), f)
@@ -405,14 +482,15 @@ def rtt_timeseries(runs: Sequence) -> Figure:
 # --------------------------------------------------------------------------- distributions
 
 
-def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float | None = None) -> Figure:
-    """CDF of the per-packet queueing delay, one curve per run and direction, from the warm-up
-    on (``_warmup``)."""
-    fig, ax = _fig(_title(runs, "Queueing delay CDF"), "queueing delay (ms)", "cumulative probability")
+def delay_cdf(runs: Sequence, direction: str | None = None, warmup_s: float | None = None) -> Figure:
+    """CDF of the per-packet queueing delay, one curve per run and hop of the shown
+    direction(s), from the warm-up on (``_warmup``)."""
+    shown = shown_dirs(runs, direction)
+    fig, ax = _fig(_title(runs, "Queueing delay CDF", shown), "queueing delay (ms)", "cumulative probability")
     i = 0
-    for run, lab in zip(runs, run_labels(runs)):
+    for run, lab in zip(runs, run_labels(runs, shown)):
         _need(run, "packets", "delay_cdf")
-        dirs = _dirs(run, direction)
+        dirs = _hops(run, shown)
         for d in dirs:
             x, f = M.queue_delay_cdf_ms(_tables(run), run.meta, d, _warmup(run, warmup_s))
             if x.size:
@@ -424,13 +502,15 @@ def delay_cdf(runs: Sequence, direction: str | None = "down", warmup_s: float | 
     return fig
 
 
-def rtt_cdf(runs: Sequence, warmup_s: float | None = None, induced: bool = False) -> Figure:
+def rtt_cdf(
+    runs: Sequence, warmup_s: float | None = None, induced: bool = False, direction: str | None = None
+) -> Figure:
     """CDF of probe RTT (or induced latency = RTT - base RTT) per run and probe stream, from the
     warm-up on (``_warmup``)."""
     xl = "induced latency (ms)" if induced else "RTT (ms)"
     fig, ax = _fig(_title(runs, "Probe " + xl.split(" (")[0] + " CDF"), xl, "cumulative probability")
     i = 0
-    for run, lab in zip(runs, run_labels(runs)):
+    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
         _need(run, "probes", "rtt_cdf")
         for f, name in _probe_names(run).items():
             fn = M.induced_latency_ms if induced else M.probe_rtt_ms
@@ -471,12 +551,12 @@ def _natural(s: str) -> list:
     ]
 
 
-def _group_key(run, keys: Sequence[str]) -> tuple[str, ...]:
+def _group_key(run, keys: Sequence[str], qdirs: Sequence[str] | None = None) -> tuple[str, ...]:
     params = _params(run)
     out = []
     for k in keys:
         if k in params or k in ("qdisc", "up_qdisc", "seed"):
-            out.append(group_value(run, k))
+            out.append(group_value(run, k, qdirs))
             continue
         # a short grid key ('rate' for 'topology.down.rate')
         full = [p for p in params if p.removeprefix("params.").split(".")[-1] == k]
@@ -490,21 +570,45 @@ def _group_name(keys: Sequence[str], values: Sequence[str], sep: str = ", ") -> 
     )
 
 
-def grouped(runs: Sequence, by: str | Sequence[str] | None = None) -> tuple[list[str], dict[tuple, list]]:
-    """Runs grouped by the ``by`` keys (see ``_by_keys``): (keys, {values: runs}) in natural order."""
+def grouped(
+    runs: Sequence, by: str | Sequence[str] | None = None, direction: str | None = None
+) -> tuple[list[str], dict[tuple, list]]:
+    """Runs grouped by the ``by`` keys (see ``_by_keys``): (keys, {values: runs}) in natural order.
+    The key ``qdisc`` is the discipline of the shown direction(s) (``_qdisc_dirs``)."""
     keys = _by_keys(runs, by)
+    qdirs = _qdisc_dirs(runs, shown_dirs(runs, direction))
     out: dict[tuple, list] = {}
     for r in runs:
-        out.setdefault(_group_key(r, keys), []).append(r)
+        out.setdefault(_group_key(r, keys, qdirs), []).append(r)
     order = sorted(out, key=lambda g: [_natural(v) for v in g])
     return keys, {g: out[g] for g in order}
 
 
-def _grouped_values(runs, metric, by):
-    keys, groups = grouped(runs, by)
-    names = [_group_name(keys, g, "\n") for g in groups]
-    vals = [[v for v in (metric_value(r, metric) for r in rs) if v is not None] for rs in groups.values()]
+def _key_names(runs: Sequence, keys: Sequence[str], dirs: Sequence[str]) -> str:
+    """The grouping keys for an axis label: 'up qdisc, rate' when one direction's discipline
+    groups the runs."""
+    qdirs = _qdisc_dirs(runs, dirs)
+    qd = f"{qdirs[0]} qdisc" if len(qdirs) == 1 else "qdisc"
+    return ", ".join(qd if k == "qdisc" else short_key(k, keys) for k in keys)
+
+
+def _grouped_values(runs, cols, by, direction):
+    """(keys, box names, values): per group, one box per column (the shown directions' twins
+    of a link metric, named after their direction when there are several)."""
+    keys, groups = grouped(runs, by, direction)
+    names, vals = [], []
+    for g, rs in groups.items():
+        for col in cols:
+            d = "up" if col.startswith("up_") else "down"
+            names.append(_group_name(keys, g, "\n") + (f"\n{d}" if len(cols) > 1 else ""))
+            vals.append([v for v in (metric_value(r, col) for r in rs) if v is not None])
     return keys, names, vals
+
+
+def _group_fig(runs: Sequence, cols: Sequence[str], keys: Sequence[str], dirs: Sequence[str]):
+    """The figure of a grouped metric: titled and labelled with the metric and the group keys."""
+    what = _key_names(runs, keys, dirs)
+    return _fig(_title(runs, f"{columns.quantity(cols[0])} by {what}", dirs), what, _metric_label(cols, dirs))
 
 
 def _by_arg(by, group_by):
@@ -513,16 +617,18 @@ def _by_arg(by, group_by):
 
 def box(
     runs: Sequence,
-    metric: str = "queue_delay_p95_ms",
+    metric: str | None = None,
     group_by: str | None = None,
     by: str | Sequence[str] | None = None,
+    direction: str | None = None,
 ) -> Figure:
-    """Box plot of a per-run metric across runs, one box per group: by default the qdisc and
-    every grid value that differs between the runs (``by`` chooses: 'qdisc', 'qdisc,rate', ...)."""
-    keys, names, vals = _grouped_values(runs, metric, _by_arg(by, group_by))
-    fig, ax = _fig(
-        _title(runs, f"{columns.name(metric)} by {', '.join(keys)}"), ", ".join(keys), columns.label(metric)
-    )
+    """Box plot of a per-run metric across runs (by default ``queue_delay_p95_ms`` of the shown
+    direction(s)), one box per group: by default the qdisc and every grid value that differs
+    between the runs (``by`` chooses: 'qdisc', 'qdisc,rate', ...)."""
+    dirs = shown_dirs(runs, direction)
+    cols = _metric_columns(metric, "queue_delay_p95_ms", dirs)
+    keys, names, vals = _grouped_values(runs, cols, _by_arg(by, group_by), direction)
+    fig, ax = _group_fig(runs, cols, keys, dirs)
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
@@ -538,16 +644,17 @@ def box(
 
 def bar(
     runs: Sequence,
-    metric: str = "queue_delay_p50_ms",
+    metric: str | None = None,
     group_by: str | None = None,
     by: str | Sequence[str] | None = None,
+    direction: str | None = None,
 ) -> Figure:
-    """Median of a per-run metric per group with quartile (25th-75th) error bars; groups as
-    in ``box``."""
-    keys, names, vals = _grouped_values(runs, metric, _by_arg(by, group_by))
-    fig, ax = _fig(
-        _title(runs, f"{columns.name(metric)} by {', '.join(keys)}"), ", ".join(keys), columns.label(metric)
-    )
+    """Median of a per-run metric (by default ``queue_delay_p50_ms`` of the shown direction(s))
+    per group with quartile (25th-75th) error bars; groups as in ``box``."""
+    dirs = shown_dirs(runs, direction)
+    cols = _metric_columns(metric, "queue_delay_p50_ms", dirs)
+    keys, names, vals = _grouped_values(runs, cols, _by_arg(by, group_by), direction)
+    fig, ax = _group_fig(runs, cols, keys, dirs)
     med, lo, hi, keep = [], [], [], []
     for n, v in zip(names, vals):
         if v:
@@ -569,13 +676,14 @@ def ellipse(
     group_by: str | None = None,
     nstd: float = 1.0,
     by: str | Sequence[str] | None = None,
+    direction: str | None = None,
 ) -> Figure:
     """Latency-goodput ellipse plot (RFC 7928 section 2.7, Flent's ``ellipsis``; goodbadwifi2015
     figures): per group (as in ``box``), a marker at the median and the ``nstd``-sigma covariance
     ellipse of the per-run (goodput, latency) points; the latency axis is inverted (better is
     up-right)."""
     fig, ax = _fig(_title(runs, "Latency vs goodput"), columns.label(x_metric), columns.label(y_metric))
-    keys, groups = grouped(runs, _by_arg(by, group_by))
+    keys, groups = grouped(runs, _by_arg(by, group_by), direction)
     i = 0
     for g, rs in groups.items():
         pts = np.array(
@@ -619,20 +727,24 @@ def ellipse(
 
 def parallel(
     runs: Sequence,
-    left: str = "enorm",
+    left: str | None = None,
     right: str = "tcp_share",
     class_by: str = "lpcc",
     qdisc_by: str = "qdisc",
+    direction: str | None = None,
 ) -> Figure:
     """Parallel coordinates of two metrics per (class, qdisc) pair (lpcc2013 3c: E[Q]/Q_max vs
-    TCP%): one line per pair from its median ``left`` value (x = 0) to its median ``right`` value
-    (x = 1). The class is ``meta['params'][class_by]`` or, by default, the non-NewReno/CUBIC
-    congestion controllers of the run's TCP flows."""
-    unit = {columns.unit(left), columns.unit(right)}
+    TCP%): one line per pair from its median ``left`` value (x = 0; by default ``enorm`` of each
+    shown direction) to its median ``right`` value (x = 1). The class is
+    ``meta['params'][class_by]`` or, by default, the non-NewReno/CUBIC congestion controllers of
+    the run's TCP flows."""
+    dirs = shown_dirs(runs, direction)
+    lefts = _metric_columns(left, "enorm", dirs)
+    unit = {columns.unit(lefts[0]), columns.unit(right)}
     ylabel = f"value ({unit.pop()})" if len(unit) == 1 and "" not in unit else "value"
-    fig, ax = _fig(
-        _title(runs, f"{columns.name(left)} vs {columns.name(right)} per (class, qdisc)"), "metric", ylabel
-    )
+    lname = columns.name(lefts[0]) if len(lefts) == 1 else columns.quantity(lefts[0])
+    fig, ax = _fig(_title(runs, f"{lname} vs {columns.name(right)} per (class, qdisc)"), "metric", ylabel)
+    qdirs = _qdisc_dirs(runs, dirs)
     pairs: dict[tuple[str, str], list] = {}
     for r in runs:
         cls = (r.meta.get("params") or {}).get(class_by)
@@ -641,13 +753,15 @@ def parallel(
                 {f.get("cc") for f in r.summary.get("flows", []) if f.get("cc")} - {"newreno", "cubic"}
             )
             cls = "+".join(ccs) or "-"
-        pairs.setdefault((str(cls), group_value(r, qdisc_by)), []).append(r)
-    for i, ((cls, q), rs) in enumerate(sorted(pairs.items())):
-        lv = [v for v in (metric_value(r, left) for r in rs) if v is not None]
+        pairs.setdefault((str(cls), group_value(r, qdisc_by, qdirs)), []).append(r)
+    lines = [(cls, q, rs, col) for (cls, q), rs in sorted(pairs.items()) for col in lefts]
+    for i, (cls, q, rs, col) in enumerate(lines):
+        lv = [v for v in (metric_value(r, col) for r in rs) if v is not None]
         rv = [v for v in (metric_value(r, right) for r in rs) if v is not None]
+        d = f", {'up' if col.startswith('up_') else 'down'}" if len(lefts) > 1 else ""
         if lv and rv:
-            ax.plot([0, 1], [np.median(lv), np.median(rv)], **_line(i, marker="o"), label=f"{cls} / {q}")
-    ax.set_xticks([0, 1], [columns.name(left), columns.name(right)])
+            ax.plot([0, 1], [np.median(lv), np.median(rv)], **_line(i, marker="o"), label=f"{cls} / {q}{d}")
+    ax.set_xticks([0, 1], [lname, columns.name(right)])
     ax.set_xlim(-0.2, 1.2)
     _legend(ax)
     return fig

@@ -5,7 +5,8 @@ nothing from the network (no external CSS, JS, fonts or CDN). Content: per run, 
 scenario (pretty JSON) and a summary table; then the standard figures for what was recorded:
 queueing-delay CDF and time series (needs ``packets``), backlog (``queue``), probe RTT CDF and
 time series (``probes``), goodput time series (``flow_series``). A figure a run cannot provide
-is listed as skipped with the reason, never silently dropped.
+is listed as skipped with the reason, never silently dropped. The link figures and tables show
+the direction(s) where the runs' load is, or those ``direction`` names (``plots.shown_dirs``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from aqmlab import columns, plots
+from aqmlab import columns, plots, store
 from aqmlab import metrics as M
 
 CSS = """
@@ -30,13 +31,14 @@ figure{margin:1em 0}img{max-width:100%;border:1px solid #ddd}.skip{color:#a60}
 """
 
 STANDARD = [
-    ("delay_cdf", "Queueing delay CDF (down)", "packets", {"direction": "down"}),
-    ("delay_ts", "Per-packet queueing delay", "packets", {}),
-    ("backlog_ts", "Queue backlog", "queue", {}),
-    ("rtt_cdf", "Probe RTT CDF", "probes", {}),
-    ("rtt_ts", "Probe RTT over time", "probes", {}),
-    ("goodput_ts", "Per-flow goodput", "flow_series", {}),
+    ("delay_cdf", "Queueing delay CDF", "packets", True),
+    ("delay_ts", "Per-packet queueing delay", "packets", True),
+    ("backlog_ts", "Queue backlog", "queue", True),
+    ("rtt_cdf", "Probe RTT CDF", "probes", False),
+    ("rtt_ts", "Probe RTT over time", "probes", False),
+    ("goodput_ts", "Per-flow goodput", "flow_series", False),
 ]
+"""(kind, caption, the table it needs, whether it shows links: its caption names their direction)"""
 
 
 def _fmt(v) -> str:
@@ -54,11 +56,13 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def summary_tables(run) -> str:
-    """HTML tables of a run's summary: links, flows, probes."""
+def summary_tables(run, dirs: Sequence[str] | None = None) -> str:
+    """HTML tables of a run's summary: links (those of the directions ``dirs``; all when None),
+    flows, probes."""
     s = run.summary or {}
     out = []
-    links = s.get("links") or {}
+    ld = store.link_dirs(run.tables)
+    links = {n: lk for n, lk in (s.get("links") or {}).items() if dirs is None or ld.get(n, n) in dirs}
     if links:
         keys = ["qdisc", "utilization", "drops", "marks", "arrivals", "transmitted", "tx_bytes",
                 "mean_backlog_pkts", "mean_backlog_bytes"]  # fmt: skip
@@ -90,11 +94,16 @@ def summary_tables(run) -> str:
     return "\n".join(out)
 
 
-def write_report(runs: Sequence, out_path: str | Path, title: str | None = None) -> Path:
-    """Write ONE self-contained HTML file for ``runs`` (store.RunData) and return its path."""
+def write_report(
+    runs: Sequence, out_path: str | Path, title: str | None = None, direction: str | None = None
+) -> Path:
+    """Write ONE self-contained HTML file for ``runs`` (store.RunData) and return its path;
+    ``direction`` ('up', 'down', 'both'; default: where the load is) for the link figures and
+    tables."""
     runs = list(runs)
     if not runs:
         raise ValueError("no runs to report on")
+    dirs = plots.shown_dirs(runs, direction)
     out_path = Path(out_path)
     title = title or f"aqmlab report — {', '.join(r.run_id for r in runs[:5])}{' …' if len(runs) > 5 else ''}"
     parts = [
@@ -103,14 +112,18 @@ def write_report(runs: Sequence, out_path: str | Path, title: str | None = None)
         f"<h1>{html.escape(title)}</h1>",
     ]
     parts.append("<h2>Figures</h2>")
-    for kind, caption, table, opts in STANDARD:
+    for kind, caption, table, links in STANDARD:
+        caption += f" ({' and '.join(dirs)})" if links else ""
         have = [r for r in runs if r.tables.get(table) is not None]
         missing = [r.run_id for r in runs if r.tables.get(table) is None]
         if not have:
-            parts.append(f"<p class=skip>{html.escape(caption)}: skipped, no run recorded '{table}'.</p>")
+            why = plots.missing_reason(runs[0], table)
+            parts.append(
+                f"<p class=skip>{html.escape(caption)}: skipped, no run has '{table}' ({html.escape(why)}).</p>"
+            )
             continue
         try:
-            fig = plots.figure(kind, have, **opts)
+            fig = plots.figure(kind, have, direction=columns.dir_name(dirs))
         except (M.MissingTableError, ValueError, KeyError) as e:
             parts.append(f"<p class=skip>{html.escape(caption)}: skipped ({html.escape(str(e))}).</p>")
             continue
@@ -130,7 +143,7 @@ def write_report(runs: Sequence, out_path: str | Path, title: str | None = None)
             )
             + "</p>"
         )
-        parts.append(summary_tables(run))
+        parts.append(summary_tables(run, dirs))
         scen = run.scenario or m.get("scenario") or {}
         parts.append(
             "<details open><summary>Resolved scenario</summary><pre>"

@@ -32,6 +32,7 @@ path ``<root>/sweeps/<sweep>/runs/<run_id>`` and ``load_run`` reads them from th
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import shutil
@@ -173,6 +174,15 @@ class RunData:
 
     def has(self, name: str) -> bool:
         return name in self.tables
+
+
+def link_dirs(tables: Mapping) -> dict[str, str]:
+    """Each link (hop) of a run -> its direction, from its ``links`` table; {} for a run stored
+    before hops existed, whose links are named after their direction."""
+    links = tables.get("links")
+    if links is None or "hop" not in links.column_names:
+        return {}
+    return {r["hop"]: r["dir"] for r in links.select(["dir", "hop"]).to_pylist()}
 
 
 def _read_json(path: Path) -> Any:
@@ -331,7 +341,11 @@ def resolve_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> Path:
     shown = ", ".join(d.name for d in matches[:10]) + (
         f" (and {len(matches) - 10} more)" if len(matches) > 10 else ""
     )
-    raise RunNotFound(f"run id prefix '{s}' is ambiguous: {shown}")
+    sweeps = sorted({sweep_name(str(d.parent.parent)) for d in matches if _is_sweep_ref(d)})
+    hint = (f"; {'they are runs of sweep' if len(sweeps) == 1 else 'sweeps among them:'} "
+            f"{', '.join(repr(w) for w in sweeps)} (plot and report take a sweep name for all its runs, "
+            "--where KEY=VALUE to choose some)") if sweeps else ""  # fmt: skip
+    raise RunNotFound(f"run id prefix '{s}' is ambiguous: {len(matches)} runs match: {shown}{hint}")
 
 
 def load_run(path_or_id: str | Path, root: Path = DEFAULT_ROOT) -> RunData:
@@ -397,8 +411,8 @@ def _open_sweep_run(ref: Path) -> SweepRunData:
 
 
 RUN_COLUMNS = [
-    "run_id", "name", "scenario", "seed", "created", "version", "path", "params",
-    "qdisc", "up_qdisc", "duration_s", "warmup_s", "wall_s", "events",
+    "run_id", "name", "scenario", "sweep", "seed", "created", "version", "path", "params",
+    "qdisc", "up_qdisc", "dir", "duration_s", "warmup_s", "wall_s", "events",
     "queue_delay_p50_ms", "queue_delay_p95_ms", "queue_delay_p99_ms", "queue_delay_max_ms",
     "queue_delay_mean_ms", "utilization", "drops", "marks", "mean_backlog_pkts", "mean_backlog_bytes",
     "up_queue_delay_p50_ms", "up_queue_delay_p95_ms", "up_queue_delay_p99_ms", "up_queue_delay_max_ms",
@@ -431,9 +445,11 @@ def catalog_row(run_dir: Path) -> dict:
 
 
 def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
-    """Flatten a run summary into the ``runs`` columns.
+    """Flatten a run summary into the ``runs`` columns, plus one column per grid value of a
+    sweep run (``grid_column``).
 
-    Unprefixed link metrics are the ``down`` direction, ``up_*`` the ``up`` direction;
+    Unprefixed link metrics are the ``down`` direction's bottleneck (``summary['bottleneck']``),
+    ``up_*`` the ``up`` direction's; ``dir`` names the loaded direction(s) (``columns.loaded_dirs``);
     ``probe_rtt_p50/p95_ms`` are the first probe stream's, means are over probe streams.
     """
     row: dict[str, Any] = {c: None for c in RUN_COLUMNS}
@@ -449,10 +465,10 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         events=s.get("events"),
     )
     for d, prefix in (("down", ""), ("up", "up_")):
-        lk = (s.get("links") or {}).get(d)
+        lk = (s.get("links") or {}).get((s.get("bottleneck") or {}).get(d, d))
         if not lk:
             continue
-        row["qdisc" if d == "down" else "up_qdisc"] = lk.get("qdisc")
+        row[prefix + "qdisc"] = lk.get("qdisc")
         qd = lk.get("queue_delay_ms") or {}
         for k in ("p50", "p95", "p99", "max", "mean"):
             row[f"{prefix}queue_delay_{k}_ms"] = _num(qd.get(k))
@@ -460,6 +476,7 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
             row[prefix + k] = _num(lk.get(k))
         row[prefix + "drops"] = lk.get("drops")
         row[prefix + "marks"] = lk.get("marks")
+    row["dir"] = columns.dir_name(columns.loaded_dirs(row))
     flows = s.get("flows") or []
     totals = s.get("goodput_mbps")
     if totals is None:  # a summary stored before the aggregate existed: the old sum of flow rates
@@ -482,13 +499,24 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         row["probe_induced_mean_ms"] = sum(ind) / len(ind) if ind else None
         row["probe_loss"] = sum(loss) / len(loss) if loss else None
         row.update(columns.probe_columns(p0))
+    row.update({grid_column(k): v for k, v in (meta.get("params") or {}).items()})
     return row
 
 
+def grid_column(key: str) -> str:
+    """The ``runs`` column of a sweep's grid value (its ``meta['params']`` key): the key with
+    every character other than a letter, digit or ``_`` replaced by ``_``, lower case
+    (``topology.up.rate`` -> ``topology_up_rate``, the label ``params.load`` -> ``load``);
+    ``params_`` in front when that would be a summary column or not start with a letter (the
+    label ``params.qdisc`` -> ``params_qdisc``, beside the ``qdisc`` of the down link)."""
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(key).lower())
+    return name if name[:1].isalpha() and name not in RUN_COLUMNS else f"params_{name}"
+
+
 _RUNS_DDL = """CREATE TABLE IF NOT EXISTS runs (
-  run_id VARCHAR PRIMARY KEY, name VARCHAR, scenario VARCHAR, seed BIGINT, created TIMESTAMP,
-  version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, duration_s DOUBLE, warmup_s DOUBLE,
-  wall_s DOUBLE, events BIGINT, {metrics})"""
+  run_id VARCHAR PRIMARY KEY, name VARCHAR, scenario VARCHAR, sweep VARCHAR, seed BIGINT, created TIMESTAMP,
+  version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, dir VARCHAR, duration_s DOUBLE,
+  warmup_s DOUBLE, wall_s DOUBLE, events BIGINT, {metrics})"""
 _INT_COLS = {"drops", "marks", "up_drops", "up_marks", "n_flows", "retransmits"}
 
 
@@ -496,6 +524,46 @@ def _ddl() -> str:
     fixed = RUN_COLUMNS.index("events") + 1
     cols = [f"{c} {'BIGINT' if c in _INT_COLS else 'DOUBLE'}" for c in RUN_COLUMNS[fixed:]]
     return _RUNS_DDL.format(metrics=", ".join(cols))
+
+
+# The SQL type of a grid value, and the type two of them widen to in one column.
+_PY_SQL = ((bool, "BOOLEAN"), (int, "BIGINT"), (float, "DOUBLE"))
+_PANDAS = {"BOOLEAN": "boolean", "BIGINT": "Int64", "DOUBLE": "Float64", "VARCHAR": "string"}
+
+
+def _sql_type(v: Any) -> str | None:
+    if v is None:
+        return None
+    return next((t for py, t in _PY_SQL if isinstance(v, py)), "VARCHAR")
+
+
+def _wider(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None or a == b:
+        return a or b
+    return "DOUBLE" if {a, b} == {"BIGINT", "DOUBLE"} else "VARCHAR"
+
+
+def _grid_types(rows: list[dict], have: dict[str, str]) -> dict[str, str]:
+    """The grid columns of ``rows`` (keys beyond RUN_COLUMNS) with their SQL types, widened
+    with the types ``have`` already in the catalog: numbers stay numbers, a column mixing kinds
+    holds text; a table or list value is its JSON text."""
+    types: dict[str, str | None] = {}
+    for r in rows:
+        for k, v in r.items():
+            if k not in RUN_COLUMNS:
+                types[k] = _wider(types.get(k, have.get(k)), _sql_type(v))
+    return {k: t or "VARCHAR" for k, t in types.items()}
+
+
+def _grid_series(values: list, sql: str) -> pd.Series:
+    if sql == "VARCHAR":
+        values = [v if v is None or isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"))
+                  for v in values]  # fmt: skip
+    return pd.Series(values, dtype=_PANDAS[sql])
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str = "runs") -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
 
 
 def _write_rows(root: Path, rows: list[dict], replace_all: bool = False) -> None:
@@ -511,16 +579,34 @@ def _write_rows(root: Path, rows: list[dict], replace_all: bool = False) -> None
         if replace_all:
             con.execute("DROP TABLE IF EXISTS runs")
         con.execute(_ddl())
+        have = _columns(con)
+        if not set(RUN_COLUMNS) <= set(have):  # written by an older version: rebuild it
+            con.close()
+            rebuild_catalog(root)
+            return
         if rows:
-            df = pd.DataFrame(rows, columns=RUN_COLUMNS)
-            con.register("new_rows", df)
-            con.execute("BEGIN")
-            con.execute("DELETE FROM runs WHERE run_id IN (SELECT run_id FROM new_rows)")
-            con.execute(f"INSERT INTO runs SELECT {', '.join(RUN_COLUMNS)} FROM new_rows")
-            con.execute("COMMIT")
-            con.unregister("new_rows")
+            _insert(con, rows, have)
     finally:
         con.close()
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: list[dict], have: dict[str, str]) -> None:
+    """Replace ``rows`` in ``runs`` in one transaction, adding or widening grid columns first."""
+    grid = _grid_types(rows, have)
+    df = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    for col, sql in grid.items():
+        df[col] = _grid_series([r.get(col) for r in rows], sql)
+    con.register("new_rows", df)
+    con.execute("BEGIN")
+    for col, sql in grid.items():
+        if col not in have:
+            con.execute(f'ALTER TABLE runs ADD COLUMN "{col}" {sql}')
+        elif have[col] != sql:
+            con.execute(f'ALTER TABLE runs ALTER "{col}" SET DATA TYPE {sql}')
+    con.execute("DELETE FROM runs WHERE run_id IN (SELECT run_id FROM new_rows)")
+    con.execute("INSERT INTO runs BY NAME SELECT * FROM new_rows")
+    con.execute("COMMIT")
+    con.unregister("new_rows")
 
 
 def catalog_add(root: Path, run_dir: Path) -> None:
@@ -541,10 +627,21 @@ def sweep_row(r: dict, sweep_dir: Path, created=None) -> dict:
     row = flatten_summary(summary, meta)
     row.update(
         run_id=r["run_id"],
+        sweep=sweep_name(str(Path(sweep_dir).resolve())),
         created=created if created is not None else pd.Timestamp.now(tz="UTC").tz_localize(None),
         path=str(Path(sweep_dir).resolve() / "runs" / r["run_id"]),
     )
     return row
+
+
+@functools.lru_cache(maxsize=64)
+def sweep_name(sweep_dir: str) -> str:
+    """The name of the sweep stored in ``sweep_dir`` (its file's ``name``; the directory is
+    ``<name>-<digest>``, so the answer never changes for a directory)."""
+    try:
+        return str(_read_json(Path(sweep_dir) / "sweep.json")["name"])
+    except (CorruptRun, KeyError, TypeError):
+        return Path(sweep_dir).name.rsplit("-", 1)[0]
 
 
 def sweep_catalog_rows(root: Path) -> list[dict]:
@@ -624,14 +721,16 @@ def connect(root: Path = DEFAULT_ROOT) -> duckdb.DuckDBPyConnection:
     try:
         con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
         known = {r[0] for r in con.execute("SELECT run_id FROM cat.runs").fetchall()}
+        current = set(RUN_COLUMNS) <= set(_columns(con, "cat.runs"))
     except duckdb.Error:
         con.close()
         cat.unlink(missing_ok=True)
         rebuild_catalog(root)
         return connect(root)
     missing = [d for d in good if d.name not in known]
-    if missing or any(p.name not in known for p in sweep_runs(root)):
+    if missing or not current or any(p.name not in known for p in sweep_runs(root)):
         # the catalog lags behind the files (a writer killed between its rename and catalog_add)
+        # or was written by an older version
         con.close()
         rebuild_catalog(root)
         return connect(root)
@@ -656,13 +755,17 @@ def query(root: Path, sql: str) -> pd.DataFrame:
 
 
 def list_runs(
-    root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None
+    root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None, sweep: str | None = None
 ) -> pd.DataFrame:
-    """Catalog rows (newest first), optionally for one scenario name and/or an SQL condition."""
+    """Catalog rows (newest first), optionally for one scenario name, one sweep name and/or an
+    SQL condition."""
     conds, params = [], []
     if scenario is not None:
         conds.append("(scenario = ? OR name = ?)")
         params += [scenario, scenario]
+    if sweep is not None:
+        conds.append("sweep = ?")
+        params.append(sweep)
     if where:
         conds.append(f"({where})")
     sql = (
@@ -675,6 +778,86 @@ def list_runs(
         return con.execute(sql, params).df()
     finally:
         con.close()
+
+
+_SWEEP_OF_PATH = "regexp_extract(path, 'sweeps[/\\\\]([^/\\\\]+)[/\\\\]runs[/\\\\][^/\\\\]+$', 1)"
+
+
+def sweep_run_paths(root: Path, sweep: str) -> list[Path]:
+    """The (virtual) paths of the complete runs of the sweep named ``sweep`` (its ``name``, or
+    its dataset directory ``<name>-<digest>``) under ``root``, in grid order; [] when no sweep
+    has that name."""
+    if not (Path(root) / "sweeps").is_dir():
+        return []
+    con = connect(root)
+    try:
+        rows = con.execute(
+            f"SELECT path FROM runs WHERE sweep = ? OR {_SWEEP_OF_PATH} = ? ORDER BY params, seed, run_id",
+            [sweep, sweep],
+        ).fetchall()
+    finally:
+        con.close()
+    return [Path(r[0]) for r in rows]
+
+
+def sweep_names(root: Path) -> list[str]:
+    """The names of the sweeps with complete runs under ``root``."""
+    return sorted({sweep_name(str(p.parent.parent)) for p in sweep_runs(root)})
+
+
+def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list[str]:
+    """The runs among ``run_ids`` whose ``runs`` row matches every ``KEY=VALUE`` of ``where``.
+
+    KEY is a grid key as the sweep file writes it (``topology.up.rate``, ``params.load``), as
+    ``meta['params']`` stores it (``load``, ``qdisc`` for the label ``params.qdisc``), else any
+    ``runs`` column, else the last part of one grid key (``rate``); VALUE is read as the
+    column's type (a number for a number column). ValueError names a bad condition."""
+    where = list(where)
+    if not where:
+        return list(run_ids)
+    con = connect(root)
+    try:
+        cols = _columns(con)
+        conds, args = [], []
+        for w in where:
+            col, value = _condition(w, cols)
+            conds.append(f'"{col}" = ?')
+            args.append(value)
+        con.register("wanted", pd.DataFrame({"run_id": list(run_ids)}, dtype="object"))
+        keep = {r[0] for r in con.execute(
+            f"SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM wanted) AND {' AND '.join(conds)}", args
+        ).fetchall()}  # fmt: skip
+    finally:
+        con.close()
+    return [r for r in run_ids if r in keep]
+
+
+_NUMERIC = ("BIGINT", "DOUBLE", "INTEGER", "HUGEINT", "UBIGINT", "FLOAT")
+
+
+def _condition(text: str, cols: dict[str, str]) -> tuple[str, Any]:
+    """(column, typed value) of one ``KEY=VALUE`` condition (see ``filter_run_ids``)."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip().strip("'\"")
+    grid = [c for c in cols if c not in RUN_COLUMNS]
+    if not sep or not key:
+        raise ValueError(f"--where {text!r}: expected KEY=VALUE, e.g. {grid[0] if grid else 'seed'}=...")
+    named = [c for c in (grid_column(key), grid_column(key.removeprefix("params.")), key) if c in cols]
+    tail = [c for c in grid if c.endswith("_" + grid_column(key))]  # a short key: 'rate'
+    col = named[0] if named else tail[0] if len(tail) == 1 else None
+    if col is None:
+        raise ValueError(f"--where {key!r}: no such key; allowed: the grid keys "
+                         f"({', '.join(grid) or 'none'}) or a runs column (aqmlab query 'DESCRIBE runs')")  # fmt: skip
+    if cols[col] in _NUMERIC:
+        try:
+            return col, float(value)
+        except ValueError:
+            raise ValueError(f"--where {key}={value}: {col} holds numbers; allowed: a number") from None
+    if cols[col] == "BOOLEAN":
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"--where {key}={value}: {col} holds true/false; allowed: true, false")
+        return col, value.lower() == "true"
+    return col, value
 
 
 def new_run_id(name: str, seed: int) -> str:

@@ -136,7 +136,9 @@ def test_comparison_table_reports_drops_per_direction(tmp_path: Path):
     args = ["run", str(p), "--qdisc", "pfifo,codel", "--no-plot", "--out", str(tmp_path / "r")]
     res = runner.invoke(app, [*args, "--json"])
     docs = __import__("json").loads(res.stdout)
-    res = runner.invoke(app, args)
+    res = runner.invoke(app, args)  # by default only the loaded direction, down
+    assert res.exit_code == 0 and "drops down" in res.output and "drops up" not in res.output
+    res = runner.invoke(app, [*args, "--dir", "both"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     header = next(line for line in lines if "drops down" in line)

@@ -17,9 +17,10 @@ import typer
 from rich.markup import escape as esc
 from rich.table import Table
 
-from aqmlab import __version__
+from aqmlab import __version__, columns
 from aqmlab.cli import results, sweeps
 from aqmlab.cli.console import err, fail, lazy, out, qdisc_failed
+from aqmlab.cli.results import DirOpt, check_dir
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -79,10 +80,11 @@ FLOW_ROWS_SHOWN = 30
 """Flows listed in the printed summary; the rest are counted (the JSON and the store hold all)."""
 
 
-def _print_summary(res: Result) -> None:
+def _print_summary(res: Result, direction: str | None = None) -> None:
     s = res.summary
     w = s.get("warmup_s") or 0.0
     window = f", counted from {w:g} s" if w else ""
+    dirs = results.shown_dirs(direction, [store.flatten_summary(s, res.meta)])
     t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
     for c in [
         "dir",
@@ -98,7 +100,7 @@ def _print_summary(res: Result) -> None:
         "arrivals",
     ]:
         t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
-    for d, link in s["links"].items():
+    for d, link in results.shown_links(s, res.tables, dirs):
         q = link["queue_delay_ms"]
         util = link["utilization"]
         t.add_row(
@@ -111,6 +113,8 @@ def _print_summary(res: Result) -> None:
             _fmt(link["arrivals"]),
         )
     out.print(t)
+    if note := results.hidden_note(s, res.tables, dirs):
+        out.print(note)
     if s["flows"]:
         t = Table(title="flows")
         for c in [
@@ -166,51 +170,31 @@ def _print_summary(res: Result) -> None:
         out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall")
 
 
-def _compare_table(results: list[tuple[str, Result]]) -> Table:
-    t = Table(title=f"{results[0][1].meta['name']}: one path, several queue disciplines")
-    cols = [
-        "qdisc",
-        "goodput down Mb/s",
-        "goodput up Mb/s",
-        "probe RTT p50 ms",
-        "p95",
-        "jitter down ms",
-        "probe loss %",
-        "qdelay down p50 ms",
-        "p95",
-        "qdelay up p95 ms",
-        "drops down",
-        "drops up",
-        "marks down",
-        "marks up",
-    ]
+def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> Table:
+    """One row per discipline: goodput and the bottleneck's queueing delay, drops and marks in the
+    shown direction(s) (``--dir``; by default where the load is), and the first probe's RTT."""
+    rows = [(name, r.summary, store.flatten_summary(r.summary, r.meta)) for name, r in runs]
+    dirs = results.shown_dirs(direction, [row for _, _, row in rows])
+    t = Table(title=f"{runs[0][1].meta['name']}: one path, several queue disciplines ({' and '.join(dirs)})")
+    link = [("queue_delay_p50_ms", "qdelay {d} p50 ms", 1), ("queue_delay_p95_ms", "p95", 1),
+            ("drops", "drops {d}", 2), ("marks", "marks {d}", 2)]  # fmt: skip
+    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), "probe RTT p50 ms", "p95",
+            *(f"jitter {d} ms" for d in dirs), "probe loss %"]  # fmt: skip
+    cols += [head.format(d=d) for d in dirs for _, head, _ in link]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
-    for name, r in results:
-        s = r.summary
-        good = {
-            d: sum(f["goodput_mbps"] or 0 for f in s["flows"] if f["direction"] == d) for d in ("down", "up")
-        }
+    for name, s, row in rows:
         probes = s["probes"]
         rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
         p0 = probes[0] if probes else {"jitter_ms": {}, "loss": None}
-        neck = s.get("bottleneck", {})
-        down, up = s["links"][neck.get("down", "down")], s["links"][neck.get("up", "up")]
         t.add_row(
             name,
-            _fmt(good["down"]),
-            _fmt(good["up"]),
+            *(_fmt(row[f"goodput_mbps_{d}"]) for d in dirs),
             _fmt(rtt["p50"], 1),
             _fmt(rtt["p95"], 1),
-            _fmt(p0["jitter_ms"].get("down"), 2),
+            *(_fmt(p0["jitter_ms"].get(d), 2) for d in dirs),
             _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1),
-            _fmt(down["queue_delay_ms"]["p50"], 1),
-            _fmt(down["queue_delay_ms"]["p95"], 1),
-            _fmt(up["queue_delay_ms"]["p95"], 1),
-            _fmt(down["drops"]),
-            _fmt(up["drops"]),
-            _fmt(down["marks"]),
-            _fmt(up["marks"]),
+            *(_fmt(row[columns.in_direction(c, d)], nd) for d in dirs for c, _, nd in link),
         )
     return t
 
@@ -231,8 +215,10 @@ def run_cmd(
     ] = None,
     warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
     plot: Annotated[bool, typer.Option(help="write the standard figure(s) next to the results")] = True,
+    direction: DirOpt = None,
 ) -> None:
     """Run a scenario, store it, print its summary (or compare disciplines with --qdisc)."""
+    check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
     _check_out(out_dir)
@@ -286,12 +272,12 @@ def run_cmd(
             )
         else:
             sys.stdout.write(json.dumps(docs[0], indent=1) + "\n")
-    figures = _figures(results, out_dir) if plot else []
+    figures = _figures(results, out_dir, direction) if plot else []
     if not as_json:
         if names:
-            out.print(_compare_table(results))
+            out.print(_compare_table(results, direction))
         else:
-            _print_summary(results[0][1])
+            _print_summary(results[0][1], direction)
         for _, r in results:
             out.print(f"run stored in {r.path}")
         for f in figures:
@@ -317,6 +303,7 @@ def emulate_cmd(
             "request (/dev/cpu_dma_latency) held for the run, so idle CPUs poll instead of sleeping"
         ),
     ] = True,
+    direction: DirOpt = None,
 ) -> None:
     """Run a scenario in real time: the kernel's TCP and real tools (iperf3, ping) between two
     network namespaces, through the scenario's path (needs root). `aqmlab emulate SCENARIO --
@@ -326,6 +313,7 @@ def emulate_cmd(
     from aqmlab import emulate as emu
 
     command = list(ctx.args)
+    check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
     _check_out(out_dir)
@@ -338,7 +326,7 @@ def emulate_cmd(
     if as_json:
         sys.stdout.write(json.dumps({**res.summary, "run_dir": str(res.path)}, indent=1) + "\n")
     else:
-        _print_summary(res)
+        _print_summary(res, direction)
         em = res.meta["emulated"]
         for problem in em["problems"]:
             err.print(f"warning: {problem}", markup=False)
@@ -402,9 +390,12 @@ def _qdisc_names() -> list[str]:
     return [i["name"] for i in json.loads(_core.qdiscs())]
 
 
-def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]:
+def _figures(
+    results: list[tuple[str | None, Result]], root: Path, direction: str | None = None
+) -> list[Path]:
     """The standard figures: queueing delay over time for one run; for a comparison, the CDF of
-    probe RTT (or of queueing delay when there are no probes) per discipline."""
+    probe RTT (or of queueing delay when there are no probes) per discipline; in the direction(s)
+    ``direction`` (by default where the load is)."""
     runs = [store.load_run(r.path) for _, r in results]
     if len(runs) == 1:
         r = runs[0]
@@ -414,7 +405,7 @@ def _figures(results: list[tuple[str | None, Result]], root: Path) -> list[Path]
         kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
         path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
     try:
-        plots.save(plots.figure(kind, runs), path)
+        plots.save(plots.figure(kind, runs, direction=direction), path)
     except OSError as e:
         fail(f"--out: {path}: {e.strerror or e} (the figure was not written; the run is stored)")
     return [path]

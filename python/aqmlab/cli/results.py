@@ -1,9 +1,12 @@
 """Post-run commands of the ``aqmlab`` CLI: runs, show, query, plot, report, export flent.
 
 ``register(app)`` adds them to the main Typer app. RUN is a run id (a directory under
-``--root``, a unique prefix is enough) or a path to a run directory. Bad input (unknown run,
-unknown plot kind, data a figure needs but the run did not record, unknown Flent test, bad SQL)
-prints ONE line naming the bad value and what exists, and exits with code 2 (no traceback).
+``--root``, a unique prefix is enough) or a path to a run directory; ``plot`` and ``report`` also
+take a sweep's name for all its runs, narrowed by ``--where KEY=VALUE``. Tables and figures show
+the direction(s) where the load is (``columns.loaded_dirs``), or those ``--dir`` names. Bad input
+(unknown run, unknown plot kind, data a figure needs but the run did not record, unknown Flent
+test, bad SQL) prints ONE line naming the bad value and what exists, and exits with code 2 (no
+traceback).
 """
 
 from __future__ import annotations
@@ -24,6 +27,50 @@ store = lazy("aqmlab.store")
 
 DEFAULT_ROOT = Path("aqmlab-results")
 RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
+DirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dir",
+        help="the direction(s) shown: up, down or both (default: where the load is, the direction(s) "
+        "whose bottleneck carried at least half the busiest one's utilisation)",
+    ),
+]
+WhereOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--where",
+        help="KEY=VALUE: only the runs whose grid key (as the sweep file writes it, e.g. "
+        "topology.up.rate=2Mbps) or runs column has that value (repeatable)",
+    ),
+]
+
+
+def check_dir(choice: str | None) -> None:
+    """``--dir`` must be one of columns.DIR_CHOICES (or absent)."""
+    if choice is not None and choice not in columns.DIR_CHOICES:
+        fail(f"--dir: {choice!r} is not allowed; allowed: {', '.join(columns.DIR_CHOICES)}")
+
+
+def shown_dirs(choice: str | None, rows) -> list[str]:
+    """``--dir`` over the ``runs`` rows (dicts) a table shows (``columns.shown_dirs``)."""
+    check_dir(choice)
+    return columns.shown_dirs(choice, rows)
+
+
+def shown_links(summary: dict, tables, dirs: list[str]) -> list[tuple[str, dict]]:
+    """The summary's links (hops) in the directions ``dirs``, in order."""
+    ld = store.link_dirs(tables)
+    return [(name, lk) for name, lk in (summary.get("links") or {}).items() if ld.get(name, name) in dirs]
+
+
+def hidden_note(summary: dict, tables, dirs: list[str]) -> str | None:
+    """A line naming the links left out of a table and their utilisation, or None."""
+    shown = {name for name, _ in shown_links(summary, tables, dirs)}
+    hidden = [(n, lk.get("utilization")) for n, lk in (summary.get("links") or {}).items() if n not in shown]
+    if not hidden:
+        return None
+    parts = ", ".join(f"{n} (utilisation {'-' if u is None else f'{100 * u:.1f} %'})" for n, u in hidden)
+    return f"not shown: {parts}; --dir both shows every direction"
 
 
 def _load(run: str, root: Path) -> store.RunData:
@@ -55,8 +102,12 @@ def _db_error(e: Exception) -> None:
 def runs_cmd(
     root: RootOpt = DEFAULT_ROOT,
     scenario: Annotated[str | None, typer.Option(help="only runs of this scenario name")] = None,
+    sweep: Annotated[
+        str | None, typer.Option(help="only the runs of this sweep (its name), with its grid values")
+    ] = None,
     where: Annotated[str | None, typer.Option(help="SQL condition on the runs table")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="show only the newest N runs")] = None,
+    direction: DirOpt = None,
 ) -> None:
     """List the complete runs in the catalog (rebuilt from the run directories)."""
     if not root.is_dir():
@@ -66,11 +117,15 @@ def runs_cmd(
     import duckdb
 
     try:
-        df = store.list_runs(root, scenario=scenario, where=where)
+        df = store.list_runs(root, scenario=scenario, where=where, sweep=sweep)
     except duckdb.Error as e:
         _db_error(e)
-    cols = [c for c in ("run_id", "scenario", "seed", "qdisc", "up_qdisc", "queue_delay_p95_ms", "utilization",
-                        "goodput_mbps_total", "probe_rtt_p50_ms", "created") if c in df.columns]  # fmt: skip
+    dirs = shown_dirs(direction, df.to_dict("records"))
+    link = [columns.in_direction(c, d) for d in dirs for c in ("qdisc", "queue_delay_p95_ms", "utilization")]
+    grid = [c for c in df.columns if c not in store.RUN_COLUMNS and df[c].notna().any()] if sweep else []
+    sweeps = ["sweep"] if "sweep" in df.columns and df["sweep"].notna().any() else []
+    cols = [c for c in ("run_id", "scenario", *sweeps, *grid, "seed", "dir", *link, "goodput_mbps_total",
+                        "probe_rtt_p50_ms", "created") if c in df.columns]  # fmt: skip
     shown = df[cols] if limit is None else df[cols].head(limit)
     title = f"{len(df)} runs in {root}" + (f" (newest {len(shown)} shown)" if len(shown) < len(df) else "")
     out.print(_df_table(shown, title=title))
@@ -82,6 +137,7 @@ def show_cmd(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the stored summary as one JSON object (as run --json)")
     ] = False,
+    direction: DirOpt = None,
 ) -> None:
     """Print a run's summary."""
     r = _load(run, root)
@@ -89,6 +145,7 @@ def show_cmd(
     if as_json:
         sys.stdout.write(json.dumps({**s, "run_dir": str(r.path)}, indent=1) + "\n")
         return
+    dirs = shown_dirs(direction, [store.flatten_summary(s, r.meta)])
     out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
               f"wall_s={s.get('wall_s')}")  # fmt: skip
     t = Table(title="bottleneck links")
@@ -96,12 +153,14 @@ def show_cmd(
     for k in ["dir", *keys, "delay p50 ms", "delay p95 ms", "delay max ms"]:
         t.add_column(k)
     fmt = lambda v: "–" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
-    for d, lk in (s.get("links") or {}).items():
+    for d, lk in shown_links(s, r.tables, dirs):
         qd = lk.get("queue_delay_ms") or {}
         t.add_row(
             d, *(fmt(lk.get(k)) for k in keys), fmt(qd.get("p50")), fmt(qd.get("p95")), fmt(qd.get("max"))
         )
     out.print(t)
+    if note := hidden_note(s, r.tables, dirs):
+        out.print(note)
     if s.get("flows"):
         t = Table(title="flows")
         keys = ["id", "kind", "direction", "label", "cc", "goodput_mbps", "bytes_delivered", "retransmits",
@@ -162,8 +221,46 @@ def _check_warmup(warmup: float, run) -> None:
              f"the duration of run '{run.run_id}' ({duration_s:g} s)")  # fmt: skip
 
 
+def _runs_of(ref: str, root: Path) -> tuple[Path, list[Path]]:
+    """(the results root, the run paths) ``ref`` names: a run directory, a results root (all its
+    runs), a sweep's name (all its runs) or a run id or unique prefix under ``root``."""
+    p = Path(ref)
+    if p.is_dir() and (p / "meta.json").exists():
+        return p.parent, [p]
+    if p.is_dir():
+        good, bad = store.scan_runs(p)
+        for _, reason in bad:
+            err.print(f"skipped {reason}", markup=False)
+        return p, good + store.sweep_runs(p)
+    members = store.sweep_run_paths(root, ref) if root.is_dir() else []
+    if members:
+        return root, members
+    try:
+        return root, [store.resolve_run(ref, root)]
+    except store.RunNotFound as e:
+        fail(str(e))
+        raise  # unreachable
+
+
+def _select(refs: list[str], root: Path, where: list[str] | None) -> list:
+    """The runs ``refs`` name (``_runs_of``), those matching every ``--where KEY=VALUE``."""
+    loaded = []
+    for ref in refs:
+        where_root, paths = _runs_of(ref, root)
+        if where:
+            try:
+                keep = set(store.filter_run_ids(where_root, [q.name for q in paths], where))
+            except ValueError as e:
+                fail(str(e))
+            paths = [q for q in paths if q.name in keep]
+        loaded += [_load(str(q), where_root) for q in paths]
+    if not loaded:
+        fail(f"no complete runs in {', '.join(refs)}" + (f" with {' and '.join(where)}" if where else ""))
+    return loaded
+
+
 def plot_cmd(
-    runs: Annotated[list[str], typer.Argument(help="run ids, prefixes or paths")],
+    runs: Annotated[list[str], typer.Argument(help="run ids, prefixes, paths or sweep names")],
     kind: Annotated[str, typer.Option("--kind", "-k", help="plot kind")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="file (.png/.svg/.pdf)")] = None,
     by: Annotated[
@@ -182,18 +279,21 @@ def plot_cmd(
         ),
     ] = None,
     root: RootOpt = DEFAULT_ROOT,
+    where: WhereOpt = None,
+    direction: DirOpt = None,
 ) -> None:
-    """Draw one figure over one or more runs."""
+    """Draw one figure over one or more runs (a sweep's name: all its runs)."""
     from aqmlab import metrics, plots
 
     if kind not in plots.KINDS:
         fail(f"unknown plot kind '{kind}'; kinds: {', '.join(plots.KINDS)}")
-    loaded = [_load(r, root) for r in runs]
+    check_dir(direction)
+    loaded = _select(runs, root, where)
     output = output or Path(f"{kind}.png")
     try:
         if by is not None and kind not in plots.GROUPED:
             fail(f"--by: not allowed with --kind {kind}; allowed with: {', '.join(plots.GROUPED)}")
-        opts: dict = {} if by is None else {"by": by}
+        opts: dict = {"direction": direction} if by is None else {"by": by, "direction": direction}
         if warmup is not None:
             if kind not in plots.WINDOWED:
                 fail(f"--warmup: not allowed with --kind {kind}; allowed with: {', '.join(plots.WINDOWED)}")
@@ -208,34 +308,34 @@ def plot_cmd(
 
 
 def report_cmd(
-    runs: Annotated[list[str], typer.Argument(help="run ids, prefixes, run dirs, or a results root")],
+    runs: Annotated[
+        list[str], typer.Argument(help="run ids, prefixes, run dirs, sweep names, or a results root")
+    ],
     output: Annotated[Path, typer.Option("-o", "--output", help="HTML file")] = Path("report.html"),
     root: RootOpt = DEFAULT_ROOT,
+    where: WhereOpt = None,
+    direction: DirOpt = None,
 ) -> None:
-    """Write one self-contained HTML report. A results root directory means all its runs."""
+    """Write one self-contained HTML report. A results root directory means all its runs, a
+    sweep's name all the sweep's runs."""
     from aqmlab import report
 
-    loaded = []
-    for r in runs:
-        p = Path(r)
-        if p.is_dir() and not (p / "meta.json").exists():  # a results root: all its runs
-            good, bad = store.scan_runs(p)
-            for d, reason in bad:
-                err.print(f"skipped {reason}", markup=False)
-            loaded += [store.load_run(d) for d in good]
-            loaded += [store.load_run(d) for d in store.sweep_runs(p)]  # runs of sweep datasets
-        else:
-            loaded.append(_load(r, root))
-    if not loaded:
-        fail(f"no complete runs in {', '.join(runs)}")
-    report.write_report(loaded, output)
+    check_dir(direction)
+    report.write_report(_select(runs, root, where), output, direction=direction)
     out.print(f"wrote {output}")
 
 
 def export_flent_cmd(
     run: Annotated[str, typer.Argument(help="run id, prefix or path")],
     output: Annotated[Path, typer.Option("-o", "--output", help="FILE.flent.gz")],
-    test: Annotated[str | None, typer.Option("--test", help="Flent test name (guessed if omitted)")] = None,
+    test: Annotated[
+        str | None,
+        typer.Option(
+            "--test",
+            help="Flent test name (default: the one the run's flows reproduce; "
+            "the choice, the reason and what it leaves out are printed)",
+        ),
+    ] = None,
     warmup: Annotated[
         float | None,
         typer.Option("--warmup", help="seconds left out of every series; default: the run's own warm-up"),
@@ -257,9 +357,14 @@ def export_flent_cmd(
     if warmup is not None:
         _check_warmup(warmup, r)
     try:
-        path = flent.export_flent(r, test, output, warmup, flow)
+        test, why = (test, "chosen with --test") if test else flent.guess(r)
+        data = flent.build(r, test, warmup, flow)
     except (ValueError, metrics.MissingTableError) as e:
         fail(str(e).strip("'\""))
+    path = flent.write(data, output)
+    out.print(f"Flent test '{test}' ({why})", markup=False)
+    for note in flent.notes(r, data):
+        out.print(note, markup=False)
     out.print(f"wrote {path}")
 
 

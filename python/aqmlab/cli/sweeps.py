@@ -14,8 +14,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from aqmlab import columns
 from aqmlab.cli.console import fail, lazy, out
-from aqmlab.cli.results import DEFAULT_ROOT
+from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir
 
 store = lazy("aqmlab.store")
 
@@ -44,10 +45,12 @@ def sweep_cmd(
             "or new ones"
         ),
     ] = None,
+    direction: DirOpt = None,
 ) -> None:
     """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
     from aqmlab.sweep import SweepError, parse_sweep, run_sweep, with_qdiscs
 
+    check_dir(direction)
     try:
         if reps is not None and reps < 1:
             raise SweepError(f"--reps {reps}: must be >= 1")
@@ -66,21 +69,26 @@ def sweep_cmd(
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
         return
-    _print_sweep(res)
+    _print_sweep(res, direction)
 
 
-def _print_sweep(res) -> None:
+SWEEP_METRICS = ("queue_delay_p95_ms", "queue_delay_max_ms", "utilization", "drops")
+"""The link metrics of the printed sweep summary, for each shown direction (with total goodput)."""
+
+
+def _print_sweep(res, direction: str | None = None) -> None:
     t = res.table
     ok = t[t["status"] == "ok"]
     labels = [c for c in t.columns if c not in ("run_id", "point", "rep", "seed", "status", "error")
               and c in _param_cols(t)]  # fmt: skip
     if labels and len(ok):
-        cols = [c for c in ("queue_delay_p95_ms", "queue_delay_max_ms", "utilization", "goodput_mbps_total",
-                            "drops") if c in ok]  # fmt: skip
+        dirs = columns.shown_dirs(direction, ok.to_dict("records"))
+        link = [columns.in_direction(c, d) for d in dirs for c in SWEEP_METRICS]
+        cols = [c for c in (*link, "goodput_mbps_total") if c in ok]
         # a grid value may be a table (a qdisc with parameters): group by its JSON text
         ok = ok.assign(**{c: ok[c].map(_hashable) for c in labels})
         g = ok.groupby(labels, sort=False, dropna=False)[cols].median(numeric_only=True).reset_index()
-        tab = Table(title=f"median over replications ({len(ok)} runs)")
+        tab = Table(title=f"median over replications ({len(ok)} runs), {' and '.join(dirs)} bottleneck")
         for c in g.columns:
             tab.add_column(str(c))
         for row in g.itertuples(index=False):
