@@ -1,6 +1,6 @@
 """Metric definitions over the tables a run returns (docs/tables.md).
 
-This module is the ONE place where aqmlab defines its metrics (DESIGN.md principle 6). Every
+This module is the ONE place where aqmlab defines its metrics (docs/architecture.md, principle 6). Every
 function takes the run's tables (``dict[str, pyarrow.Table]``) and its ``meta`` dict, works on
 numpy arrays (vectorised), and documents the definition it implements and where it comes from.
 
@@ -19,7 +19,7 @@ Conventions
   ``fat_flow`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
   occupied the buffer.
 
-Sources: experiments.md section 5 (cross-cutting definitions), section 2 (transients2014:
+Sources: docs/metrics.md (every summary key and catalog column), docs/study-setups.md section 2 (transients2014:
 spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), section 4
 (goodbadwifi2015: induced latency, goodput at the application).
 """
@@ -244,7 +244,7 @@ def sojourn_times_ns(
 def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> np.ndarray:
     """Queueing (sojourn) delay of each transmitted packet of one direction, in ns.
 
-    Definition (experiments.md 5, codel2012): time from a packet's enqueue to the start of its
+    Definition (docs/metrics.md; codel2012, docs/study-setups.md 1): time from a packet's enqueue to the start of its
     transmission on the bottleneck, ``t_out_ns - t_enqueue_ns``, for packets with outcome ``sent``
     or ``marked``; dropped packets have none. A packet counts when ``t_enqueue_ns >= W``.
     Needs the ``packets`` table (recording level ``packets``).
@@ -549,7 +549,7 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
 
 def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
     """Link utilisation = bytes put on the link / capacity bytes over [W, T_end]
-    (experiments.md 5; capacity integrates the rate schedule when the rate varies). Without the
+    (docs/metrics.md; capacity integrates the rate schedule when the rate varies). Without the
     ``packets`` table the transmitted bytes are known only at the ``queue`` samples, so both
     counts start at the last sample <= W (never a byte counted outside the capacity's window)."""
     sent, w = _tx_bytes_window(tables, meta, direction, warmup_s)
@@ -667,7 +667,7 @@ def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tu
 
 
 def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> float | None:
-    """Goodput at the application (experiments.md 5, goodbadwifi2015), bits per second.
+    """Goodput at the application (docs/metrics.md; goodbadwifi2015), bits per second.
 
     With ``flow_series``: (D(t_b) - D(t_a)) * 8 / (t_b - t_a), D = ``delivered_bytes`` (payload
     delivered in order to the receiving application), t_a = first sample >= max(W, start_ns),
@@ -796,7 +796,7 @@ def group_response_times_s(tables: dict) -> dict[int, float | None]:
 
 
 def jain_index(values) -> float | None:
-    """Jain's fairness index (experiments.md 5): (sum x)^2 / (n * sum x^2).
+    """Jain's fairness index (R. Jain, D. Chiu, W. Hawe, DEC-TR-301, 1984): (sum x)^2 / (n * sum x^2).
 
     1 when all equal, 1/n when one value has everything; None for an empty or all-zero input.
     """
@@ -808,7 +808,7 @@ def jain_index(values) -> float | None:
 
 
 def drop_share_jain(tables: dict, by: str = "label", cls: str | None = None) -> float | None:
-    """codel2012 1c's fairness (experiments.md 1c): Jain's index over the sources' drop shares
+    """codel2012 1c's fairness (docs/study-setups.md 1): Jain's index over the sources' drop shares
     x = (packets of the source dropped) / (packets it sent), over the flows whose ``by`` column is
     ``cls`` (all flows when None) that sent anything. None without such a flow or without drops.
     """
@@ -888,7 +888,7 @@ def probe_rtt_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
 
 
 def induced_latency_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
-    """Induced latency (experiments.md 5, goodbadwifi2015): measured RTT minus the base
+    """Induced latency (docs/metrics.md; goodbadwifi2015): measured RTT minus the base
     (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms."""
     base = int(_flow_row(tables, flow)["base_rtt_ns"]) / 1e6
     return probe_rtt_ms(tables, flow, warmup_s) - base
@@ -1064,7 +1064,7 @@ def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> fl
 
 
 def quartiles(values) -> dict[str, float | None]:
-    """Median and quartiles over replications (experiments.md 5): {q1, median, q3, min, max, n}
+    """Median and quartiles over replications (docs/metrics.md): {q1, median, q3, min, max, n}
     of the non-missing values (None/NaN skipped), numpy's linear percentiles."""
     v = np.asarray([np.nan if x is None else x for x in values], dtype=np.float64)
     v = v[~np.isnan(v)]
@@ -1090,7 +1090,7 @@ def qdisc_diagnostics(meta: dict, direction: str) -> dict[str, float]:
 
 
 def pie_engagement(meta: dict, direction: str) -> dict[str, Any] | None:
-    """Whether PIE ever left its burst-protection mode, from its diagnostics (algorithms.md 4.9).
+    """Whether PIE ever left its burst-protection mode, from its diagnostics (docs/disciplines.md 7.3).
 
     Returns None for a non-PIE discipline, else the counters ``rate_cycles_completed``,
     ``rate_cycles_abandoned``, ``burst_allowance_ms`` (at the end), ``drop_prob`` (at the end),

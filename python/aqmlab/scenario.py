@@ -1,5 +1,5 @@
 """Scenario files: loading TOML (a path or a built-in name), `--set key.path=value` overrides,
-and the hand-off to the Rust core, which validates every key (DESIGN.md principle 7).
+and the hand-off to the Rust core, which validates every key (docs/architecture.md, principle 7).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Layout under a results root (default ``./aqmlab-results``)::
     <root>/<run_id>/<table>.parquet    one file per recorded table
     <root>/catalog.duckdb              table ``runs`` (one row per complete run)
 
-A run is written into ``<root>/.tmp-<run_id>-<pid>/`` and renamed into place (DESIGN.md
+A run is written into ``<root>/.tmp-<run_id>-<pid>/`` and renamed into place (docs/architecture.md,
 principle 8), so a crash never leaves a directory that looks complete: listings only accept
 directories whose name does not start with ``.`` and that hold a parseable ``summary.json`` and
 ``meta.json`` and readable Parquet footers.

@@ -1,7 +1,7 @@
 """Shared by the property-based test (test_fuzz.py) and the long campaign
 (bench/fuzz_scenarios.py): mutations of a valid scenario and the rule every answer must follow.
 
-The rule (DESIGN.md, bad input): a scenario either validates, or raises ScenarioError whose one
+The rule (docs/architecture.md, principle 7): a scenario either validates, or raises ScenarioError whose one
 line names the key that was changed (or a key under it); nothing else may escape."""
 
 from __future__ import annotations

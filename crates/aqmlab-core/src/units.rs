@@ -1,7 +1,7 @@
 //! Integer units: time in nanoseconds, rates in bit/s, sizes in bytes, and the parsers for the
 //! unit strings scenario files use ("5ms", "10Mbps", "150KB", "100p").
 //!
-//! Follows DESIGN.md principle 3: no floating-point time accumulates anywhere; serialisation time
+//! Follows docs/architecture.md principle 3: no floating-point time accumulates anywhere; serialisation time
 //! rounds up to the next nanosecond.
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};

@@ -1,4 +1,4 @@
-"""codel2012 (K. Nichols, V. Jacobson, "Controlling Queue Delay", ACM Queue 2012), experiments.md
+"""codel2012 (K. Nichols, V. Jacobson, "Controlling Queue Delay", ACM Queue 2012), docs/study-setups.md
 section 1, set up as the authors' ns-2 script "Codel test script v120513" (see
 ``scenarios/codel2012/base.toml`` for every value and its source). Each case is built from the
 base scenario by the script's formulas (``case_scenario``): bottleneck buffer = bdp =
@@ -505,7 +505,7 @@ def _first_timeline(o: Outcome, qdisc: str, buffer: int) -> pd.DataFrame | None:
     return one if len(one) else None
 
 
-# --------------------------------------------------------------------------- claims (published.md)
+# --------------------------------------------------------------------------- claims of the paper's text
 # Each threshold is stated once, beside the words of the claim it comes from.
 
 TARGET_MS = 5.0

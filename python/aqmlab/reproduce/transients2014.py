@@ -1,5 +1,5 @@
 """transients2014 (Järvinen & Kojo, IEEE LCN 2014): CoDel, PIE, HRED and SFQ-CoDel under load
-transients from slow start (experiments.md section 2).
+transients from slow start (docs/study-setups.md section 2).
 
 The setup is the sweep file ``scenarios/transients2014/sweep.toml`` over ``base.toml`` (7 qdisc
 variants x 4 loads x 100 replications; ``--series 101`` lengthens the rest of the path from

@@ -1,7 +1,7 @@
 //! The scenario model: what a scenario file may say, validated with serde (unknown keys are
 //! rejected) and then checked value by value. Every error names the key path, the bad value and
 //! what is allowed. `resolve` fills in every default so the stored copy fully determines a run
-//! (DESIGN.md principle 7). The builder that turns a scenario into a world is in `build.rs`.
+//! (docs/architecture.md, principle 7). The builder that turns a scenario into a world is in `build.rs`.
 
 use crate::packet::Dir;
 use crate::record::Level;
