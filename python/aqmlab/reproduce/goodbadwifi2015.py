@@ -321,15 +321,17 @@ def aggregate(runs: pd.DataFrame) -> dict:
                 "voip_loss_pct": _stats(g.get("voip_loss_pct", []))
             }
         else:
-            flows = [
-                c
-                for c in g.columns
-                if c.startswith(("goodput_", "rto_")) and c.removesuffix("_mbps").endswith("ms")
-            ]
-            out["rtt_fair"].setdefault(q, {})[lk] = {
-                k: _stats(g[k]) for k in ["jain", "goodput_up_mbps", *sorted(flows)]
-            }
+            out["rtt_fair"].setdefault(q, {})[lk] = {k: _stats(g[k]) for k in _rtt_fair_keys(g.columns)}
     return out
+
+
+def _rtt_fair_keys(columns) -> list[str]:
+    """Jain's index, the uploads' total goodput, and each upload's goodput and timeouts (named by
+    its RTT: goodput_10ms_mbps, rto_10ms)."""
+    per_flow = (
+        c for c in columns if c.startswith(("goodput_", "rto_")) and c.removesuffix("_mbps").endswith("ms")
+    )
+    return ["jain", "goodput_up_mbps", *sorted(per_flow)]
 
 
 def _web_norm(ok: pd.DataFrame) -> dict:
