@@ -229,3 +229,15 @@ def test_claim5_fetch_times_follow_latency_fq_fastest():
     assert judge("5", web({**{q: 1 + v / 100 for q, v in RRUL_LAT.items()}, "pfifo_fast": 1.0})) is False
     # Order against latency: the fastest fetches where latency is highest.
     assert judge("5", web({q: 10 - v / 100 for q, v in RRUL_LAT.items()})) is False
+    # A case where a qdisc completed no fetch is left out and named; the others are judged.
+    o = web({q: 1 + v / 100 for q, v in RRUL_LAT.items()})
+    for q in QDISCS:
+        o.results["web_fetch_norm"][q]["large"]["rrul"]["10/1"] = 1.0 if q == "pfifo_fast" else 2.0
+    o.results["web_fetch_norm"]["sfq"]["large"]["rrul"]["10/1"] = None
+    v = S.judge_claim(next(c for c in G.STUDY.claims if c.id == "5"), o)
+    assert (
+        v["holds"] is True
+        and v["measured"]["left out (a qdisc with no completed fetch)"] == "large rrul 10/1"
+    )
+    # No case with a fetch for every qdisc: not measured.
+    assert judge("5", web({**{q: 1.0 for q in QDISCS}, "sfq": None})) is None
