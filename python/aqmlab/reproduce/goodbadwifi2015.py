@@ -588,9 +588,6 @@ def figures(o: Outcome) -> dict:
 
 # --------------------------------------------------------------------------- published (Table 2)
 
-TABLE2_ROWS = {"pfifo_fast": "pfifo_fast", "ARED": "ared", "PIE": "pie", "CoDel": "codel", "SFQ": "sfq",
-               "fq_nocodel": "fq_nocodel", "fq_codel": "fq_codel"}  # fmt: skip
-"""The study's row names -> the qdiscs."""
 TABLE2_CROSS = {"1 TCP stream": "1up", "RRUL": "rrul"}
 """The study's cross-traffic columns -> the VoIP series' cross traffic."""
 TABLE2_RATES = ("1", "10", "100")
@@ -605,6 +602,8 @@ TABLE2 = {
     "fq_codel": (0, 0, 0, 0.04, 0, 0),
 }
 """Table 2, average VoIP packet loss (%): per qdisc, 1 TCP stream at 1 / 10 / 100 Mbit/s, then RRUL."""
+TABLE2_ROWS = dict(zip(TABLE2, QDISCS, strict=True))
+"""The study's row names -> the qdiscs (the same order)."""
 TABLE2_FLOOR = 0.1
 """Loss below 0.1 % on both sides agrees (the table's values near zero)."""
 
