@@ -1,0 +1,243 @@
+"""goodbadwifi2015 on the Study contract: the quick reproduction's orderings, its JSON verdicts
+against the study's Table 2 and claims, and each claim's judge on hand-made outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from aqmlab import store
+from aqmlab.reproduce import Execution
+from aqmlab.reproduce import goodbadwifi2015 as G
+from aqmlab.reproduce import study as S
+
+QDISCS = ["pfifo_fast", "ared", "pie", "codel", "sfq", "fq_nocodel", "fq_codel"]
+FQ = ["sfq", "fq_nocodel", "fq_codel"]
+
+# The study's Table 2 (average VoIP packet loss, %), as published: per qdisc, one TCP stream as
+# cross traffic at 1 / 10 / 100 Mbit/s, then RRUL at 1 / 10 / 100 Mbit/s.
+TABLE2 = {
+    "pfifo_fast": [0.88, 0.10, 0, 8.54, 0.20, 0.032],
+    "ARED": [7.95, 0.45, 0.002, 26.33, 0.61, 0.019],
+    "PIE": [2.75, 0.04, 0.002, 14.03, 0.44, 0.016],
+    "CoDel": [6.46, 0.02, 0.002, 10.60, 0.19, 0.004],
+    "SFQ": [0, 0, 0, 0.42, 0, 0],
+    "fq_nocodel": [0, 0, 0, 0, 0, 0],
+    "fq_codel": [0, 0, 0, 0.04, 0, 0],
+}
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """The quick reproduction with the study's FIFO and fq_codel on the 10/10 and 10/1 links."""
+    out = tmp_path_factory.mktemp("gbw")
+    r = S.reproduce(G.STUDY, ex=Execution(out=out, jobs=2), quick=True,
+                    filters={"qdiscs": ["pfifo_fast", "fq_codel"], "links": ["10/10", "10/1"]})  # fmt: skip
+    return out, r, json.loads(json.dumps(r.to_json(), default=store._json_default))
+
+
+def test_quick_shows_the_studys_orderings(quick):
+    """Fair queueing keeps the RRUL latency an order of magnitude below the FIFO's at both links,
+    gives the VoIP stream no loss where the FIFO loses some, and shares the four uploads of
+    different RTTs more evenly (Jain's index), but over WiFi cannot reach the queues below it;
+    the small page loads faster behind fq_codel under either load."""
+    out, r, j = quick
+    # rrul, voip x 2, rtt_fair on two links; wifi; web (3 cases x 2 pages) on two links: 2 qdiscs,
+    # one run each; the counts cover every sub-sweep.
+    assert r.counts()["failed"] == 0 and r.counts()["total"] == 4 * 2 * 2 + 2 + 3 * 2 * 2 * 2
+    assert (
+        j["run_counts"]["total"] == r.counts()["total"] and len(r.outcome.sweeps) == 8
+    )  # one per scenario file
+    for lk in ("10/10", "10/1"):
+        fifo, fq = (j["rrul_induced_latency_ms"][q][lk] for q in ("pfifo_fast", "fq_codel"))
+        assert fq < fifo / 10, (lk, fq, fifo)
+        assert j["rrul_goodput_down_mbps"]["fq_codel"][lk] > 8
+    assert j["voip_loss_pct"]["fq_codel"]["rrul"]["1"] == 0 < j["voip_loss_pct"]["pfifo_fast"]["rrul"]["1"]
+    for rate in ("10", "1"):
+        assert j["rtt_fair_jain"]["fq_codel"][rate] > j["rtt_fair_jain"]["pfifo_fast"][rate]
+    assert set(j["voip_loss_pct"]["fq_codel"]) == {"1up", "rrul"}
+    # Over WiFi the driver's queues below the qdisc hold the latency fq_codel removes on a wire.
+    assert (
+        j["wifi_rrul"]["fq_codel"]["induced_latency_ms"]
+        > 5 * j["rrul_induced_latency_ms"]["fq_codel"]["10/10"]
+    )
+    # The small page: the FIFO's standing queue slows every fetch's many round trips far more than
+    # fq_codel, whose page flows are sparse (the study's ordering).
+    web = j["web_fetch_norm"]
+    for c in ("rrul", "1up"):
+        assert web["fq_codel"]["small"][c]["10/10"] < web["pfifo_fast"]["small"][c]["10/10"]
+    assert web["pfifo_fast"]["small"]["1up"]["10/10"] > 1.5
+    lat = j["web_rrul_induced_latency_ms"]
+    assert lat["fq_codel"]["small"]["10/10"] < lat["pfifo_fast"]["small"]["10/10"]
+    d = out / "reproduce" / "goodbadwifi2015-quick"
+    assert (d / "report.html").stat().st_size > 10_000
+    for fig in ("rrul", "transient", "voip_cdf", "web"):
+        assert (d / f"{fig}.png").stat().st_size > 5000
+
+
+def test_quick_runs_every_test_as_long_as_the_full_run(quick):
+    """--quick cuts replications only: every run lasts as long as its scenario file says (the
+    study's 140 s of load after 5 s, RTT fairness 600 s)."""
+    _, r, _ = quick
+    runs = r.outcome.runs
+    want = {"rtt_fair": 600.0}
+    for test, g in runs.groupby("test"):
+        assert set(g["duration_s"]) == {want.get(test, 145.0)}, test
+    assert set(runs["rep"]) == {0}
+
+
+def test_one_run_prints_no_spread(quick):
+    _, r, _ = quick
+    cells = [c for t in G.tables(r.outcome) for row in t.rows for c in row[1:]]
+    assert any("(-)" in c for c in cells) and not any("(0.00)" in c or "(0.000)" in c for c in cells)
+
+
+def test_json_verdicts_list_every_published_cell_and_claim(quick):
+    _, _, j = quick
+    t2 = j["verdicts"]["tables"]["Table 2"]
+    assert t2["total"] == len(t2["cells"]) == 42 and t2["floor"] == 0.1
+    published = {(c["row"], c["col"]): c["published"] for c in t2["cells"]}
+    cols = [f"{c} @ {r} Mbit/s" for c in ("1 TCP stream", "RRUL") for r in ("1", "10", "100")]
+    assert published == {(row, col): v for row, vals in TABLE2.items() for col, v in zip(cols, vals)}
+    # Only the two qdiscs at the 1 and 10 Mbit/s uplinks were run: 2 x 2 x 2 cells measured.
+    assert t2["measured"] == 8 == sum(c["measured"] is not None for c in t2["cells"])
+    assert t2["within_30"] == sum(c["within_30"] is True for c in t2["cells"])
+    cell = {(c["row"], c["col"]): c for c in t2["cells"]}
+    assert cell[("fq_codel", "RRUL @ 1 Mbit/s")]["measured"] == pytest.approx(
+        j["voip_loss_pct_mean"]["fq_codel"]["rrul"]["1"]
+    )
+    claims = j["verdicts"]["claims"]
+    assert [c["id"] for c in claims] == ["1", "2", "3", "4", "5"]
+    # Every claim compares all seven qdiscs (or the FIFO with the three AQMs): not measured here.
+    assert all(c["holds"] is None and "not measured" in c["measured"] for c in claims)
+
+
+def test_table2_rates_are_the_voip_streams_uplink():
+    """The VoIP stream runs upstream: the study's 1 Mbit/s is the 10/1 link's uplink, 10 the
+    10/10 link's, 100 the 100/100 link's; the table compares the average (mean) over runs."""
+    s = {"runs": 2, "std": 1.0}
+    stats = {"rrul": {}, "rtt_fair": {}, "wifi": {}, "web": {}, "web_latency": {},
+             "voip": {"ared": {"1up": {"10/1": {"voip_loss_pct": {"median": 7.0, "mean": 8.0, **s}},
+                                       "10/10": {"voip_loss_pct": {"median": 0.3, "mean": 0.5, **s}},
+                                       "100/100": {"voip_loss_pct": {"median": 0.0, "mean": 0.002, **s}}}}}}  # fmt: skip
+    o = S.Outcome(G.results(stats), pd.DataFrame(), [], "voip")
+    m = G.table2_measured(o)["ARED"]
+    assert (m["1 TCP stream @ 1 Mbit/s"], m["1 TCP stream @ 10 Mbit/s"], m["1 TCP stream @ 100 Mbit/s"]) == (
+        8.0, 0.5, 0.002)  # fmt: skip
+    assert m["RRUL @ 1 Mbit/s"] is None and G.table2_measured(o)["PIE"]["1 TCP stream @ 1 Mbit/s"] is None
+    v = S.judge_table(G.PUBLISHED[0], o)
+    ared = {c["col"]: c["within_30"] for c in v["cells"] if c["row"] == "ARED"}
+    # 8.0 vs 7.95 within 30 %; 0.5 vs 0.45 within; 0.002 vs 0.002 both below the 0.1 floor.
+    assert (
+        ared["1 TCP stream @ 1 Mbit/s"]
+        and ared["1 TCP stream @ 10 Mbit/s"]
+        and ared["1 TCP stream @ 100 Mbit/s"]
+    )
+    assert v["measured"] == 3
+
+
+def test_kendall_tau_from_definition():
+    assert G.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
+    assert G.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
+    assert G.kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)  # 2 concordant, 1 discordant
+
+
+# --------------------------------------------------------------------------- the claims' judges
+
+
+def outcome(**results) -> S.Outcome:
+    return S.Outcome(results, pd.DataFrame(), [], "all")
+
+
+def per_link(values: dict, links=("10/10", "10/1")) -> dict:
+    return {q: dict.fromkeys(links, v) for q, v in values.items()}
+
+
+def judge(claim_id: str, o: S.Outcome):
+    c = next(c for c in G.STUDY.claims if c.id == claim_id)
+    return S.judge_claim(c, o)["holds"]
+
+
+RRUL_LAT = {"pfifo_fast": 250.0, "ared": 40.0, "pie": 35.0, "codel": 30.0, "sfq": 8.0, "fq_nocodel": 9.0,
+            "fq_codel": 5.0}  # fmt: skip
+
+
+def test_claim1_fq_lowest_latency_and_best_goodput():
+    good = {q: 9.5 if q in FQ else 9.0 for q in QDISCS}
+    o = outcome(rrul_induced_latency_ms=per_link(RRUL_LAT), rrul_goodput_down_mbps=per_link(good),
+                rrul_goodput_up_mbps=per_link(good))  # fmt: skip
+    assert judge("1", o) is True
+    # SFQ's latency above CoDel's: not the lowest.
+    o.results["rrul_induced_latency_ms"]["sfq"]["10/1"] = 31.0
+    assert judge("1", o) is False
+    # Latency fine but a single-queue AQM out-delivers fq_codel.
+    o.results["rrul_induced_latency_ms"]["sfq"]["10/1"] = 8.0
+    o.results["rrul_goodput_down_mbps"]["pie"]["10/10"] = 10.5
+    assert judge("1", o) is False
+    del o.results["rrul_induced_latency_ms"]["pie"]
+    assert judge("1", o) is None
+
+
+def test_claim2_fifo_by_far_highest():
+    assert judge("2", outcome(rrul_induced_latency_ms=per_link(RRUL_LAT))) is True
+    # Highest but not by far: 1.5 x the next.
+    close = {**RRUL_LAT, "pfifo_fast": 60.0}
+    assert judge("2", outcome(rrul_induced_latency_ms=per_link(close))) is False
+
+
+def test_claim3_single_queue_aqms_less_fair_than_fifo():
+    jain = {"pfifo_fast": 0.8, "ared": 0.6, "pie": 0.7, "codel": 0.65}
+    assert judge("3", outcome(rtt_fair_jain=per_link(jain, ("1", "10", "100")))) is True
+    assert judge("3", outcome(rtt_fair_jain=per_link({**jain, "pie": 0.85}, ("1", "10", "100")))) is False
+    assert judge("3", outcome(rtt_fair_jain=per_link({"pfifo_fast": 0.8}))) is None
+
+
+def test_claim4_fq_codel_loses_five_percent_at_one_mbit():
+    total = {q: 0.95 for q in QDISCS}
+    rto = {q: {"1": {"10ms": 4.0, "50ms": 0.0}} for q in QDISCS}
+    o = outcome(
+        rtt_fair_goodput_mbps=per_link({**total, "fq_codel": 0.95 * 0.95}, ("1", "10")), rtt_fair_rto=rto
+    )
+    assert judge("4", o) is True
+    # No loss at all, or 20 % lost: not "about 5 %".
+    for fq in (0.95, 0.95 * 0.8):
+        o.results["rtt_fair_goodput_mbps"]["fq_codel"]["1"] = fq
+        assert judge("4", o) is False
+    # The loss is there but the 10 ms flow has no timeouts.
+    o.results["rtt_fair_goodput_mbps"]["fq_codel"]["1"] = 0.95 * 0.95
+    o.results["rtt_fair_rto"]["fq_codel"]["1"]["10ms"] = 0.0
+    assert judge("4", o) is False
+    # Not run at 1 Mbit/s.
+    o = outcome(rtt_fair_goodput_mbps=per_link(total, ("10",)), rtt_fair_rto=rto)
+    assert judge("4", o) is None
+
+
+def test_claim5_fetch_times_follow_latency_fq_fastest():
+    def web(fetch: dict) -> S.Outcome:
+        norm = {
+            q: {p: {c: {"10/10": f} for c in ("1up", "rrul")} for p in ("small", "large")}
+            for q, f in fetch.items()
+        }
+        lat = {q: {p: {"10/10": v} for p in ("small", "large")} for q, v in RRUL_LAT.items()}
+        return outcome(web_fetch_norm=norm, web_rrul_induced_latency_ms=lat)
+
+    # Fetch time in the latency's order (a monotone function of it).
+    assert judge("5", web({q: 1 + v / 100 for q, v in RRUL_LAT.items()})) is True
+    # pfifo_fast fetches fastest: FQ not fastest, and the order no longer follows latency.
+    assert judge("5", web({**{q: 1 + v / 100 for q, v in RRUL_LAT.items()}, "pfifo_fast": 1.0})) is False
+    # Order against latency: the fastest fetches where latency is highest.
+    assert judge("5", web({q: 10 - v / 100 for q, v in RRUL_LAT.items()})) is False
+    # A case where a qdisc completed no fetch is left out and named; the others are judged.
+    o = web({q: 1 + v / 100 for q, v in RRUL_LAT.items()})
+    for q in QDISCS:
+        o.results["web_fetch_norm"][q]["large"]["rrul"]["10/1"] = 1.0 if q == "pfifo_fast" else 2.0
+    o.results["web_fetch_norm"]["sfq"]["large"]["rrul"]["10/1"] = None
+    v = S.judge_claim(next(c for c in G.STUDY.claims if c.id == "5"), o)
+    assert (
+        v["holds"] is True
+        and v["measured"]["left out (a qdisc with no completed fetch)"] == "large rrul 10/1"
+    )
+    # No case with a fetch for every qdisc: not measured.
+    assert judge("5", web({**{q: 1.0 for q in QDISCS}, "sfq": None})) is None
