@@ -539,6 +539,26 @@ def read_summaries(where: Path, run_ids: Iterable[str] | None = None, columns: s
     return df.drop_duplicates("run_id", keep="last").reset_index(drop=True)
 
 
+def read_extra(root: Path, name: str, run_ids: Iterable[str]) -> pd.DataFrame:
+    """The extra table ``name`` (one a metrics function returned beside its row) of ``run_ids``,
+    read from every sweep under the results root ``root``: a run that one sweep reused from
+    another keeps its tables where it was computed. A run stored by two sweeps counts once (the
+    rows of the first file, in file order, that holds it); rows within a run are all kept, equal
+    ones included."""
+    import pyarrow.compute as pc
+
+    want = set(run_ids)
+    files = sorted(Path(root).resolve().glob(f"sweeps/*/{name}/part-*.parquet"))
+    parts, seen = [], set()
+    for f in files:
+        t = pq.read_table(f)
+        ids = set(t.column("run_id").unique().to_pylist()) & want - seen
+        if ids:
+            parts.append(t.filter(pc.is_in(t.column("run_id"), value_set=pa.array(sorted(ids), pa.string()))))
+            seen |= ids
+    return pa.concat_tables(parts).to_pandas() if parts else pd.DataFrame()
+
+
 def cleanup(sweep_dir: Path) -> int:
     """Deletes temporary files and table parts whose batch never committed; returns the count."""
     sweep_dir = Path(sweep_dir)

@@ -114,3 +114,27 @@ def test_quick_cuts_reps_and_grid_only(tmp_path):
     assert r.report_dir.name == "synthetic-quick"
     full = S.reproduce(st, ex=Execution(out=tmp_path), series="s2", outputs=False)
     assert full.report_dir.name == "synthetic-s2" and [c["id"] for c in full.verdicts["claims"]][-1] == "4"
+
+
+def test_extra_tables_are_read_across_sweeps_whole(tmp_path):
+    """A study's extra table (its pooled per-packet delays, timelines) must hold every row of
+    every wanted run: equal values within a run are separate packets and all count; a run reused
+    by one sweep from another is found where it was computed; a run stored twice counts once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from aqmlab.sweep import read_extra
+
+    def part(sweep, name, run_ids, values):
+        d = tmp_path / "sweeps" / sweep / "qdelay"
+        d.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"run_id": run_ids, "delay_ns": values}), d / f"{name}.parquet")
+
+    part("a-1", "part-1", ["r1", "r1", "r1", "r2"], [0, 0, 6, 5])  # r1 has two packets of delay 0
+    part("b-2", "part-1", ["r3", "r3"], [7, 7])
+    part("b-2", "part-2", ["r1", "r1", "r1"], [0, 0, 6])  # r1 again (stored twice)
+    t = read_extra(tmp_path, "qdelay", ["r1", "r3"])
+    assert sorted(t[t["run_id"] == "r1"]["delay_ns"]) == [0, 0, 6]
+    assert sorted(t[t["run_id"] == "r3"]["delay_ns"]) == [7, 7]
+    assert set(t["run_id"]) == {"r1", "r3"} and len(t) == 5
+    assert len(read_extra(tmp_path, "timeline", ["r1"])) == 0

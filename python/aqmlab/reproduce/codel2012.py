@@ -323,15 +323,10 @@ def timeline(tables: dict, meta: dict, step_s: float) -> pa.Table:
 def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION, qdiscs: list[str] | None = None,
         loads: list[str] | None = None, rtts: list[str] | None = None) -> Outcome:  # fmt: skip
     """Runs (or resumes) the selected cases and aggregates them."""
-    import pyarrow.parquet as pq
-
     spec = spec_for(reps, qdiscs, loads, rtts)
     res = ex.sweep(spec, METRICS_FN)
-    tl_dir = res.sweep_dir / "timeline"
-    timelines = pq.read_table(tl_dir).to_pandas() if tl_dir.exists() else pd.DataFrame()
     ok = res.table[res.table["status"] == "ok"]
-    if len(timelines):
-        timelines = timelines[timelines["run_id"].isin(ok["run_id"])]
+    timelines = sweep.read_extra(ex.root, "timeline", ok["run_id"]) if len(ok) else pd.DataFrame()
     return Outcome(results(res.table), res.table, [res], series, data=timelines)
 
 

@@ -246,7 +246,7 @@ def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION
             frames.append(res.table.assign(test=f))
     runs = pd.concat(frames, ignore_index=True)
     stats = aggregate(runs)
-    transient, owd = _extras(sweeps, runs)
+    transient, owd = _extras(ex.root, runs)
     data = {"stats": stats, "transient": transient, "voip_owd": owd}
     return Outcome(results(stats), runs, sweeps, series, notes=_notes(runs), data=data)
 
@@ -265,35 +265,23 @@ def _notes(runs: pd.DataFrame) -> list[str]:
     return [note]
 
 
-def _read_extra(sweeps: list, name: str, runs: pd.DataFrame) -> pd.DataFrame:
+def _read_extra(root: Path, name: str, runs: pd.DataFrame) -> pd.DataFrame:
     """The extra table ``name`` of the successful runs among ``runs``, with their case labels."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     ok = runs[runs["status"] == "ok"]
-    want = pa.array(sorted(set(ok["run_id"])), pa.string())
-    files = sorted(f for s in sweeps for f in (Path(s.sweep_dir) / name).glob("part-*.parquet"))
-    parts = [t for t in (pq.read_table(f) for f in files) if t.num_rows]
-    parts = [t for t in (t.filter(pc.is_in(t.column("run_id"), value_set=want)) for t in parts) if t.num_rows]
-    if not parts:
-        return pd.DataFrame()
-    return (
-        pa.concat_tables(parts)
-        .to_pandas()
-        .join(ok.set_index("run_id")[["qdisc", "link", "test"]], on="run_id")
-    )
+    t = sweep.read_extra(root, name, ok["run_id"]) if len(ok) else pd.DataFrame()
+    return t.join(ok.set_index("run_id")[["qdisc", "link", "test"]], on="run_id") if len(t) else t
 
 
-def _extras(sweeps: list, runs: pd.DataFrame) -> tuple[dict, dict]:
+def _extras(root: Path, runs: pd.DataFrame) -> tuple[dict, dict]:
     """{(qdisc, link): (t_s, mean RTT ms)} of the RRUL start and {(qdisc, cross, link): one-way
     delays ms} of the VoIP stream, pooled over the runs."""
-    tr = _read_extra(sweeps, "transient", runs[runs["test"] == "rrul"])
+    tr = _read_extra(root, "transient", runs[runs["test"] == "rrul"])
     transient = {}
     if len(tr):
         for (q, lk), g in tr.groupby(["qdisc", "link"]):
             m = g.groupby("t_ns")["rtt_ms"].mean()
             transient[(q, lk)] = (m.index.to_numpy() / M.NS, m.to_numpy())
-    vo = _read_extra(sweeps, "voip_owd", runs[runs["test"].str.startswith("voip")])
+    vo = _read_extra(root, "voip_owd", runs[runs["test"].str.startswith("voip")])
     owd = {}
     if len(vo):
         for (q, test, lk), g in vo.groupby(["qdisc", "test", "link"]):

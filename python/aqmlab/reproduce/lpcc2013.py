@@ -289,8 +289,6 @@ def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION
         sensitivity: list[str] | None = None) -> Outcome:  # fmt: skip
     """Runs (or resumes) the parts asked (``series``: all, 3a, 3b, 3c or 3d) and aggregates them.
     ``qdiscs``/``lpccs`` filter 3c, ``rates`` 3b, ``sensitivity`` 3d's points ("qmax=100")."""
-    import pyarrow.parquet as pq
-
     parts = PARTS if series == "all" else (series,)
     sweeps, frames, shares = [], [], pd.DataFrame()
     if "3c" in parts:
@@ -302,10 +300,7 @@ def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION
         res = ex.sweep(spec, METRICS_FN)
         sweeps.append(res)
         frames.append(res.table)
-        d = res.sweep_dir / "shares"
-        if d.exists():
-            shares = pq.read_table(d).to_pandas()
-            shares = shares[shares["run_id"].isin(_ok(res.table)["run_id"])]
+        shares = sweep.read_extra(ex.root, "shares", _ok(res.table)["run_id"])
     runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return Outcome(results(runs), runs, sweeps, series, data=shares)
 

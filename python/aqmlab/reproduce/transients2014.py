@@ -133,25 +133,10 @@ def run(
 def _delays(root: Path, runs: pd.DataFrame) -> dict:
     """Queueing delays (s) of every transmitted packet per (qdisc, load), pooled over runs."""
     ok = runs[runs["status"] == "ok"]
-    files = sorted({f for f in Path(root).resolve().glob("sweeps/*/qdelay/part-*.parquet")})
-    if not files or not len(ok):
+    t = sweep.read_extra(root, "qdelay", ok["run_id"]) if len(ok) else pd.DataFrame()
+    if not len(t):
         return {}
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    want = pa.array(sorted(set(ok["run_id"])), pa.string())
-    parts = []
-    for f in files:
-        t = pq.read_table(f)
-        t = t.filter(pc.is_in(t.column("run_id"), value_set=want))
-        if t.num_rows:
-            parts.append(t)
-    if not parts:
-        return {}
-    t = pa.concat_tables(parts).to_pandas()
-    t = t.drop_duplicates()  # a run stored twice (should not happen) must not count twice
-    lab = ok.set_index("run_id")[["qdisc", "load"]]
-    t = t.join(lab, on="run_id")
+    t = t.join(ok.set_index("run_id")[["qdisc", "load"]], on="run_id")
     return {(q, ld): g["delay_ns"].to_numpy() / M.NS for (q, ld), g in t.groupby(["qdisc", "load"])}
 
 
