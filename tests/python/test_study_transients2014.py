@@ -249,9 +249,10 @@ def test_quick_verdicts_cover_every_published_cell_and_claim(quick):
 
 def test_quick_reaches_the_full_runs_verdicts(quick):
     """--quick (10 of the 100 replications of every case) flags the same Table II cells and
-    reaches the same claim verdicts as the full run, except claim 3: HRED's largest 95th
-    percentile over the loads sits at 'roughly level's bound (1.30 x its smallest) in both (1.28
-    over 100 replications, 1.32 over the first 10), so which side it falls on is the sample's."""
+    reaches the same claim verdicts as the full run, except claim 6: at 1+1 SFQ-CoDel's pooled
+    95th percentile ties CoDel's in the full run (both 86 ms), so 'lowest' there is decided by
+    the sample; quick's 10 replications put SFQ-CoDel less than one 1500-byte packet time at
+    2 Mb/s (6 ms) below."""
     _, doc = quick
     full = json.loads(FULL_RUN.read_text())
     assert (
@@ -264,9 +265,9 @@ def test_quick_reaches_the_full_runs_verdicts(quick):
     assert cells(doc["verdicts"]) == cells(full["verdicts"])
     quick_claims = {c["id"]: c["holds"] for c in doc["verdicts"]["claims"]}
     full_claims = {c["id"]: c["holds"] for c in full["verdicts"]["claims"]}
-    borderline = "3"
-    hred = {c["id"]: c["measured"] for c in full["verdicts"]["claims"]}[borderline]["hred_p95_max_over_min"]
-    assert abs(hred - (1 + T.ROUGHLY_LEVEL)) < 0.05
+    borderline = "6"
+    margin = {c["id"]: c["measured"] for c in full["verdicts"]["claims"]}[borderline]
+    assert 0 <= margin["lowest_other_minus_sfq_codel_p95_s"]["1+1"] < 0.006
     assert {k: v for k, v in quick_claims.items() if k != borderline} == {
         k: v for k, v in full_claims.items() if k != borderline
     }
