@@ -1,0 +1,146 @@
+//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe.
+
+use super::*;
+
+impl TcpSender {
+    /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
+    /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
+    /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
+    pub(super) fn arm_pto(&mut self, now: Time) {
+        self.pto_at = None;
+        let Some(srtt) = self.rtt.srtt() else { return };
+        if !self.tlp
+            || self.state != SenderState::Established
+            || self.in_recovery
+            || self.loss_point.is_some()
+            || self.tlp_end.is_some()
+            || self.sb.outstanding() == 0
+        {
+            return;
+        }
+        let mut pto = 2 * srtt;
+        if self.sb.outstanding() == 1 {
+            pto += self.rtt.min_rto();
+        }
+        let at = now + pto;
+        self.pto_at = Some(self.rto_at.map_or(at, |r| at.min(r)));
+    }
+
+    /// The probe: one new segment if there is one the receive window allows, else a
+    /// retransmission of the highest segment not SACKed; then the RTO restarts (RFC 8985 7.3).
+    pub(super) fn send_probe(&mut self, now: Time, out: &mut Outbox) {
+        self.pto_at = None;
+        if self.can_send_new(now) {
+            self.send_new(now, out);
+            self.tlp_retx = false;
+        } else if let Some(i) = self
+            .sb
+            .highest_unsacked()
+            .filter(|&i| self.sb.seg(i).is_some_and(|s| !s.retx))
+        {
+            self.retransmit(i, now, out);
+            self.tlp_retx = true;
+        } else {
+            return;
+        }
+        self.tlp_probes += 1;
+        self.tlp_end = Some(self.high_data);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
+    /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
+    /// SACKed, else min_RTT / 4 capped at SRTT.
+    pub(super) fn rack_reo_wnd(&self) -> Time {
+        if self.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
+            return 0;
+        }
+        let quarter = self.min_rtt.unwrap_or(0) / 4;
+        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// RACK_detect_loss: marks what the latest delivery shows lost and arms the reordering
+    /// timer for the rest. Returns the number of segments marked.
+    pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
+        let Some(latest) = self.rack_latest else { return 0 };
+        let wait = self.rack_rtt + self.rack_reo_wnd();
+        let (marked, next) = self.sb.rack_detect(latest, wait, now);
+        self.rack_at = next;
+        marked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
+        let (mut s, out) = linux_sender(40, 10);
+        assert_eq!(out.len(), 10);
+        // Segment 0 is lost. The first SACK (segment 1, sent at 100 ms, delivered at 200 ms)
+        // gives RACK.rtt = min_RTT = 100 ms; with one segment SACKed the reordering window is
+        // min_RTT / 4 = 25 ms, so segment 0 is only lost at 100 + 100 + 25 = 225 ms: the
+        // reordering timer (RFC 8985 6.2).
+        let sent = ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        assert_eq!(segs(&sent), vec![10], "the SACK frees room for new data");
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        // A third SACKed segment makes the window 0 (DupThresh reached): segment 0 is lost now.
+        ack_ms(&mut s, 0, &[(1, 3)], 201, 100);
+        let sent = ack_ms(&mut s, 0, &[(1, 4)], 202, 100);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&sent)[0], 0, "retransmitted at 202 ms");
+        // The retransmission is lost too. SACKs of the rest of the first flight (sent at
+        // 100 ms, before the retransmission) say nothing about it; the new data sent in
+        // recovery (from 203 ms on) does: once a segment sent after 202 ms is SACKed, segment
+        // 0's retransmission is overdue by RACK.rtt and is sent again, with no RTO.
+        for k in 5..=10 {
+            ack_ms(&mut s, 0, &[(1, k)], 198 + k, 100);
+        }
+        assert_eq!(s.retransmits(), 1);
+        let mut again = None;
+        for (n, k) in (11..=16).enumerate() {
+            let sent = ack_ms(&mut s, 0, &[(1, k)], 303 + n as u64, 203);
+            if segs(&sent).contains(&0) {
+                again = Some(303 + n as u64);
+                break;
+            }
+        }
+        assert!(again.is_some(), "the lost retransmission is detected by RACK");
+        assert_eq!((s.retransmits(), s.rto_count()), (2, 0));
+    }
+
+    #[test]
+    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+        // RFC 8985 section 7: the last two segments of a 10-segment transfer are lost. The ACK
+        // of the first eight at 200 ms leaves two in flight: PTO = 2 SRTT = 200 ms, earlier than
+        // the RTO (SRTT 100 ms + 4 x RTTVAR 37.5 ms = 250 ms). The probe retransmits the last
+        // segment; its SACK shows segment 8 lost to RACK, which repairs it in fast recovery.
+        let (mut s, out) = linux_sender(10, 10);
+        assert_eq!(out.len(), 10);
+        assert!(ack_ms(&mut s, 8, &[], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(400 * MS));
+        let mut probe = vec![];
+        s.on_timer(400 * MS, &mut probe);
+        assert_eq!(segs(&probe), vec![9], "the probe: the last segment again");
+        assert_eq!(s.tlp_probes(), 1);
+        let repair = ack_ms(&mut s, 8, &[(9, 10)], 500, 400);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&repair), vec![8]);
+        ack_ms(&mut s, 10, &[], 600, 500);
+        assert_eq!(s.state(), SenderState::Done);
+        assert_eq!(s.rto_count(), 0);
+        // Without TLP the same tail waits for the RTO at 450 ms.
+        let (mut s, _) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            cc: "newreno".into(),
+            bytes: Some(10 * MSS),
+            ..TcpConfig::default()
+        });
+        ack(&mut s, 1 + 8 * MSS, &[], 200);
+        assert_eq!(s.tlp_probes(), 0);
+        assert_eq!(s.next_timer(), Some(200 + s.rto()));
+    }
+}

@@ -1,0 +1,384 @@
+//! Loss recovery: the congestion response, SACK (RFC 6675) and NewReno (RFC 6582) fast
+//! recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit, and the
+//! retransmission timeout (RFC 6298, RFC 6675 5.1).
+
+use super::*;
+
+impl TcpSender {
+    /// One congestion response (loss or ECE), at most once per window of data.
+    pub(super) fn reduce(&mut self, now: Time, kind: CongestionKind) -> bool {
+        if self.snd_una < self.cong_point {
+            return false;
+        }
+        self.sync_state();
+        if self.lt_excluded && kind == CongestionKind::Loss {
+            self.st.bytes_in_flight -= self.lt_bytes.min(self.st.bytes_in_flight);
+        }
+        self.cc.on_congestion_event(now, kind, &mut self.st);
+        self.st.bytes_in_flight = self.flight();
+        self.cong_point = self.high_data;
+        true
+    }
+
+    /// RFC 6937 section 3 on an ACK in recovery that delivered `delivered` bytes (newly
+    /// cumulatively acknowledged or SACKed): cwnd = pipe + sndcnt, proportional to the data
+    /// delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB). As
+    /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
+    /// first retransmission of the episode is out.
+    pub(super) fn prr_update(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let pipe = self.sb.pipe();
+        let ssthresh = self.st.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            // CEIL in whole segments, as Linux counts packets.
+            let unit = self.recover_fs.max(1) as u128 * self.mss as u128;
+            let segs = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
+            (segs * self.mss).saturating_sub(self.prr_out)
+        } else {
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        let sndcnt = if self.prr_out == 0 {
+            sndcnt.max(self.mss)
+        } else {
+            sndcnt
+        };
+        self.st.cwnd = pipe + sndcnt;
+    }
+
+    pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
+        self.save_undo();
+        self.in_recovery = true;
+        self.fast_recoveries += 1;
+        self.er_at = None;
+        if self.rate_halving {
+            self.rh_next = self.st.cwnd;
+        }
+        if !self.reduce(now, CongestionKind::Loss) {
+            self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+        }
+        self.tlp_end = None;
+        self.pto_at = None;
+        let head = self.sb.first_idx();
+        if !self.rack {
+            // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
+            self.sb.mark_lost(head);
+        }
+        self.first_partial = true;
+        if self.sack {
+            self.recovery_point = self.high_data;
+            self.rescue_done = false;
+            if self.prr {
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = self.flight();
+                self.prr_update(delivered);
+            }
+        } else {
+            self.recover = self.high_data;
+            self.st.cwnd = self.st.ssthresh + 3 * self.mss;
+        }
+        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
+            self.retransmit(head, now, out);
+        }
+    }
+
+    pub(super) fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.end_episode();
+        if self.sack {
+            // tcp_end_cwnd_reduction: never to an infinite ssthresh.
+            if self.st.ssthresh < u64::MAX {
+                self.st.cwnd = self.st.ssthresh;
+            }
+        } else {
+            self.st.cwnd = self.st.ssthresh.min(self.flight().max(self.mss) + self.mss);
+        }
+        self.sync_state();
+        self.cc.on_recovery_exit(now, &mut self.st);
+    }
+
+    pub(super) fn on_rto(&mut self, now: Time, out: &mut Outbox) {
+        self.rto_count += 1;
+        self.rh_next = 0;
+        self.tlp_end = None;
+        self.pto_at = None;
+        self.rack_at = None;
+        self.er_at = None;
+        let first = self.rtt.backoffs() == 0;
+        // tcp_enter_loss: F-RTO runs unless this first timeout interrupts a fast recovery.
+        self.frto_on = self.frto && (!self.in_recovery || !first);
+        self.frto_high = self.high_data;
+        self.save_undo();
+        self.sync_state();
+        self.cc.on_rto(now, first, &mut self.st);
+        self.st.cwnd = self.mss;
+        self.rtt.backoff();
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.lt_bytes = 0;
+        self.loss_point = Some(self.high_data);
+        self.recover = self.high_data;
+        self.cong_point = self.high_data;
+        self.sb.mark_all_lost();
+        if self.rto_sack_reset {
+            self.sb.discard_sacks();
+            self.timeout_unacked = true;
+        }
+        self.rto_at = None;
+        self.send_loop(now, out);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in
+    /// flight, at least one segment SACKed and one not, fewer than 4 outstanding, and nothing
+    /// new may be sent.
+    pub(super) fn er_ready(&self, now: Time) -> bool {
+        let n = self.sb.outstanding() as u64;
+        if self.loss_point.is_some() || n >= 4 {
+            return false;
+        }
+        let first = self.sb.first_idx();
+        let segs = (first..first + n).filter_map(|i| self.sb.seg(i));
+        let (mut sacked, mut retx) = (0, false);
+        for s in segs {
+            sacked += s.sacked as u64;
+            retx |= s.retx;
+        }
+        let may_send = self.can_send_new(now) && self.sb.pipe() + self.mss <= self.st.cwnd;
+        !retx && sacked >= 1 && n > sacked && !may_send
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
+        let (mut s, out) = established(false, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // RFC 3042: one new segment on each of the first two duplicate ACKs.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(s.cwnd(), 4 * MSS, "limited transmit leaves cwnd alone");
+        // Third dup ACK: FlightSize = 6 segments -> ssthresh 3, cwnd = 3 + 3, retransmit 0.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (3 * MSS, 6 * MSS));
+        assert!(s.in_recovery());
+        // Fourth dup ACK inflates cwnd to 7: one new segment (FlightSize 6 -> 7).
+        assert_eq!(segs(&ack(&mut s, 1, &[], 203)), vec![6]);
+        // Partial ACK of segments 0..2 (2000 B): retransmit 2, cwnd = 7 - 2 + 1 = 6; FlightSize
+        // 7 - 2 = 5 segments leaves room for one new segment (7).
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 7]);
+        assert_eq!(s.cwnd(), 6 * MSS);
+        // Full ACK (covers recover = 6 segments) of 0..7: FlightSize = 1 segment, so
+        // cwnd = min(ssthresh = 3, max(FlightSize, SMSS) + SMSS = 2) segments (RFC 6582 3.2 (6)).
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn sack_recovery_entry_and_pipe() {
+        let (mut s, out) = established(true, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // SACKed segments leave the pipe, which lets new data out (limited transmit).
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        // Third SACK: 3 segments SACKed above 0 -> IsLost(0); FlightSize 6 -> ssthresh = cwnd = 3;
+        // retransmit 0; pipe = segments 4, 5 + the retransmission = 3: nothing more.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (3 * MSS, 3 * MSS, 3 * MSS));
+        // SACK of 4: pipe 2 -> one new segment.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 5)], 203)), vec![6]);
+        // Cumulative ACK past RecoveryPoint (6 segments): recovery ends, cwnd = ssthresh.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn limited_transmit_is_left_out_of_the_halved_flight_size() {
+        // RFC 5681 3.2 step 2: data sent by limited transmit does not count in the FlightSize
+        // the third duplicate ACK halves; RFC 6675 5 applies the same rule with SACK.
+        let lt = |sack| {
+            established_with(TcpConfig {
+                lt_excluded: true,
+                ..config(sack, 4)
+            })
+        };
+        // NewReno: segments 4 and 5 go on the first two duplicate ACKs; the third finds
+        // FlightSize 6, 4 without them: ssthresh = max(4 / 2, 2) = 2, cwnd = 2 + 3.
+        let (mut s, _) = lt(false);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (2 * MSS, 5 * MSS));
+        // Fourth duplicate ACK: cwnd 6 = FlightSize 6, no room. Partial ACK of 0..2:
+        // retransmit 2, cwnd = 6 - 2 + 1 = 5 over FlightSize 4: one new segment (6).
+        assert!(segs(&ack(&mut s, 1, &[], 203)).is_empty());
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 6]);
+        // Full ACK of everything: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) = 2.
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        // SACK: the segments the first two SACKs let out (4, 5) leave the same 4 segments:
+        // ssthresh = cwnd = 2 with pipe 3 (4, 5 and the retransmission of 0).
+        let (mut s, _) = lt(true);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (2 * MSS, 2 * MSS, 3 * MSS));
+        assert!(segs(&ack(&mut s, 1, &[(1, 5)], 203)).is_empty());
+        // A new advance clears the count: a later loss halves the whole FlightSize.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+    }
+
+    #[test]
+    fn prr_sends_one_segment_per_two_delivered_after_a_single_loss() {
+        // RFC 6937 section 3 with Reno (ssthresh = FlightSize / 2): 20 segments out, segment 0
+        // lost, then one SACK per segment 1..19. The first two SACKs each let one new segment
+        // out (pipe falls below cwnd: limited transmit), so the third, which starts recovery,
+        // finds FlightSize 22: ssthresh = 11 segments, RecoverFS = 22. While pipe > ssthresh,
+        // sndcnt = ceil(prr_delivered x 11 / 22) - prr_out: the entry ACK (1 segment
+        // delivered) sends the retransmission, then the ACKs alternate between nothing and one
+        // new segment.
+        let cfg = |prr| TcpConfig {
+            mss: MSS as u32,
+            iw: 20,
+            cc: "newreno".into(),
+            prr,
+            ..TcpConfig::default()
+        };
+        let (mut s, out) = established_with(cfg(true));
+        assert_eq!(out.len(), 20);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![20]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![21]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!(s.ssthresh(), 11 * MSS);
+        // Pipe (19 after the retransmission) falls by one segment per two ACKs. At the 14th
+        // ACK it reaches ssthresh and the reduction bound takes over: sndcnt = min(ssthresh -
+        // pipe, max(prr_delivered - prr_out, DeliveredData) + MSS): 0 at pipe 11, then 1.
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [[0, 1].repeat(6), vec![0, 0, 1, 1]].concat());
+        // Recovery ends with pipe = ssthresh = 11 segments, having sent 9.
+        assert_eq!(s.pipe(), 11 * MSS);
+        assert_eq!(s.retransmits() + (s.snd_nxt() - 1) / MSS - 22, 9);
+        // Without PRR (RFC 6675: cwnd = ssthresh at once) nothing goes out until pipe has
+        // fallen from 19 to below 11, then one segment per ACK.
+        let (mut s, _) = established_with(cfg(false));
+        for k in 2..=4 {
+            ack(&mut s, 1, &[(1, k)], 200 + k);
+        }
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [vec![0; 8], vec![1; 8]].concat());
+    }
+
+    #[test]
+    fn rto_sack_reset_resends_sacked_data_in_order_as_ns2_sack1() {
+        // Four segments, 0 and 2 lost: two duplicate ACKs SACK 1 and 3, too few for a fast
+        // retransmit, so the timer expires and segment 0 goes again. Its ACK acknowledges 0-1
+        // and SACKs 3. RFC 6675 5.1 keeps the SACK information: only the hole, 2, is resent.
+        // ns-2's Sack1 has cleared its scoreboard and ignores that ACK's blocks: 2 and 3 go
+        // again in order (go-back-N from snd_una).
+        for (reset, expect) in [(false, vec![2]), (true, vec![2, 3])] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_sack_reset: reset,
+                bytes: Some(4 * MSS),
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert!(!s.in_recovery());
+            let at = s.next_timer().expect("the retransmission timer");
+            let mut out = vec![];
+            s.on_timer(at, &mut out);
+            assert_eq!(segs(&out), vec![0], "rto_sack_reset {reset}");
+            let after = ack(&mut s, 1 + 2 * MSS, &[(3, 4)], at + 100);
+            assert_eq!(segs(&after), expect, "rto_sack_reset {reset}");
+        }
+    }
+
+    #[test]
+    fn early_retransmit_repairs_a_short_window_after_a_quarter_srtt() {
+        // Linux 3.14 with tcp_early_retrans = 2 or 3 (the delayed RFC 5827 early retransmit),
+        // as in the kernel's own packetdrill test of 3 segments outstanding: a SACK of the
+        // second arrives one RTT (100 ms) after they left; the first is retransmitted SRTT/4 =
+        // 25 ms later, long before the RTO.
+        let make = |early_retransmit: bool| {
+            let cfg = TcpConfig {
+                mss: MSS as u32,
+                iw: 3,
+                cc: "newreno".into(),
+                bytes: Some(3 * MSS),
+                early_retransmit,
+                ..TcpConfig::default()
+            };
+            let (s, out) = established_at(cfg, 100 * MS);
+            assert_eq!(out.len(), 3);
+            s
+        };
+        let mut s = make(true);
+        assert!(ack_ms(&mut s, 0, &[(1, 2)], 200, 100).is_empty());
+        assert!(ack_ms(&mut s, 0, &[(1, 3)], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        let mut out = vec![];
+        s.on_timer(225 * MS, &mut out);
+        assert_eq!(segs(&out), vec![0]);
+        assert!(s.in_recovery());
+        // Without it, three segments never give DupThresh SACKed segments above the first.
+        let mut s = make(false);
+        ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        ack_ms(&mut s, 0, &[(1, 3)], 200, 100);
+        assert_eq!(s.next_timer(), Some(400 * MS), "only the RTO is left");
+    }
+
+    #[test]
+    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
+        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
+        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
+        // data, so there the timer armed when the window left at 100 still runs.
+        for (rearm, from) in [(false, 100), (true, 202)] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_rearm: rearm,
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 3)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
+    }
+
+    #[test]
+    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
+        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
+        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
+        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
+        // first partial ACK of the recovery, so the second leaves it where the first set it.
+        for impatient in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                impatient,
+                ..config(true, 10)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
+            assert!(s.in_recovery());
+            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
+            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
+            let first = 300 + s.rto();
+            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
+            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
+            assert!(s.in_recovery(), "a partial ACK");
+            let expect = if impatient { first } else { 301 + s.rto() };
+            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
+        }
+    }
+}
