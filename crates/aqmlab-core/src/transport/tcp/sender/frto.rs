@@ -36,7 +36,7 @@ impl TcpSender {
         self.sb.unmark_lost();
         self.loss_point = None;
         self.cong_point = self.snd_una;
-        self.spurious_rtos += 1;
+        self.n.spurious_rtos += 1;
         self.end_episode();
     }
 

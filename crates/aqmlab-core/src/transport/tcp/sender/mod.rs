@@ -73,6 +73,7 @@ use crate::transport::{Endpoint, FlowReport, Outbox};
 use crate::units::{Time, MS, SEC};
 use std::collections::VecDeque;
 
+mod counters;
 mod frto;
 mod pacing;
 mod rack;
@@ -81,8 +82,11 @@ mod recovery;
 mod send;
 #[cfg(test)]
 mod testutil;
+mod timers;
 
+use counters::Counters;
 use records::Records;
+use timers::{Timer, Timers};
 
 const DUP_THRESH: u32 = 3;
 
@@ -113,7 +117,6 @@ pub struct TcpSender {
     /// The application's on periods [start, end), sorted (empty: always on); new data only
     /// within one, and a wake-up at the next start when the sender idles in an off period.
     on_periods: Vec<(Time, Time)>,
-    app_wake: Option<Time>,
     /// Window restart after idle (RFC 5681 4.1 / Linux tcp_cwnd_restart) and the time of the
     /// last data segment sent (Linux icsk_lsndtime).
     idle_restart: bool,
@@ -124,8 +127,6 @@ pub struct TcpSender {
     /// Classic Nagle for short new segments (`nagle`).
     nagle: bool,
     last_data_sent: Option<Time>,
-    /// Window restarts after idle.
-    pub idle_restarts: u64,
     cc: Box<dyn CongestionControl>,
     st: CcState,
     rtt: RttEstimator,
@@ -160,21 +161,17 @@ pub struct TcpSender {
     /// No further congestion reduction before snd_una reaches this point.
     cong_point: u64,
     round_end: u64,
-    rto_at: Option<Time>,
     /// RFC 8985 RACK loss detection (instead of the DupThresh IsLost rule): the most recently
     /// sent delivered segment, its RTT, the minimum RTT, and the reordering timer.
     rack: bool,
     rack_latest: Option<Delivered>,
     rack_rtt: Time,
     min_rtt: Option<Time>,
-    rack_at: Option<Time>,
     /// RFC 8985 section 7 Tail Loss Probe: the probe timer, and while a probe is unanswered
     /// the sequence it covers and whether it was a retransmission.
     tlp: bool,
-    pto_at: Option<Time>,
     tlp_end: Option<u64>,
     tlp_retx: bool,
-    tlp_probes: u64,
     /// RFC 5682 F-RTO (Linux tcp_process_loss, SACK-enhanced) and undo of spurious timeouts:
     /// whether F-RTO runs in the current timeout episode, its `high_seq` (sequence), whether
     /// the next transmission is new data instead of retransmissions (step 2.b), the window
@@ -185,11 +182,9 @@ pub struct TcpSender {
     frto_new: bool,
     undo: Option<(u64, u64)>,
     retrans_stamp: Option<Time>,
-    spurious_rtos: u64,
     /// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
     /// tcp_pause_early_retransmit): the delayed recovery start.
     early_retransmit: bool,
-    er_at: Option<Time>,
     /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery, with its state:
     /// prr_delivered, prr_out and RecoverFS in bytes.
     prr: bool,
@@ -199,26 +194,16 @@ pub struct TcpSender {
     /// ns-2 TCP/Linux rate halving and its bound on the pipe in bytes (0 = none).
     rate_halving: bool,
     rh_next: u64,
-    /// Pacing: its settings, the earliest time of the next burst, and whether a segment the
-    /// window allows is waiting for that time.
+    /// Pacing: its settings, and the earliest time of the next burst (also of TCP Nice's next
+    /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pacing: Option<Pacing>,
     pace_next: Time,
-    pace_wait: bool,
     /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
     /// never): see [`Self::probe_due`].
     probe_below: u64,
     syn_sent: u32,
-    // Counters.
-    packets_sent: u64,
-    bytes_sent: u64,
-    retransmits: u64,
-    rto_count: u64,
-    first_syn: Option<Time>,
-    completed: Option<Time>,
-    ecn_reductions: u64,
-    ece_acks: u64,
-    fast_recoveries: u64,
-    acks_received: u64,
+    timers: Timers,
+    n: Counters,
 }
 
 impl TcpSender {
@@ -239,13 +224,11 @@ impl TcpSender {
             records: None,
             stop: cfg.stop,
             on_periods: cfg.on_periods.clone(),
-            app_wake: None,
             idle_restart: cfg.idle_restart,
             cwnd_limited: cfg.cwnd_limited,
             rto_rearm: cfg.rto_rearm,
             nagle: cfg.nagle,
             last_data_sent: None,
-            idle_restarts: 0,
             cc,
             st: CcState {
                 cwnd: cfg.iw as u64 * mss,
@@ -291,26 +274,20 @@ impl TcpSender {
             loss_point: None,
             cong_point: 0,
             round_end: 1,
-            rto_at: None,
             rack: cfg.rack && cfg.sack,
             rack_latest: None,
             rack_rtt: 0,
             min_rtt: None,
-            rack_at: None,
             tlp: cfg.tlp && cfg.sack,
-            pto_at: None,
             tlp_end: None,
             tlp_retx: false,
-            tlp_probes: 0,
             frto: cfg.frto,
             frto_on: false,
             frto_high: 0,
             frto_new: false,
             undo: None,
             retrans_stamp: None,
-            spurious_rtos: 0,
             early_retransmit: cfg.early_retransmit && cfg.sack && !cfg.rack,
-            er_at: None,
             prr: cfg.prr,
             prr_delivered: 0,
             prr_out: 0,
@@ -319,19 +296,10 @@ impl TcpSender {
             rh_next: 0,
             pacing: cfg.pacing_params(),
             pace_next: 0,
-            pace_wait: false,
             probe_below,
             syn_sent: 0,
-            packets_sent: 0,
-            bytes_sent: 0,
-            retransmits: 0,
-            rto_count: 0,
-            first_syn: None,
-            completed: None,
-            ecn_reductions: 0,
-            ece_acks: 0,
-            fast_recoveries: 0,
-            acks_received: 0,
+            timers: Timers::default(),
+            n: Counters::default(),
         })
     }
 
@@ -394,35 +362,6 @@ impl TcpSender {
     pub fn ecn_negotiated(&self) -> bool {
         self.ecn_ok
     }
-    /// Fast recoveries entered (loss detected by duplicate ACKs / SACK).
-    pub fn fast_recoveries(&self) -> u64 {
-        self.fast_recoveries
-    }
-    /// ACKs received with ECE set.
-    pub fn ece_acks(&self) -> u64 {
-        self.ece_acks
-    }
-    pub fn retransmits(&self) -> u64 {
-        self.retransmits
-    }
-    pub fn rto_count(&self) -> u64 {
-        self.rto_count
-    }
-    /// Tail loss probes sent.
-    pub fn tlp_probes(&self) -> u64 {
-        self.tlp_probes
-    }
-    /// Retransmission timeouts found spurious and undone (F-RTO / timestamps).
-    pub fn spurious_rtos(&self) -> u64 {
-        self.spurious_rtos
-    }
-    pub fn ecn_reductions(&self) -> u64 {
-        self.ecn_reductions
-    }
-    /// Time the ACK covering the last data byte arrived (finite transfers).
-    pub fn completed(&self) -> Option<Time> {
-        self.completed
-    }
 
     /// Holds new data back until `at` (the application hands it over then; `Time::MAX`: not
     /// yet known), as an on period from `at` on. A web server opens its response connection
@@ -430,16 +369,12 @@ impl TcpSender {
     pub fn release_at(&mut self, at: Time) {
         self.on_periods = vec![(at, Time::MAX)];
         if self.state == SenderState::Established {
-            self.app_wake = Some(at);
+            self.timers.arm(Timer::App, at);
         }
     }
     /// The SACK scoreboard (for inspection).
     pub fn scoreboard(&self) -> &Scoreboard {
         &self.sb
-    }
-    /// ACKs processed in the established state.
-    pub fn acks_received(&self) -> u64 {
-        self.acks_received
     }
     /// The congestion controller (for inspection).
     pub fn cc(&self) -> &dyn CongestionControl {
@@ -457,7 +392,7 @@ impl TcpSender {
     }
 
     fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
-        self.acks_received += 1;
+        self.n.acks_received += 1;
         // tcp_ack's prior_in_flight: what was in flight before this ACK.
         let prior_flight = self.flight();
         let ack = pkt.ack.min(self.high_data);
@@ -535,7 +470,7 @@ impl TcpSender {
             self.dupacks += 1;
         }
         if pkt.tcp_flags & flags::ECE != 0 {
-            self.ece_acks += 1;
+            self.n.ece_acks += 1;
         }
 
         // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
@@ -562,8 +497,8 @@ impl TcpSender {
             r.acked(self.snd_una, self.mss);
         } else if self.data_end.is_some_and(|d| self.snd_una >= d) {
             self.state = SenderState::Done;
-            self.completed = Some(now);
-            self.rto_at = None;
+            self.n.completed = Some(now);
+            self.timers.stop(Timer::Rto);
             return;
         }
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
@@ -596,15 +531,19 @@ impl TcpSender {
                 self.enter_recovery(now, acked_bytes + sacked_bytes, out);
             } else if advanced {
                 // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
-                self.er_at = None;
+                self.timers.stop(Timer::EarlyRetransmit);
             }
-            if self.early_retransmit && !self.in_recovery && self.er_at.is_none() && self.er_ready(now) {
+            if self.early_retransmit
+                && !self.in_recovery
+                && !self.timers.armed(Timer::EarlyRetransmit)
+                && self.er_ready(now)
+            {
                 // tcp_pause_early_retransmit: wait max(SRTT/4, 2 ms), unless the RTO is sooner.
                 let at = now + (self.rtt.srtt().unwrap_or(0) / 4).max(2 * MS);
-                if self.rto_at.is_some_and(|r| r <= at) {
+                if self.timers.get(Timer::Rto).is_some_and(|r| r <= at) {
                     self.enter_recovery(now, 0, out);
                 } else {
-                    self.er_at = Some(at);
+                    self.timers.arm(Timer::EarlyRetransmit, at);
                 }
             }
         } else if self.in_recovery {
@@ -635,18 +574,18 @@ impl TcpSender {
             && self.loss_point.is_none()
             && self.reduce(now, CongestionKind::Ecn)
         {
-            self.ecn_reductions += 1;
+            self.n.ecn_reductions += 1;
             self.cwr_pending = true;
         }
 
         // Retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582 impatient variant).
         if advanced {
             if self.sb.outstanding() == 0 {
-                self.rto_at = None;
+                self.timers.stop(Timer::Rto);
             } else {
                 let impatient = self.in_recovery && (!self.sack || self.impatient);
                 if !impatient || self.first_partial {
-                    self.rto_at = Some(now + self.rtt.rto());
+                    self.timers.arm(Timer::Rto, now + self.rtt.rto());
                 }
                 if impatient {
                     self.first_partial = false;
@@ -671,7 +610,7 @@ impl Endpoint for TcpSender {
     fn start(&mut self, now: Time, out: &mut Outbox) {
         if self.state == SenderState::Closed {
             self.state = SenderState::SynSent;
-            self.first_syn = Some(now);
+            self.n.first_syn = Some(now);
             self.send_syn(now, out);
         }
     }
@@ -694,10 +633,10 @@ impl Endpoint for TcpSender {
                 } else {
                     self.iw * self.mss
                 };
-                self.rto_at = None;
+                self.timers.stop(Timer::Rto);
                 if self.data_end == Some(1) && self.records.is_none() {
                     self.state = SenderState::Done;
-                    self.completed = Some(now);
+                    self.n.completed = Some(now);
                     return;
                 }
                 self.send_loop(now, out);
@@ -723,41 +662,8 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        let due = |t: Option<Time>| t.is_some_and(|t| now >= t);
-        match self.state {
-            SenderState::SynSent if due(self.rto_at) => {
-                self.rto_count += 1;
-                self.retransmits += 1;
-                self.rtt.backoff();
-                self.send_syn(now, out);
-            }
-            SenderState::Established => {
-                // The probe timer is never later than the RTO; when both are due it goes first.
-                if due(self.pto_at) {
-                    self.send_probe(now, out);
-                } else if due(self.rto_at) {
-                    self.on_rto(now, out);
-                } else if due(self.er_at) {
-                    self.er_at = None;
-                    if !self.in_recovery && self.loss_point.is_none() {
-                        self.enter_recovery(now, 0, out);
-                    }
-                    self.send_loop(now, out);
-                } else if due(self.rack_at) {
-                    self.rack_at = None;
-                    let marked = self.rack_detect(now);
-                    if marked > 0 && !self.in_recovery && self.loss_point.is_none() {
-                        self.enter_recovery(now, 0, out);
-                    }
-                    self.send_loop(now, out);
-                } else if self.pace_wait && now >= self.pace_next {
-                    self.send_loop(now, out);
-                } else if due(self.app_wake) {
-                    self.app_wake = None;
-                    self.send_loop(now, out);
-                }
-            }
-            SenderState::Closed | SenderState::Done | SenderState::SynSent => {}
+        if let Some(t) = self.timers.due(now) {
+            self.fire(t, now, out);
         }
     }
 
@@ -765,31 +671,13 @@ impl Endpoint for TcpSender {
         if matches!(self.state, SenderState::Closed | SenderState::Done) {
             return None;
         }
-        // The earliest armed timer (written out: this runs after every event of the flow).
-        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) | (None, x) => x,
-        };
-        let pace = self.pace_wait.then_some(self.pace_next);
-        let t = earliest(
-            earliest(self.rto_at, self.pto_at),
-            earliest(self.rack_at, self.er_at),
-        );
-        earliest(earliest(t, pace), self.app_wake)
+        self.timers.earliest()
     }
 
     fn report(&self, r: &mut FlowReport) {
-        r.packets_sent += self.packets_sent;
-        r.bytes_sent += self.bytes_sent;
-        r.retransmits += self.retransmits;
-        r.rto_count += self.rto_count;
-        r.tlp_probes += self.tlp_probes;
-        r.spurious_rtos += self.spurious_rtos;
-        r.first_syn = r.first_syn.or(self.first_syn);
-        r.completed = r.completed.or(self.completed);
+        self.n.report(r);
         r.cwnd_bytes = self.st.cwnd;
         r.srtt = self.rtt.srtt();
-        r.ecn_reductions += self.ecn_reductions;
     }
 }
 

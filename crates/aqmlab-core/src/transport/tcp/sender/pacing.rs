@@ -24,10 +24,22 @@ impl TcpSender {
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
     pub(super) fn paced_out(&mut self, now: Time) -> bool {
         if self.pacing.is_some() && now < self.pace_next {
-            self.pace_wait = true;
+            self.timers.arm(Timer::Pace, self.pace_next);
             return true;
         }
         false
+    }
+
+    /// After a burst of `bytes` at `rate` bytes per second: the next one no sooner than this
+    /// one's length later (and a segment held back waits until then).
+    pub(super) fn burst_sent(&mut self, now: Time, bytes: u64, rate: u64) {
+        if bytes > 0 {
+            let len_ns = (bytes as u128 * SEC as u128).div_ceil(rate as u128) as Time;
+            self.pace_next = self.pace_next.max(now) + len_ns;
+            if self.timers.armed(Timer::Pace) {
+                self.timers.arm(Timer::Pace, self.pace_next);
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@ impl TcpSender {
     /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
     /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
     pub(super) fn arm_pto(&mut self, now: Time) {
-        self.pto_at = None;
+        self.timers.stop(Timer::Probe);
         let Some(srtt) = self.rtt.srtt() else { return };
         if !self.tlp
             || self.state != SenderState::Established
@@ -23,13 +23,16 @@ impl TcpSender {
             pto += self.rtt.min_rto();
         }
         let at = now + pto;
-        self.pto_at = Some(self.rto_at.map_or(at, |r| at.min(r)));
+        self.timers.arm(
+            Timer::Probe,
+            self.timers.get(Timer::Rto).map_or(at, |r| at.min(r)),
+        );
     }
 
     /// The probe: one new segment if there is one the receive window allows, else a
     /// retransmission of the highest segment not SACKed; then the RTO restarts (RFC 8985 7.3).
     pub(super) fn send_probe(&mut self, now: Time, out: &mut Outbox) {
-        self.pto_at = None;
+        self.timers.stop(Timer::Probe);
         if self.can_send_new(now) {
             self.send_new(now, out);
             self.tlp_retx = false;
@@ -43,9 +46,9 @@ impl TcpSender {
         } else {
             return;
         }
-        self.tlp_probes += 1;
+        self.n.tlp_probes += 1;
         self.tlp_end = Some(self.high_data);
-        self.rto_at = Some(now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 
     /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
@@ -65,7 +68,7 @@ impl TcpSender {
         let Some(latest) = self.rack_latest else { return 0 };
         let wait = self.rack_rtt + self.rack_reo_wnd();
         let (marked, next) = self.sb.rack_detect(latest, wait, now);
-        self.rack_at = next;
+        self.timers.set(Timer::Rack, next);
         marked
     }
 }

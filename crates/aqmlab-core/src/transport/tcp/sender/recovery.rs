@@ -49,8 +49,8 @@ impl TcpSender {
     pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
         self.save_undo();
         self.in_recovery = true;
-        self.fast_recoveries += 1;
-        self.er_at = None;
+        self.n.fast_recoveries += 1;
+        self.timers.stop(Timer::EarlyRetransmit);
         if self.rate_halving {
             self.rh_next = self.st.cwnd;
         }
@@ -58,7 +58,7 @@ impl TcpSender {
             self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
         }
         self.tlp_end = None;
-        self.pto_at = None;
+        self.timers.stop(Timer::Probe);
         let head = self.sb.first_idx();
         if !self.rack {
             // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
@@ -99,12 +99,12 @@ impl TcpSender {
     }
 
     pub(super) fn on_rto(&mut self, now: Time, out: &mut Outbox) {
-        self.rto_count += 1;
+        self.n.rto_count += 1;
         self.rh_next = 0;
         self.tlp_end = None;
-        self.pto_at = None;
-        self.rack_at = None;
-        self.er_at = None;
+        self.timers.stop(Timer::Probe);
+        self.timers.stop(Timer::Rack);
+        self.timers.stop(Timer::EarlyRetransmit);
         let first = self.rtt.backoffs() == 0;
         // tcp_enter_loss: F-RTO runs unless this first timeout interrupts a fast recovery.
         self.frto_on = self.frto && (!self.in_recovery || !first);
@@ -125,9 +125,9 @@ impl TcpSender {
             self.sb.discard_sacks();
             self.timeout_unacked = true;
         }
-        self.rto_at = None;
+        self.timers.stop(Timer::Rto);
         self.send_loop(now, out);
-        self.rto_at = Some(now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 
     /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in

@@ -9,8 +9,8 @@ impl TcpSender {
         if self.in_recovery {
             self.prr_out += p.payload as u64;
         }
-        self.packets_sent += 1;
-        self.bytes_sent += p.size as u64;
+        self.n.packets_sent += 1;
+        self.n.bytes_sent += p.size as u64;
         out.push(p);
     }
 
@@ -28,7 +28,7 @@ impl TcpSender {
         };
         self.syn_sent += 1;
         self.emit(p, out);
-        self.rto_at = Some(now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 
     pub(super) fn segment(&self, i: u64, now: Time) -> Packet {
@@ -96,18 +96,18 @@ impl TcpSender {
             left -= rto as i128;
         }
         self.st.cwnd = w.max(restart);
-        self.idle_restarts += 1;
+        self.n.idle_restarts += 1;
     }
 
     pub(super) fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
-        if self.rto_rearm && i == self.sb.first_idx() && self.rack_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto());
+        if self.rto_rearm && i == self.sb.first_idx() && !self.timers.armed(Timer::Rack) {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
         self.retrans_stamp.get_or_insert(now);
         let p = self.segment(i, now);
-        self.retransmits += 1;
+        self.n.retransmits += 1;
         self.emit(p, out);
     }
 
@@ -150,25 +150,21 @@ impl TcpSender {
         if self.state != SenderState::Established {
             return;
         }
-        self.pace_wait = false;
+        self.timers.stop(Timer::Pace);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
-        let bytes_before = self.bytes_sent;
+        let bytes_before = self.n.bytes_sent;
         self.send_window(now, out, burst.map(|(segs, _)| segs));
         if let Some((_, rate)) = burst {
-            let bytes = self.bytes_sent - bytes_before;
-            if bytes > 0 {
-                let len_ns = (bytes as u128 * SEC as u128).div_ceil(rate as u128) as Time;
-                self.pace_next = self.pace_next.max(now) + len_ns;
-            }
+            self.burst_sent(now, self.n.bytes_sent - bytes_before, rate);
         }
-        if self.rto_at.is_none() && self.sb.outstanding() > 0 {
-            self.rto_at = Some(now + self.rtt.rto());
+        if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
         }
-        if self.pto_at.is_none() {
+        if !self.timers.armed(Timer::Probe) {
             self.arm_pto(now);
         }
         if !self.on_periods.is_empty() && !self.app_on(now) {
-            self.app_wake = self.next_on(now);
+            self.timers.set(Timer::App, self.next_on(now));
         }
     }
 
@@ -185,7 +181,7 @@ impl TcpSender {
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one.
-                self.pace_wait = true;
+                self.timers.arm(Timer::Pace, self.pace_next);
                 break;
             }
             if self.rh_next > 0 && out.len() > start {
@@ -282,7 +278,7 @@ impl TcpSender {
             return true;
         }
         self.pace_next = at;
-        self.pace_wait = true;
+        self.timers.arm(Timer::Pace, at);
         false
     }
 }
