@@ -1,41 +1,71 @@
-//! RFC 5682 F-RTO and the undo of spurious timeouts (RFC 3522; Linux tcp_process_loss).
+//! RFC 5682 F-RTO (SACK-enhanced, as Linux tcp_process_loss runs it) and the undo of spurious
+//! timeouts (RFC 3522 Eifel detection; Linux tcp_packet_delayed, tcp_try_undo_loss). Owns
+//! their state ([`Frto`]: `None` in the sender when `frto` is off) and the F-RTO phases of an
+//! ACK: before the window grows, and after the ACK's transmissions.
 
-use super::*;
+use super::TcpSender;
+use crate::transport::Outbox;
+use crate::units::Time;
+
+/// F-RTO and undo: whether F-RTO runs in the current timeout episode, its `high_seq`
+/// (sequence), whether the next transmission is new data instead of retransmissions (step
+/// 2.b), the window before the episode (cwnd, ssthresh) and the time of its first
+/// retransmission.
+#[derive(Debug, Default)]
+pub(super) struct Frto {
+    on: bool,
+    high: u64,
+    pub(super) new: bool,
+    undo: Option<(u64, u64)>,
+    pub(super) retrans_stamp: Option<Time>,
+}
+
+impl Frto {
+    /// The loss episode is over: nothing to undo, F-RTO off.
+    pub(super) fn episode_over(&mut self) {
+        self.undo = None;
+        self.retrans_stamp = None;
+        self.on = false;
+    }
+}
 
 impl TcpSender {
+    /// A timeout (tcp_enter_loss), `first` if not a repeated one: F-RTO runs unless this first
+    /// timeout interrupts a fast recovery; the window to undo to is saved.
+    pub(super) fn frto_on_timeout(&mut self, first: bool) {
+        if let Some(f) = &mut self.frto {
+            f.on = !self.rec.in_recovery || !first;
+            f.high = self.high_data;
+        }
+        self.save_undo();
+    }
+
     /// Linux tcp_init_undo: the window to restore if the episode proves spurious (prior_cwnd,
     /// and prior_ssthresh = tcp_current_ssthresh: at least 3/4 cwnd outside a reduction).
     pub(super) fn save_undo(&mut self) {
-        if self.frto && self.undo.is_none() {
-            let ssthresh = if self.in_recovery {
+        let Some(f) = &mut self.frto else { return };
+        if f.undo.is_none() {
+            let ssthresh = if self.rec.in_recovery {
                 self.st.ssthresh
             } else {
                 self.st.ssthresh.max(self.st.cwnd / 2 + self.st.cwnd / 4)
             };
-            self.undo = Some((self.st.cwnd, ssthresh));
+            f.undo = Some((self.st.cwnd, ssthresh));
         }
-    }
-
-    /// The loss episode is over (recovery left, or snd_una past the timeout's loss point).
-    pub(super) fn end_episode(&mut self) {
-        self.rh_next = 0;
-        self.undo = None;
-        self.retrans_stamp = None;
-        self.frto_on = false;
     }
 
     /// Undo of a spurious timeout (Linux tcp_try_undo_loss / tcp_undo_cwnd_reduction): the
     /// window before the episode comes back, nothing is lost any more, the Loss state ends.
     /// The connection is Open again, so the next loss reduces the window however soon it
     /// comes (tcp_enter_recovery always runs tcp_init_cwnd_reduction from Open).
-    pub(super) fn undo_timeout(&mut self) {
-        if let Some((cwnd, ssthresh)) = self.undo {
+    fn undo_timeout(&mut self) {
+        if let Some((cwnd, ssthresh)) = self.frto.as_ref().and_then(|f| f.undo) {
             self.st.cwnd = self.st.cwnd.max(cwnd);
             self.st.ssthresh = self.st.ssthresh.max(ssthresh);
         }
         self.sb.unmark_lost();
-        self.loss_point = None;
-        self.cong_point = self.snd_una;
+        self.rec.loss_point = None;
+        self.rec.cong_point = self.snd_una;
         self.n.spurious_rtos += 1;
         self.end_episode();
     }
@@ -47,26 +77,43 @@ impl TcpSender {
     /// retransmissions (step 2.b); SACK information or duplicate ACKs after that new data
     /// show the loss real (step 3.a).
     pub(super) fn frto_on_ack(&mut self, advanced: bool, ts_ecr: Time, dup: bool) {
-        let delayed = self.retrans_stamp.is_some_and(|t| ts_ecr < t);
-        let orig = self.frto_on
+        let Some(f) = &self.frto else { return };
+        if self.rec.loss_point.is_none() {
+            return;
+        }
+        let delayed = f.retrans_stamp.is_some_and(|t| ts_ecr < t);
+        let orig = f.on
             && self
                 .sb
                 .orig_delivered()
-                .is_some_and(|i| self.sb.seg_end(i) <= self.frto_high);
-        if (advanced && delayed && self.undo.is_some()) || orig {
+                .is_some_and(|i| self.sb.seg_end(i) <= f.high);
+        if (advanced && delayed && f.undo.is_some()) || orig {
             self.undo_timeout();
             return;
         }
-        if !self.frto_on {
+        let Some(f) = self.frto.as_mut().filter(|f| f.on) else {
             return;
-        }
-        if self.high_data > self.frto_high {
+        };
+        if self.high_data > f.high {
             if dup {
-                self.frto_on = false;
+                f.on = false;
             }
-        } else if advanced && self.snd_una < self.frto_high {
-            self.frto_high = self.high_data;
-            self.frto_new = true;
+        } else if advanced && self.snd_una < f.high {
+            f.high = self.high_data;
+            f.new = true;
+        }
+    }
+
+    /// After the ACK's transmissions: step 2.b sent new data if it could; otherwise
+    /// conventional recovery goes on.
+    pub(super) fn frto_after_send(&mut self, now: Time, out: &mut Outbox) {
+        let Some(f) = self.frto.as_mut().filter(|f| f.new) else {
+            return;
+        };
+        f.new = false;
+        if self.high_data <= f.high {
+            f.on = false;
+            self.send_loop(now, out);
         }
     }
 }
@@ -74,7 +121,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::*;
+    use super::super::*;
 
     fn frto_sender(frto: bool) -> (TcpSender, Vec<Packet>) {
         let cfg = TcpConfig {
@@ -136,10 +183,10 @@ mod tests {
         assert_eq!((s.cwnd(), s.ssthresh()), (12 * MSS, u64::MAX));
         // Segment 2 lost: SACKs of 3-5 start fast recovery.
         ack_ms(&mut s, 2, &[(3, 6)], 500, 150);
-        assert!(s.in_recovery);
+        assert!(s.in_recovery());
         assert_eq!(s.ssthresh(), 6 * MSS);
         ack_ms(&mut s, 14, &[], 600, 500);
-        assert!(!s.in_recovery);
+        assert!(!s.in_recovery());
         assert_eq!((s.cwnd(), s.ssthresh()), (6 * MSS, 6 * MSS));
         assert_eq!(s.spurious_rtos(), 1);
     }

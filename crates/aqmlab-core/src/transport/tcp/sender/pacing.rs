@@ -1,6 +1,8 @@
 //! Linux-style pacing ([`Pacing`]): the burst size and rate, and the hold on the next burst.
 
-use super::*;
+use super::super::Pacing;
+use super::{TcpSender, Timer};
+use crate::units::{Time, SEC};
 
 impl TcpSender {
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
@@ -45,8 +47,10 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::testutil::*;
+    use super::super::*;
     use crate::transport::tcp::TsoSegs;
+    use crate::units::SEC;
 
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {

@@ -1,19 +1,108 @@
-//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe.
+//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe (SACK only). Owns their
+//! state ([`Rack`], [`Tlp`]: `None` in the sender when the feature is off), the RACK and
+//! answered-probe phases of an ACK, the probe, and the arming of [`Timer::Rack`] and
+//! [`Timer::Probe`].
 
-use super::*;
+use super::super::scoreboard::Delivered;
+use super::{SenderState, TcpSender, Timer, DUP_THRESH};
+use crate::transport::cc::CongestionKind;
+use crate::transport::Outbox;
+use crate::units::Time;
+
+/// RFC 8985 RACK (instead of the DupThresh IsLost rule): the most recently sent delivered
+/// segment, its RTT, and the minimum RTT.
+#[derive(Debug, Default)]
+pub(super) struct Rack {
+    latest: Option<Delivered>,
+    rtt: Time,
+    min_rtt: Option<Time>,
+}
+
+impl Rack {
+    fn sample_min_rtt(&mut self, r: Time) {
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+}
+
+/// RFC 8985 section 7 Tail Loss Probe: while a probe is unanswered, the sequence it covers and
+/// whether it was a retransmission.
+#[derive(Debug, Default)]
+pub(super) struct Tlp {
+    pub(super) end: Option<u64>,
+    retx: bool,
+}
 
 impl TcpSender {
+    /// RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose
+    /// timestamp echo gave the RTT sample `rtt`: the number of segments marked lost.
+    pub(super) fn rack_on_ack(&mut self, rtt: Option<Time>, now: Time) -> u64 {
+        let Some(rack) = &mut self.rack else { return 0 };
+        if let Some(r) = rtt {
+            rack.sample_min_rtt(r);
+        }
+        if let Some(d) = self.sb.delivered() {
+            let r = now.saturating_sub(d.xmit_ts);
+            rack.sample_min_rtt(r);
+            if rack.latest.is_none_or(|x| d > x) {
+                rack.latest = Some(d);
+                rack.rtt = r;
+            }
+        }
+        self.rack_detect(now)
+    }
+
+    /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
+    /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
+    /// SACKed, else min_RTT / 4 capped at SRTT.
+    fn rack_reo_wnd(&self, rack: &Rack) -> Time {
+        if self.rec.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
+            return 0;
+        }
+        let quarter = rack.min_rtt.unwrap_or(0) / 4;
+        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// RACK_detect_loss: marks what the latest delivery shows lost and arms the reordering
+    /// timer for the rest. Returns the number of segments marked.
+    pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
+        let Some(rack) = &self.rack else { return 0 };
+        let Some(latest) = rack.latest else { return 0 };
+        let wait = rack.rtt + self.rack_reo_wnd(rack);
+        let (marked, next) = self.sb.rack_detect(latest, wait, now);
+        self.timers.set(Timer::Rack, next);
+        marked
+    }
+
+    /// A tail loss probe answered (Linux tcp_process_tlp_ack): a probe that retransmitted
+    /// data and is acknowledged by an advancing ACK repaired a loss: reduce once.
+    pub(super) fn tlp_on_ack(&mut self, advanced: bool, now: Time) {
+        let una = self.snd_una;
+        let Some(tlp) = self.tlp.as_mut().filter(|t| t.end.is_some_and(|end| una >= end)) else {
+            return;
+        };
+        tlp.end = None;
+        let retx = tlp.retx;
+        if !self.rec.in_recovery && self.rec.loss_point.is_none() {
+            if let Some(f) = &mut self.frto {
+                f.retrans_stamp = None;
+            }
+        }
+        if retx && advanced && !self.rec.in_recovery {
+            self.reduce(now, CongestionKind::Loss);
+        }
+    }
+
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
     /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
     /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
     pub(super) fn arm_pto(&mut self, now: Time) {
         self.timers.stop(Timer::Probe);
         let Some(srtt) = self.rtt.srtt() else { return };
-        if !self.tlp
-            || self.state != SenderState::Established
-            || self.in_recovery
-            || self.loss_point.is_some()
-            || self.tlp_end.is_some()
+        let Some(tlp) = &self.tlp else { return };
+        if self.state != SenderState::Established
+            || self.rec.in_recovery
+            || self.rec.loss_point.is_some()
+            || tlp.end.is_some()
             || self.sb.outstanding() == 0
         {
             return;
@@ -33,50 +122,32 @@ impl TcpSender {
     /// retransmission of the highest segment not SACKed; then the RTO restarts (RFC 8985 7.3).
     pub(super) fn send_probe(&mut self, now: Time, out: &mut Outbox) {
         self.timers.stop(Timer::Probe);
-        if self.can_send_new(now) {
+        let retx = if self.can_send_new(now) {
             self.send_new(now, out);
-            self.tlp_retx = false;
+            false
         } else if let Some(i) = self
             .sb
             .highest_unsacked()
             .filter(|&i| self.sb.seg(i).is_some_and(|s| !s.retx))
         {
             self.retransmit(i, now, out);
-            self.tlp_retx = true;
+            true
         } else {
             return;
-        }
+        };
         self.n.tlp_probes += 1;
-        self.tlp_end = Some(self.high_data);
-        self.timers.arm(Timer::Rto, now + self.rtt.rto());
-    }
-
-    /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
-    /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
-    /// SACKed, else min_RTT / 4 capped at SRTT.
-    pub(super) fn rack_reo_wnd(&self) -> Time {
-        if self.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
-            return 0;
+        if let Some(tlp) = &mut self.tlp {
+            tlp.retx = retx;
+            tlp.end = Some(self.high_data);
         }
-        let quarter = self.min_rtt.unwrap_or(0) / 4;
-        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
-    }
-
-    /// RACK_detect_loss: marks what the latest delivery shows lost and arms the reordering
-    /// timer for the rest. Returns the number of segments marked.
-    pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
-        let Some(latest) = self.rack_latest else { return 0 };
-        let wait = self.rack_rtt + self.rack_reo_wnd();
-        let (marked, next) = self.sb.rack_detect(latest, wait, now);
-        self.timers.set(Timer::Rack, next);
-        marked
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::*;
+    use super::super::*;
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {

@@ -1,7 +1,7 @@
 //! Persistent streams: the records an application writes on one connection, mapped between
 //! the scoreboard's fixed segment grid and the bytes on the wire.
 
-use super::*;
+use std::collections::VecDeque;
 
 /// The records written on a persistent stream not yet wholly acknowledged, oldest first:
 /// (start in the scoreboard's sequence space, start on the wire, length), and the wire end.
@@ -50,7 +50,6 @@ impl Records {
 mod tests {
     use super::super::testutil::*;
     use super::super::*;
-    use crate::packet::SackBlock;
 
     /// A persistent stream's records follow one another byte for byte on the wire (each one's
     /// last segment short, no FIN), and the wire's ACK and SACK edges map back: the SACKs of the

@@ -1,22 +1,74 @@
-//! Loss recovery: the congestion response, SACK (RFC 6675) and NewReno (RFC 6582) fast
-//! recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit, and the
-//! retransmission timeout (RFC 6298, RFC 6675 5.1).
+//! Loss recovery: the once-per-window congestion response, SACK (RFC 6675) and NewReno (RFC
+//! 6582) fast recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit,
+//! and the retransmission timeout (RFC 6298, RFC 6675 5.1). Owns the recovery state
+//! ([`Recovery`]) and the optional features' ([`Prr`], [`RateHalving`], [`EarlyRetransmit`]:
+//! `None` in the sender when off), the loss recovery phase of an ACK, and the arming of
+//! [`Timer::EarlyRetransmit`].
 
-use super::*;
+use super::{Ack, TcpSender, Timer, DUP_THRESH};
+use crate::transport::cc::CongestionKind;
+use crate::transport::Outbox;
+use crate::units::{Time, MS};
+
+/// Loss recovery's state: duplicate ACKs, fast recovery (SACK or NewReno), the loss episode
+/// of a timeout, and the point before which no further congestion reduction happens.
+#[derive(Debug, Default)]
+pub(super) struct Recovery {
+    pub(super) in_recovery: bool,
+    pub(super) dupacks: u32,
+    /// New data sent on the duplicate ACKs since the last advance, outside any recovery (RFC
+    /// 3042 limited transmit; with SACK, what SACKed segments let out): with `lt_excluded` a
+    /// loss halves the FlightSize without it (RFC 5681 3.2, RFC 6675 5).
+    pub(super) lt_bytes: u64,
+    /// ns-2 Sack1's `timeout_` flag (`rto_sack_reset`): a timeout happened and no new ACK has
+    /// arrived since.
+    pub(super) timeout_unacked: bool,
+    /// RFC 6675 RecoveryPoint (exclusive).
+    pub(super) recovery_point: u64,
+    pub(super) rescue_done: bool,
+    /// RFC 6582 `recover` (exclusive: the next sequence after the highest sent).
+    pub(super) recover: u64,
+    pub(super) first_partial: bool,
+    /// After an RTO: no fast recovery before snd_una reaches this point.
+    pub(super) loss_point: Option<u64>,
+    /// No further congestion reduction before snd_una reaches this point.
+    pub(super) cong_point: u64,
+}
+
+/// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery: prr_delivered, prr_out and
+/// RecoverFS in bytes.
+#[derive(Debug, Default)]
+pub(super) struct Prr {
+    delivered: u64,
+    pub(super) out: u64,
+    recover_fs: u64,
+}
+
+/// ns-2 TCP/Linux rate halving in SACK recovery: its bound on the pipe in bytes (0 = none).
+#[derive(Debug, Default)]
+pub(super) struct RateHalving {
+    next: u64,
+}
+
+/// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
+/// tcp_pause_early_retransmit), on with SACK and without RACK. Its only state is the delayed
+/// recovery start, [`Timer::EarlyRetransmit`].
+#[derive(Debug)]
+pub(super) struct EarlyRetransmit;
 
 impl TcpSender {
     /// One congestion response (loss or ECE), at most once per window of data.
     pub(super) fn reduce(&mut self, now: Time, kind: CongestionKind) -> bool {
-        if self.snd_una < self.cong_point {
+        if self.snd_una < self.rec.cong_point {
             return false;
         }
         self.sync_state();
-        if self.lt_excluded && kind == CongestionKind::Loss {
-            self.st.bytes_in_flight -= self.lt_bytes.min(self.st.bytes_in_flight);
+        if self.cfg.lt_excluded && kind == CongestionKind::Loss {
+            self.st.bytes_in_flight -= self.rec.lt_bytes.min(self.st.bytes_in_flight);
         }
         self.cc.on_congestion_event(now, kind, &mut self.st);
         self.st.bytes_in_flight = self.flight();
-        self.cong_point = self.high_data;
+        self.rec.cong_point = self.high_data;
         true
     }
 
@@ -25,20 +77,21 @@ impl TcpSender {
     /// delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB). As
     /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
     /// first retransmission of the episode is out.
-    pub(super) fn prr_update(&mut self, delivered: u64) {
-        self.prr_delivered += delivered;
+    fn prr_update(&mut self, delivered: u64) {
+        let Some(prr) = &mut self.prr else { return };
+        prr.delivered += delivered;
         let pipe = self.sb.pipe();
         let ssthresh = self.st.ssthresh;
         let sndcnt = if pipe > ssthresh {
             // CEIL in whole segments, as Linux counts packets.
-            let unit = self.recover_fs.max(1) as u128 * self.mss as u128;
-            let segs = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
-            (segs * self.mss).saturating_sub(self.prr_out)
+            let unit = prr.recover_fs.max(1) as u128 * self.mss as u128;
+            let segs = (prr.delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
+            (segs * self.mss).saturating_sub(prr.out)
         } else {
-            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.mss;
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered) + self.mss;
             (ssthresh - pipe).min(limit)
         };
-        let sndcnt = if self.prr_out == 0 {
+        let sndcnt = if prr.out == 0 {
             sndcnt.max(self.mss)
         } else {
             sndcnt
@@ -46,36 +99,62 @@ impl TcpSender {
         self.st.cwnd = pipe + sndcnt;
     }
 
+    /// Rate halving's bound before a round of the send loop: at most pipe + 1 segment (ns-2
+    /// tcp-linux.cc send_much, next_pkts_in_flight_).
+    pub(super) fn rate_halving_round(&mut self) {
+        if let Some(rh) = self.rh.as_mut().filter(|rh| rh.next > 0) {
+            rh.next = rh.next.min(self.sb.pipe() + self.mss);
+        }
+    }
+
+    /// The window the send loop fills: cwnd, or in SACK recovery with rate halving up to its
+    /// bound, cut to pipe - 1 segment (at least 1) after each segment sent (`sent`) this round.
+    pub(super) fn send_window_size(&mut self, sent: bool) -> u64 {
+        let Some(rh) = self.rh.as_mut().filter(|rh| rh.next > 0) else {
+            return self.st.cwnd;
+        };
+        if sent {
+            let after = self.sb.pipe().saturating_sub(self.mss).max(self.mss);
+            rh.next = rh.next.min(after);
+        }
+        self.st.cwnd.max(rh.next)
+    }
+
     pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
         self.save_undo();
-        self.in_recovery = true;
+        self.rec.in_recovery = true;
         self.n.fast_recoveries += 1;
         self.timers.stop(Timer::EarlyRetransmit);
-        if self.rate_halving {
-            self.rh_next = self.st.cwnd;
+        if let Some(rh) = &mut self.rh {
+            rh.next = self.st.cwnd;
         }
         if !self.reduce(now, CongestionKind::Loss) {
             self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
         }
-        self.tlp_end = None;
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end = None;
+        }
         self.timers.stop(Timer::Probe);
         let head = self.sb.first_idx();
-        if !self.rack {
+        if self.rack.is_none() {
             // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
             self.sb.mark_lost(head);
         }
-        self.first_partial = true;
-        if self.sack {
-            self.recovery_point = self.high_data;
-            self.rescue_done = false;
-            if self.prr {
-                self.prr_delivered = 0;
-                self.prr_out = 0;
-                self.recover_fs = self.flight();
+        self.rec.first_partial = true;
+        if self.cfg.sack {
+            self.rec.recovery_point = self.high_data;
+            self.rec.rescue_done = false;
+            let recover_fs = self.flight();
+            if let Some(prr) = &mut self.prr {
+                *prr = Prr {
+                    delivered: 0,
+                    out: 0,
+                    recover_fs,
+                };
                 self.prr_update(delivered);
             }
         } else {
-            self.recover = self.high_data;
+            self.rec.recover = self.high_data;
             self.st.cwnd = self.st.ssthresh + 3 * self.mss;
         }
         if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
@@ -83,10 +162,10 @@ impl TcpSender {
         }
     }
 
-    pub(super) fn exit_recovery(&mut self, now: Time) {
-        self.in_recovery = false;
+    fn exit_recovery(&mut self, now: Time) {
+        self.rec.in_recovery = false;
         self.end_episode();
-        if self.sack {
+        if self.cfg.sack {
             // tcp_end_cwnd_reduction: never to an infinite ssthresh.
             if self.st.ssthresh < u64::MAX {
                 self.st.cwnd = self.st.ssthresh;
@@ -98,32 +177,126 @@ impl TcpSender {
         self.cc.on_recovery_exit(now, &mut self.st);
     }
 
+    /// The loss episode is over (recovery left, or snd_una past the timeout's loss point).
+    pub(super) fn end_episode(&mut self) {
+        if let Some(rh) = &mut self.rh {
+            rh.next = 0;
+        }
+        if let Some(f) = &mut self.frto {
+            f.episode_over();
+        }
+    }
+
+    /// The loss recovery phase of an ACK: the end of a timeout's loss episode, then SACK or
+    /// NewReno fast recovery.
+    pub(super) fn recover_on_ack(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.loss_point.is_some_and(|lp| self.snd_una >= lp) {
+            self.rec.loss_point = None;
+            self.end_episode();
+        }
+        if self.cfg.sack {
+            self.sack_recovery(a, now, out);
+        } else {
+            self.newreno_recovery(a, now, out);
+        }
+    }
+
+    /// RFC 6675 (or RACK) entry, PRR and exit, and early retransmit.
+    fn sack_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.in_recovery {
+            if self.snd_una >= self.rec.recovery_point {
+                self.exit_recovery(now);
+            } else {
+                if a.newly_lost + a.rack_marked > 0 {
+                    self.sync_state();
+                    self.cc.on_loss_detected(now, &mut self.st);
+                }
+                self.prr_update(a.acked_bytes + a.sacked_bytes);
+            }
+        } else if self.rec.loss_point.is_none()
+            && a.outstanding
+            && (if self.rack.is_some() {
+                a.rack_marked > 0 || self.sb.head_lost()
+            } else {
+                self.rec.dupacks >= DUP_THRESH || self.sb.head_lost()
+            })
+        {
+            self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
+        } else if a.advanced {
+            // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
+            self.timers.stop(Timer::EarlyRetransmit);
+        }
+        if self.er.is_some()
+            && !self.rec.in_recovery
+            && !self.timers.armed(Timer::EarlyRetransmit)
+            && self.er_ready(now)
+        {
+            // tcp_pause_early_retransmit: wait max(SRTT/4, 2 ms), unless the RTO is sooner.
+            let at = now + (self.rtt.srtt().unwrap_or(0) / 4).max(2 * MS);
+            if self.timers.get(Timer::Rto).is_some_and(|r| r <= at) {
+                self.enter_recovery(now, 0, out);
+            } else {
+                self.timers.arm(Timer::EarlyRetransmit, at);
+            }
+        }
+    }
+
+    /// RFC 6582: partial ACKs, window inflation by duplicate ACKs, entry on the third.
+    fn newreno_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.in_recovery {
+            if a.advanced {
+                if self.snd_una >= self.rec.recover {
+                    self.exit_recovery(now);
+                } else {
+                    // Partial ACK: retransmit the next hole, deflate by the amount acked.
+                    let head = self.sb.first_idx();
+                    self.sb.mark_lost(head);
+                    if self.sb.seg(head).is_some_and(|s| !s.retx) {
+                        self.retransmit(head, now, out);
+                    }
+                    let extra = if a.acked_bytes >= self.mss { self.mss } else { 0 };
+                    self.st.cwnd = self.st.cwnd.saturating_sub(a.acked_bytes).max(self.mss) + extra;
+                }
+            } else if a.dup {
+                self.st.cwnd += self.mss;
+            }
+        } else if self.rec.dupacks == DUP_THRESH
+            && self.snd_una >= self.rec.recover
+            && self.rec.loss_point.is_none()
+        {
+            self.enter_recovery(now, 0, out);
+        }
+    }
+
+    /// The retransmission timeout: everything outstanding lost, cwnd 1 segment, go-back-N
+    /// retransmissions in slow start.
     pub(super) fn on_rto(&mut self, now: Time, out: &mut Outbox) {
         self.n.rto_count += 1;
-        self.rh_next = 0;
-        self.tlp_end = None;
+        if let Some(rh) = &mut self.rh {
+            rh.next = 0;
+        }
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end = None;
+        }
         self.timers.stop(Timer::Probe);
         self.timers.stop(Timer::Rack);
         self.timers.stop(Timer::EarlyRetransmit);
         let first = self.rtt.backoffs() == 0;
-        // tcp_enter_loss: F-RTO runs unless this first timeout interrupts a fast recovery.
-        self.frto_on = self.frto && (!self.in_recovery || !first);
-        self.frto_high = self.high_data;
-        self.save_undo();
+        self.frto_on_timeout(first);
         self.sync_state();
         self.cc.on_rto(now, first, &mut self.st);
         self.st.cwnd = self.mss;
         self.rtt.backoff();
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.lt_bytes = 0;
-        self.loss_point = Some(self.high_data);
-        self.recover = self.high_data;
-        self.cong_point = self.high_data;
+        self.rec.in_recovery = false;
+        self.rec.dupacks = 0;
+        self.rec.lt_bytes = 0;
+        self.rec.loss_point = Some(self.high_data);
+        self.rec.recover = self.high_data;
+        self.rec.cong_point = self.high_data;
         self.sb.mark_all_lost();
-        if self.rto_sack_reset {
+        if self.cfg.rto_sack_reset {
             self.sb.discard_sacks();
-            self.timeout_unacked = true;
+            self.rec.timeout_unacked = true;
         }
         self.timers.stop(Timer::Rto);
         self.send_loop(now, out);
@@ -133,9 +306,9 @@ impl TcpSender {
     /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in
     /// flight, at least one segment SACKed and one not, fewer than 4 outstanding, and nothing
     /// new may be sent.
-    pub(super) fn er_ready(&self, now: Time) -> bool {
+    fn er_ready(&self, now: Time) -> bool {
         let n = self.sb.outstanding() as u64;
-        if self.loss_point.is_some() || n >= 4 {
+        if self.rec.loss_point.is_some() || n >= 4 {
             return false;
         }
         let first = self.sb.first_idx();
@@ -153,7 +326,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::*;
+    use super::super::*;
 
     #[test]
     fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
@@ -337,48 +510,5 @@ mod tests {
         ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
         ack_ms(&mut s, 0, &[(1, 3)], 200, 100);
         assert_eq!(s.next_timer(), Some(400 * MS), "only the RTO is left");
-    }
-
-    #[test]
-    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
-        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
-        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
-        // data, so there the timer armed when the window left at 100 still runs.
-        for (rearm, from) in [(false, 100), (true, 202)] {
-            let (mut s, _) = established_with(TcpConfig {
-                rto_rearm: rearm,
-                ..config(true, 4)
-            });
-            ack(&mut s, 1, &[(1, 2)], 200);
-            ack(&mut s, 1, &[(1, 3)], 201);
-            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
-            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
-        }
-    }
-
-    #[test]
-    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
-        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
-        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
-        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
-        // first partial ACK of the recovery, so the second leaves it where the first set it.
-        for impatient in [false, true] {
-            let (mut s, _) = established_with(TcpConfig {
-                impatient,
-                ..config(true, 10)
-            });
-            ack(&mut s, 1, &[(1, 2)], 200);
-            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
-            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
-            assert!(s.in_recovery());
-            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
-            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
-            let first = 300 + s.rto();
-            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
-            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
-            assert!(s.in_recovery(), "a partial ACK");
-            let expect = if impatient { first } else { 301 + s.rto() };
-            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
-        }
     }
 }

@@ -2,12 +2,16 @@
 //! NextSeg / RFC 6582 / plain new data), what the application lets out (on periods, `stop`,
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
-use super::*;
+use super::super::{HEADER, SYN_SIZE};
+use super::{SenderState, TcpSender, Timer};
+use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::transport::Outbox;
+use crate::units::Time;
 
 impl TcpSender {
     pub(super) fn emit(&mut self, p: Packet, out: &mut Outbox) {
-        if self.in_recovery {
-            self.prr_out += p.payload as u64;
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.rec.in_recovery) {
+            prr.out += p.payload as u64;
         }
         self.n.packets_sent += 1;
         self.n.bytes_sent += p.size as u64;
@@ -15,7 +19,7 @@ impl TcpSender {
     }
 
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Outbox) {
-        let f = flags::SYN | if self.ecn_cfg { flags::ECE | flags::CWR } else { 0 };
+        let f = flags::SYN | if self.cfg.ecn { flags::ECE | flags::CWR } else { 0 };
         let p = Packet {
             flow: self.flow,
             size: SYN_SIZE,
@@ -58,7 +62,7 @@ impl TcpSender {
     }
 
     pub(super) fn send_new(&mut self, now: Time, out: &mut Outbox) {
-        let idle = self.idle_restart
+        let idle = self.cfg.idle_restart
             && self.sb.outstanding() == 0
             && self.last_data_sent.is_some_and(|t| now - t > self.rtt.rto());
         if idle {
@@ -74,8 +78,8 @@ impl TcpSender {
                 self.cwr_pending = false;
             }
         }
-        if self.dupacks > 0 && !self.in_recovery && self.loss_point.is_none() {
-            self.lt_bytes += self.sb.seg_end(i) - self.high_data;
+        if self.rec.dupacks > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+            self.rec.lt_bytes += self.sb.seg_end(i) - self.high_data;
         }
         self.high_data = self.sb.seg_end(i);
         self.emit(p, out);
@@ -87,7 +91,7 @@ impl TcpSender {
     pub(super) fn restart_window(&mut self, idle: Time) {
         let cwnd = self.st.cwnd;
         self.st.ssthresh = self.st.ssthresh.max(cwnd / 2 + cwnd / 4);
-        let restart = (self.iw * self.mss).min(cwnd);
+        let restart = (self.cfg.iw as u64 * self.mss).min(cwnd);
         let rto = self.rtt.rto().max(1);
         let mut w = cwnd;
         let mut left = idle as i128 - rto as i128;
@@ -100,12 +104,14 @@ impl TcpSender {
     }
 
     pub(super) fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
-        if self.rto_rearm && i == self.sb.first_idx() && !self.timers.armed(Timer::Rack) {
+        if self.cfg.rto_rearm && i == self.sb.first_idx() && !self.timers.armed(Timer::Rack) {
             self.timers.arm(Timer::Rto, now + self.rtt.rto());
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
-        self.retrans_stamp.get_or_insert(now);
+        if let Some(f) = &mut self.frto {
+            f.retrans_stamp.get_or_insert(now);
+        }
         let p = self.segment(i, now);
         self.n.retransmits += 1;
         self.emit(p, out);
@@ -115,7 +121,7 @@ impl TcpSender {
         let next = self.sb.next_idx();
         let end = self.sb.seg_end(next);
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
-        let stopped = self.stop.is_some_and(|s| now >= s);
+        let stopped = self.cfg.stop.is_some_and(|s| now >= s);
         has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
     }
 
@@ -123,7 +129,7 @@ impl TcpSender {
     /// the MSS, data is outstanding and it is under half the receive window.
     /// On a persistent stream the length is the segment's on the wire (a record's short tail).
     pub(super) fn nagle_holds(&self, i: u64) -> bool {
-        if !self.nagle {
+        if !self.cfg.nagle {
             return false;
         }
         let len = match &self.records {
@@ -174,21 +180,16 @@ impl TcpSender {
             return;
         }
         let start = out.len();
-        let newreno_fr = !self.sack && self.in_recovery;
-        if self.rh_next > 0 {
-            self.rh_next = self.rh_next.min(self.sb.pipe() + self.mss);
-        }
+        let newreno_fr = !self.cfg.sack && self.rec.in_recovery;
+        self.rate_halving_round();
+        let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one.
                 self.timers.arm(Timer::Pace, self.pace_next);
                 break;
             }
-            if self.rh_next > 0 && out.len() > start {
-                let after = self.sb.pipe().saturating_sub(self.mss).max(self.mss);
-                self.rh_next = self.rh_next.min(after);
-            }
-            let cwnd = self.st.cwnd.max(self.rh_next);
+            let cwnd = self.send_window_size(out.len() > start);
             let cand = if newreno_fr {
                 None
             } else {
@@ -196,7 +197,7 @@ impl TcpSender {
             };
             // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO), except
             // while F-RTO sends new data instead (RFC 5682 step 2.b).
-            if let (Some((i, true)), false) = (cand, self.frto_new) {
+            if let (Some((i, true)), false) = (cand, frto_new) {
                 if self.sb.pipe() + self.mss <= cwnd {
                     self.retransmit(i, now, out);
                     continue;
@@ -205,16 +206,16 @@ impl TcpSender {
             }
             // Rule 2: new data.
             if self.can_send_new(now) {
-                let (in_flight, mut allowed) = if self.sack {
+                let (in_flight, mut allowed) = if self.cfg.sack {
                     (self.sb.pipe(), cwnd)
                 } else {
                     (self.flight(), cwnd)
                 };
-                if !self.sack && !self.in_recovery && self.loss_point.is_none() {
+                if !self.cfg.sack && !self.rec.in_recovery && self.rec.loss_point.is_none() {
                     // RFC 3042 limited transmit.
-                    allowed += self.dupacks.min(2) as u64 * self.mss;
+                    allowed += self.rec.dupacks.min(2) as u64 * self.mss;
                 }
-                if !self.sack && self.loss_point.is_some() {
+                if !self.cfg.sack && self.rec.loss_point.is_some() {
                     // Go-back-N after an RTO: the pipe of retransmissions governs.
                     if self.sb.pipe() + self.mss <= cwnd {
                         self.send_new(now, out);
@@ -222,7 +223,7 @@ impl TcpSender {
                     }
                     break;
                 }
-                if self.st.cwnd < self.probe_below && !self.in_recovery {
+                if self.st.cwnd < self.probe_below && !self.rec.in_recovery {
                     if self.probe_due(now, (out.len() - start) as u64) {
                         self.send_new(now, out);
                         continue;
@@ -236,7 +237,7 @@ impl TcpSender {
                 break;
             }
             // Rules 3 and 4 (SACK recovery only).
-            if self.sack && self.in_recovery && self.sb.pipe() + self.mss <= cwnd {
+            if self.cfg.sack && self.rec.in_recovery && self.sb.pipe() + self.mss <= cwnd {
                 // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
                     if self.sb.highest_sacked().is_some_and(|h| i < h) {
@@ -244,8 +245,8 @@ impl TcpSender {
                         continue;
                     }
                 }
-                if !self.rescue_done {
-                    self.rescue_done = true;
+                if !self.rec.rescue_done {
+                    self.rec.rescue_done = true;
                     if let Some(i) = self.sb.highest_unsacked() {
                         if !self.sb.seg(i).is_some_and(|s| s.retx) {
                             self.retransmit(i, now, out);
@@ -286,7 +287,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::*;
+    use super::super::*;
 
     /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1
     /// one packet every 1/W RTTs, with nothing else in flight; the Linux prototype (3.2) sends

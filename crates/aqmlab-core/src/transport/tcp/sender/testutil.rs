@@ -1,7 +1,9 @@
 //! Test helpers shared by the sender's modules.
 
 use super::*;
-use crate::packet::SackBlock;
+pub(super) use crate::packet::SackBlock;
+pub(super) use crate::transport::Endpoint;
+pub(super) use crate::units::MS;
 
 pub(super) const MSS: u64 = 1000;
 

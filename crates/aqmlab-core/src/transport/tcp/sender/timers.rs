@@ -85,6 +85,24 @@ impl Timers {
 }
 
 impl TcpSender {
+    /// After an ACK of new data: the retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582
+    /// impatient variant) and the probe timer.
+    pub(super) fn rearm_on_ack(&mut self, now: Time) {
+        if self.sb.outstanding() == 0 {
+            self.timers.stop(Timer::Rto);
+        } else {
+            let impatient = self.rec.in_recovery && (!self.cfg.sack || self.cfg.impatient);
+            if !impatient || self.rec.first_partial {
+                self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            }
+            if impatient {
+                self.rec.first_partial = false;
+            }
+        }
+        // RFC 8985 7.2: an ACK of new data restarts the probe timer.
+        self.arm_pto(now);
+    }
+
     /// Runs timer `t`, due at `now`.
     pub(super) fn fire(&mut self, t: Timer, now: Time, out: &mut Outbox) {
         match (self.state, t) {
@@ -98,7 +116,7 @@ impl TcpSender {
             (SenderState::Established, Timer::Rto) => self.on_rto(now, out),
             (SenderState::Established, Timer::EarlyRetransmit) => {
                 self.timers.stop(Timer::EarlyRetransmit);
-                if !self.in_recovery && self.loss_point.is_none() {
+                if !self.rec.in_recovery && self.rec.loss_point.is_none() {
                     self.enter_recovery(now, 0, out);
                 }
                 self.send_loop(now, out);
@@ -106,7 +124,7 @@ impl TcpSender {
             (SenderState::Established, Timer::Rack) => {
                 self.timers.stop(Timer::Rack);
                 let marked = self.rack_detect(now);
-                if marked > 0 && !self.in_recovery && self.loss_point.is_none() {
+                if marked > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
                     self.enter_recovery(now, 0, out);
                 }
                 self.send_loop(now, out);
@@ -123,6 +141,8 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
     use super::*;
 
     #[test]
@@ -140,5 +160,48 @@ mod tests {
         t.stop(Timer::Probe);
         t.stop(Timer::Rto);
         assert_eq!((t.earliest(), t.due(50)), (Some(50), Some(Timer::App)));
+    }
+
+    #[test]
+    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
+        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
+        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
+        // data, so there the timer armed when the window left at 100 still runs.
+        for (rearm, from) in [(false, 100), (true, 202)] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_rearm: rearm,
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 3)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
+    }
+
+    #[test]
+    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
+        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
+        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
+        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
+        // first partial ACK of the recovery, so the second leaves it where the first set it.
+        for impatient in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                impatient,
+                ..config(true, 10)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
+            assert!(s.in_recovery());
+            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
+            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
+            let first = 300 + s.rto();
+            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
+            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
+            assert!(s.in_recovery(), "a partial ACK");
+            let expect = if impatient { first } else { 301 + s.rto() };
+            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
+        }
     }
 }
