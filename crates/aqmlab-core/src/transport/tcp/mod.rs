@@ -2,13 +2,13 @@
 //! algorithms.md section 11 (RFC 5681 / 6298 / 6582 / 6675 / 3168, with RFC 3042 limited
 //! transmit, RFC 3465 byte counting, RFC 2018 SACK blocks and RFC 7323 timestamps).
 //!
-//! Files: `sender.rs` (handshake, windows, loss recovery, ECN sender), `receiver.rs`,
-//! `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator). Congestion
-//! controllers are in `transport/cc`. [`PROFILES`] here: named sets of defaults for the flow
-//! keys (`rfc`, the RFC set; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the DelAck sink,
-//! `ns2_linux`, its TCP/Linux agent running CUBIC into a Sack1 sink, and `ns2_fulltcp`, its
-//! two-way FullTcp/Sack agent, each value sourced from ns-2's files; `linux`, a current Linux
-//! sender and receiver; `linux_3_14`, the 2014 kernel).
+//! Files: `sender/` (handshake, windows, loss recovery, ECN sender; one module per concern),
+//! `receiver.rs`, `scoreboard.rs` (SACK scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator).
+//! Congestion controllers are in `transport/cc`. [`PROFILES`] here: named sets of defaults for
+//! the flow keys (`rfc`, the RFC set; `ns2_sack1`, ns-2.35's one-way Sack1 agent with the
+//! DelAck sink, `ns2_linux`, its TCP/Linux agent running CUBIC into a Sack1 sink, and
+//! `ns2_fulltcp`, its two-way FullTcp/Sack agent, each value sourced from ns-2's files;
+//! `linux`, a current Linux sender and receiver; `linux_3_14`, the 2014 kernel).
 //!
 //! Wire model (IP bytes): every segment carries IP (20) + TCP (20) + the timestamp option
 //! (10 + 2 NOP = 12) = [`HEADER`] = 52 bytes. Data segment = payload + 52 (1500 for MSS 1448).

@@ -1,0 +1,280 @@
+//! The phases of an ACK that belong to no optional feature: the intake into the scoreboard
+//! with the RTT sample, the round and duplicate-ACK counts, window growth by the congestion
+//! controller (with Linux 3.14's window-validation gate, [`is_cwnd_limited`]), the end of a
+//! transfer and the RFC 3168 ECN response. Owns [`Ack`], what an ACK brought, as the phases
+//! pass it on.
+
+use super::{SenderState, TcpSender, Timer};
+use crate::packet::{flags, Packet};
+use crate::transport::cc::{AckSample, CongestionKind};
+use crate::units::Time;
+
+/// What an ACK brought, handed from phase to phase of [`TcpSender::on_ack`].
+pub(super) struct Ack {
+    /// snd_una advanced.
+    pub(super) advanced: bool,
+    /// Bytes newly acknowledged cumulatively, and newly SACKed.
+    pub(super) acked_bytes: u64,
+    pub(super) sacked_bytes: u64,
+    /// Segments newly found lost by the DupThresh rule (RFC 6675 IsLost), and by RACK.
+    pub(super) newly_lost: u64,
+    pub(super) rack_marked: u64,
+    /// Data is outstanding after the cumulative ACK.
+    pub(super) outstanding: bool,
+    /// A duplicate ACK (with SACK: one carrying new SACK information).
+    pub(super) dup: bool,
+    /// A new round starts: snd_una passed the highest sequence sent at the last start.
+    pub(super) round_start: bool,
+    /// The RTT sample of the timestamp echo (RFC 7323), and the one-way delay TSval - TSecr.
+    pub(super) rtt: Option<Time>,
+    pub(super) owd: Option<Time>,
+}
+
+impl TcpSender {
+    /// The cumulative ACK and the SACK blocks into the scoreboard, the segments the DupThresh
+    /// rule now finds lost, and the RTT sample: now - TSecr of an ACK advancing snd_una.
+    pub(super) fn take_ack(&mut self, pkt: &Packet, now: Time) -> Ack {
+        let ack = pkt.ack.min(self.high_data);
+        let advanced = ack > self.snd_una;
+        let mut acked_bytes = 0;
+        self.sb.begin_ack(pkt.ts_ecr);
+        if advanced {
+            acked_bytes = ack - self.snd_una;
+            self.sb.cum_ack(ack);
+            self.snd_una = ack;
+        }
+        let (sacked_bytes, newly_lost) = self.take_sacks(pkt, advanced);
+        let (mut rtt, mut owd) = (None, None);
+        if advanced && now >= pkt.ts_ecr {
+            let r = now - pkt.ts_ecr;
+            self.rtt.sample(r, self.snd_una, self.high_data);
+            rtt = Some(r);
+            owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
+        }
+        let outstanding = self.snd_una < self.high_data;
+        let dup =
+            ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.cfg.sack || sacked_bytes > 0);
+        Ack {
+            advanced,
+            acked_bytes,
+            sacked_bytes,
+            newly_lost,
+            rack_marked: 0,
+            outstanding,
+            dup,
+            round_start: false,
+            rtt,
+            owd,
+        }
+    }
+
+    /// The SACK blocks: the bytes newly SACKed, and the segments the DupThresh rule newly
+    /// finds lost (without RACK).
+    fn take_sacks(&mut self, pkt: &Packet, advanced: bool) -> (u64, u64) {
+        let (mut sacked_bytes, mut newly_lost) = (0, 0);
+        // ns-2 Sack1 after a timeout: duplicate ACKs are ignored until a new ACK, and a new
+        // ACK clears the scoreboard (its own SACK blocks unused).
+        let ns2_reset = self.cfg.rto_sack_reset && self.rec.loss_point.is_some();
+        if ns2_reset && advanced {
+            self.sb.discard_sacks();
+            self.rec.timeout_unacked = false;
+        }
+        if self.cfg.sack && !(ns2_reset && (advanced || self.rec.timeout_unacked)) {
+            for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
+                sacked_bytes += self.sb.sack(b.start, b.end);
+            }
+            if sacked_bytes > 0 && self.rack.is_none() {
+                newly_lost = self.sb.update_lost();
+            }
+        }
+        (sacked_bytes, newly_lost)
+    }
+
+    /// The round, the duplicate ACK count, and ECE.
+    pub(super) fn count_ack(&mut self, pkt: &Packet, a: &mut Ack) {
+        if a.advanced && self.snd_una >= self.round_end {
+            a.round_start = true;
+            self.round_end = self.high_data;
+        }
+        if a.advanced {
+            self.rec.dupacks = 0;
+            self.rec.lt_bytes = 0;
+        } else if a.dup {
+            self.rec.dupacks += 1;
+        }
+        if pkt.tcp_flags & flags::ECE != 0 {
+            self.n.ece_acks += 1;
+        }
+    }
+
+    /// Window growth (the controller skips growth while in recovery, and while the window
+    /// does not limit the sender when the gate is on); `prior_flight` was in flight before
+    /// the ACK (tcp_ack's prior_in_flight).
+    pub(super) fn grow_window(&mut self, a: &Ack, prior_flight: u64, now: Time) {
+        self.sync_state();
+        self.st.cwnd_limited =
+            !self.cfg.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
+        let sample = AckSample {
+            now,
+            acked_bytes: a.acked_bytes,
+            sacked_bytes: a.sacked_bytes,
+            rtt: a.rtt,
+            owd: a.owd,
+            round_start: a.round_start,
+        };
+        self.cc.on_ack(&sample, &mut self.st);
+    }
+
+    /// A persistent stream drops its acknowledged records; a finite transfer wholly
+    /// acknowledged is done (true).
+    pub(super) fn transfer_done(&mut self, now: Time) -> bool {
+        if let Some(r) = self.records.as_mut() {
+            r.acked(self.snd_una, self.mss);
+        } else if self.data_end.is_some_and(|d| self.snd_una >= d) {
+            self.state = SenderState::Done;
+            self.n.completed = Some(now);
+            self.timers.stop(Timer::Rto);
+            return true;
+        }
+        false
+    }
+
+    /// ECN: react to ECE once per window, never during loss recovery.
+    pub(super) fn ecn_on_ack(&mut self, pkt: &Packet, now: Time) {
+        if self.ecn_ok
+            && pkt.tcp_flags & flags::ECE != 0
+            && !self.rec.in_recovery
+            && self.rec.loss_point.is_none()
+            && self.reduce(now, CongestionKind::Ecn)
+        {
+            self.n.ecn_reductions += 1;
+            self.cwr_pending = true;
+        }
+    }
+}
+
+/// Linux 3.14's tcp_is_cwnd_limited (net/ipv4/tcp_cong.c) in bytes: the window limits the
+/// sender when what was in flight before the ACK fills it; or, with GSO (sk_can_gso, as on the
+/// hosts of the studies), when less than a third of it is unused (sysctl_tcp_tso_win_divisor 3)
+/// and the unused part is under one GSO frame (64 KiB, sk_gso_max_size); or when at most 3
+/// segments of it are unused (tcp_max_tso_deferred_mss).
+pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
+    if in_flight >= cwnd {
+        return true;
+    }
+    let left = cwnd - in_flight;
+    (left * 3 < cwnd && left < 65_536) || left <= 3 * mss
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
+    use crate::packet::Ecn;
+
+    #[test]
+    fn cwnd_limited_follows_linux_3_14() {
+        // tcp_cong.c tcp_is_cwnd_limited with MSS 1448, in packets: cwnd 10 is limited with 10
+        // in flight; with 7 (3 left, 3*3 < 10) too; with 6 (4 left: 12 >= 10, 4 > 3) not.
+        let (mss, seg) = (1448, 1448u64);
+        assert!(is_cwnd_limited(10 * seg, 10 * seg, mss));
+        assert!(is_cwnd_limited(7 * seg, 10 * seg, mss));
+        assert!(!is_cwnd_limited(6 * seg, 10 * seg, mss));
+        // cwnd 100: 30 left (43440 B < 64 KiB, 90 < 100) is limited, 40 left (120 >= 100) not;
+        // cwnd 300 with 50 left: under a third, but 72400 B is more than a GSO frame.
+        assert!(is_cwnd_limited(70 * seg, 100 * seg, mss));
+        assert!(!is_cwnd_limited(60 * seg, 100 * seg, mss));
+        assert!(!is_cwnd_limited(250 * seg, 300 * seg, mss));
+        assert!(is_cwnd_limited(297 * seg, 300 * seg, mss));
+    }
+
+    /// cwnd (segments) after each of `rounds` rounds in which every ACK covers two segments
+    /// (a delayed-ACK receiver, no loss), starting from an initial window of 4.
+    fn slow_start_rounds(abc: bool, rounds: usize) -> Vec<u64> {
+        let (mut s, out) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 4,
+            cc: "newreno".into(),
+            abc,
+            ..TcpConfig::default()
+        });
+        let mut round_end = out.len() as u64;
+        let mut acked = 0;
+        let mut cwnds = vec![];
+        for _ in 0..rounds {
+            while acked + 2 <= round_end {
+                acked += 2;
+                ack(&mut s, 1 + acked * MSS, &[], 200 + acked);
+            }
+            cwnds.push(s.cwnd() / MSS);
+            round_end = (s.snd_nxt() - 1) / MSS;
+        }
+        cwnds
+    }
+
+    #[test]
+    fn slow_start_growth_per_rtt_with_delayed_acks() {
+        // ns-2 (tcp.cc TcpAgent::opencwnd, cwnd_ += 1 per new ACK): with one ACK per two
+        // segments the window grows 1.5x per RTT: 4 -> 6 -> 9 -> 13 (9 segments: 4 ACKs
+        // of two, the ninth segment's ACK falls in the next round).
+        assert_eq!(slow_start_rounds(false, 3), vec![6, 9, 13]);
+        // RFC 3465 byte counting (L = 2 SMSS): the window doubles per RTT.
+        assert_eq!(slow_start_rounds(true, 3), vec![8, 16, 32]);
+    }
+
+    #[test]
+    fn ecn_reduces_once_per_window_and_sets_cwr() {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            ecn: true,
+            cc: "newreno".into(),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out[0].tcp_flags, flags::SYN | flags::ECE | flags::CWR);
+        assert_eq!(out[0].ecn, Ecn::NotEct);
+        out.clear();
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+            ack: 1,
+            ..Default::default()
+        };
+        s.on_packet(&synack, 100, &mut out);
+        assert!(s.ecn_negotiated());
+        assert!(out
+            .iter()
+            .all(|p| p.ecn == Ecn::Ect0 && p.tcp_flags & flags::CWR == 0));
+        let mut a = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | flags::ECE,
+            ack: 1 + MSS,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&a, 200, &mut out);
+        // FlightSize 9 segments -> ssthresh 4.5 segments; the first new segment carries CWR.
+        assert_eq!(s.ecn_reductions(), 1);
+        assert_eq!(s.cwnd(), 4500);
+        assert!(
+            out.is_empty(),
+            "cwnd below FlightSize: nothing sent, and no retransmission"
+        );
+        for k in 2..10 {
+            a.ack = 1 + k * MSS;
+            s.on_packet(&a, 200 + k, &mut out);
+        }
+        assert_eq!(s.ecn_reductions(), 1, "one reduction per window");
+        let first_new = out.iter().find(|p| p.payload > 0).unwrap();
+        assert_ne!(first_new.tcp_flags & flags::CWR, 0);
+        assert_eq!(out.iter().filter(|p| p.tcp_flags & flags::CWR != 0).count(), 1);
+        assert_eq!(s.retransmits(), 0);
+        // ACK beyond the data outstanding at the reduction: a new ECE reduces again.
+        a.ack = 1 + 11 * MSS;
+        s.on_packet(&a, 400, &mut out);
+        assert_eq!(s.ecn_reductions(), 2);
+    }
+}

@@ -1,0 +1,447 @@
+//! TCP data sender (sans-I/O), algorithms.md 11: three-way handshake opened by the sender,
+//! RFC 5681 windows (the growth law itself is the congestion controller's), RFC 3042 limited
+//! transmit, RFC 6298 timer, loss recovery by RFC 6675 (SACK, default) or RFC 6582 (NewReno,
+//! `sack = false`), go-back-N retransmission in slow start after an RTO keeping the SACK
+//! information (RFC 6675 5.1), and the RFC 3168 ECN sender.
+//!
+//! Choices (documented variants):
+//! * Handshake: SYN at `start`, retransmitted after the initial RTO with doubling; the first
+//!   data segments carry the handshake's final ACK. The SYN-ACK's timestamp echo gives the first
+//!   RTT sample. After a retransmitted SYN the initial window is 1 segment (RFC 5681 3.1).
+//! * Window test: a segment may be sent while pipe + SMSS <= cwnd, pipe as in RFC 6675 SetPipe
+//!   (maintained incrementally by the scoreboard). With SACK this applies at all times, so
+//!   SACKed segments free room before recovery (this subsumes limited transmit). Without SACK,
+//!   NewReno uses FlightSize (all unacknowledged data) with cwnd inflation in fast recovery, and
+//!   limited transmit allows FlightSize <= cwnd + dupacks*SMSS for the first two dup ACKs.
+//! * SACK recovery: entered on the 3rd duplicate ACK (an ACK carrying new SACK data without
+//!   advancing snd_una) or when IsLost(snd_una); cwnd = ssthresh at entry (no inflation), the
+//!   head segment is retransmitted at once, then NextSeg rules 1-4 including one rescue
+//!   retransmission per recovery; exit when snd_una >= RecoveryPoint (cwnd stays at ssthresh).
+//! * NewReno: `recover`, partial ACKs retransmit the next hole with partial window deflation,
+//!   the timer is re-armed on the first partial ACK only ("impatient"), full ACK:
+//!   cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+//! * RTO: RFC 6298 timer (start/restart on new ACKs, stop when all is acked); on expiry
+//!   ssthresh per controller (unchanged on a repeated expiry), cwnd = 1 SMSS, everything
+//!   outstanding declared lost, retransmissions in order in slow start; no fast recovery until
+//!   snd_una passes the highest sequence sent before the timeout.
+//! * ECN: at most one reduction per window of data (no reduction until snd_una passes the
+//!   highest sequence sent at the previous reduction, loss reductions included); CWR on the next
+//!   new data segment; ECT(0) only on new data.
+//! * RTT samples: now - TSecr of every ACK advancing snd_una (RFC 7323); receive window: the
+//!   constant `rwnd` caps unacknowledged data.
+//!
+//! Options (each a flow key, off in the `rfc` profile; see the profiles in `mod.rs`):
+//! * `prr`: RFC 6937 PRR-SSRB sets cwnd in SACK recovery (Linux tcp_cwnd_reduction rounding).
+//! * `rate_halving`: ns-2 TCP/Linux (tcp-linux.cc send_much, next_pkts_in_flight_): in SACK
+//!   recovery the sender may fill the pipe up to max(cwnd, next), where next starts at the
+//!   pre-loss cwnd, is cut to pipe + 1 segment before each sending round and to pipe - 1
+//!   segment (at least 1) after each segment sent: one segment per two ACKs until the pipe is
+//!   down to cwnd = ssthresh.
+//! * `rack`: RFC 8985 RACK replaces the DupThresh IsLost rule: a segment is lost once one sent
+//!   after it is delivered and the reordering window has passed, which also finds lost
+//!   retransmissions without a timeout. The reordering timer fires at the earliest expiry
+//!   (RFC 8985 and Linux re-arm for the latest; the earliest re-checks sooner, never later).
+//! * `tlp`: RFC 8985 section 7 probe 2 SRTT after the last transmission (new data, else the
+//!   highest unSACKed segment); an answered retransmitted probe reduces the window once (no
+//!   DSACK in this receiver, so a probe that repaired nothing still counts as a loss).
+//! * `frto`: RFC 5682 F-RTO as Linux tcp_process_loss runs it, and undo of a spurious timeout
+//!   when an advancing ACK echoes a timestamp older than the first retransmission (RFC 3522;
+//!   Linux tcp_packet_delayed) or delivers never-retransmitted data sent before the timeout.
+//!   Undo of spurious fast retransmits (reordering, DSACK) is not modelled: the paths here do
+//!   not reorder.
+//! * `early_retransmit`: RFC 5827 in the form of Linux 3.5-4.x (tcp_early_retrans 2/3).
+//! * `pacing`: Linux-style pacing ([`Pacing`]).
+//! * `idle_restart`: the window after an idle period longer than the RTO (RFC 5681 4.1), as
+//!   Linux's tcp_cwnd_restart: halved per RTO of idleness down to min(IW, cwnd). CUBIC's epoch
+//!   shift on CA_EVENT_TX_START is not modelled.
+//! * On/off sources (`on_periods`): new data only within the application's on periods.
+//! * Persistent streams ([`TcpSender::stream`], [`TcpSender::write`]): the application writes
+//!   records (HTTP/1.1 requests or responses) on one connection, the window and its state
+//!   carried from one to the next; no FIN. Each record starts on a segment boundary of the
+//!   scoreboard's sequence space and its last segment is short on the wire (TCP_NODELAY:
+//!   nothing waits for the next record), so the scoreboard keeps its fixed segment grid and a
+//!   short segment counts as a whole one in the pipe and in window growth, as Linux counts
+//!   both in packets (tcp_packets_in_flight, tcp_slow_start). On the wire the records follow
+//!   one another byte for byte ([`Records`] maps ACK and SACK edges back).
+//!
+//! Modules (each owns its state; an optional feature's state is an `Option`, `None` = off):
+//! * `mod.rs`: the connection (handshake, sequence numbers, controller, configuration shared
+//!   with the flow's other connections), [`TcpSender::on_ack`]'s phases, the [`Endpoint`].
+//! * `ack.rs`: the phases of an ACK that belong to no optional feature (intake, counts,
+//!   window growth, end of a transfer, ECN).
+//! * `send.rs`: transmission: SYN, new data and retransmissions, the window loop, what the
+//!   application lets out (on periods, `stop`, Nagle), restart after idle, TCP Nice's probes.
+//! * `records.rs`: persistent streams' records (scoreboard and wire sequence numbers).
+//! * `recovery.rs`: the congestion response, SACK and NewReno fast recovery, PRR, rate
+//!   halving, early retransmit, the retransmission timeout.
+//! * `rack.rs`: RACK loss detection and the tail loss probe.
+//! * `frto.rs`: F-RTO and the undo of spurious timeouts.
+//! * `pacing.rs`: paced bursts.
+//! * `timers.rs`: the [`Timer`]s and their table of deadlines, what each does when it fires,
+//!   and their re-arming on an ACK.
+//! * `counters.rs`: the flow's counters.
+//!
+//! An ACK runs these phases in order ([`TcpSender::on_ack`]):
+//! 1. intake: cumulative ACK, SACK blocks, DupThresh losses, RTT sample (`ack.rs`);
+//! 2. RACK: the latest delivery and the losses it shows (`rack.rs`);
+//! 3. TLP: an answered probe and its reduction (`rack.rs`);
+//! 4. round start, duplicate-ACK count, ECE count (`ack.rs`);
+//! 5. F-RTO and undo (`frto.rs`);
+//! 6. window growth by the controller (`ack.rs`);
+//! 7. a finite transfer done: stop here (`ack.rs`);
+//! 8. loss recovery: end of a timeout's episode, SACK or NewReno recovery, PRR, early
+//!    retransmit (`recovery.rs`);
+//! 9. ECN response (`ack.rs`);
+//! 10. on an advance, the retransmission and probe timers re-armed (`timers.rs`);
+//! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
+
+use super::rto::{RtoRules, RttEstimator};
+use super::scoreboard::Scoreboard;
+use super::{Pacing, TcpConfig};
+use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
+use crate::transport::cc::{make_cc, CcState, CongestionControl};
+use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::units::Time;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+mod ack;
+mod counters;
+mod frto;
+mod pacing;
+mod rack;
+mod records;
+mod recovery;
+mod send;
+#[cfg(test)]
+mod testutil;
+mod timers;
+
+pub use ack::is_cwnd_limited;
+use ack::Ack;
+use counters::Counters;
+use frto::Frto;
+use rack::{Rack, Tlp};
+use records::Records;
+use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery};
+use timers::{Timer, Timers};
+
+const DUP_THRESH: u32 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    Closed,
+    SynSent,
+    Established,
+    /// Finite transfer fully acknowledged.
+    Done,
+}
+
+pub struct TcpSender {
+    /// The flow's TCP keys, read where they are used.
+    cfg: Rc<TcpConfig>,
+    flow: u32,
+    dir: Dir,
+    /// The MSS and the receive window in bytes.
+    mss: u64,
+    rwnd: u64,
+    /// Exclusive end of the data (1 + bytes) for finite transfers (a persistent stream: of
+    /// the data written, in the scoreboard's sequence space).
+    data_end: Option<u64>,
+    /// A persistent stream's records (None: one transfer).
+    records: Option<Box<Records>>,
+    /// The application's on periods [start, end), sorted (empty: always on); new data only
+    /// within one, and a wake-up at the next start when the sender idles in an off period.
+    on_periods: Vec<(Time, Time)>,
+    /// The time of the last data segment sent (Linux icsk_lsndtime), for the window restart
+    /// after idle (RFC 5681 4.1 / Linux tcp_cwnd_restart) and TCP Nice's probes.
+    last_data_sent: Option<Time>,
+    cc: Box<dyn CongestionControl>,
+    st: CcState,
+    rtt: RttEstimator,
+    sb: Scoreboard,
+    state: SenderState,
+    ecn_ok: bool,
+    cwr_pending: bool,
+    snd_una: u64,
+    /// Next new sequence number (HighData + 1).
+    high_data: u64,
+    round_end: u64,
+    rec: Recovery,
+    /// The optional features' state (`None`: off).
+    prr: Option<Prr>,
+    rh: Option<RateHalving>,
+    er: Option<EarlyRetransmit>,
+    rack: Option<Rack>,
+    tlp: Option<Tlp>,
+    frto: Option<Frto>,
+    /// Pacing: its settings, and the earliest time of the next burst (also of TCP Nice's next
+    /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
+    pacing: Option<Pacing>,
+    pace_next: Time,
+    /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
+    /// never): see [`Self::probe_due`].
+    probe_below: u64,
+    syn_sent: u32,
+    timers: Timers,
+    n: Counters,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
+        TcpSender::shared(Rc::new(cfg.clone()), flow, dir)
+    }
+
+    /// A sender reading `cfg`, which the flow's connections may share.
+    pub fn shared(cfg: Rc<TcpConfig>, flow: u32, dir: Dir) -> Result<TcpSender, String> {
+        let cc = make_cc(&cfg.cc, cfg.mss, cfg.hystart, &cfg.cc_params)?;
+        let mss = cfg.mss as u64;
+        let data_end = cfg.bytes.map(|b| 1 + b);
+        let probe_below = cc.probe_segments() * mss;
+        let (sack, rack) = (cfg.sack, cfg.rack && cfg.sack);
+        Ok(TcpSender {
+            flow,
+            dir,
+            mss,
+            rwnd: cfg.rwnd_bytes(),
+            data_end,
+            records: None,
+            on_periods: cfg.on_periods.clone(),
+            last_data_sent: None,
+            cc,
+            st: CcState {
+                cwnd: cfg.iw as u64 * mss,
+                ssthresh: u64::MAX,
+                mss,
+                bytes_in_flight: 0,
+                in_recovery: false,
+                cwnd_limited: true,
+                srtt: None,
+                abc: cfg.abc,
+            },
+            rtt: RttEstimator::with_rules(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                match (cfg.rto_tick, cfg.linux_rto) {
+                    (0, false) => RtoRules::Rfc6298,
+                    (0, true) => RtoRules::Linux,
+                    (tick, _) => RtoRules::Ns2 { tick },
+                },
+            ),
+            sb: if rack {
+                Scoreboard::new(mss, data_end).with_rack()
+            } else {
+                Scoreboard::new(mss, data_end)
+            },
+            state: SenderState::Closed,
+            ecn_ok: false,
+            cwr_pending: false,
+            snd_una: 0,
+            high_data: 1,
+            round_end: 1,
+            rec: Recovery::default(),
+            prr: (cfg.prr && sack).then(Prr::default),
+            rh: (cfg.rate_halving && sack).then(RateHalving::default),
+            er: (cfg.early_retransmit && sack && !cfg.rack).then_some(EarlyRetransmit),
+            rack: rack.then(Rack::default),
+            tlp: (cfg.tlp && sack).then(Tlp::default),
+            frto: cfg.frto.then(Frto::default),
+            pacing: cfg.pacing_params(),
+            pace_next: 0,
+            probe_below,
+            syn_sent: 0,
+            timers: Timers::default(),
+            n: Counters::default(),
+            cfg,
+        })
+    }
+
+    /// A persistent stream: a connection with the flow's settings that carries the records the
+    /// application [`write`](Self::write)s (no data until then), never done.
+    pub fn stream(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
+        let cfg = TcpConfig {
+            bytes: None,
+            ..cfg.clone()
+        };
+        let mut s = TcpSender::shared(Rc::new(cfg), flow, dir)?;
+        s.data_end = Some(1);
+        s.records = Some(Box::new(Records {
+            recs: VecDeque::new(),
+            wire_end: 1,
+        }));
+        Ok(s)
+    }
+
+    /// Whether every record written on a persistent stream is acknowledged.
+    pub fn records_acked(&self) -> bool {
+        self.records.as_ref().is_some_and(|r| r.recs.is_empty())
+    }
+
+    /// Writes a record of `bytes` on a persistent stream (sent as the window allows).
+    pub fn write(&mut self, bytes: u64, now: Time, out: &mut Outbox) {
+        let r = self.records.as_mut().expect("a persistent stream");
+        let start = self.data_end.expect("a persistent stream");
+        r.recs.push_back((start, r.wire_end, bytes));
+        r.wire_end += bytes;
+        self.data_end = Some(start + bytes.div_ceil(self.mss) * self.mss);
+        self.send_loop(now, out);
+    }
+
+    pub fn state(&self) -> SenderState {
+        self.state
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.st.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.st.ssthresh
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// The next new sequence number to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.high_data
+    }
+    pub fn pipe(&self) -> u64 {
+        self.sb.pipe()
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.rec.in_recovery
+    }
+    pub fn rto(&self) -> Time {
+        self.rtt.rto()
+    }
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn_ok
+    }
+
+    /// Holds new data back until `at` (the application hands it over then; `Time::MAX`: not
+    /// yet known), as an on period from `at` on. A web server opens its response connection
+    /// with the request and releases the response after its think time.
+    pub fn release_at(&mut self, at: Time) {
+        self.on_periods = vec![(at, Time::MAX)];
+        if self.state == SenderState::Established {
+            self.timers.arm(Timer::App, at);
+        }
+    }
+    /// The SACK scoreboard (for inspection).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// The congestion controller (for inspection).
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    fn flight(&self) -> u64 {
+        self.high_data - self.snd_una.max(1)
+    }
+
+    fn sync_state(&mut self) {
+        self.st.bytes_in_flight = self.flight();
+        self.st.in_recovery = self.rec.in_recovery;
+        self.st.srtt = self.rtt.srtt();
+    }
+
+    /// An ACK in the established state, phase by phase (see the module map above).
+    fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        self.n.acks_received += 1;
+        // tcp_ack's prior_in_flight: what was in flight before this ACK.
+        let prior_flight = self.flight();
+        let mut a = self.take_ack(pkt, now);
+        a.rack_marked = self.rack_on_ack(a.rtt, now);
+        self.tlp_on_ack(a.advanced, now);
+        self.count_ack(pkt, &mut a);
+        // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
+        // tcp_cong_control).
+        self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup);
+        self.grow_window(&a, prior_flight, now);
+        if self.transfer_done(now) {
+            return;
+        }
+        self.recover_on_ack(&a, now, out);
+        self.ecn_on_ack(pkt, now);
+        if a.advanced {
+            self.rearm_on_ack(now);
+        }
+        self.send_loop(now, out);
+        self.frto_after_send(now, out);
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn start(&mut self, now: Time, out: &mut Outbox) {
+        if self.state == SenderState::Closed {
+            self.state = SenderState::SynSent;
+            self.n.first_syn = Some(now);
+            self.send_syn(now, out);
+        }
+    }
+
+    fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
+        if pkt.kind != Kind::Tcp {
+            return;
+        }
+        if pkt.tcp_flags & flags::SYN != 0 {
+            if self.state == SenderState::SynSent && pkt.tcp_flags & flags::ACK != 0 && pkt.ack == 1 {
+                self.state = SenderState::Established;
+                self.snd_una = 1;
+                self.ecn_ok = self.cfg.ecn && pkt.tcp_flags & flags::ECE != 0;
+                if now >= pkt.ts_ecr {
+                    self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
+                }
+                // RFC 5681 3.1: IW = 1 segment when the SYN had to be retransmitted.
+                self.st.cwnd = if self.syn_sent > 1 {
+                    self.mss
+                } else {
+                    self.cfg.iw as u64 * self.mss
+                };
+                self.timers.stop(Timer::Rto);
+                if self.data_end == Some(1) && self.records.is_none() {
+                    self.state = SenderState::Done;
+                    self.n.completed = Some(now);
+                    return;
+                }
+                self.send_loop(now, out);
+            }
+            return;
+        }
+        if self.state == SenderState::Established && pkt.tcp_flags & flags::ACK != 0 {
+            match self.records.as_deref() {
+                // A persistent stream's ACK and SACK edges in the scoreboard's space.
+                Some(r) => {
+                    let d = self.data_end.expect("a persistent stream");
+                    let mut p = *pkt;
+                    p.ack = r.to_seg(p.ack, self.mss, d);
+                    for b in &mut p.sack[..(p.n_sack as usize).min(MAX_SACK_BLOCKS)] {
+                        b.start = r.to_seg(b.start, self.mss, d);
+                        b.end = r.to_seg(b.end, self.mss, d);
+                    }
+                    self.on_ack(&p, now, out);
+                }
+                None => self.on_ack(pkt, now, out),
+            }
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if let Some(t) = self.timers.due(now) {
+            self.fire(t, now, out);
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        if matches!(self.state, SenderState::Closed | SenderState::Done) {
+            return None;
+        }
+        self.timers.earliest()
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        self.n.report(r);
+        r.cwnd_bytes = self.st.cwnd;
+        r.srtt = self.rtt.srtt();
+    }
+}

@@ -1,0 +1,220 @@
+//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe (SACK only). Owns their
+//! state ([`Rack`], [`Tlp`]: `None` in the sender when the feature is off), the RACK and
+//! answered-probe phases of an ACK, the probe, and the arming of [`Timer::Rack`] and
+//! [`Timer::Probe`].
+
+use super::super::scoreboard::Delivered;
+use super::{SenderState, TcpSender, Timer, DUP_THRESH};
+use crate::transport::cc::CongestionKind;
+use crate::transport::Outbox;
+use crate::units::Time;
+
+/// RFC 8985 RACK (instead of the DupThresh IsLost rule): the most recently sent delivered
+/// segment, its RTT, and the minimum RTT.
+#[derive(Debug, Default)]
+pub(super) struct Rack {
+    latest: Option<Delivered>,
+    rtt: Time,
+    min_rtt: Option<Time>,
+}
+
+impl Rack {
+    fn sample_min_rtt(&mut self, r: Time) {
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+}
+
+/// RFC 8985 section 7 Tail Loss Probe: while a probe is unanswered, the sequence it covers and
+/// whether it was a retransmission.
+#[derive(Debug, Default)]
+pub(super) struct Tlp {
+    pub(super) end: Option<u64>,
+    retx: bool,
+}
+
+impl TcpSender {
+    /// RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose
+    /// timestamp echo gave the RTT sample `rtt`: the number of segments marked lost.
+    pub(super) fn rack_on_ack(&mut self, rtt: Option<Time>, now: Time) -> u64 {
+        let Some(rack) = &mut self.rack else { return 0 };
+        if let Some(r) = rtt {
+            rack.sample_min_rtt(r);
+        }
+        if let Some(d) = self.sb.delivered() {
+            let r = now.saturating_sub(d.xmit_ts);
+            rack.sample_min_rtt(r);
+            if rack.latest.is_none_or(|x| d > x) {
+                rack.latest = Some(d);
+                rack.rtt = r;
+            }
+        }
+        self.rack_detect(now)
+    }
+
+    /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
+    /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
+    /// SACKed, else min_RTT / 4 capped at SRTT.
+    fn rack_reo_wnd(&self, rack: &Rack) -> Time {
+        if self.rec.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
+            return 0;
+        }
+        let quarter = rack.min_rtt.unwrap_or(0) / 4;
+        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// RACK_detect_loss: marks what the latest delivery shows lost and arms the reordering
+    /// timer for the rest. Returns the number of segments marked.
+    pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
+        let Some(rack) = &self.rack else { return 0 };
+        let Some(latest) = rack.latest else { return 0 };
+        let wait = rack.rtt + self.rack_reo_wnd(rack);
+        let (marked, next) = self.sb.rack_detect(latest, wait, now);
+        self.timers.set(Timer::Rack, next);
+        marked
+    }
+
+    /// A tail loss probe answered (Linux tcp_process_tlp_ack): a probe that retransmitted
+    /// data and is acknowledged by an advancing ACK repaired a loss: reduce once.
+    pub(super) fn tlp_on_ack(&mut self, advanced: bool, now: Time) {
+        let una = self.snd_una;
+        let Some(tlp) = self.tlp.as_mut().filter(|t| t.end.is_some_and(|end| una >= end)) else {
+            return;
+        };
+        tlp.end = None;
+        let retx = tlp.retx;
+        if !self.rec.in_recovery && self.rec.loss_point.is_none() {
+            if let Some(f) = &mut self.frto {
+                f.retrans_stamp = None;
+            }
+        }
+        if retx && advanced && !self.rec.in_recovery {
+            self.reduce(now, CongestionKind::Loss);
+        }
+    }
+
+    /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
+    /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
+    /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
+    pub(super) fn arm_pto(&mut self, now: Time) {
+        self.timers.stop(Timer::Probe);
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let Some(tlp) = &self.tlp else { return };
+        if self.state != SenderState::Established
+            || self.rec.in_recovery
+            || self.rec.loss_point.is_some()
+            || tlp.end.is_some()
+            || self.sb.outstanding() == 0
+        {
+            return;
+        }
+        let mut pto = 2 * srtt;
+        if self.sb.outstanding() == 1 {
+            pto += self.rtt.min_rto();
+        }
+        let at = now + pto;
+        self.timers.arm(
+            Timer::Probe,
+            self.timers.get(Timer::Rto).map_or(at, |r| at.min(r)),
+        );
+    }
+
+    /// The probe: one new segment if there is one the receive window allows, else a
+    /// retransmission of the highest segment not SACKed; then the RTO restarts (RFC 8985 7.3).
+    pub(super) fn send_probe(&mut self, now: Time, out: &mut Outbox) {
+        self.timers.stop(Timer::Probe);
+        let retx = if self.can_send_new(now) {
+            self.send_new(now, out);
+            false
+        } else if let Some(i) = self
+            .sb
+            .highest_unsacked()
+            .filter(|&i| self.sb.seg(i).is_some_and(|s| !s.retx))
+        {
+            self.retransmit(i, now, out);
+            true
+        } else {
+            return;
+        };
+        self.n.tlp_probes += 1;
+        if let Some(tlp) = &mut self.tlp {
+            tlp.retx = retx;
+            tlp.end = Some(self.high_data);
+        }
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
+
+    #[test]
+    fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
+        let (mut s, out) = linux_sender(40, 10);
+        assert_eq!(out.len(), 10);
+        // Segment 0 is lost. The first SACK (segment 1, sent at 100 ms, delivered at 200 ms)
+        // gives RACK.rtt = min_RTT = 100 ms; with one segment SACKed the reordering window is
+        // min_RTT / 4 = 25 ms, so segment 0 is only lost at 100 + 100 + 25 = 225 ms: the
+        // reordering timer (RFC 8985 6.2).
+        let sent = ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        assert_eq!(segs(&sent), vec![10], "the SACK frees room for new data");
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        // A third SACKed segment makes the window 0 (DupThresh reached): segment 0 is lost now.
+        ack_ms(&mut s, 0, &[(1, 3)], 201, 100);
+        let sent = ack_ms(&mut s, 0, &[(1, 4)], 202, 100);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&sent)[0], 0, "retransmitted at 202 ms");
+        // The retransmission is lost too. SACKs of the rest of the first flight (sent at
+        // 100 ms, before the retransmission) say nothing about it; the new data sent in
+        // recovery (from 203 ms on) does: once a segment sent after 202 ms is SACKed, segment
+        // 0's retransmission is overdue by RACK.rtt and is sent again, with no RTO.
+        for k in 5..=10 {
+            ack_ms(&mut s, 0, &[(1, k)], 198 + k, 100);
+        }
+        assert_eq!(s.retransmits(), 1);
+        let mut again = None;
+        for (n, k) in (11..=16).enumerate() {
+            let sent = ack_ms(&mut s, 0, &[(1, k)], 303 + n as u64, 203);
+            if segs(&sent).contains(&0) {
+                again = Some(303 + n as u64);
+                break;
+            }
+        }
+        assert!(again.is_some(), "the lost retransmission is detected by RACK");
+        assert_eq!((s.retransmits(), s.rto_count()), (2, 0));
+    }
+
+    #[test]
+    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+        // RFC 8985 section 7: the last two segments of a 10-segment transfer are lost. The ACK
+        // of the first eight at 200 ms leaves two in flight: PTO = 2 SRTT = 200 ms, earlier than
+        // the RTO (SRTT 100 ms + 4 x RTTVAR 37.5 ms = 250 ms). The probe retransmits the last
+        // segment; its SACK shows segment 8 lost to RACK, which repairs it in fast recovery.
+        let (mut s, out) = linux_sender(10, 10);
+        assert_eq!(out.len(), 10);
+        assert!(ack_ms(&mut s, 8, &[], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(400 * MS));
+        let mut probe = vec![];
+        s.on_timer(400 * MS, &mut probe);
+        assert_eq!(segs(&probe), vec![9], "the probe: the last segment again");
+        assert_eq!(s.tlp_probes(), 1);
+        let repair = ack_ms(&mut s, 8, &[(9, 10)], 500, 400);
+        assert!(s.in_recovery());
+        assert_eq!(segs(&repair), vec![8]);
+        ack_ms(&mut s, 10, &[], 600, 500);
+        assert_eq!(s.state(), SenderState::Done);
+        assert_eq!(s.rto_count(), 0);
+        // Without TLP the same tail waits for the RTO at 450 ms.
+        let (mut s, _) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            cc: "newreno".into(),
+            bytes: Some(10 * MSS),
+            ..TcpConfig::default()
+        });
+        ack(&mut s, 1 + 8 * MSS, &[], 200);
+        assert_eq!(s.tlp_probes(), 0);
+        assert_eq!(s.next_timer(), Some(200 + s.rto()));
+    }
+}

@@ -1,0 +1,514 @@
+//! Loss recovery: the once-per-window congestion response, SACK (RFC 6675) and NewReno (RFC
+//! 6582) fast recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit,
+//! and the retransmission timeout (RFC 6298, RFC 6675 5.1). Owns the recovery state
+//! ([`Recovery`]) and the optional features' ([`Prr`], [`RateHalving`], [`EarlyRetransmit`]:
+//! `None` in the sender when off), the loss recovery phase of an ACK, and the arming of
+//! [`Timer::EarlyRetransmit`].
+
+use super::{Ack, TcpSender, Timer, DUP_THRESH};
+use crate::transport::cc::CongestionKind;
+use crate::transport::Outbox;
+use crate::units::{Time, MS};
+
+/// Loss recovery's state: duplicate ACKs, fast recovery (SACK or NewReno), the loss episode
+/// of a timeout, and the point before which no further congestion reduction happens.
+#[derive(Debug, Default)]
+pub(super) struct Recovery {
+    pub(super) in_recovery: bool,
+    pub(super) dupacks: u32,
+    /// New data sent on the duplicate ACKs since the last advance, outside any recovery (RFC
+    /// 3042 limited transmit; with SACK, what SACKed segments let out): with `lt_excluded` a
+    /// loss halves the FlightSize without it (RFC 5681 3.2, RFC 6675 5).
+    pub(super) lt_bytes: u64,
+    /// ns-2 Sack1's `timeout_` flag (`rto_sack_reset`): a timeout happened and no new ACK has
+    /// arrived since.
+    pub(super) timeout_unacked: bool,
+    /// RFC 6675 RecoveryPoint (exclusive).
+    pub(super) recovery_point: u64,
+    pub(super) rescue_done: bool,
+    /// RFC 6582 `recover` (exclusive: the next sequence after the highest sent).
+    pub(super) recover: u64,
+    pub(super) first_partial: bool,
+    /// After an RTO: no fast recovery before snd_una reaches this point.
+    pub(super) loss_point: Option<u64>,
+    /// No further congestion reduction before snd_una reaches this point.
+    pub(super) cong_point: u64,
+}
+
+/// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery: prr_delivered, prr_out and
+/// RecoverFS in bytes.
+#[derive(Debug, Default)]
+pub(super) struct Prr {
+    delivered: u64,
+    pub(super) out: u64,
+    recover_fs: u64,
+}
+
+/// ns-2 TCP/Linux rate halving in SACK recovery: its bound on the pipe in bytes (0 = none).
+#[derive(Debug, Default)]
+pub(super) struct RateHalving {
+    next: u64,
+}
+
+/// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
+/// tcp_pause_early_retransmit), on with SACK and without RACK. Its only state is the delayed
+/// recovery start, [`Timer::EarlyRetransmit`].
+#[derive(Debug)]
+pub(super) struct EarlyRetransmit;
+
+impl TcpSender {
+    /// One congestion response (loss or ECE), at most once per window of data.
+    pub(super) fn reduce(&mut self, now: Time, kind: CongestionKind) -> bool {
+        if self.snd_una < self.rec.cong_point {
+            return false;
+        }
+        self.sync_state();
+        if self.cfg.lt_excluded && kind == CongestionKind::Loss {
+            self.st.bytes_in_flight -= self.rec.lt_bytes.min(self.st.bytes_in_flight);
+        }
+        self.cc.on_congestion_event(now, kind, &mut self.st);
+        self.st.bytes_in_flight = self.flight();
+        self.rec.cong_point = self.high_data;
+        true
+    }
+
+    /// RFC 6937 section 3 on an ACK in recovery that delivered `delivered` bytes (newly
+    /// cumulatively acknowledged or SACKed): cwnd = pipe + sndcnt, proportional to the data
+    /// delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB). As
+    /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
+    /// first retransmission of the episode is out.
+    fn prr_update(&mut self, delivered: u64) {
+        let Some(prr) = &mut self.prr else { return };
+        prr.delivered += delivered;
+        let pipe = self.sb.pipe();
+        let ssthresh = self.st.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            // CEIL in whole segments, as Linux counts packets.
+            let unit = prr.recover_fs.max(1) as u128 * self.mss as u128;
+            let segs = (prr.delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
+            (segs * self.mss).saturating_sub(prr.out)
+        } else {
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered) + self.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        let sndcnt = if prr.out == 0 {
+            sndcnt.max(self.mss)
+        } else {
+            sndcnt
+        };
+        self.st.cwnd = pipe + sndcnt;
+    }
+
+    /// Rate halving's bound before a round of the send loop: at most pipe + 1 segment (ns-2
+    /// tcp-linux.cc send_much, next_pkts_in_flight_).
+    pub(super) fn rate_halving_round(&mut self) {
+        if let Some(rh) = self.rh.as_mut().filter(|rh| rh.next > 0) {
+            rh.next = rh.next.min(self.sb.pipe() + self.mss);
+        }
+    }
+
+    /// The window the send loop fills: cwnd, or in SACK recovery with rate halving up to its
+    /// bound, cut to pipe - 1 segment (at least 1) after each segment sent (`sent`) this round.
+    pub(super) fn send_window_size(&mut self, sent: bool) -> u64 {
+        let Some(rh) = self.rh.as_mut().filter(|rh| rh.next > 0) else {
+            return self.st.cwnd;
+        };
+        if sent {
+            let after = self.sb.pipe().saturating_sub(self.mss).max(self.mss);
+            rh.next = rh.next.min(after);
+        }
+        self.st.cwnd.max(rh.next)
+    }
+
+    pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
+        self.save_undo();
+        self.rec.in_recovery = true;
+        self.n.fast_recoveries += 1;
+        self.timers.stop(Timer::EarlyRetransmit);
+        if let Some(rh) = &mut self.rh {
+            rh.next = self.st.cwnd;
+        }
+        if !self.reduce(now, CongestionKind::Loss) {
+            self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+        }
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end = None;
+        }
+        self.timers.stop(Timer::Probe);
+        let head = self.sb.first_idx();
+        if self.rack.is_none() {
+            // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
+            self.sb.mark_lost(head);
+        }
+        self.rec.first_partial = true;
+        if self.cfg.sack {
+            self.rec.recovery_point = self.high_data;
+            self.rec.rescue_done = false;
+            let recover_fs = self.flight();
+            if let Some(prr) = &mut self.prr {
+                *prr = Prr {
+                    delivered: 0,
+                    out: 0,
+                    recover_fs,
+                };
+                self.prr_update(delivered);
+            }
+        } else {
+            self.rec.recover = self.high_data;
+            self.st.cwnd = self.st.ssthresh + 3 * self.mss;
+        }
+        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
+            self.retransmit(head, now, out);
+        }
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.rec.in_recovery = false;
+        self.end_episode();
+        if self.cfg.sack {
+            // tcp_end_cwnd_reduction: never to an infinite ssthresh.
+            if self.st.ssthresh < u64::MAX {
+                self.st.cwnd = self.st.ssthresh;
+            }
+        } else {
+            self.st.cwnd = self.st.ssthresh.min(self.flight().max(self.mss) + self.mss);
+        }
+        self.sync_state();
+        self.cc.on_recovery_exit(now, &mut self.st);
+    }
+
+    /// The loss episode is over (recovery left, or snd_una past the timeout's loss point).
+    pub(super) fn end_episode(&mut self) {
+        if let Some(rh) = &mut self.rh {
+            rh.next = 0;
+        }
+        if let Some(f) = &mut self.frto {
+            f.episode_over();
+        }
+    }
+
+    /// The loss recovery phase of an ACK: the end of a timeout's loss episode, then SACK or
+    /// NewReno fast recovery.
+    pub(super) fn recover_on_ack(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.loss_point.is_some_and(|lp| self.snd_una >= lp) {
+            self.rec.loss_point = None;
+            self.end_episode();
+        }
+        if self.cfg.sack {
+            self.sack_recovery(a, now, out);
+        } else {
+            self.newreno_recovery(a, now, out);
+        }
+    }
+
+    /// RFC 6675 (or RACK) entry, PRR and exit, and early retransmit.
+    fn sack_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.in_recovery {
+            if self.snd_una >= self.rec.recovery_point {
+                self.exit_recovery(now);
+            } else {
+                if a.newly_lost + a.rack_marked > 0 {
+                    self.sync_state();
+                    self.cc.on_loss_detected(now, &mut self.st);
+                }
+                self.prr_update(a.acked_bytes + a.sacked_bytes);
+            }
+        } else if self.rec.loss_point.is_none()
+            && a.outstanding
+            && (if self.rack.is_some() {
+                a.rack_marked > 0 || self.sb.head_lost()
+            } else {
+                self.rec.dupacks >= DUP_THRESH || self.sb.head_lost()
+            })
+        {
+            self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
+        } else if a.advanced {
+            // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
+            self.timers.stop(Timer::EarlyRetransmit);
+        }
+        if self.er.is_some()
+            && !self.rec.in_recovery
+            && !self.timers.armed(Timer::EarlyRetransmit)
+            && self.er_ready(now)
+        {
+            // tcp_pause_early_retransmit: wait max(SRTT/4, 2 ms), unless the RTO is sooner.
+            let at = now + (self.rtt.srtt().unwrap_or(0) / 4).max(2 * MS);
+            if self.timers.get(Timer::Rto).is_some_and(|r| r <= at) {
+                self.enter_recovery(now, 0, out);
+            } else {
+                self.timers.arm(Timer::EarlyRetransmit, at);
+            }
+        }
+    }
+
+    /// RFC 6582: partial ACKs, window inflation by duplicate ACKs, entry on the third.
+    fn newreno_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        if self.rec.in_recovery {
+            if a.advanced {
+                if self.snd_una >= self.rec.recover {
+                    self.exit_recovery(now);
+                } else {
+                    // Partial ACK: retransmit the next hole, deflate by the amount acked.
+                    let head = self.sb.first_idx();
+                    self.sb.mark_lost(head);
+                    if self.sb.seg(head).is_some_and(|s| !s.retx) {
+                        self.retransmit(head, now, out);
+                    }
+                    let extra = if a.acked_bytes >= self.mss { self.mss } else { 0 };
+                    self.st.cwnd = self.st.cwnd.saturating_sub(a.acked_bytes).max(self.mss) + extra;
+                }
+            } else if a.dup {
+                self.st.cwnd += self.mss;
+            }
+        } else if self.rec.dupacks == DUP_THRESH
+            && self.snd_una >= self.rec.recover
+            && self.rec.loss_point.is_none()
+        {
+            self.enter_recovery(now, 0, out);
+        }
+    }
+
+    /// The retransmission timeout: everything outstanding lost, cwnd 1 segment, go-back-N
+    /// retransmissions in slow start.
+    pub(super) fn on_rto(&mut self, now: Time, out: &mut Outbox) {
+        self.n.rto_count += 1;
+        if let Some(rh) = &mut self.rh {
+            rh.next = 0;
+        }
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end = None;
+        }
+        self.timers.stop(Timer::Probe);
+        self.timers.stop(Timer::Rack);
+        self.timers.stop(Timer::EarlyRetransmit);
+        let first = self.rtt.backoffs() == 0;
+        self.frto_on_timeout(first);
+        self.sync_state();
+        self.cc.on_rto(now, first, &mut self.st);
+        self.st.cwnd = self.mss;
+        self.rtt.backoff();
+        self.rec.in_recovery = false;
+        self.rec.dupacks = 0;
+        self.rec.lt_bytes = 0;
+        self.rec.loss_point = Some(self.high_data);
+        self.rec.recover = self.high_data;
+        self.rec.cong_point = self.high_data;
+        self.sb.mark_all_lost();
+        if self.cfg.rto_sack_reset {
+            self.sb.discard_sacks();
+            self.rec.timeout_unacked = true;
+        }
+        self.timers.stop(Timer::Rto);
+        self.send_loop(now, out);
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+    }
+
+    /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in
+    /// flight, at least one segment SACKed and one not, fewer than 4 outstanding, and nothing
+    /// new may be sent.
+    fn er_ready(&self, now: Time) -> bool {
+        let n = self.sb.outstanding() as u64;
+        if self.rec.loss_point.is_some() || n >= 4 {
+            return false;
+        }
+        let first = self.sb.first_idx();
+        let segs = (first..first + n).filter_map(|i| self.sb.seg(i));
+        let (mut sacked, mut retx) = (0, false);
+        for s in segs {
+            sacked += s.sacked as u64;
+            retx |= s.retx;
+        }
+        let may_send = self.can_send_new(now) && self.sb.pipe() + self.mss <= self.st.cwnd;
+        !retx && sacked >= 1 && n > sacked && !may_send
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
+
+    #[test]
+    fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
+        let (mut s, out) = established(false, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // RFC 3042: one new segment on each of the first two duplicate ACKs.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(s.cwnd(), 4 * MSS, "limited transmit leaves cwnd alone");
+        // Third dup ACK: FlightSize = 6 segments -> ssthresh 3, cwnd = 3 + 3, retransmit 0.
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (3 * MSS, 6 * MSS));
+        assert!(s.in_recovery());
+        // Fourth dup ACK inflates cwnd to 7: one new segment (FlightSize 6 -> 7).
+        assert_eq!(segs(&ack(&mut s, 1, &[], 203)), vec![6]);
+        // Partial ACK of segments 0..2 (2000 B): retransmit 2, cwnd = 7 - 2 + 1 = 6; FlightSize
+        // 7 - 2 = 5 segments leaves room for one new segment (7).
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 7]);
+        assert_eq!(s.cwnd(), 6 * MSS);
+        // Full ACK (covers recover = 6 segments) of 0..7: FlightSize = 1 segment, so
+        // cwnd = min(ssthresh = 3, max(FlightSize, SMSS) + SMSS = 2) segments (RFC 6582 3.2 (6)).
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn sack_recovery_entry_and_pipe() {
+        let (mut s, out) = established(true, 4);
+        assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+        // SACKed segments leave the pipe, which lets new data out (limited transmit).
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        // Third SACK: 3 segments SACKed above 0 -> IsLost(0); FlightSize 6 -> ssthresh = cwnd = 3;
+        // retransmit 0; pipe = segments 4, 5 + the retransmission = 3: nothing more.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (3 * MSS, 3 * MSS, 3 * MSS));
+        // SACK of 4: pipe 2 -> one new segment.
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 5)], 203)), vec![6]);
+        // Cumulative ACK past RecoveryPoint (6 segments): recovery ends, cwnd = ssthresh.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn limited_transmit_is_left_out_of_the_halved_flight_size() {
+        // RFC 5681 3.2 step 2: data sent by limited transmit does not count in the FlightSize
+        // the third duplicate ACK halves; RFC 6675 5 applies the same rule with SACK.
+        let lt = |sack| {
+            established_with(TcpConfig {
+                lt_excluded: true,
+                ..config(sack, 4)
+            })
+        };
+        // NewReno: segments 4 and 5 go on the first two duplicate ACKs; the third finds
+        // FlightSize 6, 4 without them: ssthresh = max(4 / 2, 2) = 2, cwnd = 2 + 3.
+        let (mut s, _) = lt(false);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (2 * MSS, 5 * MSS));
+        // Fourth duplicate ACK: cwnd 6 = FlightSize 6, no room. Partial ACK of 0..2:
+        // retransmit 2, cwnd = 6 - 2 + 1 = 5 over FlightSize 4: one new segment (6).
+        assert!(segs(&ack(&mut s, 1, &[], 203)).is_empty());
+        assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2, 6]);
+        // Full ACK of everything: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) = 2.
+        ack(&mut s, 1 + 7 * MSS, &[], 400);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        // SACK: the segments the first two SACKs let out (4, 5) leave the same 4 segments:
+        // ssthresh = cwnd = 2 with pipe 3 (4, 5 and the retransmission of 0).
+        let (mut s, _) = lt(true);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![4]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![5]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (2 * MSS, 2 * MSS, 3 * MSS));
+        assert!(segs(&ack(&mut s, 1, &[(1, 5)], 203)).is_empty());
+        // A new advance clears the count: a later loss halves the whole FlightSize.
+        ack(&mut s, 1 + 6 * MSS, &[], 300);
+        assert!(!s.in_recovery());
+    }
+
+    #[test]
+    fn prr_sends_one_segment_per_two_delivered_after_a_single_loss() {
+        // RFC 6937 section 3 with Reno (ssthresh = FlightSize / 2): 20 segments out, segment 0
+        // lost, then one SACK per segment 1..19. The first two SACKs each let one new segment
+        // out (pipe falls below cwnd: limited transmit), so the third, which starts recovery,
+        // finds FlightSize 22: ssthresh = 11 segments, RecoverFS = 22. While pipe > ssthresh,
+        // sndcnt = ceil(prr_delivered x 11 / 22) - prr_out: the entry ACK (1 segment
+        // delivered) sends the retransmission, then the ACKs alternate between nothing and one
+        // new segment.
+        let cfg = |prr| TcpConfig {
+            mss: MSS as u32,
+            iw: 20,
+            cc: "newreno".into(),
+            prr,
+            ..TcpConfig::default()
+        };
+        let (mut s, out) = established_with(cfg(true));
+        assert_eq!(out.len(), 20);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 2)], 200)), vec![20]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 3)], 201)), vec![21]);
+        assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+        assert_eq!(s.ssthresh(), 11 * MSS);
+        // Pipe (19 after the retransmission) falls by one segment per two ACKs. At the 14th
+        // ACK it reaches ssthresh and the reduction bound takes over: sndcnt = min(ssthresh -
+        // pipe, max(prr_delivered - prr_out, DeliveredData) + MSS): 0 at pipe 11, then 1.
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [[0, 1].repeat(6), vec![0, 0, 1, 1]].concat());
+        // Recovery ends with pipe = ssthresh = 11 segments, having sent 9.
+        assert_eq!(s.pipe(), 11 * MSS);
+        assert_eq!(s.retransmits() + (s.snd_nxt() - 1) / MSS - 22, 9);
+        // Without PRR (RFC 6675: cwnd = ssthresh at once) nothing goes out until pipe has
+        // fallen from 19 to below 11, then one segment per ACK.
+        let (mut s, _) = established_with(cfg(false));
+        for k in 2..=4 {
+            ack(&mut s, 1, &[(1, k)], 200 + k);
+        }
+        let sent: Vec<usize> = (5..=20)
+            .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
+            .collect();
+        assert_eq!(sent, [vec![0; 8], vec![1; 8]].concat());
+    }
+
+    #[test]
+    fn rto_sack_reset_resends_sacked_data_in_order_as_ns2_sack1() {
+        // Four segments, 0 and 2 lost: two duplicate ACKs SACK 1 and 3, too few for a fast
+        // retransmit, so the timer expires and segment 0 goes again. Its ACK acknowledges 0-1
+        // and SACKs 3. RFC 6675 5.1 keeps the SACK information: only the hole, 2, is resent.
+        // ns-2's Sack1 has cleared its scoreboard and ignores that ACK's blocks: 2 and 3 go
+        // again in order (go-back-N from snd_una).
+        for (reset, expect) in [(false, vec![2]), (true, vec![2, 3])] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_sack_reset: reset,
+                bytes: Some(4 * MSS),
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert!(!s.in_recovery());
+            let at = s.next_timer().expect("the retransmission timer");
+            let mut out = vec![];
+            s.on_timer(at, &mut out);
+            assert_eq!(segs(&out), vec![0], "rto_sack_reset {reset}");
+            let after = ack(&mut s, 1 + 2 * MSS, &[(3, 4)], at + 100);
+            assert_eq!(segs(&after), expect, "rto_sack_reset {reset}");
+        }
+    }
+
+    #[test]
+    fn early_retransmit_repairs_a_short_window_after_a_quarter_srtt() {
+        // Linux 3.14 with tcp_early_retrans = 2 or 3 (the delayed RFC 5827 early retransmit),
+        // as in the kernel's own packetdrill test of 3 segments outstanding: a SACK of the
+        // second arrives one RTT (100 ms) after they left; the first is retransmitted SRTT/4 =
+        // 25 ms later, long before the RTO.
+        let make = |early_retransmit: bool| {
+            let cfg = TcpConfig {
+                mss: MSS as u32,
+                iw: 3,
+                cc: "newreno".into(),
+                bytes: Some(3 * MSS),
+                early_retransmit,
+                ..TcpConfig::default()
+            };
+            let (s, out) = established_at(cfg, 100 * MS);
+            assert_eq!(out.len(), 3);
+            s
+        };
+        let mut s = make(true);
+        assert!(ack_ms(&mut s, 0, &[(1, 2)], 200, 100).is_empty());
+        assert!(ack_ms(&mut s, 0, &[(1, 3)], 200, 100).is_empty());
+        assert_eq!(s.next_timer(), Some(225 * MS));
+        let mut out = vec![];
+        s.on_timer(225 * MS, &mut out);
+        assert_eq!(segs(&out), vec![0]);
+        assert!(s.in_recovery());
+        // Without it, three segments never give DupThresh SACKed segments above the first.
+        let mut s = make(false);
+        ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+        ack_ms(&mut s, 0, &[(1, 3)], 200, 100);
+        assert_eq!(s.next_timer(), Some(400 * MS), "only the RTO is left");
+    }
+}

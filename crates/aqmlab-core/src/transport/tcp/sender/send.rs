@@ -1,0 +1,389 @@
+//! Transmission: the SYN, new segments and retransmissions, the window loop (RFC 6675
+//! NextSeg / RFC 6582 / plain new data), what the application lets out (on periods, `stop`,
+//! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
+
+use super::super::{HEADER, SYN_SIZE};
+use super::{SenderState, TcpSender, Timer};
+use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::transport::Outbox;
+use crate::units::Time;
+
+impl TcpSender {
+    pub(super) fn emit(&mut self, p: Packet, out: &mut Outbox) {
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.rec.in_recovery) {
+            prr.out += p.payload as u64;
+        }
+        self.n.packets_sent += 1;
+        self.n.bytes_sent += p.size as u64;
+        out.push(p);
+    }
+
+    pub(super) fn send_syn(&mut self, now: Time, out: &mut Outbox) {
+        let f = flags::SYN | if self.cfg.ecn { flags::ECE | flags::CWR } else { 0 };
+        let p = Packet {
+            flow: self.flow,
+            size: SYN_SIZE,
+            kind: Kind::Tcp,
+            dir: self.dir,
+            tcp_flags: f,
+            ts_val: now,
+            sent_at: now,
+            ..Packet::default()
+        };
+        self.syn_sent += 1;
+        self.emit(p, out);
+        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+    }
+
+    pub(super) fn segment(&self, i: u64, now: Time) -> Packet {
+        let start = self.sb.seg_start(i);
+        let end = self.sb.seg_end(i);
+        let (seq, len, fin) = match &self.records {
+            Some(r) => {
+                let (seq, len) = r.to_wire(start, end);
+                (seq, len, false)
+            }
+            None => (start, end - start, self.data_end == Some(end)),
+        };
+        Packet {
+            flow: self.flow,
+            size: len as u32 + HEADER,
+            kind: Kind::Tcp,
+            dir: self.dir,
+            ecn: Ecn::NotEct,
+            tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 },
+            seq,
+            ack: 1,
+            payload: len as u32,
+            ts_val: now,
+            sent_at: now,
+            ..Packet::default()
+        }
+    }
+
+    pub(super) fn send_new(&mut self, now: Time, out: &mut Outbox) {
+        let idle = self.cfg.idle_restart
+            && self.sb.outstanding() == 0
+            && self.last_data_sent.is_some_and(|t| now - t > self.rtt.rto());
+        if idle {
+            self.restart_window(now - self.last_data_sent.unwrap_or(now));
+        }
+        self.last_data_sent = Some(now);
+        let i = self.sb.push_new(now);
+        let mut p = self.segment(i, now);
+        if self.ecn_ok {
+            p.ecn = Ecn::Ect0;
+            if self.cwr_pending {
+                p.tcp_flags |= flags::CWR;
+                self.cwr_pending = false;
+            }
+        }
+        if self.rec.dupacks > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+            self.rec.lt_bytes += self.sb.seg_end(i) - self.high_data;
+        }
+        self.high_data = self.sb.seg_end(i);
+        self.emit(p, out);
+    }
+
+    /// Linux tcp_cwnd_restart after `idle` without data in flight: ssthresh =
+    /// max(ssthresh, 3/4 cwnd); cwnd halved once per RTO of idleness beyond the first, never
+    /// below the restart window min(IW, cwnd).
+    pub(super) fn restart_window(&mut self, idle: Time) {
+        let cwnd = self.st.cwnd;
+        self.st.ssthresh = self.st.ssthresh.max(cwnd / 2 + cwnd / 4);
+        let restart = (self.cfg.iw as u64 * self.mss).min(cwnd);
+        let rto = self.rtt.rto().max(1);
+        let mut w = cwnd;
+        let mut left = idle as i128 - rto as i128;
+        while left > 0 && w > restart {
+            w /= 2;
+            left -= rto as i128;
+        }
+        self.st.cwnd = w.max(restart);
+        self.n.idle_restarts += 1;
+    }
+
+    pub(super) fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
+        if self.cfg.rto_rearm && i == self.sb.first_idx() && !self.timers.armed(Timer::Rack) {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        }
+        self.last_data_sent = Some(now);
+        self.sb.retransmitted(i, now);
+        if let Some(f) = &mut self.frto {
+            f.retrans_stamp.get_or_insert(now);
+        }
+        let p = self.segment(i, now);
+        self.n.retransmits += 1;
+        self.emit(p, out);
+    }
+
+    pub(super) fn can_send_new(&self, now: Time) -> bool {
+        let next = self.sb.next_idx();
+        let end = self.sb.seg_end(next);
+        let has_data = self.data_end.is_none_or(|d| self.high_data < d);
+        let stopped = self.cfg.stop.is_some_and(|s| now >= s);
+        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+    }
+
+    /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
+    /// the MSS, data is outstanding and it is under half the receive window.
+    /// On a persistent stream the length is the segment's on the wire (a record's short tail).
+    pub(super) fn nagle_holds(&self, i: u64) -> bool {
+        if !self.cfg.nagle {
+            return false;
+        }
+        let len = match &self.records {
+            Some(r) => r.to_wire(self.sb.seg_start(i), self.sb.seg_end(i)).1,
+            None => self.sb.seg_len(i),
+        };
+        len < self.mss && self.snd_una < self.high_data && 2 * len < self.rwnd
+    }
+
+    /// Whether the application has data to hand over at `now` (an on period), and otherwise
+    /// when its next on period starts.
+    pub(super) fn app_on(&self, now: Time) -> bool {
+        self.on_periods.is_empty() || self.next_on(now) == Some(now)
+    }
+
+    pub(super) fn next_on(&self, now: Time) -> Option<Time> {
+        let i = self.on_periods.partition_point(|p| p.1 <= now);
+        self.on_periods.get(i).map(|p| p.0.max(now))
+    }
+
+    /// Transmits what the window allows (RFC 6675 NextSeg / RFC 6582 / plain new data), in
+    /// paced bursts when pacing is on.
+    pub(super) fn send_loop(&mut self, now: Time, out: &mut Outbox) {
+        if self.state != SenderState::Established {
+            return;
+        }
+        self.timers.stop(Timer::Pace);
+        let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
+        let bytes_before = self.n.bytes_sent;
+        self.send_window(now, out, burst.map(|(segs, _)| segs));
+        if let Some((_, rate)) = burst {
+            self.burst_sent(now, self.n.bytes_sent - bytes_before, rate);
+        }
+        if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        }
+        if !self.timers.armed(Timer::Probe) {
+            self.arm_pto(now);
+        }
+        if !self.on_periods.is_empty() && !self.app_on(now) {
+            self.timers.set(Timer::App, self.next_on(now));
+        }
+    }
+
+    /// The window loop of [`Self::send_loop`]: at most `burst` segments when pacing.
+    pub(super) fn send_window(&mut self, now: Time, out: &mut Outbox, burst: Option<u64>) {
+        if self.paced_out(now) {
+            return;
+        }
+        let start = out.len();
+        let newreno_fr = !self.cfg.sack && self.rec.in_recovery;
+        self.rate_halving_round();
+        let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
+        loop {
+            if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
+                // The burst is full: whatever the window still allows waits for the next one.
+                self.timers.arm(Timer::Pace, self.pace_next);
+                break;
+            }
+            let cwnd = self.send_window_size(out.len() > start);
+            let cand = if newreno_fr {
+                None
+            } else {
+                self.sb.next_candidate()
+            };
+            // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO), except
+            // while F-RTO sends new data instead (RFC 5682 step 2.b).
+            if let (Some((i, true)), false) = (cand, frto_new) {
+                if self.sb.pipe() + self.mss <= cwnd {
+                    self.retransmit(i, now, out);
+                    continue;
+                }
+                break;
+            }
+            // Rule 2: new data.
+            if self.can_send_new(now) {
+                let (in_flight, mut allowed) = if self.cfg.sack {
+                    (self.sb.pipe(), cwnd)
+                } else {
+                    (self.flight(), cwnd)
+                };
+                if !self.cfg.sack && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                    // RFC 3042 limited transmit.
+                    allowed += self.rec.dupacks.min(2) as u64 * self.mss;
+                }
+                if !self.cfg.sack && self.rec.loss_point.is_some() {
+                    // Go-back-N after an RTO: the pipe of retransmissions governs.
+                    if self.sb.pipe() + self.mss <= cwnd {
+                        self.send_new(now, out);
+                        continue;
+                    }
+                    break;
+                }
+                if self.st.cwnd < self.probe_below && !self.rec.in_recovery {
+                    if self.probe_due(now, (out.len() - start) as u64) {
+                        self.send_new(now, out);
+                        continue;
+                    }
+                    break;
+                }
+                if in_flight + self.mss <= allowed {
+                    self.send_new(now, out);
+                    continue;
+                }
+                break;
+            }
+            // Rules 3 and 4 (SACK recovery only).
+            if self.cfg.sack && self.rec.in_recovery && self.sb.pipe() + self.mss <= cwnd {
+                // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
+                if let Some((i, false)) = cand {
+                    if self.sb.highest_sacked().is_some_and(|h| i < h) {
+                        self.retransmit(i, now, out);
+                        continue;
+                    }
+                }
+                if !self.rec.rescue_done {
+                    self.rec.rescue_done = true;
+                    if let Some(i) = self.sb.highest_unsacked() {
+                        if !self.sb.seg(i).is_some_and(|s| s.retx) {
+                            self.retransmit(i, now, out);
+                            continue;
+                        }
+                    }
+                }
+            }
+            break;
+        }
+    }
+
+    /// A window below `probe_below` (TCP Nice, nice.rs): whether the next new segment may go,
+    /// `sent` segments having gone in this call. A probe of probe_below / SMSS segments leaves
+    /// with nothing else in flight, probe_below / cwnd smoothed RTTs after the last data sent;
+    /// until then the pacing wake-up is armed for that time.
+    pub(super) fn probe_due(&mut self, now: Time, sent: u64) -> bool {
+        if sent > 0 {
+            return sent * self.mss < self.probe_below;
+        }
+        if self.flight() > 0 {
+            return false;
+        }
+        let (Some(srtt), Some(last)) = (self.rtt.srtt(), self.last_data_sent) else {
+            return true;
+        };
+        let wait = srtt as u128 * self.probe_below as u128 / self.st.cwnd.max(1) as u128;
+        let at = last.saturating_add(wait.min(Time::MAX as u128) as Time);
+        if now >= at {
+            return true;
+        }
+        self.pace_next = at;
+        self.timers.arm(Timer::Pace, at);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
+
+    /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1
+    /// one packet every 1/W RTTs, with nothing else in flight; the Linux prototype (3.2) sends
+    /// two every 2/W RTTs below a window of two. The controller is held at W (no Vegas step, no
+    /// detector) so that only the sender's rule acts; RTT 100 ms.
+    #[test]
+    fn nice_windows_below_one_segment_send_one_probe_every_1_over_w_rtts() {
+        for (n, w_bytes, wait_rtts) in [(1u64, 250u64, 4u64), (2, 500, 4), (1, 125, 8)] {
+            let params = serde_json::json!({
+                "alpha": 0.0, "beta": 1000.0, "t": 1.0, "min_cwnd": 0.1, "probe_segments": n
+            });
+            let (mut s, out) = established_at(
+                TcpConfig {
+                    mss: MSS as u32,
+                    iw: n as u32,
+                    cc: "nice".into(),
+                    cc_params: params,
+                    bytes: Some(100 * MSS),
+                    ..TcpConfig::default()
+                },
+                100 * MS,
+            );
+            assert_eq!(out.len() as u64, n);
+            (s.st.cwnd, s.st.ssthresh) = (w_bytes, w_bytes);
+            // Each probe's ACK returns one RTT after it left; the next probe leaves 1/W RTTs
+            // (2/W for pairs) after the previous one, and not a nanosecond before.
+            let mut sent_at = 100 * MS;
+            for k in 1..=3u64 {
+                let p = Packet {
+                    kind: Kind::Tcp,
+                    tcp_flags: flags::ACK,
+                    ack: 1 + k * n * MSS,
+                    ts_ecr: sent_at,
+                    ..Default::default()
+                };
+                let mut out = vec![];
+                s.on_packet(&p, sent_at + 100 * MS, &mut out);
+                assert!(out.is_empty(), "round {k}: nothing before the probe time");
+                let due = sent_at + wait_rtts * 100 * MS;
+                assert_eq!(s.next_timer(), Some(due), "round {k}, {n} x {w_bytes} B");
+                s.on_timer(due - 1, &mut out);
+                assert!(out.is_empty());
+                s.on_timer(due, &mut out);
+                assert_eq!(segs(&out), (k * n..(k + 1) * n).collect::<Vec<_>>());
+                sent_at = due;
+            }
+        }
+    }
+
+    #[test]
+    fn stop_ends_new_data_but_not_loss_recovery() {
+        let (mut s, out) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 6,
+            cc: "newreno".into(),
+            stop: Some(150),
+            ..TcpConfig::default()
+        });
+        assert_eq!(
+            segs(&out),
+            vec![0, 1, 2, 3, 4, 5],
+            "before stop: the initial window"
+        );
+        // After stop an ACK opening the window (slow start: cwnd 6 -> 7, one segment out of
+        // the pipe) sends nothing new.
+        assert!(ack(&mut s, 1 + MSS, &[], 200).is_empty());
+        // Data already sent is still recovered: the third SACK with three segments SACKed
+        // above segment 1 makes it lost (RFC 6675 IsLost) and it is retransmitted.
+        assert!(ack(&mut s, 1 + MSS, &[(2, 3)], 201).is_empty());
+        assert!(ack(&mut s, 1 + MSS, &[(2, 4)], 202).is_empty());
+        assert_eq!(segs(&ack(&mut s, 1 + MSS, &[(2, 5)], 203)), vec![1]);
+        assert_eq!(s.snd_nxt(), 1 + 6 * MSS, "no new data after stop");
+    }
+
+    #[test]
+    fn nagle_holds_a_short_tail_while_data_is_outstanding() {
+        // ns-2 tcp-full.cc foutput (nodelay_ false): a segment shorter than maxseg_ goes when
+        // nothing is outstanding (quiet), not while the first three are unacknowledged.
+        for nagle in [false, true] {
+            let (mut s, out) = established_with(TcpConfig {
+                bytes: Some(3 * MSS + 100),
+                nagle,
+                ..config(true, 4)
+            });
+            let sizes: Vec<u32> = out.iter().map(|p| p.payload).collect();
+            if !nagle {
+                assert_eq!(sizes, [MSS as u32, MSS as u32, MSS as u32, 100]);
+                continue;
+            }
+            assert_eq!(sizes, [MSS as u32; 3]);
+            assert!(
+                ack(&mut s, 1 + 2 * MSS, &[], 200).is_empty(),
+                "one segment still out"
+            );
+            let out = ack(&mut s, 1 + 3 * MSS, &[], 201);
+            assert_eq!(out.iter().map(|p| p.payload).collect::<Vec<_>>(), [100]);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Test helpers shared by the sender's modules.
+
+use super::*;
+pub(super) use crate::packet::SackBlock;
+pub(super) use crate::transport::Endpoint;
+pub(super) use crate::units::MS;
+
+pub(super) const MSS: u64 = 1000;
+
+/// A NewReno sender of 50 segments.
+pub(super) fn config(sack: bool, iw: u32) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        iw,
+        sack,
+        cc: "newreno".into(),
+        bytes: Some(50 * MSS),
+        ..TcpConfig::default()
+    }
+}
+
+pub(super) fn established(sack: bool, iw: u32) -> (TcpSender, Vec<Packet>) {
+    established_with(config(sack, iw))
+}
+
+pub(super) fn established_with(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
+    established_at(cfg, 100)
+}
+
+/// A sender whose SYN left at 0 and whose SYN-ACK arrives at `at` (the first RTT sample).
+pub(super) fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet>) {
+    let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+    let mut out = vec![];
+    s.start(0, &mut out);
+    assert_eq!(out.len(), 1);
+    let synack = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::SYN | flags::ACK,
+        ack: 1,
+        ts_ecr: 0,
+        ..Default::default()
+    };
+    out.clear();
+    s.on_packet(&synack, at, &mut out);
+    (s, out)
+}
+
+pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time) -> Vec<Packet> {
+    let mut p = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::ACK,
+        ack,
+        ts_ecr: 100,
+        ..Default::default()
+    };
+    for (k, &(a, b)) in sacked.iter().enumerate() {
+        p.sack[k] = SackBlock {
+            start: 1 + a * MSS,
+            end: 1 + b * MSS,
+        };
+    }
+    p.n_sack = sacked.len() as u8;
+    let mut out = vec![];
+    s.on_packet(&p, now, &mut out);
+    out
+}
+
+pub(super) fn segs(out: &[Packet]) -> Vec<u64> {
+    out.iter().map(|p| (p.seq - 1) / MSS).collect()
+}
+
+/// A Linux-profile sender (RACK, TLP, PRR; MSS 1000) of `segments` segments whose
+/// handshake took 100 ms; its initial window leaves at 100 ms.
+pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        iw,
+        cc: "newreno".into(),
+        bytes: Some(segments * MSS),
+        prr: true,
+        rack: true,
+        tlp: true,
+        ..TcpConfig::default()
+    };
+    let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+    let mut out = vec![];
+    s.start(0, &mut out);
+    let synack = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::SYN | flags::ACK,
+        ack: 1,
+        ..Default::default()
+    };
+    out.clear();
+    s.on_packet(&synack, 100 * MS, &mut out);
+    (s, out)
+}
+
+/// An ACK at `now_ms` echoing a segment sent at `ecr_ms`.
+pub(super) fn ack_ms(
+    s: &mut TcpSender,
+    una: u64,
+    sacked: &[(u64, u64)],
+    now_ms: u64,
+    ecr_ms: u64,
+) -> Vec<Packet> {
+    let mut p = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::ACK,
+        ack: 1 + una * MSS,
+        ts_ecr: ecr_ms * MS,
+        ..Default::default()
+    };
+    for (k, &(a, b)) in sacked.iter().enumerate() {
+        p.sack[k] = SackBlock {
+            start: 1 + a * MSS,
+            end: 1 + b * MSS,
+        };
+    }
+    p.n_sack = sacked.len() as u8;
+    let mut out = vec![];
+    s.on_packet(&p, now_ms * MS, &mut out);
+    out
+}

@@ -1,0 +1,207 @@
+//! The sender's timers: one deadline per [`Timer`] in a table. The earliest armed deadline is
+//! the sender's next wake-up ([`Timers::earliest`]); when several are due at a wake-up, the
+//! first in [`Timer`]'s order runs ([`Timers::due`]) and the rest wait for the next one. The
+//! module also owns what each timer does when it fires ([`TcpSender::fire`]).
+
+use super::{SenderState, TcpSender};
+use crate::transport::Outbox;
+use crate::units::Time;
+
+/// The sender's timers, in the order they run when several are due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Timer {
+    /// RFC 8985 section 7 tail loss probe (PTO). Never later than the RTO; when both are due,
+    /// the probe goes first.
+    Probe,
+    /// RFC 6298 retransmission timer (also the SYN's).
+    Rto,
+    /// RFC 5827 early retransmit's delayed start of recovery (Linux tcp_pause_early_retransmit).
+    EarlyRetransmit,
+    /// RFC 8985 RACK reordering timer.
+    Rack,
+    /// A segment the window allows waits for the next paced burst or TCP Nice probe
+    /// (`pace_next`).
+    Pace,
+    /// The start of the application's next on period.
+    App,
+}
+
+const TIMERS: usize = 6;
+
+impl Timer {
+    /// Every timer, in [`Timer`]'s order.
+    const ALL: [Timer; TIMERS] = [
+        Timer::Probe,
+        Timer::Rto,
+        Timer::EarlyRetransmit,
+        Timer::Rack,
+        Timer::Pace,
+        Timer::App,
+    ];
+}
+
+/// The deadline of each [`Timer`] (None: not armed).
+#[derive(Debug, Default)]
+pub(super) struct Timers([Option<Time>; TIMERS]);
+
+impl Timers {
+    pub(super) fn get(&self, t: Timer) -> Option<Time> {
+        self.0[t as usize]
+    }
+
+    pub(super) fn set(&mut self, t: Timer, at: Option<Time>) {
+        self.0[t as usize] = at;
+    }
+
+    pub(super) fn arm(&mut self, t: Timer, at: Time) {
+        self.set(t, Some(at));
+    }
+
+    pub(super) fn stop(&mut self, t: Timer) {
+        self.set(t, None);
+    }
+
+    pub(super) fn armed(&self, t: Timer) -> bool {
+        self.get(t).is_some()
+    }
+
+    /// The earliest armed deadline (written out as plain comparisons: this runs after every
+    /// event of the flow).
+    pub(super) fn earliest(&self) -> Option<Time> {
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) | (None, x) => x,
+        };
+        let [a, b, c, d, e, f] = self.0;
+        earliest(earliest(earliest(a, b), earliest(c, d)), earliest(e, f))
+    }
+
+    /// The first timer in [`Timer`]'s order whose deadline has come at `now`.
+    pub(super) fn due(&self, now: Time) -> Option<Timer> {
+        Timer::ALL
+            .into_iter()
+            .find(|&t| self.get(t).is_some_and(|at| now >= at))
+    }
+}
+
+impl TcpSender {
+    /// After an ACK of new data: the retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582
+    /// impatient variant) and the probe timer.
+    pub(super) fn rearm_on_ack(&mut self, now: Time) {
+        if self.sb.outstanding() == 0 {
+            self.timers.stop(Timer::Rto);
+        } else {
+            let impatient = self.rec.in_recovery && (!self.cfg.sack || self.cfg.impatient);
+            if !impatient || self.rec.first_partial {
+                self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            }
+            if impatient {
+                self.rec.first_partial = false;
+            }
+        }
+        // RFC 8985 7.2: an ACK of new data restarts the probe timer.
+        self.arm_pto(now);
+    }
+
+    /// Runs timer `t`, due at `now`.
+    pub(super) fn fire(&mut self, t: Timer, now: Time, out: &mut Outbox) {
+        match (self.state, t) {
+            (SenderState::SynSent, Timer::Rto) => {
+                self.n.rto_count += 1;
+                self.n.retransmits += 1;
+                self.rtt.backoff();
+                self.send_syn(now, out);
+            }
+            (SenderState::Established, Timer::Probe) => self.send_probe(now, out),
+            (SenderState::Established, Timer::Rto) => self.on_rto(now, out),
+            (SenderState::Established, Timer::EarlyRetransmit) => {
+                self.timers.stop(Timer::EarlyRetransmit);
+                if !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                    self.enter_recovery(now, 0, out);
+                }
+                self.send_loop(now, out);
+            }
+            (SenderState::Established, Timer::Rack) => {
+                self.timers.stop(Timer::Rack);
+                let marked = self.rack_detect(now);
+                if marked > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                    self.enter_recovery(now, 0, out);
+                }
+                self.send_loop(now, out);
+            }
+            (SenderState::Established, Timer::Pace) => self.send_loop(now, out),
+            (SenderState::Established, Timer::App) => {
+                self.timers.stop(Timer::App);
+                self.send_loop(now, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::*;
+    use super::*;
+
+    #[test]
+    fn the_earliest_deadline_wakes_and_the_first_due_in_order_runs() {
+        let mut t = Timers::default();
+        assert_eq!((t.earliest(), t.due(u64::MAX)), (None, None));
+        t.arm(Timer::App, 50);
+        t.arm(Timer::Rto, 30);
+        t.arm(Timer::Probe, 40);
+        assert_eq!(t.earliest(), Some(30));
+        assert_eq!(t.due(29), None);
+        assert_eq!(t.due(30), Some(Timer::Rto));
+        // Both due: the probe (never armed later than the RTO) runs first.
+        assert_eq!(t.due(45), Some(Timer::Probe));
+        t.stop(Timer::Probe);
+        t.stop(Timer::Rto);
+        assert_eq!((t.earliest(), t.due(50)), (Some(50), Some(Timer::App)));
+    }
+
+    #[test]
+    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
+        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
+        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
+        // data, so there the timer armed when the window left at 100 still runs.
+        for (rearm, from) in [(false, 100), (true, 202)] {
+            let (mut s, _) = established_with(TcpConfig {
+                rto_rearm: rearm,
+                ..config(true, 4)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 3)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
+            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
+        }
+    }
+
+    #[test]
+    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
+        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
+        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
+        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
+        // first partial ACK of the recovery, so the second leaves it where the first set it.
+        for impatient in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                impatient,
+                ..config(true, 10)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
+            assert!(s.in_recovery());
+            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
+            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
+            let first = 300 + s.rto();
+            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
+            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
+            assert!(s.in_recovery(), "a partial ACK");
+            let expect = if impatient { first } else { 301 + s.rto() };
+            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
+        }
+    }
+}
