@@ -1,5 +1,5 @@
 //! TCP endpoints (sans-I/O): the data sender and the receiver of one connection, per
-//! algorithms.md section 11 (RFC 5681 / 6298 / 6582 / 6675 / 3168, with RFC 3042 limited
+//! docs/transports.md section 1 (RFC 5681 / 6298 / 6582 / 6675 / 3168, with RFC 3042 limited
 //! transmit, RFC 3465 byte counting, RFC 2018 SACK blocks and RFC 7323 timestamps).
 //!
 //! Files: `sender/` (handshake, windows, loss recovery, ECN sender; one module per concern),

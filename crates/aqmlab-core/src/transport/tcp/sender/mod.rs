@@ -1,4 +1,4 @@
-//! TCP data sender (sans-I/O), algorithms.md 11: three-way handshake opened by the sender,
+//! TCP data sender (sans-I/O), docs/transports.md 1: three-way handshake opened by the sender,
 //! RFC 5681 windows (the growth law itself is the congestion controller's), RFC 3042 limited
 //! transmit, RFC 6298 timer, loss recovery by RFC 6675 (SACK, default) or RFC 6582 (NewReno,
 //! `sack = false`), go-back-N retransmission in slow start after an RTO keeping the SACK
