@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from aqmlab.cli.console import fail, lazy, out
+from aqmlab.cli.console import fail, interrupted, lazy, out
 from aqmlab.cli.results import DEFAULT_ROOT
 
 store = lazy("aqmlab.store")
@@ -46,7 +46,7 @@ def sweep_cmd(
     ] = None,
 ) -> None:
     """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
-    from aqmlab.sweep import SweepError, parse_sweep, run_sweep, with_qdiscs
+    from aqmlab.sweep import SweepError, SweepInterrupted, parse_sweep, run_sweep, with_qdiscs
 
     try:
         if reps is not None and reps < 1:
@@ -63,6 +63,8 @@ def sweep_cmd(
     except SweepError as e:
         fail(str(e))
         raise
+    except SweepInterrupted as e:
+        interrupted(str(e))
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
         return
@@ -128,7 +130,7 @@ def reproduce_cmd(
 ) -> None:  # fmt: skip
     """Rerun a classic study: prints its tables, writes its figures and HTML report."""
     from aqmlab import reproduce
-    from aqmlab.sweep import SweepError
+    from aqmlab.sweep import SweepError, SweepInterrupted
 
     try:
         mod = reproduce.get(experiment)
@@ -163,6 +165,8 @@ def reproduce_cmd(
     except SweepError as e:
         fail(str(e))
         raise
+    except SweepInterrupted as e:
+        interrupted(str(e))
     if as_json:
         sys.stdout.write(json.dumps(mod.to_json(o), indent=1, default=store._json_default) + "\n")
         return
