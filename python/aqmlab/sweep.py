@@ -1021,21 +1021,20 @@ def run_sweep(
         if time.monotonic() - last_flush[0] > 10:
             flush()
 
-    before = _descendants()
-    try:
-        with Interrupts().catching():
-            try:
-                _execute(batches, executor, jobs, scheduler, on_done, prog.ran)
-            except KeyboardInterrupt:
-                _stop_started(before)
-                raise
-            finally:
-                prog.close()
-                flush()
-    except KeyboardInterrupt:
-        kept = read_summaries(out, wanted, "run_id, status, summary, meta")
-        _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
-        raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks)) from None
+    before, interrupted = _descendants(), False
+    with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
+        try:
+            _execute(batches, executor, jobs, scheduler, on_done, prog.ran)
+        except KeyboardInterrupt:
+            _stop_started(before)
+            interrupted = True
+        finally:
+            prog.close()
+            flush()
+        if interrupted:
+            kept = read_summaries(out, wanted, "run_id, status, summary, meta")
+            _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
+            raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks))
     table = summaries_table(out, wanted)
     failed = table[table["status"] != "ok"][["run_id", "point", "rep", "seed", "error"]].to_dict("records")
     return SweepResult(table, sweep_dir, len(tasks), len(todo), len(tasks) - len(todo), failed,

@@ -10,11 +10,15 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+import aqmlab
+from aqmlab import _core
 
 AQMLAB = str(Path(sys.executable).parent / "aqmlab")
 INTERRUPTED = 130  # 128 + SIGINT, as shells report an interrupted command
@@ -80,6 +84,66 @@ def test_a_long_run_shows_progress_then_stops_within_2_s_and_stores_nothing(tmp_
     assert "interrupted: nothing stored" in said, said
     assert not out.exists() or not [p for p in out.iterdir() if p.is_dir()], list(out.iterdir())
     assert not session_processes(proc.pid)
+
+
+LONG = {"duration": "100000s", "record__level": "summary"}
+
+
+def test_ctrl_c_stops_a_run_of_the_python_api_with_keyboardinterrupt():
+    sent = []
+
+    def ctrl_c(now_ns, end_ns, events, wall_s):  # called at 0.5 s of wall time: the run is going
+        if not sent:
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        aqmlab.run("bufferbloat", progress=ctrl_c, **LONG)
+    assert sent and time.monotonic() - sent[0] < 1
+
+
+def test_interrupt_runs_stops_a_run_off_the_main_thread_and_no_later_one():
+    raised = []
+
+    def run() -> None:
+        try:
+            aqmlab.run("bufferbloat", **LONG)
+        except KeyboardInterrupt as e:
+            raised.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(1)
+    _core.interrupt_runs()
+    t.join(timeout=2)
+    assert not t.is_alive() and len(raised) == 1
+    # a run started afterwards runs to its end: 10 s of 12 Mb/s into 10 Mb/s
+    r = aqmlab.run("bufferbloat")
+    assert r.summary["links"]["down"]["utilization"] > 0.95
+
+
+def test_ctrl_c_in_a_python_disciplines_code_is_an_interrupt_not_its_failure(tmp_path, monkeypatch):
+    (tmp_path / "ctrlc.py").write_text(
+        """
+import os, signal
+
+class CtrlC:
+    def __init__(self, link):
+        self.n = 0
+
+    def enqueue(self, now, pkt, queue):
+        self.n += 1
+        if self.n == 50:
+            os.kill(os.getpid(), signal.SIGINT)
+        return "enqueue"
+
+    def dequeue(self, now, pkt, queue):
+        return "send"
+"""
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        aqmlab.run("bufferbloat", topology__down__qdisc={"kind": "python", "class": "ctrlc:CtrlC"}, **LONG)
 
 
 def interrupt_sweep_file(tmp_path: Path) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import signal
 import sys
 from types import ModuleType
 from typing import NoReturn, Self
@@ -39,7 +40,10 @@ INTERRUPTED = 130
 
 
 def interrupted(msg: str) -> NoReturn:
-    """Print ``interrupted: msg`` (what was kept) and exit with status 130."""
+    """Print ``interrupted: msg`` (what was kept) and exit with status 130; a later SIGINT or
+    SIGTERM no longer cuts the way out."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     err.print(f"interrupted: {msg}", markup=False)
     raise typer.Exit(code=INTERRUPTED)
 
