@@ -5,6 +5,10 @@ with the summary (metrics.py) and the recorded tables (pyarrow; `.df(name)` for 
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,15 +74,24 @@ class SimulationError(RuntimeError):
     not of the scenario. The run is not stored."""
 
 
-def simulate(sc: dict, seed: int | None = None) -> tuple[dict[str, pa.Table], dict]:
+Progress = Callable[[int, int, int, float], Any]
+"""Called about every 0.5 s of wall time during a run as ``progress(now_ns, duration_ns, events,
+wall_s)``: the simulated time reached, the run's duration, the events so far, the wall time so
+far."""
+
+
+def simulate(
+    sc: dict, seed: int | None = None, progress: Progress | None = None
+) -> tuple[dict[str, pa.Table], dict]:
     """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
     and the metadata. Raises ScenarioError for invalid scenarios and SimulationError when the
-    core's packet-conservation check fails."""
+    core's packet-conservation check fails. A signal whose handler raises (Ctrl-C:
+    KeyboardInterrupt) stops the run within some 50 ms of wall time and propagates."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
     check_values(sc)
     try:
-        batches, meta_json = _core.run(json.dumps(sc), seed)
+        batches, meta_json = _core.run(json.dumps(sc), seed, progress)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     except RuntimeError as e:
@@ -99,9 +112,11 @@ def recorded(tables: dict, level: str) -> dict:
     return {name: t for name, t in tables.items() if lowest[name] <= LEVELS.index(level)}
 
 
-def run_dict(sc: dict, seed: int | None = None, warmup_s: float = 0.0) -> Result:
+def run_dict(
+    sc: dict, seed: int | None = None, warmup_s: float = 0.0, progress: Progress | None = None
+) -> Result:
     """Runs a scenario dict (already overridden) and summarises it."""
-    tables, meta = simulate(sc, seed)
+    tables, meta = simulate(sc, seed, progress)
     return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s))
 
 
@@ -110,13 +125,64 @@ def run(
     seed: int | None = None,
     overrides: list[str] | dict[str, Any] | None = None,
     warmup_s: float = 0.0,
+    progress: Progress | None = None,
     **set_keys: Any,
 ) -> Result:
     """Runs `scenario` (a TOML path, a built-in name, or a dict).
 
     `overrides` are `key.path=value` strings or a {path: value} mapping; keyword arguments are
-    overrides too, with `__` for the dots (`topology__down__rate="2Mbps"`).
+    overrides too, with `__` for the dots (`topology__down__rate="2Mbps"`). Ctrl-C stops the run
+    (KeyboardInterrupt; nothing is kept); `progress` is described at ``Progress``.
     """
     sc = apply_overrides(load(scenario), overrides)
     sc = apply_overrides(sc, {k.replace("__", "."): v for k, v in set_keys.items()})
-    return run_dict(sc, seed=seed, warmup_s=warmup_s)
+    return run_dict(sc, seed=seed, warmup_s=warmup_s, progress=progress)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupts:
+    """While ``catching()``, SIGINT and SIGTERM raise KeyboardInterrupt in the main thread (a run
+    in progress stops within some 50 ms of wall time), the first of them only: later ones are
+    ignored, so that what the interrupt sets off (stopping workers, keeping finished runs)
+    completes. Within ``held()`` the first one waits until the block ends. Off the main thread
+    nothing changes."""
+
+    def __init__(self) -> None:
+        self.fired = False
+        self._held = 0
+        self._pending = False
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        if self._held:
+            self._pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def catching(self) -> Iterator[Interrupts]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {s: signal.signal(s, self._handler) for s in STOP_SIGNALS}
+        try:
+            yield self
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """A block that an interrupt does not cut (writing a run): it is raised at its end."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+        if self._pending and not self._held:
+            self._pending = False
+            raise KeyboardInterrupt

@@ -45,9 +45,10 @@ run is complete iff it has a row with status ok in a summaries part. Table parts
 summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
 parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
 end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
-invocation. Two processes must not run the same sweep directory at the same time. The stored
-tables (``keep``, ``--keep-packets``) apply to the runs computed by the invocation: a run already
-complete is not recomputed to add its packet table.
+invocation; SIGINT or SIGTERM (``SweepInterrupted``) stops the workers instead, each writing the
+runs of its batch that finished before it exits. Two processes must not run the same sweep
+directory at the same time. The stored tables (``keep``, ``--keep-packets``) apply to the runs
+computed by the invocation: a run already complete is not recomputed to add its packet table.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ import hashlib
 import itertools
 import json
 import os
+import signal
+import threading
 import time
 import traceback
 import uuid
@@ -72,6 +75,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aqmlab import store
+from aqmlab.api import STOP_SIGNALS, Interrupts
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
 SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
@@ -423,7 +427,7 @@ class Batch:
     metrics_fn: str | None  # "module:function", called as f(tables, meta) -> (dict, {name: pa.Table})
 
 
-_WORKER = {"token": None, "n": 0}
+_WORKER: dict[str, Any] = {"token": None, "n": 0, "ran": None, "busy": False, "stopping": False}
 
 
 def _worker_token() -> str:
@@ -452,33 +456,57 @@ def _with_run_id(t: pa.Table, run_id: str) -> pa.Table:
     return t.append_column("run_id", col.cast(pa.string()))
 
 
-def run_batch(batch: Batch) -> list[dict]:
-    """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
-    per run: run_id, status, error, summary, meta (without the scenario), extra."""
+def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[str, pa.Table]]:
+    """One run of a batch: its summaries row and the tables it keeps (``run_id`` added)."""
     from aqmlab.api import run_dict
 
+    row = {"run_id": t.run_id, "point": t.point, "rep": t.rep, "seed": t.seed, "status": "ok",
+           "error": None, "summary": None, "meta": None, "extra": None}  # fmt: skip
+    tables: dict[str, pa.Table] = {}
+    try:
+        res = run_dict(batch.scenarios[t.point], seed=t.seed)
+        meta = {k: v for k, v in res.meta.items() if k != "scenario"}
+        meta["params"] = batch.params[t.point]
+        extra, extra_tables = fn(res.tables, res.meta) if fn else ({}, {})
+        for name in batch.keep:
+            if name in res.tables and res.tables[name] is not None:
+                tables[name] = _with_run_id(res.tables[name], t.run_id)
+        for name, tab in extra_tables.items():
+            tables[name] = _with_run_id(tab, t.run_id)
+        row.update(summary=res.summary, meta=meta, extra=extra)
+    except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
+        msg = f"{type(e).__name__}: {e}".strip()
+        row.update(status="failed", error=msg.splitlines()[0] if msg else type(e).__name__,
+                   extra={"traceback": traceback.format_exc(limit=5)})  # fmt: skip
+        tables = {}
+    return row, tables
+
+
+def run_batch(batch: Batch) -> list[dict]:
+    """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
+    per run: run_id, status, error, summary, meta (without the scenario), extra. An interrupt
+    (KeyboardInterrupt) stops the run in progress; the runs finished before it are written, then
+    it propagates."""
     fn = _import(batch.metrics_fn) if batch.metrics_fn else None
     results: list[dict] = []
     tables: dict[str, list[pa.Table]] = {}
-    for t in batch.tasks:
-        row = {"run_id": t.run_id, "point": t.point, "rep": t.rep, "seed": t.seed, "status": "ok",
-               "error": None, "summary": None, "meta": None, "extra": None}  # fmt: skip
-        try:
-            res = run_dict(batch.scenarios[t.point], seed=t.seed)
-            meta = {k: v for k, v in res.meta.items() if k != "scenario"}
-            meta["params"] = batch.params[t.point]
-            extra, extra_tables = fn(res.tables, res.meta) if fn else ({}, {})
-            for name in batch.keep:
-                if name in res.tables and res.tables[name] is not None:
-                    tables.setdefault(name, []).append(_with_run_id(res.tables[name], t.run_id))
-            for name, tab in extra_tables.items():
-                tables.setdefault(name, []).append(_with_run_id(tab, t.run_id))
-            row.update(summary=res.summary, meta=meta, extra=extra)
-        except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
-            msg = f"{type(e).__name__}: {e}".strip()
-            row.update(status="failed", error=msg.splitlines()[0] if msg else type(e).__name__,
-                       extra={"traceback": traceback.format_exc(limit=5)})  # fmt: skip
-        results.append(row)
+    try:
+        for t in batch.tasks:
+            row, kept = _run_task(batch, t, fn)
+            results.append(row)
+            for name, tab in kept.items():
+                tables.setdefault(name, []).append(tab)
+            if _WORKER["ran"] is not None:
+                _WORKER["ran"]()
+    except KeyboardInterrupt:
+        if results:
+            _commit(batch, results, tables)
+        raise
+    return _commit(batch, results, tables)
+
+
+def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]) -> list[dict]:
+    """Writes the parts of a batch's finished runs: the tables first, the summaries last."""
     sweep_dir = Path(batch.sweep_dir)
     part = f"part-{_worker_token()}"
     for name, ts in tables.items():
@@ -505,6 +533,40 @@ def run_batch(batch: Batch) -> list[dict]:
     for r in results:
         r["part"] = part
     return results
+
+
+class _PoolWorker:
+    """A local pool worker (``ProcessPoolExecutor`` initializer and task): counts finished runs
+    in a shared counter (the parent's progress bar), and on SIGINT or SIGTERM stops the run in
+    progress, writes the batch's finished runs and exits; an idle worker exits at once."""
+
+    @staticmethod
+    def init(counter) -> None:
+        def ran() -> None:
+            with counter.get_lock():
+                counter.value += 1
+
+        _WORKER.update(ran=ran, busy=False, stopping=False)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, _PoolWorker.on_signal)
+
+    @staticmethod
+    def on_signal(signum: int, frame: Any) -> None:
+        if not _WORKER["busy"]:
+            os._exit(1)
+        if not _WORKER["stopping"]:  # later signals leave the finished runs being written alone
+            _WORKER["stopping"] = True
+            raise KeyboardInterrupt
+
+    @staticmethod
+    def run(batch: Batch) -> list[dict]:
+        _WORKER["busy"] = True
+        try:
+            return run_batch(batch)
+        except KeyboardInterrupt:
+            os._exit(1)
+        finally:
+            _WORKER["busy"] = False
 
 
 def _dumps(o: Any) -> str | None:
@@ -623,7 +685,7 @@ def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs) -> 
 
 class _Progress:
     def __init__(self, total: int, done0: int, enabled: bool, title: str):
-        self.total, self.done, self.failed = total, done0, 0
+        self.total, self.done, self.done0, self.failed = total, done0, done0, 0
         self.enabled = enabled
         self.p = None
         if enabled:
@@ -653,6 +715,12 @@ class _Progress:
         if self.p is not None:
             self.p.update(self.task, completed=self.done, ok=self.done - self.failed, failed=self.failed,
                           left=self.total - self.done)  # fmt: skip
+
+    def ran(self, n: int) -> None:
+        """``n`` runs of this invocation finished, their batches not necessarily (the bar moves
+        with each run; the counts with each batch)."""
+        if self.p is not None:
+            self.p.update(self.task, completed=max(self.done, self.done0 + n))
 
     def close(self) -> None:
         if self.p is not None:
@@ -699,69 +767,230 @@ def with_qdiscs(spec: SweepSpec, names: list[str]) -> list[str]:
     return added
 
 
-def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done) -> None:
+POLL_S = 0.25
+"""Wall time between two looks of the parent at its workers (finished runs, the progress bar)."""
+STOP_GRACE_S = 1.5
+"""On an interrupt, the wall time workers get to write their finished runs and exit."""
+
+
+def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    """Runs the batches on ``executor``, handing each one's rows to ``on_done`` and the count of
+    runs finished so far (where the executor tells) to ``on_ran``. On an interrupt it cancels
+    what it can within STOP_GRACE_S; ``run_sweep`` stops the processes left."""
     if not batches:
         return
-    if executor == "local":
-        if jobs <= 1 or len(batches) == 1:
+    run = {"local": _execute_local, "dask": _execute_dask, "ray": _execute_ray}.get(executor)
+    if run is None:
+        raise SweepError(f"--executor {executor!r}: unknown; allowed: {', '.join(EXECUTORS)}")
+    run(batches, jobs, scheduler, on_done, on_ran)
+
+
+def _execute_local(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    if jobs <= 1 or len(batches) == 1:
+        ran = itertools.count(1)
+        _WORKER["ran"] = lambda: on_ran(next(ran))
+        try:
             for b in batches:
                 on_done(run_batch(b))
-            return
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            pending = {pool.submit(run_batch, b) for b in batches}
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    on_done(f.result())
-        return
-    if executor == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster, as_completed
-        except ImportError:
-            raise SweepError(
-                "--executor dask: dask.distributed is not installed (pip install 'aqmlab[dask]')"
-            ) from None
-        cluster = None
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            cluster = LocalCluster(
-                n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-            client = Client(cluster)
-        try:
-            futs = client.map(run_batch, batches, pure=False)
-            for f in as_completed(futs):
-                on_done(f.result())
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            _WORKER["ran"] = None
         return
-    if executor == "ray":
-        try:
-            import ray
-        except ImportError:
-            raise SweepError(
-                "--executor ray: ray is not installed (pip install 'aqmlab[ray]' or pip install ray)"
-            ) from None
-        # workers start elsewhere: the driver's directory stays importable (aqmlab.pyqdisc)
-        env = {"env_vars": {"AQMLAB_PYTHONPATH": os.pathsep.join(
-            filter(None, [os.getcwd(), os.environ.get("AQMLAB_PYTHONPATH")]))}}  # fmt: skip
-        ray.init(address=scheduler, ignore_reinit_error=True, runtime_env=env) if scheduler else ray.init(
-            num_cpus=jobs, ignore_reinit_error=True, runtime_env=env
-        )
-        remote = ray.remote(run_batch)
-        refs = [remote.remote(b) for b in batches]
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    counter = ctx.Value("q", 0)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_PoolWorker.init,
+                               initargs=(counter,))  # fmt: skip
+    try:
+        pending = {pool.submit(_PoolWorker.run, b) for b in batches}
+        while pending:
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            on_ran(counter.value)
+            for f in done:
+                on_done(f.result())
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _execute_dask(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise SweepError(
+            "--executor dask: dask.distributed is not installed (pip install 'aqmlab[dask]')"
+        ) from None
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+
+    def close() -> None:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+    def stop() -> None:
+        # the workers run batches off their main thread, out of reach of signals
+        client.run(_interrupt_runs)
+        client.cancel(futs, force=True)
+        close()
+
+    futs = []
+    try:
+        futs = client.map(_dask_batch, batches, pure=False)
+        for f in as_completed(futs):
+            on_done(f.result())
+    except BaseException:
+        _within(STOP_GRACE_S, stop)
+        raise
+    close()
+
+
+def _interrupt_runs() -> None:
+    from aqmlab import _core
+
+    _core.interrupt_runs()
+
+
+class BatchInterrupted(Exception):
+    """A batch whose run in progress was stopped (its finished runs are written)."""
+
+
+def _dask_batch(batch: Batch) -> list[dict]:
+    """``run_batch`` as a Dask task: an interrupt is an ordinary error there (a KeyboardInterrupt
+    would take the worker down)."""
+    try:
+        return run_batch(batch)
+    except KeyboardInterrupt:
+        raise BatchInterrupted from None
+
+
+def _execute_ray(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise SweepError(
+            "--executor ray: ray is not installed (pip install 'aqmlab[ray]' or pip install ray)"
+        ) from None
+    # workers start elsewhere: the driver's directory stays importable (aqmlab.pyqdisc)
+    env = {"env_vars": {"AQMLAB_PYTHONPATH": os.pathsep.join(
+        filter(None, [os.getcwd(), os.environ.get("AQMLAB_PYTHONPATH")]))}}  # fmt: skip
+    ours = not ray.is_initialized()
+    ray.init(address=scheduler, ignore_reinit_error=True, runtime_env=env) if scheduler else ray.init(
+        num_cpus=jobs, ignore_reinit_error=True, runtime_env=env
+    )
+    remote = ray.remote(run_batch)
+    refs = [remote.remote(b) for b in batches]
+
+    def stop() -> None:
+        # a cancelled task gets KeyboardInterrupt: its run stops, its finished runs are written
+        for r in refs:
+            ray.cancel(r)
+        ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE_S)
+        if ours:
+            ray.shutdown()
+
+    try:
         while refs:
-            ready, refs = ray.wait(refs, num_returns=1)
+            ready, refs = ray.wait(refs, num_returns=1, timeout=POLL_S)
             for r in ready:
                 on_done(ray.get(r))
-        return
-    raise SweepError(f"--executor {executor!r}: unknown; allowed: {', '.join(EXECUTORS)}")
+    except BaseException:
+        _within(2 * STOP_GRACE_S, stop)
+        raise
+
+
+def _within(seconds: float, fn: Callable[[], Any]) -> None:
+    """Calls ``fn`` (an executor's cleanup after an interrupt), waiting for it ``seconds`` at most;
+    its errors are dropped (what it leaves running is stopped by ``_stop_started``)."""
+
+    def call() -> None:
+        try:
+            fn()
+        except BaseException:  # noqa: BLE001, S110 - best effort, the processes are killed next
+            pass
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(seconds)
+
+
+def _descendants() -> set[int]:
+    """The processes below this one (children, theirs, ...), from /proc; where there is no
+    /proc, the children started by multiprocessing."""
+    import multiprocessing as mp
+
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return {p.pid for p in mp.active_children()}
+    parent: dict[int, int] = {}
+    for d in proc.iterdir():
+        stat = _stat(d.name)
+        if stat is not None and stat[0] != "Z":
+            parent[int(d.name)] = stat[1]
+    below, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - below
+        below |= frontier
+    return below
+
+
+def _stat(pid: str) -> tuple[str, int] | None:
+    """(state, parent pid) of a process from /proc/PID/stat; None if it is gone or not a pid."""
+    if not pid.isdigit():
+        return None
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, ppid = text[text.rindex(")") + 2 :].split()[:2]  # the name may hold spaces or ')'
+    return state, int(ppid)
+
+
+def _stop_started(before: set[int]) -> None:
+    """Stops every process started below this one since ``before`` was taken (the workers and
+    what they started): SIGTERM, on which a local worker writes its finished runs and exits, then
+    SIGKILL to any left after STOP_GRACE_S; at once to one that ignores SIGTERM (a helper such as
+    multiprocessing's resource tracker)."""
+    deadline = time.monotonic() + STOP_GRACE_S
+    signalled: set[int] = set()
+    while (left := _descendants() - before) and time.monotonic() < deadline:
+        for pid in left - signalled:
+            _kill(pid, signal.SIGKILL if _ignores(pid, signal.SIGTERM) else signal.SIGTERM)
+        signalled |= left
+        time.sleep(0.05)
+    for pid in left:
+        _kill(pid, signal.SIGKILL)
+
+
+def _ignores(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` ignores signal ``sig`` (its SigIgn mask in /proc/PID/status)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return False
+    mask = next((int(line.split()[1], 16) for line in lines if line.startswith("SigIgn:")), 0)
+    return bool(mask >> (sig - 1) & 1)
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a sweep: its workers are stopped, the ``done`` runs of its
+    ``total`` complete (those of earlier invocations too) are kept; rerunning it resumes."""
+
+    def __init__(self, done: int, total: int):
+        super().__init__(f"{done} of {total} done; rerun to resume")
+        self.done, self.total = done, total
 
 
 def run_sweep(
@@ -841,11 +1070,20 @@ def run_sweep(
         if time.monotonic() - last_flush[0] > 10:
             flush()
 
-    try:
-        _execute(batches, executor, jobs, scheduler, on_done)
-    finally:
-        prog.close()
-        flush()
+    before, interrupted = _descendants(), False
+    with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
+        try:
+            _execute(batches, executor, jobs, scheduler, on_done, prog.ran)
+        except KeyboardInterrupt:
+            _stop_started(before)
+            interrupted = True
+        finally:
+            prog.close()
+            flush()
+        if interrupted:
+            kept = read_summaries(out, wanted, "run_id, status, summary, meta")
+            _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
+            raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks))
     table = summaries_table(out, wanted)
     failed = table[table["status"] != "ok"][["run_id", "point", "rep", "seed", "error"]].to_dict("records")
     return SweepResult(table, sweep_dir, len(tasks), len(todo), len(tasks) - len(todo), failed,

@@ -171,6 +171,45 @@ fn rate_schedule_delivery_tracks_the_integral() {
 }
 
 #[test]
+fn a_watcher_sees_every_4096th_event_stops_the_run_when_it_says_so_and_changes_nothing() {
+    use aqmlab_core::sim::WATCH_EVERY;
+    let sc = json!({
+        "name": "watched", "duration": "5s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "limit": "50p"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "9Mbps", "arrivals": "poisson"}, {"kind": "tcp"}]
+    });
+    let sc = scenario::parse(&sc.to_string()).expect("valid scenario");
+    let plain = build::run(&sc, 1).expect("run");
+    // Watched to its end: called at events 4096, 8192, ... in simulated-time order; the result
+    // is the unwatched one, event for event and packet for packet.
+    let mut seen = Vec::new();
+    let whole = build::run_watched(&sc, 1, None, &mut |w| {
+        seen.push((w.events, w.now));
+        true
+    })
+    .expect("run")
+    .expect("never stopped");
+    assert_eq!(seen.len() as u64, plain.events / WATCH_EVERY);
+    assert!(seen
+        .iter()
+        .enumerate()
+        .all(|(i, &(e, _))| e == (i as u64 + 1) * WATCH_EVERY));
+    assert!(seen.windows(2).all(|p| p[0].1 <= p[1].1 && p[1].1 <= 5 * SEC));
+    assert_eq!(whole.events, plain.events);
+    assert_eq!(whole.packets.t_out, plain.packets.t_out);
+    assert_eq!(whole.packets.outcome, plain.packets.outcome);
+    // Stopped at its third look: nothing is returned, and it is looked at no more.
+    let mut looks = Vec::new();
+    let stopped = build::run_watched(&sc, 1, None, &mut |w| {
+        looks.push(w.events);
+        looks.len() < 3
+    })
+    .expect("run");
+    assert!(stopped.is_none());
+    assert_eq!(looks, [WATCH_EVERY, 2 * WATCH_EVERY, 3 * WATCH_EVERY]);
+}
+
+#[test]
 fn same_seed_same_result_and_seed_matters() {
     let sc = json!({
         "name": "det", "duration": "5s",

@@ -5,17 +5,19 @@
 use aqmlab_core::queue::{registry, DropReason, Qdisc};
 use aqmlab_core::record::tables::{tables_markdown, Data, Recorded};
 use aqmlab_core::scenario::{self, build};
+use aqmlab_core::sim::World;
 use arrow_array::types::UInt8Type;
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
 };
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod pyqdisc;
 
@@ -92,8 +94,13 @@ fn has_python_qdisc(sc: &scenario::Scenario) -> bool {
         .any(|h| h.spec.qdisc.kind == pyqdisc::KIND)
 }
 
-/// The failure of a Python discipline as `aqmlab.pyqdisc.QdiscError` (with the user's traceback).
+/// The failure of a Python discipline as `aqmlab.pyqdisc.QdiscError` (with the user's traceback);
+/// an interrupt that arrived while the discipline's code ran (KeyboardInterrupt, SystemExit: not an
+/// `Exception`) as itself.
 fn qdisc_error(py: Python, f: pyqdisc::Failure) -> PyErr {
+    if !f.err.is_instance_of::<PyException>(py) {
+        return f.err;
+    }
     let made = py.import("aqmlab.pyqdisc").and_then(|m| {
         m.getattr("failure")?
             .call1((f.err.into_value(py), f.raised, f.now, f.method, f.class, f.key))
@@ -104,31 +111,108 @@ fn qdisc_error(py: Python, f: pyqdisc::Failure) -> PyErr {
     }
 }
 
+/// Wall time between two looks at the signals Python has pending during a run.
+const SIGNALS_EVERY: Duration = Duration::from_millis(50);
+/// Wall time between two progress reports of a run.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// How many times `interrupt_runs` was called in this process.
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+
+/// Stops every run in progress in this process, whichever thread runs it: each raises
+/// KeyboardInterrupt within some milliseconds. Runs started afterwards are not affected. (For
+/// workers whose runs are not on the main thread, where signals cannot reach them.)
+#[pyfunction]
+fn interrupt_runs() {
+    INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Watches a run from its event loop (`build::run_watched`): it stops the run when
+/// `interrupt_runs` was called since the run started; every `SIGNALS_EVERY` of wall time it lets
+/// Python run the handlers of pending signals (Ctrl-C raises KeyboardInterrupt there), and every
+/// `PROGRESS_EVERY` it calls `progress(now_ns, duration_ns, events, wall_s)`. An exception from
+/// either stops the run and is kept in `raised`.
+struct Watch {
+    progress: Option<Py<PyAny>>,
+    started: Instant,
+    interrupts: u64,
+    next_signals: Duration,
+    next_progress: Duration,
+    raised: Option<PyErr>,
+}
+
+impl Watch {
+    fn new(progress: Option<Py<PyAny>>, started: Instant) -> Watch {
+        Watch {
+            progress,
+            started,
+            interrupts: INTERRUPTS.load(Ordering::Relaxed),
+            next_signals: SIGNALS_EVERY,
+            next_progress: PROGRESS_EVERY,
+            raised: None,
+        }
+    }
+
+    fn keep_going(&mut self, w: &World) -> bool {
+        if INTERRUPTS.load(Ordering::Relaxed) != self.interrupts {
+            self.raised = Some(PyKeyboardInterrupt::new_err("interrupt_runs"));
+            return false;
+        }
+        let wall = self.started.elapsed();
+        if wall < self.next_signals {
+            return true;
+        }
+        self.next_signals = wall + SIGNALS_EVERY;
+        let looked = Python::attach(|py| {
+            py.check_signals()?;
+            match &self.progress {
+                Some(f) if wall >= self.next_progress => {
+                    self.next_progress = wall + PROGRESS_EVERY;
+                    f.call1(py, (w.now, w.end, w.events, wall.as_secs_f64()))
+                        .map(drop)
+                }
+                _ => Ok(()),
+            }
+        });
+        looked.map_err(|e| self.raised = Some(e)).is_ok()
+    }
+}
+
 /// Runs a scenario (JSON text) with `seed` (default: the scenario's). Returns
 /// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios and
-/// aqmlab.pyqdisc.QdiscError when a discipline written in Python fails.
+/// aqmlab.pyqdisc.QdiscError when a discipline written in Python fails. A signal whose Python
+/// handler raises (Ctrl-C: KeyboardInterrupt) stops the run within some 50 ms of wall time and
+/// the exception propagates; `progress`, if given, is called as `Watch` describes.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None))]
+#[pyo3(signature = (scenario_json, seed=None, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let sc = parse(scenario_json)?;
     let seed = seed.unwrap_or(sc.seed);
     let t0 = Instant::now();
-    let result = if has_python_qdisc(&sc) {
+    let mut watch = Watch::new(progress, t0);
+    let outcome = if has_python_qdisc(&sc) {
         // the Python disciplines are called with the GIL held throughout
         let ext = pyqdisc::PyQdiscs::default();
-        let r = build::run_with(&sc, seed, Some(&ext));
+        let r = build::run_watched(&sc, seed, Some(&ext), &mut |w| watch.keep_going(w));
         if let Some(f) = ext.failure.borrow_mut().take() {
             return Err(qdisc_error(py, f));
         }
         r
     } else {
-        py.detach(|| build::run(&sc, seed))
+        py.detach(|| build::run_watched(&sc, seed, None, &mut |w| watch.keep_going(w)))
     }
     .map_err(PyValueError::new_err)?;
+    let Some(result) = outcome else {
+        return Err(watch
+            .raised
+            .take()
+            .expect("a run stops early only on an exception"));
+    };
     // Enforced in every build: a run that loses or invents a packet is a defect, never a result.
     if let Err(e) = &result.conservation {
         return Err(PyRuntimeError::new_err(format!(
@@ -345,6 +429,7 @@ fn tcp_profiles() -> String {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt_runs, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;

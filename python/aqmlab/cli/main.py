@@ -19,7 +19,7 @@ from rich.table import Table
 
 from aqmlab import __version__, columns
 from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import err, fail, lazy, out, qdisc_failed
+from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, check_dir
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
@@ -252,11 +252,18 @@ def run_cmd(
         plot = False
         err.print("note: record.level = summary keeps no time series; no figure written", markup=False)
     results: list[tuple[str, Result]] = []
+    interrupts = api.Interrupts()
     try:
-        for name, v in variants or [(None, sc)]:
-            res = api.run_dict(v, seed=seed, warmup_s=warmup)
-            _save(res, out_dir)
-            results.append((name, res))
+        with interrupts.catching():
+            for (name, v), rs in zip(variants or [(None, sc)], resolved, strict=True):
+                with RunProgress(name or rs["name"]) as progress:
+                    res = api.run_dict(v, seed=seed, warmup_s=warmup, progress=progress)
+                with interrupts.held():
+                    _save(res, out_dir)
+                results.append((name, res))
+    except KeyboardInterrupt:
+        stored = "".join(f"; run stored in {r.path}" for _, r in results)
+        interrupted(f"the run in progress was not stored{stored}" if stored else "nothing stored")
     except ScenarioError as e:
         fail(str(e))
     except api.SimulationError as e:

@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from aqmlab import columns
-from aqmlab.cli.console import fail, lazy, out
+from aqmlab.cli.console import fail, interrupted, lazy, out
 from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir
 
 store = lazy("aqmlab.store")
@@ -48,7 +48,7 @@ def sweep_cmd(
     direction: DirOpt = None,
 ) -> None:
     """Run a sweep (base scenario x grid x replications); rerunning resumes it."""
-    from aqmlab.sweep import SweepError, parse_sweep, run_sweep, with_qdiscs
+    from aqmlab.sweep import SweepError, SweepInterrupted, parse_sweep, run_sweep, with_qdiscs
 
     check_dir(direction)
     try:
@@ -66,6 +66,8 @@ def sweep_cmd(
     except SweepError as e:
         fail(str(e))
         raise
+    except SweepInterrupted as e:
+        interrupted(str(e))
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
         return
@@ -136,7 +138,7 @@ def _reproduce(
     figures and HTML report."""
     from aqmlab import reproduce
     from aqmlab.reproduce import study as S
-    from aqmlab.sweep import SweepError
+    from aqmlab.sweep import SweepError, SweepInterrupted
 
     try:
         st = reproduce.get(experiment)
@@ -166,6 +168,8 @@ def _reproduce(
     except SweepError as e:
         fail(str(e))
         raise
+    except SweepInterrupted as e:
+        interrupted(str(e))
     if as_json:
         sys.stdout.write(json.dumps(r.to_json(), indent=1, default=store._json_default) + "\n")
         return

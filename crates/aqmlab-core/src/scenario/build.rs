@@ -659,6 +659,17 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, String> {
 /// [`run`], with `ext` building the disciplines the core does not hold. A discipline that stops
 /// the run (`QueueEvent::Stop`) ends it early; its builder reports why.
 pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<RunResult, String> {
+    run_watched(sc, seed, ext, &mut |_| true).map(|r| r.expect("an unwatched run ends"))
+}
+
+/// [`run_with`], the event loop handing the world to `keep_going` as `World::run_watched` does;
+/// `Ok(None)` when `keep_going` stopped the run before its end (nothing of it is kept).
+pub fn run_watched(
+    sc: &Scenario,
+    seed: u64,
+    ext: Option<&dyn ExternalQdiscs>,
+    keep_going: &mut dyn FnMut(&World) -> bool,
+) -> Result<Option<RunResult>, String> {
     let Prepared {
         resolved,
         links,
@@ -670,7 +681,9 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
     let rec = Recorder::new(sc.record.level, sc.record.interval.0);
     let mut world = World::new(end, links, flows, rec);
     world.media = media;
-    world.run();
+    if !world.run_watched(keep_going) {
+        return Ok(None);
+    }
     let conservation = world.check_conservation();
     debug_assert!(conservation.is_ok(), "{conservation:?}");
 
@@ -698,7 +711,7 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
     }
     let links = link_rows(&world.links, resolved.topology.hops().len(), end);
     let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));
-    Ok(RunResult {
+    Ok(Some(RunResult {
         resolved,
         seed,
         duration: end,
@@ -716,5 +729,5 @@ pub fn run_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> R
         },
         conservation,
         peak_packets: world.pool.capacity(),
-    })
+    }))
 }

@@ -26,6 +26,10 @@ pub mod events;
 
 use events::EventQueue;
 
+/// Events between two calls of a run's watcher (`World::run_watched`): a power of two, so the
+/// test on the hot path is a mask; well under a millisecond of wall time apart.
+pub const WATCH_EVERY: u64 = 4096;
+
 /// Every kind of endpoint, dispatched statically.
 pub enum AnyEndpoint {
     UdpSource(UdpSource),
@@ -378,8 +382,13 @@ impl World {
         }
     }
 
-    /// Runs the event loop until the end time (events at exactly `end` still run).
-    pub fn run(&mut self) {
+    /// Runs the event loop until the end time (events at exactly `end` still run), handing the
+    /// world to `keep_going` at every [`WATCH_EVERY`]th event, before handling it (for an
+    /// interrupt or a progress report); when it answers false the loop stops there. Returns
+    /// whether the run reached its end. Watching changes nothing in the run: `keep_going` only
+    /// reads the world. (A `dyn` watcher keeps the loop compiled here, with its callees inlined,
+    /// whoever watches.)
+    pub fn run_watched(&mut self, keep_going: &mut dyn FnMut(&World) -> bool) -> bool {
         loop {
             let queue = match (self.heap.peek_key(), self.timers.peek_key()) {
                 (None, None) => break,
@@ -393,6 +402,9 @@ impl World {
             let (t, ev) = queue.pop().expect("peeked");
             self.now = t;
             self.events += 1;
+            if self.events.is_multiple_of(WATCH_EVERY) && !keep_going(self) {
+                return false;
+            }
             match ev {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
                 Ev::TxDone(l) => self.tx_done(l as usize),
@@ -415,6 +427,7 @@ impl World {
             }
         }
         self.now = self.end;
+        true
     }
 
     fn endpoint_timer(&mut self, f: u32, s: Side, t: Time) {
