@@ -116,7 +116,7 @@ def test_conservation_violation_fails_the_run_with_exit_1(tmp_path: Path, monkey
     where it used to exit 0 with the violation as a string in meta."""
     from aqmlab import _core, api
 
-    def broken(scenario_json, seed):
+    def broken(scenario_json, seed, *rest):
         raise RuntimeError("packet conservation violated: flow 0: sent 10 != 9 received + 0 dropped")
 
     monkeypatch.setattr(_core, "run", broken)

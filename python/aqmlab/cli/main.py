@@ -172,28 +172,30 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
 
 def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> Table:
     """One row per discipline: goodput and the bottleneck's queueing delay, drops and marks in the
-    shown direction(s) (``--dir``; by default where the load is), and the first probe's RTT."""
+    shown direction(s) (``--dir``; by default where the load is), and, when the runs have a probe
+    stream, the first one's RTT, jitter and loss."""
     rows = [(name, r.summary, store.flatten_summary(r.summary, r.meta)) for name, r in runs]
     dirs = results.shown_dirs(direction, [row for _, _, row in rows])
     t = Table(title=f"{runs[0][1].meta['name']}: one path, several queue disciplines ({' and '.join(dirs)})")
     link = [("queue_delay_p50_ms", "qdelay {d} p50 ms", 1), ("queue_delay_p95_ms", "p95", 1),
             ("drops", "drops {d}", 2), ("marks", "marks {d}", 2)]  # fmt: skip
-    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), "probe RTT p50 ms", "p95",
-            *(f"jitter {d} ms" for d in dirs), "probe loss %"]  # fmt: skip
+    probed = any(s["probes"] for _, s, _ in rows)
+    probe_cols = (
+        ["probe RTT p50 ms", "p95", *(f"jitter {d} ms" for d in dirs), "probe loss %"] if probed else []
+    )
+    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), *probe_cols]
     cols += [head.format(d=d) for d in dirs for _, head, _ in link]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
     for name, s, row in rows:
-        probes = s["probes"]
-        rtt = probes[0]["rtt_ms"] if probes else {"p50": None, "p95": None}
-        p0 = probes[0] if probes else {"jitter_ms": {}, "loss": None}
+        p0 = s["probes"][0] if s["probes"] else {"rtt_ms": {}, "jitter_ms": {}, "loss": None}
+        probe = [_fmt(p0["rtt_ms"].get("p50"), 1), _fmt(p0["rtt_ms"].get("p95"), 1),
+                 *(_fmt(p0["jitter_ms"].get(d), 2) for d in dirs),
+                 _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1)]  # fmt: skip
         t.add_row(
             name,
             *(_fmt(row[f"goodput_mbps_{d}"]) for d in dirs),
-            _fmt(rtt["p50"], 1),
-            _fmt(rtt["p95"], 1),
-            *(_fmt(p0["jitter_ms"].get(d), 2) for d in dirs),
-            _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1),
+            *(probe if probed else []),
             *(_fmt(row[columns.in_direction(c, d)], nd) for d in dirs for c, _, nd in link),
         )
     return t
