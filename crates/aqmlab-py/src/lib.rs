@@ -1,4 +1,4 @@
-//! aqmlab's one boundary between Rust and Python (DESIGN.md principle 6): run a scenario given
+//! aqmlab's one boundary between Rust and Python (docs/architecture.md, principle 6): run a scenario given
 //! as JSON and get Arrow record batches back (zero-copy through the Arrow C data interface via
 //! pyo3-arrow), plus the run's metadata as JSON. Table columns follow docs/tables.md.
 

@@ -1,6 +1,6 @@
 //! The world and its event loop. The world owns time, the packet slab, the hops of both
 //! directions' paths, the propagation pipes and the flows' endpoints; components are sans-I/O
-//! state machines that are handed `now` (DESIGN.md principle 1).
+//! state machines that are handed `now` (docs/architecture.md, principle 1).
 //!
 //! Path of a packet of flow f sent in direction d: source endpoint -> access pipe of (f, d) ->
 //! hop 1 of d (qdisc, serialiser) -> hop 1's delay pipe -> hop 2 ... -> last hop of d -> the
