@@ -25,4 +25,4 @@ cargo clippy -p aqmlab-core -p aqmlab-emu --all-targets -- -D warnings
 cargo test -p aqmlab-core -p aqmlab-emu --release
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/pytest -q
+.venv/bin/pytest -q -rs  # -rs: each skipped test says why
