@@ -30,11 +30,21 @@ python3 -m venv .venv
 # Builds the extension in ./target with the release profile (a no-op after `pip install .`).
 .venv/bin/pip install -q -e ".[$extras]"
 cargo fmt --all --check
-# Release and whole-workspace selections below reuse that build: clippy its build scripts and,
-# cargo test, the core and emulator libraries themselves (the dependencies resolve with the
-# extension's features only when its package is selected). --tests: the example is linted, not linked.
+# Release and whole-workspace selections reuse that build: clippy its build scripts, and cargo test
+# the core and emulator libraries themselves (the dependencies resolve with the extension's
+# features only when its package is selected). --tests: the example is linted, not linked.
 cargo clippy --release -p aqmlab-core -p aqmlab-emu --all-targets -- -D warnings
-cargo test --release --workspace --tests
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/pytest -q -rs
+# The Rust tests' build (LTO links, both cores) runs at the lowest priority while the Python tests
+# (mostly one core) run; then the Rust tests run.
+rust_tests=(cargo test --release --workspace --tests)
+nice -n 19 "${rust_tests[@]}" --no-run >target/rust-tests-build.log 2>&1 &
+build=$!
+trap 'kill "$build" 2>/dev/null || true' EXIT
+python_status=0
+.venv/bin/pytest -q -rs || python_status=$?
+wait "$build" || { cat target/rust-tests-build.log; exit 1; }
+trap - EXIT
+"${rust_tests[@]}"
+exit "$python_status"
