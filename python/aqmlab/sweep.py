@@ -1081,6 +1081,8 @@ def run_sweep(
             prog.close()
             flush()
         if interrupted:
+            if scheduler is None:  # every worker was this sweep's own process and is gone now:
+                cleanup(sweep_dir)  # a part one was writing when it was stopped is not left behind
             kept = read_summaries(out, wanted, "run_id, status, summary, meta")
             _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
             raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks))
