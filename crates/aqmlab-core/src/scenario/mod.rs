@@ -774,39 +774,18 @@ impl Default for RecordSpec {
     }
 }
 
-/// A key path as serde_path_to_error prints it ("flows[0].cc", "." for the top level), except
-/// that an empty key is written `""`, so an error about it still names a visible key
-/// ("flows[0].\"\"" rather than "flows[0].").
-pub fn key_path(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for (i, seg) in path.iter().enumerate() {
-        if !matches!(seg, Segment::Seq { .. }) && i > 0 {
-            out.push('.');
-        }
-        match seg {
-            Segment::Map { key } if key.is_empty() => out.push_str("\"\""),
-            _ => out.push_str(&seg.to_string()),
-        }
-    }
-    if out.is_empty() {
-        out.push('.');
-    }
-    out
-}
-
 /// Parses and checks a scenario given as JSON (the Python layer turns TOML into JSON).
 pub fn parse(json: &str) -> Result<Scenario, String> {
     let de = &mut serde_json::Deserializer::from_str(json);
     let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = key_path(e.path());
+        let path = crate::params::key_path(e.path());
         let msg = e.into_inner().to_string();
         // The JSON position refers to the text the Python layer generated, not the user's file.
         let msg = msg
             .rfind(" at line ")
             .map_or(msg.as_str(), |i| &msg[..i])
             .to_string();
-        format!("{path}: {}", crate::queue::reword(&msg, None))
+        format!("{path}: {}", crate::params::reword(&msg, None))
     })?;
     sc.validate()?;
     Ok(sc)
