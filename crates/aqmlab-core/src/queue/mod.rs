@@ -251,44 +251,26 @@ pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
     Ok(())
 }
 
-/// Declares the closed set of disciplines: an enum for static dispatch on the hot path, and the
-/// registry. Adding a discipline = one file + one line here; the engine is untouched.
+/// Declares the closed set of disciplines from one list, one line per discipline type:
+/// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
+/// reference, parameter groups, constructor). From the list come the enum for static dispatch on
+/// the hot path (plus `External`, a discipline built outside the core) and the registry, in list
+/// order. Adding a discipline = one file + its `pub mod` + one line in the list; the engine is
+/// untouched.
 macro_rules! qdiscs {
-    ($($variant:ident => $ty:ty),* $(,)?) => {
+    ($($variant:ident => $file:ident :: $ty:ident),* $(,)?) => {
         /// Any discipline, dispatched statically.
-        pub enum AnyQdisc { $($variant($ty)),* }
+        pub enum AnyQdisc { $($variant($file::$ty),)* External(Box<dyn Qdisc>) }
 
-        impl Qdisc for AnyQdisc {
-            #[inline]
-            fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
-                match self { $(AnyQdisc::$variant(q) => q.enqueue(id, ctx, now)),* }
-            }
-            #[inline]
-            fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue(ctx, now)),* }
-            }
-            #[inline]
-            fn backlog_bytes(&self) -> u64 {
-                match self { $(AnyQdisc::$variant(q) => q.backlog_bytes()),* }
-            }
-            #[inline]
-            fn backlog_packets(&self) -> u64 {
-                match self { $(AnyQdisc::$variant(q) => q.backlog_packets()),* }
-            }
-            #[inline]
-            fn next_timer(&self) -> Option<Time> {
-                match self { $(AnyQdisc::$variant(q) => q.next_timer()),* }
-            }
-            fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
-                match self { $(AnyQdisc::$variant(q) => q.on_timer(ctx, now)),* }
-            }
-            fn diagnostics(&self) -> Vec<(&'static str, f64)> {
-                match self { $(AnyQdisc::$variant(q) => q.diagnostics()),* }
-            }
-            fn flow_queues(&self) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.flow_queues()),* }
-            }
+        /// Calls `$call` on the discipline inside `$q`, whichever variant it is.
+        macro_rules! each {
+            ($q:expr, $d:ident => $call:expr) => {
+                match $q { $(AnyQdisc::$variant($d) => $call,)* AnyQdisc::External($d) => $call }
+            };
         }
+
+        /// Every list entry's registry entries (a file may register several names).
+        static ENTRIES: &[&[QdiscInfo]] = &[$(&$file::INFO),*];
     };
 }
 
@@ -305,7 +287,38 @@ qdiscs! {
     Drr => drr::Drr,
     SfqCodel => sfq_codel::SfqCodel,
     PfifoFast => pfifo_fast::PfifoFast,
-    External => Box<dyn Qdisc>,
+}
+
+impl Qdisc for AnyQdisc {
+    #[inline]
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
+        each!(self, q => q.enqueue(id, ctx, now))
+    }
+    #[inline]
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        each!(self, q => q.dequeue(ctx, now))
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        each!(self, q => q.backlog_bytes())
+    }
+    #[inline]
+    fn backlog_packets(&self) -> u64 {
+        each!(self, q => q.backlog_packets())
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Time> {
+        each!(self, q => q.next_timer())
+    }
+    fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
+        each!(self, q => q.on_timer(ctx, now))
+    }
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        each!(self, q => q.diagnostics())
+    }
+    fn flow_queues(&self) -> bool {
+        each!(self, q => q.flow_queues())
+    }
 }
 
 /// Builds the disciplines implemented outside the core, dispatched dynamically through
@@ -324,22 +337,9 @@ pub trait ExternalQdiscs {
     ) -> Result<(Box<dyn Qdisc>, Value), String>;
 }
 
-/// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
+/// Every registered discipline, in the order `aqmlab list qdiscs` prints them (the list's).
 pub fn registry() -> Vec<&'static QdiscInfo> {
-    let mut v: Vec<&'static QdiscInfo> = Vec::new();
-    v.extend(fifo::INFO.iter());
-    v.extend(codel::INFO.iter());
-    v.extend(fq_codel::INFO.iter());
-    v.extend(pie::INFO.iter());
-    v.extend(fq_pie::INFO.iter());
-    v.extend(red::INFO.iter());
-    v.extend(choke::INFO.iter());
-    v.extend(blue::INFO.iter());
-    v.extend(sfq::INFO.iter());
-    v.extend(drr::INFO.iter());
-    v.extend(sfq_codel::INFO.iter());
-    v.extend(pfifo_fast::INFO.iter());
-    v
+    ENTRIES.iter().flat_map(|e| e.iter()).collect()
 }
 
 pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {
