@@ -4,6 +4,7 @@
 pub mod app;
 pub mod net;
 pub mod packet;
+pub mod params;
 pub mod queue;
 pub mod record;
 pub mod rng;

@@ -27,6 +27,7 @@ use aqmlab_core::net::wifi::Medium;
 use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{Qdisc, QueueEvent};
+use aqmlab_core::record::rows::LinkRow;
 use aqmlab_core::record::tables::Recorded;
 use aqmlab_core::record::{Level, Recorder};
 use aqmlab_core::scenario::build::{self, RunResult};
@@ -129,7 +130,7 @@ struct Emu {
     marks: Vec<u64>,
     /// The `links` rows taken at the scenario's end: the recording covers [0, end] while the
     /// forwarding goes on until the tools have finished.
-    closed: Option<Vec<build::LinkRow>>,
+    closed: Option<Vec<LinkRow>>,
     /// Input descriptor of each direction (`Dir::index`): up reads the client's TUN.
     input: [RawFd; 2],
     stats: Stats,

@@ -4,7 +4,8 @@
 //! end of the run is lost.
 
 use crate::packet::{Dir, Kind, Packet};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::record::rows::FlowReport;
+use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 
 /// One probe's fate, as the client saw it.

@@ -9,9 +9,10 @@
 //! the flow's stop.
 
 use crate::packet::{Dir, Packet};
+use crate::record::rows::FlowReport;
 use crate::rng::Rng;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 
 /// The sending end: the current transfer's sender and when the next one opens.

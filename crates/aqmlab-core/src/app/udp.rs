@@ -3,8 +3,9 @@
 //! Poisson process (`poisson`: exponential gaps with the same mean), between `start` and `stop`.
 
 use crate::packet::{Dir, Ecn, Kind, Packet};
+use crate::record::rows::FlowReport;
 use crate::rng::Rng;
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::transport::{Endpoint, Outbox};
 use crate::units::{Time, SEC};
 
 /// When a UDP source's packets leave: evenly spaced ("cbr") or as a Poisson process ("poisson").

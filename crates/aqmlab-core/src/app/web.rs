@@ -31,26 +31,14 @@
 use super::packmime::{Connection, Exchange};
 use super::repeat::add;
 use crate::packet::{Dir, Packet};
+use crate::record::rows::ExchangeRecord;
+use crate::record::rows::FlowReport;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-
-/// One exchange as the run produced it (the `web` table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExchangeRecord {
-    pub connection: u32,
-    /// Position of the exchange on its connection.
-    pub index: u32,
-    pub req_bytes: u64,
-    pub rsp_bytes: u64,
-    /// When the client sent the request's SYN (None: not within the run).
-    pub requested: Option<Time>,
-    /// When the last byte of the response reached the client (None: not within the run).
-    pub completed: Option<Time>,
-}
 
 /// The exchanges of a plan, flattened: (connection, index on it).
 /// The exchange a packet arriving at a server belongs to (connection `conn / 2`; even: the

@@ -44,8 +44,10 @@
 use super::packmime::{Connection, Exchange};
 use super::web::{server_exchange, tag, ConnModel, Exchanges, Pair, WebServer};
 use crate::packet::{Dir, Kind, Packet};
+use crate::record::rows::FetchRecord;
+use crate::record::rows::FlowReport;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -98,17 +100,6 @@ fn large_page() -> Vec<u64> {
 /// The object sizes of built-in page `name`.
 pub fn page(name: &str) -> Option<Vec<u64>> {
     PAGES.iter().find(|p| p.0 == name).map(|p| (p.2)())
-}
-
-/// One page fetch as the run produced it (the `webpage` table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FetchRecord {
-    pub index: u32,
-    pub start: Time,
-    /// When the last object's last byte arrived (None: timed out or cut by the run's end).
-    pub completed: Option<Time>,
-    pub timed_out: bool,
-    pub objects_done: u32,
 }
 
 /// The fetch settings.

@@ -14,6 +14,7 @@
 
 use crate::packet::{Dir, Ecn, PacketPool, PktId};
 use crate::queue::{AnyQdisc, DropReason, Qdisc, QueueCtx, QueueEvent};
+use crate::record::rows::LinkStats;
 use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
@@ -21,22 +22,6 @@ use std::collections::VecDeque;
 use wifi::Medium;
 
 pub mod wifi;
-
-/// Counters of one hop.
-#[derive(Clone, Debug, Default)]
-pub struct LinkStats {
-    pub arrivals: u64,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    pub drops: [u64; DropReason::ALL.len()],
-    pub marks: u64,
-}
-
-impl LinkStats {
-    pub fn total_drops(&self) -> u64 {
-        self.drops.iter().sum()
-    }
-}
 
 /// One hop of a direction's path: a qdisc, an optional device queue and a serialiser.
 pub struct Link {

@@ -10,12 +10,10 @@
 //!   experiments); limit = the link's limit, else 1000 packets. The paper's optional
 //!   queue-length trigger for increases is not implemented.
 
-use super::params::{read, written, Group, Params};
 use super::util::{merge, Buffer, PacketQueue};
-use super::{
-    check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, Dur, Limit, Time, MS, SEC};
 use schemars::JsonSchema;
@@ -126,7 +124,7 @@ const DEFAULTS: BlueParams = BlueParams {
     ecn: false,
 };
 
-impl Params for BlueParams {
+impl Params<LinkInfo> for BlueParams {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("increment", self.increment, 0.0, 1.0)?;
         check_range("decrement", self.decrement, 0.0, 1.0)?;

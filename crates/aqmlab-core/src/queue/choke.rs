@@ -9,10 +9,10 @@
 //! The queue is a ring with holes, as Linux: a matched victim leaves a hole that head/tail skip; a
 //! pick that lands on a hole is retried up to 3 times, then the head is used.
 
-use super::params::{read, written, Group};
 use super::red::{Preset, RedConfig, RedCounts, RedParams, RedVars};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{read, written, Group};
 use crate::rng::Rng;
 use crate::units::{Limit, Time};
 use serde_json::Value;

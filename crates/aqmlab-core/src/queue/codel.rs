@@ -19,12 +19,10 @@
 //! [`CodelParams`] + [`CodelVars`] are the one CoDel state machine, used here and by fq_codel and
 //! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
 
-use super::params::{read, written, Group, Params};
 use super::util::{merge, Buffer, PacketQueue};
-use super::{
-    check_bytes, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, as_size, fmt_time, Dur, Limit, Size, Time, MS, SEC};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -160,7 +158,7 @@ impl CodelParams {
     }
 }
 
-impl Params for CodelParams {
+impl Params<LinkInfo> for CodelParams {
     const PRESET: Option<&'static str> = Some("variant");
 
     /// The variant's knobs; `ecn` is the discipline's (fq_codel marks by default).

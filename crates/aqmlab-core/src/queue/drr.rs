@@ -14,10 +14,10 @@
 //! * Buffer stealing: when the total limit is exceeded, the arrival is enqueued and one packet is
 //!   dropped from the tail of the queue with the most packets (`FatFlow`; O(1) via a length index).
 
-use super::params::{read, written, Group, Params};
 use super::util::{merge, over_limit, Buffer, DepthIndex};
-use super::{check_bytes, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_size, Limit, Size, Time};
 use schemars::JsonSchema;
@@ -171,7 +171,7 @@ struct DrrParams {
     deficit: Deficit,
 }
 
-impl Params for DrrParams {
+impl Params<LinkInfo> for DrrParams {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_bytes("quantum", self.quantum, 1, 1 << 24)?;
         for (i, q) in self.quanta.iter().enumerate() {

@@ -3,10 +3,10 @@
 //! options, following Linux sch_fifo.c: the limit counts packets or bytes, and overflow drops the
 //! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
 
-use super::params::{read, written, Group, Params};
 use super::util::PacketQueue;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
 use schemars::JsonSchema;
@@ -24,7 +24,7 @@ struct Config {
     limit: Option<LimitSpec>,
 }
 
-impl Params for Config {}
+impl Params<LinkInfo> for Config {}
 
 pub struct Fifo {
     queue: PacketQueue,

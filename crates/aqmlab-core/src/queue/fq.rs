@@ -8,10 +8,10 @@
 //! flow key with a perturbation drawn once from the discipline's Rng (no re-hash at run time).
 
 use super::codel::CodelSource;
-use super::params::Params;
 use super::util::{flow_hash, scale, PacketQueue};
-use super::{check_bytes, check_range, LinkInfo, QueueCtx};
+use super::{LinkInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, check_range, Params};
 use crate::units::{as_size, Limit, LimitSpec, Size, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ impl FqSettings {
     }
 }
 
-impl Params for FqSettings {
+impl Params<LinkInfo> for FqSettings {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("flows", self.flows, 1, 65_536)?;
         check_bytes("quantum", self.quantum, 1, 1 << 20)?;

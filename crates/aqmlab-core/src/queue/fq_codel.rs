@@ -16,10 +16,10 @@
 
 use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
 use super::fq::{FqSched, FqSettings};
-use super::params::{read, written, Group, Params};
 use super::util::merge;
-use super::{check_range, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_range, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::Time;
 use schemars::JsonSchema;
@@ -136,7 +136,7 @@ struct Overflow {
     drop_batch: u32,
 }
 
-impl Params for Overflow {
+impl Params<LinkInfo> for Overflow {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("drop_batch", self.drop_batch, 1, 1 << 16)
     }
@@ -159,7 +159,7 @@ struct GuardScope {
     guard_scope: Scope,
 }
 
-impl Params for GuardScope {}
+impl Params<LinkInfo> for GuardScope {}
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
     let fs = read(params, FqSettings::defaults(link), link)?;

@@ -12,11 +12,11 @@
 
 use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
-use super::params::{read, written, Group};
 use super::pie::{PieParams, PieVars, Profile};
 use super::util::merge;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{read, written, Group};
 use crate::rng::Rng;
 use crate::units::Time;
 use serde_json::Value;

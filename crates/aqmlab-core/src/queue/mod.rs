@@ -7,10 +7,9 @@
 //! Each discipline lives in its own file (like Linux net/sched); this file only lists them.
 
 use crate::packet::{Ecn, PacketPool, PktId};
+use crate::params::{closest, Group, ParamDoc};
 use crate::rng::Rng;
-use crate::units::{fmt_time, Limit, Time};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use crate::units::{Limit, Time};
 use serde_json::Value;
 
 pub mod blue;
@@ -23,7 +22,6 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
-pub mod params;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
@@ -203,13 +201,6 @@ pub struct LinkInfo {
     pub limit: Option<Limit>,
 }
 
-/// One parameter of a discipline and its help, for `aqmlab list qdiscs NAME`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ParamDoc {
-    pub name: &'static str,
-    pub help: String,
-}
-
 /// A built discipline and its resolved parameters, or an error naming the key.
 pub type BuildResult = Result<(AnyQdisc, Value), String>;
 
@@ -218,8 +209,8 @@ pub struct QdiscInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub reference: &'static str,
-    /// Its keys: one or more typed structs (see [`params`]).
-    pub params: &'static [params::Group],
+    /// Its keys: one or more typed structs (see [`crate::params`]).
+    pub params: &'static [Group],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
     pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
 }
@@ -236,118 +227,6 @@ impl QdiscInfo {
     /// Every key with its help, in the order `aqmlab list qdiscs NAME` prints them.
     pub fn docs(&self) -> Vec<ParamDoc> {
         self.params.iter().flat_map(|g| g.docs()).collect()
-    }
-}
-
-/// Deserialises a discipline's parameter table into its config type, naming the offending key,
-/// the value and what is allowed (an enum's variants are read off the enum itself).
-pub fn parse_params<T: DeserializeOwned>(params: &Value) -> Result<T, String> {
-    serde_path_to_error::deserialize::<_, T>(params.clone()).map_err(|e| {
-        let path = e.path().to_string();
-        let shown_path = crate::scenario::key_path(e.path());
-        let inner = e.into_inner().to_string();
-        let value = params.get(&path);
-        let mut msg = reword(&inner, value);
-        if inner.starts_with("invalid type: ") && inner.ends_with("expected string or map") {
-            // a wrong-typed enum: ask the enum for its variants with a string no variant has
-            let mut probe = params.clone();
-            probe[path.as_str()] = Value::String("\u{1}".into());
-            if let Err(e2) = serde_path_to_error::deserialize::<_, T>(probe) {
-                let m2 = e2.into_inner().to_string();
-                if let Some(i) = m2.find("expected one of ") {
-                    let shown = value.map_or("null".into(), Value::to_string);
-                    let list = m2[i + 16..].replace('`', "");
-                    msg = format!("{shown} is not allowed; allowed: {list}");
-                }
-            }
-        }
-        if path == "." {
-            msg
-        } else {
-            format!("{shown_path}: {msg}")
-        }
-    })
-}
-
-/// Rewords serde's type errors in the form every message takes, "<value> is not allowed;
-/// allowed: <what>": "invalid type: integer `5`, expected a boolean" becomes "5 is not
-/// allowed; allowed: a boolean", "unknown variant `x`, expected one of `a`, `b`" becomes
-/// "\"x\" is not allowed; allowed: a, b". `value` is the offending value when known. Other
-/// messages are returned as they are.
-pub fn reword(msg: &str, value: Option<&Value>) -> String {
-    if let Some(rest) = msg.strip_prefix("unknown variant `") {
-        if let Some((got, list)) = rest.split_once("`, expected one of ") {
-            return format!("{got:?} is not allowed; allowed: {}", list.replace('`', ""));
-        }
-        if let Some((got, one)) = rest.split_once("`, expected ") {
-            return format!("{got:?} is not allowed; allowed: {}", one.replace('`', ""));
-        }
-    }
-    let Some(rest) = msg.strip_prefix("invalid type: ") else {
-        return msg.to_string();
-    };
-    let Some((got, expected)) = rest.split_once(", expected ") else {
-        return msg.to_string();
-    };
-    let shown = match value {
-        Some(v) => v.to_string(),
-        None => match got.split('`').nth(1) {
-            Some(v) => v.to_string(),
-            None => match got {
-                "map" => "a table".to_string(),
-                "sequence" => "a list".to_string(),
-                g => g.strip_prefix("string ").unwrap_or(g).to_string(),
-            },
-        },
-    };
-    let expected = match expected {
-        "string or map" => "a string",
-        e => e,
-    };
-    format!("{shown} is not allowed; allowed: {expected}")
-}
-
-/// Serialises a resolved config back to a JSON table.
-pub fn resolved<T: Serialize>(cfg: &T) -> Value {
-    serde_json::to_value(cfg).expect("configs serialise")
-}
-
-/// A range check with a message naming the key, the value and what is allowed.
-pub fn check_range<T: PartialOrd + Copy + std::fmt::Display>(
-    key: &str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Result<(), String> {
-    check_range_fmt(key, v, lo, hi, |x| x.to_string())
-}
-
-/// A range check of a duration (ns), printed in units ("20s is out of range; allowed 1ns to 10s").
-pub fn check_time(key: &str, v: Time, lo: Time, hi: Time) -> Result<(), String> {
-    check_range_fmt(key, v, lo, hi, fmt_time)
-}
-
-/// A range check of a size in bytes, printed with its unit ("65537B ...; allowed 0B to 65536B").
-pub fn check_bytes(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
-    check_range_fmt(key, v, lo, hi, |b| format!("{b}B"))
-}
-
-fn check_range_fmt<T: PartialOrd + Copy>(
-    key: &str,
-    v: T,
-    lo: T,
-    hi: T,
-    fmt: impl Fn(T) -> String,
-) -> Result<(), String> {
-    if v < lo || v > hi {
-        Err(format!(
-            "{key}: {} is out of range; allowed {} to {}",
-            fmt(v),
-            fmt(lo),
-            fmt(hi)
-        ))
-    } else {
-        Ok(())
     }
 }
 
@@ -372,68 +251,26 @@ pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
     Ok(())
 }
 
-/// The candidate within edit distance 2 of `word` (the closest; the first on ties), if any.
-pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut prev = row[0];
-            row[0] = i + 1;
-            for (j, &cb) in b.iter().enumerate() {
-                let cur = row[j + 1];
-                row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-                prev = cur;
-            }
-        }
-        row[b.len()]
-    }
-    candidates
-        .iter()
-        .map(|c| (distance(word, c), *c))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Declares the closed set of disciplines: an enum for static dispatch on the hot path, and the
-/// registry. Adding a discipline = one file + one line here; the engine is untouched.
+/// Declares the closed set of disciplines from one list, one line per discipline type:
+/// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
+/// reference, parameter groups, constructor). From the list come the enum for static dispatch on
+/// the hot path (plus `External`, a discipline built outside the core) and the registry, in list
+/// order. Adding a discipline = one file + its `pub mod` + one line in the list; the engine is
+/// untouched.
 macro_rules! qdiscs {
-    ($($variant:ident => $ty:ty),* $(,)?) => {
+    ($($variant:ident => $file:ident :: $ty:ident),* $(,)?) => {
         /// Any discipline, dispatched statically.
-        pub enum AnyQdisc { $($variant($ty)),* }
+        pub enum AnyQdisc { $($variant($file::$ty),)* External(Box<dyn Qdisc>) }
 
-        impl Qdisc for AnyQdisc {
-            #[inline]
-            fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
-                match self { $(AnyQdisc::$variant(q) => q.enqueue(id, ctx, now)),* }
-            }
-            #[inline]
-            fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue(ctx, now)),* }
-            }
-            #[inline]
-            fn backlog_bytes(&self) -> u64 {
-                match self { $(AnyQdisc::$variant(q) => q.backlog_bytes()),* }
-            }
-            #[inline]
-            fn backlog_packets(&self) -> u64 {
-                match self { $(AnyQdisc::$variant(q) => q.backlog_packets()),* }
-            }
-            #[inline]
-            fn next_timer(&self) -> Option<Time> {
-                match self { $(AnyQdisc::$variant(q) => q.next_timer()),* }
-            }
-            fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
-                match self { $(AnyQdisc::$variant(q) => q.on_timer(ctx, now)),* }
-            }
-            fn diagnostics(&self) -> Vec<(&'static str, f64)> {
-                match self { $(AnyQdisc::$variant(q) => q.diagnostics()),* }
-            }
-            fn flow_queues(&self) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.flow_queues()),* }
-            }
+        /// Calls `$call` on the discipline inside `$q`, whichever variant it is.
+        macro_rules! each {
+            ($q:expr, $d:ident => $call:expr) => {
+                match $q { $(AnyQdisc::$variant($d) => $call,)* AnyQdisc::External($d) => $call }
+            };
         }
+
+        /// Every list entry's registry entries (a file may register several names).
+        static ENTRIES: &[&[QdiscInfo]] = &[$(&$file::INFO),*];
     };
 }
 
@@ -450,7 +287,38 @@ qdiscs! {
     Drr => drr::Drr,
     SfqCodel => sfq_codel::SfqCodel,
     PfifoFast => pfifo_fast::PfifoFast,
-    External => Box<dyn Qdisc>,
+}
+
+impl Qdisc for AnyQdisc {
+    #[inline]
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
+        each!(self, q => q.enqueue(id, ctx, now))
+    }
+    #[inline]
+    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        each!(self, q => q.dequeue(ctx, now))
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        each!(self, q => q.backlog_bytes())
+    }
+    #[inline]
+    fn backlog_packets(&self) -> u64 {
+        each!(self, q => q.backlog_packets())
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Time> {
+        each!(self, q => q.next_timer())
+    }
+    fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
+        each!(self, q => q.on_timer(ctx, now))
+    }
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        each!(self, q => q.diagnostics())
+    }
+    fn flow_queues(&self) -> bool {
+        each!(self, q => q.flow_queues())
+    }
 }
 
 /// Builds the disciplines implemented outside the core, dispatched dynamically through
@@ -469,22 +337,9 @@ pub trait ExternalQdiscs {
     ) -> Result<(Box<dyn Qdisc>, Value), String>;
 }
 
-/// Every registered discipline, in the order `aqmlab list qdiscs` prints them.
+/// Every registered discipline, in the order `aqmlab list qdiscs` prints them (the list's).
 pub fn registry() -> Vec<&'static QdiscInfo> {
-    let mut v: Vec<&'static QdiscInfo> = Vec::new();
-    v.extend(fifo::INFO.iter());
-    v.extend(codel::INFO.iter());
-    v.extend(fq_codel::INFO.iter());
-    v.extend(pie::INFO.iter());
-    v.extend(fq_pie::INFO.iter());
-    v.extend(red::INFO.iter());
-    v.extend(choke::INFO.iter());
-    v.extend(blue::INFO.iter());
-    v.extend(sfq::INFO.iter());
-    v.extend(drr::INFO.iter());
-    v.extend(sfq_codel::INFO.iter());
-    v.extend(pfifo_fast::INFO.iter());
-    v
+    ENTRIES.iter().flat_map(|e| e.iter()).collect()
 }
 
 pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {

@@ -13,9 +13,9 @@
 //! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
-use super::params::{read, written, Group, Params};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
 use schemars::JsonSchema;
@@ -46,7 +46,7 @@ struct Config {
     priomap: Option<[u8; 16]>,
 }
 
-impl Params for Config {}
+impl Params<LinkInfo> for Config {}
 
 pub struct PfifoFast {
     bands: [VecDeque<PktId>; 3],

@@ -33,13 +33,10 @@
 //! early drops while drop_prob <= mark_ecnth (10 %). [`PieParams`] + [`PieVars`] are the one PIE
 //! controller, also used per flow by fq_pie.
 
-use super::params::{read, written, Group, Params};
 use super::util::{merge, Buffer, PacketQueue};
-use super::{
-    check_bytes, check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo,
-    QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, Dur, Limit, LimitSpec, Time, MS, SEC};
 use schemars::JsonSchema;
@@ -215,7 +212,7 @@ impl PieParams {
     }
 }
 
-impl Params for PieParams {
+impl Params<LinkInfo> for PieParams {
     const PRESET: Option<&'static str> = Some("profile");
 
     fn preset(&self, link: &LinkInfo) -> PieParams {

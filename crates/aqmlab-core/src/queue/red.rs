@@ -35,12 +35,10 @@
 //! * HRED: min_th 3, max_th 40, w_q 0.02 (`aggressive = true`: 0.04), max_p 0.65, gentle on.
 //!   (The values transients2014 used; not checked against the AINA 2012 paper's own text.)
 
-use super::params::{read, written, Group, Params};
 use super::util::{merge, resolve_limit, PacketQueue};
-use super::{
-    check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, Dur, Limit, LimitSpec, Size, Time, MS, SEC};
 use schemars::JsonSchema;
@@ -430,7 +428,7 @@ pub struct RedConfig {
     pub min_th_floor: Option<LimitSpec>,
 }
 
-impl Params for RedConfig {}
+impl Params<LinkInfo> for RedConfig {}
 
 /// ARED's adaptation of max_p.
 #[derive(Deserialize, Serialize, Clone, JsonSchema)]
@@ -444,7 +442,7 @@ pub struct AredConfig {
     pub adapt_interval: Time,
 }
 
-impl Params for AredConfig {
+impl Params<LinkInfo> for AredConfig {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_time("adapt_interval", self.adapt_interval, 1, 100 * SEC)
     }
@@ -458,7 +456,7 @@ pub struct HredConfig {
     pub aggressive: bool,
 }
 
-impl Params for HredConfig {}
+impl Params<LinkInfo> for HredConfig {}
 
 /// The largest threshold (packets, or mean-size packets in byte mode) RED accepts.
 const MAX_TH: f64 = 1e9;

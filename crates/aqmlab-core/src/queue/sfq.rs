@@ -16,13 +16,10 @@
 //! * The longest slot is found in O(1) through a by-length index.
 
 use super::fq::packets;
-use super::params::{read, written, Group, Params};
 use super::util::{flow_hash, DepthIndex};
-use super::{
-    check_bytes, check_range, check_time, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo,
-    QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, as_size, Dur, Limit, LimitSpec, Size, Time, SEC};
 use schemars::JsonSchema;
@@ -237,7 +234,7 @@ struct SfqParams {
     headdrop: bool,
 }
 
-impl Params for SfqParams {
+impl Params<LinkInfo> for SfqParams {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("divisor", self.divisor, 1, 65_536)?;
         if !self.divisor.is_power_of_two() {

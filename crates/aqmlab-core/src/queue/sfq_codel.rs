@@ -17,12 +17,10 @@
 
 use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
 use super::fq::{packets, FqSched};
-use super::params::{read, written, Group, Params};
 use super::util::merge;
-use super::{
-    check_bytes, check_range, AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx,
-};
+use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::{check_bytes, check_range, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_size, Limit, LimitSpec, Size, Time};
 use schemars::JsonSchema;
@@ -140,7 +138,7 @@ struct Bins {
     overflow: Overflow,
 }
 
-impl Params for Bins {
+impl Params<LinkInfo> for Bins {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("bins", self.bins, 1, 65_536)?;
         check_bytes("quantum", self.quantum, 0, 1 << 20)?;

@@ -2,9 +2,9 @@
 //! hash, the `limit` key and buffer-limit tests, and an index of queues by length (for O(1)
 //! "longest queue" lookups in SFQ and DRR).
 
-use super::params::Params;
 use super::{LinkInfo, QueueCtx};
 use crate::packet::PktId;
+use crate::params::Params;
 use crate::units::{Limit, LimitSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -128,7 +128,7 @@ pub struct Buffer {
     pub limit: Option<LimitSpec>,
 }
 
-impl Params for Buffer {
+impl Params<LinkInfo> for Buffer {
     fn finish(&mut self, link: &LinkInfo) -> Result<(), String> {
         self.limit = Some(LimitSpec(resolve_limit(self.limit, link)?));
         Ok(())

@@ -2,6 +2,7 @@
 //! decides the cost: `packets` keeps one row per packet and hop, `series` only the
 //! periodic samples, `summary` only the per-flow and per-link totals and the probes.
 
+pub mod rows;
 pub mod tables;
 
 use crate::packet::{Dir, Packet};

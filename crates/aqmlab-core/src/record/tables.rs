@@ -4,12 +4,12 @@
 //! the names and levels from here, and docs/tables.md's column tables are written from the same
 //! declarations (`tables_markdown`; a test keeps the file in step).
 
+use super::rows::{FlowRow, LinkRow, PageRow, ProbeRow, WebRow};
 use super::{
     outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, PacketColumns, QueueColumns, SojournHist,
 };
 use crate::packet::Dir;
 use crate::queue::DropReason;
-use crate::scenario::build::{FlowRow, LinkRow, PageRow, ProbeRow, RunResult, WebRow};
 
 /// A column's values.
 pub enum Data {
@@ -51,7 +51,7 @@ pub struct Table {
     pub columns: Vec<Column>,
 }
 
-/// Everything a run records, by value (a [`RunResult`] less its metadata).
+/// Everything a run records, by value (a run's result less its metadata).
 #[derive(Default)]
 pub struct Recorded {
     pub packets: PacketColumns,
@@ -63,13 +63,6 @@ pub struct Recorded {
     pub probes: Vec<ProbeRow>,
     pub web: Vec<WebRow>,
     pub webpage: Vec<PageRow>,
-}
-
-impl RunResult {
-    /// Moves the recorded data out; the metadata fields stay.
-    pub fn take_recorded(&mut self) -> Recorded {
-        std::mem::take(&mut self.recorded)
-    }
 }
 
 /// Builds columns as (name, meaning, data) triples.

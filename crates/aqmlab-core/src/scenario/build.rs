@@ -12,79 +12,22 @@ use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
 use crate::app::udp::{UdpSink, UdpSource};
-use crate::app::web::{ConnModel, ExchangeRecord, WebClient, WebServer};
-use crate::app::webpage::{self, FetchRecord, PageParams};
+use crate::app::web::{ConnModel, WebClient, WebServer};
+use crate::app::webpage::{self, PageParams};
 
 use crate::net::wifi::{Medium, Phy, Port};
-use crate::net::{Link, LinkStats};
+use crate::net::Link;
 use crate::packet::Dir;
 use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
+use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
 use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, Flow, World};
 use crate::transport::cc::tcp_lp;
 use crate::transport::tcp::{try_new_connection, TcpConfig, TcpSender};
-use crate::transport::FlowReport;
 use crate::units::Time;
 use std::sync::Arc;
-
-/// One row of the `flows` table.
-#[derive(Clone, Debug)]
-pub struct FlowRow {
-    pub kind: String,
-    pub direction: Dir,
-    pub group: u32,
-    pub label: String,
-    pub cc: String,
-    pub start: Time,
-    pub base_rtt: Time,
-    pub bytes_target: u64,
-    pub report: FlowReport,
-    pub drops: u64,
-    pub marks: u64,
-}
-
-/// One row of the `links` table: one per hop.
-#[derive(Clone, Debug)]
-pub struct LinkRow {
-    pub dir: Dir,
-    pub hop: String,
-    /// The hop with the lowest (initial) rate of its direction; the first of equals.
-    pub bottleneck: bool,
-    pub delay: Time,
-    pub qdisc: String,
-    pub rate_bps: u64,
-    pub capacity_bytes: u64,
-    pub stats: LinkStats,
-    pub backlog_bytes: u64,
-    pub backlog_pkts: u64,
-    pub schedule: Vec<(Time, u64)>,
-    pub diagnostics: Vec<(&'static str, f64)>,
-}
-
-/// One row of the `probes` table.
-#[derive(Clone, Copy, Debug)]
-pub struct ProbeRow {
-    pub flow: u32,
-    pub seq: u64,
-    pub sent: Time,
-    pub reply: Option<(Time, Time, Time)>,
-}
-
-/// One row of the `web` table: an exchange of a web flow.
-#[derive(Clone, Copy, Debug)]
-pub struct WebRow {
-    pub flow: u32,
-    pub rec: ExchangeRecord,
-}
-
-/// One row of the `webpage` table: a page fetch of a webpage flow.
-#[derive(Clone, Copy, Debug)]
-pub struct PageRow {
-    pub flow: u32,
-    pub rec: FetchRecord,
-}
 
 /// Everything a run produces: what it recorded (`recorded`, whose tables read as fields of the
 /// result: `result.flows`) and its metadata.
@@ -97,6 +40,13 @@ pub struct RunResult {
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
     pub peak_packets: usize,
+}
+
+impl RunResult {
+    /// Moves the recorded data out; the metadata fields stay.
+    pub fn take_recorded(&mut self) -> Recorded {
+        std::mem::take(&mut self.recorded)
+    }
 }
 
 impl std::ops::Deref for RunResult {

@@ -1,5 +1,5 @@
 //! A flow entry's kind and the keys it brings, declared once. Each kind's keys are groups, each
-//! group a typed struct read with `queue::params::read` as the disciplines' are: its serde
+//! group a typed struct read with `params::read` as the disciplines' are: its serde
 //! fields are the keys (the unknown-key check and `aqmlab schema` list them), its doc comments
 //! the help, its defaults the kind's, its `finish` the range checks. A flow entry keeps the
 //! common keys ([`super::FlowSpec`]) and its kind's keys as written; [`FlowModel`] is the typed
@@ -8,7 +8,7 @@
 use super::{FlowSpec, OnOff, Repeat};
 use crate::app::udp::Arrivals;
 use crate::app::webpage::PAGES;
-use crate::queue::params::{read, Group, Params};
+use crate::params::{read, Group, Params};
 use crate::transport::tcp::{read_config, TcpConfig};
 use crate::units::{fmt_time, Dur, Rate, Size, Time, MS, SEC};
 use schemars::JsonSchema;
@@ -504,7 +504,7 @@ pub fn kind_keys() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::params::keys;
+    use crate::params::keys;
 
     #[test]
     fn the_groups_keys_are_their_fields() {

@@ -4,7 +4,7 @@
 //! the same serde attributes the parser obeys); the hand-parsed values (units, qdiscs, start
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
 //! come from `FlowKind::keys`, the qdiscs and their parameters (value types and help) from the qdisc
-//! registry's typed parameter structs (`queue::params`), the
+//! registry's typed parameter structs (`crate::params`), the
 //! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
 //! What the schema cannot say (a value's range that depends on other keys, a route's hop names)

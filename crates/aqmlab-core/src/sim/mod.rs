@@ -17,9 +17,10 @@ use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
 use crate::queue::{Qdisc, QueueEvent};
+use crate::record::rows::FlowReport;
 use crate::record::Recorder;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::transport::{Endpoint, Outbox};
 use crate::units::{tx_time, Time};
 
 pub mod events;
@@ -179,7 +180,7 @@ impl Flow {
     }
 
     /// The exchange records, if this is a web flow.
-    pub fn web_records(&self) -> Option<&[crate::app::web::ExchangeRecord]> {
+    pub fn web_records(&self) -> Option<&[crate::record::rows::ExchangeRecord]> {
         match &self.ends[1] {
             AnyEndpoint::WebClient(c) => Some(&c.records),
             _ => None,
@@ -187,7 +188,7 @@ impl Flow {
     }
 
     /// The fetch records, if this is a webpage flow.
-    pub fn page_records(&self) -> Option<&[crate::app::webpage::FetchRecord]> {
+    pub fn page_records(&self) -> Option<&[crate::record::rows::FetchRecord]> {
         match &self.ends[1] {
             AnyEndpoint::PageClient(c) => Some(&c.records),
             _ => None,

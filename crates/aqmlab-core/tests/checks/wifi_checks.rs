@@ -4,6 +4,7 @@
 //! qdisc cannot see, frame errors and retries, stations entering at their own link, and the
 //! one-line errors for WiFi paths that cannot exist.
 
+use aqmlab_core::record::rows::LinkRow;
 use aqmlab_core::scenario::{self, build};
 use serde_json::{json, Value};
 
@@ -33,14 +34,14 @@ fn bss(wifi: Value, ap_qdisc: Value, flows: Value, secs: u32) -> Value {
     })
 }
 
-fn link<'a>(r: &'a build::RunResult, name: &str) -> &'a build::LinkRow {
+fn link<'a>(r: &'a build::RunResult, name: &str) -> &'a LinkRow {
     r.links
         .iter()
         .find(|l| l.hop == name)
         .expect("a hop of that name")
 }
 
-fn diag(l: &build::LinkRow, key: &str) -> f64 {
+fn diag(l: &LinkRow, key: &str) -> f64 {
     l.diagnostics
         .iter()
         .find(|d| d.0 == key)
@@ -48,7 +49,7 @@ fn diag(l: &build::LinkRow, key: &str) -> f64 {
         .1
 }
 
-fn mbps(l: &build::LinkRow, secs: f64) -> f64 {
+fn mbps(l: &LinkRow, secs: f64) -> f64 {
     l.stats.tx_bytes as f64 * 8.0 / secs / 1e6
 }
 

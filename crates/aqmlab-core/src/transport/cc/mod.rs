@@ -178,7 +178,7 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
             .map_or(Vec::new(), |m| m.keys().map(String::as_str).collect());
         for k in v.as_object().into_iter().flat_map(|m| m.keys()) {
             if !names.contains(&k.as_str()) {
-                let hint = crate::queue::closest(k, &names)
+                let hint = crate::params::closest(k, &names)
                     .map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
                 return Err(format!(
                     "{k}: unknown parameter of {name}{hint}; allowed: {}",
@@ -189,7 +189,7 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
         let p: T = if v.is_null() {
             T::default()
         } else {
-            crate::queue::parse_params(v)?
+            crate::params::parse(v)?
         };
         check(&p)?;
         Ok(serde_json::to_value(&p).expect("parameters serialise"))

@@ -350,7 +350,7 @@ fn handshake_one_segment_exact_completion_time() {
         + tx_time(HEADER as u64, rate);
     assert_eq!(expect, 200 * MS + 48_000 * 2 + 841_600 + 41_600);
     assert_eq!(sim.snd.completed(), Some(expect));
-    let mut r = crate::transport::FlowReport::default();
+    let mut r = crate::record::rows::FlowReport::default();
     sim.snd.report(&mut r);
     sim.rcv.report(&mut r);
     assert_eq!(r.first_syn, Some(0));
@@ -700,7 +700,7 @@ fn per_ack_scoreboard_work_is_bounded() {
         sim.start();
         sim.log_cwnd = true;
         sim.run_until(30 * SEC);
-        let mut r = crate::transport::FlowReport::default();
+        let mut r = crate::record::rows::FlowReport::default();
         sim.snd.report(&mut r);
         let work = sim.snd.scoreboard().work();
         let events = sim.snd.acks_received() + r.packets_sent;

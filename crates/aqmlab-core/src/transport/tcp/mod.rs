@@ -21,7 +21,7 @@
 //! last data segment and takes no sequence number.
 
 use crate::packet::Dir;
-use crate::queue::params::{self, read, Params};
+use crate::params::{self, read, Params};
 use crate::transport::cc::{cc_params, Hystart, CC_NAMES};
 use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
 use schemars::JsonSchema;
@@ -56,7 +56,7 @@ pub fn ack_size(n_sack: usize) -> u32 {
 /// A TCP connection's model, declared once: each field is a flow key of the TCP-based kinds
 /// (`tcp`, `web`, `webpage`) with its type, its help (the doc comment: `aqmlab list tcp`, the
 /// JSON Schema) and its defaults (a profile's value, [`PROFILES`]); the struct read from a flow
-/// entry over its profile (`queue::params::read`) is what the endpoints run, and written back it
+/// entry over its profile (`params::read`) is what the endpoints run, and written back it
 /// is the flow's resolved TCP keys. The fields marked `skip` come from the flow's other keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -799,7 +799,7 @@ mod tests {
 
     #[test]
     fn every_tcp_key_has_its_help() {
-        let docs = crate::queue::params::Group::of::<TcpConfig>().docs();
+        let docs = crate::params::Group::of::<TcpConfig>().docs();
         assert_eq!(docs.len(), keys().len());
         for d in docs {
             assert!(!d.help.is_empty(), "{} has no doc comment", d.name);

@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 
 use super::{ack_size, TcpConfig, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
-use crate::transport::{Endpoint, FlowReport, Outbox};
+use crate::record::rows::FlowReport;
+use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 
 pub struct TcpReceiver {

@@ -1,7 +1,7 @@
 //! What the sender counts: the flow's report ([`FlowReport`]) and the accessors for inspection.
 
 use super::TcpSender;
-use crate::transport::FlowReport;
+use crate::record::rows::FlowReport;
 use crate::units::Time;
 
 #[derive(Debug, Default)]

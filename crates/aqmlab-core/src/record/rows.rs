@@ -1,0 +1,133 @@
+//! The rows of the tables a run returns, as the layers that produce them fill them: a flow's
+//! counters (`FlowReport`, from its endpoints), a hop's (`LinkStats`, from its link), a web
+//! exchange's and a page fetch's records (from the applications), and the rows the run's
+//! collection builds from them (`FlowRow`, `LinkRow`, ...). Declared here, below the producers,
+//! so that the tables (`tables.rs`) never look above the record layer.
+
+use crate::packet::Dir;
+use crate::queue::DropReason;
+use crate::units::Time;
+
+/// Per-flow counters an endpoint contributes to the run's results. Each endpoint fills the
+/// fields it knows; the flow's two endpoints together fill the record.
+#[derive(Clone, Debug, Default)]
+pub struct FlowReport {
+    /// Packets and bytes (IP) the source put on the path, retransmissions included.
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    /// Payload bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    pub packets_received: u64,
+    /// TCP: retransmitted segments and RTO expiries; tail loss probes sent; timeouts found
+    /// spurious and undone.
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub tlp_probes: u64,
+    pub spurious_rtos: u64,
+    /// TCP: time of the first SYN and of the last ACK of a finite transfer.
+    pub first_syn: Option<Time>,
+    pub completed: Option<Time>,
+    /// TCP: congestion window (bytes) and smoothed RTT now.
+    pub cwnd_bytes: u64,
+    pub srtt: Option<Time>,
+    /// TCP: ECN congestion reductions and ECE-marked ACKs seen.
+    pub ecn_reductions: u64,
+}
+
+/// Counters of one hop.
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    pub arrivals: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops: [u64; DropReason::ALL.len()],
+    pub marks: u64,
+}
+
+impl LinkStats {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// One exchange as the run produced it (the `web` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExchangeRecord {
+    pub connection: u32,
+    /// Position of the exchange on its connection.
+    pub index: u32,
+    pub req_bytes: u64,
+    pub rsp_bytes: u64,
+    /// When the client sent the request's SYN (None: not within the run).
+    pub requested: Option<Time>,
+    /// When the last byte of the response reached the client (None: not within the run).
+    pub completed: Option<Time>,
+}
+
+/// One page fetch as the run produced it (the `webpage` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FetchRecord {
+    pub index: u32,
+    pub start: Time,
+    /// When the last object's last byte arrived (None: timed out or cut by the run's end).
+    pub completed: Option<Time>,
+    pub timed_out: bool,
+    pub objects_done: u32,
+}
+
+/// One row of the `flows` table.
+#[derive(Clone, Debug)]
+pub struct FlowRow {
+    pub kind: String,
+    pub direction: Dir,
+    pub group: u32,
+    pub label: String,
+    pub cc: String,
+    pub start: Time,
+    pub base_rtt: Time,
+    pub bytes_target: u64,
+    pub report: FlowReport,
+    pub drops: u64,
+    pub marks: u64,
+}
+
+/// One row of the `links` table: one per hop.
+#[derive(Clone, Debug)]
+pub struct LinkRow {
+    pub dir: Dir,
+    pub hop: String,
+    /// The hop with the lowest (initial) rate of its direction; the first of equals.
+    pub bottleneck: bool,
+    pub delay: Time,
+    pub qdisc: String,
+    pub rate_bps: u64,
+    pub capacity_bytes: u64,
+    pub stats: LinkStats,
+    pub backlog_bytes: u64,
+    pub backlog_pkts: u64,
+    pub schedule: Vec<(Time, u64)>,
+    pub diagnostics: Vec<(&'static str, f64)>,
+}
+
+/// One row of the `probes` table.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeRow {
+    pub flow: u32,
+    pub seq: u64,
+    pub sent: Time,
+    pub reply: Option<(Time, Time, Time)>,
+}
+
+/// One row of the `web` table: an exchange of a web flow.
+#[derive(Clone, Copy, Debug)]
+pub struct WebRow {
+    pub flow: u32,
+    pub rec: ExchangeRecord,
+}
+
+/// One row of the `webpage` table: a page fetch of a webpage flow.
+#[derive(Clone, Copy, Debug)]
+pub struct PageRow {
+    pub flow: u32,
+    pub rec: FetchRecord,
+}

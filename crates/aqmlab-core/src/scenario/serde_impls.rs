@@ -1,0 +1,203 @@
+//! The scenario values written by hand rather than derived: a rate or a rate schedule, a qdisc
+//! given as a name or a table, a start time or a uniform draw, a DSCP as a number or a name, a
+//! HyStart variant or a boolean. Each reads what the file may say and writes back the canonical
+//! form the resolved scenario stores; errors say what was given and what is allowed.
+
+use super::{Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
+use crate::transport::cc::Hystart;
+use crate::units::{parse_rate, parse_time, Dur, Rate};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+impl<'de> Deserialize<'de> for RateSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let allowed =
+            "a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], [\"5s\", \"2Mbps\"], ...]";
+        match &v {
+            Value::String(s) => Ok(RateSpec(vec![(0, parse_rate(s).map_err(de::Error::custom)?)])),
+            Value::Array(steps) if !steps.is_empty() => {
+                let mut out = Vec::new();
+                for (i, step) in steps.iter().enumerate() {
+                    let pair = step.as_array().filter(|p| p.len() == 2);
+                    let (t, r) = match pair.map(|p| (p[0].as_str(), p[1].as_str())) {
+                        Some((Some(t), Some(r))) => (t, r),
+                        _ => {
+                            return Err(de::Error::custom(format!(
+                                "step {i}: {step} is not a [time, rate] pair"
+                            )))
+                        }
+                    };
+                    let t = parse_time(t).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
+                    let r = parse_rate(r).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
+                    out.push((t, r));
+                }
+                Ok(RateSpec(out))
+            }
+            _ => Err(de::Error::custom(format!("{v} is not {allowed}"))),
+        }
+    }
+}
+
+impl Serialize for RateSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.len() == 1 && self.0[0].0 == 0 {
+            Rate(self.0[0].1).serialize(s)
+        } else {
+            let steps: Vec<(Dur, Rate)> = self.0.iter().map(|&(t, r)| (Dur(t), Rate(r))).collect();
+            steps.serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for QdiscSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(kind) => Ok(QdiscSpec {
+                kind,
+                params: Default::default(),
+            }),
+            Value::Object(mut m) => match m.remove("kind") {
+                Some(Value::String(kind)) => Ok(QdiscSpec { kind, params: m }),
+                _ => Err(de::Error::custom(
+                    "a qdisc table needs `kind = \"<name>\"` (see `aqmlab list qdiscs`)",
+                )),
+            },
+            v => Err(de::Error::custom(format!(
+                "{v} is not a qdisc name or a table with `kind`"
+            ))),
+        }
+    }
+}
+
+impl Serialize for QdiscSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), Value::String(self.kind.clone()));
+        m.extend(self.params.clone());
+        Value::Object(m).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StartSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let allowed = "a time (\"1s\") or { uniform = [\"0s\", \"0.65s\"], per = \"group\" | \"flow\" }";
+        match Value::deserialize(d)? {
+            Value::String(s) => parse_time(&s).map(StartSpec::At).map_err(de::Error::custom),
+            Value::Object(m)
+                if m.contains_key("uniform") && m.keys().all(|k| k == "uniform" || k == "per") =>
+            {
+                let per = match m.get("per") {
+                    None => StartPer::Group,
+                    Some(Value::String(p)) if p == "group" => StartPer::Group,
+                    Some(Value::String(p)) if p == "flow" => StartPer::Flow,
+                    Some(v) => {
+                        return Err(de::Error::custom(format!(
+                            "per: {v} is not allowed; allowed: \"group\" (one draw for the entry's flows) \
+                             or \"flow\" (one draw per flow)"
+                        )))
+                    }
+                };
+                let b = m["uniform"].as_array().filter(|a| a.len() == 2);
+                match b.map(|a| (a[0].as_str(), a[1].as_str())) {
+                    Some((Some(lo), Some(hi))) => {
+                        let lo = parse_time(lo).map_err(de::Error::custom)?;
+                        let hi = parse_time(hi).map_err(de::Error::custom)?;
+                        if hi < lo {
+                            return Err(de::Error::custom(
+                                "uniform: the upper bound is below the lower bound",
+                            ));
+                        }
+                        Ok(StartSpec::Uniform(lo, hi, per))
+                    }
+                    _ => Err(de::Error::custom(format!(
+                        "uniform needs two times; allowed: {allowed}"
+                    ))),
+                }
+            }
+            v => Err(de::Error::custom(format!("{v} is not {allowed}"))),
+        }
+    }
+}
+
+impl Serialize for StartSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            StartSpec::At(t) => Dur(t).serialize(s),
+            StartSpec::Uniform(lo, hi, per) => {
+                let mut m = serde_json::Map::new();
+                m.insert("uniform".into(), serde_json::json!([Dur(lo), Dur(hi)]));
+                m.insert("per".into(), per.name().into());
+                Value::Object(m).serialize(s)
+            }
+        }
+    }
+}
+
+impl Dscp {
+    pub fn parse(s: &str) -> Option<u8> {
+        let u = s.to_ascii_uppercase();
+        let digit = |c: Option<char>| c.and_then(|c| c.to_digit(10));
+        match u.as_str() {
+            "BE" | "DF" => Some(0),
+            "EF" => Some(46),
+            "LE" => Some(1),
+            "VA" => Some(44),
+            _ if u.len() == 3 && u.starts_with("CS") => {
+                digit(u.chars().nth(2)).filter(|&n| n <= 7).map(|n| 8 * n as u8)
+            }
+            _ if u.len() == 4 && u.starts_with("AF") => {
+                let (x, y) = (digit(u.chars().nth(2))?, digit(u.chars().nth(3))?);
+                ((1..=4).contains(&x) && (1..=3).contains(&y)).then_some((8 * x + 2 * y) as u8)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Dscp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let allowed = "0 to 63, or a name: BE, CS0-CS7, AF11-AF43, EF, LE, VA";
+        match Value::deserialize(d)? {
+            Value::Number(n) if n.as_u64().is_some_and(|v| v <= 63) => {
+                Ok(Dscp(n.as_u64().unwrap_or(0) as u8))
+            }
+            Value::String(s) => Dscp::parse(&s)
+                .map(Dscp)
+                .ok_or_else(|| de::Error::custom(format!("{s:?} is not allowed; allowed: {allowed}"))),
+            v => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: {allowed}"
+            ))),
+        }
+    }
+}
+
+impl Serialize for Dscp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Hystart {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let h = match &v {
+            Value::Bool(b) => Some(if *b { Hystart::Linux } else { Hystart::Off }),
+            Value::String(s) => Hystart::parse(s),
+            _ => None,
+        };
+        h.ok_or_else(|| {
+            let names: Vec<String> = Hystart::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            de::Error::custom(format!(
+                "{v} is not allowed; allowed: {} (true = \"linux\", false = \"off\")",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl Serialize for Hystart {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}

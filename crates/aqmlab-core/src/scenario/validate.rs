@@ -1,0 +1,576 @@
+//! The checks of a parsed scenario that serde cannot express (ranges, names, the shape of the
+//! path, WiFi, each flow's keys against its kind, the size of the packet table). Every error
+//! names the key path, the value and what is allowed (docs/architecture.md, principle 7).
+
+use super::{
+    flow, DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartSpec, WifiSpec, MAX_HOPS,
+    RECORD_INTERVAL_MIN,
+};
+use crate::packet::Dir;
+use crate::params::{check_range, check_time};
+use crate::record::Level;
+use crate::units::{fmt_time, MS, SEC};
+
+/// A hop or station name: a letter, then up to 31 letters, digits, '_' or '-'.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+/// The error of key `key`: "<key>: <msg>".
+fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T, String> {
+    Err(format!("{key}: {msg}"))
+}
+
+impl Scenario {
+    /// Value checks serde cannot express. Errors name the key path.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return err("name", "must not be empty");
+        }
+        if self.duration.0 == 0 {
+            return err("duration", "0s is not allowed; the run needs a positive duration");
+        }
+        if self.record.interval.0 < RECORD_INTERVAL_MIN {
+            return err(
+                "record.interval",
+                format!(
+                    "{} is below the minimum; allowed: 1ms or more (finer timing is in the packet \
+                     table, record.level = \"packets\")",
+                    fmt_time(self.record.interval.0)
+                ),
+            );
+        }
+        if self.topology.mtu.0 < 68 || self.topology.mtu.0 > 65535 {
+            return err(
+                "topology.mtu",
+                format!("{}B is out of range; allowed 68B to 65535B", self.topology.mtu.0),
+            );
+        }
+        self.validate_path()?;
+        self.validate_wifi()?;
+        for hop in self.topology.hops() {
+            let l = hop.spec;
+            let key = hop.key;
+            let steps =
+                match (&l.rate, l.wifi) {
+                    (Some(r), false) => &r.0,
+                    (None, true) => continue,
+                    (None, false) => return err(
+                        format!("{key}.rate"),
+                        "missing; give a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], ...]",
+                    ),
+                    (Some(_), true) => unreachable!("checked by validate_wifi"),
+                };
+            for (i, &(t, r)) in steps.iter().enumerate() {
+                if r == 0 {
+                    return err(
+                        format!("{key}.rate"),
+                        "0bps is not allowed; a link rate must be positive",
+                    );
+                }
+                if i == 0 && t != 0 {
+                    return err(format!("{key}.rate"), "a rate schedule must start at \"0s\"");
+                }
+                if i > 0 && t <= steps[i - 1].0 {
+                    return err(format!("{key}.rate"), format!("step {i}: times must increase"));
+                }
+            }
+            match l.device_queue.map(|d| d.0) {
+                Some(crate::units::Limit::Bytes(_)) => {
+                    return err(format!("{key}.device_queue"), "counts packets, e.g. \"1p\"")
+                }
+                Some(crate::units::Limit::Packets(p)) if p > 100_000 => {
+                    return err(
+                        format!("{key}.device_queue"),
+                        format!("{p}p is out of range; allowed 0p to 100000p"),
+                    )
+                }
+                _ => {}
+            }
+            if !(0.0..1.0).contains(&l.loss) {
+                return err(
+                    format!("{key}.loss"),
+                    format!("{} is out of range; allowed 0 <= loss < 1", l.loss),
+                );
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            self.validate_flow(i, f)?;
+        }
+        self.validate_table_size()
+    }
+
+    /// Packet recording: every hop transmits at most its peak rate in full-size packets, so the
+    /// `packets` table holds about sum(peak rate x duration / (8 MTU)) rows (more with smaller
+    /// packets). Refused above `record.max_rows`, which the user can raise.
+    fn validate_table_size(&self) -> Result<(), String> {
+        if self.record.level != Level::Packets {
+            return Ok(());
+        }
+        let secs = self.duration.0 as f64 / SEC as f64;
+        let rows: f64 = self
+            .topology
+            .hops()
+            .iter()
+            .map(|h| {
+                let peak = match (&h.spec.rate, &self.topology.wifi) {
+                    (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
+                    (None, Some(w)) => w.stations.iter().map(|s| w.phy(s).rate_bps()).max().unwrap_or(0),
+                    (None, None) => 0,
+                };
+                peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)
+            })
+            .sum();
+        if rows > self.record.max_rows as f64 {
+            return err(
+                "record.level",
+                format!(
+                    "\"packets\" would record about {:.1} million packet rows (every hop at its peak rate \
+                     in {} B packets for {}), about {:.1} GB once loaded; allowed: at most \
+                     record.max_rows = {} rows (raise it, shorten the run, or record.level = \"series\")",
+                    rows / 1e6,
+                    self.topology.mtu.0,
+                    fmt_time(self.duration.0),
+                    rows * 200.0 / 1e9,
+                    self.record.max_rows
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The shape of the path: the shorthand or `hops`, not both; every direction has a hop;
+    /// hop names unique and usable as file and column names.
+    fn validate_path(&self) -> Result<(), String> {
+        let t = &self.topology;
+        if t.hops.is_empty() {
+            for (dir, l) in [(Dir::Down, &t.down), (Dir::Up, &t.up)] {
+                let key = format!("topology.{}", dir.name());
+                let Some(l) = l else {
+                    return err(
+                        key,
+                        "missing; give both topology.down and topology.up, or topology.hops",
+                    );
+                };
+                for (k, set) in [
+                    ("name", l.name.is_some()),
+                    ("direction", l.direction.is_some()),
+                    ("delay", l.delay.is_some()),
+                    ("hosts", !l.hosts.is_empty()),
+                ] {
+                    if set {
+                        return err(format!("{key}.{k}"), "only allowed on an entry of topology.hops");
+                    }
+                }
+            }
+            return Ok(());
+        }
+        for dir in Dir::BOTH {
+            if (dir == Dir::Up && t.up.is_some()) || (dir == Dir::Down && t.down.is_some()) {
+                return err(
+                    format!("topology.{}", dir.name()),
+                    "not allowed together with topology.hops; describe that direction's hop in topology.hops",
+                );
+            }
+        }
+        if t.hops.len() > MAX_HOPS {
+            return err(
+                "topology.hops",
+                format!("{} hops is out of range; allowed 1 to {MAX_HOPS}", t.hops.len()),
+            );
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, h) in t.hops.iter().enumerate() {
+            let key = format!("topology.hops[{i}]");
+            let Some(name) = h.name.as_deref() else {
+                return err(
+                    format!("{key}.name"),
+                    "missing; every hop needs a name such as \"router\"",
+                );
+            };
+            if !valid_name(name) {
+                return err(
+                    format!("{key}.name"),
+                    format!("{name:?} is not allowed; a hop name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
+                );
+            }
+            if names.contains(&name) {
+                return err(
+                    format!("{key}.name"),
+                    format!("{name:?} names two hops; hop names must be unique"),
+                );
+            }
+            names.push(name);
+            if h.direction.is_none() {
+                return err(format!("{key}.direction"), "missing; allowed: \"up\" or \"down\"");
+            }
+            if let Some(d) = h.delay {
+                if d.0 > 3600 * crate::units::SEC {
+                    return err(
+                        format!("{key}.delay"),
+                        format!(
+                            "{} is out of range; allowed 0s to 3600s",
+                            crate::units::fmt_time(d.0)
+                        ),
+                    );
+                }
+            }
+        }
+        for dir in Dir::BOTH {
+            let last = t
+                .hops
+                .iter()
+                .enumerate()
+                .rfind(|(_, h)| h.direction.map(DirSpec::dir) == Some(dir));
+            if let Some((i, h)) = last {
+                if h.delay.is_some_and(|d| d.0 > 0) {
+                    return err(
+                        format!("topology.hops[{i}].delay"),
+                        format!("not allowed on the last hop of the {} direction: the delay beyond it is the flows' access path (topology.rtt or a flow's rtt)", dir.name()),
+                    );
+                }
+            }
+            if !t.hops.iter().any(|h| h.direction.map(DirSpec::dir) == Some(dir)) {
+                return err(
+                    "topology.hops",
+                    format!("no hop carries the {} direction; every direction needs at least one hop (direction = \"{}\")", dir.name(), dir.name()),
+                );
+            }
+        }
+        self.validate_hosts()
+    }
+
+    /// Hops with one link per host: at the hosts' end of their chain, the same hosts on both.
+    fn validate_hosts(&self) -> Result<(), String> {
+        let t = &self.topology;
+        let mut first: Option<(usize, &Vec<String>)> = None;
+        let mut links = t.hops.len();
+        for (i, h) in t.hops.iter().enumerate().filter(|(_, h)| !h.hosts.is_empty()) {
+            let key = format!("topology.hops[{i}].hosts");
+            let dir = h.direction.map(DirSpec::dir).expect("checked above");
+            let chain: Vec<usize> = (0..t.hops.len())
+                .filter(|&k| t.hops[k].direction.map(DirSpec::dir) == Some(dir))
+                .collect();
+            let at_hosts = match dir {
+                Dir::Up => chain[0] == i,
+                Dir::Down => chain[chain.len() - 1] == i,
+            };
+            if !at_hosts {
+                return err(
+                    key,
+                    "only allowed on the hosts' access hop: the first hop of the up chain or the last of the down chain",
+                );
+            }
+            if h.wifi {
+                return err(key, "not allowed on a WiFi hop (its stations are its hosts)");
+            }
+            for (k, name) in h.hosts.iter().enumerate() {
+                if !valid_name(name) {
+                    return err(
+                        format!("{key}[{k}]"),
+                        format!("{name:?} is not allowed; a host name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
+                    );
+                }
+                if h.hosts[..k].contains(name) {
+                    return err(format!("{key}[{k}]"), format!("{name:?} names two hosts"));
+                }
+            }
+            if let Some((j, other)) = first {
+                if other != &h.hosts {
+                    return err(
+                        key,
+                        format!("must list the hosts of topology.hops[{j}].hosts, in the same order (a host's uplink and downlink)"),
+                    );
+                }
+            }
+            first = Some((i, &h.hosts));
+            links += h.hosts.len() - 1;
+        }
+        if links > MAX_HOPS {
+            return err(
+                "topology.hops",
+                format!("{links} links (every host's counted) is out of range; allowed 1 to {MAX_HOPS}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// The WiFi medium and its two hops: the access point's is the last of the down chain, the
+    /// stations' the first of the up chain; neither has a wired rate, loss or device queue.
+    fn validate_wifi(&self) -> Result<(), String> {
+        let hops = self.topology.hops();
+        let wifi: Vec<&HopRef> = hops.iter().filter(|h| h.spec.wifi).collect();
+        let Some(w) = &self.topology.wifi else {
+            if let Some(h) = wifi.first() {
+                return err(
+                    format!("{}.wifi", h.key),
+                    "needs a medium: add [topology.wifi] with its stations, e.g. stations = [{ name = \"laptop\" }]",
+                );
+            }
+            return Ok(());
+        };
+        w.validate()?;
+        for d in Dir::BOTH {
+            let chain: Vec<&HopRef> = hops.iter().filter(|h| h.dir == d).collect();
+            let on: Vec<&&HopRef> = chain.iter().filter(|h| h.spec.wifi).collect();
+            let (pos, what) = match d {
+                Dir::Down => (
+                    chain.len() - 1,
+                    "the access point's: the last hop of the down chain",
+                ),
+                Dir::Up => (0, "the stations': the first hop of the up chain"),
+            };
+            match on.as_slice() {
+                [] => {
+                    return err(
+                        "topology.wifi",
+                        format!(
+                            "no {} hop is on the medium; mark {} with wifi = true",
+                            d.name(),
+                            what
+                        ),
+                    )
+                }
+                [h] if h.key == chain[pos].key => {
+                    for (k, set) in [
+                        ("rate", h.spec.rate.is_some()),
+                        ("loss", h.spec.loss > 0.0),
+                        ("device_queue", h.spec.device_queue.is_some()),
+                    ] {
+                        if set {
+                            return err(
+                                format!("{}.{k}", h.key),
+                                "not allowed on a WiFi hop: its rates, losses and driver queues are \
+                                 topology.wifi's (stations[].mcs, stations[].fer, driver_limit)",
+                            );
+                        }
+                    }
+                }
+                [h] => {
+                    return err(
+                        format!("{}.wifi", h.key),
+                        format!("the WiFi hop of the {} direction must be {what}", d.name()),
+                    )
+                }
+                [_, h, ..] => {
+                    return err(
+                        format!("{}.wifi", h.key),
+                        format!(
+                            "a second WiFi hop in the {} direction; allowed: one per direction",
+                            d.name()
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let common = flow::common_keys().iter().map(String::as_str);
+        let allowed: Vec<&str> = common.chain(f.kind.keys()).collect();
+        for k in f.keys.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return err(
+                    key(k),
+                    format!("not a key of a {} flow; allowed: {}", f.kind, allowed.join(", ")),
+                );
+            }
+        }
+        self.flow_route(f).map_err(|e| format!("flows[{i}].hops: {e}"))?;
+        if let Some(st) = &f.station {
+            match &self.topology.wifi {
+                None => return err(key("station"), "needs a WiFi medium (topology.wifi)"),
+                Some(w) if !w.stations.iter().any(|s| &s.name == st) => {
+                    let names: Vec<&str> = w.stations.iter().map(|s| s.name.as_str()).collect();
+                    return err(
+                        key("station"),
+                        format!("{st:?} is not a station; allowed: {}", names.join(", ")),
+                    );
+                }
+                _ => {}
+            }
+        }
+        if let Some(h) = &f.host {
+            let hosts = self.hosts();
+            if hosts.is_empty() {
+                return err(
+                    key("host"),
+                    "needs a hop with one link per host (topology.hops[].hosts)",
+                );
+            }
+            if !hosts.contains(h) {
+                return err(
+                    key("host"),
+                    format!("{h:?} is not a host; allowed: {}", hosts.join(", ")),
+                );
+            }
+        }
+        if let Some(c) = f.count {
+            if c == 0 || c > 100_000 {
+                return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));
+            }
+        }
+        if let Some(stop) = f.stop {
+            let latest_start = match f.start {
+                Some(StartSpec::At(t)) => t,
+                Some(StartSpec::Uniform(_, hi, _)) => hi,
+                None => 0,
+            };
+            if stop.0 <= latest_start {
+                return err(
+                    key("stop"),
+                    format!(
+                        "{} is not after the flow's start ({}); allowed: a time after start",
+                        fmt_time(stop.0),
+                        fmt_time(latest_start)
+                    ),
+                );
+            }
+        }
+        if let Some(r) = f.rtt {
+            if r.0 == 0 {
+                return err(key("rtt"), "must be positive");
+            }
+        }
+        if let Some(s) = f.rtt_spread {
+            let rtt = f.rtt.unwrap_or(self.topology.rtt).0;
+            if s.0 >= rtt {
+                return err(
+                    key("rtt_spread"),
+                    format!(
+                        "{} is not below the flow's rtt ({}); allowed: 0 up to (excluding) the rtt",
+                        fmt_time(s.0),
+                        fmt_time(rtt)
+                    ),
+                );
+            }
+        }
+        let model = FlowModel::read(f, &flow::FlowCtx::of(f, self.duration.0))
+            .map_err(|e| format!("flows[{i}].{e}"))?;
+        let probe_size = match &model {
+            FlowModel::Udp(u) => Some(u.packet_size),
+            FlowModel::Ping(p) | FlowModel::Voip(p) => Some(p.packet_size),
+            FlowModel::Tcp { .. } | FlowModel::Web { .. } | FlowModel::Webpage { .. } => None,
+        };
+        if let Some(ps) = probe_size {
+            let lo = if f.kind.echoed() { 28 } else { 29 };
+            if ps.0 < lo || ps.0 > self.topology.mtu.0 {
+                return err(
+                    key("packet_size"),
+                    format!(
+                        "{}B is out of range; allowed {lo}B to the path MTU {}B",
+                        ps.0, self.topology.mtu.0
+                    ),
+                );
+            }
+        }
+        // Web objects and pages go down, their requests up.
+        if matches!(f.kind, FlowKind::Web | FlowKind::Webpage)
+            && f.direction.is_some_and(|d| d != DirSpec::Down)
+        {
+            let what = if f.kind == FlowKind::Web {
+                "a web flow's responses go down (its requests up)"
+            } else {
+                "a webpage flow's objects go down (its requests up)"
+            };
+            return err(key("direction"), format!("\"up\" is not allowed; {what}"));
+        }
+        Ok(())
+    }
+}
+
+impl WifiSpec {
+    /// Checks every value; errors name the key under `topology.wifi`.
+    fn validate(&self) -> Result<(), String> {
+        let key = |k: &str| format!("topology.wifi.{k}");
+        if self.stations.is_empty() {
+            return err(
+                key("stations"),
+                "missing or empty; a WiFi medium needs at least one station, e.g. stations = [{ name = \"laptop\" }]",
+            );
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, st) in self.stations.iter().enumerate() {
+            let k = key(&format!("stations[{i}]"));
+            if !valid_name(&st.name) {
+                return err(
+                    format!("{k}.name"),
+                    format!("{:?} is not allowed; a station name starts with a letter and has 1 to 32 letters, digits, '_' or '-'", st.name),
+                );
+            }
+            if names.contains(&st.name.as_str()) {
+                return err(format!("{k}.name"), format!("{:?} names two stations", st.name));
+            }
+            names.push(&st.name);
+            if st.mcs > 31 {
+                return err(
+                    format!("{k}.mcs"),
+                    format!("{} is out of range; allowed 0 to 31 (HT MCS)", st.mcs),
+                );
+            }
+            if !(0.0..1.0).contains(&st.fer) {
+                return err(
+                    format!("{k}.fer"),
+                    format!("{} is out of range; allowed 0 <= fer < 1", st.fer),
+                );
+            }
+        }
+        if self.width != 20 && self.width != 40 {
+            return err(
+                key("width"),
+                format!("{} is not allowed; allowed: 20 or 40 (MHz)", self.width),
+            );
+        }
+        if self.guard != "long" && self.guard != "short" {
+            return err(
+                key("guard"),
+                format!(
+                    "{:?} is not allowed; allowed: \"long\" (800 ns) or \"short\" (400 ns)",
+                    self.guard
+                ),
+            );
+        }
+        if !crate::net::wifi::LEGACY_RATES
+            .iter()
+            .any(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
+        {
+            return err(
+                key("ack_rate"),
+                format!(
+                    "{} is not a legacy OFDM rate; allowed: 6, 9, 12, 18, 24, 36, 48 or 54Mbps",
+                    crate::units::fmt_rate(self.ack_rate.0)
+                ),
+            );
+        }
+        let us = crate::units::US;
+        for (k, v, lo, hi) in [
+            ("slot", self.slot.0, us, 100 * us),
+            ("sifs", self.sifs.0, us, 100 * us),
+            ("max_airtime", self.max_airtime.0, 100 * us, 10 * MS),
+        ] {
+            check_time(&key(k), v, lo, hi)?;
+        }
+        for (k, v, lo, hi) in [
+            ("aifsn", self.aifsn as u64, 1, 15),
+            ("cw_min", self.cw_min as u64, 0, 1023),
+            ("max_subframes", self.max_subframes as u64, 1, 64),
+            ("max_ampdu_bytes", self.max_ampdu_bytes.0, 1600, 65535),
+            ("driver_limit", self.driver_limit as u64, 1, 100_000),
+            ("hw_aggregates", self.hw_aggregates as u64, 1, 64),
+            ("retries", self.retries as u64, 0, 100),
+        ] {
+            check_range(&key(k), v, lo, hi)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
