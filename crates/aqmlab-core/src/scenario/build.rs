@@ -22,7 +22,7 @@ use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
 use crate::rng::Rng;
-use crate::sim::{AnyEndpoint, Flow, World};
+use crate::sim::{AnyEndpoint, EventKind, Flow, World};
 use crate::transport::cc::tcp_lp;
 use crate::transport::tcp::{try_new_connection, TcpConfig, TcpSender};
 use crate::transport::FlowReport;
@@ -93,6 +93,8 @@ pub struct RunResult {
     pub seed: u64,
     pub duration: Time,
     pub events: u64,
+    /// The events by kind (`sim::EventKind`).
+    pub event_kinds: [u64; EventKind::ALL.len()],
     pub recorded: Recorded,
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
@@ -716,6 +718,7 @@ pub fn run_watched(
         seed,
         duration: end,
         events: world.events,
+        event_kinds: world.kinds,
         recorded: Recorded {
             packets: rec.packets,
             queue: rec.queue,
