@@ -88,7 +88,7 @@ def _encode(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     if col.null_count:
         values = np.append(values, "None")
         idx = np.where(pc.is_null(col).to_numpy(zero_copy_only=False), values.size - 1, idx)
-    return idx.astype(np.intp), values
+    return idx, values
 
 
 def _strcol(table: pa.Table, name: str) -> np.ndarray:
