@@ -68,9 +68,14 @@ def _col(table: pa.Table, name: str, dtype=None) -> np.ndarray:
     return arr.astype(dtype) if dtype is not None else arr
 
 
-def _strcol(table: pa.Table, name: str) -> np.ndarray:
-    """A string column as a numpy unicode array (via its distinct values: fast for the few
-    distinct values of ``dir``/``outcome``/``kind``; nulls become "None")."""
+def _codes(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A string column as (codes, values), ``values[codes]`` being the column: one code per row
+    into its few distinct values (nulls: "None"). Built once per table object (``_cached``): a
+    summary reads a hop's outcomes a dozen times."""
+    return _cached(table, f"codes:{name}", lambda t: _encode(t, name))
+
+
+def _encode(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     col = table.column(name)
     if col.num_chunks != 1:
         col = col.combine_chunks() if col.num_chunks else pa.array([], pa.string())
@@ -83,7 +88,21 @@ def _strcol(table: pa.Table, name: str) -> np.ndarray:
     if col.null_count:
         values = np.append(values, "None")
         idx = np.where(pc.is_null(col).to_numpy(zero_copy_only=False), values.size - 1, idx)
-    return values[idx.astype(np.intp)] if idx.size else np.zeros(0, dtype=str)
+    return idx, values
+
+
+def _strcol(table: pa.Table, name: str) -> np.ndarray:
+    """A string column as a numpy unicode array (via its distinct values: fast for the few
+    distinct values of ``dir``/``outcome``/``kind``; nulls become "None")."""
+    idx, values = _codes(table, name)
+    return values[idx] if idx.size else np.zeros(0, dtype=str)
+
+
+def _isin(table: pa.Table, name: str, allowed) -> np.ndarray:
+    """The rows whose string column ``name`` is one of ``allowed``: ``np.isin(_strcol(...),
+    allowed)`` tested once per distinct value."""
+    idx, values = _codes(table, name)
+    return np.isin(values, allowed)[idx]
 
 
 def _nullable_float(table: pa.Table, name: str) -> np.ndarray:
@@ -234,9 +253,8 @@ def sojourn_times_ns(
     ``sojourn_delays_ns`` selects them (for delay against time)."""
     p = _filter_dir(_need(tables, "packets"), direction)
     w, _ = _window(meta, warmup_s)
-    outcome = _strcol(p, "outcome")
     t_in = _col(p, "t_enqueue_ns", np.int64)
-    mask = np.isin(outcome, TRANSMITTED) & (t_in >= w)
+    mask = _isin(p, "outcome", TRANSMITTED) & (t_in >= w)
     t_out = _nullable_float(p, "t_out_ns")[mask].astype(np.int64)
     return t_out, t_out - t_in[mask]
 
@@ -348,20 +366,13 @@ def backlog_steps(
         source = "packets" if _has(tables, "packets") else "queue"
     if source == "packets":
         p = _filter_dir(_need(tables, "packets"), direction)
-        outcome = _strcol(p, "outcome")
-        m = np.isin(outcome, ENTERED)
-        t_in = _col(p, "t_enqueue_ns", np.int64)[m]
-        t_out_f = _nullable_float(p, "t_out_ns")[m]
-        end = int(meta["duration_ns"])
-        t_out = np.where(np.isnan(t_out_f), end + 1, t_out_f).astype(np.int64)
+        m, order, times, last = _cached(
+            p, f"changes:{meta['duration_ns']}", lambda t: _queue_changes(t, meta)
+        )
         size = _col(p, "size", np.int64)[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
-        times = np.concatenate([[0], t_in, t_out])
         deltas = np.concatenate([[0], size, -size])
-        order = np.argsort(times, kind="stable")
-        times, cum = times[order], np.cumsum(deltas[order])
-        # value after all events at an instant = cum at the last event of that instant
-        last = np.r_[times[1:] != times[:-1], True]
-        return times[last], cum[last].astype(np.float64), True
+        cum = np.cumsum(deltas[order])
+        return times, cum[last].astype(np.float64), True
     if source == "queue":
         q = _filter_dir(_need(tables, "queue"), direction)
         t = _col(q, "t_ns", np.int64)
@@ -369,6 +380,23 @@ def backlog_steps(
         order = np.argsort(t, kind="stable")
         return t[order], v[order], False
     raise ValueError(f"source must be 'auto', 'packets' or 'queue', got {source!r}")
+
+
+def _queue_changes(p: pa.Table, meta: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ``backlog_steps`` needs of a hop's packets in either unit: the rows that entered the
+    queue, the stable time order of the changes [start, their enqueues, their departures], the
+    instants of change, and which change is the last of its instant (the value after all
+    changes at an instant is the running sum at its last one)."""
+    m = _isin(p, "outcome", ENTERED)
+    t_in = _col(p, "t_enqueue_ns", np.int64)[m]
+    t_out_f = _nullable_float(p, "t_out_ns")[m]
+    end = int(meta["duration_ns"])
+    t_out = np.where(np.isnan(t_out_f), end + 1, t_out_f).astype(np.int64)
+    times = np.concatenate([[0], t_in, t_out])
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    last = np.r_[times[1:] != times[:-1], True]
+    return m, order, times[last], last
 
 
 def _clip_steps(t: np.ndarray, v: np.ndarray, w: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -530,9 +558,8 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        outcome = _strcol(p, "outcome")
         t_out = _nullable_float(p, "t_out_ns")
-        m = np.isin(outcome, TRANSMITTED) & (t_out >= w)
+        m = _isin(p, "outcome", TRANSMITTED) & (t_out >= w)
         return float(_col(p, "size", np.int64)[m].sum()), w
     total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
     if w == 0:
@@ -570,11 +597,9 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        outcome = _strcol(p, "outcome")
-        t_out = _nullable_float(p, "t_out_ns")
-        inw = t_out >= w
+        inw = _nullable_float(p, "t_out_ns") >= w
         for r in QUEUE_DROP_REASONS:
-            out[r] = int(((outcome == r) & inw).sum())
+            out[r] = int((_isin(p, "outcome", (r,)) & inw).sum())
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
             # Runs stored before a reason existed have no column for it: none of those drops.
@@ -592,7 +617,7 @@ def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> in
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
         t_out = _nullable_float(p, "t_out_ns")
-        return int(((_strcol(p, "outcome") == "marked") & (t_out >= w)).sum())
+        return int((_isin(p, "outcome", ("marked",)) & (t_out >= w)).sum())
     total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
@@ -618,7 +643,7 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
         t_out = _nullable_float(p, "t_out_ns")
-        return int((np.isin(_strcol(p, "outcome"), TRANSMITTED) & (t_out >= w)).sum())
+        return int((_isin(p, "outcome", TRANSMITTED) & (t_out >= w)).sum())
     return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
 
 
@@ -629,7 +654,7 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
 # N flows cost O(rows + N), not O(rows x N). The cache holds the table itself (identity check:
 # ids are reused after a table is freed) and only the few most recent tables.
 _INDEX: dict[tuple[int, str], tuple[pa.Table, Any]] = {}
-_INDEX_KEEP = 8
+_INDEX_KEEP = 16
 
 
 def _cached(table: pa.Table, kind: str, build) -> Any:
@@ -643,15 +668,20 @@ def _cached(table: pa.Table, kind: str, build) -> Any:
     return value
 
 
-def _flow_rows(f: pa.Table) -> dict[int, dict]:
-    return {int(r["flow"]): r for r in f.to_pylist()}
+def _flow_index(f: pa.Table) -> dict[int, int]:
+    """The row of each flow id in the ``flows`` table."""
+    return {int(i): k for k, i in enumerate(f.column("flow").to_pylist())}
+
+
+def _flow_pos(tables: dict, flow: int) -> int:
+    k = _cached(_need(tables, "flows"), "index", _flow_index).get(int(flow))
+    if k is None:
+        raise KeyError(f"flow {flow} not in the flows table")
+    return k
 
 
 def _flow_row(tables: dict, flow: int) -> dict:
-    row = _cached(_need(tables, "flows"), "rows", _flow_rows).get(int(flow))
-    if row is None:
-        raise KeyError(f"flow {flow} not in the flows table")
-    return row
+    return tables["flows"].slice(_flow_pos(tables, flow), 1).to_pylist()[0]
 
 
 def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, int]]]:
@@ -666,38 +696,83 @@ def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tu
     return t, d, {int(i): (int(a), int(b)) for i, a, b in zip(ids, starts, ends, strict=True)}
 
 
+def _optional_ns(f: pa.Table, name: str) -> np.ndarray:
+    """A nullable time column of ``flows`` as float64, NaN for null (all NaN in runs stored
+    before the column existed)."""
+    return _nullable_float(f, name) if name in f.column_names else np.full(f.num_rows, np.nan)
+
+
+class _FlowSamples:
+    """``flow_series`` arranged for questions asked of every flow at once: the samples of each
+    ``flows`` row form one block (row ``k``: ``first[k]`` to ``first[k] + count[k]``), in time
+    order; ``row`` is each sample's ``flows`` row."""
+
+    def __init__(self, f: pa.Table, fs: pa.Table):
+        t, d, ranges = _cached(fs, "series", _series_of_flows)
+        ab = np.array([ranges.get(i, (0, 0)) for i in f.column("flow").to_pylist()], dtype=np.int64)
+        self.count = ab[:, 1] - ab[:, 0] if ab.size else np.zeros(0, np.int64)
+        pick = np.concatenate([np.arange(a, b) for a, b in ab]) if ab.size else np.zeros(0, np.int64)
+        self.t, self.d = t[pick], d[pick]
+        self.row = np.repeat(np.arange(f.num_rows), self.count)
+        self.first = np.cumsum(self.count) - self.count
+
+    def before(self, x: np.ndarray, inclusive: bool = False) -> np.ndarray:
+        """Per row k, its samples at times < x[k] (<= with ``inclusive``): a position within
+        its block, as ``np.searchsorted(t, x, "right" if inclusive else "left")``."""
+        x = np.broadcast_to(x, self.count.shape)[self.row]
+        hit = self.t <= x if inclusive else self.t < x
+        return np.bincount(self.row[hit], minlength=self.count.size)
+
+    def value_at(self, at: int) -> np.ndarray:
+        """Per row, the delivered bytes at the last sample <= ``at`` (0 before the first)."""
+        i = self.before(np.int64(at), inclusive=True)
+        return np.where(i > 0, self.d[np.maximum(self.first + i - 1, 0)] if self.d.size else 0.0, 0.0)
+
+
+def _flow_windows(tables: dict, meta: dict, warmup_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """(goodput in bit/s, NaN for None; delivered bytes) of every ``flows`` row, as
+    ``goodput_bps`` and ``delivered_bytes`` define them; computed once per tables and window."""
+    f, fs = _need(tables, "flows"), tables.get("flow_series")
+    kind = f"windows:{id(fs)}:{warmup_s!r}:{meta['duration_ns']}"
+    return _cached(f, kind, lambda _: (fs, _compute_flow_windows(f, fs, meta, warmup_s)))[1]
+
+
+def _compute_flow_windows(f: pa.Table, fs: pa.Table | None, meta: dict, warmup_s: float):
+    w, end = _window(meta, warmup_s if fs is not None else 0.0)
+    t0 = np.maximum(w, _col(f, "start_ns", np.int64))
+    done = _optional_ns(f, "completed_ns")
+    finished = ~np.isnan(done)
+    t1 = np.where(finished, np.nan_to_num(done), end).astype(np.int64)
+    total = _col(f, "bytes_delivered", np.float64)
+    gp = np.full(f.num_rows, np.nan)
+    ok = t1 > t0
+    gp[ok] = total[ok] * 8.0 * NS / (t1 - t0)[ok]
+    if fs is None:
+        return gp, _col(f, "bytes_delivered", np.int64)
+    s = _FlowSamples(f, fs)
+    delivered = np.rint(s.value_at(end) - s.value_at(w)).astype(np.int64)
+    has = s.count > 0
+    ia = s.before(t0)
+    ib = np.where(finished, np.minimum(s.count - 1, s.before(t1)), s.count - 1)
+    ok = has & (ia < s.count) & (ib > ia)
+    a, b = (s.first + ia)[ok], (s.first + ib)[ok]
+    gp[has] = np.nan
+    gp[ok] = (s.d[b] - s.d[a]) * 8.0 * NS / (s.t[b] - s.t[a])
+    return gp, delivered
+
+
 def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> float | None:
     """Goodput at the application (docs/metrics.md; goodbadwifi2015), bits per second.
 
     With ``flow_series``: (D(t_b) - D(t_a)) * 8 / (t_b - t_a), D = ``delivered_bytes`` (payload
     delivered in order to the receiving application), t_a = first sample >= max(W, start_ns),
     t_b = the first sample >= ``completed_ns`` for a finished finite transfer, else the last
-    sample. Without it (recording level ``summary``) only the whole-run total exists, so the
-    warm-up cannot be applied: ``bytes_delivered`` * 8 / (end - start_ns) with end =
-    ``completed_ns`` or T_end. None when the window is empty.
+    sample. A flow without samples, or any flow without the table (recording level
+    ``summary``: only the whole-run total exists, so the warm-up cannot be applied):
+    ``bytes_delivered`` * 8 / (end - max(W, start_ns)) with end = ``completed_ns`` or T_end.
+    None when the window is empty.
     """
-    row = _flow_row(tables, flow)
-    if not _has(tables, "flow_series"):
-        warmup_s = 0.0
-    w, end = _window(meta, warmup_s)
-    t0 = max(w, int(row["start_ns"]))
-    done = row.get("completed_ns")
-    if _has(tables, "flow_series"):
-        t_all, d_all, ranges = _cached(tables["flow_series"], "series", _series_of_flows)
-        a, b = ranges.get(int(flow), (0, 0))
-        if b > a:
-            t, d = t_all[a:b], d_all[a:b]
-            ia = int(np.searchsorted(t, t0, side="left"))
-            ib = t.size - 1
-            if done is not None:
-                ib = min(ib, int(np.searchsorted(t, int(done), side="left")))
-            if ia >= t.size or ib <= ia:
-                return None
-            return float((d[ib] - d[ia]) * 8.0 * NS / (t[ib] - t[ia]))
-    t1 = int(done) if done is not None else end
-    if t1 <= t0:
-        return None
-    return float(row["bytes_delivered"]) * 8.0 * NS / (t1 - t0)
+    return _float(_flow_windows(tables, meta, warmup_s)[0][_flow_pos(tables, flow)])
 
 
 def delivered_bytes(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> int:
@@ -705,15 +780,7 @@ def delivered_bytes(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) 
     D(W) from ``flow_series`` (D at the last sample <= t, 0 before the first), the same window as
     the links' utilisation; without ``flow_series`` (level ``summary``, no warm-up possible) the
     whole-run ``flows.bytes_delivered``."""
-    if not _has(tables, "flow_series"):
-        return int(_flow_row(tables, flow)["bytes_delivered"])
-    w, end = _window(meta, warmup_s)
-    t_all, d_all, ranges = _cached(tables["flow_series"], "series", _series_of_flows)
-    a, b = ranges.get(int(flow), (0, 0))
-    if b <= a:
-        return 0
-    t, d = t_all[a:b], d_all[a:b]
-    return round(_cum_at(t, d, end) - _cum_at(t, d, w))
+    return int(_flow_windows(tables, meta, warmup_s)[1][_flow_pos(tables, flow)])
 
 
 def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict[str, float | None]:
@@ -728,14 +795,11 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     out: dict[str, float | None] = {"down": None, "up": None, "total": None}
     if not _has(tables, "flows") or end <= w:
         return out
-    pflows = set(probe_flows(tables))
-    sums: dict[str, int] = {}
-    for row in _cached(tables["flows"], "rows", _flow_rows).values():
-        fid = int(row["flow"])
-        if fid in pflows or row["kind"] in PROBE_KINDS:
-            continue
-        d = str(row["direction"])
-        sums[d] = sums.get(d, 0) + delivered_bytes(tables, meta, fid, w / NS)
+    f = tables["flows"]
+    traffic = ~_probe_rows(tables)
+    delivered = _flow_windows(tables, meta, w / NS)[1]
+    direction = _strcol(f, "direction")
+    sums = {str(d): int(delivered[traffic & (direction == d)].sum()) for d in np.unique(direction[traffic])}
     for d, v in sums.items():
         out[d] = v * 8.0 * NS / (end - w) / 1e6
     if sums:
@@ -771,10 +835,21 @@ def class_throughput_series(
 def completion_time_s(tables: dict, flow: int) -> float | None:
     """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
     (transients2014); None when the flow did not complete or is not TCP."""
-    row = _flow_row(tables, flow)
-    if row.get("completed_ns") is None or row.get("first_syn_ns") is None:
-        return None
-    return (int(row["completed_ns"]) - int(row["first_syn_ns"])) / NS
+    f = _need(tables, "flows")
+    return _float(_completion_times_s(f)[_flow_pos(tables, flow)])
+
+
+def _completion_times_s(f: pa.Table) -> np.ndarray:
+    """``completion_time_s`` of every ``flows`` row, NaN for None."""
+
+    def build(f: pa.Table) -> np.ndarray:
+        done, syn = (_optional_ns(f, c) for c in ("completed_ns", "first_syn_ns"))
+        both = ~np.isnan(done) & ~np.isnan(syn)
+        out = np.full(f.num_rows, np.nan)
+        out[both] = (done[both].astype(np.int64) - syn[both].astype(np.int64)) / NS
+        return out
+
+    return _cached(f, "completion", build)
 
 
 def group_response_times_s(tables: dict) -> dict[int, float | None]:
@@ -978,6 +1053,12 @@ def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | Non
     c = probe_counts(tables, flow, warmup_s, end_ns)
     known = c["sent"] - c["in_flight"]
     return c["lost"] / known if known else None
+
+
+def _probe_rows(tables: dict) -> np.ndarray:
+    """The ``flows`` rows that are probe streams (kind in PROBE_KINDS or present in ``probes``)."""
+    f = tables["flows"]
+    return _isin(f, "kind", PROBE_KINDS) | np.isin(_col(f, "flow", np.int64), probe_flows(tables))
 
 
 def probe_flows(tables: dict) -> list[int]:
@@ -1208,33 +1289,43 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
         "flows": [],
         "probes": [],
     }
-    pflows = set(probe_flows(tables))
     if _has(tables, "flows"):
-        for row in tables["flows"].to_pylist():
-            fid = int(row["flow"])
-            if fid in pflows or row["kind"] in PROBE_KINDS:
-                continue
-            gp = goodput_bps(tables, meta, fid, warmup_s)
-            out["flows"].append(
-                {
-                    "id": fid,
-                    "kind": row["kind"],
-                    "direction": row["direction"],
-                    "label": row["label"],
-                    "cc": row["cc"],
-                    "goodput_mbps": None if gp is None else gp / 1e6,
-                    "bytes_delivered": delivered_bytes(tables, meta, fid, warmup_s),
-                    "retransmits": int(row["retransmits"]),
-                    "rto_count": int(row["rto_count"]),
-                    "completion_s": completion_time_s(tables, fid),
-                }
-            )
+        out["flows"] = flow_summaries(tables, meta, warmup_s)
     if _has(tables, "web") and tables["web"].num_rows:
         out["web"] = web_summary(tables, warmup_s)
     if _has(tables, "webpage") and tables["webpage"].num_rows:
         out["webpage"] = webpage_summary(tables, warmup_s)
-    out["probes"] = [probe_summary(tables, meta, fid, warmup_s) for fid in sorted(pflows)]
+    out["probes"] = [probe_summary(tables, meta, fid, warmup_s) for fid in probe_flows(tables)]
     return out
+
+
+def flow_summaries(tables: dict, meta: dict, warmup_s: float = 0.0) -> list[dict]:
+    """The ``flows`` block of ``summarize``: one entry per flow that is not a probe stream, read
+    column by column (``goodput_bps``, ``delivered_bytes`` and ``completion_time_s`` for all
+    flows at once)."""
+    f = tables["flows"]
+    keep = np.flatnonzero(~_probe_rows(tables))
+    gp, delivered = _flow_windows(tables, meta, warmup_s)
+    done = _completion_times_s(f)
+    names = ("flow", "kind", "direction", "label", "cc", "retransmits", "rto_count")
+    cols = [f.column(c).take(keep).to_pylist() for c in names]
+    return [
+        {
+            "id": fid,
+            "kind": kind,
+            "direction": direction,
+            "label": label,
+            "cc": cc,
+            "goodput_mbps": None if math.isnan(g) else g / 1e6,
+            "bytes_delivered": int(b),
+            "retransmits": retransmits,
+            "rto_count": rto,
+            "completion_s": _float(c),
+        }
+        for fid, kind, direction, label, cc, retransmits, rto, g, b, c in zip(
+            *cols, gp[keep].tolist(), delivered[keep].tolist(), done[keep].tolist(), strict=True
+        )
+    ]
 
 
 def probe_summary(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> dict:

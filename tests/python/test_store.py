@@ -158,3 +158,13 @@ def test_tables_are_the_cores_declarations():
     spec.loader.exec_module(doc)
     text = doc.DOC.read_text()
     assert doc.current(text) == text, "docs/tables.md is out of date: run python scripts/tables_doc.py"
+
+
+def test_large_json_documents_are_written_on_one_line_and_read_back_equal(tmp_path):
+    small = {"b": [1, 2], "a": {"x": "y"}}
+    large = {"flows": [{"id": i, "kind": "tcp"} for i in range(store.INDENT_MAX_BYTES // 20)]}
+    for name, doc in (("small.json", small), ("large.json", large)):
+        store._dump(tmp_path / name, doc)
+        assert json.loads((tmp_path / name).read_text()) == doc
+    assert (tmp_path / "small.json").read_text().count("\n") > 2
+    assert (tmp_path / "large.json").read_text().count("\n") == 1

@@ -476,6 +476,8 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         seed,
         duration: end,
         events: emu.stats.packets,
+        // no simulated events: the emulator's are packets
+        event_kinds: Default::default(),
         recorded: Recorded {
             packets: std::mem::take(&mut emu.rec.packets),
             queue: std::mem::take(&mut emu.rec.queue),

@@ -399,13 +399,21 @@ def _qdisc_names() -> list[str]:
     return [i["name"] for i in json.loads(_core.qdiscs())]
 
 
+def _stored(res: Result) -> store.RunData:
+    """A run just stored, as ``store.load_run`` would read it back, from what is still in memory
+    (reading a large run back costs more than drawing it)."""
+    return store.RunData(
+        path=res.path, meta=res.meta, summary=res.summary, scenario=res.meta["scenario"], tables=res.tables
+    )
+
+
 def _figures(
     results: list[tuple[str | None, Result]], root: Path, direction: str | None = None
 ) -> list[Path]:
     """The standard figures: queueing delay over time for one run; for a comparison, the CDF of
     probe RTT (or of queueing delay when there are no probes) per discipline; in the direction(s)
     ``direction`` (by default where the load is)."""
-    runs = [store.load_run(r.path) for _, r in results]
+    runs = [_stored(r) for _, r in results]
     if len(runs) == 1:
         r = runs[0]
         kind = "delay_ts" if r.has("packets") else "backlog_ts"

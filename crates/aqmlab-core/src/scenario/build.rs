@@ -23,7 +23,7 @@ use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, Prob
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
 use crate::rng::Rng;
-use crate::sim::{AnyEndpoint, Flow, World};
+use crate::sim::{AnyEndpoint, EventKind, Flow, World};
 use crate::transport::cc::tcp_lp;
 use crate::transport::tcp::{try_new_connection, TcpConfig, TcpSender};
 use crate::units::Time;
@@ -36,6 +36,8 @@ pub struct RunResult {
     pub seed: u64,
     pub duration: Time,
     pub events: u64,
+    /// The events by kind (`sim::EventKind`).
+    pub event_kinds: [u64; EventKind::ALL.len()],
     pub recorded: Recorded,
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
@@ -666,6 +668,7 @@ pub fn run_watched(
         seed,
         duration: end,
         events: world.events,
+        event_kinds: world.kinds,
         recorded: Recorded {
             packets: rec.packets,
             queue: rec.queue,

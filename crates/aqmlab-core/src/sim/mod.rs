@@ -234,6 +234,67 @@ enum Ev {
     Sample,
 }
 
+/// What the event loop's events did, by kind (`World::kinds`): where a run's events go, for the
+/// benchmarks. An event whose deadline moved before it came is counted apart from the rest of
+/// its kind: superseded (a new event was scheduled for an earlier deadline) or early (the
+/// deadline moved later; the event wakes the endpoint for nothing and re-arms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A packet reaches the path from its host (the access pipe towards the first hop).
+    AccessIn,
+    /// A packet reaches its endpoint (the access pipe away from the last hop).
+    AccessOut,
+    /// A packet reaches the next hop through a hop's delay.
+    HopPipe,
+    PipeSuperseded,
+    TxDone,
+    Air,
+    QdiscTimer,
+    QdiscSuperseded,
+    EndpointTimer,
+    EndpointEarly,
+    EndpointSuperseded,
+    Start,
+    Sample,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 13] = [
+        EventKind::AccessIn,
+        EventKind::AccessOut,
+        EventKind::HopPipe,
+        EventKind::PipeSuperseded,
+        EventKind::TxDone,
+        EventKind::Air,
+        EventKind::QdiscTimer,
+        EventKind::QdiscSuperseded,
+        EventKind::EndpointTimer,
+        EventKind::EndpointEarly,
+        EventKind::EndpointSuperseded,
+        EventKind::Start,
+        EventKind::Sample,
+    ];
+
+    /// The kind's name in snake case.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::AccessIn => "access_in",
+            EventKind::AccessOut => "access_out",
+            EventKind::HopPipe => "hop_pipe",
+            EventKind::PipeSuperseded => "pipe_superseded",
+            EventKind::TxDone => "tx_done",
+            EventKind::Air => "air",
+            EventKind::QdiscTimer => "qdisc_timer",
+            EventKind::QdiscSuperseded => "qdisc_superseded",
+            EventKind::EndpointTimer => "endpoint_timer",
+            EventKind::EndpointEarly => "endpoint_early",
+            EventKind::EndpointSuperseded => "endpoint_superseded",
+            EventKind::Start => "start",
+            EventKind::Sample => "sample",
+        }
+    }
+}
+
 /// Inserts a packet arriving at `at` into a ring ordered by arrival time, after any equal one
 /// (the rare case: a packet leaving its host's NIC before one of another host's already in
 /// the shared pipe).
@@ -260,6 +321,8 @@ pub struct World {
     timers: EventQueue<Ev>,
     seq: u64,
     pub events: u64,
+    /// The events by kind (indexed by `EventKind as usize`; they sum to `events`).
+    pub kinds: [u64; EventKind::ALL.len()],
     pub pool: PacketPool,
     /// Every hop: the up direction's chain first, then the down direction's.
     pub links: Vec<Link>,
@@ -347,6 +410,7 @@ impl World {
             timers: EventQueue::new(),
             seq: 0,
             events: 0,
+            kinds: [0; EventKind::ALL.len()],
             pool: PacketPool::new(),
             links,
             first,
@@ -408,11 +472,18 @@ impl World {
             }
             match ev {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
-                Ev::TxDone(l) => self.tx_done(l as usize),
-                Ev::Air(m) => self.air_done(m as usize),
+                Ev::TxDone(l) => {
+                    self.count(EventKind::TxDone);
+                    self.tx_done(l as usize)
+                }
+                Ev::Air(m) => {
+                    self.count(EventKind::Air);
+                    self.air_done(m as usize)
+                }
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
                 Ev::Start(f) => {
+                    self.count(EventKind::Start);
                     // Both ends start (a sink's start does nothing; a web client opens its
                     // first connections).
                     for s in [Side::Src, Side::Dst] {
@@ -421,6 +492,7 @@ impl World {
                     }
                 }
                 Ev::Sample => {
+                    self.count(EventKind::Sample);
                     self.sample();
                     let next = t + self.rec.interval;
                     self.schedule(next, Ev::Sample);
@@ -431,15 +503,25 @@ impl World {
         true
     }
 
+    #[inline(always)]
+    fn count(&mut self, k: EventKind) {
+        self.kinds[k as usize] += 1;
+    }
+
     fn endpoint_timer(&mut self, f: u32, s: Side, t: Time) {
         let flow = &mut self.flows[f as usize];
         if flow.armed[s as usize] != Some(t) {
-            return; // superseded by an earlier deadline that was armed since
+            // superseded by an earlier deadline that was armed since
+            self.count(EventKind::EndpointSuperseded);
+            return;
         }
         flow.armed[s as usize] = None;
         let ep = &mut flow.ends[s as usize];
         if ep.next_timer().is_some_and(|d| d <= t) {
             ep.on_timer(t, &mut self.out);
+            self.count(EventKind::EndpointTimer);
+        } else {
+            self.count(EventKind::EndpointEarly);
         }
         self.after_endpoint(f, s);
     }
@@ -520,8 +602,10 @@ impl World {
     /// another time and does nothing.
     fn pipe_arrivals(&mut self, i: usize) {
         if self.pipes[i].armed != Some(self.now) {
+            self.count(EventKind::PipeSuperseded);
             return;
         }
+        self.count(self.pipe_kind(i));
         self.pipes[i].armed = None;
         while let Some(&(at, id)) = self.pipes[i].ring.front() {
             if at > self.now {
@@ -531,6 +615,17 @@ impl World {
             }
             self.pipes[i].ring.pop_front();
             self.leave_pipe(i, id);
+        }
+    }
+
+    /// What an arrival event of pipe i is (see `leave_pipe`).
+    fn pipe_kind(&self, i: usize) -> EventKind {
+        if i >= self.hop_pipes {
+            EventKind::HopPipe
+        } else if i % 2 == 1 {
+            EventKind::AccessOut
+        } else {
+            EventKind::AccessIn
         }
     }
 
@@ -602,11 +697,12 @@ impl World {
     }
 
     fn qdisc_timer(&mut self, l: usize, t: Time) {
-        let link = &mut self.links[l];
-        if link.timer_armed != Some(t) {
+        if self.links[l].timer_armed != Some(t) {
+            self.count(EventKind::QdiscSuperseded);
             return;
         }
-        link.timer_armed = None;
+        self.count(EventKind::QdiscTimer);
+        self.links[l].timer_armed = None;
         self.qdisc_on_timer(l, t);
         self.arm_qdisc_timer(l);
     }

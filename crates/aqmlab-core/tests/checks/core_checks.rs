@@ -3,6 +3,7 @@
 //! determinism.
 
 use aqmlab_core::scenario::{self, build};
+use aqmlab_core::sim::EventKind;
 use aqmlab_core::units::{tx_time, MS, SEC};
 use serde_json::json;
 
@@ -82,6 +83,27 @@ fn overloaded_pfifo_delivers_link_rate_and_drops_half() {
             assert!(sojourn.abs_diff(100 * ser) <= ser, "sojourn {sojourn}");
         }
     }
+}
+
+#[test]
+fn the_events_by_kind_count_each_packet_once_per_stage() {
+    // 1500 B every 10 ms (1.2 Mb/s) from t = 0, no NIC, 5 ms of access delay on each side,
+    // 1.2 ms of serialisation at 10 Mb/s, run of 1 s (events at 1 s still run): the packets
+    // sent at 0..=990 ms reach the hop (100), are transmitted (100, none queues behind
+    // another) and those sent at 0..=980 ms reach the sink by 1 s (99), each at its own
+    // instant: one event per packet and stage, plus the flow's start.
+    let r = run(json!({
+        "name": "kinds", "duration": "1s",
+        "topology": {"rtt": "20ms", "nic_rate": "inf", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "1200kbps", "packet_size": "1500B"}]
+    }));
+    let count = |k: EventKind| r.event_kinds[k as usize];
+    assert_eq!(count(EventKind::AccessIn), 100);
+    assert_eq!(count(EventKind::TxDone), 100);
+    assert_eq!(count(EventKind::AccessOut), 99);
+    assert_eq!(count(EventKind::AccessOut), r.flows[0].report.packets_received);
+    assert_eq!(count(EventKind::Start), 1);
+    assert_eq!(r.event_kinds.iter().sum::<u64>(), r.events);
 }
 
 fn md1_mean_wait(rho: f64) -> (f64, f64) {
