@@ -70,6 +70,8 @@ pub struct ProbeRow {
     pub seq: u64,
     pub sent: Time,
     pub reply: Option<(Time, Time, Time)>,
+    /// The probe never reached the echo server.
+    pub lost_up: bool,
 }
 
 /// One row of the `web` table: an exchange of a web flow.
@@ -706,6 +708,7 @@ pub fn run_watched(
                 seq: r.seq,
                 sent: r.sent,
                 reply: r.reply,
+                lost_up: !f.probe_reached(r.seq),
             }));
         }
     }
