@@ -488,6 +488,7 @@ def _ping_probes(p: FlowPlan, text: str, launched_s: float) -> list[dict]:
                 "owd_up_ns": None,
                 "owd_down_ns": None,
                 "lost": rtt is None,
+                "lost_up": None,  # ping does not tell which way a probe was lost
             }
         )
     return rows

@@ -1027,13 +1027,17 @@ def _probe_owd_ns(tables: dict, flow: int, direction: str, warmup_s: float) -> t
     return p, _nullable_float(p, f"owd_{direction}_ns")
 
 
-def probe_counts(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> dict[str, int]:
+def probe_counts(
+    tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None, up_only: bool = False
+) -> dict[str, int]:
     """The probes of a stream sent at or after W by fate: ``sent``, ``answered``, ``lost`` and
     ``in_flight``. THE in-flight rule (docs/metrics.md): a probe whose reply did not arrive is
     in flight at the end, neither answered nor lost, when it was sent less than the path's
     maximum delay before the run's end ``end_ns``; the path's maximum delay is the longest RTT
     any probe of the stream had in the run (0 without an answer). irtt likewise waits after its
-    last send for late replies. Without ``end_ns`` every unanswered probe is lost."""
+    last send for late replies. Without ``end_ns`` every unanswered probe is lost. ``up_only``:
+    only the probes that never reached the echo server count as lost (``lost_up``: a one-way
+    stream's loss, as D-ITG measures it); those lost on the way back count as answered."""
     p = probe_table(tables, flow, warmup_s)
     rtt = _nullable_float(p, "rtt_ns")
     answered = ~np.isnan(rtt)
@@ -1043,14 +1047,19 @@ def probe_counts(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | N
         in_flight = unanswered & (_col(p, "t_send_ns", np.float64) + longest > end_ns)
     else:
         in_flight = np.zeros(p.num_rows, dtype=bool)
-    return {"sent": int(p.num_rows), "answered": int(answered.sum()),
-            "lost": int((unanswered & ~in_flight).sum()), "in_flight": int(in_flight.sum())}  # fmt: skip
+    lost = unanswered & ~in_flight
+    if up_only:
+        lost &= _col(p, "lost_up", bool)
+    return {"sent": int(p.num_rows), "answered": int(p.num_rows - lost.sum() - in_flight.sum()),
+            "lost": int(lost.sum()), "in_flight": int(in_flight.sum())}  # fmt: skip
 
 
-def probe_loss(tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None) -> float | None:
+def probe_loss(
+    tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None, up_only: bool = False
+) -> float | None:
     """Probe loss rate: lost / (sent - in flight) over the probes sent at or after W, with the
-    in-flight rule of ``probe_counts`` (None when no probe's fate is known)."""
-    c = probe_counts(tables, flow, warmup_s, end_ns)
+    in-flight rule and ``up_only`` of ``probe_counts`` (None when no probe's fate is known)."""
+    c = probe_counts(tables, flow, warmup_s, end_ns, up_only)
     known = c["sent"] - c["in_flight"]
     return c["lost"] / known if known else None
 

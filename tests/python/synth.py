@@ -140,6 +140,8 @@ def tables() -> dict[str, pa.Table]:
             "owd_up_ns": pa.array([5 * MS, 5 * MS, None, 6 * MS, 5 * MS], pa.uint64()),
             "owd_down_ns": pa.array([5 * MS, 7 * MS, None, 8 * MS, 5 * MS], pa.uint64()),
             "lost": pa.array([False, False, True, False, False], pa.bool_()),
+            # probe 2 reached the echo server; its reply was lost on the way down
+            "lost_up": pa.array([False] * 5, pa.bool_()),
         }
     )
     # no web flow: the core's empty table (docs/tables.md)
@@ -363,7 +365,9 @@ def flent_run(n_up: int, n_down: int, n_probes: int, duration_s: int = 10, name:
             fs["srtt_ns"].append(40 * MS)
     types = {"t_ns": pa.uint64(), "flow": pa.uint32()}
     flow_series = pa.table({k: pa.array(v, types.get(k, pa.uint64())) for k, v in fs.items()})
-    pr = {k: [] for k in ("flow", "seq", "t_send_ns", "rtt_ns", "owd_up_ns", "owd_down_ns", "lost")}
+    pr = {
+        k: [] for k in ("flow", "seq", "t_send_ns", "rtt_ns", "owd_up_ns", "owd_down_ns", "lost", "lost_up")
+    }
     for j in range(n_probes):
         fid = n_up + n_down + j
         for s in range(duration_s * 5):
@@ -376,6 +380,7 @@ def flent_run(n_up: int, n_down: int, n_probes: int, duration_s: int = 10, name:
             pr["owd_up_ns"].append(None if lost else rtt // 2)
             pr["owd_down_ns"].append(None if lost else rtt // 2)
             pr["lost"].append(lost)
+            pr["lost_up"].append(lost)
     probes = pa.table(
         {
             "flow": pa.array(pr["flow"], pa.uint32()),
@@ -385,6 +390,7 @@ def flent_run(n_up: int, n_down: int, n_probes: int, duration_s: int = 10, name:
             "owd_up_ns": pa.array(pr["owd_up_ns"], pa.uint64()),
             "owd_down_ns": pa.array(pr["owd_down_ns"], pa.uint64()),
             "lost": pa.array(pr["lost"], pa.bool_()),
+            "lost_up": pa.array(pr["lost_up"], pa.bool_()),
         }
     )
     dur_ns = duration_s * 1_000_000_000

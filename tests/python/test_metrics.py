@@ -229,6 +229,10 @@ def test_probes(tiny):
     assert list(M.probe_owd_ms(t, 2, "down")) == [5, 7, 8, 5]
     assert M.probe_loss(t, 2) == pytest.approx(0.2)
     assert M.probe_loss(t, 2, warmup_s=0.010) == 0.0  # probes at 12 and 16 ms answered
+    # one-way (D-ITG's loss): probe 2 reached the echo server, only its reply was lost
+    assert M.probe_loss(t, 2, up_only=True) == 0.0
+    lost_up = t["probes"].set_column(7, "lost_up", pa.array([False, False, True, False, False]))
+    assert M.probe_loss({**t, "probes": lost_up}, 2, up_only=True) == pytest.approx(0.2)
     # IPDV over consecutive probes that both arrived (seq 0-1 and 3-4; probe 2 was lost):
     # up |5 - 5| and |5 - 6| -> mean 0.5 ms; down |7 - 5| and |5 - 8| -> mean 2.5 ms.
     assert M.probe_ipdv_ms(t, 2, "up") == pytest.approx(0.5)

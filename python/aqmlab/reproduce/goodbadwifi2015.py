@@ -11,9 +11,10 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
   the window [10 s, 145 s]; the study plots medians over the runs with 1-sigma ellipses (here:
   the figure ``rrul.png``); and the transient, the ICMP ping's RTT over the first 25 s (the load
   starts at 5 s), point-wise mean over the runs (``transient.png``).
-* ``voip``: an irtt stream upstream beside one TCP upload (``1up``) or RRUL (``rrul``): the
-  stream's loss (round trips without a reply, in %) and its one-way delay upstream sampled every
-  200 ms (Flent's step), pooled over the runs for the CDFs (``voip_cdf.png``). The stream crosses
+* ``voip``: D-ITG's VoIP stream upstream beside one TCP upload (``1up``) or RRUL (``rrul``):
+  the stream's one-way loss (packets that never reached the receiver, in %: D-ITG's, not round
+  trips) and its one-way delay upstream averaged over each 200 ms (Flent's step, as ITGDec
+  reports it), pooled over the runs for the CDFs (``voip_cdf.png``). The stream crosses
   the uplink, so the study's 1, 10 and 100 Mbit/s VoIP rates are the uplinks of the 10/1, 10/10
   and 100/100 links (the JSON keys the VoIP results by that upstream rate).
 * ``rtt_fair``: four CUBIC uploads at 10, 50, 200 and 500 ms for 600 s: Jain's index over their
@@ -70,6 +71,8 @@ SERIES = {
 REPS = 30
 """Replications per case, as the study ran."""
 WARMUP_S = 10.0
+STEP_NS = 200_000_000
+"""Flent's step: ITGDec's interval for the VoIP stream's delay averages."""
 """The window starts 5 s after the load (Flent's DELAY and its cutoff of DELAY)."""
 TRANSIENT_S = 25.0
 METRICS_FN = "aqmlab.reproduce.goodbadwifi2015:run_metrics"
@@ -185,11 +188,22 @@ def sweep_doc(test: str, reps: int, qdiscs, links) -> dict:
     }
 
 
+def _step_means_ms(tables: dict, flow: int) -> np.ndarray:
+    """The stream's one-way delay up (ms) averaged over each STEP_NS of send time from W, the
+    steps without a delivered packet left out (ITGDec's per-interval mean, as Flent reads it)."""
+    p = M.probe_table(tables, flow, WARMUP_S)
+    owd = M._nullable_float(p, "owd_up_ns") / 1e6
+    step = p.column("t_send_ns").to_numpy().astype(np.int64) // STEP_NS
+    ok = ~np.isnan(owd)
+    steps, inverse = np.unique(step[ok], return_inverse=True)
+    return np.bincount(inverse, weights=owd[ok]) / np.bincount(inverse) if steps.size else np.array([])
+
+
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     """Per run (in the sweep workers): goodput per direction, induced latency, the VoIP stream's
-    loss, Jain's index, each RTT-fairness upload's goodput and retransmission timeouts (its label
-    names its RTT); and two small tables: the ICMP ping's RTT over the first 25 s (``transient``)
-    and the VoIP one-way delays sampled every 200 ms (``voip_owd``)."""
+    one-way loss, Jain's index, each RTT-fairness upload's goodput and retransmission timeouts (its
+    label names its RTT); and two small tables: the ICMP ping's RTT over the first 25 s
+    (``transient``) and the VoIP one-way delay averaged over each 200 ms (``voip_owd``)."""
     flows = tables["flows"].select(["flow", "label", "kind", "rto_count"]).to_pylist()
     labels = {int(r["flow"]): str(r["label"]) for r in flows}
     kinds = {int(r["flow"]): str(r["kind"]) for r in flows}
@@ -219,11 +233,9 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
         keep = t < TRANSIENT_S * M.NS
         extra["transient"] = pa.table({"t_ns": pa.array(t[keep]), "rtt_ms": pa.array(rtt[keep] / 1e6)})
     if voip:
-        loss = M.probe_loss(tables, voip[0], WARMUP_S, int(meta["duration_ns"]))
+        loss = M.probe_loss(tables, voip[0], WARMUP_S, int(meta["duration_ns"]), up_only=True)
         out["voip_loss_pct"] = None if loss is None else 100 * loss
-        p = M.probe_table(tables, voip[0], WARMUP_S)
-        owd = M._nullable_float(p, "owd_up_ns") / 1e6
-        extra["voip_owd"] = pa.table({"owd_ms": pa.array(owd[::10])})  # one per 200 ms (irtt every 20 ms)
+        extra["voip_owd"] = pa.table({"owd_ms": pa.array(_step_means_ms(tables, voip[0]))})
     if "webpage" in tables and tables["webpage"].num_rows:
         ft = M.fetch_times_s(tables, WARMUP_S)
         out["web_fetch_s"] = float(ft.mean()) if ft.size else None

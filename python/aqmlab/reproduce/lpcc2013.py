@@ -4,7 +4,7 @@ every experiment of docs/study-setups.md section 3, as four series.
 * 3a: 5 NewReno + 5 LEDBAT through 10 Mb/s with a 500-packet buffer under DropTail and RED:
   each class's throughput over time (``metrics.class_throughput_series``) and a table.
 * 3b: the Linux 3.2 testbed (``scenarios/lpcc2013/testbed.toml``: HTB rate, netem 30 ms,
-  127-packet FIFO / RED / SFQ, NewReno against libutp-LEDBAT or TCP-LP, N = 2 and 10, 60 s,
+  1000-packet FIFO, RED, 127-packet SFQ, NewReno against libutp-LEDBAT or TCP-LP, N = 2 and 10, 60 s,
   3 runs) at 500 kb/s and 10 Mb/s: TCP% and the queueing delay of a 1 s ping (RTT minus the
   minimum RTT seen, ``metrics.ping_queueing_delay_ms``), against the study's Table I.
 * 3c: the campaign of ``scenarios/lpcc2013/sweep.toml`` (every LPCC x DropTail, RED, CHOKe,
@@ -71,10 +71,11 @@ A_STEP_S = 1.0
 """3a's time bins (s): the study's figure plots shares over a 60 s run."""
 
 # 3b: the testbed matrix.
-B_QDISCS = {"fifo": "pfifo", "red": "red", "sfq": "sfq"}
-"""tc's FIFO; RED with aqmlab's self-configuring defaults (the study's "state of the art"
-configuration is not given further; thresholds from a 5 ms target); SFQ (Linux's 127-packet
-default comes from testbed.toml's limit)."""
+B_QDISCS = {"fifo": "pfifo", "red": {"kind": "red", "limit": "127p"}, "sfq": "sfq"}
+"""HTB's class leaf: pfifo and SFQ at their Linux defaults (1000 packets, txqueuelen; 127), see
+testbed.toml; RED with aqmlab's self-configuring defaults (the study's "state of the art"
+configuration is not given further; thresholds from a 5 ms target) and 127 packets (tc red needs
+a byte limit, which the study does not give)."""
 B_LPCCS = ["ledbat", "tcp_lp"]
 B_RATES = ["500kbps", "10Mbps"]
 B_LOADS = {"1+1": 1, "5+5": 5}
@@ -429,7 +430,7 @@ def _tables_3b(b: dict) -> list[Table]:
         rows = [(lp, q, *(_fixed(per["tcp_share_pct"][lp][q][ld], 1) for ld in B_LOADS),
                  *(_fixed(per["mean_queue_ms"][lp][q][ld], 0) for ld in B_LOADS))
                 for lp in B_LPCCS for q in B_QDISCS]  # fmt: skip
-        out.append(Table(f"3b: testbed at {rate}, 127 packets, 30 ms (mean over runs)", head, rows))
+        out.append(Table(f"3b: testbed at {rate}, 30 ms (mean over runs)", head, rows))
     return out
 
 

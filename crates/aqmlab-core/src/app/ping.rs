@@ -1,7 +1,8 @@
 //! Latency probes (like ping / irtt): the client sends a small packet every `interval`; the
 //! server echoes it at once, stamping its receive time. The client records, per probe, the RTT
 //! and both one-way delays (the simulator's clocks are perfect); a probe without a reply by the
-//! end of the run is lost.
+//! end of the run is lost. The server keeps which probes reached it, so that a lost probe's
+//! direction is known (irtt's `lost_dir`; a one-way stream's loss, as D-ITG measures it).
 
 use crate::packet::{Dir, Kind, Packet};
 use crate::record::rows::FlowReport;
@@ -97,6 +98,15 @@ impl Endpoint for PingClient {
 pub struct PingServer {
     echoed: u64,
     size: u64,
+    /// Per probe number, whether the probe reached the server.
+    reached: Vec<bool>,
+}
+
+impl PingServer {
+    /// Whether probe `seq` reached the server.
+    pub fn reached(&self, seq: u64) -> bool {
+        self.reached.get(seq as usize).copied().unwrap_or(false)
+    }
 }
 
 impl Endpoint for PingServer {
@@ -104,6 +114,11 @@ impl Endpoint for PingServer {
     fn on_packet(&mut self, pkt: &Packet, now: Time, out: &mut Outbox) {
         self.echoed += 1;
         self.size += pkt.size as u64;
+        let k = pkt.seq as usize;
+        if self.reached.len() <= k {
+            self.reached.resize(k + 1, false);
+        }
+        self.reached[k] = true;
         out.push(Packet {
             kind: Kind::ProbeReply,
             dir: Dir::Down,
@@ -119,5 +134,34 @@ impl Endpoint for PingServer {
         r.packets_received += self.echoed;
         r.packets_sent += self.echoed;
         r.bytes_sent += self.size;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_knows_which_probes_reached_it() {
+        // Probes 0 and 2 arrive, 1 is lost on the way up: the server echoes two and knows
+        // that 1 never came (its loss is upstream; a probe that arrived but whose echo is lost
+        // is lost downstream).
+        let mut srv = PingServer::default();
+        let mut out = vec![];
+        for seq in [0u64, 2] {
+            let p = Packet {
+                kind: Kind::Probe,
+                dir: Dir::Up,
+                seq,
+                size: 120,
+                ..Packet::default()
+            };
+            srv.on_packet(&p, 10 + seq, &mut out);
+        }
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (0..4).map(|k| srv.reached(k)).collect::<Vec<_>>(),
+            vec![true, false, true, false]
+        );
     }
 }

@@ -116,6 +116,8 @@ pub struct ProbeRow {
     pub seq: u64,
     pub sent: Time,
     pub reply: Option<(Time, Time, Time)>,
+    /// The probe never reached the echo server.
+    pub lost_up: bool,
 }
 
 /// One row of the `web` table: an exchange of a web flow.

@@ -316,6 +316,11 @@ impl Recorded {
                         "no reply by the end of the run",
                         Data::Bool(pr.iter().map(|x| x.reply.is_none()).collect()),
                     ),
+                    (
+                        "lost_up",
+                        "never reached the echo server (lost on the way up)",
+                        Data::Bool(pr.iter().map(|x| x.lost_up).collect()),
+                    ),
                 ]),
             },
             Table {

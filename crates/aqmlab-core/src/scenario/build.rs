@@ -658,6 +658,7 @@ pub fn run_watched(
                 seq: r.seq,
                 sent: r.sent,
                 reply: r.reply,
+                lost_up: !f.probe_reached(r.seq),
             }));
         }
     }

@@ -203,6 +203,14 @@ impl Flow {
         }
     }
 
+    /// Whether probe `seq` of this ping flow reached its echo server.
+    pub fn probe_reached(&self, seq: u64) -> bool {
+        match &self.ends[1] {
+            AnyEndpoint::PingServer(s) => s.reached(seq),
+            _ => false,
+        }
+    }
+
     /// Pre-bottleneck (access) delay for packets travelling in direction `d`.
     fn pre_delay(&self, d: Dir) -> Time {
         match d {

@@ -52,6 +52,14 @@
 //!   halving ends it too (`maybe_decay_win`, line 616) and a retransmission timeout starts it
 //!   again (line 1226). libutp has it since 2013-05-22 (the uTorrent 3.4 merge); the library
 //!   before that (utp.cpp) had no slow start.
+//! * `min_window` (bytes; unset: `min_cwnd` segments, the RFC): libutp's floor MIN_WINDOW_SIZE =
+//!   10 bytes (utp.cpp line 51, applied by the window law, line 1696, and the loss halving,
+//!   line 712), below one packet. utp.cpp (a9caf98, 2012-11-12) sends while the window is below a
+//!   packet through its pacing quota: `is_writable` lets one packet go when nothing is in flight
+//!   and the quota holds a packet (lines 1044-1086), the quota growing by max_window per
+//!   delay_base of the RTT history, the least RTT seen (`update_send_quota`, lines 1211-1220).
+//!   So below a segment one segment leaves, with nothing else in flight, MSS / cwnd minimum RTTs
+//!   after the last (`probe_segments` = 1, `probe_rtt` = the least RTT sample).
 
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
 use crate::units::{Dur, Time, MS, SEC};
@@ -82,6 +90,9 @@ pub struct LedbatParams {
     /// libutp's slow start (utp_internal.cpp lines 1691-1705), left when the delay estimate
     /// exceeds this fraction of TARGET (libutp: 0.9); None: Reno's slow start (RFC 6817 2.4.3).
     pub slow_start_exit: Option<f64>,
+    /// libutp's window floor in bytes, below one segment (MIN_WINDOW_SIZE: 10); None: min_cwnd
+    /// segments (the RFC).
+    pub min_window: Option<u32>,
 }
 
 impl Default for LedbatParams {
@@ -99,6 +110,7 @@ impl Default for LedbatParams {
             decay_interval: None,
             rtt_cap: false,
             slow_start_exit: None,
+            min_window: None,
         }
     }
 }
@@ -124,6 +136,7 @@ impl LedbatParams {
             ("min_cwnd", self.min_cwnd, 1000),
             ("allowed_increase", self.allowed_increase, 1000),
             ("increase_per_rtt", self.increase_per_rtt.unwrap_or(1), 1_000_000),
+            ("min_window", self.min_window.unwrap_or(1), 1_000_000),
         ] {
             if v == 0 || v > hi {
                 return Err(format!("{k}: {v} is out of range; allowed 1 to {hi}"));
@@ -162,6 +175,8 @@ pub struct Ledbat {
     last_decay: Option<Time>,
     /// In libutp's slow start (`slow_start_exit`).
     utp_slow_start: bool,
+    /// The least RTT sample (`min_window`'s pacing).
+    min_rtt: Option<Time>,
 }
 
 impl Ledbat {
@@ -174,6 +189,7 @@ impl Ledbat {
             base: VecDeque::new(),
             last_decay: None,
             utp_slow_start: p.slow_start_exit.is_some(),
+            min_rtt: None,
             p,
         }
     }
@@ -222,7 +238,10 @@ impl Ledbat {
     }
 
     fn floor(&self) -> f64 {
-        (self.p.min_cwnd as u64 * self.mss) as f64
+        match self.p.min_window {
+            Some(bytes) => bytes as f64,
+            None => (self.p.min_cwnd as u64 * self.mss) as f64,
+        }
     }
 }
 
@@ -234,6 +253,9 @@ impl CongestionControl for Ledbat {
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
         if let Some(d) = ack.owd {
             self.sample(ack.now, d);
+        }
+        if let Some(rtt) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
         if let (true, Some(rtt)) = (self.p.rtt_cap, ack.rtt) {
             self.cap_by_rtt(rtt);
@@ -301,6 +323,14 @@ impl CongestionControl for Ledbat {
         if self.p.decay_interval.is_some() {
             self.on_congestion_event(now, CongestionKind::Loss, st);
         }
+    }
+
+    fn probe_segments(&self) -> u64 {
+        self.p.min_window.map_or(0, |_| 1)
+    }
+
+    fn probe_rtt(&self) -> Option<Time> {
+        self.p.min_window.and(self.min_rtt)
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
@@ -378,6 +408,52 @@ mod tests {
         );
         assert!((one_rtt_with(50 * MS, utp()) - 1.5).abs() < 0.15);
         assert!(one_rtt_with(100 * MS, utp()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn libutp_windows_fall_below_one_segment_to_10_bytes_and_are_paced_by_the_least_rtt() {
+        // utp.cpp (a9caf98): the window law and the loss halving floor the window at
+        // MIN_WINDOW_SIZE = 10 bytes (lines 1688-1696, 712), not at a segment; below a packet
+        // the pacing quota lets one packet go per packet / max_window delay_base (the least RTT
+        // seen; lines 1044-1086, 1211-1220).
+        let utp = |min_window| LedbatParams {
+            increase_per_rtt: Some(3000),
+            flight_cap: false,
+            current_filter: 1,
+            min_window,
+            ..Default::default()
+        };
+        // At twice the target (off_target = -1) each ACK of a segment takes 3000 B x
+        // min(acked, W) / max(W, acked): 2000 -> 500 -> 500 - 1500 < 10, floored at 10 bytes;
+        // the RFC's floor stays at min_cwnd = 2 segments.
+        for (min_window, floor) in [(Some(10), 10), (None, 2 * MSS)] {
+            let mut l = Ledbat::new(MSS, utp(min_window));
+            l.sample(0, 20 * MS);
+            let mut s = st(2 * MSS, 0);
+            let mut seen = vec![];
+            for (k, rtt) in [300, 250, 400].into_iter().enumerate() {
+                let ack = AckSample {
+                    now: SEC + k as Time * MS,
+                    acked_bytes: MSS,
+                    owd: Some(220 * MS),
+                    rtt: Some(rtt * MS),
+                    ..Default::default()
+                };
+                l.on_ack(&ack, &mut s);
+                seen.push(s.cwnd);
+            }
+            assert_eq!(*seen.last().unwrap(), floor, "{min_window:?}: {seen:?}");
+            if min_window.is_some() {
+                assert_eq!(seen[0], 500, "the first ACK: 2000 - 3000 x 1000 / 2000");
+            }
+            // A loss halves down to the same floor.
+            l.on_congestion_event(2 * SEC, CongestionKind::Loss, &mut s);
+            assert_eq!(s.cwnd, floor);
+            // Sub-segment windows are sent one segment at a time, spaced by the least RTT.
+            let paced = min_window.is_some();
+            assert_eq!(l.probe_segments(), paced as u64);
+            assert_eq!(l.probe_rtt(), paced.then_some(250 * MS));
+        }
     }
 
     #[test]

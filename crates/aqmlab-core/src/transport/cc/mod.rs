@@ -147,6 +147,10 @@ pub trait CongestionControl {
     fn probe_segments(&self) -> u64 {
         0
     }
+    /// The RTT that spaces those probes (None: the sender's smoothed RTT, TCP Nice's).
+    fn probe_rtt(&self) -> Option<Time> {
+        None
+    }
     /// Retransmission timeout: set `st.ssthresh` (the sender sets cwnd = 1 SMSS afterwards).
     /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
     fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);

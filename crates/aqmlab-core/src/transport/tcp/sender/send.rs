@@ -259,10 +259,11 @@ impl TcpSender {
         }
     }
 
-    /// A window below `probe_below` (TCP Nice, nice.rs): whether the next new segment may go,
-    /// `sent` segments having gone in this call. A probe of probe_below / SMSS segments leaves
-    /// with nothing else in flight, probe_below / cwnd smoothed RTTs after the last data sent;
-    /// until then the pacing wake-up is armed for that time.
+    /// A window below `probe_below` (TCP Nice, nice.rs; libutp's LEDBAT, ledbat.rs): whether the
+    /// next new segment may go, `sent` segments having gone in this call. A probe of
+    /// probe_below / SMSS segments leaves with nothing else in flight, probe_below / cwnd RTTs
+    /// (the controller's `probe_rtt`, else the smoothed RTT) after the last data sent; until then
+    /// the pacing wake-up is armed for that time.
     pub(super) fn probe_due(&mut self, now: Time, sent: u64) -> bool {
         if sent > 0 {
             return sent * self.mss < self.probe_below;
@@ -270,10 +271,10 @@ impl TcpSender {
         if self.flight() > 0 {
             return false;
         }
-        let (Some(srtt), Some(last)) = (self.rtt.srtt(), self.last_data_sent) else {
+        let (Some(rtt), Some(last)) = (self.cc.probe_rtt().or(self.rtt.srtt()), self.last_data_sent) else {
             return true;
         };
-        let wait = srtt as u128 * self.probe_below as u128 / self.st.cwnd.max(1) as u128;
+        let wait = rtt as u128 * self.probe_below as u128 / self.st.cwnd.max(1) as u128;
         let at = last.saturating_add(wait.min(Time::MAX as u128) as Time);
         if now >= at {
             return true;
