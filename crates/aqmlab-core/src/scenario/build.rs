@@ -18,7 +18,7 @@ use crate::app::webpage::{self, FetchRecord, PageParams};
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::{Link, LinkStats};
 use crate::packet::Dir;
-use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
+use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
 use crate::rng::Rng;
@@ -61,6 +61,8 @@ pub struct LinkRow {
     pub backlog_pkts: u64,
     pub schedule: Vec<(Time, u64)>,
     pub diagnostics: Vec<(&'static str, f64)>,
+    /// The names of its discipline's sub-queues (`Qdisc::subqueues`), if it has any.
+    pub subqueues: Vec<&'static str>,
 }
 
 /// One row of the `probes` table.
@@ -349,7 +351,7 @@ fn endpoints(
                 u.rate.expect("validated").0,
                 u.arrivals,
                 stop,
-                u.ecn,
+                u.ecn.codepoint(),
                 Rng::stream(seed, &format!("flow/{id}")),
             );
             (
@@ -647,6 +649,12 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
                 .into_iter()
                 .chain(wifi_diagnostics(l, end))
                 .collect(),
+            subqueues: l
+                .qdisc
+                .subqueues()
+                .iter()
+                .map(|&c| SUBQUEUES[c as usize])
+                .collect(),
         })
         .collect()
 }
@@ -678,7 +686,10 @@ pub fn run_watched(
         mut rows,
     } = prepare_with(sc, seed, ext)?;
     let end = sc.duration.0;
-    let rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    let mut rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    if links.iter().any(|l| !l.qdisc.subqueues().is_empty()) {
+        rec.keep_subqueues();
+    }
     let mut world = World::new(end, links, flows, rec);
     world.media = media;
     if !world.run_watched(keep_going) {

@@ -3,7 +3,7 @@
 //! what is allowed. `resolve` fills in every default so the stored copy fully determines a run
 //! (docs/architecture.md, principle 7). The builder that turns a scenario into a world is in `build.rs`.
 
-use crate::packet::Dir;
+use crate::packet::{Dir, EcnMode};
 use crate::record::Level;
 use crate::transport::cc::Hystart;
 use crate::units::{fmt_time, parse_rate, parse_time, Dur, LimitSpec, NicRate, Rate, Size, Time, MS, SEC};
@@ -728,6 +728,36 @@ impl<'de> Deserialize<'de> for Hystart {
 impl Serialize for Hystart {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EcnMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let m = match &v {
+            Value::Bool(b) => Some(if *b { EcnMode::Classic } else { EcnMode::Off }),
+            Value::String(s) => EcnMode::parse(s),
+            _ => None,
+        };
+        m.ok_or_else(|| {
+            let names: Vec<String> = EcnMode::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            de::Error::custom(format!(
+                "{v} is not allowed; allowed: {} (true = \"classic\", false = \"off\")",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl Serialize for EcnMode {
+    /// `off` and `classic` as `false` and `true` (the key's values before it had a third), so
+    /// that a resolved scenario without L4S reads as it did.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EcnMode::Off => s.serialize_bool(false),
+            EcnMode::Classic => s.serialize_bool(true),
+            EcnMode::L4s => s.serialize_str("l4s"),
+        }
     }
 }
 

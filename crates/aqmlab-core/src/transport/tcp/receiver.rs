@@ -60,7 +60,7 @@ impl TcpReceiver {
             flow,
             dir,
             sack: cfg.sack,
-            ecn_cfg: cfg.ecn,
+            ecn_cfg: cfg.ecn.on(),
             delack: cfg.delack,
             ack_every: cfg.segs_per_ack as u64 * cfg.mss as u64,
             delack_grid: cfg.delack_grid,
@@ -313,13 +313,14 @@ impl Endpoint for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::EcnMode;
     use crate::units::MS;
 
     fn cfg(delack: Option<Time>) -> TcpConfig {
         TcpConfig {
             mss: 100,
             delack,
-            ecn: true,
+            ecn: EcnMode::Classic,
             ..TcpConfig::default()
         }
     }
