@@ -57,3 +57,40 @@ fn no_subqueue_column_without_a_discipline_that_has_them() {
     assert!(r.packets.subq.is_none());
     assert!(!r.packets.flow.is_empty());
 }
+
+/// (utilisation of the down link, p99 sojourn in ms) after `from_s`, of `cc` flows through
+/// fq_codel with a 1 ms CE threshold at 100 Mbit/s.
+fn through_ce_threshold(cc: &str, secs: u64, from_s: u64) -> (f64, f64) {
+    let sc = json!({
+        "name": "dctcp", "duration": format!("{secs}s"),
+        "topology": {"rtt": "10ms", "down": {"rate": "100Mbps", "qdisc": {"kind": "fq_codel", "ce_threshold": "1ms"}},
+                     "up": {"rate": "100Mbps"}},
+        "flows": [{"kind": "tcp", "cc": cc, "ecn": true, "count": 2}]
+    });
+    let r = build::run(&scenario::parse(&sc.to_string()).unwrap(), 1).unwrap();
+    let down = r.links.iter().position(|l| l.hop == "down").unwrap() as u8;
+    let p = &r.packets;
+    let from = from_s * 1_000_000_000;
+    let rows = (0..p.flow.len()).filter(|&i| p.hop[i] == down && p.outcome[i] <= 1 && p.t_enqueue[i] >= from);
+    let (mut bytes, mut soj) = (0u64, Vec::new());
+    for i in rows {
+        bytes += p.size[i] as u64;
+        soj.push(p.t_out[i] - p.t_enqueue[i]);
+    }
+    soj.sort_unstable();
+    let p99 = soj[soj.len() * 99 / 100] as f64 / 1e6;
+    let util = bytes as f64 * 8.0 / (100e6 * (secs - from_s) as f64);
+    (util, p99)
+}
+
+#[test]
+fn dctcp_through_a_1ms_ce_threshold_keeps_the_queue_short_and_the_link_full() {
+    // RFC 8257 section 1 / the DCTCP paper: with a step threshold K well above the queue one
+    // window reduction of alpha / 2 removes, the queue oscillates just above K at full link rate
+    let (util, p99) = through_ce_threshold("dctcp", 12, 4);
+    assert!(util > 0.9, "utilisation {util}");
+    assert!(p99 < 3.0, "p99 sojourn {p99} ms");
+    // the same marks with Reno's halving (RFC 3168): the link is not kept full
+    let (reno_util, _) = through_ce_threshold("newreno", 12, 4);
+    assert!(reno_util < util, "newreno {reno_util} vs dctcp {util}");
+}

@@ -28,6 +28,8 @@ pub(super) struct Ack {
     /// The RTT sample of the timestamp echo (RFC 7323), and the one-way delay TSval - TSecr.
     pub(super) rtt: Option<Time>,
     pub(super) owd: Option<Time>,
+    /// The ACK carried ECN-Echo.
+    pub(super) ece: bool,
 }
 
 impl TcpSender {
@@ -65,6 +67,7 @@ impl TcpSender {
             round_start: false,
             rtt,
             owd,
+            ece: self.ecn_ok && pkt.tcp_flags & flags::ECE != 0,
         }
     }
 
@@ -121,6 +124,7 @@ impl TcpSender {
             rtt: a.rtt,
             owd: a.owd,
             round_start: a.round_start,
+            ece: a.ece,
         };
         self.cc.on_ack(&sample, &mut self.st);
     }
