@@ -527,7 +527,7 @@ mod tests {
         // RFC 9332 A.1 in real numbers: alpha * 5 ms = 0.16 * 0.005 = 0.0008 of 2^32 - 1; the
         // fixed point is within 0.1 % of it (41/256 Hz is 0.16015625 Hz)
         let rfc = 0.16 * 0.005 * MAX_PROB as f64;
-        assert!((3_437_500.0 / rfc - 1.0).abs() < 1e-3 + 0.001);
+        assert!((3_437_500.0 / rfc - 1.0).abs() < 1e-3);
         // 10 ms: -(5e6 * 44 + 10e6 * 879) / 64 = -140781250
         pi.update(10 * MS);
         assert_eq!(pi.prob, 140_781_250);
