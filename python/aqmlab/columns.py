@@ -101,6 +101,7 @@ WINDOW = "[W, T_end]"
 
 _STATS = "{p50,p75,p95,p99,max,mean}"
 _STATS_3 = "{p50,p95,p99,max,mean}"
+_SUBQUEUES = "{l,c}"
 _STAT_WORDS = "the median, 75th, 95th, 99th percentile (numpy's linear interpolation), maximum or mean"
 _STAT_WORDS_3 = "the median, 95th, 99th percentile (numpy's linear interpolation), maximum or mean"
 
@@ -135,6 +136,17 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "links.HOP.mean_backlog_pkts": ("time-average backlog", "packets", WINDOW),
     "links.HOP.mean_backlog_bytes": ("time-average backlog", "bytes", WINDOW),
     "links.HOP.backlog_exact": ("whether the backlog is exact (packets table) or sampled", "", "-"),
+    f"links.HOP.queues.{_SUBQUEUES}.queue_delay_ms.{_STATS}": (
+        (f"a hop with sub-queues (dualpi2: l, c) only: {_STAT_WORDS} of the sojourn time of the "
+        "packets the sub-queue transmitted (null without the packets table)"), "ms", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.drops": ("packets the sub-queue dropped (null without the packets table)",
+                                            "packets", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.drops_by_reason.REASON": (
+        "the sub-queue's drops by reason: overlimit, early, forced, head, fat_flow", "packets", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.marks": ("packets the sub-queue sent marked CE", "packets", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.arrivals": ("packets classified into the sub-queue", "packets", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.transmitted": ("packets the sub-queue put on the link", "packets", WINDOW),
+    f"links.HOP.queues.{_SUBQUEUES}.tx_bytes": ("bytes the sub-queue put on the link", "bytes", WINDOW),
     "bottleneck.DIR": ("the bottleneck hop of the direction (lowest rate, first of equals)", "", "-"),
     "goodput_mbps.{down,up,total}": (
         ("payload the direction's flows (probes left out) delivered to their applications / "

@@ -235,6 +235,11 @@ def plan(resolved: dict) -> list[FlowPlan]:
         for k, why in UNSUPPORTED_FLOW_KEYS.items():
             if f.get(k) is not None:
                 raise ScenarioError(f"{key}.{k}: emulation does not support {why}; remove the key")
+        if f.get("ecn") == "l4s":
+            raise ScenarioError(
+                f'{key}.ecn: "l4s" is not emulated (the kernel sets ECT(1) only under an L4S '
+                "congestion control); allowed: false, true"
+            )
         start = f.get("start", 0)
         if not isinstance(start, (int, str)) or (isinstance(start, str) and start.startswith("uniform")):
             raise ScenarioError(

@@ -1234,6 +1234,40 @@ def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
         if has_q
         else None,
         "backlog_exact": bool(_has(tables, "packets")),
+        **subqueues_summary(tables, meta, direction, warmup_s),
+    }
+
+
+def subqueues_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
+    """``{"queues": {name: block}}`` for a hop whose discipline has sub-queues
+    (``meta['subqueues']``: dualpi2's ``l`` and ``c``), else ``{}``. Each block has the link
+    block's packet counts and queueing delay, over the ``packets`` rows of that sub-queue; its
+    values are None without the ``packets`` table (the other levels keep no sub-queue)."""
+    names = (meta.get("subqueues") or {}).get(direction)
+    if not names:
+        return {}
+    p = tables.get("packets") if _has(tables, "packets") else None
+    if p is None or "subqueue" not in p.column_names:
+        none = {"queue_delay_ms": percentiles(np.zeros(0)), "drops": None, "drops_by_reason": None}
+        return {"queues": {n: {**none, **dict.fromkeys(("marks", "arrivals", "transmitted", "tx_bytes"))}
+                           for n in names}}  # fmt: skip
+    p = _filter_dir(p, direction)
+    return {"queues": {n: _queue_block({"packets": p.filter(pc.equal(p.column("subqueue"), n))}, meta,
+                                       direction, warmup_s) for n in names}}  # fmt: skip
+
+
+def _queue_block(sub: dict, meta: dict, direction: str, warmup_s: float) -> dict:
+    """The block of one sub-queue from its own ``packets`` rows (``sub``)."""
+    by = drops_by_reason(sub, meta, direction, warmup_s)
+    by = {r: by[r] for r in QUEUE_DROP_REASONS}
+    return {
+        "queue_delay_ms": queue_delay_stats_ms(sub, meta, direction, warmup_s),
+        "drops": int(sum(by.values())),
+        "drops_by_reason": by,
+        "marks": marks(sub, meta, direction, warmup_s),
+        "arrivals": arrivals(sub, meta, direction, warmup_s),
+        "transmitted": tx_packets(sub, meta, direction, warmup_s),
+        "tx_bytes": int(tx_bytes(sub, meta, direction, warmup_s)),
     }
 
 

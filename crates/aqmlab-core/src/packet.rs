@@ -25,6 +25,49 @@ impl Ecn {
     }
 }
 
+/// How a flow's sender uses ECN (the flow key `ecn`): the codepoint it puts on its data packets
+/// and whether it negotiates ECN at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EcnMode {
+    /// Not ECN-capable: Not-ECT.
+    #[default]
+    Off,
+    /// Classic ECN (RFC 3168): ECT(0).
+    Classic,
+    /// The L4S identifier (RFC 9331): ECT(1).
+    L4s,
+}
+
+impl EcnMode {
+    /// The key's values (`false` and `true` stand for `off` and `classic`, and are how those two
+    /// are written back, as before the mode had a third value).
+    pub const ALL: [(&'static str, EcnMode); 3] = [
+        ("off", EcnMode::Off),
+        ("classic", EcnMode::Classic),
+        ("l4s", EcnMode::L4s),
+    ];
+
+    pub fn parse(s: &str) -> Option<EcnMode> {
+        EcnMode::ALL.iter().find(|(n, _)| *n == s).map(|(_, m)| *m)
+    }
+
+    /// Whether the sender is ECN-capable (negotiates ECN, marks its packets ECT).
+    #[inline]
+    pub fn on(self) -> bool {
+        self != EcnMode::Off
+    }
+
+    /// The codepoint of the packets the sender marks ECN-capable.
+    #[inline]
+    pub fn codepoint(self) -> Ecn {
+        match self {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic => Ecn::Ect0,
+            EcnMode::L4s => Ecn::Ect1,
+        }
+    }
+}
+
 /// What a packet carries; decides which endpoint handles it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -122,6 +165,9 @@ pub struct Packet {
     pub ts_val: Time,
     /// Echoed timestamp (TSecr).
     pub ts_ecr: Time,
+    /// The sub-queue of its current hop's discipline it was put in (`queue::SUBQUEUES`; 0 at a
+    /// hop whose discipline has none; reset by the link at each arrival).
+    pub subq: u8,
     /// When the packet entered the bottleneck queue (set by the link; read by qdiscs).
     pub enqueued_at: Time,
     /// When the packet left its sender.

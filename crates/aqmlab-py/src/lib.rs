@@ -56,7 +56,7 @@ fn tables(mut r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_j
             )
         })
         .collect();
-    let meta = json!({
+    let mut meta = json!({
         "name": r.resolved.name,
         "seed": r.seed,
         "duration_ns": r.duration,
@@ -67,6 +67,15 @@ fn tables(mut r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_j
         "qdisc_diagnostics": diagnostics,
         "peak_packets": r.peak_packets,
     });
+    // the hops whose discipline has sub-queues, with their names (no key without any)
+    let subqueues: serde_json::Map<String, serde_json::Value> = l
+        .iter()
+        .filter(|x| !x.subqueues.is_empty())
+        .map(|x| (x.hop.clone(), json!(x.subqueues)))
+        .collect();
+    if !subqueues.is_empty() {
+        meta["subqueues"] = json!(subqueues);
+    }
     let out = r
         .take_recorded()
         .tables()

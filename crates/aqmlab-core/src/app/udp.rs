@@ -40,7 +40,7 @@ impl UdpSource {
         rate_bps: u64,
         arrivals: Arrivals,
         stop: Time,
-        ecn: bool,
+        ecn: Ecn,
         rng: Rng,
     ) -> UdpSource {
         UdpSource {
@@ -51,7 +51,7 @@ impl UdpSource {
             arrivals,
             start: 0,
             stop,
-            ecn: if ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            ecn,
             rng,
             sent: 0,
             next: None,

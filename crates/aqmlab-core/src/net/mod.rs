@@ -146,7 +146,9 @@ pub trait Hops {
         self.entering(id);
         let now = self.now();
         let HopParts { links, pool, qev, .. } = self.parts();
-        pool.get_mut(id).enqueued_at = now;
+        let p = pool.get_mut(id);
+        p.enqueued_at = now;
+        p.subq = 0;
         let link = &mut links[l];
         link.stats.arrivals += 1;
         link.qdisc.enqueue(id, &mut QueueCtx { pool, events: qev }, now);

@@ -97,10 +97,12 @@ pub struct CodelParams {
     pub strict: bool,
     /// CE-mark ECT packets instead of dropping; off (codel, sfq_codel) / on (fq_codel)
     pub ecn: bool,
-    /// "off" or a sojourn above which packets are CE-marked (DCTCP style)
-    #[serde(with = "off_or_dur")]
-    #[schemars(with = "OffOrDur")]
-    pub ce_threshold: Option<Time>,
+    /// "off", or a sojourn above which ECT packets are CE-marked (DCTCP style): a duration, or
+    /// { threshold = "1ms", selector = 1, mask = 1 } to mark only the packets whose TOS byte
+    /// has tos & mask == selector (Linux fq_codel ce_threshold_selector; 1/1: ECT(1) and CE)
+    #[serde(with = "ce_threshold")]
+    #[schemars(with = "CeThresholdSchema")]
+    pub ce_threshold: Option<CeThreshold>,
     /// a dequeue finding the queue empty clears first_above_time (RFC, ns-2) or keeps it (Linux)
     pub empty_reset: bool,
     /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
@@ -184,37 +186,104 @@ impl Params<LinkInfo> for CodelParams {
     }
 }
 
-/// `ce_threshold`: "off" (None) or a duration.
-mod off_or_dur {
-    use crate::units::{parse_time, Dur, Time};
+/// `ce_threshold`: a sojourn above which packets are CE-marked (DCTCP style), with Linux
+/// fq_codel's selector (include/net/codel_impl.h codel_dequeue: with a non-zero mask, only the
+/// packets whose TOS byte, DSCP << 2 | ECN, satisfies `tos & mask == selector`; `selector = 1,
+/// mask = 1` is ECT(1) and CE, the L4S identifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CeThreshold {
+    pub after: Time,
+    pub selector: u8,
+    pub mask: u8,
+}
+
+impl CeThreshold {
+    /// Whether a packet with this TOS byte may be marked.
+    #[inline]
+    pub fn selects(&self, tos: u8) -> bool {
+        self.mask == 0 || tos & self.mask == self.selector
+    }
+}
+
+/// `ce_threshold` as written: "off" (None), a duration (every ECT packet), or a table with the
+/// duration and the selector; written back in the same form (a duration when the mask is 0).
+mod ce_threshold {
+    use super::CeThreshold;
+    use crate::units::{as_dur, parse_time, Dur, Time};
     use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct Selected {
+        #[serde(with = "as_dur")]
+        pub(super) threshold: Time,
+        pub(super) selector: u8,
+        pub(super) mask: u8,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Text(String),
+        Table(Selected),
+    }
+
+    pub fn serialize<S: Serializer>(t: &Option<CeThreshold>, s: S) -> Result<S::Ok, S::Error> {
         match t {
             None => s.serialize_str("off"),
-            Some(t) => Dur(*t).serialize(s),
+            Some(c) if c.mask == 0 => Dur(c.after).serialize(s),
+            Some(c) => Selected {
+                threshold: c.after,
+                selector: c.selector,
+                mask: c.mask,
+            }
+            .serialize(s),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Time>, D::Error> {
-        match String::deserialize(d)?.as_str() {
-            "off" => Ok(None),
-            t => parse_time(t)
-                .map(Some)
-                .map_err(|e| de::Error::custom(format!("{e} (or \"off\")"))),
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CeThreshold>, D::Error> {
+        let bad = || {
+            de::Error::custom(
+                "allowed: \"off\", a duration, or { threshold = a duration, selector = 0-255, mask = 0-255 }",
+            )
+        };
+        let t = match Written::deserialize(d).map_err(|_| bad())? {
+            Written::Text(t) if t == "off" => return Ok(None),
+            Written::Text(t) => CeThreshold {
+                after: parse_time(&t).map_err(|e| de::Error::custom(format!("{e} (or \"off\")")))?,
+                selector: 0,
+                mask: 0,
+            },
+            Written::Table(s) => CeThreshold {
+                after: s.threshold,
+                selector: s.selector,
+                mask: s.mask,
+            },
+        };
+        if t.selector & !t.mask != 0 {
+            return Err(de::Error::custom(format!(
+                "selector {} has bits outside mask {}; allowed: selector & mask == selector",
+                t.selector, t.mask
+            )));
         }
+        Ok(Some(t))
     }
 }
 
 /// The schema of `ce_threshold`.
-struct OffOrDur;
+struct CeThresholdSchema;
 
-impl JsonSchema for OffOrDur {
+impl JsonSchema for CeThresholdSchema {
     fn schema_name() -> Cow<'static, str> {
-        "OffOrDur".into()
+        "CeThreshold".into()
     }
     fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        json_schema!({"description": "\"off\" or a duration", "anyOf": [{"const": "off"}, g.subschema_for::<Dur>()]})
+        let byte = serde_json::json!({"type": "integer", "minimum": 0, "maximum": 255});
+        let table = serde_json::json!({"type": "object", "additionalProperties": false,
+            "required": ["threshold", "selector", "mask"],
+            "properties": {"threshold": g.subschema_for::<Dur>(), "selector": byte, "mask": byte}});
+        json_schema!({"description": "\"off\", a duration, or a duration with Linux fq_codel's TOS selector and mask",
+                      "anyOf": [{"const": "off"}, g.subschema_for::<Dur>(), table]})
     }
 }
 
@@ -446,7 +515,7 @@ impl CodelVars {
             self.drop_next = self.control_law(now, p);
         }
         if let (Some(id), Some(ce), false) = (pkt, p.ce_threshold, marked) {
-            if now.saturating_sub(ctx.enqueued_at(id)) > ce && ctx.mark(id) {
+            if now.saturating_sub(ctx.enqueued_at(id)) > ce.after && ce.selects(ctx.tos(id)) && ctx.mark(id) {
                 st.ce_marks += 1;
             }
         }
@@ -866,7 +935,11 @@ mod tests {
     #[test]
     fn ce_threshold_marks_independently_of_the_control_law() {
         let mut p = CodelParams::variant(Variant::Rfc, 1500);
-        p.ce_threshold = Some(MS);
+        p.ce_threshold = Some(CeThreshold {
+            after: MS,
+            selector: 0,
+            mask: 0,
+        });
         let mut d = Driver::new(p);
         // Sojourn 2 ms: below target (no CoDel action) but above ce_threshold.
         for k in 0..100 {
@@ -879,6 +952,57 @@ mod tests {
         let mut d = Driver::new(p);
         d.step(0, 2 * MS, 100_000, Ecn::NotEct);
         assert!(d.marks.is_empty() && d.drops.is_empty());
+    }
+
+    #[test]
+    fn ce_threshold_selector_marks_only_the_selected_codepoints() {
+        // Linux fq_codel `ce_threshold 1ms ce_threshold_selector 0x1/0x1`: the TOS byte's low bit
+        // set, i.e. ECT(1) (01) and CE (11); ECT(0) (10) is left alone
+        let mut p = CodelParams::variant(Variant::Linux, 1500);
+        p.ce_threshold = Some(CeThreshold {
+            after: MS,
+            selector: 1,
+            mask: 1,
+        });
+        for (ecn, marked) in [(Ecn::Ect1, true), (Ecn::Ect0, false), (Ecn::NotEct, false)] {
+            let mut d = Driver::new(p);
+            d.step(0, 2 * MS, 100_000, ecn);
+            assert_eq!(d.marks.len(), usize::from(marked), "{ecn:?}");
+            assert!(d.drops.is_empty());
+        }
+        // the table form is read and written back; a bare duration stays a bare duration
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let sel = serde_json::json!({"threshold": "1ms", "selector": 1, "mask": 1});
+        let (_, r) = crate::queue::build(
+            "fq_codel",
+            &serde_json::json!({ "ce_threshold": sel }),
+            &link,
+            Rng::from_seed(1),
+            "q",
+        )
+        .unwrap();
+        assert_eq!(r["ce_threshold"], sel);
+        let (_, r) = crate::queue::build(
+            "fq_codel",
+            &serde_json::json!({"ce_threshold": "1ms"}),
+            &link,
+            Rng::from_seed(1),
+            "q",
+        )
+        .unwrap();
+        assert_eq!(r["ce_threshold"], "1ms");
+        let bad = serde_json::json!({"ce_threshold": {"threshold": "1ms", "selector": 3, "mask": 1}});
+        let e = crate::queue::build("fq_codel", &bad, &link, Rng::from_seed(1), "q")
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("q.ce_threshold: ") && e.contains("outside mask"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod codel;
 #[cfg(test)]
 mod conformance;
 pub mod drr;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
@@ -141,6 +142,13 @@ impl QueueCtx<'_> {
         self.pool.get(id).dscp
     }
 
+    /// The IP TOS byte of packet `id`: DSCP << 2 | ECN.
+    #[inline]
+    pub fn tos(&self, id: PktId) -> u8 {
+        let p = self.pool.get(id);
+        p.dscp << 2 | p.ecn as u8
+    }
+
     /// The flow key of exact per-flow classes (DRR): scenario flow index and direction.
     #[inline]
     pub fn flow_key(&self, id: PktId) -> u32 {
@@ -187,7 +195,16 @@ pub trait Qdisc {
     fn flow_queues(&self) -> bool {
         false
     }
+    /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
+    /// `Packet::subq` at enqueue), each summarised apart; none by default.
+    fn subqueues(&self) -> &'static [u8] {
+        &[]
+    }
 }
+
+/// The names of the sub-queues a discipline may report (`Qdisc::subqueues`), by code; code 0
+/// is a packet of a hop whose discipline has none.
+pub const SUBQUEUES: [&str; 3] = ["-", "l", "c"];
 
 /// What a discipline may know about the link it serves when it is built.
 #[derive(Clone, Copy, Debug)]
@@ -287,6 +304,7 @@ qdiscs! {
     Drr => drr::Drr,
     SfqCodel => sfq_codel::SfqCodel,
     PfifoFast => pfifo_fast::PfifoFast,
+    DualPi2 => dualpi2::DualPi2,
 }
 
 impl Qdisc for AnyQdisc {
@@ -318,6 +336,9 @@ impl Qdisc for AnyQdisc {
     }
     fn flow_queues(&self) -> bool {
         each!(self, q => q.flow_queues())
+    }
+    fn subqueues(&self) -> &'static [u8] {
+        each!(self, q => q.subqueues())
     }
 }
 

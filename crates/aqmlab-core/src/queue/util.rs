@@ -41,6 +41,12 @@ impl PacketQueue {
         Some(id)
     }
 
+    /// The packet at the head.
+    #[inline]
+    pub fn front(&self) -> Option<PktId> {
+        self.ids.front().copied()
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.ids.len()

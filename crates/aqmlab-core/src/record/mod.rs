@@ -44,6 +44,9 @@ pub struct PacketColumns {
     pub t_enqueue: Vec<Time>,
     pub t_out: Vec<Time>,
     pub outcome: Vec<u8>,
+    /// The sub-queue of each row (`queue::SUBQUEUES`), kept only when some hop's discipline
+    /// has sub-queues ([`Recorder::keep_subqueues`]).
+    pub subq: Option<Vec<u8>>,
 }
 
 #[derive(Default)]
@@ -198,8 +201,16 @@ impl Recorder {
                 p.t_enqueue.push(pkt.enqueued_at);
                 p.t_out.push(t_out);
                 p.outcome.push(outcome);
+                if let Some(s) = &mut p.subq {
+                    s.push(pkt.subq);
+                }
             }
         }
+    }
+
+    /// Records each packet row's sub-queue (a hop's discipline has sub-queues).
+    pub fn keep_subqueues(&mut self) {
+        self.packets.subq.get_or_insert_with(Vec::new);
     }
 
     pub fn series_enabled(&self) -> bool {

@@ -107,6 +107,8 @@ pub struct LinkRow {
     pub backlog_pkts: u64,
     pub schedule: Vec<(Time, u64)>,
     pub diagnostics: Vec<(&'static str, f64)>,
+    /// The names of its discipline's sub-queues (`Qdisc::subqueues`), if it has any.
+    pub subqueues: Vec<&'static str>,
 }
 
 /// One row of the `probes` table.

@@ -9,7 +9,7 @@ use super::{
     outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, PacketColumns, QueueColumns, SojournHist,
 };
 use crate::packet::Dir;
-use crate::queue::DropReason;
+use crate::queue::{DropReason, SUBQUEUES};
 
 /// A column's values.
 pub enum Data {
@@ -173,31 +173,40 @@ impl Recorded {
             .enumerate()
             .flat_map(|(k, x)| x.schedule.iter().map(move |&(t, rate)| (x.dir, k as u8, t, rate)))
             .collect();
+        let mut packet_cols = cols(vec![
+            ("dir", "direction", Data::Dict(p.dir, names(&DIRS))),
+            ("hop", "hop name", Data::Dict(p.hop, hops.clone())),
+            ("flow", "flow id (index into `flows`)", Data::U32(p.flow)),
+            ("size", "IP bytes", Data::U32(p.size)),
+            ("t_enqueue_ns", "arrival at the queue", u64s(p.t_enqueue)),
+            (
+                "t_out_ns",
+                "start of transmission (sent/marked) or time of the drop; with a `device_queue` \
+                         on the link, the time the packet left the qdisc for the device queue",
+                u64s(p.t_out),
+            ),
+            (
+                "outcome",
+                "`sent`, `marked` (sent with CE set by the queue), or the drop reason: \
+                         `overlimit`, `early`, `head`, `fat_flow`, `forced` (RED's average above its \
+                         drop-everything threshold)",
+                Data::Dict(p.outcome, names(&outcome_names())),
+            ),
+        ]);
+        if let Some(subq) = p.subq {
+            packet_cols.extend(cols(vec![(
+                "subqueue",
+                "the sub-queue of the hop's discipline the packet was put in (`l` or `c` of dualpi2; \
+                 `-` at a hop whose discipline has none); only when some hop's discipline has sub-queues",
+                Data::Dict(subq, names(&SUBQUEUES)),
+            )]));
+        }
         vec![
             Table {
                 name: "packets",
                 row: "one row per packet and hop queue it reached",
                 level: Level::Packets,
-                columns: cols(vec![
-                    ("dir", "direction", Data::Dict(p.dir, names(&DIRS))),
-                    ("hop", "hop name", Data::Dict(p.hop, hops.clone())),
-                    ("flow", "flow id (index into `flows`)", Data::U32(p.flow)),
-                    ("size", "IP bytes", Data::U32(p.size)),
-                    ("t_enqueue_ns", "arrival at the queue", u64s(p.t_enqueue)),
-                    (
-                        "t_out_ns",
-                        "start of transmission (sent/marked) or time of the drop; with a `device_queue` \
-                         on the link, the time the packet left the qdisc for the device queue",
-                        u64s(p.t_out),
-                    ),
-                    (
-                        "outcome",
-                        "`sent`, `marked` (sent with CE set by the queue), or the drop reason: \
-                         `overlimit`, `early`, `head`, `fat_flow`, `forced` (RED's average above its \
-                         drop-everything threshold)",
-                        Data::Dict(p.outcome, names(&outcome_names())),
-                    ),
-                ]),
+                columns: packet_cols,
             },
             Table {
                 name: "queue",
@@ -509,7 +518,9 @@ impl Recorded {
 /// The column tables of docs/tables.md, written from the declarations: one section per table.
 pub fn tables_markdown() -> String {
     let mut out = String::new();
-    for t in Recorded::default().tables() {
+    let mut all = Recorded::default();
+    all.packets.subq = Some(Vec::new());
+    for t in all.tables() {
         let levels = match t.level {
             Level::Packets => "recording level `packets`",
             Level::Series => "levels `packets`, `series`",

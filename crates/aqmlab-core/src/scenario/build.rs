@@ -18,7 +18,7 @@ use crate::app::webpage::{self, PageParams};
 use crate::net::wifi::{Medium, Phy, Port};
 use crate::net::Link;
 use crate::packet::Dir;
-use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc};
+use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
@@ -301,7 +301,7 @@ fn endpoints(
                 u.rate.expect("validated").0,
                 u.arrivals,
                 stop,
-                u.ecn,
+                u.ecn.codepoint(),
                 Rng::stream(seed, &format!("flow/{id}")),
             );
             (
@@ -599,6 +599,12 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
                 .into_iter()
                 .chain(wifi_diagnostics(l, end))
                 .collect(),
+            subqueues: l
+                .qdisc
+                .subqueues()
+                .iter()
+                .map(|&c| SUBQUEUES[c as usize])
+                .collect(),
         })
         .collect()
 }
@@ -630,7 +636,10 @@ pub fn run_watched(
         mut rows,
     } = prepare_with(sc, seed, ext)?;
     let end = sc.duration.0;
-    let rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    let mut rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    if links.iter().any(|l| !l.qdisc.subqueues().is_empty()) {
+        rec.keep_subqueues();
+    }
     let mut world = World::new(end, links, flows, rec);
     world.media = media;
     if !world.run_watched(keep_going) {

@@ -8,6 +8,7 @@
 use super::{FlowSpec, OnOff, Repeat};
 use crate::app::udp::Arrivals;
 use crate::app::webpage::PAGES;
+use crate::packet::EcnMode;
 use crate::params::{read, Group, Params};
 use crate::transport::tcp::{read_config, TcpConfig};
 use crate::units::{fmt_time, Dur, Rate, Size, Time, MS, SEC};
@@ -131,8 +132,10 @@ pub struct Udp {
     pub packet_size: Size,
     /// Departures: "cbr" (evenly spaced) or "poisson".
     pub arrivals: Arrivals,
-    /// ECN-capable packets (ECT(0)).
-    pub ecn: bool,
+    /// ECN codepoint of the packets: "off" (Not-ECT), "classic" (ECT(0)) or "l4s" (ECT(1));
+    /// true and false stand for "classic" and "off".
+    #[schemars(with = "EcnMode")]
+    pub ecn: EcnMode,
 }
 
 impl Default for Udp {
@@ -141,7 +144,7 @@ impl Default for Udp {
             rate: None,
             packet_size: Size(1500),
             arrivals: Arrivals::Cbr,
-            ecn: false,
+            ecn: EcnMode::Off,
         }
     }
 }

@@ -13,6 +13,7 @@
 use super::flow::common_keys;
 use super::{Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec};
 use crate::app::webpage::PAGES;
+use crate::packet::EcnMode;
 use crate::queue::registry;
 use crate::transport::cc::{Hystart, CC_NAMES};
 use crate::transport::tcp::{DelAck, Rwnd, TsoSegs, PROFILES};
@@ -125,6 +126,17 @@ impl JsonSchema for Hystart {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         let names: Vec<&str> = Hystart::ALL.iter().map(|(n, _)| *n).collect();
         json_schema!({"description": "how slow start may end early (true = \"linux\", false = \"off\")",
+                      "anyOf": [{"enum": names}, {"type": "boolean"}]})
+    }
+}
+
+impl JsonSchema for EcnMode {
+    fn schema_name() -> Cow<'static, str> {
+        "EcnMode".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = EcnMode::ALL.iter().map(|(n, _)| *n).collect();
+        json_schema!({"description": "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)) or \"l4s\" (RFC 9331, ECT(1)); true = \"classic\", false = \"off\"",
                       "anyOf": [{"enum": names}, {"type": "boolean"}]})
     }
 }

@@ -4,6 +4,7 @@
 //! form the resolved scenario stores; errors say what was given and what is allowed.
 
 use super::{Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
+use crate::packet::EcnMode;
 use crate::transport::cc::Hystart;
 use crate::units::{parse_rate, parse_time, Dur, Rate};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
@@ -199,5 +200,35 @@ impl<'de> Deserialize<'de> for Hystart {
 impl Serialize for Hystart {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EcnMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let m = match &v {
+            Value::Bool(b) => Some(if *b { EcnMode::Classic } else { EcnMode::Off }),
+            Value::String(s) => EcnMode::parse(s),
+            _ => None,
+        };
+        m.ok_or_else(|| {
+            let names: Vec<String> = EcnMode::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            de::Error::custom(format!(
+                "{v} is not allowed; allowed: {} (true = \"classic\", false = \"off\")",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl Serialize for EcnMode {
+    /// `off` and `classic` as `false` and `true` (the key's values before it had a third), so
+    /// that a resolved scenario without L4S reads as it did.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EcnMode::Off => s.serialize_bool(false),
+            EcnMode::Classic => s.serialize_bool(true),
+            EcnMode::L4s => s.serialize_str("l4s"),
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! one binary instead of six is one such link.
 
 mod core_checks;
+mod l4s_checks;
 mod layer_checks;
 mod path_checks;
 mod tcp_checks;

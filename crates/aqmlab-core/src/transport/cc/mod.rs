@@ -25,6 +25,7 @@ use crate::units::Time;
 pub mod bictcp;
 pub mod cubic;
 pub mod cubic_2_6_22;
+pub mod dctcp;
 pub mod hystart_pp;
 pub mod ledbat;
 pub mod nice;
@@ -33,6 +34,7 @@ pub mod tcp_lp;
 
 pub use cubic::{Cubic, CubicParams};
 pub use cubic_2_6_22::Cubic2622;
+pub use dctcp::Dctcp;
 pub use hystart_pp::HystartPp;
 pub use ledbat::{Ledbat, LedbatParams};
 pub use nice::{Nice, NiceParams};
@@ -115,6 +117,8 @@ pub struct AckSample {
     pub owd: Option<Time>,
     /// This ACK moved snd_una past the end of the previous round (about once per RTT).
     pub round_start: bool,
+    /// The ACK carried ECN-Echo (DCTCP counts the bytes such ACKs acknowledge).
+    pub ece: bool,
 }
 
 /// What triggered a congestion response.
@@ -165,6 +169,7 @@ pub const CC_NAMES: &[&str] = &[
     "ledbat",
     "tcp_lp",
     "nice",
+    "dctcp",
 ];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
@@ -236,6 +241,7 @@ pub fn make_cc(
             serde_json::from_value(resolved).expect("resolved"),
         ))),
         "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
+        "dctcp" => Ok(Box::new(Dctcp::new(mss, hystart))),
         "ledbat" => Ok(Box::new(Ledbat::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),

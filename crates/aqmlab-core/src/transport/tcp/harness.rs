@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
 use super::{new_connection, TcpConfig, TcpReceiver, TcpSender, HEADER, SYN_SIZE};
-use crate::packet::{Dir, Ecn, Packet};
+use crate::packet::{Dir, Ecn, EcnMode, Packet};
 use crate::rng::Rng;
 use crate::transport::Endpoint;
 use crate::units::{tx_time, Time, MS, SEC};
@@ -506,7 +506,7 @@ fn newreno_impatient_timer_fires_with_200ms_floor() {
 fn ecn_marks_instead_of_drops() {
     for cc in ["newreno", "cubic"] {
         let cfg = TcpConfig {
-            ecn: true,
+            ecn: EcnMode::Classic,
             cc: cc.into(),
             ..TcpConfig::default()
         };
@@ -719,7 +719,7 @@ fn per_ack_scoreboard_work_is_bounded() {
 #[test]
 fn ect_only_on_new_data() {
     let cfg = TcpConfig {
-        ecn: true,
+        ecn: EcnMode::Classic,
         bytes: Some(300 * 1448),
         ..TcpConfig::default()
     };

@@ -20,7 +20,7 @@
 //! Sequence space: the SYN is sequence number 0, data starts at 1; the FIN flag rides on the
 //! last data segment and takes no sequence number.
 
-use crate::packet::Dir;
+use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
 use crate::transport::cc::{cc_params, Hystart, CC_NAMES};
 use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
@@ -70,8 +70,10 @@ pub struct TcpConfig {
     /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table;
     /// resolved with every default written out.
     pub cc_params: Value,
-    /// ECN-capable (RFC 3168).
-    pub ecn: bool,
+    /// ECN: "off", "classic" (RFC 3168: ECT(0) on data) or "l4s" (RFC 9331: ECT(1)); true and
+    /// false stand for "classic" and "off". The response to a mark is the controller's.
+    #[schemars(with = "EcnMode")]
+    pub ecn: EcnMode,
     /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
     pub sack: bool,
     /// Initial window in segments.
@@ -480,7 +482,7 @@ fn rfc() -> TcpConfig {
         profile: Name("rfc"),
         cc: Name("cubic"),
         cc_params: Value::Null,
-        ecn: false,
+        ecn: EcnMode::Off,
         sack: true,
         iw: 10,
         min_rto: 200 * MS,
@@ -529,7 +531,7 @@ fn linux() -> TcpConfig {
     TcpConfig {
         profile: Name("linux"),
         cc: Name("cubic"),
-        ecn: false,
+        ecn: EcnMode::Off,
         sack: true,
         iw: 10,
         mss: 1448,
@@ -581,7 +583,7 @@ fn ns2_sack1() -> TcpConfig {
         // Sack1TcpAgent is Reno AIMD (TcpAgent::opencwnd / slowdown, decrease_num_ 0.5).
         cc: Name("newreno"),
         // ecn_ 0.
-        ecn: false,
+        ecn: EcnMode::Off,
         sack: true,
         // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
         // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use super::{ack_size, TcpConfig, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
+use crate::transport::cc::dctcp::echoes_each_ce;
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 
@@ -29,6 +30,8 @@ pub struct TcpReceiver {
     dir: Dir,
     sack: bool,
     ecn_cfg: bool,
+    /// ECE reflects each data segment's CE (RFC 8257 3.2, DCTCP) instead of RFC 3168's latch.
+    each_ce: bool,
     delack: Option<Time>,
     /// Unacked in-order bytes that make an ACK go at once (segs_per_ack x mss).
     ack_every: u64,
@@ -61,7 +64,8 @@ impl TcpReceiver {
             flow,
             dir,
             sack: cfg.sack,
-            ecn_cfg: cfg.ecn,
+            ecn_cfg: cfg.ecn.on(),
+            each_ce: echoes_each_ce(&cfg.cc),
             delack: cfg.delack,
             ack_every: cfg.segs_per_ack as u64 * cfg.mss as u64,
             delack_grid: cfg.delack_grid,
@@ -236,7 +240,14 @@ impl Endpoint for TcpReceiver {
         if !self.synced || pkt.payload == 0 {
             return;
         }
-        if self.ecn_ok {
+        if self.ecn_ok && self.each_ce {
+            // RFC 8257 3.2: a change of CE state first ACKs the data before it, with the old state
+            let ce = pkt.ecn == Ecn::Ce;
+            if ce != self.ece && self.unacked_bytes > 0 {
+                self.send_ack(now, out);
+            }
+            self.ece = ce;
+        } else if self.ecn_ok {
             if pkt.tcp_flags & flags::CWR != 0 {
                 self.ece = false;
             }
@@ -314,13 +325,14 @@ impl Endpoint for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::EcnMode;
     use crate::units::MS;
 
     fn cfg(delack: Option<Time>) -> TcpConfig {
         TcpConfig {
             mss: 100,
             delack,
-            ecn: true,
+            ecn: EcnMode::Classic,
             ..TcpConfig::default()
         }
     }
@@ -530,6 +542,46 @@ mod tests {
         rx.on_packet(&p, 3, &mut out);
         let ece: Vec<bool> = out.iter().map(|a| a.tcp_flags & flags::ECE != 0).collect();
         assert_eq!(ece, vec![true, true, false]);
+    }
+
+    #[test]
+    fn dctcp_receiver_echoes_each_ce_state_and_acks_at_a_change() {
+        // RFC 8257 3.2: ECE reflects the CE of the data acknowledged, CWR is ignored, and a
+        // change of CE state while an ACK is delayed sends that ACK at once with the old state
+        let mut rx = TcpReceiver::new(
+            &TcpConfig {
+                cc: "dctcp".into(),
+                quickack: 0,
+                ..cfg(Some(40 * MS))
+            },
+            0,
+            Dir::Up,
+        );
+        syn(&mut rx, true);
+        let mut out = vec![];
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            seq: 1,
+            payload: 100,
+            ecn: Ecn::Ect0,
+            ..Default::default()
+        };
+        let mut send = |rx: &mut TcpReceiver, seq: u64, ecn: Ecn, flags: u8, out: &mut Vec<Packet>| {
+            p.seq = seq;
+            p.ecn = ecn;
+            p.tcp_flags = flags;
+            rx.on_packet(&p, seq, out);
+        };
+        send(&mut rx, 1, Ecn::Ect0, 0, &mut out); // delayed
+        send(&mut rx, 101, Ecn::Ce, 0, &mut out); // change: ACK 101 without ECE now
+        send(&mut rx, 201, Ecn::Ce, flags::CWR, &mut out); // two segments: ACK 301 with ECE
+        send(&mut rx, 301, Ecn::Ect0, 0, &mut out); // change, nothing delayed: no extra ACK
+        send(&mut rx, 401, Ecn::Ect0, 0, &mut out); // ACK 501 without ECE
+        let acks: Vec<(u64, bool)> = out
+            .iter()
+            .map(|a| (a.ack, a.tcp_flags & flags::ECE != 0))
+            .collect();
+        assert_eq!(acks, vec![(101, false), (301, true), (501, false)]);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub(super) struct Ack {
     /// The RTT sample of the timestamp echo (RFC 7323), and the one-way delay TSval - TSecr.
     pub(super) rtt: Option<Time>,
     pub(super) owd: Option<Time>,
+    /// The ACK carried ECN-Echo.
+    pub(super) ece: bool,
 }
 
 impl TcpSender {
@@ -65,6 +67,7 @@ impl TcpSender {
             round_start: false,
             rtt,
             owd,
+            ece: self.ecn_ok && pkt.tcp_flags & flags::ECE != 0,
         }
     }
 
@@ -121,6 +124,7 @@ impl TcpSender {
             rtt: a.rtt,
             owd: a.owd,
             round_start: a.round_start,
+            ece: a.ece,
         };
         self.cc.on_ack(&sample, &mut self.st);
     }
@@ -170,7 +174,7 @@ pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
 mod tests {
     use super::super::testutil::*;
     use super::super::*;
-    use crate::packet::Ecn;
+    use crate::packet::{Ecn, EcnMode};
 
     #[test]
     fn cwnd_limited_follows_linux_3_14() {
@@ -227,7 +231,7 @@ mod tests {
         let cfg = TcpConfig {
             mss: MSS as u32,
             iw: 10,
-            ecn: true,
+            ecn: EcnMode::Classic,
             cc: "newreno".into(),
             ..TcpConfig::default()
         };
@@ -276,5 +280,38 @@ mod tests {
         a.ack = 1 + 11 * MSS;
         s.on_packet(&a, 400, &mut out);
         assert_eq!(s.ecn_reductions(), 2);
+    }
+
+    #[test]
+    fn each_mode_puts_its_codepoint_on_data_only_once_negotiated() {
+        // RFC 3168 6.1.1: ECT(0) on data, never on the SYN; RFC 9331 4.1: an L4S sender uses
+        // ECT(1); "off" negotiates nothing and sends Not-ECT
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+            ack: 1,
+            ..Default::default()
+        };
+        for (mode, want) in [
+            (EcnMode::Off, Ecn::NotEct),
+            (EcnMode::Classic, Ecn::Ect0),
+            (EcnMode::L4s, Ecn::Ect1),
+        ] {
+            let cfg = TcpConfig {
+                iw: 4,
+                ecn: mode,
+                ..TcpConfig::default()
+            };
+            let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+            let mut out = vec![];
+            s.start(0, &mut out);
+            assert_eq!(out[0].ecn, Ecn::NotEct, "{mode:?}: the SYN");
+            assert_eq!(out[0].tcp_flags & flags::ECE != 0, mode.on(), "{mode:?}");
+            out.clear();
+            s.on_packet(&synack, 100, &mut out);
+            assert_eq!(s.ecn_negotiated(), mode.on(), "{mode:?}");
+            assert_eq!(out.len(), 4);
+            assert!(out.iter().all(|p| p.ecn == want), "{mode:?}");
+        }
     }
 }

@@ -389,7 +389,7 @@ impl Endpoint for TcpSender {
             if self.state == SenderState::SynSent && pkt.tcp_flags & flags::ACK != 0 && pkt.ack == 1 {
                 self.state = SenderState::Established;
                 self.snd_una = 1;
-                self.ecn_ok = self.cfg.ecn && pkt.tcp_flags & flags::ECE != 0;
+                self.ecn_ok = self.cfg.ecn.on() && pkt.tcp_flags & flags::ECE != 0;
                 if now >= pkt.ts_ecr {
                     self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
                 }

@@ -19,7 +19,12 @@ impl TcpSender {
     }
 
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Outbox) {
-        let f = flags::SYN | if self.cfg.ecn { flags::ECE | flags::CWR } else { 0 };
+        let f = flags::SYN
+            | if self.cfg.ecn.on() {
+                flags::ECE | flags::CWR
+            } else {
+                0
+            };
         let p = Packet {
             flow: self.flow,
             size: SYN_SIZE,
@@ -72,7 +77,7 @@ impl TcpSender {
         let i = self.sb.push_new(now);
         let mut p = self.segment(i, now);
         if self.ecn_ok {
-            p.ecn = Ecn::Ect0;
+            p.ecn = self.cfg.ecn.codepoint();
             if self.cwr_pending {
                 p.tcp_flags |= flags::CWR;
                 self.cwr_pending = false;

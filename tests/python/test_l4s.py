@@ -1,0 +1,62 @@
+"""L4S in the summary: a dualpi2 hop reports its L and C queues apart (links.HOP.queues), the two
+blocks add up to the hop's, and the L queue's delay is the step's, not the PI target's; the
+`ecn` flow key takes "l4s"; emulation refuses it, naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+import aqmlab
+from aqmlab.emulate import plan
+from aqmlab.scenario import ScenarioError, resolve
+
+SC = {
+    "name": "l4s",
+    "duration": "10s",
+    "topology": {"rtt": "20ms", "down": {"rate": "50Mbps", "qdisc": "dualpi2"}, "up": {"rate": "50Mbps"}},
+    "flows": [{"kind": "tcp", "ecn": "l4s"}, {"kind": "tcp", "ecn": True}],
+}
+
+
+@pytest.fixture(scope="module")
+def down() -> dict:
+    return aqmlab.run(SC, seed=1).summary["links"]["down"]
+
+
+def test_the_two_queues_add_up_to_the_hop(down):
+    q = down["queues"]
+    assert set(q) == {"l", "c"}
+    for k in ("arrivals", "transmitted", "tx_bytes", "marks", "drops"):
+        assert q["l"][k] + q["c"][k] == down[k], k
+    # each flow's data went to its own queue: both carried traffic
+    assert q["l"]["transmitted"] > 1000 and q["c"]["transmitted"] > 1000
+
+
+def test_the_l_queue_is_held_by_the_step_and_the_c_queue_by_pi2(down):
+    # RFC 9332: the L queue is marked from 1 ms of sojourn (the step), the C queue is held
+    # around the PI2 target (15 ms) by p_C = p'^2
+    q = down["queues"]
+    assert q["l"]["queue_delay_ms"]["p99"] < 2.0
+    assert q["l"]["queue_delay_ms"]["p99"] < q["c"]["queue_delay_ms"]["p50"]
+    assert q["l"]["marks"] > 0
+
+
+def test_no_queues_block_without_sub_queues():
+    sc = {**SC, "duration": "2s", "topology": {**SC["topology"], "down": {"rate": "50Mbps", "qdisc": "pie"}}}
+    assert "queues" not in aqmlab.run(sc, seed=1).summary["links"]["down"]
+
+
+def test_ecn_mode_is_validated_and_written_back():
+    with pytest.raises(
+        ScenarioError,
+        match=r"flows\[0\]\.ecn: \"l5s\" is not allowed; allowed: \"off\", \"classic\", \"l4s\"",
+    ):
+        aqmlab.run({**SC, "flows": [{"kind": "tcp", "ecn": "l5s"}]}, seed=1)
+    resolved = resolve({**SC, "flows": [{"kind": "udp", "rate": "1Mbps", "ecn": "classic"}]})
+    assert resolved["flows"][0]["ecn"] is True
+
+
+def test_emulation_refuses_l4s_by_key():
+    resolved = resolve(SC)
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.ecn: \"l4s\" is not emulated"):
+        plan(resolved)
