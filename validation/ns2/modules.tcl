@@ -20,3 +20,7 @@ foreach cls $classes {
 foreach v {gentle_ adaptive_ wait_ queue_in_bytes_ bytes_ mean_pktsize_} {
     puts [format "  Queue/RED %-18s default %s" $v [Queue/RED set $v]]
 }
+# Agent/TCP/Linux runs the Linux congestion-control modules compiled into ns-2.35
+# (tcp/linux/src): asking for one it does not have makes it print the list it has.
+puts "Agent/TCP/Linux congestion-control modules (select_ca):"
+[new Agent/TCP/Linux] select_ca none

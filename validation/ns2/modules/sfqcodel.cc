@@ -14,7 +14,13 @@
 // - a bin that goes above again within 8 intervals of its last scheduled drop with count > 1
 //   waits interval/sqrt(count) instead of interval; on entering the dropping state count
 //   restarts at count - 2 (if above 2, within 8 intervals), else 1; count grows after a drop
-//   only while the bin stays above.
+//   only while the bin stays above; a bin keeps its CoDel state while it is off the schedule.
+// Switches, for runs that change one thing (all off by default, as the 2012 module):
+// - fresh_below_ 1: a bin never dequeued from starts below target (first_above 0, not -1);
+// - clear_on_empty_ 1: a bin taken off the schedule leaves the dropping state;
+// - empty_below_ 1: a bin taken off the schedule counts as below target (first_above 0);
+// - last_below_ 1: a packet that leaves its bin empty counts as below target;
+// - plain_reentry_ 1: going above always waits a full interval (no interval/sqrt(count)).
 #include <math.h>
 #include "queue.h"
 #include "ip.h"
@@ -80,6 +86,11 @@ private:
 	Bin* head_;        // next bin to serve
 	double target_;
 	double interval_;
+	int fresh_below_;
+	int clear_on_empty_;
+	int empty_below_;
+	int last_below_;
+	int plain_reentry_;
 	int packets_;      // all bins
 	int bytes_;        // all bins
 	int largest_;
@@ -97,6 +108,11 @@ NsSfqCoDelQueue::NsSfqCoDelQueue()
 	pq_ = &bins_[0].q;
 	bind_time("target_", &target_);
 	bind_time("interval_", &interval_);
+	bind("fresh_below_", &fresh_below_);
+	bind("clear_on_empty_", &clear_on_empty_);
+	bind("empty_below_", &empty_below_);
+	bind("last_below_", &last_below_);
+	bind("plain_reentry_", &plain_reentry_);
 }
 
 Bin* NsSfqCoDelQueue::bin_of(Packet* p)
@@ -153,6 +169,10 @@ void NsSfqCoDelQueue::enque(Packet* p)
 void NsSfqCoDelQueue::unlist(Bin* b)
 {
 	b->listed = 0;
+	if (clear_on_empty_)
+		b->dropping = 0;
+	if (empty_below_)
+		b->first_above = 0;
 	if (b->next == b) {
 		head_ = 0;
 	} else {
@@ -183,11 +203,13 @@ Packet* NsSfqCoDelQueue::take(Bin* b, int& ok_to_drop)
 	bytes_ -= size;
 	if (size > largest_)
 		largest_ = size;
+	if (fresh_below_ && b->first_above < 0)
+		b->first_above = 0;
 	double sojourn = now - HDR_CMN(p)->ts_;
-	if (sojourn < target_ || bytes_ <= largest_)
+	if (sojourn < target_ || bytes_ <= largest_ || (last_below_ && b->q.length() == 0))
 		b->first_above = 0;
 	else if (b->first_above == 0)
-		b->first_above = (now - b->drop_next < 8 * interval_ && b->count > 1)
+		b->first_above = (!plain_reentry_ && now - b->drop_next < 8 * interval_ && b->count > 1)
 			? next_after(now, b->count) : now + interval_;
 	else if (now >= b->first_above)
 		ok_to_drop = 1;
