@@ -44,7 +44,10 @@ def rel(a: float | None, b: float | None) -> str:
 
 
 def num(v: float | None, scale: float) -> str:
-    return "–" if v is None else f"{v * scale:.3g}" if scale != 1e3 else f"{v * scale:.0f}"
+    if v is None:
+        return "–"
+    x = v * scale
+    return f"{x:.0f}" if abs(x) >= 100 or scale == 1e3 else f"{x:.3g}"
 
 
 def table_ii(aq: dict, ns: dict) -> list[str]:
