@@ -7,7 +7,8 @@
 #
 #     bash validation/ns2/build.sh [PREFIX]      # about 15 min on 2 cores
 #
-# Result: PREFIX/bin/ns. Set JOBS (default 2) and NICE (default 10) to taste.
+# Result: PREFIX/bin/ns; logs in PREFIX/{configure,make}.log. JOBS (default 2) and NICE
+# (default 10) set make's parallelism and niceness.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PREFIX="$(mkdir -p "${1:-/work/ns2-build}" && cd "${1:-/work/ns2-build}" && pwd)"
@@ -100,7 +101,9 @@ compile_ns() {
     (cd "$SRC" && nice -n "$NICE" make -j"$JOBS" CCOPT="$ccopt" ns >"$PREFIX/make.log" 2>&1) \
         || { echo "build.sh: make failed, see $PREFIX/make.log" >&2; tail -20 "$PREFIX/make.log" >&2; exit 1; }
     mkdir -p "$PREFIX/bin"
-    cp "$SRC/ns" "$PREFIX/bin/ns"
+    # a new file renamed over the old one: runs still using the old binary keep it
+    cp "$SRC/ns" "$PREFIX/bin/ns.new"
+    mv -f "$PREFIX/bin/ns.new" "$PREFIX/bin/ns"
 }
 
 report() {
