@@ -72,6 +72,39 @@ const LEGACY_PREAMBLE: Time = 20 * US;
 const HT_SIG_STF: Time = 12 * US;
 const HT_LTF: Time = 4 * US;
 
+/// aPHY-RX-START-Delay of the OFDM PHY at 20 MHz (IEEE 802.11-2012 Table 18-17): part of the
+/// ACK timeout after which a transmitter gives a frame up (9.3.2.8).
+const PHY_RX_START_DELAY: Time = 25 * US;
+/// Backoff stages the contention window may double through (1023 = 16 << 6 - 1 is reached
+/// from CWmin 15 at stage 6; the cap only keeps the shift finite).
+const MAX_STAGE: u32 = 10;
+
+/// How the medium's transmitters take turns (scenario `topology.wifi.access`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Each time the medium is idle, one ready transmitter takes it, chosen uniformly, at the
+    /// cost of the mean backoff; no collisions (the first model, kept to reproduce its results).
+    Equal,
+    /// 802.11 DCF with the best-effort EDCA parameters (IEEE 802.11-2012 9.3.3 and 9.19.2):
+    /// each ready transmitter counts down its own backoff, drawn uniformly from 0..=CW; the
+    /// medium goes to the lowest count after AIFS, the others keep what is left of theirs; two
+    /// counts ending in the same slot collide (no block ACK: every subframe of both is retried,
+    /// both double CW up to CWmax); a received block ACK resets CW to CWmin.
+    Dcf,
+}
+
+impl Access {
+    pub const NAMES: [&'static str; 2] = ["equal", "dcf"];
+
+    pub fn parse(name: &str) -> Option<Access> {
+        match name {
+            "equal" => Some(Access::Equal),
+            "dcf" => Some(Access::Dcf),
+            _ => None,
+        }
+    }
+}
+
 /// One station's PHY: its MCS on the medium's channel width and guard interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Phy {
@@ -125,10 +158,12 @@ impl Phy {
 /// The medium's MAC parameters (scenario `topology.wifi`), every one with its source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MacParams {
+    pub access: Access,
     pub slot: Time,
     pub sifs: Time,
     pub aifsn: u32,
     pub cw_min: u32,
+    pub cw_max: u32,
     /// Data bits per symbol of the legacy rate of the (block) ACK.
     pub ack_n_dbps: u32,
     pub max_subframes: u32,
@@ -140,18 +175,43 @@ pub struct MacParams {
 }
 
 impl MacParams {
-    /// The time a transmission holds the medium besides its PPDU: AIFS, the mean backoff, SIFS
-    /// and the (block) ACK.
+    /// The time a transmission holds the medium besides its PPDU, on average: AIFS, the mean
+    /// backoff, SIFS and the (block) ACK.
     pub fn overhead(&self) -> Time {
-        let aifs = self.sifs + self.aifsn as Time * self.slot;
-        let backoff = self.cw_min as Time * self.slot / 2;
+        self.aifs() + self.mean_backoff() + self.response()
+    }
+
+    /// AIFS = SIFS + AIFSN x slot (IEEE 802.11-2012 9.19.2.3).
+    pub fn aifs(&self) -> Time {
+        self.sifs + self.aifsn as Time * self.slot
+    }
+
+    /// The mean of a backoff drawn from 0..=CWmin slots.
+    pub fn mean_backoff(&self) -> Time {
+        self.cw_min as Time * self.slot / 2
+    }
+
+    /// SIFS and the (block) ACK at the legacy control rate.
+    pub fn response(&self) -> Time {
         let ack_bytes = if self.max_subframes > 1 {
             BLOCK_ACK_BYTES
         } else {
             ACK_BYTES
         };
         let ack_sym = (SERVICE_BITS + 8 * ack_bytes + TAIL_BITS).div_ceil(self.ack_n_dbps) as Time;
-        aifs + backoff + self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
+        self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
+    }
+
+    /// How long a transmitter waits for a (block) ACK that does not come: SIFS + slot +
+    /// aPHY-RX-START-Delay (IEEE 802.11-2012 9.3.2.8).
+    pub fn ack_timeout(&self) -> Time {
+        self.sifs + self.slot + PHY_RX_START_DELAY
+    }
+
+    /// The contention window after `stage` failed attempts: (CWmin + 1) x 2^stage - 1, at most
+    /// CWmax (IEEE 802.11-2012 9.3.3).
+    pub fn cw(&self, stage: u32) -> u32 {
+        (((self.cw_min + 1) << stage.min(MAX_STAGE)) - 1).min(self.cw_max)
     }
 
     /// Bytes a packet of `size` adds to an A-MPDU after `n` subframes already in it (the
@@ -222,6 +282,10 @@ pub struct Port {
     pub retries: std::collections::HashMap<PktId, u32>,
     /// Emptied aggregate buffers, reused.
     spare: Vec<Vec<PktId>>,
+    /// DCF: the slots left of the backoff being counted down (none: draw one when ready).
+    pub backoff: Option<u32>,
+    /// DCF: attempts failed in a row (the contention window's doubling).
+    pub stage: u32,
     pub stats: PortStats,
 }
 
@@ -232,6 +296,8 @@ pub struct PortStats {
     pub subframes: u64,
     pub airtime: Time,
     pub retried: u64,
+    /// Transmissions that collided with another transmitter's.
+    pub collisions: u64,
     /// Most frames the driver held at once.
     pub peak_pending: u32,
 }
@@ -249,6 +315,8 @@ impl Port {
             rr: 0,
             retries: Default::default(),
             spare: Vec::new(),
+            backoff: None,
+            stage: 0,
             stats: PortStats::default(),
         }
     }
@@ -299,9 +367,14 @@ impl Port {
         }
     }
 
-    /// Airtime of the aggregate at the head of the hardware queue, overheads included.
-    pub fn airtime(&self, mac: &MacParams, agg: &Aggregate) -> Time {
-        mac.overhead() + self.phys[agg.dest as usize].ppdu(agg.bytes)
+    /// After a transmission: a collision doubles the contention window, a received (block) ACK
+    /// resets it.
+    pub fn settle(&mut self, collided: bool) {
+        self.stage = if collided {
+            (self.stage + 1).min(MAX_STAGE)
+        } else {
+            0
+        };
     }
 
     /// Returns an emptied aggregate's buffer for reuse.
@@ -322,10 +395,85 @@ pub struct Medium {
     pub mac: MacParams,
     /// The hops (indices into the world's links) that transmit on this medium.
     pub ports: Vec<u32>,
-    /// The hop whose aggregate is on the air, and the aggregate.
-    pub on_air: Option<(u32, Aggregate)>,
+    /// The transmissions on the air: each transmitter's hop and aggregate (two or more: a
+    /// collision).
+    pub on_air: Vec<(u32, Aggregate)>,
     pub rng: Rng,
     pub busy_time: Time,
+}
+
+impl Medium {
+    /// Gives the idle medium to the next transmitter(s) by the medium's access model:
+    /// `ports` are its transmitters in `self.ports` order. Each winner's head aggregate goes
+    /// on the air; returns how long the medium is busy (none when no transmitter is ready).
+    pub fn access(&mut self, ports: &mut [&mut Port]) -> Option<Time> {
+        let ready: Vec<usize> = (0..ports.len()).filter(|&i| !ports[i].hw.is_empty()).collect();
+        if ready.is_empty() {
+            return None;
+        }
+        let (lead, winners) = match self.mac.access {
+            Access::Equal => (self.mac.aifs() + self.mac.mean_backoff(), vec![self.pick(&ready)]),
+            Access::Dcf => self.contend(ports, &ready),
+        };
+        let mut ppdu = 0;
+        for &w in &winners {
+            let port = &mut ports[w];
+            let agg = port.hw.pop_front().expect("ready");
+            ppdu = ppdu.max(port.phys[agg.dest as usize].ppdu(agg.bytes));
+            port.on_air = true;
+            port.stats.txops += 1;
+            port.stats.subframes += agg.pkts.len() as u64;
+            self.on_air.push((self.ports[w], agg));
+        }
+        let tail = if winners.len() == 1 {
+            self.mac.response()
+        } else {
+            self.mac.ack_timeout()
+        };
+        let air = lead + ppdu + tail;
+        for &w in &winners {
+            ports[w].stats.airtime += air;
+            ports[w].stats.collisions += (winners.len() > 1) as u64;
+        }
+        self.busy_time += air;
+        Some(air)
+    }
+
+    /// Equal opportunities: one of the ready transmitters, uniformly.
+    fn pick(&mut self, ready: &[usize]) -> usize {
+        if ready.len() == 1 {
+            ready[0]
+        } else {
+            ready[self.rng.below(ready.len() as u64) as usize]
+        }
+    }
+
+    /// DCF: every ready transmitter without a backoff draws one from 0..=CW of its stage; the
+    /// lowest count ends first and the others keep the rest of theirs (frozen while the
+    /// medium is busy). Returns AIFS plus the idle slots counted, and the transmitters whose
+    /// count ended.
+    fn contend(&mut self, ports: &mut [&mut Port], ready: &[usize]) -> (Time, Vec<usize>) {
+        for &i in ready {
+            if ports[i].backoff.is_none() {
+                let cw = self.mac.cw(ports[i].stage) as u64;
+                ports[i].backoff = Some(self.rng.below(cw + 1) as u32);
+            }
+        }
+        let slots = ready
+            .iter()
+            .map(|&i| ports[i].backoff.expect("drawn"))
+            .min()
+            .expect("ready");
+        let mut winners = Vec::new();
+        for &i in ready {
+            let left = ports[i].backoff.expect("drawn") - slots;
+            ports[i].backoff = (left > 0).then_some(left);
+            if left == 0 {
+                winners.push(i);
+            }
+        }
+        (self.mac.aifs() + slots as Time * self.mac.slot, winners)
+    }
 }
 
 #[cfg(test)]
@@ -334,10 +482,12 @@ mod tests {
 
     fn mac() -> MacParams {
         MacParams {
+            access: Access::Equal,
             slot: 9 * US,
             sifs: 16 * US,
             aifsn: 3,
             cw_min: 15,
+            cw_max: 1023,
             ack_n_dbps: 96,
             max_subframes: 32,
             max_ampdu_bytes: 65535,
@@ -458,5 +608,72 @@ mod tests {
         assert_eq!(dests, vec![0, 1]);
         assert_eq!(port.hw[0].pkts, vec![0, 2]);
         assert_eq!(port.pending, 4);
+    }
+
+    /// A medium with DCF access and two stations, each with a one-packet aggregate (1500 B at
+    /// MCS 15: a 1542-byte subframe, 24 symbols, a 136 us PPDU) and the backoff given.
+    fn dcf_pair(backoffs: [u32; 2]) -> (Medium, Vec<Port>) {
+        let m = MacParams {
+            access: Access::Dcf,
+            ..mac()
+        };
+        let mut ports = Vec::new();
+        for (k, b) in backoffs.into_iter().enumerate() {
+            let mut p = Port::new(0, vec![phy(15)], vec![0.0]);
+            p.accept(0, k as PktId);
+            p.form(&m, |_| 1500);
+            p.backoff = Some(b);
+            ports.push(p);
+        }
+        let medium = Medium {
+            mac: m,
+            ports: vec![0, 1],
+            on_air: Vec::new(),
+            rng: Rng::from_seed(1),
+            busy_time: 0,
+        };
+        (medium, ports)
+    }
+
+    #[test]
+    fn contention_windows_double_to_cw_max() {
+        // IEEE 802.11-2012 9.3.3: CW = (CWmin + 1) x 2^retries - 1, at most CWmax.
+        let m = mac();
+        let cws: Vec<u32> = (0..8).map(|s| m.cw(s)).collect();
+        assert_eq!(cws, vec![15, 31, 63, 127, 255, 511, 1023, 1023]);
+    }
+
+    #[test]
+    fn the_lower_backoff_wins_and_the_other_keeps_the_rest() {
+        // A counts 2 slots, B 5: A transmits after AIFS 43 us + 2 x 9 us = 61 us, then its
+        // 136 us PPDU, SIFS 16 us and a block ACK (20 + 3 x 4 = 32 us): 245 us. B has 3 left.
+        let (mut medium, mut ports) = dcf_pair([2, 5]);
+        let mut refs: Vec<&mut Port> = ports.iter_mut().collect();
+        let air = medium.access(&mut refs).expect("ready");
+        assert_eq!(air, 245 * US);
+        assert_eq!(medium.on_air.len(), 1);
+        assert_eq!(medium.on_air[0].0, 0);
+        assert_eq!(ports[0].backoff, None);
+        assert_eq!(ports[1].backoff, Some(3));
+        ports[0].settle(false);
+        assert_eq!(ports[0].stage, 0);
+    }
+
+    #[test]
+    fn equal_backoffs_collide_and_both_double_their_window() {
+        // Both count 3 slots: both transmit after 43 + 27 = 70 us; their 136 us PPDUs overlap,
+        // no block ACK comes, each waits the ACK timeout SIFS 16 + slot 9 + 25 us = 50 us:
+        // the medium is busy 256 us. Both then double CW: 15 -> 31.
+        let (mut medium, mut ports) = dcf_pair([3, 3]);
+        let mut refs: Vec<&mut Port> = ports.iter_mut().collect();
+        let air = medium.access(&mut refs).expect("ready");
+        assert_eq!(air, 256 * US);
+        assert_eq!(medium.on_air.len(), 2);
+        for p in &mut ports {
+            assert_eq!(p.stats.collisions, 1);
+            assert_eq!(p.backoff, None);
+            p.settle(true);
+            assert_eq!(medium.mac.cw(p.stage), 31);
+        }
     }
 }

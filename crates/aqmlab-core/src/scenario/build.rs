@@ -288,7 +288,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
         media.push(Medium {
             mac,
             ports,
-            on_air: None,
+            on_air: Vec::new(),
             rng: Rng::stream(seed, "medium/wifi"),
             busy_time: 0,
         });
@@ -321,6 +321,7 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
         ("wifi_airtime_share", s.airtime as f64 / end.max(1) as f64),
         ("wifi_driver_peak", s.peak_pending as f64),
         ("wifi_retries", s.retried as f64),
+        ("wifi_collisions", s.collisions as f64),
     ]
 }
 

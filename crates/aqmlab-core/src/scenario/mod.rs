@@ -85,6 +85,9 @@ pub struct Topology {
 #[serde(deny_unknown_fields, default)]
 pub struct WifiSpec {
     pub stations: Vec<StationSpec>,
+    /// How transmitters take turns: "equal" (equal opportunities, no collisions: the first
+    /// model) or "dcf" (per-transmitter backoff, collisions, doubling windows).
+    pub access: String,
     /// Channel width, MHz: 20 or 40.
     pub width: u32,
     /// Guard interval: "long" (800 ns) or "short" (400 ns).
@@ -94,6 +97,8 @@ pub struct WifiSpec {
     /// Best-effort AIFSN (IEEE 802.11-2012 Table 8-105).
     pub aifsn: u32,
     pub cw_min: u32,
+    /// Best-effort CWmax (aCWmax of the OFDM PHY; doubled windows stop there).
+    pub cw_max: u32,
     /// Legacy rate of the (block) ACK.
     pub ack_rate: Rate,
     pub max_subframes: u32,
@@ -107,17 +112,19 @@ pub struct WifiSpec {
 }
 
 impl Default for WifiSpec {
-    /// 802.11n in the 5 GHz band (slot 9 us, SIFS 16 us, AIFSN 3 and CWmin 15 for best effort,
+    /// 802.11n in the 5 GHz band (slot 9 us, SIFS 16 us, AIFSN 3, CWmin 15, CWmax 1023 for best effort,
     /// block ACK at 24 Mb/s) with Linux ath9k's driver constants (`net::wifi`).
     fn default() -> Self {
         WifiSpec {
             stations: Vec::new(),
+            access: "equal".into(),
             width: 20,
             guard: "long".into(),
             slot: Dur(9 * crate::units::US),
             sifs: Dur(16 * crate::units::US),
             aifsn: 3,
             cw_min: 15,
+            cw_max: 1023,
             ack_rate: Rate(24_000_000),
             max_subframes: 32,
             max_ampdu_bytes: Size(65535),
@@ -155,10 +162,12 @@ impl WifiSpec {
             .find(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
             .map_or(96, |r| r.1);
         crate::net::wifi::MacParams {
+            access: crate::net::wifi::Access::parse(&self.access).expect("validated: access"),
             slot: self.slot.0,
             sifs: self.sifs.0,
             aifsn: self.aifsn,
             cw_min: self.cw_min,
+            cw_max: self.cw_max,
             ack_n_dbps,
             max_subframes: self.max_subframes,
             max_ampdu_bytes: self.max_ampdu_bytes.0 as u32,
@@ -212,6 +221,16 @@ impl WifiSpec {
                 );
             }
         }
+        if crate::net::wifi::Access::parse(&self.access).is_none() {
+            return err(
+                key("access"),
+                format!(
+                    "{:?} is not allowed; allowed: {}",
+                    self.access,
+                    crate::net::wifi::Access::NAMES.join(", ")
+                ),
+            );
+        }
         if self.width != 20 && self.width != 40 {
             return err(
                 key("width"),
@@ -260,6 +279,7 @@ impl WifiSpec {
         for (k, v, lo, hi) in [
             ("aifsn", self.aifsn as u64, 1, 15),
             ("cw_min", self.cw_min as u64, 0, 1023),
+            ("cw_max", self.cw_max as u64, self.cw_min as u64, 1023),
             ("max_subframes", self.max_subframes as u64, 1, 64),
             ("max_ampdu_bytes", self.max_ampdu_bytes.0, 1600, 65535),
             ("driver_limit", self.driver_limit as u64, 1, 100_000),

@@ -130,6 +130,36 @@ fn a_slow_station_drags_a_fast_one_down_to_its_own_throughput() {
     assert!((fast / slow / 16.0 - 1.0).abs() < 0.06, "fast {fast} slow {slow}");
 }
 
+#[test]
+fn saturated_stations_collide_as_bianchis_model_predicts() {
+    // Two always-ready stations under DCF with CWmin 15 and CWmax 1023 (W = 16, m = 6): the
+    // fixed point of Bianchi ("Performance analysis of the IEEE 802.11 distributed
+    // coordination function", JSAC 2000, eqs. 7 and 9), tau = 2(1 - 2p) / ((1 - 2p)(W + 1) +
+    // pW(1 - (2p)^m)) with p = 1 - (1 - tau)^(n - 1), gives a collision probability per
+    // attempt of p = 0.1046 for n = 2.
+    let flows: Vec<Value> = ["a", "b"]
+        .iter()
+        .map(|n| json!({"kind": "udp", "direction": "up", "rate": "100Mbps", "packet_size": "1500B", "station": n}))
+        .collect();
+    let stations = json!([{"name": "a", "mcs": 15}, {"name": "b", "mcs": 15}]);
+    let r = run(bss(
+        json!({"stations": stations, "access": "dcf"}),
+        json!("pfifo"),
+        Value::Array(flows),
+        20,
+    ));
+    let (mut txops, mut collisions) = (0.0, 0.0);
+    for name in ["air/a", "air/b"] {
+        txops += diag(link(&r, name), "wifi_txops");
+        collisions += diag(link(&r, name), "wifi_collisions");
+    }
+    let p = collisions / txops;
+    assert!((p / 0.1046 - 1.0).abs() < 0.08, "collision probability {p}");
+    // The equal-opportunity model has none.
+    let r = anomaly(stations, 32, 5);
+    assert_eq!(diag(link(&r, "air/a"), "wifi_collisions"), 0.0);
+}
+
 fn bulk_with_ping(driver_limit: u32) -> build::RunResult {
     let sc = json!({
         "name": "wifi", "duration": "30s",
