@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use wifi::Medium;
 
 pub mod wifi;
+pub mod wifi_rate;
 
 /// Counters of one hop.
 #[derive(Clone, Debug, Default)]
@@ -274,8 +275,8 @@ pub trait Hops {
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
         loop {
-            let HopParts { links, media, .. } = self.parts();
-            if links[l].wifi.as_ref().expect("a WiFi hop").pending >= media[m].mac.driver_limit {
+            let port = self.parts().links[l].wifi.as_ref().expect("a WiFi hop");
+            if port.pending >= port.driver.driver_limit {
                 break;
             }
             let Some(id) = self.dequeue(l) else {
@@ -300,11 +301,9 @@ pub trait Hops {
                 .expect("a WiFi hop")
                 .accept(dest, id);
         }
-        let HopParts {
-            links, pool, media, ..
-        } = self.parts();
+        let HopParts { links, pool, .. } = self.parts();
         let port = links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(&media[m].mac, |id| pool.get(id).size);
+        port.form(|id| pool.get(id).size);
         self.medium_access(m);
     }
 
@@ -336,7 +335,7 @@ pub trait Hops {
         let collided = on_air.len() > 1;
         let hops: Vec<usize> = on_air.iter().map(|t| t.0 as usize).collect();
         for (l, agg) in on_air {
-            self.subframes_done(m, l as usize, agg, collided);
+            self.subframes_done(l as usize, agg, collided);
         }
         for l in hops {
             self.serve(l);
@@ -345,20 +344,23 @@ pub trait Hops {
     }
 
     /// Hop l's aggregate left the air: each subframe arrives, or is lost (all of them in a
-    /// collision; otherwise with the destination's frame error rate) and goes back to the head
-    /// of its software queue for a retry (dropped after `retries`).
-    fn subframes_done(&mut self, m: usize, l: usize, agg: wifi::Aggregate, collided: bool) {
-        let HopParts { links, media, .. } = self.parts();
-        let retry_limit = media[m].mac.retries;
-        let port = links[l].wifi.as_mut().expect("a WiFi hop");
+    /// collision; otherwise with the channel's loss at the aggregate's MCS) and goes back to
+    /// the head of its software queue for a retry (dropped after `retries`); the rate control
+    /// learns how many got through.
+    fn subframes_done(&mut self, l: usize, agg: wifi::Aggregate, collided: bool) {
+        let now = self.now();
+        let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        let retry_limit = port.driver.retries;
         port.on_air = false;
         port.settle(collided);
-        let fer = port.fer[agg.dest as usize];
+        let channel = port.radios[agg.dest as usize].channel;
         let mut failed = Vec::new();
+        let mut acked = 0;
         for &id in &agg.pkts {
             let HopParts { links, pool, .. } = self.parts();
             let link = &mut links[l];
-            if collided || (fer > 0.0 && link.loss_rng.bernoulli(fer)) {
+            let loss = channel.loss(&agg.phy, wifi::MPDU_OVERHEAD + pool.get(id).size);
+            if collided || (loss > 0.0 && link.loss_rng.bernoulli(loss)) {
                 let port = link.wifi.as_mut().expect("a WiFi hop");
                 let tries = port.retries.entry(id).or_insert(0);
                 *tries += 1;
@@ -380,6 +382,7 @@ pub trait Hops {
                 port.retries.remove(&id);
             }
             port.pending -= 1;
+            acked += 1;
             let p = pool.get(id);
             let (flow, size) = (p.flow, p.size);
             link.stats.tx_packets += 1;
@@ -387,6 +390,8 @@ pub trait Hops {
             self.forward(l, id, flow);
         }
         let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        let sent = agg.pkts.len() as u32;
+        port.radios[agg.dest as usize].report(agg.phy.mcs, sent, acked, now);
         for &id in failed.iter().rev() {
             port.queues[agg.dest as usize].push_front(id);
         }

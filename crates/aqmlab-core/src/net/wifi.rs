@@ -30,6 +30,7 @@
 //! Not modelled: collisions and binary exponential backoff, rate control (Minstrel), airtime
 //! fairness (added to Linux after 3.14), power save, RTS/CTS, beacons.
 
+use super::wifi_rate::Radio;
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Time, US};
@@ -124,7 +125,7 @@ impl Phy {
         per[self.mcs as usize % 8] * self.streams()
     }
 
-    fn symbol(&self) -> Time {
+    pub fn symbol(&self) -> Time {
         if self.short_gi {
             SYMBOL_SGI
         } else {
@@ -166,6 +167,12 @@ pub struct MacParams {
     pub cw_max: u32,
     /// Data bits per symbol of the legacy rate of the (block) ACK.
     pub ack_n_dbps: u32,
+}
+
+/// One transmitter's driver: its aggregation limits and its queues below the qdisc (the
+/// AP's are `topology.wifi`'s, a station's its `driver` table over them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Driver {
     pub max_subframes: u32,
     pub max_ampdu_bytes: u32,
     pub max_airtime: Time,
@@ -176,9 +183,9 @@ pub struct MacParams {
 
 impl MacParams {
     /// The time a transmission holds the medium besides its PPDU, on average: AIFS, the mean
-    /// backoff, SIFS and the (block) ACK.
-    pub fn overhead(&self) -> Time {
-        self.aifs() + self.mean_backoff() + self.response()
+    /// backoff, SIFS and the block ACK (`aggregated`) or ACK.
+    pub fn overhead(&self, aggregated: bool) -> Time {
+        self.aifs() + self.mean_backoff() + self.response(aggregated)
     }
 
     /// AIFS = SIFS + AIFSN x slot (IEEE 802.11-2012 9.19.2.3).
@@ -191,13 +198,9 @@ impl MacParams {
         self.cw_min as Time * self.slot / 2
     }
 
-    /// SIFS and the (block) ACK at the legacy control rate.
-    pub fn response(&self) -> Time {
-        let ack_bytes = if self.max_subframes > 1 {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
+    /// SIFS and the block ACK (`aggregated`) or ACK at the legacy control rate.
+    pub fn response(&self, aggregated: bool) -> Time {
+        let ack_bytes = if aggregated { BLOCK_ACK_BYTES } else { ACK_BYTES };
         let ack_sym = (SERVICE_BITS + 8 * ack_bytes + TAIL_BITS).div_ceil(self.ack_n_dbps) as Time;
         self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
     }
@@ -213,11 +216,18 @@ impl MacParams {
     pub fn cw(&self, stage: u32) -> u32 {
         (((self.cw_min + 1) << stage.min(MAX_STAGE)) - 1).min(self.cw_max)
     }
+}
+
+impl Driver {
+    /// Whether the driver forms A-MPDUs (acknowledged by a block ACK).
+    pub fn aggregates(&self) -> bool {
+        self.max_subframes > 1
+    }
 
     /// Bytes a packet of `size` adds to an A-MPDU after `n` subframes already in it (the
     /// previous one padded to 4 bytes), or to a lone MPDU without aggregation.
     fn subframe(&self, size: u32) -> u32 {
-        if self.max_subframes > 1 {
+        if self.aggregates() {
             DELIMITER + MPDU_OVERHEAD + size
         } else {
             MPDU_OVERHEAD + size
@@ -228,7 +238,7 @@ impl MacParams {
     /// to a destination with `phy`: IP bytes per transmission over its airtime. A WiFi hop's
     /// nominal rate (the summary's rate, the bottleneck choice, utilisation) is this rate to
     /// its fastest destination: no traffic mix on the medium carries more.
-    pub fn saturation_rate(&self, phy: &Phy, mtu: u32) -> u64 {
+    pub fn saturation_rate(&self, mac: &MacParams, phy: &Phy, mtu: u32) -> u64 {
         let mut n = 0u32;
         let mut len = 0u32;
         loop {
@@ -242,7 +252,7 @@ impl MacParams {
                 break;
             }
         }
-        let airtime = self.overhead() + phy.ppdu(len);
+        let airtime = mac.overhead(self.aggregates()) + phy.ppdu(len);
         (n as u64 * mtu as u64 * 8 * 1_000_000_000) / airtime
     }
 
@@ -253,11 +263,13 @@ impl MacParams {
 }
 
 /// An A-MPDU (or a lone MPDU) formed in a transmitter's hardware queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Aggregate {
     pub dest: u16,
     pub pkts: Vec<PktId>,
     pub bytes: u32,
+    /// The PHY (MCS) it is sent with, the rate control's choice when it was formed.
+    pub phy: Phy,
 }
 
 /// The driver of one transmitter (the AP or a station): its software queues, one per
@@ -265,10 +277,10 @@ pub struct Aggregate {
 pub struct Port {
     /// The medium this port transmits on (an index into the world's media).
     pub medium: u32,
-    /// The PHY towards each destination (the AP: every station; a station: the AP at its own).
-    pub phys: Vec<Phy>,
-    /// Frame error rate towards each destination.
-    pub fer: Vec<f64>,
+    pub driver: Driver,
+    /// The link towards each destination (the AP: every station; a station: the AP): its
+    /// PHY, channel and rate control.
+    pub radios: Vec<Radio>,
     pub queues: Vec<VecDeque<PktId>>,
     /// Formed aggregates waiting for the medium (the one on the air is the medium's).
     pub hw: VecDeque<Aggregate>,
@@ -298,17 +310,19 @@ pub struct PortStats {
     pub retried: u64,
     /// Transmissions that collided with another transmitter's.
     pub collisions: u64,
+    /// The sum over subframes sent of their MCS.
+    pub mcs_sum: u64,
     /// Most frames the driver held at once.
     pub peak_pending: u32,
 }
 
 impl Port {
-    pub fn new(medium: u32, phys: Vec<Phy>, fer: Vec<f64>) -> Port {
+    pub fn new(medium: u32, driver: Driver, radios: Vec<Radio>) -> Port {
         Port {
             medium,
-            queues: (0..phys.len()).map(|_| VecDeque::new()).collect(),
-            phys,
-            fer,
+            driver,
+            queues: (0..radios.len()).map(|_| VecDeque::new()).collect(),
+            radios,
             hw: VecDeque::new(),
             on_air: false,
             pending: 0,
@@ -334,9 +348,10 @@ impl Port {
 
     /// Forms aggregates while the hardware queue is below its depth and a software queue holds
     /// packets; `size` gives a packet's IP length.
-    pub fn form(&mut self, mac: &MacParams, size: impl Fn(PktId) -> u32) {
+    pub fn form(&mut self, size: impl Fn(PktId) -> u32) {
         let n = self.queues.len();
-        while self.hw_depth() < mac.hw_aggregates {
+        let d = self.driver;
+        while self.hw_depth() < d.hw_aggregates {
             let Some(dest) = (0..n)
                 .map(|k| (self.rr + k) % n)
                 .find(|&d| !self.queues[d].is_empty())
@@ -344,18 +359,18 @@ impl Port {
                 return;
             };
             self.rr = (dest + 1) % n;
-            let phy = self.phys[dest];
+            let phy = self.radios[dest].pick();
             let mut pkts = self.spare.pop().unwrap_or_default();
             let mut len = 0u32;
             while let Some(&id) = self.queues[dest].front() {
-                let add = len.next_multiple_of(4) + mac.subframe(size(id));
-                if !pkts.is_empty() && !mac.fits(&phy, pkts.len() as u32, add) {
+                let add = len.next_multiple_of(4) + d.subframe(size(id));
+                if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
                     break;
                 }
                 pkts.push(id);
                 len = add;
                 self.queues[dest].pop_front();
-                if pkts.len() as u32 == mac.max_subframes {
+                if pkts.len() as u32 == d.max_subframes {
                     break;
                 }
             }
@@ -363,6 +378,7 @@ impl Port {
                 dest: dest as u16,
                 pkts,
                 bytes: len,
+                phy,
             });
         }
     }
@@ -419,14 +435,15 @@ impl Medium {
         for &w in &winners {
             let port = &mut ports[w];
             let agg = port.hw.pop_front().expect("ready");
-            ppdu = ppdu.max(port.phys[agg.dest as usize].ppdu(agg.bytes));
+            ppdu = ppdu.max(agg.phy.ppdu(agg.bytes));
             port.on_air = true;
             port.stats.txops += 1;
             port.stats.subframes += agg.pkts.len() as u64;
+            port.stats.mcs_sum += agg.phy.mcs as u64 * agg.pkts.len() as u64;
             self.on_air.push((self.ports[w], agg));
         }
-        let tail = if winners.len() == 1 {
-            self.mac.response()
+        let tail = if let [w] = winners[..] {
+            self.mac.response(ports[w].driver.aggregates())
         } else {
             self.mac.ack_timeout()
         };
@@ -489,6 +506,11 @@ mod tests {
             cw_min: 15,
             cw_max: 1023,
             ack_n_dbps: 96,
+        }
+    }
+
+    fn ath9k() -> Driver {
+        Driver {
             max_subframes: 32,
             max_ampdu_bytes: 65535,
             max_airtime: 4000 * US,
@@ -496,6 +518,11 @@ mod tests {
             hw_aggregates: 2,
             retries: 30,
         }
+    }
+
+    /// A port with one destination per PHY, no frame errors.
+    fn port(driver: Driver, phys: &[Phy]) -> Port {
+        Port::new(0, driver, phys.iter().map(|&p| Radio::fixed(p, 0.0)).collect())
     }
 
     fn phy(mcs: u8) -> Phy {
@@ -548,62 +575,57 @@ mod tests {
     fn overheads_are_the_standard_intervals() {
         // AIFS[BE] = 16 + 3 x 9 = 43 us; mean backoff 15 x 9 / 2 = 67.5 us; SIFS 16 us; block
         // ACK of 32 B at 24 Mb/s: 20 us + ceil(278 / 96) = 3 symbols = 32 us. Total 158.5 us.
-        assert_eq!(mac().overhead(), 158_500);
+        assert_eq!(mac().overhead(true), 158_500);
         // Without aggregation an ACK of 14 B: 20 us + ceil(134 / 96) = 2 symbols = 28 us.
-        let single = MacParams {
-            max_subframes: 1,
-            ..mac()
-        };
-        assert_eq!(single.overhead(), 154_500);
+        assert_eq!(mac().overhead(false), 154_500);
     }
 
     #[test]
     fn aggregates_respect_every_limit() {
         // 32 subframes of 1500-byte packets at MCS 15: 31 x 1544 + 1542 = 49406 B, inside
         // 65535 B and 4 ms (761 symbols = 3044 us): the subframe count binds.
-        let m = mac();
-        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        let mut port = port(ath9k(), &[phy(15)]);
         for id in 0..40 {
             port.accept(0, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw.len(), 2);
         assert_eq!(port.hw[0].pkts.len(), 32);
         assert_eq!(port.hw[0].bytes, 49406);
         assert_eq!(port.hw[1].pkts.len(), 8);
         // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
-        let mut port = Port::new(0, vec![phy(0)], vec![0.0]);
+        let mut port = super::tests::port(ath9k(), &[phy(0)]);
         for id in 0..10 {
             port.accept(0, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 2);
         assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
         assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
         // The byte limit binds for small limits.
-        let small = MacParams {
+        let small = Driver {
             max_ampdu_bytes: 8000,
-            ..mac()
+            ..ath9k()
         };
-        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        let mut port = super::tests::port(small, &[phy(15)]);
         for id in 0..10 {
             port.accept(0, id);
         }
-        port.form(&small, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
     }
 
     #[test]
     fn round_robin_over_destinations() {
-        let m = MacParams {
+        let d = Driver {
             hw_aggregates: 4,
-            ..mac()
+            ..ath9k()
         };
-        let mut port = Port::new(0, vec![phy(15), phy(7)], vec![0.0, 0.0]);
+        let mut port = port(d, &[phy(15), phy(7)]);
         for id in 0..4 {
             port.accept((id % 2) as usize, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![0, 1]);
         assert_eq!(port.hw[0].pkts, vec![0, 2]);
@@ -619,9 +641,9 @@ mod tests {
         };
         let mut ports = Vec::new();
         for (k, b) in backoffs.into_iter().enumerate() {
-            let mut p = Port::new(0, vec![phy(15)], vec![0.0]);
+            let mut p = port(ath9k(), &[phy(15)]);
             p.accept(0, k as PktId);
-            p.form(&m, |_| 1500);
+            p.form(|_| 1500);
             p.backoff = Some(b);
             ports.push(p);
         }

@@ -88,6 +88,12 @@ pub struct WifiSpec {
     /// How transmitters take turns: "equal" (equal opportunities, no collisions: the first
     /// model) or "dcf" (per-transmitter backoff, collisions, doubling windows).
     pub access: String,
+    /// The AP's rate control towards each station: "fixed" (the station's `mcs`),
+    /// "minstrel_ht" or "iwlwifi" (over MCS 0 to the station's `mcs`).
+    pub rate_control: String,
+    /// The channel model's waterfall: how fast the loss odds fall per dB above an MCS's
+    /// sensitivity (for stations with `rssi`).
+    pub per_slope: f64,
     /// Channel width, MHz: 20 or 40.
     pub width: u32,
     /// Guard interval: "long" (800 ns) or "short" (400 ns).
@@ -118,6 +124,8 @@ impl Default for WifiSpec {
         WifiSpec {
             stations: Vec::new(),
             access: "equal".into(),
+            rate_control: "fixed".into(),
+            per_slope: 1.5,
             width: 20,
             guard: "long".into(),
             slot: Dur(9 * crate::units::US),
@@ -147,6 +155,41 @@ pub struct StationSpec {
     /// Probability that a subframe to or from it is lost on the air (then retried).
     #[serde(default)]
     pub fer: f64,
+    /// Received signal strength both ways, dBm: each MCS's loss then follows the channel
+    /// model (`net::wifi_rate::Channel`) instead of `fer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rssi: Option<f64>,
+    /// The highest MCS the station transmits with (default `mcs`; e.g. 7 for one antenna).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_mcs: Option<u8>,
+    /// The station's own rate control for its transmissions (names as the AP's).
+    #[serde(default = "default_rate_control")]
+    pub rate_control: String,
+    /// The station's driver where it differs from the AP's (`topology.wifi`'s values).
+    #[serde(default)]
+    pub driver: DriverSpec,
+}
+
+/// A station's driver limits, each defaulting to the medium's (the AP's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_subframes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ampdu_bytes: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_airtime: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_aggregates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+fn default_rate_control() -> String {
+    "fixed".into()
 }
 
 /// MCS 15: two spatial streams of 64-QAM 5/6, 130 Mb/s on 20 MHz (a common 2x2 802.11n link).
@@ -169,6 +212,12 @@ impl WifiSpec {
             cw_min: self.cw_min,
             cw_max: self.cw_max,
             ack_n_dbps,
+        }
+    }
+
+    /// The AP's driver.
+    pub fn driver(&self) -> crate::net::wifi::Driver {
+        crate::net::wifi::Driver {
             max_subframes: self.max_subframes,
             max_ampdu_bytes: self.max_ampdu_bytes.0 as u32,
             max_airtime: self.max_airtime.0,
@@ -178,12 +227,99 @@ impl WifiSpec {
         }
     }
 
-    pub fn phy(&self, station: &StationSpec) -> crate::net::wifi::Phy {
+    /// A station's driver: its own values over the AP's.
+    pub fn station_driver(&self, st: &StationSpec) -> crate::net::wifi::Driver {
+        let ap = self.driver();
+        let d = &st.driver;
+        crate::net::wifi::Driver {
+            max_subframes: d.max_subframes.unwrap_or(ap.max_subframes),
+            max_ampdu_bytes: d.max_ampdu_bytes.map_or(ap.max_ampdu_bytes, |b| b.0 as u32),
+            max_airtime: d.max_airtime.map_or(ap.max_airtime, |t| t.0),
+            driver_limit: d.driver_limit.unwrap_or(ap.driver_limit),
+            hw_aggregates: d.hw_aggregates.unwrap_or(ap.hw_aggregates),
+            retries: d.retries.unwrap_or(ap.retries),
+        }
+    }
+
+    /// The PHY at `mcs` on the medium's width and guard interval.
+    pub fn phy(&self, mcs: u8) -> crate::net::wifi::Phy {
         crate::net::wifi::Phy {
-            mcs: station.mcs,
+            mcs,
             width40: self.width == 40,
             short_gi: self.guard == "short",
         }
+    }
+
+    /// The channel between the AP and a station (the same both ways).
+    pub fn channel(&self, st: &StationSpec) -> crate::net::wifi_rate::Channel {
+        match st.rssi {
+            Some(rssi) => crate::net::wifi_rate::Channel::Signal {
+                rssi,
+                slope: self.per_slope,
+            },
+            None => crate::net::wifi_rate::Channel::Fixed(st.fer),
+        }
+    }
+
+    /// The AP's radio towards a station (`up` false) or the station's towards the AP.
+    pub fn radio(
+        &self,
+        st: &StationSpec,
+        up: bool,
+        rng: &mut crate::rng::Rng,
+    ) -> crate::net::wifi_rate::Radio {
+        let (mcs, rc) = if up {
+            (st.up_mcs.unwrap_or(st.mcs), &st.rate_control)
+        } else {
+            (st.mcs, &self.rate_control)
+        };
+        let phy = self.phy(mcs);
+        crate::net::wifi_rate::Radio {
+            phy,
+            channel: self.channel(st),
+            rc: crate::net::wifi_rate::RateControl::new(rc, phy, mcs, rng).expect("validated: rate_control"),
+        }
+    }
+
+    /// Checks a driver's limits; `key` names where they come from.
+    fn validate_driver(d: &crate::net::wifi::Driver, key: impl Fn(&str) -> String) -> Result<(), String> {
+        let us = crate::units::US;
+        if !(100 * us..=10 * MS).contains(&d.max_airtime) {
+            return err(
+                key("max_airtime"),
+                format!(
+                    "{} is out of range; allowed {} to {}",
+                    fmt_time(d.max_airtime),
+                    fmt_time(100 * us),
+                    fmt_time(10 * MS)
+                ),
+            );
+        }
+        for (k, v, lo, hi) in [
+            ("max_subframes", d.max_subframes as u64, 1, 64),
+            ("max_ampdu_bytes", d.max_ampdu_bytes as u64, 1600, 65535),
+            ("driver_limit", d.driver_limit as u64, 1, 100_000),
+            ("hw_aggregates", d.hw_aggregates as u64, 1, 64),
+            ("retries", d.retries as u64, 0, 100),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return err(key(k), format!("{v} is out of range; allowed {lo} to {hi}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_rate_control(name: &str, key: String) -> Result<(), String> {
+        if crate::net::wifi_rate::RateControl::NAMES.contains(&name) {
+            return Ok(());
+        }
+        err(
+            key,
+            format!(
+                "{name:?} is not allowed; allowed: {}",
+                crate::net::wifi_rate::RateControl::NAMES.join(", ")
+            ),
+        )
     }
 
     /// Checks every value; errors name the key under `topology.wifi`.
@@ -195,6 +331,7 @@ impl WifiSpec {
                 "missing or empty; a WiFi medium needs at least one station, e.g. stations = [{ name = \"laptop\" }]",
             );
         }
+        Self::validate_driver(&self.driver(), key)?;
         let mut names: Vec<&str> = Vec::new();
         for (i, st) in self.stations.iter().enumerate() {
             let k = key(&format!("stations[{i}]"));
@@ -220,6 +357,22 @@ impl WifiSpec {
                     format!("{} is out of range; allowed 0 <= fer < 1", st.fer),
                 );
             }
+            if let Some(up) = st.up_mcs.filter(|&m| m > 31) {
+                return err(
+                    format!("{k}.up_mcs"),
+                    format!("{up} is out of range; allowed 0 to 31 (HT MCS)"),
+                );
+            }
+            if let Some(rssi) = st.rssi {
+                if !(-100.0..=0.0).contains(&rssi) || st.fer > 0.0 {
+                    return err(
+                        format!("{k}.rssi"),
+                        format!("{rssi} is not allowed; allowed -100 to 0 (dBm), without fer"),
+                    );
+                }
+            }
+            Self::validate_rate_control(&st.rate_control, format!("{k}.rate_control"))?;
+            Self::validate_driver(&self.station_driver(st), |d| format!("{k}.driver.{d}"))?;
         }
         if crate::net::wifi::Access::parse(&self.access).is_none() {
             return err(
@@ -229,6 +382,13 @@ impl WifiSpec {
                     self.access,
                     crate::net::wifi::Access::NAMES.join(", ")
                 ),
+            );
+        }
+        Self::validate_rate_control(&self.rate_control, key("rate_control"))?;
+        if !(0.1..=10.0).contains(&self.per_slope) {
+            return err(
+                key("per_slope"),
+                format!("{} is out of range; allowed 0.1 to 10 (per dB)", self.per_slope),
             );
         }
         if self.width != 20 && self.width != 40 {
@@ -262,7 +422,6 @@ impl WifiSpec {
         for (k, v, lo, hi) in [
             ("slot", self.slot.0, us, 100 * us),
             ("sifs", self.sifs.0, us, 100 * us),
-            ("max_airtime", self.max_airtime.0, 100 * us, 10 * MS),
         ] {
             if !(lo..=hi).contains(&v) {
                 return err(
@@ -280,11 +439,6 @@ impl WifiSpec {
             ("aifsn", self.aifsn as u64, 1, 15),
             ("cw_min", self.cw_min as u64, 0, 1023),
             ("cw_max", self.cw_max as u64, self.cw_min as u64, 1023),
-            ("max_subframes", self.max_subframes as u64, 1, 64),
-            ("max_ampdu_bytes", self.max_ampdu_bytes.0, 1600, 65535),
-            ("driver_limit", self.driver_limit as u64, 1, 100_000),
-            ("hw_aggregates", self.hw_aggregates as u64, 1, 64),
-            ("retries", self.retries as u64, 0, 100),
         ] {
             if !(lo..=hi).contains(&v) {
                 return err(key(k), format!("{v} is out of range; allowed {lo} to {hi}"));
@@ -984,7 +1138,12 @@ impl Scenario {
             .map(|h| {
                 let peak = match (&h.spec.rate, &self.topology.wifi) {
                     (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
-                    (None, Some(w)) => w.stations.iter().map(|s| w.phy(s).rate_bps()).max().unwrap_or(0),
+                    (None, Some(w)) => w
+                        .stations
+                        .iter()
+                        .map(|s| w.phy(s.mcs).rate_bps())
+                        .max()
+                        .unwrap_or(0),
                     (None, None) => 0,
                 };
                 peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)

@@ -160,6 +160,36 @@ fn saturated_stations_collide_as_bianchis_model_predicts() {
     assert_eq!(diag(link(&r, "air/a"), "wifi_collisions"), 0.0);
 }
 
+/// Saturating UDP in direction `dir` to or from a station at -70 dBm whose radios pick
+/// their MCS with `rc` (the AP's and the station's).
+fn through_a_wall(dir: &str, rc: &str) -> build::RunResult {
+    let st = json!([{"name": "laptop", "mcs": 15, "up_mcs": 7, "rssi": -70.0, "rate_control": rc}]);
+    run(bss(
+        json!({"stations": st, "rate_control": rc}),
+        json!({"kind": "pfifo", "limit": "1000p"}),
+        json!([{"kind": "udp", "direction": dir, "rate": "150Mbps", "packet_size": "1500B"}]),
+        10,
+    ))
+}
+
+#[test]
+fn rate_control_settles_on_the_best_mcs_of_the_channel() {
+    // At -70 dBm the channel model gives, for a 1538-byte MPDU, 1 - (1 - PER)^(1538/4096)
+    // with PER = 1 / (1 + 9 exp(1.5 (rssi - sensitivity))) (IEEE 802.11-2012 Table 20-22):
+    // MCS 3 (-74 dBm): 0.01 % lost, MCS 4 (-70): 3.9 %, MCS 5 (-66): 76 %. Throughput
+    // rate x (1 - loss): MCS 3 26 Mb/s, MCS 4 37.5, MCS 5 12.6; with two streams the same
+    // order (MCS 11, 12, 13). The best: MCS 12 down (2 streams), MCS 4 up (one antenna).
+    let down = through_a_wall("down", "minstrel_ht");
+    let mcs = diag(link(&down, "ap"), "wifi_mean_mcs");
+    assert!((11.0..=12.3).contains(&mcs), "Minstrel HT's mean MCS {mcs}");
+    let up = through_a_wall("up", "iwlwifi");
+    let mcs = diag(link(&up, "air/laptop"), "wifi_mean_mcs");
+    assert!((3.8..=4.4).contains(&mcs), "iwlwifi's mean MCS {mcs}");
+    // A fixed MCS 15 there loses almost every subframe to the retry limit.
+    let fixed = through_a_wall("down", "fixed");
+    assert!(mbps(link(&fixed, "ap"), 10.0) < mbps(link(&down, "ap"), 10.0) / 4.0);
+}
+
 fn bulk_with_ping(driver_limit: u32) -> build::RunResult {
     let sc = json!({
         "name": "wifi", "duration": "30s",
