@@ -15,20 +15,25 @@
 //!   ath_update_max_aggr_framelen's default TXOP limit). Each subframe is the IP packet with a
 //!   QoS data MAC header (26 B), LLC/SNAP (8 B), FCS (4 B) and an MPDU delimiter (4 B,
 //!   ATH_AGGR_DELIM_SZ), padded to 4 bytes except the last (IEEE 802.11n-2009 7.4a.3).
-//! - Medium access: when the medium is idle, one transmitter with an aggregate in hardware is
-//!   chosen uniformly at random (802.11 DCF gives stations equal transmission opportunities in
-//!   the long run, which is what makes a slow station drag a fast one: Heusse et al., "Performance
-//!   anomaly of 802.11b", INFOCOM 2003). Collisions are not modelled. Each transmission costs
-//!   AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the mean backoff (CWmin / 2 slots, CWmin
-//!   15), the HT-mixed preamble, the payload symbols at the destination's PHY rate (IEEE
-//!   802.11n-2009 20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B,
-//!   when `max_subframes` = 1: no aggregation, no delimiters).
-//! - A subframe is lost with the destination's frame error rate and retried in a later
-//!   aggregate, at the head of its software queue, up to `retries` times (ath9k
-//!   ATH_MAX_SW_RETRIES = 30); then dropped (reason `loss`).
+//! - Medium access (`Access`), a scenario choice: "equal", the first model: when the medium is
+//!   idle, one transmitter with an aggregate in hardware is chosen uniformly at random (802.11
+//!   DCF gives stations equal transmission opportunities in the long run, which is what makes a
+//!   slow station drag a fast one: Heusse et al., "Performance anomaly of 802.11b", INFOCOM
+//!   2003), at the cost of the mean backoff (CWmin / 2 slots), no collisions; or "dcf": each
+//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2).
+//!   Each transmission costs AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the backoff, the
+//!   HT-mixed preamble, the payload symbols at the aggregate's PHY rate (IEEE 802.11n-2009
+//!   20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B, without
+//!   aggregation: no delimiters); a collision the longest PPDU and the ACK timeout.
+//! - A subframe is lost in a collision or with the channel's loss at its MCS (`wifi_rate`) and
+//!   retried in a later aggregate, at the head of its software queue, up to `retries` times
+//!   (ath9k ATH_MAX_SW_RETRIES = 30); then dropped (reason `loss`). The rate control
+//!   (`wifi_rate`) picks each aggregate's MCS and learns from its outcome.
+//! - Each transmitter has its own `Driver` (the AP's ath9k values above by default; a station's
+//!   may differ, e.g. iwlwifi's).
 //!
-//! Not modelled: collisions and binary exponential backoff, rate control (Minstrel), airtime
-//! fairness (added to Linux after 3.14), power save, RTS/CTS, beacons.
+//! Not modelled: airtime fairness (added to Linux after 3.14), power save, RTS/CTS, beacons,
+//! multi-rate retry chains, the EIFS after a collision.
 
 use super::wifi_rate::Radio;
 use crate::packet::PktId;

@@ -367,6 +367,32 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
             "topology.wifi.stations[0].mcs: 32 is out of range",
         ),
         (
+            with(&["topology", "wifi", "access"], json!("csma")),
+            "topology.wifi.access: \"csma\" is not allowed; allowed: equal, dcf",
+        ),
+        (
+            with(&["topology", "wifi", "rate_control"], json!("arf")),
+            "topology.wifi.rate_control: \"arf\" is not allowed; allowed: fixed, minstrel_ht, iwlwifi",
+        ),
+        (
+            with(&["topology", "wifi", "cw_max"], json!(7)),
+            "topology.wifi.cw_max: 7 is out of range; allowed 15 to 1023",
+        ),
+        (
+            with(
+                &["topology", "wifi", "stations", "0", "driver"],
+                json!({"max_subframes": 100}),
+            ),
+            "topology.wifi.stations[0].driver.max_subframes: 100 is out of range; allowed 1 to 64",
+        ),
+        (
+            with(
+                &["topology", "wifi", "stations"],
+                json!([{"name": "laptop", "rssi": -60.0, "fer": 0.1}]),
+            ),
+            "topology.wifi.stations[0].rssi: -60 is not allowed; allowed -100 to 0 (dBm), without fer",
+        ),
+        (
             with(&["topology", "wifi", "ack_rate"], json!("25Mbps")),
             "topology.wifi.ack_rate: 25Mbps is not a legacy OFDM rate",
         ),
