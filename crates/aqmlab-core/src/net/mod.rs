@@ -343,16 +343,25 @@ pub trait Hops {
         self.medium_access(m);
     }
 
-    /// Hop l's aggregate left the air: each subframe arrives, or is lost (all of them in a
-    /// collision; otherwise with the channel's loss at the aggregate's MCS) and goes back to
-    /// the head of its software queue for a retry (dropped after `retries`); the rate control
-    /// learns how many got through.
+    /// Hop l's aggregate left the air. After a collision it goes back to the head of the
+    /// hardware queue whole; otherwise each subframe arrives, or is lost with the channel's
+    /// loss at the aggregate's MCS and goes back to the head of its software queue for a retry
+    /// (dropped after `retries`). The rate control learns how many got through.
     fn subframes_done(&mut self, l: usize, agg: wifi::Aggregate, collided: bool) {
         let now = self.now();
         let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
         let retry_limit = port.driver.retries;
         port.on_air = false;
         port.settle(collided);
+        if collided {
+            // No block ACK: the hardware sends the whole aggregate again after a doubled
+            // backoff, ahead of the later ones (the receiver's reorder window sees no gap).
+            let sent = agg.pkts.len() as u32;
+            port.radios[agg.dest as usize].report(agg.phy.mcs, sent, 0, now);
+            port.stats.retried += sent as u64;
+            port.hw.push_front(agg);
+            return;
+        }
         let channel = port.radios[agg.dest as usize].channel;
         let mut failed = Vec::new();
         let mut acked = 0;
@@ -360,7 +369,7 @@ pub trait Hops {
             let HopParts { links, pool, .. } = self.parts();
             let link = &mut links[l];
             let loss = channel.loss(&agg.phy, wifi::MPDU_OVERHEAD + pool.get(id).size);
-            if collided || (loss > 0.0 && link.loss_rng.bernoulli(loss)) {
+            if loss > 0.0 && link.loss_rng.bernoulli(loss) {
                 let port = link.wifi.as_mut().expect("a WiFi hop");
                 let tries = port.retries.entry(id).or_insert(0);
                 *tries += 1;

@@ -25,9 +25,11 @@
 //!   HT-mixed preamble, the payload symbols at the aggregate's PHY rate (IEEE 802.11n-2009
 //!   20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B, without
 //!   aggregation: no delimiters); a collision the longest PPDU and the ACK timeout.
-//! - A subframe is lost in a collision or with the channel's loss at its MCS (`wifi_rate`) and
-//!   retried in a later aggregate, at the head of its software queue, up to `retries` times
-//!   (ath9k ATH_MAX_SW_RETRIES = 30); then dropped (reason `loss`). The rate control
+//! - A collided aggregate (no block ACK) is sent again whole, first in the hardware queue (the
+//!   hardware's retry; no limit is modelled, as collisions in a row are rare). A subframe lost
+//!   with the channel's loss at its MCS (`wifi_rate`) is retried in a later aggregate, at the
+//!   head of its software queue, up to `retries` times (ath9k ATH_MAX_SW_RETRIES = 30); then
+//!   dropped (reason `loss`). The rate control
 //!   (`wifi_rate`) picks each aggregate's MCS and learns from its outcome.
 //! - Each transmitter has its own `Driver` (the AP's ath9k values above by default; a station's
 //!   may differ, e.g. iwlwifi's).
