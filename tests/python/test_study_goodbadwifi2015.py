@@ -44,12 +44,13 @@ def test_quick_shows_the_studys_orderings(quick):
     different RTTs more evenly (Jain's index), but over WiFi cannot reach the queues below it;
     the small page loads faster behind fq_codel under either load."""
     out, r, j = quick
-    # rrul, voip x 2, rtt_fair on two links; wifi; web (3 cases x 2 pages) on two links: 2 qdiscs,
-    # one run each; the counts cover every sub-sweep.
-    assert r.counts()["failed"] == 0 and r.counts()["total"] == 4 * 2 * 2 + 2 + 3 * 2 * 2 * 2
+    # rrul, voip x 2, rtt_fair on two links; web (3 cases x 2 pages) on two links; over WiFi rrul,
+    # voip x 2 and web (3 x 2 pages): 2 qdiscs, one run each; the counts cover every sub-sweep.
+    wired, wifi = 4 * 2 * 2 + 3 * 2 * 2 * 2, (1 + 2 + 3 * 2) * 2
+    assert r.counts()["failed"] == 0 and r.counts()["total"] == wired + wifi
     assert (
-        j["run_counts"]["total"] == r.counts()["total"] and len(r.outcome.sweeps) == 8
-    )  # one per scenario file
+        j["run_counts"]["total"] == r.counts()["total"] and len(r.outcome.sweeps) == 7 + 6
+    )  # one per test and link kind
     for lk in ("10/10", "10/1"):
         fifo, fq = (j["rrul_induced_latency_ms"][q][lk] for q in ("pfifo_fast", "fq_codel"))
         assert fq < fifo / 10, (lk, fq, fifo)
@@ -63,9 +64,14 @@ def test_quick_shows_the_studys_orderings(quick):
         j["wifi_rrul"]["fq_codel"]["induced_latency_ms"]
         > 5 * j["rrul_induced_latency_ms"]["fq_codel"]["10/10"]
     )
+    web = j["web_fetch_norm"]
+    # Every WiFi VoIP case is reported, a loss in percent.
+    for q in ("pfifo_fast", "fq_codel"):
+        assert set(j["wifi_voip_loss_pct"][q]) == {"1up", "rrul"}
+        assert all(0 <= v <= 100 for v in j["wifi_voip_loss_pct"][q].values())
+    assert set(web["fq_codel"]["small"]["rrul"]) == {"10/10", "10/1", "wifi"}
     # The small page: the FIFO's standing queue slows every fetch's many round trips far more than
     # fq_codel, whose page flows are sparse (the study's ordering).
-    web = j["web_fetch_norm"]
     for c in ("rrul", "1up"):
         assert web["fq_codel"]["small"][c]["10/10"] < web["pfifo_fast"]["small"][c]["10/10"]
     assert web["pfifo_fast"]["small"]["1up"]["10/10"] > 1.5
@@ -241,3 +247,29 @@ def test_claim5_fetch_times_follow_latency_fq_fastest():
     )
     # No case with a fetch for every qdisc: not measured.
     assert judge("5", web({**{q: 1.0 for q in QDISCS}, "sfq": None})) is None
+
+
+@pytest.mark.parametrize("test", ["voip_1up", "voip_rrul"])
+def test_wifi_voip_runs_the_wired_tests_flows_over_the_wifi_setup(test):
+    """A WiFi test is the WiFi file with its wired file's flows, the qdisc on both WiFi hops."""
+    import tomllib
+
+    doc = G.wifi_doc(test, 1, ["pfifo_fast", "fq_codel"])
+    wired = tomllib.loads(G.scenario_file(test).read_text())["flows"]
+    assert doc["base"] == str(G.scenario_file("wifi_rrul"))
+    assert doc["zip"]["flows"] == [wired, wired]
+    assert doc["zip"]["params.link"] == ["wifi", "wifi"]
+    for hop in G.WIFI_HOPS:
+        assert [q["kind"] for q in doc["zip"][f"topology.hops.{hop}.qdisc"]] == ["pfifo_fast", "fq_codel"]
+
+
+def test_wifi_voip_loss_is_the_mean_over_runs():
+    """wifi_voip_loss_pct {qdisc: {cross: %}}: the average loss over runs, as Table 2 takes it;
+    the wired VoIP columns do not gain a WiFi rate."""
+    s = {"runs": 2, "std": 1.0}
+    cell = {"voip_loss_pct": {"median": 1.0, "mean": 2.5, **s}}
+    stats = {"rrul": {}, "rtt_fair": {}, "wifi": {}, "web": {}, "web_latency": {},
+             "voip": {"codel": {"1up": {"wifi": cell, "10/10": cell}, "rrul": {"wifi": cell}}}}  # fmt: skip
+    res = G.results(stats)
+    assert res["wifi_voip_loss_pct"] == {"codel": {"1up": 2.5, "rrul": 2.5}}
+    assert res["voip_loss_pct"]["codel"] == {"1up": {"10": 1.0}, "rrul": {}}

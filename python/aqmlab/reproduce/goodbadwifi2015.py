@@ -19,8 +19,10 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
   and 100/100 links (the JSON keys the VoIP results by that upstream rate).
 * ``rtt_fair``: four CUBIC uploads at 10, 50, 200 and 500 ms for 600 s: Jain's index over their
   goodputs, each one's mean goodput, their total and each one's retransmission timeouts.
-* ``wifi``: RRUL over an 802.11n link (a 2x2 station at MCS 15 and its AP, ath9k's driver
-  queues) behind 100/100 Mb/s, the tested qdisc on both WiFi interfaces.
+* ``wifi``: every test the study ran over WiFi (RRUL, VoIP beside one upload and beside RRUL,
+  web unloaded and beside either) over an 802.11n link behind 100/100 Mb/s (``wifi_rrul.toml``:
+  the ath9k AP with Minstrel HT, the iwlwifi 5100 client, DCF contention), the tested qdisc on
+  both WiFi interfaces; each test's flows are those of its wired file, its runs on link "wifi".
 * ``web``: Flent's http-getter fetching a page every second (``webpage`` flow: a name lookup,
   the main document, the objects over 4 workers), the small (56 kB in 3 requests) or large page
   (3 MB in 110 requests), unloaded, beside one TCP upload (``1up``) or beside RRUL (``rrul``):
@@ -80,7 +82,7 @@ TEST_FILES = {
     "rrul": ["rrul"],
     "voip": ["voip_1up", "voip_rrul"],
     "rtt_fair": ["rtt_fair"],
-    "wifi": ["wifi_rrul"],
+    "wifi": ["wifi_rrul", "voip_1up", "voip_rrul", "web_none", "web_1up", "web_rrul"],
     "web": ["web_none", "web_1up", "web_rrul"],
 }
 PAGES = ["small", "large"]
@@ -90,6 +92,10 @@ PAGE_FLOW = {"kind": "webpage", "label": "page", "profile": "linux_3_14", "inter
 WEB_BASE = {"web_none": ("voip_1up", 0), "web_1up": ("voip_1up", 1), "web_rrul": ("rrul", 0)}
 """Per web case: the scenario file lending its cross traffic, and its first flow kept (the VoIP
 file's upload without its VoIP stream; all of RRUL)."""
+WIFI = "wifi"
+"""The link name of the WiFi runs (beside the wired LINKS)."""
+WIFI_FILE = "wifi_rrul"
+"""The WiFi setup; the other WiFi tests take their flows from their wired files."""
 WIFI_HOPS = (0, 3)
 """The hops of wifi_rrul.toml that run the tested qdisc: the client's WiFi interface, the AP's."""
 
@@ -133,13 +139,24 @@ def scenario_file(test: str) -> Path:
     return Path(str(resources.files("aqmlab") / "scenarios" / NAME / f"{test}.toml"))
 
 
+def _flows(test: str) -> list[dict]:
+    """The flows of a scenario file."""
+    return tomllib.loads(scenario_file(test).read_text())["flows"]
+
+
+def web_cross(test: str) -> list[dict]:
+    """A web case's cross traffic: none, the VoIP file's upload, or RRUL's flows."""
+    base, first = WEB_BASE[test]
+    if test == "web_none":
+        return []
+    cross = _flows(base)[first:]
+    return cross[:1] if test == "web_1up" else cross
+
+
 def web_doc(test: str, reps: int, qdiscs, links) -> dict:
     """The sweep of a web case: the page flow and the cross traffic of its base file, per
     (link, qdisc, page)."""
-    base, first = WEB_BASE[test]
-    cross = tomllib.loads(scenario_file(base).read_text())["flows"][first:] if test != "web_none" else []
-    if test == "web_1up":
-        cross = cross[:1]
+    base, cross = WEB_BASE[test][0], web_cross(test)
     cases = [(lk, q, p) for lk in links for q in qdiscs for p in PAGES]
     doc = sweep_doc(base, reps, qdiscs, links)
     doc["name"] = f"{NAME}-{test}"
@@ -157,19 +174,27 @@ def web_doc(test: str, reps: int, qdiscs, links) -> dict:
     return doc
 
 
+def wifi_doc(test: str, reps: int, qdiscs, links=None) -> dict:
+    """The sweep of a test over WiFi: wifi_rrul.toml with the test's flows (a web test: per
+    page), every qdisc on its two WiFi interfaces configured for 100 Mb/s."""
+    pages = PAGES if test.startswith("web_") else [None]
+    cases = [(q, p) for q in qdiscs for p in pages]
+    zip_: dict[str, list] = {"params.link": [WIFI] * len(cases), "params.qdisc": [q for q, _ in cases]}
+    zip_.update({f"topology.hops.{h}.qdisc": [qdisc_for(q, 100) for q, _ in cases] for h in WIFI_HOPS})
+    if test.startswith("web_"):
+        zip_["params.page"] = [p for _, p in cases]
+        zip_["flows"] = [[{**PAGE_FLOW, "page": p}, *web_cross(test)] for _, p in cases]
+    elif test != WIFI_FILE:
+        zip_["flows"] = [_flows(test)] * len(cases)
+    name = f"{NAME}-{test}" if test == WIFI_FILE else f"{NAME}-{WIFI}-{test}"
+    doc = {"base": str(scenario_file(WIFI_FILE)), "name": name, "seed": 2015, "reps": reps, "zip": zip_}
+    if test.startswith("web_"):
+        doc["seed_from"] = ["params.page"]
+    return doc
+
+
 def sweep_doc(test: str, reps: int, qdiscs, links) -> dict:
-    """The sweep of one scenario file: every (link, qdisc) case, common seeds across qdiscs
-    (the WiFi file: every qdisc on its two WiFi interfaces, configured for 100 Mb/s)."""
-    if test == "wifi_rrul":
-        zip_ = {"params.link": ["wifi"] * len(qdiscs), "params.qdisc": list(qdiscs)}
-        zip_.update({f"topology.hops.{h}.qdisc": [qdisc_for(q, 100) for q in qdiscs] for h in WIFI_HOPS})
-        return {
-            "base": str(scenario_file(test)),
-            "name": f"{NAME}-{test}",
-            "seed": 2015,
-            "reps": reps,
-            "zip": zip_,
-        }
+    """The sweep of one scenario file: every (link, qdisc) case, common seeds across qdiscs."""
     cases = [(lk, q) for lk in links for q in qdiscs]
     return {
         "base": str(scenario_file(test)),
@@ -249,11 +274,9 @@ def run(reps: int = REPS, series: str = "all", ex: Execution = DEFAULT_EXECUTION
     qdiscs, links = list(qdiscs or QDISCS), list(links or LINKS)
     sweeps, frames = [], []
     for test in SERIES[series]:
-        doc = web_doc if test == "web" else sweep_doc
+        doc = {"web": web_doc, "wifi": wifi_doc}.get(test, sweep_doc)
         for f in TEST_FILES[test]:
-            res = ex.sweep(
-                sweep.parse_sweep(doc(f, reps, qdiscs, ["wifi"] if test == "wifi" else links)), METRICS_FN
-            )
+            res = ex.sweep(sweep.parse_sweep(doc(f, reps, qdiscs, links)), METRICS_FN)
             sweeps.append(res)
             frames.append(res.table.assign(test=f))
     runs = pd.concat(frames, ignore_index=True)
@@ -366,6 +389,15 @@ def _rate(link: str, direction: str = "up") -> str:
     return str(LINKS[link][0 if direction == "down" else 1])
 
 
+def _link_name(link: str) -> str:
+    """A link as the figures name it: the WiFi link, or a wired one by its upstream rate."""
+    return "WiFi" if link == WIFI else f"{_rate(link)} Mb/s"
+
+
+def _link_order(link: str) -> int:
+    return [*LINKS, WIFI].index(link)
+
+
 def _med(s: dict | None) -> float | None:
     return None if s is None else s["median"]
 
@@ -378,14 +410,15 @@ def results(stats: dict) -> dict:
     """The JSON document, over runs: medians of voip_loss_pct {qdisc: {cross: {rate: v}}} (rate =
     the VoIP's upstream Mb/s; voip_loss_pct_mean: their means, the study's average loss), rrul_*
     {qdisc: {link: v}}, rtt_fair_jain and rtt_fair_goodput_mbps (the four uploads' total)
-    {qdisc: {rate: v}} (the uploads' rate), wifi_rrul {qdisc: {metric: v}},
+    {qdisc: {rate: v}} (the uploads' rate), wifi_rrul {qdisc: {metric: v}}, wifi_voip_loss_pct
+    {qdisc: {cross: v}} (the mean over runs, as the study's average loss),
     web_rrul_induced_latency_ms {qdisc: {page: {link: v}}}; means of rtt_fair_rto {qdisc: {rate:
     {flow: timeouts per run}}} and web_fetch_norm {qdisc: {page: {cross: {link: v}}}}."""
     voip, rrul, fair = stats["voip"], stats["rrul"], stats["rtt_fair"]
 
     def per_voip(reduce):
-        return {q: {c: {_rate(lk): reduce(v["voip_loss_pct"]) for lk, v in per.items()} for c, per in cs.items()}
-                for q, cs in voip.items()}  # fmt: skip
+        return {q: {c: {_rate(lk): reduce(v["voip_loss_pct"]) for lk, v in per.items() if lk in LINKS}
+                    for c, per in cs.items()} for q, cs in voip.items()}  # fmt: skip
 
     def per_link(key):
         return {q: {lk: _med(v[key]) for lk, v in per.items()} for q, per in rrul.items()}
@@ -406,7 +439,12 @@ def results(stats: dict) -> dict:
             }
             for q, per in fair.items()
         },
-        "wifi_rrul": {q: {k: _med(per["wifi"][k]) for k in RRUL_KEYS} for q, per in stats["wifi"].items()},
+        "wifi_rrul": {q: {k: _med(per[WIFI][k]) for k in RRUL_KEYS} for q, per in stats["wifi"].items()},
+        "wifi_voip_loss_pct": {
+            q: {c: _mean(per[WIFI]["voip_loss_pct"]) for c, per in cs.items() if WIFI in per}
+            for q, cs in voip.items()
+            if any(WIFI in per for per in cs.values())
+        },
         "web_fetch_norm": {
             q: {
                 p: {c: {lk: _mean(pages.get(p, {}).get(c)) for lk, pages in per.items()} for c in WEB_CROSS}
@@ -430,9 +468,17 @@ def _mean_cell(s: dict | None) -> str:
     return "-" if s is None else f"{fmt(s['mean'], 2)} ({fmt(s['std'], 2)})"
 
 
-def _links(per_qdisc: dict) -> list[str]:
-    """The wired links measured in a {qdisc: {link: ...}} table, in LINKS order."""
-    return [lk for lk in LINKS if any(lk in per for per in per_qdisc.values())]
+def _links(per_qdisc: dict, links=tuple(LINKS)) -> list[str]:
+    """The ``links`` (default: the wired ones) measured in a {qdisc: {link: ...}} table, in order."""
+    return [lk for lk in links if any(lk in per for per in per_qdisc.values())]
+
+
+ALL_LINKS = (*LINKS, WIFI)
+"""The wired links, then the WiFi one (the web tables and figures show both)."""
+
+
+def _web_title(link: str) -> str:
+    return "WiFi" if link == WIFI else f"{link} Mb/s"
 
 
 def _voip_links(voip: dict) -> list[str]:
@@ -474,19 +520,28 @@ def tables(o: Outcome) -> list[Table]:
     if st["wifi"]:
         cols = [("induced latency ms", "induced_latency_ms"), ("down Mb/s", "goodput_down_mbps"),
                 ("up Mb/s", "goodput_up_mbps")]  # fmt: skip
-        out.append(_qdisc_table("WiFi (802.11n MCS 15 behind 100/100 Mb/s) RRUL: medians (std)", st["wifi"], cols,
-                                lambda per, k: _cell(per["wifi"].get(k))))  # fmt: skip
+        out.append(_qdisc_table("WiFi (802.11n: ath9k AP, iwlwifi client, behind 100/100 Mb/s) RRUL: medians (std)",
+                                st["wifi"], cols, lambda per, k: _cell(per[WIFI].get(k))))  # fmt: skip
     if st["web"]:
-        cols = [(f"{p} {c} {lk}", (p, c, lk)) for p in PAGES for c in WEB_CROSS for lk in _links(st["web"])]
+        cols = [
+            (f"{p} {c} {lk}", (p, c, lk))
+            for p in PAGES
+            for c in WEB_CROSS
+            for lk in _links(st["web"], ALL_LINKS)
+        ]
         out.append(_qdisc_table("Web: mean fetch time normalised to the unloaded fetch (std over runs)", st["web"],
                                 cols, lambda per, k: _mean_cell(per.get(k[2], {}).get(k[0], {}).get(k[1]))))  # fmt: skip
-        cols = [(f"{p} {lk}", (p, lk)) for p in PAGES for lk in _links(st["web_latency"])]
+        cols = [(f"{p} {lk}", (p, lk)) for p in PAGES for lk in _links(st["web_latency"], ALL_LINKS)]
         out.append(_qdisc_table("Web beside RRUL: median induced latency, ms (std)", st["web_latency"], cols,
                                 lambda per, k: _cell(per.get(k[1], {}).get(k[0]))))  # fmt: skip
-    if st["voip"]:
+    if _voip_links(st["voip"]):
         cols = [(f"{c} @ {_rate(lk)} Mb/s", (c, lk)) for c in CROSS for lk in _voip_links(st["voip"])]
         out.append(_qdisc_table("VoIP: median loss of the upstream stream, % (std)", st["voip"], cols,
                                 lambda per, k: _cell(per.get(k[0], {}).get(k[1], {}).get("voip_loss_pct"))))  # fmt: skip
+    if o.results["wifi_voip_loss_pct"]:
+        cols = [(c, c) for c in CROSS]
+        out.append(_qdisc_table("WiFi VoIP: mean loss of the upstream stream, % (std)", st["voip"], cols,
+                                lambda per, c: _mean_cell(per.get(c, {}).get(WIFI, {}).get("voip_loss_pct"))))  # fmt: skip
     return out
 
 
@@ -551,7 +606,7 @@ def figures(o: Outcome) -> dict:
             v = owd.get((q, c, lk))
             if v is not None and v.size:
                 _curve(ax, i, *M.cdf(v), q)
-        ax.set(title=f"VoIP one-way delay, {c} @ {_rate(lk)} Mb/s", xlabel="one-way delay (ms)", ylabel="CDF",
+        ax.set(title=f"VoIP one-way delay, {c} @ {_link_name(lk)}", xlabel="one-way delay (ms)", ylabel="CDF",
                xscale="log")  # fmt: skip
 
     def web(ax, key):
@@ -565,10 +620,10 @@ def figures(o: Outcome) -> dict:
                    color=style(k)["color"])  # fmt: skip
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_xticks(np.arange(len(QDISCS)), QDISCS, rotation=45, fontsize=7)
-        ax.set(title=f"{page} page, {lk} Mb/s", ylabel="mean fetch time / unloaded")
+        ax.set(title=f"{page} page, {_web_title(lk)}", ylabel="mean fetch time / unloaded")
 
     figs = {}
-    web_keys = [(p, lk) for p in PAGES for lk in _links(st["web"])]
+    web_keys = [(p, lk) for p in PAGES for lk in _links(st["web"], ALL_LINKS)]
     if web_keys:
         figs["web.png"] = _panels(web_keys, (4.5, 4), web)
     panels = [("rrul", lk) for lk in _links(st["rrul"])] + ([("wifi_rrul", "wifi")] if st["wifi"] else [])
@@ -579,9 +634,7 @@ def figures(o: Outcome) -> dict:
             sorted({lk for _, lk in trans}, key=list(LINKS).index), (5, 4), transient
         )
     if owd:
-        keys = sorted(
-            {(c, lk) for _, c, lk in owd}, key=lambda k: (CROSS.index(k[0]), list(LINKS).index(k[1]))
-        )
+        keys = sorted({(c, lk) for _, c, lk in owd}, key=lambda k: (CROSS.index(k[0]), _link_order(k[1])))
         figs["voip_cdf.png"] = _panels(keys, (4.5, 4), voip)
     return figs
 

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use wifi::Medium;
 
 pub mod wifi;
+pub mod wifi_rate;
 
 /// One hop of a direction's path: a qdisc, an optional device queue and a serialiser.
 pub struct Link {
@@ -261,8 +262,8 @@ pub trait Hops {
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
         loop {
-            let HopParts { links, media, .. } = self.parts();
-            if links[l].wifi.as_ref().expect("a WiFi hop").pending >= media[m].mac.driver_limit {
+            let port = self.parts().links[l].wifi.as_ref().expect("a WiFi hop");
+            if port.pending >= port.driver.driver_limit {
                 break;
             }
             let Some(id) = self.dequeue(l) else {
@@ -287,68 +288,75 @@ pub trait Hops {
                 .expect("a WiFi hop")
                 .accept(dest, id);
         }
-        let HopParts {
-            links, pool, media, ..
-        } = self.parts();
+        let HopParts { links, pool, .. } = self.parts();
         let port = links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(&media[m].mac, |id| pool.get(id).size);
+        port.form(|id| pool.get(id).size);
         self.medium_access(m);
     }
 
-    /// When medium m is idle, one of its transmitters with an aggregate ready takes it, each
-    /// with the same chance (DCF's equal transmission opportunities; see `net::wifi`).
+    /// When medium m is idle, its transmitters with an aggregate ready contend for it by the
+    /// medium's access model (`net::wifi::Access`).
     fn medium_access(&mut self, m: usize) {
         let HopParts { links, media, .. } = self.parts();
         let medium = &mut media[m];
-        if medium.on_air.is_some() {
+        if !medium.on_air.is_empty() {
             return;
         }
-        let ready = |p: &u32| links[*p as usize].wifi.as_ref().is_some_and(|w| !w.hw.is_empty());
-        let n = medium.ports.iter().filter(|p| ready(p)).count();
-        if n == 0 {
-            return;
-        }
-        let pick = if n == 1 {
-            0
-        } else {
-            medium.rng.below(n as u64) as usize
-        };
-        let l = *medium
+        let mut slots: Vec<Option<&mut wifi::Port>> =
+            links.iter_mut().map(|l| l.wifi.as_deref_mut()).collect();
+        let mut ports: Vec<&mut wifi::Port> = medium
             .ports
             .iter()
-            .filter(|p| ready(p))
-            .nth(pick)
-            .expect("counted");
-        let port = links[l as usize].wifi.as_mut().expect("a WiFi hop");
-        let agg = port.hw.pop_front().expect("ready");
-        let air = port.airtime(&medium.mac, &agg);
-        port.on_air = true;
-        port.stats.txops += 1;
-        port.stats.subframes += agg.pkts.len() as u64;
-        port.stats.airtime += air;
-        medium.busy_time += air;
-        medium.on_air = Some((l, agg));
-        let done = self.now() + air;
-        self.on_air(m, done);
+            .map(|&p| slots[p as usize].take().expect("a WiFi hop"))
+            .collect();
+        if let Some(air) = medium.access(&mut ports) {
+            let done = self.now() + air;
+            self.on_air(m, done);
+        }
     }
 
-    /// The end of a transmission on medium m: each subframe arrives, or is lost with the
-    /// destination's frame error rate and goes back to the head of its software queue for a
-    /// retry (dropped after `retries`); then the transmitter refills and the medium is offered
-    /// again.
+    /// The end of the transmission(s) on medium m: each transmitter settles its contention
+    /// window and its subframes, then refills, and the medium is offered again.
     fn air_done(&mut self, m: usize) {
-        let HopParts { links, media, .. } = self.parts();
-        let (l, agg) = media[m].on_air.take().expect("a transmission was on the air");
-        let retry_limit = media[m].mac.retries;
-        let l = l as usize;
-        let port = links[l].wifi.as_mut().expect("a WiFi hop");
+        let on_air = std::mem::take(&mut self.parts().media[m].on_air);
+        let collided = on_air.len() > 1;
+        let hops: Vec<usize> = on_air.iter().map(|t| t.0 as usize).collect();
+        for (l, agg) in on_air {
+            self.subframes_done(l as usize, agg, collided);
+        }
+        for l in hops {
+            self.serve(l);
+        }
+        self.medium_access(m);
+    }
+
+    /// Hop l's aggregate left the air. After a collision it goes back to the head of the
+    /// hardware queue whole; otherwise each subframe arrives, or is lost with the channel's
+    /// loss at the aggregate's MCS and goes back to the head of its software queue for a retry
+    /// (dropped after `retries`). The rate control learns how many got through.
+    fn subframes_done(&mut self, l: usize, agg: wifi::Aggregate, collided: bool) {
+        let now = self.now();
+        let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        let retry_limit = port.driver.retries;
         port.on_air = false;
-        let fer = port.fer[agg.dest as usize];
+        port.settle(collided);
+        if collided {
+            // No block ACK: the hardware sends the whole aggregate again after a doubled
+            // backoff, ahead of the later ones (the receiver's reorder window sees no gap).
+            let sent = agg.pkts.len() as u32;
+            port.radios[agg.dest as usize].report(agg.phy.mcs, sent, 0, now);
+            port.stats.retried += sent as u64;
+            port.hw.push_front(agg);
+            return;
+        }
+        let channel = port.radios[agg.dest as usize].channel;
         let mut failed = Vec::new();
+        let mut acked = 0;
         for &id in &agg.pkts {
             let HopParts { links, pool, .. } = self.parts();
             let link = &mut links[l];
-            if fer > 0.0 && link.loss_rng.bernoulli(fer) {
+            let loss = channel.loss(&agg.phy, wifi::MPDU_OVERHEAD + pool.get(id).size);
+            if loss > 0.0 && link.loss_rng.bernoulli(loss) {
                 let port = link.wifi.as_mut().expect("a WiFi hop");
                 let tries = port.retries.entry(id).or_insert(0);
                 *tries += 1;
@@ -366,10 +374,11 @@ pub trait Hops {
                 continue;
             }
             let port = link.wifi.as_mut().expect("a WiFi hop");
-            if fer > 0.0 {
+            if !port.retries.is_empty() {
                 port.retries.remove(&id);
             }
             port.pending -= 1;
+            acked += 1;
             let p = pool.get(id);
             let (flow, size) = (p.flow, p.size);
             link.stats.tx_packets += 1;
@@ -377,12 +386,12 @@ pub trait Hops {
             self.forward(l, id, flow);
         }
         let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        let sent = agg.pkts.len() as u32;
+        port.radios[agg.dest as usize].report(agg.phy.mcs, sent, acked, now);
         for &id in failed.iter().rev() {
             port.queues[agg.dest as usize].push_front(id);
         }
         port.recycle(agg.pkts);
-        self.serve(l);
-        self.medium_access(m);
     }
 
     /// Hop `l`'s transmission ended: the packet is lost on the wire (the hop's loss rate) or

@@ -15,21 +15,29 @@
 //!   ath_update_max_aggr_framelen's default TXOP limit). Each subframe is the IP packet with a
 //!   QoS data MAC header (26 B), LLC/SNAP (8 B), FCS (4 B) and an MPDU delimiter (4 B,
 //!   ATH_AGGR_DELIM_SZ), padded to 4 bytes except the last (IEEE 802.11n-2009 7.4a.3).
-//! - Medium access: when the medium is idle, one transmitter with an aggregate in hardware is
-//!   chosen uniformly at random (802.11 DCF gives stations equal transmission opportunities in
-//!   the long run, which is what makes a slow station drag a fast one: Heusse et al., "Performance
-//!   anomaly of 802.11b", INFOCOM 2003). Collisions are not modelled. Each transmission costs
-//!   AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the mean backoff (CWmin / 2 slots, CWmin
-//!   15), the HT-mixed preamble, the payload symbols at the destination's PHY rate (IEEE
-//!   802.11n-2009 20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B,
-//!   when `max_subframes` = 1: no aggregation, no delimiters).
-//! - A subframe is lost with the destination's frame error rate and retried in a later
-//!   aggregate, at the head of its software queue, up to `retries` times (ath9k
-//!   ATH_MAX_SW_RETRIES = 30); then dropped (reason `loss`).
+//! - Medium access (`Access`), a scenario choice: "equal", the first model: when the medium is
+//!   idle, one transmitter with an aggregate in hardware is chosen uniformly at random (802.11
+//!   DCF gives stations equal transmission opportunities in the long run, which is what makes a
+//!   slow station drag a fast one: Heusse et al., "Performance anomaly of 802.11b", INFOCOM
+//!   2003), at the cost of the mean backoff (CWmin / 2 slots), no collisions; or "dcf": each
+//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2).
+//!   Each transmission costs AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the backoff, the
+//!   HT-mixed preamble, the payload symbols at the aggregate's PHY rate (IEEE 802.11n-2009
+//!   20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B, without
+//!   aggregation: no delimiters); a collision the longest PPDU and the ACK timeout.
+//! - A collided aggregate (no block ACK) is sent again whole, first in the hardware queue (the
+//!   hardware's retry; no limit is modelled, as collisions in a row are rare). A subframe lost
+//!   with the channel's loss at its MCS (`wifi_rate`) is retried in a later aggregate, at the
+//!   head of its software queue, up to `retries` times (ath9k ATH_MAX_SW_RETRIES = 30); then
+//!   dropped (reason `loss`). The rate control
+//!   (`wifi_rate`) picks each aggregate's MCS and learns from its outcome.
+//! - Each transmitter has its own `Driver` (the AP's ath9k values above by default; a station's
+//!   may differ, e.g. iwlwifi's).
 //!
-//! Not modelled: collisions and binary exponential backoff, rate control (Minstrel), airtime
-//! fairness (added to Linux after 3.14), power save, RTS/CTS, beacons.
+//! Not modelled: airtime fairness (added to Linux after 3.14), power save, RTS/CTS, beacons,
+//! multi-rate retry chains, the EIFS after a collision.
 
+use super::wifi_rate::Radio;
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Time, US};
@@ -72,6 +80,39 @@ const LEGACY_PREAMBLE: Time = 20 * US;
 const HT_SIG_STF: Time = 12 * US;
 const HT_LTF: Time = 4 * US;
 
+/// aPHY-RX-START-Delay of the OFDM PHY at 20 MHz (IEEE 802.11-2012 Table 18-17): part of the
+/// ACK timeout after which a transmitter gives a frame up (9.3.2.8).
+const PHY_RX_START_DELAY: Time = 25 * US;
+/// Backoff stages the contention window may double through (1023 = 16 << 6 - 1 is reached
+/// from CWmin 15 at stage 6; the cap only keeps the shift finite).
+const MAX_STAGE: u32 = 10;
+
+/// How the medium's transmitters take turns (scenario `topology.wifi.access`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Each time the medium is idle, one ready transmitter takes it, chosen uniformly, at the
+    /// cost of the mean backoff; no collisions (the first model, kept to reproduce its results).
+    Equal,
+    /// 802.11 DCF with the best-effort EDCA parameters (IEEE 802.11-2012 9.3.3 and 9.19.2):
+    /// each ready transmitter counts down its own backoff, drawn uniformly from 0..=CW; the
+    /// medium goes to the lowest count after AIFS, the others keep what is left of theirs; two
+    /// counts ending in the same slot collide (no block ACK: every subframe of both is retried,
+    /// both double CW up to CWmax); a received block ACK resets CW to CWmin.
+    Dcf,
+}
+
+impl Access {
+    pub const NAMES: [&'static str; 2] = ["equal", "dcf"];
+
+    pub fn parse(name: &str) -> Option<Access> {
+        match name {
+            "equal" => Some(Access::Equal),
+            "dcf" => Some(Access::Dcf),
+            _ => None,
+        }
+    }
+}
+
 /// One station's PHY: its MCS on the medium's channel width and guard interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Phy {
@@ -91,7 +132,7 @@ impl Phy {
         per[self.mcs as usize % 8] * self.streams()
     }
 
-    fn symbol(&self) -> Time {
+    pub fn symbol(&self) -> Time {
         if self.short_gi {
             SYMBOL_SGI
         } else {
@@ -125,12 +166,20 @@ impl Phy {
 /// The medium's MAC parameters (scenario `topology.wifi`), every one with its source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MacParams {
+    pub access: Access,
     pub slot: Time,
     pub sifs: Time,
     pub aifsn: u32,
     pub cw_min: u32,
+    pub cw_max: u32,
     /// Data bits per symbol of the legacy rate of the (block) ACK.
     pub ack_n_dbps: u32,
+}
+
+/// One transmitter's driver: its aggregation limits and its queues below the qdisc (the
+/// AP's are `topology.wifi`'s, a station's its `driver` table over them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Driver {
     pub max_subframes: u32,
     pub max_ampdu_bytes: u32,
     pub max_airtime: Time,
@@ -140,24 +189,52 @@ pub struct MacParams {
 }
 
 impl MacParams {
-    /// The time a transmission holds the medium besides its PPDU: AIFS, the mean backoff, SIFS
-    /// and the (block) ACK.
-    pub fn overhead(&self) -> Time {
-        let aifs = self.sifs + self.aifsn as Time * self.slot;
-        let backoff = self.cw_min as Time * self.slot / 2;
-        let ack_bytes = if self.max_subframes > 1 {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
+    /// The time a transmission holds the medium besides its PPDU, on average: AIFS, the mean
+    /// backoff, SIFS and the block ACK (`aggregated`) or ACK.
+    pub fn overhead(&self, aggregated: bool) -> Time {
+        self.aifs() + self.mean_backoff() + self.response(aggregated)
+    }
+
+    /// AIFS = SIFS + AIFSN x slot (IEEE 802.11-2012 9.19.2.3).
+    pub fn aifs(&self) -> Time {
+        self.sifs + self.aifsn as Time * self.slot
+    }
+
+    /// The mean of a backoff drawn from 0..=CWmin slots.
+    pub fn mean_backoff(&self) -> Time {
+        self.cw_min as Time * self.slot / 2
+    }
+
+    /// SIFS and the block ACK (`aggregated`) or ACK at the legacy control rate.
+    pub fn response(&self, aggregated: bool) -> Time {
+        let ack_bytes = if aggregated { BLOCK_ACK_BYTES } else { ACK_BYTES };
         let ack_sym = (SERVICE_BITS + 8 * ack_bytes + TAIL_BITS).div_ceil(self.ack_n_dbps) as Time;
-        aifs + backoff + self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
+        self.sifs + LEGACY_PREAMBLE + ack_sym * SYMBOL
+    }
+
+    /// How long a transmitter waits for a (block) ACK that does not come: SIFS + slot +
+    /// aPHY-RX-START-Delay (IEEE 802.11-2012 9.3.2.8).
+    pub fn ack_timeout(&self) -> Time {
+        self.sifs + self.slot + PHY_RX_START_DELAY
+    }
+
+    /// The contention window after `stage` failed attempts: (CWmin + 1) x 2^stage - 1, at most
+    /// CWmax (IEEE 802.11-2012 9.3.3).
+    pub fn cw(&self, stage: u32) -> u32 {
+        (((self.cw_min + 1) << stage.min(MAX_STAGE)) - 1).min(self.cw_max)
+    }
+}
+
+impl Driver {
+    /// Whether the driver forms A-MPDUs (acknowledged by a block ACK).
+    pub fn aggregates(&self) -> bool {
+        self.max_subframes > 1
     }
 
     /// Bytes a packet of `size` adds to an A-MPDU after `n` subframes already in it (the
     /// previous one padded to 4 bytes), or to a lone MPDU without aggregation.
     fn subframe(&self, size: u32) -> u32 {
-        if self.max_subframes > 1 {
+        if self.aggregates() {
             DELIMITER + MPDU_OVERHEAD + size
         } else {
             MPDU_OVERHEAD + size
@@ -168,7 +245,7 @@ impl MacParams {
     /// to a destination with `phy`: IP bytes per transmission over its airtime. A WiFi hop's
     /// nominal rate (the summary's rate, the bottleneck choice, utilisation) is this rate to
     /// its fastest destination: no traffic mix on the medium carries more.
-    pub fn saturation_rate(&self, phy: &Phy, mtu: u32) -> u64 {
+    pub fn saturation_rate(&self, mac: &MacParams, phy: &Phy, mtu: u32) -> u64 {
         let mut n = 0u32;
         let mut len = 0u32;
         loop {
@@ -182,7 +259,7 @@ impl MacParams {
                 break;
             }
         }
-        let airtime = self.overhead() + phy.ppdu(len);
+        let airtime = mac.overhead(self.aggregates()) + phy.ppdu(len);
         (n as u64 * mtu as u64 * 8 * 1_000_000_000) / airtime
     }
 
@@ -193,11 +270,13 @@ impl MacParams {
 }
 
 /// An A-MPDU (or a lone MPDU) formed in a transmitter's hardware queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Aggregate {
     pub dest: u16,
     pub pkts: Vec<PktId>,
     pub bytes: u32,
+    /// The PHY (MCS) it is sent with, the rate control's choice when it was formed.
+    pub phy: Phy,
 }
 
 /// The driver of one transmitter (the AP or a station): its software queues, one per
@@ -205,10 +284,10 @@ pub struct Aggregate {
 pub struct Port {
     /// The medium this port transmits on (an index into the world's media).
     pub medium: u32,
-    /// The PHY towards each destination (the AP: every station; a station: the AP at its own).
-    pub phys: Vec<Phy>,
-    /// Frame error rate towards each destination.
-    pub fer: Vec<f64>,
+    pub driver: Driver,
+    /// The link towards each destination (the AP: every station; a station: the AP): its
+    /// PHY, channel and rate control.
+    pub radios: Vec<Radio>,
     pub queues: Vec<VecDeque<PktId>>,
     /// Formed aggregates waiting for the medium (the one on the air is the medium's).
     pub hw: VecDeque<Aggregate>,
@@ -222,6 +301,10 @@ pub struct Port {
     pub retries: std::collections::HashMap<PktId, u32>,
     /// Emptied aggregate buffers, reused.
     spare: Vec<Vec<PktId>>,
+    /// DCF: the slots left of the backoff being counted down (none: draw one when ready).
+    pub backoff: Option<u32>,
+    /// DCF: attempts failed in a row (the contention window's doubling).
+    pub stage: u32,
     pub stats: PortStats,
 }
 
@@ -232,23 +315,29 @@ pub struct PortStats {
     pub subframes: u64,
     pub airtime: Time,
     pub retried: u64,
+    /// Transmissions that collided with another transmitter's.
+    pub collisions: u64,
+    /// The sum over subframes sent of their MCS.
+    pub mcs_sum: u64,
     /// Most frames the driver held at once.
     pub peak_pending: u32,
 }
 
 impl Port {
-    pub fn new(medium: u32, phys: Vec<Phy>, fer: Vec<f64>) -> Port {
+    pub fn new(medium: u32, driver: Driver, radios: Vec<Radio>) -> Port {
         Port {
             medium,
-            queues: (0..phys.len()).map(|_| VecDeque::new()).collect(),
-            phys,
-            fer,
+            driver,
+            queues: (0..radios.len()).map(|_| VecDeque::new()).collect(),
+            radios,
             hw: VecDeque::new(),
             on_air: false,
             pending: 0,
             rr: 0,
             retries: Default::default(),
             spare: Vec::new(),
+            backoff: None,
+            stage: 0,
             stats: PortStats::default(),
         }
     }
@@ -266,9 +355,10 @@ impl Port {
 
     /// Forms aggregates while the hardware queue is below its depth and a software queue holds
     /// packets; `size` gives a packet's IP length.
-    pub fn form(&mut self, mac: &MacParams, size: impl Fn(PktId) -> u32) {
+    pub fn form(&mut self, size: impl Fn(PktId) -> u32) {
         let n = self.queues.len();
-        while self.hw_depth() < mac.hw_aggregates {
+        let d = self.driver;
+        while self.hw_depth() < d.hw_aggregates {
             let Some(dest) = (0..n)
                 .map(|k| (self.rr + k) % n)
                 .find(|&d| !self.queues[d].is_empty())
@@ -276,18 +366,18 @@ impl Port {
                 return;
             };
             self.rr = (dest + 1) % n;
-            let phy = self.phys[dest];
+            let phy = self.radios[dest].pick();
             let mut pkts = self.spare.pop().unwrap_or_default();
             let mut len = 0u32;
             while let Some(&id) = self.queues[dest].front() {
-                let add = len.next_multiple_of(4) + mac.subframe(size(id));
-                if !pkts.is_empty() && !mac.fits(&phy, pkts.len() as u32, add) {
+                let add = len.next_multiple_of(4) + d.subframe(size(id));
+                if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
                     break;
                 }
                 pkts.push(id);
                 len = add;
                 self.queues[dest].pop_front();
-                if pkts.len() as u32 == mac.max_subframes {
+                if pkts.len() as u32 == d.max_subframes {
                     break;
                 }
             }
@@ -295,13 +385,19 @@ impl Port {
                 dest: dest as u16,
                 pkts,
                 bytes: len,
+                phy,
             });
         }
     }
 
-    /// Airtime of the aggregate at the head of the hardware queue, overheads included.
-    pub fn airtime(&self, mac: &MacParams, agg: &Aggregate) -> Time {
-        mac.overhead() + self.phys[agg.dest as usize].ppdu(agg.bytes)
+    /// After a transmission: a collision doubles the contention window, a received (block) ACK
+    /// resets it.
+    pub fn settle(&mut self, collided: bool) {
+        self.stage = if collided {
+            (self.stage + 1).min(MAX_STAGE)
+        } else {
+            0
+        };
     }
 
     /// Returns an emptied aggregate's buffer for reuse.
@@ -322,10 +418,86 @@ pub struct Medium {
     pub mac: MacParams,
     /// The hops (indices into the world's links) that transmit on this medium.
     pub ports: Vec<u32>,
-    /// The hop whose aggregate is on the air, and the aggregate.
-    pub on_air: Option<(u32, Aggregate)>,
+    /// The transmissions on the air: each transmitter's hop and aggregate (two or more: a
+    /// collision).
+    pub on_air: Vec<(u32, Aggregate)>,
     pub rng: Rng,
     pub busy_time: Time,
+}
+
+impl Medium {
+    /// Gives the idle medium to the next transmitter(s) by the medium's access model:
+    /// `ports` are its transmitters in `self.ports` order. Each winner's head aggregate goes
+    /// on the air; returns how long the medium is busy (none when no transmitter is ready).
+    pub fn access(&mut self, ports: &mut [&mut Port]) -> Option<Time> {
+        let ready: Vec<usize> = (0..ports.len()).filter(|&i| !ports[i].hw.is_empty()).collect();
+        if ready.is_empty() {
+            return None;
+        }
+        let (lead, winners) = match self.mac.access {
+            Access::Equal => (self.mac.aifs() + self.mac.mean_backoff(), vec![self.pick(&ready)]),
+            Access::Dcf => self.contend(ports, &ready),
+        };
+        let mut ppdu = 0;
+        for &w in &winners {
+            let port = &mut ports[w];
+            let agg = port.hw.pop_front().expect("ready");
+            ppdu = ppdu.max(agg.phy.ppdu(agg.bytes));
+            port.on_air = true;
+            port.stats.txops += 1;
+            port.stats.subframes += agg.pkts.len() as u64;
+            port.stats.mcs_sum += agg.phy.mcs as u64 * agg.pkts.len() as u64;
+            self.on_air.push((self.ports[w], agg));
+        }
+        let tail = if let [w] = winners[..] {
+            self.mac.response(ports[w].driver.aggregates())
+        } else {
+            self.mac.ack_timeout()
+        };
+        let air = lead + ppdu + tail;
+        for &w in &winners {
+            ports[w].stats.airtime += air;
+            ports[w].stats.collisions += (winners.len() > 1) as u64;
+        }
+        self.busy_time += air;
+        Some(air)
+    }
+
+    /// Equal opportunities: one of the ready transmitters, uniformly.
+    fn pick(&mut self, ready: &[usize]) -> usize {
+        if ready.len() == 1 {
+            ready[0]
+        } else {
+            ready[self.rng.below(ready.len() as u64) as usize]
+        }
+    }
+
+    /// DCF: every ready transmitter without a backoff draws one from 0..=CW of its stage; the
+    /// lowest count ends first and the others keep the rest of theirs (frozen while the
+    /// medium is busy). Returns AIFS plus the idle slots counted, and the transmitters whose
+    /// count ended.
+    fn contend(&mut self, ports: &mut [&mut Port], ready: &[usize]) -> (Time, Vec<usize>) {
+        for &i in ready {
+            if ports[i].backoff.is_none() {
+                let cw = self.mac.cw(ports[i].stage) as u64;
+                ports[i].backoff = Some(self.rng.below(cw + 1) as u32);
+            }
+        }
+        let slots = ready
+            .iter()
+            .map(|&i| ports[i].backoff.expect("drawn"))
+            .min()
+            .expect("ready");
+        let mut winners = Vec::new();
+        for &i in ready {
+            let left = ports[i].backoff.expect("drawn") - slots;
+            ports[i].backoff = (left > 0).then_some(left);
+            if left == 0 {
+                winners.push(i);
+            }
+        }
+        (self.mac.aifs() + slots as Time * self.mac.slot, winners)
+    }
 }
 
 #[cfg(test)]
@@ -334,11 +506,18 @@ mod tests {
 
     fn mac() -> MacParams {
         MacParams {
+            access: Access::Equal,
             slot: 9 * US,
             sifs: 16 * US,
             aifsn: 3,
             cw_min: 15,
+            cw_max: 1023,
             ack_n_dbps: 96,
+        }
+    }
+
+    fn ath9k() -> Driver {
+        Driver {
             max_subframes: 32,
             max_ampdu_bytes: 65535,
             max_airtime: 4000 * US,
@@ -346,6 +525,11 @@ mod tests {
             hw_aggregates: 2,
             retries: 30,
         }
+    }
+
+    /// A port with one destination per PHY, no frame errors.
+    fn port(driver: Driver, phys: &[Phy]) -> Port {
+        Port::new(0, driver, phys.iter().map(|&p| Radio::fixed(p, 0.0)).collect())
     }
 
     fn phy(mcs: u8) -> Phy {
@@ -398,65 +582,127 @@ mod tests {
     fn overheads_are_the_standard_intervals() {
         // AIFS[BE] = 16 + 3 x 9 = 43 us; mean backoff 15 x 9 / 2 = 67.5 us; SIFS 16 us; block
         // ACK of 32 B at 24 Mb/s: 20 us + ceil(278 / 96) = 3 symbols = 32 us. Total 158.5 us.
-        assert_eq!(mac().overhead(), 158_500);
+        assert_eq!(mac().overhead(true), 158_500);
         // Without aggregation an ACK of 14 B: 20 us + ceil(134 / 96) = 2 symbols = 28 us.
-        let single = MacParams {
-            max_subframes: 1,
-            ..mac()
-        };
-        assert_eq!(single.overhead(), 154_500);
+        assert_eq!(mac().overhead(false), 154_500);
     }
 
     #[test]
     fn aggregates_respect_every_limit() {
         // 32 subframes of 1500-byte packets at MCS 15: 31 x 1544 + 1542 = 49406 B, inside
         // 65535 B and 4 ms (761 symbols = 3044 us): the subframe count binds.
-        let m = mac();
-        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        let mut port = port(ath9k(), &[phy(15)]);
         for id in 0..40 {
             port.accept(0, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw.len(), 2);
         assert_eq!(port.hw[0].pkts.len(), 32);
         assert_eq!(port.hw[0].bytes, 49406);
         assert_eq!(port.hw[1].pkts.len(), 8);
         // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
-        let mut port = Port::new(0, vec![phy(0)], vec![0.0]);
+        let mut port = super::tests::port(ath9k(), &[phy(0)]);
         for id in 0..10 {
             port.accept(0, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 2);
         assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
         assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
         // The byte limit binds for small limits.
-        let small = MacParams {
+        let small = Driver {
             max_ampdu_bytes: 8000,
-            ..mac()
+            ..ath9k()
         };
-        let mut port = Port::new(0, vec![phy(15)], vec![0.0]);
+        let mut port = super::tests::port(small, &[phy(15)]);
         for id in 0..10 {
             port.accept(0, id);
         }
-        port.form(&small, |_| 1500);
+        port.form(|_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
     }
 
     #[test]
     fn round_robin_over_destinations() {
-        let m = MacParams {
+        let d = Driver {
             hw_aggregates: 4,
-            ..mac()
+            ..ath9k()
         };
-        let mut port = Port::new(0, vec![phy(15), phy(7)], vec![0.0, 0.0]);
+        let mut port = port(d, &[phy(15), phy(7)]);
         for id in 0..4 {
             port.accept((id % 2) as usize, id);
         }
-        port.form(&m, |_| 1500);
+        port.form(|_| 1500);
         let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![0, 1]);
         assert_eq!(port.hw[0].pkts, vec![0, 2]);
         assert_eq!(port.pending, 4);
+    }
+
+    /// A medium with DCF access and two stations, each with a one-packet aggregate (1500 B at
+    /// MCS 15: a 1542-byte subframe, 24 symbols, a 136 us PPDU) and the backoff given.
+    fn dcf_pair(backoffs: [u32; 2]) -> (Medium, Vec<Port>) {
+        let m = MacParams {
+            access: Access::Dcf,
+            ..mac()
+        };
+        let mut ports = Vec::new();
+        for (k, b) in backoffs.into_iter().enumerate() {
+            let mut p = port(ath9k(), &[phy(15)]);
+            p.accept(0, k as PktId);
+            p.form(|_| 1500);
+            p.backoff = Some(b);
+            ports.push(p);
+        }
+        let medium = Medium {
+            mac: m,
+            ports: vec![0, 1],
+            on_air: Vec::new(),
+            rng: Rng::from_seed(1),
+            busy_time: 0,
+        };
+        (medium, ports)
+    }
+
+    #[test]
+    fn contention_windows_double_to_cw_max() {
+        // IEEE 802.11-2012 9.3.3: CW = (CWmin + 1) x 2^retries - 1, at most CWmax.
+        let m = mac();
+        let cws: Vec<u32> = (0..8).map(|s| m.cw(s)).collect();
+        assert_eq!(cws, vec![15, 31, 63, 127, 255, 511, 1023, 1023]);
+    }
+
+    #[test]
+    fn the_lower_backoff_wins_and_the_other_keeps_the_rest() {
+        // A counts 2 slots, B 5: A transmits after AIFS 43 us + 2 x 9 us = 61 us, then its
+        // 136 us PPDU, SIFS 16 us and a block ACK (20 + 3 x 4 = 32 us): 245 us. B has 3 left.
+        let (mut medium, mut ports) = dcf_pair([2, 5]);
+        let mut refs: Vec<&mut Port> = ports.iter_mut().collect();
+        let air = medium.access(&mut refs).expect("ready");
+        assert_eq!(air, 245 * US);
+        assert_eq!(medium.on_air.len(), 1);
+        assert_eq!(medium.on_air[0].0, 0);
+        assert_eq!(ports[0].backoff, None);
+        assert_eq!(ports[1].backoff, Some(3));
+        ports[0].settle(false);
+        assert_eq!(ports[0].stage, 0);
+    }
+
+    #[test]
+    fn equal_backoffs_collide_and_both_double_their_window() {
+        // Both count 3 slots: both transmit after 43 + 27 = 70 us; their 136 us PPDUs overlap,
+        // no block ACK comes, each waits the ACK timeout SIFS 16 + slot 9 + 25 us = 50 us:
+        // the medium is busy 256 us. Both then double CW: 15 -> 31.
+        let (mut medium, mut ports) = dcf_pair([3, 3]);
+        let mut refs: Vec<&mut Port> = ports.iter_mut().collect();
+        let air = medium.access(&mut refs).expect("ready");
+        assert_eq!(air, 256 * US);
+        assert_eq!(medium.on_air.len(), 2);
+        for p in &mut ports {
+            assert_eq!(p.stats.collisions, 1);
+            assert_eq!(p.backoff, None);
+            p.settle(true);
+            assert_eq!(medium.mac.cw(p.stage), 31);
+        }
     }
 }

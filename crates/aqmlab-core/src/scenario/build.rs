@@ -7,7 +7,7 @@
 //! derived from the run seed.
 
 use super::flow::{FlowCtx, Http};
-use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
+use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec, StationSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
@@ -15,7 +15,7 @@ use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
-use crate::net::wifi::{Medium, Phy, Port};
+use crate::net::wifi::{Driver, Medium, Port};
 use crate::net::Link;
 use crate::packet::Dir;
 use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
@@ -156,9 +156,16 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
     let hops = sc.topology.hops();
     let wifi = sc.topology.wifi.as_ref();
     let mac = wifi.map(|w| w.mac());
-    let phys: Vec<Phy> = wifi.map_or(Vec::new(), |w| w.stations.iter().map(|s| w.phy(s)).collect());
-    let fers: Vec<f64> = wifi.map_or(Vec::new(), |w| w.stations.iter().map(|s| s.fer).collect());
-    let nominal = |p: &Phy| mac.as_ref().expect("a medium").saturation_rate(p, mtu);
+    // The most a transmitter carries towards a station: full aggregates at its highest MCS.
+    let nominal = |d: &Driver, mcs: u8| {
+        let w = wifi.expect("a medium");
+        d.saturation_rate(mac.as_ref().expect("a medium"), &w.phy(mcs), mtu)
+    };
+    let radio = |st: &StationSpec, up: bool| {
+        let side = if up { "up" } else { "down" };
+        let mut rng = Rng::stream(seed, &format!("wifi/rate/{}/{side}", st.name));
+        wifi.expect("a medium").radio(st, up, &mut rng)
+    };
     let mut links = Vec::new();
     let mut qdiscs = Vec::new();
     let mut stations = Vec::new();
@@ -188,9 +195,13 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
             (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed, ext)?,
             (None, Dir::Down) => {
                 // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
-                let rate = phys.iter().map(nominal).max().expect("validated: stations");
+                let w = wifi.expect("validated: a medium");
+                let d = w.driver();
+                let rate = w.stations.iter().map(|st| nominal(&d, st.mcs)).max();
+                let rate = rate.expect("validated: stations");
                 let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], mtu, seed, ext)?;
-                l.wifi = Some(Box::new(Port::new(0, phys.clone(), fers.clone())));
+                let radios = w.stations.iter().map(|st| radio(st, false)).collect();
+                l.wifi = Some(Box::new(Port::new(0, d, radios)));
                 (l, q)
             }
             (None, Dir::Up) => {
@@ -204,9 +215,10 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                         format!("{}/{}", h.name, st.name)
                     };
                     let name = format!("{}/{}", h.name, st.name);
-                    let rate = nominal(&phys[k]);
+                    let d = w.station_driver(st);
+                    let rate = nominal(&d, st.up_mcs.unwrap_or(st.mcs));
                     let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], mtu, seed, ext)?;
-                    l.wifi = Some(Box::new(Port::new(0, vec![phys[k]], vec![fers[k]])));
+                    l.wifi = Some(Box::new(Port::new(0, d, vec![radio(st, true)])));
                     if k == 0 {
                         first = Some((l, q));
                     } else {
@@ -240,7 +252,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
         media.push(Medium {
             mac,
             ports,
-            on_air: None,
+            on_air: Vec::new(),
             rng: Rng::stream(seed, "medium/wifi"),
             busy_time: 0,
         });
@@ -273,6 +285,8 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
         ("wifi_airtime_share", s.airtime as f64 / end.max(1) as f64),
         ("wifi_driver_peak", s.peak_pending as f64),
         ("wifi_retries", s.retried as f64),
+        ("wifi_collisions", s.collisions as f64),
+        ("wifi_mean_mcs", s.mcs_sum as f64 / s.subframes.max(1) as f64),
     ]
 }
 

@@ -86,6 +86,15 @@ pub struct Topology {
 #[serde(deny_unknown_fields, default)]
 pub struct WifiSpec {
     pub stations: Vec<StationSpec>,
+    /// How transmitters take turns: "equal" (equal opportunities, no collisions: the first
+    /// model) or "dcf" (per-transmitter backoff, collisions, doubling windows).
+    pub access: String,
+    /// The AP's rate control towards each station: "fixed" (the station's `mcs`),
+    /// "minstrel_ht" or "iwlwifi" (over MCS 0 to the station's `mcs`).
+    pub rate_control: String,
+    /// The channel model's waterfall: how fast the loss odds fall per dB above an MCS's
+    /// sensitivity (for stations with `rssi`).
+    pub per_slope: f64,
     /// Channel width, MHz: 20 or 40.
     pub width: u32,
     /// Guard interval: "long" (800 ns) or "short" (400 ns).
@@ -95,6 +104,8 @@ pub struct WifiSpec {
     /// Best-effort AIFSN (IEEE 802.11-2012 Table 8-105).
     pub aifsn: u32,
     pub cw_min: u32,
+    /// Best-effort CWmax (aCWmax of the OFDM PHY; doubled windows stop there).
+    pub cw_max: u32,
     /// Legacy rate of the (block) ACK.
     pub ack_rate: Rate,
     pub max_subframes: u32,
@@ -108,17 +119,21 @@ pub struct WifiSpec {
 }
 
 impl Default for WifiSpec {
-    /// 802.11n in the 5 GHz band (slot 9 us, SIFS 16 us, AIFSN 3 and CWmin 15 for best effort,
+    /// 802.11n in the 5 GHz band (slot 9 us, SIFS 16 us, AIFSN 3, CWmin 15, CWmax 1023 for best effort,
     /// block ACK at 24 Mb/s) with Linux ath9k's driver constants (`net::wifi`).
     fn default() -> Self {
         WifiSpec {
             stations: Vec::new(),
+            access: "equal".into(),
+            rate_control: "fixed".into(),
+            per_slope: 1.5,
             width: 20,
             guard: "long".into(),
             slot: Dur(9 * crate::units::US),
             sifs: Dur(16 * crate::units::US),
             aifsn: 3,
             cw_min: 15,
+            cw_max: 1023,
             ack_rate: Rate(24_000_000),
             max_subframes: 32,
             max_ampdu_bytes: Size(65535),
@@ -141,6 +156,41 @@ pub struct StationSpec {
     /// Probability that a subframe to or from it is lost on the air (then retried).
     #[serde(default)]
     pub fer: f64,
+    /// Received signal strength both ways, dBm: each MCS's loss then follows the channel
+    /// model (`net::wifi_rate::Channel`) instead of `fer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rssi: Option<f64>,
+    /// The highest MCS the station transmits with (default `mcs`; e.g. 7 for one antenna).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_mcs: Option<u8>,
+    /// The station's own rate control for its transmissions (names as the AP's).
+    #[serde(default = "default_rate_control")]
+    pub rate_control: String,
+    /// The station's driver where it differs from the AP's (`topology.wifi`'s values).
+    #[serde(default)]
+    pub driver: DriverSpec,
+}
+
+/// A station's driver limits, each defaulting to the medium's (the AP's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_subframes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ampdu_bytes: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_airtime: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_aggregates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+fn default_rate_control() -> String {
+    "fixed".into()
 }
 
 /// MCS 15: two spatial streams of 64-QAM 5/6, 130 Mb/s on 20 MHz (a common 2x2 802.11n link).
@@ -156,11 +206,19 @@ impl WifiSpec {
             .find(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
             .map_or(96, |r| r.1);
         crate::net::wifi::MacParams {
+            access: crate::net::wifi::Access::parse(&self.access).expect("validated: access"),
             slot: self.slot.0,
             sifs: self.sifs.0,
             aifsn: self.aifsn,
             cw_min: self.cw_min,
+            cw_max: self.cw_max,
             ack_n_dbps,
+        }
+    }
+
+    /// The AP's driver.
+    pub fn driver(&self) -> crate::net::wifi::Driver {
+        crate::net::wifi::Driver {
             max_subframes: self.max_subframes,
             max_ampdu_bytes: self.max_ampdu_bytes.0 as u32,
             max_airtime: self.max_airtime.0,
@@ -170,11 +228,57 @@ impl WifiSpec {
         }
     }
 
-    pub fn phy(&self, station: &StationSpec) -> crate::net::wifi::Phy {
+    /// A station's driver: its own values over the AP's.
+    pub fn station_driver(&self, st: &StationSpec) -> crate::net::wifi::Driver {
+        let ap = self.driver();
+        let d = &st.driver;
+        crate::net::wifi::Driver {
+            max_subframes: d.max_subframes.unwrap_or(ap.max_subframes),
+            max_ampdu_bytes: d.max_ampdu_bytes.map_or(ap.max_ampdu_bytes, |b| b.0 as u32),
+            max_airtime: d.max_airtime.map_or(ap.max_airtime, |t| t.0),
+            driver_limit: d.driver_limit.unwrap_or(ap.driver_limit),
+            hw_aggregates: d.hw_aggregates.unwrap_or(ap.hw_aggregates),
+            retries: d.retries.unwrap_or(ap.retries),
+        }
+    }
+
+    /// The PHY at `mcs` on the medium's width and guard interval.
+    pub fn phy(&self, mcs: u8) -> crate::net::wifi::Phy {
         crate::net::wifi::Phy {
-            mcs: station.mcs,
+            mcs,
             width40: self.width == 40,
             short_gi: self.guard == "short",
+        }
+    }
+
+    /// The channel between the AP and a station (the same both ways).
+    pub fn channel(&self, st: &StationSpec) -> crate::net::wifi_rate::Channel {
+        match st.rssi {
+            Some(rssi) => crate::net::wifi_rate::Channel::Signal {
+                rssi,
+                slope: self.per_slope,
+            },
+            None => crate::net::wifi_rate::Channel::Fixed(st.fer),
+        }
+    }
+
+    /// The AP's radio towards a station (`up` false) or the station's towards the AP.
+    pub fn radio(
+        &self,
+        st: &StationSpec,
+        up: bool,
+        rng: &mut crate::rng::Rng,
+    ) -> crate::net::wifi_rate::Radio {
+        let (mcs, rc) = if up {
+            (st.up_mcs.unwrap_or(st.mcs), &st.rate_control)
+        } else {
+            (st.mcs, &self.rate_control)
+        };
+        let phy = self.phy(mcs);
+        crate::net::wifi_rate::Radio {
+            phy,
+            channel: self.channel(st),
+            rc: crate::net::wifi_rate::RateControl::new(rc, phy, mcs, rng).expect("validated: rate_control"),
         }
     }
 }

@@ -120,7 +120,12 @@ impl Scenario {
             .map(|h| {
                 let peak = match (&h.spec.rate, &self.topology.wifi) {
                     (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
-                    (None, Some(w)) => w.stations.iter().map(|s| w.phy(s).rate_bps()).max().unwrap_or(0),
+                    (None, Some(w)) => w
+                        .stations
+                        .iter()
+                        .map(|s| w.phy(s.mcs).rate_bps())
+                        .max()
+                        .unwrap_or(0),
                     (None, None) => 0,
                 };
                 peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)
@@ -487,6 +492,38 @@ impl Scenario {
 }
 
 impl WifiSpec {
+    /// Checks a driver's limits; `key` names where they come from.
+    fn validate_driver(d: &crate::net::wifi::Driver, key: impl Fn(&str) -> String) -> Result<(), String> {
+        check_time(
+            &key("max_airtime"),
+            d.max_airtime,
+            100 * crate::units::US,
+            10 * MS,
+        )?;
+        for (k, v, lo, hi) in [
+            ("max_subframes", d.max_subframes as u64, 1, 64),
+            ("max_ampdu_bytes", d.max_ampdu_bytes as u64, 1600, 65535),
+            ("driver_limit", d.driver_limit as u64, 1, 100_000),
+            ("hw_aggregates", d.hw_aggregates as u64, 1, 64),
+            ("retries", d.retries as u64, 0, 100),
+        ] {
+            check_range(&key(k), v, lo, hi)?;
+        }
+        Ok(())
+    }
+
+    /// A rate control's name: one of `RateControl::NAMES`.
+    fn validate_rate_control(name: &str, key: String) -> Result<(), String> {
+        let names = crate::net::wifi_rate::RateControl::NAMES;
+        if names.contains(&name) {
+            return Ok(());
+        }
+        err(
+            key,
+            format!("{name:?} is not allowed; allowed: {}", names.join(", ")),
+        )
+    }
+
     /// Checks every value; errors name the key under `topology.wifi`.
     fn validate(&self) -> Result<(), String> {
         let key = |k: &str| format!("topology.wifi.{k}");
@@ -496,6 +533,7 @@ impl WifiSpec {
                 "missing or empty; a WiFi medium needs at least one station, e.g. stations = [{ name = \"laptop\" }]",
             );
         }
+        Self::validate_driver(&self.driver(), key)?;
         let mut names: Vec<&str> = Vec::new();
         for (i, st) in self.stations.iter().enumerate() {
             let k = key(&format!("stations[{i}]"));
@@ -509,11 +547,13 @@ impl WifiSpec {
                 return err(format!("{k}.name"), format!("{:?} names two stations", st.name));
             }
             names.push(&st.name);
-            if st.mcs > 31 {
-                return err(
-                    format!("{k}.mcs"),
-                    format!("{} is out of range; allowed 0 to 31 (HT MCS)", st.mcs),
-                );
+            for (name, mcs) in [("mcs", Some(st.mcs)), ("up_mcs", st.up_mcs)] {
+                if let Some(m) = mcs.filter(|&m| m > 31) {
+                    return err(
+                        format!("{k}.{name}"),
+                        format!("{m} is out of range; allowed 0 to 31 (HT MCS)"),
+                    );
+                }
             }
             if !(0.0..1.0).contains(&st.fer) {
                 return err(
@@ -521,7 +561,29 @@ impl WifiSpec {
                     format!("{} is out of range; allowed 0 <= fer < 1", st.fer),
                 );
             }
+            if let Some(rssi) = st.rssi {
+                if !(-100.0..=0.0).contains(&rssi) || st.fer > 0.0 {
+                    return err(
+                        format!("{k}.rssi"),
+                        format!("{rssi} is not allowed; allowed -100 to 0 (dBm), without fer"),
+                    );
+                }
+            }
+            Self::validate_rate_control(&st.rate_control, format!("{k}.rate_control"))?;
+            Self::validate_driver(&self.station_driver(st), |d| format!("{k}.driver.{d}"))?;
         }
+        if crate::net::wifi::Access::parse(&self.access).is_none() {
+            return err(
+                key("access"),
+                format!(
+                    "{:?} is not allowed; allowed: {}",
+                    self.access,
+                    crate::net::wifi::Access::NAMES.join(", ")
+                ),
+            );
+        }
+        Self::validate_rate_control(&self.rate_control, key("rate_control"))?;
+        check_range(&key("per_slope"), self.per_slope, 0.1, 10.0)?;
         if self.width != 20 && self.width != 40 {
             return err(
                 key("width"),
@@ -553,18 +615,13 @@ impl WifiSpec {
         for (k, v, lo, hi) in [
             ("slot", self.slot.0, us, 100 * us),
             ("sifs", self.sifs.0, us, 100 * us),
-            ("max_airtime", self.max_airtime.0, 100 * us, 10 * MS),
         ] {
             check_time(&key(k), v, lo, hi)?;
         }
         for (k, v, lo, hi) in [
             ("aifsn", self.aifsn as u64, 1, 15),
             ("cw_min", self.cw_min as u64, 0, 1023),
-            ("max_subframes", self.max_subframes as u64, 1, 64),
-            ("max_ampdu_bytes", self.max_ampdu_bytes.0, 1600, 65535),
-            ("driver_limit", self.driver_limit as u64, 1, 100_000),
-            ("hw_aggregates", self.hw_aggregates as u64, 1, 64),
-            ("retries", self.retries as u64, 0, 100),
+            ("cw_max", self.cw_max as u64, self.cw_min as u64, 1023),
         ] {
             check_range(&key(k), v, lo, hi)?;
         }

@@ -749,7 +749,7 @@ impl World {
                 n[self.pool.get(id).flow as usize] += 1;
             }
         }
-        for (_, agg) in self.media.iter().filter_map(|m| m.on_air.as_ref()) {
+        for (_, agg) in self.media.iter().flat_map(|m| m.on_air.iter()) {
             for &id in &agg.pkts {
                 n[self.pool.get(id).flow as usize] += 1;
             }

@@ -131,6 +131,66 @@ fn a_slow_station_drags_a_fast_one_down_to_its_own_throughput() {
     assert!((fast / slow / 16.0 - 1.0).abs() < 0.06, "fast {fast} slow {slow}");
 }
 
+#[test]
+fn saturated_stations_collide_as_bianchis_model_predicts() {
+    // Two always-ready stations under DCF with CWmin 15 and CWmax 1023 (W = 16, m = 6): the
+    // fixed point of Bianchi ("Performance analysis of the IEEE 802.11 distributed
+    // coordination function", JSAC 2000, eqs. 7 and 9), tau = 2(1 - 2p) / ((1 - 2p)(W + 1) +
+    // pW(1 - (2p)^m)) with p = 1 - (1 - tau)^(n - 1), gives a collision probability per
+    // attempt of p = 0.1046 for n = 2.
+    let flows: Vec<Value> = ["a", "b"]
+        .iter()
+        .map(|n| json!({"kind": "udp", "direction": "up", "rate": "100Mbps", "packet_size": "1500B", "station": n}))
+        .collect();
+    let stations = json!([{"name": "a", "mcs": 15}, {"name": "b", "mcs": 15}]);
+    let r = run(bss(
+        json!({"stations": stations, "access": "dcf"}),
+        json!("pfifo"),
+        Value::Array(flows),
+        20,
+    ));
+    let (mut txops, mut collisions) = (0.0, 0.0);
+    for name in ["air/a", "air/b"] {
+        txops += diag(link(&r, name), "wifi_txops");
+        collisions += diag(link(&r, name), "wifi_collisions");
+    }
+    let p = collisions / txops;
+    assert!((p / 0.1046 - 1.0).abs() < 0.08, "collision probability {p}");
+    // The equal-opportunity model has none.
+    let r = anomaly(stations, 32, 5);
+    assert_eq!(diag(link(&r, "air/a"), "wifi_collisions"), 0.0);
+}
+
+/// Saturating UDP in direction `dir` to or from a station at -70 dBm whose radios pick
+/// their MCS with `rc` (the AP's and the station's).
+fn through_a_wall(dir: &str, rc: &str) -> build::RunResult {
+    let st = json!([{"name": "laptop", "mcs": 15, "up_mcs": 7, "rssi": -70.0, "rate_control": rc}]);
+    run(bss(
+        json!({"stations": st, "rate_control": rc}),
+        json!({"kind": "pfifo", "limit": "1000p"}),
+        json!([{"kind": "udp", "direction": dir, "rate": "150Mbps", "packet_size": "1500B"}]),
+        10,
+    ))
+}
+
+#[test]
+fn rate_control_settles_on_the_best_mcs_of_the_channel() {
+    // At -70 dBm the channel model gives, for a 1538-byte MPDU, 1 - (1 - PER)^(1538/4096)
+    // with PER = 1 / (1 + 9 exp(1.5 (rssi - sensitivity))) (IEEE 802.11-2012 Table 20-22):
+    // MCS 3 (-74 dBm): 0.01 % lost, MCS 4 (-70): 3.9 %, MCS 5 (-66): 76 %. Throughput
+    // rate x (1 - loss): MCS 3 26 Mb/s, MCS 4 37.5, MCS 5 12.6; with two streams the same
+    // order (MCS 11, 12, 13). The best: MCS 12 down (2 streams), MCS 4 up (one antenna).
+    let down = through_a_wall("down", "minstrel_ht");
+    let mcs = diag(link(&down, "ap"), "wifi_mean_mcs");
+    assert!((11.0..=12.3).contains(&mcs), "Minstrel HT's mean MCS {mcs}");
+    let up = through_a_wall("up", "iwlwifi");
+    let mcs = diag(link(&up, "air/laptop"), "wifi_mean_mcs");
+    assert!((3.8..=4.4).contains(&mcs), "iwlwifi's mean MCS {mcs}");
+    // A fixed MCS 15 there loses almost every subframe to the retry limit.
+    let fixed = through_a_wall("down", "fixed");
+    assert!(mbps(link(&fixed, "ap"), 10.0) < mbps(link(&down, "ap"), 10.0) / 4.0);
+}
+
 fn bulk_with_ping(driver_limit: u32) -> build::RunResult {
     let sc = json!({
         "name": "wifi", "duration": "30s",
@@ -306,6 +366,32 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
         (
             with(&["topology", "wifi", "stations", "0", "mcs"], json!(32)),
             "topology.wifi.stations[0].mcs: 32 is out of range",
+        ),
+        (
+            with(&["topology", "wifi", "access"], json!("csma")),
+            "topology.wifi.access: \"csma\" is not allowed; allowed: equal, dcf",
+        ),
+        (
+            with(&["topology", "wifi", "rate_control"], json!("arf")),
+            "topology.wifi.rate_control: \"arf\" is not allowed; allowed: fixed, minstrel_ht, iwlwifi",
+        ),
+        (
+            with(&["topology", "wifi", "cw_max"], json!(7)),
+            "topology.wifi.cw_max: 7 is out of range; allowed 15 to 1023",
+        ),
+        (
+            with(
+                &["topology", "wifi", "stations", "0", "driver"],
+                json!({"max_subframes": 100}),
+            ),
+            "topology.wifi.stations[0].driver.max_subframes: 100 is out of range; allowed 1 to 64",
+        ),
+        (
+            with(
+                &["topology", "wifi", "stations"],
+                json!([{"name": "laptop", "rssi": -60.0, "fer": 0.1}]),
+            ),
+            "topology.wifi.stations[0].rssi: -60 is not allowed; allowed -100 to 0 (dBm), without fer",
         ),
         (
             with(&["topology", "wifi", "ack_rate"], json!("25Mbps")),
