@@ -35,8 +35,8 @@ Rerunning a sweep skips the runs whose id is already complete and redoes the oth
 Layout under ``<out>/sweeps/<sweep-id>/`` (sweep-id = name + digest of base, set, grid, seed)::
 
     sweep.json                          the sweep definition and its resolved points
-    <table>/part-<worker>-<n>.parquet   the recorded tables of a batch of runs (``run_id`` column)
-    summaries/part-<worker>-<n>.parquet one row per run of that batch: run_id, point, rep, seed,
+    <table>/part-<hash>.parquet         the recorded tables of a batch of runs (``run_id`` column)
+    summaries/part-<hash>.parquet       one row per run of that batch: run_id, point, rep, seed,
                                         params, status (ok/failed), error, summary, meta, extra
 
 Workers run batches of runs and write each batch's parts themselves, each file to a temporary
@@ -62,7 +62,6 @@ import signal
 import threading
 import time
 import traceback
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -427,14 +426,14 @@ class Batch:
     metrics_fn: str | None  # "module:function", called as f(tables, meta) -> (dict, {name: pa.Table})
 
 
-_WORKER: dict[str, Any] = {"token": None, "n": 0, "ran": None, "busy": False, "stopping": False}
+_WORKER: dict[str, Any] = {"ran": None, "busy": False, "stopping": False}
 
 
-def _worker_token() -> str:
-    if _WORKER["token"] is None or _WORKER.get("pid") != os.getpid():
-        _WORKER.update(token=f"{os.getpid()}x{uuid.uuid4().hex[:6]}", n=0, pid=os.getpid())
-    _WORKER["n"] += 1
-    return f"{_WORKER['token']}-{_WORKER['n']}"
+def _part_name(run_ids: list[str]) -> str:
+    """A batch's part name, from the runs it holds: a batch run again (a scheduler retrying the
+    task of a worker killed after its commit, or running it twice) replaces its own files
+    instead of adding a second copy of its runs."""
+    return "part-" + hashlib.sha256("\n".join(sorted(run_ids)).encode()).hexdigest()[:16]
 
 
 def _import(ref: str) -> Callable:
@@ -446,7 +445,7 @@ def _import(ref: str) -> Callable:
 
 def _atomic_parquet(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp"
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # two writers of one batch never share it
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)
 
@@ -508,7 +507,7 @@ def run_batch(batch: Batch) -> list[dict]:
 def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]) -> list[dict]:
     """Writes the parts of a batch's finished runs: the tables first, the summaries last."""
     sweep_dir = Path(batch.sweep_dir)
-    part = f"part-{_worker_token()}"
+    part = _part_name([r["run_id"] for r in results])
     for name, ts in tables.items():
         _atomic_parquet(pa.concat_tables(ts, promote_options="default"), sweep_dir / name / f"{part}.parquet")
     cmds = {t.run_id: t.command for t in batch.tasks}

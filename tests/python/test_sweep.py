@@ -18,7 +18,7 @@ import pytest
 
 import aqmlab
 from aqmlab import store
-from aqmlab.scenario import builtin_path
+from aqmlab.scenario import builtin_path, load, resolve
 
 S = importlib.import_module("aqmlab.sweep")  # (aqmlab.sweep is the API function)
 
@@ -161,6 +161,22 @@ def test_failed_runs_recorded_sweep_goes_on(tmp_path):
     # failed runs are retried on the next invocation (and fail again), never duplicated
     res2 = S.run_sweep(spec, out=tmp_path, jobs=1, metrics_fn="test_sweep:failing_metrics")
     assert res2.ran == 4 and res2.skipped == 4 and len(res2.table) == 8
+
+
+def test_a_batch_run_twice_is_stored_once(tmp_path):
+    """A scheduler may run a batch again after its worker died past the commit (Ray retries the
+    task of a killed worker): the second run replaces the first one's parts, never adds a copy."""
+    sc = resolve(load(BASE))
+    sc["duration"] = "2s"
+    tasks = [S.Task(run_id=f"r{i}", point=0, rep=i, seed=i + 1, command="") for i in range(2)]
+    batch = S.Batch(sweep_dir=str(tmp_path), scenarios={0: sc}, params={0: {}}, overrides={0: {}},
+                    tasks=tasks, keep=("flows",), metrics_fn=None)  # fmt: skip
+    first = S.run_batch(batch)
+    second = S.run_batch(batch)
+    assert [r["status"] for r in first + second] == ["ok"] * 4
+    for table in ("summaries", "flows"):
+        (part,) = (tmp_path / table).glob("part-*.parquet")
+        assert sorted(set(pq.read_table(part).column("run_id").to_pylist())) == ["r0", "r1"]
 
 
 # --------------------------------------------------------------------------- resume after kill -9
