@@ -105,7 +105,7 @@ pub struct CodelParams {
     pub ce_threshold: Option<CeThreshold>,
     /// a dequeue finding the queue empty clears first_above_time (RFC, ns-2) or keeps it (Linux)
     pub empty_reset: bool,
-    /// ns-2 sfqcodel (later version): a sub-queue left empty counts as below target.
+    /// A sub-queue left empty counts as below target (sfq_codel `empty_bin = "below"`).
     #[serde(skip)]
     pub empty_is_below: bool,
 }

@@ -2,8 +2,13 @@
 //! docs/disciplines.md 6).
 //!
 //! * `bins` hashed bins (default 1024), one CoDel state each ([`super::codel::CodelVars`], variant
-//!   `sfqcodel`: recall count - 2 within 8 intervals, max-packet-seen guard from 256 B, `>=` test,
-//!   a bin left empty counts as below target). The guard compares the total backlog of all bins.
+//!   `sfqcodel`: recall count - 2 within 8 intervals, max-packet-seen guard from 256 B, `>=` test).
+//!   The guard compares the total backlog of all bins.
+//! * `empty_bin`: what the above-target test makes of a packet that leaves its bin empty.
+//!   `below` (default; the later sfqcodel.cc): it counts as below target, whatever its sojourn.
+//!   `judged`: it is judged like any other packet, on its sojourn and the total backlog, as in
+//!   the 2012 ns-2 queue/sfqcodel.cc (`sfqCoDelQueue::dodeque`) and the same code in the tree
+//!   transients2014 cites (github.com/dtaht/ns2 queue/fqcodel.cc, `fqCoDelQueue::dodeque`).
 //! * Hash: our seeded flow hash (ns-2 uses an unperturbed Jenkins hash of the addresses/ports).
 //! * Scheduler: [`super::fq::FqSched`]. ns-2's circular schedule where a newly active bin is put
 //!   after the other new bins and ahead of the continuing ones, and an emptied bin stays listed
@@ -119,6 +124,14 @@ enum Overflow {
     Tail,
 }
 
+/// What the above-target test makes of a packet that leaves its bin empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum EmptyBin {
+    Below,
+    Judged,
+}
+
 /// The bins and buffer of sfq_codel.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +149,10 @@ struct Bins {
     /// largest_bin (later ns-2 code, default: drop the tail of the bin with most packets) or tail
     /// (early code: drop the arrival)
     overflow: Overflow,
+    /// a packet leaving its bin empty: below (later sfqcodel.cc, default: counts as below
+    /// target) or judged (2012 sfqcodel.cc sfqCoDelQueue::dodeque: sojourn and total backlog
+    /// decide, as for any packet)
+    empty_bin: EmptyBin,
 }
 
 impl Params<LinkInfo> for Bins {
@@ -155,10 +172,11 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
             _ => 1000,
         },
         overflow: Overflow::LargestBin,
+        empty_bin: EmptyBin::Below,
     };
     let cfg = read(params, defaults, link)?;
     let mut p = read(params, CodelParams::variant(Variant::Sfqcodel, link.mtu), link)?;
-    p.empty_is_below = true;
+    p.empty_is_below = cfg.empty_bin == EmptyBin::Below;
     let mut sched = FqSched::new(
         cfg.bins as usize,
         if cfg.quantum == 0 { 1 } else { cfg.quantum as u32 },
@@ -275,6 +293,44 @@ mod tests {
         assert_eq!(h.drops, vec![(ids[3], DropReason::Overlimit)]);
     }
 
+    /// The times (ms) at which flow `f[1]`'s packets are dropped when it keeps exactly one packet
+    /// queued (a new one arrives as soon as the last one leaves) next to a backlogged flow
+    /// `f[0]` (40 packets of 1500 B at 0 ms), with one dequeue every 10 ms up to 300 ms.
+    fn lone_packet_drops(empty_bin: &str) -> Vec<u64> {
+        let mut q = make(json!({ "empty_bin": empty_bin }));
+        let f = distinct(&q, 2);
+        let mut h = Harness::new();
+        for _ in 0..40 {
+            h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0);
+        }
+        let mut lone = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 0);
+        let mut drops = Vec::new();
+        for k in 1..=30 {
+            let now = k * 10 * MS;
+            let sent = h.dequeue(&mut q, now);
+            if h.was_dropped(lone) {
+                drops.push(now / MS);
+            }
+            if sent == Some(lone) || h.was_dropped(lone) {
+                lone = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, now);
+            }
+        }
+        drops
+    }
+
+    #[test]
+    fn a_packet_leaving_its_bin_empty() {
+        // Worked by hand (target 5 ms, interval 100 ms). Round robin in arrival order serves the
+        // backlogged bin at 10, 30, 50 ms ... and the lone packet's bin at 20, 40, 60 ms ...; each
+        // lone packet has waited 20 ms (>= target) and the other bin keeps far more than the
+        // largest packet (1500 B) queued. judged (2012 sfqcodel.cc dodeque): the service at
+        // 20 ms is above target, first_above_time = 120 ms, and the service at 120 ms drops.
+        // below (later sfqcodel.cc): every lone packet leaves its bin empty, so it is below
+        // target and the bin never drops.
+        assert_eq!(lone_packet_drops("judged").first(), Some(&120));
+        assert_eq!(lone_packet_drops("below"), Vec::<u64>::new());
+    }
+
     #[test]
     fn resolved_variant_and_codel_drops() {
         let link = LinkInfo {
@@ -286,6 +342,7 @@ mod tests {
         assert_eq!(r["variant"], "sfqcodel");
         assert_eq!(r["recall"], "sfqcodel");
         assert_eq!(r["mtu"], "256B");
+        assert_eq!(r["empty_bin"], "below");
         // A lone flow at 2x the link rate sees CoDel head drops.
         let mut q = make(json!({}));
         let mut h = Harness::new();
