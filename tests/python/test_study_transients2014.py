@@ -254,7 +254,7 @@ def test_quick_verdicts_cover_every_published_cell_and_claim(quick):
 
 
 def test_quick_reaches_the_full_runs_verdicts(quick):
-    """--quick (10 of the 100 replications of every case) flags the same Table II cells and
+    """--quick (20 of the 100 replications of every case) flags the same Table II cells and
     reaches the same claim verdicts as the full run, except claim 6: at 1+1 SFQ-CoDel's pooled
     95th percentile ties CoDel's in the full run (both 69 ms), so 'lowest' there is decided by
     the sample: the full run has it less than one packet time (1052 bytes at 2 Mb/s) below."""
