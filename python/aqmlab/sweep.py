@@ -521,9 +521,11 @@ def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]
             "error": pa.array([r["error"] for r in results], pa.string()),
             "params": [_canon(batch.params[r["point"]]) for r in results],
             "overrides": [_canon(batch.overrides[r["point"]]) for r in results],
-            "summary": [_dumps(r["summary"]) for r in results],
-            "meta": [_dumps(r["meta"]) for r in results],
-            "extra": [_dumps(r["extra"]) for r in results],
+            # typed: a batch of failed runs only has no summary or meta, and its part must still
+            # read as the others do (a reader takes the columns' types from the first part)
+            "summary": pa.array([_dumps(r["summary"]) for r in results], pa.string()),
+            "meta": pa.array([_dumps(r["meta"]) for r in results], pa.string()),
+            "extra": pa.array([_dumps(r["extra"]) for r in results], pa.string()),
             "part": [part] * len(results),
             "reproduce_command": [cmds[r["run_id"]] for r in results],
         }
