@@ -6,7 +6,7 @@
 //! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
 //! derived from the run seed.
 
-use super::flow::{FlowCtx, Http};
+use super::flow::{FlowModels, Http};
 use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
@@ -65,8 +65,8 @@ impl std::ops::DerefMut for RunResult {
 }
 
 /// Flow `f` with every default written out; `end` is the scenario's duration.
-fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
-    let model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("validated");
+fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> FlowSpec {
+    let model = models.read(f, end).expect("validated");
     let direction = match f.kind {
         FlowKind::Ping | FlowKind::Voip => DirSpec::Up,
         FlowKind::Udp | FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
@@ -427,7 +427,12 @@ fn resolve_path(
             .expect("a hop of the scenario");
         spec.qdisc = qdisc.clone();
     }
-    resolved.flows = sc.flows.iter().map(|f| resolve_flow(f, sc.duration.0)).collect();
+    let mut models = FlowModels::default();
+    resolved.flows = sc
+        .flows
+        .iter()
+        .map(|f| resolve_flow(&mut models, f, sc.duration.0))
+        .collect();
     Ok((resolved, path))
 }
 
@@ -466,8 +471,9 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     });
     let mut flows = Vec::new();
     let mut rows = Vec::new();
+    let mut models = FlowModels::default();
     for (g, f) in resolved.flows.iter().enumerate() {
-        let mut model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("resolved");
+        let mut model = models.read(f, end).expect("resolved");
         // TCP-LP's host clocks, when given as ranges, drawn once per run and group.
         if let Some(tcp) = model.tcp_mut().filter(|t| &*t.cc == "tcp_lp") {
             if let Some(p) =
