@@ -64,22 +64,23 @@ impl std::ops::DerefMut for RunResult {
     }
 }
 
-/// Flow `f` with every default written out; `end` is the scenario's duration.
-fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> FlowSpec {
-    let model = models.read(f, end).expect("validated");
+/// Flow `f` with every default written out, and its model; `end` is the scenario's duration.
+fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> (FlowSpec, FlowModel) {
+    let (model, keys) = models.resolve(f, end).expect("validated");
     let direction = match f.kind {
         FlowKind::Ping | FlowKind::Voip => DirSpec::Up,
         FlowKind::Udp | FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
             f.direction.unwrap_or(DirSpec::Down)
         }
     };
-    FlowSpec {
+    let resolved = FlowSpec {
         count: Some(f.count.unwrap_or(1)),
         start: Some(f.start.clone().unwrap_or(StartSpec::At(0))),
         direction: Some(direction),
-        keys: model.written(),
+        keys,
         ..f.clone()
-    }
+    };
+    (resolved, model)
 }
 
 /// Builds one hop: `name` is the link's own (a WiFi station's is "<hop>/<station>"), `stream`
@@ -407,16 +408,16 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 
 /// [`resolve`], with `ext` building the disciplines the core does not hold.
 pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Scenario, String> {
-    resolve_path(sc, seed, ext).map(|(resolved, _)| resolved)
+    resolve_path(sc, seed, ext).map(|(resolved, ..)| resolved)
 }
 
-/// The resolved scenario and its built path: each discipline is built once, and its resolved
-/// parameters are those of the discipline the run uses.
+/// The resolved scenario, its flow entries' models and its built path: each discipline is built
+/// once, and its resolved parameters are those of the discipline the run uses.
 fn resolve_path(
     sc: &Scenario,
     seed: u64,
     ext: Option<&dyn ExternalQdiscs>,
-) -> Result<(Scenario, Path), String> {
+) -> Result<(Scenario, Vec<FlowModel>, Path), String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
     let path = build_path(sc, seed, ext)?;
@@ -428,12 +429,13 @@ fn resolve_path(
         spec.qdisc = qdisc.clone();
     }
     let mut models = FlowModels::default();
-    resolved.flows = sc
+    let flows = sc
         .flows
         .iter()
-        .map(|f| resolve_flow(&mut models, f, sc.duration.0))
-        .collect();
-    Ok((resolved, path))
+        .map(|f| resolve_flow(&mut models, f, sc.duration.0));
+    let (flows, models) = flows.unzip();
+    resolved.flows = flows;
+    Ok((resolved, models, path))
 }
 
 /// A scenario resolved and built, ready to run: its hops, its flows and their `flows` rows
@@ -457,6 +459,7 @@ pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
 pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Prepared, String> {
     let (
         resolved,
+        models,
         Path {
             links,
             media,
@@ -471,9 +474,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     });
     let mut flows = Vec::new();
     let mut rows = Vec::new();
-    let mut models = FlowModels::default();
-    for (g, f) in resolved.flows.iter().enumerate() {
-        let mut model = models.read(f, end).expect("resolved");
+    for (g, (f, mut model)) in resolved.flows.iter().zip(models).enumerate() {
         // TCP-LP's host clocks, when given as ranges, drawn once per run and group.
         if let Some(tcp) = model.tcp_mut().filter(|t| &*t.cc == "tcp_lp") {
             if let Some(p) =

@@ -14,6 +14,7 @@ use crate::units::{fmt_time, Dur, Rate, Size, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 /// A flow's kind (`kind`): what its two ends run. It decides the keys the entry accepts beyond
@@ -501,18 +502,40 @@ fn json<T: Serialize>(x: &T) -> Value {
 /// Flow entries' models, each distinct kind and key table read once (a scenario's entries often
 /// share theirs: thousands of flows that differ in their start only).
 #[derive(Default)]
-pub struct FlowModels(HashMap<(FlowKind, String), Result<FlowModel, String>>);
+pub struct FlowModels(HashMap<(FlowKind, String), Read>);
+
+/// One distinct key table: its model before the context, and that model's keys written out.
+struct Read {
+    model: Result<FlowModel, String>,
+    written: OnceCell<Map<String, Value>>,
+}
 
 impl FlowModels {
     /// The model of entry `f` in a scenario that ends at `end`; an error names the key
     /// (relative to the entry).
     pub fn read(&mut self, f: &FlowSpec, end: Time) -> Result<FlowModel, String> {
+        Ok(self.of(f).model.clone()?.in_ctx(&FlowCtx::of(f, end)))
+    }
+
+    /// [`FlowModels::read`] and the model's keys written out (the entry's resolved keys).
+    pub fn resolve(&mut self, f: &FlowSpec, end: Time) -> Result<(FlowModel, Map<String, Value>), String> {
+        let read = self.of(f);
+        let base = read.model.as_ref().map_err(Clone::clone)?;
+        let model = base.clone().in_ctx(&FlowCtx::of(f, end));
+        let written = if model == *base {
+            read.written.get_or_init(|| base.written()).clone()
+        } else {
+            model.written()
+        };
+        Ok((model, written))
+    }
+
+    fn of(&mut self, f: &FlowSpec) -> &Read {
         let keys = serde_json::to_string(&f.keys).expect("flow keys serialise");
-        let model = self
-            .0
-            .entry((f.kind, keys))
-            .or_insert_with(|| FlowModel::read_keys(f));
-        Ok(model.clone()?.in_ctx(&FlowCtx::of(f, end)))
+        self.0.entry((f.kind, keys)).or_insert_with(|| Read {
+            model: FlowModel::read_keys(f),
+            written: OnceCell::new(),
+        })
     }
 }
 
@@ -567,6 +590,28 @@ mod tests {
         assert_eq!(timeout(models.read(&late, end).unwrap()), Some(Dur(2 * SEC)));
         let given = entry(r#"{"kind": "webpage", "start": "4s", "workers": 2, "timeout": "3s"}"#);
         assert_eq!(timeout(models.read(&given, end).unwrap()), Some(Dur(3 * SEC)));
+    }
+
+    #[test]
+    fn resolved_keys_read_back_give_the_same_model() {
+        let mut models = FlowModels::default();
+        let end = 10 * SEC;
+        for json in [
+            r#"{"kind": "tcp", "cc": "cubic", "start": "2s"}"#,
+            r#"{"kind": "tcp", "profile": "linux", "bytes": "1MB", "sack": false}"#,
+            r#"{"kind": "tcp", "cc": "tcp_lp"}"#,
+            r#"{"kind": "udp", "rate": "1Mbps", "arrivals": "poisson"}"#,
+            r#"{"kind": "ping"}"#,
+            r#"{"kind": "voip", "interval": "20ms"}"#,
+            r#"{"kind": "web", "conn_rate": 2}"#,
+            r#"{"kind": "webpage", "start": "3s", "stop": "7s"}"#,
+        ] {
+            let f = entry(json);
+            let (model, written) = models.resolve(&f, end).unwrap();
+            assert_eq!(model, models.read(&f, end).unwrap(), "{json}");
+            let again = FlowSpec { keys: written, ..f };
+            assert_eq!(models.read(&again, end).unwrap(), model, "{json}");
+        }
     }
 
     #[test]
