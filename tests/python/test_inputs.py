@@ -4,6 +4,7 @@ allowed."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from aqmlab.cli import app
+from aqmlab.scenario import MAX_DEPTH, ScenarioError, check_values, copied
 
 runner = CliRunner()
 
@@ -56,6 +58,36 @@ def test_non_utf8_and_deep_nesting(tmp_path: Path):
     p.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
     _fails(["validate", str(p)], "nested")
     _fails(["validate", "bufferbloat", "--set", "x=" + "[" * 3000 + "]" * 3000])
+
+
+def test_value_checks_name_the_full_key_path_and_stop_at_the_documented_depth():
+    def error(sc: dict) -> str:
+        with pytest.raises(ScenarioError) as e:
+            check_values(sc)
+        return str(e.value)
+
+    sc = {"flows": [{"kind": "tcp"}, {"kind": "udp", "": {"rate": float("nan")}}]}
+    assert error(sc) == 'flows.1."".rate: nan is not allowed; allowed: a finite number'
+    sc = {"topology": {"hops": [{}, {"delay": datetime.time(7, 32)}]}}
+    assert error(sc).startswith("topology.hops.1.delay: 07:32:00 is a TOML date/time")
+
+    def nested(levels: int) -> dict:  # `levels` tables and lists below the top, then a value
+        v: object = 1
+        for i in range(levels):
+            v = [v] if i % 2 else {"k": v}
+        return {"x": v}
+
+    check_values(nested(MAX_DEPTH - 1))  # the value sits at depth MAX_DEPTH
+    assert error(nested(MAX_DEPTH)).endswith(f"nested deeper than {MAX_DEPTH} levels; not allowed")
+
+
+def test_a_copied_scenario_shares_no_table_or_list():
+    sc = {"topology": {"hops": [{"name": "a"}]}, "flows": [{"kind": "tcp", "objects": [1, 2]}]}
+    c = copied(sc)
+    assert c == sc
+    c["topology"]["hops"][0]["name"] = "b"
+    c["flows"][0]["objects"].append(3)
+    assert sc == {"topology": {"hops": [{"name": "a"}]}, "flows": [{"kind": "tcp", "objects": [1, 2]}]}
 
 
 @pytest.mark.parametrize("name", ["a/b", ".hidden", "x" * 300, "a\x00b"])

@@ -6,7 +6,7 @@
 //! "qdisc/<hop>", "loss/<hop>", "flow/<id>"; the shorthand's hops are named "up" and "down"),
 //! derived from the run seed.
 
-use super::flow::{FlowCtx, Http};
+use super::flow::{FlowModels, Http};
 use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec, StationSpec};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::{PingClient, PingServer};
@@ -64,22 +64,23 @@ impl std::ops::DerefMut for RunResult {
     }
 }
 
-/// Flow `f` with every default written out; `end` is the scenario's duration.
-fn resolve_flow(f: &FlowSpec, end: Time) -> FlowSpec {
-    let model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("validated");
+/// Flow `f` with every default written out, and its model; `end` is the scenario's duration.
+fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> (FlowSpec, FlowModel) {
+    let (model, keys) = models.resolve(f, end).expect("validated");
     let direction = match f.kind {
         FlowKind::Ping | FlowKind::Voip => DirSpec::Up,
         FlowKind::Udp | FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage => {
             f.direction.unwrap_or(DirSpec::Down)
         }
     };
-    FlowSpec {
+    let resolved = FlowSpec {
         count: Some(f.count.unwrap_or(1)),
         start: Some(f.start.clone().unwrap_or(StartSpec::At(0))),
         direction: Some(direction),
-        keys: model.written(),
+        keys,
         ..f.clone()
-    }
+    };
+    (resolved, model)
 }
 
 /// Builds one hop: `name` is the link's own (a WiFi station's is "<hop>/<station>"), `stream`
@@ -421,16 +422,16 @@ pub fn resolve(sc: &Scenario, seed: u64) -> Result<Scenario, String> {
 
 /// [`resolve`], with `ext` building the disciplines the core does not hold.
 pub fn resolve_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Scenario, String> {
-    resolve_path(sc, seed, ext).map(|(resolved, _)| resolved)
+    resolve_path(sc, seed, ext).map(|(resolved, ..)| resolved)
 }
 
-/// The resolved scenario and its built path: each discipline is built once, and its resolved
-/// parameters are those of the discipline the run uses.
+/// The resolved scenario, its flow entries' models and its built path: each discipline is built
+/// once, and its resolved parameters are those of the discipline the run uses.
 fn resolve_path(
     sc: &Scenario,
     seed: u64,
     ext: Option<&dyn ExternalQdiscs>,
-) -> Result<(Scenario, Path), String> {
+) -> Result<(Scenario, Vec<FlowModel>, Path), String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
     let path = build_path(sc, seed, ext)?;
@@ -441,8 +442,14 @@ fn resolve_path(
             .expect("a hop of the scenario");
         spec.qdisc = qdisc.clone();
     }
-    resolved.flows = sc.flows.iter().map(|f| resolve_flow(f, sc.duration.0)).collect();
-    Ok((resolved, path))
+    let mut models = FlowModels::default();
+    let flows = sc
+        .flows
+        .iter()
+        .map(|f| resolve_flow(&mut models, f, sc.duration.0));
+    let (flows, models) = flows.unzip();
+    resolved.flows = flows;
+    Ok((resolved, models, path))
 }
 
 /// A scenario resolved and built, ready to run: its hops, its flows and their `flows` rows
@@ -466,6 +473,7 @@ pub fn prepare(sc: &Scenario, seed: u64) -> Result<Prepared, String> {
 pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Prepared, String> {
     let (
         resolved,
+        models,
         Path {
             links,
             media,
@@ -480,8 +488,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     });
     let mut flows = Vec::new();
     let mut rows = Vec::new();
-    for (g, f) in resolved.flows.iter().enumerate() {
-        let mut model = FlowModel::read(f, &FlowCtx::of(f, end)).expect("resolved");
+    for (g, (f, mut model)) in resolved.flows.iter().zip(models).enumerate() {
         // TCP-LP's host clocks, when given as ranges, drawn once per run and group.
         if let Some(tcp) = model.tcp_mut().filter(|t| &*t.cc == "tcp_lp") {
             if let Some(p) =

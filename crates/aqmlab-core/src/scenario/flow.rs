@@ -15,10 +15,12 @@ use crate::units::{fmt_time, Dur, Rate, Size, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 /// A flow's kind (`kind`): what its two ends run. It decides the keys the entry accepts beyond
 /// the common ones ([`FlowKind::groups`]) and every default `resolve` writes out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FlowKind {
     /// One connection's transfer: bulk, finite (`bytes`), repeated or on/off.
@@ -149,8 +151,8 @@ impl Default for Udp {
     }
 }
 
-impl Params<FlowCtx> for Udp {
-    fn finish(&mut self, _: &FlowCtx) -> Result<(), String> {
+impl Params<()> for Udp {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         match self.rate {
             None => Err("rate: a udp flow needs a rate such as \"20Mbps\"".into()),
             Some(Rate(0)) => Err("rate: 0bps is not allowed; must be positive".into()),
@@ -186,8 +188,8 @@ impl Probe {
     }
 }
 
-impl Params<FlowCtx> for Probe {
-    fn finish(&mut self, _: &FlowCtx) -> Result<(), String> {
+impl Params<()> for Probe {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         positive("interval", self.interval)
     }
 }
@@ -208,8 +210,8 @@ pub struct Transfer {
     pub repeat: Option<Repeat>,
 }
 
-impl Params<FlowCtx> for Transfer {
-    fn finish(&mut self, _: &FlowCtx) -> Result<(), String> {
+impl Params<()> for Transfer {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         if let Some(o) = &self.on_off {
             for (k, d) in [("on", o.on.0), ("off", o.off.0)] {
                 if d == 0 || d > 3600 * SEC {
@@ -264,8 +266,8 @@ pub struct Web {
     pub http: Http,
 }
 
-impl Params<FlowCtx> for Web {
-    fn finish(&mut self, _: &FlowCtx) -> Result<(), String> {
+impl Params<()> for Web {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         match self.conn_rate {
             None => Err("conn_rate: a web flow needs conn_rate, new connections per second".into()),
             Some(r) if !(r > 0.0 && r <= 10_000.0) => Err(format!(
@@ -295,7 +297,7 @@ pub struct Connections {
     pub hash_connections: bool,
 }
 
-impl Params<FlowCtx> for Connections {}
+impl Params<()> for Connections {}
 
 /// The keys of a `webpage` flow (`app::webpage`; Flent's http-getter).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -329,8 +331,8 @@ impl Default for Page {
     }
 }
 
-impl Params<FlowCtx> for Page {
-    fn finish(&mut self, ctx: &FlowCtx) -> Result<(), String> {
+impl Params<()> for Page {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         match (&self.page, &self.objects) {
             (Some(_), Some(_)) => return Err("page: give page or objects, not both".into()),
             (Some(p), None) if !PAGES.iter().any(|q| q.0 == p) => {
@@ -364,8 +366,15 @@ impl Params<FlowCtx> for Page {
             ));
         }
         positive("interval", self.interval)?;
-        let length = Dur(ctx.stop.saturating_sub(ctx.first_start).max(1));
-        positive("timeout", *self.timeout.get_or_insert(length))
+        self.timeout.map_or(Ok(()), |t| positive("timeout", t))
+    }
+}
+
+impl Page {
+    /// The timeout left out: the flow's length in `ctx` (at least 1 ns).
+    fn in_ctx(&mut self, ctx: &FlowCtx) {
+        self.timeout
+            .get_or_insert(Dur(ctx.stop.saturating_sub(ctx.first_start).max(1)));
     }
 }
 
@@ -400,18 +409,18 @@ pub enum FlowModel {
 }
 
 impl FlowModel {
-    /// Reads the keys of entry `f` (`keys`: its kind's keys as written) in `ctx`; an error
-    /// names the key (relative to the entry).
-    pub fn read(f: &FlowSpec, ctx: &FlowCtx) -> Result<FlowModel, String> {
+    /// Reads the keys of entry `f`, save the defaults that depend on the flow's context; an
+    /// error names the key (relative to the entry).
+    fn read_keys(f: &FlowSpec) -> Result<FlowModel, String> {
         let t = Value::Object(f.keys.clone());
         Ok(match f.kind {
             FlowKind::Tcp => FlowModel::Tcp {
-                transfer: read(&t, Transfer::default(), ctx)?,
+                transfer: read(&t, Transfer::default(), &())?,
                 tcp: read_config(&t)?,
             },
-            FlowKind::Udp => FlowModel::Udp(read(&t, Udp::default(), ctx)?),
-            FlowKind::Ping => FlowModel::Ping(read(&t, Probe::defaults(f.kind), ctx)?),
-            FlowKind::Voip => FlowModel::Voip(read(&t, Probe::defaults(f.kind), ctx)?),
+            FlowKind::Udp => FlowModel::Udp(read(&t, Udp::default(), &())?),
+            FlowKind::Ping => FlowModel::Ping(read(&t, Probe::defaults(f.kind), &())?),
+            FlowKind::Voip => FlowModel::Voip(read(&t, Probe::defaults(f.kind), &())?),
             FlowKind::Web => FlowModel::Web {
                 web: read(
                     &t,
@@ -419,17 +428,25 @@ impl FlowModel {
                         conn_rate: None,
                         http: Http::V1_1,
                     },
-                    ctx,
+                    &(),
                 )?,
-                conn: read(&t, Connections::defaults(), ctx)?,
+                conn: read(&t, Connections::defaults(), &())?,
                 tcp: read_config(&t)?,
             },
             FlowKind::Webpage => FlowModel::Webpage {
-                page: read(&t, Page::default(), ctx)?,
-                conn: read(&t, Connections::defaults(), ctx)?,
+                page: read(&t, Page::default(), &())?,
+                conn: read(&t, Connections::defaults(), &())?,
                 tcp: read_config(&t)?,
             },
         })
+    }
+
+    /// The model with the defaults that depend on the flow's context filled in.
+    fn in_ctx(mut self, ctx: &FlowCtx) -> FlowModel {
+        if let FlowModel::Webpage { page, .. } = &mut self {
+            page.in_ctx(ctx);
+        }
+        self
     }
 
     /// The TCP model of a flow over TCP.
@@ -485,6 +502,46 @@ fn json<T: Serialize>(x: &T) -> Value {
     serde_json::to_value(x).expect("flow keys serialise")
 }
 
+/// Flow entries' models, each distinct kind and key table read once (a scenario's entries often
+/// share theirs: thousands of flows that differ in their start only).
+#[derive(Default)]
+pub struct FlowModels(HashMap<(FlowKind, String), Read>);
+
+/// One distinct key table: its model before the context, and that model's keys written out.
+struct Read {
+    model: Result<FlowModel, String>,
+    written: OnceCell<Map<String, Value>>,
+}
+
+impl FlowModels {
+    /// The model of entry `f` in a scenario that ends at `end`; an error names the key
+    /// (relative to the entry).
+    pub fn read(&mut self, f: &FlowSpec, end: Time) -> Result<FlowModel, String> {
+        Ok(self.of(f).model.clone()?.in_ctx(&FlowCtx::of(f, end)))
+    }
+
+    /// [`FlowModels::read`] and the model's keys written out (the entry's resolved keys).
+    pub fn resolve(&mut self, f: &FlowSpec, end: Time) -> Result<(FlowModel, Map<String, Value>), String> {
+        let read = self.of(f);
+        let base = read.model.as_ref().map_err(Clone::clone)?;
+        let model = base.clone().in_ctx(&FlowCtx::of(f, end));
+        let written = if model == *base {
+            read.written.get_or_init(|| base.written()).clone()
+        } else {
+            model.written()
+        };
+        Ok((model, written))
+    }
+
+    fn of(&mut self, f: &FlowSpec) -> &Read {
+        let keys = serde_json::to_string(&f.keys).expect("flow keys serialise");
+        self.0.entry((f.kind, keys)).or_insert_with(|| Read {
+            model: FlowModel::read_keys(f),
+            written: OnceCell::new(),
+        })
+    }
+}
+
 /// The common keys of a flow entry (every kind's), from [`FlowSpec`]'s declaration.
 pub fn common_keys() -> &'static [String] {
     static KEYS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
@@ -515,5 +572,63 @@ mod tests {
         assert!(FlowKind::Web.keys().contains(&"conn_rate"));
         assert!(FlowKind::Web.keys().contains(&"rto_tick"));
         assert!(!FlowKind::Udp.keys().contains(&"rto_tick"));
+    }
+
+    fn entry(json: &str) -> FlowSpec {
+        serde_json::from_str(json).expect("a flow entry")
+    }
+
+    #[test]
+    fn entries_that_share_their_keys_keep_their_own_context() {
+        // Flent's http-getter timeout: the flow's length, from its start to its stop.
+        let mut models = FlowModels::default();
+        let end = 10 * SEC;
+        let timeout = |m: FlowModel| match m {
+            FlowModel::Webpage { page, .. } => page.timeout,
+            other => panic!("not a webpage flow: {other:?}"),
+        };
+        let early = entry(r#"{"kind": "webpage", "start": "1s", "workers": 2}"#);
+        let late = entry(r#"{"kind": "webpage", "start": "4s", "stop": "6s", "workers": 2}"#);
+        assert_eq!(timeout(models.read(&early, end).unwrap()), Some(Dur(9 * SEC)));
+        assert_eq!(timeout(models.read(&late, end).unwrap()), Some(Dur(2 * SEC)));
+        let given = entry(r#"{"kind": "webpage", "start": "4s", "workers": 2, "timeout": "3s"}"#);
+        assert_eq!(timeout(models.read(&given, end).unwrap()), Some(Dur(3 * SEC)));
+    }
+
+    #[test]
+    fn resolved_keys_read_back_give_the_same_model() {
+        let mut models = FlowModels::default();
+        let end = 10 * SEC;
+        for json in [
+            r#"{"kind": "tcp", "cc": "cubic", "start": "2s"}"#,
+            r#"{"kind": "tcp", "profile": "linux", "bytes": "1MB", "sack": false}"#,
+            r#"{"kind": "tcp", "cc": "tcp_lp"}"#,
+            r#"{"kind": "udp", "rate": "1Mbps", "arrivals": "poisson"}"#,
+            r#"{"kind": "ping"}"#,
+            r#"{"kind": "voip", "interval": "20ms"}"#,
+            r#"{"kind": "web", "conn_rate": 2}"#,
+            r#"{"kind": "webpage", "start": "3s", "stop": "7s"}"#,
+        ] {
+            let f = entry(json);
+            let (model, written) = models.resolve(&f, end).unwrap();
+            assert_eq!(model, models.read(&f, end).unwrap(), "{json}");
+            let again = FlowSpec { keys: written, ..f };
+            assert_eq!(models.read(&again, end).unwrap(), model, "{json}");
+        }
+    }
+
+    #[test]
+    fn an_entry_read_again_is_reported_again() {
+        let mut models = FlowModels::default();
+        let bad = entry(r#"{"kind": "tcp", "iw": "ten"}"#);
+        for _ in 0..2 {
+            let e = models.read(&bad, SEC).unwrap_err();
+            assert!(e.starts_with("iw: "), "{e}");
+        }
+        let zero = entry(r#"{"kind": "webpage", "timeout": "0s"}"#);
+        assert_eq!(
+            models.read(&zero, SEC).unwrap_err(),
+            "timeout: 0s is not allowed; must be positive"
+        );
     }
 }

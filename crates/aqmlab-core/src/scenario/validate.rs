@@ -99,8 +99,9 @@ impl Scenario {
                 );
             }
         }
+        let mut models = flow::FlowModels::default();
         for (i, f) in self.flows.iter().enumerate() {
-            self.validate_flow(i, f)?;
+            self.validate_flow(&mut models, i, f)?;
         }
         self.validate_table_size()
     }
@@ -376,7 +377,7 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_flow(&self, i: usize, f: &FlowSpec) -> Result<(), String> {
+    fn validate_flow(&self, models: &mut flow::FlowModels, i: usize, f: &FlowSpec) -> Result<(), String> {
         let key = |k: &str| format!("flows[{i}].{k}");
         let common = flow::common_keys().iter().map(String::as_str);
         let allowed: Vec<&str> = common.chain(f.kind.keys()).collect();
@@ -457,7 +458,8 @@ impl Scenario {
                 );
             }
         }
-        let model = FlowModel::read(f, &flow::FlowCtx::of(f, self.duration.0))
+        let model = models
+            .read(f, self.duration.0)
             .map_err(|e| format!("flows[{i}].{e}"))?;
         let probe_size = match &model {
             FlowModel::Udp(u) => Some(u.packet_size),
