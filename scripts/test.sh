@@ -39,4 +39,7 @@ cargo clippy --release -p aqmlab-core -p aqmlab-emu --all-targets -- -D warnings
 cargo test --release --workspace --tests
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/pytest -q -rs  # -rs: each skipped test says why
+# One worker per core (pytest-xdist), each test file on one worker: a file's module fixtures
+# (a study run, a built wheel) are computed once, and the emulator's tests, which bound how fast
+# a real run stops, share their worker with no other test of theirs. -rs: each skip says why.
+.venv/bin/pytest -q -rs -n auto --dist loadfile
