@@ -1,6 +1,6 @@
-"""CAKE end to end: `aqmlab list qdiscs` shows it, flows' `host` and `server` keys reach it on a
-plain path, and host isolation shares the link between hosts first: a host with one TCP flow gets
-about half of a 20 Mb/s shaped downlink against a host with four (per flow it would get a fifth)."""
+"""CAKE end to end: flows' `host` and `server` keys reach it on a plain path, and host isolation
+shares the link between hosts first: a host with one TCP flow gets about half of a 20 Mb/s shaped
+downlink against a host with four (per flow it would get a fifth)."""
 
 from __future__ import annotations
 
@@ -50,9 +50,10 @@ def test_hosts_share_the_link_first(isolation, own_servers, share):
 
 
 def test_host_names_are_validated():
-    sc = {"name": "x", "duration": "1s", "flows": [{"kind": "tcp", "host": "1a"}]}
+    topo = {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}}
+    sc = {"name": "x", "duration": "1s", "topology": topo, "flows": [{"kind": "tcp", "host": "1a"}]}
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.host: \"1a\" is not allowed; a host name starts"):
         aqmlab.run(sc, seed=1)
-    sc = {"name": "x", "duration": "1s", "flows": [{"kind": "tcp", "server": ""}]}
+    sc = {**sc, "flows": [{"kind": "tcp", "server": ""}]}
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.server: \"\" is not allowed"):
         aqmlab.run(sc, seed=1)

@@ -399,13 +399,20 @@ impl Cake {
     }
 
     /// Takes the next packet of tin `t` through DRR++ and COBALT, with its flow; None: the
-    /// flow served was empty (the caller chooses again).
-    fn dequeue_tin(&mut self, t: usize, ctx: &mut QueueCtx, now: Time) -> Option<(PktId, usize)> {
-        let mut first = true;
+    /// flow served was empty (the caller chooses again). `first`: no flow was looked at yet in
+    /// this dequeue (only the first look prefers the decaying flows, so that one dequeue never
+    /// revisits them).
+    fn dequeue_tin(
+        &mut self,
+        t: usize,
+        first: &mut bool,
+        ctx: &mut QueueCtx,
+        now: Time,
+    ) -> Option<(PktId, usize)> {
         loop {
             let tin = &mut self.tins[t];
-            let list = tin.pick(first)?;
-            first = false;
+            let list = tin.pick(*first)?;
+            *first = false;
             let f = *tin.list(list).front().expect("a non-empty list") as usize;
             if tin.flows[f].deficit <= 0 {
                 tin.rotate(list, f, &mut self.rng);
@@ -480,6 +487,7 @@ impl Qdisc for Cake {
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let mut first = true;
         loop {
             if self.packets == 0 {
                 return None;
@@ -489,7 +497,7 @@ impl Qdisc for Cake {
                 return None;
             }
             let t = self.choose_tin(now)?;
-            if let Some((id, f)) = self.dequeue_tin(t, ctx, now) {
+            if let Some((id, f)) = self.dequeue_tin(t, &mut first, ctx, now) {
                 self.charge(t, f, id, ctx, now);
                 return Some(id);
             }
