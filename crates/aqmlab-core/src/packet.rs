@@ -153,6 +153,11 @@ pub struct Packet {
     /// Differentiated Services code point (RFC 2474), set from the flow's `dscp` for both
     /// directions; the IP TOS byte is `dscp << 2 | ecn`.
     pub dscp: u8,
+    /// The flow's client host (its `host` key: 0 for the first host named, or for none) and
+    /// server host (its `server` key: 0 for none, the one server, else 1 + its number).
+    /// Host-isolating disciplines (CAKE) tell hosts apart by them.
+    pub host: u16,
+    pub server: u16,
     /// First sequence number carried (TCP: byte offset; probes/UDP: packet number).
     pub seq: u64,
     /// Cumulative acknowledgement (TCP).

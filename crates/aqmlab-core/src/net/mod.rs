@@ -414,13 +414,19 @@ pub trait Hops {
         self.serve(l);
     }
 
-    /// Runs hop `l`'s qdisc timer at `t` if it is due.
+    /// Runs hop `l`'s qdisc timer at `t` if it is due. A discipline that held packets back while
+    /// the hop was idle (a shaper's timer: CAKE's) is served then; a work-conserving one is empty
+    /// whenever its hop is idle.
     fn qdisc_on_timer(&mut self, l: usize, t: Time) {
         let HopParts { links, pool, qev, .. } = self.parts();
         let qdisc = &mut links[l].qdisc;
         if qdisc.next_timer().is_some_and(|x| x <= t) {
             qdisc.on_timer(&mut QueueCtx { pool, events: qev }, t);
             self.queue_events(l);
+            let link = &self.parts().links[l];
+            if link.tx.is_none() && link.wifi.is_none() && link.qdisc.backlog_packets() > 0 {
+                self.serve(l);
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::units::{Limit, Time};
 use serde_json::Value;
 
 pub mod blue;
+pub mod cake;
 pub mod choke;
 pub mod codel;
 #[cfg(test)]
@@ -305,6 +306,7 @@ qdiscs! {
     SfqCodel => sfq_codel::SfqCodel,
     PfifoFast => pfifo_fast::PfifoFast,
     DualPi2 => dualpi2::DualPi2,
+    Cake => cake::Cake,
 }
 
 impl Qdisc for AnyQdisc {

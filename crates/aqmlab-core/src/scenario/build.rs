@@ -520,7 +520,18 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             station_names.iter().position(|n| *n == s).expect("validated")
         });
         let host = f.host.as_deref().map_or(0, |h| {
-            resolved.hosts().iter().position(|n| n == h).expect("validated")
+            resolved
+                .host_names()
+                .iter()
+                .position(|n| *n == h)
+                .expect("validated")
+        });
+        let server_host = f.server.as_deref().map_or(0, |h| {
+            1 + resolved
+                .server_names()
+                .iter()
+                .position(|n| *n == h)
+                .expect("validated")
         });
         let host_links = Dir::BOTH.map(|d| hosts[d.index()].get(host).copied().unwrap_or(0));
         // A station after the first enters the up chain at its own link, beside the first's
@@ -553,6 +564,8 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
                 _ => false,
             };
             flow.station = station as u16;
+            flow.host = host as u16;
+            flow.server = server_host as u16;
             flow.host_links = host_links;
             if f.hops.is_some() || reroute {
                 // A route that ends at a hop with one link per host ends at the flow's own.

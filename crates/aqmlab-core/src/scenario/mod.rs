@@ -527,10 +527,15 @@ pub struct FlowSpec {
     /// The WiFi station the flow's client is (`topology.wifi.stations`; default the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub station: Option<String>,
-    /// The client host the flow's client is, on the hops with one link per host
-    /// (`topology.hops[].hosts`; default the first).
+    /// The client host the flow's client is: one of `topology.hops[].hosts` where a hop has one
+    /// link per host (default the first), else any name (flows naming the same one share a host;
+    /// default the first named). Host-isolating disciplines (CAKE) tell hosts apart by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The server host the flow's server is: any name (flows naming the same one share a
+    /// server); default the one server of every flow that names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// The kind's own keys as written (`flow::FlowKind::groups`; resolved: every one written
     /// out, `flow::FlowModel::written`).
     #[serde(flatten)]
@@ -588,6 +593,32 @@ impl Scenario {
             .iter()
             .find(|h| !h.hosts.is_empty())
             .map_or(&[], |h| h.hosts.as_slice())
+    }
+
+    /// Every client host, numbered by position: the per-host hops' hosts, else the flows'
+    /// `host` names in order of first appearance.
+    pub fn host_names(&self) -> Vec<&str> {
+        if !self.hosts().is_empty() {
+            return self.hosts().iter().map(String::as_str).collect();
+        }
+        self.named(|f| f.host.as_deref())
+    }
+
+    /// The flows' `server` names in order of first appearance (server `k` is numbered `k + 1`,
+    /// 0 being the default server).
+    pub fn server_names(&self) -> Vec<&str> {
+        self.named(|f| f.server.as_deref())
+    }
+
+    /// The distinct names a key of the flows gives, in order of first appearance.
+    fn named<'a>(&'a self, key: impl Fn(&'a FlowSpec) -> Option<&'a str>) -> Vec<&'a str> {
+        let mut names: Vec<&str> = Vec::new();
+        for h in self.flows.iter().filter_map(key) {
+            if !names.contains(&h) {
+                names.push(h);
+            }
+        }
+        names
     }
 
     /// Where a flow enters and leaves each direction's chain: (first, last) positions in

@@ -403,15 +403,18 @@ impl Scenario {
                 _ => {}
             }
         }
-        if let Some(h) = &f.host {
-            let hosts = self.hosts();
-            if hosts.is_empty() {
+        let named = [("host", &f.host), ("server", &f.server)];
+        for (k, h) in named.iter().filter_map(|(k, h)| h.as_ref().map(|h| (k, h))) {
+            if !valid_name(h) {
                 return err(
-                    key("host"),
-                    "needs a hop with one link per host (topology.hops[].hosts)",
+                    key(k),
+                    format!("{h:?} is not allowed; a host name starts with a letter and has 1 to 32 letters, digits, '_' or '-'"),
                 );
             }
-            if !hosts.contains(h) {
+        }
+        if let Some(h) = &f.host {
+            let hosts = self.hosts();
+            if !hosts.is_empty() && !hosts.contains(h) {
                 return err(
                     key("host"),
                     format!("{h:?} is not a host; allowed: {}", hosts.join(", ")),

@@ -114,6 +114,9 @@ pub struct Flow {
     pub hash_connections: bool,
     /// The WiFi station this flow's client is (an index into the medium's stations).
     pub station: u16,
+    /// The client and server hosts of this flow (`Packet::host`, `Packet::server`).
+    pub host: u16,
+    pub server: u16,
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
     /// into the world's links); `None`: the whole chain.
     pub route: [Option<(u32, u32)>; 2],
@@ -152,6 +155,8 @@ impl Flow {
             dscp: 0,
             hash_connections: false,
             station: 0,
+            host: 0,
+            server: 0,
             route: [None; 2],
             host_links: [0; 2],
             nic_free: [0; 2],
@@ -538,13 +543,14 @@ impl World {
     fn after_endpoint(&mut self, f: u32, s: Side) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
-        let (dscp, hash_connections) = (
-            self.flows[f as usize].dscp,
-            self.flows[f as usize].hash_connections,
-        );
+        let flow = &self.flows[f as usize];
+        let (dscp, host, server, hash_connections) =
+            (flow.dscp, flow.host, flow.server, flow.hash_connections);
         for mut p in out.drain(..) {
             p.sent_at = now;
             p.dscp = dscp;
+            p.host = host;
+            p.server = server;
             if hash_connections {
                 p.tuple_conn = p.conn >> 1;
             }

@@ -1,0 +1,59 @@
+"""CAKE end to end: flows' `host` and `server` keys reach it on a plain path, and host isolation
+shares the link between hosts first: a host with one TCP flow gets about half of a 20 Mb/s shaped
+downlink against a host with four (per flow it would get a fifth)."""
+
+from __future__ import annotations
+
+import pytest
+
+import aqmlab
+from aqmlab.scenario import ScenarioError
+
+
+def downlink_share(isolation: str, own_servers: bool) -> float:
+    """Host a's share of the goodput: 1 download to host a, 4 to host b, through CAKE shaped at
+    20 Mb/s (below the 100 Mb/s link) with `isolation`; from one server, or each from its own."""
+    qdisc = {"kind": "cake", "bandwidth": "20Mbps", "diffserv": "besteffort", "isolation": isolation}
+    flows = [{"kind": "tcp", "direction": "down", "host": h} for h in "abbbb"]
+    if own_servers:
+        flows = [{**f, "server": f"s{k}"} for k, f in enumerate(flows)]
+    sc = {
+        "name": "cake_hosts",
+        "duration": "20s",
+        "topology": {"rtt": "20ms", "down": {"rate": "100Mbps", "qdisc": qdisc}, "up": {"rate": "100Mbps"}},
+        "flows": flows,
+    }
+    goodput = [f["goodput_mbps"] for f in aqmlab.run(sc, seed=1).summary["flows"]]
+    assert len(goodput) == 5
+    # the shaper holds the whole at the shaped rate, not the link's
+    assert 17.0 < sum(goodput) < 20.0, goodput
+    return goodput[0] / sum(goodput)
+
+
+@pytest.mark.parametrize(
+    ("isolation", "own_servers", "share"),
+    [
+        # per flow: a fifth
+        ("flows", False, 0.2),
+        # by destination (client) host first: half each
+        ("dual-dsthost", False, 0.5),
+        # triple-isolate divides a flow's quantum by the larger of its two hosts' bulk flow
+        # counts: one server for all (5 flows) makes it per flow, a server per flow leaves the
+        # client hosts' counts (1 and 4), half each
+        ("triple-isolate", False, 0.2),
+        ("triple-isolate", True, 0.5),
+    ],
+)
+def test_hosts_share_the_link_first(isolation, own_servers, share):
+    got = downlink_share(isolation, own_servers)
+    assert abs(got - share) < 0.06, got
+
+
+def test_host_names_are_validated():
+    topo = {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}}
+    sc = {"name": "x", "duration": "1s", "topology": topo, "flows": [{"kind": "tcp", "host": "1a"}]}
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.host: \"1a\" is not allowed; a host name starts"):
+        aqmlab.run(sc, seed=1)
+    sc = {**sc, "flows": [{"kind": "tcp", "server": ""}]}
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.server: \"\" is not allowed"):
+        aqmlab.run(sc, seed=1)
