@@ -186,14 +186,14 @@ def main() -> int:
     ap.add_argument("--series", nargs="+", default=["11"], choices=SERIES)
     ap.add_argument("--qdisc", nargs="+", default=QDISCS, choices=QDISCS)
     ap.add_argument("--load", nargs="+", default=LOADS, choices=LOADS)
-    ap.add_argument("--segment", type=int, default=1460, help="TCP payload bytes (ns-2 packetSize_)")
+    ap.add_argument("--segment", type=int, default=1000, help="TCP payload bytes (ns-2 packetSize_, its default)")
     ap.add_argument(
         "--set", action="append", default=[], metavar="CLASS/VAR=VALUE", help="a changed ns-2 default"
     )
     ap.add_argument("--tag", default="", help="name of a variant (needed with --set or another --segment)")
     ap.add_argument("-j", "--jobs", type=int, default=1)
     a = ap.parse_args()
-    if (a.set or a.segment != 1460) and not a.tag:
+    if (a.set or a.segment != 1000) and not a.tag:
         ap.error("--set and --segment need --tag")
     if not Path(a.ns).exists():
         ap.error(f"--ns {a.ns}: no such file (run validation/ns2/build.sh)")

@@ -31,7 +31,7 @@ proc bottleneck_queue {qdisc} {
         pie { return PIE }
         pie_thresh {
             # "PIEthresh": a 5-packet dequeue threshold.
-            Queue/PIE set dq_threshold_ [expr {5 * 1500}]
+            Queue/PIE set dq_threshold_ [expr {5 * 1000}]
             return PIE
         }
         pie_update {

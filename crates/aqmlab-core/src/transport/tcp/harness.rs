@@ -811,3 +811,50 @@ fn rate_halving_sends_one_segment_per_two_acks_from_the_start_of_recovery() {
     );
     assert!(at_once <= 2, "cwnd = ssthresh at once: {at_once}");
 }
+
+/// Segments (retransmissions and new data) sent in the first `span` after the fast retransmit
+/// of a window that lost `losses` (every third segment from segment 100), with ns-2 Sack1's
+/// pipe (`sack1_pipe`) or RFC 6675's.
+fn sent_in_first_recovery_rtt(sack1_pipe: bool, losses: &[u64], span: Time) -> usize {
+    let cfg = TcpConfig {
+        bytes: Some(1000 * 1448),
+        cc: "newreno".into(),
+        delack: None,
+        hystart: crate::transport::cc::Hystart::Off,
+        sack1_pipe,
+        min_rto: SEC,
+        ..TcpConfig::default()
+    };
+    let mut sim = Sim::symmetric(&cfg, 100 * MBPS, 25 * MS, 10_000);
+    sim.filter = drop_first_tx(losses, 1448);
+    sim.log_sent = true;
+    sim.start();
+    sim.run_until(60 * SEC);
+    assert!(sim.snd.completed().is_some());
+    assert_eq!((sim.snd.rto_count(), sim.snd.fast_recoveries()), (0, 1));
+    sim.check_conservation();
+    let (t0, _) = retx_times(&sim)[0];
+    sim.sent
+        .iter()
+        .filter(|(t, p)| *t > t0 && *t < t0 + span && p.payload > 0)
+        .count()
+}
+
+#[test]
+fn sack1_pipe_counts_lost_segments_until_acks_arrive() {
+    // tcp-sack1.cc: at the fast retransmit pipe_ = outstanding - 3 and cwnd_ = W/2; every
+    // duplicate ACK takes one off and every segment sent adds one, sending while
+    // pipe_ < cwnd_. The k lost segments never produce an ACK in the first round, so they stay
+    // in pipe_ and the round sends about k segments fewer than RFC 6675, whose pipe drops a
+    // segment once three SACKed segments lie above it. The path (100 Mb/s, 50 ms) never
+    // queues, so the round is the base RTT.
+    let losses: Vec<u64> = (0..11).map(|i| 100 + 3 * i).collect();
+    let span = 50 * MS;
+    let rfc = sent_in_first_recovery_rtt(false, &losses, span);
+    let ns2 = sent_in_first_recovery_rtt(true, &losses, span);
+    let k = losses.len();
+    assert!(
+        rfc >= ns2 + k - 2 && rfc <= ns2 + k + 2,
+        "RFC 6675 sent {rfc}, Sack1's pipe {ns2}, {k} losses"
+    );
+}

@@ -152,6 +152,14 @@ pub struct TcpConfig {
     /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
     /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
     pub rate_halving: bool,
+    /// ns-2 Sack1's pipe in SACK recovery (tcp-sack1.cc `pipe_`, ScoreBoardRQ::GetNextRetran):
+    /// a count of segments set at the fast retransmit to those outstanding less the three
+    /// duplicate ACKs, one less for every ACK of the recovery (two for a partial ACK), one more
+    /// for every segment the send loop sends; segments go while it is below cwnd (whole
+    /// segments), every hole below the highest SACKed segment before new data, no rescue
+    /// retransmission. Lost segments stay in this count until ACKs arrive, so after many losses
+    /// in one window the recovery sends less than RFC 6675's pipe (off) allows.
+    pub sack1_pipe: bool,
     /// RFC 8985 RACK loss detection (SACK only); off: RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
@@ -507,6 +515,7 @@ fn rfc() -> TcpConfig {
         impatient: false,
         rto_sack_reset: false,
         rate_halving: false,
+        sack1_pipe: false,
         rack: false,
         tlp: false,
         frto: false,
@@ -609,9 +618,11 @@ fn ns2_sack1() -> TcpConfig {
         hystart: Hystart::Off,
         // ns-2's agents send as the window opens (maxburst_ 0: no limit).
         pacing: false,
-        // tcp-sack1.cc: cwnd is halved at once (no rate reduction).
+        // tcp-sack1.cc: cwnd is halved at once (no rate reduction), and the recovery sends by
+        // the agent's own pipe estimate (dupack_action, recv, send_much).
         prr: false,
         rate_halving: false,
+        sack1_pipe: true,
         // tcp-sack1.cc: loss is inferred from numdupacks_ (3) duplicate ACKs; no probes.
         rack: false,
         tlp: false,
@@ -648,7 +659,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
                 counting, IW 2 after the SYN, 10 ms RTO tick, RTO 3 s initial / 200 ms min / \
                 60 s max, delayed ACK 100 ms, window_ 20 packets, the SACK scoreboard cleared at \
-                a timeout",
+                a timeout, the agent's own pipe count in recovery",
             config: ns2_sack1(),
         },
         // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
@@ -677,8 +688,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_fastretrans_alert sets next_pkts_in_flight_ = the pre-loss cwnd; send_much then
                 // lets it fall by one per packet sent (rate halving), not PRR.
                 rate_halving: true,
-                // Sack1's timeout rule is Sack1TcpAgent's own, not LinuxTcpAgent's.
+                // Sack1's timeout rule and pipe count are Sack1TcpAgent's own, not
+                // LinuxTcpAgent's (which counts packets_in_flight as the kernel does).
                 rto_sack_reset: false,
+                sack1_pipe: false,
                 ..ns2_sack1()
             },
         },
@@ -711,6 +724,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // SackFullTcpAgent::timeout_action has its own rule (sq_.clear() under
                 // clear_on_timeout_, SACK blocks used again at once), not Sack1's; not modelled.
                 rto_sack_reset: false,
+                // Its recovery count (tcp-full.cc SackFullTcpAgent::dupack_action: pipe_ =
+                // outstanding less SACKed bytes, lost ones kept) is near Sack1's but not it; not
+                // modelled, RFC 6675's pipe stands in for it.
+                sack1_pipe: false,
                 ..ns2_sack1()
             },
         },

@@ -124,7 +124,7 @@ use counters::Counters;
 use frto::Frto;
 use rack::{Rack, Tlp};
 use records::Records;
-use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery};
+use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery, Sack1Pipe};
 use timers::{Timer, Timers};
 
 const DUP_THRESH: u32 = 3;
@@ -172,6 +172,7 @@ pub struct TcpSender {
     /// The optional features' state (`None`: off).
     prr: Option<Prr>,
     rh: Option<RateHalving>,
+    s1p: Option<Sack1Pipe>,
     er: Option<EarlyRetransmit>,
     rack: Option<Rack>,
     tlp: Option<Tlp>,
@@ -244,6 +245,7 @@ impl TcpSender {
             rec: Recovery::default(),
             prr: (cfg.prr && sack).then(Prr::default),
             rh: (cfg.rate_halving && sack).then(RateHalving::default),
+            s1p: (cfg.sack1_pipe && sack).then(Sack1Pipe::default),
             er: (cfg.early_retransmit && sack && !cfg.rack).then_some(EarlyRetransmit),
             rack: rack.then(Rack::default),
             tlp: (cfg.tlp && sack).then(Tlp::default),

@@ -1,8 +1,8 @@
 //! Loss recovery: the once-per-window congestion response, SACK (RFC 6675) and NewReno (RFC
 //! 6582) fast recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit,
 //! and the retransmission timeout (RFC 6298, RFC 6675 5.1). Owns the recovery state
-//! ([`Recovery`]) and the optional features' ([`Prr`], [`RateHalving`], [`EarlyRetransmit`]:
-//! `None` in the sender when off), the loss recovery phase of an ACK, and the arming of
+//! ([`Recovery`]) and the optional features' ([`Prr`], [`RateHalving`], [`Sack1Pipe`],
+//! [`EarlyRetransmit`]: `None` in the sender when off), the loss recovery phase of an ACK, and the arming of
 //! [`Timer::EarlyRetransmit`].
 
 use super::{Ack, TcpSender, Timer, DUP_THRESH};
@@ -48,6 +48,15 @@ pub(super) struct Prr {
 #[derive(Debug, Default)]
 pub(super) struct RateHalving {
     next: u64,
+}
+
+/// ns-2 Sack1's pipe estimate in SACK recovery (`sack1_pipe`), in segments: tcp-sack1.cc
+/// dupack_action sets `pipe_ = maxseq_ - highest_ack_ - numdupacks_`, recv decrements it for
+/// every ACK of the recovery and once more for a partial ACK (`partial_ack_` false), send_much
+/// increments it for every segment it sends and sends while `pipe_ < int(cwnd_)`.
+#[derive(Debug, Default)]
+pub(super) struct Sack1Pipe {
+    pipe: i64,
 }
 
 /// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
@@ -120,6 +129,28 @@ impl TcpSender {
         self.st.cwnd.max(rh.next)
     }
 
+    /// Whether ns-2 Sack1's pipe governs the send loop now (SACK recovery with `sack1_pipe`).
+    pub(super) fn sack1_recovery(&self) -> bool {
+        self.rec.in_recovery && self.s1p.is_some()
+    }
+
+    /// Room for one more segment in the send loop, `sent` segments having gone this call: RFC
+    /// 6675's pipe + SMSS <= `cwnd`, or in Sack1 recovery its pipe estimate below cwnd in whole
+    /// segments.
+    pub(super) fn room(&self, cwnd: u64, sent: u64) -> bool {
+        match self.s1p.as_ref().filter(|_| self.rec.in_recovery) {
+            Some(p) => p.pipe + (sent as i64) < (cwnd / self.mss) as i64,
+            None => self.sb.pipe() + self.mss <= cwnd,
+        }
+    }
+
+    /// After the send loop: the segments it sent join Sack1's pipe estimate.
+    pub(super) fn sack1_sent(&mut self, sent: u64) {
+        if let Some(p) = self.s1p.as_mut().filter(|_| self.rec.in_recovery) {
+            p.pipe += sent as i64;
+        }
+    }
+
     pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
         self.save_undo();
         self.rec.in_recovery = true;
@@ -144,6 +175,10 @@ impl TcpSender {
         if self.cfg.sack {
             self.rec.recovery_point = self.high_data;
             self.rec.rescue_done = false;
+            let outstanding = self.sb.outstanding() as i64;
+            if let Some(p) = &mut self.s1p {
+                p.pipe = outstanding - DUP_THRESH as i64;
+            }
             let recover_fs = self.flight();
             if let Some(prr) = &mut self.prr {
                 *prr = Prr {
@@ -212,6 +247,9 @@ impl TcpSender {
                     self.cc.on_loss_detected(now, &mut self.st);
                 }
                 self.prr_update(a.acked_bytes + a.sacked_bytes);
+                if let Some(p) = &mut self.s1p {
+                    p.pipe -= 1 + a.advanced as i64;
+                }
             }
         } else if self.rec.loss_point.is_none()
             && a.outstanding

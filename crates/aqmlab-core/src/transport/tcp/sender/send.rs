@@ -188,6 +188,7 @@ impl TcpSender {
         let newreno_fr = !self.cfg.sack && self.rec.in_recovery;
         self.rate_halving_round();
         let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
+        let sack1 = self.sack1_recovery();
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one.
@@ -195,21 +196,36 @@ impl TcpSender {
                 break;
             }
             let cwnd = self.send_window_size(out.len() > start);
+            let sent = (out.len() - start) as u64;
             let cand = if newreno_fr {
                 None
             } else {
                 self.sb.next_candidate()
             };
+            // ns-2's Sack1 recovery resends every hole below the highest SACKed segment first.
+            let cand = cand.map(|(i, lost)| {
+                (
+                    i,
+                    lost || (sack1 && self.sb.highest_sacked().is_some_and(|h| i < h)),
+                )
+            });
             // Rule 1: a lost segment (also the go-back-N retransmissions after an RTO), except
             // while F-RTO sends new data instead (RFC 5682 step 2.b).
             if let (Some((i, true)), false) = (cand, frto_new) {
-                if self.sb.pipe() + self.mss <= cwnd {
+                if self.room(cwnd, sent) {
                     self.retransmit(i, now, out);
                     continue;
                 }
                 break;
             }
             // Rule 2: new data.
+            if self.can_send_new(now) && sack1 {
+                if self.room(cwnd, sent) {
+                    self.send_new(now, out);
+                    continue;
+                }
+                break;
+            }
             if self.can_send_new(now) {
                 let (in_flight, mut allowed) = if self.cfg.sack {
                     (self.sb.pipe(), cwnd)
@@ -241,8 +257,8 @@ impl TcpSender {
                 }
                 break;
             }
-            // Rules 3 and 4 (SACK recovery only).
-            if self.cfg.sack && self.rec.in_recovery && self.sb.pipe() + self.mss <= cwnd {
+            // Rules 3 and 4 (SACK recovery only; not in ns-2's Sack1).
+            if self.cfg.sack && self.rec.in_recovery && !sack1 && self.sb.pipe() + self.mss <= cwnd {
                 // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
                     if self.sb.highest_sacked().is_some_and(|h| i < h) {
@@ -261,6 +277,9 @@ impl TcpSender {
                 }
             }
             break;
+        }
+        if sack1 {
+            self.sack1_sent((out.len() - start) as u64);
         }
     }
 
