@@ -71,11 +71,37 @@ A_STEP_S = 1.0
 """3a's time bins (s): the study's figure plots shares over a 60 s run."""
 
 # 3b: the testbed matrix.
-B_QDISCS = {"fifo": "pfifo", "red": {"kind": "red", "limit": "127p"}, "sfq": "sfq"}
+B_RED_TC = {"limit": 16000, "min": 1500, "max": 4500, "avpkt": 800, "burst": 5, "probability": 0.02}
+"""3b's RED as a `tc qdisc add .. red` line (bytes): the study calls its RED "state of the art" and
+gives no values; this is the RED line a co-author (Täht) published in 2011-12 for a shaped uplink
+carrying BitTorrent beside other traffic (the deBloat scripts' `red min 1500 max 4500 probability
+0.02 avpkt 800 limit 16000 burst 5`), the setting closest to the study's own question. Its `ecn`
+is left out (neither iperf's NewReno nor uTP sends ECT), and so is tc's default `bandwidth` of
+10 Mbit/s for the idle-time decay (aqmlab decays at the link's rate)."""
+
+
+def tc_red(line: dict) -> dict:
+    """aqmlab's ``red`` for a tc red line (``B_RED_TC``'s keys, bytes) on Linux 3.2 (iproute2 tc/q_red.c and tc/tc_red.c;
+    net/sched/sch_red.c, include/net/red.h): byte thresholds against the backlog in bytes with a
+    size-blind drop test (``bytes = "linux"``, thresholds in ``avpkt``-size packets); the EWMA
+    weight 2^-Wlog with Wlog the least from 1 up with burst + 1 - min/avpkt <= (1 - (1 - W)^burst)/W
+    (tc_red_eval_ewma); the drop probability at max (max - min) / 2^Plog with Plog the number of
+    doublings of probability / (max - min) that pass 1 (tc_red_eval_P: 3.2 draws qR below 2^Plog,
+    red_random, and drops once (avg - min) x count reaches it); above max every arrival is dropped
+    (no gentle region in 3.2), the paper's count rule (no ``wait``)."""
+    lo, hi, avpkt, burst = line["min"], line["max"], line["avpkt"], line["burst"]
+    a = burst + 1 - lo / avpkt
+    wlog = next(w for w in range(1, 32) if a <= (1 - (1 - 2.0**-w) ** burst) / 2.0**-w)
+    per_byte = line["probability"] / (hi - lo)
+    plog = next(i for i in range(32) if per_byte * 2**i > 1)
+    return {"kind": "red", "limit": f"{line['limit']}B", "bytes": "linux", "mean_pktsize": f"{avpkt}B",
+            "min_th": lo / avpkt, "max_th": hi / avpkt, "w_q": 2.0**-wlog,
+            "max_p": (hi - lo) / 2**plog, "gentle": False, "wait": False}  # fmt: skip
+
+
+B_QDISCS = {"fifo": "pfifo", "red": tc_red(B_RED_TC), "sfq": "sfq"}
 """HTB's class leaf: pfifo and SFQ at their Linux defaults (1000 packets, txqueuelen; 127), see
-testbed.toml; RED with aqmlab's self-configuring defaults (the study's "state of the art"
-configuration is not given further; thresholds from a 5 ms target) and 127 packets (tc red needs
-a byte limit, which the study does not give)."""
+testbed.toml; RED as ``B_RED_TC``."""
 B_LPCCS = ["ledbat", "tcp_lp"]
 B_RATES = ["500kbps", "10Mbps"]
 B_LOADS = {"1+1": 1, "5+5": 5}

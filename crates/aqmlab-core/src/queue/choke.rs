@@ -9,7 +9,7 @@
 //! The queue is a ring with holes, as Linux: a matched victim leaves a hole that head/tail skip; a
 //! pick that lands on a hole is retried up to 3 times, then the head is used.
 
-use super::red::{Preset, RedConfig, RedCounts, RedParams, RedVars};
+use super::red::{ByteMode, Preset, RedConfig, RedCounts, RedParams, RedVars};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{read, written, Group};
@@ -123,7 +123,7 @@ impl Qdisc for Choke {
 
 fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     let mut cfg = read(params, RedConfig::default(), link)?;
-    if cfg.bytes == Some(true) {
+    if cfg.bytes.is_some_and(ByteMode::counts_bytes) {
         return Err("bytes: choke counts its queue in packets".into());
     }
     let (p, limit) = cfg.resolve(Preset::Choke, link, false)?;

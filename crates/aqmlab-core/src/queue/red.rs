@@ -4,7 +4,10 @@
 //!
 //! * Queue size is counted in packets, or with `bytes = true` in bytes / mean_pktsize (ns-2
 //!   queue_in_bytes_), and the drop probability is then scaled by size / mean_pktsize after
-//!   uniformisation (ns-2 bytes_). Thresholds are in (mean-size) packets.
+//!   uniformisation (ns-2 bytes_). `bytes = "linux"` counts bytes without the scaling, as Linux's
+//!   sch_red does (red_enqueue averages the child's backlog in bytes, red_calc_qavg; the drop
+//!   test red_mark_probability compares the count-scaled probability with a random number and
+//!   never looks at the packet's size). Thresholds are in (mean-size) packets.
 //! * Average: avg = (1 - w_q) avg + w_q q on each arrival (q before the arrival). After an idle
 //!   period T, avg *= (1 - w_q)^(C T) where C = link rate in mean-size packets/s (paper form, real
 //!   exponent; ns-2 floors it and adds one ordinary update).
@@ -53,7 +56,7 @@ pub struct RedParams {
     pub max_p: f64,
     pub gentle: bool,
     pub wait: bool,
-    pub bytes: bool,
+    pub bytes: ByteMode,
     pub mean_pktsize: u32,
     pub ecn: bool,
     pub idle_decay: bool,
@@ -64,6 +67,57 @@ pub struct RedParams {
     pub limit_before_arrival: bool,
     /// Link capacity in mean-size packets per second.
     pub c_pps: f64,
+}
+
+/// How RED counts its queue: packets, or bytes in mean-size packets with the drop probability
+/// scaled by the packet's size (ns-2) or not (Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ByteMode {
+    #[default]
+    Packets,
+    Ns2,
+    Linux,
+}
+
+impl ByteMode {
+    /// Whether the queue is counted in bytes.
+    pub fn counts_bytes(self) -> bool {
+        self != ByteMode::Packets
+    }
+}
+
+impl Serialize for ByteMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ByteMode::Packets => s.serialize_bool(false),
+            ByteMode::Ns2 => s.serialize_bool(true),
+            ByteMode::Linux => s.serialize_str("linux"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(ByteMode::Packets),
+            Value::Bool(true) => Ok(ByteMode::Ns2),
+            Value::String(s) if s == "linux" => Ok(ByteMode::Linux),
+            v => Err(serde::de::Error::custom(format!(
+                "{v} is not allowed; allowed: false (packets), true (bytes, the drop probability \
+                 scaled by size: ns-2) or \"linux\" (bytes, unscaled: sch_red)"
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for ByteMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ByteMode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"anyOf": [{"type": "boolean"}, {"const": "linux"}]})
+    }
 }
 
 /// What RED decided for an arrival.
@@ -211,7 +265,7 @@ impl RedVars {
         } else {
             1.0
         };
-        if p.bytes {
+        if p.bytes == ByteMode::Ns2 {
             pa *= size as f64 / p.mean_pktsize as f64;
         }
         if rng.bernoulli(pa) {
@@ -271,7 +325,7 @@ pub struct Red {
 
 impl Red {
     fn q_now(&self) -> f64 {
-        if self.params.bytes {
+        if self.params.bytes.counts_bytes() {
             self.queue.bytes() as f64 / self.params.mean_pktsize as f64
         } else {
             self.queue.len() as f64
@@ -403,8 +457,9 @@ pub struct RedConfig {
     pub gentle: Option<bool>,
     /// ns-2 wait_: inter-drop gap uniform on [1/p_b, 2/p_b]; default on (choke off)
     pub wait: Option<bool>,
-    /// queue in bytes / mean_pktsize and probability scaled by size (byte mode)
-    pub bytes: Option<bool>,
+    /// queue in bytes / mean_pktsize: true with the drop probability scaled by size (ns-2
+    /// byte mode), "linux" unscaled (sch_red); default false (packets)
+    pub bytes: Option<ByteMode>,
     /// CE-mark ECT packets instead of early drops (forced drops still drop)
     pub ecn: Option<bool>,
     /// decay avg by (1-w_q)^(C x idle time) after idle periods; default on
@@ -542,7 +597,7 @@ impl RedConfig {
             max_p,
             gentle: self.gentle.unwrap_or(d_gentle),
             wait: self.wait.unwrap_or(d_wait),
-            bytes: self.bytes.unwrap_or(false),
+            bytes: self.bytes.unwrap_or_default(),
             mean_pktsize: mean as u32,
             ecn: self.ecn.unwrap_or(false),
             idle_decay: self.idle_decay.unwrap_or(true),
@@ -651,7 +706,7 @@ mod tests {
             max_p: 0.1,
             gentle: true,
             wait: false,
-            bytes: false,
+            bytes: ByteMode::Packets,
             mean_pktsize: 1500,
             ecn: false,
             idle_decay: true,
@@ -1006,7 +1061,7 @@ mod tests {
         // n = 6 with 1. Gaps 4, 5, 6 with probabilities 0.375, 0.625 x 0.6 = 0.375, 0.25.
         let mut p = params();
         (p.bytes, p.wait, p.count_bytes, p.mean_pktsize, p.max_p, p.w_q) =
-            (true, true, true, 500, 0.2, 1e-12);
+            (ByteMode::Ns2, true, true, 500, 0.2, 1e-12);
         let mut v = RedVars::new(&p);
         v.avg = 10.0; // p_b = 0.2 x 5 / 10 = 0.1
         v.idle_since = None;
@@ -1054,7 +1109,7 @@ mod tests {
         assert!((0..10_000).all(|_| v.decide(&p, 1500, 1, &mut rng) == Decision::Admit));
         // Byte mode: small packets are dropped less often than large ones at the same avg.
         let mut b = params();
-        b.bytes = true;
+        b.bytes = ByteMode::Ns2;
         b.wait = false;
         let frac = |size: u32| {
             let mut v = RedVars::new(&b);
@@ -1070,5 +1125,50 @@ mod tests {
         assert!(small < large / 2.0, "{small} {large}");
         // Full-size packets: drop fraction 1 / E[gap] = 1 / 10 (p_b = 0.05, wait off).
         assert!((large - 0.1).abs() < 0.005, "{large}");
+    }
+
+    #[test]
+    fn linux_byte_mode_averages_bytes_and_drops_any_size_alike() {
+        // Linux sch_red (red_enqueue, include/net/red.h): the average follows the child's backlog
+        // in bytes (red_calc_qavg(.., child->qstats.backlog)) against thresholds in bytes, and
+        // red_mark_probability drops once (qavg - qth_min) x qcount reaches a uniform random
+        // number scaled by 1 / max_P: no term for the arrival's size.
+        let mut q = built(
+            json!({"bytes": "linux", "min_th": 5, "max_th": 15, "w_q": 1.0}),
+            Preset::Red,
+        );
+        let mut h = Harness::new();
+        for _ in 0..21 {
+            h.enqueue(&mut q, 0, 150, Ecn::NotEct, 0);
+        }
+        // With w_q 1 the average is the backlog before the last arrival: 20 x 150 B = 2 mean-size
+        // packets, below min_th, so no 150-byte packet was dropped.
+        assert!((q.vars.avg - 2.0).abs() < 1e-12 && h.drops.is_empty());
+        let mut p = params();
+        p.bytes = ByteMode::Linux;
+        let frac = |size: u32| {
+            let mut v = RedVars::new(&p);
+            v.avg = 10.0;
+            v.idle_since = None;
+            let mut rng = Rng::from_seed(4);
+            (0..100_000)
+                .filter(|_| v.decide(&p, size, 10, &mut rng) == Decision::Early)
+                .count() as f64
+                / 1e5
+        };
+        // p_b = 0.05 at avg 10: drop fraction 1 / E[gap] = 1 / 10 (wait off) for both sizes.
+        for size in [150, 1500] {
+            assert!((frac(size) - 0.1).abs() < 0.005, "{size}: {}", frac(size));
+        }
+        let (_, r) = build(
+            &json!({"bytes": "linux"}),
+            &link(),
+            Rng::from_seed(1),
+            Preset::Red,
+        )
+        .unwrap();
+        assert_eq!(r["bytes"], json!("linux"));
+        let e = build(&json!({"bytes": "bsd"}), &link(), Rng::from_seed(1), Preset::Red);
+        assert!(e.is_err_and(|e| e.contains("bytes") && e.contains("\"linux\"")));
     }
 }
