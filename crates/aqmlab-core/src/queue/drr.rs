@@ -13,6 +13,15 @@
 //!   only when found with DC <= 0.
 //! * Buffer stealing: when the total limit is exceeded, the arrival is enqueued and one packet is
 //!   dropped from the tail of the queue with the most packets (`FatFlow`; O(1) via a length index).
+//!
+//! `variant = "ns2"`: ns-2.35's `Queue/DRR` (queue/drr.cc; the preset takes its defaults from
+//! tcl/lib/ns-default.tcl: `quantum_ 250`, `blimit_ 25000`, classic deficit). Its bound is its
+//! own byte count `blimit_`, not the link's `limit_` (which `$ns queue-limit` sets and
+//! `DRR::enque` never reads), so `limit` does not apply. `DRR::enque` enqueues the arrival, then
+//! while the backlog exceeds `blimit` bytes drops the head of the flow holding the most bytes
+//! (`getMaxflow`: the first such flow from the one being served, in service order); a flow so
+//! emptied leaves the round. Not modelled: ns-2's hash of the source address into `buckets_`
+//! (10) queues, where flows may collide; aqmlab's classes stay exact.
 
 use super::util::{merge, over_limit, Buffer, DepthIndex};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
@@ -32,9 +41,21 @@ pub enum Deficit {
     Linux,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DrrVariant {
+    Paper,
+    Ns2,
+}
+
+/// ns-2.35's `Queue/DRR` defaults (tcl/lib/ns-default.tcl: `blimit_ 25000`, `quantum_ 250`).
+const NS2_BLIMIT: u64 = 25_000;
+const NS2_QUANTUM: u64 = 250;
+
 #[derive(Default)]
 struct Flow {
     q: VecDeque<PktId>,
+    bytes: u64,
     deficit: i64,
     active: bool,
 }
@@ -45,6 +66,8 @@ pub struct Drr {
     /// Classic: the front flow has already received its quantum for the current visit.
     in_visit: bool,
     variant: Deficit,
+    /// ns-2's byte bound (`blimit_`) in place of `limit`; None for the paper's buffer stealing.
+    blimit: Option<u64>,
     quantum: u32,
     quanta: Vec<u32>,
     limit: Limit,
@@ -61,6 +84,7 @@ impl Drr {
     fn pop(&mut self, f: usize, head: bool, ctx: &QueueCtx) -> Option<PktId> {
         let fl = &mut self.flows[f];
         let id = if head { fl.q.pop_front() } else { fl.q.pop_back() }?;
+        fl.bytes -= ctx.size(id) as u64;
         self.depths.dec(f);
         self.packets -= 1;
         self.bytes -= ctx.size(id) as u64;
@@ -69,10 +93,36 @@ impl Drr {
 
     /// Takes the front flow off the active list.
     fn retire_front(&mut self) {
-        let f = self.active.pop_front().expect("front") as usize;
+        self.retire_at(0);
+    }
+
+    /// Takes the flow at `pos` of the active list off it (the front ends the current visit).
+    fn retire_at(&mut self, pos: usize) {
+        let f = self.active.remove(pos).expect("active flow") as usize;
         self.flows[f].active = false;
         self.flows[f].deficit = 0;
-        self.in_visit = false;
+        if pos == 0 {
+            self.in_visit = false;
+        }
+    }
+
+    /// ns-2's `DRR::enque` bound: while more than `blimit` bytes are queued, the head of the
+    /// flow with the most bytes (the first from the front, `getMaxflow`) is dropped.
+    fn ns2_steal(&mut self, blimit: u64, ctx: &mut QueueCtx) {
+        while self.bytes > blimit {
+            let mut pos = 0;
+            for (i, &f) in self.active.iter().enumerate() {
+                if self.flows[f as usize].bytes > self.flows[self.active[pos] as usize].bytes {
+                    pos = i;
+                }
+            }
+            let f = self.active[pos] as usize;
+            let d = self.pop(f, true, ctx).expect("the fattest flow holds a packet");
+            ctx.drop_packet(d, DropReason::FatFlow);
+            if self.flows[f].q.is_empty() {
+                self.retire_at(pos);
+            }
+        }
     }
 }
 
@@ -90,6 +140,7 @@ impl Qdisc for Drr {
         let q = self.quantum_of(f);
         let fl = &mut self.flows[f];
         fl.q.push_back(id);
+        fl.bytes += ctx.size(id) as u64;
         if !fl.active {
             fl.active = true;
             fl.deficit = if self.variant == Deficit::Linux { q } else { 0 };
@@ -98,7 +149,9 @@ impl Qdisc for Drr {
         self.depths.inc(f);
         self.packets += 1;
         self.bytes += ctx.size(id) as u64;
-        if over_limit(self.limit, self.packets, self.bytes) {
+        if let Some(blimit) = self.blimit {
+            self.ns2_steal(blimit, ctx);
+        } else if over_limit(self.limit, self.packets, self.bytes) {
             let (victim, _) = self.depths.longest().expect("packets queued");
             let d = self.pop(victim, false, ctx).expect("longest is non-empty");
             ctx.drop_packet(d, DropReason::FatFlow);
@@ -161,6 +214,13 @@ impl Qdisc for Drr {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DrrParams {
+    /// paper (default) or ns2 (ns-2.35 queue/drr.cc: the `blimit` byte bound with its
+    /// head drop from the flow holding the most bytes; presets quantum 250 B, classic deficit)
+    variant: DrrVariant,
+    /// ns2 only: bytes queued at most (ns-2's blimit_; the link's limit is not read); default 25000
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    blimit: u64,
     /// bytes per round for flows without an entry in quanta; default the link MTU (1500)
     #[serde(with = "as_size")]
     #[schemars(with = "Size")]
@@ -172,8 +232,22 @@ struct DrrParams {
 }
 
 impl Params<LinkInfo> for DrrParams {
+    const PRESET: Option<&'static str> = Some("variant");
+
+    fn preset(&self, _link: &LinkInfo) -> DrrParams {
+        match self.variant {
+            DrrVariant::Paper => self.clone(),
+            DrrVariant::Ns2 => DrrParams {
+                quantum: NS2_QUANTUM,
+                deficit: Deficit::Classic,
+                ..self.clone()
+            },
+        }
+    }
+
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_bytes("quantum", self.quantum, 1, 1 << 24)?;
+        check_bytes("blimit", self.blimit, 1, 1 << 40)?;
         for (i, q) in self.quanta.iter().enumerate() {
             check_bytes(&format!("quanta[{i}]"), q.0, 1, 1 << 24)?;
         }
@@ -184,6 +258,8 @@ impl Params<LinkInfo> for DrrParams {
 fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
     let buffer = read(params, Buffer::default(), link)?;
     let defaults = DrrParams {
+        variant: DrrVariant::Paper,
+        blimit: NS2_BLIMIT,
         quantum: link.mtu as u64,
         quanta: Vec::new(),
         deficit: Deficit::Classic,
@@ -194,6 +270,7 @@ fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
         active: VecDeque::new(),
         in_visit: false,
         variant: p.deficit,
+        blimit: (p.variant == DrrVariant::Ns2).then_some(p.blimit),
         quantum: p.quantum as u32,
         quanta: p.quanta.iter().map(|q| q.0 as u32).collect(),
         limit: buffer.limit(),
@@ -308,5 +385,51 @@ mod tests {
         let c = h.enqueue(&mut q, 1, 400, Ecn::NotEct, 0);
         assert_eq!(h.dequeue(&mut q, 0), Some(c));
         assert_eq!(h.dequeue(&mut q, 0), Some(b));
+    }
+
+    // ns-2.35 queue/drr.cc `DRR::enque` with ns-default.tcl's blimit_ 25000: the arrival is
+    // enqueued, then while more than 25000 bytes are queued the head of the flow with the most
+    // bytes is dropped.
+
+    #[test]
+    fn ns2_byte_bound_drops_the_head() {
+        // 25 packets of 1000 B are exactly 25000 B (not above); the 26th evicts the oldest.
+        let mut q = make(json!({"variant": "ns2"}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..26)
+            .map(|_| h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(h.drops, vec![(ids[0], DropReason::FatFlow)]);
+        assert_eq!((q.backlog_packets(), q.backlog_bytes()), (25, 25_000));
+        assert_eq!(h.dequeue(&mut q, 0), Some(ids[1]));
+    }
+
+    #[test]
+    fn ns2_victim_holds_the_most_bytes() {
+        // Flow 0: 10 x 1500 B = 15000 B; flow 1: 12 x 800 B = 9600 B (more packets, fewer bytes).
+        // An 800 B arrival of flow 1 brings 25400 B: flow 0's head goes (the paper's buffer
+        // stealing, by packets, would take flow 1's tail).
+        let mut q = make(json!({"variant": "ns2"}));
+        let mut h = Harness::new();
+        let a: Vec<_> = (0..10)
+            .map(|_| h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0))
+            .collect();
+        for _ in 0..13 {
+            h.enqueue(&mut q, 1, 800, Ecn::NotEct, 0);
+        }
+        assert_eq!(h.drops, vec![(a[0], DropReason::FatFlow)]);
+        assert_eq!(q.backlog_bytes(), 23_900);
+    }
+
+    #[test]
+    fn ns2_preset_and_keys() {
+        let q = make(json!({"variant": "ns2"}));
+        assert_eq!(
+            (q.quantum, q.variant, q.blimit),
+            (250, Deficit::Classic, Some(25_000))
+        );
+        let q = make(json!({"variant": "ns2", "blimit": "416000B", "quantum": "1000B"}));
+        assert_eq!((q.quantum, q.blimit), (1000, Some(416_000)));
+        assert_eq!(make(json!({})).blimit, None);
     }
 }

@@ -14,6 +14,14 @@
 //! * `perturb` (default 0 = off, as the kernel): every period a new hash seed is drawn from the
 //!   discipline's Rng and all queued packets are re-hashed (per-flow order kept).
 //! * The longest slot is found in O(1) through a by-length index.
+//!
+//! `variant = "ns2"`: ns-2.35's `Queue/SFQ` (queue/sfq.cc, whose defaults, tcl/lib/ns-default.tcl,
+//! the preset takes: 16 buckets, `maxqueue` 40 packets). Its total bound is its own `maxqueue_`,
+//! not the link's `limit_` (which `$ns queue-limit` sets and `SFQ::enque` never reads), so
+//! `limit` and `depth` do not apply. `SFQ::enque` tail-drops the arrival when its bucket holds
+//! `used` packets and `left = maxqueue - queued` with `used >= left / 2` (integer halving), or
+//! `left < buckets` and `used > maxqueue / buckets`, or `left <= 0`. `SFQ::deque` serves one packet
+//! per active bucket in turn (no byte quantum). One slot per bucket (`flows` = the buckets).
 
 use super::fq::packets;
 use super::util::{flow_hash, DepthIndex};
@@ -28,6 +36,9 @@ use serde_json::Value;
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
+/// ns-2.35's `Queue/SFQ` defaults (tcl/lib/ns-default.tcl: `maxqueue_ 40`, `buckets_ 16`).
+const NS2_MAXQUEUE: u64 = 40;
+const NS2_BUCKETS: u32 = 16;
 
 struct Slot {
     q: VecDeque<PktId>,
@@ -35,7 +46,16 @@ struct Slot {
     bucket: u32,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SfqVariant {
+    Linux,
+    Ns2,
+}
+
 pub struct Sfq {
+    variant: SfqVariant,
+    maxqueue: u64,
     divisor: u32,
     depth: u32,
     limit: u64,
@@ -79,6 +99,19 @@ impl Sfq {
         self.packets -= 1;
         self.bytes -= ctx.size(id) as u64;
         id
+    }
+
+    /// ns-2's admission (`SFQ::enque`): whether the arrival is to be tail-dropped.
+    fn ns2_refuses(&self, key: u64) -> bool {
+        let s = self.buckets[self.bucket_of(key)];
+        let used = if s == NONE {
+            0
+        } else {
+            self.slots[s as usize].q.len() as i64
+        };
+        let left = self.maxqueue as i64 - self.packets as i64;
+        let fairshare = self.maxqueue as i64 / self.divisor as i64;
+        used >= left >> 1 || (left < self.divisor as i64 && used > fairshare) || left <= 0
     }
 
     /// Inserts without the total-limit check; returns false if the arrival was dropped.
@@ -134,12 +167,34 @@ impl Sfq {
     }
 }
 
+impl Sfq {
+    /// ns-2's `SFQ::deque`: the front slot sends its head and the turn passes.
+    fn serve_one(&mut self, s: usize, ctx: &QueueCtx) -> PktId {
+        let id = self.remove_packet(s, true, ctx);
+        if self.slots[s].q.is_empty() {
+            self.ring.pop_front();
+            self.release_slot(s);
+        } else {
+            self.ring.rotate_left(1);
+        }
+        id
+    }
+}
+
 impl Qdisc for Sfq {
     fn flow_queues(&self) -> bool {
         true
     }
 
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+        if self.variant == SfqVariant::Ns2 {
+            if self.ns2_refuses(ctx.hash_key(id)) {
+                ctx.drop_packet(id, DropReason::Overlimit);
+            } else {
+                self.insert(id, ctx);
+            }
+            return;
+        }
         if !self.insert(id, ctx) {
             return;
         }
@@ -163,6 +218,9 @@ impl Qdisc for Sfq {
     fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
         loop {
             let s = *self.ring.front()? as usize;
+            if self.variant == SfqVariant::Ns2 {
+                return Some(self.serve_one(s, ctx));
+            }
             if self.slots[s].allot <= 0 {
                 self.slots[s].allot += self.quantum;
                 self.ring.rotate_left(1);
@@ -212,6 +270,13 @@ impl Qdisc for Sfq {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SfqParams {
+    /// linux (sch_sfq, default) or ns2 (ns-2.35 queue/sfq.cc: `maxqueue`, its drop rule, one
+    /// packet per turn; presets 16 buckets and 16 slots)
+    variant: SfqVariant,
+    /// ns2 only: total packets ("40p", ns-2's maxqueue_; the link's limit is not read); default 40p
+    #[serde(with = "packets")]
+    #[schemars(with = "LimitSpec")]
+    maxqueue: u64,
     /// hash buckets, a power of two <= 65536; default 1024
     divisor: u32,
     /// slots (simultaneously active flows); default 128
@@ -235,6 +300,20 @@ struct SfqParams {
 }
 
 impl Params<LinkInfo> for SfqParams {
+    const PRESET: Option<&'static str> = Some("variant");
+
+    /// ns2: ns-2.35's `Queue/SFQ set buckets_ 16` (tcl/lib/ns-default.tcl), one slot each.
+    fn preset(&self, _link: &LinkInfo) -> SfqParams {
+        match self.variant {
+            SfqVariant::Linux => self.clone(),
+            SfqVariant::Ns2 => SfqParams {
+                divisor: NS2_BUCKETS,
+                flows: NS2_BUCKETS,
+                ..self.clone()
+            },
+        }
+    }
+
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("divisor", self.divisor, 1, 65_536)?;
         if !self.divisor.is_power_of_two() {
@@ -243,6 +322,7 @@ impl Params<LinkInfo> for SfqParams {
         check_range("flows", self.flows, 1, 65_536)?;
         check_range("depth", self.depth, 1, 65_536)?;
         check_range("limit", self.limit, 1, 1 << 24)?;
+        check_range("maxqueue", self.maxqueue, 1, 1 << 24)?;
         self.limit = self.limit.min(self.depth as u64 * self.flows as u64);
         check_bytes("quantum", self.quantum, 1, 1 << 20)?;
         check_time("perturb", self.perturb, 0, 3600 * SEC)
@@ -251,6 +331,8 @@ impl Params<LinkInfo> for SfqParams {
 
 fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let defaults = SfqParams {
+        variant: SfqVariant::Linux,
+        maxqueue: NS2_MAXQUEUE,
         divisor: 1024,
         flows: 128,
         depth: 127,
@@ -265,6 +347,8 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let p = read(params, defaults, link)?;
     let (divisor, flows) = (p.divisor, p.flows);
     let q = Sfq {
+        variant: p.variant,
+        maxqueue: p.maxqueue,
         divisor,
         depth: p.depth,
         limit: p.limit,
@@ -424,5 +508,66 @@ mod tests {
             vec![(ids[0], DropReason::Head), (ids[1], DropReason::Head)]
         );
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[2]));
+    }
+
+    // ns-2.35 queue/sfq.cc `SFQ::enque` with ns-default.tcl's maxqueue_ 40, buckets_ 16 (so
+    // fairshare = 40 / 16 = 2): an arrival to a bucket holding `used` packets, with `left` =
+    // 40 - queued, is dropped if used >= left >> 1, or left < 16 and used > 2, or left <= 0.
+
+    #[test]
+    fn ns2_lone_flow_holds_13_packets() {
+        // used = 13, left = 27: 13 >= 27 >> 1 = 13 drops; used = 12, left = 28: 12 < 14 admits.
+        let mut q = make(json!({"variant": "ns2"}));
+        let mut h = Harness::new();
+        let ids: Vec<_> = (0..20)
+            .map(|_| h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(q.backlog_packets(), 13);
+        let dropped: Vec<_> = h.drops.iter().map(|d| d.0).collect();
+        assert_eq!(dropped, ids[13..].to_vec());
+    }
+
+    #[test]
+    fn ns2_ten_flows_stop_at_30_packets() {
+        // One arrival per flow per round, no service: rounds 1-3 admit everything (round 3:
+        // used = 2, left = 20 - k >= 11, 2 < left >> 1 and 2 is not above the fair share 2); in
+        // round 4 left = 10 - k < 16 and used = 3 > 2, so every later arrival is dropped.
+        let mut q = make(json!({"variant": "ns2"}));
+        let f = flows_in_distinct_buckets(&q, 10);
+        let mut h = Harness::new();
+        for round in 0..6 {
+            for &fl in &f {
+                h.enqueue(&mut q, fl, 1000, Ecn::NotEct, 0);
+            }
+            assert_eq!(q.backlog_packets(), 10 * (round + 1).min(3));
+        }
+        assert_eq!(h.drops.len(), 30);
+        assert!(h.drops.iter().all(|d| d.1 == DropReason::Overlimit));
+    }
+
+    #[test]
+    fn ns2_serves_one_packet_per_turn() {
+        // `SFQ::deque`: the active bucket sends one packet, then `active = active->next`
+        // (sch_sfq would send two 1000-byte packets from its 1500-byte quantum first).
+        let mut q = make(json!({"variant": "ns2"}));
+        let f = flows_in_distinct_buckets(&q, 2);
+        let mut h = Harness::new();
+        let a: Vec<_> = (0..3)
+            .map(|_| h.enqueue(&mut q, f[0], 1000, Ecn::NotEct, 0))
+            .collect();
+        let b: Vec<_> = (0..3)
+            .map(|_| h.enqueue(&mut q, f[1], 1000, Ecn::NotEct, 0))
+            .collect();
+        let out: Vec<_> = (0..6).map(|_| h.dequeue(&mut q, 0).unwrap()).collect();
+        assert_eq!(out, vec![a[0], b[0], a[1], b[1], a[2], b[2]]);
+        assert_eq!(h.dequeue(&mut q, 0), None);
+    }
+
+    #[test]
+    fn ns2_preset_and_keys() {
+        let q = make(json!({"variant": "ns2"}));
+        assert_eq!((q.divisor, q.slots.len(), q.maxqueue), (16, 16, 40));
+        let q = make(json!({"variant": "ns2", "maxqueue": "400p", "divisor": 64}));
+        assert_eq!((q.divisor, q.maxqueue), (64, 400));
     }
 }
