@@ -72,6 +72,12 @@ def test_udp_refuses_accecn_and_receiver_ecn_is_validated():
         resolve({**BASE, "flows": [{"kind": "udp", "rate": "1Mbps", "ecn": "accecn"}]})
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.receiver_ecn: .*maybe"):
         resolve({**BASE, "flows": [{"kind": "tcp", "ecn": "accecn", "receiver_ecn": "maybe"}]})
+    # written back when set; left out at its default ("accecn") so that resolved scenarios
+    # without it read as before the key existed
+    flows = [{"kind": "tcp", "ecn": "accecn", "receiver_ecn": "classic"}, {"kind": "tcp", "ecn": "accecn"}]
+    resolved = resolve({**BASE, "flows": flows})["flows"]
+    assert resolved[0]["receiver_ecn"] == "classic" and "receiver_ecn" not in resolved[1]
+    assert resolved[0]["ecn"] == "accecn"
 
 
 def test_prague_params_are_validated_and_written_back():
