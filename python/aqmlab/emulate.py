@@ -65,6 +65,13 @@ UNSUPPORTED_FLOW_KEYS = {
 }
 
 
+# ECN modes the kernel cannot be asked for per flow, and why.
+ECN_NOT_EMULATED = {
+    "l4s": "the kernel sets ECT(1) only under an L4S congestion control",
+    "accecn": "the kernel negotiates AccECN only by the system-wide net.ipv4.tcp_ecn setting",
+}
+
+
 class EmulationError(Exception):
     """The machine cannot run an emulation (privileges, a missing tool): one line, exit 2."""
 
@@ -235,10 +242,15 @@ def plan(resolved: dict) -> list[FlowPlan]:
         for k, why in UNSUPPORTED_FLOW_KEYS.items():
             if f.get(k) is not None:
                 raise ScenarioError(f"{key}.{k}: emulation does not support {why}; remove the key")
-        if f.get("ecn") == "l4s":
+        ecn = f.get("ecn")
+        if ecn in ECN_NOT_EMULATED:
             raise ScenarioError(
-                f'{key}.ecn: "l4s" is not emulated (the kernel sets ECT(1) only under an L4S '
-                "congestion control); allowed: false, true"
+                f'{key}.ecn: "{ecn}" is not emulated ({ECN_NOT_EMULATED[ecn]}); allowed: false, true'
+            )
+        if f.get("receiver_ecn", "accecn") != "accecn":
+            raise ScenarioError(
+                f"{key}.receiver_ecn: {f['receiver_ecn']!r} is not emulated (the receiver is this "
+                'host\'s own stack); allowed: "accecn" (the default)'
             )
         start = f.get("start", 0)
         if not isinstance(start, (int, str)) or (isinstance(start, str) and start.startswith("uniform")):

@@ -49,7 +49,7 @@ def test_no_queues_block_without_sub_queues():
 def test_ecn_mode_is_validated_and_written_back():
     with pytest.raises(
         ScenarioError,
-        match=r"flows\[0\]\.ecn: \"l5s\" is not allowed; allowed: \"off\", \"classic\", \"l4s\"",
+        match=r"flows\[0\]\.ecn: \"l5s\" is not allowed; allowed: \"off\", \"classic\", \"l4s\", \"accecn\"",
     ):
         aqmlab.run({**SC, "flows": [{"kind": "tcp", "ecn": "l5s"}]}, seed=1)
     resolved = resolve({**SC, "flows": [{"kind": "udp", "rate": "1Mbps", "ecn": "classic"}]})

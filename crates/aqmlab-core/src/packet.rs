@@ -36,16 +36,28 @@ pub enum EcnMode {
     Classic,
     /// The L4S identifier (RFC 9331): ECT(1).
     L4s,
+    /// Accurate ECN feedback (RFC 9768) with the L4S identifier ECT(1), as RFC 9331 4.2 asks of
+    /// a scalable sender; falls back to classic ECN (ECT(0)) when the receiver answers the
+    /// handshake as an RFC 3168 host (transport/tcp/accecn.rs).
+    AccEcn,
 }
 
 impl EcnMode {
     /// The key's values (`false` and `true` stand for `off` and `classic`, and are how those two
     /// are written back, as before the mode had a third value).
-    pub const ALL: [(&'static str, EcnMode); 3] = [
+    pub const ALL: [(&'static str, EcnMode); 4] = [
         ("off", EcnMode::Off),
         ("classic", EcnMode::Classic),
         ("l4s", EcnMode::L4s),
+        ("accecn", EcnMode::AccEcn),
     ];
+
+    pub fn name(self) -> &'static str {
+        EcnMode::ALL
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map_or("off", |(n, _)| n)
+    }
 
     pub fn parse(s: &str) -> Option<EcnMode> {
         EcnMode::ALL.iter().find(|(n, _)| *n == s).map(|(_, m)| *m)
@@ -63,7 +75,7 @@ impl EcnMode {
         match self {
             EcnMode::Off => Ecn::NotEct,
             EcnMode::Classic => Ecn::Ect0,
-            EcnMode::L4s => Ecn::Ect1,
+            EcnMode::L4s | EcnMode::AccEcn => Ecn::Ect1,
         }
     }
 }
@@ -85,11 +97,13 @@ pub enum Kind {
 
 /// TCP header flags.
 pub mod flags {
-    pub const FIN: u8 = 0x01;
-    pub const SYN: u8 = 0x02;
-    pub const ACK: u8 = 0x10;
-    pub const ECE: u8 = 0x40;
-    pub const CWR: u8 = 0x80;
+    pub const FIN: u16 = 0x01;
+    pub const SYN: u16 = 0x02;
+    pub const ACK: u16 = 0x10;
+    pub const ECE: u16 = 0x40;
+    pub const CWR: u16 = 0x80;
+    /// Accurate ECN (RFC 9768 3.1), the header bit 8 (formerly NS).
+    pub const AE: u16 = 0x100;
 }
 
 /// Which way a packet crosses the bottleneck.
@@ -149,7 +163,7 @@ pub struct Packet {
     pub dir: Dir,
     pub ecn: Ecn,
     /// TCP flags (see [`flags`]).
-    pub tcp_flags: u8,
+    pub tcp_flags: u16,
     /// Differentiated Services code point (RFC 2474), set from the flow's `dscp` for both
     /// directions; the IP TOS byte is `dscp << 2 | ecn`.
     pub dscp: u8,

@@ -135,7 +135,7 @@ pub struct Udp {
     /// Departures: "cbr" (evenly spaced) or "poisson".
     pub arrivals: Arrivals,
     /// ECN codepoint of the packets: "off" (Not-ECT), "classic" (ECT(0)) or "l4s" (ECT(1));
-    /// true and false stand for "classic" and "off".
+    /// true and false stand for "classic" and "off" ("accecn" is TCP's).
     #[schemars(with = "EcnMode")]
     pub ecn: EcnMode,
 }
@@ -153,6 +153,12 @@ impl Default for Udp {
 
 impl Params<()> for Udp {
     fn finish(&mut self, _: &()) -> Result<(), String> {
+        if self.ecn == EcnMode::AccEcn {
+            return Err(
+                "ecn: \"accecn\" is TCP feedback (RFC 9768); allowed for udp: \"off\", \"classic\", \"l4s\""
+                    .into(),
+            );
+        }
         match self.rate {
             None => Err("rate: a udp flow needs a rate such as \"20Mbps\"".into()),
             Some(Rate(0)) => Err("rate: 0bps is not allowed; must be positive".into()),

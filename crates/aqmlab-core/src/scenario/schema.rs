@@ -136,7 +136,7 @@ impl JsonSchema for EcnMode {
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         let names: Vec<&str> = EcnMode::ALL.iter().map(|(n, _)| *n).collect();
-        json_schema!({"description": "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)) or \"l4s\" (RFC 9331, ECT(1)); true = \"classic\", false = \"off\"",
+        json_schema!({"description": "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)), \"l4s\" (RFC 9331, ECT(1)) or \"accecn\" (RFC 9768 feedback, ECT(1)); true = \"classic\", false = \"off\"",
                       "anyOf": [{"enum": names}, {"type": "boolean"}]})
     }
 }

@@ -228,7 +228,7 @@ impl Serialize for EcnMode {
         match self {
             EcnMode::Off => s.serialize_bool(false),
             EcnMode::Classic => s.serialize_bool(true),
-            EcnMode::L4s => s.serialize_str("l4s"),
+            m => s.serialize_str(m.name()),
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod dctcp;
 pub mod hystart_pp;
 pub mod ledbat;
 pub mod nice;
+pub mod prague;
 pub mod reno;
 pub mod tcp_lp;
 
@@ -38,6 +39,7 @@ pub use dctcp::Dctcp;
 pub use hystart_pp::HystartPp;
 pub use ledbat::{Ledbat, LedbatParams};
 pub use nice::{Nice, NiceParams};
+pub use prague::{Prague, PragueParams};
 pub use reno::Reno;
 pub use tcp_lp::{TcpLp, TcpLpParams};
 
@@ -117,8 +119,11 @@ pub struct AckSample {
     pub owd: Option<Time>,
     /// This ACK moved snd_una past the end of the previous round (about once per RTT).
     pub round_start: bool,
-    /// The ACK carried ECN-Echo (DCTCP counts the bytes such ACKs acknowledge).
+    /// The ACK carried ECN-Echo (DCTCP counts the bytes such ACKs acknowledge); with AccECN,
+    /// it reported new CE marks.
     pub ece: bool,
+    /// Packets this ACK newly reports CE-marked (AccECN's ACE counter; 0 otherwise).
+    pub ce_segs: u64,
 }
 
 /// What triggered a congestion response.
@@ -158,6 +163,14 @@ pub trait CongestionControl {
     /// Retransmission timeout: set `st.ssthresh` (the sender sets cwnd = 1 SMSS afterwards).
     /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
     fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);
+    /// A controller that paces itself (Prague): its pacing, in place of the `pacing` keys.
+    fn pacing(&self) -> Option<crate::transport::tcp::Pacing> {
+        None
+    }
+    /// Whether it runs only over AccECN feedback (Prague); without it the sender runs Reno.
+    fn needs_accecn(&self) -> bool {
+        false
+    }
 }
 
 /// Names [`make_cc`] accepts.
@@ -170,6 +183,7 @@ pub const CC_NAMES: &[&str] = &[
     "tcp_lp",
     "nice",
     "dctcp",
+    "prague",
 ];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
@@ -208,11 +222,12 @@ pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::V
         "ledbat" => parse::<LedbatParams>(name, params, LedbatParams::check),
         "tcp_lp" => parse::<TcpLpParams>(name, params, TcpLpParams::check),
         "nice" => parse::<NiceParams>(name, params, NiceParams::check),
+        "prague" => parse::<PragueParams>(name, params, PragueParams::check),
         _ if params.is_null() || params.as_object().is_some_and(|m| m.is_empty()) => {
             Ok(serde_json::json!({}))
         }
         _ => Err(format!(
-            "{name} takes no parameters; allowed: cc_params with cc = \"cubic\", \"ledbat\", \"tcp_lp\" or \"nice\""
+            "{name} takes no parameters; allowed: cc_params with cc = \"cubic\", \"ledbat\", \"tcp_lp\", \"nice\" or \"prague\""
         )),
     }
 }
@@ -247,6 +262,10 @@ pub fn make_cc(
             serde_json::from_value(resolved).expect("resolved"),
         ))),
         "nice" => Ok(Box::new(Nice::new(
+            mss,
+            serde_json::from_value(resolved).expect("resolved"),
+        ))),
+        "prague" => Ok(Box::new(Prague::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),
         ))),

@@ -24,10 +24,12 @@ use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
 use crate::transport::cc::{cc_params, Hystart, CC_NAMES};
 use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
+use accecn::ReceiverEcn;
 use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+pub mod accecn;
 pub mod receiver;
 pub mod rto;
 pub mod scoreboard;
@@ -70,10 +72,16 @@ pub struct TcpConfig {
     /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table;
     /// resolved with every default written out.
     pub cc_params: Value,
-    /// ECN: "off", "classic" (RFC 3168: ECT(0) on data) or "l4s" (RFC 9331: ECT(1)); true and
-    /// false stand for "classic" and "off". The response to a mark is the controller's.
+    /// ECN: "off", "classic" (RFC 3168: ECT(0) on data), "l4s" (RFC 9331: ECT(1)) or "accecn"
+    /// (RFC 9768 accurate feedback, ECT(1)); true and false stand for "classic" and "off". The
+    /// response to a mark is the controller's.
     #[schemars(with = "EcnMode")]
     pub ecn: EcnMode,
+    /// The ECN the receiving end supports: "accecn" (RFC 9768 and RFC 3168), "classic" (RFC 3168
+    /// only: an AccECN sender falls back to classic ECN) or "off" (no ECN is negotiated).
+    /// Written out only when not "accecn".
+    #[serde(default, skip_serializing_if = "ReceiverEcn::is_default")]
+    pub receiver_ecn: ReceiverEcn,
     /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
     pub sack: bool,
     /// Initial window in segments.
@@ -364,6 +372,7 @@ impl TcpConfig {
             ss_ratio: self.pacing_ss_ratio,
             ca_ratio: self.pacing_ca_ratio,
             tso_segs: self.tso_segs.0,
+            ..Pacing::LINUX
         })
     }
 
@@ -422,6 +431,12 @@ impl Params<()> for TcpConfig {
                 fmt_time(self.rto_tick)
             ));
         }
+        if self.cc.0 == "prague" && self.ecn != EcnMode::AccEcn {
+            return Err(format!(
+                "ecn: \"{}\" with cc = \"prague\"; allowed: \"accecn\" (Prague sends ECT(1) and needs AccECN feedback, tcp_prague.c)",
+                self.ecn.name()
+            ));
+        }
         // The window the connection runs with, in bytes (a profile's may count segments).
         self.rwnd = Rwnd::Bytes(self.rwnd_bytes());
         if self.rwnd_bytes() < self.mss as u64 {
@@ -456,10 +471,23 @@ pub struct Pacing {
     pub ss_ratio: u32,
     /// net.ipv4.tcp_pacing_ca_ratio (default 120).
     pub ca_ratio: u32,
-    /// Segments per burst; `None` = Linux's autosizing: the bytes of 2^-10 s at the pacing rate
-    /// (sk_pacing_shift 10), at least 2 segments (tcp_min_tso_segs) and at most 64 KB
-    /// (gso_max_size).
+    /// Segments per burst; `None` = autosizing: the bytes of 2^-`burst_shift` s at the pacing
+    /// rate, at least `min_burst` segments and at most 64 KB (gso_max_size).
     pub tso_segs: Option<u32>,
+    pub burst_shift: u32,
+    pub min_burst: u64,
+}
+
+impl Pacing {
+    /// Linux's defaults: the ratios 200 and 120 percent, autosized bursts of 2^-10 s
+    /// (sk_pacing_shift 10), at least 2 segments (tcp_min_tso_segs).
+    pub const LINUX: Pacing = Pacing {
+        ss_ratio: 200,
+        ca_ratio: 120,
+        tso_segs: None,
+        burst_shift: 10,
+        min_burst: 2,
+    };
 }
 
 impl Default for TcpConfig {
@@ -491,6 +519,7 @@ fn rfc() -> TcpConfig {
         cc: Name("cubic"),
         cc_params: Value::Null,
         ecn: EcnMode::Off,
+        receiver_ecn: ReceiverEcn::Accecn,
         sack: true,
         iw: 10,
         min_rto: 200 * MS,
@@ -541,6 +570,7 @@ fn linux() -> TcpConfig {
         profile: Name("linux"),
         cc: Name("cubic"),
         ecn: EcnMode::Off,
+        receiver_ecn: ReceiverEcn::Accecn,
         sack: true,
         iw: 10,
         mss: 1448,
@@ -593,6 +623,7 @@ fn ns2_sack1() -> TcpConfig {
         cc: Name("newreno"),
         // ecn_ 0.
         ecn: EcnMode::Off,
+        receiver_ecn: ReceiverEcn::Accecn,
         sack: true,
         // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
         // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).

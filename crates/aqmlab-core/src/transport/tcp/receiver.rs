@@ -7,8 +7,9 @@
 //! out-of-order data, duplicates, hole-filling segments and the FIN; the first `quickack` data
 //! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does), timestamp
 //! echo per
-//! RFC 7323 (TS.Recent from the segment at the left edge of the window) and the RFC 3168 ECN
-//! receiver (ECE on every ACK from a CE mark until a CWR arrives).
+//! RFC 7323 (TS.Recent from the segment at the left edge of the window), the RFC 3168 ECN
+//! receiver (ECE on every ACK from a CE mark until a CWR arrives) and the AccECN receiver
+//! (RFC 9768: the ACE counter on every ACK, `accecn.rs`).
 //!
 //! Simplifications (documented): the receiver never sends data; it answers every SYN with a
 //! SYN-ACK and relies on the sender's SYN retransmission when a SYN-ACK is lost (no SYN-ACK
@@ -17,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
 use super::{ack_size, TcpConfig, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
@@ -29,7 +31,8 @@ pub struct TcpReceiver {
     /// Direction of the data (ACKs go the other way).
     dir: Dir,
     sack: bool,
-    ecn_cfg: bool,
+    /// The ECN this end supports (`receiver_ecn`, none when the flow's `ecn` is off).
+    ecn_cfg: ReceiverEcn,
     /// ECE reflects each data segment's CE (RFC 8257 3.2, DCTCP) instead of RFC 3168's latch.
     each_ce: bool,
     delack: Option<Time>,
@@ -37,7 +40,9 @@ pub struct TcpReceiver {
     ack_every: u64,
     delack_grid: bool,
     synced: bool,
-    ecn_ok: bool,
+    feedback: Feedback,
+    /// The AccECN counters (used once AccECN is negotiated).
+    acc: RxCounters,
     rcv_nxt: u64,
     /// Out-of-order data above rcv_nxt: start -> end (exclusive), disjoint and non-adjacent.
     ooo: BTreeMap<u64, u64>,
@@ -64,13 +69,18 @@ impl TcpReceiver {
             flow,
             dir,
             sack: cfg.sack,
-            ecn_cfg: cfg.ecn.on(),
+            ecn_cfg: if cfg.ecn.on() {
+                cfg.receiver_ecn
+            } else {
+                ReceiverEcn::Off
+            },
             each_ce: echoes_each_ce(&cfg.cc),
             delack: cfg.delack,
             ack_every: cfg.segs_per_ack as u64 * cfg.mss as u64,
             delack_grid: cfg.delack_grid,
             synced: false,
-            ecn_ok: false,
+            feedback: Feedback::Off,
+            acc: RxCounters::default(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             blocks: [SackBlock::default(); MAX_SACK_BLOCKS],
@@ -90,6 +100,11 @@ impl TcpReceiver {
     /// Payload bytes delivered in order.
     pub fn bytes_delivered(&self) -> u64 {
         self.rcv_nxt.saturating_sub(1)
+    }
+
+    /// The AccECN counters r.cep, r.ceb, r.e0b, r.e1b (RFC 9768 3.2.1).
+    pub fn accecn_counters(&self) -> &RxCounters {
+        &self.acc
     }
 
     /// The next expected sequence number.
@@ -119,7 +134,12 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, now: Time, out: &mut Outbox) {
         let mut p = self.base(now);
-        p.tcp_flags = flags::ACK | if self.ece { flags::ECE } else { 0 };
+        p.tcp_flags = flags::ACK
+            | match self.feedback {
+                Feedback::Accurate => self.acc.ack_flags(),
+                _ if self.ece => flags::ECE,
+                _ => 0,
+            };
         if self.sack {
             p.n_sack = self.n_blocks as u8;
             p.sack = self.blocks;
@@ -223,8 +243,7 @@ impl Endpoint for TcpReceiver {
                 self.synced = true;
                 self.rcv_nxt = 1;
                 self.last_ack_sent = 1;
-                let want = flags::ECE | flags::CWR;
-                self.ecn_ok = self.ecn_cfg && pkt.tcp_flags & want == want;
+                self.feedback = answer_syn(self.ecn_cfg, pkt.tcp_flags, pkt.ecn).0;
             }
             self.ts_recent = pkt.ts_val;
             // SYN-ACK: sent at once, also for a retransmitted SYN.
@@ -232,7 +251,7 @@ impl Endpoint for TcpReceiver {
             p.seq = 0;
             p.ack = 1;
             p.size = SYN_SIZE;
-            p.tcp_flags = flags::SYN | flags::ACK | if self.ecn_ok { flags::ECE } else { 0 };
+            p.tcp_flags = flags::SYN | flags::ACK | answer_syn(self.ecn_cfg, pkt.tcp_flags, pkt.ecn).1;
             out.push(p);
             self.acks_sent += 1;
             return;
@@ -240,14 +259,17 @@ impl Endpoint for TcpReceiver {
         if !self.synced || pkt.payload == 0 {
             return;
         }
-        if self.ecn_ok && self.each_ce {
+        let mut ace_now = false;
+        if self.feedback == Feedback::Accurate {
+            ace_now = self.acc.on_data(pkt.ecn, pkt.payload as u64);
+        } else if self.feedback == Feedback::Classic && self.each_ce {
             // RFC 8257 3.2: a change of CE state first ACKs the data before it, with the old state
             let ce = pkt.ecn == Ecn::Ce;
             if ce != self.ece && self.unacked_bytes > 0 {
                 self.send_ack(now, out);
             }
             self.ece = ce;
-        } else if self.ecn_ok {
+        } else if self.feedback == Feedback::Classic {
             if pkt.tcp_flags & flags::CWR != 0 {
                 self.ece = false;
             }
@@ -264,7 +286,7 @@ impl Endpoint for TcpReceiver {
         if s <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
             self.ts_recent = pkt.ts_val;
         }
-        let mut immediate = self.delack.is_none() || self.quick > 0;
+        let mut immediate = self.delack.is_none() || self.quick > 0 || ace_now;
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
         } else if s > self.rcv_nxt {
@@ -566,7 +588,7 @@ mod tests {
             ecn: Ecn::Ect0,
             ..Default::default()
         };
-        let mut send = |rx: &mut TcpReceiver, seq: u64, ecn: Ecn, flags: u8, out: &mut Vec<Packet>| {
+        let mut send = |rx: &mut TcpReceiver, seq: u64, ecn: Ecn, flags: u16, out: &mut Vec<Packet>| {
             p.seq = seq;
             p.ecn = ecn;
             p.tcp_flags = flags;

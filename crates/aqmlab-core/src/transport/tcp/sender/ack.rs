@@ -1,9 +1,10 @@
 //! The phases of an ACK that belong to no optional feature: the intake into the scoreboard
 //! with the RTT sample, the round and duplicate-ACK counts, window growth by the congestion
 //! controller (with Linux 3.14's window-validation gate, [`is_cwnd_limited`]), the end of a
-//! transfer and the RFC 3168 ECN response. Owns [`Ack`], what an ACK brought, as the phases
+//! transfer and the ECN response (RFC 3168 or AccECN feedback). Owns [`Ack`], what an ACK brought, as the phases
 //! pass it on.
 
+use super::super::accecn::Feedback;
 use super::{SenderState, TcpSender, Timer};
 use crate::packet::{flags, Packet};
 use crate::transport::cc::{AckSample, CongestionKind};
@@ -28,8 +29,10 @@ pub(super) struct Ack {
     /// The RTT sample of the timestamp echo (RFC 7323), and the one-way delay TSval - TSecr.
     pub(super) rtt: Option<Time>,
     pub(super) owd: Option<Time>,
-    /// The ACK carried ECN-Echo.
+    /// The ACK signalled congestion: ECN-Echo (RFC 3168), or new CE marks (AccECN).
     pub(super) ece: bool,
+    /// Packets newly known CE-marked (AccECN; 0 otherwise).
+    pub(super) ce_segs: u64,
 }
 
 impl TcpSender {
@@ -56,6 +59,7 @@ impl TcpSender {
         let outstanding = self.snd_una < self.high_data;
         let dup =
             ack == self.snd_una && outstanding && pkt.payload == 0 && (!self.cfg.sack || sacked_bytes > 0);
+        let (ece, ce_segs) = self.ecn_feedback(pkt, acked_bytes + sacked_bytes);
         Ack {
             advanced,
             acked_bytes,
@@ -67,7 +71,21 @@ impl TcpSender {
             round_start: false,
             rtt,
             owd,
-            ece: self.ecn_ok && pkt.tcp_flags & flags::ECE != 0,
+            ece,
+            ce_segs,
+        }
+    }
+
+    /// Whether the ACK signals congestion, and (AccECN) how many packets it reports newly
+    /// CE-marked, counting the `delivered` bytes it acknowledges or SACKs in segments.
+    fn ecn_feedback(&mut self, pkt: &Packet, delivered: u64) -> (bool, u64) {
+        match self.feedback {
+            Feedback::Off => (false, 0),
+            Feedback::Classic => (pkt.tcp_flags & flags::ECE != 0, 0),
+            Feedback::Accurate => {
+                let n = self.ace.on_ack(pkt.tcp_flags, delivered.div_ceil(self.mss));
+                (n > 0, n)
+            }
         }
     }
 
@@ -94,7 +112,7 @@ impl TcpSender {
     }
 
     /// The round, the duplicate ACK count, and ECE.
-    pub(super) fn count_ack(&mut self, pkt: &Packet, a: &mut Ack) {
+    pub(super) fn count_ack(&mut self, a: &mut Ack) {
         if a.advanced && self.snd_una >= self.round_end {
             a.round_start = true;
             self.round_end = self.high_data;
@@ -105,7 +123,7 @@ impl TcpSender {
         } else if a.dup {
             self.rec.dupacks += 1;
         }
-        if pkt.tcp_flags & flags::ECE != 0 {
+        if a.ece {
             self.n.ece_acks += 1;
         }
     }
@@ -125,6 +143,7 @@ impl TcpSender {
             owd: a.owd,
             round_start: a.round_start,
             ece: a.ece,
+            ce_segs: a.ce_segs,
         };
         self.cc.on_ack(&sample, &mut self.st);
     }
@@ -143,16 +162,15 @@ impl TcpSender {
         false
     }
 
-    /// ECN: react to ECE once per window, never during loss recovery.
-    pub(super) fn ecn_on_ack(&mut self, pkt: &Packet, now: Time) {
-        if self.ecn_ok
-            && pkt.tcp_flags & flags::ECE != 0
+    /// ECN: react to a congestion signal once per window, never during loss recovery.
+    pub(super) fn ecn_on_ack(&mut self, a: &Ack, now: Time) {
+        if a.ece
             && !self.rec.in_recovery
             && self.rec.loss_point.is_none()
             && self.reduce(now, CongestionKind::Ecn)
         {
             self.n.ecn_reductions += 1;
-            self.cwr_pending = true;
+            self.cwr_pending = self.feedback == Feedback::Classic;
         }
     }
 }
@@ -175,6 +193,7 @@ mod tests {
     use super::super::testutil::*;
     use super::super::*;
     use crate::packet::{Ecn, EcnMode};
+    use crate::transport::tcp::{accecn, TcpReceiver};
 
     #[test]
     fn cwnd_limited_follows_linux_3_14() {
@@ -280,6 +299,81 @@ mod tests {
         a.ack = 1 + 11 * MSS;
         s.on_packet(&a, 400, &mut out);
         assert_eq!(s.ecn_reductions(), 2);
+    }
+
+    /// A sender and a receiver of `cfg` after the handshake between them, and the sender's
+    /// first flight.
+    fn handshake(cfg: &TcpConfig) -> (TcpSender, TcpReceiver, Vec<Packet>) {
+        let mut s = TcpSender::new(cfg, 0, Dir::Up).unwrap();
+        let mut r = TcpReceiver::new(cfg, 0, Dir::Up);
+        let (mut out, mut back) = (vec![], vec![]);
+        s.start(0, &mut out);
+        r.on_packet(&out[0], 50, &mut back);
+        out.clear();
+        s.on_packet(&back[0], 100, &mut out);
+        (s, r, out)
+    }
+
+    #[test]
+    fn accecn_negotiates_end_to_end_and_falls_back_per_receiver() {
+        use crate::transport::tcp::accecn::{Feedback, ReceiverEcn};
+        let cfg = |cc: &'static str, rx: ReceiverEcn| TcpConfig {
+            iw: 4,
+            cc: cc.into(),
+            ecn: EcnMode::AccEcn,
+            receiver_ecn: rx,
+            ..TcpConfig::default()
+        };
+        // an AccECN receiver: AccECN, ECT(1) on data, Prague stays Prague
+        let (s, _, out) = handshake(&cfg("prague", ReceiverEcn::Accecn));
+        assert_eq!((s.feedback(), s.cc().name()), (Feedback::Accurate, "prague"));
+        assert!(out
+            .iter()
+            .all(|p| p.ecn == Ecn::Ect1 && p.tcp_flags & flags::CWR == 0));
+        // an RFC 3168 receiver: CUBIC falls back to classic ECN with ECT(0) (RFC 9768 3.1.2);
+        // Prague to Reno without ECN (tcp_prague.c: no RFC 3168 fallback, prague-reno)
+        let (s, _, out) = handshake(&cfg("cubic", ReceiverEcn::Classic));
+        assert_eq!((s.feedback(), s.cc().name()), (Feedback::Classic, "cubic"));
+        assert!(out.iter().all(|p| p.ecn == Ecn::Ect0));
+        let (s, _, out) = handshake(&cfg("prague", ReceiverEcn::Classic));
+        assert_eq!((s.feedback(), s.cc().name()), (Feedback::Off, "newreno"));
+        assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
+        // a receiver without ECN: none
+        let (s, _, out) = handshake(&cfg("cubic", ReceiverEcn::Off));
+        assert_eq!(s.feedback(), Feedback::Off);
+        assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
+    }
+
+    #[test]
+    fn accecn_ce_marks_reach_the_sender_through_the_ace_counter() {
+        // four segments, the 2nd and 3rd CE-marked on the way; the receiver ACKs each (no
+        // delayed ACK): ACE 5, 6, 7, 7; the sender counts 2 marks and reduces once
+        let cfg = TcpConfig {
+            iw: 4,
+            ecn: EcnMode::AccEcn,
+            delack: None,
+            cc: "newreno".into(),
+            ..TcpConfig::default()
+        };
+        let (mut s, mut r, mut out) = handshake(&cfg);
+        out[1].ecn = Ecn::Ce;
+        out[2].ecn = Ecn::Ce;
+        let mut acks = vec![];
+        for p in &out {
+            r.on_packet(p, 150, &mut acks);
+        }
+        let ace: Vec<u64> = acks.iter().map(|a| accecn::ace_of(a.tcp_flags)).collect();
+        assert_eq!(ace, [5, 6, 7, 7]);
+        assert_eq!(r.accecn_counters().cep, 7);
+        let mut sent = vec![];
+        for a in &acks {
+            s.on_packet(a, 200, &mut sent);
+        }
+        assert_eq!((s.ece_acks(), s.ecn_reductions()), (2, 1));
+        assert!(
+            sent.iter().all(|p| p.tcp_flags & flags::CWR == 0),
+            "no CWR with AccECN"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! RFC 5681 windows (the growth law itself is the congestion controller's), RFC 3042 limited
 //! transmit, RFC 6298 timer, loss recovery by RFC 6675 (SACK, default) or RFC 6582 (NewReno,
 //! `sack = false`), go-back-N retransmission in slow start after an RTO keeping the SACK
-//! information (RFC 6675 5.1), and the RFC 3168 ECN sender.
+//! information (RFC 6675 5.1), the RFC 3168 ECN sender and the AccECN sender (RFC 9768).
 //!
 //! Choices (documented variants):
 //! * Handshake: SYN at `start`, retransmitted after the initial RTO with doubling; the first
@@ -26,7 +26,11 @@
 //!   snd_una passes the highest sequence sent before the timeout.
 //! * ECN: at most one reduction per window of data (no reduction until snd_una passes the
 //!   highest sequence sent at the previous reduction, loss reductions included); CWR on the next
-//!   new data segment; ECT(0) only on new data.
+//!   new data segment (RFC 3168 feedback only); the mode's codepoint only on new data. With
+//!   AccECN (`ecn = "accecn"`, `accecn.rs`) an ACK signals congestion when the ACE counter shows
+//!   new CE marks; after a fallback to RFC 3168 feedback the data carry ECT(0). A controller
+//!   that needs AccECN (Prague) is replaced by Reno, without ECN, when the handshake does not
+//!   negotiate it (tcp_prague.c's `prague-reno`; the kernel's Prague has no RFC 3168 fallback).
 //! * RTT samples: now - TSecr of every ACK advancing snd_una (RFC 7323); receive window: the
 //!   constant `rwnd` caps unacknowledged data.
 //!
@@ -95,12 +99,14 @@
 //! 10. on an advance, the retransmission and probe timers re-armed (`timers.rs`);
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
+use super::accecn::{self, Feedback, TxCounter};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use super::{Pacing, TcpConfig};
 use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
+use crate::packet::{Ecn, EcnMode};
 use crate::record::rows::FlowReport;
-use crate::transport::cc::{make_cc, CcState, CongestionControl};
+use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -162,7 +168,9 @@ pub struct TcpSender {
     rtt: RttEstimator,
     sb: Scoreboard,
     state: SenderState,
-    ecn_ok: bool,
+    /// The ECN feedback negotiated, and the AccECN sender's CE counter s.cep.
+    feedback: Feedback,
+    ace: TxCounter,
     cwr_pending: bool,
     snd_una: u64,
     /// Next new sequence number (HighData + 1).
@@ -200,6 +208,7 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let data_end = cfg.bytes.map(|b| 1 + b);
         let probe_below = cc.probe_segments() * mss;
+        let pacing = cc.pacing().or(cfg.pacing_params());
         let (sack, rack) = (cfg.sack, cfg.rack && cfg.sack);
         Ok(TcpSender {
             flow,
@@ -237,7 +246,8 @@ impl TcpSender {
                 Scoreboard::new(mss, data_end)
             },
             state: SenderState::Closed,
-            ecn_ok: false,
+            feedback: Feedback::Off,
+            ace: TxCounter::default(),
             cwr_pending: false,
             snd_una: 0,
             high_data: 1,
@@ -250,7 +260,7 @@ impl TcpSender {
             rack: rack.then(Rack::default),
             tlp: (cfg.tlp && sack).then(Tlp::default),
             frto: cfg.frto.then(Frto::default),
-            pacing: cfg.pacing_params(),
+            pacing,
             pace_next: 0,
             probe_below,
             syn_sent: 0,
@@ -317,7 +327,41 @@ impl TcpSender {
         self.rtt.rto()
     }
     pub fn ecn_negotiated(&self) -> bool {
-        self.ecn_ok
+        self.feedback != Feedback::Off
+    }
+    /// The ECN feedback negotiated.
+    pub fn feedback(&self) -> Feedback {
+        self.feedback
+    }
+
+    /// The feedback the SYN asks for.
+    fn asked_feedback(&self) -> Feedback {
+        match self.cfg.ecn {
+            EcnMode::Off => Feedback::Off,
+            EcnMode::AccEcn => Feedback::Accurate,
+            _ => Feedback::Classic,
+        }
+    }
+
+    /// The codepoint of new data: the mode's, ECT(0) for AccECN fallen back to RFC 3168.
+    fn codepoint(&self) -> Ecn {
+        match (self.cfg.ecn, self.feedback) {
+            (_, Feedback::Off) => Ecn::NotEct,
+            (EcnMode::AccEcn, Feedback::Classic) => Ecn::Ect0,
+            (m, _) => m.codepoint(),
+        }
+    }
+
+    /// The handshake's outcome: the feedback the SYN-ACK grants; a controller that needs
+    /// AccECN without it becomes Reno without ECN or its own pacing (tcp_prague.c prague_init).
+    fn negotiate(&mut self, synack: u16) {
+        self.feedback = accecn::negotiated(self.asked_feedback(), synack);
+        if self.cc.needs_accecn() && self.feedback != Feedback::Accurate {
+            self.feedback = Feedback::Off;
+            self.cc = make_cc("reno", self.cfg.mss, Hystart::Off, &serde_json::Value::Null)
+                .expect("reno is a controller");
+            self.pacing = self.cfg.pacing_params();
+        }
     }
 
     /// Holds new data back until `at` (the application hands it over then; `Time::MAX`: not
@@ -356,7 +400,7 @@ impl TcpSender {
         let mut a = self.take_ack(pkt, now);
         a.rack_marked = self.rack_on_ack(a.rtt, now);
         self.tlp_on_ack(a.advanced, now);
-        self.count_ack(pkt, &mut a);
+        self.count_ack(&mut a);
         // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
         // tcp_cong_control).
         self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup);
@@ -365,7 +409,7 @@ impl TcpSender {
             return;
         }
         self.recover_on_ack(&a, now, out);
-        self.ecn_on_ack(pkt, now);
+        self.ecn_on_ack(&a, now);
         if a.advanced {
             self.rearm_on_ack(now);
         }
@@ -391,7 +435,7 @@ impl Endpoint for TcpSender {
             if self.state == SenderState::SynSent && pkt.tcp_flags & flags::ACK != 0 && pkt.ack == 1 {
                 self.state = SenderState::Established;
                 self.snd_una = 1;
-                self.ecn_ok = self.cfg.ecn.on() && pkt.tcp_flags & flags::ECE != 0;
+                self.negotiate(pkt.tcp_flags);
                 if now >= pkt.ts_ecr {
                     self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
                 }

@@ -18,7 +18,7 @@ impl TcpSender {
         let rate = (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64;
         let segs = match p.tso_segs {
             Some(n) => n as u64,
-            None => ((rate >> 10).min(65_535) / self.mss).max(2),
+            None => ((rate >> p.burst_shift).min(65_535) / self.mss).max(p.min_burst),
         };
         Some((segs, rate))
     }

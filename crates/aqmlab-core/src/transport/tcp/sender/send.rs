@@ -2,6 +2,7 @@
 //! NextSeg / RFC 6582 / plain new data), what the application lets out (on periods, `stop`,
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
+use super::super::accecn::{self, Feedback};
 use super::super::{HEADER, SYN_SIZE};
 use super::{SenderState, TcpSender, Timer};
 use crate::packet::{flags, Ecn, Kind, Packet};
@@ -20,10 +21,9 @@ impl TcpSender {
 
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Outbox) {
         let f = flags::SYN
-            | if self.cfg.ecn.on() {
-                flags::ECE | flags::CWR
-            } else {
-                0
+            | match self.asked_feedback() {
+                Feedback::Off => 0,
+                asked => accecn::syn_flags(asked == Feedback::Accurate),
             };
         let p = Packet {
             flow: self.flow,
@@ -76,12 +76,10 @@ impl TcpSender {
         self.last_data_sent = Some(now);
         let i = self.sb.push_new(now);
         let mut p = self.segment(i, now);
-        if self.ecn_ok {
-            p.ecn = self.cfg.ecn.codepoint();
-            if self.cwr_pending {
-                p.tcp_flags |= flags::CWR;
-                self.cwr_pending = false;
-            }
+        p.ecn = self.codepoint();
+        if self.cwr_pending {
+            p.tcp_flags |= flags::CWR;
+            self.cwr_pending = false;
         }
         if self.rec.dupacks > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
             self.rec.lt_bytes += self.sb.seg_end(i) - self.high_data;

@@ -1,0 +1,452 @@
+//! TCP Prague, the L4S team's scalable controller (L4STeam/linux net/ipv4/tcp_prague.c, v0.7),
+//! in its fractional-window mode:
+//!
+//! * alpha, the EWMA of the fraction of CE-marked packets, with gain g = 1/16, kept upscaled by
+//!   1/g in 2^-24 units (PRAGUE_ALPHA_BITS 24) so the remainder carries over: per update,
+//!   alpha' = alpha' - alpha' >> 4 + F, F = (CE packets << 24) / packets delivered since the
+//!   last update (`prague_update_alpha`). It starts at 0 (prague_alpha_mode 0) and is not
+//!   updated before the first CE mark; that mark halves the window instead.
+//! * The window in fractions of a segment (2^-20, CWND_UNIT): each ACK adds (packets delivered
+//!   and not CE-marked) x ai / W segments, x 1500 / MTU (`prague_update_cwnd`); the integer
+//!   window follows the fraction rounded up by one segment per ACK, at least 2, a decrease also
+//!   setting ssthresh. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
+//! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
+//!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
+//! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
+//!   that rate, at least one segment (prague_burst_shift 12): see [`Prague::pacing`].
+//! * RTT independence (RTT_CONTROL_RATE) from `rtt_transition` rounds after slow start on: with
+//!   SRTT below `rtt_target` the per-ACK increase is scaled by (SRTT / target)^2 (the window
+//!   then grows one segment per target RTT, like a flow with that RTT), alpha is updated at
+//!   most once per target RTT, and the ECN response too. `rtt_target = "0s"` switches it off
+//!   (tcp_prague.c before v0.7: `rtt_indep = rtt_target ? scaling : RTT_CONTROL_NONE`).
+//! * Loss: the fraction halved, ssthresh and cwnd set to it at once (Reno's response; Linux
+//!   steps cwnd down one segment per ACK to the same value); a timeout halves it once.
+//! * Without AccECN the sender runs Reno instead, without ECN ([`Prague::needs_accecn`]).
+//!
+//! Left out (documented): the rate-based mode below 4 MTUs of window (prague_cwnd_mode 2)
+//! and the ±3 % pacing offset that comes with it, the MTU reduction at low rates, the classic
+//! ECN detection of earlier versions (off by default there). A round is the sender's (snd_una
+//! past the highest sequence sent at the previous round start), as for DCTCP.
+
+use super::{AckSample, CcState, CongestionControl, CongestionKind};
+use crate::transport::tcp::{Pacing, HEADER};
+use crate::units::{fmt_time, Dur, Time, MS};
+use serde::{Deserialize, Serialize};
+
+/// alpha's resolution (PRAGUE_ALPHA_BITS) and the EWMA gain 2^-SHIFT_G (PRAGUE_SHIFT_G).
+pub const ALPHA_BITS: u32 = 24;
+pub const SHIFT_G: u32 = 4;
+/// The window's fixed point: 2^-20 segment (CWND_UNIT).
+pub const CWND_UNIT: u32 = 20;
+const ONE_CWND: u64 = 1 << CWND_UNIT;
+const MIN_CWND: u64 = 2;
+/// The packet size the increase is normalised to (MTU_SYS).
+const MTU_SYS: u64 = 1500;
+/// Above this SRTT the increase is not scaled (MAX_SCALED_RTT).
+const MAX_SCALED_RTT: Time = 100 * MS;
+
+/// Prague's parameters (the flow's `cc_params` table).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PragueParams {
+    /// The RTT-independence target (prague_rtt_target, 25 ms); "0s": RTT independence off.
+    pub rtt_target: Dur,
+    /// Rounds after slow start before RTT independence applies (prague_rtt_transition, 4).
+    pub rtt_transition: u32,
+}
+
+impl Default for PragueParams {
+    fn default() -> Self {
+        PragueParams {
+            rtt_target: Dur(25 * MS),
+            rtt_transition: 4,
+        }
+    }
+}
+
+impl PragueParams {
+    pub fn check(&self) -> Result<(), String> {
+        if self.rtt_target.0 > MAX_SCALED_RTT {
+            return Err(format!(
+                "rtt_target: {} is out of range; allowed: 0s (off) up to 100ms (tcp_prague.c MAX_SCALED_RTT)",
+                fmt_time(self.rtt_target.0)
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Prague {
+    p: PragueParams,
+    mss: u64,
+    /// The IP packet of a full segment (MSS + headers).
+    mtu: u64,
+    /// The window in 2^-20 segments (0 until the first ACK reads the initial window).
+    frac: u64,
+    /// alpha / g in 2^-24 units.
+    alpha_up: u64,
+    /// The per-ACK increase numerator (1 segment = 2^20, scaled by RTT independence).
+    ai: u64,
+    saw_ce: bool,
+    /// Rounds since slow start was left.
+    round: u32,
+    delivered: u64,
+    delivered_ce: u64,
+    old_delivered: u64,
+    old_delivered_ce: u64,
+    /// A round ended since the last alpha update.
+    round_done: bool,
+    alpha_stamp: Time,
+    cwr_stamp: Option<Time>,
+}
+
+impl Prague {
+    pub fn new(mss: u64, p: PragueParams) -> Prague {
+        Prague {
+            p,
+            mss,
+            mtu: mss + HEADER as u64,
+            frac: 0,
+            alpha_up: 0,
+            ai: ONE_CWND,
+            saw_ce: false,
+            round: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            old_delivered: 0,
+            old_delivered_ce: 0,
+            round_done: false,
+            alpha_stamp: 0,
+            cwr_stamp: None,
+        }
+    }
+
+    /// alpha as a fraction.
+    pub fn alpha(&self) -> f64 {
+        (self.alpha_up >> SHIFT_G) as f64 / (1u64 << ALPHA_BITS) as f64
+    }
+
+    /// The fractional window in segments.
+    pub fn frac_cwnd(&self) -> f64 {
+        self.frac as f64 / ONE_CWND as f64
+    }
+
+    /// RTT independence applies (prague_is_rtt_indep).
+    fn rtt_indep(&self, st: &CcState) -> bool {
+        self.p.rtt_target.0 > 0 && !st.in_slow_start() && self.round >= self.p.rtt_transition
+    }
+
+    /// The integer window the fraction stands for, in segments (prague_frac_cwnd_to_snd_cwnd).
+    fn target_segs(&self) -> u64 {
+        self.frac.div_ceil(ONE_CWND).max(MIN_CWND)
+    }
+
+    /// The per-ACK increase (prague_ai_ack_increase, RTT_CONTROL_RATE): one segment per RTT,
+    /// or per target RTT when SRTT is below it.
+    fn update_ai(&mut self, st: &CcState) {
+        let target = self.p.rtt_target.0;
+        self.ai = match st.srtt {
+            Some(rtt) if target > 0 && self.round >= self.p.rtt_transition && rtt > 0 && rtt < target => {
+                let num = (rtt as u128 * rtt as u128) << CWND_UNIT;
+                let den = target as u128 * target as u128;
+                ((num + den / 2) / den) as u64
+            }
+            _ => ONE_CWND,
+        };
+    }
+
+    /// One segment per ACK towards the fraction (the `adjust` step of prague_update_cwnd).
+    fn adjust(&mut self, st: &mut CcState) {
+        let cwnd = st.cwnd / self.mss;
+        let target = self.target_segs();
+        if cwnd > target {
+            st.cwnd = (cwnd - 1) * self.mss;
+            st.ssthresh = st.cwnd;
+        } else if cwnd < target {
+            st.cwnd = (cwnd + 1) * self.mss;
+        } else {
+            return;
+        }
+        self.update_ai(st);
+    }
+
+    /// The window update of one ACK that delivered `segs` packets (prague_update_cwnd).
+    fn update_cwnd(&mut self, ack: &AckSample, segs: u64, st: &mut CcState) {
+        let mut acked = segs as i64;
+        if ack.ce_segs > 0 {
+            if !self.saw_ce {
+                self.frac = (self.frac + 1) >> 1;
+            }
+            self.saw_ce = true;
+            acked -= ack.ce_segs as i64;
+        }
+        if acked > 0 && !st.in_recovery && st.cwnd_limited {
+            let mut acked = acked as u64;
+            if st.in_slow_start() {
+                let cwnd = st.cwnd / self.mss;
+                let grown = (cwnd + acked).min((st.ssthresh / self.mss).max(cwnd));
+                acked -= grown - cwnd;
+                st.cwnd = grown * self.mss;
+                self.frac = grown << CWND_UNIT;
+                if acked == 0 {
+                    self.update_ai(st);
+                    return;
+                }
+            }
+            let num = (acked as u128 * self.ai as u128) << CWND_UNIT;
+            let inc = ((num + self.frac as u128 / 2) / self.frac as u128) as u64;
+            self.frac += acked.max(inc * MTU_SYS / self.mtu);
+        }
+        self.adjust(st);
+    }
+
+    /// The EWMA step and a new round (prague_update_alpha, prague_new_round).
+    fn update_alpha(&mut self, now: Time, st: &CcState) {
+        if self.saw_ce {
+            let ce = self.delivered_ce - self.old_delivered_ce;
+            let f = if ce > 0 {
+                (ce << ALPHA_BITS) / (self.delivered - self.old_delivered).max(1)
+            } else {
+                0
+            };
+            let a = self.alpha_up - (self.alpha_up >> SHIFT_G) + f;
+            self.alpha_up = a.min(1 << (ALPHA_BITS + SHIFT_G));
+            self.alpha_stamp = now;
+        }
+        self.round_done = false;
+        self.old_delivered = self.delivered;
+        self.old_delivered_ce = self.delivered_ce;
+        if !st.in_slow_start() {
+            self.round = self.round.saturating_add(1);
+        }
+        self.update_ai(st);
+    }
+
+    /// The window halved, at least 2 segments, in bytes.
+    fn halve(&mut self) -> u64 {
+        self.frac -= self.frac >> 1;
+        self.target_segs() * self.mss
+    }
+}
+
+impl CongestionControl for Prague {
+    fn name(&self) -> &'static str {
+        "prague"
+    }
+
+    fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
+        if self.frac == 0 {
+            self.frac = (st.cwnd / self.mss).max(1) << CWND_UNIT;
+        }
+        let segs = (ack.acked_bytes + ack.sacked_bytes).div_ceil(self.mss);
+        self.delivered += segs;
+        self.delivered_ce += ack.ce_segs;
+        self.round_done |= ack.round_start;
+        self.update_cwnd(ack, segs, st);
+        let waited = !self.rtt_indep(st) || ack.now - self.alpha_stamp >= self.p.rtt_target.0;
+        if self.round_done && waited {
+            self.update_alpha(ack.now, st);
+        }
+    }
+
+    fn on_congestion_event(&mut self, now: Time, kind: CongestionKind, st: &mut CcState) {
+        match kind {
+            CongestionKind::Loss => {
+                st.ssthresh = self.halve();
+                st.cwnd = st.ssthresh;
+            }
+            CongestionKind::Ecn => {
+                let recent = self.cwr_stamp.is_some_and(|t| now - t < self.p.rtt_target.0);
+                if self.rtt_indep(st) && recent {
+                    return;
+                }
+                self.cwr_stamp = Some(now);
+                let alpha = (self.alpha_up >> SHIFT_G) as u128;
+                let cut = (alpha * self.frac as u128 + (1 << ALPHA_BITS)) >> (ALPHA_BITS + 1);
+                self.frac -= cut as u64;
+            }
+        }
+    }
+
+    fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
+        if first {
+            st.ssthresh = self.halve();
+        }
+    }
+
+    fn pacing(&self) -> Option<Pacing> {
+        Some(Pacing {
+            ss_ratio: 200,
+            ca_ratio: 100,
+            tso_segs: None,
+            burst_shift: 12,
+            min_burst: 1,
+        })
+    }
+
+    fn needs_accecn(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::test_state;
+
+    fn prague(cwnd_segs: u64) -> (Prague, CcState) {
+        let mut p = Prague::new(1448, PragueParams::default());
+        let mut st = test_state(cwnd_segs * 1448, u64::MAX, cwnd_segs * 1448);
+        st.mss = 1448;
+        p.frac = cwnd_segs << CWND_UNIT;
+        (p, st)
+    }
+
+    /// One ACK of `segs` segments, `ce` of them CE-marked, ending a round or not.
+    fn ack(p: &mut Prague, st: &mut CcState, segs: u64, ce: u64, round_start: bool) {
+        let a = AckSample {
+            acked_bytes: segs * 1448,
+            ce_segs: ce,
+            round_start,
+            ece: ce > 0,
+            ..Default::default()
+        };
+        p.on_ack(&a, st);
+    }
+
+    #[test]
+    fn alpha_is_an_upscaled_ewma_with_gain_one_sixteenth() {
+        // tcp_prague.c in 2^-24 units, alpha kept x16, from 0 (alpha_mode 0). A round of 10
+        // packets with 5 CE: F = 5 << 24 / 10 = 8388608, alpha' = 8388608, alpha = 1/32 =
+        // g x 0.5. Next round 10 of 10: alpha' = 8388608 - 524288 + 16777216 = 24641536,
+        // alpha = 1540096 / 2^24 = 15/16 x 1/32 + 1/16. A round without marks: alpha' x 15/16.
+        let (mut p, mut st) = prague(100);
+        st.ssthresh = 50 * 1448; // congestion avoidance
+        for k in 0..10 {
+            ack(&mut p, &mut st, 1, (k < 5) as u64, k == 9);
+        }
+        assert_eq!(p.alpha_up, 8_388_608);
+        assert_eq!(p.alpha_up >> SHIFT_G, 1 << 19);
+        for k in 0..10 {
+            ack(&mut p, &mut st, 1, 1, k == 9);
+        }
+        assert_eq!(p.alpha_up, 24_641_536);
+        assert!((p.alpha() - (15.0 / 16.0 / 32.0 + 1.0 / 16.0)).abs() < 1e-9);
+        for k in 0..10 {
+            ack(&mut p, &mut st, 1, 0, k == 9);
+        }
+        assert_eq!(p.alpha_up, 24_641_536 - 1_540_096);
+    }
+
+    #[test]
+    fn alpha_waits_for_the_first_mark_and_that_mark_halves_the_window() {
+        let (mut p, mut st) = prague(40);
+        st.ssthresh = 20 * 1448;
+        for k in 0..10 {
+            ack(&mut p, &mut st, 1, 0, k == 9);
+        }
+        assert_eq!(p.alpha_up, 0, "no update before a CE mark");
+        let before = p.frac;
+        ack(&mut p, &mut st, 1, 1, false);
+        assert_eq!(p.frac, (before + 1) >> 1, "the first mark halves the fraction");
+    }
+
+    #[test]
+    fn ecn_response_cuts_alpha_over_two_rounded_to_nearest() {
+        // frac 100 segments, alpha 1/4: cut = (2^22 x 100 x 2^20 + 2^24) >> 25 = 12.5 x 2^20
+        let (mut p, mut st) = prague(100);
+        p.alpha_up = (1 << 22) << SHIFT_G;
+        p.on_congestion_event(0, CongestionKind::Ecn, &mut st);
+        assert_eq!(p.frac, (875 << CWND_UNIT) / 10);
+        // cwnd then steps down one segment per ACK, each step setting ssthresh, towards
+        // ceil(87.5) = 88
+        st.ssthresh = u64::MAX;
+        st.in_recovery = true; // no growth, only the adjust step
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!((st.cwnd, st.ssthresh), (99 * 1448, 99 * 1448));
+        for _ in 0..20 {
+            ack(&mut p, &mut st, 1, 0, false);
+        }
+        assert_eq!(st.cwnd, 88 * 1448);
+        // alpha 1 halves; alpha 0 cuts nothing (the + 1/2 rounds 0 away)
+        let (mut p, mut st) = prague(100);
+        p.alpha_up = 1 << (ALPHA_BITS + SHIFT_G);
+        p.on_congestion_event(0, CongestionKind::Ecn, &mut st);
+        assert_eq!(p.frac, 50 << CWND_UNIT);
+        p.alpha_up = 0;
+        p.on_congestion_event(1, CongestionKind::Ecn, &mut st);
+        assert_eq!(p.frac, 50 << CWND_UNIT);
+    }
+
+    #[test]
+    fn per_ack_increase_is_acked_over_w_in_fractions() {
+        // cwnd 10, an ACK of 2 unmarked segments: + round(2 x 2^40 / (10 x 2^20)) = 209715
+        // (0.2 segment; MSS 1448 is a 1500-byte packet, so no MTU scaling); with one of the
+        // two CE-marked, only the other counts: + round(2^40 / (10 x 2^20 + 209715)) = 102802
+        let (mut p, mut st) = prague(10);
+        st.ssthresh = 5 * 1448;
+        ack(&mut p, &mut st, 2, 0, false);
+        assert_eq!(p.frac, (10 << CWND_UNIT) + 209_715);
+        p.saw_ce = true;
+        ack(&mut p, &mut st, 2, 1, false);
+        assert_eq!(p.frac, (10 << CWND_UNIT) + 209_715 + 102_802);
+        // the integer window follows the rounded-up fraction: 11 segments
+        assert_eq!(st.cwnd, 11 * 1448);
+        // dW = 1/W per ACK: after n ACKs W^2 = W0^2 + 2n, so 10 ACKs from 10 reach sqrt(120)
+        let (mut p, mut st) = prague(10);
+        st.ssthresh = 5 * 1448;
+        for _ in 0..10 {
+            ack(&mut p, &mut st, 1, 0, false);
+        }
+        assert!((p.frac_cwnd() - 120f64.sqrt()).abs() < 0.01, "{}", p.frac_cwnd());
+    }
+
+    #[test]
+    fn rtt_independence_scales_the_increase_by_rtt_over_target_squared() {
+        // SRTT 5 ms, target 25 ms: ai = round(2^20 x 25 / 625) = 41943 once 4 rounds past
+        // slow start; before that, and with the target at 0s, one segment (2^20)
+        let (mut p, mut st) = prague(10);
+        st.ssthresh = 5 * 1448;
+        st.srtt = Some(5 * MS);
+        for r in 0..4u32 {
+            assert_eq!(p.ai, ONE_CWND, "round {r}");
+            ack(&mut p, &mut st, 1, 0, true);
+        }
+        assert_eq!(p.round, 4);
+        assert_eq!(p.ai, 41_943);
+        let mut off = Prague::new(
+            1448,
+            PragueParams {
+                rtt_target: Dur(0),
+                ..Default::default()
+            },
+        );
+        off.round = 10;
+        off.update_ai(&st);
+        assert_eq!(off.ai, ONE_CWND);
+        // SRTT at or above the target: unscaled
+        st.srtt = Some(30 * MS);
+        p.update_ai(&st);
+        assert_eq!(p.ai, ONE_CWND);
+    }
+
+    #[test]
+    fn slow_start_grows_by_packets_and_the_fraction_follows() {
+        // tcp_slow_start in packets: 10 + 2 per ACK of 2, frac = cwnd << 20
+        let (mut p, mut st) = prague(10);
+        ack(&mut p, &mut st, 2, 0, false);
+        assert_eq!((st.cwnd, p.frac), (12 * 1448, 12 << CWND_UNIT));
+    }
+
+    #[test]
+    fn loss_halves_like_reno_and_a_timeout_once() {
+        let (mut p, mut st) = prague(40);
+        p.on_congestion_event(0, CongestionKind::Loss, &mut st);
+        assert_eq!((st.cwnd, st.ssthresh), (20 * 1448, 20 * 1448));
+        p.on_rto(0, true, &mut st);
+        assert_eq!(st.ssthresh, 10 * 1448);
+        p.on_rto(0, false, &mut st);
+        assert_eq!(st.ssthresh, 10 * 1448);
+    }
+}
