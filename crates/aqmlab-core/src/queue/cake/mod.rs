@@ -20,8 +20,8 @@
 //! * BLUE drops, never marks; a flow's last packet is never dropped at dequeue, whatever the
 //!   verdict: it leaves unmarked unless CoDel's part marked it (Linux `cake_dequeue`).
 //!
-//! Left out: the ACK filter, diffserv8 and precedence, autorate, NAT lookups, GSO splitting
-//! (packets here are single segments).
+//! Left out: the ACK filter, autorate, NAT lookups, GSO splitting (packets here are single
+//! segments).
 
 pub mod cobalt;
 pub mod hash;
@@ -53,7 +53,8 @@ use tins::TinMode;
 struct CakeParams {
     /// shaped rate ("20Mbps") or "unlimited" (default, as Linux: the link's own rate paces)
     bandwidth: Bandwidth,
-    /// Diffserv tins: besteffort, diffserv3 (default, as Linux) or diffserv4
+    /// Diffserv tins: besteffort, diffserv3 (default, as Linux), diffserv4, diffserv8 or
+    /// precedence
     diffserv: TinMode,
     /// flow isolation: flowblind, srchost, dsthost, hosts, flows, dual-srchost, dual-dsthost or
     /// triple-isolate (default)
@@ -605,9 +606,9 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let rate = p.bytes_per_s();
     let tins = p
         .diffserv
-        .shares()
+        .shares(rate)
         .iter()
-        .map(|s| Tin::new(&p, rate >> s.rate_shift, s.quantum, link.mtu))
+        .map(|s| Tin::new(&p, s.rate, s.quantum, link.mtu))
         .collect();
     let q = Cake {
         tins,

@@ -496,3 +496,27 @@ fn ingress_counts_overflow_drops_against_the_shaper() {
         assert!(q.shaper.next.abs_diff(next) <= 1, "{}", q.shaper.next);
     }
 }
+
+#[test]
+fn diffserv8_and_precedence_map_and_share_as_linux() {
+    use TinMode::*;
+    // precedence: the DSCP's top three bits; diffserv8: LE 0, CS1 and AF11 1, best effort 2,
+    // AF41 and CS3 3, AF21 4, CS2 5, EF, VA, CS4 and CS5 6, CS6 and CS7 7
+    assert_eq!([0, 8, 46, 48, 63].map(|d| Precedence.tin(d)), [0, 1, 5, 6, 7]);
+    assert_eq!(
+        [1, 8, 10, 0, 34, 24, 18, 16, 46, 44, 32, 40, 48, 56].map(|d| Diffserv8.tin(d)),
+        [0, 1, 1, 2, 3, 3, 4, 5, 6, 6, 6, 6, 7, 7]
+    );
+    // each tin 7/8 of the one below, truncated at each step: 2.5 MB/s (20 Mb/s) and 256
+    let s = Diffserv8.shares(2_500_000);
+    let rates: Vec<u64> = s.iter().map(|t| t.rate).collect();
+    let quanta: Vec<u16> = s.iter().map(|t| t.quantum).collect();
+    assert_eq!(
+        rates,
+        [2_500_000, 2_187_500, 1_914_062, 1_674_804, 1_465_453, 1_282_271, 1_121_987, 981_738]
+    );
+    assert_eq!(quanta, [256, 224, 196, 171, 149, 130, 113, 98]);
+    assert_eq!(Precedence.shares(0).len(), 8);
+    let q = make(json!({"diffserv": "precedence"}), 10_000_000);
+    assert_eq!(q.tins.len(), 8);
+}
