@@ -57,3 +57,15 @@ def test_host_names_are_validated():
     sc = {**sc, "flows": [{"kind": "tcp", "server": ""}]}
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.server: \"\" is not allowed"):
         aqmlab.run(sc, seed=1)
+
+
+def test_cake_home_gives_the_one_flow_host_half_the_downlink():
+    # the done-when: host a's one download against host b's four, through the built-in
+    # home gateway (dual-dsthost down): about half each, where per-flow fairness gives a fifth
+    res = aqmlab.run("cake_home", duration="20s")
+    goodput = {"a-download": 0.0, "b-download": 0.0}
+    for f in res.summary["flows"]:
+        goodput[f["label"]] += f["goodput_mbps"]
+    a, b = goodput["a-download"], goodput["b-download"]
+    assert 17.0 < a + b < 20.0, (a, b)
+    assert abs(a / (a + b) - 0.5) < 0.06, (a, b)

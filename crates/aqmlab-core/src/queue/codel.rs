@@ -207,7 +207,7 @@ impl CeThreshold {
 
 /// `ce_threshold` as written: "off" (None), a duration (every ECT packet), or a table with the
 /// duration and the selector; written back in the same form (a duration when the mask is 0).
-mod ce_threshold {
+pub(super) mod ce_threshold {
     use super::CeThreshold;
     use crate::units::{as_dur, parse_time, Dur, Time};
     use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
@@ -271,7 +271,7 @@ mod ce_threshold {
 }
 
 /// The schema of `ce_threshold`.
-struct CeThresholdSchema;
+pub(super) struct CeThresholdSchema;
 
 impl JsonSchema for CeThresholdSchema {
     fn schema_name() -> Cow<'static, str> {

@@ -27,6 +27,7 @@ pub mod fq_pie;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
+pub mod sch_fq;
 pub mod sfq;
 pub mod sfq_codel;
 pub mod util;
@@ -307,6 +308,7 @@ qdiscs! {
     PfifoFast => pfifo_fast::PfifoFast,
     DualPi2 => dualpi2::DualPi2,
     Cake => cake::Cake,
+    SchFq => sch_fq::SchFq,
 }
 
 impl Qdisc for AnyQdisc {

@@ -12,15 +12,20 @@
 //!   COBALT state has not decayed kept on a decaying list; a flow's quantum is the tin's divided
 //!   by its host's bulk flow count in the dual and triple modes (dithered with a random 16-bit
 //!   fraction, as Linux).
-//! * Overflow: above the buffer limit (modelled memory: size + 576 B per packet, as fq_codel)
-//!   the head of the longest flow queue of any tin is dropped (first maximum, where Linux keeps
-//!   a heap), and its BLUE steps up.
+//! * Overflow: above the buffer limit (modelled memory: size + 576 B per packet, as fq_codel;
+//!   `memlimit` or derived) the head of the flow queue at the root of Linux's overflow heap
+//!   ([`overflow`]) is dropped, and its BLUE steps up.
+//! * `wash` clears the DSCP after the tin is chosen; `ingress` charges COBALT and overflow drops
+//!   to the shaper and lets COBALT wait two MTU times per bulk flow of the tin.
+//! * BLUE drops, never marks; a flow's last packet is never dropped at dequeue, whatever the
+//!   verdict: it leaves unmarked unless CoDel's part marked it (Linux `cake_dequeue`).
 //!
-//! Left out: the ACK filter, `wash`, diffserv8 and precedence, ingress mode, autorate, NAT
-//! lookups, GSO splitting (packets here are single segments).
+//! Left out: the ACK filter, autorate, NAT lookups, GSO splitting (packets here are single
+//! segments).
 
 pub mod cobalt;
 pub mod hash;
+pub mod overflow;
 pub mod shaper;
 pub mod tins;
 
@@ -29,11 +34,12 @@ use super::fq_codel::MEMORY_OVERHEAD;
 use super::util::{flow_hash, PacketQueue};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::{Dir, PktId};
-use crate::params::{check_range, check_time, read, written, Group, Params};
+use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
-use crate::units::{as_dur, Dur, Limit, LimitSpec, Time, MS, SEC};
+use crate::units::{as_dur, as_size, Dur, Limit, LimitSpec, Size, Time, MS, SEC};
 use cobalt::{CobaltParams, CobaltVars, Verdict, P_DEC, P_INC};
 use hash::{FlowMode, Set, Table, QUEUES};
+use overflow::OverflowHeap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,7 +53,8 @@ use tins::TinMode;
 struct CakeParams {
     /// shaped rate ("20Mbps") or "unlimited" (default, as Linux: the link's own rate paces)
     bandwidth: Bandwidth,
-    /// Diffserv tins: besteffort, diffserv3 (default, as Linux) or diffserv4
+    /// Diffserv tins: besteffort, diffserv3 (default, as Linux), diffserv4, diffserv8 or
+    /// precedence
     diffserv: TinMode,
     /// flow isolation: flowblind, srchost, dsthost, hosts, flows, dual-srchost, dual-dsthost or
     /// triple-isolate (default)
@@ -71,6 +78,17 @@ struct CakeParams {
     #[serde(with = "packets")]
     #[schemars(with = "LimitSpec")]
     limit: u64,
+    /// buffer limit in bytes of modelled memory; default 0B: derived from the bandwidth, rtt
+    /// and limit as Linux
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    memlimit: u64,
+    /// clear the DSCP of every packet after choosing its tin (downstream hops see 0); default
+    /// false
+    wash: bool,
+    /// ingress mode (shaping the downlink on the receiving side): packets dropped count against
+    /// the shaper, and COBALT waits for a sojourn of two MTU times per bulk flow; default false
+    ingress: bool,
 }
 
 impl Params<LinkInfo> for CakeParams {
@@ -79,7 +97,8 @@ impl Params<LinkInfo> for CakeParams {
         check_time("target", self.target, 1_000, 10 * SEC)?;
         check_range("overhead", self.overhead, -64, 256)?;
         check_range("mpu", self.mpu, 0, 256)?;
-        check_range("limit", self.limit, 1, 1 << 24)
+        check_range("limit", self.limit, 1, 1 << 24)?;
+        check_bytes("memlimit", self.memlimit, 0, 1 << 40)
     }
 }
 
@@ -98,6 +117,9 @@ impl CakeParams {
                 Some(Limit::Packets(p)) => p,
                 _ => 10_240,
             },
+            memlimit: 0,
+            wash: false,
+            ingress: false,
         }
     }
 
@@ -106,8 +128,12 @@ impl CakeParams {
         self.bandwidth.0.map_or(0, |b| b / 8)
     }
 
-    /// The buffer limit in modelled bytes (`cake_reconfigure` without a `memlimit`).
+    /// The buffer limit in modelled bytes (`cake_reconfigure`): `memlimit`, else from the rate
+    /// and `limit`.
     fn buffer_limit(&self, mtu: u32) -> u64 {
+        if self.memlimit > 0 {
+            return self.memlimit;
+        }
         let by_rate = match self.bytes_per_s() {
             0 => u64::MAX,
             r => (r * (self.rtt / 1_000) / 250_000).max(4 << 20),
@@ -309,6 +335,9 @@ pub struct Cake {
     rng: Rng,
     /// When the shaper lets the next packet go, after a dequeue it held back.
     wake: Option<Time>,
+    heap: OverflowHeap,
+    wash: bool,
+    ingress: bool,
     drops: u64,
     marks: u64,
     overflow_drops: u64,
@@ -332,27 +361,32 @@ impl Cake {
         (flow_hash(ctx.hash_key(id), self.seed), h(src), h(dst))
     }
 
-    /// Overflow: drops the head of the longest flow queue of any tin (`cake_drop`).
+    /// Bytes queued in flow `f` of tin `t` (0 for a tin the mode does not use).
+    fn flow_backlog(tins: &[Tin], t: usize, f: usize) -> u64 {
+        tins.get(t).map_or(0, |tin| tin.flows[f].q.bytes())
+    }
+
+    /// Overflow: drops the head of the flow queue at the root of the overflow heap
+    /// (`cake_drop`); in ingress mode it counts against the shaper.
     fn drop_longest(&mut self, ctx: &mut QueueCtx, now: Time) {
-        let mut best = (0, 0, 0u64);
-        for (t, tin) in self.tins.iter().enumerate() {
-            for (f, flow) in tin.flows.iter().enumerate() {
-                if flow.q.bytes() > best.2 {
-                    best = (t, f, flow.q.bytes());
-                }
-            }
-        }
-        let (t, f, _) = best;
-        let tin = &mut self.tins[t];
-        let Some(id) = tin.flows[f].q.pop_front(ctx) else {
+        let tins = &self.tins;
+        let (t, f) = self.heap.root(|t, f| Self::flow_backlog(tins, t, f));
+        let Some(id) = self.tins.get_mut(t).and_then(|tin| tin.flows[f].q.pop_front(ctx)) else {
+            self.heap.invalidate();
             return;
         };
+        let tin = &mut self.tins[t];
         if tin.flows[f].cvars.queue_full(&tin.cparams, now) {
             tin.unresponsive += 1;
+        }
+        if self.ingress {
+            self.advance_shaper(t, self.framing.adjusted(ctx.size(id)), now, true);
         }
         self.forget(t, ctx.size(id));
         self.overflow_drops += 1;
         ctx.drop_packet(id, DropReason::FatFlow);
+        let tins = &self.tins;
+        self.heap.dropped(|t, f| Self::flow_backlog(tins, t, f));
     }
 
     /// A packet of `size` bytes left tin `t` (sent or dropped).
@@ -426,10 +460,11 @@ impl Cake {
                 };
                 let sojourn = now.saturating_sub(ctx.enqueued_at(id));
                 let ect = ctx.pool.get(id).ecn.capable();
+                let bulk = if self.ingress { tin.bulk as u64 } else { 0 };
                 let verdict =
                     tin.flows[f]
                         .cvars
-                        .should_drop(&tin.cparams, now, sojourn, 0, ect, &mut self.rng);
+                        .should_drop(&tin.cparams, now, sojourn, bulk, ect, &mut self.rng);
                 let last = tin.flows[f].q.is_empty();
                 self.forget(t, ctx.size(id));
                 if verdict != Verdict::Drop || last {
@@ -438,21 +473,31 @@ impl Cake {
                     }
                     return Some((id, f));
                 }
+                if self.ingress {
+                    self.charge(t, f, id, ctx, now, true);
+                }
                 self.drops += 1;
                 ctx.drop_packet(id, DropReason::Head);
             }
         }
     }
 
-    /// Charges a sent packet to its flow `f`, its tin `t` and the shaper.
-    fn charge(&mut self, t: usize, f: usize, id: PktId, ctx: &QueueCtx, now: Time) {
+    /// Charges a packet sent (or, in ingress mode, `dropped` by COBALT) to its flow `f`, its
+    /// tin `t` and the shaper.
+    fn charge(&mut self, t: usize, f: usize, id: PktId, ctx: &QueueCtx, now: Time, dropped: bool) {
         let len = self.framing.adjusted(ctx.size(id));
         let tin = &mut self.tins[t];
         tin.flows[f].deficit -= len as i32;
         tin.deficit -= len as i32;
+        self.advance_shaper(t, len, now, dropped);
+    }
+
+    /// Moves tin `t`'s clock and the shaper's by `len` adjusted bytes (`cake_advance_shaper`).
+    fn advance_shaper(&mut self, t: usize, len: u32, now: Time, dropped: bool) {
         if !self.shaper.rate.unlimited() {
+            let tin = &mut self.tins[t];
             advance_tin(&mut tin.next, &tin.rate, len, now);
-            self.shaper.advance(len, false);
+            self.shaper.advance(len, dropped);
         }
     }
 }
@@ -464,6 +509,9 @@ impl Qdisc for Cake {
 
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
         let t = self.mode.tin(ctx.dscp(id)).min(self.tins.len() - 1);
+        if self.wash {
+            ctx.pool.get_mut(id).dscp = 0;
+        }
         let (fh, src, dst) = self.hashes(ctx, id);
         if self.tins[t].backlog == 0 {
             let tin = &mut self.tins[t];
@@ -481,6 +529,8 @@ impl Qdisc for Cake {
         self.bytes += size as u64;
         self.buffer_used += size as u64 + MEMORY_OVERHEAD;
         tin.activate(f, &mut self.rng);
+        let tins = &self.tins;
+        self.heap.grew(t, f, |t, f| Self::flow_backlog(tins, t, f));
         while self.buffer_used > self.buffer_limit {
             self.drop_longest(ctx, now);
         }
@@ -498,7 +548,8 @@ impl Qdisc for Cake {
             }
             let t = self.choose_tin(now)?;
             if let Some((id, f)) = self.dequeue_tin(t, &mut first, ctx, now) {
-                self.charge(t, f, id, ctx, now);
+                self.charge(t, f, id, ctx, now, false);
+                self.heap.sent();
                 return Some(id);
             }
         }
@@ -555,9 +606,9 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let rate = p.bytes_per_s();
     let tins = p
         .diffserv
-        .shares()
+        .shares(rate)
         .iter()
-        .map(|s| Tin::new(&p, rate >> s.rate_shift, s.quantum, link.mtu))
+        .map(|s| Tin::new(&p, s.rate, s.quantum, link.mtu))
         .collect();
     let q = Cake {
         tins,
@@ -580,6 +631,9 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         host_seed: rng.next_u64(),
         rng,
         wake: None,
+        heap: OverflowHeap::default(),
+        wash: p.wash,
+        ingress: p.ingress,
         drops: 0,
         marks: 0,
         overflow_drops: 0,

@@ -397,3 +397,126 @@ fn bad_keys_name_the_key_and_what_is_allowed() {
     assert!(e(json!({"overhead": 300})).starts_with("q.overhead: 300 is out of range; allowed -64 to 256"));
     assert!(e(json!({"atm": "adsl"})).contains("none, atm, ptm"));
 }
+
+/// Backlogs by (tin, flow) for the overflow heap's tests.
+fn backlogs(set: &[((usize, usize), u64)]) -> impl Fn(usize, usize) -> u64 + '_ {
+    move |t, f| set.iter().find(|(k, _)| *k == (t, f)).map_or(0, |(_, b)| *b)
+}
+
+#[test]
+fn overflow_heap_is_rebuilt_at_a_drop_and_then_kept_only_by_arrivals() {
+    use overflow::OverflowHeap;
+    let mut h = OverflowHeap::default();
+    // not live: the first drop rebuilds it and picks the longest queue of any tin
+    let b = [((0, 5), 3000), ((2, 9), 9000), ((1, 7), 4500)];
+    assert_eq!(h.root(backlogs(&b)), (2, 9));
+    // departures do not reorder it: tin 2's flow 9 drained to 1500 B is still the root while
+    // the heap is live (65535 sends), although tin 1's flow 7 is longer now
+    let b = [((0, 5), 3000), ((2, 9), 1500), ((1, 7), 4500)];
+    h.sent();
+    assert_eq!(h.root(backlogs(&b)), (2, 9));
+    // after a drop the root sinks to its place
+    h.dropped(backlogs(&b));
+    assert_eq!(h.root(backlogs(&b)), (1, 7));
+    // an arrival rises to the root while the heap is live
+    let b = [((0, 5), 6000), ((2, 9), 1500), ((1, 7), 4500)];
+    h.grew(0, 5, backlogs(&b));
+    assert_eq!(h.root(backlogs(&b)), (0, 5));
+    // 65535 sends without a drop: the heap goes stale, arrivals no longer move it, and the next
+    // drop rebuilds it from the backlogs
+    for _ in 0..65535 {
+        h.sent();
+    }
+    let b = [((0, 5), 6000), ((2, 9), 1500), ((3, 1), 7500)];
+    h.grew(3, 1, backlogs(&b));
+    assert_eq!(h.root(backlogs(&b)), (3, 1));
+}
+
+#[test]
+fn memlimit_sets_the_buffer_and_overflow_drops_from_the_longest_flow() {
+    // memlimit 20000 B of modelled memory: 1500 + 576 B per packet, nine packets (18684 B) fit,
+    // the tenth overflows and the head of the longer of two flows is dropped
+    let mut q = make(
+        json!({"memlimit": "20000B", "diffserv": "besteffort"}),
+        10_000_000,
+    );
+    let (mut pool, mut ev) = (PacketPool::new(), Vec::new());
+    for k in 0..10 {
+        let flow = if k < 3 { 1 } else { 2 };
+        push(&mut q, &mut pool, &mut ev, (flow, 0, 0), Dir::Down, 0);
+    }
+    let drops: Vec<u32> = ev
+        .iter()
+        .map(|e| match e {
+            QueueEvent::Drop(id, DropReason::FatFlow) => pool.get(*id).flow,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(drops, vec![2]);
+    assert_eq!((backlog_of(&q, &pool, 1), backlog_of(&q, &pool, 2)), (3, 6));
+}
+
+#[test]
+fn wash_clears_the_dscp_after_the_tin_is_chosen() {
+    for wash in [false, true] {
+        let mut q = make(json!({ "wash": wash }), 10_000_000);
+        let (mut pool, mut ev) = (PacketPool::new(), Vec::new());
+        let id = pool.alloc(Packet {
+            dscp: 46,
+            size: 1500,
+            ..Packet::default()
+        });
+        q.enqueue(
+            id,
+            &mut QueueCtx {
+                pool: &mut pool,
+                events: &mut ev,
+            },
+            0,
+        );
+        // EF is latency sensitive in diffserv3 (tin 2) either way
+        assert_eq!(q.tins[2].backlog, 1500);
+        assert_eq!(pool.get(id).dscp, if wash { 0 } else { 46 });
+    }
+}
+
+#[test]
+fn ingress_counts_overflow_drops_against_the_shaper() {
+    // shaped at 12 Mb/s a 1500 B packet takes 1 ms; memlimit holds two packets (4152 B), so
+    // the third arrival at time 0 overflows. In ingress mode the dropped packet moves the
+    // shaper's clock by its 1 ms (cake_drop -> cake_advance_shaper); otherwise it stays at 0.
+    for (ingress, next) in [(false, 0), (true, MS)] {
+        let p = json!({"bandwidth": "12Mbps", "memlimit": "4200B", "ingress": ingress});
+        let mut q = make(p, 100_000_000);
+        let (mut pool, mut ev) = (PacketPool::new(), Vec::new());
+        for _ in 0..3 {
+            push(&mut q, &mut pool, &mut ev, (0, 0, 0), Dir::Down, 0);
+        }
+        assert_eq!(q.overflow_drops, 1);
+        assert!(q.shaper.next.abs_diff(next) <= 1, "{}", q.shaper.next);
+    }
+}
+
+#[test]
+fn diffserv8_and_precedence_map_and_share_as_linux() {
+    use TinMode::*;
+    // precedence: the DSCP's top three bits; diffserv8: LE 0, CS1 and AF11 1, best effort 2,
+    // AF41 and CS3 3, AF21 4, CS2 5, EF, VA, CS4 and CS5 6, CS6 and CS7 7
+    assert_eq!([0, 8, 46, 48, 63].map(|d| Precedence.tin(d)), [0, 1, 5, 6, 7]);
+    assert_eq!(
+        [1, 8, 10, 0, 34, 24, 18, 16, 46, 44, 32, 40, 48, 56].map(|d| Diffserv8.tin(d)),
+        [0, 1, 1, 2, 3, 3, 4, 5, 6, 6, 6, 6, 7, 7]
+    );
+    // each tin 7/8 of the one below, truncated at each step: 2.5 MB/s (20 Mb/s) and 256
+    let s = Diffserv8.shares(2_500_000);
+    let rates: Vec<u64> = s.iter().map(|t| t.rate).collect();
+    let quanta: Vec<u16> = s.iter().map(|t| t.quantum).collect();
+    assert_eq!(
+        rates,
+        [2_500_000, 2_187_500, 1_914_062, 1_674_804, 1_465_453, 1_282_271, 1_121_987, 981_738]
+    );
+    assert_eq!(quanta, [256, 224, 196, 171, 149, 130, 113, 98]);
+    assert_eq!(Precedence.shares(0).len(), 8);
+    let q = make(json!({"diffserv": "precedence"}), 10_000_000);
+    assert_eq!(q.tins.len(), 8);
+}
