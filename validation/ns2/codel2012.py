@@ -238,24 +238,42 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--part", nargs="+", default=list(PARTS), choices=PARTS)
     ap.add_argument("--qdisc", nargs="+", default=C.QDISCS, choices=C.QDISCS)
+    ap.add_argument("--rate", nargs="+", type=float, default=None, help="only the cases at these Mb/s")
     ap.add_argument(
         "--set", action="append", default=[], metavar="CLASS/VAR=VALUE", help="a changed ns-2 default"
     )
-    ap.add_argument("--tag", default="", help="name of a variant (needed with --set)")
+    ap.add_argument("--buffer-bdp", type=float, default=None, metavar="K",
+                    help="bottleneck buffer K x bdp packets in the static cases (the script: 1)")  # fmt: skip
+    ap.add_argument("--tag", default="", help="name of a variant (needed with --set or --buffer-bdp)")
     ap.add_argument(
         "--aqmlab", action="store_true", help="run the subset in aqmlab instead (--set: scenario keys)"
     )
     a = ap.parse_args()
     side = "aqmlab" if a.aqmlab else "ns2"
-    if a.set and not a.tag:
-        ap.error("--set needs --tag")
+    if (a.set or a.buffer_bdp) and not a.tag:
+        ap.error("--set and --buffer-bdp need --tag")
     if not Path(a.ns).exists():
         ap.error(f"--ns {a.ns}: no such file (run validation/ns2/build.sh)")
-    cs = [c for c in cases(a.part) if c["params"]["qdisc"] in a.qdisc]
+    cs = [
+        c
+        for c in cases(a.part)
+        if c["params"]["qdisc"] in a.qdisc and (not a.rate or c["run"]["bw"] in a.rate)
+    ]
+    for c in cs:
+        if a.buffer_bdp and "schedule" not in c["run"]:
+            r = c["run"]
+            r["limit"] = round(a.buffer_bdp * C.bdp_packets(r["bw"], r["size"]))
     done = [run_one(side, a.ns, a.tag, c, seed, a.set) for c in cs for seed in range(1, a.reps + 1)]
     print(f"{len(done)} runs, {done.count('ran')} run now", file=sys.stderr)
     o = outcome(side, a.tag, cases(list(PARTS)), a.reps)
-    meta = {"reps": a.reps, "parts": a.part, "set": a.set, "tag": a.tag, "subset": SUBSET}
+    meta = {
+        "reps": a.reps,
+        "parts": a.part,
+        "set": a.set,
+        "buffer_bdp": a.buffer_bdp,
+        "tag": a.tag,
+        "subset": SUBSET,
+    }
     doc = {**o.results, "web_only": web_only(o.runs), "study": C.NAME, "series": "all", "quick": False,
            "run_counts": {"total": len(o.runs), "failed": 0}, "verdicts": verdicts(C.STUDY, o), "meta": meta}  # fmt: skip
     name = OUT / (f"{side}_codel2012" + (f"_{a.tag}" if a.tag else "") + ".json")
