@@ -106,10 +106,11 @@ NOT_RESULTS = {"study", "series", "quick", "run_counts", "verdicts", "meta"}
 
 
 def leaves(doc, path: tuple = ()):
-    """(path, number) for every number in a nested results dict."""
+    """(path, number) for every number in a nested results dict (run counts left out)."""
     if isinstance(doc, dict):
         for k, v in doc.items():
-            yield from leaves(v, (*path, str(k)))
+            if k != "runs":
+                yield from leaves(v, (*path, str(k)))
     elif isinstance(doc, int | float) and not isinstance(doc, bool):
         yield path, float(doc)
 
