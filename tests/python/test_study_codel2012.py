@@ -31,6 +31,8 @@ def test_codel2012_cases_follow_the_script():
     assert (C.psize(0.512), C.psize(1.5)) == (500, 1500)
     assert C.bdp_packets(100.0, 1500) == 833 and C.bdp_packets(10.0, 1500) == 83
     assert C.bdp_packets(0.128, 500) == 3
+    # Tcl's round() takes halves away from zero: the script's bdp at 1.5 Mb/s is round(12.5) = 13.
+    assert C.bdp_packets(1.5, 1500) == 13 and C.bdp_packets(1.5, 500) == 38
     base = load(str(C.base_file()))
     sc = C.case_scenario(base, bw=10.0, qdisc="codel", ftps=3, web=5, cbrs=2)
     assert sc["topology"]["down"]["limit"] == "83p" and sc["topology"]["nic_rate"] == "100000kbps"
@@ -47,6 +49,12 @@ def test_codel2012_cases_follow_the_script():
     assert dyn["topology"]["down"]["limit"] == "830p"
     resolve(sc)
     resolve(dyn)
+    # Tail drop is the script's Queue/DropTail: a bdp-packet queue-limit holds bdp - 1 packets
+    # (queue/drop-tail.cc DropTail::enque), pfifo's ns2_limit.
+    td = resolve(C.case_scenario(base, bw=10.0, qdisc="taildrop", ftps=1, web=0, cbrs=0))["topology"]["down"]
+    assert (
+        td["qdisc"]["kind"] == "pfifo" and td["qdisc"]["ns2_limit"] is True and td["qdisc"]["limit"] == "83p"
+    )
     # RED as ns-2.35 sets itself up (ns-default.tcl, red.cc initialize_params) in byte mode with
     # mean_pktsize_ 500: C = bw / (8 x 500); min_th = max(5, 5 ms x C / 2), max_th = 3 min_th
     # (in 500-byte units); q_weight_ -1: w_q = 1 - exp(-1 / (10 RTT C)), RTT = max(0.1 s,

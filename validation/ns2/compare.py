@@ -5,6 +5,15 @@ judges the study's claims on the ns-2 results with aqmlab's own judges.
     python validation/ns2/transients.py --reps 100
     python validation/ns2/compare.py aqmlab_11.json validation/ns2/out/ns2_11.json
 
+Any other study whose ns-2 runner writes the JSON of ``aqmlab reproduce STUDY --json`` (its
+results, "study" and "verdicts"; e.g. codel2012.py) is compared generically: every number both
+sides have, by its path in the results, then each claim's verdict and measured values side by
+side.
+
+    aqmlab reproduce codel2012 --json > aqmlab_codel2012.json
+    python validation/ns2/codel2012.py
+    python validation/ns2/compare.py aqmlab_codel2012.json validation/ns2/out/ns2_codel2012.json
+
 Differences between aqmlab and ns-2 above FLAG (15 %) are marked with '!'.
 """
 
@@ -93,13 +102,64 @@ def claims_table(aq: dict, ns: dict, series: str) -> list[str]:
     return out
 
 
+NOT_RESULTS = {"study", "series", "quick", "run_counts", "verdicts", "meta"}
+
+
+def leaves(doc, path: tuple = ()):
+    """(path, number) for every number in a nested results dict (run counts left out)."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k != "runs":
+                yield from leaves(v, (*path, str(k)))
+    elif isinstance(doc, int | float) and not isinstance(doc, bool):
+        yield path, float(doc)
+
+
+def generic(aq: dict, ns_doc: dict) -> list[str]:
+    """Any study: every number both sides report, then the claims, judged on each side."""
+    res = {k: v for k, v in ns_doc.items() if k not in NOT_RESULTS}
+    mine = dict(leaves({k: v for k, v in aq.items() if k not in NOT_RESULTS}))
+    out = [f"{ns_doc['study']}; ns-2: {ns_doc.get('meta')}", "", "| result | aqmlab | ns-2 | aqmlab vs ns-2 |",
+           "|---|---|---|---|"]  # fmt: skip
+    for path, n in leaves(res):
+        a = mine.get(path)
+        if a is not None:
+            out.append(f"| {'.'.join(path)} | {a:.4g} | {n:.4g} | {rel(a, n)} |")
+    out += [
+        "",
+        "| claim (published) | aqmlab | ns-2 | aqmlab measured | ns-2 measured |",
+        "|---|---|---|---|---|",
+    ]
+    mine_claims = {c["id"]: c for c in aq.get("verdicts", {}).get("claims", [])}
+    for c in ns_doc["verdicts"]["claims"]:
+        m = mine_claims.get(c["id"], {})
+        out.append(f"| {c['id']}. {c['text']} | {m.get('holds')} | {c['holds']} | {short(m.get('measured'))} | "
+                   f"{short(c['measured'])} |")  # fmt: skip
+    return out
+
+
+def short(measured) -> str:
+    return json.dumps(rounded(measured))
+
+
+def rounded(v):
+    if isinstance(v, dict):
+        return {k: rounded(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [rounded(x) for x in v]
+    return float(f"{v:.3g}") if isinstance(v, float) else v
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("aqmlab_json", help="aqmlab reproduce transients2014 --json output")
-    ap.add_argument("ns2_json", help="transients.py's out/ns2_<series>.json")
+    ap.add_argument("aqmlab_json", help="aqmlab reproduce STUDY --json output")
+    ap.add_argument("ns2_json", help="the ns-2 runner's JSON (transients.py: out/ns2_<series>.json)")
     a = ap.parse_args()
     aq = json.loads(Path(a.aqmlab_json).read_text())
     ns_doc = json.loads(Path(a.ns2_json).read_text())
+    if "study" in ns_doc:
+        print("\n".join(generic(aq, ns_doc)))
+        return 0
     ns, series = ns_doc["results"], ns_doc["meta"]["series"]
     qdiscs = [
         q

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -59,7 +60,10 @@ DESCRIPTION = (
 )
 QDISCS = ["taildrop", "red", "codel"]
 QDISC_SPECS = {
-    "taildrop": "pfifo",
+    # Tail drop: the script's bottleneck names ns-2.35's Queue/DropTail, whose enque refuses an
+    # arrival once the queue with it would reach queue-limit (queue/drop-tail.cc DropTail::enque:
+    # `q_->length() + 1 >= qlim_`), so a bdp-packet limit holds bdp - 1 waiting packets.
+    "taildrop": {"kind": "pfifo", "ns2_limit": True},
     # RED: the script sets no RED parameter (its bottleneck is `duplex-link ... CoDel`; a RED run
     # names RED there instead), so RED is ns-2.35's Queue/RED with ns-default.tcl's values:
     # self-configuring (q_weight_ -1: w_q = 1 - exp(-1 / (10 RTT C)), RTT = max(0.1 s,
@@ -121,8 +125,9 @@ def psize(bw_mbps: float) -> int:
 
 
 def bdp_packets(bw_mbps: float, size: int) -> int:
-    """round(bw x nominal_rtt / (8 psize)) with nominal_rtt = 100 ms (the script's `bdp`)."""
-    return max(1, round(bw_mbps * 1e6 * 0.1 / (8 * size)))
+    """round(bw x nominal_rtt / (8 psize)) with nominal_rtt = 100 ms (the script's `bdp`), rounded
+    as Tcl's round() does, halves away from zero (12.5 -> 13 at 1.5 Mb/s and 1500 B), not to even."""
+    return max(1, math.floor(bw_mbps * 1e6 * 0.1 / (8 * size) + 0.5))
 
 
 def rate(mbps: float) -> str:

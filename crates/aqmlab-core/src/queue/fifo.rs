@@ -2,6 +2,10 @@
 //! (packet limit, drops the oldest packet to admit a new one). One implementation with two
 //! options, following Linux sch_fifo.c: the limit counts packets or bytes, and overflow drops the
 //! arrival (tail drop) or the head. Defaults as Linux: 1000 packets (txqueuelen) or 1000 x MTU bytes.
+//! `ns2_limit` switches the tail-drop FIFOs to ns-2.35's DropTail rule (queue/drop-tail.cc,
+//! `DropTail::enque`): an arrival is refused when the backlog with it would reach the limit
+//! (`q_->length() + 1 >= qlim_`, in bytes `byteLength() + size >= qlim_ * mean_pktsize_`), so at
+//! most limit - 1 packets wait where Linux lets the limit's worth wait.
 
 use super::util::PacketQueue;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
@@ -22,6 +26,11 @@ struct Config {
     /// 1000 x MTU bytes (bfifo)
     #[schemars(with = "LimitSpec")]
     limit: Option<LimitSpec>,
+    /// ns-2 DropTail's limit (queue/drop-tail.cc DropTail::enque): refuse an arrival that
+    /// would bring the backlog to the limit, so at most limit - 1 packets wait; default false
+    /// (Linux: up to the limit); tail drop only
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ns2_limit: Option<bool>,
 }
 
 impl Params<LinkInfo> for Config {}
@@ -30,6 +39,7 @@ pub struct Fifo {
     queue: PacketQueue,
     limit: Limit,
     head_drop: bool,
+    ns2_limit: bool,
 }
 
 impl Fifo {
@@ -38,6 +48,18 @@ impl Fifo {
             queue: PacketQueue::default(),
             limit,
             head_drop,
+            ns2_limit: false,
+        }
+    }
+
+    /// Whether the arrival of `size` bytes finds the buffer full.
+    fn full_for(&self, size: u64) -> bool {
+        if !self.ns2_limit {
+            return self.queue.exceeds(self.limit, size);
+        }
+        match self.limit {
+            Limit::Packets(p) => self.queue.len() as u64 + 1 >= p,
+            Limit::Bytes(b) => self.queue.bytes() + size >= b,
         }
     }
 }
@@ -56,7 +78,7 @@ impl Qdisc for Fifo {
                     }
                 }
             }
-        } else if self.queue.exceeds(self.limit, size as u64) {
+        } else if self.full_for(size as u64) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
@@ -105,7 +127,15 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Build
         _ => {}
     }
     cfg.limit = Some(LimitSpec(limit));
-    Ok((AnyQdisc::Fifo(Fifo::new(limit, head_drop)), written(&cfg)))
+    let ns2_limit = cfg.ns2_limit.unwrap_or(false);
+    if ns2_limit && head_drop {
+        return Err("ns2_limit: only the tail-drop FIFOs (pfifo, bfifo) have ns-2 DropTail's limit".into());
+    }
+    let fifo = Fifo {
+        ns2_limit,
+        ..Fifo::new(limit, head_drop)
+    };
+    Ok((AnyQdisc::Fifo(fifo), written(&cfg)))
 }
 
 pub static INFO: [QdiscInfo; 3] = [
@@ -152,6 +182,44 @@ mod tests {
         );
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[0]));
         assert_eq!(q.backlog_bytes(), 1001 + 1002);
+    }
+
+    #[test]
+    fn ns2_limit_keeps_one_packet_less_as_droptail_enque() {
+        // queue/drop-tail.cc DropTail::enque: `(q_->length() + 1) >= qlim_` drops the arrival, so
+        // qlim_ 10 holds 9 packets; in bytes (qib_) `byteLength() + size >= qlim_ * mean_pktsize_`:
+        // a 3000-byte limit takes 1500 + 1000 bytes, not the next 500.
+        let mut h = Harness::new();
+        let mut q = Fifo {
+            ns2_limit: true,
+            ..Fifo::new(Limit::Packets(10), false)
+        };
+        let ids: Vec<_> = (0..11)
+            .map(|_| h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0))
+            .collect();
+        assert_eq!(q.backlog_packets(), 9);
+        assert_eq!(
+            h.drops,
+            vec![(ids[9], DropReason::Overlimit), (ids[10], DropReason::Overlimit)]
+        );
+        let mut q = Fifo {
+            ns2_limit: true,
+            ..Fifo::new(Limit::Bytes(3000), false)
+        };
+        let a = h.enqueue(&mut q, 0, 1500, Ecn::NotEct, 0);
+        let b = h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0);
+        let c = h.enqueue(&mut q, 0, 500, Ecn::NotEct, 0);
+        assert!(!h.was_dropped(a) && !h.was_dropped(b) && h.was_dropped(c));
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: Some(Limit::Packets(100)),
+        };
+        let (_, v) = build(&serde_json::json!({"ns2_limit": true}), &link, false, false).unwrap();
+        assert_eq!(v["ns2_limit"], true);
+        let (_, v) = build(&serde_json::json!({}), &link, false, false).unwrap();
+        assert!(v.get("ns2_limit").is_none());
+        assert!(build(&serde_json::json!({"ns2_limit": true}), &link, false, true).is_err());
     }
 
     #[test]
