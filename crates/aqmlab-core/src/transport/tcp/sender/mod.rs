@@ -77,6 +77,7 @@
 //! * `rack.rs`: RACK loss detection and the tail loss probe.
 //! * `frto.rs`: F-RTO and the undo of spurious timeouts.
 //! * `pacing.rs`: paced bursts.
+//! * `rate.rs`: delivery-rate samples (Linux tcp_rate.c) for a rate-based controller (BBR).
 //! * `timers.rs`: the [`Timer`]s and their table of deadlines, what each does when it fires,
 //!   and their re-arming on an ACK.
 //! * `counters.rs`: the flow's counters.
@@ -91,7 +92,8 @@
 //! 7. a finite transfer done: stop here (`ack.rs`);
 //! 8. loss recovery: end of a timeout's episode, SACK or NewReno recovery, PRR, early
 //!    retransmit (`recovery.rs`);
-//! 9. ECN response (`ack.rs`);
+//! 9. ECN response (`ack.rs`), then a rate-based controller's sample (`rate.rs`), which sets
+//!    the window afresh;
 //! 10. on an advance, the retransmission and probe timers re-armed (`timers.rs`);
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
@@ -111,6 +113,7 @@ mod counters;
 mod frto;
 mod pacing;
 mod rack;
+pub(super) mod rate;
 mod records;
 mod recovery;
 mod send;
@@ -123,6 +126,7 @@ use ack::Ack;
 use counters::Counters;
 use frto::Frto;
 use rack::{Rack, Tlp};
+use rate::RateSampler;
 use records::Records;
 use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery};
 use timers::{Timer, Timers};
@@ -180,6 +184,8 @@ pub struct TcpSender {
     /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pacing: Option<Pacing>,
     pace_next: Time,
+    /// Delivery-rate sampling, for a rate-based controller only.
+    rate: Option<RateSampler>,
     /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
     /// never): see [`Self::probe_due`].
     probe_below: u64,
@@ -200,6 +206,14 @@ impl TcpSender {
         let data_end = cfg.bytes.map(|b| 1 + b);
         let probe_below = cc.probe_segments() * mss;
         let (sack, rack) = (cfg.sack, cfg.rack && cfg.sack);
+        let rate_based = cc.rate_based();
+        let mut sb = Scoreboard::new(mss, data_end);
+        if rack {
+            sb = sb.with_rack();
+        }
+        if rate_based {
+            sb = sb.with_rate();
+        }
         Ok(TcpSender {
             flow,
             dir,
@@ -230,11 +244,7 @@ impl TcpSender {
                     (tick, _) => RtoRules::Ns2 { tick },
                 },
             ),
-            sb: if rack {
-                Scoreboard::new(mss, data_end).with_rack()
-            } else {
-                Scoreboard::new(mss, data_end)
-            },
+            sb,
             state: SenderState::Closed,
             ecn_ok: false,
             cwr_pending: false,
@@ -248,8 +258,9 @@ impl TcpSender {
             rack: rack.then(Rack::default),
             tlp: (cfg.tlp && sack).then(Tlp::default),
             frto: cfg.frto.then(Frto::default),
-            pacing: cfg.pacing_params(),
+            pacing: cfg.pacing_params(rate_based),
             pace_next: 0,
+            rate: rate_based.then(RateSampler::default),
             probe_below,
             syn_sent: 0,
             timers: Timers::default(),
@@ -351,6 +362,7 @@ impl TcpSender {
         self.n.acks_received += 1;
         // tcp_ack's prior_in_flight: what was in flight before this ACK.
         let prior_flight = self.flight();
+        let before = self.rate.is_some().then(|| (self.pipe_segs(), self.st.cwnd));
         let mut a = self.take_ack(pkt, now);
         a.rack_marked = self.rack_on_ack(a.rtt, now);
         self.tlp_on_ack(a.advanced, now);
@@ -364,6 +376,9 @@ impl TcpSender {
         }
         self.recover_on_ack(&a, now, out);
         self.ecn_on_ack(pkt, now);
+        if let Some((prior_pipe, cwnd)) = before {
+            self.rate_control(&a, prior_pipe, cwnd, now);
+        }
         if a.advanced {
             self.rearm_on_ack(now);
         }

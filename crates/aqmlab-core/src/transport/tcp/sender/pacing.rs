@@ -6,21 +6,34 @@ use crate::units::{Time, SEC};
 
 impl TcpSender {
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
-    /// tcp_update_pacing_rate, tcp_tso_autosize); `None` before the first RTT sample.
-    pub(super) fn pacing_burst(&self, p: &Pacing) -> Option<(u64, u64)> {
+    /// tcp_update_pacing_rate, tcp_tso_autosize; a rate-based controller sets the rate);
+    /// `None` before the first RTT sample.
+    pub(super) fn pacing_burst(&mut self, p: &Pacing) -> Option<(u64, u64)> {
         let srtt = self.rtt.srtt()?.max(1);
+        if self.rate.is_some() {
+            // A rate-based controller starts from the handshake's RTT (Linux's bbr_init).
+            self.sync_state();
+        }
+        let rate = match self.cc.pacing_rate(&self.st) {
+            Some(r) => r.max(1),
+            None => self.window_rate(p, srtt),
+        };
+        let segs = match p.tso_segs {
+            Some(n) => n as u64,
+            None => ((rate >> 10).min(65_535) / self.mss).max(2),
+        };
+        Some((segs, rate))
+    }
+
+    /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT.
+    fn window_rate(&self, p: &Pacing, srtt: Time) -> u64 {
         let ratio = if self.st.cwnd < self.st.ssthresh / 2 {
             p.ss_ratio
         } else {
             p.ca_ratio
         };
         let window = self.st.cwnd.max(self.flight());
-        let rate = (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64;
-        let segs = match p.tso_segs {
-            Some(n) => n as u64,
-            None => ((rate >> 10).min(65_535) / self.mss).max(2),
-        };
-        Some((segs, rate))
+        (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64
     }
 
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
@@ -121,8 +134,9 @@ mod tests {
         s.st.cwnd *= 10;
         assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(45));
         // A fixed burst size overrides the autosizing.
-        let (s, out) = paced(10, Some(4));
+        let (mut s, out) = paced(10, Some(4));
         assert_eq!(out.len(), 4);
-        assert_eq!(s.pacing_burst(&s.pacing.unwrap()).map(|b| b.0), Some(4));
+        let p = s.pacing.unwrap();
+        assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(4));
     }
 }

@@ -74,7 +74,9 @@ impl TcpSender {
             self.restart_window(now - self.last_data_sent.unwrap_or(now));
         }
         self.last_data_sent = Some(now);
+        let nothing_out = self.sb.outstanding() == 0;
         let i = self.sb.push_new(now);
+        self.rate_sent(i, now, nothing_out);
         let mut p = self.segment(i, now);
         if self.ecn_ok {
             p.ecn = self.cfg.ecn.codepoint();
@@ -114,6 +116,7 @@ impl TcpSender {
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
+        self.rate_sent(i, now, false);
         if let Some(f) = &mut self.frto {
             f.retrans_stamp.get_or_insert(now);
         }
@@ -125,9 +128,14 @@ impl TcpSender {
     pub(super) fn can_send_new(&self, now: Time) -> bool {
         let next = self.sb.next_idx();
         let end = self.sb.seg_end(next);
+        self.app_has_data(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+    }
+
+    /// Whether the application has new data for the sender at `now`.
+    pub(super) fn app_has_data(&self, now: Time) -> bool {
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.cfg.stop.is_some_and(|s| now >= s);
-        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+        has_data && !stopped && self.app_on(now)
     }
 
     /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
@@ -168,6 +176,7 @@ impl TcpSender {
         if let Some((_, rate)) = burst {
             self.burst_sent(now, self.n.bytes_sent - bytes_before, rate);
         }
+        self.check_app_limited(now);
         if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
             self.timers.arm(Timer::Rto, now + self.rtt.rto());
         }
