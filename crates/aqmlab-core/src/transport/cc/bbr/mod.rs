@@ -26,11 +26,13 @@
 //! time, which is deterministic per run and differs between flows that enter PROBE_BW apart.
 
 mod filter;
+mod long_term;
 
 use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
 use crate::queue::util::mix64;
 use crate::units::{Time, MS, SEC, US};
 pub use filter::WindowedMax;
+use long_term::LongTerm;
 
 /// Bandwidth fixed point: segments per microsecond << 24.
 const BW_SCALE: u32 = 24;
@@ -68,13 +70,6 @@ pub const CWND_MIN_TARGET: u64 = 4;
 /// Full pipe: bandwidth growth below 5/4 for 3 rounds.
 const FULL_BW_THRESH: u64 = BBR_UNIT * 5 / 4;
 const FULL_BW_CNT: u32 = 3;
-/// Long-term sampling: intervals of at least 4 rounds, lossy above 50/256, consistent within
-/// 1/8 or 4 kbit/s, used for 48 rounds.
-const LT_INTVL_MIN_RTTS: u32 = 4;
-const LT_LOSS_THRESH: u64 = 50;
-const LT_BW_RATIO: u64 = BBR_UNIT / 8;
-const LT_BW_DIFF: u64 = 4000 / 8;
-const LT_BW_MAX_RTTS: u32 = 48;
 /// ACK aggregation: gain 1, window 5 rounds, epoch reset after 2^20 segments, at most 100 ms
 /// of bandwidth.
 const EXTRA_ACKED_GAIN: u64 = BBR_UNIT;
@@ -92,19 +87,6 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// The long-term (policer) bandwidth estimator's state.
-#[derive(Clone, Copy, Debug, Default)]
-struct LongTerm {
-    is_sampling: bool,
-    rtt_cnt: u32,
-    use_bw: bool,
-    bw: u64,
-    last_delivered: u64,
-    /// In milliseconds, as Linux keeps it.
-    last_stamp_ms: u64,
-    last_lost: u64,
 }
 
 /// ACK aggregation's state.
@@ -375,87 +357,6 @@ impl Bbr {
         } else {
             self.mode = Mode::Startup;
         }
-    }
-
-    fn lt_reset_interval(&mut self, rs: &RateSample) {
-        self.lt.last_stamp_ms = rs.delivered_at / MS;
-        self.lt.last_delivered = rs.total_delivered;
-        self.lt.last_lost = rs.total_lost;
-        self.lt.rtt_cnt = 0;
-    }
-
-    fn lt_reset(&mut self, rs: &RateSample) {
-        self.lt.bw = 0;
-        self.lt.use_bw = false;
-        self.lt.is_sampling = false;
-        self.lt_reset_interval(rs);
-    }
-
-    /// An interval is done: a second consistent one means a policer.
-    fn lt_interval_done(&mut self, bw: u64, rs: &RateSample) {
-        if self.lt.bw > 0 {
-            let diff = bw.abs_diff(self.lt.bw);
-            if diff * BBR_UNIT <= LT_BW_RATIO * self.lt.bw
-                || self.rate_bytes_per_sec(diff, BBR_UNIT) <= LT_BW_DIFF
-            {
-                self.lt.bw = (bw + self.lt.bw) >> 1;
-                self.lt.use_bw = true;
-                self.pacing_gain = BBR_UNIT;
-                self.lt.rtt_cnt = 0;
-                return;
-            }
-        }
-        self.lt.bw = bw;
-        self.lt_reset_interval(rs);
-    }
-
-    /// bbr_lt_bw_sampling.
-    fn lt_sampling(&mut self, rs: &RateSample) {
-        if self.lt.use_bw {
-            if self.mode == Mode::ProbeBw && self.round_start {
-                self.lt.rtt_cnt += 1;
-                if self.lt.rtt_cnt >= LT_BW_MAX_RTTS {
-                    self.lt_reset(rs);
-                    self.reset_probe_bw_mode(rs.now, rs.delivered_at);
-                }
-            }
-            return;
-        }
-        if !self.lt.is_sampling {
-            if rs.losses == 0 {
-                return;
-            }
-            self.lt_reset_interval(rs);
-            self.lt.is_sampling = true;
-        }
-        if rs.is_app_limited {
-            self.lt_reset(rs);
-            return;
-        }
-        if self.round_start {
-            self.lt.rtt_cnt += 1;
-        }
-        if self.lt.rtt_cnt < LT_INTVL_MIN_RTTS {
-            return;
-        }
-        if self.lt.rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
-            self.lt_reset(rs);
-            return;
-        }
-        if rs.losses == 0 {
-            return;
-        }
-        let lost = rs.total_lost - self.lt.last_lost;
-        let delivered = rs.total_delivered - self.lt.last_delivered;
-        if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
-            return;
-        }
-        let t_ms = (rs.delivered_at / MS).saturating_sub(self.lt.last_stamp_ms);
-        if t_ms < 1 {
-            return;
-        }
-        let bw = delivered * BW_UNIT / (t_ms * 1000);
-        self.lt_interval_done(bw, rs);
     }
 
     /// bbr_update_bw: the round count and the bandwidth filter.

@@ -202,3 +202,62 @@ fn first_round_of_recovery_conserves_packets_then_the_saved_window_returns() {
         "max(122, saved 200) + 2, under the target 200 + 2 + 6"
     );
 }
+
+/// One step of the long-term estimator: a sample at `t_ms` with the connection's totals.
+fn lt_step(b: &mut Bbr, round_start: bool, losses: u64, t_ms: u64, delivered: u64, lost: u64) {
+    b.round_start = round_start;
+    let rs = RateSample {
+        now: t_ms * MS,
+        delivered_at: t_ms * MS,
+        losses,
+        total_delivered: delivered,
+        total_lost: lost,
+        ..RateSample::default()
+    };
+    b.lt_sampling(&rs);
+}
+
+/// An interval from (`t0` ms, `d0` delivered, `l0` lost): 4 rounds, then a loss at `t1` ms
+/// with the totals `d1`, `l1`.
+fn lt_interval(b: &mut Bbr, (t0, d0, l0): (u64, u64, u64), (t1, d1, l1): (u64, u64, u64)) {
+    for k in 1..=4 {
+        lt_step(b, true, 0, t0 + k, d0 + k, l0);
+    }
+    lt_step(b, false, 1, t1, d1, l1);
+}
+
+#[test]
+fn two_lossy_intervals_at_a_consistent_rate_are_taken_for_a_policer() {
+    let mut b = probing(2, 0);
+    // Sampling starts at the first loss; nothing before it counts.
+    lt_step(&mut b, true, 0, 0, 0, 0);
+    assert!(!b.lt.is_sampling);
+    lt_step(&mut b, false, 1, 0, 0, 0);
+    assert!(b.lt.is_sampling);
+    // 400 delivered and 100 lost in 400 ms: 100 x 256 >= 50 x 400 (over 20 % lost); the rate
+    // 400 x 2^24 / 400000 us = B. The first interval only records it.
+    lt_interval(&mut b, (0, 0, 0), (400, 400, 100));
+    assert_eq!((b.lt.bw, b.lt.use_bw), (B, false));
+    // 300 in the next 400 ms: 12582, off by 4195 > B / 8 = 2097 (and far over 4 kbit/s): not
+    // consistent, it replaces the first.
+    lt_interval(&mut b, (400, 400, 100), (800, 700, 200));
+    assert_eq!((b.lt.bw, b.lt.use_bw), (12_582, false));
+    // 320 in 400 ms: 13421, within 1/8 of 12582: policed at their average, pacing gain 1.
+    lt_interval(&mut b, (800, 700, 200), (1200, 1020, 300));
+    assert!(b.lt.use_bw);
+    assert_eq!(b.bw(), (12_582 + 13_421) / 2);
+    assert_eq!(b.pacing_gain(), BBR_UNIT);
+    // A loss rate under 20 % would not have ended the interval: 5 lost of 400 (checked apart).
+    let mut c = probing(2, 0);
+    lt_step(&mut c, false, 1, 0, 0, 0);
+    lt_interval(&mut c, (0, 0, 0), (400, 400, 5));
+    assert_eq!(c.lt.bw, 0);
+    // The policed rate is used for 48 rounds of PROBE_BW, then sampling starts over.
+    for _ in 0..47 {
+        lt_step(&mut b, true, 0, 2000, 2000, 300);
+    }
+    assert!(b.lt.use_bw);
+    lt_step(&mut b, true, 0, 2000, 2000, 300);
+    assert!(!b.lt.use_bw);
+    assert_eq!(b.bw(), B);
+}
