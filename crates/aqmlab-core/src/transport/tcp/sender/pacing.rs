@@ -67,14 +67,17 @@ mod tests {
 
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        let cfg = TcpConfig {
+        after_handshake(TcpConfig {
             mss: 1448,
             iw,
             cc: "newreno".into(),
             pacing: true,
             tso_segs: TsoSegs(tso_segs),
             ..TcpConfig::default()
-        };
+        })
+    }
+
+    fn after_handshake(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
         s.start(0, &mut out);
@@ -120,6 +123,26 @@ mod tests {
             Some(100 * MS + s.rto()),
             "RTO armed by the first burst"
         );
+    }
+
+    #[test]
+    fn a_rate_based_controller_paces_at_its_own_rate_over_the_payload() {
+        // BBR without the `pacing` key (Linux always paces it): bbr_init_pacing_rate_from_rtt,
+        // 2.885 x IW 10 / SRTT 100 ms: bw = 10 x 2^24 / 100000 us = 1677, x 1448 B x 739/256
+        // x 0.99 >> 24 = 413638 B/s; bursts of 2 segments (403 B per 2^-10 s); each burst holds
+        // the next back by its payload, 2 x 1448 B (tcp_update_skb_after_send paces skb->len
+        // without headers): 7001291 ns, where the 3000 bytes on the wire would take 7.25 ms.
+        let (mut s, out) = after_handshake(TcpConfig {
+            mss: 1448,
+            iw: 10,
+            cc: "bbr".into(),
+            ..TcpConfig::default()
+        });
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.next_timer(), Some(100 * MS + 7_001_291));
+        let mut out = vec![];
+        s.on_timer(100 * MS + 7_001_291, &mut out);
+        assert_eq!(out.len(), 2);
     }
 
     #[test]

@@ -171,10 +171,16 @@ impl TcpSender {
         }
         self.timers.stop(Timer::Pace);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
-        let bytes_before = self.n.bytes_sent;
+        let before = (self.n.bytes_sent, self.n.packets_sent);
         self.send_window(now, out, burst.map(|(segs, _)| segs));
         if let Some((_, rate)) = burst {
-            self.burst_sent(now, self.n.bytes_sent - bytes_before, rate);
+            let mut bytes = self.n.bytes_sent - before.0;
+            if self.rate.is_some() {
+                // A rate-based controller's rate is of payload, and Linux paces the payload
+                // (tcp_update_skb_after_send: the skb's length without the headers).
+                bytes -= (self.n.packets_sent - before.1) * HEADER as u64;
+            }
+            self.burst_sent(now, bytes, rate);
         }
         self.check_app_limited(now);
         if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
