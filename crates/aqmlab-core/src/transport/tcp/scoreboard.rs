@@ -158,12 +158,8 @@ impl Scoreboard {
         self.delivered
     }
 
-    /// Notes the delivery of segment `i` (record `s`, last sent at `xmit_ts` when RACK is on,
-    /// with its rate snapshot `tx` when sampling).
-    fn note_delivered(&mut self, i: u64, s: &Seg, xmit_ts: Option<u64>, tx: Option<TxSnap>) {
-        if let Some(tx) = tx {
-            self.rate_acc.delivered(tx);
-        }
+    /// Notes the delivery of segment `i` (record `s`, last sent at `xmit_ts` when RACK is on).
+    fn note_delivered(&mut self, i: u64, s: &Seg, xmit_ts: Option<u64>) {
         if !s.ever_retx {
             self.orig_delivered = Some(self.orig_delivered.map_or(i, |o| o.max(i)));
         }
@@ -327,9 +323,14 @@ impl Scoreboard {
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
             let ts = self.xmit_ts.pop_front();
-            let tx = self.tx.pop_front();
+            if self.rate {
+                let tx = self.tx.pop_front().unwrap_or_default();
+                if !s.sacked {
+                    self.rate_acc.delivered(tx);
+                }
+            }
             if !s.sacked {
-                self.note_delivered(self.first, &s, ts, tx);
+                self.note_delivered(self.first, &s, ts);
             }
             let len = self.seg_len(self.first);
             self.pipe -= self.contrib(&s, len);
@@ -386,8 +387,10 @@ impl Scoreboard {
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
             let ts = self.xmit_ts.get(o).copied();
-            let tx = self.tx.get(o).copied();
-            self.note_delivered(i, &s, ts, tx);
+            if self.rate {
+                self.rate_acc.delivered(self.tx[o]);
+            }
+            self.note_delivered(i, &s, ts);
             let s = &mut self.segs[o];
             s.sacked = true;
             s.retx = false;

@@ -125,7 +125,8 @@ impl TcpSender {
     }
 
     /// A transmission of segment `i` at `now` (new or again), `nothing_out` when it is the only
-    /// one outstanding.
+    /// one outstanding. Out of line: the send path of the other controllers stays as it was.
+    #[inline(never)]
     pub(super) fn rate_sent(&mut self, i: u64, now: Time, nothing_out: bool) {
         if let Some(r) = self.rate.as_mut() {
             let snap = r.snapshot(now, nothing_out);
@@ -162,7 +163,7 @@ impl TcpSender {
     /// tcp_rate_check_app_limited after a send round: less than a segment of data to send,
     /// room in the window, and no lost segment waiting to go again.
     pub(super) fn check_app_limited(&mut self, now: Time) {
-        if self.rate.is_none() || self.app_has_data(now) {
+        if self.app_has_data(now) {
             return;
         }
         let lost_waiting = self.sb.next_candidate().is_some_and(|(_, lost)| lost);

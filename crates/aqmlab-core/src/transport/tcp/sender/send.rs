@@ -40,6 +40,9 @@ impl TcpSender {
         self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 
+    // Built in place in its callers (a Packet returned out of line is copied: the send path's
+    // cost).
+    #[inline(always)]
     pub(super) fn segment(&self, i: u64, now: Time) -> Packet {
         let start = self.sb.seg_start(i);
         let end = self.sb.seg_end(i);
@@ -74,9 +77,11 @@ impl TcpSender {
             self.restart_window(now - self.last_data_sent.unwrap_or(now));
         }
         self.last_data_sent = Some(now);
-        let nothing_out = self.sb.outstanding() == 0;
         let i = self.sb.push_new(now);
-        self.rate_sent(i, now, nothing_out);
+        if self.rate.is_some() {
+            // The new segment is the only one outstanding: a flight of its own.
+            self.rate_sent(i, now, self.sb.outstanding() == 1);
+        }
         let mut p = self.segment(i, now);
         if self.ecn_ok {
             p.ecn = self.cfg.ecn.codepoint();
@@ -116,7 +121,9 @@ impl TcpSender {
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
-        self.rate_sent(i, now, false);
+        if self.rate.is_some() {
+            self.rate_sent(i, now, false);
+        }
         if let Some(f) = &mut self.frto {
             f.retrans_stamp.get_or_insert(now);
         }
@@ -132,6 +139,7 @@ impl TcpSender {
     }
 
     /// Whether the application has new data for the sender at `now`.
+    #[inline]
     pub(super) fn app_has_data(&self, now: Time) -> bool {
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.cfg.stop.is_some_and(|s| now >= s);
@@ -182,7 +190,9 @@ impl TcpSender {
             }
             self.burst_sent(now, bytes, rate);
         }
-        self.check_app_limited(now);
+        if self.rate.is_some() {
+            self.check_app_limited(now);
+        }
         if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
             self.timers.arm(Timer::Rto, now + self.rtt.rto());
         }
