@@ -2,12 +2,14 @@
 """Cross-check of aqmlab's TCP model against the Linux kernel on the same path and qdisc.
 
 Each case runs twice: simulated with the `linux` TCP profile (`aqmlab.run`) and emulated with the
-kernel's CUBIC (`aqmlab emulate`: iperf3 between two namespaces through the same qdisc code).
-Cases: 1 and 4 bulk CUBIC flows (down), pfifo / codel / pie / fq_codel, 10 and 50 Mb/s, 50 ms
-base RTT, 1000-packet limit, a 100 ms ping. Statistics after the warm-up. Writes out/results.json
-and prints the table of validation/emulate/README.md. Needs root, iperf3 and ping.
+kernel's controller of the same name (`aqmlab emulate`: iperf3 between two namespaces through the
+same qdisc code). Cases per controller (`--cc`): CUBIC with 1 and 4 bulk flows (down) through
+pfifo / codel / pie / fq_codel; BBR with 1 flow through pfifo / fq_codel; 10 and 50 Mb/s, 50 ms
+base RTT, 1000-packet limit, a 100 ms ping. Statistics after the warm-up. Writes
+out/results.json (out/results_bbr.json for BBR) and prints the table of
+validation/emulate/README.md. Needs root, iperf3 and ping.
 
-    python validation/emulate/run.py [--duration 12] [--warmup 4] [--rates 10,50]
+    python validation/emulate/run.py [--cc cubic] [--duration 12] [--warmup 4] [--rates 10,50]
 """
 
 from __future__ import annotations
@@ -23,18 +25,21 @@ from aqmlab import metrics
 from aqmlab.emulate import emulate
 
 HERE = Path(__file__).resolve().parent
-QDISCS = ["pfifo", "codel", "pie", "fq_codel"]
-FLOWS = [1, 4]
+# Per controller: the flow counts and the qdiscs of its cases, and where its results go.
+CASES = {
+    "cubic": ([1, 4], ["pfifo", "codel", "pie", "fq_codel"], "results.json"),
+    "bbr": ([1], ["pfifo", "fq_codel"], "results_bbr.json"),
+}
 
 
-def scenario(rate: int, qdisc: str, n: int, duration: float) -> dict:
+def scenario(rate: int, qdisc: str, n: int, duration: float, cc: str = "cubic") -> dict:
     link = {"rate": f"{rate}Mbps", "qdisc": qdisc, "limit": "1000p"}
     return {
-        "name": f"xcheck_{qdisc}_{rate}m_{n}f",
+        "name": f"xcheck_{cc}_{qdisc}_{rate}m_{n}f",
         "duration": f"{duration:g}s",
         "topology": {"rtt": "50ms", "down": link, "up": dict(link)},
         "flows": [
-            {"kind": "tcp", "direction": "down", "cc": "cubic", "count": n, "profile": "linux"},
+            {"kind": "tcp", "direction": "down", "cc": cc, "count": n, "profile": "linux"},
             {"kind": "ping", "interval": "100ms"},
         ],
     }
@@ -68,12 +73,14 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=12.0)
     ap.add_argument("--warmup", type=float, default=4.0)
     ap.add_argument("--rates", default="10,50")
+    ap.add_argument("--cc", choices=list(CASES), default="cubic")
     a = ap.parse_args()
+    flows, qdiscs, out_name = CASES[a.cc]
     rows = []
     for rate in [int(r) for r in a.rates.split(",")]:
-        for n in FLOWS:
-            for q in QDISCS:
-                sc = scenario(rate, q, n, a.duration)
+        for n in flows:
+            for q in qdiscs:
+                sc = scenario(rate, q, n, a.duration, a.cc)
                 sim = figures(aqmlab.run(sc, warmup_s=a.warmup), a.warmup)
                 res, _ = emulate(sc, warmup_s=a.warmup)
                 emu = figures(res, a.warmup)
@@ -82,7 +89,7 @@ def main() -> None:
                 print(json.dumps(rows[-1]), flush=True)
     out = HERE / "out"
     out.mkdir(exist_ok=True)
-    (out / "results.json").write_text(json.dumps(rows, indent=1))
+    (out / out_name).write_text(json.dumps(rows, indent=1))
     print(table(rows))
 
 

@@ -22,6 +22,7 @@
 
 use crate::units::Time;
 
+pub mod bbr;
 pub mod bictcp;
 pub mod cubic;
 pub mod cubic_2_6_22;
@@ -33,6 +34,7 @@ pub mod prague;
 pub mod reno;
 pub mod tcp_lp;
 
+pub use bbr::Bbr;
 pub use cubic::{Cubic, CubicParams};
 pub use cubic_2_6_22::Cubic2622;
 pub use dctcp::Dctcp;
@@ -171,6 +173,63 @@ pub trait CongestionControl {
     fn needs_accecn(&self) -> bool {
         false
     }
+    /// Rate-based control (Linux's `cong_control`, BBR): true makes the sender keep a
+    /// delivery-rate sampler, call [`Self::on_rate_sample`] last on every ACK (after loss
+    /// recovery, whose window changes it then overrides) and pace at [`Self::pacing_rate`].
+    fn rate_based(&self) -> bool {
+        false
+    }
+    /// The ACK's delivery-rate sample: the controller sets `st.cwnd` itself.
+    fn on_rate_sample(&mut self, _rs: &mut RateSample, _st: &mut CcState) {}
+    /// The pacing rate in bytes per second (None: the sender's own, from cwnd / SRTT).
+    fn pacing_rate(&mut self, _st: &CcState) -> Option<u64> {
+        None
+    }
+}
+
+/// The congestion state of the sender an ACK leaves (Linux icsk_ca_state, the three BBR reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until snd_una passes what was outstanding then.
+    Loss,
+}
+
+/// One ACK's delivery-rate sample (Linux tcp_rate.c `struct rate_sample`), counts in segments
+/// as Linux counts packets. `delivered` and `interval` are None for an invalid sample (no
+/// timing information, or an interval shorter than the minimum RTT).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    pub now: Time,
+    /// Segments delivered over `interval` (tp->delivered - prior_delivered).
+    pub delivered: Option<u64>,
+    /// The longer of the send and ACK phases of the sampled flight.
+    pub interval: Option<Time>,
+    /// The connection's delivered count when the sampled segment was sent.
+    pub prior_delivered: u64,
+    pub is_app_limited: bool,
+    /// Segments newly (cumulatively or selectively) acknowledged, and newly marked lost.
+    pub acked_sacked: u64,
+    pub losses: u64,
+    /// The connection's totals: segments delivered, and marked lost; the time of the last
+    /// delivery (tp->delivered_mstamp).
+    pub total_delivered: u64,
+    pub total_lost: u64,
+    pub delivered_at: Time,
+    /// The ACK's RTT sample.
+    pub rtt: Option<Time>,
+    /// Segments in flight (tcp_packets_in_flight) before this ACK and now.
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    /// How long until pacing lets the next segment leave (its departure time minus now).
+    pub pace_wait: Time,
+    pub ca_state: CaState,
+    /// Set by the controller: the sampler marks the data in flight application-limited
+    /// (BBR's PROBE_RTT, so that its low-rate samples are ignored).
+    pub mark_app_limited: bool,
 }
 
 /// Names [`make_cc`] accepts.
@@ -184,6 +243,7 @@ pub const CC_NAMES: &[&str] = &[
     "nice",
     "dctcp",
     "prague",
+    "bbr",
 ];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
@@ -257,6 +317,7 @@ pub fn make_cc(
         ))),
         "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
         "dctcp" => Ok(Box::new(Dctcp::new(mss, hystart))),
+        "bbr" => Ok(Box::new(Bbr::new(mss))),
         "ledbat" => Ok(Box::new(Ledbat::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),

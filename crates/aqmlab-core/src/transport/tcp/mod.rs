@@ -366,9 +366,11 @@ fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
 }
 
 impl TcpConfig {
-    /// The pacing the sender runs ([`Pacing`]), `None` when `pacing` is off.
-    pub fn pacing_params(&self) -> Option<Pacing> {
-        self.pacing.then_some(Pacing {
+    /// The pacing the sender runs ([`Pacing`]), `None` when `pacing` is off and the
+    /// controller does not need it (`cc_paces`: a rate-based controller, which Linux always
+    /// paces).
+    pub fn pacing_params(&self, cc_paces: bool) -> Option<Pacing> {
+        (self.pacing || cc_paces).then_some(Pacing {
             ss_ratio: self.pacing_ss_ratio,
             ca_ratio: self.pacing_ca_ratio,
             tso_segs: self.tso_segs.0,

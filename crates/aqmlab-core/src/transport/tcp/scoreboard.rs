@@ -24,6 +24,7 @@
 //! An RTO is O(outstanding segments) once (mark everything lost, RFC 6675 section 5.1, keeping
 //! the SACK information, or discarding it as ns-2's Sack1 does).
 
+use super::sender::rate::{RateAcc, TxSnap};
 use std::collections::{BTreeMap, VecDeque};
 
 const DUP_THRESH: usize = 3;
@@ -76,6 +77,12 @@ pub struct Scoreboard {
     /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
     ack_ecr: u64,
     delivered: Option<Delivered>,
+    /// Delivery-rate sampling (Linux tcp_rate.c): each outstanding segment's snapshot of the
+    /// connection's delivery state at its latest transmission, parallel to `segs` and kept
+    /// only when `rate` is on; and what the current ACK delivered.
+    rate: bool,
+    tx: VecDeque<TxSnap>,
+    rate_acc: RateAcc,
     /// The highest never-retransmitted segment the current ACK delivered (F-RTO, RFC 5682).
     orig_delivered: Option<u64>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
@@ -102,6 +109,9 @@ impl Scoreboard {
             xmit_ts: VecDeque::new(),
             ack_ecr: 0,
             delivered: None,
+            rate: false,
+            tx: VecDeque::new(),
+            rate_acc: RateAcc::default(),
             orig_delivered: None,
             work: 0,
         }
@@ -113,11 +123,28 @@ impl Scoreboard {
         self
     }
 
+    /// Keeps a delivery-rate snapshot per outstanding segment ([`Self::set_tx`]).
+    pub fn with_rate(mut self) -> Scoreboard {
+        self.rate = true;
+        self
+    }
+
+    /// Segment `i`'s delivery-rate snapshot, taken at its latest transmission.
+    pub(crate) fn set_tx(&mut self, i: u64, snap: TxSnap) {
+        self.tx[(i - self.first) as usize] = snap;
+    }
+
+    /// What the current ACK delivered, for the rate sample.
+    pub(crate) fn rate_acc(&self) -> &RateAcc {
+        &self.rate_acc
+    }
+
     /// Starts applying an ACK whose timestamp echo is `ts_ecr` (RACK bookkeeping).
     pub fn begin_ack(&mut self, ts_ecr: u64) {
         self.ack_ecr = ts_ecr;
         self.delivered = None;
         self.orig_delivered = None;
+        self.rate_acc = RateAcc::default();
     }
 
     /// The highest segment the current ACK delivered (acknowledged or SACKed) that was never
@@ -263,6 +290,9 @@ impl Scoreboard {
         let i = self.next_idx();
         self.segs.push_back(Seg::default());
         self.pipe += self.seg_len(i);
+        if self.rate {
+            self.tx.push_back(TxSnap::default());
+        }
         if self.rack {
             self.xmit_ts.push_back(now);
             self.sent_order.push_back((now, i));
@@ -293,6 +323,12 @@ impl Scoreboard {
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
             let ts = self.xmit_ts.pop_front();
+            if self.rate {
+                let tx = self.tx.pop_front().unwrap_or_default();
+                if !s.sacked {
+                    self.rate_acc.delivered(tx);
+                }
+            }
             if !s.sacked {
                 self.note_delivered(self.first, &s, ts);
             }
@@ -351,6 +387,9 @@ impl Scoreboard {
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
             let ts = self.xmit_ts.get(o).copied();
+            if self.rate {
+                self.rate_acc.delivered(self.tx[o]);
+            }
             self.note_delivered(i, &s, ts);
             let s = &mut self.segs[o];
             s.sacked = true;

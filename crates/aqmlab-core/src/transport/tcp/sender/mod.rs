@@ -81,6 +81,7 @@
 //! * `rack.rs`: RACK loss detection and the tail loss probe.
 //! * `frto.rs`: F-RTO and the undo of spurious timeouts.
 //! * `pacing.rs`: paced bursts.
+//! * `rate.rs`: delivery-rate samples (Linux tcp_rate.c) for a rate-based controller (BBR).
 //! * `timers.rs`: the [`Timer`]s and their table of deadlines, what each does when it fires,
 //!   and their re-arming on an ACK.
 //! * `counters.rs`: the flow's counters.
@@ -95,7 +96,8 @@
 //! 7. a finite transfer done: stop here (`ack.rs`);
 //! 8. loss recovery: end of a timeout's episode, SACK or NewReno recovery, PRR, early
 //!    retransmit (`recovery.rs`);
-//! 9. ECN response (`ack.rs`);
+//! 9. ECN response (`ack.rs`), then a rate-based controller's sample (`rate.rs`), which sets
+//!    the window afresh;
 //! 10. on an advance, the retransmission and probe timers re-armed (`timers.rs`);
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
@@ -117,6 +119,7 @@ mod counters;
 mod frto;
 mod pacing;
 mod rack;
+pub(super) mod rate;
 mod records;
 mod recovery;
 mod send;
@@ -129,6 +132,7 @@ use ack::Ack;
 use counters::Counters;
 use frto::Frto;
 use rack::{Rack, Tlp};
+use rate::RateSampler;
 use records::Records;
 use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery, Sack1Pipe};
 use timers::{Timer, Timers};
@@ -189,6 +193,8 @@ pub struct TcpSender {
     /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pacing: Option<Pacing>,
     pace_next: Time,
+    /// Delivery-rate sampling, for a rate-based controller only.
+    rate: Option<RateSampler>,
     /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
     /// never): see [`Self::probe_due`].
     probe_below: u64,
@@ -208,8 +214,16 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let data_end = cfg.bytes.map(|b| 1 + b);
         let probe_below = cc.probe_segments() * mss;
-        let pacing = cc.pacing().or(cfg.pacing_params());
         let (sack, rack) = (cfg.sack, cfg.rack && cfg.sack);
+        let rate_based = cc.rate_based();
+        let pacing = cc.pacing().or(cfg.pacing_params(rate_based));
+        let mut sb = Scoreboard::new(mss, data_end);
+        if rack {
+            sb = sb.with_rack();
+        }
+        if rate_based {
+            sb = sb.with_rate();
+        }
         Ok(TcpSender {
             flow,
             dir,
@@ -240,11 +254,7 @@ impl TcpSender {
                     (tick, _) => RtoRules::Ns2 { tick },
                 },
             ),
-            sb: if rack {
-                Scoreboard::new(mss, data_end).with_rack()
-            } else {
-                Scoreboard::new(mss, data_end)
-            },
+            sb,
             state: SenderState::Closed,
             feedback: Feedback::Off,
             ace: TxCounter::default(),
@@ -262,6 +272,7 @@ impl TcpSender {
             frto: cfg.frto.then(Frto::default),
             pacing,
             pace_next: 0,
+            rate: rate_based.then(RateSampler::default),
             probe_below,
             syn_sent: 0,
             timers: Timers::default(),
@@ -360,7 +371,7 @@ impl TcpSender {
             self.feedback = Feedback::Off;
             self.cc = make_cc("reno", self.cfg.mss, Hystart::Off, &serde_json::Value::Null)
                 .expect("reno is a controller");
-            self.pacing = self.cfg.pacing_params();
+            self.pacing = self.cfg.pacing_params(false);
         }
     }
 
@@ -397,6 +408,7 @@ impl TcpSender {
         self.n.acks_received += 1;
         // tcp_ack's prior_in_flight: what was in flight before this ACK.
         let prior_flight = self.flight();
+        let before = self.rate.is_some().then(|| (self.pipe_segs(), self.st.cwnd));
         let mut a = self.take_ack(pkt, now);
         a.rack_marked = self.rack_on_ack(a.rtt, now);
         self.tlp_on_ack(a.advanced, now);
@@ -410,6 +422,9 @@ impl TcpSender {
         }
         self.recover_on_ack(&a, now, out);
         self.ecn_on_ack(&a, now);
+        if let Some((prior_pipe, cwnd)) = before {
+            self.rate_control(&a, prior_pipe, cwnd, now);
+        }
         if a.advanced {
             self.rearm_on_ack(now);
         }

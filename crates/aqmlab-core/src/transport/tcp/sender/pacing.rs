@@ -6,21 +6,34 @@ use crate::units::{Time, SEC};
 
 impl TcpSender {
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
-    /// tcp_update_pacing_rate, tcp_tso_autosize); `None` before the first RTT sample.
-    pub(super) fn pacing_burst(&self, p: &Pacing) -> Option<(u64, u64)> {
+    /// tcp_update_pacing_rate, tcp_tso_autosize; a rate-based controller sets the rate);
+    /// `None` before the first RTT sample.
+    pub(super) fn pacing_burst(&mut self, p: &Pacing) -> Option<(u64, u64)> {
         let srtt = self.rtt.srtt()?.max(1);
+        if self.rate.is_some() {
+            // A rate-based controller starts from the handshake's RTT (Linux's bbr_init).
+            self.sync_state();
+        }
+        let rate = match self.cc.pacing_rate(&self.st) {
+            Some(r) => r.max(1),
+            None => self.window_rate(p, srtt),
+        };
+        let segs = match p.tso_segs {
+            Some(n) => n as u64,
+            None => ((rate >> p.burst_shift).min(65_535) / self.mss).max(p.min_burst),
+        };
+        Some((segs, rate))
+    }
+
+    /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT.
+    fn window_rate(&self, p: &Pacing, srtt: Time) -> u64 {
         let ratio = if self.st.cwnd < self.st.ssthresh / 2 {
             p.ss_ratio
         } else {
             p.ca_ratio
         };
         let window = self.st.cwnd.max(self.flight());
-        let rate = (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64;
-        let segs = match p.tso_segs {
-            Some(n) => n as u64,
-            None => ((rate >> p.burst_shift).min(65_535) / self.mss).max(p.min_burst),
-        };
-        Some((segs, rate))
+        (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64
     }
 
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
@@ -54,14 +67,17 @@ mod tests {
 
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        let cfg = TcpConfig {
+        after_handshake(TcpConfig {
             mss: 1448,
             iw,
             cc: "newreno".into(),
             pacing: true,
             tso_segs: TsoSegs(tso_segs),
             ..TcpConfig::default()
-        };
+        })
+    }
+
+    fn after_handshake(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
         s.start(0, &mut out);
@@ -110,6 +126,26 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_based_controller_paces_at_its_own_rate_over_the_payload() {
+        // BBR without the `pacing` key (Linux always paces it): bbr_init_pacing_rate_from_rtt,
+        // 2.885 x IW 10 / SRTT 100 ms: bw = 10 x 2^24 / 100000 us = 1677, x 1448 B x 739/256
+        // x 0.99 >> 24 = 413638 B/s; bursts of 2 segments (403 B per 2^-10 s); each burst holds
+        // the next back by its payload, 2 x 1448 B (tcp_update_skb_after_send paces skb->len
+        // without headers): 7001291 ns, where the 3000 bytes on the wire would take 7.25 ms.
+        let (mut s, out) = after_handshake(TcpConfig {
+            mss: 1448,
+            iw: 10,
+            cc: "bbr".into(),
+            ..TcpConfig::default()
+        });
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.next_timer(), Some(100 * MS + 7_001_291));
+        let mut out = vec![];
+        s.on_timer(100 * MS + 7_001_291, &mut out);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
     fn pacing_bursts_autosize_to_a_millisecond_capped_at_64_kb() {
         // Congestion avoidance (ssthresh below cwnd): 120% of 2000 x 1448 B / 0.1 s = 34.75 MB/s;
         // 2^-10 s of it is 33935 B = 23 segments of 1448 B (tcp_tso_autosize).
@@ -121,8 +157,9 @@ mod tests {
         s.st.cwnd *= 10;
         assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(45));
         // A fixed burst size overrides the autosizing.
-        let (s, out) = paced(10, Some(4));
+        let (mut s, out) = paced(10, Some(4));
         assert_eq!(out.len(), 4);
-        assert_eq!(s.pacing_burst(&s.pacing.unwrap()).map(|b| b.0), Some(4));
+        let p = s.pacing.unwrap();
+        assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(4));
     }
 }

@@ -40,6 +40,9 @@ impl TcpSender {
         self.timers.arm(Timer::Rto, now + self.rtt.rto());
     }
 
+    // Built in place in its callers (a Packet returned out of line is copied: the send path's
+    // cost).
+    #[inline(always)]
     pub(super) fn segment(&self, i: u64, now: Time) -> Packet {
         let start = self.sb.seg_start(i);
         let end = self.sb.seg_end(i);
@@ -75,6 +78,10 @@ impl TcpSender {
         }
         self.last_data_sent = Some(now);
         let i = self.sb.push_new(now);
+        if self.rate.is_some() {
+            // The new segment is the only one outstanding: a flight of its own.
+            self.rate_sent(i, now, self.sb.outstanding() == 1);
+        }
         let mut p = self.segment(i, now);
         p.ecn = self.codepoint();
         if self.cwr_pending {
@@ -112,6 +119,9 @@ impl TcpSender {
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
+        if self.rate.is_some() {
+            self.rate_sent(i, now, false);
+        }
         if let Some(f) = &mut self.frto {
             f.retrans_stamp.get_or_insert(now);
         }
@@ -123,9 +133,15 @@ impl TcpSender {
     pub(super) fn can_send_new(&self, now: Time) -> bool {
         let next = self.sb.next_idx();
         let end = self.sb.seg_end(next);
+        self.app_has_data(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+    }
+
+    /// Whether the application has new data for the sender at `now`.
+    #[inline]
+    pub(super) fn app_has_data(&self, now: Time) -> bool {
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.cfg.stop.is_some_and(|s| now >= s);
-        has_data && !stopped && self.app_on(now) && end - self.snd_una <= self.rwnd && !self.nagle_holds(next)
+        has_data && !stopped && self.app_on(now)
     }
 
     /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
@@ -161,10 +177,19 @@ impl TcpSender {
         }
         self.timers.stop(Timer::Pace);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
-        let bytes_before = self.n.bytes_sent;
+        let before = (self.n.bytes_sent, self.n.packets_sent);
         self.send_window(now, out, burst.map(|(segs, _)| segs));
         if let Some((_, rate)) = burst {
-            self.burst_sent(now, self.n.bytes_sent - bytes_before, rate);
+            let mut bytes = self.n.bytes_sent - before.0;
+            if self.rate.is_some() {
+                // A rate-based controller's rate is of payload, and Linux paces the payload
+                // (tcp_update_skb_after_send: the skb's length without the headers).
+                bytes -= (self.n.packets_sent - before.1) * HEADER as u64;
+            }
+            self.burst_sent(now, bytes, rate);
+        }
+        if self.rate.is_some() {
+            self.check_app_limited(now);
         }
         if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
             self.timers.arm(Timer::Rto, now + self.rtt.rto());

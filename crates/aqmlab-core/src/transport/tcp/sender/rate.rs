@@ -1,0 +1,277 @@
+//! Delivery-rate estimation as Linux net/ipv4/tcp_rate.c: every transmission takes a snapshot
+//! of the connection's delivery state ([`TxSnap`]), every ACK turns the most recently sent
+//! segment it delivered into a [`RateSample`]: the segments delivered since that snapshot over
+//! the longer of the flight's send phase and its ACK phase. Counts in segments, as Linux counts
+//! packets. Kept only for a rate-based controller ([`CongestionControl::rate_based`]), which
+//! runs on the sample last on each ACK.
+//!
+//! [`CongestionControl::rate_based`]: crate::transport::cc::CongestionControl::rate_based
+
+use super::{Ack, TcpSender};
+use crate::transport::cc::{CaState, RateSample};
+use crate::units::Time;
+
+/// The delivery state when a segment was (last) sent (tcp_skb_cb's `tx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TxSnap {
+    /// The connection's delivered count, and the time of its last delivery.
+    pub(crate) delivered: u64,
+    pub(crate) delivered_at: Time,
+    /// The send time of the flight's first segment (the last one delivered before this
+    /// transmission), and of this one.
+    pub(crate) first_tx: Time,
+    pub(crate) sent_at: Time,
+    pub(crate) app_limited: bool,
+}
+
+/// What one ACK delivered: how many segments, and the snapshot of the most recently sent
+/// one (the highest delivered count: tcp_rate_skb_delivered).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RateAcc {
+    pub(crate) segs: u64,
+    pub(crate) best: Option<TxSnap>,
+}
+
+impl RateAcc {
+    pub(crate) fn delivered(&mut self, tx: TxSnap) {
+        self.segs += 1;
+        if self.best.is_none_or(|b| tx.delivered > b.delivered) {
+            self.best = Some(tx);
+        }
+    }
+}
+
+/// The connection's delivery state (tcp_sock's delivered, delivered_mstamp, first_tx_mstamp,
+/// app_limited, lost) and the minimum RTT that bounds a valid interval.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RateSampler {
+    delivered: u64,
+    delivered_at: Time,
+    first_tx: Time,
+    /// 0: not application-limited; else the delivered count that ends the bubble.
+    app_limited: u64,
+    lost: u64,
+    min_rtt: Option<Time>,
+}
+
+impl RateSampler {
+    /// tcp_rate_skb_sent: the snapshot of a segment sent at `now`; with nothing outstanding
+    /// the sampling starts here.
+    pub(super) fn snapshot(&mut self, now: Time, nothing_out: bool) -> TxSnap {
+        if nothing_out {
+            self.first_tx = now;
+            self.delivered_at = now;
+        }
+        TxSnap {
+            delivered: self.delivered,
+            delivered_at: self.delivered_at,
+            first_tx: self.first_tx,
+            sent_at: now,
+            app_limited: self.app_limited != 0,
+        }
+    }
+
+    /// tcp_rate_gen: the sample of an ACK at `now` that delivered `acc` and marked `losses`
+    /// segments lost, with RTT sample `rtt`.
+    pub(super) fn sample(&mut self, acc: &RateAcc, losses: u64, now: Time, rtt: Option<Time>) -> RateSample {
+        if let Some(r) = rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        self.delivered += acc.segs;
+        self.lost += losses;
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        if acc.segs > 0 {
+            self.delivered_at = now;
+        }
+        let mut rs = RateSample {
+            now,
+            acked_sacked: acc.segs,
+            losses,
+            total_delivered: self.delivered,
+            total_lost: self.lost,
+            delivered_at: self.delivered_at,
+            rtt,
+            ..RateSample::default()
+        };
+        let Some(best) = acc.best else {
+            return rs;
+        };
+        // The send phase ends at the most recently sent delivered segment, which starts the
+        // next flight's.
+        self.first_tx = best.sent_at;
+        rs.prior_delivered = best.delivered;
+        rs.is_app_limited = best.app_limited;
+        rs.delivered = Some(self.delivered - best.delivered);
+        let send_phase = best.sent_at - best.first_tx;
+        let ack_phase = now - best.delivered_at;
+        let interval = send_phase.max(ack_phase);
+        rs.interval = (interval >= self.min_rtt.unwrap_or(0)).then_some(interval);
+        rs
+    }
+
+    /// tcp_rate_check_app_limited's outcome: the data in flight (`in_flight` segments) is
+    /// application-limited until it is delivered.
+    pub(super) fn mark_app_limited(&mut self, in_flight: u64) {
+        self.app_limited = (self.delivered + in_flight).max(1);
+    }
+}
+
+impl TcpSender {
+    /// Segments in flight (tcp_packets_in_flight: the pipe, a short segment counting whole).
+    pub(super) fn pipe_segs(&self) -> u64 {
+        self.sb.pipe().div_ceil(self.mss)
+    }
+
+    /// A transmission of segment `i` at `now` (new or again), `nothing_out` when it is the only
+    /// one outstanding. Out of line: the send path of the other controllers stays as it was.
+    #[inline(never)]
+    pub(super) fn rate_sent(&mut self, i: u64, now: Time, nothing_out: bool) {
+        if let Some(r) = self.rate.as_mut() {
+            let snap = r.snapshot(now, nothing_out);
+            self.sb.set_tx(i, snap);
+        }
+    }
+
+    /// The rate-based controller's turn, last on an ACK (Linux tcp_cong_control with
+    /// `cong_control`): the window loss recovery left is replaced by `cwnd_before` (BBR sets
+    /// its own), then the sample goes to the controller.
+    pub(super) fn rate_control(&mut self, a: &Ack, prior_in_flight: u64, cwnd_before: u64, now: Time) {
+        let Some(r) = self.rate.as_mut() else {
+            return;
+        };
+        let mut rs = r.sample(self.sb.rate_acc(), a.newly_lost + a.rack_marked, now, a.rtt);
+        rs.prior_in_flight = prior_in_flight;
+        rs.in_flight = self.pipe_segs();
+        rs.pace_wait = self.pace_next.saturating_sub(now);
+        rs.ca_state = if self.rec.in_recovery {
+            CaState::Recovery
+        } else if self.rec.loss_point.is_some() {
+            CaState::Loss
+        } else {
+            CaState::Open
+        };
+        self.st.cwnd = cwnd_before;
+        self.sync_state();
+        self.cc.on_rate_sample(&mut rs, &mut self.st);
+        if rs.mark_app_limited {
+            self.mark_app_limited();
+        }
+    }
+
+    /// tcp_rate_check_app_limited after a send round: less than a segment of data to send,
+    /// room in the window, and no lost segment waiting to go again.
+    pub(super) fn check_app_limited(&mut self, now: Time) {
+        if self.app_has_data(now) {
+            return;
+        }
+        let lost_waiting = self.sb.next_candidate().is_some_and(|(_, lost)| lost);
+        if self.sb.pipe() < self.st.cwnd && !lost_waiting {
+            self.mark_app_limited();
+        }
+    }
+
+    fn mark_app_limited(&mut self) {
+        let in_flight = self.pipe_segs();
+        if let Some(r) = self.rate.as_mut() {
+            r.mark_app_limited(in_flight);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::MS;
+
+    fn snap(delivered: u64, delivered_at: Time, first_tx: Time, sent_at: Time) -> TxSnap {
+        TxSnap {
+            delivered,
+            delivered_at,
+            first_tx,
+            sent_at,
+            app_limited: false,
+        }
+    }
+
+    #[test]
+    fn the_interval_is_the_longer_of_the_send_and_ack_phases() {
+        // tcp_rate.c tcp_rate_gen: 10 segments delivered since the snapshot; the segment was
+        // sent 20 ms after its flight's first (send phase 20 ms), the snapshot's last delivery
+        // was 50 ms before this ACK (ACK phase 50 ms): interval 50 ms.
+        let mut r = RateSampler {
+            delivered: 10,
+            ..RateSampler::default()
+        };
+        let acc = RateAcc {
+            segs: 10,
+            best: Some(snap(10, 100 * MS, 110 * MS, 130 * MS)),
+        };
+        let rs = r.sample(&acc, 0, 150 * MS, Some(40 * MS));
+        assert_eq!(rs.delivered, Some(10));
+        assert_eq!(rs.interval, Some(50 * MS));
+        assert_eq!((rs.total_delivered, rs.delivered_at), (20, 150 * MS));
+        // ACK compression: the same ten ACKed in a burst 5 ms after the snapshot's delivery,
+        // while they took 20 ms to send: the send phase (20 ms) bounds the rate.
+        let mut r = RateSampler {
+            delivered: 10,
+            ..RateSampler::default()
+        };
+        let rs = r.sample(&acc, 0, 105 * MS, None);
+        assert_eq!(rs.interval, Some(20 * MS));
+        // An interval below the minimum RTT is no sample (its delivered count stays).
+        let mut r = RateSampler {
+            delivered: 10,
+            min_rtt: Some(30 * MS),
+            ..RateSampler::default()
+        };
+        let rs = r.sample(&acc, 0, 105 * MS, None);
+        assert_eq!((rs.delivered, rs.interval), (Some(10), None));
+    }
+
+    #[test]
+    fn the_most_recently_sent_delivered_segment_is_sampled() {
+        // tcp_rate_skb_delivered keeps the highest prior delivered count; the send phase of the
+        // next flight starts at that segment's send time.
+        let mut acc = RateAcc::default();
+        acc.delivered(snap(5, 10 * MS, 0, 12 * MS));
+        acc.delivered(snap(7, 11 * MS, 0, 14 * MS));
+        acc.delivered(snap(6, 11 * MS, 0, 13 * MS));
+        assert_eq!((acc.segs, acc.best.map(|b| b.delivered)), (3, Some(7)));
+        let mut r = RateSampler {
+            delivered: 8,
+            ..RateSampler::default()
+        };
+        r.sample(&acc, 0, 60 * MS, None);
+        assert_eq!(r.snapshot(61 * MS, false).first_tx, 14 * MS);
+        // Nothing outstanding: the next segment starts a flight of its own.
+        assert_eq!(r.snapshot(70 * MS, true), snap(11, 70 * MS, 70 * MS, 70 * MS));
+    }
+
+    #[test]
+    fn app_limited_lasts_until_the_bubble_is_delivered() {
+        // tcp_rate_check_app_limited: app_limited = delivered + in flight; a sample whose
+        // segment was sent in the bubble is app-limited; once delivered passes it, it clears.
+        let mut r = RateSampler::default();
+        r.mark_app_limited(4);
+        let s = r.snapshot(0, true);
+        assert!(s.app_limited);
+        let acc = RateAcc {
+            segs: 4,
+            best: Some(s),
+        };
+        let rs = r.sample(&acc, 0, 10 * MS, None);
+        assert!(rs.is_app_limited, "a segment sent in the bubble");
+        assert!(
+            r.snapshot(10 * MS, false).app_limited,
+            "4 delivered: not past 4 yet"
+        );
+        let acc = RateAcc {
+            segs: 1,
+            best: Some(snap(4, 10 * MS, 0, 10 * MS)),
+        };
+        r.sample(&acc, 0, 20 * MS, None);
+        assert!(!r.snapshot(20 * MS, false).app_limited);
+    }
+}
