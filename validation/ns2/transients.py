@@ -186,7 +186,9 @@ def main() -> int:
     ap.add_argument("--series", nargs="+", default=["11"], choices=SERIES)
     ap.add_argument("--qdisc", nargs="+", default=QDISCS, choices=QDISCS)
     ap.add_argument("--load", nargs="+", default=LOADS, choices=LOADS)
-    ap.add_argument("--segment", type=int, default=1000, help="TCP payload bytes (ns-2 packetSize_, its default)")
+    ap.add_argument(
+        "--segment", type=int, default=1000, help="TCP payload bytes (ns-2 packetSize_, its default)"
+    )
     ap.add_argument(
         "--set", action="append", default=[], metavar="CLASS/VAR=VALUE", help="a changed ns-2 default"
     )
