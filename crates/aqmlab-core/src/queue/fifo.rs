@@ -29,7 +29,6 @@ struct Config {
     /// ns-2 DropTail's limit (queue/drop-tail.cc DropTail::enque): refuse an arrival that
     /// would bring the backlog to the limit, so at most limit - 1 packets wait; default false
     /// (Linux: up to the limit); tail drop only
-    #[serde(skip_serializing_if = "Option::is_none")]
     ns2_limit: Option<bool>,
 }
 
@@ -128,6 +127,7 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Build
     }
     cfg.limit = Some(LimitSpec(limit));
     let ns2_limit = cfg.ns2_limit.unwrap_or(false);
+    cfg.ns2_limit = Some(ns2_limit);
     if ns2_limit && head_drop {
         return Err("ns2_limit: only the tail-drop FIFOs (pfifo, bfifo) have ns-2 DropTail's limit".into());
     }
@@ -218,7 +218,7 @@ mod tests {
         let (_, v) = build(&serde_json::json!({"ns2_limit": true}), &link, false, false).unwrap();
         assert_eq!(v["ns2_limit"], true);
         let (_, v) = build(&serde_json::json!({}), &link, false, false).unwrap();
-        assert!(v.get("ns2_limit").is_none());
+        assert_eq!(v["ns2_limit"], false);
         assert!(build(&serde_json::json!({"ns2_limit": true}), &link, false, true).is_err());
     }
 
