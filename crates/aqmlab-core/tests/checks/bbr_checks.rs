@@ -15,18 +15,8 @@ fn alone_in_a_deep_fifo(cc: &str, secs: u64, from_s: u64) -> (f64, f64) {
     });
     let r = build::run(&scenario::parse(&sc.to_string()).unwrap(), 1).unwrap();
     r.conservation.as_ref().expect("packet conservation");
-    let down = r.links.iter().position(|l| l.hop == "down").unwrap() as u8;
-    let p = &r.packets;
-    let from = from_s * 1_000_000_000;
-    let rows = (0..p.flow.len()).filter(|&i| p.hop[i] == down && p.outcome[i] <= 1 && p.t_enqueue[i] >= from);
-    let (mut bytes, mut soj) = (0u64, Vec::new());
-    for i in rows {
-        bytes += p.size[i] as u64;
-        soj.push(p.t_out[i] - p.t_enqueue[i]);
-    }
-    soj.sort_unstable();
+    let (util, soj) = crate::down_link_after(&r, from_s, secs, 50e6);
     let p50 = soj[soj.len() / 2] as f64 / 1e6;
-    let util = bytes as f64 * 8.0 / (50e6 * (secs - from_s) as f64);
     (util, p50)
 }
 

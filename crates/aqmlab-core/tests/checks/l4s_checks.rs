@@ -68,18 +68,8 @@ fn through_ce_threshold(cc: &str, secs: u64, from_s: u64) -> (f64, f64) {
         "flows": [{"kind": "tcp", "cc": cc, "ecn": true, "count": 2}]
     });
     let r = build::run(&scenario::parse(&sc.to_string()).unwrap(), 1).unwrap();
-    let down = r.links.iter().position(|l| l.hop == "down").unwrap() as u8;
-    let p = &r.packets;
-    let from = from_s * 1_000_000_000;
-    let rows = (0..p.flow.len()).filter(|&i| p.hop[i] == down && p.outcome[i] <= 1 && p.t_enqueue[i] >= from);
-    let (mut bytes, mut soj) = (0u64, Vec::new());
-    for i in rows {
-        bytes += p.size[i] as u64;
-        soj.push(p.t_out[i] - p.t_enqueue[i]);
-    }
-    soj.sort_unstable();
+    let (util, soj) = crate::down_link_after(&r, from_s, secs, 100e6);
     let p99 = soj[soj.len() * 99 / 100] as f64 / 1e6;
-    let util = bytes as f64 * 8.0 / (100e6 * (secs - from_s) as f64);
     (util, p99)
 }
 

@@ -11,3 +11,22 @@ mod tcp_checks;
 mod web_checks;
 mod webpage_checks;
 mod wifi_checks;
+
+use aqmlab_core::scenario::build::RunResult;
+
+/// The `down` hop after `from_s`: its utilisation of `rate_bps` over `from_s..secs` and the
+/// sorted sojourns (ns) of the packets enqueued from then on that left it (what the
+/// queue-delay checks read).
+pub fn down_link_after(r: &RunResult, from_s: u64, secs: u64, rate_bps: f64) -> (f64, Vec<u64>) {
+    let down = r.links.iter().position(|l| l.hop == "down").unwrap() as u8;
+    let p = &r.packets;
+    let from = from_s * 1_000_000_000;
+    let rows = (0..p.flow.len()).filter(|&i| p.hop[i] == down && p.outcome[i] <= 1 && p.t_enqueue[i] >= from);
+    let (mut bytes, mut soj) = (0u64, Vec::new());
+    for i in rows {
+        bytes += p.size[i] as u64;
+        soj.push(p.t_out[i] - p.t_enqueue[i]);
+    }
+    soj.sort_unstable();
+    (bytes as f64 * 8.0 / (rate_bps * (secs - from_s) as f64), soj)
+}
