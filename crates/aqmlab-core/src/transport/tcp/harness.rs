@@ -763,6 +763,22 @@ fn tail_loss_rescue_retransmission() {
     sim.check_conservation();
 }
 
+/// A finite SACK transfer over a symmetric path whose segments `losses` are lost on their first
+/// transmission, recovered in one fast recovery without a timeout: the sender's log, and the
+/// time of the first retransmission.
+fn one_recovery(cfg: &TcpConfig, rate: u64, owd: Time, losses: &[u64]) -> (Vec<(Time, Packet)>, Time) {
+    let mut sim = Sim::symmetric(cfg, rate, owd, 10_000);
+    sim.filter = drop_first_tx(losses, 1448);
+    sim.log_sent = true;
+    sim.start();
+    sim.run_until(60 * SEC);
+    assert!(sim.snd.completed().is_some());
+    assert_eq!((sim.snd.rto_count(), sim.snd.fast_recoveries()), (0, 1));
+    sim.check_conservation();
+    let (t0, _) = retx_times(&sim)[0];
+    (std::mem::take(&mut sim.sent), t0)
+}
+
 /// New segments sent in the `span` after the first retransmission of one early loss, by a
 /// CUBIC-2.6.22 SACK sender (ns-2 TCP/Linux's), with rate halving on or off.
 fn sent_after_fast_retransmit(rate_halving: bool, span: Time) -> usize {
@@ -778,21 +794,10 @@ fn sent_after_fast_retransmit(rate_halving: bool, span: Time) -> usize {
         min_rto: SEC,
         ..TcpConfig::default()
     };
-    let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 50 * MS, 10_000);
-    sim.filter = drop_first_tx(&[200], 1448);
-    sim.log_sent = true;
-    sim.start();
-    sim.run_until(60 * SEC);
-    assert!(sim.snd.completed().is_some());
-    assert_eq!((sim.snd.rto_count(), sim.snd.fast_recoveries()), (0, 1));
-    sim.check_conservation();
-    let (t0, _) = retx_times(&sim)[0];
-    let n = sim
-        .sent
-        .iter()
+    let (sent, t0) = one_recovery(&cfg, 10 * MBPS, 50 * MS, &[200]);
+    sent.iter()
         .filter(|(t, p)| *t > t0 && *t <= t0 + span && p.payload > 0 && p.seq > 1 + 200 * 1448)
-        .count();
-    n
+        .count()
 }
 
 #[test]
@@ -825,17 +830,8 @@ fn sent_in_first_recovery_rtt(sack1_pipe: bool, losses: &[u64], span: Time) -> u
         min_rto: SEC,
         ..TcpConfig::default()
     };
-    let mut sim = Sim::symmetric(&cfg, 100 * MBPS, 25 * MS, 10_000);
-    sim.filter = drop_first_tx(losses, 1448);
-    sim.log_sent = true;
-    sim.start();
-    sim.run_until(60 * SEC);
-    assert!(sim.snd.completed().is_some());
-    assert_eq!((sim.snd.rto_count(), sim.snd.fast_recoveries()), (0, 1));
-    sim.check_conservation();
-    let (t0, _) = retx_times(&sim)[0];
-    sim.sent
-        .iter()
+    let (sent, t0) = one_recovery(&cfg, 100 * MBPS, 25 * MS, losses);
+    sent.iter()
         .filter(|(t, p)| *t > t0 && *t < t0 + span && p.payload > 0)
         .count()
 }
