@@ -64,8 +64,7 @@ class Result:
         """Writes the run atomically under `root` and adds it to the catalog."""
         root = Path(root)
         run_id = run_id or store.new_run_id(self.meta["name"], self.meta["seed"])
-        self.path = store.write_run(root, run_id, self.tables, self.meta, self.summary)
-        store.catalog_add(root, self.path)
+        self.path = store.save_run(root, run_id, self.tables, self.meta, self.summary)
         return self.path
 
 
