@@ -82,8 +82,20 @@ and meta of a run of thousands of flows) on one line, as json's indenting encode
 several times slower than the compact one (seconds for 10,000 flows)."""
 
 
-def _dump(path: Path, obj: Any) -> None:
-    text = json.dumps(obj, sort_keys=True, default=_json_default)
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=_json_default)
+
+
+def _compact_with(doc: dict, texts: dict[str, str]) -> str:
+    """``_compact(doc)`` with the values of the keys in ``texts`` given as their text already
+    (the resolved scenario, of megabytes, is encoded once for scenario.json and meta.json)."""
+    items = (f"{json.dumps(k)}: {texts[k] if k in texts else _compact(doc[k])}" for k in sorted(doc))
+    return "{" + ", ".join(items) + "}"
+
+
+def _dump(path: Path, obj: Any, text: str | None = None) -> None:
+    """Writes ``obj`` as JSON (``text``, if given, is its ``_compact`` form)."""
+    text = text if text is not None else _compact(obj)
     if len(text) <= INDENT_MAX_BYTES:
         text = json.dumps(obj, indent=2, sort_keys=True, default=_json_default)
     with open(path, "w") as f:
@@ -134,8 +146,11 @@ def write_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, 
                 raise ValueError(f"unknown table {name!r}; known: {', '.join(TABLES)}")
             if table is not None:
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        _dump(tmp / "scenario.json", meta.get("scenario", {}))
-        _dump(tmp / "meta.json", stamped(meta))
+        scenario = meta.get("scenario", {})
+        scenario_text = _compact(scenario)
+        _dump(tmp / "scenario.json", scenario, scenario_text)
+        meta = stamped(meta)
+        _dump(tmp / "meta.json", meta, _compact_with(meta, {"scenario": scenario_text}))
         _dump(tmp / "summary.json", summary)
         os.rename(tmp, final)
     except BaseException:
