@@ -588,9 +588,10 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        inw = _nullable_float(p, "t_out_ns") >= w
+        idx, values = _codes(p, "outcome")
+        counted = np.bincount(idx[_nullable_float(p, "t_out_ns") >= w], minlength=values.size)
         for r in QUEUE_DROP_REASONS:
-            out[r] = int((_isin(p, "outcome", (r,)) & inw).sum())
+            out[r] = int(counted[values == r].sum())
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
             # Runs stored before a reason existed have no column for it: none of those drops.
