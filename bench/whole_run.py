@@ -23,7 +23,7 @@ from _common import dumbbell
 CHILD = r"""
 import json, pathlib, sys, time
 t_start = time.process_time()
-from aqmlab import _core, api, metrics, store
+from aqmlab import _core, api, metrics
 from aqmlab.cli import main
 spent = {}
 def timed(owner, attr, phase):
@@ -42,8 +42,7 @@ PHASES = [
     (_core, "run", "core: build, simulate, tables, meta JSON"),
     (api, "simulate", "simulate (all)"),
     (metrics, "summarize", "metrics.summarize"),
-    (store, "write_run", "write the run"),
-    (store, "catalog_add", "catalog"),
+    (api.Result, "save", "write the run and catalog it"),
     (main, "_figures", "figure"),
 ]
 for owner, attr, phase in PHASES:
@@ -56,7 +55,7 @@ finally:
     spent["imports"] = t_imports
     spent["decoding the tables and the meta"] = (
         spent.pop("simulate (all)") - spent["core: build, simulate, tables, meta JSON"]
-        - spent["check_values in simulate"]
+        - spent.setdefault("check_values in simulate", 0.0)
     )
     runs = sorted(p for p in pathlib.Path(sys.argv[-1]).iterdir() if p.is_dir())
     meta = json.loads((runs[-1] / "meta.json").read_text())
