@@ -64,8 +64,7 @@ class Result:
         """Writes the run atomically under `root` and adds it to the catalog."""
         root = Path(root)
         run_id = run_id or store.new_run_id(self.meta["name"], self.meta["seed"])
-        self.path = store.write_run(root, run_id, self.tables, self.meta, self.summary)
-        store.catalog_add(root, self.path)
+        self.path = store.save_run(root, run_id, self.tables, self.meta, self.summary)
         return self.path
 
 
@@ -81,22 +80,28 @@ far."""
 
 
 def simulate(
-    sc: dict, seed: int | None = None, progress: Progress | None = None
+    sc: dict, seed: int | None = None, progress: Progress | None = None, resolved: dict | None = None
 ) -> tuple[dict[str, pa.Table], dict]:
     """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
     and the metadata. Raises ScenarioError for invalid scenarios and SimulationError when the
     core's packet-conservation check fails. A signal whose handler raises (Ctrl-C:
-    KeyboardInterrupt) stops the run within some 50 ms of wall time and propagates."""
+    KeyboardInterrupt) stops the run within some 50 ms of wall time and propagates.
+    ``resolved``, if given, is ``scenario.resolve(sc, seed)``: ``sc`` was checked then, and the
+    metadata takes it as its ``scenario`` (the same scenario and seed resolve to the same
+    document) instead of the core encoding it again and Python decoding it again."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
-    check_values(sc)
+    if resolved is None:
+        check_values(sc)
     try:
-        batches, meta_json = _core.run(json.dumps(sc), seed, progress)
+        batches, meta_json = _core.run(json.dumps(sc), seed, progress, resolved is None)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     except RuntimeError as e:
         raise SimulationError(str(e)) from None
     meta = json.loads(meta_json)
+    if resolved is not None:
+        meta["scenario"] = resolved
     tables = {name: _decode(b) for name, b in batches.items()}
     return recorded(tables, meta["record"]["level"]), meta
 
@@ -113,10 +118,15 @@ def recorded(tables: dict, level: str) -> dict:
 
 
 def run_dict(
-    sc: dict, seed: int | None = None, warmup_s: float = 0.0, progress: Progress | None = None
+    sc: dict,
+    seed: int | None = None,
+    warmup_s: float = 0.0,
+    progress: Progress | None = None,
+    resolved: dict | None = None,
 ) -> Result:
-    """Runs a scenario dict (already overridden) and summarises it."""
-    tables, meta = simulate(sc, seed, progress)
+    """Runs a scenario dict (already overridden) and summarises it; ``resolved`` as ``simulate``
+    takes it."""
+    tables, meta = simulate(sc, seed, progress, resolved)
     return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s))
 
 

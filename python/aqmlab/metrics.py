@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -130,25 +131,15 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
     return min(start, end), end
 
 
-_DIR_CACHE: dict[tuple[int, str], tuple[pa.Table, pa.Table]] = {}
-
-
 def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
     """The rows of one hop, named by ``direction``: a hop name (the one-hop shorthand's hops are
     named "down" and "up"), matched on the ``hop`` column; tables stored before hops existed
-    are matched on ``dir``. Memoised for the last few tables (the cache holds a reference
-    to the source table, so its id cannot be reused while cached): a run summary filters the
+    are matched on ``dir``. Built once per table object (``_cached``): a run summary filters the
     same tables dozens of times."""
-    key = (id(table), direction)
-    hit = _DIR_CACHE.get(key)
-    if hit is not None and hit[0] is table:
-        return hit[1]
     col = "hop" if "hop" in table.column_names else "dir"
-    out = table.filter(pc.fill_null(pc.equal(table.column(col), direction), False))
-    if len(_DIR_CACHE) >= 32:
-        _DIR_CACHE.pop(next(iter(_DIR_CACHE)))
-    _DIR_CACHE[key] = (table, out)
-    return out
+    return _cached(
+        table, f"dir:{direction}", lambda t: t.filter(pc.fill_null(pc.equal(t.column(col), direction), False))
+    )
 
 
 def _float(x) -> float | None:
@@ -597,9 +588,10 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         p = _filter_dir(tables["packets"], direction)
-        inw = _nullable_float(p, "t_out_ns") >= w
+        idx, values = _codes(p, "outcome")
+        counted = np.bincount(idx[_nullable_float(p, "t_out_ns") >= w], minlength=values.size)
         for r in QUEUE_DROP_REASONS:
-            out[r] = int((_isin(p, "outcome", (r,)) & inw).sum())
+            out[r] = int(counted[values == r].sum())
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
             # Runs stored before a reason existed have no column for it: none of those drops.
@@ -651,20 +643,20 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
 
 
 # Per-flow lookups are served from an index built once per table object, so that metrics over
-# N flows cost O(rows + N), not O(rows x N). The cache holds the table itself (identity check:
-# ids are reused after a table is freed) and only the few most recent tables.
-_INDEX: dict[tuple[int, str], tuple[pa.Table, Any]] = {}
-_INDEX_KEEP = 16
+# N flows cost O(rows + N), not O(rows x N). The cache refers to the table weakly and its
+# entries go with it: a process that summarises run after run (a sweep's worker) keeps none of
+# the earlier runs' tables or what was built from them.
+_INDEX: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
 
 
 def _cached(table: pa.Table, kind: str, build) -> Any:
-    hit = _INDEX.get((id(table), kind))
-    if hit is not None and hit[0] is table:
+    """``build(table)``, built once while ``table`` lives (named ``kind`` among its entries)."""
+    key = (id(table), kind)
+    hit = _INDEX.get(key)
+    if hit is not None and hit[0]() is table:
         return hit[1]
     value = build(table)
-    if len(_INDEX) >= _INDEX_KEEP:
-        _INDEX.pop(next(iter(_INDEX)))
-    _INDEX[(id(table), kind)] = (table, value)
+    _INDEX[key] = (weakref.ref(table, lambda _: _INDEX.pop(key, None)), value)
     return value
 
 

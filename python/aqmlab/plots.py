@@ -347,15 +347,9 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
         _need(run, "packets", "delay_ts")
         dirs = _hops(run, shown)
         for d in dirs:
-            p = run.tables["packets"]
-            t = M._filter_dir(p, d)
-            out = t.column("outcome").to_numpy(zero_copy_only=False).astype(str)
-            m = np.isin(out, M.TRANSMITTED)
-            t_in = t.column("t_enqueue_ns").to_numpy().astype(np.float64)[m]
-            w = _warmup(run, warmup_s)
-            ok = t_in >= w * NS
-            delay = M.sojourn_delays_ns(_tables(run), run.meta, d, w) / 1e6
-            ax.plot(t_in[ok] / NS, delay, **_dots(i, ms=2), label=f"{lab}, {d}" if len(dirs) > 1 else lab)
+            t_out, delay = M.sojourn_times_ns(_tables(run), run.meta, d, _warmup(run, warmup_s))
+            t_in = t_out - delay
+            ax.plot(t_in / NS, delay / 1e6, **_dots(i, ms=2), label=f"{lab}, {d}" if len(dirs) > 1 else lab)
             i += 1
     _legend(ax)
     return fig

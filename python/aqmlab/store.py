@@ -82,8 +82,20 @@ and meta of a run of thousands of flows) on one line, as json's indenting encode
 several times slower than the compact one (seconds for 10,000 flows)."""
 
 
-def _dump(path: Path, obj: Any) -> None:
-    text = json.dumps(obj, sort_keys=True, default=_json_default)
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=_json_default)
+
+
+def _compact_with(doc: dict, texts: dict[str, str]) -> str:
+    """``_compact(doc)`` with the values of the keys in ``texts`` given as their text already
+    (the resolved scenario, of megabytes, is encoded once for scenario.json and meta.json)."""
+    items = (f"{json.dumps(k)}: {texts[k] if k in texts else _compact(doc[k])}" for k in sorted(doc))
+    return "{" + ", ".join(items) + "}"
+
+
+def _dump(path: Path, obj: Any, text: str | None = None) -> None:
+    """Writes ``obj`` as JSON (``text``, if given, is its ``_compact`` form)."""
+    text = text if text is not None else _compact(obj)
     if len(text) <= INDENT_MAX_BYTES:
         text = json.dumps(obj, indent=2, sort_keys=True, default=_json_default)
     with open(path, "w") as f:
@@ -95,6 +107,20 @@ def _dump(path: Path, obj: Any) -> None:
 
 def _now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def stamped(meta: dict) -> dict:
+    """``meta`` as a run stores it: with the time it was written (``created``), unless it has one."""
+    return meta if meta.get("created") else {**meta, "created": _now_iso()}
+
+
+def save_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, summary: dict) -> Path:
+    """``write_run``, then the run's catalog row made from the documents in memory (reading a
+    run of many flows back costs more than writing it: megabytes of JSON twice)."""
+    meta = stamped(meta)
+    path = write_run(root, run_id, tables, meta, summary)
+    _write_rows(Path(root), [_row(path, meta, summary)])
+    return path
 
 
 def write_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, summary: dict) -> Path:
@@ -120,9 +146,11 @@ def write_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, 
                 raise ValueError(f"unknown table {name!r}; known: {', '.join(TABLES)}")
             if table is not None:
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        _dump(tmp / "scenario.json", meta.get("scenario", {}))
-        meta = {**meta, "created": meta.get("created") or _now_iso()}
-        _dump(tmp / "meta.json", meta)
+        scenario = meta.get("scenario", {})
+        scenario_text = _compact(scenario)
+        _dump(tmp / "scenario.json", scenario, scenario_text)
+        meta = stamped(meta)
+        _dump(tmp / "meta.json", meta, _compact_with(meta, {"scenario": scenario_text}))
         _dump(tmp / "summary.json", summary)
         os.rename(tmp, final)
     except BaseException:
@@ -453,10 +481,13 @@ def _created(meta: dict, run_dir: Path) -> pd.Timestamp:
 def catalog_row(run_dir: Path) -> dict:
     """The ``runs`` row of a complete run directory (see ``flatten_summary``)."""
     run = _open_dir(Path(run_dir))
-    row = flatten_summary(run.summary, run.meta, run.scenario)
-    row.update(
-        run_id=run.run_id, created=_created(run.meta, Path(run_dir)), path=str(Path(run_dir).resolve())
-    )
+    return _row(run.path, run.meta, run.summary, run.scenario)
+
+
+def _row(run_dir: Path, meta: dict, summary: dict, scenario: dict | None = None) -> dict:
+    """The ``runs`` row of the run stored in ``run_dir`` with these documents."""
+    row = flatten_summary(summary, meta, scenario)
+    row.update(run_id=run_dir.name, created=_created(meta, run_dir), path=str(run_dir.resolve()))
     return row
 
 

@@ -62,7 +62,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cache
@@ -73,7 +73,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import store
+from aqmlab import _core, store
 from aqmlab.api import STOP_SIGNALS, Interrupts
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
@@ -658,17 +658,53 @@ class SweepResult:
     wall_s: float
 
 
-def _chunks(tasks: list[Task], jobs: int) -> list[list[Task]]:
-    if not tasks:
-        return []
-    size = max(1, min(100, -(-len(tasks) // (jobs * 8))))
-    return [tasks[i : i + size] for i in range(0, len(tasks), size)]
+def _rates(node: Any, under_rate: bool = False) -> Iterator[int]:
+    """The rates (bit/s) written under the keys ``rate`` of a scenario's part (a schedule's
+    times are skipped: they are no rates)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _rates(v, k == "rate")
+    elif isinstance(node, list):
+        for v in node:
+            yield from _rates(v, under_rate)
+    elif under_rate and isinstance(node, str):
+        try:
+            yield _core.parse_rate(node)
+        except ValueError:
+            pass
 
 
-def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs) -> list[Batch]:
+def run_cost(resolved: dict) -> float:
+    """A run's expected cost, to start the longest runs first: its duration (s) times the highest
+    link rate of its topology (bit/s; 1 where none is written, as on a WiFi medium), i.e. the
+    packets its path can carry. Only an order: the cost of a packet differs between runs."""
+    return _core.parse_time(str(resolved["duration"])) / 1e9 * max(_rates(resolved["topology"]), default=1)
+
+
+MAX_BATCH = 100
+"""Most runs in one batch (one part file per kept table)."""
+
+
+def _chunks(tasks: list[Task], jobs: int, cost: dict[int, float]) -> list[list[Task]]:
+    """The tasks in batches of about equal expected cost (``cost`` of their points), about eight
+    per worker, the costliest runs first: the pool starts the longest runs while there is still
+    other work to run beside them, instead of ending the sweep waiting on one."""
+    budget = sum(cost[t.point] for t in tasks) / (jobs * 8)
+    out: list[list[Task]] = []
+    spent = 0.0
+    for t in sorted(tasks, key=lambda t: -cost[t.point]):  # stable: a point's runs stay together
+        if not out or (spent + cost[t.point] > budget and spent > 0) or len(out[-1]) == MAX_BATCH:
+            out.append([])
+            spent = 0.0
+        out[-1].append(t)
+        spent += cost[t.point]
+    return out
+
+
+def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs, cost) -> list[Batch]:
     points = {p.index: p for p in point_list}
     out = []
-    for chunk in _chunks(todo, jobs):
+    for chunk in _chunks(todo, jobs, cost):
         used = sorted({t.point for t in chunk})
         out.append(
             Batch(
@@ -1054,7 +1090,8 @@ def run_sweep(
     todo = [t for t in tasks if t.run_id not in done_ids]
     # runs completed earlier but missing from the catalog (e.g. killed before a flush)
     _sync_catalog(out, prev)
-    batches = _make_batches(spec, points, todo, sweep_dir, keep_t, metrics_fn, jobs)
+    cost = {i: run_cost(rs) for i, rs in resolved_by_point.items()}
+    batches = _make_batches(spec, points, todo, sweep_dir, keep_t, metrics_fn, jobs, cost)
     prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
     pending_rows: list[dict] = []
     last_flush = [time.monotonic()]

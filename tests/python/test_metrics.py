@@ -446,3 +446,16 @@ def test_sojourn_histogram_agrees_with_the_packets():
                 assert abs(got[f"p{q}"] * 1e6 - exact) <= max(a, b) / 128 + 1, (hop, warmup, q)
             x, f = M.queue_delay_cdf_ms(no_packets, meta, hop, warmup)
             assert f[-1] == 1.0 and x[-1] * 1e6 >= d.max()
+
+
+def test_summarising_a_run_keeps_none_of_its_tables():
+    # a sweep's worker summarises run after run: once a run's tables are gone, so is their memory
+    import gc
+
+    base = pa.total_allocated_bytes()
+    t, m = synth.run()
+    M.summarize(t, m)
+    assert pa.total_allocated_bytes() > base
+    del t
+    gc.collect()
+    assert pa.total_allocated_bytes() == base

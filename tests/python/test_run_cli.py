@@ -346,3 +346,23 @@ def test_warmup_outside_the_run_is_refused_before_running(tmp_path: Path, warmup
     res = runner.invoke(app, ["run", "bufferbloat", "--warmup", warmup, "--out", str(tmp_path)])
     assert res.exit_code == 2 and "--warmup" in res.output and "Traceback" not in res.output, res.output
     assert not [p for p in tmp_path.iterdir() if p.is_dir()]
+
+
+@pytest.mark.parametrize("name", ["rrul_be", "cable_modem", "bufferbloat", "pycodel"])
+def test_a_run_given_its_resolution_has_the_metadata_and_tables_of_one_that_resolves_itself(name: str):
+    # the CLI resolves a scenario to check it, then hands that resolution to the run instead of
+    # having the core encode it into the metadata again: the same document either way
+    from aqmlab.api import simulate
+    from aqmlab.scenario import apply_overrides, load, resolve
+
+    qdisc = {"kind": "python", "class": "aqmlab.examples.codel:Codel"}
+    sets = {"duration": "1s"} | ({"topology.down.qdisc": qdisc} if name == "pycodel" else {})
+    sc = apply_overrides(load("bufferbloat" if name == "pycodel" else name), sets)
+    plain_tables, plain = simulate(sc, 5)
+    given_tables, given = simulate(sc, 5, resolved=resolve(sc, 5))
+    assert {k: v for k, v in given.items() if k != "wall_s"} == {
+        k: v for k, v in plain.items() if k != "wall_s"
+    }
+    assert given["scenario"]["seed"] == 5 and "scenario" in plain
+    assert given_tables.keys() == plain_tables.keys()
+    assert all(given_tables[k].equals(plain_tables[k]) for k in plain_tables)

@@ -168,3 +168,28 @@ def test_large_json_documents_are_written_on_one_line_and_read_back_equal(tmp_pa
         assert json.loads((tmp_path / name).read_text()) == doc
     assert (tmp_path / "small.json").read_text().count("\n") > 2
     assert (tmp_path / "large.json").read_text().count("\n") == 1
+
+
+def test_a_saved_runs_catalog_row_is_the_one_its_files_give(tmp_path):
+    # saving catalogs the run from the documents in memory; rebuilding reads the files back
+    from aqmlab import api
+
+    res = api.run("rrul_be", overrides=["duration=2s"], warmup_s=0.5)
+    res.save(tmp_path)
+    saved = store.query(tmp_path, "SELECT * FROM runs")
+    assert store.rebuild_catalog(tmp_path) == []
+    rebuilt = store.query(tmp_path, "SELECT * FROM runs")
+    assert len(saved) == 1 and saved["n_flows"][0] > 0
+    pd.testing.assert_frame_equal(saved, rebuilt)
+
+
+def test_a_large_meta_is_the_json_modules_text_of_it(tmp_path):
+    # meta.json takes the scenario's text from scenario.json's: the same bytes json.dumps writes
+    t, m = synth.run()
+    flows = [{"kind": "tcp", "start": f"{i}ms", "cc": "cubic", "note": "é\\n"} for i in range(30000)]
+    m = {**m, "scenario": {**m["scenario"], "flows": flows}, "zz": [1.5, None]}
+    d = store.write_run(tmp_path, "big", t, m, {})
+    meta = json.loads((d / "meta.json").read_text())
+    assert len(json.dumps(meta)) > store.INDENT_MAX_BYTES
+    assert (d / "meta.json").read_text() == json.dumps(meta, sort_keys=True) + "\n"
+    assert (d / "scenario.json").read_text() == json.dumps(m["scenario"], sort_keys=True) + "\n"

@@ -176,3 +176,21 @@ def test_codel2012_quick_reaches_the_full_runs_verdicts(codel_quick):
     full = json.loads(FULL_RUN.read_text())
     assert full["quick"] is False and full["run_counts"]["failed"] == 0
     assert {c["id"]: c["holds"] for c in claims} == {c["id"]: c["holds"] for c in full["verdicts"]["claims"]}
+
+
+def test_codel2012_timeline_bins_are_numpys_median_and_95th_percentile():
+    # the bins are computed together per bin size; each must be what numpy gives for that bin alone
+    import numpy as np
+
+    from aqmlab.reproduce.codel2012 import binned_median_p95
+
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 9, 400)
+    counts[:5] = [0, 1, 2, 0, 3]
+    values = rng.exponential(5.0, counts.sum()) * rng.choice([1e-3, 1.0, 1e3], counts.sum())
+    starts = np.r_[0, np.cumsum(counts)]
+    median, p95 = binned_median_p95(values, starts)
+    for k, n in enumerate(counts):
+        d = values[starts[k] : starts[k + 1]]
+        assert median[k] == (float(np.median(d)) if n else None)
+        assert p95[k] == (float(np.percentile(d, 95)) if n else None)

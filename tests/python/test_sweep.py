@@ -425,3 +425,27 @@ def test_the_run_id_covers_the_summary_metrics_source(tmp_path, monkeypatch):
     same = S.run_id_for("x", "d", 1)
     copy.write_text(copy.read_text() + "\n# a changed metric\n")
     assert S.run_id_for("x", "d", 1) != same
+
+
+def test_run_cost_is_duration_times_the_highest_link_rate():
+    sc = {"duration": "10s", "topology": {"nic_rate": "10Gbps", "down": {"rate": "100Mbps"},
+          "up": {"rate": [["0ms", "2Mbps"], ["5s", "20Mbps"]]}}}  # fmt: skip
+    assert S.run_cost(sc) == 10 * 100e6
+    sc["topology"]["down"]["rate"] = "1Mbps"
+    assert S.run_cost(sc) == 10 * 20e6  # the schedule's highest step; its times are no rates
+    assert S.run_cost({"duration": "1500ms", "topology": {"wifi": {"stations": []}}}) == 1.5
+
+
+def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
+    cost = {p: float(c) for p, c in enumerate([1, 300, 5, 5, 60, 1, 1, 60])}
+    tasks = [S.Task(f"r{p}-{k}", p, k, 0, "") for p in cost for k in range(10)]
+    jobs = 2
+    batches = S._chunks(tasks, jobs, cost)
+    assert sorted(t.run_id for b in batches for t in b) == sorted(t.run_id for t in tasks)
+    most = [max(cost[t.point] for t in b) for b in batches]
+    assert most == sorted(most, reverse=True) and batches[0][0].point == 1
+    budget = sum(cost[t.point] for t in tasks) / (jobs * 8)
+    for b in batches:
+        assert len(b) == 1 or sum(cost[t.point] for t in b) <= budget
+        assert len(b) <= S.MAX_BATCH
+    assert len(batches) <= 2 * jobs * 8 + 1

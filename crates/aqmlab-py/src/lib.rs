@@ -40,8 +40,11 @@ fn array(data: Data) -> ArrayRef {
 }
 
 /// The run's tables as Arrow record batches (every table the core declares, generically) and
-/// its metadata.
-fn tables(mut r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
+/// its metadata, with the resolved scenario under `scenario` if `with_scenario`.
+fn tables(
+    mut r: build::RunResult,
+    with_scenario: bool,
+) -> (Vec<(&'static str, RecordBatch)>, serde_json::Value) {
     let l = &r.links;
     let diagnostics: serde_json::Map<String, serde_json::Value> = l
         .iter()
@@ -63,10 +66,12 @@ fn tables(mut r: build::RunResult) -> (Vec<(&'static str, RecordBatch)>, serde_j
         "events": r.events,
         "version": env!("CARGO_PKG_VERSION"),
         "record": r.resolved.record,
-        "scenario": r.resolved,
         "qdisc_diagnostics": diagnostics,
         "peak_packets": r.peak_packets,
     });
+    if with_scenario {
+        meta["scenario"] = json!(r.resolved);
+    }
     // the hops whose discipline has sub-queues, with their names (no key without any)
     let subqueues: serde_json::Map<String, serde_json::Value> = l
         .iter()
@@ -191,14 +196,17 @@ impl Watch {
 /// (dict of pyarrow.RecordBatch, metadata JSON text). Raises ValueError for invalid scenarios and
 /// aqmlab.pyqdisc.QdiscError when a discipline written in Python fails. A signal whose Python
 /// handler raises (Ctrl-C: KeyboardInterrupt) stops the run within some 50 ms of wall time and
-/// the exception propagates; `progress`, if given, is called as `Watch` describes.
+/// the exception propagates; `progress`, if given, is called as `Watch` describes. With
+/// `with_scenario` false the metadata leaves out the resolved scenario (the caller has it from
+/// `resolve`: the same scenario and seed resolve to the same document).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+#[pyo3(signature = (scenario_json, seed=None, progress=None, with_scenario=true))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     progress: Option<Py<PyAny>>,
+    with_scenario: bool,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let sc = parse(scenario_json)?;
     let seed = seed.unwrap_or(sc.seed);
@@ -228,7 +236,7 @@ fn run<'py>(
             "packet conservation violated (a defect of aqmlab; please report it with the scenario and seed): {e}"
         )));
     }
-    let (d, meta) = to_python(py, result, t0.elapsed().as_secs_f64())?;
+    let (d, meta) = to_python(py, result, t0.elapsed().as_secs_f64(), with_scenario)?;
     Ok((d, meta.to_string()))
 }
 
@@ -237,8 +245,9 @@ fn to_python<'py>(
     py: Python<'py>,
     result: build::RunResult,
     wall: f64,
+    with_scenario: bool,
 ) -> PyResult<(Bound<'py, PyDict>, serde_json::Value)> {
-    let (batches, mut meta) = tables(result);
+    let (batches, mut meta) = tables(result, with_scenario);
     meta["wall_s"] = json!(wall);
     let d = PyDict::new(py);
     for (name, b) in batches {
@@ -290,7 +299,7 @@ fn emulate<'py>(
         .detach(|| aqmlab_emu::forward(&sc, seed, &io, &classes))
         .map_err(PyRuntimeError::new_err)?;
     let wall = t0.elapsed().as_secs_f64();
-    let (d, mut meta) = to_python(py, result, wall)?;
+    let (d, mut meta) = to_python(py, result, wall, true)?;
     let late = &stats.late_us;
     let total: u64 = late.iter().sum();
     let pct = |q: f64| -> Option<usize> {
@@ -336,6 +345,12 @@ fn resolve(py: Python, scenario_json: &str, seed: Option<u64>) -> PyResult<Strin
 #[pyfunction]
 fn parse_time(text: &str) -> PyResult<u64> {
     aqmlab_core::units::parse_time(text).map_err(PyValueError::new_err)
+}
+
+/// A rate ("10Mbps", "1.5Gbps") in bit/s, as scenario files write them.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    aqmlab_core::units::parse_rate(text).map_err(PyValueError::new_err)
 }
 
 /// A buffer limit ("1000p", "64kB") as ("p", packets) or ("B", bytes).
@@ -448,6 +463,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
     m.add_class::<pyqdisc::PyPacket>()?;
     m.add_class::<pyqdisc::QueueState>()?;

@@ -259,7 +259,7 @@ def run_cmd(
         with interrupts.catching():
             for (name, v), rs in zip(variants or [(None, sc)], resolved, strict=True):
                 with RunProgress(name or rs["name"]) as progress:
-                    res = api.run_dict(v, seed=seed, warmup_s=warmup, progress=progress)
+                    res = api.run_dict(v, seed=seed, warmup_s=warmup, progress=progress, resolved=rs)
                 with interrupts.held():
                     _save(res, out_dir)
                 results.append((name, res))

@@ -1,0 +1,121 @@
+"""The whole `aqmlab run` process on a large scenario against the core's own share (issue: the
+whole process within 2x of the core). Writes the ns-3 anchor dumbbell (`_common.dumbbell`) with
+N flows as a TOML file, runs `aqmlab run FILE --warmup W --out TMP` in a fresh process and
+prints its CPU seconds by phase (``time.process_time`` around the named functions; CPU time,
+not wall time, so a loaded machine changes the numbers little), the child's total CPU seconds
+and peak RSS (``os.wait4``) and the core's own wall time (``meta.wall_s``).
+
+    python bench/whole_run.py [--flows 10000] [--rate 1Gbps] [--duration 3] [--level packets]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import dumbbell
+
+CHILD = r"""
+import json, pathlib, sys, time
+t_start = time.process_time()
+from aqmlab import _core, api, metrics
+from aqmlab.cli import main
+spent = {}
+def timed(owner, attr, phase):
+    f = getattr(owner, attr)
+    def wrapper(*a, **k):
+        t = time.process_time()
+        try:
+            return f(*a, **k)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + time.process_time() - t
+    setattr(owner, attr, wrapper)
+PHASES = [
+    (main, "_scenario", "load TOML, overrides"),
+    (main, "resolve", "resolve (check_values, core, JSON)"),
+    (api, "check_values", "check_values in simulate"),
+    (_core, "run", "core: build, simulate, tables, meta JSON"),
+    (api, "simulate", "simulate (all)"),
+    (metrics, "summarize", "metrics.summarize"),
+    (api.Result, "save", "write the run and catalog it"),
+    (main, "_figures", "figure"),
+]
+for owner, attr, phase in PHASES:
+    timed(owner, attr, phase)
+t_imports = time.process_time() - t_start
+sys.argv = ["aqmlab", *sys.argv[1:]]
+try:
+    main.app(standalone_mode=False)
+finally:
+    spent["imports"] = t_imports
+    spent["decoding the tables and the meta"] = (
+        spent.pop("simulate (all)") - spent["core: build, simulate, tables, meta JSON"]
+        - spent.setdefault("check_values in simulate", 0.0)
+    )
+    runs = sorted(p for p in pathlib.Path(sys.argv[-1]).iterdir() if p.is_dir())
+    meta = json.loads((runs[-1] / "meta.json").read_text())
+    spent["core wall_s (meta)"] = meta["wall_s"]
+    print(json.dumps(spent), file=sys.stderr)
+"""
+
+
+def toml_value(v) -> str:
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+def to_toml(sc: dict) -> str:
+    """The benchmark's scenario dict as TOML (flat values and tables; `flows` an array of tables)."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in sc.items() if k != "flows"]
+    lines += [
+        "",
+        *("[[flows]]\n" + "\n".join(f"{k} = {toml_value(v)}" for k, v in f.items()) for f in sc["flows"]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--flows", type=int, default=10000)
+    ap.add_argument("--rate", default="1Gbps")
+    ap.add_argument("--duration", type=float, default=3.0)
+    ap.add_argument("--level", default="packets")
+    ap.add_argument("--warmup", type=float, default=1.0)
+    a = ap.parse_args()
+    sc = dumbbell(a.flows, a.rate, "fq_codel", a.duration, a.level)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"{sc['name']}.toml"
+        path.write_text(to_toml(sc))
+        out = Path(d) / "runs"
+        args = ["run", str(path), "--warmup", str(a.warmup), "--out", str(out)]
+        with tempfile.TemporaryFile("w+") as errf:
+            p = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.DEVNULL, stderr=errf)
+            _, status, ru = os.wait4(p.pid, 0)
+            errf.seek(0)
+            text = errf.read()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"aqmlab run failed:\n{text}")
+    spent = json.loads(text.strip().splitlines()[-1])
+    core_wall = spent.pop("core wall_s (meta)")
+    total = ru.ru_utime + ru.ru_stime
+    print(f"# {a.flows} flows x {a.rate}, {a.duration:g} s, {a.level}, --warmup {a.warmup:g}")
+    print("| phase | CPU s |\n|---|---:|")
+    for phase, s in spent.items():
+        print(f"| {phase} | {s:.2f} |")
+    core = spent["core: build, simulate, tables, meta JSON"]
+    print(f"| whole process (user + sys) | {total:.2f} |")
+    print(
+        f"whole / core CPU: {total / core:.2f}; core wall_s {core_wall:.2f}; peak RSS {ru.ru_maxrss / 1024:.0f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()
