@@ -12,11 +12,7 @@
 # KEY=VALUE pairs set a default "Class var" before anything is created, for one-change runs.
 source [file join [file dirname [info script]] defaults.tcl]
 lassign $argv qdisc num_ftps web_rate num_cbrs bw_mbps psize buffer rtt_ms stopTime dynamic seed trace_file
-foreach kv [lrange $argv 12 end] {
-    lassign [split $kv =] path value
-    set i [string last / $path]
-    [string range $path 0 [expr {$i - 1}]] set [string range $path [expr {$i + 1}] end] $value
-}
+set_class_defaults [lrange $argv 12 end]
 
 set ns [new Simulator]
 set bw [expr {$bw_mbps * 1e6}]

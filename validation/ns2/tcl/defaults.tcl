@@ -21,3 +21,13 @@ Queue/PIE set qdelay_ref_ 0.02
 Queue/PIE set burst_allowance_ 0.1
 Queue/PIE set mean_pktsize_ 1000
 Queue/PIE set dq_threshold_ 10000
+
+# One-change runs: each "Class/var=value" argument sets a class default before anything is
+# created (e.g. Queue/RED/gentle_=false).
+proc set_class_defaults {pairs} {
+    foreach kv $pairs {
+        lassign [split $kv =] path value
+        set i [string last / $path]
+        [string range $path 0 [expr {$i - 1}]] set [string range $path [expr {$i + 1}] end] $value
+    }
+}

@@ -11,11 +11,7 @@
 # Prints one line per flow: "flow CLASS FID BYTES_ACKED".
 source [file join [file dirname [info script]] defaults.tcl]
 lassign $argv qdisc lpcc n rate_mbps limit seed duration trace_file
-foreach kv [lrange $argv 8 end] {
-    lassign [split $kv =] path value
-    set i [string last / $path]
-    [string range $path 0 [expr {$i - 1}]] set [string range $path [expr {$i + 1}] end] $value
-}
+set_class_defaults [lrange $argv 8 end]
 
 # The study's segment size is not given: ns-2's default packetSize_ (1000 B). The window is
 # raised out of the way (ns-2's window_ of 20 would cap ten flows below the buffer).

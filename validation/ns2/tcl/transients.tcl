@@ -10,11 +10,7 @@
 # Prints one line per flow: "flow GROUP ID START_S DONE_S" (DONE_S -1 if unfinished).
 source [file join [file dirname [info script]] defaults.tcl]
 lassign $argv qdisc n seed offset rest_ms segment trace_file
-foreach kv [lrange $argv 7 end] {
-    lassign [split $kv =] path value
-    set i [string last / $path]
-    [string range $path 0 [expr {$i - 1}]] set [string range $path [expr {$i + 1}] end] $value
-}
+set_class_defaults [lrange $argv 7 end]
 
 # TCP as the study ran it: one-way Sack1 with the delayed-ACK sink, IW 3 segments, initial RTO
 # 3 s (ns-2's rtxcur_init_ default), the window not limiting (window_ raised).
