@@ -63,7 +63,6 @@ mod tests {
     use super::super::testutil::*;
     use super::super::*;
     use crate::transport::tcp::TsoSegs;
-    use crate::units::SEC;
 
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
@@ -97,11 +96,12 @@ mod tests {
     fn pacing_spreads_the_initial_window_at_twice_cwnd_per_srtt() {
         // Linux tcp_update_pacing_rate: in slow start (cwnd < ssthresh / 2) the rate is 200% of
         // cwnd / SRTT = 2 * 14480 B / 0.1 s = 289600 B/s; tcp_tso_autosize: 289600 >> 10 = 282
-        // bytes, under one MSS, so the minimum of 2 segments per burst. Each 2 x 1500 B burst
-        // then holds the next back by 3000 / 289600 s = 10.359 ms.
+        // bytes, under one MSS, so the minimum of 2 segments per burst. Each burst then holds
+        // the next back by its payload (tcp_update_skb_after_send: the skb's data length),
+        // 2 x 1448 B / 289600 B/s = 10 ms exactly.
         let (mut s, out) = paced(10, None);
         assert_eq!(out.len(), 2, "one burst of tcp_min_tso_segs");
-        let gap = (3000u128 * SEC as u128).div_ceil(289_600) as Time;
+        let gap = 10 * MS;
         let mut t = 100 * MS;
         let mut bursts = vec![out.len()];
         while bursts.iter().sum::<usize>() < 10 {

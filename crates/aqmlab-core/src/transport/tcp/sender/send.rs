@@ -180,13 +180,11 @@ impl TcpSender {
         let before = (self.n.bytes_sent, self.n.packets_sent);
         self.send_window(now, out, burst.map(|(segs, _)| segs));
         if let Some((_, rate)) = burst {
-            let mut bytes = self.n.bytes_sent - before.0;
-            if self.rate.is_some() {
-                // A rate-based controller's rate is of payload, and Linux paces the payload
-                // (tcp_update_skb_after_send: the skb's length without the headers).
-                bytes -= (self.n.packets_sent - before.1) * HEADER as u64;
-            }
-            self.burst_sent(now, bytes, rate);
+            // The rate is of payload (cwnd and the controllers count segments of MSS bytes),
+            // and Linux holds the next burst back by the payload it sent
+            // (tcp_update_skb_after_send: the skb's length, without the headers).
+            let headers = (self.n.packets_sent - before.1) * HEADER as u64;
+            self.burst_sent(now, self.n.bytes_sent - before.0 - headers, rate);
         }
         if self.rate.is_some() {
             self.check_app_limited(now);
