@@ -18,6 +18,32 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   ``ecn_mark`` are per-interval counts (format v4); ``delay`` (ms) is the backlog's drain time at
   the scheduled rate, ``backlog_bytes * 8 / rate_bps`` — an estimate, like the ``delay`` some
   qdiscs report, not a measured sojourn time.
+* A discipline with sub-queues (dualpi2's ``l`` and ``c``, ``meta['subqueues']``) adds, when the
+  run kept its packets, one more qdisc_stats host per sub-queue (``aqmlab-<dir>-<name>``,
+  interface ``<dir>.<name>``), sampled when the queue is: backlog from the sub-queue's packets
+  (``metrics.backlog_steps``), drops and marks by the time they left it, and ``delay`` = the mean
+  sojourn of the packets that left it since the previous sample (none where none did). Flent's
+  backlog, drops and delay plots draw every ``qdisc_stats_*`` series, so they show the queue
+  and its sub-queues side by side. The run's end has no sub-queue sample: a packet still queued
+  then has no packets row.
+* Tests ``tcp_nup``/``tcp_ndown`` (tcp_nup.conf, tcp_ndown.conf: ``TCP upload::<i>``, i from 1)
+  and ``rtt_fair_var_up``/``rtt_fair_var_down`` (rtt_fair.inc: a stream ``TCP <dir> <label>
+  <host>`` per entry of HOSTS, a ``Ping (ms) ICMP <host>`` per host) record how each stream ran
+  as Flent's per-stream test parameters (testenv.py ``for_stream_config``): ``cc_algos`` (netperf
+  ``-K``; Flent records it per series as ``CONG_CONTROL``) and ``markings`` (the flow's
+  ``dscp``). ``rtt_fair_var_*`` sends each stream to the host its flow names (``host``, as
+  ``aqmlab-<host>``); a host with several flows is in HOSTS once per flow, told apart by the
+  ``labels`` BE, BE2, BE3, ... (Flent's fairness index is then over streams, not hosts). A run
+  whose TCP flows go one way and name two hosts or more is guessed as ``rtt_fair_var_*``, else as
+  ``tcp_nup``/``tcp_ndown``. Built-ins: ``l4s`` and ``bbr_vs_cubic`` are ``tcp_ndown`` with
+  ``cc_algos`` ``prague,cubic`` and ``bbr,cubic``: Flent's ``cubic_dctcp`` and ``cubic_bbr`` run
+  the pair 4 ways (BE and CS1 each way, 8 streams, 4 pings), a different flow set. ``cake_home``
+  is ``rtt_fair_var_down`` (hosts a and b) with its call through voip_mixin.inc.
+* voip_mixin.inc (included by every netperf test: ``rrul``, ``rrul_be``, ``tcp_*``,
+  ``rtt_fair*``): the test parameter ``voip_host`` adds the ``VoIP`` series of a voip flow (the
+  one named with ``flow=``, else the run's only one) beside the test's own.
+* A flow's ECN mode, which Flent does not record (the host's sysctl sets it), goes to
+  ``SERIES_META[...]['AQMLAB_ECN']``.
 * Test ``qdisc-stats`` (generic export of any run): the ``down`` queue as the ``qdisc-stats``
   series and its ``::backlog_pkts/::backlog_bytes/::dropped/::ecn_mark/::delay`` children.
 
@@ -54,9 +80,11 @@ A Flent test carries one VoIP stream and one http-getter: a run with several ``v
 ``webpage`` flows exports each one by ``flow=`` (``export_flent(..., flow=ID)``, ``aqmlab export
 --flent --flow ID``), the others left out.
 
-``guess`` names the test a run's flows reproduce and why; ``notes`` lists the flows a test's
-series leave out and, for a voip flow, the VoIP tests that carry it (``aqmlab export flent``
-prints both).
+``guess`` names the test a run's flows reproduce and why; ``notes`` says how the export differs
+from a run of that test: the flows its series leave out (for a voip flow, the VoIP tests that
+carry it), the ping series the run has no probe stream for, a host listed more than once, the
+sub-queues, the flows' ECN modes, and the Flent test of the same pair of controllers
+(``aqmlab export flent`` prints both).
 """
 
 from __future__ import annotations
@@ -68,6 +96,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from aqmlab import metrics as M
 
@@ -84,9 +113,23 @@ RRUL_BE_CLASSES = ("BE", "BE2", "BE3", "BE4")
 RRUL_BE_PINGS = ("Ping (ms) ICMP", "Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3")
 
 SUPPORTED = (
-    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "voip", "voip-1up",
-    "voip-rrul", "http", "http-1down", "http-1up", "http-rrul", "qdisc-stats",
+    "rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "ping", "rtt_fair4be", "rtt_fair_var_up",
+    "rtt_fair_var_down", "voip", "voip-1up", "voip-rrul", "http", "http-1down", "http-1up", "http-rrul",
+    "qdisc-stats",
 )  # fmt: skip
+# Tests whose conf includes netperf_definitions.inc, and with it voip_mixin.inc: the test parameter
+# voip_host adds irtt's VoIP series beside the test's own.
+VOIP_MIXIN_TESTS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "rtt_fair4be", "rtt_fair_var_up",
+                    "rtt_fair_var_down")  # fmt: skip
+# Flent's one-direction tests with one TCP stream per host (rtt_fair_var_up.conf, _down.conf), by
+# the direction of their flows
+RTT_FAIR_VAR = {"up": "rtt_fair_var_up", "down": "rtt_fair_var_down"}
+# Flent's "smackdown" tests of CUBIC against another controller (cubic_bbr.conf, cubic_dctcp.conf,
+# cubic_reno.conf), by the other controller; Prague is DCTCP's L4S successor
+SMACKDOWN = {"bbr": "cubic_bbr", "dctcp": "cubic_dctcp", "prague": "cubic_dctcp", "reno": "cubic_reno"}
+# Flent's tests of N streams one way (tcp_nup.conf, tcp_ndown.conf), by direction: the test and
+# the word of its series and stream-count parameter
+STREAM_TESTS = {"up": ("tcp_nup", "upload"), "down": ("tcp_ndown", "download")}
 # Flent's HTTP tests by the TCP flows beside the fetches: (uploads, downloads) -> test
 HTTP_TESTS = {(0, 0): "http", (0, 1): "http-1down", (1, 0): "http-1up", (4, 4): "http-rrul"}
 # Flent's VoIP tests by the TCP flows beside the stream: (uploads, downloads) -> test
@@ -139,10 +182,12 @@ def guess(run) -> tuple[str, str]:
         return "rrul", f"{tcp}, all at one base RTT"
     elif nu == 1 and nd == 0:
         return "tcp_1up", tcp
-    elif nd == 0:
-        return "tcp_nup", tcp
-    elif nu == 0:
-        return "tcp_ndown", tcp
+    elif nu == 0 or nd == 0:
+        d = "up" if nd == 0 else "down"
+        hosts = _hosts(run, up or down)
+        if None not in hosts and len(set(hosts)) > 1:
+            return RTT_FAIR_VAR[d], f"{tcp} from {len(set(hosts))} hosts"
+        return STREAM_TESTS[d][0], tcp
     elif nu == nd and nu <= 4:
         return "rtt_fair4be", f"{tcp}, at most 4 each way"
     raise ValueError(
@@ -234,6 +279,44 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
     return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"]))
 
 
+def _entry(run, flow: int) -> dict:
+    """The resolved scenario entry (``flows[i]``) that made flow ``flow``."""
+    group = next(r["group"] for r in run.tables["flows"].to_pylist() if r["flow"] == flow)
+    entries = (run.meta.get("scenario") or {}).get("flows") or []
+    return entries[group] if group < len(entries) else {}
+
+
+def _hosts(run, rows: list[dict]) -> list[str | None]:
+    """The ``host`` each flow of ``rows`` names (None where it names none)."""
+    return [_entry(run, int(r["flow"])).get("host") for r in rows]
+
+
+def _host_name(host: str | None) -> str:
+    """The Flent host name of an aqmlab host (the server when the flow names none)."""
+    return f"aqmlab-{host}" if host else SERVER
+
+
+def _stream_params(run, rows: list[dict]) -> dict[str, str]:
+    """Flent's per-stream test parameters (testenv.py STREAM_CONFIG_PARAM_NAMES, one comma-separated
+    value per stream) that say how each flow of ``rows`` ran: its congestion control (netperf
+    ``-K``) and its DSCP marking."""
+    return {
+        "cc_algos": ",".join(r["cc"] for r in rows),
+        "markings": ",".join(str(_entry(run, int(r["flow"])).get("dscp") or "CS0") for r in rows),
+    }
+
+
+def _stream_labels(hosts: list[str]) -> list[str]:
+    """A label per stream of rtt_fair.inc (series ``TCP <dir> <label> <host>``) that keeps two
+    streams to one host apart: ``BE`` for a host's first, then ``BE2``, ``BE3``, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for h in hosts:
+        seen[h] = seen.get(h, 0) + 1
+        out.append("BE" if seen[h] == 1 else f"BE{seen[h]}")
+    return out
+
+
 def _kind_flows(run, kind: str) -> list[int]:
     """The flows of ``kind``, by id."""
     rows = run.tables["flows"].select(["flow", "kind"]).to_pylist()
@@ -317,7 +400,10 @@ def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.
     return raw, grid, meta
 
 
-def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray]]:
+def _queue_samples(run, direction: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The ``queue`` table's samples of one direction: their times (ns, sorted) and, at each,
+    ``backlog_bytes``, ``backlog_pkts``, the cumulative ``drops`` and ``marks``, and ``delay`` (ms):
+    the backlog's drain time at the scheduled rate, ``backlog_bytes * 8 / rate_bps``."""
     q = run.tables.get("queue")
     if q is None:
         raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; qdisc statistics need it")
@@ -326,22 +412,75 @@ def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, 
     order = np.argsort(t, kind="stable")
     cols = {c: q.column(c).to_numpy().astype(np.float64)[order] for c in
             ("backlog_bytes", "backlog_pkts", "drops", "marks", "rate_bps")}  # fmt: skip
-    ts = t[order] / 1e9
+    rate = cols.pop("rate_bps")
+    cols["delay"] = np.where(rate > 0, cols["backlog_bytes"] * 8 / np.maximum(rate, 1) * 1e3, 0)
+    return t[order], cols
+
+
+def _subqueue_samples(run, direction: str, name: str, t_ns: np.ndarray) -> dict[str, np.ndarray]:
+    """What ``_queue_samples`` gives, at the times ``t_ns``, for sub-queue ``name`` of one
+    direction, from its ``packets`` rows: the backlog (``metrics.backlog_steps``), the drops and
+    marks up to each time (by ``t_out_ns``), and ``delay`` = the mean sojourn (ms) of the packets
+    that started transmission since the previous time (NaN where none did)."""
+    p = M._filter_dir(run.tables["packets"], direction)
+    sub = {"packets": p.filter(pc.equal(p.column("subqueue"), name))}
+    cols = {}
+    for unit in ("bytes", "pkts"):
+        st, sv, _ = M.backlog_steps(sub, run.meta, direction, unit, "packets")
+        i = np.searchsorted(st, t_ns, side="right") - 1
+        cols[f"backlog_{unit}"] = np.where(i >= 0, sv[np.clip(i, 0, None)], 0.0)
+    rows = sub["packets"]
+    t_out = M._nullable_float(rows, "t_out_ns")
+    for col, outcomes in (("drops", M.QUEUE_DROP_REASONS), ("marks", ("marked",))):
+        events = np.sort(t_out[M._isin(rows, "outcome", outcomes)])
+        cols[col] = np.searchsorted(events, t_ns, side="right").astype(np.float64)
+    sent = M._isin(rows, "outcome", M.TRANSMITTED)
+    order = np.argsort(t_out[sent], kind="stable")
+    dep = t_out[sent][order]
+    sojourn = (dep - M._nullable_float(rows, "t_enqueue_ns")[sent][order]) / 1e6
+    k = np.searchsorted(dep, t_ns, side="right")
+    n = np.diff(np.r_[0, k])
+    total = np.diff(np.r_[0.0, np.r_[0.0, np.cumsum(sojourn)][k]])
+    cols["delay"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+    return cols
+
+
+def _qdisc_stats(run, direction: str, b: _Builder) -> dict[str, tuple[list[dict], dict[str, np.ndarray]]]:
+    """Flent's qdisc statistics (``_qdisc_raw``) of one direction's queue and, where its discipline
+    has sub-queues (``meta['subqueues']``: dualpi2's ``l`` and ``c``) and the run kept its
+    packets, of each sub-queue, at the queue's sample times: by interface name (the direction, or
+    ``<direction>.<sub-queue>``)."""
+    t, cols = _queue_samples(run, direction)
+    out = {direction: _qdisc_raw(t, cols, b)}
+    # the packets table has no row for a packet still queued when the run ends: no sample then
+    t = t[t < int(run.meta["duration_ns"])]
+    if run.tables.get("packets") is not None and "subqueue" in run.tables["packets"].column_names:
+        for name in (run.meta.get("subqueues") or {}).get(direction) or []:
+            out[f"{direction}.{name}"] = _qdisc_raw(t, _subqueue_samples(run, direction, name, t), b)
+    return out
+
+
+def _qdisc_raw(
+    t_ns: np.ndarray, cols: dict[str, np.ndarray], b: _Builder
+) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """tc's raw records of queue samples (``_queue_samples``) and their grid: ``dropped`` and
+    ``ecn_mark`` per interval (format v4), a record without ``delay`` where it is NaN."""
+    ts = t_ns / 1e9
     dropped = np.diff(np.r_[0.0, cols["drops"]])
     ecn = np.diff(np.r_[0.0, cols["marks"]])
-    delay = np.where(
-        cols["rate_bps"] > 0, cols["backlog_bytes"] * 8 / np.maximum(cols["rate_bps"], 1) * 1e3, 0
-    )
-    raw = [
-        {"t": T0 + float(ts[i]), "backlog_bytes": int(cols["backlog_bytes"][i]),
-         "backlog_pkts": int(cols["backlog_pkts"][i]), "dropped": int(dropped[i]), "ecn_mark": int(ecn[i]),
-         "delay": float(delay[i])}
-        for i in range(ts.size)
-    ]  # fmt: skip
+    delay = cols["delay"]
+    raw = []
+    for i in range(ts.size):
+        rec = {"t": T0 + float(ts[i]), "backlog_bytes": int(cols["backlog_bytes"][i]),
+               "backlog_pkts": int(cols["backlog_pkts"][i]), "dropped": int(dropped[i]), "ecn_mark": int(ecn[i])}  # fmt: skip
+        if np.isfinite(delay[i]):
+            rec["delay"] = float(delay[i])
+        raw.append(rec)
     grid: dict[str, np.ndarray] = {}
-    for k, v in (("backlog_bytes", cols["backlog_bytes"]), ("backlog_pkts", cols["backlog_pkts"]),
-                 ("delay", delay)):  # fmt: skip
-        grid[k] = np.interp(b.x, ts, v, left=np.nan, right=np.nan) if ts.size else np.full(b.x.size, np.nan)
+    for k in ("backlog_bytes", "backlog_pkts", "delay"):
+        grid[k] = (
+            np.interp(b.x, ts, cols[k], left=np.nan, right=np.nan) if ts.size else np.full(b.x.size, np.nan)
+        )
     # per-interval counts on the grid: counter difference between grid points
     for k, v in (("dropped", cols["drops"]), ("ecn_mark", cols["marks"])):
         if ts.size:
@@ -351,6 +490,31 @@ def _qdisc_raw(run, direction: str, b: _Builder) -> tuple[list[dict], dict[str, 
         else:
             grid[k] = np.full(b.x.size, np.nan)
     return raw, grid
+
+
+def _add_voip(run, voip: int, b: _Builder) -> None:
+    """irtt's ``VoIP`` series of voip flow ``voip`` and its children."""
+    raw, grid, vmeta = _voip_series(run, voip, b)
+    b.set("VoIP", raw, grid["rtt"])
+    b.series_meta["VoIP"] = {"UNITS": "ms", "AQMLAB_FLOW": voip, **vmeta}
+    # Children have results only: Flent's irtt runner gives them no raw values of their own.
+    for k, units in (("rtt", "ms"), ("delay", "ms"), ("jitter", "ms"), ("loss", "count")):
+        b.results[f"VoIP::{k}"] = b._grid(grid[k])
+        b.series_meta[f"VoIP::{k}"] = {"UNITS": units}
+
+
+def _mixin_voip(run, flow: int | None) -> int | None:
+    """The voip flow a test with voip_mixin.inc carries: ``flow`` when it is one, else the run's
+    only one (None when it has none or several)."""
+    ids = _voip_flows(run)
+    if flow in ids:
+        return flow
+    return ids[0] if len(ids) == 1 else None
+
+
+def _ecn_mode(value: Any) -> str:
+    """A flow's ``ecn`` key as its mode name (``true`` is classic, ``false`` off)."""
+    return {True: "classic", False: "off", None: "off"}.get(value, value)
 
 
 def _one_of(run, test: str, kind: str, flow: int | None) -> int:
@@ -375,9 +539,10 @@ def _need_count(test: str, what: str, have: int, want: int) -> None:
         raise ValueError(f"Flent test '{test}' needs {want} {what}, the run has {have}")
 
 
-def _rrul_names(test: str, up: list[dict], down: list[dict], probes: list[int]) -> tuple[list, list]:
-    """(TCP series name, flow row) and (ping series name, probe flow) of an rrul-shaped test;
-    ``rrul`` marks its flows BE/BK/CS5/EF, ``rrul_be`` and ``http-rrul`` are all best effort."""
+def _rrul_names(test: str, up: list[dict], down: list[dict], probes: list[int]) -> tuple[list, list, list]:
+    """(TCP series name, flow row), (ping series name, probe flow) and the test's ping series of an
+    rrul-shaped test; ``rrul`` marks its flows BE/BK/CS5/EF, ``rrul_be`` and ``http-rrul`` are all
+    best effort."""
     cls, pings = (RRUL_CLASSES, RRUL_PINGS) if test == "rrul" else (RRUL_BE_CLASSES, RRUL_BE_PINGS)
     _need_count(test, "upload TCP flows", len(up), 4)
     _need_count(test, "download TCP flows", len(down), 4)
@@ -385,14 +550,41 @@ def _rrul_names(test: str, up: list[dict], down: list[dict], probes: list[int]) 
         raise ValueError(f"Flent test '{test}' has 4 ping series, the run has {len(probes)} probe streams")
     tcp_names = [(f"TCP upload {c}", r) for c, r in zip(cls, up)]
     tcp_names += [(f"TCP download {c}", r) for c, r in zip(cls, down)]
-    return tcp_names, list(zip(pings, probes))
+    return tcp_names, list(zip(pings, probes)), list(pings)
 
 
-def _page_workers(run, flow: int) -> int | None:
-    """The ``workers`` of webpage flow ``flow`` in the resolved scenario (http-getter's ``-n``)."""
-    group = next(r["group"] for r in run.tables["flows"].to_pylist() if r["flow"] == flow)
-    entries = (run.meta.get("scenario") or {}).get("flows") or []
-    return entries[group].get("workers") if group < len(entries) else None
+def _one_way(test: str, direction: str, up: list[dict], down: list[dict]) -> list[dict]:
+    """The TCP flows of a test that runs streams one way only (``direction``); ValueError when the
+    run has none that way or some the other way."""
+    flows, other = (up, down) if direction == "up" else (down, up)
+    if not flows or other:
+        word = STREAM_TESTS[direction][1]
+        raise ValueError(
+            f"Flent test '{test}' needs only {word} TCP flows; the run has {len(up)} up and {len(down)} down"
+        )
+    return flows
+
+
+def _rtt_fair_var(run, test: str, flows: list[dict], probes: list[int]) -> tuple[list, list, list, list]:
+    """rtt_fair.inc's streams, one per flow of ``flows``, each to the host its flow names:
+    (HOSTS, (TCP series name, flow row), the ping series the conf defines (one per host), (ping
+    series name, probe flow): each host's first probe stream that names it)."""
+    named = _hosts(run, flows)
+    if None in named:
+        missing = [int(r["flow"]) for r, h in zip(flows, named) if h is None]
+        raise ValueError(
+            f"Flent test '{test}' runs each stream to its own host: every TCP flow needs the flow key "
+            f"'host'; flows {missing} name none"
+        )
+    hosts = [_host_name(h) for h in named]
+    word = "upload" if flows[0]["direction"] == "up" else "download"
+    tcp_names = [(f"TCP {word} {lab} {h}", r) for lab, h, r in zip(_stream_labels(hosts), hosts, flows)]
+    slots = [f"Ping (ms) ICMP {h}" for h in dict.fromkeys(hosts)]
+    by_host: dict[str, int] = {}
+    for fid, h in zip(probes, _hosts(run, [{"flow": p} for p in probes])):
+        if h is not None and _host_name(h) in hosts:
+            by_host.setdefault(f"Ping (ms) ICMP {_host_name(h)}", fid)
+    return hosts, tcp_names, slots, list(by_host.items())
 
 
 def build(run, test: str | None = None, warmup_s: float | None = None, flow: int | None = None) -> dict:
@@ -413,23 +605,27 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
     tcp_names: list[tuple[str, dict]] = []
     ping_names: list[tuple[str, int]] = []
     http_meta: dict[str, Any] = {}
+    slots: list[str] = []  # the ping series the test's conf defines
     if test in ("rrul", "rrul_be"):
-        tcp_names, ping_names = _rrul_names(test, up, down, probes)
+        tcp_names, ping_names, slots = _rrul_names(test, up, down, probes)
     elif test in ("tcp_nup", "tcp_ndown"):
-        flows, word = (up, "upload") if test == "tcp_nup" else (down, "download")
-        other = down if test == "tcp_nup" else up
-        if not flows or other:
-            raise ValueError(
-                f"Flent test '{test}' needs only {word} TCP flows; the run has {len(up)} up and {len(down)} down"
-            )
-        params[f"{word}_streams"] = str(len(flows))
+        d = next(k for k, (t, _) in STREAM_TESTS.items() if t == test)
+        flows, word = _one_way(test, d, up, down), STREAM_TESTS[d][1]
+        params |= {f"{word}_streams": str(len(flows)), **_stream_params(run, flows)}
         tcp_names = [(f"TCP {word}::{i + 1}", r) for i, r in enumerate(flows)]
-        ping_names = [("Ping (ms) ICMP", p) for p in probes[:1]]
+        slots = ["Ping (ms) ICMP"]
+        ping_names = list(zip(slots, probes))
     elif test == "tcp_1up":
         _need_count(test, "upload TCP flows", len(up), 1)
         _need_count(test, "download TCP flows", len(down), 0)
         tcp_names = [("TCP upload", up[0])]
-        ping_names = [("Ping (ms) ICMP", p) for p in probes[:1]]
+        slots = ["Ping (ms) ICMP"]
+        ping_names = list(zip(slots, probes))
+    elif test in RTT_FAIR_VAR.values():
+        d = next(k for k, t in RTT_FAIR_VAR.items() if t == test)
+        flows = _one_way(test, d, up, down)
+        hosts, tcp_names, slots, ping_names = _rtt_fair_var(run, test, flows, probes)
+        params |= {"labels": ",".join(_stream_labels(hosts)), **_stream_params(run, flows)}
     elif test == "ping":
         if not probes:
             raise ValueError(f"Flent test 'ping' needs probe streams; run '{run.run_id}' has none")
@@ -438,47 +634,43 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         voip = _one_of(run, test, "voip", flow)
         nu, nd = next(k for k, v in VOIP_TESTS.items() if v == test)
         if test == "voip-rrul":  # voip-rrul.conf includes rrul_be.conf
-            tcp_names, ping_names = _rrul_names(test, up, down, probes)
+            tcp_names, ping_names, slots = _rrul_names(test, up, down, probes)
         elif test == "voip-1up":
             _need_count(test, "upload TCP flows", len(up), nu)
             _need_count(test, "download TCP flows", len(down), nd)
             tcp_names = [("TCP upload", r) for r in up]
-        raw, grid, vmeta = _voip_series(run, voip, b)
-        b.set("VoIP", raw, grid["rtt"])
-        b.series_meta["VoIP"] = {"UNITS": "ms", "AQMLAB_FLOW": voip, **vmeta}
-        # Children have results only: Flent's irtt runner gives them no raw values of their own.
-        for k, units in (("rtt", "ms"), ("delay", "ms"), ("jitter", "ms"), ("loss", "count")):
-            b.results[f"VoIP::{k}"] = b._grid(grid[k])
-            b.series_meta[f"VoIP::{k}"] = {"UNITS": units}
+        _add_voip(run, voip, b)
     elif test in HTTP_TESTS.values():
         page = _one_of(run, test, "webpage", flow)
         nu, nd = next(k for k, v in HTTP_TESTS.items() if v == test)
         _need_count(test, "upload TCP flows", len(up), nu)
         _need_count(test, "download TCP flows", len(down), nd)
         if test == "http-rrul":  # http-rrul.conf includes rrul_be.conf
-            tcp_names, ping_names = _rrul_names(test, up, down, probes)
+            tcp_names, ping_names, slots = _rrul_names(test, up, down, probes)
         else:
             tcp_names = [("TCP upload", r) for r in up] + [("TCP download", r) for r in down]
         raw, grid, failed = _http_series(run, page, b)
         b.add(HTTP_SERIES, raw, grid, "ms", RUNNER="HttpGetterRunner", AQMLAB_NOT_COMPLETED=failed,
               AQMLAB_FLOW=page)  # fmt: skip
-        http_meta["HTTP_GETTER_WORKERS"] = _page_workers(run, page)
+        http_meta["HTTP_GETTER_WORKERS"] = _entry(run, page).get("workers")
     elif test == "rtt_fair4be":
         if len(up) > 4 or len(down) > 4 or len(probes) > 4:
             raise ValueError(
                 f"Flent test 'rtt_fair4be' has 4 hosts; the run has {len(up)} up, {len(down)} down"
             )
-        n = max(len(up), len(down), len(probes), 1)
         hosts = [f"aqmlab-host{i + 1}" for i in range(4)]
         tcp_names = [(f"TCP upload BE{i + 1} {hosts[i]}", r) for i, r in enumerate(up)]
         tcp_names += [(f"TCP download BE{i + 1} {hosts[i]}", r) for i, r in enumerate(down)]
-        ping_names = [(f"Ping (ms) ICMP{i + 1} {hosts[i]}", p) for i, p in enumerate(probes)]
-        del n
+        slots = [f"Ping (ms) ICMP{i + 1} {h}" for i, h in enumerate(hosts)]
+        ping_names = list(zip(slots, probes))
+    if test in VOIP_MIXIN_TESTS and (voip := _mixin_voip(run, flow)) is not None:
+        _add_voip(run, voip, b)
+        params["voip_host"] = _host_name(_entry(run, voip).get("host"))
     for name, row in tcp_names:
         raw, grid = _rate_series(run, int(row["flow"]), b)
         b.add(name, raw, grid, "Mbits/s", RUNNER="NetperfDemoRunner", CONG_CONTROL=row["cc"] or None,
               BYTES_SENT=int(row["bytes_sent"]), TCP_RETRANSMIT=int(row["retransmits"]),
-              AQMLAB_FLOW=int(row["flow"]))  # fmt: skip
+              AQMLAB_FLOW=int(row["flow"]), AQMLAB_ECN=_ecn_mode(_entry(run, int(row["flow"])).get("ecn")))  # fmt: skip
     for name, fid in ping_names:
         raw, grid, loss = _ping_series(run, fid, b)
         b.add(name, raw, grid, "ms", RUNNER="PingRunner", PACKET_LOSS_RATE=loss, AQMLAB_FLOW=fid)
@@ -487,7 +679,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         if "down" not in dirs and not dirs:
             raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; 'qdisc-stats' needs it")
         d = "down" if "down" in dirs else dirs[0]
-        raw, grid = _qdisc_raw(run, d, b)
+        raw, grid = _qdisc_raw(*_queue_samples(run, d), b)
         b.set("qdisc-stats", raw, grid["delay"])
         b.series_meta["qdisc-stats"] = {"UNITS": "ms", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
         for k, units in (("backlog_pkts", "packets"), ("backlog_bytes", "bytes"), ("dropped", "packets"),
@@ -496,15 +688,20 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
             b.add(name, [{"t": p["t"], "val": p[k]} for p in raw], grid[k], units)
         params["interface"] = d
     elif dirs:
-        qhosts = [f"aqmlab-{d}" for d in dirs]
-        for d, h in zip(dirs, qhosts):
-            raw, grid = _qdisc_raw(run, d, b)
-            b.set(f"qdisc_stats_{h}", raw, grid["backlog_bytes"])
-            b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
-            for k in ("dropped", "ecn_mark"):
-                b.add(f"qdisc_stats_{h}::{k}", [{"t": p["t"], "val": p[k]} for p in raw], grid[k], "packets")
+        qhosts, ifaces = [], []
+        for d in dirs:
+            for iface, (raw, grid) in _qdisc_stats(run, d, b).items():
+                h = f"aqmlab-{iface.replace('.', '-')}"
+                qhosts.append(h)
+                ifaces.append(iface)
+                b.set(f"qdisc_stats_{h}", raw, grid["backlog_bytes"])
+                b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
+                for k in ("dropped", "ecn_mark"):
+                    b.add(
+                        f"qdisc_stats_{h}::{k}", [{"t": p["t"], "val": p[k]} for p in raw], grid[k], "packets"
+                    )
         params["qdisc_stats_hosts"] = ",".join(qhosts)
-        params["qdisc_stats_interfaces"] = ",".join(dirs)
+        params["qdisc_stats_interfaces"] = ",".join(ifaces)
     scen = meta.get("scenario") or {}
     qd = {d: M.qdisc_name(_tables(run), meta, d) for d in M.directions(_tables(run), meta)}
     title = f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(
@@ -536,6 +733,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
             "qdisc": qd,
             "warmup_s": warmup_s,
             "scenario": scen.get("name", meta.get("name")),
+            "absent_series": [n for n in slots if n not in dict(ping_names)],
         },
     }
     return {
@@ -548,8 +746,17 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
 
 
 def notes(run, data: dict) -> list[str]:
-    """What an export of ``run`` (``data``, from ``build``) leaves out: the flows no series of its
-    test carries and, for a voip flow left out, the VoIP tests that would carry it."""
+    """How an export of ``run`` (``data``, from ``build``) differs from a run of its Flent test:
+    the flows no series carries, the series the test has that the run cannot fill, and what the
+    file records beyond or apart from the test's own series."""
+    return [
+        n for f in (_left_out, _absent, _stream_hosts, _subqueues, _ecn, _smackdown) for n in f(run, data)
+    ]
+
+
+def _left_out(run, data: dict) -> list[str]:
+    """The flows no series carries and, for a voip flow left out, the VoIP tests that would carry
+    it."""
     test = data["metadata"]["NAME"]
     carried = {m.get("AQMLAB_FLOW") for m in data["metadata"]["SERIES_META"].values()}
     rows = sorted(run.tables["flows"].select(["flow", "kind"]).to_pylist(), key=lambda r: r["flow"])
@@ -569,6 +776,78 @@ def notes(run, data: dict) -> list[str]:
             "Flent's VoIP tests carry a voip flow: " + "; ".join(f"--test {t} ({w})" for t, w in fits.items())
         )
     return out
+
+
+def _absent(run, data: dict) -> list[str]:
+    """The ping series the test runs that no probe stream of the run fills."""
+    absent = data["metadata"]["AQMLAB"]["absent_series"]
+    if not absent:
+        return []
+    return [
+        f"absent (the run has no probe stream for them; Flent's '{data['metadata']['NAME']}' runs them and "
+        + f"draws its plots without them): {', '.join(absent)}"
+    ]
+
+
+def _stream_hosts(run, data: dict) -> list[str]:
+    """rtt_fair.inc runs one stream per host: a host with several flows is in HOSTS once per flow."""
+    md = data["metadata"]
+    hosts = md["HOSTS"]
+    if md["NAME"] not in RTT_FAIR_VAR.values() or len(set(hosts)) == len(hosts):
+        return []
+    return [
+        f"'{md['NAME']}' runs one stream per host: a host with several flows is listed once per flow in "
+        + f"HOSTS ({', '.join(hosts)}) with the labels {md['TEST_PARAMETERS']['labels']}; Flent's fairness "
+        + "index is over the streams, not the hosts"
+    ]
+
+
+def _subqueues(run, data: dict) -> list[str]:
+    """The sub-queues exported as extra qdisc_stats hosts, or why they are not."""
+    params = data["metadata"]["TEST_PARAMETERS"]
+    pairs = zip(
+        params.get("qdisc_stats_hosts", "").split(","), params.get("qdisc_stats_interfaces", "").split(",")
+    )
+    sub = [h for h, i in pairs if "." in i]
+    if sub:
+        return [
+            f"sub-queues as extra qdisc_stats hosts: {', '.join(sub)} (their 'delay' is the mean sojourn of "
+            + "the packets that left the sub-queue since the previous sample; the queue's is its backlog's "
+            + "drain time at the link rate)"
+        ]
+    if (run.meta.get("subqueues") or {}) and "qdisc_stats_hosts" in params:
+        return [
+            "the sub-queues need the run's packets (record level 'packets'): only the whole queue is exported"
+        ]
+    return []
+
+
+def _ecn(run, data: dict) -> list[str]:
+    """The flows' ECN modes, which Flent does not record (the host's net.ipv4.tcp_ecn sets it)."""
+    modes = [(m["AQMLAB_FLOW"], m["AQMLAB_ECN"]) for m in data["metadata"]["SERIES_META"].values()
+             if m.get("AQMLAB_ECN", "off") != "off"]  # fmt: skip
+    if not modes:
+        return []
+    return [
+        "ECN, which Flent does not record, is in SERIES_META AQMLAB_ECN: "
+        + ", ".join(f"flow {f} {m}" for f, m in modes)
+    ]
+
+
+def _smackdown(run, data: dict) -> list[str]:
+    """For a pair of controllers Flent has a 'smackdown' test for: why the run is not that test."""
+    md = data["metadata"]
+    if md["NAME"] not in [t for t, _ in STREAM_TESTS.values()]:
+        return []
+    ccs = set(md["TEST_PARAMETERS"]["cc_algos"].split(","))
+    tests = sorted(
+        {SMACKDOWN[c] for c in ccs if c in SMACKDOWN} if "cubic" in ccs and len(ccs) == 2 else set()
+    )
+    return [
+        f"Flent's '{t}' runs its pair of controllers 4 ways (BE and CS1 each way, with 4 pings); this run's "
+        f"streams are '{md['NAME']}' with cc_algos {md['TEST_PARAMETERS']['cc_algos']}"
+        for t in tests
+    ]
 
 
 def export_flent(

@@ -300,13 +300,17 @@ def test_errors_name_the_way_out(study, tmp_path):
 # --------------------------------------------------------------------------- Flent
 
 
-def test_export_flent_says_which_test_and_offers_voip(study, tmp_path):
+def test_export_flent_says_which_test_and_carries_voip(study, tmp_path):
+    """tcp_nup.conf includes voip_mixin.inc: its voip_host parameter carries the VoIP stream beside
+    the uploads; --test voip exports the stream alone."""
     root = study / "res"
     rid = _single(root)
     code, out = cli("export", "flent", rid, "--root", root, "-o", tmp_path / "a.flent.gz")
     assert code == 0, out
-    assert "Flent test 'tcp_nup' (4 upload and 0 download TCP flows)" in out
-    assert "voip flow 4" in out and "--test voip (the stream alone)" in out
+    assert "Flent test 'tcp_nup' (4 upload and 0 download TCP flows)" in out and "left out" not in out
+    data = json.loads(gzip.decompress((tmp_path / "a.flent.gz").read_bytes()))
+    assert data["metadata"]["TEST_PARAMETERS"]["voip_host"] == data["metadata"]["HOST"]
+    assert data["metadata"]["SERIES_META"]["VoIP"]["AQMLAB_FLOW"] == 4
     code, out = cli("export", "flent", rid, "--root", root, "-o", tmp_path / "v.flent.gz", "--test", "voip")
     assert code == 0, out
     assert "Flent test 'voip' (chosen with --test)" in out and "tcp flow 0" in out
