@@ -76,6 +76,25 @@ def test_codel2012_cases_follow_the_script():
     resolve(edge)
 
 
+def test_codel2012_web_only_cases_are_the_script_without_ftps():
+    from aqmlab.reproduce import codel2012 as C
+
+    # The script's `ns codel.tcl f w c {b}Mb` with f = 0 FTPs and c = 0 CBRs is a web-only load: at
+    # every small rate, for every qdisc and each web rate, one case whose only flow is PackMime
+    # at w connections/s, in the script's packets (500 B below 1 Mb/s).
+    web = [c for c in C.cases() if c["params"]["part"] == "web"]
+    assert len(web) == len(C.QDISCS) * len(C.SMALL) * len(C.WEB_ONLY)
+    for c in web:
+        p, sc = c["params"], c["scenario"]
+        assert [f["kind"] for f in sc["flows"]] == ["web"]
+        assert sc["flows"][0]["conn_rate"] == C.WEB_ONLY[p["load"]]
+        assert p["rate_mbps"] in C.SMALL and sc["topology"]["mtu"] == f"{C.psize(p['rate_mbps'])}B"
+        assert sc["duration"] == f"{C.STATIC_S}s"
+    # they are points of the reproduction's sweep, replicated like every other case
+    spec = C.spec_for(C.REPS)
+    assert sum(pt.labels["part"] == "web" for pt in spec.points()) == len(web) and spec.reps == 10
+
+
 @pytest.fixture(scope="module")
 def codel_quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("c12")
@@ -122,11 +141,11 @@ def test_codel2012_bad_input():
     assert r.returncode == 2 and "3e" in r.stderr and "3d" in r.stderr
 
 
-def _codel_outcome(dynamic=None, static=None, timelines=None):
+def _codel_outcome(dynamic=None, static=None, timelines=None, web_only=None):
     from aqmlab.reproduce.study import Outcome
 
-    return Outcome({"dynamic": dynamic or {}, "static": static or {}}, pd.DataFrame(), [], "all",
-                   data=timelines if timelines is not None else pd.DataFrame())  # fmt: skip
+    return Outcome({"dynamic": dynamic or {}, "static": static or {}, "web_only": web_only or {}}, pd.DataFrame(),
+                   [], "all", data=timelines if timelines is not None else pd.DataFrame())  # fmt: skip
 
 
 def test_codel2012_claim_judges_from_their_words():
@@ -149,6 +168,17 @@ def test_codel2012_claim_judges_from_their_words():
     assert C.claim_small_buffer(_codel_outcome(dyn))[0] is True
     dyn["red"]["10"]["kbytes"] = 140.0  # RED keeps 14 %: not "about 75 % lower"
     assert C.claim_small_buffer(_codel_outcome(dyn))[0] is False
+    # claim 10: a web-only load above 60 % utilisation needs more than 10 % drops; below 60 % any
+    # drop rate goes
+    web = {"codel": {"0.128": {"web5": {"drop_rate": 0.40, "utilization": 0.93}},
+                     "1.5": {"web2": {"drop_rate": 0.02, "utilization": 0.12},
+                             "web20": {"drop_rate": 0.15, "utilization": 0.80}}}}  # fmt: skip
+    assert C.claim_web_only(_codel_outcome(web_only=web))[0] is True
+    web["codel"]["1.5"]["web20"]["drop_rate"] = 0.08  # 80 % utilisation at 8 % drops
+    assert C.claim_web_only(_codel_outcome(web_only=web))[0] is False
+    # no case above 60 %: the claim is not tested
+    low = {"codel": {"1.5": {"web2": {"drop_rate": 0.02, "utilization": 0.12}}}}
+    assert C.claim_web_only(_codel_outcome(web_only=low))[0] is None
 
 
 def test_codel2012_recovery_after_a_rate_drop():

@@ -41,7 +41,7 @@ SCRIPT = HERE / "tcl" / "codel2012.tcl"
 PARTS = ("1a", "1b", "1c", "web")
 # The default subset, covering every claim of the study that these parts decide: 1b whole (claims
 # 1-6), 1a at every rate with an FTP-only and a web-carrying load per rate group (claims 7-9),
-# 1c at three RTTs.
+# 1c at three RTTs; the web-only cases of aqmlab (claim 10), every one.
 SUBSET = {
     "1a_large_loads": ("4ftp", "16ftp", "4ftp+web5+cbr", "16ftp+web20+2cbr"),
     "1a_large_qdiscs": ("red", "codel"),
@@ -50,10 +50,6 @@ SUBSET = {
     "1c_rtts": (10, 100, 500),
     "1c_loads": ("4ftp",),
 }
-# Claim 10's web-only loads at the small rates (the script takes f = 0 FTPs: `ns codel.tcl 0 w 0
-# {b}Mb`); their rates are the PackMime rates of the script's mixes and of 1d. Not a part of
-# aqmlab's reproduction: reported under "web_only", outside its results.
-WEB_ONLY = {"web2": 2, "web5": 5, "web20": 20}
 
 
 def _load(ld: str) -> dict:
@@ -95,8 +91,8 @@ def cases(parts: list[str]) -> list[dict]:
                     add("1c", f"1c/{r}/{ld}", q, run, rtt_ms=r, load=ld)
     if "web" in parts:
         for bw in C.SMALL:
-            for q in ("taildrop", "codel"):
-                for ld, w in WEB_ONLY.items():
+            for q in C.QDISCS:
+                for ld, w in C.WEB_ONLY.items():
                     run = {"bw": bw, "size": C.psize(bw), "ftps": 0, "web": w, "cbrs": 0}
                     add("web", f"web/{bw}/{ld}", q, run, rate_mbps=bw, load=ld, size=C.psize(bw))
     return out
@@ -223,15 +219,6 @@ def outcome(side: str, tag: str, cs: list[dict], reps: int) -> Outcome:
     return Outcome(C.results(runs), runs, [], "all", data=data)
 
 
-def web_only(runs: pd.DataFrame) -> dict:
-    """Claim 10's numbers: per web-only case, the median over seeds of drop rate and utilisation."""
-    w = runs[runs["part"] == "web"] if len(runs) else runs
-    return {
-        f"{q} {bw:g} {ld}": {k: float(g[f"down_{k}"].median()) for k in ("drop_rate", "utilization")}
-        for (q, bw, ld), g in (w.groupby(["qdisc", "rate_mbps", "load"], sort=False) if len(w) else [])
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ns", default="/work/ns2-build/bin/ns", help="the ns binary of build.sh")
@@ -274,7 +261,7 @@ def main() -> int:
         "tag": a.tag,
         "subset": SUBSET,
     }
-    doc = {**o.results, "web_only": web_only(o.runs), "study": C.NAME, "series": "all", "quick": False,
+    doc = {**o.results, "study": C.NAME, "series": "all", "quick": False,
            "run_counts": {"total": len(o.runs), "failed": 0}, "verdicts": verdicts(C.STUDY, o), "meta": meta}  # fmt: skip
     name = OUT / (f"{side}_codel2012" + (f"_{a.tag}" if a.tag else "") + ".json")
     name.write_text(json.dumps(doc, indent=1, default=float))

@@ -5,13 +5,17 @@ base scenario by the script's formulas (``case_scenario``): bottleneck buffer = 
 round(bw x 100 ms / (8 psize)) packets, access links 10 x bw, psize 500 B below 1 Mb/s, the FTP
 k's client 1 + k ms further away, CBR k starting uniform(0, 2) s after CBR k-1.
 
-Parts (``--quick`` keeps every case of 1b, 1d and the right queue, the 1a rates with two of its
-loads and three of 1c's RTTs, one replication each, every run as long as the full one's):
+Parts (``--quick`` keeps every case of 1b, 1d, the web-only loads and the right queue, the 1a
+rates with two of its loads and three of 1c's RTTs, one replication each, every run as long as the
+full one's):
 
 * 1a static rates: large (3, 10, 45, 100 Mb/s) and small (128, 256, 512 kb/s, 1.5 Mb/s, also with
   500-byte packets) bandwidths under the load mixes ``LOADS`` (FTPs, PackMime connections/s,
   CBRs); per run the median sojourn delay of the packets sent on the bottleneck (dropped ones
   excluded) and the utilisation; box plots by bandwidth, CoDel vs RED vs tail drop.
+* web-only loads at the small rates (claim 10): the script run with no FTP and no CBR (its
+  ``f`` = 0: ``ns codel.tcl 0 w 0 {b}Mb``) at each small rate with the ``WEB_ONLY`` PackMime
+  rates; per run the drop rate and utilisation of the bottleneck.
 * 1b the dynamic link: 100 Mb/s nominal, 4 FTPs + web at 5/s, the rate stepping every 50 s to
   10, 1, 50, 1, 100 Mb/s (the script's `bw_changes` 0.1, 0.01, 0.5, 0.01, 1.0 at k 300/6 s),
   830- and 10-packet buffers; delay against time and cumulative kB delivered; median, 75th and
@@ -108,6 +112,11 @@ LOADS = {  # name: (FTPs, PackMime connections per second, CBRs)
 SMALL_LOADS = ["1ftp", "4ftp", "4ftp+web5+cbr"]
 RTTS = [10, 30, 50, 100, 200, 500]
 RTT_LOADS = ["4ftp", "16ftp", "4ftp+web5+cbr"]
+WEB_ONLY = {"web2": 2, "web5": 5, "web20": 20}
+"""Claim 10's web-only loads (name: PackMime connections per second) at every ``SMALL`` rate: the
+web rates the study runs beside FTPs, 5/s (its small-rate mix and the dynamic link) and 20/s (its
+16-FTP mix), and 2/s (the consumer edge at 512 kb/s and 1.5 Mb/s); 80/s goes with the large rates
+only."""
 STATIC_S = 60
 DYNAMIC_S = 300
 DYN_STEPS = [1.0, 0.1, 0.01, 0.5, 0.01, 1.0]  # the script's bw_changes, every stopTime / 6
@@ -214,8 +223,8 @@ def right_queue_scenario(base: dict, *, qdisc: str, shaped: bool, duration: int)
 def cases(
     qdiscs: list[str] | None = None, loads: list[str] | None = None, rtts: list[str] | None = None
 ) -> list[dict]:
-    """Every case of the selected qdiscs, 1a/1c loads and 1c RTTs (None: all): {"params": labels,
-    "scenario": the scenario}."""
+    """Every case of the selected qdiscs, 1a/1c loads and 1c RTTs (None: all; the web-only cases
+    whatever the loads): {"params": labels, "scenario": the scenario}."""
     base = load(str(base_file()))
     qs = [q for q in QDISCS if not qdiscs or q in qdiscs]
     static_s, dyn_s = STATIC_S, DYNAMIC_S
@@ -242,6 +251,9 @@ def cases(
                         base, bw=bw, qdisc=q, ftps=f, web=w, cbrs=c, size=size, duration=static_s
                     )
                     add("1a", f"1a/{bw}/{ld}/{size}", q, sc, rate_mbps=bw, load=ld, size=size)
+            for ld, w in WEB_ONLY.items():
+                sc = case_scenario(base, bw=bw, qdisc=q, ftps=0, web=w, cbrs=0, duration=static_s)
+                add("web", f"web/{bw}/{ld}", q, sc, rate_mbps=bw, load=ld, size=psize(bw))
         for buf in BUFFERS:
             sc = case_scenario(base, bw=100.0, qdisc=q, ftps=4, web=5, cbrs=0, limit=buf, duration=dyn_s,
                                schedule=DYN_STEPS)  # fmt: skip
@@ -362,11 +374,12 @@ def _med(v) -> float | None:
 def results(runs: pd.DataFrame) -> dict:
     """{"dynamic": {qdisc: {buffer: {median_ms, p75_ms, p95_ms, max_ms, kbytes}}}, "static": {qdisc:
     {rate_mbps: {median_delay_ms, utilization, runs}}}, "static_by_load": {qdisc: {rate_mbps:
-    {load: {median_delay_ms, utilization}}}}, "rtt": ..., "edge": ..., "right_queue": ...}; each
-    value the median over that case's runs (static: over every run at that bandwidth)."""
+    {load: {median_delay_ms, utilization}}}}, "web_only": {qdisc: {rate_mbps: {load: {drop_rate,
+    utilization}}}}, "rtt": ..., "edge": ..., "right_queue": ...}; each value the median over that
+    case's runs (static: over every run at that bandwidth)."""
     qs = QDISCS
-    dyn, sta, by_load, rtt, edge, rq = {}, {}, {}, {}, {}, {}
-    d1b, d1a, d1c, d1d, drq = (_ok(runs, p) for p in ("1b", "1a", "1c", "1d", "right_queue"))
+    dyn, sta, by_load, web, rtt, edge, rq = {}, {}, {}, {}, {}, {}, {}
+    d1b, d1a, dweb, d1c, d1d, drq = (_ok(runs, p) for p in ("1b", "1a", "web", "1c", "1d", "right_queue"))
     for q in qs:
         dyn[q] = {}
         for b in BUFFERS:
@@ -385,6 +398,13 @@ def results(runs: pd.DataFrame) -> dict:
                      "utilization": _med(g.get("down_utilization", []))}
                 for ld, g in (c.groupby("load", sort=False) if len(c) else [])
             }  # fmt: skip
+        web[q] = {}
+        for bw in SMALL:
+            c = dweb[(dweb["qdisc"] == q) & (dweb["rate_mbps"] == bw)] if len(dweb) else dweb
+            web[q][f"{bw:g}"] = {
+                ld: {k: _med(g.get(f"down_{k}", [])) for k in ("drop_rate", "utilization")}
+                for ld, g in (c.groupby("load", sort=False) if len(c) else [])
+            }
         rtt[q] = {}
         for r in RTTS:
             c = d1c[(d1c["qdisc"] == q) & (d1c["rtt_ms"] == r)] if len(d1c) else d1c
@@ -405,8 +425,8 @@ def results(runs: pd.DataFrame) -> dict:
                 for hop in ("router", "modem")
                 for k in ("median_ms", "p95_ms")
             }
-    return {"dynamic": dyn, "static": sta, "static_by_load": by_load, "rtt": rtt, "edge": edge,
-            "right_queue": rq}  # fmt: skip
+    return {"dynamic": dyn, "static": sta, "static_by_load": by_load, "web_only": web, "rtt": rtt,
+            "edge": edge, "right_queue": rq}  # fmt: skip
 
 
 def tables(o: Outcome) -> list[Table]:
@@ -420,6 +440,14 @@ def tables(o: Outcome) -> list[Table]:
         )
     out.append(Table("1a static rates: median over runs of the per-run median delay (ms) / utilisation",
                      ("Mb/s", *QDISCS), rows))  # fmt: skip
+    rows = []
+    for bw in SMALL:
+        for ld in WEB_ONLY:
+            cells = [doc["web_only"][q][f"{bw:g}"].get(ld, {}) for q in QDISCS]
+            rows.append((f"{bw:g} {ld}", *(f"{fmt(c.get('drop_rate'), 3)} / {fmt(c.get('utilization'), 3)}"
+                                           for c in cells)))  # fmt: skip
+    out.append(Table("web-only loads at the small rates: drop rate / utilisation (median over runs)",
+                     ("Mb/s, load", *QDISCS), rows))  # fmt: skip
     rows = []
     for q in QDISCS:
         cells = []
@@ -712,9 +740,28 @@ def claim_red_slow_links(o: Outcome):
     return all(v >= EXCESSIVE_MS for v in m.values()), {"red_median_ms": m}
 
 
+WEB_ONLY_UTILIZATION = 0.60
+"""Claim 10, "web-only loads at low rates need a drop rate above 10 % to exceed 60 % utilisation":
+every web-only case (each qdisc, small rate and web rate; the median over its runs) whose
+utilisation is above 60 % ..."""
+WEB_ONLY_DROP_RATE = 0.10
+"""... has a drop rate above 10 %. With no case above 60 % the claim is not tested (None)."""
+
+
 def claim_web_only(o: Outcome):
-    """Claim 10 needs web-only loads at low rates; the script's load mixes (LOADS) have none."""
-    return None, {"not measured": "no web-only load among the script's load mixes"}
+    cases = {f"{q} {bw} {ld}": c for q, by_rate in o.results["web_only"].items()
+             for bw, by_load in by_rate.items() for ld, c in by_load.items()
+             if c["utilization"] is not None and c["drop_rate"] is not None}  # fmt: skip
+    if not cases:
+        raise ValueError("no web-only case run")
+    above = {k: c for k, c in cases.items() if c["utilization"] > WEB_ONLY_UTILIZATION}
+    if not above:
+        return None, {"highest_utilization": max(c["utilization"] for c in cases.values())}
+    lowest = min(above, key=lambda k: above[k]["drop_rate"])
+    return above[lowest]["drop_rate"] > WEB_ONLY_DROP_RATE, {
+        "cases_above_60_pct": f"{len(above)} of {len(cases)}",
+        "lowest_drop_rate_among_them": {lowest: above[lowest]},
+    }
 
 
 CLAIMS = (
