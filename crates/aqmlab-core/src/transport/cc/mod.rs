@@ -23,6 +23,7 @@
 use crate::units::Time;
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bictcp;
 pub mod cubic;
 pub mod cubic_2_6_22;
@@ -35,6 +36,7 @@ pub mod reno;
 pub mod tcp_lp;
 
 pub use bbr::Bbr;
+pub use bbr3::Bbr3;
 pub use cubic::{Cubic, CubicParams};
 pub use cubic_2_6_22::Cubic2622;
 pub use dctcp::Dctcp;
@@ -181,6 +183,10 @@ pub trait CongestionControl {
     }
     /// The ACK's delivery-rate sample: the controller sets `st.cwnd` itself.
     fn on_rate_sample(&mut self, _rs: &mut RateSample, _st: &mut CcState) {}
+    /// A segment this ACK marked lost, before its rate sample (Linux's `skb_marked_lost`):
+    /// `tx_in_flight`, `lost` (losses since it was sent, itself included) and
+    /// `is_app_limited` describe its flight.
+    fn on_segment_lost(&mut self, _rs: &RateSample) {}
     /// The pacing rate in bytes per second (None: the sender's own, from cwnd / SRTT).
     fn pacing_rate(&mut self, _st: &CcState) -> Option<u64> {
         None
@@ -224,6 +230,13 @@ pub struct RateSample {
     /// Segments in flight (tcp_packets_in_flight) before this ACK and now.
     pub prior_in_flight: u64,
     pub in_flight: u64,
+    /// Of the sampled flight (BBR v3): segments in flight when the sampled segment left,
+    /// segments marked lost and delivered CE-marked since; and the segments this ACK reported
+    /// CE-marked.
+    pub tx_in_flight: u64,
+    pub lost: u64,
+    pub delivered_ce: u64,
+    pub ce: u64,
     /// How long until pacing lets the next segment leave (its departure time minus now).
     pub pace_wait: Time,
     pub ca_state: CaState,
@@ -244,6 +257,7 @@ pub const CC_NAMES: &[&str] = &[
     "dctcp",
     "prague",
     "bbr",
+    "bbr3",
 ];
 
 /// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
@@ -318,6 +332,7 @@ pub fn make_cc(
         "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
         "dctcp" => Ok(Box::new(Dctcp::new(mss, hystart))),
         "bbr" => Ok(Box::new(Bbr::new(mss))),
+        "bbr3" => Ok(Box::new(Bbr3::new(mss))),
         "ledbat" => Ok(Box::new(Ledbat::new(
             mss,
             serde_json::from_value(resolved).expect("resolved"),

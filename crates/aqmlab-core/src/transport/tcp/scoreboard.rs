@@ -509,6 +509,9 @@ impl Scoreboard {
             Some(s) if !s.sacked && !s.lost => {
                 s.lost = true;
                 self.pipe -= len;
+                if self.rate {
+                    self.rate_acc.lost.push(self.tx[o as usize]);
+                }
                 true
             }
             _ => false,

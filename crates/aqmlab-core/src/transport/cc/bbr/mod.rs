@@ -25,34 +25,36 @@
 //! `is_ack_delayed`. Linux draws the first PROBE_BW phase with prandom; here a hash of the
 //! time, which is deterministic per run and differs between flows that enter PROBE_BW apart.
 
+mod aggregation;
 mod filter;
 mod long_term;
 
 use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
 use crate::queue::util::mix64;
 use crate::units::{Time, MS, SEC, US};
+pub(crate) use aggregation::Aggregation;
 pub use filter::WindowedMax;
 use long_term::LongTerm;
 
 /// Bandwidth fixed point: segments per microsecond << 24.
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(crate) const BW_SCALE: u32 = 24;
+pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gains in 1/256.
-const BBR_SCALE: u32 = 8;
+pub(crate) const BBR_SCALE: u32 = 8;
 pub const BBR_UNIT: u64 = 1 << BBR_SCALE;
 
 /// Phases of the PROBE_BW gain cycle, and the window of the bandwidth filter in rounds.
 const CYCLE_LEN: usize = 8;
 const BW_RTTS: u64 = CYCLE_LEN as u64 + 2;
-const MIN_RTT_WIN: Time = 10 * SEC;
-const PROBE_RTT_MODE: Time = 200 * MS;
+pub(crate) const MIN_RTT_WIN: Time = 10 * SEC;
+pub(crate) const PROBE_RTT_MODE: Time = 200 * MS;
 /// Below this pacing rate (bits per second) one-segment TSO bursts (bbr_min_tso_rate).
 const MIN_TSO_RATE: u64 = 1_200_000;
-const PACING_MARGIN_PERCENT: u64 = 1;
+pub(crate) const PACING_MARGIN_PERCENT: u64 = 1;
 /// 2/ln 2 and its inverse, and the steady-state window gain.
 pub const HIGH_GAIN: u64 = BBR_UNIT * 2885 / 1000 + 1;
 pub const DRAIN_GAIN: u64 = BBR_UNIT * 1000 / 2885;
-const CWND_GAIN: u64 = BBR_UNIT * 2;
+pub(crate) const CWND_GAIN: u64 = BBR_UNIT * 2;
 pub const PACING_GAIN: [u64; CYCLE_LEN] = [
     BBR_UNIT * 5 / 4,
     BBR_UNIT * 3 / 4,
@@ -68,18 +70,38 @@ const CYCLE_RAND: u64 = 7;
 /// The smallest window aimed at, segments.
 pub const CWND_MIN_TARGET: u64 = 4;
 /// Full pipe: bandwidth growth below 5/4 for 3 rounds.
-const FULL_BW_THRESH: u64 = BBR_UNIT * 5 / 4;
-const FULL_BW_CNT: u32 = 3;
-/// ACK aggregation: gain 1, window 5 rounds, epoch reset after 2^20 segments, at most 100 ms
-/// of bandwidth.
-const EXTRA_ACKED_GAIN: u64 = BBR_UNIT;
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-const ACK_EPOCH_ACKED_RESET: u64 = 1 << 20;
-const EXTRA_ACKED_MAX_US: u64 = 100_000;
+pub(crate) const FULL_BW_THRESH: u64 = BBR_UNIT * 5 / 4;
+pub(crate) const FULL_BW_CNT: u32 = 3;
+/// ACK aggregation's window in rounds.
+pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// Linux's initial window (TCP_INIT_CWND), the window before any RTT sample.
-const INIT_CWND: u64 = 10;
+pub(crate) const INIT_CWND: u64 = 10;
 /// The largest TSO burst BBR budgets for: GSO_MAX_SIZE - 1 - MAX_TCP_HEADER (320 on x86-64).
-const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+pub(crate) const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+
+/// bbr_rate_bytes_per_sec: `rate` (segments/us << 24) x `gain` (/256) in bytes per second,
+/// `margin` percent off.
+pub(crate) fn rate_bytes_per_sec(rate: u64, mss: u64, gain: u64, margin: u64) -> u64 {
+    let r = (rate as u128 * mss as u128 * gain as u128) >> BBR_SCALE;
+    ((r * (1_000_000 / 100 * (100 - margin)) as u128) >> BW_SCALE) as u64
+}
+
+/// bbr_bdp: ceil(bw x min RTT x gain) in segments (`none` before any RTT sample).
+pub(crate) fn bdp(bw: u64, min_rtt_us: Option<u64>, gain: u64, none: u64) -> u64 {
+    let Some(min_rtt) = min_rtt_us else {
+        return none;
+    };
+    let w = bw as u128 * min_rtt as u128;
+    (((w * gain as u128) >> BBR_SCALE) as u64).div_ceil(BW_UNIT)
+}
+
+/// bbr_packets_in_net_at_edt: of `inflight_now` segments (and a `burst` about to leave),
+/// what will still be in the network when pacing next lets a segment go, `pace_wait` from
+/// now, at `bw`.
+pub(crate) fn in_net_at_edt(inflight_now: u64, burst: u64, pace_wait: Time, bw: u64) -> u64 {
+    let delivered = ((bw as u128 * (pace_wait / US) as u128) >> BW_SCALE) as u64;
+    (inflight_now + burst).saturating_sub(delivered)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -87,16 +109,6 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// ACK aggregation's state.
-#[derive(Clone, Copy, Debug, Default)]
-struct Aggregation {
-    epoch_start: Time,
-    epoch_acked: u64,
-    extra_acked: [u64; 2],
-    win_rtts: u32,
-    win_idx: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -187,10 +199,9 @@ impl Bbr {
         self.min_rtt_us.map(|u| u * US)
     }
 
-    /// bbr_rate_bytes_per_sec: `rate` (segments/us << 24) x gain in bytes per second, 1 % off.
+    /// The rate in bytes per second, 1 % off.
     fn rate_bytes_per_sec(&self, rate: u64, gain: u64) -> u64 {
-        let r = (rate as u128 * self.mss as u128 * gain as u128) >> BBR_SCALE;
-        ((r * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128) >> BW_SCALE) as u64
+        rate_bytes_per_sec(rate, self.mss, gain, PACING_MARGIN_PERCENT)
     }
 
     /// bbr_init_pacing_rate_from_rtt: high gain x window / SRTT (1 ms before any sample).
@@ -228,11 +239,7 @@ impl Bbr {
 
     /// ceil(bw x min RTT x gain) in segments (10 before any RTT sample).
     fn bdp(&self, bw: u64, gain: u64) -> u64 {
-        let Some(min_rtt) = self.min_rtt_us else {
-            return INIT_CWND;
-        };
-        let w = bw as u128 * min_rtt as u128;
-        (((w * gain as u128) >> BBR_SCALE) as u64).div_ceil(BW_UNIT)
+        bdp(bw, self.min_rtt_us, gain, INIT_CWND)
     }
 
     /// Room for 3 TSO bursts, rounded up to even, 2 more in the 5/4 phase.
@@ -252,21 +259,19 @@ impl Bbr {
     /// bbr_packets_in_net_at_edt: what will still be in the network when pacing next lets a
     /// segment go (`pace_wait` from now), counting that burst when the gain is above 1.
     fn in_net_at_edt(&self, inflight_now: u64, pace_wait: Time) -> u64 {
-        let delivered = ((self.bw() as u128 * (pace_wait / US) as u128) >> BW_SCALE) as u64;
-        let mut at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            at_edt += self.tso_segs_goal();
-        }
-        at_edt.saturating_sub(delivered)
+        let burst = if self.pacing_gain > BBR_UNIT {
+            self.tso_segs_goal()
+        } else {
+            0
+        };
+        in_net_at_edt(inflight_now, burst, pace_wait, self.bw())
     }
 
     fn ack_aggregation_cwnd(&self) -> u64 {
-        if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
+        if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = self.bw() * EXTRA_ACKED_MAX_US / BW_UNIT;
-        let extra = self.agg.extra_acked[0].max(self.agg.extra_acked[1]);
-        ((EXTRA_ACKED_GAIN * extra) >> BBR_SCALE).min(max_aggr)
+        self.agg.cwnd(self.bw())
     }
 
     fn save_cwnd(&mut self, cwnd: u64) {
@@ -382,34 +387,10 @@ impl Bbr {
         }
     }
 
-    /// bbr_update_ack_aggregation, in segments.
     fn update_ack_aggregation(&mut self, rs: &RateSample, cwnd: u64) {
-        let valid = rs.delivered.is_some() && rs.interval.is_some_and(|i| i / US > 0);
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || !valid {
-            return;
-        }
-        let a = &mut self.agg;
-        if self.round_start {
-            a.win_rtts = (a.win_rtts + 1).min(0x1f);
-            if a.win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                a.win_rtts = 0;
-                a.win_idx ^= 1;
-                a.extra_acked[a.win_idx] = 0;
-            }
-        }
-        let epoch_us = rs.delivered_at.saturating_sub(a.epoch_start) / US;
-        let mut expected = ((self.bw() as u128 * epoch_us as u128) / BW_UNIT as u128) as u64;
-        let a = &mut self.agg;
-        if a.epoch_acked <= expected || a.epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET {
-            a.epoch_acked = 0;
-            a.epoch_start = rs.delivered_at;
-            expected = 0;
-        }
-        a.epoch_acked = (a.epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = a.epoch_acked.saturating_sub(expected).min(cwnd);
-        if extra > a.extra_acked[a.win_idx] {
-            a.extra_acked[a.win_idx] = extra;
-        }
+        let bw = self.bw();
+        self.agg
+            .update(rs, bw, cwnd, self.round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
     fn update_cycle_phase(&mut self, rs: &RateSample) {

@@ -22,14 +22,21 @@ pub(crate) struct TxSnap {
     pub(crate) first_tx: Time,
     pub(crate) sent_at: Time,
     pub(crate) app_limited: bool,
+    /// Segments in flight once this one left, the connection's lost and CE-delivered counts
+    /// then (BBR v3's tx.in_flight, tx.lost, tx.delivered_ce).
+    pub(crate) in_flight: u64,
+    pub(crate) lost: u64,
+    pub(crate) delivered_ce: u64,
 }
 
 /// What one ACK delivered: how many segments, and the snapshot of the most recently sent
-/// one (the highest delivered count: tcp_rate_skb_delivered).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// one (the highest delivered count: tcp_rate_skb_delivered); and the snapshots of the
+/// segments it marked lost, in marking order (tcp_skb_mark_lost's `skb_marked_lost` hook).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RateAcc {
     pub(crate) segs: u64,
     pub(crate) best: Option<TxSnap>,
+    pub(crate) lost: Vec<TxSnap>,
 }
 
 impl RateAcc {
@@ -42,7 +49,7 @@ impl RateAcc {
 }
 
 /// The connection's delivery state (tcp_sock's delivered, delivered_mstamp, first_tx_mstamp,
-/// app_limited, lost) and the minimum RTT that bounds a valid interval.
+/// app_limited, lost, delivered_ce) and the minimum RTT that bounds a valid interval.
 #[derive(Clone, Debug, Default)]
 pub(super) struct RateSampler {
     delivered: u64,
@@ -51,13 +58,14 @@ pub(super) struct RateSampler {
     /// 0: not application-limited; else the delivered count that ends the bubble.
     app_limited: u64,
     lost: u64,
+    delivered_ce: u64,
     min_rtt: Option<Time>,
 }
 
 impl RateSampler {
-    /// tcp_rate_skb_sent: the snapshot of a segment sent at `now`; with nothing outstanding
-    /// the sampling starts here.
-    pub(super) fn snapshot(&mut self, now: Time, nothing_out: bool) -> TxSnap {
+    /// tcp_rate_skb_sent: the snapshot of a segment sent at `now`, `in_flight` segments in
+    /// flight with it; with nothing outstanding the sampling starts here.
+    pub(super) fn snapshot(&mut self, now: Time, nothing_out: bool, in_flight: u64) -> TxSnap {
         if nothing_out {
             self.first_tx = now;
             self.delivered_at = now;
@@ -68,16 +76,27 @@ impl RateSampler {
             first_tx: self.first_tx,
             sent_at: now,
             app_limited: self.app_limited != 0,
+            in_flight,
+            lost: self.lost,
+            delivered_ce: self.delivered_ce,
         }
     }
 
-    /// tcp_rate_gen: the sample of an ACK at `now` that delivered `acc` and marked `losses`
-    /// segments lost, with RTT sample `rtt`.
-    pub(super) fn sample(&mut self, acc: &RateAcc, losses: u64, now: Time, rtt: Option<Time>) -> RateSample {
+    /// tcp_rate_gen: the sample of an ACK at `now` that delivered `acc` (`ce` of it reported
+    /// CE-marked) and marked `losses` segments lost, with RTT sample `rtt`.
+    pub(super) fn sample(
+        &mut self,
+        acc: &RateAcc,
+        losses: u64,
+        ce: u64,
+        now: Time,
+        rtt: Option<Time>,
+    ) -> RateSample {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
         self.delivered += acc.segs;
+        self.delivered_ce += ce;
         self.lost += losses;
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -93,6 +112,7 @@ impl RateSampler {
             total_lost: self.lost,
             delivered_at: self.delivered_at,
             rtt,
+            ce,
             ..RateSample::default()
         };
         let Some(best) = acc.best else {
@@ -104,11 +124,35 @@ impl RateSampler {
         rs.prior_delivered = best.delivered;
         rs.is_app_limited = best.app_limited;
         rs.delivered = Some(self.delivered - best.delivered);
+        rs.delivered_ce = self.delivered_ce - best.delivered_ce;
+        rs.lost = self.lost - best.lost;
+        rs.tx_in_flight = best.in_flight;
         let send_phase = best.sent_at - best.first_tx;
         let ack_phase = now - best.delivered_at;
         let interval = send_phase.max(ack_phase);
         rs.interval = (interval >= self.min_rtt.unwrap_or(0)).then_some(interval);
         rs
+    }
+
+    /// The samples BBR v3's `bbr_skb_marked_lost` builds for the segments an ACK at `now`
+    /// marked lost (`losses` in all, the connection's lost count already including them): each
+    /// one's tx_in_flight, the losses since it was sent (counting itself) and its app-limited
+    /// flag, with the connection's delivered count.
+    pub(super) fn lost_samples<'a>(
+        &self,
+        acc: &'a RateAcc,
+        losses: u64,
+        now: Time,
+    ) -> impl Iterator<Item = RateSample> + 'a {
+        let (before, total_delivered) = (self.lost - losses, self.delivered);
+        acc.lost.iter().enumerate().map(move |(k, tx)| RateSample {
+            now,
+            total_delivered,
+            tx_in_flight: tx.in_flight,
+            lost: (before + k as u64 + 1).saturating_sub(tx.lost),
+            is_app_limited: tx.app_limited,
+            ..RateSample::default()
+        })
     }
 
     /// tcp_rate_check_app_limited's outcome: the data in flight (`in_flight` segments) is
@@ -128,8 +172,9 @@ impl TcpSender {
     /// one outstanding. Out of line: the send path of the other controllers stays as it was.
     #[inline(never)]
     pub(super) fn rate_sent(&mut self, i: u64, now: Time, nothing_out: bool) {
+        let in_flight = self.pipe_segs();
         if let Some(r) = self.rate.as_mut() {
-            let snap = r.snapshot(now, nothing_out);
+            let snap = r.snapshot(now, nothing_out, in_flight);
             self.sb.set_tx(i, snap);
         }
     }
@@ -141,7 +186,19 @@ impl TcpSender {
         let Some(r) = self.rate.as_mut() else {
             return;
         };
-        let mut rs = r.sample(self.sb.rate_acc(), a.newly_lost + a.rack_marked, now, a.rtt);
+        // Linux's delivered_ce: AccECN's count of CE packets, else every segment an ECE ACK
+        // delivers (tcp_count_delivered).
+        let acc = self.sb.rate_acc();
+        let ce = if a.ce_segs > 0 {
+            a.ce_segs
+        } else {
+            acc.segs * a.ece as u64
+        };
+        let losses = a.newly_lost + a.rack_marked;
+        let mut rs = r.sample(acc, losses, ce, now, a.rtt);
+        for lost in r.lost_samples(acc, losses, now) {
+            self.cc.on_segment_lost(&lost);
+        }
         rs.prior_in_flight = prior_in_flight;
         rs.in_flight = self.pipe_segs();
         rs.pace_wait = self.pace_next.saturating_sub(now);
@@ -191,7 +248,7 @@ mod tests {
             delivered_at,
             first_tx,
             sent_at,
-            app_limited: false,
+            ..TxSnap::default()
         }
     }
 
@@ -207,8 +264,9 @@ mod tests {
         let acc = RateAcc {
             segs: 10,
             best: Some(snap(10, 100 * MS, 110 * MS, 130 * MS)),
+            ..RateAcc::default()
         };
-        let rs = r.sample(&acc, 0, 150 * MS, Some(40 * MS));
+        let rs = r.sample(&acc, 0, 0, 150 * MS, Some(40 * MS));
         assert_eq!(rs.delivered, Some(10));
         assert_eq!(rs.interval, Some(50 * MS));
         assert_eq!((rs.total_delivered, rs.delivered_at), (20, 150 * MS));
@@ -218,7 +276,7 @@ mod tests {
             delivered: 10,
             ..RateSampler::default()
         };
-        let rs = r.sample(&acc, 0, 105 * MS, None);
+        let rs = r.sample(&acc, 0, 0, 105 * MS, None);
         assert_eq!(rs.interval, Some(20 * MS));
         // An interval below the minimum RTT is no sample (its delivered count stays).
         let mut r = RateSampler {
@@ -226,7 +284,7 @@ mod tests {
             min_rtt: Some(30 * MS),
             ..RateSampler::default()
         };
-        let rs = r.sample(&acc, 0, 105 * MS, None);
+        let rs = r.sample(&acc, 0, 0, 105 * MS, None);
         assert_eq!((rs.delivered, rs.interval), (Some(10), None));
     }
 
@@ -243,10 +301,10 @@ mod tests {
             delivered: 8,
             ..RateSampler::default()
         };
-        r.sample(&acc, 0, 60 * MS, None);
-        assert_eq!(r.snapshot(61 * MS, false).first_tx, 14 * MS);
+        r.sample(&acc, 0, 0, 60 * MS, None);
+        assert_eq!(r.snapshot(61 * MS, false, 0).first_tx, 14 * MS);
         // Nothing outstanding: the next segment starts a flight of its own.
-        assert_eq!(r.snapshot(70 * MS, true), snap(11, 70 * MS, 70 * MS, 70 * MS));
+        assert_eq!(r.snapshot(70 * MS, true, 0), snap(11, 70 * MS, 70 * MS, 70 * MS));
     }
 
     #[test]
@@ -255,23 +313,59 @@ mod tests {
         // segment was sent in the bubble is app-limited; once delivered passes it, it clears.
         let mut r = RateSampler::default();
         r.mark_app_limited(4);
-        let s = r.snapshot(0, true);
+        let s = r.snapshot(0, true, 0);
         assert!(s.app_limited);
         let acc = RateAcc {
             segs: 4,
             best: Some(s),
+            ..RateAcc::default()
         };
-        let rs = r.sample(&acc, 0, 10 * MS, None);
+        let rs = r.sample(&acc, 0, 0, 10 * MS, None);
         assert!(rs.is_app_limited, "a segment sent in the bubble");
         assert!(
-            r.snapshot(10 * MS, false).app_limited,
+            r.snapshot(10 * MS, false, 0).app_limited,
             "4 delivered: not past 4 yet"
         );
         let acc = RateAcc {
             segs: 1,
             best: Some(snap(4, 10 * MS, 0, 10 * MS)),
+            ..RateAcc::default()
         };
-        r.sample(&acc, 0, 20 * MS, None);
-        assert!(!r.snapshot(20 * MS, false).app_limited);
+        r.sample(&acc, 0, 0, 20 * MS, None);
+        assert!(!r.snapshot(20 * MS, false, 0).app_limited);
+    }
+
+    #[test]
+    fn a_sample_carries_its_flights_in_flight_and_what_was_lost_and_marked_since() {
+        // The v3 branch's tcp_rate.c: tx.in_flight is what was in flight once the segment
+        // left (7 here); lost and delivered_ce are the connection's counts since then.
+        let mut r = RateSampler::default();
+        let s = r.snapshot(0, true, 7);
+        r.sample(&RateAcc::default(), 2, 0, MS, None);
+        let acc = RateAcc {
+            segs: 5,
+            best: Some(s),
+            ..RateAcc::default()
+        };
+        let rs = r.sample(&acc, 1, 3, 50 * MS, None);
+        assert_eq!((rs.tx_in_flight, rs.lost, rs.delivered_ce, rs.ce), (7, 3, 3, 3));
+        // bbr_skb_marked_lost's samples, in marking order: the connection's lost count at
+        // each mark (4 then 5, the 3 before plus this ACK's 2) less the segment's own.
+        let marked = |in_flight, lost| TxSnap {
+            in_flight,
+            lost,
+            app_limited: lost == 0,
+            ..TxSnap::default()
+        };
+        let acc = RateAcc {
+            lost: vec![marked(10, 0), marked(12, 2)],
+            ..RateAcc::default()
+        };
+        r.sample(&acc, 2, 0, 60 * MS, None);
+        let got: Vec<_> = r
+            .lost_samples(&acc, 2, 60 * MS)
+            .map(|l| (l.tx_in_flight, l.lost, l.is_app_limited, l.total_delivered))
+            .collect();
+        assert_eq!(got, [(10, 4, true, 5), (12, 3, false, 5)]);
     }
 }
