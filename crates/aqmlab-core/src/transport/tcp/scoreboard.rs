@@ -625,6 +625,29 @@ mod tests {
     }
 
     #[test]
+    fn segments_marked_lost_hand_their_send_snapshots_to_the_rate_sample() {
+        // BBR v3's skb_marked_lost sees each newly lost segment's flight once: SACKed or
+        // already lost segments are not marked again; the next ACK starts an empty list.
+        let mut sb = Scoreboard::new(MSS, None).with_rate();
+        for i in 0..4 {
+            sb.push_new(0);
+            let snap = TxSnap {
+                in_flight: i + 1,
+                ..TxSnap::default()
+            };
+            sb.set_tx(i, snap);
+        }
+        sb.begin_ack(0);
+        sb.sack(seq(2), seq(3));
+        assert!(sb.mark_lost(1) && sb.mark_lost(0));
+        assert!(!sb.mark_lost(1) && !sb.mark_lost(2));
+        let flights: Vec<u64> = sb.rate_acc().lost.iter().map(|t| t.in_flight).collect();
+        assert_eq!(flights, [2, 1]);
+        sb.begin_ack(0);
+        assert!(sb.rate_acc().lost.is_empty());
+    }
+
+    #[test]
     fn sack_marks_only_new_segments_and_pipe_tracks() {
         let mut sb = board(10);
         assert_eq!(sb.pipe(), 1000);
