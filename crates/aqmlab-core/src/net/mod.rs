@@ -17,6 +17,7 @@ use crate::queue::{AnyQdisc, DropReason, Qdisc, QueueCtx, QueueEvent};
 use crate::record::rows::LinkStats;
 use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::rng::Rng;
+use crate::transport::LocalVerdict;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
 use wifi::Medium;
@@ -144,6 +145,13 @@ pub trait Hops {
 
     /// Packet `id` arrives at hop `l`: into its qdisc, then the hop is served.
     fn arrival(&mut self, l: usize, id: PktId) {
+        self.offer(l, id);
+        self.queue_events(l);
+        self.serve(l);
+    }
+
+    /// Hands packet `id` to hop `l`'s qdisc; its drops and marks wait in the events.
+    fn offer(&mut self, l: usize, id: PktId) {
         self.entering(id);
         let now = self.now();
         let HopParts { links, pool, qev, .. } = self.parts();
@@ -153,8 +161,6 @@ pub trait Hops {
         let link = &mut links[l];
         link.stats.arrivals += 1;
         link.qdisc.enqueue(id, &mut QueueCtx { pool, events: qev }, now);
-        self.queue_events(l);
-        self.serve(l);
     }
 
     /// Applies the drops and marks the qdisc of hop `l` reported.
@@ -429,6 +435,28 @@ pub trait Hops {
             }
         }
     }
+}
+
+/// The return code of Linux 3.2's enqueue of packet `id` (before `events`, the qdisc's drops of
+/// that enqueue, are applied): NET_XMIT_CN when RED dropped it for congestion (sch_red.c
+/// red_enqueue's congestion_drop: its early and forced drops) or when the qdisc made room by
+/// dropping another packet of the same flow (sch_sfq.c sfq_enqueue: "Return Congestion
+/// Notification only if we dropped a packet from this flow"); NET_XMIT_DROP when it was
+/// dropped otherwise (a full FIFO: qdisc_reshape_fail; RED's full child); else success.
+pub fn local_verdict(events: &[QueueEvent], pool: &PacketPool, id: PktId) -> LocalVerdict {
+    let flow = pool.get(id).flow;
+    let mut verdict = LocalVerdict::Queued;
+    for e in events {
+        match *e {
+            QueueEvent::Drop(x, DropReason::Early | DropReason::Forced) if x == id => {
+                return LocalVerdict::Congested
+            }
+            QueueEvent::Drop(x, _) if x == id => return LocalVerdict::Dropped,
+            QueueEvent::Drop(x, _) if pool.get(x).flow == flow => verdict = LocalVerdict::Congested,
+            _ => {}
+        }
+    }
+    verdict
 }
 
 /// One row per hop of the `queue` table at time `t`.

@@ -24,4 +24,26 @@ pub trait Endpoint {
     fn next_timer(&self) -> Option<Time>;
     /// Adds this endpoint's counters to `r`.
     fn report(&self, r: &mut FlowReport);
+    /// Whether the endpoint hears the verdict of a qdisc on its own host (`local_sender`), as
+    /// a kernel TCP socket does; if so, a refused packet ends what it sends at that moment.
+    fn hears_local_verdicts(&self) -> bool {
+        false
+    }
+    /// The packets of one send that a qdisc on the endpoint's own host did not queue, in
+    /// order of sending, each with its verdict (called only when some were refused).
+    fn on_local_verdicts(&mut self, _refused: &[(Packet, LocalVerdict)], _now: Time) {}
+}
+
+/// What Linux's enqueue of a locally sent packet returns to its socket (net/core/dev.c
+/// dev_queue_xmit, include/linux/netdevice.h NET_XMIT_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalVerdict {
+    /// NET_XMIT_SUCCESS: queued.
+    Queued,
+    /// NET_XMIT_CN: lost to congestion, which the socket is told of (RED's congestion drop;
+    /// SFQ's overflow drop of another packet of the same flow) but which counts as sent.
+    Congested,
+    /// NET_XMIT_DROP: not queued and, for TCP, not sent (a full FIFO), or never offered (a
+    /// packet after such a one in the same send).
+    Dropped,
 }

@@ -109,7 +109,7 @@ use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::packet::{Ecn, EcnMode};
 use crate::record::rows::FlowReport;
 use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
-use crate::transport::{Endpoint, Outbox};
+use crate::transport::{Endpoint, LocalVerdict, Outbox};
 use crate::units::Time;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -117,6 +117,7 @@ use std::rc::Rc;
 mod ack;
 mod counters;
 mod frto;
+mod local;
 mod pacing;
 mod rack;
 pub(super) mod rate;
@@ -505,5 +506,15 @@ impl Endpoint for TcpSender {
         self.n.report(r);
         r.cwnd_bytes = self.st.cwnd;
         r.srtt = self.rtt.srtt();
+    }
+
+    /// A kernel TCP socket hears its host's qdisc; a user-space transport over UDP does not,
+    /// nor, here, a persistent stream (whose wire sequence numbers are its records').
+    fn hears_local_verdicts(&self) -> bool {
+        !self.cfg.udp_socket && self.records.is_none()
+    }
+
+    fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
+        self.local_verdicts(refused, now);
     }
 }
