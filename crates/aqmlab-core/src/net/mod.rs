@@ -513,6 +513,45 @@ mod tests {
     }
 
     #[test]
+    fn local_verdicts_follow_linux_3_2s_return_codes() {
+        // sch_red.c red_enqueue: an early or forced drop of the arrival is congestion_drop,
+        // NET_XMIT_CN; its child's overflow is NET_XMIT_DROP, as pfifo's tail drop
+        // (qdisc_reshape_fail). sch_sfq.c sfq_enqueue: dropping another packet to make room
+        // returns NET_XMIT_CN if it was of the arrival's flow, else NET_XMIT_SUCCESS.
+        let mut pool = PacketPool::new();
+        let mut pkt = |flow| {
+            pool.alloc(crate::packet::Packet {
+                flow,
+                ..Default::default()
+            })
+        };
+        let (id, same, other) = (pkt(0), pkt(0), pkt(1));
+        let v = |events: &[QueueEvent]| local_verdict(events, &pool, id);
+        assert_eq!(v(&[]), LocalVerdict::Queued);
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Early)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Forced)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Overlimit)]),
+            LocalVerdict::Dropped
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(same, DropReason::Head)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(other, DropReason::Head)]),
+            LocalVerdict::Queued
+        );
+        assert_eq!(v(&[QueueEvent::Mark(id)]), LocalVerdict::Queued);
+    }
+
+    #[test]
     fn finish_time_integrates_rate_changes() {
         // 1500 B = 12000 bit. At 10 Mb/s for 0.6 ms = 6000 bit, then 1 Mb/s for the other
         // 6000 bit = 6 ms: finish at 6.6 ms.

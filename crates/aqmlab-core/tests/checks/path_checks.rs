@@ -566,13 +566,13 @@ fn hosts_that_cannot_exist_name_the_key() {
         .expect("a host on a path without per-host hops");
 }
 
-/// One TCP flow and a ping through a 2 Mb/s, 20-packet FIFO in the sending host itself
+/// One TCP flow and a ping through a 2 Mb/s, 20-packet `qdisc` in the sending host itself
 /// (`local_sender`) or in a router.
-fn own_uplink(local: bool, udp_socket: bool) -> build::RunResult {
+fn own_uplink(qdisc: &str, local: bool, udp_socket: bool) -> build::RunResult {
     run(json!({
         "name": "own-uplink", "duration": "20s",
         "topology": {"rtt": "40ms",
-            "down": {"rate": "2Mbps", "qdisc": "pfifo", "limit": "20p", "local_sender": local},
+            "down": {"rate": "2Mbps", "qdisc": qdisc, "limit": "20p", "local_sender": local},
             "up": {"rate": "100Mbps"}},
         "flows": [{"kind": "tcp", "cc": "newreno", "udp_socket": udp_socket},
                   {"kind": "ping", "interval": "1s", "packet_size": "1000B"}]
@@ -584,12 +584,17 @@ fn a_qdisc_in_the_sending_host_refuses_instead_of_losing() {
     // Linux 3.2: a segment the host's own FIFO refuses (NET_XMIT_DROP) is not sent, and goes
     // again later as the same new data; so a kernel TCP sender whose only drops are there
     // never retransmits, while the FIFO counts its refusals.
-    let local = own_uplink(true, false);
+    let local = own_uplink("pfifo", true, false);
     assert!(local.links[1].stats.total_drops() > 0);
     assert_eq!(local.flows[0].report.retransmits, 0);
     // A transport over UDP hears nothing (udp_send_skb reports no local drop): the same
     // refusals are losses it repairs; so are the router's.
-    for r in [own_uplink(true, true), own_uplink(false, false)] {
+    // RED's early drops (NET_XMIT_CN) count as sent: lost and retransmitted.
+    for r in [
+        own_uplink("pfifo", true, true),
+        own_uplink("pfifo", false, false),
+        own_uplink("red", true, false),
+    ] {
         assert!(r.links[1].stats.total_drops() > 0);
         assert!(r.flows[0].report.retransmits > 0);
     }
