@@ -378,7 +378,7 @@ pub struct LinkSpec {
     /// The hop's qdisc runs in the sending hosts themselves (a host shaping its own uplink), as
     /// Linux's does: the first hop of its chain, with the flows' access delay all beyond it
     /// (on the receiving side) and the hosts' NICs below it; the enqueue's verdict reaches a
-    /// kernel TCP sender at once (`transport::LocalVerdict`). Default false: the qdisc is in a
+    /// kernel TCP sender at once (`queue::LocalVerdict`). Default false: the qdisc is in a
     /// router, a drop is a loss on the path.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local_sender: bool,

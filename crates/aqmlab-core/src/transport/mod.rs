@@ -3,6 +3,7 @@
 //! The event loop owns time and carries packets (docs/architecture.md, principle 1).
 
 use crate::packet::Packet;
+use crate::queue::LocalVerdict;
 use crate::record::rows::FlowReport;
 use crate::units::Time;
 
@@ -32,18 +33,4 @@ pub trait Endpoint {
     /// The packets of one send that a qdisc on the endpoint's own host did not queue, in
     /// order of sending, each with its verdict (called only when some were refused).
     fn on_local_verdicts(&mut self, _refused: &[(Packet, LocalVerdict)], _now: Time) {}
-}
-
-/// What Linux's enqueue of a locally sent packet returns to its socket (net/core/dev.c
-/// dev_queue_xmit, include/linux/netdevice.h NET_XMIT_*).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LocalVerdict {
-    /// NET_XMIT_SUCCESS: queued.
-    Queued,
-    /// NET_XMIT_CN: lost to congestion, which the socket is told of (RED's congestion drop;
-    /// SFQ's overflow drop of another packet of the same flow) but which counts as sent.
-    Congested,
-    /// NET_XMIT_DROP: not queued and, for TCP, not sent (a full FIFO), or never offered (a
-    /// packet after such a one in the same send).
-    Dropped,
 }

@@ -8,8 +8,8 @@
 
 use super::{SenderState, TcpSender, Timer};
 use crate::packet::{flags, Packet};
+use crate::queue::LocalVerdict;
 use crate::transport::cc::CongestionKind;
-use crate::transport::LocalVerdict;
 use crate::units::Time;
 
 impl TcpSender {
