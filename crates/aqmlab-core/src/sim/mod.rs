@@ -16,8 +16,7 @@ use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
-use crate::queue::LocalVerdict;
-use crate::queue::{Qdisc, QueueEvent};
+use crate::queue::{local_verdict, LocalVerdict, Qdisc, QueueEvent};
 use crate::record::rows::FlowReport;
 use crate::record::Recorder;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
@@ -622,7 +621,7 @@ impl World {
         let id = self.pool.alloc(p);
         self.flows[f as usize].sent += 1;
         self.offer(l, id);
-        let verdict = crate::queue::local_verdict(&self.qev, &self.pool, id);
+        let verdict = local_verdict(&self.qev, &self.pool, id);
         self.queue_events(l);
         self.serve(l);
         if let (Some(p), false) = (kept, verdict == LocalVerdict::Queued) {
