@@ -224,10 +224,19 @@ def plan(resolved: dict) -> list[FlowPlan]:
     """The tool runs of a resolved scenario; ScenarioError naming the key for what real tools
     cannot do."""
     duration = _ns(resolved["duration"])
-    for i, hop in enumerate(resolved["topology"].get("hops", [])):
+    topo = resolved["topology"]
+    for i, hop in enumerate(topo.get("hops", [])):
         if len(hop.get("hosts", [])) > 1:
             raise ScenarioError(
                 f"topology.hops[{i}].hosts: emulation runs one client host; allowed: at most one host"
+            )
+    hops = {f"topology.hops[{i}]": h for i, h in enumerate(topo.get("hops", []))}
+    hops.update({f"topology.{d}": topo[d] for d in ("down", "up") if d in topo})
+    for key, hop in hops.items():
+        if hop.get("local_sender"):
+            raise ScenarioError(
+                f"{key}.local_sender: emulation runs every qdisc in its forwarder, not in a sending "
+                "host; allowed: false"
             )
     plans: list[FlowPlan] = []
     pings = 0

@@ -30,7 +30,7 @@ KEYS = [
     "name", "duration", "seed", "description", "record.level", "record.interval",
     "topology.rtt", "topology.mtu", "topology.down.rate", "topology.down.limit", "topology.down.loss",
     "topology.down.qdisc", "topology.up.rate", "topology.up.qdisc", "topology.up.qdisc.target",
-    "topology.up.qdisc.interval", "topology.up.device_queue",
+    "topology.up.qdisc.interval", "topology.up.device_queue", "topology.down.local_sender",
     "flows.0.kind", "flows.0.count", "flows.0.start", "flows.0.cc", "flows.0.bytes", "flows.0.iw",
     "flows.0.mss", "flows.0.direction", "flows.0.label", "flows.0.ecn", "flows.1.rate",
     "flows.1.packet_size", "flows.1.arrivals", "flows.2.interval", "flows.3", "topology", "flows",
@@ -39,7 +39,7 @@ KEYS = [
     "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows",
     "topology.wifi", "topology.wifi.stations", "topology.wifi.max_subframes", "topology.wifi.stations.0.mcs",
     "topology.down.wifi", "topology.up.wifi", "flows.0.station", "flows.2.kind",
-    "flows.0.page", "flows.0.objects", "flows.0.workers", "flows.0.timeout", "flows.0.interval",
+    "flows.0.udp_socket", "flows.0.page", "flows.0.objects", "flows.0.workers", "flows.0.timeout", "flows.0.interval",
 ]  # fmt: skip
 
 STRINGS = [

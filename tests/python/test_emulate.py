@@ -314,3 +314,13 @@ def test_a_hop_with_several_hosts_is_a_user_error():
         emu.ScenarioError, match=r"topology\.hops\[0\]\.hosts: emulation runs one client host"
     ):
         emu.plan(resolved)
+
+
+def test_a_qdisc_in_the_sending_host_is_a_user_error():
+    resolved = {
+        "duration": "1s",
+        "topology": {"down": {"rate": "1Mbps", "local_sender": True}, "up": {"rate": "1Mbps"}},
+        "flows": [],
+    }
+    with pytest.raises(emu.ScenarioError, match=r"topology\.down\.local_sender: emulation runs every qdisc"):
+        emu.plan(resolved)

@@ -241,6 +241,8 @@ def _testbed_case(testbed: dict, spec, rate: str, lp: str, n: int) -> dict:
         if f["kind"] == "tcp":
             f["count"] = n
     if lp != "ledbat":
+        # the kernel's module on a TCP socket, where LEDBAT is libutp's uTP over UDP
+        _lp(sc).pop("udp_socket", None)
         _lp(sc)["cc"] = lp
         _lp(sc)["cc_params"] = lpcc_params(lp)
     return sc

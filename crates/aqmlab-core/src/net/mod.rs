@@ -144,6 +144,13 @@ pub trait Hops {
 
     /// Packet `id` arrives at hop `l`: into its qdisc, then the hop is served.
     fn arrival(&mut self, l: usize, id: PktId) {
+        self.offer(l, id);
+        self.queue_events(l);
+        self.serve(l);
+    }
+
+    /// Hands packet `id` to hop `l`'s qdisc; its drops and marks wait in the events.
+    fn offer(&mut self, l: usize, id: PktId) {
         self.entering(id);
         let now = self.now();
         let HopParts { links, pool, qev, .. } = self.parts();
@@ -153,8 +160,6 @@ pub trait Hops {
         let link = &mut links[l];
         link.stats.arrivals += 1;
         link.qdisc.enqueue(id, &mut QueueCtx { pool, events: qev }, now);
-        self.queue_events(l);
-        self.serve(l);
     }
 
     /// Applies the drops and marks the qdisc of hop `l` reported.

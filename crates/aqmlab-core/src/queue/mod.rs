@@ -406,10 +406,85 @@ pub fn build_with(
     })
 }
 
+/// What Linux's enqueue of a locally sent packet returns to its socket (net/core/dev.c
+/// dev_queue_xmit, include/linux/netdevice.h NET_XMIT_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalVerdict {
+    /// NET_XMIT_SUCCESS: queued.
+    Queued,
+    /// NET_XMIT_CN: lost to congestion, which the socket is told of (RED's congestion drop;
+    /// SFQ's overflow drop of another packet of the same flow) but which counts as sent.
+    Congested,
+    /// NET_XMIT_DROP: not queued and, for TCP, not sent (a full FIFO), or never offered (a
+    /// packet after such a one in the same send).
+    Dropped,
+}
+
+/// The return code of Linux 3.2's enqueue of packet `id` (before `events`, the qdisc's drops of
+/// that enqueue, are applied): NET_XMIT_CN when RED dropped it for congestion (sch_red.c
+/// red_enqueue's congestion_drop: its early and forced drops) or when the qdisc made room by
+/// dropping another packet of the same flow (sch_sfq.c sfq_enqueue: "Return Congestion
+/// Notification only if we dropped a packet from this flow"); NET_XMIT_DROP when it was
+/// dropped otherwise (a full FIFO: qdisc_reshape_fail; RED's full child); else success.
+pub fn local_verdict(events: &[QueueEvent], pool: &PacketPool, id: PktId) -> LocalVerdict {
+    let flow = pool.get(id).flow;
+    let mut verdict = LocalVerdict::Queued;
+    for e in events {
+        match *e {
+            QueueEvent::Drop(x, DropReason::Early | DropReason::Forced) if x == id => {
+                return LocalVerdict::Congested
+            }
+            QueueEvent::Drop(x, _) if x == id => return LocalVerdict::Dropped,
+            QueueEvent::Drop(x, _) if pool.get(x).flow == flow => verdict = LocalVerdict::Congested,
+            _ => {}
+        }
+    }
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn local_verdicts_follow_linux_3_2s_return_codes() {
+        // sch_red.c red_enqueue: an early or forced drop of the arrival is congestion_drop,
+        // NET_XMIT_CN; its child's overflow is NET_XMIT_DROP, as pfifo's tail drop
+        // (qdisc_reshape_fail). sch_sfq.c sfq_enqueue: dropping another packet to make room
+        // returns NET_XMIT_CN if it was of the arrival's flow, else NET_XMIT_SUCCESS.
+        let mut pool = PacketPool::new();
+        let mut pkt = |flow| {
+            pool.alloc(crate::packet::Packet {
+                flow,
+                ..Default::default()
+            })
+        };
+        let (id, same, other) = (pkt(0), pkt(0), pkt(1));
+        let v = |events: &[QueueEvent]| local_verdict(events, &pool, id);
+        assert_eq!(v(&[]), LocalVerdict::Queued);
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Early)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Forced)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(id, DropReason::Overlimit)]),
+            LocalVerdict::Dropped
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(same, DropReason::Head)]),
+            LocalVerdict::Congested
+        );
+        assert_eq!(
+            v(&[QueueEvent::Drop(other, DropReason::Head)]),
+            LocalVerdict::Queued
+        );
+        assert_eq!(v(&[QueueEvent::Mark(id)]), LocalVerdict::Queued);
+    }
 
     fn link() -> LinkInfo {
         LinkInfo {

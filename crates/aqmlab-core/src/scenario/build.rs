@@ -133,6 +133,35 @@ fn build_link(
     Ok((link, resolved_spec))
 }
 
+/// Per direction, the link of the chain's first hop when its qdisc is in the sending hosts
+/// (`local_sender`).
+fn local_sender_hops(sc: &Scenario, links: &[Link]) -> [Option<usize>; 2] {
+    let hops = sc.topology.hops();
+    Dir::BOTH.map(|d| {
+        let local = hops
+            .iter()
+            .find(|h| h.dir == d)
+            .is_some_and(|h| h.spec.local_sender);
+        local.then(|| {
+            links
+                .iter()
+                .position(|l| l.dir == d)
+                .expect("every direction has a hop")
+        })
+    })
+}
+
+/// The one-way delays of a flow's client-side and server-side access paths for `rtt`: rtt/4
+/// each, or, where the flow meets a qdisc in its sending host (`local`, per direction), none
+/// before that qdisc and rtt/2 beyond the path's other end.
+fn access_delays(rtt: Time, local: [bool; 2]) -> (Time, Time) {
+    match local {
+        [true, _] => (0, rtt / 2),
+        [_, true] => (rtt / 2, 0),
+        _ => (rtt / 4, rtt / 2 - rtt / 4),
+    }
+}
+
 /// The path's hops and media.
 struct Path {
     /// Every hop (up chain first, then down, in `hops()` order), each linked to the next of
@@ -486,6 +515,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
     let station_names: Vec<&str> = resolved.topology.wifi.as_ref().map_or(Vec::new(), |w| {
         w.stations.iter().map(|s| s.name.as_str()).collect()
     });
+    let local_hops = local_sender_hops(&resolved, &links);
     let mut flows = Vec::new();
     let mut rows = Vec::new();
     for (g, (f, mut model)) in resolved.flows.iter().zip(models).enumerate() {
@@ -541,6 +571,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
         if reroute {
             route[up].0 = stations[station] as usize;
         }
+        let local = Dir::BOTH.map(|d| local_hops[d.index()] == Some(route[d.index()].0));
         for k in 0..f.count.expect("resolved") {
             let id = flows.len() as u32;
             // The first flow takes the group's draw, so `per = "flow"` with one flow is `per = "group"`.
@@ -554,10 +585,10 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
                 Some(s) => rtt_rng.range_u64(rtt - s.0, rtt + s.0),
                 None => rtt,
             };
-            let client = rtt / 4;
-            let server = rtt / 2 - client;
+            let (client, server) = access_delays(rtt, local);
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
+            flow.local = local;
             flow.dscp = f.dscp.map_or(0, |d| d.0);
             flow.hash_connections = match &model {
                 FlowModel::Web { conn, .. } | FlowModel::Webpage { conn, .. } => conn.hash_connections,

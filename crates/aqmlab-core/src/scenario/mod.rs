@@ -375,6 +375,13 @@ pub struct LinkSpec {
     /// Flows pick theirs with `host` (default the first); the links are named `<hop>/<host>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
+    /// The hop's qdisc runs in the sending hosts themselves (a host shaping its own uplink), as
+    /// Linux's does: the first hop of its chain, with the flows' access delay all beyond it
+    /// (on the receiving side) and the hosts' NICs below it; the enqueue's verdict reaches a
+    /// kernel TCP sender at once (`queue::LocalVerdict`). Default false: the qdisc is in a
+    /// router, a drop is a loss on the path.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub local_sender: bool,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).

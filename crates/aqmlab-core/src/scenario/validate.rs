@@ -53,6 +53,7 @@ impl Scenario {
         }
         self.validate_path()?;
         self.validate_wifi()?;
+        self.validate_local_sender()?;
         for hop in self.topology.hops() {
             let l = hop.spec;
             let key = hop.key;
@@ -249,6 +250,36 @@ impl Scenario {
             }
         }
         self.validate_hosts()
+    }
+
+    /// A hop whose qdisc runs in the sending hosts: the first of its chain, a wired hop shared
+    /// by all its hosts, and in one direction only (the flows' access delay goes beyond it).
+    fn validate_local_sender(&self) -> Result<(), String> {
+        let hops = self.topology.hops();
+        let mut seen: Option<&str> = None;
+        for (k, h) in hops.iter().enumerate().filter(|(_, h)| h.spec.local_sender) {
+            let key = format!("{}.local_sender", h.key);
+            if hops[..k].iter().any(|o| o.dir == h.dir) {
+                return err(
+                    key,
+                    format!(
+                        "only allowed on the first hop of the {} chain (the sending hosts' own)",
+                        h.dir.name()
+                    ),
+                );
+            }
+            if h.spec.wifi || !h.spec.hosts.is_empty() {
+                return err(key, "not allowed on a WiFi hop or a hop with hosts");
+            }
+            if let Some(other) = seen {
+                return err(
+                    key,
+                    format!("{other}.local_sender is set too; allowed in one direction only (the flows' access delay is on the other side)"),
+                );
+            }
+            seen = Some(h.key.as_str());
+        }
+        Ok(())
     }
 
     /// Hops with one link per host: at the hosts' end of their chain, the same hosts on both.

@@ -16,7 +16,7 @@ use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
-use crate::queue::{Qdisc, QueueEvent};
+use crate::queue::{local_verdict, LocalVerdict, Qdisc, QueueEvent};
 use crate::record::rows::FlowReport;
 use crate::record::Recorder;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
@@ -84,6 +84,12 @@ impl Endpoint for AnyEndpoint {
     fn report(&self, r: &mut FlowReport) {
         dispatch!(self, e => e.report(r))
     }
+    fn hears_local_verdicts(&self) -> bool {
+        dispatch!(self, e => e.hears_local_verdicts())
+    }
+    fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
+        dispatch!(self, e => e.on_local_verdicts(refused, now))
+    }
 }
 
 /// Which end of a flow: the data source or the sink.
@@ -123,6 +129,10 @@ pub struct Flow {
     /// Per direction, the link of this flow's host where a hop has one per host (read at a
     /// `Link::parallel` hop only).
     pub host_links: [u32; 2],
+    /// Per direction, whether the packets sent in it meet the first hop's qdisc on their own
+    /// host (`local_sender`): no NIC or access delay before it, and the verdict told to the
+    /// sending endpoint.
+    pub local: [bool; 2],
     /// When each side's NIC finishes its last queued packet (indexed by `Side`).
     nic_free: [Time; 2],
     /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
@@ -159,6 +169,7 @@ impl Flow {
             server: 0,
             route: [None; 2],
             host_links: [0; 2],
+            local: [false; 2],
             nic_free: [0; 2],
             sent: 0,
             received: 0,
@@ -357,6 +368,8 @@ pub struct World {
     pub rec: Recorder,
     out: Outbox,
     qev: Vec<QueueEvent>,
+    /// The packets of the current send that a local qdisc refused (`Flow::local`).
+    refused: Vec<(Packet, LocalVerdict)>,
 }
 
 impl World {
@@ -437,6 +450,7 @@ impl World {
             rec,
             out: Vec::new(),
             qev: Vec::new(),
+            refused: Vec::new(),
         };
         for i in 0..w.flows.len() {
             let t = w.flows[i].start;
@@ -546,6 +560,7 @@ impl World {
         let flow = &self.flows[f as usize];
         let (dscp, host, server, hash_connections) =
             (flow.dscp, flow.host, flow.server, flow.hash_connections);
+        let hears = flow.local != [false; 2] && flow.ends[s as usize].hears_local_verdicts();
         for mut p in out.drain(..) {
             p.sent_at = now;
             p.dscp = dscp;
@@ -555,6 +570,10 @@ impl World {
                 p.tuple_conn = p.conn >> 1;
             }
             let d = p.dir;
+            if self.flows[f as usize].local[d.index()] {
+                self.send_local(f, p, hears);
+                continue;
+            }
             let size = p.size as u64;
             let id = self.pool.alloc(p);
             let flow = &mut self.flows[f as usize];
@@ -572,6 +591,12 @@ impl World {
             self.enter_pipe_at(pipe, id, leaves);
         }
         self.out = out;
+        if !self.refused.is_empty() {
+            let refused = std::mem::take(&mut self.refused);
+            self.flows[f as usize].ends[s as usize].on_local_verdicts(&refused, now);
+            self.refused = refused;
+            self.refused.clear();
+        }
         let flow = &mut self.flows[f as usize];
         if let Some(deadline) = flow.ends[s as usize].next_timer() {
             let deadline = deadline.max(now);
@@ -579,6 +604,28 @@ impl World {
                 flow.armed[s as usize] = Some(deadline);
                 self.schedule(deadline, Ev::Endpoint(f, s));
             }
+        }
+    }
+
+    /// Packet `p` of flow `f` meets the first hop's qdisc on its own host. An endpoint that
+    /// `hears` the verdicts learns of each refusal; after a NET_XMIT_DROP it has sent nothing
+    /// more (Linux 3.2's tcp_write_xmit stops at a segment tcp_transmit_skb could not send), so
+    /// the rest of the send is not offered.
+    fn send_local(&mut self, f: u32, p: Packet, hears: bool) {
+        if hears && self.refused.last().is_some_and(|r| r.1 == LocalVerdict::Dropped) {
+            self.refused.push((p, LocalVerdict::Dropped));
+            return;
+        }
+        let l = self.first[p.dir.index()] as usize;
+        let kept = hears.then_some(p);
+        let id = self.pool.alloc(p);
+        self.flows[f as usize].sent += 1;
+        self.offer(l, id);
+        let verdict = local_verdict(&self.qev, &self.pool, id);
+        self.queue_events(l);
+        self.serve(l);
+        if let (Some(p), false) = (kept, verdict == LocalVerdict::Queued) {
+            self.refused.push((p, verdict));
         }
     }
 

@@ -3,6 +3,7 @@
 //! The event loop owns time and carries packets (docs/architecture.md, principle 1).
 
 use crate::packet::Packet;
+use crate::queue::LocalVerdict;
 use crate::record::rows::FlowReport;
 use crate::units::Time;
 
@@ -24,4 +25,12 @@ pub trait Endpoint {
     fn next_timer(&self) -> Option<Time>;
     /// Adds this endpoint's counters to `r`.
     fn report(&self, r: &mut FlowReport);
+    /// Whether the endpoint hears the verdict of a qdisc on its own host (`local_sender`), as
+    /// a kernel TCP socket does; if so, a refused packet ends what it sends at that moment.
+    fn hears_local_verdicts(&self) -> bool {
+        false
+    }
+    /// The packets of one send that a qdisc on the endpoint's own host did not queue, in
+    /// order of sending, each with its verdict (called only when some were refused).
+    fn on_local_verdicts(&mut self, _refused: &[(Packet, LocalVerdict)], _now: Time) {}
 }

@@ -197,6 +197,20 @@ fn paths_that_cannot_exist_name_the_key() {
             ),
             "topology.hops[0].qdisc",
         ),
+        (
+            base(
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps"}]),
+                json!([{"name": "b", "rate": "1Mbps"}, {"name": "c", "rate": "1Mbps", "local_sender": true}]))}),
+            ),
+            "topology.hops[2].local_sender",
+        ),
+        (
+            base(
+                json!({"rtt": "1ms", "down": {"rate": "1Mbps", "local_sender": true},
+                "up": {"rate": "1Mbps", "local_sender": true}}),
+            ),
+            "topology.down.local_sender",
+        ),
     ];
     for (v, key) in cases {
         let e = scenario::parse(&v.to_string())
@@ -550,4 +564,49 @@ fn hosts_that_cannot_exist_name_the_key() {
     scenario::parse(&plain.to_string())
         .and_then(|sc| build::resolve(&sc, 1).map(|_| ()))
         .expect("a host on a path without per-host hops");
+}
+
+/// One TCP flow and a ping through a 2 Mb/s, 20-packet `qdisc` in the sending host itself
+/// (`local_sender`) or in a router.
+fn own_uplink(qdisc: &str, local: bool, udp_socket: bool) -> build::RunResult {
+    run(json!({
+        "name": "own-uplink", "duration": "20s",
+        "topology": {"rtt": "40ms",
+            "down": {"rate": "2Mbps", "qdisc": qdisc, "limit": "20p", "local_sender": local},
+            "up": {"rate": "100Mbps"}},
+        "flows": [{"kind": "tcp", "cc": "newreno", "udp_socket": udp_socket},
+                  {"kind": "ping", "interval": "1s", "packet_size": "1000B"}]
+    }))
+}
+
+#[test]
+fn a_qdisc_in_the_sending_host_refuses_instead_of_losing() {
+    // Linux 3.2: a segment the host's own FIFO refuses (NET_XMIT_DROP) is not sent, and goes
+    // again later as the same new data; so a kernel TCP sender whose only drops are there
+    // never retransmits, while the FIFO counts its refusals.
+    let local = own_uplink("pfifo", true, false);
+    assert!(local.links[1].stats.total_drops() > 0);
+    assert_eq!(local.flows[0].report.retransmits, 0);
+    // A transport over UDP hears nothing (udp_send_skb reports no local drop): the same
+    // refusals are losses it repairs; so are the router's.
+    // RED's early drops (NET_XMIT_CN) count as sent: lost and retransmitted.
+    for r in [
+        own_uplink("pfifo", true, true),
+        own_uplink("pfifo", false, false),
+        own_uplink("red", true, false),
+    ] {
+        assert!(r.links[1].stats.total_drops() > 0);
+        assert!(r.flows[0].report.retransmits > 0);
+    }
+    // The access delay is all beyond the qdisc: the echo reply leaves the server host through
+    // it at once (no NIC below the qdisc, nothing queued at 20 ms) and then takes rtt/2; the
+    // request pays the client's NIC, rtt/2 and the up hop. The base RTT is unchanged.
+    let (rtt, up, down) = local.probes[0].reply.expect("reply");
+    assert_eq!(down, tx_time(1000, 2_000_000) + 20 * MS);
+    assert_eq!(
+        up,
+        tx_time(1000, 1_000_000_000) + 20 * MS + tx_time(1000, 100_000_000)
+    );
+    assert_eq!(rtt, up + down);
+    assert_eq!(local.flows[0].base_rtt, 40 * MS);
 }

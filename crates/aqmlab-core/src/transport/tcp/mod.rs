@@ -197,6 +197,12 @@ pub struct TcpConfig {
     /// (TCP_NODELAY, or Linux's Minshall variant, which holds a short segment only behind
     /// another unacknowledged short one, so never a transfer's single tail).
     pub nagle: bool,
+    /// The transport runs in user space over a UDP socket (libutp's uTP, modelled on this
+    /// stack): a `local_sender` hop's verdict does not reach it, as Linux's UDP reports no
+    /// local drop (3.2's udp_send_skb returns ENOBUFS only with IP_RECVERR, and NET_XMIT_CN is
+    /// success). Written out only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp_socket: bool,
     /// Bytes to transfer; `None` = bulk (unlimited). From the flow's `bytes`.
     #[serde(skip)]
     pub bytes: Option<u64>,
@@ -556,6 +562,7 @@ fn rfc() -> TcpConfig {
         cwnd_limited: false,
         rto_rearm: false,
         nagle: false,
+        udp_socket: false,
         bytes: None,
         stop: None,
         on_periods: Vec::new(),
@@ -612,6 +619,7 @@ fn linux() -> TcpConfig {
         // Nagle is on by default (no TCP_NODELAY) but in Minshall's form (tcp_output.c
         // tcp_nagle_check / tcp_minshall_check): a transfer's one short tail is never held.
         nagle: false,
+        udp_socket: false,
         ..rfc()
     }
 }
@@ -676,6 +684,7 @@ fn ns2_sack1() -> TcpConfig {
         rto_sack_reset: true,
         // The one-way agents send whole packets only.
         nagle: false,
+        udp_socket: false,
         ..rfc()
     }
 }

@@ -315,6 +315,39 @@ impl Scoreboard {
         }
     }
 
+    /// Undoes the latest [`Self::push_new`]: the segment did not leave after all (a qdisc on
+    /// the sender's own host refused it, Linux's NET_XMIT_DROP).
+    pub fn unpush(&mut self) {
+        let i = self.next_idx() - 1;
+        let len = self.seg_len(i);
+        let s = self.segs.pop_back().expect("a segment was pushed");
+        debug_assert_eq!(s, Seg::default());
+        self.pipe -= len;
+        if self.rate {
+            self.tx.pop_back();
+        }
+        if self.rack {
+            self.xmit_ts.pop_back();
+            if self.sent_order.back().is_some_and(|&(_, j)| j == i) {
+                self.sent_order.pop_back();
+            }
+        }
+        self.rtx_pos = self.rtx_pos.min(i);
+        self.lost_pos = self.lost_pos.min(i);
+    }
+
+    /// Undoes [`Self::retransmitted`] for segment `i`: the retransmission did not leave (a
+    /// local NET_XMIT_DROP), so the segment is a candidate again. Its `ever_retx` stays (Karn's
+    /// rule then skips its RTT sample, the cautious side), as does RACK's time of it.
+    pub fn unretransmit(&mut self, i: u64) {
+        let len = self.seg_len(i);
+        let s = &mut self.segs[(i - self.first) as usize];
+        debug_assert!(s.retx);
+        s.retx = false;
+        self.pipe -= len;
+        self.rtx_pos = self.rtx_pos.min(i);
+    }
+
     /// Cumulative ACK `ack` (sequence number): drops fully acknowledged segments. Returns the
     /// number of segments removed and whether any of them had been retransmitted.
     pub fn cum_ack(&mut self, ack: u64) -> (u64, bool) {

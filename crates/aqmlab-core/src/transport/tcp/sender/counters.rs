@@ -15,6 +15,8 @@ pub(super) struct Counters {
     /// Retransmission timeouts found spurious and undone.
     pub(super) spurious_rtos: u64,
     pub(super) ecn_reductions: u64,
+    /// Window reductions for a local qdisc's verdict (`local.rs`; not in the flow's report).
+    pub(super) local_reductions: u64,
     pub(super) ece_acks: u64,
     pub(super) fast_recoveries: u64,
     pub(super) acks_received: u64,
@@ -64,6 +66,10 @@ impl TcpSender {
     }
     pub fn ecn_reductions(&self) -> u64 {
         self.n.ecn_reductions
+    }
+    /// Window reductions for a local qdisc's verdict (Linux 3.2's tcp_enter_cwr).
+    pub fn local_reductions(&self) -> u64 {
+        self.n.local_reductions
     }
     /// Time the ACK covering the last data byte arrived (finite transfers).
     pub fn completed(&self) -> Option<Time> {

@@ -107,6 +107,7 @@ use super::scoreboard::Scoreboard;
 use super::{Pacing, TcpConfig};
 use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::packet::{Ecn, EcnMode};
+use crate::queue::LocalVerdict;
 use crate::record::rows::FlowReport;
 use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
 use crate::transport::{Endpoint, Outbox};
@@ -117,6 +118,7 @@ use std::rc::Rc;
 mod ack;
 mod counters;
 mod frto;
+mod local;
 mod pacing;
 mod rack;
 pub(super) mod rate;
@@ -505,5 +507,15 @@ impl Endpoint for TcpSender {
         self.n.report(r);
         r.cwnd_bytes = self.st.cwnd;
         r.srtt = self.rtt.srtt();
+    }
+
+    /// A kernel TCP socket hears its host's qdisc; a user-space transport over UDP does not,
+    /// nor, here, a persistent stream (whose wire sequence numbers are its records').
+    fn hears_local_verdicts(&self) -> bool {
+        !self.cfg.udp_socket && self.records.is_none()
+    }
+
+    fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
+        self.local_verdicts(refused, now);
     }
 }
