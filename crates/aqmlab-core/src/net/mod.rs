@@ -150,6 +150,7 @@ pub trait Hops {
     }
 
     /// Hands packet `id` to hop `l`'s qdisc; its drops and marks wait in the events.
+    #[inline]
     fn offer(&mut self, l: usize, id: PktId) {
         self.entering(id);
         let now = self.now();

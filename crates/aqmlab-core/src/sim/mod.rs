@@ -558,9 +558,14 @@ impl World {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let flow = &self.flows[f as usize];
-        let (dscp, host, server, hash_connections) =
-            (flow.dscp, flow.host, flow.server, flow.hash_connections);
-        let hears = flow.local != [false; 2] && flow.ends[s as usize].hears_local_verdicts();
+        let (dscp, host, server, hash_connections, local) = (
+            flow.dscp,
+            flow.host,
+            flow.server,
+            flow.hash_connections,
+            flow.local,
+        );
+        let hears = local != [false; 2] && flow.ends[s as usize].hears_local_verdicts();
         for mut p in out.drain(..) {
             p.sent_at = now;
             p.dscp = dscp;
@@ -570,7 +575,7 @@ impl World {
                 p.tuple_conn = p.conn >> 1;
             }
             let d = p.dir;
-            if self.flows[f as usize].local[d.index()] {
+            if local[d.index()] {
                 self.send_local(f, p, hears);
                 continue;
             }
