@@ -127,8 +127,8 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
         "transmitted by the hop, counted by enqueue time"), "ms", WINDOW),
     "links.HOP.drops": ("packets the hop's queue dropped (every reason but loss on the wire)", "packets", WINDOW),
     "links.HOP.drops_by_reason.REASON": (
-        ("drops by reason: overlimit, early, forced, head, fat_flow (by the queue), loss (on the "
-        "wire, whole run)"), "packets", WINDOW),
+        ("drops by reason: overlimit, early, forced, head, fat_flow, ack_filter (by the queue), loss "
+        "(on the wire, whole run)"), "packets", WINDOW),
     "links.HOP.marks": ("packets the queue marked CE", "packets", WINDOW),
     "links.HOP.arrivals": ("packets that reached the queue", "packets", WINDOW),
     "links.HOP.transmitted": ("packets put on the link", "packets", WINDOW),
@@ -142,7 +142,8 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     f"links.HOP.queues.{_SUBQUEUES}.drops": ("packets the sub-queue dropped (null without the packets table)",
                                             "packets", WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.drops_by_reason.REASON": (
-        "the sub-queue's drops by reason: overlimit, early, forced, head, fat_flow", "packets", WINDOW),
+        "the sub-queue's drops by reason: overlimit, early, forced, head, fat_flow, ack_filter", "packets",
+        WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.marks": ("packets the sub-queue sent marked CE", "packets", WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.arrivals": ("packets classified into the sub-queue", "packets", WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.transmitted": ("packets the sub-queue put on the link", "packets", WINDOW),

@@ -15,8 +15,8 @@ Conventions
 * Percentiles are numpy's default ("linear" interpolation between order statistics, i.e. type 7
   of Hyndman & Fan): the p50 of [0, 1, 2, 4] is 1.5.
 * A *transmitted* packet is one whose outcome is ``sent`` or ``marked``. Packets that *entered*
-  the queue are the transmitted ones plus the ones dropped from inside it (``head`` and
-  ``fat_flow`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
+  the queue are the transmitted ones plus the ones dropped from inside it (``head``,
+  ``fat_flow`` and ``ack_filter`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
   occupied the buffer.
 
 Sources: docs/metrics.md (every summary key and catalog column), docs/study-setups.md section 2 (transients2014:
@@ -341,7 +341,7 @@ def backlog_steps(
     and ``value[-1]`` until the end of the run.
 
     * ``source="packets"`` (exact): every packet that entered the queue (outcome ``sent``,
-      ``marked``, ``head``, ``fat_flow``) adds its size (or 1 packet) at ``t_enqueue_ns`` and
+      ``marked``, ``head``, ``fat_flow``, ``ack_filter``) adds its size (or 1 packet) at ``t_enqueue_ns`` and
       removes it at ``t_out_ns`` (start of transmission or drop from the queue); a null
       ``t_out_ns`` means still queued at the end. ``overlimit`` and ``early`` drops never
       entered. Events at the same instant are applied together, so a packet that is enqueued
@@ -576,8 +576,8 @@ def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0)
 
 
 def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
-    """Drops of one direction by reason: ``overlimit``, ``early``, ``forced``, ``head``, ``fat_flow`` (queue
-    drops) and ``loss`` (random loss on the wire after transmission).
+    """Drops of one direction by reason: ``overlimit``, ``early``, ``forced``, ``head``, ``fat_flow``,
+    ``ack_filter`` (queue drops) and ``loss`` (random loss on the wire after transmission).
 
     Queue drops come from ``packets`` (rows with that outcome and ``t_out_ns >= W``) when recorded,
     else from the ``links`` totals (whole run: the warm-up cannot be applied to the split).
@@ -1088,8 +1088,8 @@ def aqm_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -
     """Drops decided by the AQM rather than forced by a full buffer: ``early`` (refused at
     enqueue: RED/HRED, PIE), ``forced`` (RED's average above its drop-everything threshold) plus
     ``head`` (dropped when leaving the queue: CoDel, SFQ-CoDel).
-    ``overlimit`` (tail drop on a full buffer) and ``fat_flow`` (overflow of a flow-queueing
-    scheduler) are not counted. See ``drops_by_reason`` for the window."""
+    ``overlimit`` (tail drop on a full buffer), ``fat_flow`` (overflow of a flow-queueing
+    scheduler) and ``ack_filter`` (CAKE's ACK filter) are not counted. See ``drops_by_reason`` for the window."""
     by = drops_by_reason(tables, meta, direction, warmup_s)
     return int(sum(by[r] for r in AQM_DROP_REASONS))
 
@@ -1307,7 +1307,7 @@ def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) ->
     """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``.
 
     JSON-serialisable (plain floats, ints, None). ``drops`` counts queue drops (overlimit,
-    early, head, fat_flow); random link loss is reported under ``drops_by_reason['loss']``.
+    early, forced, head, fat_flow, ack_filter); random link loss is reported under ``drops_by_reason['loss']``.
     Probe streams (kind ``ping`` or present in ``probes``) are listed under ``probes``, not
     ``flows``.
     """

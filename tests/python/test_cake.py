@@ -69,3 +69,25 @@ def test_cake_home_gives_the_one_flow_host_half_the_downlink():
     a, b = goodput["a-download"], goodput["b-download"]
     assert 17.0 < a + b < 20.0, (a, b)
     assert abs(a / (a + b) - 0.5) < 0.06, (a, b)
+
+
+def test_cake_home_ack_filter_drops_only_pure_acks_of_the_uplink():
+    # the built-in home gateway with its uplink narrowed to 500 kb/s (the 2 Mb/s one carries the
+    # five downloads' ACKs without queueing them) and the ACK filter on: ACKs of a download queue
+    # behind one another, and a later one makes the earlier redundant (sch_cake.c's
+    # cake_ack_filter); the filter drops nothing but pure ACKs, and every arrival is accounted
+    up = {"topology__up__qdisc__bandwidth": "500Kbps", "topology__up__qdisc__ack_filter": "on"}
+    res = aqmlab.run("cake_home", duration="10s", **up)
+    links = res.df("links").set_index("dir")
+    assert links.loc["up", "drops_ack_filter"] > 0
+    assert links.loc["down", "drops_ack_filter"] == 0
+    pk = res.df("packets")
+    dropped = pk[pk["outcome"] == "ack_filter"]
+    assert len(dropped) == links.loc["up", "drops_ack_filter"]
+    downloads = {f["id"] for f in res.summary["flows"] if f["label"].endswith("-download")}
+    assert set(dropped["flow"]) <= downloads and (dropped["dir"] == "up").all()
+    # a pure ACK is a header (52 B) with at most 3 SACK blocks (4 + 24 B)
+    assert dropped["size"].max() <= 52 + 4 + 3 * 8
+    for d in ("up", "down"):
+        rows = pk[(pk["dir"] == d) & (pk["hop"] == d)]
+        assert len(rows) + links.loc[d, "backlog_pkts"] == links.loc[d, "arrivals"]

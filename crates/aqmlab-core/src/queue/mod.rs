@@ -49,16 +49,20 @@ pub enum DropReason {
     /// RED's forced drop at enqueue: the average queue is above the drop-everything threshold
     /// (max_th, or 2 max_th when gentle); ns-2 red.cc DTYPE_FORCED, Linux RED_HARD_MARK.
     Forced = 5,
+    /// CAKE's ACK filter: a queued pure ACK made redundant by a later ACK of its connection
+    /// (Linux counts these as `ack_drops`, apart from the AQM's drops).
+    AckFilter = 6,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::Overlimit,
         DropReason::Early,
         DropReason::Head,
         DropReason::FatFlow,
         DropReason::Loss,
         DropReason::Forced,
+        DropReason::AckFilter,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -68,6 +72,7 @@ impl DropReason {
             DropReason::FatFlow => "fat_flow",
             DropReason::Loss => "loss",
             DropReason::Forced => "forced",
+            DropReason::AckFilter => "ack_filter",
         }
     }
 
@@ -77,9 +82,12 @@ impl DropReason {
     }
 
     /// Whether the packet had entered the queue (and held buffer space) before it was dropped:
-    /// dropped from the head, or from the fattest flow queue on overflow.
+    /// dropped from the head, from the fattest flow queue on overflow, or by an ACK filter.
     pub fn entered(self) -> bool {
-        matches!(self, DropReason::Head | DropReason::FatFlow)
+        matches!(
+            self,
+            DropReason::Head | DropReason::FatFlow | DropReason::AckFilter
+        )
     }
 
     /// Whether the AQM decided the drop rather than a full buffer: RED's early and forced

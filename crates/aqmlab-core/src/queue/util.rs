@@ -41,10 +41,28 @@ impl PacketQueue {
         Some(id)
     }
 
+    /// Takes out the packet at position `i` (0: the head), wherever it is in the queue.
+    pub fn remove(&mut self, i: usize, ctx: &QueueCtx) -> Option<PktId> {
+        let id = self.ids.remove(i)?;
+        self.bytes -= ctx.size(id) as u64;
+        Some(id)
+    }
+
+    /// The packets, head first.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = PktId> + '_ {
+        self.ids.iter().copied()
+    }
+
     /// The packet at the head.
     #[inline]
     pub fn front(&self) -> Option<PktId> {
         self.ids.front().copied()
+    }
+
+    /// The packet at the tail.
+    #[inline]
+    pub fn back(&self) -> Option<PktId> {
+        self.ids.back().copied()
     }
 
     #[inline]

@@ -189,7 +189,8 @@ impl Recorded {
                 "outcome",
                 "`sent`, `marked` (sent with CE set by the queue), or the drop reason: \
                          `overlimit`, `early`, `head`, `fat_flow`, `forced` (RED's average above its \
-                         drop-everything threshold)",
+                         drop-everything threshold), `ack_filter` (a queued ACK made redundant by a \
+                         later one, CAKE)",
                 Data::Dict(p.outcome, names(&outcome_names())),
             ),
         ]);

@@ -19,10 +19,13 @@
 //!   to the shaper and lets COBALT wait two MTU times per bulk flow of the tin.
 //! * BLUE drops, never marks; a flow's last packet is never dropped at dequeue, whatever the
 //!   verdict: it leaves unmarked unless CoDel's part marked it (Linux `cake_dequeue`).
+//! * [`ack_filter`] (`ack_filter`, off by default): an arriving ACK drops an older one of its
+//!   connection it makes redundant from the flow queue (drop reason `ack_filter`); in ingress
+//!   mode the dropped ACK counts against the shaper.
 //!
-//! Left out: the ACK filter, autorate, NAT lookups, GSO splitting (packets here are single
-//! segments).
+//! Left out: autorate, NAT lookups, GSO splitting (packets here are single segments).
 
+pub mod ack_filter;
 pub mod cobalt;
 pub mod hash;
 pub mod overflow;
@@ -37,6 +40,7 @@ use crate::packet::{Dir, PktId};
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{as_dur, as_size, Dur, Limit, LimitSpec, Size, Time, MS, SEC};
+use ack_filter::AckFilter;
 use cobalt::{CobaltParams, CobaltVars, Verdict, P_DEC, P_INC};
 use hash::{FlowMode, Set, Table, QUEUES};
 use overflow::OverflowHeap;
@@ -89,6 +93,9 @@ struct CakeParams {
     /// ingress mode (shaping the downlink on the receiving side): packets dropped count against
     /// the shaper, and COBALT waits for a sojourn of two MTU times per bulk flow; default false
     ingress: bool,
+    /// drop queued TCP ACKs a later ACK of their connection makes redundant: off (default, as
+    /// Linux), on or aggressive
+    ack_filter: AckFilter,
 }
 
 impl Params<LinkInfo> for CakeParams {
@@ -120,6 +127,7 @@ impl CakeParams {
             memlimit: 0,
             wash: false,
             ingress: false,
+            ack_filter: AckFilter::Off,
         }
     }
 
@@ -338,6 +346,7 @@ pub struct Cake {
     heap: OverflowHeap,
     wash: bool,
     ingress: bool,
+    ack_filter: AckFilter,
     drops: u64,
     marks: u64,
     overflow_drops: u64,
@@ -387,6 +396,23 @@ impl Cake {
         ctx.drop_packet(id, DropReason::FatFlow);
         let tins = &self.tins;
         self.heap.dropped(|t, f| Self::flow_backlog(tins, t, f));
+    }
+
+    /// The ACK filter, after an arrival joined flow `f` of tin `t`: drops the older ACK it made
+    /// redundant, if any (`cake_enqueue` after `cake_ack_filter`); in ingress mode it counts
+    /// against the shaper.
+    fn filter_ack(&mut self, t: usize, f: usize, ctx: &mut QueueCtx, now: Time) {
+        let q = &mut self.tins[t].flows[f].q;
+        let aggressive = self.ack_filter == AckFilter::Aggressive;
+        let Some(id) = ack_filter::victim(q, ctx.pool, aggressive).and_then(|i| q.remove(i, ctx)) else {
+            return;
+        };
+        let size = ctx.size(id);
+        if self.ingress {
+            self.advance_shaper(t, self.framing.adjusted(size), now, true);
+        }
+        self.forget(t, size);
+        ctx.drop_packet(id, DropReason::AckFilter);
     }
 
     /// A packet of `size` bytes left tin `t` (sent or dropped).
@@ -528,6 +554,10 @@ impl Qdisc for Cake {
         self.packets += 1;
         self.bytes += size as u64;
         self.buffer_used += size as u64 + MEMORY_OVERHEAD;
+        if self.ack_filter != AckFilter::Off {
+            self.filter_ack(t, f, ctx, now);
+        }
+        let tin = &mut self.tins[t];
         tin.activate(f, &mut self.rng);
         let tins = &self.tins;
         self.heap.grew(t, f, |t, f| Self::flow_backlog(tins, t, f));
@@ -634,6 +664,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         heap: OverflowHeap::default(),
         wash: p.wash,
         ingress: p.ingress,
+        ack_filter: p.ack_filter,
         drops: 0,
         marks: 0,
         overflow_drops: 0,

@@ -4,7 +4,7 @@ use super::cobalt::{CobaltParams, CobaltVars, Verdict, P_DEC, P_INC};
 use super::hash::{FlowMode, Set, Table, QUEUES, WAYS};
 use super::shaper::{Atm, ByteTime, Framing};
 use super::*;
-use crate::packet::{Ecn, Packet, PacketPool};
+use crate::packet::{flags, Ecn, Kind, Packet, PacketPool, SackBlock};
 use crate::queue::QueueEvent;
 use crate::units::tx_time;
 use serde_json::json;
@@ -396,6 +396,10 @@ fn bad_keys_name_the_key_and_what_is_allowed() {
     assert!(e(json!({"isolation": "triple"})).contains("triple-isolate"));
     assert!(e(json!({"overhead": 300})).starts_with("q.overhead: 300 is out of range; allowed -64 to 256"));
     assert!(e(json!({"atm": "adsl"})).contains("none, atm, ptm"));
+    assert_eq!(
+        e(json!({"ack_filter": "yes"})),
+        "q.ack_filter: \"yes\" is not allowed; allowed: off, on, aggressive"
+    );
 }
 
 /// Backlogs by (tin, flow) for the overflow heap's tests.
@@ -519,4 +523,232 @@ fn diffserv8_and_precedence_map_and_share_as_linux() {
     assert_eq!(Precedence.shares(0).len(), 8);
     let q = make(json!({"diffserv": "precedence"}), 10_000_000);
     assert_eq!(q.tins.len(), 8);
+}
+
+/// A pure ACK going up on connection `flow`, acknowledging `ack`, with the flags `extra` too.
+fn ack(flow: u32, ack: u64, extra: u16) -> Packet {
+    Packet {
+        flow,
+        kind: Kind::Tcp,
+        dir: Dir::Up,
+        tcp_flags: flags::ACK | extra,
+        ack,
+        size: 52,
+        ..Packet::default()
+    }
+}
+
+/// The same ACK with SACK blocks.
+fn sacked(mut p: Packet, blocks: &[(u64, u64)]) -> Packet {
+    for (k, &(start, end)) in blocks.iter().enumerate() {
+        p.sack[k] = SackBlock { start, end };
+    }
+    p.n_sack = blocks.len() as u8;
+    p.size += 8 * blocks.len() as u32;
+    p
+}
+
+/// Enqueues `pkts` in order into one flow queue of CAKE (flowblind: every packet shares it)
+/// with `ack_filter = mode`, sending nothing: the positions in `pkts` of the packets the filter
+/// dropped, in the order dropped. Checks that nothing else was dropped and that the queue's
+/// counts hold exactly the packets left.
+fn filtered(mode: &str, pkts: &[Packet]) -> Vec<usize> {
+    let p = json!({"ack_filter": mode, "isolation": "flowblind", "diffserv": "besteffort"});
+    let mut q = make(p, 10_000_000);
+    let (mut pool, mut ev) = (PacketPool::new(), Vec::new());
+    for (i, p) in pkts.iter().enumerate() {
+        let id = pool.alloc(*p);
+        assert_eq!(id as usize, i);
+        q.enqueue(
+            id,
+            &mut QueueCtx {
+                pool: &mut pool,
+                events: &mut ev,
+            },
+            i as Time,
+        );
+    }
+    let dropped: Vec<usize> = ev
+        .iter()
+        .map(|e| match e {
+            QueueEvent::Drop(id, DropReason::AckFilter) => *id as usize,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let kept: Vec<&Packet> = (0..pkts.len())
+        .filter(|i| !dropped.contains(i))
+        .map(|i| &pkts[i])
+        .collect();
+    let bytes: u64 = kept.iter().map(|p| p.size as u64).sum();
+    assert_eq!(q.backlog_packets(), kept.len() as u64);
+    assert_eq!(q.backlog_bytes(), bytes);
+    assert_eq!(q.tins[0].backlog, bytes);
+    assert_eq!(q.buffer_used, bytes + kept.len() as u64 * MEMORY_OVERHEAD);
+    dropped
+}
+
+#[test]
+fn a_newer_ack_drops_older_pure_acks_of_its_connection() {
+    // four ACKs of one connection, each acknowledging more. Conservative (cake_ack_filter
+    // without aggressive): the filter drops only when it finds two eligible ACKs ahead of the
+    // arrival, and drops the one nearer the head: nothing at ACK 2, ACK 1 at ACK 3 (ACKs 1
+    // and 2 eligible), ACK 2 at ACK 4. Aggressive: a lone eligible ACK just ahead of the
+    // arrival goes too, so each arrival drops its predecessor.
+    let acks: Vec<Packet> = (1..=4).map(|k| ack(0, 100 * k, 0)).collect();
+    assert_eq!(filtered("on", &acks), [0, 1]);
+    assert_eq!(filtered("aggressive", &acks), [0, 1, 2]);
+    assert_eq!(filtered("off", &acks), [] as [usize; 0]);
+    // duplicate ACKs (same cumulative ACK, no SACK) are never redundant
+    let dup = [ack(0, 100, 0), ack(0, 100, 0), ack(0, 100, 0)];
+    assert_eq!(filtered("aggressive", &dup), [] as [usize; 0]);
+}
+
+#[test]
+fn the_filter_keeps_to_one_connection_and_direction() {
+    // connections 0 and 1 interleaved in one queue: when 0's third ACK arrives, its first two
+    // are eligible and the first goes; 1's ACKs (and its third, when it arrives) likewise,
+    // never one of 0's. Aggressive adds nothing: no eligible ACK is just ahead of an arrival
+    // of its connection
+    let mut mixed = vec![];
+    for k in 1..=3 {
+        mixed.push(ack(0, 100 * k, 0));
+        mixed.push(ack(1, 100 * k, 0));
+    }
+    assert_eq!(filtered("on", &mixed), [0, 1]);
+    assert_eq!(filtered("aggressive", &mixed), [0, 1]);
+    // one flow, but two transfers (conn) or two directions: not one connection
+    let other_conn = Packet {
+        conn: 1,
+        ..ack(0, 300, 0)
+    };
+    let other_dir = Packet {
+        dir: Dir::Down,
+        ..ack(0, 300, 0)
+    };
+    for other in [other_conn, other_dir] {
+        let pkts = [ack(0, 100, 0), ack(0, 200, 0), other];
+        assert_eq!(filtered("aggressive", &pkts), [0], "{other:?}");
+    }
+}
+
+#[test]
+fn only_pure_acks_without_syn_fin_or_ae_are_dropped() {
+    // cake_tcph_may_drop: the older packet's flags, ECE and CWR aside, must be ACK alone (AE
+    // sits in the header's reserved nibble, which must be clear), and it must carry no data.
+    // Each case: the odd packet first, then two plain ACKs; conservatively the odd one is not
+    // eligible, so the later two make one eligible ACK only: nothing dropped; aggressively
+    // the second plain ACK drops the first (its neighbour), never the odd one
+    let data = Packet {
+        payload: 1448,
+        size: 1500,
+        ..ack(0, 100, 0)
+    };
+    let odd = [
+        data,
+        ack(0, 100, flags::FIN),
+        ack(0, 100, flags::SYN),
+        ack(0, 100, flags::AE),
+    ];
+    for first in odd {
+        let pkts = [first, ack(0, 200, 0), ack(0, 300, 0)];
+        assert_eq!(filtered("on", &pkts), [] as [usize; 0], "{first:?}");
+        assert_eq!(filtered("aggressive", &pkts), [1], "{first:?}");
+    }
+    // an arrival must carry ACK and not SYN to trigger the filter; data with an ACK does
+    let data_ack = Packet {
+        payload: 1448,
+        size: 1500,
+        ..ack(0, 300, 0)
+    };
+    let pkts = [ack(0, 100, 0), ack(0, 200, 0), data_ack];
+    assert_eq!(filtered("on", &pkts), [0]);
+    let syn = ack(0, 300, flags::SYN);
+    assert_eq!(
+        filtered("on", &[ack(0, 100, 0), ack(0, 200, 0), syn]),
+        [] as [usize; 0]
+    );
+    // a later timestamp on the older ACK (TSval or TSecr) keeps it
+    let late = Packet {
+        ts_val: 9,
+        ..ack(0, 100, 0)
+    };
+    let pkts = [late, ack(0, 200, 0), ack(0, 300, 0)];
+    assert_eq!(filtered("on", &pkts), [] as [usize; 0]);
+}
+
+#[test]
+fn ecn_feedback_is_never_lost() {
+    // an ACK with ECE between two without: when the third arrives, the first is eligible but
+    // the ECE ACK behind it changes the ECN bits, so it is forgotten; the ECE ACK is then the
+    // only eligible one, and aggressive mode does not drop it for an arrival without ECE
+    let pkts = [ack(0, 100, 0), ack(0, 200, flags::ECE), ack(0, 300, 0)];
+    assert_eq!(filtered("on", &pkts), [] as [usize; 0]);
+    assert_eq!(filtered("aggressive", &pkts), [] as [usize; 0]);
+    // two ECE ACKs and then one without: the first ECE ACK goes (the second still carries
+    // ECE); aggressively it goes already when the second arrives, and the second stays
+    let pkts = [ack(0, 100, flags::ECE), ack(0, 200, flags::ECE), ack(0, 300, 0)];
+    assert_eq!(filtered("on", &pkts), [0]);
+    assert_eq!(filtered("aggressive", &pkts), [0]);
+    // CWR likewise
+    let pkts = [ack(0, 100, 0), ack(0, 200, flags::CWR), ack(0, 300, 0)];
+    assert_eq!(filtered("aggressive", &pkts), [] as [usize; 0]);
+}
+
+#[test]
+fn sack_blocks_must_be_covered_by_the_newer_ack() {
+    // cake_tcph_sack_compare. Growing SACK coverage at one cumulative ACK: the third ACK
+    // covers the first two and SACKs more: the first goes
+    let a = |blocks: &[(u64, u64)]| sacked(ack(0, 100, 0), blocks);
+    let growing = [a(&[(200, 300)]), a(&[(200, 400)]), a(&[(200, 500)])];
+    assert_eq!(filtered("on", &growing), [0]);
+    // a block the newer ACKs do not SACK keeps the first; aggressively the third drops the
+    // second, which it covers
+    let lost = [a(&[(500, 600)]), a(&[(200, 300)]), a(&[(200, 400)])];
+    assert_eq!(filtered("on", &lost), [] as [usize; 0]);
+    assert_eq!(filtered("aggressive", &lost), [1]);
+    // the same SACK coverage and cumulative ACK: not redundant
+    let same = [a(&[(200, 300)]), a(&[(200, 300)]), a(&[(200, 300)])];
+    assert_eq!(filtered("aggressive", &same), [] as [usize; 0]);
+    // an older ACK with SACK blocks against a newer one without: kept, even when the newer
+    // cumulative ACK covers the block
+    let pkts = [a(&[(200, 300)]), ack(0, 300, 0), ack(0, 400, 0)];
+    assert_eq!(filtered("on", &pkts), [] as [usize; 0]);
+    assert_eq!(filtered("aggressive", &pkts), [1]);
+    // an older ACK SACKing a block that a newer one with more cumulative ACK SACKs too is
+    // redundant, unless the block is a D-SACK (below the older ACK's own cumulative ACK)
+    let newer = sacked(ack(0, 400, 0), &[(100, 200), (350, 400)]);
+    let plain = sacked(ack(0, 300, 0), &[(350, 400)]);
+    let dsack = sacked(ack(0, 300, 0), &[(100, 200)]);
+    assert_eq!(filtered("aggressive", &[plain, newer]), [0]);
+    assert_eq!(filtered("aggressive", &[dsack, newer]), [] as [usize; 0]);
+    // more cumulative ACK with the same blocks: redundant
+    let pkts = [
+        sacked(ack(0, 100, 0), &[(200, 300)]),
+        sacked(ack(0, 150, 0), &[(200, 300)]),
+    ];
+    assert_eq!(filtered("aggressive", &pkts), [0]);
+}
+
+#[test]
+fn an_ack_dropped_in_ingress_mode_counts_against_the_shaper() {
+    // cake_enqueue: an ACK dropped by the filter advances the shaper in ingress mode only. At
+    // 416 kb/s (52 kB/s) a 52 B ACK takes 1 ms; the second ACK drops the first (aggressive)
+    for (ingress, next) in [(false, 0), (true, MS)] {
+        let p = json!({"bandwidth": "416Kbps", "ingress": ingress, "ack_filter": "aggressive"});
+        let mut q = make(p, 100_000_000);
+        let (mut pool, mut ev) = (PacketPool::new(), Vec::new());
+        for k in 1..=2 {
+            let id = pool.alloc(ack(0, 100 * k, 0));
+            q.enqueue(
+                id,
+                &mut QueueCtx {
+                    pool: &mut pool,
+                    events: &mut ev,
+                },
+                0,
+            );
+        }
+        assert_eq!(ev, [QueueEvent::Drop(0, DropReason::AckFilter)]);
+        assert!(q.shaper.next.abs_diff(next) <= 1, "{}", q.shaper.next);
+    }
 }
