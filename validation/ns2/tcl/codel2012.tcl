@@ -105,6 +105,11 @@ if {$web_rate > 0} {
     $pm set-flow_arrive [lindex $rvs 0]
     $pm set-req_size [lindex $rvs 1]
     $pm set-rsp_size [lindex $rvs 2]
+    # PACKMIME_SAMPLES: PackMime's own log of every request it sends (time, request and response
+    # bytes, server address.port; PackMimeHTTPClientApp::timeout), for packmime_load.py.
+    if {[info exists ::env(PACKMIME_SAMPLES)]} {
+        $pm set-samples-outfile $::env(PACKMIME_SAMPLES)
+    }
     $ns at 0 "$pm start"
     $ns at $stopTime "$pm stop"
 }
