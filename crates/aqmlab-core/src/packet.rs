@@ -189,8 +189,10 @@ pub struct Packet {
     pub subq: u8,
     /// When the packet entered the bottleneck queue (set by the link; read by qdiscs).
     pub enqueued_at: Time,
-    /// When the packet left its sender.
-    pub sent_at: Time,
+    /// Its earliest departure time from the sending host (Linux's `skb->tstamp`, EDT): set by
+    /// a pacing sender whose host's qdisc is fq (`Qdisc::paces_departures`), which holds it
+    /// until then and clears it as it leaves (a router forwarding it sees none); 0 for none.
+    pub tstamp: Time,
 }
 
 /// A slab of packets addressed by `PktId`, with a free list.

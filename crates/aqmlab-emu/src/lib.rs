@@ -195,7 +195,6 @@ impl Emu {
             dir: d,
             ecn: ecn_of(h.tos),
             dscp: h.tos >> 2,
-            sent_at: self.now,
             ..Packet::default()
         };
         self.enter(PRE[d.index()], id);

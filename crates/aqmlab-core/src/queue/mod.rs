@@ -146,6 +146,18 @@ impl QueueCtx<'_> {
         self.pool.get(id).enqueued_at
     }
 
+    /// The departure time the sending host stamped on packet `id` (`Packet::tstamp`; 0: none).
+    #[inline]
+    pub fn tstamp(&self, id: PktId) -> Time {
+        self.pool.get(id).tstamp
+    }
+
+    /// Sets (or, with 0, clears) the departure time of packet `id`.
+    #[inline]
+    pub fn set_tstamp(&mut self, id: PktId, t: Time) {
+        self.pool.get_mut(id).tstamp = t;
+    }
+
     /// The DSCP of packet `id`.
     #[inline]
     pub fn dscp(&self, id: PktId) -> u8 {
@@ -203,6 +215,12 @@ pub trait Qdisc {
     /// Whether it keeps one queue per flow (or hash bucket): then no single queue's delay
     /// describes the bottleneck (transients2014 leaves its spike duration undefined there).
     fn flow_queues(&self) -> bool {
+        false
+    }
+    /// Whether, as a sending host's own qdisc, it paces each socket's packets by the departure
+    /// time they carry (Linux sch_fq sets SK_PACING_FQ on the socket): a pacing TCP sender
+    /// then stamps its packets instead of waiting on its own pacing timer.
+    fn paces_departures(&self) -> bool {
         false
     }
     /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
@@ -348,6 +366,9 @@ impl Qdisc for AnyQdisc {
     }
     fn flow_queues(&self) -> bool {
         each!(self, q => q.flow_queues())
+    }
+    fn paces_departures(&self) -> bool {
+        each!(self, q => q.paces_departures())
     }
     fn subqueues(&self) -> &'static [u8] {
         each!(self, q => q.subqueues())
@@ -710,6 +731,12 @@ pub mod testutil {
         /// Enqueues a new packet at `now`; returns its id.
         pub fn enqueue<Q: Qdisc>(&mut self, q: &mut Q, flow: u32, size: u32, ecn: Ecn, now: Time) -> PktId {
             let id = self.packet(flow, size, ecn);
+            self.offer(q, id, now);
+            id
+        }
+
+        /// Enqueues packet `id` (made by [`Self::packet`]) at `now`.
+        pub fn offer<Q: Qdisc>(&mut self, q: &mut Q, id: PktId, now: Time) {
             self.pool.get_mut(id).enqueued_at = now;
             let mut ctx = QueueCtx {
                 pool: &mut self.pool,
@@ -717,7 +744,6 @@ pub mod testutil {
             };
             q.enqueue(id, &mut ctx, now);
             self.collect();
-            id
         }
 
         pub fn dequeue<Q: Qdisc>(&mut self, q: &mut Q, now: Time) -> Option<PktId> {

@@ -11,20 +11,28 @@
 //!   flow's credit starts at `initial_quantum` and, after `refill_delay` idle, is topped up to
 //!   at least `quantum`. A flow found empty on the new list passes through the old list once
 //!   (when that is not empty) before it is detached.
-//! * Pacing: each packet is due at its time to send (its arrival: a forwarded packet carries
-//!   no departure time), and no sooner than its flow's next-packet time. A flow whose head is
-//!   not due is throttled until then (Linux's `delayed` tree: ordered by due time, ties in
-//!   order of throttling) and returns to the tail of the old list when due. After a packet, a
-//!   flow limited by `maxrate` (a forwarded packet has no socket pacing rate to take the
-//!   minimum with) waits its length at that rate: per packet below `low_rate_threshold`, else
-//!   per `quantum` once its credit is used up, less up to half of how late the packet left.
+//! * Pacing: each packet is due at its time to send, and no sooner than its flow's next-packet
+//!   time. The time to send is the departure time the sending host stamped on it
+//!   (`Packet::tstamp`, EDT: a pacing TCP sender's when this fq is its own host's qdisc,
+//!   `local_sender`), else its arrival (a forwarded packet carries none). A stamp beyond now +
+//!   `horizon` is dropped (`horizon_drop`) or brought back to that (`fq_packet_beyond_horizon`).
+//!   A flow whose head is not due is throttled until then (Linux's `delayed` tree: ordered by
+//!   due time, ties in order of throttling) and returns to the tail of the old list when due.
+//!   After a packet, a flow limited by `maxrate` waits its length at that rate: a stamped packet
+//!   its own length; an unstamped one (a forwarded packet has no socket pacing rate to take the
+//!   minimum with) per packet below `low_rate_threshold`, else per `quantum` once its credit is
+//!   used up; less up to half of how late the packet left. The stamp is the host's: it is
+//!   cleared as the packet leaves (Linux clears `skb->tstamp` when a router forwards it).
 //! * `ce_threshold`: a packet leaving more than this after its due time is CE-marked (if ECT).
 //!
-//! Left out: per-packet departure times and the `horizon` check on them (a forwarded packet
-//! carries none; they come from a local sender's EDT pacing), the socket's own pacing rate,
-//! the high-priority internal queue (forwarded TOS never maps to TC_PRIO_CONTROL), the timer
-//! slack (the watchdog fires at the due time exactly). Lengths are IP bytes, so the quanta are
-//! 2 and 10 link MTUs where Linux counts psched_mtu (MTU + 14 B of Ethernet header).
+//! Left out: the socket's own pacing rate for unstamped local packets (a sender that paces
+//! stamps its packets; one that does not is not paced here either), the high-priority internal
+//! queue (forwarded TOS never maps to TC_PRIO_CONTROL), the timer slack (the watchdog fires at
+//! the due time exactly), the ordering of a flow's packets by time to send (Linux keeps a
+//! flow's out-of-order stamps in a tree; a socket's stamps never decrease, so they differ only
+//! where two flows share a hash bucket: a flow here is a hash bucket, where Linux keys a local
+//! packet by its socket). Lengths are IP bytes, so the quanta are 2 and 10 link MTUs where
+//! Linux counts psched_mtu (MTU + 14 B of Ethernet header).
 
 use super::cake::shaper::Bandwidth;
 use super::codel::{ce_threshold, CeThreshold, CeThresholdSchema};
@@ -78,6 +86,12 @@ struct FqParams {
     #[serde(with = "ce_threshold")]
     #[schemars(with = "CeThresholdSchema")]
     ce_threshold: Option<CeThreshold>,
+    /// how far ahead of now a packet's departure time may be; default 10s
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    horizon: Time,
+    /// a packet stamped beyond the horizon is dropped (true, default) or sent at the horizon
+    horizon_drop: bool,
 }
 
 impl Params<LinkInfo> for FqParams {
@@ -87,6 +101,7 @@ impl Params<LinkInfo> for FqParams {
         check_bytes("quantum", self.quantum, 1, 1 << 20)?;
         check_bytes("initial_quantum", self.initial_quantum, 0, 1 << 20)?;
         check_time("refill_delay", self.refill_delay, 0, 3600 * SEC)?;
+        check_time("horizon", self.horizon, 0, 3600 * SEC)?;
         match self.ce_threshold {
             Some(c) if c.mask != 0 => Err(format!(
                 "ce_threshold: selector {} with mask {} is not allowed (sch_fq has no selector); allowed: \"off\" or a duration",
@@ -112,6 +127,8 @@ impl FqParams {
             maxrate: Bandwidth(None),
             low_rate_threshold: Rate(550_000),
             ce_threshold: None,
+            horizon: 10 * SEC,
+            horizon_drop: true,
         }
     }
 }
@@ -158,6 +175,10 @@ pub struct SchFq {
     /// `low_rate_threshold` in bytes per second.
     low_rate: u64,
     ce_threshold: Option<Time>,
+    horizon: Time,
+    horizon_drop: bool,
+    /// Whether it paces at all (tc's `pacing`; Linux `rate_enable`).
+    pacing: bool,
     seed: u64,
     packets: u64,
     bytes: u64,
@@ -165,6 +186,8 @@ pub struct SchFq {
     wake: Option<Time>,
     flow_limit_drops: u64,
     ce_marks: u64,
+    horizon_drops: u64,
+    horizon_caps: u64,
 }
 
 /// Which list a flow is served from.
@@ -190,13 +213,34 @@ impl SchFq {
             max_rate: p.maxrate.0.filter(|_| p.pacing).map(|r| r / 8),
             low_rate: p.low_rate_threshold.0 / 8,
             ce_threshold: p.ce_threshold.map(|c| c.after),
+            horizon: p.horizon,
+            horizon_drop: p.horizon_drop,
+            pacing: p.pacing,
             seed,
             packets: 0,
             bytes: 0,
             wake: None,
             flow_limit_drops: 0,
             ce_marks: 0,
+            horizon_drops: 0,
+            horizon_caps: 0,
         }
+    }
+
+    /// Whether packet `id`, arriving at `now`, is to be dropped for a departure time beyond the
+    /// horizon; a stamp beyond it is brought back to it when `horizon_drop` is off
+    /// (`fq_packet_beyond_horizon` in `fq_enqueue`).
+    fn beyond_horizon(&mut self, ctx: &mut QueueCtx, id: PktId, now: Time) -> bool {
+        if ctx.tstamp(id) <= now + self.horizon {
+            return false;
+        }
+        if self.horizon_drop {
+            self.horizon_drops += 1;
+            return true;
+        }
+        self.horizon_caps += 1;
+        ctx.set_tstamp(id, now + self.horizon);
+        false
     }
 
     /// The flow of packet `id` (`fq_classify` for a packet without a socket).
@@ -248,14 +292,16 @@ impl SchFq {
         }
     }
 
-    /// After flow `f` sent `len` bytes at `now`: when its next packet may leave, from `maxrate`
-    /// (the tail of `fq_dequeue`).
-    fn pace(&mut self, f: usize, len: u32, now: Time) {
+    /// After flow `f` sent `len` bytes at `now` (a packet with a departure time if `stamped`):
+    /// when its next packet may leave, from `maxrate` (the tail of `fq_dequeue`).
+    fn pace(&mut self, f: usize, len: u32, stamped: bool, now: Time) {
         let Some(rate) = self.max_rate else {
             return;
         };
         let flow = &mut self.flows[f];
-        let plen = if rate <= self.low_rate {
+        let plen = if stamped {
+            len as u64
+        } else if rate <= self.low_rate {
             flow.credit = 0;
             len as u64
         } else if flow.credit > 0 {
@@ -278,10 +324,14 @@ impl SchFq {
             self.ce_marks += 1;
         }
         let len = ctx.size(id);
+        let stamped = ctx.tstamp(id) != 0;
+        if stamped {
+            ctx.set_tstamp(id, 0);
+        }
         self.packets -= 1;
         self.bytes -= len as u64;
         self.flows[f].credit -= len as i64;
-        self.pace(f, len, now);
+        self.pace(f, len, stamped, now);
         id
     }
 }
@@ -291,8 +341,12 @@ impl Qdisc for SchFq {
         true
     }
 
+    fn paces_departures(&self) -> bool {
+        self.pacing
+    }
+
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
-        if self.packets >= self.limit {
+        if self.packets >= self.limit || self.beyond_horizon(ctx, id, now) {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
@@ -347,7 +401,7 @@ impl Qdisc for SchFq {
                 self.retire(l, f, now);
                 continue;
             };
-            let due = ctx.enqueued_at(head).max(flow.time_next_packet);
+            let due = time_to_send(ctx, head).max(flow.time_next_packet);
             if now < due {
                 self.throttle(l, f, due);
                 continue;
@@ -378,7 +432,18 @@ impl Qdisc for SchFq {
             ("ce_marks", self.ce_marks as f64),
             ("throttled_flows", self.delayed.len() as f64),
             ("throttles", self.throttles as f64),
+            ("horizon_drops", self.horizon_drops as f64),
+            ("horizon_caps", self.horizon_caps as f64),
         ]
+    }
+}
+
+/// When packet `id` may leave: its departure time if the sending host stamped one, else its
+/// arrival (`fq_enqueue`'s `time_to_send`).
+fn time_to_send(ctx: &QueueCtx, id: PktId) -> Time {
+    match ctx.tstamp(id) {
+        0 => ctx.enqueued_at(id),
+        t => t,
     }
 }
 

@@ -90,6 +90,12 @@ impl Endpoint for AnyEndpoint {
     fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
         dispatch!(self, e => e.on_local_verdicts(refused, now))
     }
+    fn pace_by_departure_time(&mut self) {
+        dispatch!(self, e => e.pace_by_departure_time())
+    }
+    fn left_host(&mut self, size: u32, now: Time, out: &mut Outbox) {
+        dispatch!(self, e => e.left_host(size, now, out))
+    }
 }
 
 /// Which end of a flow: the data source or the sink.
@@ -370,6 +376,9 @@ pub struct World {
     qev: Vec<QueueEvent>,
     /// The packets of the current send that a local qdisc refused (`Flow::local`).
     refused: Vec<(Packet, LocalVerdict)>,
+    /// The `local_sender` hop whose qdisc paces by departure time, whose ends of transmission
+    /// are its senders' TX completions (`usize::MAX`: none).
+    edt_hop: usize,
 }
 
 impl World {
@@ -451,7 +460,9 @@ impl World {
             out: Vec::new(),
             qev: Vec::new(),
             refused: Vec::new(),
+            edt_hop: usize::MAX,
         };
+        w.pace_by_departure_time();
         for i in 0..w.flows.len() {
             let t = w.flows[i].start;
             w.schedule(t, Ev::Start(i as u32));
@@ -501,7 +512,11 @@ impl World {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
                 Ev::TxDone(l) => {
                     self.count(EventKind::TxDone);
-                    self.tx_done(l as usize)
+                    if l as usize == self.edt_hop {
+                        self.tx_done_in_host(l as usize)
+                    } else {
+                        self.tx_done(l as usize)
+                    }
                 }
                 Ev::Air(m) => {
                     self.count(EventKind::Air);
@@ -528,6 +543,34 @@ impl World {
         }
         self.now = self.end;
         true
+    }
+
+    /// Tells the senders whose first hop is their own host's qdisc that paces by departure
+    /// time (`Qdisc::paces_departures`, `local_sender`) to stamp their packets.
+    fn pace_by_departure_time(&mut self) {
+        for d in Dir::BOTH {
+            let l = self.first[d.index()] as usize;
+            if !self.links[l].qdisc.paces_departures() {
+                continue;
+            }
+            for f in self.flows.iter_mut().filter(|f| f.local[d.index()]) {
+                let s = f.side_sending(d);
+                f.ends[s as usize].pace_by_departure_time();
+                self.edt_hop = l;
+            }
+        }
+    }
+
+    /// The end of a transmission on the hop in the sending hosts that paces by departure time:
+    /// the packet has left its host (lost on the wire or not), which its sender hears (its TX
+    /// completion) after the hop moves on.
+    fn tx_done_in_host(&mut self, l: usize) {
+        let id = self.links[l].tx.expect("a transmission was in progress");
+        let p = self.pool.get(id);
+        let (f, size, s) = (p.flow, p.size, self.flows[p.flow as usize].side_sending(p.dir));
+        self.tx_done(l);
+        self.flows[f as usize].ends[s as usize].left_host(size, self.now, &mut self.out);
+        self.after_endpoint(f, s);
     }
 
     #[inline(always)]
@@ -567,7 +610,6 @@ impl World {
         );
         let hears = local != [false; 2] && flow.ends[s as usize].hears_local_verdicts();
         for mut p in out.drain(..) {
-            p.sent_at = now;
             p.dscp = dscp;
             p.host = host;
             p.server = server;

@@ -33,4 +33,11 @@ pub trait Endpoint {
     /// The packets of one send that a qdisc on the endpoint's own host did not queue, in
     /// order of sending, each with its verdict (called only when some were refused).
     fn on_local_verdicts(&mut self, _refused: &[(Packet, LocalVerdict)], _now: Time) {}
+    /// Its own host's qdisc paces by departure time (`Qdisc::paces_departures`): a pacing
+    /// kernel TCP sender stamps its packets with their departure times instead of holding them
+    /// back itself (Linux SK_PACING_FQ).
+    fn pace_by_departure_time(&mut self) {}
+    /// One of its packets of `size` bytes left its own host (the transmission on the
+    /// `local_sender` hop ended: Linux's TX completion, `tcp_wfree`).
+    fn left_host(&mut self, _size: u32, _now: Time, _out: &mut Outbox) {}
 }

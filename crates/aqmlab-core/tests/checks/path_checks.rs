@@ -610,3 +610,41 @@ fn a_qdisc_in_the_sending_host_refuses_instead_of_losing() {
     assert_eq!(rtt, up + down);
     assert_eq!(local.flows[0].base_rtt, 40 * MS);
 }
+
+/// A paced `cc` flow whose host's own qdisc (`local_sender`, 1 Gb/s) is `qdisc`, before a
+/// 50 Mb/s FIFO of 100 packets.
+fn host_paced(cc: &str, qdisc: &str) -> build::RunResult {
+    run(json!({
+        "name": "host-pacing", "duration": "10s",
+        "topology": {"rtt": "40ms", "hops": hops(
+            json!([{"name": "ack", "rate": "1Gbps"}]),
+            json!([{"name": "host", "rate": "1Gbps", "qdisc": qdisc, "local_sender": true},
+                   {"name": "b", "rate": "50Mbps", "qdisc": "pfifo", "limit": "100p"}]))},
+        "flows": [{"kind": "tcp", "cc": cc, "pacing": true}]
+    }))
+}
+
+#[test]
+fn pacing_by_departure_time_through_the_hosts_fq_matches_the_senders_own_pacing() {
+    // With fq in the host (SK_PACING_FQ) the sender stamps departure times and fq holds each
+    // packet until its own, where behind a FIFO (SK_PACING_NEEDED) the sender's timer holds
+    // it: the same pacing, so the same goodput within a few per cent; fq throttles the flow
+    // (its packets wait for their times) and TCP Small Queues keep the host's backlog small.
+    for cc in ["cubic", "bbr"] {
+        let fq = host_paced(cc, "fq");
+        let own = host_paced(cc, "pfifo");
+        let (a, b) = (
+            fq.flows[0].report.bytes_delivered as f64,
+            own.flows[0].report.bytes_delivered as f64,
+        );
+        assert!((a / b - 1.0).abs() < 0.03, "{cc}: {a} vs {b} bytes");
+        let throttles = fq.links[1]
+            .diagnostics
+            .iter()
+            .find(|d| d.0 == "throttles")
+            .expect("fq's throttle count")
+            .1;
+        assert!(throttles > 0.0, "{cc}: fq held no packet for its departure time");
+        assert_eq!(fq.links[1].stats.total_drops(), 0, "{cc}: TCP Small Queues");
+    }
+}

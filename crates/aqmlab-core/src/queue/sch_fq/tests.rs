@@ -265,3 +265,70 @@ fn ce_threshold_marks_packets_leaving_late() {
         "{e}"
     );
 }
+
+/// Enqueues a packet of `flow` stamped by its sending host to leave at `tstamp` (EDT).
+fn enqueue_stamped(h: &mut Harness, q: &mut SchFq, flow: u32, tstamp: Time, now: Time) -> PktId {
+    let id = h.packet(flow, 1500, Ecn::NotEct);
+    h.pool.get_mut(id).tstamp = tstamp;
+    h.offer(q, id, now);
+    id
+}
+
+#[test]
+fn a_stamped_packet_leaves_at_its_departure_time_and_no_earlier() {
+    // fq_enqueue: time_to_send = skb->tstamp; fq_dequeue throttles the flow until
+    // max(time_to_send, time_next_packet). A packet stamped 3 ms ahead waits exactly that long,
+    // while another flow's unstamped packet (due at its arrival) leaves at once.
+    let mut q = fq(json!({}));
+    let keys = distinct_flows(&q, 2);
+    let mut h = Harness::new();
+    let a = enqueue_stamped(&mut h, &mut q, keys[0], 3 * MS, 0);
+    let b = h.enqueue(&mut q, keys[1], 1500, Ecn::NotEct, 0);
+    assert_eq!(h.dequeue(&mut q, 0), Some(b));
+    assert_eq!(h.dequeue(&mut q, 0), None);
+    assert_eq!(q.next_timer(), Some(3 * MS));
+    assert_eq!(h.dequeue(&mut q, 3 * MS - 1), None);
+    assert_eq!(h.dequeue(&mut q, 3 * MS), Some(a));
+    assert_eq!(h.pool.get(a).tstamp, 0, "the host's stamp does not travel on");
+}
+
+#[test]
+fn a_stamped_packet_is_paced_by_maxrate_over_its_own_length() {
+    // With skb->tstamp set fq_dequeue skips the credit and low-rate branch: plen stays the
+    // packet's length and rate is maxrate, so each 1500 B packet at 8 Mbit/s (1e6 B/s) holds
+    // the flow 1.5 ms, credit or not. (Unstamped, the first ten would leave at once on the
+    // initial quantum: a_fast_flow_spends_its_credit_then_is_paced_per_quantum.)
+    let mut q = fq(json!({"maxrate": "8Mbps"}));
+    let mut h = Harness::new();
+    for _ in 0..4 {
+        enqueue_stamped(&mut h, &mut q, 0, 1, 0);
+    }
+    let times: Vec<Time> = drain(&mut h, &mut q, 1).iter().map(|d| d.0).collect();
+    assert_eq!(times, vec![1, 1 + 1_500_000, 1 + 3_000_000, 1 + 4_500_000]);
+}
+
+#[test]
+fn a_stamp_beyond_the_horizon_is_dropped_or_capped() {
+    // fq_packet_beyond_horizon: tstamp > now + horizon. At the horizon exactly it is kept;
+    // beyond it, horizon_drop (the default) drops it, else its stamp becomes now + horizon.
+    let mut q = fq(json!({"horizon": "5ms"}));
+    let mut h = Harness::new();
+    let at = enqueue_stamped(&mut h, &mut q, 0, MS + 5 * MS, MS);
+    let beyond = enqueue_stamped(&mut h, &mut q, 0, MS + 5 * MS + 1, MS);
+    assert!(!h.was_dropped(at));
+    assert_eq!(h.drops, vec![(beyond, DropReason::Overlimit)]);
+    let mut q = fq(json!({"horizon": "5ms", "horizon_drop": false}));
+    let mut h = Harness::new();
+    let capped = enqueue_stamped(&mut h, &mut q, 0, 60 * MS, MS);
+    assert!(h.drops.is_empty());
+    assert_eq!(drain(&mut h, &mut q, MS), vec![(6 * MS, 0)]);
+    assert_eq!(h.pool.get(capped).tstamp, 0);
+    let diag = q.diagnostics();
+    assert!(diag.contains(&("horizon_caps", 1.0)) && diag.contains(&("horizon_drops", 0.0)));
+    // Linux's default: 10 s, drop.
+    let (_, v) = build(&json!({}), &link(), Rng::from_seed(1)).unwrap();
+    assert_eq!(
+        (v["horizon"].as_str(), v["horizon_drop"].as_bool()),
+        (Some("10s"), Some(true))
+    );
+}

@@ -127,7 +127,6 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             ts_val: now,
             ts_ecr: self.ts_recent,
-            sent_at: now,
             ..Packet::default()
         }
     }
@@ -405,7 +404,7 @@ mod tests {
         rx.send_pending_ack(5 * MS, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(
-            (out[0].ack, out[0].sent_at, out[0].tcp_flags),
+            (out[0].ack, out[0].ts_val, out[0].tcp_flags),
             (101, 5 * MS, flags::ACK)
         );
         assert_eq!(rx.next_timer(), None);

@@ -133,6 +133,7 @@ pub use ack::is_cwnd_limited;
 use ack::Ack;
 use counters::Counters;
 use frto::Frto;
+use pacing::HostQueue;
 use rack::{Rack, Tlp};
 use rate::RateSampler;
 use records::Records;
@@ -195,6 +196,9 @@ pub struct TcpSender {
     /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pacing: Option<Pacing>,
     pace_next: Time,
+    /// Pacing by departure time through the host's fq, with TCP Small Queues (`None`: the
+    /// sender paces itself, if at all).
+    edt: Option<HostQueue>,
     /// Delivery-rate sampling, for a rate-based controller only.
     rate: Option<RateSampler>,
     /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
@@ -274,6 +278,7 @@ impl TcpSender {
             frto: cfg.frto.then(Frto::default),
             pacing,
             pace_next: 0,
+            edt: None,
             rate: rate_based.then(RateSampler::default),
             probe_below,
             syn_sent: 0,
@@ -517,5 +522,15 @@ impl Endpoint for TcpSender {
 
     fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
         self.local_verdicts(refused, now);
+    }
+
+    fn pace_by_departure_time(&mut self) {
+        if self.pacing.is_some() && self.hears_local_verdicts() {
+            self.edt = Some(HostQueue::default());
+        }
+    }
+
+    fn left_host(&mut self, size: u32, now: Time, out: &mut Outbox) {
+        self.host_completion(size, now, out);
     }
 }

@@ -1,8 +1,24 @@
-//! Linux-style pacing ([`Pacing`]): the burst size and rate, and the hold on the next burst.
+//! Linux-style pacing ([`Pacing`]): the burst size and rate, and the hold on the next burst,
+//! either by the sender's own timer or, when its host's qdisc is fq, by the departure time
+//! stamped on each packet (EDT), with TCP Small Queues bounding what waits in the host.
 
-use super::super::Pacing;
+use super::super::{Pacing, HEADER};
 use super::{TcpSender, Timer};
+use crate::transport::Outbox;
 use crate::units::{Time, SEC};
+
+/// A sender that paces through its host's fq (Linux SK_PACING_FQ): the bytes of its packets
+/// still in the host, queued or being sent (Linux's `sk_wmem_alloc`), and whether TCP Small
+/// Queues stopped it (TSQ_THROTTLED).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct HostQueue {
+    pub(super) bytes: u64,
+    throttled: bool,
+}
+
+/// Linux's `sk_pacing_shift` (include/net/sock.h): TCP Small Queues let about 2^-10 s of the
+/// pacing rate wait in the host.
+const PACING_SHIFT: u32 = 10;
 
 impl TcpSender {
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
@@ -38,11 +54,73 @@ impl TcpSender {
 
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
     pub(super) fn paced_out(&mut self, now: Time) -> bool {
-        if self.pacing.is_some() && now < self.pace_next {
+        if self.pacing.is_some() && self.edt.is_none() && now < self.pace_next {
             self.timers.arm(Timer::Pace, self.pace_next);
             return true;
         }
         false
+    }
+
+    /// One pass of the window loop, a burst of `burst.0` segments at `burst.1` bytes per second
+    /// when pacing; returns the segments sent.
+    pub(super) fn send_burst(&mut self, now: Time, out: &mut Outbox, burst: Option<(u64, u64)>) -> usize {
+        let before = (self.n.bytes_sent, self.n.packets_sent);
+        self.send_window(now, out, burst.map(|(segs, _)| segs));
+        let packets = self.n.packets_sent - before.1;
+        if let Some((_, rate)) = burst {
+            // The rate is of payload (cwnd and the controllers count segments of MSS bytes),
+            // and Linux holds the next burst back by the payload it sent
+            // (tcp_update_skb_after_send: the skb's length, without the headers).
+            let headers = packets * HEADER as u64;
+            self.burst_sent(now, self.n.bytes_sent - before.0 - headers, rate);
+        }
+        packets as usize
+    }
+
+    /// Pacing through the host's fq (Linux tcp_write_xmit with SK_PACING_FQ): bursts of `segs`
+    /// leave at once while the window and TCP Small Queues allow, each packet stamped with its
+    /// burst's departure time (__tcp_transmit_skb: `tcp_wstamp_ns`, at least now), which the
+    /// burst then moves on by its length at `rate` (tcp_update_skb_after_send).
+    pub(super) fn send_stamped(&mut self, now: Time, out: &mut Outbox, segs: u64, rate: u64) {
+        while !self.small_queue_full(segs, rate) {
+            let stamp = self.pace_next.max(now);
+            let start = out.len();
+            let sent = self.send_burst(now, out, Some((segs, rate)));
+            for p in &mut out[start..] {
+                p.tstamp = stamp;
+            }
+            if (sent as u64) < segs {
+                break;
+            }
+        }
+    }
+
+    /// TCP Small Queues (Linux tcp_small_queue_check): whether the host holds more of this
+    /// sender's bytes than max(two bursts, 2^-10 s at the pacing rate), unless at most one
+    /// burst is unacknowledged (`tcp_rtx_queue_empty_or_single_skb`); if so the sender waits
+    /// for a packet to leave the host. (Linux's cap, tcp_limit_output_bytes, applies only to
+    /// a sender that does not pace.) A burst's size stands for the skb's truesize, which adds
+    /// the sk_buff's own few hundred bytes.
+    fn small_queue_full(&mut self, segs: u64, rate: u64) -> bool {
+        let burst = segs * (self.mss + HEADER as u64);
+        let limit = (2 * burst).max(rate >> PACING_SHIFT);
+        let single = self.sb.outstanding() as u64 <= segs;
+        let h = self.edt.as_mut().expect("pacing through the host's fq");
+        h.throttled = h.bytes > limit && !single;
+        h.throttled
+    }
+
+    /// A packet of `size` bytes left the host (Linux tcp_wfree); a sender TCP Small Queues
+    /// stopped sends again (tcp_tsq_handler).
+    pub(super) fn host_completion(&mut self, size: u32, now: Time, out: &mut Outbox) {
+        let Some(h) = self.edt.as_mut() else {
+            return;
+        };
+        h.bytes -= size as u64;
+        if h.throttled {
+            h.throttled = false;
+            self.send_loop(now, out);
+        }
     }
 
     /// After a burst of `bytes` at `rate` bytes per second: the next one no sooner than this
@@ -143,6 +221,77 @@ mod tests {
         let mut out = vec![];
         s.on_timer(100 * MS + 7_001_291, &mut out);
         assert_eq!(out.len(), 2);
+    }
+
+    /// A paced sender (MSS 1448, SRTT 100 ms) whose host's qdisc is fq: it stamps its packets.
+    /// The SYN has left the host when the SYN-ACK comes.
+    fn stamping(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
+        let mut s = TcpSender::new(
+            &TcpConfig {
+                mss: 1448,
+                iw,
+                cc: "newreno".into(),
+                pacing: true,
+                tso_segs: TsoSegs(tso_segs),
+                ..TcpConfig::default()
+            },
+            0,
+            Dir::Up,
+        )
+        .unwrap();
+        s.pace_by_departure_time();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.left_host(out[0].size, 50 * MS, &mut out);
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ts_ecr: 0,
+            ..Default::default()
+        };
+        out.clear();
+        s.on_packet(&synack, 100 * MS, &mut out);
+        (s, out)
+    }
+
+    fn stamps(out: &[Packet]) -> Vec<Time> {
+        out.iter().map(|p| p.tstamp).collect()
+    }
+
+    #[test]
+    fn through_the_hosts_fq_bursts_carry_the_times_the_pacing_timer_would_release_them() {
+        // The rate of pacing_spreads_the_initial_window_at_twice_cwnd_per_srtt: bursts of 2
+        // segments 10 ms apart. With SK_PACING_FQ tcp_pacing_check never holds a burst back:
+        // each leaves at once stamped with tcp_wstamp_ns (100, 110, 120 ms), until TCP Small
+        // Queues stop the sender: limit max(2 x truesize, rate >> 10) = max(2 x 3000 B,
+        // 289600 >> 10 = 282 B) = 6000 B, and the host holds 9000 B > 6000 B after three
+        // bursts. No pacing timer is armed: only the retransmission timer.
+        let (mut s, out) = stamping(10, None);
+        assert_eq!(out.len(), 6);
+        assert_eq!(stamps(&out), [100, 100, 110, 110, 120, 120].map(|t| t * MS));
+        assert_eq!(s.next_timer(), Some(100 * MS + s.rto()));
+        // TX completions (tcp_wfree): one packet leaves at 100.12 ms, 7500 B stay, still over
+        // the limit; at the second 6000 B are left, not over it: the next burst goes, stamped
+        // where the timer would have sent it.
+        let mut out = vec![];
+        s.left_host(1500, 100 * MS + 120_000, &mut out);
+        assert!(out.is_empty());
+        s.left_host(1500, 100 * MS + 240_000, &mut out);
+        assert_eq!(stamps(&out), vec![130 * MS; 2]);
+    }
+
+    #[test]
+    fn tcp_small_queues_hold_about_a_millisecond_of_the_pacing_rate_in_the_host() {
+        // IW 2000 of 1448 B in slow start: 200 % x 2896000 B / 0.1 s = 57920000 B/s, whose
+        // 2^-10 s (sk_pacing_shift 10) is 56562 B, over two 2-segment bursts (6000 B): a burst
+        // goes while the host holds at most 56562 B, 19 bursts (57000 B after them). A burst of
+        // 2896 B of payload lasts 50 us at that rate: the stamps step by 50 us.
+        let (s, out) = stamping(2000, Some(2));
+        assert_eq!(out.len(), 38);
+        let want: Vec<Time> = (0..38).map(|k| 100 * MS + (k / 2) * 50_000).collect();
+        assert_eq!(stamps(&out), want);
+        assert_eq!(s.edt.map(|h| h.bytes), Some(57_000));
     }
 
     #[test]

@@ -16,6 +16,9 @@ impl TcpSender {
         }
         self.n.packets_sent += 1;
         self.n.bytes_sent += p.size as u64;
+        if let Some(h) = self.edt.as_mut() {
+            h.bytes += p.size as u64;
+        }
         out.push(p);
     }
 
@@ -32,7 +35,6 @@ impl TcpSender {
             dir: self.dir,
             tcp_flags: f,
             ts_val: now,
-            sent_at: now,
             ..Packet::default()
         };
         self.syn_sent += 1;
@@ -64,7 +66,6 @@ impl TcpSender {
             ack: 1,
             payload: len as u32,
             ts_val: now,
-            sent_at: now,
             ..Packet::default()
         }
     }
@@ -177,14 +178,11 @@ impl TcpSender {
         }
         self.timers.stop(Timer::Pace);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
-        let before = (self.n.bytes_sent, self.n.packets_sent);
-        self.send_window(now, out, burst.map(|(segs, _)| segs));
-        if let Some((_, rate)) = burst {
-            // The rate is of payload (cwnd and the controllers count segments of MSS bytes),
-            // and Linux holds the next burst back by the payload it sent
-            // (tcp_update_skb_after_send: the skb's length, without the headers).
-            let headers = (self.n.packets_sent - before.1) * HEADER as u64;
-            self.burst_sent(now, self.n.bytes_sent - before.0 - headers, rate);
+        match burst {
+            Some((segs, rate)) if self.edt.is_some() => self.send_stamped(now, out, segs, rate),
+            _ => {
+                self.send_burst(now, out, burst);
+            }
         }
         if self.rate.is_some() {
             self.check_app_limited(now);
@@ -212,8 +210,11 @@ impl TcpSender {
         let sack1 = self.sack1_recovery();
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
-                // The burst is full: whatever the window still allows waits for the next one.
-                self.timers.arm(Timer::Pace, self.pace_next);
+                // The burst is full: whatever the window still allows waits for the next one
+                // (at once, stamped for later, when the host's fq paces).
+                if self.edt.is_none() {
+                    self.timers.arm(Timer::Pace, self.pace_next);
+                }
                 break;
             }
             let cwnd = self.send_window_size(out.len() > start);
