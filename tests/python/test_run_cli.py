@@ -215,6 +215,8 @@ def test_lists():
     assert res.exit_code == 0 and "ns2_sack1" in res.output and "rfc" in res.output, res.output
     # ns-2.35 ns-default.tcl: tcpTick_ 0.01, Agent/TCPSink/DelAck interval_ 100ms.
     assert "rto_tick=10ms" in res.output and "delack=100ms" in res.output, res.output
+    # The controllers of the issue that brought L4S and BBR: each named where profiles are listed.
+    assert all(cc in res.output for cc in ("dctcp", "prague", "bbr", "bbr3")), res.output
     assert runner.invoke(app, ["--version"]).exit_code == 0
 
 

@@ -513,6 +513,8 @@ def list_tcp() -> None:
         t.add_column(c, overflow="fold")
     for p in json.loads(_core.tcp_profiles()):
         t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
+    cc = json.loads(_core.schema())["$defs"]["FlowSpec"]["properties"]["cc"]["enum"]
+    t.caption = f"congestion controllers (the flow key `cc`, docs/transports.md): {', '.join(cc)}"
     out.print(t)
 
 
