@@ -273,3 +273,26 @@ def test_wifi_voip_loss_is_the_mean_over_runs():
     res = G.results(stats)
     assert res["wifi_voip_loss_pct"] == {"codel": {"1up": 2.5, "rrul": 2.5}}
     assert res["voip_loss_pct"]["codel"] == {"1up": {"10": 1.0}, "rrul": {}}
+
+
+@pytest.mark.parametrize("gentle", [False, True])
+def test_ared_drops_above_max_th_as_linux_sch_red(gentle):
+    """Linux 3.14's red_action (include/net/red.h) has no gentle ramp: once the average reaches
+    qth_max every arrival is a hard mark, dropped. An unresponsive flow at twice the link rate
+    pushes the average there, so the study's ARED drops by force at max_th (a good share of its
+    drops); the paper's gentle ramp (the switch turned back on) reaches a drop probability of 1
+    only at 2 max_th and answers the same overload with early drops alone."""
+    from aqmlab import api
+
+    q = {**G.qdisc_for("ared", 10), **({"gentle": True} if gentle else {})}
+    sc = {
+        "name": "ared-overload",
+        "duration": "20s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps", "qdisc": q}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "direction": "down", "rate": "20Mbps", "packet_size": "1500B"}],
+    }
+    tables, _ = api.simulate(sc, 1)
+    link = next(r for r in tables["links"].to_pylist() if r["dir"] == "down" and r["bottleneck"])
+    forced, early = link["drops_forced"], link["drops_early"]
+    assert early > 0
+    assert forced > early / 4 if not gentle else forced == 0

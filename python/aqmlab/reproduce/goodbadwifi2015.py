@@ -100,19 +100,35 @@ WIFI_HOPS = (0, 3)
 """The hops of wifi_rrul.toml that run the tested qdisc: the client's WiFi interface, the AP's."""
 
 
+LINUX_RED = {"gentle": False, "wait": False, "max_p": 0.02}
+"""Linux 3.14's sch_red where it departs from ARED's paper defaults: no gentle ramp (red.h
+red_cmp_thresh and red_action: every arrival with qavg >= qth_max is a hard mark, dropped); drop
+gaps uniform on [1, 1/p_b] (red_action draws qR once after each drop and marks when
+p_b x qcount reaches it: the paper's uniformisation, ns-2's wait off); max_p starting at tc's
+default probability 0.02 (iproute2 q_red.c), from where the 500 ms adaptation moves it."""
+
+
 def qdisc_for(name: str, mbps: int) -> dict:
     """The study's configuration of ``name`` for a direction of ``mbps`` (docs/study-setups.md 4):
     FIFO and SFQ limits 127 packets at 1 and 10 Mb/s, 1000 at 100 (Linux txqueuelen); ARED's
     target delay 20 ms with min_th half of it at the link rate, at least one MTU (1514 B), and
     max_th 3 x min_th (2 MTU at 1 Mb/s), on the backlog in bytes with a drop probability that
-    does not depend on the packet's size (Linux's sch_red: ``bytes = "linux"``); PIE as Linux 3.14 with target 20 ms, t_update 30 ms;
+    does not depend on the packet's size (Linux's sch_red: ``bytes = "linux"``) and Linux's drop
+    rules (``LINUX_RED``); PIE as Linux 3.14 with target 20 ms, t_update 30 ms;
     CoDel and fq_codel targets 13 ms at 1 Mb/s (a packet's transmission time), else 5 ms."""
     fifo = "127p" if mbps <= 10 else "1000p"
     target = "13ms" if mbps <= 1 else "5ms"
     if name == "pfifo_fast":
         return {"kind": "pfifo_fast", "limit": fifo}
     if name == "ared":
-        q = {"kind": "ared", "limit": fifo, "target_delay": "20ms", "min_th_floor": "1514B", "bytes": "linux"}
+        q = {
+            "kind": "ared",
+            "limit": fifo,
+            "target_delay": "20ms",
+            "min_th_floor": "1514B",
+            "bytes": "linux",
+            **LINUX_RED,
+        }
         if mbps <= 1:
             # One and two 1514-byte frames, in packets of the link's 1500-byte mean size.
             q.update(min_th=1514 / 1500, max_th=3028 / 1500)
