@@ -173,13 +173,18 @@ fn stop_at_or_before_start_is_an_error() {
 fn ns2_sack1_profile_fills_in_ns_default_values_and_keys_override_it() {
     // ns-2.35 tcl/lib/ns-default.tcl: Agent/TCP windowInit_ 2, packetSize_ 1000, window_ 20,
     // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0, tcpTick_ 0.01; DelAck interval_ 100ms.
+    // tcp-sack1.cc / tcp-newreno.cc dupack_action: slowdown(CLOSE_SSTHRESH_HALF |
+    // CLOSE_CWND_HALF) halves cwnd_, which send_one's limited-transmit packets never entered
+    // (lt_excluded), and reset_rtx_timer(1, 0) restarts the timer at the fast retransmit only
+    // (fr_rearm; TcpAgent::output sets it only when none is pending, so not rto_rearm).
     let mut sc = dumbbell("newreno", 1, "100p", 10);
     sc["flows"][0] = json!({"kind": "tcp", "profile": "ns2_sack1"});
     let parsed = scenario::parse(&sc.to_string()).unwrap();
     let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
     let want = json!({"profile": "ns2_sack1", "cc": "newreno", "iw": 2, "mss": 1000,
         "rwnd": "20000B", "min_rto": "200ms", "max_rto": "60s", "initial_rto": "3s",
-        "rto_tick": "10ms", "delack": "100ms", "abc": false, "sack": true, "ecn": false});
+        "rto_tick": "10ms", "delack": "100ms", "abc": false, "sack": true, "ecn": false,
+        "lt_excluded": true, "fr_rearm": true, "rto_rearm": false});
     for (k, v) in want.as_object().unwrap() {
         assert_eq!(&f[k], v, "{k}");
     }
@@ -248,19 +253,22 @@ fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
     // install_congestion_control) and sends into TCPSink/Sack1 (an ACK per packet);
     // Agent/TCP/FullTcp segsize_ 536, segsperack_ 1, interval_ 0.1 (ns-default.tcl; tcp-full.cc
     // arms its delack_timer_ on multiples of interval_); both keep Agent/TCP's window_ 20,
-    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0.
+    // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0. FullTcpAgent::dupack_action (and
+    // SackFullTcpAgent's) halves cwnd_ with slowdown and calls cancel_rtx_timer before
+    // fast_retransmit, whose foutput sets it afresh; LinuxTcpAgent restarts it on every ACK
+    // (time_processing: renew_timer), which the fast-retransmit restart alone does not model.
     let cases = [
         (
             "ns2_linux",
             json!({"cc": "cubic_2_6_22", "iw": 2, "mss": 1000, "rwnd": "20000B", "rto_tick": "1ms",
                    "delack": false, "hystart": "off", "sack": true, "rate_halving": true, "min_rto": "200ms",
-                   "max_rto": "60s", "initial_rto": "3s"}),
+                   "max_rto": "60s", "initial_rto": "3s", "fr_rearm": false}),
         ),
         (
             "ns2_fulltcp",
             json!({"cc": "newreno", "iw": 2, "mss": 536, "rwnd": "10720B", "rto_tick": "10ms",
                    "delack": "100ms", "segs_per_ack": 1, "delack_grid": true, "abc": false, "sack": true,
-                   "rate_halving": false, "initial_rto": "3s"}),
+                   "rate_halving": false, "initial_rto": "3s", "lt_excluded": true, "fr_rearm": true}),
         ),
     ];
     for (profile, want) in cases {

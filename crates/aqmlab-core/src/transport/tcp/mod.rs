@@ -140,9 +140,8 @@ pub struct TcpConfig {
     /// Leave the data sent on the duplicate ACKs before a fast retransmit (RFC 3042 limited
     /// transmit; with SACK, what SACKed segments let out) out of the FlightSize the loss halves,
     /// as RFC 5681 3.2 step 2 and RFC 6675 5 require (ns-2 and Linux halve the window, which
-    /// never held it); off: halve all outstanding data, aqmlab's rule before 2026-11-23, kept
-    /// as the default until the reproductions are re-validated (it moves every Reno-family
-    /// result slightly).
+    /// never held it; on in the ns-2 profiles); off: halve all outstanding data, aqmlab's rule
+    /// before 2026-11-23, kept as the default (it moves every Reno-family result slightly).
     pub lt_excluded: bool,
     /// In SACK recovery, restart the retransmission timer on the first partial ACK only (RFC
     /// 6582 3.2 step 5, the "impatient" variant, which ns-3 3.44's TcpSocketBase applies with
@@ -191,6 +190,11 @@ pub struct TcpConfig {
     /// Linux's tcp_xmit_retransmit_queue does (unless RACK's reordering timer is pending); off:
     /// RFC 6298, where only an ACK of new data restarts a running timer.
     pub rto_rearm: bool,
+    /// Restart the retransmission timer at the fast retransmit, as ns-2's agents do
+    /// (tcp-sack1.cc and tcp-newreno.cc `dupack_action`: reset_rtx_timer(1, 0); tcp-full.cc:
+    /// cancel_rtx_timer, then foutput sets it again); later retransmissions leave it alone. Off:
+    /// RFC 6298, where only an ACK of new data restarts a running timer.
+    pub fr_rearm: bool,
     /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
     /// shorter than the MSS waits while data is outstanding, unless it is at least half the
     /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
@@ -561,6 +565,7 @@ fn rfc() -> TcpConfig {
         idle_restart: false,
         cwnd_limited: false,
         rto_rearm: false,
+        fr_rearm: false,
         nagle: false,
         udp_socket: false,
         bytes: None,
@@ -675,10 +680,19 @@ fn ns2_sack1() -> TcpConfig {
         idle_restart: false,
         // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
         cwnd_limited: false,
-        // The RFC 6298 timer. ns-2's dupack_action (tcp-sack1.cc, tcp-newreno.cc) also restarts
-        // it at the fast retransmit (reset_rtx_timer(1, 0)), which `rto_rearm` would model; not
-        // yet switched on (it moves lpcc2013's NewReno flows, whose ns-3 check must be rerun).
+        // The RFC 6298 timer, restarted at the fast retransmit: Sack1TcpAgent::dupack_action
+        // (tcp-sack1.cc, sack_action) and NewRenoTcpAgent::dupack_action (tcp-newreno.cc,
+        // reno_action) call reset_rtx_timer(1, 0). Only there: a later retransmission goes out
+        // through TcpAgent::output, which sets the timer only when none is pending, so not
+        // `rto_rearm` (Linux's restart at every retransmission of the head, which would undo
+        // NewReno's newreno_changes1_ 1: newtimer on the first partial ACK only).
         rto_rearm: false,
+        fr_rearm: true,
+        // TcpAgent::slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF) at the fast retransmit
+        // halves window() = min(cwnd_, wnd_), which the segments TcpAgent::send_one sent on the
+        // first two duplicate ACKs (singledup_ 1) never entered: they are left out of the
+        // FlightSize the loss halves.
+        lt_excluded: true,
         // tcp-sack1.cc Sack1TcpAgent::timeout: scb_->ClearScoreBoard(), then timeout_ until a
         // new ACK, and every new ACK outside fast recovery clears the scoreboard again.
         rto_sack_reset: true,
@@ -734,6 +748,12 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // LinuxTcpAgent's (which counts packets_in_flight as the kernel does).
                 rto_sack_reset: false,
                 sack1_pipe: false,
+                // Its timer is not Sack1's: LinuxTcpAgent::time_processing restarts it on every
+                // ACK, duplicates included (renew_timer, timerfix_ 1), a rule not modelled; the
+                // restart at the fast retransmit alone would be a part of it. Its ssthresh is the
+                // module's, from snd_cwnd (tcp_fastretrans_alert), so `lt_excluded` stays as in
+                // Sack1 (CUBIC reads the window, not the flight).
+                fr_rearm: false,
                 ..ns2_sack1()
             },
         },
@@ -770,6 +790,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // outstanding less SACKed bytes, lost ones kept) is near Sack1's but not it; not
                 // modelled, RFC 6675's pipe stands in for it.
                 sack1_pipe: false,
+                // As Sack1 (kept from ns2_sack1): FullTcpAgent::dupack_action and
+                // SackFullTcpAgent::dupack_action call slowdown(CLOSE_SSTHRESH_HALF |
+                // CLOSE_CWND_HALF), halving cwnd_ (`lt_excluded`), and cancel_rtx_timer before
+                // fast_retransmit, whose foutput then sets the timer afresh (`fr_rearm`).
                 ..ns2_sack1()
             },
         },

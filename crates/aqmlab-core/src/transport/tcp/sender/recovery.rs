@@ -195,6 +195,9 @@ impl TcpSender {
         if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
             self.retransmit(head, now, out);
         }
+        if self.cfg.fr_rearm {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        }
     }
 
     fn exit_recovery(&mut self, now: Time) {

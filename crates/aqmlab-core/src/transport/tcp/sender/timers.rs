@@ -180,6 +180,36 @@ mod tests {
     }
 
     #[test]
+    fn ns2_restarts_the_timer_at_the_fast_retransmit_only() {
+        // NewReno, segment 0 and 2 of ten lost. ns-2 tcp-newreno.cc dupack_action (reno_action)
+        // calls reset_rtx_timer(1, 0) at the fast retransmit; partialnewack_helper calls newtimer
+        // on the first partial ACK only (ns-default.tcl newreno_changes1_ 1), and the second
+        // partial ACK's retransmission goes through TcpAgent::output, which sets the timer only
+        // when none is pending. RFC 6298 leaves the timer of the window sent at 100 running at
+        // the fast retransmit; Linux's `rto_rearm` restarts it on every retransmission of the
+        // head, the second partial ACK's included.
+        for (fr_rearm, rto_rearm) in [(false, false), (true, false), (false, true)] {
+            let (mut s, _) = established_with(TcpConfig {
+                fr_rearm,
+                rto_rearm,
+                ..config(false, 10)
+            });
+            ack(&mut s, 1, &[], 200);
+            ack(&mut s, 1, &[], 201);
+            assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
+            let at_fr = if fr_rearm || rto_rearm { 202 } else { 100 };
+            assert_eq!(s.next_timer(), Some(at_fr + s.rto()), "{fr_rearm} {rto_rearm}");
+            assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2]);
+            let first = 300 + s.rto();
+            assert_eq!(s.next_timer(), Some(first), "{fr_rearm} {rto_rearm}");
+            ack(&mut s, 1 + 3 * MSS, &[], 301);
+            assert!(s.in_recovery(), "a partial ACK");
+            let expect = if rto_rearm { 301 + s.rto() } else { first };
+            assert_eq!(s.next_timer(), Some(expect), "{fr_rearm} {rto_rearm}");
+        }
+    }
+
+    #[test]
     fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
         // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
         // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
