@@ -144,30 +144,17 @@ mod tests {
 
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        after_handshake(TcpConfig {
-            mss: 1448,
-            iw,
-            cc: "newreno".into(),
-            pacing: true,
-            tso_segs: TsoSegs(tso_segs),
-            ..TcpConfig::default()
-        })
-    }
-
-    fn after_handshake(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
-        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
-        let mut out = vec![];
-        s.start(0, &mut out);
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK,
-            ack: 1,
-            ts_ecr: 0,
-            ..Default::default()
-        };
-        out.clear();
-        s.on_packet(&synack, 100 * MS, &mut out);
-        (s, out)
+        established_at(
+            TcpConfig {
+                mss: 1448,
+                iw,
+                cc: "newreno".into(),
+                pacing: true,
+                tso_segs: TsoSegs(tso_segs),
+                ..TcpConfig::default()
+            },
+            100 * MS,
+        )
     }
 
     #[test]
@@ -210,12 +197,15 @@ mod tests {
         // x 0.99 >> 24 = 413638 B/s; bursts of 2 segments (403 B per 2^-10 s); each burst holds
         // the next back by its payload, 2 x 1448 B (tcp_update_skb_after_send paces skb->len
         // without headers): 7001291 ns, where the 3000 bytes on the wire would take 7.25 ms.
-        let (mut s, out) = after_handshake(TcpConfig {
-            mss: 1448,
-            iw: 10,
-            cc: "bbr".into(),
-            ..TcpConfig::default()
-        });
+        let (mut s, out) = established_at(
+            TcpConfig {
+                mss: 1448,
+                iw: 10,
+                cc: "bbr".into(),
+                ..TcpConfig::default()
+            },
+            100 * MS,
+        );
         assert_eq!(out.len(), 2);
         assert_eq!(s.next_timer(), Some(100 * MS + 7_001_291));
         let mut out = vec![];
@@ -243,15 +233,8 @@ mod tests {
         let mut out = vec![];
         s.start(0, &mut out);
         s.left_host(out[0].size, 50 * MS, &mut out);
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK,
-            ack: 1,
-            ts_ecr: 0,
-            ..Default::default()
-        };
         out.clear();
-        s.on_packet(&synack, 100 * MS, &mut out);
+        s.on_packet(&synack(), 100 * MS, &mut out);
         (s, out)
     }
 

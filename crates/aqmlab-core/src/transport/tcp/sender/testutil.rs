@@ -27,21 +27,25 @@ pub(super) fn established_with(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
     established_at(cfg, 100)
 }
 
+/// The SYN-ACK answering a sender's SYN sent at 0 (its timestamp echoed).
+pub(super) fn synack() -> Packet {
+    Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::SYN | flags::ACK,
+        ack: 1,
+        ts_ecr: 0,
+        ..Default::default()
+    }
+}
+
 /// A sender whose SYN left at 0 and whose SYN-ACK arrives at `at` (the first RTT sample).
 pub(super) fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet>) {
     let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
     let mut out = vec![];
     s.start(0, &mut out);
     assert_eq!(out.len(), 1);
-    let synack = Packet {
-        kind: Kind::Tcp,
-        tcp_flags: flags::SYN | flags::ACK,
-        ack: 1,
-        ts_ecr: 0,
-        ..Default::default()
-    };
     out.clear();
-    s.on_packet(&synack, at, &mut out);
+    s.on_packet(&synack(), at, &mut out);
     (s, out)
 }
 
