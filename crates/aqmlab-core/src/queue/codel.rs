@@ -108,6 +108,10 @@ pub struct CodelParams {
     /// A sub-queue left empty counts as below target (sfq_codel `empty_bin = "below"`).
     #[serde(skip)]
     pub empty_is_below: bool,
+    /// A pop that finds the queue empty leaves first_above_time alone (sfq_codel
+    /// `off_schedule = "keep"`: 2012 sfqcodel.cc `dodeque` returns before its above-target test).
+    #[serde(skip)]
+    pub empty_keeps_above: bool,
 }
 
 impl CodelParams {
@@ -126,6 +130,7 @@ impl CodelParams {
             ce_threshold: None,
             empty_reset: true,
             empty_is_below: false,
+            empty_keeps_above: false,
         };
         match variant {
             Variant::Rfc => base,
@@ -392,7 +397,9 @@ impl CodelVars {
         now: Time,
     ) -> bool {
         let Some(id) = pkt else {
-            self.first_above = None;
+            if !p.empty_keeps_above {
+                self.first_above = None;
+            }
             return false;
         };
         let sojourn = now.saturating_sub(ctx.enqueued_at(id));

@@ -184,16 +184,78 @@ impl<S> FqSched<S> {
 
     /// Appends packet `id` to flow `f`; a flow on no list becomes a new flow with a full quantum.
     pub fn push(&mut self, f: usize, id: PktId, size: u32) {
+        if self.append(f, id, size) {
+            self.new.push_back(f as u32);
+        }
+    }
+
+    /// Appends the packet and counts it; true when flow `f` has just become active.
+    fn append(&mut self, f: usize, id: PktId, size: u32) -> bool {
         let flow = &mut self.flows[f];
         flow.fq.push_back(id, size);
         self.tot.packets += 1;
         self.tot.bytes += size as u64;
-        if flow.list == List::None {
-            flow.list = List::New;
-            flow.deficit = self.quantum as i64;
-            self.new.push_back(f as u32);
-            self.new_flow_count += 1;
+        if flow.list != List::None {
+            return false;
         }
+        flow.list = List::New;
+        flow.deficit = self.quantum as i64;
+        self.new_flow_count += 1;
+        true
+    }
+
+    /// [`Self::push`] for the circular schedule of ns-2's sfqcodel.cc (`sfqCoDelQueue::enque`):
+    /// all active flows sit on one circle (kept in the `new` deque, its front the next to
+    /// serve), a flow not yet served since it became active is "new" (`List::New`), served
+    /// ones `List::Old`. A flow becoming active is put after the run of new flows at the head,
+    /// before the first served one, except that when that scan stops on the circle's last flow
+    /// the newcomer goes after it (so a flow joining a single served flow waits its turn).
+    pub fn push_circle(&mut self, f: usize, id: PktId, size: u32) {
+        if !self.append(f, id, size) {
+            return;
+        }
+        let last = self.new.len().saturating_sub(1);
+        let mut at = 0;
+        while at < last && self.flows[self.new[at] as usize].list == List::New {
+            at += 1;
+        }
+        if at >= last {
+            self.new.push_back(f as u32);
+        } else {
+            self.new.insert(at, f as u32);
+        }
+    }
+
+    /// The packet round robin of ns-2's sfqcodel.cc over the circle of [`Self::push_circle`]
+    /// (`sfqCoDelQueue::deque`, `readybin`, `removebin`): the flow at the head is served (and
+    /// is no longer new); when `deq` gives a packet the head moves on to the next flow, when it
+    /// gives none (the flow was empty, or its drops emptied it) the flow leaves the circle and
+    /// the next one is tried.
+    pub fn dequeue_circle(
+        &mut self,
+        ctx: &mut QueueCtx,
+        now: Time,
+        mut deq: impl FnMut(&mut S, &mut FlowSrc, &mut QueueCtx, Time) -> Option<PktId>,
+    ) -> Option<PktId> {
+        while let Some(&f) = self.new.front() {
+            let flow = &mut self.flows[f as usize];
+            flow.list = List::Old;
+            let mut src = FlowSrc {
+                fq: &mut flow.fq,
+                tot: &mut self.tot,
+                per_flow_guard: self.per_flow_guard,
+            };
+            let sent = deq(&mut flow.aqm, &mut src, ctx, now);
+            self.new.pop_front();
+            match sent {
+                Some(p) => {
+                    self.new.push_back(f);
+                    return Some(p);
+                }
+                None => flow.list = List::None,
+            }
+        }
+        None
     }
 
     /// Removes the head of flow `f` (for drops); returns it and its size.

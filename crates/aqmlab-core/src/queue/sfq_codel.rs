@@ -10,18 +10,26 @@
 //!   the 2012 ns-2 queue/sfqcodel.cc (`sfqCoDelQueue::dodeque`) and the same code in the tree
 //!   transients2014 cites (github.com/dtaht/ns2 queue/fqcodel.cc, `fqCoDelQueue::dodeque`).
 //! * Hash: our seeded flow hash (ns-2 uses an unperturbed Jenkins hash of the addresses/ports).
-//! * Scheduler: [`super::fq::FqSched`]. ns-2's circular schedule where a newly active bin is put
-//!   after the other new bins and ahead of the continuing ones, and an emptied bin stays listed
-//!   until the scheduler reaches it, is modelled by the new/old lists with "found empty ->
-//!   removed". `quantum = 0` (default, as ns-2) = packet round robin (one packet per visit);
-//!   otherwise byte DRR with the deficit set to quantum on activation.
+//! * Scheduler: [`super::fq::FqSched`]. `schedule = "circle"`: ns-2's one circular schedule
+//!   (`sfqCoDelQueue::enque`, `deque`): a newly active bin is put after the other new bins and
+//!   ahead of the continuing ones, except after the circle's last bin when the scan reaches it
+//!   (a bin joining one served bin waits behind it); one packet per visit; an emptied bin stays
+//!   listed until the scheduler reaches it. `lists` (default): the new/old lists of fq_codel with
+//!   "found empty -> removed", the same order but for that exception; with `quantum` > 0 it is
+//!   byte DRR with the deficit set to quantum on activation (`circle` needs `quantum = 0`).
 //! * Overflow (total packets reach `limit`): before enqueuing the arrival, the tail packet of the
 //!   bin with the most packets is dropped (ties prefer a bin other than the previous victim).
 //! * `overflow = "tail"` selects the early version's plain tail drop of the arrival instead.
-//! * A bin found empty has its dropping state cleared. ECN marks ECT packets if `ecn` (default off).
+//! * `off_schedule`: a bin's CoDel state when the scheduler takes it off the schedule, found
+//!   empty or emptied by its drops. `clear` (default; the later sfqcodel.cc `removebin` and its
+//!   callers): it leaves the dropping state and its above-target timer starts again. `keep` (2012
+//!   sfqcodel.cc): nothing is touched (`dodeque` returns at an empty queue before its test), so an
+//!   interval that began before the bin emptied still runs when packets come back.
+//! * ECN marks ECT packets if `ecn` (default off).
 
+use super::codel::CodelSource;
 use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
-use super::fq::{packets, FqSched};
+use super::fq::{packets, FlowSrc, FqSched};
 use super::util::merge;
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
@@ -41,6 +49,10 @@ pub struct SfqCodel {
     overflow_drops: u64,
     /// Early ns-2 version: tail drop of the arrival instead of the largest-bin drop.
     tail_drop: bool,
+    /// ns-2's circular schedule instead of the new/old lists.
+    circle: bool,
+    /// A bin leaving the schedule leaves the dropping state and restarts its timer.
+    clear_off_schedule: bool,
 }
 
 impl SfqCodel {
@@ -81,18 +93,31 @@ impl Qdisc for SfqCodel {
             }
         }
         let f = self.sched.classify(ctx.hash_key(id));
-        self.sched.push(f, id, ctx.size(id));
+        if self.circle {
+            self.sched.push_circle(f, id, ctx.size(id));
+        } else {
+            self.sched.push(f, id, ctx.size(id));
+        }
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let (params, stats) = (&self.params, &mut self.stats);
-        self.sched.dequeue(ctx, now, |v, src, ctx, now| {
-            let r = v.dequeue(params, stats, src, ctx, now);
-            if r.is_none() {
+        let (params, stats, clear) = (&self.params, &mut self.stats, self.clear_off_schedule);
+        let serve = |v: &mut CodelVars, src: &mut FlowSrc, ctx: &mut QueueCtx, now| {
+            let r = if src.is_empty() {
+                None
+            } else {
+                v.dequeue(params, stats, src, ctx, now)
+            };
+            if r.is_none() && clear {
                 v.reset_dropping();
             }
             r
-        })
+        };
+        if self.circle {
+            self.sched.dequeue_circle(ctx, now, serve)
+        } else {
+            self.sched.dequeue(ctx, now, serve)
+        }
     }
 
     fn backlog_bytes(&self) -> u64 {
@@ -132,6 +157,22 @@ enum EmptyBin {
     Judged,
 }
 
+/// How the bins take turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Schedule {
+    Lists,
+    Circle,
+}
+
+/// A bin's CoDel state when it leaves the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum OffSchedule {
+    Clear,
+    Keep,
+}
+
 /// The bins and buffer of sfq_codel.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -153,13 +194,26 @@ struct Bins {
     /// target) or judged (2012 sfqcodel.cc sfqCoDelQueue::dodeque: sojourn and total backlog
     /// decide, as for any packet)
     empty_bin: EmptyBin,
+    /// lists (default: new bins first, fq_codel's new/old lists) or circle (ns-2 sfqcodel.cc's
+    /// circular schedule: a bin joining a lone served bin goes after it; needs quantum 0B)
+    schedule: Schedule,
+    /// a bin's CoDel state when it leaves the schedule: clear (later sfqcodel.cc, default:
+    /// leaves dropping, the above-target timer restarts) or keep (2012 sfqcodel.cc)
+    off_schedule: OffSchedule,
 }
 
 impl Params<LinkInfo> for Bins {
     fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
         check_range("bins", self.bins, 1, 65_536)?;
         check_bytes("quantum", self.quantum, 0, 1 << 20)?;
-        check_range("limit", self.limit, 1, 1 << 24)
+        check_range("limit", self.limit, 1, 1 << 24)?;
+        if self.schedule == Schedule::Circle && self.quantum > 0 {
+            return Err(format!(
+                "schedule = \"circle\" serves one packet per visit, so quantum must be 0B (got {}B); use schedule = \"lists\" for byte round robin",
+                self.quantum
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -173,10 +227,13 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         },
         overflow: Overflow::LargestBin,
         empty_bin: EmptyBin::Below,
+        schedule: Schedule::Lists,
+        off_schedule: OffSchedule::Clear,
     };
     let cfg = read(params, defaults, link)?;
     let mut p = read(params, CodelParams::variant(Variant::Sfqcodel, link.mtu), link)?;
     p.empty_is_below = cfg.empty_bin == EmptyBin::Below;
+    p.empty_keeps_above = cfg.off_schedule == OffSchedule::Keep;
     let mut sched = FqSched::new(
         cfg.bins as usize,
         if cfg.quantum == 0 { 1 } else { cfg.quantum as u32 },
@@ -193,6 +250,8 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         last_victim: None,
         overflow_drops: 0,
         tail_drop: cfg.overflow == Overflow::Tail,
+        circle: cfg.schedule == Schedule::Circle,
+        clear_off_schedule: cfg.off_schedule == OffSchedule::Clear,
     };
     Ok((AnyQdisc::SfqCodel(q), merge(written(&cfg), written(&p))))
 }
@@ -329,6 +388,88 @@ mod tests {
         // target and the bin never drops.
         assert_eq!(lone_packet_drops("judged").first(), Some(&120));
         assert_eq!(lone_packet_drops("below"), Vec::<u64>::new());
+    }
+
+    /// The flows (by index into `f`) of the packets sent, in order, when bin `f[0]` has two
+    /// packets, `served` of its bins have had one turn, and then bin `f[2]` becomes active.
+    fn order_after_join(schedule: &str, served: usize) -> Vec<usize> {
+        let mut q = make(json!({ "schedule": schedule }));
+        let f = distinct(&q, 3);
+        let mut h = Harness::new();
+        let mut sent = Vec::new();
+        for &bin in [f[0], f[1]].iter().take(served) {
+            h.enqueue(&mut q, bin, 1000, Ecn::NotEct, 0);
+            h.enqueue(&mut q, bin, 1000, Ecn::NotEct, 0);
+        }
+        for _ in 0..served {
+            sent.push(h.dequeue(&mut q, 0).unwrap());
+        }
+        h.enqueue(&mut q, f[2], 1000, Ecn::NotEct, 0);
+        while let Some(id) = h.dequeue(&mut q, 0) {
+            sent.push(id);
+        }
+        let flow = |id| f.iter().position(|&x| x == h.pool.get(id).flow).unwrap();
+        sent.into_iter().map(flow).collect()
+    }
+
+    #[test]
+    fn circle_puts_a_bin_joining_one_served_bin_behind_it() {
+        // sfqCoDelQueue::enque (2012 and later sfqcodel.cc): the scan for the first served bin
+        // starts at the head; a head that is served and also the circle's last bin gets the
+        // newcomer after it. One served bin A (head, A->next == A): circle A, C -> A's second
+        // packet, then C. Two served bins A, B (head A after B's turn): C goes in front of A.
+        assert_eq!(order_after_join("circle", 1), vec![0, 0, 2]);
+        assert_eq!(order_after_join("lists", 1), vec![0, 2, 0]);
+        assert_eq!(order_after_join("circle", 2), vec![0, 1, 2, 0, 1]);
+        assert_eq!(order_after_join("lists", 2), vec![0, 1, 2, 0, 1]);
+    }
+
+    /// Whether bin `f[1]`'s first packet after it came back is dropped (target 5 ms, interval
+    /// 100 ms, the 2012 above-target test; `f[0]` keeps 40 packets of 1500 B queued, far above
+    /// the guard).
+    fn comeback_dropped(off_schedule: &str) -> bool {
+        let mut q = make(json!({ "off_schedule": off_schedule, "empty_bin": "judged" }));
+        let f = distinct(&q, 2);
+        let mut h = Harness::new();
+        for _ in 0..40 {
+            h.enqueue(&mut q, f[0], 1500, Ecn::NotEct, 0);
+        }
+        h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 0);
+        for k in 1..=4 {
+            h.dequeue(&mut q, k * 10 * MS);
+        }
+        let back = h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 40 * MS);
+        h.enqueue(&mut q, f[1], 1500, Ecn::NotEct, 40 * MS);
+        h.dequeue(&mut q, 130 * MS);
+        h.was_dropped(back)
+    }
+
+    #[test]
+    fn a_bin_off_the_schedule_keeps_or_clears_its_state() {
+        // Worked by hand: f[1]'s packet is served at 20 ms, 20 ms old, so its bin's
+        // first_above_time becomes 120 ms; the bin is found empty at 40 ms and leaves the
+        // schedule; two packets come back at 40 ms and the first is served at 130 ms. keep (2012
+        // sfqcodel.cc): 130 >= 120, the bin enters dropping and drops it. clear (later
+        // sfqcodel.cc): the timer starts again at 130 ms, nothing is dropped.
+        assert!(comeback_dropped("keep"));
+        assert!(!comeback_dropped("clear"));
+    }
+
+    #[test]
+    fn circle_needs_packet_round_robin() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let err = build(
+            &json!({"schedule": "circle", "quantum": "1514B"}),
+            &link,
+            Rng::from_seed(6),
+        )
+        .err()
+        .unwrap();
+        assert!(err.contains("quantum") && err.contains("circle"), "{err}");
     }
 
     #[test]
