@@ -255,8 +255,8 @@ fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
     // arms its delack_timer_ on multiples of interval_); both keep Agent/TCP's window_ 20,
     // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0. FullTcpAgent::dupack_action (and
     // SackFullTcpAgent's) halves cwnd_ with slowdown and calls cancel_rtx_timer before
-    // fast_retransmit, whose foutput sets it afresh; LinuxTcpAgent restarts it on every ACK
-    // (time_processing: renew_timer), which the fast-retransmit restart alone does not model.
+    // fast_retransmit, whose foutput sets it afresh. LinuxTcpAgent's restart on every ACK of
+    // snd_una (time_processing: renew_timer) is `ack_rearm`, left off in the profile (see there).
     let cases = [
         (
             "ns2_linux",

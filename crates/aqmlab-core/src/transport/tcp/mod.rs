@@ -195,6 +195,10 @@ pub struct TcpConfig {
     /// cancel_rtx_timer, then foutput sets it again); later retransmissions leave it alone. Off:
     /// RFC 6298, where only an ACK of new data restarts a running timer.
     pub fr_rearm: bool,
+    /// Restart the retransmission timer on every ACK of snd_una, duplicates included, while data
+    /// is outstanding (ns-2's LinuxTcpAgent::time_processing, `renew_timer` with timerfix_ 1);
+    /// off: RFC 6298, where only an ACK of new data restarts a running timer.
+    pub ack_rearm: bool,
     /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
     /// shorter than the MSS waits while data is outstanding, unless it is at least half the
     /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
@@ -566,6 +570,7 @@ fn rfc() -> TcpConfig {
         cwnd_limited: false,
         rto_rearm: false,
         fr_rearm: false,
+        ack_rearm: false,
         nagle: false,
         udp_socket: false,
         bytes: None,
@@ -748,11 +753,17 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // LinuxTcpAgent's (which counts packets_in_flight as the kernel does).
                 rto_sack_reset: false,
                 sack1_pipe: false,
-                // Its timer is not Sack1's: LinuxTcpAgent::time_processing restarts it on every
-                // ACK, duplicates included (renew_timer, timerfix_ 1), a rule not modelled; the
-                // restart at the fast retransmit alone would be a part of it. Its ssthresh is the
-                // module's, from snd_cwnd (tcp_fastretrans_alert), so `lt_excluded` stays as in
-                // Sack1 (CUBIC reads the window, not the flight).
+                // Its timer is not Sack1's: LinuxTcpAgent::recv calls time_processing for every
+                // ACK that is neither above t_seqno_ nor below snd_una, and its renew_timer
+                // (timerfix_ 1) restarts the timer while anything is outstanding (else cancels
+                // it): duplicates restart it too, which covers the fast retransmit's ACK. That is
+                // `ack_rearm`, left off here: alone it moves codel2012 away from ns-2 (tail drop's
+                // p95 in the dynamic run 198 -> 819 ms, ns-2 200), as the agent's other departure
+                // at the same point, the scoreboard cleared at the end of each recovery
+                // (tcp_fastretrans_alert: scb_->ClearScoreBoard()), is not modelled with it
+                // (validation/ns2/README.md). Its ssthresh is the module's, from snd_cwnd
+                // (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads the
+                // window, not the flight).
                 fr_rearm: false,
                 ..ns2_sack1()
             },

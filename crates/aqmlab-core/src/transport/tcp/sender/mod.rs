@@ -434,6 +434,8 @@ impl TcpSender {
         }
         if a.advanced {
             self.rearm_on_ack(now);
+        } else if self.cfg.ack_rearm && pkt.ack == self.snd_una {
+            self.restart_rto(now);
         }
         self.send_loop(now, out);
         self.frto_after_send(now, out);

@@ -85,6 +85,16 @@ impl Timers {
 }
 
 impl TcpSender {
+    /// The retransmission timer from now while data is outstanding, else stopped (ns-2's
+    /// `renew_timer`, `ack_rearm`).
+    pub(super) fn restart_rto(&mut self, now: Time) {
+        if self.sb.outstanding() == 0 {
+            self.timers.stop(Timer::Rto);
+        } else {
+            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        }
+    }
+
     /// After an ACK of new data: the retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582
     /// impatient variant) and the probe timer.
     pub(super) fn rearm_on_ack(&mut self, now: Time) {
@@ -206,6 +216,26 @@ mod tests {
             assert!(s.in_recovery(), "a partial ACK");
             let expect = if rto_rearm { 301 + s.rto() } else { first };
             assert_eq!(s.next_timer(), Some(expect), "{fr_rearm} {rto_rearm}");
+        }
+    }
+
+    #[test]
+    fn ns2_linux_restarts_the_timer_on_every_ack_of_snd_una() {
+        // ns-2 tcp-linux.cc: LinuxTcpAgent::recv passes every ACK neither above t_seqno_ nor
+        // below snd_una to time_processing, whose renew_timer (timerfix_ 1) calls set_rtx_timer
+        // while data is outstanding: the duplicate ACKs at 200 and 201 each restart the timer of
+        // the window sent at 100. RFC 6298 restarts it only on an ACK of new data.
+        for ack_rearm in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                ack_rearm,
+                ..config(true, 10)
+            });
+            ack(&mut s, 1, &[(1, 2)], 200);
+            let at = if ack_rearm { 200 } else { 100 };
+            assert_eq!(s.next_timer(), Some(at + s.rto()), "ack_rearm {ack_rearm}");
+            ack(&mut s, 1, &[(1, 3)], 201);
+            let at = if ack_rearm { 201 } else { 100 };
+            assert_eq!(s.next_timer(), Some(at + s.rto()), "ack_rearm {ack_rearm}");
         }
     }
 
