@@ -676,16 +676,28 @@ def _flow_row(tables: dict, flow: int) -> dict:
     return tables["flows"].slice(_flow_pos(tables, flow), 1).to_pylist()[0]
 
 
-def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, int]]]:
-    """``flow_series`` sorted by (flow, t): times, delivered bytes and each flow's row range."""
+def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``flow_series`` sorted by (flow, t): times, delivered bytes, and the flow ids present with
+    the first row of each (ascending; the next id's first row, or the end, closes a block)."""
     flow = _col(fs, "flow", np.int64)
     t = _col(fs, "t_ns", np.int64)
     order = np.lexsort((t, flow))
     flow, t = flow[order], t[order]
     d = _col(fs, "delivered_bytes", np.float64)[order]
     ids, starts = np.unique(flow, return_index=True)
-    ends = np.r_[starts[1:], flow.size] if flow.size else starts
-    return t, d, {int(i): (int(a), int(b)) for i, a, b in zip(ids, starts, ends, strict=True)}
+    return t, d, ids, starts
+
+
+def _sample_blocks(fs: pa.Table, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_series_of_flows`` of ``fs`` and, per flow id of ``flows``, its block of samples
+    [a, b) in that order (a = b = 0 for a flow without samples)."""
+    t, d, ids, starts = _cached(fs, "series", _series_of_flows)
+    k = np.searchsorted(ids, flows)
+    found = k < ids.size
+    found[found] = ids[k[found]] == flows[found]
+    a, b = np.zeros((2, flows.size), np.int64)
+    a[found], b[found] = starts[k[found]], np.r_[starts[1:], t.size][k[found]]
+    return t, d, a, b
 
 
 def _optional_ns(f: pa.Table, name: str) -> np.ndarray:
@@ -700,13 +712,12 @@ class _FlowSamples:
     order; ``row`` is each sample's ``flows`` row."""
 
     def __init__(self, f: pa.Table, fs: pa.Table):
-        t, d, ranges = _cached(fs, "series", _series_of_flows)
-        ab = np.array([ranges.get(i, (0, 0)) for i in f.column("flow").to_pylist()], dtype=np.int64)
-        self.count = ab[:, 1] - ab[:, 0] if ab.size else np.zeros(0, np.int64)
-        pick = np.concatenate([np.arange(a, b) for a, b in ab]) if ab.size else np.zeros(0, np.int64)
-        self.t, self.d = t[pick], d[pick]
-        self.row = np.repeat(np.arange(f.num_rows), self.count)
+        t, d, a, b = _sample_blocks(fs, _col(f, "flow", np.int64))
+        self.count = b - a
         self.first = np.cumsum(self.count) - self.count
+        self.row = np.repeat(np.arange(f.num_rows), self.count)
+        pick = a[self.row] + np.arange(self.row.size) - self.first[self.row]
+        self.t, self.d = t[pick], d[pick]
 
     def before(self, x: np.ndarray, inclusive: bool = False) -> np.ndarray:
         """Per row k, its samples at times < x[k] (<= with ``inclusive``): a position within
@@ -811,12 +822,11 @@ def class_throughput_series(
     end = int(meta["duration_ns"])
     step = round(step_s * NS)
     edges = np.arange(0, end + 1, step, dtype=np.int64)
-    t_all, d_all, ranges = _cached(_need(tables, "flow_series"), "series", _series_of_flows)
+    t_all, d_all, starts, ends = _sample_blocks(_need(tables, "flow_series"), ids)
     out: dict[str, np.ndarray] = {}
-    for kind, k, i in zip(kinds, keys, ids, strict=True):
+    for kind, k, a, b in zip(kinds, keys, starts.tolist(), ends.tolist(), strict=True):
         if str(kind) in PROBE_KINDS:
             continue
-        a, b = ranges.get(int(i), (0, 0))
         t, d = t_all[a:b], d_all[a:b].astype(np.float64)
         at = np.searchsorted(t, edges, side="right") - 1
         cum = np.where(at >= 0, d[np.clip(at, 0, None)] if d.size else 0.0, 0.0)
