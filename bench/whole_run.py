@@ -121,6 +121,7 @@ def main() -> None:
         print(f"| {phase} | {s:.2f} |")
     core = spent["core: build, simulate, tables, meta JSON"]
     print(f"| whole process (user + sys) | {total:.2f} |")
+    print(f"| outside the core (whole less core) | {total - core:.2f} |")
     print(
         f"whole / core CPU: {total / core:.2f}; core wall_s {core_wall:.2f}; peak RSS {ru.ru_maxrss / 1024:.0f} MB"
     )
