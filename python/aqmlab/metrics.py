@@ -132,14 +132,42 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
 
 
 def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
-    """The rows of one hop, named by ``direction``: a hop name (the one-hop shorthand's hops are
-    named "down" and "up"), matched on the ``hop`` column; tables stored before hops existed
-    are matched on ``dir``. Built once per table object (``_cached``): a run summary filters the
-    same tables dozens of times."""
+    """The rows of one hop (``_hop_rows``) as a table. Built once per table object
+    (``_cached``): a run summary filters the same tables dozens of times."""
+    return _cached(table, f"dir:{direction}", lambda t: t.filter(_hop_rows(t, direction)))
+
+
+def _hop_rows(table: pa.Table, direction: str) -> pa.ChunkedArray:
+    """Which rows are of one hop, named by ``direction``: a hop name (the one-hop shorthand's
+    hops are named "down" and "up"), matched on the ``hop`` column; tables stored before hops
+    existed are matched on ``dir``."""
     col = "hop" if "hop" in table.column_names else "dir"
-    return _cached(
-        table, f"dir:{direction}", lambda t: t.filter(pc.fill_null(pc.equal(t.column(col), direction), False))
-    )
+    return pc.fill_null(pc.equal(table.column(col), direction), False)
+
+
+class _HopPackets:
+    """The rows of one hop of a ``packets`` table (``_hop_rows``) as numpy columns: enqueue
+    time and size (int64), ``t_out_ns`` (float64, NaN for null) and the outcome's code into
+    ``values``. Taken from the whole table's columns by row index, without building a filtered
+    table of every column (``_filter_dir``): a hop's summary needs these four."""
+
+    def __init__(self, p: pa.Table, direction: str):
+        rows = np.flatnonzero(_hop_rows(p, direction).to_numpy(zero_copy_only=False))
+        self.t_in = _col(p, "t_enqueue_ns", np.int64)[rows]
+        self.t_out = _nullable_float(p, "t_out_ns")[rows]
+        self.size = _col(p, "size", np.int64)[rows]
+        codes, self.values = _codes(p, "outcome")
+        self.outcome = codes[rows]
+        self.changes: dict[int, tuple] = {}  # ``_queue_changes`` by run duration
+
+    def isin(self, allowed) -> np.ndarray:
+        """The rows whose outcome is one of ``allowed``."""
+        return np.isin(self.values, allowed)[self.outcome]
+
+
+def _hop_packets(tables: dict, direction: str) -> _HopPackets:
+    """``_HopPackets`` of the ``packets`` table, built once per table object and hop."""
+    return _cached(_need(tables, "packets"), f"hop packets:{direction}", lambda p: _HopPackets(p, direction))
 
 
 def _float(x) -> float | None:
@@ -242,12 +270,11 @@ def sojourn_times_ns(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(transmission start, sojourn delay) of each transmitted packet of one hop, in ns, as
     ``sojourn_delays_ns`` selects them (for delay against time)."""
-    p = _filter_dir(_need(tables, "packets"), direction)
+    h = _hop_packets(tables, direction)
     w, _ = _window(meta, warmup_s)
-    t_in = _col(p, "t_enqueue_ns", np.int64)
-    mask = _isin(p, "outcome", TRANSMITTED) & (t_in >= w)
-    t_out = _nullable_float(p, "t_out_ns")[mask].astype(np.int64)
-    return t_out, t_out - t_in[mask]
+    mask = h.isin(TRANSMITTED) & (h.t_in >= w)
+    t_out = h.t_out[mask].astype(np.int64)
+    return t_out, t_out - h.t_in[mask]
 
 
 def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> np.ndarray:
@@ -356,11 +383,12 @@ def backlog_steps(
     if source == "auto":
         source = "packets" if _has(tables, "packets") else "queue"
     if source == "packets":
-        p = _filter_dir(_need(tables, "packets"), direction)
-        m, order, times, last = _cached(
-            p, f"changes:{meta['duration_ns']}", lambda t: _queue_changes(t, meta)
-        )
-        size = _col(p, "size", np.int64)[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
+        h = _hop_packets(tables, direction)
+        end = int(meta["duration_ns"])
+        if end not in h.changes:
+            h.changes[end] = _queue_changes(h, end)
+        m, order, times, last = h.changes[end]
+        size = h.size[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
         deltas = np.concatenate([[0], size, -size])
         cum = np.cumsum(deltas[order])
         return times, cum[last].astype(np.float64), True
@@ -373,15 +401,13 @@ def backlog_steps(
     raise ValueError(f"source must be 'auto', 'packets' or 'queue', got {source!r}")
 
 
-def _queue_changes(p: pa.Table, meta: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _queue_changes(h: _HopPackets, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What ``backlog_steps`` needs of a hop's packets in either unit: the rows that entered the
     queue, the stable time order of the changes [start, their enqueues, their departures], the
     instants of change, and which change is the last of its instant (the value after all
     changes at an instant is the running sum at its last one)."""
-    m = _isin(p, "outcome", ENTERED)
-    t_in = _col(p, "t_enqueue_ns", np.int64)[m]
-    t_out_f = _nullable_float(p, "t_out_ns")[m]
-    end = int(meta["duration_ns"])
+    m = h.isin(ENTERED)
+    t_in, t_out_f = h.t_in[m], h.t_out[m]
     t_out = np.where(np.isnan(t_out_f), end + 1, t_out_f).astype(np.int64)
     times = np.concatenate([[0], t_in, t_out])
     order = np.argsort(times, kind="stable")
@@ -548,10 +574,8 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     ``packets``, else the time of the last ``queue`` sample <= W."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        p = _filter_dir(tables["packets"], direction)
-        t_out = _nullable_float(p, "t_out_ns")
-        m = _isin(p, "outcome", TRANSMITTED) & (t_out >= w)
-        return float(_col(p, "size", np.int64)[m].sum()), w
+        h = _hop_packets(tables, direction)
+        return float(h.size[h.isin(TRANSMITTED) & (h.t_out >= w)].sum()), w
     total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
     if w == 0:
         return total, 0
@@ -587,11 +611,10 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     out = {r: 0 for r in DROP_REASONS}
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
-        p = _filter_dir(tables["packets"], direction)
-        idx, values = _codes(p, "outcome")
-        counted = np.bincount(idx[_nullable_float(p, "t_out_ns") >= w], minlength=values.size)
+        h = _hop_packets(tables, direction)
+        counted = np.bincount(h.outcome[h.t_out >= w], minlength=h.values.size)
         for r in QUEUE_DROP_REASONS:
-            out[r] = int(counted[values == r].sum())
+            out[r] = int(counted[h.values == r].sum())
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
             # Runs stored before a reason existed have no column for it: none of those drops.
@@ -607,9 +630,8 @@ def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> in
     ``t_out_ns >= W``; else ``links.marks`` (W = 0) or the ``queue.marks`` counter difference."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        p = _filter_dir(tables["packets"], direction)
-        t_out = _nullable_float(p, "t_out_ns")
-        return int((_isin(p, "outcome", ("marked",)) & (t_out >= w)).sum())
+        h = _hop_packets(tables, direction)
+        return int((h.isin(("marked",)) & (h.t_out >= w)).sum())
     total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
@@ -624,8 +646,7 @@ def arrivals(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) ->
     ``links.arrivals`` (whole run)."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        p = _filter_dir(tables["packets"], direction)
-        return int((_col(p, "t_enqueue_ns", np.int64) >= w).sum())
+        return int((_hop_packets(tables, direction).t_in >= w).sum())
     return int(_filter_dir(_need(tables, "links"), direction).column("arrivals")[0].as_py())
 
 
@@ -633,9 +654,8 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
     """Packets put on the link (transmitted, ``t_out_ns >= W``), else ``links.tx_packets``."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        p = _filter_dir(tables["packets"], direction)
-        t_out = _nullable_float(p, "t_out_ns")
-        return int((_isin(p, "outcome", TRANSMITTED) & (t_out >= w)).sum())
+        h = _hop_packets(tables, direction)
+        return int((h.isin(TRANSMITTED) & (h.t_out >= w)).sum())
     return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
 
 
@@ -676,16 +696,28 @@ def _flow_row(tables: dict, flow: int) -> dict:
     return tables["flows"].slice(_flow_pos(tables, flow), 1).to_pylist()[0]
 
 
-def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, int]]]:
-    """``flow_series`` sorted by (flow, t): times, delivered bytes and each flow's row range."""
+def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``flow_series`` sorted by (flow, t): times, delivered bytes, and the flow ids present with
+    the first row of each (ascending; the next id's first row, or the end, closes a block)."""
     flow = _col(fs, "flow", np.int64)
     t = _col(fs, "t_ns", np.int64)
     order = np.lexsort((t, flow))
     flow, t = flow[order], t[order]
     d = _col(fs, "delivered_bytes", np.float64)[order]
     ids, starts = np.unique(flow, return_index=True)
-    ends = np.r_[starts[1:], flow.size] if flow.size else starts
-    return t, d, {int(i): (int(a), int(b)) for i, a, b in zip(ids, starts, ends, strict=True)}
+    return t, d, ids, starts
+
+
+def _sample_blocks(fs: pa.Table, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_series_of_flows`` of ``fs`` and, per flow id of ``flows``, its block of samples
+    [a, b) in that order (a = b = 0 for a flow without samples)."""
+    t, d, ids, starts = _cached(fs, "series", _series_of_flows)
+    k = np.searchsorted(ids, flows)
+    found = k < ids.size
+    found[found] = ids[k[found]] == flows[found]
+    a, b = np.zeros((2, flows.size), np.int64)
+    a[found], b[found] = starts[k[found]], np.r_[starts[1:], t.size][k[found]]
+    return t, d, a, b
 
 
 def _optional_ns(f: pa.Table, name: str) -> np.ndarray:
@@ -700,13 +732,12 @@ class _FlowSamples:
     order; ``row`` is each sample's ``flows`` row."""
 
     def __init__(self, f: pa.Table, fs: pa.Table):
-        t, d, ranges = _cached(fs, "series", _series_of_flows)
-        ab = np.array([ranges.get(i, (0, 0)) for i in f.column("flow").to_pylist()], dtype=np.int64)
-        self.count = ab[:, 1] - ab[:, 0] if ab.size else np.zeros(0, np.int64)
-        pick = np.concatenate([np.arange(a, b) for a, b in ab]) if ab.size else np.zeros(0, np.int64)
-        self.t, self.d = t[pick], d[pick]
-        self.row = np.repeat(np.arange(f.num_rows), self.count)
+        t, d, a, b = _sample_blocks(fs, _col(f, "flow", np.int64))
+        self.count = b - a
         self.first = np.cumsum(self.count) - self.count
+        self.row = np.repeat(np.arange(f.num_rows), self.count)
+        pick = a[self.row] + np.arange(self.row.size) - self.first[self.row]
+        self.t, self.d = t[pick], d[pick]
 
     def before(self, x: np.ndarray, inclusive: bool = False) -> np.ndarray:
         """Per row k, its samples at times < x[k] (<= with ``inclusive``): a position within
@@ -811,12 +842,11 @@ def class_throughput_series(
     end = int(meta["duration_ns"])
     step = round(step_s * NS)
     edges = np.arange(0, end + 1, step, dtype=np.int64)
-    t_all, d_all, ranges = _cached(_need(tables, "flow_series"), "series", _series_of_flows)
+    t_all, d_all, starts, ends = _sample_blocks(_need(tables, "flow_series"), ids)
     out: dict[str, np.ndarray] = {}
-    for kind, k, i in zip(kinds, keys, ids, strict=True):
+    for kind, k, a, b in zip(kinds, keys, starts.tolist(), ends.tolist(), strict=True):
         if str(kind) in PROBE_KINDS:
             continue
-        a, b = ranges.get(int(i), (0, 0))
         t, d = t_all[a:b], d_all[a:b].astype(np.float64)
         at = np.searchsorted(t, edges, side="right") - 1
         cum = np.where(at >= 0, d[np.clip(at, 0, None)] if d.size else 0.0, 0.0)

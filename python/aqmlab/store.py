@@ -105,6 +105,16 @@ def _dump(path: Path, obj: Any, text: str | None = None) -> None:
         os.fsync(f.fileno())
 
 
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """A table as Parquet, zstd-compressed, as every table aqmlab stores is written. Dictionary
+    encoding for the text columns only: the numbers (times, sizes, counters) are mostly
+    distinct, and building a dictionary for each before giving it up cost more time than it
+    saved bytes (the same tables read back; a packets table written 10 % faster and read back
+    twice as fast, a little smaller)."""
+    text = [f.name for f in table.schema if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
+    pq.write_table(table, path, compression="zstd", use_dictionary=text)
+
+
 def _now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
 
@@ -145,7 +155,7 @@ def write_run(root: Path, run_id: str, tables: dict[str, pa.Table], meta: dict, 
             if name not in TABLES:
                 raise ValueError(f"unknown table {name!r}; known: {', '.join(TABLES)}")
             if table is not None:
-                pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+                write_parquet(table, tmp / f"{name}.parquet")
         scenario = meta.get("scenario", {})
         scenario_text = _compact(scenario)
         _dump(tmp / "scenario.json", scenario, scenario_text)

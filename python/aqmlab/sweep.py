@@ -446,7 +446,7 @@ def _import(ref: str) -> Callable:
 def _atomic_parquet(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # two writers of one batch never share it
-    pq.write_table(table, tmp, compression="zstd")
+    store.write_parquet(table, tmp)
     os.replace(tmp, path)
 
 

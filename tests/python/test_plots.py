@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import matplotlib
+import numpy as np
 import pytest
 import synth
 
@@ -88,3 +90,52 @@ def test_unknown_group_key_names_what_is_allowed(runs):
         ValueError, match=r"by: unknown key 'nope'; allowed: qdisc, up_qdisc, seed, delay_scale"
     ):
         plots.box(runs, "queue_delay_p95_ms", by="nope")
+
+
+def _dots_figure(cls, x, y):
+    fig, ax = plots._fig("dots", "x", "y")
+    ax.add_line(cls(x, y, **plots._dots(0, ms=2), label="dots"))
+    ax.autoscale_view()
+    plots._legend(ax)
+    return fig
+
+
+def _pixels(path):
+    from PIL import Image
+
+    return np.asarray(Image.open(path).convert("RGB")).astype(int)
+
+
+def test_pixel_dots_mark_the_pixels_every_point_marks(tmp_path):
+    # Matplotlib's own drawing of every point (a plain Line2D) is the reference. Points that
+    # repeat the same spot many times, as a queue's packets do, and lone points: the decimated
+    # series marks exactly the same pixels; only the antialiased rim of a stacked dot, blended
+    # once instead of many times, may be lighter.
+    from matplotlib.lines import Line2D
+
+    rng = np.random.default_rng(3)
+    x = np.r_[rng.uniform(0, 10, 20_000), np.repeat(rng.uniform(0, 10, 50), 40)]
+    y = np.r_[rng.exponential(5, 20_000), np.repeat(rng.uniform(0, 60, 50), 40)]
+    ref = _pixels(plots.save(_dots_figure(Line2D, x, y), tmp_path / "all.png"))
+    got = _pixels(plots.save(_dots_figure(plots.PixelDots, x, y), tmp_path / "dots.png"))
+    background = np.array([255, 255, 255])
+    assert ((ref != background).any(axis=2) == (got != background).any(axis=2)).all()
+    # and no pixel is nearer the series' colour than with every point drawn (8-bit rounding aside)
+    c0 = (np.array(matplotlib.colors.to_rgb("C0")) * 255).round().astype(int)
+    assert (np.abs(got - c0) >= np.abs(ref - c0) - 1).all()
+    assert (got != ref).any()  # the stacked dots' rims are lighter
+
+
+def test_pixel_dots_draw_one_marker_per_pixel_and_keep_all_in_a_vector_file(tmp_path):
+    from matplotlib.lines import Line2D
+
+    x = np.r_[np.zeros(500), 1.0, 2.0]  # 500 points on one spot and two apart
+    y = np.r_[np.zeros(500), 1.0, 2.0]
+    svg = [plots.save(_dots_figure(cls, x, y), tmp_path / f"{cls.__name__}.svg").read_text().count("<use ")
+           for cls in (Line2D, plots.PixelDots)]  # fmt: skip
+    assert svg[0] == svg[1] > 502  # every point (and the glyphs of the text)
+    fig = _dots_figure(plots.PixelDots, x, y)
+    drawn = []
+    fig.canvas.get_renderer().draw_markers = lambda gc, mk, mt, path, trans, rgb=None: drawn.append(len(path))
+    fig.canvas.draw()
+    assert max(drawn) == 3  # the series; the ticks are markers of one point each

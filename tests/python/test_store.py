@@ -41,6 +41,20 @@ def test_write_and_load_roundtrip(tmp_path):
         _write(tmp_path, "r1")
 
 
+def test_every_stored_table_reads_back_equal_with_pyarrow_and_duckdb(tmp_path):
+    import duckdb
+    import pyarrow.parquet as pq
+
+    t, m = synth.run()
+    d = store.write_run(tmp_path, "r", t, m, metrics.summarize(t, m))
+    con = duckdb.connect()
+    for name, table in t.items():
+        f = d / f"{name}.parquet"
+        assert pq.read_table(f).equals(table), name
+        back = con.sql(f"SELECT * FROM read_parquet('{f}')").to_arrow_table()
+        assert back.to_pylist() == table.to_pylist(), name
+
+
 def test_series_only_run_has_no_packets(tmp_path):
     _write(tmp_path, "s1", drop=("packets",))
     run = store.load_run("s1", tmp_path)
