@@ -89,24 +89,38 @@ fn netem_holds_its_limit_and_drops_the_next_arrival() {
     assert_eq!(r.flows[0].report.bytes_delivered, 0);
 }
 
+/// One-way delays (up, ns) of 1 ms probes through 30 ms of netem on the up hop with `jitter`,
+/// less the 1 Gb/s hop's serialisation.
+fn probe_delays(jitter: &str) -> Vec<u64> {
+    let r = run(json!({
+        "name": "netem-probes", "duration": "3s",
+        "topology": {"rtt": "0ms", "nic_rate": "inf",
+            "down": {"rate": "1Gbps"}, "up": {"rate": "1Gbps", "delay": "30ms", "delay_jitter": jitter}},
+        "flows": [{"kind": "ping", "interval": "1ms", "packet_size": "100B"}]
+    }));
+    let line = tx_time(100, 1_000_000_000);
+    r.probes
+        .iter()
+        .filter_map(|p| p.reply.map(|x| x.1 - line))
+        .collect()
+}
+
+#[test]
+fn netem_without_jitter_keeps_the_order_and_adds_its_delay() {
+    // Equal delays: every probe is due exactly 30 ms after it arrived, so they leave in the
+    // order they came (tfifo appends at the tail when the time is not before the last one's).
+    let ups = probe_delays("0ms");
+    assert!(ups.len() > 2900);
+    assert!(ups.iter().all(|&u| u == 30 * MS));
+}
+
 #[test]
 fn netem_jitter_orders_packets_by_their_own_time_to_send() {
     // Probes every 1 ms through 30 ms +- 10 ms of netem jitter (uniform, tabledist without a
     // table). tfifo keeps packets in order of their time to send, so each probe pays exactly
     // its own draw, in [20 ms, 40 ms), with no wait behind an earlier probe's longer draw: the
     // one-way delays spread over the whole range and later probes overtake earlier ones.
-    let r = run(json!({
-        "name": "netem-jitter", "duration": "3s",
-        "topology": {"rtt": "0ms", "nic_rate": "inf",
-            "down": {"rate": "1Gbps"}, "up": {"rate": "1Gbps", "delay": "30ms", "delay_jitter": "10ms"}},
-        "flows": [{"kind": "ping", "interval": "1ms", "packet_size": "100B"}]
-    }));
-    let line = tx_time(100, 1_000_000_000);
-    let ups: Vec<u64> = r
-        .probes
-        .iter()
-        .filter_map(|p| p.reply.map(|x| x.1 - line))
-        .collect();
+    let ups = probe_delays("10ms");
     assert!(ups.len() > 2900);
     assert!(ups.iter().all(|&u| (20 * MS..40 * MS).contains(&u)));
     let lo = ups.iter().filter(|&&u| u < 22 * MS).count();
