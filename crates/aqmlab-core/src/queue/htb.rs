@@ -113,9 +113,9 @@ impl Htb {
     }
 
     /// Sets the class's mode at `now` (ticks) from `diff` ticks of refill (htb_change_class_mode,
-    /// htb_add_to_wait_tree: a wake-up due now is moved one tick on).
+    /// htb_add_to_wait_tree; a wait is at least one tick, so the wake-up is never now).
     fn set_mode(&mut self, now: i64, diff: i64) {
-        self.wake = self.wait(diff).map(|w| if w == 0 { now + 1 } else { now + w });
+        self.wake = self.wait(diff).map(|w| now + w);
     }
 
     /// The wait-queue event of the class, if due at `now` (htb_do_events).
