@@ -220,6 +220,14 @@ def kernel_ccs() -> list[str]:
 CC_KERNEL = {"cubic": "cubic", "reno": "reno", "newreno": "reno", "bbr": "bbr"}
 
 
+def _last_hops(topo: dict) -> list[str]:
+    """The keys of each direction's last hop."""
+    if "hops" not in topo:
+        return [f"topology.{d}" for d in ("down", "up") if d in topo]
+    last = {h.get("direction"): f"topology.hops[{i}]" for i, h in enumerate(topo["hops"])}
+    return list(last.values())
+
+
 def plan(resolved: dict) -> list[FlowPlan]:
     """The tool runs of a resolved scenario; ScenarioError naming the key for what real tools
     cannot do."""
@@ -237,6 +245,18 @@ def plan(resolved: dict) -> list[FlowPlan]:
             raise ScenarioError(
                 f"{key}.local_sender: emulation runs every qdisc in its forwarder, not in a sending "
                 "host; allowed: false"
+            )
+        for k in ("shaper", "delay_limit", "delay_jitter"):
+            if hop.get(k) is not None:
+                raise ScenarioError(
+                    f"{key}.{k}: emulation does not model HTB or netem's queue; remove the key"
+                )
+    for key in _last_hops(topo):
+        delay = hops[key].get("delay", "0s")
+        if _ns(delay):
+            raise ScenarioError(
+                f"{key}.delay: {delay} after the last hop of a direction is not emulated; "
+                "allowed: 0s (put the delay in topology.rtt)"
             )
     plans: list[FlowPlan] = []
     pings = 0

@@ -40,6 +40,8 @@ KEYS = [
     "topology.wifi", "topology.wifi.stations", "topology.wifi.max_subframes", "topology.wifi.stations.0.mcs",
     "topology.down.wifi", "topology.up.wifi", "flows.0.station", "flows.2.kind",
     "flows.0.udp_socket", "flows.0.page", "flows.0.objects", "flows.0.workers", "flows.0.timeout", "flows.0.interval",
+    "topology.down.shaper", "topology.down.htb_burst", "topology.down.htb_cburst", "topology.up.delay",
+    "topology.up.delay_limit", "topology.up.delay_jitter",
 ]  # fmt: skip
 
 STRINGS = [
@@ -48,7 +50,7 @@ STRINGS = [
     "down", "up", "both", "codel", "pie", "fq_codel", "red", "codle", "packets", "series",
     "summary", "a/b", ".x", "x" * 300, "a\x00b", "ü", "\U0001f600", "1 s", "10 Mbps", "[1,2]",
     "ledbat", "tcp_lp", "nice", "flow", "group", "exponential", "rfc9406", "linux_3_14", "EF", "AF41", "CS8",
-    "pfifo_fast", "voip", "laptop", "webpage", "small", "large",
+    "pfifo_fast", "voip", "laptop", "webpage", "small", "large", "htb",
 ]  # fmt: skip
 
 OTHER = [

@@ -324,3 +324,21 @@ def test_a_qdisc_in_the_sending_host_is_a_user_error():
     }
     with pytest.raises(emu.ScenarioError, match=r"topology\.down\.local_sender: emulation runs every qdisc"):
         emu.plan(resolved)
+
+
+@pytest.mark.parametrize(
+    ("down", "error"),
+    [
+        ({"shaper": "htb"}, r"topology\.down\.shaper: emulation does not model HTB"),
+        ({"delay": "5ms", "delay_limit": "10p"}, r"topology\.down\.delay_limit: emulation does not model"),
+        ({"delay": "5ms"}, r"topology\.down\.delay: 5ms after the last hop of a direction is not emulated"),
+    ],
+)
+def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, error: str):
+    resolved = {
+        "duration": "1s",
+        "topology": {"down": {"rate": "1Mbps", **down}, "up": {"rate": "1Mbps"}},
+        "flows": [],
+    }
+    with pytest.raises(emu.ScenarioError, match=error):
+        emu.plan(resolved)

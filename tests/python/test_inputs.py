@@ -290,3 +290,27 @@ def test_out_on_a_full_file_system_is_one_line_and_stores_nothing(tmp_path: Path
     )
     assert out.count("\n") == 1
     assert [p.name for p in full.iterdir() if not p.name.startswith("catalog")] == []
+
+
+@pytest.mark.parametrize(
+    ("sets", "needles"),
+    [
+        (["topology.down.shaper=tbf"], ["topology.down.shaper", "tbf", "htb"]),
+        (["topology.down.htb_burst=3000B"], ["topology.down.htb_burst", 'shaper = "htb"']),
+        (
+            ["topology.down.shaper=htb", "topology.down.htb_burst=0B"],
+            ["topology.down.htb_burst", "0B", "allowed 1B"],
+        ),
+        (["topology.down.delay_limit=10p"], ["topology.down.delay_limit", "needs a delay"]),
+        (["topology.down.delay=5ms", "topology.down.delay_limit=10KB"], ["delay_limit", "10000B", '"1000p"']),
+        (
+            ["topology.down.delay=5ms", "topology.down.delay_jitter=6ms"],
+            ["delay_jitter", "6ms", "allowed 0s to"],
+        ),
+    ],
+)
+def test_htb_and_netem_keys_name_the_key_value_and_what_is_allowed(tmp_path: Path, sets, needles):
+    args = ["validate", str(_scenario(tmp_path))]
+    for s in sets:
+        args += ["--set", s]
+    _fails(args, *needles)

@@ -3,7 +3,7 @@ every experiment of docs/study-setups.md section 3, as four series.
 
 * 3a: 5 NewReno + 5 LEDBAT through 10 Mb/s with a 500-packet buffer under DropTail and RED:
   each class's throughput over time (``metrics.class_throughput_series``) and a table.
-* 3b: the Linux 3.2 testbed (``scenarios/lpcc2013/testbed.toml``: HTB rate, netem 30 ms,
+* 3b: the Linux 3.2 testbed (``scenarios/lpcc2013/testbed.toml``: HTB, netem 30 ms,
   1000-packet FIFO, RED, 127-packet SFQ, NewReno against libutp-LEDBAT or TCP-LP, N = 2 and 10, 60 s,
   3 runs) at 500 kb/s and 10 Mb/s: TCP% and the queueing delay of a 1 s ping (RTT minus the
   minimum RTT seen, ``metrics.ping_queueing_delay_ms``), against the study's Table I.

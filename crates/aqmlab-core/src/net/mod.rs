@@ -37,13 +37,19 @@ pub struct Link {
     /// The first of a hop's parallel links, one per host (`hosts`): a packet arriving here goes
     /// to its flow's own (`Flow::host_links`).
     pub parallel: bool,
-    /// Propagation delay between this hop and the next (0 for the last hop, whose delay is in
-    /// the flows' access paths).
+    /// Propagation delay after this hop: before the next one, or, after a chain's last hop,
+    /// before the flows' access paths.
     pub delay: Time,
+    /// The delay as netem's tfifo (`delay_limit`, `delay_jitter`); `None`: a propagation delay.
+    pub tfifo: Option<Tfifo>,
     pub qdisc: AnyQdisc,
     pub qdisc_name: String,
     /// Rate steps (time, bit/s), sorted, the first at time 0.
     pub schedule: Vec<(Time, u64)>,
+    /// The serialiser's own rate when a shaper in the qdisc paces the hop (`shaper = "htb"`):
+    /// the interface's line rate, with `schedule` holding the shaper's rate. `None`: the
+    /// serialiser runs at `schedule`.
+    pub line_rate: Option<u64>,
     /// The packet being serialised.
     pub tx: Option<PktId>,
     /// The device (driver) queue below the qdisc, as ns-3's NetDevice queue or a NIC ring:
@@ -248,7 +254,11 @@ pub trait Hops {
         let HopParts { links, pool, .. } = self.parts();
         let link = &mut links[l];
         link.tx = Some(id);
-        let done = link.finish_time(now, pool.get(id).size as u64);
+        let bytes = pool.get(id).size as u64;
+        let done = match link.line_rate {
+            None => link.finish_time(now, bytes),
+            Some(r) => now + tx_time(bytes, r),
+        };
         self.transmitting(l, done);
     }
 
@@ -452,6 +462,27 @@ pub fn sample_hops(links: &[Link], t: Time, q: &mut QueueColumns) {
     }
 }
 
+/// A hop's delay as Linux 3.2's netem holds it (net/sched/sch_netem.c): each packet gets its
+/// time to send, now + delay + a uniform draw in [-jitter, jitter) (`tabledist` without a
+/// distribution table), and waits in the tfifo, kept in order of those times with ties in
+/// arrival order (`tfifo_enqueue`); an arrival finding `limit` packets held is dropped
+/// (`qdisc_reshape_fail`).
+pub struct Tfifo {
+    pub limit: usize,
+    pub jitter: Time,
+    pub rng: Rng,
+}
+
+impl Tfifo {
+    /// The offset from now + delay - jitter of the next packet's time to send.
+    pub fn draw(&mut self) -> Time {
+        if self.jitter == 0 {
+            return 0;
+        }
+        self.rng.below(2 * self.jitter)
+    }
+}
+
 /// A constant-delay FIFO between two elements.
 #[derive(Default)]
 pub struct Pipe {
@@ -476,9 +507,11 @@ mod tests {
             exit_here: false,
             parallel: false,
             delay: 0,
+            tfifo: None,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),
             schedule,
+            line_rate: None,
             tx: None,
             device: VecDeque::new(),
             device_limit: 0,

@@ -24,6 +24,7 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod htb;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
@@ -299,18 +300,23 @@ pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
 /// Declares the closed set of disciplines from one list, one line per discipline type:
 /// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
 /// reference, parameter groups, constructor). From the list come the enum for static dispatch on
-/// the hot path (plus `External`, a discipline built outside the core) and the registry, in list
+/// the hot path (plus `Htb`, a hop's shaper over its qdisc, and `External`, a discipline built
+/// outside the core) and the registry, in list
 /// order. Adding a discipline = one file + its `pub mod` + one line in the list; the engine is
 /// untouched.
 macro_rules! qdiscs {
     ($($variant:ident => $file:ident :: $ty:ident),* $(,)?) => {
         /// Any discipline, dispatched statically.
-        pub enum AnyQdisc { $($variant($file::$ty),)* External(Box<dyn Qdisc>) }
+        pub enum AnyQdisc { $($variant($file::$ty),)* Htb(Box<htb::Htb>), External(Box<dyn Qdisc>) }
 
         /// Calls `$call` on the discipline inside `$q`, whichever variant it is.
         macro_rules! each {
             ($q:expr, $d:ident => $call:expr) => {
-                match $q { $(AnyQdisc::$variant($d) => $call,)* AnyQdisc::External($d) => $call }
+                match $q {
+                    $(AnyQdisc::$variant($d) => $call,)*
+                    AnyQdisc::Htb($d) => $call,
+                    AnyQdisc::External($d) => $call,
+                }
             };
         }
 

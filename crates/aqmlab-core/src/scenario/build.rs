@@ -16,9 +16,9 @@ use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
 use crate::net::wifi::{Driver, Medium, Port};
-use crate::net::Link;
+use crate::net::{Link, Tfifo};
 use crate::packet::Dir;
-use crate::queue::{self, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
+use crate::queue::{self, htb, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
@@ -83,6 +83,15 @@ fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> (FlowSpec, 
     (resolved, model)
 }
 
+/// What every hop of a path is built with: the path's MTU and its hosts' NIC rate, the run
+/// seed, and what builds the disciplines the core does not hold.
+struct PathInfo<'a> {
+    mtu: u32,
+    nic_rate: Option<u64>,
+    seed: u64,
+    ext: Option<&'a dyn ExternalQdiscs>,
+}
+
 /// Builds one hop: `name` is the link's own (a WiFi station's is "<hop>/<station>"), `stream`
 /// names its random streams, `schedule` its rate steps.
 fn build_link(
@@ -90,10 +99,9 @@ fn build_link(
     name: String,
     stream: &str,
     schedule: Vec<(Time, u64)>,
-    mtu: u32,
-    seed: u64,
-    ext: Option<&dyn ExternalQdiscs>,
+    path: &PathInfo,
 ) -> Result<(Link, super::QdiscSpec), String> {
+    let PathInfo { mtu, seed, ext, .. } = *path;
     let spec = hop.spec;
     let info = LinkInfo {
         rate_bps: schedule[0].1,
@@ -103,7 +111,8 @@ fn build_link(
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
-    let (qdisc, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
+    let (leaf, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
+    let (qdisc, line_rate) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
@@ -115,9 +124,11 @@ fn build_link(
         exit_here: false,
         parallel: false,
         delay: spec.delay.map_or(0, |d| d.0),
+        tfifo: tfifo(spec, stream, seed),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
         schedule,
+        line_rate,
         tx: None,
         device: std::collections::VecDeque::new(),
         device_limit: spec.device_queue.map_or(0, |l| match l.0 {
@@ -131,6 +142,45 @@ fn build_link(
         wifi: None,
     };
     Ok((link, resolved_spec))
+}
+
+/// The hop's delay as netem's tfifo when it has a limit or a jitter.
+fn tfifo(spec: &super::LinkSpec, stream: &str, seed: u64) -> Option<Tfifo> {
+    if spec.delay_limit.is_none() && spec.delay_jitter.is_none() {
+        return None;
+    }
+    Some(Tfifo {
+        limit: spec.delay_limit.map_or(usize::MAX, |l| match l.0 {
+            crate::units::Limit::Packets(p) => p as usize,
+            crate::units::Limit::Bytes(_) => unreachable!("validated: packets"),
+        }),
+        jitter: spec.delay_jitter.map_or(0, |j| j.0),
+        rng: Rng::stream(seed, &format!("netem/{stream}")),
+    })
+}
+
+/// The hop's qdisc under its shaper, and the rate its serialiser then runs at: with
+/// `shaper = "htb"`, HTB's class at the hop's rate over the qdisc (bursts tc's defaults unless
+/// given), sending at the hosts' NIC rate (validated finite).
+fn shaped(
+    leaf: queue::AnyQdisc,
+    spec: &super::LinkSpec,
+    rate: u64,
+    nic: Option<u64>,
+) -> (queue::AnyQdisc, Option<u64>) {
+    match spec.shaper {
+        None => (leaf, None),
+        Some(super::Shaper::Htb) => {
+            let burst = spec
+                .htb_burst
+                .map_or_else(|| htb::tc_default_burst(rate), |b| b.0);
+            let cburst = spec
+                .htb_cburst
+                .map_or_else(|| htb::tc_default_burst(rate), |b| b.0);
+            let htb = htb::Htb::new(leaf, rate, burst, cburst);
+            (queue::AnyQdisc::Htb(Box::new(htb)), nic)
+        }
+    }
 }
 
 /// Per direction, the link of the chain's first hop when its qdisc is in the sending hosts
@@ -183,6 +233,12 @@ struct Path {
 /// `ext` builds the disciplines the core does not hold.
 fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Result<Path, String> {
     let mtu = sc.topology.mtu.0 as u32;
+    let path = PathInfo {
+        mtu,
+        nic_rate: sc.topology.nic_rate.0,
+        seed,
+        ext,
+    };
     let hops = sc.topology.hops();
     let wifi = sc.topology.wifi.as_ref();
     let mac = wifi.map(|w| w.mac());
@@ -210,7 +266,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     // The first host keeps the hop's streams, so one host is the hop.
                     let name = format!("{}/{host}", h.name);
                     let stream = if k == 0 { h.name.clone() } else { name.clone() };
-                    let (l, q) = build_link(h, name, &stream, r.0.clone(), mtu, seed, ext)?;
+                    let (l, q) = build_link(h, name, &stream, r.0.clone(), &path)?;
                     if k == 0 {
                         hosts[h.dir.index()].push(links.len() as u32);
                         first = Some((l, q));
@@ -222,14 +278,14 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 l.parallel = h.spec.hosts.len() > 1;
                 (l, q)
             }
-            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), mtu, seed, ext)?,
+            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), &path)?,
             (None, Dir::Down) => {
                 // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
                 let w = wifi.expect("validated: a medium");
                 let d = w.driver();
                 let rate = w.stations.iter().map(|st| nominal(&d, st.mcs)).max();
                 let rate = rate.expect("validated: stations");
-                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], mtu, seed, ext)?;
+                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], &path)?;
                 let radios = w.stations.iter().map(|st| radio(st, false)).collect();
                 l.wifi = Some(Box::new(Port::new(0, d, radios)));
                 (l, q)
@@ -247,7 +303,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     let name = format!("{}/{}", h.name, st.name);
                     let d = w.station_driver(st);
                     let rate = nominal(&d, st.up_mcs.unwrap_or(st.mcs));
-                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], mtu, seed, ext)?;
+                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path)?;
                     l.wifi = Some(Box::new(Port::new(0, d, vec![radio(st, true)])));
                     if k == 0 {
                         first = Some((l, q));
@@ -538,13 +594,20 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
         let mut rtt_rng = Rng::stream(seed, &format!("rtt/{g}"));
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
         // Links are in `hops()` order, so the route's positions index them; the delay after a
-        // hop is crossed unless the flow leaves there.
+        // hop is crossed unless the flow leaves there, and after a chain's last hop always.
         let mut route = resolved
             .flow_route(f)
             .map_err(|e| format!("flows[{g}].hops: {e}"))?;
         let path_delays: Time = route
             .iter()
-            .map(|&(a, b)| links[a..b].iter().map(|l| l.delay).sum::<Time>())
+            .map(|&(a, b)| {
+                let last = if links[b].next.is_none() {
+                    links[b].delay
+                } else {
+                    0
+                };
+                links[a..b].iter().map(|l| l.delay).sum::<Time>() + last
+            })
             .sum();
         let station = f.station.as_deref().map_or(0, |s| {
             station_names.iter().position(|n| *n == s).expect("validated")

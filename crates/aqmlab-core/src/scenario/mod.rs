@@ -365,10 +365,36 @@ pub struct LinkSpec {
     /// packet left the qdisc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_queue: Option<LimitSpec>,
-    /// Propagation delay after the hop, before the next one (only in `topology.hops`; the
-    /// shorthand's delay is all in the flows' access paths, from `rtt`). Default 0.
+    /// A shaper that decides when the qdisc may send: "htb", Linux's HTB with one class at
+    /// `rate` (ceil = rate) whose leaf is `qdisc` (`queue::htb`, from Linux 3.2's sch_htb.c);
+    /// the hop then serialises at the hosts' `nic_rate`, the interface's own rate, so a burst
+    /// leaves back to back. Default none: the hop serialises at `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<Shaper>,
+    /// HTB's `burst` in bytes (needs `shaper = "htb"`); default tc's: rate / HZ + 1600 B
+    /// (tc/q_htb.c), 1600 B below 8 Gb/s on a kernel with high-resolution timers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub htb_burst: Option<Size>,
+    /// HTB's `cburst` in bytes, the ceil bucket's (needs `shaper = "htb"`); default as
+    /// `htb_burst`'s, from the ceil, which is the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub htb_cburst: Option<Size>,
+    /// Propagation delay after the hop: before the next one, or, after the last hop of its
+    /// chain (and on the shorthand's hops), before the flows' access paths, which hold `rtt`.
+    /// Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Dur>,
+    /// The delay as netem's queue (Linux 3.2 sch_netem.c, `net::Tfifo`): at most this many
+    /// packets wait in it at once ("1000p", netem's default `limit`, tc/q_netem.c), an arrival
+    /// beyond them is dropped (counted with the hop's overlimit drops). Needs `delay`. Default
+    /// none: a propagation delay holds any number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_limit: Option<LimitSpec>,
+    /// netem's jitter on the delay: each packet's delay is drawn uniformly in
+    /// [delay - jitter, delay + jitter), and packets leave in order of their drawn times (netem's
+    /// tfifo), so they may be reordered. Needs `delay`; at most `delay`. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_jitter: Option<Dur>,
     /// One link per client host, in parallel, each with this hop's settings (only in
     /// `topology.hops`, on the first hop of the up chain or the last of the down chain: the
     /// hosts' own access links, e.g. separate home routers in front of a shared bottleneck).
@@ -382,6 +408,13 @@ pub struct LinkSpec {
     /// router, a drop is a loss on the path.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local_sender: bool,
+}
+
+/// A hop's shaper (`LinkSpec::shaper`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Shaper {
+    Htb,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).

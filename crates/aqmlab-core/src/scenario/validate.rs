@@ -26,6 +26,58 @@ fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T,
     Err(format!("{key}: {msg}"))
 }
 
+/// A hop's delay and, when it is netem's queue, its limit (packets) and jitter (at most the
+/// delay, so no packet is due before it arrives).
+fn validate_delay(key: &str, l: &super::LinkSpec) -> Result<(), String> {
+    let delay = l.delay.map_or(0, |d| d.0);
+    if delay > 3600 * SEC {
+        return err(
+            format!("{key}.delay"),
+            format!("{} is out of range; allowed 0s to 3600s", fmt_time(delay)),
+        );
+    }
+    if delay == 0 {
+        for (k, set) in [
+            ("delay_limit", l.delay_limit.is_some()),
+            ("delay_jitter", l.delay_jitter.is_some()),
+        ] {
+            if set {
+                return err(
+                    format!("{key}.{k}"),
+                    "needs a delay on the same hop (delay = \"30ms\")",
+                );
+            }
+        }
+        return Ok(());
+    }
+    match l.delay_limit.map(|d| d.0) {
+        Some(crate::units::Limit::Bytes(b)) => {
+            return err(
+                format!("{key}.delay_limit"),
+                format!("{b}B is not allowed; netem's limit counts packets, e.g. \"1000p\""),
+            )
+        }
+        Some(crate::units::Limit::Packets(p)) if p == 0 || p > 1_000_000 => {
+            return err(
+                format!("{key}.delay_limit"),
+                format!("{p}p is out of range; allowed 1p to 1000000p"),
+            )
+        }
+        _ => {}
+    }
+    if let Some(j) = l.delay_jitter.filter(|j| j.0 > delay) {
+        return err(
+            format!("{key}.delay_jitter"),
+            format!(
+                "{} is out of range; allowed 0s to the delay, {}",
+                fmt_time(j.0),
+                fmt_time(delay)
+            ),
+        );
+    }
+    Ok(())
+}
+
 impl Scenario {
     /// Value checks serde cannot express. Errors name the key path.
     pub fn validate(&self) -> Result<(), String> {
@@ -81,6 +133,8 @@ impl Scenario {
                     return err(format!("{key}.rate"), format!("step {i}: times must increase"));
                 }
             }
+            self.validate_shaper(&key, l)?;
+            validate_delay(&key, l)?;
             match l.device_queue.map(|d| d.0) {
                 Some(crate::units::Limit::Bytes(_)) => {
                     return err(format!("{key}.device_queue"), "counts packets, e.g. \"1p\"")
@@ -105,6 +159,47 @@ impl Scenario {
             self.validate_flow(&mut models, i, f)?;
         }
         self.validate_table_size()
+    }
+
+    /// A hop's shaper and its keys: HTB needs one rate (tc's class has one) and a NIC rate to
+    /// send its bursts at; its bursts fit HTB's buffer, a 32-bit count of 64 ns ticks
+    /// (`tc_htb_opt`), about 274.9 s at the rate.
+    fn validate_shaper(&self, key: &str, l: &super::LinkSpec) -> Result<(), String> {
+        let Some(super::Shaper::Htb) = l.shaper else {
+            for (k, set) in [
+                ("htb_burst", l.htb_burst.is_some()),
+                ("htb_cburst", l.htb_cburst.is_some()),
+            ] {
+                if set {
+                    return err(format!("{key}.{k}"), "needs shaper = \"htb\" on the same hop");
+                }
+            }
+            return Ok(());
+        };
+        let steps = &l.rate.as_ref().expect("checked: a wired hop has a rate").0;
+        if steps.len() > 1 {
+            return err(
+                format!("{key}.rate"),
+                "a schedule is not allowed with shaper = \"htb\"; allowed: one rate, HTB's class rate",
+            );
+        }
+        if self.topology.nic_rate.0.is_none() {
+            return err(
+                "topology.nic_rate",
+                format!("\"inf\" is not allowed with {key}.shaper = \"htb\"; allowed: a rate, the interface's own rate HTB's bursts leave at"),
+            );
+        }
+        let rate = steps[0].1 as u128;
+        let most = (u32::MAX as u128 * 64 * rate / (8 * SEC as u128)) as u64;
+        for (k, v) in [("htb_burst", l.htb_burst), ("htb_cburst", l.htb_cburst)] {
+            if let Some(b) = v.filter(|b| b.0 == 0 || b.0 > most) {
+                return err(
+                    format!("{key}.{k}"),
+                    format!("{}B is out of range; allowed 1B to {most}B at this rate (HTB's buffer is 2^32 ticks of 64 ns)", b.0),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Packet recording: every hop transmits at most its peak rate in full-size packets, so the
@@ -167,7 +262,6 @@ impl Scenario {
                 for (k, set) in [
                     ("name", l.name.is_some()),
                     ("direction", l.direction.is_some()),
-                    ("delay", l.delay.is_some()),
                     ("hosts", !l.hosts.is_empty()),
                 ] {
                     if set {
@@ -216,32 +310,8 @@ impl Scenario {
             if h.direction.is_none() {
                 return err(format!("{key}.direction"), "missing; allowed: \"up\" or \"down\"");
             }
-            if let Some(d) = h.delay {
-                if d.0 > 3600 * crate::units::SEC {
-                    return err(
-                        format!("{key}.delay"),
-                        format!(
-                            "{} is out of range; allowed 0s to 3600s",
-                            crate::units::fmt_time(d.0)
-                        ),
-                    );
-                }
-            }
         }
         for dir in Dir::BOTH {
-            let last = t
-                .hops
-                .iter()
-                .enumerate()
-                .rfind(|(_, h)| h.direction.map(DirSpec::dir) == Some(dir));
-            if let Some((i, h)) = last {
-                if h.delay.is_some_and(|d| d.0 > 0) {
-                    return err(
-                        format!("topology.hops[{i}].delay"),
-                        format!("not allowed on the last hop of the {} direction: the delay beyond it is the flows' access path (topology.rtt or a flow's rtt)", dir.name()),
-                    );
-                }
-            }
             if !t.hops.iter().any(|h| h.direction.map(DirSpec::dir) == Some(dir)) {
                 return err(
                     "topology.hops",
@@ -378,6 +448,7 @@ impl Scenario {
                         ("rate", h.spec.rate.is_some()),
                         ("loss", h.spec.loss > 0.0),
                         ("device_queue", h.spec.device_queue.is_some()),
+                        ("shaper", h.spec.shaper.is_some()),
                     ] {
                         if set {
                             return err(

@@ -16,9 +16,9 @@ use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
-use crate::queue::{local_verdict, LocalVerdict, Qdisc, QueueEvent};
+use crate::queue::{local_verdict, DropReason, LocalVerdict, Qdisc, QueueEvent};
 use crate::record::rows::FlowReport;
-use crate::record::Recorder;
+use crate::record::{Recorder, OUTCOME_DROP_BASE};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, Outbox};
 use crate::units::{tx_time, Time};
@@ -362,7 +362,8 @@ pub struct World {
     pipes: Vec<Pipe>,
     /// Index of the first hop pipe in `pipes`.
     hop_pipes: usize,
-    /// For each hop pipe, the hop its packets arrive at.
+    /// For each hop pipe, the hop its packets arrive at (`u32::MAX`: the pipe follows a chain's
+    /// last hop, and its packets go on to their flows' access paths).
     hop_pipe_next: Vec<u32>,
     /// For each hop with a delay, its pipe (indexed like `links`; unused for the others).
     link_pipe: Vec<u32>,
@@ -414,13 +415,13 @@ impl World {
         let mut hop_pipe_next = Vec::new();
         let mut link_pipe = vec![u32::MAX; links.len()];
         for (k, l) in links.iter().enumerate() {
-            if let (Some(next), true) = (l.next, l.delay > 0) {
+            if l.delay > 0 {
                 link_pipe[k] = pipes.len() as u32;
                 pipes.push(Pipe {
                     delay: l.delay,
                     ..Pipe::default()
                 });
-                hop_pipe_next.push(next);
+                hop_pipe_next.push(l.next.unwrap_or(u32::MAX));
             }
         }
         let first = Dir::BOTH.map(|d| {
@@ -688,12 +689,18 @@ impl World {
     /// head.
     #[inline(always)]
     fn enter_pipe_at(&mut self, i: usize, id: PktId, t: Time) {
-        let pipe = &mut self.pipes[i];
+        let pipe = &self.pipes[i];
         if pipe.delay == 0 && t == self.now {
             self.leave_pipe(i, id);
             return;
         }
-        let at = t + pipe.delay;
+        self.pipe_until(i, id, t + pipe.delay);
+    }
+
+    /// Puts a packet into pipe i until time `at` (not before now).
+    #[inline(always)]
+    fn pipe_until(&mut self, i: usize, id: PktId, at: Time) {
+        let pipe = &mut self.pipes[i];
         if pipe.ring.back().is_none_or(|&(last, _)| last <= at) {
             pipe.ring.push_back((at, id));
         } else {
@@ -703,6 +710,37 @@ impl World {
             pipe.armed = Some(at);
             self.schedule(at, Ev::Pipe(i as u32));
         }
+    }
+
+    /// Packet `id` enters the delay after hop `l`: its pipe, or, when the delay is netem's
+    /// tfifo, that bounded queue, at its drawn time to send (`net::Tfifo`).
+    fn enter_hop_delay(&mut self, l: usize, id: PktId) {
+        let i = self.link_pipe[l] as usize;
+        let held = self.pipes[i].ring.len();
+        let link = &mut self.links[l];
+        let delay = link.delay;
+        let Some(q) = link.tfifo.as_mut() else {
+            self.enter_pipe(i, id);
+            return;
+        };
+        if held >= q.limit {
+            let p = self.pool.get(id);
+            let reason = DropReason::Overlimit;
+            self.rec.packet(
+                p,
+                self.links[l].dir,
+                l as u8,
+                self.now,
+                OUTCOME_DROP_BASE + reason as u8,
+            );
+            self.links[l].stats.drops[reason as usize] += 1;
+            let flow = p.flow;
+            self.pool.release(id);
+            self.dropped(flow, false);
+            return;
+        }
+        let at = self.now + delay - q.jitter + q.draw();
+        self.pipe_until(i, id, at);
     }
 
     /// The arrival event of pipe i: delivers every packet due and re-arms for the next head.
@@ -743,7 +781,13 @@ impl World {
     fn leave_pipe(&mut self, i: usize, id: PktId) {
         if i >= self.hop_pipes {
             let next = self.hop_pipe_next[i - self.hop_pipes];
-            self.arrival(self.host_link(next as usize, id), id);
+            if next == u32::MAX {
+                let p = self.pool.get(id);
+                let access = self.flows[p.flow as usize].pipes[pipe_slot(p.dir, true)];
+                self.enter_pipe(access as usize, id);
+            } else {
+                self.arrival(self.host_link(next as usize, id), id);
+            }
             return;
         }
         let post = i % 2 == 1;
@@ -935,9 +979,11 @@ impl Hops for World {
             link.exit_here && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
         match link.next {
             _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
-            None => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            None if link.delay == 0 => {
+                self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id)
+            }
             Some(next) if link.delay == 0 => self.arrival(self.host_link(next as usize, id), id),
-            Some(_) => self.enter_pipe(self.link_pipe[l] as usize, id),
+            _ => self.enter_hop_delay(l, id),
         }
     }
 

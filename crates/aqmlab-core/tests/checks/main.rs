@@ -7,6 +7,7 @@ mod bbr_checks;
 mod core_checks;
 mod l4s_checks;
 mod layer_checks;
+mod linux_hop_checks;
 mod path_checks;
 mod tcp_checks;
 mod web_checks;

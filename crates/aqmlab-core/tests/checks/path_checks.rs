@@ -174,13 +174,13 @@ fn paths_that_cannot_exist_name_the_key() {
         ),
         (
             base(
-                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps", "delay": "5ms"}]),
+                json!({"rtt": "1ms", "hops": hops(json!([{"name": "a", "rate": "1Mbps", "delay": "3601s"}]),
                 json!([{"name": "b", "rate": "1Mbps"}]))}),
             ),
             "topology.hops[0].delay",
         ),
         (
-            base(json!({"rtt": "1ms", "down": {"rate": "1Mbps", "delay": "1ms"}, "up": {"rate": "1Mbps"}})),
+            base(json!({"rtt": "1ms", "down": {"rate": "1Mbps", "delay": "3601s"}, "up": {"rate": "1Mbps"}})),
             "topology.down.delay",
         ),
         (

@@ -163,7 +163,7 @@ fn the_shorthand_needs_both_directions() {
 #[test]
 fn hop_keys_of_the_general_form_are_refused_on_the_shorthand() {
     // their docs: "only in `topology.hops`"
-    for (k, v) in [("name", json!("a")), ("delay", json!("1ms"))] {
+    for (k, v) in [("name", json!("a")), ("direction", json!("down"))] {
         refused(
             &with(&format!("topology.down.{k}"), v),
             &format!("topology.down.{k}"),
