@@ -29,6 +29,11 @@ TABLE2 = {
 }
 
 
+def never_done(fetch_s: float | None) -> float:
+    """A normalised fetch time, infinite when no fetch of the run completed."""
+    return float("inf") if fetch_s is None else fetch_s
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """The quick reproduction with the study's FIFO and fq_codel on the 10/10 and 10/1 links."""
@@ -71,9 +76,11 @@ def test_quick_shows_the_studys_orderings(quick):
         assert all(0 <= v <= 100 for v in j["wifi_voip_loss_pct"][q].values())
     assert set(web["fq_codel"]["small"]["rrul"]) == {"10/10", "10/1", "wifi"}
     # The small page: the FIFO's standing queue slows every fetch's many round trips far more than
-    # fq_codel, whose page flows are sparse (the study's ordering).
+    # fq_codel, whose page flows are sparse (the study's ordering). A run whose fetches after the
+    # warm-up never end has no fetch time (its name lookup lost: the lookup is not retried, so the
+    # fetch waits for the test's end), the slowest outcome there is.
     for c in ("rrul", "1up"):
-        assert web["fq_codel"]["small"][c]["10/10"] < web["pfifo_fast"]["small"][c]["10/10"]
+        assert web["fq_codel"]["small"][c]["10/10"] < never_done(web["pfifo_fast"]["small"][c]["10/10"])
     assert web["pfifo_fast"]["small"]["1up"]["10/10"] > 1.5
     lat = j["web_rrul_induced_latency_ms"]
     assert lat["fq_codel"]["small"]["10/10"] < lat["pfifo_fast"]["small"]["10/10"]

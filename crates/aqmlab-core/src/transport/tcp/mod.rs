@@ -179,6 +179,12 @@ pub struct TcpConfig {
     pub early_retransmit: bool,
     /// Data segments ACKed at once at the start of a connection (Linux quick-ACK mode); 0 = none.
     pub quickack: u32,
+    /// A data segment that does not start at the next expected byte (out of order, a duplicate
+    /// or an overlap) puts the receiver back in quick-ACK mode, as Linux 3.x does
+    /// (tcp_data_queue calls tcp_enter_quickack_mode): the next min(rwnd / (2 mss) (2 if that
+    /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
+    /// Off: only that segment's own ACK is immediate.
+    pub ooo_quickack: bool,
     /// Restart the window after an idle period longer than the RTO (RFC 5681 4.1, as Linux
     /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
     /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
@@ -566,6 +572,7 @@ fn rfc() -> TcpConfig {
         frto: false,
         early_retransmit: false,
         quickack: 0,
+        ooo_quickack: false,
         idle_restart: false,
         cwnd_limited: false,
         rto_rearm: false,
@@ -836,6 +843,11 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // bictcp_cong_avoid with the packets in flight before the ACK (tcp_ack's
                 // prior_in_flight).
                 cwnd_limited: true,
+                // tcp_input.c tcp_data_queue: every segment that is not the next in order enters
+                // quick-ACK mode (tcp_enter_quickack_mode before the partial-packet check, and at
+                // out_of_window for duplicates); later kernels (5.x) keep it for duplicates only,
+                // which `linux` does not model.
+                ooo_quickack: true,
                 ..linux()
             },
         },

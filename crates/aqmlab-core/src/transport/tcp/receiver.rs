@@ -5,7 +5,8 @@
 //! every one) or after the delack timer, which runs from the first unACKed segment or, with
 //! `delack_grid`, fires on multiples of the delay (ns-2 FullTcp); immediately for
 //! out-of-order data, duplicates, hole-filling segments and the FIN; the first `quickack` data
-//! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does), timestamp
+//! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does, and with
+//! `ooo_quickack` again after every segment out of sequence), timestamp
 //! echo per
 //! RFC 7323 (TS.Recent from the segment at the left edge of the window), the RFC 3168 ECN
 //! receiver (ECE on every ACK from a CE mark until a CWR arrives) and the AccECN receiver
@@ -57,6 +58,8 @@ pub struct TcpReceiver {
     /// Quick ACKs left (Linux icsk_ack.quick: tcp_incr_quickack on the first data segment,
     /// decremented per ACK sent, tcp_dec_quickack_mode).
     quick: u32,
+    /// Quick ACKs a segment out of sequence restores (`ooo_quickack`; 0 when off).
+    requick: u32,
     fin_end: Option<u64>,
     packets_received: u64,
     /// ACKs (incl. SYN-ACKs) sent.
@@ -91,6 +94,7 @@ impl TcpReceiver {
             unacked_bytes: 0,
             delack_at: None,
             quick: cfg.quickack,
+            requick: if cfg.ooo_quickack { requick(cfg) } else { 0 },
             fin_end: None,
             packets_received: 0,
             acks_sent: 0,
@@ -232,6 +236,13 @@ impl TcpReceiver {
     }
 }
 
+/// Linux's tcp_incr_quickack: half the receive window in segments (2 if that is 0), at most
+/// the profile's `quickack` (TCP_MAX_QUICKACKS).
+fn requick(cfg: &TcpConfig) -> u32 {
+    let half = cfg.rwnd_bytes() / (2 * cfg.mss as u64);
+    (if half == 0 { 2 } else { half }).min(cfg.quickack as u64) as u32
+}
+
 impl Endpoint for TcpReceiver {
     fn start(&mut self, _now: Time, _out: &mut Outbox) {}
 
@@ -278,6 +289,9 @@ impl Endpoint for TcpReceiver {
         }
         let s = pkt.seq;
         let e = pkt.seq + pkt.payload as u64;
+        if s != self.rcv_nxt {
+            self.quick = self.quick.max(self.requick);
+        }
         if pkt.tcp_flags & flags::FIN != 0 {
             self.fin_end = Some(e);
         }
@@ -347,6 +361,7 @@ impl Endpoint for TcpReceiver {
 mod tests {
     use super::*;
     use crate::packet::EcnMode;
+    use crate::transport::tcp::Rwnd;
     use crate::units::MS;
 
     fn cfg(delack: Option<Time>) -> TcpConfig {
@@ -627,5 +642,59 @@ mod tests {
         syn(&mut rx, false);
         let acks: Vec<usize> = (0..4).map(|i| data(&mut rx, i, 1000 + i).len()).collect();
         assert_eq!(acks, [0, 1, 0, 1]);
+    }
+
+    /// A receiver with 16 quick ACKs at the start (all spent on segments 0-15) and the
+    /// `ooo_quickack` switch, its window `rwnd` segments of 100 bytes.
+    fn requick_rx(on: bool, rwnd: u64) -> TcpReceiver {
+        let c = TcpConfig {
+            quickack: 16,
+            ooo_quickack: on,
+            rwnd: Rwnd::Segments(rwnd),
+            ..cfg(Some(40 * MS))
+        };
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Down);
+        syn(&mut rx, false);
+        assert!((0..16).all(|i| data(&mut rx, i, 1000 + i).len() == 1));
+        rx
+    }
+
+    /// ACKs sent for each of segments `seqs` (in the order given).
+    fn acks_for(rx: &mut TcpReceiver, seqs: impl IntoIterator<Item = u64>) -> Vec<usize> {
+        seqs.into_iter().map(|i| data(rx, i, 2000 + i).len()).collect()
+    }
+
+    #[test]
+    fn a_segment_out_of_order_restarts_quick_acks_as_linux_3_14() {
+        // tcp_input.c (3.14) tcp_data_queue: a segment that is not the next in order calls
+        // tcp_enter_quickack_mode, whose tcp_incr_quickack sets icsk_ack.quick to
+        // min(rcv_wnd / (2 rcv_mss), TCP_MAX_QUICKACKS = 16); every ACK sent takes one
+        // (tcp_dec_quickack_mode). Segment 18 is lost: 19 is ACKed (15 left), its retransmission
+        // fills the hole (14 left), then 20-33 are ACKed one by one and 34-35 as a pair again.
+        let mut rx = requick_rx(true, 1 << 20);
+        assert_eq!(acks_for(&mut rx, [16, 17]), [0, 1]);
+        assert_eq!(acks_for(&mut rx, [19, 18]), [1, 1]);
+        assert_eq!(acks_for(&mut rx, 20..34), [1; 14]);
+        assert_eq!(acks_for(&mut rx, [34, 35]), [0, 1]);
+        // Off: the out-of-order segment and the hole's fill are ACKed, then every second one.
+        let mut rx = requick_rx(false, 1 << 20);
+        assert_eq!(acks_for(&mut rx, [16, 17, 19, 18, 20, 21]), [0, 1, 1, 1, 0, 1]);
+    }
+
+    #[test]
+    fn a_duplicate_restarts_quick_acks_and_a_small_window_gives_fewer() {
+        // The duplicate path (out_of_window: tcp_enter_quickack_mode) re-arms 16: its own ACK
+        // and the next 15.
+        let mut rx = requick_rx(true, 1 << 20);
+        assert_eq!(acks_for(&mut rx, [16, 17, 5]), [0, 1, 1]);
+        assert_eq!(acks_for(&mut rx, 18..33), [1; 15]);
+        assert_eq!(acks_for(&mut rx, [33, 34]), [0, 1]);
+        // A window of 6 segments: rcv_wnd / (2 rcv_mss) = 3 quick ACKs, the out-of-order
+        // segment's, the fill's and one more.
+        let mut rx = requick_rx(true, 6);
+        assert_eq!(
+            acks_for(&mut rx, [16, 17, 19, 18, 20, 21, 22]),
+            [0, 1, 1, 1, 1, 0, 1]
+        );
     }
 }
