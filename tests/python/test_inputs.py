@@ -200,11 +200,17 @@ def test_webpage_persistent_must_be_a_boolean_and_resolve_writes_its_defaults(tm
     page = '[[flows]]\nkind = "webpage"\nstart = "1s"\n'
     p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page + 'persistent = "yes"\n')
     _fails(["validate", str(p)], "flows[0].persistent", '"yes"', "boolean")
+    p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page + "dns_attempts = 9\n")
+    _fails(["validate", str(p)], "dns_attempts", "9", "allowed 1 to 5")
+    p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page + 'dns_timeout = "0s"\n')
+    _fails(["validate", str(p)], "dns_timeout", "0s")
     p.write_text(HEAD.format(name="w", duration="5s") + TOPO + page)
     res = runner.invoke(app, ["validate", "--json", str(p)])
     assert res.exit_code == 0, res.output
     # timeout: the flow's length, from its start (1 s) to the end of the run (5 s).
     assert '"timeout": "4s"' in res.output and '"persistent": true' in res.output, res.output
+    # the name lookup: glibc's RES_TIMEOUT and RES_DFLRETRY
+    assert '"dns_timeout": "5s"' in res.output and '"dns_attempts": 2' in res.output, res.output
 
 
 def test_bad_qdisc_item_is_named_with_the_closest_discipline(tmp_path: Path):

@@ -8,7 +8,9 @@
 //! * It resolves the server's name first: one UDP query and its answer (Kind::Udp, marked by
 //!   [`DNS_CONN`]), answered by the server end at once. (curl resolves once per worker handle;
 //!   the model resolves once per fetch, as the handles are reset per fetch and resolve the same
-//!   name in parallel.)
+//!   name in parallel.) A query left unanswered is sent again as glibc's stub resolver does
+//!   (`res_send.c`: try k of `dns_attempts` waits `dns_timeout` x k with one name server); after
+//!   the last try's wait the fetch gets no name and waits for its timeout.
 //! * Then the main document (the URL list, fetched by one worker), then the page's objects, each
 //!   handed to the first free worker of a pool of `workers` (`get_once`, `getter.c` line 82).
 //! * Page fetch time = from the fetch's start to the last byte of its last object.
@@ -110,6 +112,9 @@ pub struct PageParams {
     pub workers: u32,
     pub interval: Time,
     pub timeout: Time,
+    /// The name lookup: first wait for an answer, and queries per lookup.
+    pub dns_timeout: Time,
+    pub dns_attempts: u32,
     /// Persistent connections, one per worker and fetch (else a connection per object).
     pub persistent: bool,
     /// A pending delayed ACK leaves with the next request or response record.
@@ -161,6 +166,9 @@ struct Current {
     index: u32,
     start: Time,
     resolved: bool,
+    /// Queries of the name lookup sent so far, and when the last one's wait ends.
+    queries: u32,
+    query_wait: Time,
     /// Next object not yet handed to a worker, and objects in flight.
     next: u32,
     busy: u32,
@@ -244,11 +252,22 @@ impl PageClient {
             index,
             start: now,
             resolved: false,
+            queries: 0,
+            query_wait: 0,
             next: 0,
             busy: 0,
             fetching: vec![false; w],
             due: vec![0; w],
         });
+        self.query(now, out);
+    }
+
+    /// Sends the lookup's next query and sets its wait (res_send.c: `retrans << try`, one
+    /// name server, try counted from 0).
+    fn query(&mut self, now: Time, out: &mut Outbox) {
+        let Some(c) = self.cur.as_mut() else { return };
+        c.query_wait = now + (self.p.dns_timeout << c.queries);
+        c.queries += 1;
         self.dns_sent += 1;
         out.push(Packet {
             flow: self.flow,
@@ -256,10 +275,16 @@ impl PageClient {
             size: DNS_QUERY_BYTES,
             kind: Kind::Udp,
             dir: Dir::Up,
-            seq: index as u64,
+            seq: c.index as u64,
             ts_val: now,
             ..Packet::default()
         });
+    }
+
+    /// The wait for an answer, while the lookup may still ask again.
+    fn lookup_wait(&self) -> Option<Time> {
+        let c = self.cur.as_ref()?;
+        (!c.resolved && c.queries < self.p.dns_attempts).then_some(c.query_wait)
     }
 
     /// Hands free workers the next objects (only the main document until it is complete).
@@ -386,13 +411,19 @@ impl Endpoint for PageClient {
             self.ex.handle(k, out, |e, out| e.on_timer(now, out));
         }
         self.check_timeout(now, out);
+        if self.lookup_wait().is_some_and(|t| t <= now) {
+            self.query(now, out);
+        }
         self.start_due(now, out);
     }
 
     fn next_timer(&self) -> Option<Time> {
         let deadline = self.cur.as_ref().map(|c| c.start + self.p.timeout);
         let next = self.next_start.filter(|_| self.cur.is_none());
-        [self.ex.next_timer(), deadline, next].into_iter().flatten().min()
+        [self.ex.next_timer(), deadline, next, self.lookup_wait()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn report(&self, r: &mut FlowReport) {
@@ -577,5 +608,45 @@ impl Endpoint for PageServer {
         r.packets_received += self.answered;
         r.packets_sent += self.answered;
         r.bytes_sent += self.answered * DNS_ANSWER_BYTES as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::SEC;
+
+    /// The times of the name queries a fetch sends when none is answered, within 60 s.
+    fn unanswered_queries(dns_timeout: Time, dns_attempts: u32) -> Vec<Time> {
+        let p = PageParams {
+            objects: vec![1000].into(),
+            workers: 4,
+            interval: 100 * SEC,
+            timeout: 100 * SEC,
+            dns_timeout,
+            dns_attempts,
+            persistent: true,
+            piggyback: true,
+        };
+        let (_, mut client) = ends(p, TcpConfig::default(), 0, 0, 100 * SEC);
+        let mut out = Outbox::default();
+        let mut sent = Vec::new();
+        client.start(0, &mut out);
+        while let Some(t) = client.next_timer().filter(|&t| t < 60 * SEC) {
+            sent.extend(out.drain(..).filter(|q| q.conn == DNS_CONN).map(|q| q.ts_val));
+            client.on_timer(t, &mut out);
+        }
+        sent.extend(out.drain(..).filter(|q| q.conn == DNS_CONN).map(|q| q.ts_val));
+        sent
+    }
+
+    #[test]
+    fn an_unanswered_lookup_asks_again_as_glibc_does() {
+        // glibc res_send.c with one name server: try k waits retrans << k, retry tries in all
+        // (RES_TIMEOUT 5 s, RES_DFLRETRY 2): queries at 0 and 5 s, none after the second's
+        // 10 s wait. With three tries and 1 s: 0, 1 and 1 + 2 = 3 s.
+        assert_eq!(unanswered_queries(5 * SEC, 2), vec![0, 5 * SEC]);
+        assert_eq!(unanswered_queries(SEC, 3), vec![0, SEC, 3 * SEC]);
+        assert_eq!(unanswered_queries(SEC, 1), vec![0]);
     }
 }

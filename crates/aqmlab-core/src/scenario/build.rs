@@ -454,6 +454,8 @@ fn endpoints(
                 workers: page.workers,
                 interval: page.interval.0,
                 timeout: page.timeout.expect("resolved").0,
+                dns_timeout: page.dns_timeout.0,
+                dns_attempts: page.dns_attempts,
                 persistent: conn.persistent,
                 piggyback: conn.piggyback,
             };

@@ -323,6 +323,13 @@ pub struct Page {
     /// flow's length, as Flent's `HttpGetterRunner`: from the earliest start to the stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Dur>,
+    /// The name lookup's wait for an answer before it asks again, the first time; each later
+    /// try waits that times its number (glibc's stub resolver, which curl's threaded resolver
+    /// calls: resolv.conf `options timeout:`, RES_TIMEOUT 5 s; res_send.c doubles it per try).
+    pub dns_timeout: Dur,
+    /// Queries sent for one lookup before it gives up (resolv.conf `options attempts:`,
+    /// RES_DFLRETRY 2); a lookup with no answer leaves the fetch waiting for its timeout.
+    pub dns_attempts: u32,
 }
 
 impl Default for Page {
@@ -333,6 +340,8 @@ impl Default for Page {
             workers: 4,
             interval: Dur(SEC),
             timeout: None,
+            dns_timeout: Dur(5 * SEC),
+            dns_attempts: 2,
         }
     }
 }
@@ -372,6 +381,13 @@ impl Params<()> for Page {
             ));
         }
         positive("interval", self.interval)?;
+        positive("dns_timeout", self.dns_timeout)?;
+        if !(1..=5).contains(&self.dns_attempts) {
+            return Err(format!(
+                "dns_attempts: {} is out of range; allowed 1 to 5 (glibc's RES_MAXRETRY)",
+                self.dns_attempts
+            ));
+        }
         self.timeout.map_or(Ok(()), |t| positive("timeout", t))
     }
 }
