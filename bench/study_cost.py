@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import core_binary, machine, stamp
 
-from aqmlab.sweep import parse_sweep
 from aqmlab.reproduce import goodbadwifi2015 as gbw
+from aqmlab.sweep import parse_sweep
 
 
 def sweeps(reps: int) -> list[tuple[str, dict]]:
