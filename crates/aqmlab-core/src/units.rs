@@ -20,8 +20,12 @@ pub const SEC: Time = 1_000_000_000;
 /// Time needed to put `bytes` on a link of `rate_bps`, rounded up to the nanosecond.
 #[inline]
 pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
-    let bits = bytes as u128 * 8 * SEC as u128;
-    bits.div_ceil(rate_bps as u128) as Time
+    // bits x 1e9 fits 64 bits for any packet (up to 2.3 GB): the 128-bit division, a library
+    // call, is only needed beyond that.
+    match bytes.checked_mul(8 * SEC) {
+        Some(bits) => bits.div_ceil(rate_bps),
+        None => (bytes as u128 * 8 * SEC as u128).div_ceil(rate_bps as u128) as Time,
+    }
 }
 
 /// Bytes a link of `rate_bps` carries in `t` ns (rounded down).
@@ -401,5 +405,9 @@ mod tests {
         // 1500 B at 10 Mb/s = 1.2 ms exactly; 1 B at 3 bit/s = 8/3 s rounds up.
         assert_eq!(tx_time(1500, 10_000_000), 1_200_000);
         assert_eq!(tx_time(1, 3), 2_666_666_667);
+        // Beyond 64 bits of bit-nanoseconds (over 2.3 GB): 3 GB at 1 Gb/s = 24 s; 3 GB + 1 B
+        // at 3 bit/s = 8e9 s + 8/3 s, rounded up.
+        assert_eq!(tx_time(3_000_000_000, 1_000_000_000), 24 * SEC);
+        assert_eq!(tx_time(3_000_000_001, 3), 8_000_000_000 * SEC + 2_666_666_667);
     }
 }

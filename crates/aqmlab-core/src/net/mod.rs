@@ -20,6 +20,7 @@ use crate::rng::Rng;
 use crate::units::{tx_time, Time, SEC};
 use std::collections::VecDeque;
 use wifi::Medium;
+use wifi_rate::AggregateLoss;
 
 pub mod wifi;
 pub mod wifi_rate;
@@ -365,13 +366,13 @@ pub trait Hops {
             port.hw.push_front(agg);
             return;
         }
-        let channel = port.radios[agg.dest as usize].channel;
+        let mut losses = AggregateLoss::new(port.radios[agg.dest as usize].channel, agg.phy);
         let mut failed = Vec::new();
         let mut acked = 0;
         for &id in &agg.pkts {
             let HopParts { links, pool, .. } = self.parts();
             let link = &mut links[l];
-            let loss = channel.loss(&agg.phy, wifi::MPDU_OVERHEAD + pool.get(id).size);
+            let loss = losses.of(wifi::MPDU_OVERHEAD + pool.get(id).size);
             if loss > 0.0 && link.loss_rng.bernoulli(loss) {
                 let port = link.wifi.as_mut().expect("a WiFi hop");
                 let tries = port.retries.entry(id).or_insert(0);

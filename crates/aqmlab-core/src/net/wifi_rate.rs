@@ -46,6 +46,37 @@ impl Channel {
     }
 }
 
+/// The loss of each subframe of one aggregate (`Channel::loss` at its PHY), computed once for
+/// a run of subframes of the same length (an `exp` and a `powf` each time otherwise).
+pub struct AggregateLoss {
+    channel: Channel,
+    phy: Phy,
+    last: Option<(u32, f64)>,
+}
+
+impl AggregateLoss {
+    pub fn new(channel: Channel, phy: Phy) -> AggregateLoss {
+        AggregateLoss {
+            channel,
+            phy,
+            last: None,
+        }
+    }
+
+    /// The probability that a subframe of `len` bytes is lost.
+    #[inline]
+    pub fn of(&mut self, len: u32) -> f64 {
+        match self.last {
+            Some((n, loss)) if n == len => loss,
+            _ => {
+                let loss = self.channel.loss(&self.phy, len);
+                self.last = Some((len, loss));
+                loss
+            }
+        }
+    }
+}
+
 /// How a transmitter picks the MCS of each aggregate to one destination.
 pub enum RateControl {
     Fixed,
@@ -518,6 +549,25 @@ mod tests {
         assert!((c.loss(&phy(7), 2048) - (1.0 - 0.9f64.sqrt())).abs() < 1e-12);
         // Lower MCS are more robust at the same signal.
         assert!(c.loss(&phy(3), 4096) < 1e-4);
+    }
+
+    #[test]
+    fn aggregate_loss_is_the_channel_loss_of_each_length() {
+        // The same probability, to the bit, as the channel gives each subframe on its own, over
+        // runs of equal and changing lengths (a loss remembered for one length is never
+        // reused for another).
+        let c = Channel::Signal {
+            rssi: -60.0,
+            slope: 1.5,
+        };
+        let mut losses = AggregateLoss::new(c, phy(7));
+        for len in [1538, 1538, 90, 90, 1538, 4096, 90, 1538] {
+            assert_eq!(
+                losses.of(len).to_bits(),
+                c.loss(&phy(7), len).to_bits(),
+                "{len} B"
+            );
+        }
     }
 
     #[test]
