@@ -121,7 +121,14 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "warmup_s": ("the warm-up W skipped by every windowed metric", "s", "-"),
     "run_dir": ("the stored run's directory (printed by `aqmlab run --json`, not stored)", "", "-"),
     "links.HOP.qdisc": ("the hop's queue discipline", "", "-"),
-    "links.HOP.utilization": ("bytes put on the link / bytes its rate could carry", "fraction", WINDOW),
+    "links.HOP.utilization": (
+        (
+            "bytes put on the link / bytes its rate could carry (a packet counts whole when its "
+            "transmission starts, so a link busy to the end can read up to one packet above 1)"
+        ),
+        "fraction",
+        WINDOW,
+    ),
     f"links.HOP.queue_delay_ms.{_STATS}": (
         (f"{_STAT_WORDS} of the sojourn time (enqueue to start of transmission) of the packets "
         "transmitted by the hop, counted by enqueue time"), "ms", WINDOW),
