@@ -580,6 +580,39 @@ impl Scoreboard {
         self.rtx_pos = self.first;
     }
 
+    /// ns-2 TCP/Linux's ClearScoreBoard at the end of a recovery: the SACK, loss and
+    /// retransmission state of every outstanding segment is forgotten, so each counts once in
+    /// the pipe (`packets_in_flight` = snd_nxt - snd_una), and the IsLost rule and NextSeg start
+    /// over at snd_una.
+    pub fn forget(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.sacked = false;
+            s.lost = false;
+            s.retx = false;
+        }
+        self.sacked.clear();
+        self.n_top = 0;
+        self.pipe = self.pipe_slow();
+        self.lost_pos = self.first;
+        self.rtx_pos = self.first;
+    }
+
+    /// ns-2's ScoreBoard1::UpdateScoreBoard on a board just forgotten: every unSACKed
+    /// outstanding segment at least `gap` below the highest SACKed one is lost. Returns the
+    /// number marked.
+    pub fn mark_lost_below_fack(&mut self, gap: u64) -> u64 {
+        let Some(end) = self.highest_sacked().and_then(|f| (f + 1).checked_sub(gap)) else {
+            return 0;
+        };
+        let mut n = 0;
+        for i in self.first..end {
+            n += self.mark_lost(i) as u64;
+            self.work += 1;
+        }
+        self.lost_pos = self.lost_pos.max(end);
+        n
+    }
+
     /// Undo of a spurious timeout (Linux tcp_undo_cwnd_reduction with unmark_loss): no segment
     /// is lost any more; each counts in the pipe again, and the IsLost rule looks at them anew.
     pub fn unmark_lost(&mut self) {
@@ -763,6 +796,40 @@ mod tests {
         );
         assert_eq!(sb.pipe(), 3 * MSS);
         assert_eq!(sb.pipe(), sb.pipe_slow());
+    }
+
+    #[test]
+    fn forgotten_board_is_rebuilt_from_one_ack_as_ns2_scoreboard1() {
+        // Ten segments outstanding after a recovery: the receiver holds 1, 3, 5, 7, 8 (all
+        // SACKed before) and 0's retransmission is in flight. ns-2 TCP/Linux clears its
+        // scoreboard (ClearScoreBoard): packets_in_flight = snd_nxt - snd_una = 10. The next ACK
+        // carries Sack1's three newest blocks, 7-8, 5, 3 (1 left out). UpdateScoreBoard on the
+        // empty board: fack_ = 8, lost_seq_threshold = fack_ - (3 + 1) = 4, so 0, 1, 2 and 4
+        // (unSACKed, at most 4) are lost, 6 and 9 stay in flight: packets_in_flight = 10 -
+        // sack_out_ 4 - fack_out_ 4 = 2, and GetNextRetran offers 0, 1, 2, 4 in that order.
+        let mut sb = board(10);
+        for (a, b) in [(1, 2), (3, 4), (5, 6), (7, 9)] {
+            sb.sack(seq(a), seq(b));
+        }
+        sb.update_lost();
+        sb.retransmitted(0, 0);
+        sb.forget();
+        assert_eq!(sb.pipe(), 10 * MSS);
+        assert_eq!(sb.sacked_segments(), 0);
+        for (a, b) in [(7, 9), (5, 6), (3, 4)] {
+            sb.sack(seq(a), seq(b));
+        }
+        assert_eq!(sb.mark_lost_below_fack(DUP_THRESH as u64 + 1), 4);
+        let lost: Vec<u64> = (0..10).filter(|&i| sb.seg(i).unwrap().lost).collect();
+        assert_eq!(lost, [0, 1, 2, 4]);
+        assert_eq!(sb.pipe(), 2 * MSS);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        let mut resent = vec![];
+        while let Some((i, true)) = sb.next_candidate() {
+            sb.retransmitted(i, 0);
+            resent.push(i);
+        }
+        assert_eq!(resent, [0, 1, 2, 4]);
     }
 
     #[test]
