@@ -211,6 +211,11 @@ pub struct TcpConfig {
     /// (ns-2's LinuxTcpAgent::tcp_fastretrans_alert, `scb_->ClearScoreBoard()`, then
     /// ScoreBoard1::UpdateScoreBoard). Off: the SACK state is kept, as Linux and RFC 6675 do.
     pub recovery_exit_sack_clear: bool,
+    /// Find lost retransmissions as ns-2's ScoreBoard1::UpdateScoreBoard does: one is lost
+    /// again once a segment first sent after it is SACKed, or once a retransmission sent more
+    /// than DupThresh + 1 retransmissions later is delivered; it may then go again. Off: a lost
+    /// retransmission waits for the timer (or RACK).
+    pub lost_rtx_by_order: bool,
     /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
     /// shorter than the MSS waits while data is outstanding, unless it is at least half the
     /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
@@ -585,6 +590,7 @@ fn rfc() -> TcpConfig {
         fr_rearm: false,
         ack_rearm: false,
         recovery_exit_sack_clear: false,
+        lost_rtx_by_order: false,
         nagle: false,
         udp_socket: false,
         bytes: None,

@@ -110,6 +110,9 @@ impl TcpSender {
             } else if sacked_bytes > 0 && self.rack.is_none() {
                 newly_lost = self.sb.update_lost();
             }
+            if self.cfg.lost_rtx_by_order && (advanced || sacked_bytes > 0) {
+                newly_lost += self.sb.relost_retransmissions(DUP_THRESH as u64 + 1);
+            }
         }
         (sacked_bytes, newly_lost)
     }
