@@ -780,12 +780,12 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // `ack_rearm`, left off here: alone it moves codel2012 away from ns-2 (tail drop's
                 // p95 in the dynamic run 198 -> 819 ms, ns-2 200). The agent's scoreboard cleared
                 // at the end of each recovery (tcp_fastretrans_alert: scb_->ClearScoreBoard()) is
-                // `recovery_exit_sack_clear`, also left off: alone it changes little, with
-                // `ack_rearm` it moves codel2012's tail drop further from ns-2 (p95 946 ms), whose
-                // retransmission storms also need ScoreBoard1's retransmission-id test, not
-                // modelled (validation/ns2/README.md). Its ssthresh is the module's, from snd_cwnd
-                // (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads the
-                // window, not the flight).
+                // `recovery_exit_sack_clear` and ScoreBoard1's retransmission-id test
+                // `lost_rtx_by_order`, also left off: the three together bring codel2012 near
+                // ns-2's storms and most of its numbers, but turn claim 4 to fail as in ns-2, a
+                // choice left open (validation/ns2/README.md). Its ssthresh is the module's, from
+                // snd_cwnd (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads
+                // the window, not the flight).
                 fr_rearm: false,
                 ..ns2_sack1()
             },
