@@ -205,6 +205,17 @@ pub struct TcpConfig {
     /// is outstanding (ns-2's LinuxTcpAgent::time_processing, `renew_timer` with timerfix_ 1);
     /// off: RFC 6298, where only an ACK of new data restarts a running timer.
     pub ack_rearm: bool,
+    /// Forget the SACK state of the outstanding segments when a fast recovery or a timeout's
+    /// loss episode ends, and rebuild it from the next ACK with SACK blocks alone: its blocks
+    /// SACKed, every other segment at least DupThresh + 1 below the highest SACKed one lost
+    /// (ns-2's LinuxTcpAgent::tcp_fastretrans_alert, `scb_->ClearScoreBoard()`, then
+    /// ScoreBoard1::UpdateScoreBoard). Off: the SACK state is kept, as Linux and RFC 6675 do.
+    pub recovery_exit_sack_clear: bool,
+    /// Find lost retransmissions as ns-2's ScoreBoard1::UpdateScoreBoard does: one is lost
+    /// again once a segment first sent after it is SACKed, or once a retransmission sent more
+    /// than DupThresh + 1 retransmissions later is delivered; it may then go again. Off: a lost
+    /// retransmission waits for the timer (or RACK).
+    pub lost_rtx_by_order: bool,
     /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
     /// shorter than the MSS waits while data is outstanding, unless it is at least half the
     /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
@@ -578,6 +589,8 @@ fn rfc() -> TcpConfig {
         rto_rearm: false,
         fr_rearm: false,
         ack_rearm: false,
+        recovery_exit_sack_clear: false,
+        lost_rtx_by_order: false,
         nagle: false,
         udp_socket: false,
         bytes: None,
@@ -765,12 +778,14 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // (timerfix_ 1) restarts the timer while anything is outstanding (else cancels
                 // it): duplicates restart it too, which covers the fast retransmit's ACK. That is
                 // `ack_rearm`, left off here: alone it moves codel2012 away from ns-2 (tail drop's
-                // p95 in the dynamic run 198 -> 819 ms, ns-2 200), as the agent's other departure
-                // at the same point, the scoreboard cleared at the end of each recovery
-                // (tcp_fastretrans_alert: scb_->ClearScoreBoard()), is not modelled with it
-                // (validation/ns2/README.md). Its ssthresh is the module's, from snd_cwnd
-                // (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads the
-                // window, not the flight).
+                // p95 in the dynamic run 198 -> 819 ms, ns-2 200). The agent's scoreboard cleared
+                // at the end of each recovery (tcp_fastretrans_alert: scb_->ClearScoreBoard()) is
+                // `recovery_exit_sack_clear` and ScoreBoard1's retransmission-id test
+                // `lost_rtx_by_order`, also left off: the three together bring codel2012 near
+                // ns-2's storms and most of its numbers, but turn claim 4 to fail as in ns-2, a
+                // choice left open (validation/ns2/README.md). Its ssthresh is the module's, from
+                // snd_cwnd (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads
+                // the window, not the flight).
                 fr_rearm: false,
                 ..ns2_sack1()
             },

@@ -39,6 +39,15 @@ pub struct Seg {
     pub ever_retx: bool,
 }
 
+/// ns-2 ScoreBoard1's retransmission ids: the retransmissions in flight in the order sent, each
+/// (id, segment, the next new segment when it left); the next id; the highest id delivered.
+#[derive(Clone, Debug, Default)]
+struct RtxIds {
+    inflight: VecDeque<(u64, u64, u64)>,
+    next: u64,
+    acked: Option<u64>,
+}
+
 /// The most recently sent segment among those an ACK delivered (RFC 8985 RACK_update): its
 /// transmission time and index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,6 +94,8 @@ pub struct Scoreboard {
     rate_acc: RateAcc,
     /// The highest never-retransmitted segment the current ACK delivered (F-RTO, RFC 5682).
     orig_delivered: Option<u64>,
+    /// ns-2's retransmission ids, kept only for [`Self::relost_retransmissions`].
+    rtx_ids: Option<RtxIds>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
     /// `mark_all_lost`), for the cost tests.
     work: u64,
@@ -113,6 +124,7 @@ impl Scoreboard {
             tx: VecDeque::new(),
             rate_acc: RateAcc::default(),
             orig_delivered: None,
+            rtx_ids: None,
             work: 0,
         }
     }
@@ -120,6 +132,12 @@ impl Scoreboard {
     /// Keeps the transmissions in time order for RACK.
     pub fn with_rack(mut self) -> Scoreboard {
         self.rack = true;
+        self
+    }
+
+    /// Numbers the retransmissions as ns-2's ScoreBoard1 does ([`Self::relost_retransmissions`]).
+    pub fn with_rtx_ids(mut self) -> Scoreboard {
+        self.rtx_ids = Some(RtxIds::default());
         self
     }
 
@@ -309,6 +327,11 @@ impl Scoreboard {
         s.retx = true;
         s.ever_retx = true;
         self.pipe += len;
+        let nxt = self.next_idx();
+        if let Some(r) = &mut self.rtx_ids {
+            r.inflight.push_back((r.next, i, nxt));
+            r.next += 1;
+        }
         if self.rack {
             self.xmit_ts[o] = now;
             self.sent_order.push_back((now, i));
@@ -346,6 +369,43 @@ impl Scoreboard {
         s.retx = false;
         self.pipe -= len;
         self.rtx_pos = self.rtx_pos.min(i);
+        if let Some(r) = &mut self.rtx_ids {
+            if r.inflight.back().is_some_and(|&(_, j, _)| j == i) {
+                r.inflight.pop_back();
+            }
+        }
+    }
+
+    /// ns-2's ScoreBoard1::UpdateScoreBoard test of the retransmissions in flight, after an
+    /// ACK: those it delivered raise the highest delivered id; one still in flight is lost again
+    /// when a segment first sent after it is SACKed (its `snd_nxt` at or below `fack_`) or when
+    /// one sent more than `gap` retransmissions later has been delivered. Returns the number
+    /// marked (each may be sent again).
+    pub fn relost_retransmissions(&mut self, gap: u64) -> u64 {
+        let Some(mut r) = self.rtx_ids.take() else {
+            return 0;
+        };
+        let RtxIds { inflight, acked, .. } = &mut r;
+        inflight.retain(|&(id, i, _)| {
+            let s = self.seg(i);
+            if s.is_none_or(|s| s.sacked) {
+                *acked = Some(acked.map_or(id, |a| a.max(id)));
+                return false;
+            }
+            s.is_some_and(|s| s.retx)
+        });
+        let (fack, acked) = (self.highest_sacked(), r.acked);
+        let mut n = 0;
+        r.inflight.retain(|&(id, i, nxt)| {
+            let lost = fack.is_some_and(|f| f >= nxt) || acked.is_some_and(|a| id + gap < a);
+            if lost {
+                n += self.mark_lost_again(i) as u64;
+            }
+            !lost
+        });
+        self.work += r.inflight.len() as u64;
+        self.rtx_ids = Some(r);
+        n
     }
 
     /// Cumulative ACK `ack` (sequence number): drops fully acknowledged segments. Returns the
@@ -563,6 +623,9 @@ impl Scoreboard {
         self.pipe = 0;
         self.lost_pos = self.next_idx();
         self.rtx_pos = self.first;
+        if let Some(r) = &mut self.rtx_ids {
+            r.inflight.clear();
+        }
     }
 
     /// ns-2 Sack1's ClearScoreBoard after a timeout: the SACK information is forgotten, so the
@@ -578,6 +641,42 @@ impl Scoreboard {
         self.sacked.clear();
         self.n_top = 0;
         self.rtx_pos = self.first;
+    }
+
+    /// ns-2 TCP/Linux's ClearScoreBoard at the end of a recovery: the SACK, loss and
+    /// retransmission state of every outstanding segment is forgotten, so each counts once in
+    /// the pipe (`packets_in_flight` = snd_nxt - snd_una), and the IsLost rule and NextSeg start
+    /// over at snd_una.
+    pub fn forget(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.sacked = false;
+            s.lost = false;
+            s.retx = false;
+        }
+        self.sacked.clear();
+        self.n_top = 0;
+        self.pipe = self.pipe_slow();
+        self.lost_pos = self.first;
+        self.rtx_pos = self.first;
+        if let Some(r) = &mut self.rtx_ids {
+            r.inflight.clear();
+        }
+    }
+
+    /// ns-2's ScoreBoard1::UpdateScoreBoard on a board just forgotten: every unSACKed
+    /// outstanding segment at least `gap` below the highest SACKed one is lost. Returns the
+    /// number marked.
+    pub fn mark_lost_below_fack(&mut self, gap: u64) -> u64 {
+        let Some(end) = self.highest_sacked().and_then(|f| (f + 1).checked_sub(gap)) else {
+            return 0;
+        };
+        let mut n = 0;
+        for i in self.first..end {
+            n += self.mark_lost(i) as u64;
+            self.work += 1;
+        }
+        self.lost_pos = self.lost_pos.max(end);
+        n
     }
 
     /// Undo of a spurious timeout (Linux tcp_undo_cwnd_reduction with unmark_loss): no segment
@@ -763,6 +862,74 @@ mod tests {
         );
         assert_eq!(sb.pipe(), 3 * MSS);
         assert_eq!(sb.pipe(), sb.pipe_slow());
+    }
+
+    #[test]
+    fn forgotten_board_is_rebuilt_from_one_ack_as_ns2_scoreboard1() {
+        // Ten segments outstanding after a recovery: the receiver holds 1, 3, 5, 7, 8 (all
+        // SACKed before) and 0's retransmission is in flight. ns-2 TCP/Linux clears its
+        // scoreboard (ClearScoreBoard): packets_in_flight = snd_nxt - snd_una = 10. The next ACK
+        // carries Sack1's three newest blocks, 7-8, 5, 3 (1 left out). UpdateScoreBoard on the
+        // empty board: fack_ = 8, lost_seq_threshold = fack_ - (3 + 1) = 4, so 0, 1, 2 and 4
+        // (unSACKed, at most 4) are lost, 6 and 9 stay in flight: packets_in_flight = 10 -
+        // sack_out_ 4 - fack_out_ 4 = 2, and GetNextRetran offers 0, 1, 2, 4 in that order.
+        let mut sb = board(10);
+        for (a, b) in [(1, 2), (3, 4), (5, 6), (7, 9)] {
+            sb.sack(seq(a), seq(b));
+        }
+        sb.update_lost();
+        sb.retransmitted(0, 0);
+        sb.forget();
+        assert_eq!(sb.pipe(), 10 * MSS);
+        assert_eq!(sb.sacked_segments(), 0);
+        for (a, b) in [(7, 9), (5, 6), (3, 4)] {
+            sb.sack(seq(a), seq(b));
+        }
+        assert_eq!(sb.mark_lost_below_fack(DUP_THRESH as u64 + 1), 4);
+        let lost: Vec<u64> = (0..10).filter(|&i| sb.seg(i).unwrap().lost).collect();
+        assert_eq!(lost, [0, 1, 2, 4]);
+        assert_eq!(sb.pipe(), 2 * MSS);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        let mut resent = vec![];
+        while let Some((i, true)) = sb.next_candidate() {
+            sb.retransmitted(i, 0);
+            resent.push(i);
+        }
+        assert_eq!(resent, [0, 1, 2, 4]);
+    }
+
+    #[test]
+    fn retransmissions_are_lost_again_by_the_order_they_left_as_ns2_scoreboard1() {
+        // ns-2 ScoreBoard1::UpdateScoreBoard: a retransmission (its rtx id, t_seqno_ when it
+        // left) is lost again once the id of a delivered retransmission exceeds its own by more
+        // than dupack_threshold + 1 = 4, or once fack_ reaches its t_seqno_. Sixteen segments,
+        // 12-15 SACKed: 0-11 lost; 0-5 resent (ids 0-5, t_seqno_ 16).
+        let mut sb = Scoreboard::new(MSS, None).with_rtx_ids();
+        for _ in 0..16 {
+            sb.push_new(0);
+        }
+        sb.sack(seq(12), seq(16));
+        assert_eq!(sb.update_lost(), 12);
+        for i in 0..6 {
+            sb.retransmitted(i, 0);
+        }
+        // Id 5 SACKed: only id 0 is more than four behind it.
+        sb.sack(seq(5), seq(6));
+        assert_eq!(sb.relost_retransmissions(DUP_THRESH as u64 + 1), 1);
+        assert_eq!(sb.next_candidate(), Some((0, true)));
+        sb.retransmitted(0, 0);
+        // New segment 16 leaves and is SACKed: fack_ 16 reaches every t_seqno_ (16), so the
+        // four retransmissions still in flight (1-4) and 0's second one (id 6) are lost again.
+        sb.push_new(0);
+        sb.sack(seq(16), seq(17));
+        assert_eq!(sb.relost_retransmissions(DUP_THRESH as u64 + 1), 5);
+        // Nothing is in flight: 0-4 and 6-11 lost, the rest SACKed.
+        assert_eq!(sb.pipe(), 0);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
+        let again: Vec<u64> = (0..6)
+            .filter(|&i| sb.seg(i).is_some_and(|s| s.lost && !s.retx && !s.sacked))
+            .collect();
+        assert_eq!(again, [0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! pass it on.
 
 use super::super::accecn::Feedback;
-use super::{SenderState, TcpSender, Timer};
+use super::{SenderState, TcpSender, Timer, DUP_THRESH};
 use crate::packet::{flags, Packet};
 use crate::transport::cc::{AckSample, CongestionKind};
 use crate::units::Time;
@@ -104,8 +104,14 @@ impl TcpSender {
             for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
-            if sacked_bytes > 0 && self.rack.is_none() {
+            if sacked_bytes > 0 && std::mem::take(&mut self.rec.sack_cleared) {
+                // ns-2's UpdateScoreBoard on an empty board: lost at DupThresh + 1 below fack_.
+                newly_lost = self.sb.mark_lost_below_fack(DUP_THRESH as u64 + 1);
+            } else if sacked_bytes > 0 && self.rack.is_none() {
                 newly_lost = self.sb.update_lost();
+            }
+            if self.cfg.lost_rtx_by_order && (advanced || sacked_bytes > 0) {
+                newly_lost += self.sb.relost_retransmissions(DUP_THRESH as u64 + 1);
             }
         }
         (sacked_bytes, newly_lost)

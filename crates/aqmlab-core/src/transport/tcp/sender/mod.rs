@@ -230,6 +230,9 @@ impl TcpSender {
         if rate_based {
             sb = sb.with_rate();
         }
+        if cfg.lost_rtx_by_order && sack {
+            sb = sb.with_rtx_ids();
+        }
         Ok(TcpSender {
             flow,
             dir,

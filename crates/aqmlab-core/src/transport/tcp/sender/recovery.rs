@@ -23,6 +23,9 @@ pub(super) struct Recovery {
     /// ns-2 Sack1's `timeout_` flag (`rto_sack_reset`): a timeout happened and no new ACK has
     /// arrived since.
     pub(super) timeout_unacked: bool,
+    /// ns-2 TCP/Linux (`recovery_exit_sack_clear`): the scoreboard was forgotten at the end of
+    /// an episode and the next ACK with SACK blocks rebuilds it.
+    pub(super) sack_cleared: bool,
     /// RFC 6675 RecoveryPoint (exclusive).
     pub(super) recovery_point: u64,
     pub(super) rescue_done: bool,
@@ -203,6 +206,7 @@ impl TcpSender {
     fn exit_recovery(&mut self, now: Time) {
         self.rec.in_recovery = false;
         self.end_episode();
+        self.clear_scoreboard();
         if self.cfg.sack {
             // tcp_end_cwnd_reduction: never to an infinite ssthresh.
             if self.st.ssthresh < u64::MAX {
@@ -225,12 +229,22 @@ impl TcpSender {
         }
     }
 
+    /// ns-2 TCP/Linux when Recovery or Loss ends (tcp_fastretrans_alert: once snd_una
+    /// reaches recover_, scb_->ClearScoreBoard()), with `recovery_exit_sack_clear` and SACK.
+    fn clear_scoreboard(&mut self) {
+        if self.cfg.recovery_exit_sack_clear && self.cfg.sack {
+            self.sb.forget();
+            self.rec.sack_cleared = true;
+        }
+    }
+
     /// The loss recovery phase of an ACK: the end of a timeout's loss episode, then SACK or
     /// NewReno fast recovery.
     pub(super) fn recover_on_ack(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
         if self.rec.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.rec.loss_point = None;
             self.end_episode();
+            self.clear_scoreboard();
         }
         if self.cfg.sack {
             self.sack_recovery(a, now, out);
@@ -335,6 +349,8 @@ impl TcpSender {
         self.rec.recover = self.high_data;
         self.rec.cong_point = self.high_data;
         self.sb.mark_all_lost();
+        // ns-2's enter_loss (MarkLoss): the board holds everything outstanding, lost.
+        self.rec.sack_cleared = false;
         if self.cfg.rto_sack_reset {
             self.sb.discard_sacks();
             self.rec.timeout_unacked = true;
@@ -516,6 +532,59 @@ mod tests {
             assert_eq!(segs(&out), vec![0], "rto_sack_reset {reset}");
             let after = ack(&mut s, 1 + 2 * MSS, &[(3, 4)], at + 100);
             assert_eq!(segs(&after), expect, "rto_sack_reset {reset}");
+        }
+    }
+
+    #[test]
+    fn recovery_exit_sack_clear_forgets_the_board_and_resends_from_the_next_sack() {
+        // Ten segments, 0 lost: the SACKs of 1 and 2 let 10 and 11 out, the third starts a
+        // recovery (FlightSize 12: ssthresh = cwnd = 6, RecoveryPoint 12) and resends 0. The
+        // SACKs of 4-11 bring the pipe from 9 to 5 and let 12-16 out. Of those 12, 14 and 16
+        // are lost: 13 and 15 let 17 and 18 out; with 17 SACKed, 12 is lost (resent, then 19),
+        // with 18, 14 (resent, then 20).
+        for clear in [false, true] {
+            let (mut s, out) = established_with(TcpConfig {
+                recovery_exit_sack_clear: clear,
+                ..config(true, 10)
+            });
+            assert_eq!(out.len(), 10);
+            let mut sent = vec![];
+            for k in 2..=4 {
+                sent.extend(segs(&ack(&mut s, 1, &[(1, k)], 200 + k)));
+            }
+            for k in 5..=12 {
+                sent.extend(segs(&ack(&mut s, 1, &[(1, k)], 200 + k)));
+            }
+            assert_eq!(sent, [10, 11, 0, 12, 13, 14, 15, 16]);
+            assert_eq!(s.cwnd(), 6 * MSS);
+            let recovery = [
+                vec![(13, 14), (1, 12)],
+                vec![(15, 16), (13, 14), (1, 12)],
+                vec![(17, 18), (15, 16), (13, 14)],
+                vec![(17, 19), (15, 16), (13, 14)],
+            ];
+            let sent: Vec<u64> = recovery
+                .iter()
+                .flat_map(|b| segs(&ack(&mut s, 1, b, 300)))
+                .collect();
+            assert_eq!(sent, [17, 18, 12, 19, 14, 20]);
+            // 0's retransmission arrives: the ACK of 0-11 ends the recovery, cwnd = 6. Kept,
+            // the board has 12 and 14 resent, 13, 15, 16 SACKed, so the pipe is 12, 14, 16,
+            // 19, 20: one new segment (21). ns-2 TCP/Linux forgets the board: packets_in_flight
+            // = snd_nxt - snd_una = 9, nothing goes.
+            let exit = [(13, 14), (15, 16), (17, 19)];
+            let sent = segs(&ack(&mut s, 1 + 12 * MSS, &exit, 400));
+            assert!(!s.in_recovery());
+            assert_eq!(sent, if clear { vec![] } else { vec![21] }, "clear {clear}");
+            // 19 arrives; Sack1's sink reports 17-19, 15, 13. Kept: 16 has 17-19 above it, is
+            // lost and resent (a new recovery, 12 being marked lost still). Rebuilt
+            // (ScoreBoard1::UpdateScoreBoard on an empty board): fack_ = 19, so everything
+            // unSACKed up to 19 - 4 = 15 is lost: 12 and 14, whose retransmissions are in
+            // flight, while 16 is not. A new recovery (FlightSize 9: cwnd 4.5 segments) resends
+            // 12 and 14 a second time.
+            let sent = segs(&ack(&mut s, 1 + 12 * MSS, &[(17, 20), (15, 16), (13, 14)], 500));
+            assert!(s.in_recovery());
+            assert_eq!(sent, if clear { vec![12, 14] } else { vec![16] }, "clear {clear}");
         }
     }
 
