@@ -255,14 +255,16 @@ fn ns2_linux_and_fulltcp_profiles_fill_in_the_agents_values() {
     // arms its delack_timer_ on multiples of interval_); both keep Agent/TCP's window_ 20,
     // minrto_ 0.2, maxrto_ 60, rtxcur_init_ 3.0. FullTcpAgent::dupack_action (and
     // SackFullTcpAgent's) halves cwnd_ with slowdown and calls cancel_rtx_timer before
-    // fast_retransmit, whose foutput sets it afresh. LinuxTcpAgent's restart on every ACK of
-    // snd_una (time_processing: renew_timer) is `ack_rearm`, left off in the profile (see there).
+    // fast_retransmit, whose foutput sets it afresh. LinuxTcpAgent restarts it on every ACK of
+    // snd_una (time_processing: renew_timer), clears its scoreboard at the end of a recovery
+    // (tcp_fastretrans_alert: ClearScoreBoard) and runs ScoreBoard1's retransmission-id test.
     let cases = [
         (
             "ns2_linux",
             json!({"cc": "cubic_2_6_22", "iw": 2, "mss": 1000, "rwnd": "20000B", "rto_tick": "1ms",
                    "delack": false, "hystart": "off", "sack": true, "rate_halving": true, "min_rto": "200ms",
-                   "max_rto": "60s", "initial_rto": "3s", "fr_rearm": false}),
+                   "max_rto": "60s", "initial_rto": "3s", "fr_rearm": false, "ack_rearm": true,
+                   "recovery_exit_sack_clear": true, "lost_rtx_by_order": true}),
         ),
         (
             "ns2_fulltcp",

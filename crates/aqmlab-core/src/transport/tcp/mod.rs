@@ -776,16 +776,19 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // Its timer is not Sack1's: LinuxTcpAgent::recv calls time_processing for every
                 // ACK that is neither above t_seqno_ nor below snd_una, and its renew_timer
                 // (timerfix_ 1) restarts the timer while anything is outstanding (else cancels
-                // it): duplicates restart it too, which covers the fast retransmit's ACK. That is
-                // `ack_rearm`, left off here: alone it moves codel2012 away from ns-2 (tail drop's
-                // p95 in the dynamic run 198 -> 819 ms, ns-2 200). The agent's scoreboard cleared
-                // at the end of each recovery (tcp_fastretrans_alert: scb_->ClearScoreBoard()) is
-                // `recovery_exit_sack_clear` and ScoreBoard1's retransmission-id test
-                // `lost_rtx_by_order`, also left off: the three together bring codel2012 near
-                // ns-2's storms and most of its numbers, but turn claim 4 to fail as in ns-2, a
-                // choice left open (validation/ns2/README.md). Its ssthresh is the module's, from
-                // snd_cwnd (tcp_fastretrans_alert), so `lt_excluded` stays as in Sack1 (CUBIC reads
-                // the window, not the flight).
+                // it): duplicates restart it too (`ack_rearm`). Its scoreboard is ns-2's own:
+                // tcp_fastretrans_alert calls scb_->ClearScoreBoard() at the end of each recovery
+                // and ScoreBoard1::UpdateScoreBoard rebuilds it from the next SACK alone
+                // (`recovery_exit_sack_clear`), and a retransmission counts as lost again once one
+                // sent after it is SACKed or one sent more than DupThresh + 1 later is delivered
+                // (its retransmission-id test, `lost_rtx_by_order`). The three go together: each
+                // alone moves codel2012 away from ns-2, all three bring its drop rates, CoDel's
+                // recoveries and the buffer ratios near ns-2's (validation/ns2/README.md). Its
+                // ssthresh is the module's, from snd_cwnd (tcp_fastretrans_alert), so
+                // `lt_excluded` stays as in Sack1 (CUBIC reads the window, not the flight).
+                ack_rearm: true,
+                recovery_exit_sack_clear: true,
+                lost_rtx_by_order: true,
                 fr_rearm: false,
                 ..ns2_sack1()
             },
