@@ -112,6 +112,22 @@ pub struct FlowSrc<'a> {
 }
 
 impl FlowSrc<'_> {
+    /// Flow `flow`'s queue over the qdisc's totals.
+    fn of<'a, S>(
+        flow: &'a mut FqFlow<S>,
+        tot: &'a mut Totals,
+        per_flow_guard: bool,
+    ) -> (FlowSrc<'a>, &'a mut S) {
+        (
+            FlowSrc {
+                fq: &mut flow.fq,
+                tot,
+                per_flow_guard,
+            },
+            &mut flow.aqm,
+        )
+    }
+
     pub fn pop_head(&mut self, ctx: &QueueCtx) -> Option<PktId> {
         let id = self.fq.pop_front(ctx)?;
         self.tot.bytes -= ctx.size(id) as u64;
@@ -240,12 +256,8 @@ impl<S> FqSched<S> {
         while let Some(&f) = self.new.front() {
             let flow = &mut self.flows[f as usize];
             flow.list = List::Old;
-            let mut src = FlowSrc {
-                fq: &mut flow.fq,
-                tot: &mut self.tot,
-                per_flow_guard: self.per_flow_guard,
-            };
-            let sent = deq(&mut flow.aqm, &mut src, ctx, now);
+            let (mut src, aqm) = FlowSrc::of(flow, &mut self.tot, self.per_flow_guard);
+            let sent = deq(aqm, &mut src, ctx, now);
             self.new.pop_front();
             match sent {
                 Some(p) => {
@@ -260,13 +272,9 @@ impl<S> FqSched<S> {
 
     /// Removes the head of flow `f` (for drops); returns it and its size.
     pub fn pop_head(&mut self, f: usize, ctx: &QueueCtx) -> Option<PktId> {
-        let flow = &mut self.flows[f];
-        FlowSrc {
-            fq: &mut flow.fq,
-            tot: &mut self.tot,
-            per_flow_guard: self.per_flow_guard,
-        }
-        .pop_head(ctx)
+        FlowSrc::of(&mut self.flows[f], &mut self.tot, self.per_flow_guard)
+            .0
+            .pop_head(ctx)
     }
 
     /// Removes the tail of flow `f` (for drops).
@@ -319,12 +327,8 @@ impl<S> FqSched<S> {
                 self.old.push_back(f as u32);
                 continue;
             }
-            let mut src = FlowSrc {
-                fq: &mut flow.fq,
-                tot: &mut self.tot,
-                per_flow_guard: self.per_flow_guard,
-            };
-            match deq(&mut flow.aqm, &mut src, ctx, now) {
+            let (mut src, aqm) = FlowSrc::of(flow, &mut self.tot, self.per_flow_guard);
+            match deq(aqm, &mut src, ctx, now) {
                 Some(p) => {
                     flow.deficit -= if self.cost_bytes { ctx.size(p) as i64 } else { 1 };
                     return Some(p);

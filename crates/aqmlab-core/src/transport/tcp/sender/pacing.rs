@@ -142,19 +142,21 @@ mod tests {
     use super::super::*;
     use crate::transport::tcp::TsoSegs;
 
+    /// A paced NewReno sender's configuration (MSS 1448).
+    fn paced_config(iw: u32, tso_segs: Option<u32>) -> TcpConfig {
+        TcpConfig {
+            mss: 1448,
+            iw,
+            cc: "newreno".into(),
+            pacing: true,
+            tso_segs: TsoSegs(tso_segs),
+            ..TcpConfig::default()
+        }
+    }
+
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        established_at(
-            TcpConfig {
-                mss: 1448,
-                iw,
-                cc: "newreno".into(),
-                pacing: true,
-                tso_segs: TsoSegs(tso_segs),
-                ..TcpConfig::default()
-            },
-            100 * MS,
-        )
+        established_at(paced_config(iw, tso_segs), 100 * MS)
     }
 
     #[test]
@@ -216,19 +218,7 @@ mod tests {
     /// A paced sender (MSS 1448, SRTT 100 ms) whose host's qdisc is fq: it stamps its packets.
     /// The SYN has left the host when the SYN-ACK comes.
     fn stamping(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        let mut s = TcpSender::new(
-            &TcpConfig {
-                mss: 1448,
-                iw,
-                cc: "newreno".into(),
-                pacing: true,
-                tso_segs: TsoSegs(tso_segs),
-                ..TcpConfig::default()
-            },
-            0,
-            Dir::Up,
-        )
-        .unwrap();
+        let mut s = TcpSender::new(&paced_config(iw, tso_segs), 0, Dir::Up).unwrap();
         s.pace_by_departure_time();
         let mut out = vec![];
         s.start(0, &mut out);
