@@ -62,6 +62,7 @@ import signal
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -451,8 +452,29 @@ def _atomic_parquet(table: pa.Table, path: Path) -> None:
 
 
 def _with_run_id(t: pa.Table, run_id: str) -> pa.Table:
+    """``t`` with a ``run_id`` column holding ``run_id`` (replaced if it has one)."""
     col = pa.DictionaryArray.from_arrays(pa.array([0] * t.num_rows, pa.int32()), pa.array([run_id]))
+    at = t.schema.get_field_index("run_id")
+    if at >= 0:
+        return t.set_column(at, "run_id", col.cast(pa.string()))
     return t.append_column("run_id", col.cast(pa.string()))
+
+
+def _seed_free(row: dict) -> bool:
+    """Whether a finished run drew no random value (the core's ``random_draws``): its results
+    are then the same for every seed."""
+    return row["status"] == "ok" and row["meta"].get("random_draws") == 0
+
+
+def _repeat(first: tuple[dict, dict[str, pa.Table]], t: Task) -> tuple[dict, dict[str, pa.Table]]:
+    """Run ``t`` of a point whose run ``first`` drew no random value: ``first``'s results (the
+    core would give them again for any seed) under ``t``'s run id, rep and seed, its meta naming
+    the run it repeats under ``same_as``."""
+    row, kept = first
+    seeded = {"seed": t.seed}
+    out = {**row, "run_id": t.run_id, "rep": t.rep, "seed": t.seed, "summary": {**row["summary"], **seeded},
+           "meta": {**row["meta"], **seeded, "same_as": row["run_id"]}}  # fmt: skip
+    return out, {name: _with_run_id(tab, t.run_id) for name, tab in kept.items()}
 
 
 def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[str, pa.Table]]:
@@ -483,15 +505,23 @@ def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[st
 
 def run_batch(batch: Batch) -> list[dict]:
     """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
-    per run: run_id, status, error, summary, meta (without the scenario), extra. An interrupt
+    per run: run_id, status, error, summary, meta (without the scenario), extra. A point's later
+    runs repeat its first one here that drew no random value instead of simulating it again
+    (``_repeat``). An interrupt
     (KeyboardInterrupt) stops the run in progress; the runs finished before it are written, then
     it propagates."""
     fn = _import(batch.metrics_fn) if batch.metrics_fn else None
     results: list[dict] = []
     tables: dict[str, list[pa.Table]] = {}
+    seed_free: dict[int, tuple[dict, dict[str, pa.Table]]] = {}  # point -> its run that drew nothing
     try:
         for t in batch.tasks:
-            row, kept = _run_task(batch, t, fn)
+            if t.point in seed_free:
+                row, kept = _repeat(seed_free[t.point], t)
+            else:
+                row, kept = _run_task(batch, t, fn)
+                if _seed_free(row):
+                    seed_free[t.point] = (row, kept)
             results.append(row)
             for name, tab in kept.items():
                 tables.setdefault(name, []).append(tab)
@@ -688,16 +718,22 @@ MAX_BATCH = 100
 def _chunks(tasks: list[Task], jobs: int, cost: dict[int, float]) -> list[list[Task]]:
     """The tasks in batches of about equal expected cost (``cost`` of their points), about eight
     per worker, the costliest runs first: the pool starts the longest runs while there is still
-    other work to run beside them, instead of ending the sweep waiting on one."""
+    other work to run beside them, instead of ending the sweep waiting on one. A point's runs
+    share a batch unless together they cost more than one (so that runs repeating a run that drew
+    no random value are found: ``run_batch``)."""
     budget = sum(cost[t.point] for t in tasks) / (jobs * 8)
+    runs_of = Counter(t.point for t in tasks)
     out: list[list[Task]] = []
     spent = 0.0
     for t in sorted(tasks, key=lambda t: -cost[t.point]):  # stable: a point's runs stay together
-        if not out or (spent + cost[t.point] > budget and spent > 0) or len(out[-1]) == MAX_BATCH:
+        c = cost[t.point]
+        first = not out or out[-1][-1].point != t.point
+        need = c * runs_of[t.point] if first else c  # a point's first run asks room for them all
+        if not out or (spent + need > budget and spent > 0) or len(out[-1]) == MAX_BATCH:
             out.append([])
             spent = 0.0
         out[-1].append(t)
-        spent += cost[t.point]
+        spent += c
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 import itertools
 import json
 import os
@@ -449,3 +450,73 @@ def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
         assert len(b) == 1 or sum(cost[t.point] for t in b) <= budget
         assert len(b) <= S.MAX_BATCH
     assert len(batches) <= 2 * jobs * 8 + 1
+    # a point whose runs together fit in a batch's budget has them all in one batch
+    for p, c in cost.items():
+        if 10 * c <= budget:
+            assert sum(any(t.point == p for t in b) for b in batches) == 1
+
+
+# --------------------------------------------------------------------------- runs that draw nothing
+
+
+SCENARIO_FILES = sorted(
+    p
+    for p in Path(str(importlib.resources.files("aqmlab") / "scenarios")).rglob("*.toml")
+    if "topology" in load(p)
+)
+
+
+def test_a_run_that_draws_no_random_value_is_the_same_for_every_seed():
+    """Every random choice of the core comes from its seeded streams, which count what they draw
+    (``random_draws``): over every built-in scenario file, shortened, a run that drew nothing
+    records the same tables under another seed. Both kinds must occur, or the check says nothing."""
+    drew = []
+    for f in SCENARIO_FILES:
+        sc = load(f)
+        sc["duration"] = "2s"
+        (a, meta), (b, _) = aqmlab.api.simulate(sc, 1), aqmlab.api.simulate(sc, 2)
+        assert isinstance(meta["random_draws"], int), f
+        drew.append(meta["random_draws"] > 0)
+        if not drew[-1]:
+            assert a.keys() == b.keys() and all(a[k].equals(b[k]) for k in a), f
+    assert 3 <= sum(drew) <= len(drew) - 3
+
+
+def test_a_python_discipline_leaves_the_draws_unknown():
+    sc = load("rrul_be")
+    sc["duration"] = "1s"
+    sc["topology"]["down"]["qdisc"] = {"kind": "python", "class": "aqmlab.examples.codel:Codel"}
+    assert aqmlab.api.simulate(sc, 1)[1]["random_draws"] is None
+
+
+def _batch(tmp_path: Path, qdisc: str, reps: int) -> S.Batch:
+    sc = resolve(load("rrul_be"))
+    sc["duration"] = "3s"
+    sc["topology"]["down"]["qdisc"] = qdisc
+    tasks = [S.Task(run_id=f"{qdisc}{i}", point=0, rep=i, seed=100 + i, command="") for i in range(reps)]
+    return S.Batch(sweep_dir=str(tmp_path), scenarios={0: sc}, params={0: {}}, overrides={0: {}}, tasks=tasks,
+                   keep=("flows", "links", "packets"), metrics_fn=None)  # fmt: skip
+
+
+def test_replications_of_a_run_that_draws_nothing_repeat_it(tmp_path):
+    """A point whose first run drew no random value: its other runs are that run's results under
+    their own run id and seed, and are what the core gives for their seeds."""
+    batch = _batch(tmp_path, "pfifo", 3)
+    rows = S.run_batch(batch)
+    assert [r["status"] for r in rows] == ["ok"] * 3
+    assert rows[0]["meta"]["random_draws"] == 0 and "same_as" not in rows[0]["meta"]
+    for r, t in zip(rows[1:], batch.tasks[1:]):
+        assert r["meta"]["same_as"] == "pfifo0"
+        assert (r["run_id"], r["rep"], r["seed"], r["meta"]["seed"], r["summary"]["seed"]) == (t.run_id, t.rep,
+                                                                                              t.seed, t.seed, t.seed)  # fmt: skip
+        again = aqmlab.api.run_dict(batch.scenarios[0], seed=t.seed)
+        for k in ("links", "flows", "goodput_mbps"):
+            assert r["summary"][k] == again.summary[k]
+        for name in batch.keep:
+            (part,) = (tmp_path / name).glob("part-*.parquet")
+            stored = pq.read_table(part).to_pandas()
+            mine = stored[stored["run_id"] == t.run_id].drop(columns="run_id").reset_index(drop=True)
+            assert mine.equals(again.tables[name].to_pandas()), name
+    # a discipline drawing at random (RED's drop decisions) runs every seed
+    rows = S.run_batch(_batch(tmp_path / "red", "red", 2))
+    assert all(r["meta"]["random_draws"] > 0 and "same_as" not in r["meta"] for r in rows)

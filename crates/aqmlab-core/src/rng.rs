@@ -3,6 +3,21 @@
 //! Every component draws from its own stream, derived from (run seed, stream name), so adding a
 //! flow does not shift another flow's draws (docs/architecture.md, principle 4). All distributions are written
 //! here on the raw u64 output, so no dependency update can change a result.
+//!
+//! Every value drawn is counted per thread ([`draws`]): a run that drew none has results that do
+//! not depend on its seed, since every random choice of the core comes from a stream of this module.
+
+use std::cell::Cell;
+
+thread_local! {
+    static DRAWS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The values drawn from every stream on this thread so far; what a run drew is the difference
+/// between this after and before it (a run is built and simulated on one thread).
+pub fn draws() -> u64 {
+    DRAWS.with(Cell::get)
+}
 
 /// FNV-1a over bytes: a fixed, portable hash used to turn stream names into stream ids.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
@@ -46,6 +61,7 @@ impl Rng {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
+        DRAWS.with(|d| d.set(d.get().wrapping_add(1)));
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
         let t = s[1] << 17;

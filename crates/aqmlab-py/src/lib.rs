@@ -68,6 +68,7 @@ fn tables(
         "record": r.resolved.record,
         "qdisc_diagnostics": diagnostics,
         "peak_packets": r.peak_packets,
+        "random_draws": r.random_draws,
     });
     if with_scenario {
         meta["scenario"] = json!(r.resolved);
