@@ -30,6 +30,7 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod accecn;
+pub mod ranges;
 pub mod receiver;
 pub mod rto;
 pub mod scoreboard;

@@ -17,9 +17,8 @@
 //! timer); the FIN flag rides on the last data segment and consumes no sequence number; the
 //! application reads at once, so the advertised window is the constant `rwnd` the sender applies.
 
-use std::collections::BTreeMap;
-
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
+use super::ranges::RangeSet;
 use super::{ack_size, TcpConfig, SYN_SIZE};
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
@@ -45,8 +44,8 @@ pub struct TcpReceiver {
     /// The AccECN counters (used once AccECN is negotiated).
     acc: RxCounters,
     rcv_nxt: u64,
-    /// Out-of-order data above rcv_nxt: start -> end (exclusive), disjoint and non-adjacent.
-    ooo: BTreeMap<u64, u64>,
+    /// Out-of-order data above rcv_nxt (bytes).
+    ooo: RangeSet,
     blocks: [SackBlock; MAX_SACK_BLOCKS],
     n_blocks: usize,
     ts_recent: Time,
@@ -85,7 +84,7 @@ impl TcpReceiver {
             feedback: Feedback::Off,
             acc: RxCounters::default(),
             rcv_nxt: 0,
-            ooo: BTreeMap::new(),
+            ooo: RangeSet::new(),
             blocks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_blocks: 0,
             ts_recent: 0,
@@ -165,40 +164,11 @@ impl TcpReceiver {
         }
     }
 
-    /// The out-of-order range holding `seq`, if any.
-    fn range_of(&self, seq: u64) -> Option<(u64, u64)> {
-        match self.ooo.range(..=seq).next_back() {
-            Some((&a, &b)) if b > seq => Some((a, b)),
-            _ => None,
-        }
-    }
-
-    fn insert_ooo(&mut self, s: u64, e: u64) {
-        let mut a = s;
-        let mut b = e;
-        // Merge with ranges that overlap or touch [s, e].
-        if let Some((&ps, &pe)) = self.ooo.range(..=s).next_back() {
-            if pe >= s {
-                a = ps;
-                b = b.max(pe);
-                self.ooo.remove(&ps);
-            }
-        }
-        while let Some((&ns, &ne)) = self.ooo.range(a..).next() {
-            if ns > b {
-                break;
-            }
-            b = b.max(ne);
-            self.ooo.remove(&ns);
-        }
-        self.ooo.insert(a, b);
-    }
-
     /// RFC 2018 block order after data arrived at `seq` (out of order).
     fn update_blocks(&mut self, seq: u64) {
         let mut new = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
-        if let Some((a, b)) = self.range_of(seq) {
+        if let Some((a, b)) = self.ooo.containing(seq) {
             new[0] = SackBlock { start: a, end: b };
             n = 1;
         }
@@ -206,7 +176,7 @@ impl TcpReceiver {
             if n == MAX_SACK_BLOCKS {
                 break;
             }
-            if let Some((a, b)) = self.range_of(self.blocks[k].start) {
+            if let Some((a, b)) = self.ooo.containing(self.blocks[k].start) {
                 let blk = SackBlock { start: a, end: b };
                 if !new[..n].contains(&blk) {
                     new[n] = blk;
@@ -223,7 +193,7 @@ impl TcpReceiver {
         let mut new = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
         for k in 0..self.n_blocks {
-            if let Some((a, b)) = self.range_of(self.blocks[k].start.max(self.rcv_nxt)) {
+            if let Some((a, b)) = self.ooo.containing(self.blocks[k].start.max(self.rcv_nxt)) {
                 let blk = SackBlock { start: a, end: b };
                 if !new[..n].contains(&blk) {
                     new[n] = blk;
@@ -303,20 +273,13 @@ impl Endpoint for TcpReceiver {
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
         } else if s > self.rcv_nxt {
-            self.insert_ooo(s, e);
+            self.ooo.insert(s, e);
             self.update_blocks(s);
             immediate = true;
         } else {
             let had_hole = !self.ooo.is_empty();
             self.unacked_bytes += e - self.rcv_nxt;
-            self.rcv_nxt = e;
-            while let Some((&a, &b)) = self.ooo.first_key_value() {
-                if a > self.rcv_nxt {
-                    break;
-                }
-                self.rcv_nxt = self.rcv_nxt.max(b);
-                self.ooo.remove(&a);
-            }
+            self.rcv_nxt = self.ooo.absorb_from(e);
             if had_hole {
                 immediate = true;
                 self.prune_blocks();

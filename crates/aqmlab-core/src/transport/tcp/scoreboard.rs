@@ -24,8 +24,9 @@
 //! An RTO is O(outstanding segments) once (mark everything lost, RFC 6675 section 5.1, keeping
 //! the SACK information, or discarding it as ns-2's Sack1 does).
 
+use super::ranges::RangeSet;
 use super::sender::rate::{RateAcc, TxSnap};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 const DUP_THRESH: usize = 3;
 
@@ -65,8 +66,8 @@ pub struct Scoreboard {
     /// Exclusive end of the data in sequence space (finite transfers).
     data_end: Option<u64>,
     pipe: u64,
-    /// SACKed segment indices as disjoint, non-adjacent ranges start -> end (exclusive).
-    sacked: BTreeMap<u64, u64>,
+    /// SACKed segment indices, as ranges.
+    sacked: RangeSet,
     /// The (up to) DupThresh highest SACKed segment indices, descending.
     top: [u64; DUP_THRESH],
     n_top: usize,
@@ -74,7 +75,6 @@ pub struct Scoreboard {
     lost_pos: u64,
     /// NextSeg cursor: segments below are SACKed or already retransmitted.
     rtx_pos: u64,
-    scratch: Vec<u64>,
     /// RACK: transmissions in time order (time, segment index), stale entries dropped lazily;
     /// kept only when `rack` is on.
     rack: bool,
@@ -109,12 +109,11 @@ impl Scoreboard {
             mss,
             data_end,
             pipe: 0,
-            sacked: BTreeMap::new(),
+            sacked: RangeSet::new(),
             top: [0; DUP_THRESH],
             n_top: 0,
             lost_pos: 0,
             rtx_pos: 0,
-            scratch: Vec::new(),
             rack: false,
             sent_order: VecDeque::new(),
             xmit_ts: VecDeque::new(),
@@ -434,16 +433,7 @@ impl Scoreboard {
         }
         if n > 0 {
             // Trim the SACK range set and the top-3 below the new front.
-            while let Some((&a, &b)) = self.sacked.first_key_value() {
-                if a >= self.first {
-                    break;
-                }
-                self.work += 1;
-                self.sacked.remove(&a);
-                if b > self.first {
-                    self.sacked.insert(self.first, b);
-                }
-            }
+            self.work += self.sacked.remove_below(self.first) as u64;
             let keep = self.top[..self.n_top]
                 .iter()
                 .filter(|&&t| t >= self.first)
@@ -520,20 +510,13 @@ impl Scoreboard {
             return 0;
         }
         // Walk the known SACKed ranges touching [a, b] and fill the gaps between them.
-        self.scratch.clear();
-        let lo = match self.sacked.range(..=a).next_back() {
-            Some((&s, &e)) if e >= a => s,
-            _ => a,
-        };
-        let mut merged = (a, b);
         let mut cur = a;
         let mut gaps: [(u64, u64); 8] = [(0, 0); 8];
         let mut n_gaps = 0;
         let mut overflow = false;
-        for (&s, &e) in self.sacked.range(lo..=b) {
-            self.scratch.push(s);
+        let touching = self.sacked.touching(a, b);
+        for &(s, e) in &self.sacked.as_slice()[touching] {
             self.work += 1;
-            merged = (merged.0.min(s), merged.1.max(e));
             if s > cur {
                 if n_gaps < gaps.len() {
                     gaps[n_gaps] = (cur, s);
@@ -566,11 +549,7 @@ impl Scoreboard {
                 bytes += self.mark_sacked(ga, gb);
             }
         }
-        for k in 0..self.scratch.len() {
-            let key = self.scratch[k];
-            self.sacked.remove(&key);
-        }
-        self.sacked.insert(merged.0, merged.1);
+        self.sacked.insert(a, b);
         bytes
     }
 
@@ -727,7 +706,7 @@ impl Scoreboard {
 
     /// Number of SACKed outstanding segments (from the range set).
     pub fn sacked_segments(&self) -> u64 {
-        self.sacked.iter().map(|(a, b)| b - a).sum()
+        self.sacked.len()
     }
 
     /// Recomputes pipe from scratch (tests / debug assertions).
