@@ -1190,7 +1190,8 @@ def _sync_catalog(out: Path, prev: pd.DataFrame) -> None:
 
 def summaries_table(where: Path, run_ids: set[str] | None = None) -> pd.DataFrame:
     """The per-run table of a sweep: run_id, point, rep, seed, status, error, the params as
-    columns, the flattened summary (store.RUN_COLUMNS metrics) and the ``extra`` metrics.
+    columns, the flattened summary (store.RUN_COLUMNS metrics), the ``extra`` metrics and
+    ``same_as`` (the run a run repeats, see ``run_batch``).
     ``where``: a sweep directory, or a results root with ``run_ids`` (see read_summaries)."""
     df = read_summaries(where, run_ids)
     rows = []
@@ -1202,6 +1203,7 @@ def summaries_table(where: Path, run_ids: set[str] | None = None) -> pd.DataFram
             flat = store.flatten_summary(summary, meta)
             row.update({k: flat[k] for k in store.RUN_COLUMNS[store.RUN_COLUMNS.index("qdisc") :]})
             row.update(json.loads(r["extra"]) or {})
+            row["same_as"] = meta.get("same_as")  # the run it repeats (``_repeat``), if any
         row.update(json.loads(r["params"]))  # the grid values and labels win over summary columns
         row["reproduce_command"] = r["reproduce_command"]
         rows.append(row)

@@ -100,6 +100,10 @@ def _print_sweep(res, direction: str | None = None) -> None:
         f"sweep {res.sweep_dir.name}: {res.total} runs ({res.ran} run now, {res.skipped} already complete), "
         f"{len(res.failed)} failed, {res.wall_s:.1f} s wall; dataset {res.sweep_dir}"
     )
+    repeats = int(res.table["same_as"].notna().sum()) if "same_as" in res.table else 0
+    if repeats:
+        out.print(f"{repeats} runs repeat the first run of their grid point, which drew no random value: "
+                  "every seed gives its results, so these replications add no information")  # fmt: skip
     for f in res.failed[:20]:
         out.print(f"failed: {f['run_id']} (point {f['point']}, rep {f['rep']}, seed {f['seed']}): {f['error']}",
                   markup=False)  # fmt: skip
