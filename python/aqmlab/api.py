@@ -23,9 +23,14 @@ store = lazy("aqmlab.store")  # DuckDB and pandas: not needed to simulate (``sim
 
 
 def _decode(batch: pa.RecordBatch) -> pa.Table:
-    """A record batch from the core as a table, dictionary columns decoded to plain strings."""
+    """A record batch from the core as a table, dictionary columns decoded to plain strings (the
+    metrics keep their codes: a summary need not encode the strings again)."""
     cols = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in batch.columns]
-    return pa.Table.from_arrays(cols, names=batch.schema.names)
+    table = pa.Table.from_arrays(cols, names=batch.schema.names)
+    for name, col in zip(batch.schema.names, batch.columns):
+        if pa.types.is_dictionary(col.type):
+            metrics.keep_codes(table, name, col)
+    return table
 
 
 @dataclass

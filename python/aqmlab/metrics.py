@@ -30,6 +30,7 @@ import functools
 import json
 import math
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,9 +72,15 @@ def _col(table: pa.Table, name: str, dtype=None) -> np.ndarray:
 
 def _codes(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     """A string column as (codes, values), ``values[codes]`` being the column: one code per row
-    into its few distinct values (nulls: "None"). Built once per table object (``_cached``): a
-    summary reads a hop's outcomes a dozen times."""
+    into its few distinct values (nulls: "None", the last value). Built once per table object
+    (``_cached``), or given by ``keep_codes``: a summary reads a hop's outcomes a dozen times."""
     return _cached(table, f"codes:{name}", lambda t: _encode(t, name))
+
+
+def keep_codes(table: pa.Table, name: str, encoded: pa.DictionaryArray) -> None:
+    """Takes the codes of ``table``'s string column ``name`` from ``encoded``, the same column
+    dictionary-encoded (as the core sends it), rather than encoding the strings again."""
+    _cached(table, f"codes:{name}", lambda _: _dictionary_codes(encoded))
 
 
 def _encode(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -82,14 +89,16 @@ def _encode(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
         col = col.combine_chunks() if col.num_chunks else pa.array([], pa.string())
     else:
         col = col.chunk(0)
-    if not pa.types.is_dictionary(col.type):
-        col = pc.dictionary_encode(col)
-    idx = col.indices.to_numpy(zero_copy_only=False)
+    return _dictionary_codes(col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col))
+
+
+def _dictionary_codes(col: pa.DictionaryArray) -> tuple[np.ndarray, np.ndarray]:
     values = np.asarray([str(v) for v in col.dictionary.to_pylist()] or [""], dtype=str)
-    if col.null_count:
-        values = np.append(values, "None")
-        idx = np.where(pc.is_null(col).to_numpy(zero_copy_only=False), values.size - 1, idx)
-    return idx, values
+    if not col.null_count:
+        return col.indices.to_numpy(zero_copy_only=False), values
+    idx = pc.fill_null(col.indices, 0).to_numpy(zero_copy_only=False)
+    null = pc.is_null(col).to_numpy(zero_copy_only=False)
+    return np.where(null, values.size, idx), np.append(values, "None")
 
 
 def _strcol(table: pa.Table, name: str) -> np.ndarray:
@@ -134,35 +143,54 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
 def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
     """The rows of one hop (``_hop_rows``) as a table. Built once per table object
     (``_cached``): a run summary filters the same tables dozens of times."""
-    return _cached(table, f"dir:{direction}", lambda t: t.filter(_hop_rows(t, direction)))
+    return _cached(table, f"dir:{direction}", lambda t: t.filter(pa.array(_hop_rows(t, direction))))
 
 
-def _hop_rows(table: pa.Table, direction: str) -> pa.ChunkedArray:
+def _hop_rows(table: pa.Table, direction: str) -> np.ndarray:
     """Which rows are of one hop, named by ``direction``: a hop name (the one-hop shorthand's
     hops are named "down" and "up"), matched on the ``hop`` column; tables stored before hops
-    existed are matched on ``dir``."""
+    existed are matched on ``dir``. A null matches no name."""
     col = "hop" if "hop" in table.column_names else "dir"
-    return pc.fill_null(pc.equal(table.column(col), direction), False)
+    idx, values = _codes(table, col)
+    hit = values == direction
+    if table.column(col).null_count:
+        hit[-1] = False
+    return hit[idx]
 
 
 class _HopPackets:
     """The rows of one hop of a ``packets`` table (``_hop_rows``) as numpy columns: enqueue
     time and size (int64), ``t_out_ns`` (float64, NaN for null) and the outcome's code into
     ``values``. Taken from the whole table's columns by row index, without building a filtered
-    table of every column (``_filter_dir``): a hop's summary needs these four."""
+    table of every column (``_filter_dir``): a hop's summary needs these four. What the metrics
+    compute from them is kept with them (``memo``)."""
 
     def __init__(self, p: pa.Table, direction: str):
-        rows = np.flatnonzero(_hop_rows(p, direction).to_numpy(zero_copy_only=False))
-        self.t_in = _col(p, "t_enqueue_ns", np.int64)[rows]
+        rows = np.flatnonzero(_hop_rows(p, direction))
+        self.t_in = _col(p, "t_enqueue_ns")[rows].astype(np.int64)
         self.t_out = _nullable_float(p, "t_out_ns")[rows]
-        self.size = _col(p, "size", np.int64)[rows]
+        self.size = _col(p, "size")[rows].astype(np.int64)
         codes, self.values = _codes(p, "outcome")
         self.outcome = codes[rows]
-        self.changes: dict[int, tuple] = {}  # ``_queue_changes`` by run duration
+        self._memo: dict[tuple, Any] = {}
 
-    def isin(self, allowed) -> np.ndarray:
+    def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
+        """``build()``, computed once per hop and ``key``: a run's summary, and a study's metrics
+        after it, ask the same of a hop several times."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def isin(self, allowed: tuple[str, ...]) -> np.ndarray:
         """The rows whose outcome is one of ``allowed``."""
-        return np.isin(self.values, allowed)[self.outcome]
+        return self.memo(("isin", *allowed), lambda: np.isin(self.values, allowed)[self.outcome])
+
+    def count_from(self, w: int, allowed: tuple[str, ...]) -> int:
+        """How many rows with ``t_out >= w`` have an outcome in ``allowed``."""
+        counted = self.memo(
+            ("out from", w), lambda: np.bincount(self.outcome[self.t_out >= w], minlength=self.values.size)
+        )
+        return int(counted[np.isin(self.values, allowed)].sum())
 
 
 def _hop_packets(tables: dict, direction: str) -> _HopPackets:
@@ -331,7 +359,12 @@ def queue_delay_stats_ms(tables: dict, meta: dict, direction: str, warmup_s: flo
     values are None when neither is recorded or no packet was transmitted.
     """
     if _has(tables, "packets"):
-        return percentiles(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
+        w, _ = _window(meta, warmup_s)
+
+        def stats() -> dict[str, float | None]:
+            return percentiles(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
+
+        return dict(_hop_packets(tables, direction).memo(("delay stats", w), stats))
     if not _has(tables, "sojourn"):
         return percentiles(np.zeros(0))
     h = _sojourn_rows(tables, meta, direction, warmup_s, "sojourn")
@@ -380,18 +413,9 @@ def backlog_steps(
     """
     if unit not in ("bytes", "pkts"):
         raise ValueError(f"unit must be 'bytes' or 'pkts', got {unit!r}")
-    if source == "auto":
-        source = "packets" if _has(tables, "packets") else "queue"
+    source = _backlog_source(tables, source)
     if source == "packets":
-        h = _hop_packets(tables, direction)
-        end = int(meta["duration_ns"])
-        if end not in h.changes:
-            h.changes[end] = _queue_changes(h, end)
-        m, order, times, last = h.changes[end]
-        size = h.size[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
-        deltas = np.concatenate([[0], size, -size])
-        cum = np.cumsum(deltas[order])
-        return times, cum[last].astype(np.float64), True
+        return *_packet_backlog(_hop_packets(tables, direction), unit, int(meta["duration_ns"])), True
     if source == "queue":
         q = _filter_dir(_need(tables, "queue"), direction)
         t = _col(q, "t_ns", np.int64)
@@ -399,6 +423,22 @@ def backlog_steps(
         order = np.argsort(t, kind="stable")
         return t[order], v[order], False
     raise ValueError(f"source must be 'auto', 'packets' or 'queue', got {source!r}")
+
+
+def _backlog_source(tables: dict, source: str) -> str:
+    """``backlog_steps``'s source with "auto" resolved."""
+    if source == "auto":
+        return "packets" if _has(tables, "packets") else "queue"
+    return source
+
+
+def _packet_backlog(h: _HopPackets, unit: str, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """``backlog_steps`` from the ``packets`` rows of a hop."""
+    m, order, times, last = h.memo(("changes", end), lambda: _queue_changes(h, end))
+    size = h.size[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
+    deltas = np.concatenate([[0], size, -size])
+    cum = np.cumsum(deltas[order])
+    return times, cum[last].astype(np.float64)
 
 
 def _queue_changes(h: _HopPackets, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -422,7 +462,8 @@ def _clip_steps(t: np.ndarray, v: np.ndarray, w: int, end: int) -> tuple[np.ndar
         return np.zeros(0), np.zeros(0)
     starts = np.maximum(t, w)
     ends = np.minimum(np.r_[t[1:], end], end)
-    dur = np.clip(ends - starts, 0, None).astype(np.float64)
+    ends -= starts
+    dur = np.maximum(ends, 0, out=ends).astype(np.float64)
     # before the first sample the value is unknown: treated as not covered
     return dur, v
 
@@ -442,9 +483,15 @@ def mean_backlog(
     Definition (lpcc2013 E[Q]; codel2012 1d "mean queue"): (1 / (T_end - W)) * integral of the
     backlog step function over [W, T_end]; see ``backlog_steps`` for exact vs sampled.
     """
-    t, v, _ = backlog_steps(tables, meta, direction, unit, source)
     w, end = _window(meta, warmup_s)
-    return time_average(t, v, w, end)
+
+    def average() -> float | None:
+        t, v, _ = backlog_steps(tables, meta, direction, unit, source)
+        return time_average(t, v, w, end)
+
+    if _backlog_source(tables, source) == "packets":
+        return _hop_packets(tables, direction).memo(("mean backlog", unit, w, end), average)
+    return average()
 
 
 def normalized_mean_backlog(
@@ -575,7 +622,7 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         h = _hop_packets(tables, direction)
-        return float(h.size[h.isin(TRANSMITTED) & (h.t_out >= w)].sum()), w
+        return h.memo(("tx bytes", w), lambda: float(h.size[h.isin(TRANSMITTED) & (h.t_out >= w)].sum())), w
     total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
     if w == 0:
         return total, 0
@@ -612,9 +659,8 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         h = _hop_packets(tables, direction)
-        counted = np.bincount(h.outcome[h.t_out >= w], minlength=h.values.size)
         for r in QUEUE_DROP_REASONS:
-            out[r] = int(counted[h.values == r].sum())
+            out[r] = h.count_from(w, (r,))
     elif links is not None and links.num_rows:
         for r in QUEUE_DROP_REASONS:
             # Runs stored before a reason existed have no column for it: none of those drops.
@@ -630,8 +676,7 @@ def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> in
     ``t_out_ns >= W``; else ``links.marks`` (W = 0) or the ``queue.marks`` counter difference."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
-        return int((h.isin(("marked",)) & (h.t_out >= w)).sum())
+        return _hop_packets(tables, direction).count_from(w, ("marked",))
     total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
@@ -646,7 +691,8 @@ def arrivals(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) ->
     ``links.arrivals`` (whole run)."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        return int((_hop_packets(tables, direction).t_in >= w).sum())
+        h = _hop_packets(tables, direction)
+        return h.memo(("arrivals", w), lambda: int((h.t_in >= w).sum()))
     return int(_filter_dir(_need(tables, "links"), direction).column("arrivals")[0].as_py())
 
 
@@ -654,8 +700,7 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
     """Packets put on the link (transmitted, ``t_out_ns >= W``), else ``links.tx_packets``."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
-        return int((h.isin(TRANSMITTED) & (h.t_out >= w)).sum())
+        return _hop_packets(tables, direction).count_from(w, TRANSMITTED)
     return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
 
 

@@ -460,3 +460,25 @@ def test_summarising_a_run_keeps_none_of_its_tables():
     del t
     gc.collect()
     assert pa.total_allocated_bytes() == base
+
+
+def test_a_summary_is_the_same_whatever_was_asked_before():
+    """The tables as the core sent them (their string columns' codes taken from the core's
+    dictionaries, each hop's results kept for later questions, first asked for another window)
+    summarise exactly as fresh copies of them do (codes from the strings, nothing kept)."""
+    from aqmlab.api import simulate
+    from aqmlab.scenario import load
+
+    sc = load("rrul_be")
+    sc["duration"] = "4s"
+    sc["record"] = {"level": "packets"}
+    tables, meta = simulate(sc)
+    for warmup in (0.0, 1.5):
+        fresh = {name: pa.Table.from_batches(t.to_batches(), t.schema) for name, t in tables.items()}
+        assert M.summarize(tables, meta, warmup) == M.summarize(fresh, meta, warmup), warmup
+
+
+def test_a_null_hop_is_of_no_hop():
+    t = pa.table({"hop": ["down", None, "None", "up"], "x": [1, 2, 3, 4]})
+    assert M._filter_dir(t, "down")["x"].to_pylist() == [1]
+    assert M._filter_dir(t, "None")["x"].to_pylist() == [3]
