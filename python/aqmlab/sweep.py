@@ -461,9 +461,9 @@ def _with_run_id(t: pa.Table, run_id: str) -> pa.Table:
 
 
 def _seed_free(row: dict) -> bool:
-    """Whether a finished run drew no random value (the core's ``random_draws``): its results
+    """Whether a finished run drew from no random stream (the core's ``random_streams``): its results
     are then the same for every seed."""
-    return row["status"] == "ok" and row["meta"].get("random_draws") == 0
+    return row["status"] == "ok" and row["meta"].get("random_streams") == 0
 
 
 def _repeat(first: tuple[dict, dict[str, pa.Table]], t: Task) -> tuple[dict, dict[str, pa.Table]]:

@@ -469,15 +469,15 @@ SCENARIO_FILES = sorted(
 
 def test_a_run_that_draws_no_random_value_is_the_same_for_every_seed():
     """Every random choice of the core comes from its seeded streams, which count what they draw
-    (``random_draws``): over every built-in scenario file, shortened, a run that drew nothing
+    (``random_streams``): over every built-in scenario file, shortened, a run that drew nothing
     records the same tables under another seed. Both kinds must occur, or the check says nothing."""
     drew = []
     for f in SCENARIO_FILES:
         sc = load(f)
         sc["duration"] = "2s"
         (a, meta), (b, _) = aqmlab.api.simulate(sc, 1), aqmlab.api.simulate(sc, 2)
-        assert isinstance(meta["random_draws"], int), f
-        drew.append(meta["random_draws"] > 0)
+        assert isinstance(meta["random_streams"], int), f
+        drew.append(meta["random_streams"] > 0)
         if not drew[-1]:
             assert a.keys() == b.keys() and all(a[k].equals(b[k]) for k in a), f
     assert 3 <= sum(drew) <= len(drew) - 3
@@ -487,7 +487,7 @@ def test_a_python_discipline_leaves_the_draws_unknown():
     sc = load("rrul_be")
     sc["duration"] = "1s"
     sc["topology"]["down"]["qdisc"] = {"kind": "python", "class": "aqmlab.examples.codel:Codel"}
-    assert aqmlab.api.simulate(sc, 1)[1]["random_draws"] is None
+    assert aqmlab.api.simulate(sc, 1)[1]["random_streams"] is None
 
 
 def _batch(tmp_path: Path, qdisc: str, reps: int) -> S.Batch:
@@ -505,7 +505,7 @@ def test_replications_of_a_run_that_draws_nothing_repeat_it(tmp_path):
     batch = _batch(tmp_path, "pfifo", 3)
     rows = S.run_batch(batch)
     assert [r["status"] for r in rows] == ["ok"] * 3
-    assert rows[0]["meta"]["random_draws"] == 0 and "same_as" not in rows[0]["meta"]
+    assert rows[0]["meta"]["random_streams"] == 0 and "same_as" not in rows[0]["meta"]
     for r, t in zip(rows[1:], batch.tasks[1:]):
         assert r["meta"]["same_as"] == "pfifo0"
         assert (r["run_id"], r["rep"], r["seed"], r["meta"]["seed"], r["summary"]["seed"]) == (t.run_id, t.rep,
@@ -520,7 +520,7 @@ def test_replications_of_a_run_that_draws_nothing_repeat_it(tmp_path):
             assert mine.equals(again.tables[name].to_pandas()), name
     # a discipline drawing at random (RED's drop decisions) runs every seed
     rows = S.run_batch(_batch(tmp_path / "red", "red", 2))
-    assert all(r["meta"]["random_draws"] > 0 and "same_as" not in r["meta"] for r in rows)
+    assert all(r["meta"]["random_streams"] > 0 and "same_as" not in r["meta"] for r in rows)
 
 
 def test_the_sweep_says_how_many_runs_repeated_another(tmp_path):

@@ -4,19 +4,26 @@
 //! flow does not shift another flow's draws (docs/architecture.md, principle 4). All distributions are written
 //! here on the raw u64 output, so no dependency update can change a result.
 //!
-//! Every value drawn is counted per thread ([`draws`]): a run that drew none has results that do
-//! not depend on its seed, since every random choice of the core comes from a stream of this module.
+//! A stream is counted per thread at its first draw ([`streams_drawn`]): a run that drew from no
+//! stream has results that do not depend on its seed, since every random choice of the core
+//! comes from a stream of this module. Counting the first draw only keeps the thread-local
+//! counter off the path of every later draw.
 
 use std::cell::Cell;
 
 thread_local! {
-    static DRAWS: Cell<u64> = const { Cell::new(0) };
+    static DRAWN: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The values drawn from every stream on this thread so far; what a run drew is the difference
+/// The streams first drawn from on this thread so far; those a run drew from are the difference
 /// between this after and before it (a run is built and simulated on one thread).
-pub fn draws() -> u64 {
-    DRAWS.with(Cell::get)
+pub fn streams_drawn() -> u64 {
+    DRAWN.with(Cell::get)
+}
+
+#[cold]
+fn count_stream() {
+    DRAWN.with(|d| d.set(d.get().wrapping_add(1)));
 }
 
 /// FNV-1a over bytes: a fixed, portable hash used to turn stream names into stream ids.
@@ -40,6 +47,8 @@ fn splitmix64(state: &mut u64) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
+    /// Nothing drawn from this stream yet.
+    fresh: bool,
 }
 
 impl Rng {
@@ -51,7 +60,7 @@ impl Rng {
             splitmix64(&mut sm),
             splitmix64(&mut sm),
         ];
-        Rng { s }
+        Rng { s, fresh: true }
     }
 
     /// The stream called `name` of the run with seed `seed`.
@@ -61,7 +70,10 @@ impl Rng {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        DRAWS.with(|d| d.set(d.get().wrapping_add(1)));
+        if self.fresh {
+            self.fresh = false;
+            count_stream();
+        }
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
         let t = s[1] << 17;
@@ -167,9 +179,29 @@ mod tests {
         // State {1, 2, 3, 4}, worked by hand from the xoshiro256++ definition:
         // out1 = rotl(1 + 4, 23) + 1 = 5 * 2^23 + 1; the state becomes {7, 0, 262146, 6 * 2^45};
         // out2 = rotl(7 + 6 * 2^45, 23) + 7 = 7 * 2^23 + (2^5 + 2^6) + 7.
-        let mut r = Rng { s: [1, 2, 3, 4] };
+        let mut r = Rng {
+            s: [1, 2, 3, 4],
+            fresh: true,
+        };
         assert_eq!(r.next_u64(), 5 * (1 << 23) + 1);
         assert_eq!(r.next_u64(), 7 * (1 << 23) + 96 + 7);
+    }
+
+    #[test]
+    fn a_stream_counts_once_at_its_first_draw() {
+        // the counter is per thread and tests share threads: read it around each step
+        let before = streams_drawn();
+        let mut a = Rng::stream(5, "a");
+        let b = Rng::stream(5, "b");
+        assert_eq!(streams_drawn(), before, "made, not drawn from");
+        a.uniform();
+        assert_eq!(streams_drawn(), before + 1);
+        a.normal();
+        a.below(10);
+        assert_eq!(streams_drawn(), before + 1, "later draws are not counted");
+        let mut c = b.clone();
+        c.next_u64();
+        assert_eq!(streams_drawn(), before + 2);
     }
 
     #[test]

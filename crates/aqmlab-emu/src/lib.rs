@@ -488,7 +488,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         conservation: Ok(()),
         peak_packets: emu.pool.capacity(),
         // real kernels and real time: results differ run to run whatever the seed
-        random_draws: None,
+        random_streams: None,
         resolved,
     };
     Ok((run, emu.stats))

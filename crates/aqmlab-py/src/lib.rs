@@ -68,7 +68,7 @@ fn tables(
         "record": r.resolved.record,
         "qdisc_diagnostics": diagnostics,
         "peak_packets": r.peak_packets,
-        "random_draws": r.random_draws,
+        "random_streams": r.random_streams,
     });
     if with_scenario {
         meta["scenario"] = json!(r.resolved);

@@ -42,10 +42,10 @@ pub struct RunResult {
     pub conservation: Result<(), String>,
     /// High-water mark of packets alive at once (slab size).
     pub peak_packets: usize,
-    /// The values the run drew from its random streams (`rng::draws`) while it was resolved,
-    /// built and simulated: none means its results are the same for every seed. `None` where
-    /// that is not known (a discipline outside the core, the emulator).
-    pub random_draws: Option<u64>,
+    /// The random streams the run drew from (`rng::streams_drawn`) while it was resolved, built
+    /// and simulated: none means its results are the same for every seed. `None` where that is
+    /// not known (a discipline outside the core, the emulator).
+    pub random_streams: Option<u64>,
 }
 
 impl RunResult {
@@ -764,7 +764,7 @@ pub fn run_watched(
     ext: Option<&dyn ExternalQdiscs>,
     keep_going: &mut dyn FnMut(&World) -> bool,
 ) -> Result<Option<RunResult>, String> {
-    let drawn_before = crate::rng::draws();
+    let drawn_before = crate::rng::streams_drawn();
     let Prepared {
         resolved,
         links,
@@ -829,6 +829,6 @@ pub fn run_watched(
         },
         conservation,
         peak_packets: world.pool.capacity(),
-        random_draws: ext.is_none().then(|| crate::rng::draws() - drawn_before),
+        random_streams: ext.is_none().then(|| crate::rng::streams_drawn() - drawn_before),
     }))
 }
