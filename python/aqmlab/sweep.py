@@ -84,6 +84,9 @@ SUMMARIES = "summaries"
 EXECUTORS = ("local", "dask", "ray")
 SUMMARY_COLUMNS = ["run_id", "point", "rep", "seed", "status", "error", "params", "overrides", "summary",
                    "meta", "extra", "part", "reproduce_command"]  # fmt: skip
+RUN_PROVENANCE = ("reproduce_command", "same_as")
+"""Columns of the per-run table (``summaries_table``) that say how a run was made, not what it
+measured or which grid point it is."""
 
 
 class SweepError(ValueError):

@@ -19,6 +19,7 @@ import pytest
 
 import aqmlab
 from aqmlab import store
+from aqmlab.api import run_dict, simulate
 from aqmlab.scenario import builtin_path, load, resolve
 
 S = importlib.import_module("aqmlab.sweep")  # (aqmlab.sweep is the API function)
@@ -475,7 +476,7 @@ def test_a_run_that_draws_no_random_value_is_the_same_for_every_seed():
     for f in SCENARIO_FILES:
         sc = load(f)
         sc["duration"] = "2s"
-        (a, meta), (b, _) = aqmlab.api.simulate(sc, 1), aqmlab.api.simulate(sc, 2)
+        (a, meta), (b, _) = simulate(sc, 1), simulate(sc, 2)
         assert isinstance(meta["random_streams"], int), f
         drew.append(meta["random_streams"] > 0)
         if not drew[-1]:
@@ -487,7 +488,7 @@ def test_a_python_discipline_leaves_the_draws_unknown():
     sc = load("rrul_be")
     sc["duration"] = "1s"
     sc["topology"]["down"]["qdisc"] = {"kind": "python", "class": "aqmlab.examples.codel:Codel"}
-    assert aqmlab.api.simulate(sc, 1)[1]["random_streams"] is None
+    assert simulate(sc, 1)[1]["random_streams"] is None
 
 
 def _batch(tmp_path: Path, qdisc: str, reps: int) -> S.Batch:
@@ -510,7 +511,7 @@ def test_replications_of_a_run_that_draws_nothing_repeat_it(tmp_path):
         assert r["meta"]["same_as"] == "pfifo0"
         assert (r["run_id"], r["rep"], r["seed"], r["meta"]["seed"], r["summary"]["seed"]) == (t.run_id, t.rep,
                                                                                               t.seed, t.seed, t.seed)  # fmt: skip
-        again = aqmlab.api.run_dict(batch.scenarios[0], seed=t.seed)
+        again = run_dict(batch.scenarios[0], seed=t.seed)
         for k in ("links", "flows", "goodput_mbps"):
             assert r["summary"][k] == again.summary[k]
         for name in batch.keep:

@@ -120,8 +120,9 @@ def _hashable(v):
 
 def _param_cols(t) -> list[str]:
     from aqmlab.store import RUN_COLUMNS
+    from aqmlab.sweep import RUN_PROVENANCE
 
-    skip = set(RUN_COLUMNS) | {"reproduce_command", "traceback"}
+    skip = set(RUN_COLUMNS) | set(RUN_PROVENANCE) | {"traceback"}
     return [c for c in t.columns if c not in skip and not str(c).startswith(("pie_", "queue_", "spike"))]
 
 
