@@ -437,3 +437,14 @@ def test_simulate_calls_meanwhile_in_another_thread_and_returns_after_it():
 
     simulate(apply_overrides(load("bufferbloat"), {"duration": "1s"}), meanwhile=meanwhile)
     assert done and done[0] != threading.get_ident()
+
+
+def test_a_run_says_when_no_seed_can_change_it(tmp_path: Path):
+    """A run that drew from no random stream says so; one whose discipline drops at random does not."""
+    said = {}
+    for q in ("pfifo", "red"):
+        res = runner.invoke(app, ["run", "rrul_be", "--set", "duration=2s", "--set", f"topology.down.qdisc={q}",
+                                  "--no-plot", "--out", str(tmp_path / q)])  # fmt: skip
+        assert res.exit_code == 0, res.output
+        said[q] = "drew from no random stream" in " ".join(res.output.split())
+    assert said == {"pfifo": True, "red": False}

@@ -170,7 +170,9 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
             f"{em['cpu_s']:.3f} s CPU ({per_pkt:.1f} us per packet)"
         )
     else:
-        out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall")
+        seed_free = " (drew from no random stream: every --seed gives these results)"
+        out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall"
+                  f"{seed_free if res.meta.get('random_streams') == 0 else ''}")  # fmt: skip
 
 
 def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> Table:
