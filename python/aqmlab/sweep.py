@@ -470,7 +470,7 @@ def _seed_free(row: dict) -> bool:
 
 
 def _repeat(first: tuple[dict, dict[str, pa.Table]], t: Task) -> tuple[dict, dict[str, pa.Table]]:
-    """Run ``t`` of a point whose run ``first`` drew no random value: ``first``'s results (the
+    """Run ``t`` of a point whose run ``first`` drew from no random stream: ``first``'s results (the
     core would give them again for any seed) under ``t``'s run id, rep and seed, its meta naming
     the run it repeats under ``same_as``."""
     row, kept = first
@@ -509,10 +509,9 @@ def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[st
 def run_batch(batch: Batch) -> list[dict]:
     """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
     per run: run_id, status, error, summary, meta (without the scenario), extra. A point's later
-    runs repeat its first one here that drew no random value instead of simulating it again
-    (``_repeat``). An interrupt
-    (KeyboardInterrupt) stops the run in progress; the runs finished before it are written, then
-    it propagates."""
+    runs repeat its first one here that drew from no random stream instead of simulating it
+    again (``_repeat``). An interrupt (KeyboardInterrupt) stops the run in progress; the runs
+    finished before it are written, then it propagates."""
     fn = _import(batch.metrics_fn) if batch.metrics_fn else None
     results: list[dict] = []
     tables: dict[str, list[pa.Table]] = {}
