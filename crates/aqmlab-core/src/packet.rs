@@ -145,7 +145,13 @@ pub struct SackBlock {
 
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// A packet. Laid out by use (`repr(C)`, 128 bytes aligned to 64, so two cache lines in the
+/// slab): the first line holds what the hops, the qdiscs and a receiving endpoint read; the
+/// second what only an ACK's receiver reads (the cumulative ACK, the echoed timestamp, the SACK
+/// blocks). A packet in flight for a round trip is out of the caches at many flows, and this
+/// way a hop or a data segment's delivery touches one line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Packet {
     /// Scenario-wide flow index (one TCP connection, one UDP source, one probe stream, one
     /// web client/server pair).
@@ -159,14 +165,20 @@ pub struct Packet {
     pub tuple_conn: u32,
     /// IP-level length in bytes.
     pub size: u32,
+    /// Payload bytes (TCP data length; 0 for a pure ACK).
+    pub payload: u32,
     pub kind: Kind,
     pub dir: Dir,
     pub ecn: Ecn,
-    /// TCP flags (see [`flags`]).
-    pub tcp_flags: u16,
     /// Differentiated Services code point (RFC 2474), set from the flow's `dscp` for both
     /// directions; the IP TOS byte is `dscp << 2 | ecn`.
     pub dscp: u8,
+    /// The sub-queue of its current hop's discipline it was put in (`queue::SUBQUEUES`; 0 at a
+    /// hop whose discipline has none; reset by the link at each arrival).
+    pub subq: u8,
+    pub n_sack: u8,
+    /// TCP flags (see [`flags`]).
+    pub tcp_flags: u16,
     /// The flow's client host (its `host` key: 0 for the first host named, or for none) and
     /// server host (its `server` key: 0 for none, the one server, else 1 + its number).
     /// Host-isolating disciplines (CAKE) tell hosts apart by them.
@@ -174,25 +186,20 @@ pub struct Packet {
     pub server: u16,
     /// First sequence number carried (TCP: byte offset; probes/UDP: packet number).
     pub seq: u64,
-    /// Cumulative acknowledgement (TCP).
-    pub ack: u64,
-    /// Payload bytes (TCP data length; 0 for a pure ACK).
-    pub payload: u32,
-    pub n_sack: u8,
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
-    /// Sender timestamp (the TCP timestamp option TSval, or a probe's send time).
-    pub ts_val: Time,
-    /// Echoed timestamp (TSecr).
-    pub ts_ecr: Time,
-    /// The sub-queue of its current hop's discipline it was put in (`queue::SUBQUEUES`; 0 at a
-    /// hop whose discipline has none; reset by the link at each arrival).
-    pub subq: u8,
     /// When the packet entered the bottleneck queue (set by the link; read by qdiscs).
     pub enqueued_at: Time,
     /// Its earliest departure time from the sending host (Linux's `skb->tstamp`, EDT): set by
     /// a pacing sender whose host's qdisc is fq (`Qdisc::paces_departures`), which holds it
     /// until then and clears it as it leaves (a router forwarding it sees none); 0 for none.
     pub tstamp: Time,
+    /// Sender timestamp (the TCP timestamp option TSval, or a probe's send time).
+    pub ts_val: Time,
+    // Second line.
+    /// Cumulative acknowledgement (TCP).
+    pub ack: u64,
+    /// Echoed timestamp (TSecr).
+    pub ts_ecr: Time,
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
 }
 
 /// A slab of packets addressed by `PktId`, with a free list.
@@ -245,5 +252,36 @@ impl PacketPool {
     /// Slots ever allocated (the high-water mark of simultaneous packets).
     pub fn capacity(&self) -> usize {
         self.slots.len()
+    }
+}
+
+/// Checks of the cache-line layouts of the structures a packet reads (`repr(C)`, 64-byte lines).
+#[cfg(test)]
+pub(crate) mod layout {
+    /// Asserts that the field at `offset` of `size` bytes lies wholly on 64-byte line `line`.
+    pub(crate) fn on_line(field: &str, offset: usize, size: usize, line: usize) {
+        let (first, last) = (offset / 64, (offset + size - 1) / 64);
+        assert_eq!(
+            (first, last),
+            (line, line),
+            "{field} (bytes {offset}..{}) is not on line {line}",
+            offset + size
+        );
+    }
+
+    #[test]
+    fn a_hop_and_a_data_segments_receiver_read_one_line_of_a_packet() {
+        use super::*;
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (128, 64));
+        macro_rules! line {
+            ($line:expr, $($f:ident: $t:ty),*) => {
+                $(on_line(stringify!($f), offset_of!(Packet, $f), size_of::<$t>(), $line);)*
+            };
+        }
+        line!(0, flow: u32, conn: u32, tuple_conn: u32, size: u32, payload: u32, kind: Kind,
+            dir: Dir, ecn: Ecn, dscp: u8, subq: u8, n_sack: u8, tcp_flags: u16, host: u16,
+            server: u16, seq: u64, enqueued_at: Time, tstamp: Time, ts_val: Time);
+        line!(1, ack: u64, ts_ecr: Time, sack: [SackBlock; MAX_SACK_BLOCKS]);
     }
 }

@@ -9,9 +9,9 @@
 use super::flow::{FlowModels, Http};
 use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec, StationSpec};
 use crate::app::packmime::{self, PackMimeParams};
-use crate::app::ping::{PingClient, PingServer};
+use crate::app::ping::PingClient;
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
-use crate::app::udp::{UdpSink, UdpSource};
+use crate::app::udp::UdpSource;
 use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
@@ -409,8 +409,8 @@ fn endpoints(
                 Rng::stream(seed, &format!("flow/{id}")),
             );
             (
-                AnyEndpoint::UdpSource(src),
-                AnyEndpoint::UdpSink(UdpSink::default()),
+                AnyEndpoint::UdpSource(Box::new(src)),
+                AnyEndpoint::UdpSink(Box::default()),
                 String::new(),
                 0,
             )
@@ -418,8 +418,8 @@ fn endpoints(
         FlowModel::Ping(p) | FlowModel::Voip(p) => {
             let c = PingClient::new(id, p.packet_size.0 as u32, p.interval.0, stop);
             (
-                AnyEndpoint::PingClient(c),
-                AnyEndpoint::PingServer(PingServer::default()),
+                AnyEndpoint::PingClient(Box::new(c)),
+                AnyEndpoint::PingServer(Box::default()),
                 String::new(),
                 0,
             )

@@ -33,10 +33,10 @@ pub const WATCH_EVERY: u64 = 4096;
 
 /// Every kind of endpoint, dispatched statically.
 pub enum AnyEndpoint {
-    UdpSource(UdpSource),
-    UdpSink(UdpSink),
-    PingClient(PingClient),
-    PingServer(PingServer),
+    UdpSource(Box<UdpSource>),
+    UdpSink(Box<UdpSink>),
+    PingClient(Box<PingClient>),
+    PingServer(Box<PingServer>),
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
     WebServer(Box<WebServer>),
@@ -106,48 +106,74 @@ pub enum Side {
 }
 
 /// A flow at run time: its two endpoints and the world's own accounting of its packets.
+///
+/// Laid out by use (`repr(C)`, aligned to a 64-byte cache line): at thousands of flows a
+/// packet finds its flow's state out of the caches, so what a packet reads is packed into two
+/// lines. The first holds what a delivery reads (the receiving end, its armed timer, the
+/// received count, the direction); the second what a send reads (the NIC, the access pipes,
+/// the hosts' stamps, the sent count); the rest is read at set-up, at a drop or a mark, and at
+/// the end. What the hops read of a flow is kept apart ([`FlowAtHops`]).
+#[repr(C, align(64))]
 pub struct Flow {
+    pub ends: [AnyEndpoint; 2],
+    /// Deadline of each endpoint's timer event currently in the event queue ([`NOT_ARMED`]:
+    /// none).
+    armed: [Time; 2],
+    pub received: u64,
     /// Direction of the flow's data (probes: up).
     pub dir: Dir,
-    pub start: Time,
-    pub ends: [AnyEndpoint; 2],
-    /// Deadline of each endpoint's timer event currently in the event queue.
-    armed: [Option<Time>; 2],
-    /// One-way delays (client side, server side) of this flow's access paths.
-    pub client_delay: Time,
-    pub server_delay: Time,
-    /// This flow's pipes, indexed by `pipe_slot(direction, post)`.
-    pipes: [u32; 4],
+    // Second line (starts with a field aligned to 8 bytes, so at byte 64).
+    /// When each side's NIC finishes its last queued packet (indexed by `Side`).
+    nic_free: [Time; 2],
     /// The NIC rate of the flow's two hosts (`None`: packets leave a host at once).
     pub nic_rate: Option<u64>,
+    /// Packets put on the path.
+    pub sent: u64,
+    /// This flow's pipes, indexed by `pipe_slot(direction, post)`.
+    pipes: [u32; 4],
+    /// The client and server hosts of this flow (`Packet::host`, `Packet::server`).
+    pub host: u16,
+    pub server: u16,
+    /// Per direction, whether the packets sent in it meet the first hop's qdisc on their own
+    /// host (`local_sender`): no NIC or access delay before it, and the verdict told to the
+    /// sending endpoint.
+    pub local: [bool; 2],
     /// The DSCP both hosts put on this flow's packets.
     pub dscp: u8,
     /// Whether the hosts expose the flow's connections to the classifiers (`Packet::tuple_conn`).
     pub hash_connections: bool,
-    /// The WiFi station this flow's client is (an index into the medium's stations).
-    pub station: u16,
-    /// The client and server hosts of this flow (`Packet::host`, `Packet::server`).
-    pub host: u16,
-    pub server: u16,
+    // The rest.
+    pub start: Time,
+    /// One-way delays (client side, server side) of this flow's access paths.
+    pub client_delay: Time,
+    pub server_delay: Time,
     /// Per direction (`Dir::index`), the first and last hop this flow's packets cross (indices
     /// into the world's links); `None`: the whole chain.
     pub route: [Option<(u32, u32)>; 2],
     /// Per direction, the link of this flow's host where a hop has one per host (read at a
     /// `Link::parallel` hop only).
     pub host_links: [u32; 2],
-    /// Per direction, whether the packets sent in it meet the first hop's qdisc on their own
-    /// host (`local_sender`): no NIC or access delay before it, and the verdict told to the
-    /// sending endpoint.
-    pub local: [bool; 2],
-    /// When each side's NIC finishes its last queued packet (indexed by `Side`).
-    nic_free: [Time; 2],
-    /// Packets put on the path / handed to an endpoint / dropped / in a bottleneck queue.
-    pub sent: u64,
-    pub received: u64,
+    /// The WiFi station this flow's client is (an index into the medium's stations).
+    pub station: u16,
+    /// Packets dropped / marked on the path.
     pub dropped: u64,
     pub marked: u64,
-    pub queued: u64,
 }
+
+/// What the hops read of a flow, at every arrival at a queue, departure from it and exit from
+/// the path: dense and apart from [`Flow`] (12 bytes a flow), so it stays in the caches at
+/// thousands of flows.
+#[derive(Clone, Copy)]
+struct FlowAtHops {
+    /// Packets of the flow in the hops' queues.
+    queued: u32,
+    /// The access pipe a packet of the flow enters when it leaves the path (indexed by
+    /// `Dir::index`).
+    exit: [u32; 2],
+}
+
+/// `Flow::armed` of an endpoint with no timer event in the queue.
+const NOT_ARMED: Time = Time::MAX;
 
 impl Flow {
     pub fn new(
@@ -163,7 +189,7 @@ impl Flow {
             dir,
             start,
             ends: [src, dst],
-            armed: [None, None],
+            armed: [NOT_ARMED; 2],
             client_delay,
             server_delay,
             pipes: [0; 4],
@@ -181,7 +207,6 @@ impl Flow {
             received: 0,
             dropped: 0,
             marked: 0,
-            queued: 0,
         }
     }
 
@@ -370,6 +395,8 @@ pub struct World {
     /// Some flow enters a chain after its first hop (arrivals then look up the flow's route).
     inner_entry: bool,
     pub flows: Vec<Flow>,
+    /// What the hops read of each flow (indexed like `flows`).
+    at_hops: Vec<FlowAtHops>,
     /// Shared WiFi media, each with the hops that transmit on it (`Link::wifi`).
     pub media: Vec<Medium>,
     pub rec: Recorder,
@@ -455,6 +482,13 @@ impl World {
             hop_pipe_next,
             link_pipe,
             inner_entry,
+            at_hops: flows
+                .iter()
+                .map(|f| FlowAtHops {
+                    queued: 0,
+                    exit: Dir::BOTH.map(|d| f.pipes[pipe_slot(d, true)]),
+                })
+                .collect(),
             flows,
             media: Vec::new(),
             rec,
@@ -587,12 +621,12 @@ impl World {
 
     fn endpoint_timer(&mut self, f: u32, s: Side, t: Time) {
         let flow = &mut self.flows[f as usize];
-        if flow.armed[s as usize] != Some(t) {
+        if flow.armed[s as usize] != t {
             // superseded by an earlier deadline that was armed since
             self.count(EventKind::EndpointSuperseded);
             return;
         }
-        flow.armed[s as usize] = None;
+        flow.armed[s as usize] = NOT_ARMED;
         let ep = &mut flow.ends[s as usize];
         if ep.next_timer().is_some_and(|d| d <= t) {
             ep.on_timer(t, &mut self.out);
@@ -613,8 +647,8 @@ impl World {
         let flow = &mut self.flows[f as usize];
         if let Some(deadline) = flow.ends[s as usize].next_timer() {
             let deadline = deadline.max(now);
-            if flow.armed[s as usize].is_none_or(|a| deadline < a) {
-                flow.armed[s as usize] = Some(deadline);
+            if deadline < flow.armed[s as usize] {
+                flow.armed[s as usize] = deadline;
                 self.schedule(deadline, Ev::Endpoint(f, s));
             }
         }
@@ -802,7 +836,7 @@ impl World {
             let next = self.hop_pipe_next[i - self.hop_pipes];
             if next == u32::MAX {
                 let p = self.pool.get(id);
-                let access = self.flows[p.flow as usize].pipes[pipe_slot(p.dir, true)];
+                let access = self.at_hops[p.flow as usize].exit[p.dir.index()];
                 self.enter_pipe(access as usize, id);
             } else {
                 self.arrival(self.host_link(next as usize, id), id);
@@ -927,15 +961,16 @@ impl World {
     pub fn check_conservation(&self) -> Result<(), String> {
         let transit = self.in_transit();
         for (i, f) in self.flows.iter().enumerate() {
-            let accounted = f.received + f.dropped + f.queued + transit[i];
+            let queued = self.at_hops[i].queued as u64;
+            let accounted = f.received + f.dropped + queued + transit[i];
             if f.sent != accounted {
                 return Err(format!(
                     "flow {i}: sent {} != received {} + dropped {} + queued {} + in transit {}",
-                    f.sent, f.received, f.dropped, f.queued, transit[i]
+                    f.sent, f.received, f.dropped, queued, transit[i]
                 ));
             }
         }
-        let queued: u64 = self.flows.iter().map(|f| f.queued).sum();
+        let queued: u64 = self.at_hops.iter().map(|f| f.queued as u64).sum();
         let backlog: u64 = self.links.iter().map(|l| l.qdisc.backlog_packets()).sum();
         if queued != backlog {
             return Err(format!(
@@ -971,9 +1006,8 @@ impl Hops for World {
     }
 
     fn dropped(&mut self, flow: u32, queued: bool) {
-        let flow = &mut self.flows[flow as usize];
-        flow.dropped += 1;
-        flow.queued -= queued as u64;
+        self.flows[flow as usize].dropped += 1;
+        self.at_hops[flow as usize].queued -= queued as u32;
     }
 
     fn marked(&mut self, id: PktId) {
@@ -997,9 +1031,9 @@ impl Hops for World {
         let leaves =
             link.exit_here && self.flows[flow as usize].route[d.index()].is_some_and(|r| r.1 as usize == l);
         match link.next {
-            _ if leaves => self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id),
+            _ if leaves => self.enter_pipe(self.at_hops[flow as usize].exit[d.index()] as usize, id),
             None if link.delay == 0 => {
-                self.enter_pipe(self.flows[flow as usize].pipes[pipe_slot(d, true)] as usize, id)
+                self.enter_pipe(self.at_hops[flow as usize].exit[d.index()] as usize, id)
             }
             Some(next) if link.delay == 0 => self.arrival(self.host_link(next as usize, id), id),
             _ => self.enter_hop_delay(l, id),
@@ -1019,10 +1053,32 @@ impl Hops for World {
     }
 
     fn entering(&mut self, id: PktId) {
-        self.flows[self.pool.get(id).flow as usize].queued += 1;
+        self.at_hops[self.pool.get(id).flow as usize].queued += 1;
     }
 
     fn dequeued(&mut self, id: PktId) {
-        self.flows[self.pool.get(id).flow as usize].queued -= 1;
+        self.at_hops[self.pool.get(id).flow as usize].queued -= 1;
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use super::*;
+    use crate::packet::layout::on_line;
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// A delivery reads the first line of its flow, a send the second.
+    #[test]
+    fn a_packet_reads_one_line_of_its_flow_at_each_step() {
+        assert_eq!(size_of::<AnyEndpoint>(), 16, "every endpoint is boxed");
+        assert_eq!(align_of::<Flow>(), 64);
+        macro_rules! line {
+            ($line:expr, $($f:ident: $t:ty),*) => {
+                $(on_line(stringify!($f), offset_of!(Flow, $f), size_of::<$t>(), $line);)*
+            };
+        }
+        line!(0, ends: [AnyEndpoint; 2], armed: [Time; 2], received: u64, dir: Dir);
+        line!(1, pipes: [u32; 4], nic_free: [Time; 2], nic_rate: Option<u64>, sent: u64,
+            host: u16, server: u16, local: [bool; 2], dscp: u8, hash_connections: bool);
     }
 }

@@ -26,43 +26,49 @@ use crate::transport::cc::dctcp::echoes_each_ce;
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 
+/// The receiving end of a TCP connection. Laid out by use (`repr(C)`, aligned to a cache line):
+/// the first two lines hold what an in-order segment reads and writes, the rest what segments
+/// out of order, SACK and AccECN use.
+#[repr(C, align(64))]
 pub struct TcpReceiver {
-    flow: u32,
-    /// Direction of the data (ACKs go the other way).
-    dir: Dir,
-    sack: bool,
-    /// The ECN this end supports (`receiver_ecn`, none when the flow's `ecn` is off).
-    ecn_cfg: ReceiverEcn,
-    /// ECE reflects each data segment's CE (RFC 8257 3.2, DCTCP) instead of RFC 3168's latch.
-    each_ce: bool,
-    delack: Option<Time>,
-    /// Unacked in-order bytes that make an ACK go at once (segs_per_ack x mss).
-    ack_every: u64,
-    delack_grid: bool,
-    synced: bool,
-    feedback: Feedback,
-    /// The AccECN counters (used once AccECN is negotiated).
-    acc: RxCounters,
     rcv_nxt: u64,
-    /// Out-of-order data above rcv_nxt (bytes).
-    ooo: RangeSet,
-    blocks: [SackBlock; MAX_SACK_BLOCKS],
-    n_blocks: usize,
-    ts_recent: Time,
-    last_ack_sent: u64,
-    ece: bool,
     /// In-order bytes received since the last ACK.
     unacked_bytes: u64,
-    delack_at: Option<Time>,
-    /// Quick ACKs left (Linux icsk_ack.quick: tcp_incr_quickack on the first data segment,
-    /// decremented per ACK sent, tcp_dec_quickack_mode).
-    quick: u32,
-    /// Quick ACKs a segment out of sequence restores (`ooo_quickack`; 0 when off).
-    requick: u32,
-    fin_end: Option<u64>,
+    /// Unacked in-order bytes that make an ACK go at once (segs_per_ack x mss).
+    ack_every: u64,
     packets_received: u64,
     /// ACKs (incl. SYN-ACKs) sent.
     pub acks_sent: u64,
+    last_ack_sent: u64,
+    ts_recent: Time,
+    flow: u32,
+    /// Quick ACKs left (Linux icsk_ack.quick: tcp_incr_quickack on the first data segment,
+    /// decremented per ACK sent, tcp_dec_quickack_mode).
+    quick: u32,
+    // Second line.
+    delack_at: Option<Time>,
+    delack: Option<Time>,
+    /// Out-of-order data above rcv_nxt (bytes).
+    ooo: RangeSet,
+    /// Direction of the data (ACKs go the other way).
+    dir: Dir,
+    sack: bool,
+    /// ECE reflects each data segment's CE (RFC 8257 3.2, DCTCP) instead of RFC 3168's latch.
+    each_ce: bool,
+    delack_grid: bool,
+    synced: bool,
+    ece: bool,
+    /// The ECN this end supports (`receiver_ecn`, none when the flow's `ecn` is off).
+    ecn_cfg: ReceiverEcn,
+    feedback: Feedback,
+    // The rest.
+    /// Quick ACKs a segment out of sequence restores (`ooo_quickack`; 0 when off).
+    requick: u32,
+    fin_end: Option<u64>,
+    n_blocks: usize,
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    /// The AccECN counters (used once AccECN is negotiated).
+    acc: RxCounters,
 }
 
 impl TcpReceiver {
@@ -326,6 +332,26 @@ mod tests {
     use crate::packet::EcnMode;
     use crate::transport::tcp::Rwnd;
     use crate::units::MS;
+
+    /// An in-order data segment reads and writes the first two lines of its receiver.
+    #[test]
+    fn an_in_order_segment_reads_two_lines() {
+        use crate::packet::layout::on_line;
+        use std::mem::{offset_of, size_of};
+        macro_rules! lines {
+            ($($f:ident: $t:ty),*) => {
+                $({
+                    let o = offset_of!(TcpReceiver, $f);
+                    on_line(stringify!($f), o, size_of::<$t>(), (o / 64).min(1));
+                })*
+            };
+        }
+        lines!(rcv_nxt: u64, unacked_bytes: u64, ack_every: u64, packets_received: u64,
+            acks_sent: u64, last_ack_sent: u64, ts_recent: Time, flow: u32, quick: u32,
+            delack_at: Option<Time>, delack: Option<Time>, ooo: RangeSet, dir: Dir, sack: bool,
+            each_ce: bool, delack_grid: bool, synced: bool, ece: bool, ecn_cfg: ReceiverEcn,
+            feedback: Feedback);
+    }
 
     fn cfg(delack: Option<Time>) -> TcpConfig {
         TcpConfig {
