@@ -542,3 +542,88 @@ duration = "2s"
     said = " ".join(r.stdout.split())
     assert "runs repeat the first run of their grid point" in said, said[-300:]
     assert "16 runs repeat" in said, said[-300:]
+
+
+def seed_free_sweep(tmp_path: Path, qdiscs: list[str], reps: int) -> Path:
+    """rrul_be (fixed flow starts, no random value drawn through a FIFO) at each of ``qdiscs``."""
+    f = tmp_path / "sw.toml"
+    f.write_text(f"""
+base = "rrul_be"
+name = "phases"
+reps = {reps}
+[set]
+duration = "3s"
+[grid]
+"topology.down.qdisc" = {json.dumps(qdiscs)}
+""")
+    return f
+
+
+def _counting_runs(monkeypatch) -> list[int]:
+    """Counts the simulations run in this process (the core's calls)."""
+    from aqmlab import api
+
+    calls, real = [], api.run_dict
+    monkeypatch.setattr(api, "run_dict", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    return calls
+
+
+def _as_fresh_runs(table, out: Path, keep_packets: bool) -> None:
+    """Every row's stored summary and tables are what a fresh run with its seed gives."""
+    for row in table.to_dict("records"):
+        stored = store.load_run(row["run_id"], out)
+        fresh = aqmlab.run("rrul_be", seed=int(row["seed"]), overrides={"duration": "3s", **json.loads(
+            stored.row["overrides"])})  # fmt: skip
+        for k in ("links", "flows", "goodput_mbps"):
+            assert stored.summary[k] == fresh.summary[k], (row["rep"], k)
+        for name in ("flows", "links", *(["packets"] if keep_packets else [])):
+            mine = stored.tables[name]
+            assert mine.num_rows > 0 and mine.equals(fresh.tables[name].select(mine.column_names)), name
+
+
+def test_a_point_cut_into_many_batches_simulates_its_first_run_only(tmp_path, monkeypatch):
+    """One point, 8 replications: with 2 jobs each run is a batch of its own (8 batches per
+    worker), yet the first run, which draws nothing, is the only one simulated; with one job, in
+    this process, the core is called once."""
+    f = seed_free_sweep(tmp_path, ["pfifo"], reps=8)
+    t = aqmlab.sweep(f, jobs=2, out=tmp_path / "o2", keep_packets=True)
+    assert len(t) == 8 and (t["status"] == "ok").all()
+    first = t.loc[t["rep"] == 0, "run_id"].item()
+    assert t["same_as"].isna().sum() == 1 and (t.loc[t["rep"] > 0, "same_as"] == first).all()
+    _as_fresh_runs(t, tmp_path / "o2", keep_packets=True)
+    calls = _counting_runs(monkeypatch)
+    t1 = aqmlab.sweep(f, jobs=1, out=tmp_path / "o1")
+    assert len(calls) == 1 and t1["same_as"].notna().sum() == 7
+    assert _comparable(t1).equals(_comparable(t))
+
+
+def test_a_point_that_draws_is_simulated_for_every_seed(tmp_path):
+    """RED draws its drop decisions: none of its runs repeats another, while the FIFO point of
+    the same sweep repeats its first run."""
+    t = aqmlab.sweep(seed_free_sweep(tmp_path, ["red", "pfifo"], reps=6), jobs=2, out=tmp_path / "o")
+    red = t[t["topology.down.qdisc"] == "red"]
+    fifo = t[t["topology.down.qdisc"] == "pfifo"]
+    assert len(red) == len(fifo) == 6 and (t["status"] == "ok").all()
+    assert red["same_as"].isna().all() and red["queue_delay_p95_ms"].nunique() > 1
+    assert fifo["same_as"].notna().sum() == 5
+    _as_fresh_runs(red, tmp_path / "o", keep_packets=False)
+
+
+@pytest.mark.parametrize("packets_before", [True, False])
+def test_a_rerun_repeats_the_stored_run(tmp_path, monkeypatch, packets_before):
+    """A sweep stored with its first replication only, rerun with 8: the other 7 repeat the stored
+    run, tables included, and nothing is simulated; unless the stored run lacks a table kept now
+    (its packets), then the first new run is simulated and the others repeat it."""
+    f = seed_free_sweep(tmp_path, ["pfifo"], reps=8)
+    spec = S.parse_sweep(f)
+    spec.reps = 1
+    S.run_sweep(spec, out=tmp_path / "o", jobs=1, keep_packets=packets_before)
+    calls = _counting_runs(monkeypatch)
+    res = S.run_sweep(S.parse_sweep(f), out=tmp_path / "o", jobs=1, keep_packets=True)
+    assert (res.ran, res.skipped) == (7, 1)
+    t = res.table
+    source = t.loc[t["rep"] == (0 if packets_before else 1), "run_id"].item()
+    assert len(calls) == (0 if packets_before else 1)
+    assert (t.loc[t["rep"] > 0, "same_as"].dropna() == source).all()
+    assert t["same_as"].notna().sum() == (7 if packets_before else 6)
+    _as_fresh_runs(t[t["rep"] > 0], tmp_path / "o", keep_packets=True)
