@@ -798,27 +798,42 @@ Known = dict[int, Source | None]
 simulated (it drew from a random stream, or its draws are not known)."""
 
 
-def _phases(todo: list[Task], known: Known, cost: dict[int, float], jobs: int,
-            learn: Callable[[], Known]) -> Iterator[tuple[list[list[Task]], dict[int, Source]]]:  # fmt: skip
-    """A sweep's pending runs in two phases, so that every run repeating another is found whatever
-    the batching; each phase in batches (``_chunks``, one budget for both) with the sources its
-    runs repeat. First every run but those of a point not ``known`` past its first batch (a point
-    whose runs do not share one batch); then, once that phase is done (``learn``: what its runs
-    showed), those, repeats of the first run when it drew from no random stream. A point with a
-    source costs nothing: its runs repeat that run."""
-    sources = _sources(known)
-    price = _priced(cost, sources)
-    budget = _budget(todo, jobs, price)
-    chunks = _chunks(todo, jobs, price, budget)
-    first: dict[int, int] = {}  # point -> its first batch
-    for i, c in enumerate(chunks):
-        for t in c:
-            first.setdefault(t.point, i)
-    now = [[t for t in c if t.point in known or first[t.point] == i] for i, c in enumerate(chunks)]
-    later = [t for i, c in enumerate(chunks) for t in c if t.point not in known and first[t.point] != i]
-    yield [c for c in now if c], sources
-    sources = _sources({**learn(), **known})
-    yield _chunks(later, jobs, _priced(cost, sources), budget), sources
+class _Schedule:
+    """A sweep's pending runs in batches (``_chunks``, one budget throughout) such that every run
+    repeating another is found whatever the batching. The runs of a point with no known finished
+    run (``known``) whose runs do not share one batch wait, past its first batch, for that batch;
+    once it is done (``release``) they follow, as repeats of its run that drew from no random
+    stream or simulated. A point with a source costs nothing: its runs repeat that run.
+    ``make(chunks, sources)`` makes the batches; ``learn(rows)`` tells what finished runs showed."""
+
+    def __init__(self, todo: list[Task], known: Known, cost: dict[int, float], jobs: int,
+                 make: Callable[[list[list[Task]], dict[int, Source]], list[Batch]],
+                 learn: Callable[[list[dict]], Known]):  # fmt: skip
+        self.cost, self.jobs, self.make, self.learn = cost, jobs, make, learn
+        sources = _sources(known)
+        price = _priced(cost, sources)
+        self.budget = _budget(todo, jobs, price)
+        chunks = _chunks(todo, jobs, price, self.budget)
+        first: dict[int, int] = {}  # point -> its first batch
+        for i, c in enumerate(chunks):
+            for t in c:
+                first.setdefault(t.point, i)
+        now = [[t for t in c if t.point in known or first[t.point] == i] for i, c in enumerate(chunks)]
+        self.first = make([c for c in now if c], sources)
+        self.waiting: dict[int, list[Task]] = {}  # point -> its runs waiting for its first batch
+        for i, c in enumerate(chunks):
+            for t in c:
+                if t.point not in known and first[t.point] != i:
+                    self.waiting.setdefault(t.point, []).append(t)
+
+    def release(self, rows: list[dict]) -> list[Batch]:
+        """The batches of the runs that waited for the batch that finished with ``rows``."""
+        points = {r["point"] for r in rows} & self.waiting.keys()
+        if not points:
+            return []
+        sources = _sources(self.learn(rows))
+        ready = [t for p in sorted(points) for t in self.waiting.pop(p)]
+        return self.make(_chunks(ready, self.jobs, _priced(self.cost, sources), self.budget), sources)
 
 
 def _sources(known: Known) -> dict[int, Source]:
@@ -967,23 +982,21 @@ STOP_GRACE_S = 1.5
 """On an interrupt, the wall time workers get to write their finished runs and exit."""
 
 
-def _execute(phases: Iterable[list[Batch]], executor: str, jobs: int, scheduler: str | None, on_done,
-             on_ran) -> None:  # fmt: skip
-    """Runs the batches of each phase on ``executor``, a phase once the previous one is done (the
-    next phase is made from what it finished), handing each batch's rows to ``on_done`` and the
-    count of runs finished so far (where the executor tells) to ``on_ran``. On an interrupt it
-    cancels what it can within STOP_GRACE_S; ``run_sweep`` stops the processes left."""
+def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    """Runs the batches on ``executor``, handing each one's rows to ``on_done``, which returns the
+    batches to run next (the runs that waited for it: ``_Schedule``), and the count of runs
+    finished so far (where the executor tells) to ``on_ran``. On an interrupt it cancels what it
+    can within STOP_GRACE_S; ``run_sweep`` stops the processes left."""
+    if not batches:
+        return
     run = {"local": _execute_local, "dask": _execute_dask, "ray": _execute_ray}.get(executor)
     if run is None:
         raise SweepError(f"--executor {executor!r}: unknown; allowed: {', '.join(EXECUTORS)}")
-    phases = (b for b in phases if b)  # no worker is started for a phase with nothing to run
-    first = next(phases, None)
-    if first is not None:
-        run(itertools.chain([first], phases), jobs, scheduler, on_done, on_ran)
+    run(batches, jobs, scheduler, on_done, on_ran)
 
 
-def _execute_local(phases: Iterable[list[Batch]], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
-    """A phase of one batch, or any with one job, runs in this process until a pool is needed."""
+def _execute_local(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+    """With one job, or one batch to run and no pool started, a batch runs in this process."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
@@ -994,22 +1007,21 @@ def _execute_local(phases: Iterable[list[Batch]], jobs: int, scheduler: str | No
         count()
         on_ran(counter.value)
 
-    pool = None
+    queue, pending, pool = list(batches), set(), None
     _WORKER["ran"] = ran_here
     try:
-        for batches in phases:
-            if pool is None and (jobs <= 1 or len(batches) == 1):
-                for b in batches:
-                    on_done(run_batch(b))
+        while queue or pending:
+            if pool is None and (jobs <= 1 or len(queue) == 1):
+                queue += on_done(run_batch(queue.pop(0)))
                 continue
             pool = pool or ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_PoolWorker.init,
                                                initargs=(counter,))  # fmt: skip
-            pending = {pool.submit(_PoolWorker.run, b) for b in batches}
-            while pending:
-                done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-                on_ran(counter.value)
-                for f in done:
-                    on_done(f.result())
+            pending |= {pool.submit(_PoolWorker.run, b) for b in queue}
+            queue = []
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            on_ran(counter.value)
+            for f in done:
+                queue += on_done(f.result())
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -1020,7 +1032,7 @@ def _execute_local(phases: Iterable[list[Batch]], jobs: int, scheduler: str | No
         pool.shutdown()
 
 
-def _execute_dask(phases: Iterable[list[Batch]], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+def _execute_dask(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -1047,10 +1059,12 @@ def _execute_dask(phases: Iterable[list[Batch]], jobs: int, scheduler: str | Non
 
     futs = []
     try:
-        for batches in phases:
-            futs = client.map(_dask_batch, batches, pure=False)
-            for f in as_completed(futs):
-                on_done(f.result())
+        futs = client.map(_dask_batch, batches, pure=False)
+        running = as_completed(futs)
+        for f in running:
+            more = client.map(_dask_batch, on_done(f.result()), pure=False)
+            futs += more
+            running.update(more)
     except BaseException:
         _within(STOP_GRACE_S, stop)
         raise
@@ -1076,7 +1090,7 @@ def _dask_batch(batch: Batch) -> list[dict]:
         raise BatchInterrupted from None
 
 
-def _execute_ray(phases: Iterable[list[Batch]], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
+def _execute_ray(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
     try:
         import ray
     except ImportError:
@@ -1091,7 +1105,7 @@ def _execute_ray(phases: Iterable[list[Batch]], jobs: int, scheduler: str | None
         num_cpus=jobs, ignore_reinit_error=True, runtime_env=env
     )
     remote = ray.remote(run_batch)
-    refs: list = []
+    refs = [remote.remote(b) for b in batches]
 
     def stop() -> None:
         # a cancelled task gets KeyboardInterrupt: its run stops, its finished runs are written
@@ -1102,12 +1116,10 @@ def _execute_ray(phases: Iterable[list[Batch]], jobs: int, scheduler: str | None
             ray.shutdown()
 
     try:
-        for batches in phases:
-            refs = [remote.remote(b) for b in batches]
-            while refs:
-                ready, refs = ray.wait(refs, num_returns=1, timeout=POLL_S)
-                for r in ready:
-                    on_done(ray.get(r))
+        while refs:
+            ready, refs = ray.wait(refs, num_returns=1, timeout=POLL_S)
+            for r in ready:
+                refs += [remote.remote(b) for b in on_done(ray.get(r))]
     except BaseException:
         _within(2 * STOP_GRACE_S, stop)
         raise
@@ -1265,13 +1277,14 @@ def run_sweep(
     cost = {i: run_cost(rs) for i, rs in resolved_by_point.items()}
     point_of = {t.run_id: t.point for t in tasks}
     level = {i: rs["record"]["level"] for i, rs in resolved_by_point.items()}
-    finished: list[dict] = []  # the rows of this invocation's runs
 
-    def learn() -> Known:
-        return _known([{**r, "sweep_dir": str(sweep_dir)} for r in finished], point_of, keep_t, level)
+    def make(chunks: list[list[Task]], sources: dict[int, Source]) -> list[Batch]:
+        return _make_batches(points, chunks, sweep_dir, keep_t, metrics_fn, sources)
 
-    phases = (_make_batches(points, chunks, sweep_dir, keep_t, metrics_fn, sources) for chunks, sources
-              in _phases(todo, _known(_stored_rows(prev), point_of, keep_t, level), cost, jobs, learn))  # fmt: skip
+    def learn(rows: list[dict]) -> Known:
+        return _known([{**r, "sweep_dir": str(sweep_dir)} for r in rows], point_of, keep_t, level)
+
+    plan = _Schedule(todo, _known(_stored_rows(prev), point_of, keep_t, level), cost, jobs, make, learn)
     prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
     pending_rows: list[dict] = []
     last_flush = [time.monotonic()]
@@ -1282,17 +1295,17 @@ def run_sweep(
             pending_rows.clear()
         last_flush[0] = time.monotonic()
 
-    def on_done(rows: list[dict]) -> None:
+    def on_done(rows: list[dict]) -> list[Batch]:
         prog.update(rows)
         pending_rows.extend(rows)
-        finished.extend(rows)
         if time.monotonic() - last_flush[0] > 10:
             flush()
+        return plan.release(rows)
 
     before, interrupted = _descendants(), False
     with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
         try:
-            _execute(phases, executor, jobs, scheduler, on_done, prog.ran)
+            _execute(plan.first, executor, jobs, scheduler, on_done, prog.ran)
         except KeyboardInterrupt:
             _stop_started(before)
             interrupted = True

@@ -581,12 +581,19 @@ def _as_fresh_runs(table, out: Path, keep_packets: bool) -> None:
             assert mine.num_rows > 0 and mine.equals(fresh.tables[name].select(mine.column_names)), name
 
 
-def test_a_point_cut_into_many_batches_simulates_its_first_run_only(tmp_path, monkeypatch):
+@pytest.mark.parametrize("executor", ["local", "dask", "ray"])
+def test_a_point_cut_into_many_batches_simulates_its_first_run_only(tmp_path, monkeypatch, executor):
     """One point, 8 replications: with 2 jobs each run is a batch of its own (8 batches per
     worker), yet the first run, which draws nothing, is the only one simulated; with one job, in
     this process, the core is called once."""
+    if executor != "local":
+        pytest.importorskip({"dask": "dask.distributed", "ray": "ray"}[executor])
     f = seed_free_sweep(tmp_path, ["pfifo"], reps=8)
-    t = aqmlab.sweep(f, jobs=2, out=tmp_path / "o2", keep_packets=True)
+    try:
+        t = aqmlab.sweep(f, jobs=2, executor=executor, out=tmp_path / "o2", keep_packets=True)
+    finally:
+        if executor == "ray":
+            sys.modules["ray"].shutdown()
     assert len(t) == 8 and (t["status"] == "ok").all()
     first = t.loc[t["rep"] == 0, "run_id"].item()
     assert t["same_as"].isna().sum() == 1 and (t.loc[t["rep"] > 0, "same_as"] == first).all()
