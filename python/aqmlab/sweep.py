@@ -815,16 +815,16 @@ class _Schedule:
         self.budget = _budget(todo, jobs, price)
         chunks = _chunks(todo, jobs, price, self.budget)
         first: dict[int, int] = {}  # point -> its first batch
-        for i, c in enumerate(chunks):
-            for t in c:
-                first.setdefault(t.point, i)
-        now = [[t for t in c if t.point in known or first[t.point] == i] for i, c in enumerate(chunks)]
-        self.first = make([c for c in now if c], sources)
+        now: list[list[Task]] = []
         self.waiting: dict[int, list[Task]] = {}  # point -> its runs waiting for its first batch
         for i, c in enumerate(chunks):
+            now.append([])
             for t in c:
-                if t.point not in known and first[t.point] != i:
+                if t.point in known or first.setdefault(t.point, i) == i:
+                    now[-1].append(t)
+                else:
                     self.waiting.setdefault(t.point, []).append(t)
+        self.first = make([c for c in now if c], sources)
 
     def release(self, rows: list[dict]) -> list[Batch]:
         """The batches of the runs that waited for the batch that finished with ``rows``."""
@@ -851,7 +851,7 @@ def _known(
     """What finished runs (summaries rows with ``sweep_dir``; summary, meta and extra as dicts) tell
     of their grid points (``point_of``: run id -> point): a point whose run drew from no random
     stream gets a source when that run's parts hold every table kept now (``keep``, as far as its
-    record ``level`` records them); the runs that other runs repeat are preferred."""
+    record ``level`` records them), preferably a run that repeats no other."""
     out: Known = {}
     ok = (r for r in rows if r["run_id"] in point_of and r["status"] == "ok")
     for r in sorted(ok, key=lambda r: "same_as" in r["meta"]):

@@ -458,6 +458,26 @@ def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
             assert sum(any(t.point == p for t in b) for b in batches) == 1
 
 
+def test_the_schedule_holds_back_only_the_runs_past_a_cut_points_first_batch():
+    cost = {p: float(c) for p, c in enumerate([1, 300, 5, 5, 60, 1, 1, 60])}
+    tasks = [S.Task(f"r{p}-{k}", p, k, 0, "") for p in cost for k in range(10)]
+    plan = S._Schedule(tasks, {}, cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    budget = sum(cost[t.point] for t in tasks) / (2 * 8)
+    scheduled = [t for b in plan.first for t in b]
+    waiting = [t for ts in plan.waiting.values() for t in ts]
+    assert sorted(t.run_id for t in scheduled + waiting) == sorted(t.run_id for t in tasks)
+    assert set(plan.waiting) == {p for p, c in cost.items() if 10 * c > budget}  # those cut into batches
+    for p, ts in list(plan.waiting.items()):
+        (first,) = [b for b in plan.first if any(t.point == p for t in b)]  # one batch of it at the start
+        assert sum(t.point == p for t in first) + len(ts) == 10
+        released = plan.release([{"point": p}])
+        assert sorted(t.run_id for b in released for t in b) == sorted(t.run_id for t in ts)
+        assert p not in plan.waiting
+    # a point with a finished run known runs at once, whatever its cost
+    known = S._Schedule(tasks, dict.fromkeys(cost), cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    assert not known.waiting and len([t for b in known.first for t in b]) == len(tasks)
+
+
 # --------------------------------------------------------------------------- runs that draw nothing
 
 
