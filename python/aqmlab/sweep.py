@@ -75,7 +75,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aqmlab import _core, store
-from aqmlab.api import STOP_SIGNALS, Interrupts
+from aqmlab.api import STOP_SIGNALS, Interrupts, recorded
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
 SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
@@ -420,6 +420,14 @@ class Task:
 
 
 @dataclass
+class Source:
+    """A finished run that drew from no random stream, as stored: what its repeats need."""
+
+    row: dict  # its summaries row (summary, meta and extra as dicts), under the repeating point
+    files: dict[str, str]  # table name -> the part holding its rows of that table
+
+
+@dataclass
 class Batch:
     sweep_dir: str
     scenarios: dict[int, dict]  # point index -> scenario dict
@@ -428,6 +436,7 @@ class Batch:
     tasks: list[Task]
     keep: tuple[str, ...]
     metrics_fn: str | None  # "module:function", called as f(tables, meta) -> (dict, {name: pa.Table})
+    sources: dict[int, Source] = field(default_factory=dict)  # point -> the stored run its runs repeat
 
 
 _WORKER: dict[str, Any] = {"ran": None, "busy": False, "stopping": False}
@@ -480,6 +489,14 @@ def _repeat(first: tuple[dict, dict[str, pa.Table]], t: Task) -> tuple[dict, dic
     return out, {name: _with_run_id(tab, t.run_id) for name, tab in kept.items()}
 
 
+def _stored(src: Source) -> tuple[dict, dict[str, pa.Table]]:
+    """A stored run's row and its tables, read back from its parts (its rows only)."""
+    run_id = src.row["run_id"]
+    return src.row, {
+        name: pq.read_table(f, filters=[("run_id", "=", run_id)]) for name, f in src.files.items()
+    }
+
+
 def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[str, pa.Table]]:
     """One run of a batch: its summaries row and the tables it keeps (``run_id`` added)."""
     from aqmlab.api import run_dict
@@ -508,15 +525,17 @@ def _run_task(batch: Batch, t: Task, fn: Callable | None) -> tuple[dict, dict[st
 
 def run_batch(batch: Batch) -> list[dict]:
     """Runs a batch, writes its parts (tables first, summaries last) and returns one small dict
-    per run: run_id, status, error, summary, meta (without the scenario), extra. A point's later
-    runs repeat its first one here that drew from no random stream instead of simulating it
-    again (``_repeat``). An interrupt (KeyboardInterrupt) stops the run in progress; the runs
+    per run: run_id, status, error, summary, meta (without the scenario), extra. The runs of a
+    point with a stored source (``batch.sources``) repeat that run, and a point's later runs
+    repeat its first one here that drew from no random stream, instead of simulating it again
+    (``_repeat``). An interrupt (KeyboardInterrupt) stops the run in progress; the runs
     finished before it are written, then it propagates."""
     fn = _import(batch.metrics_fn) if batch.metrics_fn else None
     results: list[dict] = []
     tables: dict[str, list[pa.Table]] = {}
-    seed_free: dict[int, tuple[dict, dict[str, pa.Table]]] = {}  # point -> its run that drew nothing
     try:
+        # point -> its run that drew nothing
+        seed_free = {p: _stored(src) for p, src in batch.sources.items()}
         for t in batch.tasks:
             if t.point in seed_free:
                 row, kept = _repeat(seed_free[t.point], t)
@@ -575,11 +594,7 @@ class _PoolWorker:
 
     @staticmethod
     def init(counter) -> None:
-        def ran() -> None:
-            with counter.get_lock():
-                counter.value += 1
-
-        _WORKER.update(ran=ran, busy=False, stopping=False)
+        _WORKER.update(ran=_counting(counter), busy=False, stopping=False)
         for sig in STOP_SIGNALS:
             signal.signal(sig, _PoolWorker.on_signal)
 
@@ -600,6 +615,16 @@ class _PoolWorker:
             os._exit(1)
         finally:
             _WORKER["busy"] = False
+
+
+def _counting(counter) -> Callable[[], None]:
+    """A function adding one to the shared ``counter`` (a run finished)."""
+
+    def ran() -> None:
+        with counter.get_lock():
+            counter.value += 1
+
+    return ran
 
 
 def _dumps(o: Any) -> str | None:
@@ -717,21 +742,29 @@ MAX_BATCH = 100
 """Most runs in one batch (one part file per kept table)."""
 
 
-def _chunks(tasks: list[Task], jobs: int, cost: dict[int, float]) -> list[list[Task]]:
-    """The tasks in batches of about equal expected cost (``cost`` of their points), about eight
-    per worker, the costliest runs first: the pool starts the longest runs while there is still
-    other work to run beside them, instead of ending the sweep waiting on one. A point's runs
-    share a batch unless together they cost more than one (so that runs repeating a run that drew
-    no random value are found: ``run_batch``)."""
-    budget = sum(cost[t.point] for t in tasks) / (jobs * 8)
+def _budget(tasks: list[Task], jobs: int, cost: dict[int, float]) -> float:
+    """A batch's expected cost: about eight batches per worker."""
+    return sum(cost[t.point] for t in tasks) / (jobs * 8)
+
+
+def _chunks(
+    tasks: list[Task], jobs: int, cost: dict[int, float], budget: float | None = None
+) -> list[list[Task]]:
+    """The tasks in batches of about equal expected cost (``cost`` of their points; ``budget``
+    each, by default ``_budget``), the costliest runs first: the pool starts the longest runs
+    while there is still other work to run beside them, instead of ending the sweep waiting on
+    one. A point's runs share a batch unless together they cost more than one or outnumber
+    MAX_BATCH (so that runs repeating a run that drew no random value are found: ``run_batch``)."""
+    budget = _budget(tasks, jobs, cost) if budget is None else budget
     runs_of = Counter(t.point for t in tasks)
     out: list[list[Task]] = []
     spent = 0.0
     for t in sorted(tasks, key=lambda t: -cost[t.point]):  # stable: a point's runs stay together
         c = cost[t.point]
         first = not out or out[-1][-1].point != t.point
-        need = c * runs_of[t.point] if first else c  # a point's first run asks room for them all
-        if not out or (spent + need > budget and spent > 0) or len(out[-1]) == MAX_BATCH:
+        # a point's first run asks room for them all
+        need, room = (c * runs_of[t.point], runs_of[t.point]) if first else (c, 1)
+        if not out or spent + need > budget or len(out[-1]) + room > MAX_BATCH:
             out.append([])
             spent = 0.0
         out[-1].append(t)
@@ -739,10 +772,11 @@ def _chunks(tasks: list[Task], jobs: int, cost: dict[int, float]) -> list[list[T
     return out
 
 
-def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs, cost) -> list[Batch]:
+def _make_batches(point_list, chunks, sweep_dir, keep, metrics_fn, sources) -> list[Batch]:
+    """A Batch for each chunk of tasks; ``sources``: point -> the stored run its runs repeat."""
     points = {p.index: p for p in point_list}
     out = []
-    for chunk in _chunks(todo, jobs, cost):
+    for chunk in chunks:
         used = sorted({t.point for t in chunk})
         out.append(
             Batch(
@@ -753,9 +787,109 @@ def _make_batches(spec, point_list, todo, sweep_dir, keep, metrics_fn, jobs, cos
                 tasks=chunk,
                 keep=keep,
                 metrics_fn=metrics_fn,
+                sources={i: sources[i] for i in used if i in sources},
             )
         )
     return out
+
+
+Known = dict[int, Source | None]
+"""The grid points with a finished run: the Source their runs repeat, or None when their runs are
+simulated (it drew from a random stream, or its draws are not known)."""
+
+
+class _Schedule:
+    """A sweep's pending runs in batches (``_chunks``, one budget throughout) such that every run
+    repeating another is found whatever the batching. The runs of a point with no known finished
+    run (``known``) whose runs do not share one batch wait, past its first batch, for that batch;
+    once it is done (``release``) they follow, as repeats of its run that drew from no random
+    stream or simulated. A point with a source costs nothing: its runs repeat that run.
+    ``make(chunks, sources)`` makes the batches; ``learn(rows)`` tells what finished runs showed."""
+
+    def __init__(self, todo: list[Task], known: Known, cost: dict[int, float], jobs: int,
+                 make: Callable[[list[list[Task]], dict[int, Source]], list[Batch]],
+                 learn: Callable[[list[dict]], Known]):  # fmt: skip
+        self.cost, self.jobs, self.make, self.learn = cost, jobs, make, learn
+        sources = _sources(known)
+        price = _priced(cost, sources)
+        self.budget = _budget(todo, jobs, price)
+        chunks = _chunks(todo, jobs, price, self.budget)
+        first: dict[int, int] = {}  # point -> its first batch
+        now: list[list[Task]] = []
+        self.waiting: dict[int, list[Task]] = {}  # point -> its runs waiting for its first batch
+        for i, c in enumerate(chunks):
+            now.append([])
+            for t in c:
+                if t.point in known or first.setdefault(t.point, i) == i:
+                    now[-1].append(t)
+                else:
+                    self.waiting.setdefault(t.point, []).append(t)
+        self.first = make([c for c in now if c], sources)
+
+    def release(self, rows: list[dict]) -> list[Batch]:
+        """The batches of the runs that waited for the batch that finished with ``rows``."""
+        points = {r["point"] for r in rows} & self.waiting.keys()
+        if not points:
+            return []
+        sources = _sources(self.learn(rows))
+        ready = [t for p in sorted(points) for t in self.waiting.pop(p)]
+        return self.make(_chunks(ready, self.jobs, _priced(self.cost, sources), self.budget), sources)
+
+
+def _sources(known: Known) -> dict[int, Source]:
+    return {p: s for p, s in known.items() if s is not None}
+
+
+def _priced(cost: dict[int, float], sources: dict[int, Source]) -> dict[int, float]:
+    """``cost`` with the points that have a source at none: their runs repeat it."""
+    return {**cost, **dict.fromkeys(sources, 0.0)}
+
+
+def _known(
+    rows: Iterable[dict], point_of: dict[str, int], keep: tuple[str, ...], level: dict[int, str]
+) -> Known:
+    """What finished runs (summaries rows with ``sweep_dir``; summary, meta and extra as dicts) tell
+    of their grid points (``point_of``: run id -> point): a point whose run drew from no random
+    stream gets a source when that run's parts hold every table kept now (``keep``, as far as its
+    record ``level`` records them), preferably a run that repeats no other."""
+    out: Known = {}
+    ok = (r for r in rows if r["run_id"] in point_of and r["status"] == "ok")
+    for r in sorted(ok, key=lambda r: "same_as" in r["meta"]):
+        p = point_of[r["run_id"]]
+        if not _seed_free(r):
+            out.setdefault(p, None)
+        elif out.get(p) is None:
+            src = _source(r, p, keep, level[p])
+            if src is not None:
+                out[p] = src
+    return out
+
+
+def _source(row: dict, point: int, keep: tuple[str, ...], level: str) -> Source | None:
+    """A stored run as the source of ``point``'s repeats: its row and its parts of the kept tables
+    and of the tables its metric function returned; None when a kept table is not stored."""
+    sdir, part = Path(row["sweep_dir"]), row["part"]
+    files = {
+        d.name: str(f)
+        for d in sdir.iterdir()
+        if d.name != SUMMARIES and (f := d / f"{part}.parquet").is_file()
+    }
+    files = {n: f for n, f in files.items() if n in keep or n not in store.TABLES}
+    if not recorded(dict.fromkeys(n for n in keep if n in store.TABLES), level).keys() <= files.keys():
+        return None
+    fields = ("run_id", "status", "error", "summary", "meta", "extra")
+    return Source(row={**{k: row[k] for k in fields}, "point": point}, files=files)
+
+
+def _stored_rows(df: pd.DataFrame) -> list[dict]:
+    """Rows of ``read_summaries`` (with summary, meta, extra and part) as ``_known`` reads them."""
+    return [{**r, "sweep_dir": str(Path(r["filename"]).parent.parent), "summary": _loads(r["summary"]),
+             "meta": _loads(r["meta"]), "extra": _loads(r["extra"])} for r in df.to_dict("records")]  # fmt: skip
+
+
+def _loads(text: Any) -> Any:
+    """A JSON column's value; None where it has none (pandas reads a null as NaN)."""
+    return json.loads(text) if isinstance(text, str) else None
 
 
 class _Progress:
@@ -849,9 +983,10 @@ STOP_GRACE_S = 1.5
 
 
 def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | None, on_done, on_ran) -> None:
-    """Runs the batches on ``executor``, handing each one's rows to ``on_done`` and the count of
-    runs finished so far (where the executor tells) to ``on_ran``. On an interrupt it cancels
-    what it can within STOP_GRACE_S; ``run_sweep`` stops the processes left."""
+    """Runs the batches on ``executor``, handing each one's rows to ``on_done``, which returns the
+    batches to run next (the runs that waited for it: ``_Schedule``), and the count of runs
+    finished so far (where the executor tells) to ``on_ran``. On an interrupt it cancels what it
+    can within STOP_GRACE_S; ``run_sweep`` stops the processes left."""
     if not batches:
         return
     run = {"local": _execute_local, "dask": _execute_dask, "ray": _execute_ray}.get(executor)
@@ -861,32 +996,40 @@ def _execute(batches: list[Batch], executor: str, jobs: int, scheduler: str | No
 
 
 def _execute_local(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
-    if jobs <= 1 or len(batches) == 1:
-        ran = itertools.count(1)
-        _WORKER["ran"] = lambda: on_ran(next(ran))
-        try:
-            for b in batches:
-                on_done(run_batch(b))
-        finally:
-            _WORKER["ran"] = None
-        return
+    """With one job, or one batch to run and no pool started, a batch runs in this process."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     counter = ctx.Value("q", 0)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_PoolWorker.init,
-                               initargs=(counter,))  # fmt: skip
+    count = _counting(counter)
+
+    def ran_here() -> None:
+        count()
+        on_ran(counter.value)
+
+    queue, pending, pool = list(batches), set(), None
+    _WORKER["ran"] = ran_here
     try:
-        pending = {pool.submit(_PoolWorker.run, b) for b in batches}
-        while pending:
+        while queue or pending:
+            if pool is None and (jobs <= 1 or len(queue) == 1):
+                queue += on_done(run_batch(queue.pop(0)))
+                continue
+            pool = pool or ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_PoolWorker.init,
+                                               initargs=(counter,))  # fmt: skip
+            pending |= {pool.submit(_PoolWorker.run, b) for b in queue}
+            queue = []
             done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             on_ran(counter.value)
             for f in done:
-                on_done(f.result())
+                queue += on_done(f.result())
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.shutdown()
+    finally:
+        _WORKER["ran"] = None
+    if pool is not None:
+        pool.shutdown()
 
 
 def _execute_dask(batches: list[Batch], jobs: int, scheduler: str | None, on_done, on_ran) -> None:
@@ -917,8 +1060,11 @@ def _execute_dask(batches: list[Batch], jobs: int, scheduler: str | None, on_don
     futs = []
     try:
         futs = client.map(_dask_batch, batches, pure=False)
-        for f in as_completed(futs):
-            on_done(f.result())
+        running = as_completed(futs)
+        for f in running:
+            more = client.map(_dask_batch, on_done(f.result()), pure=False)
+            futs += more
+            running.update(more)
     except BaseException:
         _within(STOP_GRACE_S, stop)
         raise
@@ -973,7 +1119,7 @@ def _execute_ray(batches: list[Batch], jobs: int, scheduler: str | None, on_done
         while refs:
             ready, refs = ray.wait(refs, num_returns=1, timeout=POLL_S)
             for r in ready:
-                on_done(ray.get(r))
+                refs += [remote.remote(b) for b in on_done(ray.get(r))]
     except BaseException:
         _within(2 * STOP_GRACE_S, stop)
         raise
@@ -1123,13 +1269,22 @@ def run_sweep(
         for s in [spec.seed_for(p, r)]
     ]
     wanted = {t.run_id for t in tasks}
-    prev = read_summaries(out, wanted, "run_id, status, summary, meta")
+    prev = read_summaries(out, wanted, "run_id, status, error, summary, meta, extra, part")
     done_ids = set(prev.loc[prev["status"] == "ok", "run_id"]) if len(prev) else set()
     todo = [t for t in tasks if t.run_id not in done_ids]
     # runs completed earlier but missing from the catalog (e.g. killed before a flush)
     _sync_catalog(out, prev)
     cost = {i: run_cost(rs) for i, rs in resolved_by_point.items()}
-    batches = _make_batches(spec, points, todo, sweep_dir, keep_t, metrics_fn, jobs, cost)
+    point_of = {t.run_id: t.point for t in tasks}
+    level = {i: rs["record"]["level"] for i, rs in resolved_by_point.items()}
+
+    def make(chunks: list[list[Task]], sources: dict[int, Source]) -> list[Batch]:
+        return _make_batches(points, chunks, sweep_dir, keep_t, metrics_fn, sources)
+
+    def learn(rows: list[dict]) -> Known:
+        return _known([{**r, "sweep_dir": str(sweep_dir)} for r in rows], point_of, keep_t, level)
+
+    plan = _Schedule(todo, _known(_stored_rows(prev), point_of, keep_t, level), cost, jobs, make, learn)
     prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
     pending_rows: list[dict] = []
     last_flush = [time.monotonic()]
@@ -1140,16 +1295,17 @@ def run_sweep(
             pending_rows.clear()
         last_flush[0] = time.monotonic()
 
-    def on_done(rows: list[dict]) -> None:
+    def on_done(rows: list[dict]) -> list[Batch]:
         prog.update(rows)
         pending_rows.extend(rows)
         if time.monotonic() - last_flush[0] > 10:
             flush()
+        return plan.release(rows)
 
     before, interrupted = _descendants(), False
     with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
         try:
-            _execute(batches, executor, jobs, scheduler, on_done, prog.ran)
+            _execute(plan.first, executor, jobs, scheduler, on_done, prog.ran)
         except KeyboardInterrupt:
             _stop_started(before)
             interrupted = True

@@ -148,7 +148,7 @@ class CtrlC:
 
 def interrupt_sweep_file(tmp_path: Path) -> Path:
     """40 runs of about half a second each (2 disciplines x 20 replications): with 2 workers,
-    batches of 3 runs."""
+    batches of 3 runs. The UDP flow's start is drawn, so that no run repeats another."""
     f = tmp_path / "sw.toml"
     f.write_text(
         """
@@ -158,6 +158,7 @@ reps = 20
 [set]
 duration = "400s"
 "record.level" = "summary"
+"flows.0.start" = { uniform = ["0s", "10ms"] }
 [grid]
 "topology.down.qdisc" = ["codel", "pfifo"]
 """

@@ -458,6 +458,26 @@ def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
             assert sum(any(t.point == p for t in b) for b in batches) == 1
 
 
+def test_the_schedule_holds_back_only_the_runs_past_a_cut_points_first_batch():
+    cost = {p: float(c) for p, c in enumerate([1, 300, 5, 5, 60, 1, 1, 60])}
+    tasks = [S.Task(f"r{p}-{k}", p, k, 0, "") for p in cost for k in range(10)]
+    plan = S._Schedule(tasks, {}, cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    budget = sum(cost[t.point] for t in tasks) / (2 * 8)
+    scheduled = [t for b in plan.first for t in b]
+    waiting = [t for ts in plan.waiting.values() for t in ts]
+    assert sorted(t.run_id for t in scheduled + waiting) == sorted(t.run_id for t in tasks)
+    assert set(plan.waiting) == {p for p, c in cost.items() if 10 * c > budget}  # those cut into batches
+    for p, ts in list(plan.waiting.items()):
+        (first,) = [b for b in plan.first if any(t.point == p for t in b)]  # one batch of it at the start
+        assert sum(t.point == p for t in first) + len(ts) == 10
+        released = plan.release([{"point": p}])
+        assert sorted(t.run_id for b in released for t in b) == sorted(t.run_id for t in ts)
+        assert p not in plan.waiting
+    # a point with a finished run known runs at once, whatever its cost
+    known = S._Schedule(tasks, dict.fromkeys(cost), cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    assert not known.waiting and len([t for b in known.first for t in b]) == len(tasks)
+
+
 # --------------------------------------------------------------------------- runs that draw nothing
 
 
@@ -542,3 +562,95 @@ duration = "2s"
     said = " ".join(r.stdout.split())
     assert "runs repeat the first run of their grid point" in said, said[-300:]
     assert "16 runs repeat" in said, said[-300:]
+
+
+def seed_free_sweep(tmp_path: Path, qdiscs: list[str], reps: int) -> Path:
+    """rrul_be (fixed flow starts, no random value drawn through a FIFO) at each of ``qdiscs``."""
+    f = tmp_path / "sw.toml"
+    f.write_text(f"""
+base = "rrul_be"
+name = "phases"
+reps = {reps}
+[set]
+duration = "3s"
+[grid]
+"topology.down.qdisc" = {json.dumps(qdiscs)}
+""")
+    return f
+
+
+def _counting_runs(monkeypatch) -> list[int]:
+    """Counts the simulations run in this process (the core's calls)."""
+    from aqmlab import api
+
+    calls, real = [], api.run_dict
+    monkeypatch.setattr(api, "run_dict", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    return calls
+
+
+def _as_fresh_runs(table, out: Path, keep_packets: bool) -> None:
+    """Every row's stored summary and tables are what a fresh run with its seed gives."""
+    for row in table.to_dict("records"):
+        stored = store.load_run(row["run_id"], out)
+        fresh = aqmlab.run("rrul_be", seed=int(row["seed"]), overrides={"duration": "3s", **json.loads(
+            stored.row["overrides"])})  # fmt: skip
+        for k in ("links", "flows", "goodput_mbps"):
+            assert stored.summary[k] == fresh.summary[k], (row["rep"], k)
+        for name in ("flows", "links", *(["packets"] if keep_packets else [])):
+            mine = stored.tables[name]
+            assert mine.num_rows > 0 and mine.equals(fresh.tables[name].select(mine.column_names)), name
+
+
+@pytest.mark.parametrize("executor", ["local", "dask", "ray"])
+def test_a_point_cut_into_many_batches_simulates_its_first_run_only(tmp_path, monkeypatch, executor):
+    """One point, 8 replications: with 2 jobs each run is a batch of its own (8 batches per
+    worker), yet the first run, which draws nothing, is the only one simulated; with one job, in
+    this process, the core is called once."""
+    if executor != "local":
+        pytest.importorskip({"dask": "dask.distributed", "ray": "ray"}[executor])
+    f = seed_free_sweep(tmp_path, ["pfifo"], reps=8)
+    try:
+        t = aqmlab.sweep(f, jobs=2, executor=executor, out=tmp_path / "o2", keep_packets=True)
+    finally:
+        if executor == "ray":
+            sys.modules["ray"].shutdown()
+    assert len(t) == 8 and (t["status"] == "ok").all()
+    first = t.loc[t["rep"] == 0, "run_id"].item()
+    assert t["same_as"].isna().sum() == 1 and (t.loc[t["rep"] > 0, "same_as"] == first).all()
+    _as_fresh_runs(t, tmp_path / "o2", keep_packets=True)
+    calls = _counting_runs(monkeypatch)
+    t1 = aqmlab.sweep(f, jobs=1, out=tmp_path / "o1")
+    assert len(calls) == 1 and t1["same_as"].notna().sum() == 7
+    assert _comparable(t1).equals(_comparable(t))
+
+
+def test_a_point_that_draws_is_simulated_for_every_seed(tmp_path):
+    """RED draws its drop decisions: none of its runs repeats another, while the FIFO point of
+    the same sweep repeats its first run."""
+    t = aqmlab.sweep(seed_free_sweep(tmp_path, ["red", "pfifo"], reps=6), jobs=2, out=tmp_path / "o")
+    red = t[t["topology.down.qdisc"] == "red"]
+    fifo = t[t["topology.down.qdisc"] == "pfifo"]
+    assert len(red) == len(fifo) == 6 and (t["status"] == "ok").all()
+    assert red["same_as"].isna().all() and red["queue_delay_p95_ms"].nunique() > 1
+    assert fifo["same_as"].notna().sum() == 5
+    _as_fresh_runs(red, tmp_path / "o", keep_packets=False)
+
+
+@pytest.mark.parametrize("packets_before", [True, False])
+def test_a_rerun_repeats_the_stored_run(tmp_path, monkeypatch, packets_before):
+    """A sweep stored with its first replication only, rerun with 8: the other 7 repeat the stored
+    run, tables included, and nothing is simulated; unless the stored run lacks a table kept now
+    (its packets), then the first new run is simulated and the others repeat it."""
+    f = seed_free_sweep(tmp_path, ["pfifo"], reps=8)
+    spec = S.parse_sweep(f)
+    spec.reps = 1
+    S.run_sweep(spec, out=tmp_path / "o", jobs=1, keep_packets=packets_before)
+    calls = _counting_runs(monkeypatch)
+    res = S.run_sweep(S.parse_sweep(f), out=tmp_path / "o", jobs=1, keep_packets=True)
+    assert (res.ran, res.skipped) == (7, 1)
+    t = res.table
+    source = t.loc[t["rep"] == (0 if packets_before else 1), "run_id"].item()
+    assert len(calls) == (0 if packets_before else 1)
+    assert (t.loc[t["rep"] > 0, "same_as"].dropna() == source).all()
+    assert t["same_as"].notna().sum() == (7 if packets_before else 6)
+    _as_fresh_runs(t[t["rep"] > 0], tmp_path / "o", keep_packets=True)
