@@ -110,7 +110,7 @@ pub enum Side {
 /// Laid out by use (`repr(C)`, aligned to a 64-byte cache line): at thousands of flows a
 /// packet finds its flow's state out of the caches, so what a packet reads is packed into two
 /// lines. The first holds what a delivery reads (the receiving end, its armed timer, the
-/// received count, the direction); the second what a send reads (the NIC, the access pipes,
+/// received count, the direction); the second what a send reads (the NIC, the entry pipes,
 /// the hosts' stamps, the sent count); the rest is read at set-up, at a drop or a mark, and at
 /// the end. What the hops read of a flow is kept apart ([`FlowAtHops`]).
 #[repr(C, align(64))]
@@ -129,8 +129,9 @@ pub struct Flow {
     pub nic_rate: Option<u64>,
     /// Packets put on the path.
     pub sent: u64,
-    /// This flow's pipes, indexed by `pipe_slot(direction, post)`.
-    pipes: [u32; 4],
+    /// The access pipe this flow's packets enter when sent in each direction (indexed by
+    /// `Dir::index`; the pipe they leave the path by is `FlowAtHops::exit`).
+    entry: [u32; 2],
     /// The client and server hosts of this flow (`Packet::host`, `Packet::server`).
     pub host: u16,
     pub server: u16,
@@ -192,7 +193,7 @@ impl Flow {
             armed: [NOT_ARMED; 2],
             client_delay,
             server_delay,
-            pipes: [0; 4],
+            entry: [0; 2],
             nic_rate,
             dscp: 0,
             hash_connections: false,
@@ -359,7 +360,7 @@ fn insert_in_order(ring: &mut std::collections::VecDeque<(Time, PktId)>, at: Tim
     ring.insert(k, (at, id));
 }
 
-/// Position of the (direction, pre/post) pipe in a flow's `pipes` and in a delay slot's group.
+/// Position of the (direction, pre/post) pipe in a delay slot's group of four.
 #[inline]
 fn pipe_slot(d: Dir, post: bool) -> usize {
     d.index() * 2 + post as usize
@@ -430,14 +431,20 @@ impl World {
                 ..Pipe::default()
             }));
         }
+        let pipe_of = |delay: Time, d: Dir, post: bool| {
+            let slot = delays.binary_search(&delay).expect("every delay has a slot");
+            (slot * 4 + pipe_slot(d, post)) as u32
+        };
         for f in &mut flows {
-            for d in Dir::BOTH {
-                for (post, delay) in [(false, f.pre_delay(d)), (true, f.post_delay(d))] {
-                    let slot = delays.binary_search(&delay).expect("every delay has a slot");
-                    f.pipes[pipe_slot(d, post)] = (slot * 4 + pipe_slot(d, post)) as u32;
-                }
-            }
+            f.entry = Dir::BOTH.map(|d| pipe_of(f.pre_delay(d), d, false));
         }
+        let at_hops = flows
+            .iter()
+            .map(|f| FlowAtHops {
+                queued: 0,
+                exit: Dir::BOTH.map(|d| pipe_of(f.post_delay(d), d, true)),
+            })
+            .collect();
         let hop_pipes = pipes.len();
         let mut hop_pipe_next = Vec::new();
         let mut link_pipe = vec![u32::MAX; links.len()];
@@ -482,13 +489,7 @@ impl World {
             hop_pipe_next,
             link_pipe,
             inner_entry,
-            at_hops: flows
-                .iter()
-                .map(|f| FlowAtHops {
-                    queued: 0,
-                    exit: Dir::BOTH.map(|d| f.pipes[pipe_slot(d, true)]),
-                })
-                .collect(),
+            at_hops,
             flows,
             media: Vec::new(),
             rec,
@@ -686,7 +687,7 @@ impl World {
             let id = self.pool.alloc(p);
             let flow = &mut self.flows[f as usize];
             flow.sent += 1;
-            let pipe = flow.pipes[pipe_slot(d, false)] as usize;
+            let pipe = flow.entry[d.index()] as usize;
             // The host's NIC: a FIFO serialiser in front of the access path.
             let leaves = match flow.nic_rate {
                 Some(rate) => {
@@ -1078,7 +1079,7 @@ mod layout {
             };
         }
         line!(0, ends: [AnyEndpoint; 2], armed: [Time; 2], received: u64, dir: Dir);
-        line!(1, pipes: [u32; 4], nic_free: [Time; 2], nic_rate: Option<u64>, sent: u64,
+        line!(1, entry: [u32; 2], nic_free: [Time; 2], nic_rate: Option<u64>, sent: u64,
             host: u16, server: u16, local: [bool; 2], dscp: u8, hash_connections: bool);
     }
 }
