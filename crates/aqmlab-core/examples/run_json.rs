@@ -8,6 +8,10 @@ use aqmlab_core::packet::Dir;
 use aqmlab_core::sim::EventKind;
 use std::time::Instant;
 
+/// The extension's allocator (crates/aqmlab-py/src/lib.rs says why).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).expect("usage: run_json SCENARIO.json [SEED]");

@@ -19,6 +19,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Every Rust allocation of the extension (the simulator's state, the Arrow buffers it hands to
+/// Python) comes from mimalloc. Its segments are 2 MiB-aligned and advised as transparent huge
+/// pages, where glibc's heap gets 4 KiB pages unless the process opts in: at 10,000 flows a
+/// packet's step touches state spread over 100 MB, and the page walks of its TLB misses were
+/// about a tenth of the run (bench/README.md, "Huge pages for large runs"). Results do not
+/// depend on the allocator (no address is ever hashed or compared).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod pyqdisc;
 
 /// One column's values as an Arrow array.

@@ -38,6 +38,9 @@ pub struct Seg {
     pub retx: bool,
     /// Retransmitted at least once.
     pub ever_retx: bool,
+    /// When its latest transmission left (RACK's per-segment time; read only when RACK is
+    /// on). Kept in the record, so that an ACK reads one ring at the scoreboard's front.
+    pub xmit_ts: u64,
 }
 
 /// ns-2 ScoreBoard1's retransmission ids: the retransmissions in flight in the order sent, each
@@ -79,9 +82,6 @@ pub struct Scoreboard {
     /// kept only when `rack` is on.
     rack: bool,
     sent_order: VecDeque<(u64, u64)>,
-    /// RACK: the time of each outstanding segment's latest transmission, parallel to `segs`
-    /// (kept apart so that a sender without RACK moves 4-byte records).
-    xmit_ts: VecDeque<u64>,
     /// RACK: the TSecr of the ACK being applied and the most recently sent segment it
     /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
     ack_ecr: u64,
@@ -116,7 +116,6 @@ impl Scoreboard {
             rtx_pos: 0,
             rack: false,
             sent_order: VecDeque::new(),
-            xmit_ts: VecDeque::new(),
             ack_ecr: 0,
             delivered: None,
             rate: false,
@@ -207,8 +206,7 @@ impl Scoreboard {
             let live = i.checked_sub(self.first).is_some_and(|o| {
                 self.segs
                     .get(o as usize)
-                    .is_some_and(|s| !s.sacked && (!s.lost || s.retx))
-                    && self.xmit_ts[o as usize] == ts
+                    .is_some_and(|s| !s.sacked && (!s.lost || s.retx) && s.xmit_ts == ts)
             });
             if !live {
                 if k == 0 {
@@ -305,13 +303,15 @@ impl Scoreboard {
     /// Records the first transmission of the next new segment at `now`; returns its index.
     pub fn push_new(&mut self, now: u64) -> u64 {
         let i = self.next_idx();
-        self.segs.push_back(Seg::default());
+        self.segs.push_back(Seg {
+            xmit_ts: now,
+            ..Seg::default()
+        });
         self.pipe += self.seg_len(i);
         if self.rate {
             self.tx.push_back(TxSnap::default());
         }
         if self.rack {
-            self.xmit_ts.push_back(now);
             self.sent_order.push_back((now, i));
         }
         i
@@ -325,6 +325,7 @@ impl Scoreboard {
         debug_assert!(!s.retx);
         s.retx = true;
         s.ever_retx = true;
+        s.xmit_ts = now;
         self.pipe += len;
         let nxt = self.next_idx();
         if let Some(r) = &mut self.rtx_ids {
@@ -332,7 +333,6 @@ impl Scoreboard {
             r.next += 1;
         }
         if self.rack {
-            self.xmit_ts[o] = now;
             self.sent_order.push_back((now, i));
         }
     }
@@ -343,16 +343,19 @@ impl Scoreboard {
         let i = self.next_idx() - 1;
         let len = self.seg_len(i);
         let s = self.segs.pop_back().expect("a segment was pushed");
-        debug_assert_eq!(s, Seg::default());
+        debug_assert_eq!(
+            s,
+            Seg {
+                xmit_ts: s.xmit_ts,
+                ..Seg::default()
+            }
+        );
         self.pipe -= len;
         if self.rate {
             self.tx.pop_back();
         }
-        if self.rack {
-            self.xmit_ts.pop_back();
-            if self.sent_order.back().is_some_and(|&(_, j)| j == i) {
-                self.sent_order.pop_back();
-            }
+        if self.rack && self.sent_order.back().is_some_and(|&(_, j)| j == i) {
+            self.sent_order.pop_back();
         }
         self.rtx_pos = self.rtx_pos.min(i);
         self.lost_pos = self.lost_pos.min(i);
@@ -414,7 +417,7 @@ impl Scoreboard {
         let mut any_retx = false;
         while !self.segs.is_empty() && self.seg_end(self.first) <= ack {
             let s = self.segs.pop_front().unwrap_or_default();
-            let ts = self.xmit_ts.pop_front();
+            let ts = self.rack.then_some(s.xmit_ts);
             if self.rate {
                 let tx = self.tx.pop_front().unwrap_or_default();
                 if !s.sacked {
@@ -469,7 +472,7 @@ impl Scoreboard {
             let o = (i - self.first) as usize;
             let s = self.segs[o];
             self.pipe -= self.contrib(&s, len);
-            let ts = self.xmit_ts.get(o).copied();
+            let ts = self.rack.then_some(s.xmit_ts);
             if self.rate {
                 self.rate_acc.delivered(self.tx[o]);
             }
