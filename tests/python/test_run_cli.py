@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -448,3 +450,44 @@ def test_a_run_says_when_no_seed_can_change_it(tmp_path: Path):
         assert res.exit_code == 0, res.output
         said[q] = "drew from no random stream" in " ".join(res.output.split())
     assert said == {"pfifo": True, "red": False}
+
+
+# The console script ends the process itself (`main._exit`): a child that runs it as installed,
+# with an atexit handler or a thread of its own to show what must still happen.
+ENTRY = "import sys; from aqmlab.cli import entry; sys.argv[0] = 'aqmlab'; {before}; entry()"
+
+
+def _entry(before: str, *args: str) -> subprocess.CompletedProcess:
+    code = ENTRY.format(before=before)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_console_script_runs_the_exit_handlers_and_keeps_status_and_output(
+    tmp_path: Path, scenario: Path
+):
+    mark = tmp_path / "handler ran"
+    handler = f"import atexit; atexit.register(lambda: open({str(mark)!r}, 'w').write('x'))"
+    done = _entry(handler, "run", str(scenario), "--json", "--no-plot", "--out", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stderr
+    assert mark.exists()
+    # the whole JSON document came out, flushed before the end
+    summary = json.loads(done.stdout)
+    assert Path(summary["run_dir"]).is_dir()
+    mark.unlink()
+    refused = _entry(handler, "run", str(scenario), "--warmup", "-1", "--out", str(tmp_path / "runs"))
+    assert refused.returncode == 2 and "--warmup" in refused.stderr
+    assert mark.exists()
+
+
+def test_the_console_script_waits_for_a_thread_left_running(tmp_path: Path):
+    mark = tmp_path / "thread finished"
+    thread = (
+        "import threading, time; "
+        f"threading.Thread(target=lambda: (time.sleep(0.5), open({str(mark)!r}, 'w').write('x'))).start()"
+    )
+    done = _entry(thread, "list", "qdiscs")
+    assert done.returncode == 0, done.stderr
+    assert "fq_codel" in done.stdout
+    assert mark.exists()
