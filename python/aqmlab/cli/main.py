@@ -406,8 +406,8 @@ def _store_failed(out_dir: Path, e: Exception, path: Path | None) -> NoReturn:
 def _loader(*modules) -> Callable[[], None]:
     """What loads the lazily loaded ``modules`` (``api.simulate``'s ``meanwhile``: while the core
     simulates; DuckDB, pandas and matplotlib take some 0.9 s to load). ``simulate`` waits for it
-    before it returns, so no other thread touches them meanwhile (a lazy module must not be
-    loaded by two threads at once); an error loading one shows where it is used."""
+    before it returns (a module the caller touches earlier waits for its load, ``aqmlab.lazy``);
+    an error loading one shows where it is used."""
 
     def load() -> None:
         for m in modules:
