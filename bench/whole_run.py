@@ -56,7 +56,8 @@ PHASES = [
     # the tables written in a thread while summarising, then the rest (or all after it: before)
     (*((main, "_summarize_and_store") if hasattr(main, "_summarize_and_store") else (api.Result, "save")),
      "store: the tables (or the wait for them), JSON, rename, catalog"),
-    (main, "_figures", "figure"),
+    # the figure of a single run: drawn inside the storing (while the tables are written), or after it
+    (*((main._RunFigure, "draw") if hasattr(main, "_RunFigure") else (main, "_figures")), "figure"),
 ]
 STORE = PHASES[-2][2]
 for owner, attr, phase in PHASES:
@@ -65,9 +66,9 @@ t_imports = time.thread_time() - t_start, time.perf_counter() - w_start
 sys.argv = ["aqmlab", *sys.argv[1:]]
 def report():
     spent["imports"] = t_imports
-    if hasattr(main, "_summarize_and_store") and STORE in spent:  # its summarising: a phase of its own
-        both, summ = spent[STORE], spent["metrics.summarize"]
-        spent[STORE] = tuple(b - m for b, m in zip(both, summ))
+    if hasattr(main, "_summarize_and_store") and STORE in spent:  # its summarising (and figure): phases of their own
+        inside = [spent["metrics.summarize"], *([spent["figure"]] if hasattr(main, "_RunFigure") else [])]
+        spent[STORE] = tuple(b - sum(x) for b, *x in zip(spent[STORE], *inside))
     every = spent.pop("simulate (all)")
     core = spent["core: build, simulate, tables, meta JSON"]
     check = spent.setdefault("check_values in simulate", (0.0, 0.0))

@@ -411,8 +411,7 @@ def backlog_steps(
       constant from one sample to the next (sample-and-hold); exact only at the sample times.
     * ``"auto"``: packets when present, else queue.
     """
-    if unit not in ("bytes", "pkts"):
-        raise ValueError(f"unit must be 'bytes' or 'pkts', got {unit!r}")
+    _check_unit(unit)
     source = _backlog_source(tables, source)
     if source == "packets":
         return *_packet_backlog(_hop_packets(tables, direction), unit, int(meta["duration_ns"])), True
@@ -423,6 +422,11 @@ def backlog_steps(
         order = np.argsort(t, kind="stable")
         return t[order], v[order], False
     raise ValueError(f"source must be 'auto', 'packets' or 'queue', got {source!r}")
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in ("bytes", "pkts"):
+        raise ValueError(f"unit must be 'bytes' or 'pkts', got {unit!r}")
 
 
 def _backlog_source(tables: dict, source: str) -> str:
@@ -484,14 +488,49 @@ def mean_backlog(
     backlog step function over [W, T_end]; see ``backlog_steps`` for exact vs sampled.
     """
     w, end = _window(meta, warmup_s)
-
-    def average() -> float | None:
-        t, v, _ = backlog_steps(tables, meta, direction, unit, source)
-        return time_average(t, v, w, end)
-
     if _backlog_source(tables, source) == "packets":
-        return _hop_packets(tables, direction).memo(("mean backlog", unit, w, end), average)
-    return average()
+        _check_unit(unit)
+        h = _hop_packets(tables, direction)
+        return h.memo(("mean backlog", unit, w, end), lambda: _held_average(h, unit, w, end))
+    t, v, _ = backlog_steps(tables, meta, direction, unit, source)
+    return time_average(t, v, w, end)
+
+
+def _held_average(h: _HopPackets, unit: str, w: int, end: int) -> float | None:
+    """``mean_backlog`` from a hop's packets without the step function: the integral of the
+    backlog over [w, end] is the sum, over the packets that entered the queue, of what each held
+    (its size, or 1) times how long it was queued within [w, end] (from its enqueue to its
+    departure, or to the end when still queued). Summed in integers and divided once, so the value
+    is the exact ratio rounded once to a float."""
+    if end <= w:
+        return None
+    m = h.isin(ENTERED)
+
+    def durations() -> np.ndarray:
+        out = h.t_out[m]
+        out = np.where(np.isnan(out), end, np.minimum(out, end)).astype(np.int64)
+        held = out - np.maximum(h.t_in[m], w)
+        return np.maximum(held, 0, out=held)
+
+    held = h.memo(("held", w, end), durations)
+    return _exact_dot(held, h.size[m] if unit == "bytes" else None) / (end - w)
+
+
+def _exact_dot(a: np.ndarray, b: np.ndarray | None) -> int:
+    """``sum(a * b)`` (``sum(a)`` without ``b``) of non-negative int64 arrays, exactly: summed in
+    int64 over slices short enough that no partial sum can overflow, the slices' sums added as
+    Python integers."""
+    if a.size == 0:
+        return 0
+    bound = int(a.max()) * (1 if b is None else int(b.max()))
+    if bound >= 2**63:
+        pairs = zip(a.tolist(), [1] * a.size if b is None else b.tolist(), strict=True)
+        return sum(x * y for x, y in pairs)
+    step = (2**63 - 1) // max(bound, 1)
+    return sum(
+        int(a[i : i + step].sum() if b is None else np.dot(a[i : i + step], b[i : i + step]))
+        for i in range(0, a.size, step)
+    )
 
 
 def normalized_mean_backlog(

@@ -86,6 +86,34 @@ def test_mean_backlog_known_step_function():
     assert M.mean_backlog({"queue": q}, m, "down", "bytes") == pytest.approx(2250.0)
 
 
+@pytest.mark.parametrize(
+    ("rows", "size", "held_ns"),
+    [
+        (4096, 1 << 20, 1 << 40),  # each product fits in 64 bits, their sum (2^72) does not
+        (3, (1 << 32) - 1, (1 << 52) + 7),  # one product alone exceeds 2^63
+    ],
+)
+def test_mean_backlog_exact_beyond_64_bits(rows, size, held_ns):
+    """E[Q] from packets is the integral of what each packet held over its time in the queue,
+    divided by the window: with sums past 2^63 it still equals Python's exact integer ratio."""
+    end = held_ns + 5
+    starts = [1 + (i % 3) for i in range(rows)]
+    p = pa.table(
+        {
+            "dir": ["down"] * rows,
+            "size": pa.array([size - (i % 2) for i in range(rows)], pa.uint32()),
+            "t_enqueue_ns": pa.array(starts, pa.uint64()),
+            "t_out_ns": pa.array([s + held_ns for s in starts[:-1]] + [None], pa.uint64()),
+            "outcome": ["sent"] * rows,
+        }
+    )
+    m = {"duration_ns": end}
+    held = [min(s + held_ns, end) - s for s in starts[:-1]] + [end - starts[-1]]
+    sizes = p["size"].to_pylist()
+    assert M.mean_backlog({"packets": p}, m, "down", "pkts") == sum(held) / end
+    assert M.mean_backlog({"packets": p}, m, "down", "bytes") == sum(s * h for s, h in zip(sizes, held)) / end
+
+
 def test_spike_duration_exact(tiny):
     t, m = tiny
     # > 600 B: [0,2) ms (2000, 1500) and [10,14) ms (1000): longest 4 ms

@@ -71,7 +71,7 @@ def test_link_blocks_are_the_row_by_row_counts(run):
         assert q["mean"] == pytest.approx(np.mean(want["delays"]), rel=1e-12)
         assert q["p95"] == pytest.approx(np.percentile(want["delays"], 95), rel=1e-12)
         for unit in ("pkts", "bytes"):
-            assert got[f"mean_backlog_{unit}"] == pytest.approx(want[f"mean_backlog_{unit}"], rel=1e-9)
+            assert got[f"mean_backlog_{unit}"] == want[f"mean_backlog_{unit}"], (hop, unit)
     assert links["down"]["marks"] > 0
 
 

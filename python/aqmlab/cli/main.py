@@ -261,12 +261,15 @@ def run_cmd(
     results: list[tuple[str, Result]] = []
     interrupts = api.Interrupts()
     loading = _loader(store, *([plots] if plot else []))
+    drawer = _RunFigure(direction) if plot and len(variants) <= 1 else None
     try:
         with interrupts.catching():
             for (name, v), rs in zip(variants or [(None, sc)], resolved, strict=True):
                 with RunProgress(name or rs["name"]) as progress:
                     tables, meta = api.simulate(v, seed, progress, rs, meanwhile=loading)
-                results.append((name, _summarize_and_store(tables, meta, warmup, out_dir, interrupts)))
+                results.append(
+                    (name, _summarize_and_store(tables, meta, warmup, out_dir, interrupts, drawer))
+                )
     except KeyboardInterrupt:
         stored = "".join(f"; run stored in {r.path}" for _, r in results)
         interrupted(f"the run in progress was not stored{stored}" if stored else "nothing stored")
@@ -285,7 +288,7 @@ def run_cmd(
             )
         else:
             sys.stdout.write(json.dumps(docs[0], indent=1) + "\n")
-    figures = _figures(results, out_dir, direction) if plot else []
+    figures = drawer.written() if drawer else [_compare_figure(results, out_dir, direction)] if plot else []
     if not as_json:
         if names:
             out.print(_compare_table(results, direction))
@@ -382,15 +385,19 @@ def _save(res: Result, out_dir: Path) -> None:
         _store_failed(out_dir, e, res.path)
 
 
-def _summarize_and_store(tables: dict, meta: dict, warmup: float, out_dir: Path, interrupts) -> Result:
+def _summarize_and_store(
+    tables: dict, meta: dict, warmup: float, out_dir: Path, interrupts, drawer: _RunFigure | None = None
+) -> Result:
     """Summarises a run while its tables are written (``store.RunWriter``: on the other CPU,
-    pyarrow releasing the GIL), then stores it, an interrupt held off while it is published. An
-    interrupt or error before that leaves nothing; a full or failing disk is one line naming the
-    path, exit 2."""
+    pyarrow releasing the GIL), draws its figure (``drawer``) while they still are, then stores
+    it, an interrupt held off while it is published. An interrupt or error before that leaves
+    nothing; a full or failing disk is one line naming the path, exit 2."""
     writer = None
     try:
         with store.RunWriter(out_dir, store.new_run_id(meta["name"], meta["seed"]), tables) as writer:
             res = api.Result(tables, meta, api.metrics.summarize(tables, meta, warmup_s=warmup))
+            if drawer is not None:
+                drawer.draw(res, writer)
             with interrupts.held():
                 res.path = writer.finish(meta, res.summary)
     except (OSError, store.duckdb.Error) as e:
@@ -437,33 +444,68 @@ def _qdisc_names() -> list[str]:
     return [i["name"] for i in json.loads(_core.qdiscs())]
 
 
-def _stored(res: Result) -> store.RunData:
-    """A run just stored, as ``store.load_run`` would read it back, from what is still in memory
-    (reading a large run back costs more than drawing it)."""
+def _stored(res: Result, path: Path | None = None) -> store.RunData:
+    """A run stored (at ``res.path``, or about to be at ``path``) as ``store.load_run`` would read
+    it back, from what is still in memory (reading a large run back costs more than drawing it)."""
     return store.RunData(
-        path=res.path, meta=res.meta, summary=res.summary, scenario=res.meta["scenario"], tables=res.tables
+        path=path or res.path,
+        meta=res.meta,
+        summary=res.summary,
+        scenario=res.meta["scenario"],
+        tables=res.tables,
     )
 
 
-def _figures(
+class _RunFigure:
+    """The standard figure of a single run, queueing delay over time (or the backlog without the
+    ``packets`` table) in the direction(s) ``direction`` (by default where the load is). Drawn
+    before the run is published, while its tables are still being written on the other CPU, into
+    the directory that is then renamed into place. What drawing raised is raised by ``written``,
+    once the run is stored."""
+
+    def __init__(self, direction: str | None) -> None:
+        self.direction = direction
+        self.path: Path | None = None
+        self.error: Exception | None = None
+
+    def draw(self, res: Result, writer: store.RunWriter) -> None:
+        run = _stored(res, writer.final)
+        kind = "delay_ts" if run.has("packets") else "backlog_ts"
+        self.path = writer.final / f"{kind}.png"
+        drawn = writer.tmp / self.path.name
+        try:
+            plots.save(plots.figure(kind, [run], direction=self.direction), drawn)
+        except Exception as e:  # noqa: BLE001 (raised by ``written`` once the run is stored)
+            self.error = e
+            with contextlib.suppress(OSError):
+                drawn.unlink(missing_ok=True)
+
+    def written(self) -> list[Path]:
+        if isinstance(self.error, OSError):
+            _figure_failed(self.path, self.error)
+        if self.error is not None:
+            raise self.error
+        return [self.path]
+
+
+def _figure_failed(path: Path, e: OSError) -> NoReturn:
+    fail(f"--out: {path}: {e.strerror or e} (the figure was not written; the run is stored)")
+
+
+def _compare_figure(
     results: list[tuple[str | None, Result]], root: Path, direction: str | None = None
-) -> list[Path]:
-    """The standard figures: queueing delay over time for one run; for a comparison, the CDF of
-    probe RTT (or of queueing delay when there are no probes) per discipline; in the direction(s)
-    ``direction`` (by default where the load is)."""
+) -> Path:
+    """The standard figure of a comparison: the CDF of probe RTT (or of queueing delay when there
+    are no probes) per discipline, in the direction(s) ``direction`` (by default where the load
+    is). A single run's figure is ``_RunFigure``'s."""
     runs = [_stored(r) for _, r in results]
-    if len(runs) == 1:
-        r = runs[0]
-        kind = "delay_ts" if r.has("packets") else "backlog_ts"
-        path = r.path / f"{kind}.png"
-    else:
-        kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
-        path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
+    kind = "rtt_cdf" if all(r.summary["probes"] for r in runs) else "delay_cdf"
+    path = root / f"compare-{runs[0].meta['name']}-{kind}.png"
     try:
         plots.save(plots.figure(kind, runs, direction=direction), path)
     except OSError as e:
-        fail(f"--out: {path}: {e.strerror or e} (the figure was not written; the run is stored)")
-    return [path]
+        _figure_failed(path, e)
+    return path
 
 
 @app.command("validate")
