@@ -101,6 +101,42 @@ def to_toml(sc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def measure(flows: int, rate: str, duration: float, level: str, warmup: float, count: bool) -> dict:
+    """One `aqmlab run` of the dumbbell in a fresh process: ``phases`` {phase: (CPU s, wall s)},
+    ``cpu_s`` and ``wall_s`` of the whole process, ``core`` (CPU s, wall s of ``_core.run``),
+    ``core_wall_s`` (``meta.wall_s``) and ``rss_mb`` (peak)."""
+    sc = dumbbell(flows, rate, "fq_codel", duration, level)
+    if count:
+        sc["flows"] = [{**sc["flows"][0], "count": flows, "start": {"spread": ["0s", "1s"]}}]
+    else:
+        for i, f in enumerate(sc["flows"]):
+            f["start"] = f"{i * 10**9 // flows}ns"
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"{sc['name']}.toml"
+        path.write_text(to_toml(sc))
+        out = Path(d) / "runs"
+        args = ["run", str(path), "--warmup", str(warmup), "--out", str(out)]
+        with tempfile.TemporaryFile("w+") as errf:
+            wall = time.perf_counter()
+            p = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.DEVNULL, stderr=errf)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - wall
+            errf.seek(0)
+            text = errf.read()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"aqmlab run failed:\n{text}")
+    spent = json.loads(text.strip().splitlines()[-1])
+    core_wall = spent.pop("core wall_s (meta)")[0]
+    return {
+        "phases": spent,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "wall_s": wall,
+        "core": spent["core: build, simulate, tables, meta JSON"],
+        "core_wall_s": core_wall,
+        "rss_mb": ru.ru_maxrss / 1024,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flows", type=int, default=10000)
@@ -110,40 +146,21 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--count", action="store_true", help="one [[flows]] entry with count = N")
     a = ap.parse_args()
-    sc = dumbbell(a.flows, a.rate, "fq_codel", a.duration, a.level)
-    if a.count:
-        sc["flows"] = [{**sc["flows"][0], "count": a.flows, "start": {"spread": ["0s", "1s"]}}]
-    else:
-        for i, f in enumerate(sc["flows"]):
-            f["start"] = f"{i * 10**9 // a.flows}ns"
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"{sc['name']}.toml"
-        path.write_text(to_toml(sc))
-        out = Path(d) / "runs"
-        args = ["run", str(path), "--warmup", str(a.warmup), "--out", str(out)]
-        with tempfile.TemporaryFile("w+") as errf:
-            wall = time.perf_counter()
-            p = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.DEVNULL, stderr=errf)
-            _, status, ru = os.wait4(p.pid, 0)
-            wall = time.perf_counter() - wall
-            errf.seek(0)
-            text = errf.read()
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"aqmlab run failed:\n{text}")
-    spent = json.loads(text.strip().splitlines()[-1])
-    core_wall = spent.pop("core wall_s (meta)")[0]
-    total = ru.ru_utime + ru.ru_stime
+    try:
+        m = measure(a.flows, a.rate, a.duration, a.level, a.warmup, a.count)
+    except RuntimeError as e:
+        sys.exit(str(e))
     declared = "one entry with count and spread starts" if a.count else "one entry per flow"
     print(f"# {a.flows} flows ({declared}) x {a.rate}, {a.duration:g} s, {a.level}, --warmup {a.warmup:g}")
     print("| phase | CPU s | wall s |\n|---|---:|---:|")
-    for phase, (cpu, w) in spent.items():
+    for phase, (cpu, w) in m["phases"].items():
         print(f"| {phase} | {cpu:.2f} | {w:.2f} |")
-    core_cpu, core_w = spent["core: build, simulate, tables, meta JSON"]
+    (core_cpu, core_w), total, wall = m["core"], m["cpu_s"], m["wall_s"]
     print(f"| whole process (CPU: user + sys; wall: start to exit) | {total:.2f} | {wall:.2f} |")
     print(f"| outside the core (whole less core) | {total - core_cpu:.2f} | {wall - core_w:.2f} |")
     print(
-        f"whole / core: CPU {total / core_cpu:.2f}, wall {wall / core_w:.2f}; core wall_s {core_wall:.2f}; "
-        f"peak RSS {ru.ru_maxrss / 1024:.0f} MB"
+        f"whole / core: CPU {total / core_cpu:.2f}, wall {wall / core_w:.2f}; core wall_s {m['core_wall_s']:.2f}; "
+        f"peak RSS {m['rss_mb']:.0f} MB"
     )
 
 
