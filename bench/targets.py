@@ -144,8 +144,9 @@ def main() -> None:
             print(f"| {t.what} | {t.bound}{t.unit} | - | measured {why} | - |")
             continue
         v, detail = measured[key]
+        shown = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
         print(
-            f"| {t.what} | {t.bound}{t.unit} | {v:.3g}{t.unit} | {detail} | {'yes' if t.met(v) else 'no'} |"
+            f"| {t.what} | {t.bound}{t.unit} | {shown}{t.unit} | {detail} | {'yes' if t.met(v) else 'no'} |"
         )
     print(
         f"\nns per data packet (median): {', '.join(f'{n} x {r} {med(c):.0f}' for (n, r), c in cost.items())}"
