@@ -235,3 +235,58 @@ def test_ctrl_c_stops_a_sweep_keeps_its_finished_runs_and_a_rerun_resumes(tmp_pa
 def test_sigterm_to_the_parent_or_a_second_ctrl_c_stops_the_sweep_and_its_workers(tmp_path, send):
     out = tmp_path / "res"
     check_interrupted(*interrupt_sweep(interrupt_sweep_file(tmp_path), out, "local", send), out)
+
+
+SHORT_RUN = ["bufferbloat", "--set", "duration=2s", "--set", "record.level=packets"]
+
+
+@pytest.fixture
+def signals_kept():
+    """The signal handlers as they were before the test (the CLI's way out ignores SIGINT and
+    SIGTERM for the rest of the process, here the test runner's)."""
+    kept = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for s, h in kept.items():
+        signal.signal(s, h)
+
+
+def _ctrl_c_inside(monkeypatch, owner, attr: str) -> None:
+    """Makes ``owner.attr`` send this process a SIGINT before doing its work."""
+    f = getattr(owner, attr)
+
+    def interrupted(*a, **k):
+        os.kill(os.getpid(), signal.SIGINT)
+        return f(*a, **k)
+
+    monkeypatch.setattr(owner, attr, interrupted)
+
+
+def test_ctrl_c_while_a_run_is_published_keeps_it_and_says_so(tmp_path, monkeypatch, signals_kept):
+    """An interrupt that arrives while the run is being published waits for the end of it, then
+    stops the command with status 130 naming the run it stored."""
+    from typer.testing import CliRunner
+
+    from aqmlab import store
+    from aqmlab.cli import app
+
+    _ctrl_c_inside(monkeypatch, store.RunWriter, "finish")
+    res = CliRunner().invoke(app, ["run", *SHORT_RUN, "--out", str(tmp_path)])
+    assert res.exit_code == INTERRUPTED, res.output
+    runs = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(runs) == 1 and (runs[0] / "summary.json").exists() and (runs[0] / "delay_ts.png").exists()
+    assert f"interrupted: run stored in {runs[0]}" in res.output, res.output
+
+
+def test_ctrl_c_while_a_runs_figure_is_drawn_stores_nothing(tmp_path, monkeypatch, signals_kept):
+    """The figure of a single run is drawn before the run is published: an interrupt then leaves
+    nothing under --out, not even the temporary directory."""
+    from typer.testing import CliRunner
+
+    from aqmlab import plots
+    from aqmlab.cli import app
+
+    _ctrl_c_inside(monkeypatch, plots, "save")
+    res = CliRunner().invoke(app, ["run", *SHORT_RUN, "--out", str(tmp_path)])
+    assert res.exit_code == INTERRUPTED, res.output
+    assert "interrupted: nothing stored" in res.output, res.output
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("catalog")] == []

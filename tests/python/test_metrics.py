@@ -481,6 +481,7 @@ def test_summarising_a_run_keeps_none_of_its_tables():
     # a sweep's worker summarises run after run: once a run's tables are gone, so is their memory
     import gc
 
+    gc.collect()  # what earlier tests left in reference cycles, freed now rather than below
     base = pa.total_allocated_bytes()
     t, m = synth.run()
     M.summarize(t, m)

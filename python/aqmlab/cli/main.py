@@ -267,12 +267,17 @@ def run_cmd(
             for (name, v), rs in zip(variants or [(None, sc)], resolved, strict=True):
                 with RunProgress(name or rs["name"]) as progress:
                     tables, meta = api.simulate(v, seed, progress, rs, meanwhile=loading)
-                results.append(
-                    (name, _summarize_and_store(tables, meta, warmup, out_dir, interrupts, drawer))
+                _summarize_and_store(
+                    tables,
+                    meta,
+                    warmup,
+                    out_dir,
+                    interrupts,
+                    lambda r, n=name: results.append((n, r)),
+                    drawer,
                 )
     except KeyboardInterrupt:
-        stored = "".join(f"; run stored in {r.path}" for _, r in results)
-        interrupted(f"the run in progress was not stored{stored}" if stored else "nothing stored")
+        interrupted(_kept(results, len(resolved)))
     except ScenarioError as e:
         fail(str(e))
     except api.SimulationError as e:
@@ -288,7 +293,13 @@ def run_cmd(
             )
         else:
             sys.stdout.write(json.dumps(docs[0], indent=1) + "\n")
-    figures = drawer.written() if drawer else [_compare_figure(results, out_dir, direction)] if plot else []
+    try:
+        with interrupts.catching():
+            figures = (
+                drawer.written() if drawer else [_compare_figure(results, out_dir, direction)] if plot else []
+            )
+    except KeyboardInterrupt:
+        interrupted(f"{_kept(results, len(resolved))}; the comparison's figure was not drawn")
     if not as_json:
         if names:
             out.print(_compare_table(results, direction))
@@ -386,12 +397,19 @@ def _save(res: Result, out_dir: Path) -> None:
 
 
 def _summarize_and_store(
-    tables: dict, meta: dict, warmup: float, out_dir: Path, interrupts, drawer: _RunFigure | None = None
-) -> Result:
+    tables: dict,
+    meta: dict,
+    warmup: float,
+    out_dir: Path,
+    interrupts,
+    stored: Callable[[Result], None],
+    drawer: _RunFigure | None = None,
+) -> None:
     """Summarises a run while its tables are written (``store.RunWriter``: on the other CPU,
     pyarrow releasing the GIL), draws its figure (``drawer``) while they still are, then stores
-    it, an interrupt held off while it is published. An interrupt or error before that leaves
-    nothing; a full or failing disk is one line naming the path, exit 2."""
+    it and hands it to ``stored``, an interrupt held off until both are done (so that what it
+    reports includes this run). An interrupt or error before that leaves nothing; a full or
+    failing disk is one line naming the path, exit 2."""
     writer = None
     try:
         with store.RunWriter(out_dir, store.new_run_id(meta["name"], meta["seed"]), tables) as writer:
@@ -400,9 +418,18 @@ def _summarize_and_store(
                 drawer.draw(res, writer)
             with interrupts.held():
                 res.path = writer.finish(meta, res.summary)
+                stored(res)
     except (OSError, store.duckdb.Error) as e:
         _store_failed(out_dir, e, writer and writer.path)
-    return res
+
+
+def _kept(results: list[tuple[str | None, Result]], planned: int) -> str:
+    """What an interrupt of ``aqmlab run`` left: the runs stored so far, and whether a run was
+    still to be stored."""
+    stored = "; ".join(f"run stored in {r.path}" for _, r in results)
+    if not results:
+        return "nothing stored"
+    return f"the run in progress was not stored; {stored}" if len(results) < planned else stored
 
 
 def _store_failed(out_dir: Path, e: Exception, path: Path | None) -> NoReturn:
