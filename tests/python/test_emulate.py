@@ -253,8 +253,9 @@ def test_ctrl_c_removes_the_namespaces(tmp_path: Path):
     assert _wait_for(lambda: len(_ours(p.pid)) == 2)
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    p.wait(timeout=20)
+    _, said = p.communicate(timeout=20)
     assert _ours(p.pid) == []
+    assert p.returncode == 130 and b"interrupted: nothing stored" in said, (p.returncode, said)
 
 
 @needs_root

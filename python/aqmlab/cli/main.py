@@ -345,11 +345,19 @@ def emulate_cmd(
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
     _check_out(out_dir)
     sc = _scenario(scenario, sets)
+    interrupts = api.Interrupts()
+    res = None
     try:
-        res, status = emu.emulate(sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime)
+        with interrupts.catching():
+            res, status = emu.emulate(
+                sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime
+            )
+            with interrupts.held():
+                _save(res, out_dir)
+    except KeyboardInterrupt:
+        interrupted(f"run stored in {res.path}" if res is not None and res.path else "nothing stored")
     except (ScenarioError, emu.EmulationError) as e:
         fail(str(e))
-    _save(res, out_dir)
     if as_json:
         sys.stdout.write(json.dumps({**res.summary, "run_dir": str(res.path)}, indent=1) + "\n")
     else:
