@@ -151,6 +151,8 @@ class Namespaces:
 
     mtu: int = 1500
     ecn: bool = False
+    # Each namespace's net.ipv4.tcp_congestion_control (`default_cc`).
+    cc: str = "cubic"
     pid: int = field(default_factory=os.getpid)
     fds: dict[str, int] = field(default_factory=dict)
 
@@ -169,6 +171,7 @@ class Namespaces:
                     ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
                     ["sysctl", "-qw", f"net.ipv4.tcp_ecn={1 if self.ecn else 2}"],
                     ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"],
+                    ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={self.cc}"],
                     ["ip", "link", "set", "lo", "up"],
                     ["ip", "link", "set", dev, "mtu", str(self.mtu), "up"],
                     ["ip", "addr", "add", f"{me}/32", "dev", dev],
@@ -214,6 +217,19 @@ class FlowPlan:
 
 def kernel_ccs() -> list[str]:
     return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+def default_cc(available: list[str]) -> str:
+    """The congestion control each namespace starts its sockets with: one that never turns on
+    the kernel's internal pacing. A socket keeps `sk_pacing_status` once a controller's init has
+    set it (tcp_bbr.c bbr_init sets SK_PACING_NEEDED; tcp_cong.c
+    tcp_reinit_congestion_control never clears it), and iperf3's server accepts a connection
+    with the namespace's default before it applies the client's `-C`. With BBR as the default
+    (a namespace inherits the host's), every CUBIC flow the server sends would be paced at
+    tcp_update_pacing_rate's 120 % of cwnd/SRTT, which a host whose default is CUBIC does not
+    do. A flow that asks for BBR still gets its pacing: bbr_init runs when `-C bbr` is applied
+    to the established socket."""
+    return next((cc for cc in ("cubic", "reno") if cc in available), available[0])
 
 
 # aqmlab's `cc` names and the kernel's module names for the same algorithm.
@@ -594,7 +610,8 @@ def emulate(
     if threading.current_thread() is threading.main_thread():
         # SIGTERM cleans up like Ctrl-C does (kill -9 is left to the next start)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with Namespaces(mtu=_bytes(resolved["topology"].get("mtu", 1500)), ecn=ecn) as ns:
+    mtu = _bytes(resolved["topology"].get("mtu", 1500))
+    with Namespaces(mtu=mtu, ecn=ecn, cc=default_cc(kernel_ccs())) as ns:
         tools = Tools(ns, workdir)
         extra = [["iperf3", "-s"], ["irtt", "server"]] if command else []
         extra = [c for c in extra if shutil.which(c[0])]
@@ -649,6 +666,7 @@ def emulate(
         "command": command,
         "problems": problems,
         "tcp": "the kernel's own TCP: only cc and ecn of the flow keys apply",
+        "default_cc": default_cc(kernel_ccs()),
     }
     if command:
         meta["emulated"]["exit_status"] = status
