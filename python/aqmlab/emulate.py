@@ -65,6 +65,17 @@ UNSUPPORTED_FLOW_KEYS = {
 }
 
 
+# The kernel's TCP counters an emulated run reports (`Namespaces.tcp_counters`): retransmitted
+# segments, timeouts, tail loss probes, spurious timeouts undone, SACK recoveries.
+KERNEL_COUNTERS = [
+    "TcpRetransSegs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPSackRecovery",
+]
+
+
 # ECN modes the kernel cannot be asked for per flow, and why.
 ECN_NOT_EMULATED = {
     "l4s": "the kernel sets ECT(1) only under an L4S congestion control",
@@ -189,6 +200,22 @@ class Namespaces:
             fd = self.fds.pop(side, None)
             if fd is not None:
                 os.close(fd)
+
+    def tcp_counters(self) -> dict[str, int]:
+        """The kernel's TCP counters (`KERNEL_COUNTERS`) summed over both namespaces: each
+        namespace counts its own sockets (/proc/net/netstat's TcpExt and /proc/net/snmp's Tcp
+        lines, as `nstat` reads them)."""
+        total = dict.fromkeys(KERNEL_COUNTERS, 0)
+        for side in ("c", "s"):
+            for path in ("/proc/net/netstat", "/proc/net/snmp"):
+                lines = _sh("cat", path, check=False, ns=self.name(side)).stdout.splitlines()
+                for names, values in zip(lines[::2], lines[1::2]):
+                    prefix = names.split(":", 1)[0]
+                    for k, v in zip(names.split()[1:], values.split()[1:]):
+                        key = f"{prefix}{k}"
+                        if key in total and v.lstrip("-").isdigit():
+                            total[key] += int(v)
+        return total
 
     def popen(self, side: str, args: list[str], **kw) -> subprocess.Popen:
         kw = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kw}
@@ -652,6 +679,7 @@ def emulate(
             os.close(stop_r)
             os.close(stop_w)
             tools.stop()
+            counters = ns.tcp_counters()
     if "error" in outcome:
         raise outcome["error"]
     batches, meta_json = outcome["result"]
@@ -667,6 +695,7 @@ def emulate(
         "problems": problems,
         "tcp": "the kernel's own TCP: only cc and ecn of the flow keys apply",
         "default_cc": default_cc(kernel_ccs()),
+        "kernel_counters": counters,
     }
     if command:
         meta["emulated"]["exit_status"] = status

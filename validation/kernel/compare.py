@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Judges and prints the simulation-vs-kernel matrix (run.py's results file).
+
+A cell is one case and one loaded direction (one that carries TCP data). It is within bounds
+when the simulated sojourn p50 and p95 are within 15 % of the kernel's or within one packet time
+at the case's rate, and every TCP flow class's goodput within 5 % (validation/kernel/README.md).
+Simulated figures are the mean over seeds, the kernel's the mean over repeats.
+
+    .venv/bin/python validation/kernel/compare.py out/core.json [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import matrix
+
+DELAY_TOL = 0.15
+GOODPUT_TOL = 0.05
+
+
+def _mean(values: list) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _dir(runs: list[dict], d: str, key: str) -> float | None:
+    return _mean([r["dirs"][d][key] for r in runs])
+
+
+def _label(runs: list[dict], lab: str, key: str) -> float | None:
+    return _mean([r["labels"].get(lab, {}).get(key) for r in runs])
+
+
+def delay_ok(sim: float | None, kern: float | None, pkt_ms: float) -> bool:
+    if sim is None or kern is None:
+        return sim is None and kern is None
+    return abs(sim - kern) <= max(DELAY_TOL * kern, pkt_ms)
+
+
+def goodput_ok(sim: float | None, kern: float | None) -> bool:
+    if sim is None or kern is None:
+        return False
+    return abs(sim - kern) <= GOODPUT_TOL * kern
+
+
+def cells(row: dict) -> list[dict]:
+    """The judged cells of one case: one per loaded direction."""
+    case = matrix.Case(**row["case"])
+    pkt = matrix.packet_time_ms(case)
+    sim, emu = row["sim"], row["emu"]
+    labels = {lab for r in sim for lab in r["labels"]}
+    out = []
+    for d, classes in matrix.TCP_CLASSES.items():
+        labs = [lab for lab in classes if lab in labels]
+        if not labs:
+            continue
+        c = {"id": row["id"], "dir": d, "pkt_ms": pkt}
+        for key in ("q50", "q95", "q99", "drops", "marks"):
+            c[key] = (_dir(sim, d, key), _dir(emu, d, key))
+        c["goodput"] = {lab: (_label(sim, lab, "goodput"), _label(emu, lab, "goodput")) for lab in labs}
+        c["ok_delay"] = delay_ok(*c["q50"], pkt) and delay_ok(*c["q95"], pkt)
+        # the short transfers are judged by their completion time, shown beside their goodput
+        c["ok_goodput"] = all(goodput_ok(*v) for lab, v in c["goodput"].items() if lab != "web")
+        if "web" in labs:
+            c["web_completion_s"] = (_label(sim, "web", "completion_s"), _label(emu, "web", "completion_s"))
+        c["ok"] = c["ok_delay"] and c["ok_goodput"]
+        out.append(c)
+    return out
+
+
+def _f(v: float | None, nd: int = 1) -> str:
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def _pair(p: tuple, nd: int = 1) -> str:
+    a, b = p
+    ratio = f" ({a / b:.2f})" if a is not None and b not in (None, 0) else ""
+    return f"{_f(a, nd)} / {_f(b, nd)}{ratio}"
+
+
+def table(rows: list[dict]) -> str:
+    head = (
+        "| case | dir | sojourn p50 ms sim / kernel (ratio) | p95 | p99 | goodput Mb/s per class | "
+        "drops | ping p50 ms | retx / RTOs sim; kernel | within |"
+    )
+    lines = [head, "|" + "---|" * 10]
+    n_ok = n = 0
+    for row in rows:
+        sim, emu = row["sim"], row["emu"]
+        kc = [r.get("kernel_counters", {}) for r in emu]
+        retx = (
+            f"{_f(_mean([r['retx'] for r in sim]), 0)} / {_f(_mean([r['rto'] for r in sim]), 1)}; "
+            f"{_f(_mean([k.get('TcpRetransSegs') for k in kc]), 0)} / "
+            f"{_f(_mean([k.get('TcpExtTCPTimeouts') for k in kc]), 1)}"
+        )
+        ping = _pair((_mean([r["rtt50"] for r in sim]), _mean([r["rtt50"] for r in emu])))
+        for c in cells(row):
+            n += 1
+            n_ok += c["ok"]
+            gp = ", ".join(f"{lab} {_pair(v, 2)}" for lab, v in c["goodput"].items())
+            if "web_completion_s" in c:
+                gp += f"; web completion s {_pair(c['web_completion_s'], 3)}"
+            verdict = "yes" if c["ok"] else ("delay" if not c["ok_delay"] else "goodput") + " off"
+            lines.append(
+                f"| {c['id']} | {c['dir']} | {_pair(c['q50'])} | {_pair(c['q95'])} | {_pair(c['q99'])} "
+                f"| {gp} | {_pair(c['drops'], 0)} | {ping} | {retx} | {verdict} |"
+            )
+    lines.append("")
+    lines.append(
+        f"{n_ok} of {n} cells within bounds (sojourn p50 and p95 within 15 % or one packet time, goodput within 5 %)"
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", type=Path, nargs="+")
+    a = ap.parse_args()
+    rows = [r for p in a.results for r in json.loads(p.read_text())]
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

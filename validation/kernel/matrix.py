@@ -1,0 +1,202 @@
+"""The cases of the simulation-vs-kernel matrix and the figures taken from each run.
+
+A case is one scenario (a discipline, a traffic mix, a rate, a base RTT, a congestion
+controller) that both `aqmlab.run` (the simulated TCP) and `aqmlab emulate` (the kernel's TCP
+through the same path and qdisc code) can run. `cases(selection)` lists them; `scenario(case)`
+writes the scenario both sides run; `figures(result, warmup)` takes the numbers a cell compares.
+run.py drives them; compare.py judges and prints them. Kept apart from both so that the test
+suite's short form (tests/python/test_kernel_matrix.py) uses the same definitions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from aqmlab import metrics
+
+QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
+# A flow mix per name: each entry is one `[[flows]]` group. The probe (a 100 ms ping) is in all.
+TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step"]
+RATES_MBPS = [1, 10, 100]
+RTTS_MS = [10, 50, 150]
+CCS = ["cubic", "bbr"]
+# The labels of the TCP flow classes, by the direction their data takes.
+TCP_CLASSES = {"down": ["down", "web"], "up": ["up"]}
+# The rate step of `step`: the down link's rate falls from 50 to 5 Mbit/s half-way.
+STEP_MBPS = (50, 5)
+# G.711 over RTP: 160 B of voice + 12 RTP + 8 UDP + 20 IP every 20 ms (64 kbit/s of payload).
+VOIP_PACKET_B = 200
+VOIP_RATE = "80kbps"
+# `web_bulk`'s short transfers: a 100 kB object (a median web page's size order) every 3 s.
+WEB_BYTES = "100KB"
+WEB_EVERY_S = 3
+
+
+@dataclass(frozen=True)
+class Case:
+    qdisc: str
+    traffic: str
+    rate_mbps: int
+    rtt_ms: int
+    cc: str = "cubic"
+
+    @property
+    def id(self) -> str:
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{self.rtt_ms}ms-{self.cc}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def cases(selection: str) -> list[Case]:
+    """The cases of a named selection (`SELECTIONS`), in run order, without repeats."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection {selection!r}; allowed: {', '.join(SELECTIONS)}")
+    seen: dict[str, Case] = {}
+    for c in SELECTIONS[selection]():
+        seen.setdefault(c.id, c)
+    return list(seen.values())
+
+
+def _core() -> list[Case]:
+    """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC."""
+    return [Case(q, t, 10, 50) for t in TRAFFIC for q in QDISCS]
+
+
+def _rates() -> list[Case]:
+    """The rate axis: 1 and 100 Mbit/s for the single-queue AQMs, FIFO and fq_codel."""
+    qd = ["pfifo", "codel", "pie", "fq_codel"]
+    return [Case(q, t, r, 50) for r in (1, 100) for t in ("bulk4", "rrul_be") for q in qd]
+
+
+def _rtts() -> list[Case]:
+    """The RTT axis: 10 and 150 ms at 10 Mbit/s."""
+    qd = ["pfifo", "codel", "pie", "fq_codel"]
+    return [Case(q, t, 10, rtt) for rtt in (10, 150) for t in ("bulk4", "rrul_be") for q in qd]
+
+
+def _bbr() -> list[Case]:
+    """The kernel's BBR against the model's."""
+    return [
+        Case(q, t, 10, 50, "bbr")
+        for t in ("bulk1", "bulk4", "rrul_be")
+        for q in ("pfifo", "codel", "fq_codel")
+    ]
+
+
+def _short() -> list[Case]:
+    """The test suite's short form: one-way and two-way CoDel, two-way fq_codel."""
+    return [
+        Case("codel", "bulk4", 10, 50),
+        Case("codel", "rrul_be", 10, 50),
+        Case("fq_codel", "rrul_be", 10, 50),
+    ]
+
+
+def _all() -> list[Case]:
+    return list(itertools.chain(_core(), _rates(), _rtts(), _bbr()))
+
+
+SELECTIONS = {"core": _core, "rates": _rates, "rtts": _rtts, "bbr": _bbr, "short": _short, "all": _all}
+
+
+def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
+    """The scenario both sides run. `profile` None leaves the TCP profile to the default."""
+    rate = f"{case.rate_mbps}Mbps"
+    down = {"rate": rate, "qdisc": case.qdisc, "limit": "1000p"}
+    up = dict(down)
+    tcp = {"kind": "tcp", "cc": case.cc, **({"profile": profile} if profile else {})}
+    flows: list[dict] = []
+    if case.traffic == "bulk1":
+        flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
+    elif case.traffic in ("bulk4", "step"):
+        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
+    elif case.traffic == "rrul_be":
+        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
+        flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": "1s"})
+    elif case.traffic == "voip_up":
+        flows.append({**tcp, "label": "up", "direction": "up", "start": "1s"})
+        for d in ("up", "down"):
+            flows.append(
+                {"kind": "udp", "label": f"voip_{d}", "direction": d, "arrivals": "cbr",
+                 "rate": VOIP_RATE, "packet_size": f"{VOIP_PACKET_B}B", "start": "0.5s"}
+            )  # fmt: skip
+    elif case.traffic == "web_bulk":
+        flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
+        n = max(1, int((duration_s - 4) // WEB_EVERY_S))
+        for k in range(n):
+            flows.append(
+                {**tcp, "label": "web", "direction": "down", "bytes": WEB_BYTES,
+                 "start": f"{3 + k * WEB_EVERY_S}s"}
+            )  # fmt: skip
+    else:
+        raise ValueError(f"traffic {case.traffic!r}; allowed: {', '.join(TRAFFIC)}")
+    if case.traffic == "step":
+        hi, lo = STEP_MBPS
+        down["rate"] = [["0s", f"{hi}Mbps"], [f"{duration_s / 2:g}s", f"{lo}Mbps"]]
+    flows.append({"kind": "ping", "interval": "100ms"})
+    return {
+        "name": f"kernel_{case.id}",
+        "duration": f"{duration_s:g}s",
+        "topology": {"rtt": f"{case.rtt_ms}ms", "down": down, "up": up},
+        "flows": flows,
+        "record": {"level": "packets", "interval": "100ms"},
+    }
+
+
+def packet_time_ms(case: Case) -> float:
+    """One 1500-byte packet's transmission time at the case's (lowest) rate."""
+    rate = STEP_MBPS[1] if case.traffic == "step" else case.rate_mbps
+    return 1500 * 8 / (rate * 1e6) * 1e3
+
+
+def figures(res, warmup_s: float) -> dict:
+    """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
+    / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
+    (Mb/s, summed), UDP loss (%), short transfers' mean completion time (s); the probe's RTT
+    p50 (ms); and over the whole run the TCP retransmissions and, simulated only, timeouts."""
+    t, meta, s = res.tables, res.meta, res.summary
+    pk = t["packets"]
+    t_enq = pk.column("t_enqueue_ns").to_numpy()
+    outcome = np.asarray(pk.column("outcome").to_pylist(), dtype=object)
+    dirs = np.asarray(pk.column("dir").to_pylist(), dtype=object)
+    after = t_enq >= warmup_s * 1e9
+    out: dict = {"dirs": {}, "labels": {}}
+    for d in ("down", "up"):
+        q = metrics.sojourn_delays_ns(t, meta, d, warmup_s=warmup_s) / 1e6
+        sel = after & (dirs == d)
+        pct = [float(x) for x in np.percentile(q, [50, 95, 99])] if len(q) else [None] * 3
+        out["dirs"][d] = {
+            "q50": pct[0],
+            "q95": pct[1],
+            "q99": pct[2],
+            "drops": int((sel & ~np.isin(outcome, ["sent", "marked"])).sum()),
+            "marks": int((sel & (outcome == "marked")).sum()),
+        }
+    flows = t["flows"].to_pylist()
+    by_id = {f["flow"]: f for f in flows}
+    for f in s["flows"]:
+        lab = out["labels"].setdefault(f["label"], {"goodput": 0.0, "n": 0, "completion": []})
+        lab["goodput"] += f["goodput_mbps"] or 0.0
+        lab["n"] += 1
+        if f.get("completion_s") is not None:
+            lab["completion"].append(f["completion_s"])
+        if f["kind"] == "udp":
+            row = by_id[f["id"]]
+            sent = row["packets_sent"]
+            lab["loss_pct"] = 100 * (1 - row["packets_received"] / sent) if sent else None
+    for lab in out["labels"].values():
+        c = lab.pop("completion")
+        lab["completion_s"] = float(np.mean(c)) if c else None
+    tcp = [f for f in s["flows"] if f["kind"] == "tcp"]
+    out["retx"] = sum(f["retransmits"] or 0 for f in tcp)
+    out["rto"] = sum(f["rto_count"] or 0 for f in tcp)
+    out["rtt50"] = s["probes"][0]["rtt_ms"]["p50"] if s["probes"] else None
+    emu = meta.get("emulator")
+    if emu:
+        out["emulator"] = {k: emu.get(k) for k in ("late_us_p50", "late_us_p99", "cpu_s", "wall_s")}
+        out["problems"] = meta.get("emulated", {}).get("problems", [])
+    return out

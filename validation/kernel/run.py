@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The simulated TCP against the Linux kernel's, case by case (validation/kernel/README.md).
+
+Each case of a selection (matrix.py) runs simulated (`aqmlab.run`, one run per seed) and
+emulated (`aqmlab emulate`: the kernel's TCP between two network namespaces through the same
+qdisc and path code, one run per repeat) from one scenario. Results go to out/<selection>.json,
+one entry per case as it finishes, so an interrupted matrix resumes where it stopped (`--redo`
+runs the cases again). The table (compare.py) is printed at the end. Needs root, iperf3 and ping.
+
+    sudo .venv/bin/python validation/kernel/run.py --select core
+    sudo .venv/bin/python validation/kernel/run.py --select all --seeds 3 --repeats 2
+    .venv/bin/python validation/kernel/compare.py out/core.json     # the table again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import compare
+import matrix
+
+import aqmlab
+from aqmlab.emulate import emulate
+
+
+def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
+    sc = matrix.scenario(case, a.duration, a.profile)
+    sims = [
+        matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
+    ]
+    emus = []
+    for _ in range(a.repeats):
+        res, _ = emulate(sc, warmup_s=a.warmup)
+        emus.append(matrix.figures(res, a.warmup))
+        emus[-1]["kernel_counters"] = res.meta["emulated"]["kernel_counters"]
+    return {
+        "case": case.as_dict(),
+        "id": case.id,
+        "profile": a.profile or "default",
+        "duration_s": a.duration,
+        "warmup_s": a.warmup,
+        "sim": sims,
+        "emu": emus,
+        "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "aqmlab": aqmlab.__version__,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--select", default="core", choices=list(matrix.SELECTIONS))
+    ap.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
+    ap.add_argument("--warmup", type=float, default=10.0, help="statistics after this (default 10)")
+    ap.add_argument("--seeds", type=int, default=2, help="simulated runs per case (default 2)")
+    ap.add_argument("--repeats", type=int, default=1, help="emulated runs per case (default 1)")
+    ap.add_argument(
+        "--profile", default=None, help="the simulated TCP profile (default: the default profile)"
+    )
+    ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
+    ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
+    ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
+    a = ap.parse_args()
+    out = a.out or HERE / "out" / f"{a.select}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = {r["id"]: r for r in json.loads(out.read_text())} if out.exists() else {}
+    todo = [c for c in matrix.cases(a.select) if a.only is None or a.only in c.id]
+    for k, case in enumerate(todo):
+        if case.id in done and not a.redo:
+            continue
+        t = time.monotonic()
+        done[case.id] = run_case(case, a)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(list(done.values()), indent=1))
+        tmp.replace(out)
+        print(f"[{k + 1}/{len(todo)}] {case.id} {time.monotonic() - t:.0f} s", flush=True)
+    rows = [done[c.id] for c in todo if c.id in done]
+    print(compare.table(rows))
+
+
+if __name__ == "__main__":
+    main()
