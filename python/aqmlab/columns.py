@@ -123,8 +123,8 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "links.HOP.qdisc": ("the hop's queue discipline", "", "-"),
     "links.HOP.utilization": (
         (
-            "bytes put on the link / bytes its rate could carry (a packet counts whole when its "
-            "transmission starts, so a link busy to the end can read up to one packet above 1)"
+            "bytes on the wire within the window / bytes its rate could carry (the packet on the "
+            "wire at T_end, or at W, counts for its part inside the window: never above 1)"
         ),
         "fraction",
         WINDOW,

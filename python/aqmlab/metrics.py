@@ -675,12 +675,47 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     return total - float(_col(q, "tx_bytes", np.float64)[order][i]), int(t[i])
 
 
+def _bytes_on_wire(tables: dict, h, direction: str, w: int, end: int) -> float:
+    """The transmitted bytes whose time on the wire falls in [w, end]: every packet whose
+    transmission starts in it, less the part past `end` of the one still on the wire then, plus
+    the part after `w` of one that started before `w`. A packet's time on the wire is its size at
+    the link's scheduled rate when it starts; only those two edge packets move the count (by less
+    than a packet), so that the utilisation never exceeds 1."""
+    tx = h.isin(TRANSMITTED)
+    t_out, size = h.t_out[tx], h.size[tx].astype(np.float64)
+    total = float(size[t_out >= w].sum())
+    rs = _filter_dir(tables["rate_schedule"], direction) if _has(tables, "rate_schedule") else None
+    if rs is None or not rs.num_rows or not t_out.size:
+        return total
+    t = _col(rs, "t_ns", np.int64)
+    order = np.argsort(t, kind="stable")
+    t, rate = t[order], _col(rs, "rate_bps", np.float64)[order]
+    if not (rate > 0).any():
+        return total
+    longest = size.max() * 8 * NS / rate[rate > 0].min()
+    edge = ((t_out >= w - longest) & (t_out < w)) | ((t_out > end - longest) & (t_out <= end))
+    te, se = t_out[edge], size[edge]
+    r = rate[np.maximum(np.searchsorted(t, te, side="right") - 1, 0)]
+    ok = r > 0
+    te, se, r = te[ok], se[ok], r[ok]
+    on_wire = se * 8 * NS / r
+    inside = np.clip(np.minimum(te + on_wire, end) - np.maximum(te, w), 0, None)
+    counted = np.where(te >= w, se, 0.0)
+    return total + float((se * inside / on_wire - counted).sum())
+
+
 def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
     """Link utilisation = bytes put on the link / capacity bytes over [W, T_end]
-    (docs/metrics.md; capacity integrates the rate schedule when the rate varies). Without the
+    (docs/metrics.md; capacity integrates the rate schedule when the rate varies). With the
+    ``packets`` table the bytes are those on the wire within the window (``_bytes_on_wire``: the
+    packet on the wire at T_end counts in part, as does one started before W). Without the
     ``packets`` table the transmitted bytes are known only at the ``queue`` samples, so both
     counts start at the last sample <= W (never a byte counted outside the capacity's window)."""
     sent, w = _tx_bytes_window(tables, meta, direction, warmup_s)
+    if _has(tables, "packets"):
+        h = _hop_packets(tables, direction)
+        end = _window(meta, warmup_s)[1]
+        sent = h.memo(("bytes on wire", w), lambda: _bytes_on_wire(tables, h, direction, w, end))
     cap = capacity_bytes(tables, meta, direction, w / NS)
     return sent / cap if cap > 0 else None
 

@@ -196,13 +196,18 @@ fn ns2_sack1_profile_fills_in_ns_default_values_and_keys_override_it() {
         (f["abc"].clone(), f["rwnd"].clone()),
         (json!(true), json!("29200B"))
     );
-    // The default profile is today's behaviour.
+    // A flow that names no profile runs the Linux stack's (RACK-TLP, Linux's RTO estimator).
     sc["flows"][0] = json!({"kind": "tcp"});
     let parsed = scenario::parse(&sc.to_string()).unwrap();
     let f = serde_json::to_value(&build::resolve(&parsed, 1).unwrap().flows[0]).unwrap();
     assert_eq!(
-        (f["profile"].clone(), f["abc"].clone(), f["rto_tick"].clone()),
-        (json!("rfc"), json!(true), json!("0s"))
+        (
+            f["profile"].clone(),
+            f["rack"].clone(),
+            f["tlp"].clone(),
+            f["linux_rto"].clone()
+        ),
+        (json!("linux"), json!(true), json!(true), json!(true))
     );
     sc["flows"][0] = json!({"kind": "tcp", "profile": "ns3"});
     let e = scenario::parse(&sc.to_string()).unwrap_err();

@@ -525,9 +525,9 @@ impl Pacing {
 }
 
 impl Default for TcpConfig {
-    /// The first profile's (`rfc`).
+    /// The first profile's (`linux`): a flow that names no profile runs the stack it models.
     fn default() -> TcpConfig {
-        rfc()
+        linux()
     }
 }
 
@@ -547,7 +547,7 @@ impl TcpProfile {
 }
 
 // RFC TCP with Linux-like defaults; every other profile is this one with what differs.
-fn rfc() -> TcpConfig {
+pub(crate) fn rfc() -> TcpConfig {
     TcpConfig {
         profile: Name("rfc"),
         cc: Name("cubic"),
@@ -733,6 +733,13 @@ fn ns2_sack1() -> TcpConfig {
 pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock::new(|| {
     vec![
         TcpProfile {
+            about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
+                (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
+                initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
+                40 ms, 16 quick ACKs at the start",
+            config: linux(),
+        },
+        TcpProfile {
             about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
                 IW10, MSS 1448, RTO floor 200 ms, delayed ACK 40 ms",
             config: rfc(),
@@ -833,13 +840,6 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // fast_retransmit, whose foutput then sets the timer afresh (`fr_rearm`).
                 ..ns2_sack1()
             },
-        },
-        TcpProfile {
-            about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
-                (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
-                initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
-                40 ms, 16 quick ACKs at the start",
-            config: linux(),
         },
         // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
         // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
@@ -952,7 +952,7 @@ mod tests {
         assert!(c.rack && c.early_retransmit && c.cwnd_limited && c.prr);
         let e = read_config(&json!({"profile": "bsd"})).unwrap_err();
         assert!(
-            e.starts_with("profile: \"bsd\" is not allowed; allowed: rfc, "),
+            e.starts_with("profile: \"bsd\" is not allowed; allowed: linux, rfc, "),
             "{e}"
         );
         let e = read_config(&json!({"cc": "vegas"})).unwrap_err();

@@ -358,7 +358,7 @@ mod tests {
             mss: 100,
             delack,
             ecn: EcnMode::Classic,
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         }
     }
 

@@ -225,7 +225,7 @@ mod tests {
             iw: 4,
             cc: "newreno".into(),
             abc,
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         });
         let mut round_end = out.len() as u64;
         let mut acked = 0;
@@ -258,7 +258,7 @@ mod tests {
             iw: 10,
             ecn: EcnMode::Classic,
             cc: "newreno".into(),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
@@ -328,7 +328,7 @@ mod tests {
             cc: cc.into(),
             ecn: EcnMode::AccEcn,
             receiver_ecn: rx,
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         // an AccECN receiver: AccECN, ECT(1) on data, Prague stays Prague
         let (s, _, out) = handshake(&cfg("prague", ReceiverEcn::Accecn));
@@ -359,7 +359,7 @@ mod tests {
             ecn: EcnMode::AccEcn,
             delack: None,
             cc: "newreno".into(),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         let (mut s, mut r, mut out) = handshake(&cfg);
         out[1].ecn = Ecn::Ce;
@@ -400,7 +400,7 @@ mod tests {
             let cfg = TcpConfig {
                 iw: 4,
                 ecn: mode,
-                ..TcpConfig::default()
+                ..crate::transport::tcp::rfc()
             };
             let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
             let mut out = vec![];

@@ -130,7 +130,7 @@ mod tests {
             cc: "newreno".into(),
             bytes: Some(40 * MSS),
             frto,
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         let (s, out) = established_at(cfg, 100 * MS);
         assert_eq!(out.len(), 10);

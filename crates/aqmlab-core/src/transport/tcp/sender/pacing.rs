@@ -150,7 +150,7 @@ mod tests {
             cc: "newreno".into(),
             pacing: true,
             tso_segs: TsoSegs(tso_segs),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         }
     }
 
@@ -204,7 +204,7 @@ mod tests {
                 mss: 1448,
                 iw: 10,
                 cc: "bbr".into(),
-                ..TcpConfig::default()
+                ..crate::transport::tcp::rfc()
             },
             100 * MS,
         );

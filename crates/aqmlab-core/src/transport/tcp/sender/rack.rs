@@ -211,7 +211,7 @@ mod tests {
             iw: 10,
             cc: "newreno".into(),
             bytes: Some(10 * MSS),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         });
         ack(&mut s, 1 + 8 * MSS, &[], 200);
         assert_eq!(s.tlp_probes(), 0);

@@ -62,7 +62,7 @@ mod tests {
             iw: 10,
             sack: true,
             cc: "newreno".into(),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         let mut s = TcpSender::stream(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];

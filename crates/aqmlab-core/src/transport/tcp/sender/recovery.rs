@@ -480,7 +480,7 @@ mod tests {
             iw: 20,
             cc: "newreno".into(),
             prr,
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         };
         let (mut s, out) = established_with(cfg(true));
         assert_eq!(out.len(), 20);
@@ -601,7 +601,7 @@ mod tests {
                 cc: "newreno".into(),
                 bytes: Some(3 * MSS),
                 early_retransmit,
-                ..TcpConfig::default()
+                ..crate::transport::tcp::rfc()
             };
             let (s, out) = established_at(cfg, 100 * MS);
             assert_eq!(out.len(), 3);

@@ -354,7 +354,7 @@ mod tests {
                     cc: "nice".into(),
                     cc_params: params,
                     bytes: Some(100 * MSS),
-                    ..TcpConfig::default()
+                    ..crate::transport::tcp::rfc()
                 },
                 100 * MS,
             );
@@ -392,7 +392,7 @@ mod tests {
             iw: 6,
             cc: "newreno".into(),
             stop: Some(150),
-            ..TcpConfig::default()
+            ..crate::transport::tcp::rfc()
         });
         assert_eq!(
             segs(&out),

@@ -15,7 +15,7 @@ pub(super) fn config(sack: bool, iw: u32) -> TcpConfig {
         sack,
         cc: "newreno".into(),
         bytes: Some(50 * MSS),
-        ..TcpConfig::default()
+        ..crate::transport::tcp::rfc()
     }
 }
 
@@ -84,7 +84,7 @@ pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
         prr: true,
         rack: true,
         tlp: true,
-        ..TcpConfig::default()
+        ..crate::transport::tcp::rfc()
     };
     let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
     let mut out = vec![];
