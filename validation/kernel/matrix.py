@@ -96,11 +96,25 @@ def _short() -> list[Case]:
     ]
 
 
+def _limit() -> list[Case]:
+    """The emulator's own limit: one bulk flow through a FIFO at rising rates, 10 ms; where
+    the kernel's goodput falls below the simulated one, the forwarder no longer keeps up."""
+    return [Case("pfifo", "bulk1", r, 10) for r in (100, 200, 400, 800)]
+
+
 def _all() -> list[Case]:
     return list(itertools.chain(_core(), _rates(), _rtts(), _bbr()))
 
 
-SELECTIONS = {"core": _core, "rates": _rates, "rtts": _rtts, "bbr": _bbr, "short": _short, "all": _all}
+SELECTIONS = {
+    "core": _core,
+    "rates": _rates,
+    "rtts": _rtts,
+    "bbr": _bbr,
+    "limit": _limit,
+    "short": _short,
+    "all": _all,
+}
 
 
 def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
