@@ -50,10 +50,14 @@ TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
 DEBIAN_PACKAGES = {"ip": "iproute2", "ping": "iputils-ping"}
 PROTO = {"tcp": 6, "udp": 17, "ping": 1}
 IPERF_INTERVAL_S = 0.1
-# Time the tools get after the scenario's end to report (iperf3 exchanges its results over its
-# control connection, behind whatever the bottleneck still holds: over a second for a full
-# 1000-packet FIFO at 10 Mb/s).
+# Time the tools get after the scenario's end to report, at least (iperf3 exchanges its results
+# over its control connection, behind whatever the bottleneck still holds: over a second for a
+# full 1000-packet FIFO at 10 Mb/s); `grace_s` adds what the path's buffers and the senders'
+# unsent data take to drain at the slowest rate.
 GRACE_S = 5.0
+# Bytes a sender may still hold unsent when the test ends (net.ipv4.tcp_wmem's default maximum,
+# 4 MiB): with -R, iperf3's server finishes only once they are delivered.
+SNDBUF_MAX = 4 << 20
 TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 # Flow keys the emulator cannot honour with real tools: each one rejected by name.
@@ -452,14 +456,48 @@ class Tools:
             proc.wait()
 
 
-def run_flows(plans: list[FlowPlan], tools: Tools, t0_ns: int, end_s: float) -> None:
+def grace_s(resolved: dict, plans: list[FlowPlan]) -> float:
+    """How long after the scenario's end the tools may take to report: `GRACE_S`, plus, per
+    direction, every hop's full buffer and each TCP sender's unsent data drained at that
+    direction's slowest rate. Only a cap: tools that finish sooner end the wait."""
+    topo = resolved["topology"]
+    hops = topo.get("hops") or [dict(topo[d], direction=d) for d in ("down", "up") if d in topo]
+    mtu = _bytes(topo.get("mtu", 1500))
+    extra = 0.0
+    for d in ("down", "up"):
+        chain = [h for h in hops if h.get("direction", d) == d]
+        rates = [_rate(r) for h in chain for r in _rates_of(h.get("rate"))]
+        slowest = min((r for r in rates if r > 0), default=0)
+        if not slowest:
+            continue
+        held = sum(_limit_bytes(h.get("limit"), mtu) for h in chain)
+        held += SNDBUF_MAX * sum(1 for p in plans if p.kind == "tcp" and p.direction == d)
+        extra = max(extra, held * 8 / slowest)
+    return GRACE_S + extra
+
+
+def _rates_of(rate) -> list:
+    """A hop's rate values: one, or each step's of a schedule."""
+    if rate is None:
+        return []
+    return [step[1] for step in rate] if isinstance(rate, list) else [rate]
+
+
+def _limit_bytes(limit, mtu: int) -> int:
+    if limit is None:
+        return 0
+    m = re.fullmatch(r"\s*(\d+)\s*p\s*", str(limit))
+    return int(m.group(1)) * mtu if m else _bytes(limit)
+
+
+def run_flows(plans: list[FlowPlan], tools: Tools, t0_ns: int, end_s: float, grace: float = GRACE_S) -> None:
     """Starts each tool at its flow's start time and waits for them (or the end plus grace)."""
     for p in sorted(plans, key=lambda p: p.start_s):
         delay = p.start_s - (time.monotonic_ns() - t0_ns) / 1e9
         if delay > 0:
             time.sleep(delay)
         tools.launch(p, t0_ns)
-    deadline = t0_ns / 1e9 + end_s + GRACE_S
+    deadline = t0_ns / 1e9 + end_s + grace
     for proc, _ in tools.clients.values():
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic_ns() / 1e9))
@@ -669,7 +707,7 @@ def emulate(
                     ["ip", "netns", "exec", ns.name("c"), *command], check=False, env=env
                 ).returncode
             else:
-                run_flows(plans, tools, t0, end_s)
+                run_flows(plans, tools, t0, end_s, grace_s(resolved, plans))
                 remaining = t0 / 1e9 + end_s - time.monotonic_ns() / 1e9
                 if remaining > 0:
                     time.sleep(remaining)
