@@ -10,6 +10,7 @@ runs the cases again). The table (compare.py) is printed at the end. Needs root,
     sudo .venv/bin/python validation/kernel/run.py --select core
     sudo .venv/bin/python validation/kernel/run.py --select all --seeds 3 --repeats 2
     .venv/bin/python validation/kernel/compare.py out/core.json     # the table again
+    .venv/bin/python validation/kernel/run.py --select core --resim  # a changed model against the stored kernel runs
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ import aqmlab
 from aqmlab.emulate import emulate
 
 
-def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
+def simulate(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
+    """The simulated side of a case: one run per seed."""
     sc = matrix.scenario(case, a.duration, a.profile)
-    sims = [
+    return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]
+
+
+def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
+    sc = matrix.scenario(case, a.duration, a.profile)
+    sims = simulate(case, a)
     emus = []
     for _ in range(a.repeats):
         res, _ = emulate(sc, warmup_s=a.warmup)
@@ -66,12 +73,23 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
+    ap.add_argument(
+        "--resim",
+        action="store_true",
+        help="simulate the stored cases again, keeping their kernel runs (no root needed)",
+    )
     a = ap.parse_args()
     out = a.out or HERE / "out" / f"{a.select}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"]: r for r in json.loads(out.read_text())} if out.exists() else {}
     todo = [c for c in matrix.cases(a.select) if a.only is None or a.only in c.id]
     for k, case in enumerate(todo):
+        if a.resim:
+            if case.id in done:
+                row = done[case.id]
+                a.duration, a.warmup = row["duration_s"], row["warmup_s"]
+                row.update(sim=simulate(case, a), profile=a.profile or "default", aqmlab=aqmlab.__version__)
+            continue
         if case.id in done and not a.redo:
             continue
         t = time.monotonic()
@@ -80,6 +98,10 @@ def main() -> None:
         tmp.write_text(json.dumps(list(done.values()), indent=1))
         tmp.replace(out)
         print(f"[{k + 1}/{len(todo)}] {case.id} {time.monotonic() - t:.0f} s", flush=True)
+    if a.resim:
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(list(done.values()), indent=1))
+        tmp.replace(out)
     rows = [done[c.id] for c in todo if c.id in done]
     print(compare.table(rows))
 
