@@ -748,7 +748,7 @@ fn ns2_sack1() -> TcpConfig {
 pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock::new(|| {
     vec![
         TcpProfile {
-            about: "Linux 6.x: CUBIC with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
+            about: "Linux 6.x: CUBIC (tcp_cubic.c arithmetic) with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
                 (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
                 initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
                 40 ms, 16 quick ACKs at the start",
