@@ -90,7 +90,7 @@ def _bbr() -> list[Case]:
 def _short() -> list[Case]:
     """The test suite's short form: one-way and two-way CoDel, two-way fq_codel."""
     return [
-        Case("codel", "bulk4", 10, 50),
+        Case("codel", "bulk1", 10, 50),
         Case("codel", "rrul_be", 10, 50),
         Case("fq_codel", "rrul_be", 10, 50),
     ]
