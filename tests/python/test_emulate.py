@@ -383,10 +383,12 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # sockets, `emulate.default_cc`). Unpaced, the kernel's median sojourn over repeated runs
     # was 22-36 ms on a quiet machine (14-15 ms while another emulation loaded both CPUs: the
     # kernel's queue follows its hosts' timing noise) against the model's 17-18 ms; a paced
-    # kernel reads about 7 ms.
+    # kernel reads about 7 ms (model / kernel 2.6). The bound tells those apart and leaves the
+    # kernel's run-to-run spread room (model / kernel 0.5-1.3 measured; 18.8 against 31.9 ms in
+    # one CI run): the residual difference is issue 50's open work, not this test's.
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
-        assert 0.6 < sim / kernel < 4, cell
+        assert 0.33 < sim / kernel < 1.6, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"
