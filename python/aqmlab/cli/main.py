@@ -10,6 +10,7 @@ import difflib
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +22,8 @@ from rich.table import Table
 
 from aqmlab import BUILD, __version__, columns
 from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
-from aqmlab.cli.results import DirOpt, check_dir
+from aqmlab.cli.console import INTERRUPTED, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
+from aqmlab.cli.results import DirOpt, check_dir, check_out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def run_cmd(
     check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    _check_out(out_dir)
+    check_out(out_dir)
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
     if names and sc.get("topology", {}).get("hops"):
@@ -343,7 +344,7 @@ def emulate_cmd(
     check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    _check_out(out_dir)
+    check_out(out_dir)
     sc = _scenario(scenario, sets)
     interrupts = api.Interrupts()
     res = None
@@ -381,19 +382,6 @@ def _seconds(value) -> float | None:
         return _core.parse_time(str(value)) / 1e9
     except ValueError:
         return None
-
-
-def _check_out(out_dir: Path) -> None:
-    """--out, before anything runs: a directory, or a path one can be created at, on a file
-    system that can be written to. One line naming the path otherwise, exit 2."""
-    if out_dir.exists() and not out_dir.is_dir():
-        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
-    parent = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
-    if not parent.is_dir():
-        fail(f"--out: {out_dir} cannot be created: {parent} is not a directory; allowed: a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        why = "read-only file system" if os.statvfs(parent).f_flag & os.ST_RDONLY else "permission denied"
-        fail(f"--out: {out_dir} cannot be written ({parent}: {why}); allowed: a writable directory")
 
 
 def _save(res: Result, out_dir: Path) -> None:
@@ -667,12 +655,54 @@ results.register(app)
 sweeps.register(app, list_app)
 
 
+class Stopped(BaseException):
+    """SIGINT or SIGTERM outside a command's own handling of them (start-up, a figure or report
+    being written): raised past click, which would take a KeyboardInterrupt for "Aborted!"."""
+
+
+def _stop(signum: int, frame) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):  # the way out is not cut by a second one
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped
+
+
+FAULTS = (OSError, "aqmlab.store:CorruptRun", "aqmlab.storelock:Busy", "duckdb:IOException")
+"""What ends a command with one line naming the path, exit status 2, wherever it is raised: a
+full or read-only disk, a file where a directory is needed, a damaged file, a store held by
+another process (the modules named are the ones loaded: what is not loaded was not raised)."""
+
+
+def _fault(e: BaseException) -> bool:
+    for f in FAULTS:
+        if isinstance(f, str):
+            mod, _, name = f.partition(":")
+            f = getattr(sys.modules.get(mod), name, None)
+        if f is not None and isinstance(e, f):
+            return True
+    return False
+
+
 def entry() -> None:
-    """The console script: the app, then the end of the process (``_exit``)."""
+    """The console script: the app, then the end of the process (``_exit``). SIGINT or SIGTERM
+    where no command handles it, and the faults of FAULTS, end it with one line (exit status
+    130, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop)
     try:
         app()
     except SystemExit as e:
         _exit(e.code)
+    except (Stopped, KeyboardInterrupt):
+        err.print("interrupted: what was stored is kept whole; rerun to complete it", markup=False)
+        _exit(INTERRUPTED)
+    except Exception as e:
+        if not _fault(e):
+            raise
+        what = (
+            f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e).splitlines()[0]
+        )
+        err.print(f"error: {what}", markup=False)
+        _exit(2)
     _exit(0)
 
 

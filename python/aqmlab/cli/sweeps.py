@@ -15,8 +15,8 @@ import typer
 from rich.table import Table
 
 from aqmlab import columns
-from aqmlab.cli.console import fail, interrupted, lazy, out
-from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir
+from aqmlab.cli.console import err, fail, interrupted, lazy, out
+from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir, check_out
 
 store = lazy("aqmlab.store")
 
@@ -51,6 +51,7 @@ def sweep_cmd(
     from aqmlab.sweep import SweepError, SweepInterrupted, parse_sweep, run_sweep, with_qdiscs
 
     check_dir(direction)
+    check_out(out_dir)
     try:
         if reps is not None and reps < 1:
             raise SweepError(f"--reps {reps}: must be >= 1")
@@ -68,6 +69,8 @@ def sweep_cmd(
         raise
     except SweepInterrupted as e:
         interrupted(str(e))
+    for note in res.notes:
+        err.print(note, markup=False)
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
         return
@@ -151,6 +154,7 @@ def _reproduce(
         fail(str(e).strip("'\""))
     if reps is not None and reps < 1:
         fail(f"--reps {reps}: must be >= 1")
+    check_out(out_dir)
     if series is not None and series not in st.series:
         fail(f"--series {series!r}: allowed for {experiment}: {', '.join(st.series)}")
     chosen = {}
