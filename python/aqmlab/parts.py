@@ -84,7 +84,7 @@ def problem(summaries: Path, deep: bool = False) -> str | None:
 
 
 def _batch_problem(summaries: Path, deep: bool) -> str | None:
-    bad = _problem(summaries, None, deep)
+    bad = _problem(summaries, None, True)  # small, and read whole by every reader
     if bad is not None:
         return bad
     try:

@@ -1045,9 +1045,13 @@ def _condition(text: str, cols: dict[str, str]) -> tuple[str, str, Any]:
     m = _OP.search(text)
     key = text[: m.start()].strip() if m else ""
     value = text[m.end() :].strip() if m else ""
-    if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
-        value = value[1:-1].replace(value[0] * 2, value[0])
     grid = [c for c in cols if c not in RUN_COLUMNS]
+    if value[:1] in ("'", '"'):
+        q = value[0]
+        if len(value) < 2 or value[-1] != q or q in value[1:-1].replace(q * 2, ""):
+            raise ValueError(f"--where {text.strip()!r}: a quoted value must end with its quote ({q}) and "
+                             f"double any {q} inside")  # fmt: skip
+        value = value[1:-1].replace(q * 2, q)
     if not m or not key:
         raise ValueError(f"--where {text.strip()!r}: expected KEY OP VALUE (OP one of = != < <= > >=), "
                          f"e.g. {grid[0] if grid else 'seed'}=...")  # fmt: skip

@@ -108,12 +108,22 @@ def locked(path: Path, what: str, wait_s: float, shared: bool = False) -> Iterat
             done = mine[1] == 0
             if done:
                 del _held[key]
-        if done:
+        if done and mine[0] is not None:
             os.close(mine[0])  # drops the lock (this process's share of it, after a fork)
 
 
-def _acquire(path: Path, what: str, wait_s: float, shared: bool) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _acquire(path: Path, what: str, wait_s: float, shared: bool) -> int | None:
+    """The locked file's descriptor; None for a reader where the lock file cannot be made (a
+    read-only file system, on which no writer can hold it)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        if not shared:
+            raise
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
     deadline = time.monotonic() + wait_s
     try:
         while True:

@@ -3,9 +3,15 @@
 - ``main``: the app, ``run``, ``validate`` and ``list``;
 - ``results``: post-run commands (runs, show, query, plot, report, export flent);
 - ``sweeps``: ``sweep``, ``reproduce`` and ``list experiments``;
-- ``console``: the shared output consoles and the one error path (``fail``, exit status 2).
+- ``console``: the shared output consoles and the one error path (``fail``, exit status 2);
+- ``stopping``: SIGINT and SIGTERM before and outside a command's own handling of them.
 """
 
-from aqmlab.cli.main import app, entry
+from aqmlab.cli import stopping  # first: its handlers cover the loading of the rest
+
+try:
+    from aqmlab.cli.main import app, entry
+except stopping.Stopped:
+    stopping.interrupted_loading()
 
 __all__ = ["app", "entry"]

@@ -10,7 +10,6 @@ import difflib
 import json
 import math
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from aqmlab import BUILD, __version__, columns
-from aqmlab.cli import results, sweeps
+from aqmlab.cli import results, stopping, sweeps
 from aqmlab.cli.console import INTERRUPTED, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, check_dir, check_out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
@@ -655,17 +654,6 @@ results.register(app)
 sweeps.register(app, list_app)
 
 
-class Stopped(BaseException):
-    """SIGINT or SIGTERM outside a command's own handling of them (start-up, a figure or report
-    being written): raised past click, which would take a KeyboardInterrupt for "Aborted!"."""
-
-
-def _stop(signum: int, frame) -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM):  # the way out is not cut by a second one
-        signal.signal(sig, signal.SIG_IGN)
-    raise Stopped
-
-
 FAULTS = (OSError, "aqmlab.store:CorruptRun", "aqmlab.storelock:Busy", "duckdb:IOException")
 """What ends a command with one line naming the path, exit status 2, wherever it is raised: a
 full or read-only disk, a file where a directory is needed, a damaged file, a store held by
@@ -684,18 +672,17 @@ def _fault(e: BaseException) -> bool:
 
 def entry() -> None:
     """The console script: the app, then the end of the process (``_exit``). SIGINT or SIGTERM
-    where no command handles it, and the faults of FAULTS, end it with one line (exit status
+    where no command handles it (``stopping``), and the faults of FAULTS, end it with one line (exit status
     130, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _stop)
     try:
         app()
     except SystemExit as e:
         _exit(e.code)
-    except (Stopped, KeyboardInterrupt):
-        err.print("interrupted: what was stored is kept whole; rerun to complete it", markup=False)
-        _exit(INTERRUPTED)
+    except (stopping.Stopped, KeyboardInterrupt):
+        _interrupted()
     except Exception as e:
+        if stopping.stopped:  # a module whose import the signal cut, re-raised as an ImportError
+            _interrupted()
         if not _fault(e):
             raise
         what = (
@@ -704,6 +691,11 @@ def entry() -> None:
         err.print(f"error: {what}", markup=False)
         _exit(2)
     _exit(0)
+
+
+def _interrupted() -> NoReturn:
+    err.print(stopping.MESSAGE, markup=False)
+    _exit(INTERRUPTED)
 
 
 def _exit(code: object) -> NoReturn:

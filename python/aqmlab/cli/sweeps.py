@@ -20,6 +20,13 @@ from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir, check_out
 
 store = lazy("aqmlab.store")
 
+
+def disk_failed(out_dir: Path, e: OSError) -> None:
+    """A write under --out failed (a full or read-only disk): one line, exit status 2."""
+    where = f" ({e.filename})" if e.filename else ""
+    fail(f"--out: {out_dir}: {e.strerror or e}{where}; the runs stored are kept whole, rerun to resume")
+
+
 ExecOpt = Annotated[str, typer.Option("--executor", help="local (process pool), dask or ray")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker processes (default: cores)")]
 SchedOpt = Annotated[
@@ -67,6 +74,8 @@ def sweep_cmd(
     except SweepError as e:
         fail(str(e))
         raise
+    except OSError as e:
+        disk_failed(out_dir, e)
     except SweepInterrupted as e:
         interrupted(str(e))
     for note in res.notes:
@@ -177,6 +186,8 @@ def _reproduce(
     except SweepError as e:
         fail(str(e))
         raise
+    except OSError as e:
+        disk_failed(out_dir, e)
     except SweepInterrupted as e:
         interrupted(str(e))
     if as_json:
