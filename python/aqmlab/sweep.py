@@ -41,13 +41,15 @@ Layout under ``<out>/sweeps/<sweep-id>/`` (sweep-id = name + digest of base, set
 
 Workers run batches of runs and write each batch's parts themselves, each file to a temporary
 name then renamed; the summaries part is renamed LAST and is the commit record of the batch: a
-run is complete iff it has a row with status ok in a summaries part. Table parts without their
-summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
+run is complete iff it has a row with status ok in the summaries part of a whole batch
+(``parts``). Table parts without their summaries part (a worker killed between the two) are
+deleted when the sweep is next opened, if their writer is dead; batches that are not whole are
+removed then and their runs redone. The
 parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
 end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
 invocation; SIGINT or SIGTERM (``SweepInterrupted``) stops the workers instead, each writing the
-runs of its batch that finished before it exits. Two processes must not run the same sweep
-directory at the same time. The stored tables (``keep``, ``--keep-packets``) apply to the runs
+runs of its batch that finished before it exits. One process at a time runs a sweep directory
+(its lock, ``storelock``; a second one waits SWEEP_WAIT_S, then refuses). The stored tables (``keep``, ``--keep-packets``) apply to the runs
 computed by the invocation: a run already complete is not recomputed to add its packet table.
 """
 
