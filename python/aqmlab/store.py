@@ -1016,6 +1016,7 @@ _NUMERIC = ("BIGINT", "DOUBLE", "INTEGER", "HUGEINT", "UBIGINT", "FLOAT")
 
 
 _OP = re.compile(r"<=|>=|!=|<>|=|<|>")
+_NULL = re.compile(r"(\S+)\s+is\s+(not\s+)?null", re.IGNORECASE)
 _JOIN = re.compile(r"""('(?:[^']|'')*'|"[^"]*")|\s+(and|or)\s+""", re.IGNORECASE)
 
 
@@ -1032,8 +1033,13 @@ def where_sql(text: str, cols: dict[str, str]) -> tuple[str, list]:
     pieces.append(text[at:])
     sql, args = [], []
     for i, piece in enumerate(pieces):
-        col, op, value = _condition(piece, cols)
         sql += [joins[i - 1]] if i else []
+        null = _NULL.fullmatch(piece.strip())
+        if null:
+            col = _typed(null.group(1), "", dict.fromkeys(cols, "VARCHAR"), [])[0]  # the column only
+            sql.append(f'"{col}" IS {"NOT " if null.group(2) else ""}NULL')
+            continue
+        col, op, value = _condition(piece, cols)
         sql.append(f'"{col}" {op} ?')
         args.append(value)
     return "(" + " ".join(sql) + ")", args

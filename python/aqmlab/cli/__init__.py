@@ -7,8 +7,13 @@
 - ``stopping``: SIGINT and SIGTERM before and outside a command's own handling of them.
 """
 
-from aqmlab.cli import stopping  # first: its handlers cover the loading of the rest
+import sys
+from pathlib import Path
 
+from aqmlab.cli import stopping
+
+if Path(sys.argv[0]).name == "aqmlab":  # the console script: first, to cover the loading of the rest
+    stopping.install()
 try:
     from aqmlab.cli.main import app, entry
 except stopping.Stopped:

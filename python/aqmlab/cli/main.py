@@ -674,6 +674,7 @@ def entry() -> None:
     """The console script: the app, then the end of the process (``_exit``). SIGINT or SIGTERM
     where no command handles it (``stopping``), and the faults of FAULTS, end it with one line (exit status
     130, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
+    stopping.install()
     try:
         app()
     except SystemExit as e:

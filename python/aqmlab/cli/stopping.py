@@ -39,5 +39,8 @@ def interrupted_loading() -> NoReturn:
     os._exit(INTERRUPTED)
 
 
-for _sig in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(_sig, stop)
+def install() -> None:
+    """``stop`` for SIGINT and SIGTERM (the console script's; a program importing aqmlab.cli
+    keeps its own)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
