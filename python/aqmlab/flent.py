@@ -98,6 +98,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from aqmlab import files
 from aqmlab import metrics as M
 
 STEP = 0.2
@@ -862,9 +863,6 @@ def write(data: dict, out_path: str | Path) -> Path:
     """Write the Flent data object ``data`` (``build``) to ``out_path`` (gzip, atomically)."""
     out_path = Path(out_path)
     data["metadata"]["DATA_FILENAME"] = out_path.name
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    with gzip.GzipFile(tmp, "wb", mtime=0) as f:
+    with files.whole(out_path) as tmp, gzip.GzipFile(tmp, "wb", mtime=0) as f:
         f.write(json.dumps(data, indent=2, sort_keys=True, allow_nan=False).encode("utf-8"))
-    tmp.replace(out_path)
     return out_path

@@ -39,7 +39,7 @@ from matplotlib.patches import Ellipse
 from matplotlib.path import Path as MplPath
 from matplotlib.transforms import Bbox
 
-from aqmlab import api, columns, store
+from aqmlab import api, columns, files, store
 from aqmlab import metrics as M
 from aqmlab.store import flatten_summary
 
@@ -924,7 +924,9 @@ def save(fig: Figure, path: str | Path) -> Path:
     ext = path.suffix.lower().lstrip(".")
     if ext not in ("png", "svg", "pdf"):
         raise ValueError(f"unsupported figure format '{path.suffix}'; use .png, .svg or .pdf")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format=ext, dpi=120)
-    plt.close(fig)
+    try:
+        with files.whole(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=120)
+    finally:
+        plt.close(fig)
     return path

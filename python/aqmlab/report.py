@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from aqmlab import columns, plots, store
+from aqmlab import columns, files, plots, store
 from aqmlab import metrics as M
 
 CSS = """
@@ -151,10 +151,8 @@ def write_report(
             + "</pre></details>"
         )
     parts.append("</body></html>\n")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(out_path)
+    with files.whole(out_path) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
     return out_path
 
 
@@ -215,7 +213,6 @@ def study_report(r, figures: Sequence[Path], out_path: str | Path) -> Path:
                      f"<figcaption>{html.escape(Path(f).name)}</figcaption></figure>")  # fmt: skip
     parts.append("</body></html>\n")
     out_path = Path(out_path)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(out_path)
+    with files.whole(out_path) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
     return out_path

@@ -35,6 +35,7 @@ import datetime
 import functools
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -48,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core, columns
+from aqmlab import _core, columns, parts, storelock
 
 # The tables a run returns, as the core declares them (record/tables.rs), in storing order:
 # name, what a row is, the lowest recording level that keeps it, and the columns.
@@ -226,8 +227,15 @@ class LazyTables(Mapping):
         if name not in self._cache:
             if name not in TABLES or not self._file(name).exists():
                 raise KeyError(name)
-            self._cache[name] = pq.read_table(self._file(name))
+            self._cache[name] = self._read(name)
         return self._cache[name]
+
+    def _read(self, name: str, **kw) -> pa.Table:
+        """The table ``name``; CorruptRun naming its file when that does not read in full."""
+        try:
+            return pq.read_table(self._file(name), **kw)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptRun(f"{self._file(name)}: unreadable Parquet ({str(e).splitlines()[0]})") from None
 
     def __iter__(self) -> Iterator[str]:
         return (n for n in TABLES if self._file(n).exists())
@@ -343,34 +351,17 @@ def scan_runs(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return good, bad
 
 
-def _readable_parquet(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """(files whose Parquet footer reads, [(file, reason)] for the others: truncated by a crash,
-    empty, or not Parquet at all)."""
-    good: list[Path] = []
-    bad: list[tuple[Path, str]] = []
-    for f in sorted(files):
-        try:
-            pq.read_metadata(f)
-            good.append(f)
-        except Exception as e:  # noqa: BLE001 - any unreadable footer is corruption
-            bad.append(
-                (f, f"{f}: unreadable Parquet ({str(e).splitlines()[0] if str(e) else type(e).__name__})")
-            )
-    return good, bad
-
-
 def sweep_parts(root: Path, table: str) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The readable parts of ``table`` in every sweep dataset under ``root`` and the skipped ones."""
-    return _readable_parquet(Path(root).resolve().glob(f"sweeps/*/{table}/part-*.parquet"))
+    """The parts of ``table`` of the whole batches of every sweep dataset under ``root``
+    (``parts.committed``), and the summaries parts of the others, each with the reason."""
+    good, bad = parts.committed(sorted(Path(root).resolve().glob("sweeps/*")))
+    return (good if table == parts.SUMMARIES else parts.table_parts(good, table)), bad
 
 
 def skipped(root: Path) -> list[tuple[Path, str]]:
     """Everything under ``root`` the reader skips: half-written or corrupt run directories and
     unreadable sweep parts, each with the reason."""
-    bad = list(scan_runs(root)[1])
-    for t in ("summaries", *TABLES):
-        bad += sweep_parts(root, t)[1]
-    return bad
+    return list(scan_runs(root)[1]) + sweep_parts(root, parts.SUMMARIES)[1]
 
 
 def _parquet_list(files: list[Path]) -> str:
@@ -460,13 +451,8 @@ class SweepTables(LazyTables):
     def _file(self, name: str) -> Path:
         return self._path / name / f"{self._part}.parquet"
 
-    def __getitem__(self, name: str) -> pa.Table:
-        if name not in self._cache:
-            if name not in TABLES or not self._file(name).exists():
-                raise KeyError(name)
-            t = pq.read_table(self._file(name), filters=[("run_id", "=", self._run_id)])
-            self._cache[name] = t.drop_columns(["run_id"])
-        return self._cache[name]
+    def _read(self, name: str, **kw) -> pa.Table:
+        return super()._read(name, filters=[("run_id", "=", self._run_id)]).drop_columns(["run_id"])
 
 
 @dataclass
@@ -479,7 +465,7 @@ class SweepRunData(RunData):
 
 def _open_sweep_run(ref: Path) -> SweepRunData:
     sweep_dir, run_id = ref.parent.parent, ref.name
-    files = sorted((sweep_dir / "summaries").glob("part-*.parquet"), key=lambda f: f.stat().st_mtime_ns)
+    files = sorted(parts.committed([sweep_dir])[0], key=lambda f: f.stat().st_mtime_ns)
     row = None
     for f in files:
         t = pq.read_table(f, filters=[("run_id", "=", run_id), ("status", "=", "ok")])
@@ -663,28 +649,36 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str = "runs") -> dict[str, s
     return {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
 
 
-def _write_rows(root: Path, rows: list[dict], replace_all: bool = False) -> None:
-    try:
-        con = duckdb.connect(str(Path(root) / CATALOG))
-    except duckdb.Error:
-        if not replace_all:  # a corrupt catalog: it is a derived cache, rebuild it from the files
+CATALOG_WAIT_S = 60.0
+"""How long a command waits for the catalog another one is updating (``AQMLAB_CATALOG_WAIT_S``):
+updates take milliseconds, so every concurrent command's lands."""
+
+
+def catalog_lock(root: Path, shared: bool = False):
+    """The catalog's lock (``storelock.locked``): exclusive to update it, shared to read it."""
+    return storelock.locked(Path(root) / ".catalog.lock", f"the catalog of {root}",
+                            storelock.wait_s("AQMLAB_CATALOG_WAIT_S", CATALOG_WAIT_S), shared)  # fmt: skip
+
+
+def _write_rows(root: Path, rows: list[dict]) -> None:
+    """Adds (or replaces) ``rows`` in the catalog, under its lock; a catalog that is unreadable
+    or of an older version is rebuilt from the files instead (it is a derived cache)."""
+    with catalog_lock(root):
+        try:
+            con = duckdb.connect(str(Path(root) / CATALOG))
+        except duckdb.Error:
             rebuild_catalog(root)
             return
-        (Path(root) / CATALOG).unlink()
-        con = duckdb.connect(str(Path(root) / CATALOG))
-    try:
-        if replace_all:
-            con.execute("DROP TABLE IF EXISTS runs")
-        con.execute(_ddl())
-        have = _columns(con)
-        if not set(RUN_COLUMNS) <= set(have):  # written by an older version: rebuild it
+        try:
+            con.execute(_ddl())
+            have = _columns(con)
+            current = set(RUN_COLUMNS) <= set(have)
+            if current and rows:
+                _insert(con, rows, have)
+        finally:
             con.close()
+        if not current:
             rebuild_catalog(root)
-            return
-        if rows:
-            _insert(con, rows, have)
-    finally:
-        con.close()
 
 
 def _insert(con: duckdb.DuckDBPyConnection, rows: list[dict], have: dict[str, str]) -> None:
@@ -704,6 +698,24 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: list[dict], have: dict[str, st
     con.execute("INSERT INTO runs BY NAME SELECT * FROM new_rows")
     con.execute("COMMIT")
     con.unregister("new_rows")
+
+
+def catalog_ids(root: Path) -> set[str]:
+    """The run ids in the catalog of ``root`` (none when it is missing or unreadable)."""
+    cat = Path(root) / CATALOG
+    with catalog_lock(root, shared=True):
+        if not cat.is_file():
+            return set()
+        try:
+            con = duckdb.connect(str(cat), read_only=True)
+        except duckdb.Error:
+            return set()
+        try:
+            return {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+        except duckdb.Error:
+            return set()
+        finally:
+            con.close()
 
 
 def catalog_add(root: Path, run_dir: Path) -> None:
@@ -759,9 +771,9 @@ def sweep_catalog_rows(root: Path) -> list[dict]:
     return [sweep_row(r, Path(r["filename"]).parent.parent) for r in df.to_dict("records")]
 
 
-def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
-    """Rebuild ``runs`` from the run directories and the sweep datasets; returns the skipped
-    [(dir, reason)]."""
+def _file_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
+    """The ``runs`` rows of every complete run under ``root`` read from the files, and the
+    skipped [(dir, reason)]."""
     good, bad = scan_runs(Path(root))
     rows = []
     for d in good:
@@ -769,9 +781,30 @@ def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
             rows.append(catalog_row(d))
         except CorruptRun as e:
             bad.append((d, str(e)))
-    rows += sweep_catalog_rows(Path(root))
-    Path(root).mkdir(parents=True, exist_ok=True)
-    _write_rows(Path(root), rows, replace_all=True)
+    return rows + sweep_catalog_rows(Path(root)), bad
+
+
+def rebuild_catalog(root: Path) -> list[tuple[Path, str]]:
+    """Rebuild ``runs`` from the run directories and the sweep datasets, under the catalog's
+    lock, into a new file renamed over the old one (a reader still holding the old one reads
+    it whole); returns the skipped [(dir, reason)]."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with catalog_lock(root):
+        rows, bad = _file_rows(root)
+        tmp = root / f".{CATALOG}.{storelock.Owner.me().token}.tmp"
+        try:
+            con = duckdb.connect(str(tmp))
+            try:
+                con.execute(_ddl())
+                _insert(con, rows, _columns(con))
+            finally:
+                con.close()
+            Path(f"{root / CATALOG}.wal").unlink(missing_ok=True)  # the old file's, not the new one's
+            os.replace(tmp, root / CATALOG)
+        finally:
+            tmp.unlink(missing_ok=True)
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
     return bad
 
 
@@ -803,35 +836,30 @@ def _view_sources(root: Path, table: str, run_dirs: list[Path]) -> list[str]:
 
 
 def connect(root: Path = DEFAULT_ROOT) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with ``runs`` (the catalog, read-only) and one view per table.
+    """An in-memory DuckDB with ``runs`` (a copy of the catalog) and one view per table.
 
-    The catalog is a derived cache: it is rebuilt when missing or unreadable, and runs that
-    finished after a crash stopped their process before ``catalog_add`` are added. Views only
+    The catalog is read under its shared lock and copied, so that a writer never waits for a
+    query. It is a derived cache: when it is missing, unreadable, written by an older version or
+    lags behind the files (a writer killed between its rename and ``catalog_add``) it is rebuilt,
+    or, where the root cannot be written (a read-only or full disk), made in memory. Views only
     include complete runs; unreadable files are skipped (``skipped`` lists them).
     """
     root = Path(root)
     if not root.is_dir():
-        raise FileNotFoundError(f"results root {root} does not exist")
-    cat = root / CATALOG
+        raise NotADirectoryError(f"results root {root} is not a directory" if root.exists()
+                                 else f"results root {root} does not exist")  # fmt: skip
     good, _ = scan_runs(root)
     con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
-        known = {r[0] for r in con.execute("SELECT run_id FROM cat.runs").fetchall()}
-        current = set(RUN_COLUMNS) <= set(_columns(con, "cat.runs"))
-    except duckdb.Error:
-        con.close()
-        cat.unlink(missing_ok=True)
-        rebuild_catalog(root)
-        return connect(root)
-    missing = [d for d in good if d.name not in known]
-    if missing or not current or any(p.name not in known for p in sweep_runs(root)):
-        # the catalog lags behind the files (a writer killed between its rename and catalog_add)
-        # or was written by an older version
-        con.close()
-        rebuild_catalog(root)
-        return connect(root)
-    con.execute("CREATE TEMP VIEW runs AS SELECT * FROM cat.runs")
+    if not _copy_catalog(con, root, good):
+        try:
+            rebuild_catalog(root)
+            copied = _copy_catalog(con, root, good)
+        except (OSError, duckdb.IOException):
+            copied = False
+        if not copied:
+            con.execute("DROP TABLE IF EXISTS runs")
+            con.execute(_ddl())
+            _insert(con, _file_rows(root)[0], _columns(con))
     for t in TABLES:
         src = _view_sources(root, t, good)
         if src:
@@ -842,10 +870,67 @@ def connect(root: Path = DEFAULT_ROOT) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def query(root: Path, sql: str) -> pd.DataFrame:
-    """Run SQL over ``runs`` and the table views; returns a pandas DataFrame."""
+def _copy_catalog(con: duckdb.DuckDBPyConnection, root: Path, good: list[Path]) -> bool:
+    """Copies the catalog's ``runs`` into ``con``, under the catalog's shared lock; False (and
+    nothing copied) when it is missing, unreadable, of an older version or lags behind the
+    complete runs ``good`` and the sweep runs."""
+    cat = root / CATALOG
+    with catalog_lock(root, shared=True):
+        if not cat.is_file():
+            return False
+        try:
+            con.execute(f"ATTACH {_sql_str(str(cat.resolve()))} AS cat (READ_ONLY)")
+        except duckdb.Error:
+            return False
+        try:
+            known = {r[0] for r in con.execute("SELECT run_id FROM cat.runs").fetchall()}
+            current = set(RUN_COLUMNS) <= set(_columns(con, "cat.runs"))
+            if (
+                not current
+                or any(d.name not in known for d in good)
+                or any(p.name not in known for p in sweep_runs(root))
+            ):
+                return False
+            con.execute("CREATE TABLE runs AS SELECT * FROM cat.runs")
+            return True
+        except duckdb.Error:
+            return False
+        finally:
+            con.execute("DETACH cat")
+
+
+QUERY_STATEMENTS = ("SELECT", "EXPLAIN")
+"""The statements ``query`` runs without ``allow_files``: reading only (SELECT covers WITH,
+FROM-first, VALUES, DESCRIBE, SHOW and SUMMARIZE)."""
+
+
+class QueryRefused(ValueError):
+    """A statement ``query`` does not run without ``allow_files``."""
+
+
+def confine(con: duckdb.DuckDBPyConnection, root: Path, sql: str) -> None:
+    """Confines ``con`` to reading the results root ``root`` before it runs ``sql``: only the
+    QUERY_STATEMENTS, no file read or written outside ``root`` (DuckDB's
+    ``enable_external_access`` off, ``root`` its one allowed directory), no extension installed or
+    loaded, the configuration locked."""
+    for st in duckdb.extract_statements(sql):
+        kind = st.type.name
+        if kind not in QUERY_STATEMENTS:
+            raise QueryRefused(f"a {kind} statement is not allowed; allowed: {' and '.join(QUERY_STATEMENTS)} "
+                               "statements (--allow-files lifts this)")  # fmt: skip
+    con.execute("SET allowed_directories = ?", [[str(Path(root).resolve()) + os.sep]])
+    for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
+        con.execute(f"SET {setting} = false")
+    con.execute("SET lock_configuration = true")
+
+
+def query(root: Path, sql: str, allow_files: bool = False) -> pd.DataFrame:
+    """Run SQL over ``runs`` and the table views; returns a pandas DataFrame. Without
+    ``allow_files`` only reading statements over the results root run (``confine``)."""
     con = connect(root)
     try:
+        if not allow_files:
+            confine(con, root, sql)
         return con.execute(sql).df()
     finally:
         con.close()
@@ -854,8 +939,8 @@ def query(root: Path, sql: str) -> pd.DataFrame:
 def list_runs(
     root: Path = DEFAULT_ROOT, scenario: str | None = None, where: str | None = None, sweep: str | None = None
 ) -> pd.DataFrame:
-    """Catalog rows (newest first), optionally for one scenario name, one sweep name and/or an
-    SQL condition."""
+    """Catalog rows (newest first), optionally for one scenario name, one sweep name and/or
+    comparisons of columns with values (``where_sql``; ValueError names a bad one)."""
     conds, params = [], []
     if scenario is not None:
         conds.append("(scenario = ? OR name = ?)")
@@ -863,16 +948,14 @@ def list_runs(
     if sweep is not None:
         conds.append("sweep = ?")
         params.append(sweep)
-    if where:
-        conds.append(f"({where})")
-    sql = (
-        "SELECT * FROM runs"
-        + (" WHERE " + " AND ".join(conds) if conds else "")
-        + " ORDER BY created DESC, run_id"
-    )
     con = connect(root)
     try:
-        return con.execute(sql, params).df()
+        if where:
+            cond, args = where_sql(where, _columns(con))
+            conds.append(cond)
+            params += args
+        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        return con.execute(sql + " ORDER BY created DESC, run_id", params).df()
     finally:
         con.close()
 
@@ -917,8 +1000,8 @@ def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list
         cols = _columns(con)
         conds, args = [], []
         for w in where:
-            col, value = _condition(w, cols)
-            conds.append(f'"{col}" = ?')
+            col, op, value = _condition(w, cols)
+            conds.append(f'"{col}" {op} ?')
             args.append(value)
         con.register("wanted", pd.DataFrame({"run_id": list(run_ids)}, dtype="object"))
         keep = {r[0] for r in con.execute(
@@ -932,13 +1015,58 @@ def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list
 _NUMERIC = ("BIGINT", "DOUBLE", "INTEGER", "HUGEINT", "UBIGINT", "FLOAT")
 
 
-def _condition(text: str, cols: dict[str, str]) -> tuple[str, Any]:
-    """(column, typed value) of one ``KEY=VALUE`` condition (see ``filter_run_ids``)."""
-    key, sep, value = text.partition("=")
-    key, value = key.strip(), value.strip().strip("'\"")
+_OP = re.compile(r"<=|>=|!=|<>|=|<|>")
+_NULL = re.compile(r"(\S+)\s+is\s+(not\s+)?null", re.IGNORECASE)
+_JOIN = re.compile(r"""('(?:[^']|'')*'|"[^"]*")|\s+(and|or)\s+""", re.IGNORECASE)
+
+
+def where_sql(text: str, cols: dict[str, str]) -> tuple[str, list]:
+    """The SQL condition and its arguments of ``runs --where``: comparisons ``KEY OP VALUE``
+    (``_condition``) joined by ``and`` / ``or`` (and binding first, as in SQL); never SQL text
+    of the user's."""
+    pieces, joins, at = [], [], 0
+    for m in _JOIN.finditer(text):
+        if m.group(2):
+            pieces.append(text[at : m.start()])
+            joins.append(m.group(2).upper())
+            at = m.end()
+    pieces.append(text[at:])
+    sql, args = [], []
+    for i, piece in enumerate(pieces):
+        sql += [joins[i - 1]] if i else []
+        null = _NULL.fullmatch(piece.strip())
+        if null:
+            col = _typed(null.group(1), "", dict.fromkeys(cols, "VARCHAR"), [])[0]  # the column only
+            sql.append(f'"{col}" IS {"NOT " if null.group(2) else ""}NULL')
+            continue
+        col, op, value = _condition(piece, cols)
+        sql.append(f'"{col}" {op} ?')
+        args.append(value)
+    return "(" + " ".join(sql) + ")", args
+
+
+def _condition(text: str, cols: dict[str, str]) -> tuple[str, str, Any]:
+    """(column, operator, typed value) of one ``KEY OP VALUE`` condition, OP one of ``=``, ``!=``
+    (``<>``), ``<``, ``<=``, ``>``, ``>=`` (see ``filter_run_ids``)."""
+    m = _OP.search(text)
+    key = text[: m.start()].strip() if m else ""
+    value = text[m.end() :].strip() if m else ""
     grid = [c for c in cols if c not in RUN_COLUMNS]
-    if not sep or not key:
-        raise ValueError(f"--where {text!r}: expected KEY=VALUE, e.g. {grid[0] if grid else 'seed'}=...")
+    if value[:1] in ("'", '"'):
+        q = value[0]
+        if len(value) < 2 or value[-1] != q or q in value[1:-1].replace(q * 2, ""):
+            raise ValueError(f"--where {text.strip()!r}: a quoted value must end with its quote ({q}) and "
+                             f"double any {q} inside")  # fmt: skip
+        value = value[1:-1].replace(q * 2, q)
+    if not m or not key:
+        raise ValueError(f"--where {text.strip()!r}: expected KEY OP VALUE (OP one of = != < <= > >=), "
+                         f"e.g. {grid[0] if grid else 'seed'}=...")  # fmt: skip
+    col, value = _typed(key, value, cols, grid)
+    return col, m.group(), value
+
+
+def _typed(key: str, value: str, cols: dict[str, str], grid: list[str]) -> tuple[str, Any]:
+    """The column ``key`` names and ``value`` read as its type."""
     named = [c for c in (grid_column(key), grid_column(key.removeprefix("params.")), key) if c in cols]
     tail = [c for c in grid if c.endswith("_" + grid_column(key))]  # a short key: 'rate'
     col = named[0] if named else tail[0] if len(tail) == 1 else None

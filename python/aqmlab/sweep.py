@@ -41,18 +41,21 @@ Layout under ``<out>/sweeps/<sweep-id>/`` (sweep-id = name + digest of base, set
 
 Workers run batches of runs and write each batch's parts themselves, each file to a temporary
 name then renamed; the summaries part is renamed LAST and is the commit record of the batch: a
-run is complete iff it has a row with status ok in a summaries part. Table parts without their
-summaries part (a worker killed between the two) are deleted when the sweep is next opened. The
+run is complete iff it has a row with status ok in the summaries part of a whole batch
+(``parts``). Table parts without their summaries part (a worker killed between the two) are
+deleted when the sweep is next opened, if their writer is dead; batches that are not whole are
+removed then and their runs redone. The
 parent alone updates the DuckDB catalog, in one transaction per flush (every 10 s and at the
 end). Runs still in a worker's in-memory batch when the process is killed are redone on the next
 invocation; SIGINT or SIGTERM (``SweepInterrupted``) stops the workers instead, each writing the
-runs of its batch that finished before it exits. Two processes must not run the same sweep
-directory at the same time. The stored tables (``keep``, ``--keep-packets``) apply to the runs
+runs of its batch that finished before it exits. One process at a time runs a sweep directory
+(its lock, ``storelock``; a second one waits SWEEP_WAIT_S, then refuses). The stored tables (``keep``, ``--keep-packets``) apply to the runs
 computed by the invocation: a run already complete is not recomputed to add its packet table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -74,16 +77,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core, store
+from aqmlab import _core, parts, store, storelock
 from aqmlab.api import STOP_SIGNALS, Interrupts, recorded
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
 SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
 PARAM_PREFIX = "params."
-SUMMARIES = "summaries"
+SUMMARIES = parts.SUMMARIES
 EXECUTORS = ("local", "dask", "ray")
 SUMMARY_COLUMNS = ["run_id", "point", "rep", "seed", "status", "error", "params", "overrides", "summary",
-                   "meta", "extra", "part", "reproduce_command"]  # fmt: skip
+                   "meta", "extra", "part", "reproduce_command", "rows"]  # fmt: skip
 RUN_PROVENANCE = ("reproduce_command", "same_as")
 """Columns of the per-run table (``summaries_table``) that say how a run was made, not what it
 measured or which grid point it is."""
@@ -456,13 +459,6 @@ def _import(ref: str) -> Callable:
     return getattr(importlib.import_module(mod), fn)
 
 
-def _atomic_parquet(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # two writers of one batch never share it
-    store.write_parquet(table, tmp)
-    os.replace(tmp, path)
-
-
 def _with_run_id(t: pa.Table, run_id: str) -> pa.Table:
     """``t`` with a ``run_id`` column holding ``run_id`` (replaced if it has one)."""
     col = pa.DictionaryArray.from_arrays(pa.array([0] * t.num_rows, pa.int32()), pa.array([run_id]))
@@ -559,8 +555,11 @@ def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]
     """Writes the parts of a batch's finished runs: the tables first, the summaries last."""
     sweep_dir = Path(batch.sweep_dir)
     part = _part_name([r["run_id"] for r in results])
+    rows = {}
     for name, ts in tables.items():
-        _atomic_parquet(pa.concat_tables(ts, promote_options="default"), sweep_dir / name / f"{part}.parquet")
+        table = pa.concat_tables(ts, promote_options="default")
+        parts.write(table, sweep_dir / name / f"{part}.parquet", store.write_parquet)
+        rows[name] = table.num_rows
     cmds = {t.run_id: t.command for t in batch.tasks}
     summ = pa.table(
         {
@@ -579,9 +578,10 @@ def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]
             "extra": pa.array([_dumps(r["extra"]) for r in results], pa.string()),
             "part": [part] * len(results),
             "reproduce_command": [cmds[r["run_id"]] for r in results],
+            "rows": [_canon(rows)] * len(results),
         }
     )
-    _atomic_parquet(summ, sweep_dir / SUMMARIES / f"{part}.parquet")  # the commit record
+    parts.write(summ, sweep_dir / SUMMARIES / f"{part}.parquet", store.write_parquet)  # the commit record
     for r in results:
         r["part"] = part
     return results
@@ -590,13 +590,16 @@ def _commit(batch: Batch, results: list[dict], tables: dict[str, list[pa.Table]]
 class _PoolWorker:
     """A local pool worker (``ProcessPoolExecutor`` initializer and task): counts finished runs
     in a shared counter (the parent's progress bar), and on SIGINT or SIGTERM stops the run in
-    progress, writes the batch's finished runs and exits; an idle worker exits at once."""
+    progress, writes the batch's finished runs and exits; an idle worker exits at once. It gets
+    SIGTERM when its parent ends, however that ends (kill -9 included): no worker outlives its
+    sweep, and none holds the sweep's lock (inherited) after that."""
 
     @staticmethod
-    def init(counter) -> None:
+    def init(counter, parent: int) -> None:
         _WORKER.update(ran=_counting(counter), busy=False, stopping=False)
         for sig in STOP_SIGNALS:
             signal.signal(sig, _PoolWorker.on_signal)
+        _die_with(parent)
 
     @staticmethod
     def on_signal(signum: int, frame: Any) -> None:
@@ -617,6 +620,24 @@ class _PoolWorker:
             _WORKER["busy"] = False
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when the thread that forked it ends."""
+
+
+def _die_with(parent: int) -> None:
+    """Asks Linux for SIGTERM when ``parent`` (the process that forked this one, from its main
+    thread) ends; if it has ended already, sends it now. Elsewhere nothing is done."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _counting(counter) -> Callable[[], None]:
     """A function adding one to the shared ``counter`` (a run finished)."""
 
@@ -634,22 +655,28 @@ def _dumps(o: Any) -> str | None:
 # --------------------------------------------------------------------------- the parent side
 
 
+def _sweep_dirs(where: Path) -> list[Path]:
+    """``where`` if it is a sweep directory, else every sweep directory under the results root
+    ``where``."""
+    where = Path(where).resolve()
+    return [where] if (where / SUMMARIES).is_dir() else sorted(where.glob("sweeps/*"))
+
+
 def read_summaries(where: Path, run_ids: Iterable[str] | None = None, columns: str = "*") -> pd.DataFrame:
-    """Committed summaries rows, one per run id (an ok row wins over failed ones).
+    """Committed summaries rows of whole batches (``parts.committed``), one per run id (an ok row
+    wins over failed ones).
 
     ``where`` is a sweep directory, or a results root (then every sweep under it: a run
     completed by any sweep is not recomputed by another one)."""
-    where = Path(where).resolve()
-    pat = where / SUMMARIES / "part-*.parquet"
-    if not (where / SUMMARIES).is_dir():
-        pat = where / "sweeps" / "*" / SUMMARIES / "part-*.parquet"
-    if not any(where.glob(str(pat.relative_to(where)))):
+    files = parts.committed(_sweep_dirs(where))[0]
+    if not files:
         return pd.DataFrame(columns=[*SUMMARY_COLUMNS, "filename"])
     import duckdb
 
     con = duckdb.connect()
     try:
-        sql = f"SELECT {columns}, filename FROM read_parquet({store._sql_str(str(pat))}, filename = true)"
+        sql = (f"SELECT {columns}, filename FROM read_parquet({store._parquet_list(files)}, filename = true, "
+               "union_by_name = true)")  # fmt: skip
         if run_ids is not None:
             con.register("wanted", pd.DataFrame({"run_id": list(run_ids)}, dtype="object"))
             sql += " WHERE run_id IN (SELECT run_id FROM wanted)"
@@ -679,23 +706,6 @@ def read_extra(root: Path, name: str, run_ids: Iterable[str]) -> pd.DataFrame:
     return pa.concat_tables(parts).to_pandas() if parts else pd.DataFrame()
 
 
-def cleanup(sweep_dir: Path) -> int:
-    """Deletes temporary files and table parts whose batch never committed; returns the count."""
-    sweep_dir = Path(sweep_dir)
-    committed = {p.stem for p in sweep_dir.glob(f"{SUMMARIES}/part-*.parquet")}
-    n = 0
-    for d in sweep_dir.iterdir() if sweep_dir.is_dir() else []:
-        if not d.is_dir():
-            continue
-        for f in d.iterdir():
-            orphan = f.name.startswith(".") and f.name.endswith(".tmp")
-            orphan |= f.name.startswith("part-") and f.suffix == ".parquet" and f.stem not in committed
-            if orphan:
-                f.unlink(missing_ok=True)
-                n += 1
-    return n
-
-
 def catalog_rows(sweep_dir: Path, rows: Iterable[dict]) -> list[dict]:
     """``runs`` rows for the completed runs among ``rows`` (see store.sweep_row)."""
     created = pd.Timestamp.now(tz="UTC").tz_localize(None)
@@ -713,6 +723,7 @@ class SweepResult:
     skipped: int
     failed: list[dict]
     wall_s: float
+    notes: list[str] = field(default_factory=list)  # damaged batches removed or skipped
 
 
 def _rates(node: Any, under_rate: bool = False) -> Iterator[int]:
@@ -978,6 +989,10 @@ def with_qdiscs(spec: SweepSpec, names: list[str]) -> list[str]:
 
 POLL_S = 0.25
 """Wall time between two looks of the parent at its workers (finished runs, the progress bar)."""
+SWEEP_WAIT_S = 10.0
+"""How long a sweep waits for another process running the same sweep (``AQMLAB_SWEEP_WAIT_S``)
+before it refuses: long enough for the workers of a parent just killed to write their finished
+runs and end."""
 STOP_GRACE_S = 1.5
 """On an interrupt, the wall time workers get to write their finished runs and exit."""
 
@@ -1015,7 +1030,7 @@ def _execute_local(batches: list[Batch], jobs: int, scheduler: str | None, on_do
                 queue += on_done(run_batch(queue.pop(0)))
                 continue
             pool = pool or ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_PoolWorker.init,
-                                               initargs=(counter,))  # fmt: skip
+                                               initargs=(counter, os.getpid()))  # fmt: skip
             pending |= {pool.submit(_PoolWorker.run, b) for b in queue}
             queue = []
             done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
@@ -1249,98 +1264,110 @@ def run_sweep(
         p.resolved_digest = hashlib.sha256(_canon(rs).encode()).hexdigest()
     sweep_dir = out / "sweeps" / spec.sweep_id()
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    cleanup(sweep_dir)
-    store._dump(sweep_dir / ".sweep.json.tmp", {
-        **spec.to_json(), "code_version": code_version(),
-        "points": [{"index": p.index, "params": p.params, "overrides": p.overrides,
-                    "scenario": resolved_by_point[p.index]} for p in all_points],
-    })  # fmt: skip
-    os.replace(sweep_dir / ".sweep.json.tmp", sweep_dir / "sweep.json")
-    tasks = [
-        Task(
-            run_id_for(spec.name, p.resolved_digest, s, metrics_fn),
-            p.index,
-            r,
-            s,
-            reproduce_command(spec, p, s),
-        )
-        for p in points
-        for r in range(spec.reps)
-        for s in [spec.seed_for(p, r)]
-    ]
-    wanted = {t.run_id for t in tasks}
-    prev = read_summaries(out, wanted, "run_id, status, error, summary, meta, extra, part")
-    done_ids = set(prev.loc[prev["status"] == "ok", "run_id"]) if len(prev) else set()
-    todo = [t for t in tasks if t.run_id not in done_ids]
-    # runs completed earlier but missing from the catalog (e.g. killed before a flush)
-    _sync_catalog(out, prev)
-    cost = {i: run_cost(rs) for i, rs in resolved_by_point.items()}
-    point_of = {t.run_id: t.point for t in tasks}
-    level = {i: rs["record"]["level"] for i, rs in resolved_by_point.items()}
-
-    def make(chunks: list[list[Task]], sources: dict[int, Source]) -> list[Batch]:
-        return _make_batches(points, chunks, sweep_dir, keep_t, metrics_fn, sources)
-
-    def learn(rows: list[dict]) -> Known:
-        return _known([{**r, "sweep_dir": str(sweep_dir)} for r in rows], point_of, keep_t, level)
-
-    plan = _Schedule(todo, _known(_stored_rows(prev), point_of, keep_t, level), cost, jobs, make, learn)
-    prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
-    pending_rows: list[dict] = []
-    last_flush = [time.monotonic()]
-
-    def flush() -> None:
-        if pending_rows:
-            store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
-            pending_rows.clear()
-        last_flush[0] = time.monotonic()
-
-    def on_done(rows: list[dict]) -> list[Batch]:
-        prog.update(rows)
-        pending_rows.extend(rows)
-        if time.monotonic() - last_flush[0] > 10:
-            flush()
-        return plan.release(rows)
-
-    before, interrupted = _descendants(), False
-    with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
+    with contextlib.ExitStack() as held:
         try:
-            _execute(plan.first, executor, jobs, scheduler, on_done, prog.ran)
-        except KeyboardInterrupt:
-            _stop_started(before)
-            interrupted = True
-        finally:
-            prog.close()
-            flush()
-        if interrupted:
-            if scheduler is None:  # every worker was this sweep's own process and is gone now:
-                cleanup(sweep_dir)  # a part one was writing when it was stopped is not left behind
-            kept = read_summaries(out, wanted, "run_id, status, summary, meta")
-            _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
-            raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks))
-    table = summaries_table(out, wanted)
-    failed = table[table["status"] != "ok"][["run_id", "point", "rep", "seed", "error"]].to_dict("records")
-    return SweepResult(table, sweep_dir, len(tasks), len(todo), len(tasks) - len(todo), failed,
-                       time.perf_counter() - t0)  # fmt: skip
+            held.enter_context(storelock.locked(sweep_dir / ".lock", f"sweep {sweep_dir}",
+                                                storelock.wait_s("AQMLAB_SWEEP_WAIT_S", SWEEP_WAIT_S)))  # fmt: skip
+        except storelock.Busy as e:
+            raise SweepError(f"{e}; wait for it to end, or stop it") from None
+        notes = _open(out, sweep_dir)
+        store._dump(sweep_dir / ".sweep.json.tmp", {
+            **spec.to_json(), "code_version": code_version(),
+            "points": [{"index": p.index, "params": p.params, "overrides": p.overrides,
+                        "scenario": resolved_by_point[p.index]} for p in all_points],
+        })  # fmt: skip
+        os.replace(sweep_dir / ".sweep.json.tmp", sweep_dir / "sweep.json")
+        tasks = [
+            Task(
+                run_id_for(spec.name, p.resolved_digest, s, metrics_fn),
+                p.index,
+                r,
+                s,
+                reproduce_command(spec, p, s),
+            )
+            for p in points
+            for r in range(spec.reps)
+            for s in [spec.seed_for(p, r)]
+        ]
+        wanted = {t.run_id for t in tasks}
+        prev = read_summaries(out, wanted, "run_id, status, error, summary, meta, extra, part")
+        done_ids = set(prev.loc[prev["status"] == "ok", "run_id"]) if len(prev) else set()
+        todo = [t for t in tasks if t.run_id not in done_ids]
+        # runs completed earlier but missing from the catalog (e.g. killed before a flush)
+        _sync_catalog(out, prev)
+        cost = {i: run_cost(rs) for i, rs in resolved_by_point.items()}
+        point_of = {t.run_id: t.point for t in tasks}
+        level = {i: rs["record"]["level"] for i, rs in resolved_by_point.items()}
+
+        def make(chunks: list[list[Task]], sources: dict[int, Source]) -> list[Batch]:
+            return _make_batches(points, chunks, sweep_dir, keep_t, metrics_fn, sources)
+
+        def learn(rows: list[dict]) -> Known:
+            return _known([{**r, "sweep_dir": str(sweep_dir)} for r in rows], point_of, keep_t, level)
+
+        plan = _Schedule(todo, _known(_stored_rows(prev), point_of, keep_t, level), cost, jobs, make, learn)
+        prog = _Progress(len(tasks), len(tasks) - len(todo), progress, spec.name)
+        pending_rows: list[dict] = []
+        last_flush = [time.monotonic()]
+
+        def flush() -> None:
+            if pending_rows:
+                store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
+                pending_rows.clear()
+            last_flush[0] = time.monotonic()
+
+        def on_done(rows: list[dict]) -> list[Batch]:
+            prog.update(rows)
+            pending_rows.extend(rows)
+            if time.monotonic() - last_flush[0] > 10:
+                flush()
+            return plan.release(rows)
+
+        before, interrupted = _descendants(), False
+        with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
+            try:
+                _execute(plan.first, executor, jobs, scheduler, on_done, prog.ran)
+            except KeyboardInterrupt:
+                _stop_started(before)
+                interrupted = True
+            finally:
+                prog.close()
+                flush()
+            if interrupted:
+                if scheduler is None:  # every worker was this sweep's own process and is gone now:
+                    parts.clean(sweep_dir)  # a part one was writing when it was stopped is not left behind
+                kept = read_summaries(out, wanted, "run_id, status, summary, meta")
+                _sync_catalog(out, kept)  # the runs that workers wrote as they stopped
+                raise SweepInterrupted(int((kept["status"] == "ok").sum()), len(tasks))
+        table = summaries_table(out, wanted)
+        cols = ["run_id", "point", "rep", "seed", "error"]
+        failed = table[table["status"] != "ok"][cols].to_dict("records")
+        return SweepResult(table, sweep_dir, len(tasks), len(todo), len(tasks) - len(todo), failed,
+                           time.perf_counter() - t0, notes)  # fmt: skip
+
+
+def _open(out: Path, sweep_dir: Path) -> list[str]:
+    """Opens a sweep dataset under its lock: removes what dead writers left (``parts.clean``) and
+    the batches that are not whole, checked in full, so that their runs are redone (their
+    catalog rows go with them); returns a line for each, and for each batch of another sweep of
+    the root that is not whole (skipped: its runs are redone here if this sweep has them)."""
+    parts.clean(sweep_dir)
+    bad = parts.committed([sweep_dir], deep=True)[1]
+    for f, _ in bad:
+        parts.remove(f)
+    if bad:
+        store.rebuild_catalog(out)
+    others = [d for d in _sweep_dirs(out) if d != sweep_dir.resolve()]
+    return [f"{why}; its runs are redone" for _, why in bad] + [
+        f"skipped {why}" for _, why in parts.committed(others)[1]
+    ]
 
 
 def _sync_catalog(out: Path, prev: pd.DataFrame) -> None:
     ok = prev[prev["status"] == "ok"] if len(prev) else prev
     if not len(ok):
         return
-    have: set[str] = set()
-    cat = out / store.CATALOG
-    if cat.exists():
-        import duckdb
-
-        con = duckdb.connect(str(cat), read_only=True)
-        try:
-            have = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
-        except duckdb.Error:
-            have = set()
-        finally:
-            con.close()
-    missing = ok[~ok["run_id"].isin(have)]
+    missing = ok[~ok["run_id"].isin(store.catalog_ids(out))]
     if len(missing):
         rows = [store.sweep_row(r, Path(r["filename"]).parent.parent) for r in missing.to_dict("records")]
         store._write_rows(out, rows)

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import synth
 from typer.testing import CliRunner
@@ -68,11 +69,15 @@ def test_truncated_parquet_of_a_finished_run_is_skipped(tmp_path: Path):
 
 def test_truncated_sweep_part_is_skipped(tmp_path: Path):
     _write(tmp_path, "good")
-    part_dir = tmp_path / "sweeps" / "sw-1" / "packets"
-    part_dir.mkdir(parents=True)
-    (part_dir / "part-0001.parquet").write_bytes(b"PAR1 truncated")
+    sweep = tmp_path / "sweeps" / "sw-1"
+    (sweep / "packets").mkdir(parents=True)
+    (sweep / "packets" / "part-0001.parquet").write_bytes(b"PAR1 truncated")
+    # its batch's commit record, which says what the part holds
+    (sweep / "summaries").mkdir()
+    row = {"run_id": ["x"], "status": ["ok"], "rows": [json.dumps({"packets": 3})]}
+    store.write_parquet(pa.table(row), sweep / "summaries" / "part-0001.parquet")
     out = _runs_and_query_work(tmp_path, {"good"})
-    assert "part-0001.parquet" in out
+    assert "packets/part-0001.parquet" in out
 
 
 @pytest.mark.parametrize("content", [b"", b"this is not a duckdb file" * 100])

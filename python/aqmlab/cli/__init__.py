@@ -3,9 +3,20 @@
 - ``main``: the app, ``run``, ``validate`` and ``list``;
 - ``results``: post-run commands (runs, show, query, plot, report, export flent);
 - ``sweeps``: ``sweep``, ``reproduce`` and ``list experiments``;
-- ``console``: the shared output consoles and the one error path (``fail``, exit status 2).
+- ``console``: the shared output consoles and the one error path (``fail``, exit status 2);
+- ``stopping``: SIGINT and SIGTERM before and outside a command's own handling of them.
 """
 
-from aqmlab.cli.main import app, entry
+import sys
+from pathlib import Path
+
+from aqmlab.cli import stopping
+
+if Path(sys.argv[0]).name == "aqmlab":  # the console script: first, to cover the loading of the rest
+    stopping.install()
+try:
+    from aqmlab.cli.main import app, entry
+except stopping.Stopped:
+    stopping.interrupted_loading()
 
 __all__ = ["app", "entry"]

@@ -14,6 +14,7 @@ from typing import NoReturn, Self
 import typer
 from rich.console import Console
 
+from aqmlab.cli.stopping import INTERRUPTED
 from aqmlab.lazy import lazy
 
 __all__ = ["INTERRUPTED", "RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
@@ -35,10 +36,6 @@ def qdisc_failed(e: Exception) -> NoReturn:
         err.print(e.user_traceback.rstrip(), markup=False)
     err.print(f"error: {e} (the run was not stored)", markup=False)
     raise typer.Exit(code=1)
-
-
-INTERRUPTED = 130
-"""Exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report an interrupted command)."""
 
 
 def interrupted(msg: str) -> NoReturn:

@@ -20,9 +20,9 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from aqmlab import BUILD, __version__, columns
-from aqmlab.cli import results, sweeps
-from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
-from aqmlab.cli.results import DirOpt, check_dir
+from aqmlab.cli import results, stopping, sweeps
+from aqmlab.cli.console import INTERRUPTED, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
+from aqmlab.cli.results import DirOpt, check_dir, check_out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def run_cmd(
     check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    _check_out(out_dir)
+    check_out(out_dir)
     sc = _scenario(scenario, sets)
     names = [q.strip() for q in qdisc.split(",") if q.strip()] if qdisc else []
     if names and sc.get("topology", {}).get("hops"):
@@ -343,7 +343,7 @@ def emulate_cmd(
     check_dir(direction)
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
-    _check_out(out_dir)
+    check_out(out_dir)
     sc = _scenario(scenario, sets)
     interrupts = api.Interrupts()
     res = None
@@ -381,19 +381,6 @@ def _seconds(value) -> float | None:
         return _core.parse_time(str(value)) / 1e9
     except ValueError:
         return None
-
-
-def _check_out(out_dir: Path) -> None:
-    """--out, before anything runs: a directory, or a path one can be created at, on a file
-    system that can be written to. One line naming the path otherwise, exit 2."""
-    if out_dir.exists() and not out_dir.is_dir():
-        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
-    parent = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
-    if not parent.is_dir():
-        fail(f"--out: {out_dir} cannot be created: {parent} is not a directory; allowed: a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        why = "read-only file system" if os.statvfs(parent).f_flag & os.ST_RDONLY else "permission denied"
-        fail(f"--out: {out_dir} cannot be written ({parent}: {why}); allowed: a writable directory")
 
 
 def _save(res: Result, out_dir: Path) -> None:
@@ -667,13 +654,49 @@ results.register(app)
 sweeps.register(app, list_app)
 
 
+FAULTS = (OSError, "aqmlab.store:CorruptRun", "aqmlab.storelock:Busy", "duckdb:IOException")
+"""What ends a command with one line naming the path, exit status 2, wherever it is raised: a
+full or read-only disk, a file where a directory is needed, a damaged file, a store held by
+another process (the modules named are the ones loaded: what is not loaded was not raised)."""
+
+
+def _fault(e: BaseException) -> bool:
+    for f in FAULTS:
+        if isinstance(f, str):
+            mod, _, name = f.partition(":")
+            f = getattr(sys.modules.get(mod), name, None)
+        if f is not None and isinstance(e, f):
+            return True
+    return False
+
+
 def entry() -> None:
-    """The console script: the app, then the end of the process (``_exit``)."""
+    """The console script: the app, then the end of the process (``_exit``). SIGINT or SIGTERM
+    where no command handles it (``stopping``), and the faults of FAULTS, end it with one line (exit status
+    130, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
+    stopping.install()
     try:
         app()
     except SystemExit as e:
         _exit(e.code)
+    except (stopping.Stopped, KeyboardInterrupt):
+        _interrupted()
+    except Exception as e:
+        if stopping.stopped:  # a module whose import the signal cut, re-raised as an ImportError
+            _interrupted()
+        if not _fault(e):
+            raise
+        what = (
+            f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e).splitlines()[0]
+        )
+        err.print(f"error: {what}", markup=False)
+        _exit(2)
     _exit(0)
+
+
+def _interrupted() -> NoReturn:
+    err.print(stopping.MESSAGE, markup=False)
+    _exit(INTERRUPTED)
 
 
 def _exit(code: object) -> NoReturn:

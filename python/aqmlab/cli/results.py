@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -73,6 +74,27 @@ def hidden_note(summary: dict, tables, dirs: list[str]) -> str | None:
     return f"not shown: {parts}; --dir both shows every direction"
 
 
+def check_out(out_dir: Path) -> None:
+    """--out, before anything runs: a directory, or a path one can be created at, on a file
+    system that can be written to. One line naming the path otherwise, exit 2."""
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out: {out_dir} is not a directory; allowed: a directory (created if missing)")
+    parent = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
+    if not parent.is_dir():
+        fail(f"--out: {out_dir} cannot be created: {parent} is not a directory; allowed: a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        why = "read-only file system" if os.statvfs(parent).f_flag & os.ST_RDONLY else "permission denied"
+        fail(f"--out: {out_dir} cannot be written ({parent}: {why}); allowed: a writable directory")
+
+
+def check_root(root: Path) -> None:
+    """--root: an existing directory; one line naming it otherwise, exit 2."""
+    if not root.is_dir():
+        fail(
+            f"--root: {root} is not a directory" if root.exists() else f"results root '{root}' does not exist"
+        )
+
+
 def _load(run: str, root: Path) -> store.RunData:
     try:
         return store.load_run(run, root)
@@ -105,20 +127,24 @@ def runs_cmd(
     sweep: Annotated[
         str | None, typer.Option(help="only the runs of this sweep (its name), with its grid values")
     ] = None,
-    where: Annotated[str | None, typer.Option(help="SQL condition on the runs table")] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            help="comparisons of runs columns (or grid keys) with values, joined by and/or, "
+            "e.g. \"seed > 3 and qdisc = 'codel'\"; OP one of = != < <= > >="
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="show only the newest N runs")] = None,
     direction: DirOpt = None,
 ) -> None:
-    """List the complete runs in the catalog (rebuilt from the run directories)."""
-    if not root.is_dir():
-        fail(f"results root '{root}' does not exist")
+    """List the complete runs in the catalog (brought up to date with the files)."""
+    check_root(root)
     _report_skipped(root)
-    store.rebuild_catalog(root)
     import duckdb
 
     try:
         df = store.list_runs(root, scenario=scenario, where=where, sweep=sweep)
-    except duckdb.Error as e:
+    except (duckdb.Error, ValueError) as e:
         _db_error(e)
     dirs = shown_dirs(direction, df.to_dict("records"))
     link = [columns.in_direction(c, d) for d in dirs for c in ("qdisc", "queue_delay_p95_ms", "utilization")]
@@ -192,18 +218,23 @@ QUERY_FORMATS = ("table", "csv", "json")
 def query_cmd(sql: Annotated[str, typer.Argument(help="SQL over runs, packets, queue, flows...")],
               root: RootOpt = DEFAULT_ROOT,
               fmt: Annotated[str, typer.Option("--format", help="table, csv or json (one array of row objects)")]
-              = "table") -> None:  # fmt: skip
-    """Run SQL over the catalog and the Parquet views; print the result."""
+              = "table",
+              allow_files: Annotated[bool, typer.Option("--allow-files", help="let the SQL read and write files "
+                                     "anywhere, load extensions and run any statement (COPY ... TO, ATTACH)")]
+              = False) -> None:  # fmt: skip
+    """Run SQL over the catalog and the Parquet views; print the result. Only reading statements
+    over the results root run, unless --allow-files."""
     import duckdb
 
     if fmt not in QUERY_FORMATS:
         fail(f"--format: {fmt!r} is not allowed; allowed: {', '.join(QUERY_FORMATS)}")
-    if not root.is_dir():
-        fail(f"results root '{root}' does not exist")
+    check_root(root)
     _report_skipped(root)
     try:
-        df = store.query(root, sql)
-    except duckdb.Error as e:
+        df = store.query(root, sql, allow_files=allow_files)
+    except duckdb.PermissionException as e:
+        fail(f"{str(e).splitlines()[0]}: a query reads the results root only (--allow-files lifts this)")
+    except (duckdb.Error, store.QueryRefused) as e:
         _db_error(e)
     if fmt == "csv":
         sys.stdout.write(df.to_csv(index=False))
@@ -244,6 +275,8 @@ def _runs_of(ref: str, root: Path) -> tuple[Path, list[Path]]:
 
 def _select(refs: list[str], root: Path, where: list[str] | None) -> list:
     """The runs ``refs`` name (``_runs_of``), those matching every ``--where KEY=VALUE``."""
+    if root.exists() and not root.is_dir():
+        fail(f"--root: {root} is not a directory")
     loaded = []
     for ref in refs:
         where_root, paths = _runs_of(ref, root)

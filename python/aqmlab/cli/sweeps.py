@@ -15,10 +15,17 @@ import typer
 from rich.table import Table
 
 from aqmlab import columns
-from aqmlab.cli.console import fail, interrupted, lazy, out
-from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir
+from aqmlab.cli.console import err, fail, interrupted, lazy, out
+from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir, check_out
 
 store = lazy("aqmlab.store")
+
+
+def disk_failed(out_dir: Path, e: OSError) -> None:
+    """A write under --out failed (a full or read-only disk): one line, exit status 2."""
+    where = f" ({e.filename})" if e.filename else ""
+    fail(f"--out: {out_dir}: {e.strerror or e}{where}; the runs stored are kept whole, rerun to resume")
+
 
 ExecOpt = Annotated[str, typer.Option("--executor", help="local (process pool), dask or ray")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker processes (default: cores)")]
@@ -51,6 +58,7 @@ def sweep_cmd(
     from aqmlab.sweep import SweepError, SweepInterrupted, parse_sweep, run_sweep, with_qdiscs
 
     check_dir(direction)
+    check_out(out_dir)
     try:
         if reps is not None and reps < 1:
             raise SweepError(f"--reps {reps}: must be >= 1")
@@ -66,8 +74,12 @@ def sweep_cmd(
     except SweepError as e:
         fail(str(e))
         raise
+    except OSError as e:
+        disk_failed(out_dir, e)
     except SweepInterrupted as e:
         interrupted(str(e))
+    for note in res.notes:
+        err.print(note, markup=False)
     if as_json:
         sys.stdout.write(res.table.to_json(orient="records", lines=True) + "\n")
         return
@@ -151,6 +163,7 @@ def _reproduce(
         fail(str(e).strip("'\""))
     if reps is not None and reps < 1:
         fail(f"--reps {reps}: must be >= 1")
+    check_out(out_dir)
     if series is not None and series not in st.series:
         fail(f"--series {series!r}: allowed for {experiment}: {', '.join(st.series)}")
     chosen = {}
@@ -173,6 +186,8 @@ def _reproduce(
     except SweepError as e:
         fail(str(e))
         raise
+    except OSError as e:
+        disk_failed(out_dir, e)
     except SweepInterrupted as e:
         interrupted(str(e))
     if as_json:

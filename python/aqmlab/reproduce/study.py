@@ -300,12 +300,14 @@ def reproduce(study: Study, *, ex, reps: int | None = None, series: str | None =
 
 
 def write_outputs(r: Reproduction) -> list[Path]:
-    from aqmlab import plots, report, store
+    from aqmlab import files, plots, report, store
 
     d = r.report_dir
     d.mkdir(parents=True, exist_ok=True)
-    store._dump(d / "results.json", r.to_json())
-    r.outcome.runs.to_csv(d / "runs.csv", index=False)
+    with files.whole(d / "results.json") as tmp:
+        store._dump(tmp, r.to_json())
+    with files.whole(d / "runs.csv") as tmp:
+        r.outcome.runs.to_csv(tmp, index=False)
     figs = [plots.save(fig, d / name) for name, fig in r.study.figures(r.outcome).items()]
     report.study_report(r, figs, d / "report.html")
     return [d / "results.json", d / "runs.csv", *figs, d / "report.html"]

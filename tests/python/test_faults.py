@@ -1,0 +1,367 @@
+"""Faults injected into real processes: the same sweep twice at once, kill -9 of a sweep's parent,
+a clean-up between a batch's parts, damaged parts and run tables, a full disk, a read-only root,
+concurrent runs into one root, signals at start-up. After each, nothing is lost: a rerun ends
+with every run complete and equal to an undisturbed run's (``digests``), and no command prints
+a traceback: a failure is one line naming the path or the key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from aqmlab import parts, store
+from aqmlab.scenario import builtin_path
+
+S = sys.modules.get("aqmlab.sweep") or __import__("importlib").import_module("aqmlab.sweep")
+
+AQMLAB = str(Path(sys.executable).parent / "aqmlab")
+BASE = str(builtin_path("transients2014/base"))
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs or a read-only bind needs root")
+
+
+def sweep_file(tmp_path: Path, reps: int, duration: int = 2) -> Path:
+    """2 disciplines x ``reps``; the flow's start is drawn, so that no run repeats another. A
+    duration of 300 s makes each run last some half a second of wall time (the bufferbloat
+    scenario, whose flows run to the end), a shorter one a few milliseconds."""
+    f = tmp_path / f"sw{reps}-{duration}.toml"
+    base = "bufferbloat" if duration >= 300 else BASE
+    f.write_text(f'base = "{base}"\nname = "f"\nseed = 3\nreps = {reps}\n[set]\nduration = "{duration}s"\n'
+                 '"flows.0.start" = { uniform = ["0s", "10ms"] }\n'
+                 '[grid]\ntopology.down.qdisc = ["codel", "pfifo"]\n')  # fmt: skip
+    return f
+
+
+def cli(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([AQMLAB, *map(str, args)], check=False, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+
+
+def one_line(text: str) -> str:
+    """The one line a failing command printed (no traceback; a sweep's progress bar aside)."""
+    lines = [line for line in text.splitlines() if line.strip() and "━" not in line]
+    assert len(lines) == 1 and "Traceback" not in text, text
+    return lines[0]
+
+
+def digests(root: Path) -> dict[str, str]:
+    """run id -> a digest of the run's summary (without wall times) and of every table it stored,
+    for every complete run under ``root``, read as a user reads them (``store.load_run``)."""
+    out = {}
+    ids = store.query(root, "SELECT run_id FROM runs")["run_id"]
+    for rid in ids:
+        run = store.load_run(rid, root)
+        h = hashlib.sha256()
+        summary = {k: v for k, v in run.summary.items() if k not in ("wall_s",)}
+        h.update(json.dumps(summary, sort_keys=True, default=str).encode())
+        for name in sorted(run.tables):
+            t = run.tables[name].replace_schema_metadata(None)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, t.schema) as w:
+                w.write_table(t)
+            h.update(name.encode() + sink.getvalue().to_pybytes())
+        out[rid] = h.hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory):
+    """(reps, duration) -> the digests of the sweep run once, alone."""
+    cache: dict[tuple[int, int], dict[str, str]] = {}
+
+    def get(reps: int, duration: int = 2) -> dict[str, str]:
+        if (reps, duration) not in cache:
+            d = tmp_path_factory.mktemp(f"undisturbed{reps}")
+            r = cli("sweep", sweep_file(d, reps, duration), "--out", d / "res", "--jobs", "2")
+            assert r.returncode == 0, r.stderr
+            cache[reps, duration] = digests(d / "res")
+        return cache[reps, duration]
+
+    return get
+
+
+def rerun_is_whole(tmp_path: Path, out: Path, undisturbed, reps: int, duration: int = 2) -> None:
+    r = cli("sweep", sweep_file(tmp_path, reps, duration), "--out", out, "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    assert digests(out) == undisturbed(reps, duration)
+
+
+def session(pid: int) -> list[int]:
+    """The live processes of the session ``pid`` leads (a sweep started with start_new_session)."""
+    left = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if fields[0] != "Z" and int(fields[3]) == pid:
+                left.append(int(d.name))
+    return left
+
+
+def committed(out: Path) -> int:
+    return len(list(out.glob("sweeps/*/summaries/part-*.parquet")))
+
+
+def start_sweep(f: Path, out: Path, jobs: int = 2) -> subprocess.Popen:
+    return subprocess.Popen([AQMLAB, "sweep", str(f), "--out", str(out), "--jobs", str(jobs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+
+
+def wait_for(cond, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+# --------------------------------------------------------------------------- the writer protocol
+
+
+def test_the_same_sweep_twice_at_once_the_second_refuses_naming_the_first(tmp_path, undisturbed):
+    out, f = tmp_path / "res", sweep_file(tmp_path, 6, 300)
+    first = start_sweep(f, out, jobs=1)
+    wait_for(lambda: committed(out) >= 1)
+    second = cli("sweep", f, "--out", out, "--jobs", "1", env={"AQMLAB_SWEEP_WAIT_S": "0.2"})
+    assert first.wait(120) == 0, first.stderr.read()
+    assert second.returncode == 2
+    assert f"in use by process {first.pid}" in one_line(second.stderr)
+    rerun_is_whole(tmp_path, out, undisturbed, 6, 300)
+
+
+@pytest.mark.parametrize("parts_first", [0, 2])
+def test_kill_9_of_a_sweeps_parent_leaves_no_worker_and_loses_nothing(tmp_path, undisturbed, parts_first):
+    """The parent killed before its first batch, and after one or four: its workers end with it
+    (none lives on to write into the rerun), and the rerun completes every run."""
+    out, f = tmp_path / "res", sweep_file(tmp_path, 6, 300)
+    p = start_sweep(f, out)
+    if parts_first:
+        wait_for(lambda: committed(out) >= parts_first)
+    else:
+        time.sleep(1.0)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    wait_for(lambda: not session(p.pid), timeout=10)
+    rerun_is_whole(tmp_path, out, undisturbed, 6, 300)
+
+
+def test_a_clean_up_between_a_batchs_parts_leaves_the_live_writers_parts(tmp_path, monkeypatch, undisturbed):
+    """Another process opening the sweep (its clean-up) right after a batch's first part is
+    renamed: the part, whose writer lives, is kept; every run is stored whole."""
+    out, f = tmp_path / "res", sweep_file(tmp_path, 2)
+    write = parts.write
+    cleaned = []
+
+    def write_then_clean(table, path, how):
+        write(table, path, how)
+        if path.parent.name != parts.SUMMARIES:
+            cleaned.append(parts.clean(path.parent.parent))
+
+    monkeypatch.setattr(parts, "write", write_then_clean)
+    S.run_sweep(S.parse_sweep(f), out=out, jobs=1)
+    assert cleaned and not any(cleaned)
+    assert digests(out) == undisturbed(2)
+
+
+def test_a_batch_missing_a_part_is_not_complete_and_the_rerun_redoes_it(tmp_path, undisturbed):
+    out, f = tmp_path / "res", sweep_file(tmp_path, 2)
+    assert cli("sweep", f, "--out", out, "--jobs", "1").returncode == 0
+    gone = min(out.glob("sweeps/*/flows/part-*.parquet"))
+    gone.unlink()
+    r = cli("runs", "--root", out)
+    assert r.returncode == 0 and str(gone) in r.stderr, r.stderr
+    r = cli("sweep", f, "--out", out, "--jobs", "1")
+    assert r.returncode == 0 and str(gone) in r.stderr, r.stderr
+    assert "1 run now" in " ".join(r.stdout.split()) or "run now" in r.stdout
+    assert digests(out) == undisturbed(2)
+
+
+def _truncate(f: Path) -> None:
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 2])
+
+
+def _corrupt_middle(f: Path) -> None:
+    """Overwrites bytes in the middle of the column data; the footer still reads."""
+    data = bytearray(f.read_bytes())
+    meta = pq.read_metadata(f)
+    start = meta.row_group(0).column(0).data_page_offset
+    for i in range(start + 8, min(start + 400, len(data) - 200)):
+        data[i] ^= 0x5A
+    f.write_bytes(bytes(data))
+    pq.read_metadata(f)  # the damage is past what a footer check sees
+
+
+@pytest.mark.parametrize("damage", [_truncate, _corrupt_middle])
+@pytest.mark.parametrize("table", ["summaries", "queue"])
+def test_a_damaged_part_is_named_skipped_and_redone(tmp_path, undisturbed, damage, table):
+    out, f = tmp_path / "res", sweep_file(tmp_path, 2)
+    assert cli("sweep", f, "--out", out, "--jobs", "1").returncode == 0
+    hit = min(out.glob(f"sweeps/*/{table}/part-*.parquet"))
+    damage(hit)
+    # other sweeps of the root still run, and the readers name the file
+    other = tmp_path / "other.toml"
+    other.write_text(sweep_file(tmp_path, 1).read_text().replace('name = "f"', 'name = "g"'))
+    r = cli("sweep", other, "--out", out, "--jobs", "1")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    for args in (["runs", "--root", out], ["query", "SELECT count(*) FROM queue", "--root", out]):
+        r = cli(*args)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = cli("sweep", f, "--out", out, "--jobs", "1")
+    assert r.returncode == 0 and str(hit) in r.stderr, r.stderr
+    assert {k: v for k, v in digests(out).items() if k in undisturbed(2)} == undisturbed(2)
+
+
+def test_a_run_table_damaged_in_its_middle_is_named_in_one_line(tmp_path):
+    out = tmp_path / "res"
+    r = cli("run", BASE, "--set", "duration=2s", "--out", out, "--no-plot")
+    assert r.returncode == 0, r.stderr
+    run_dir = next(d for d in out.iterdir() if d.is_dir())
+    _corrupt_middle(run_dir / "queue.parquet")
+    r = cli("plot", run_dir.name, "--root", out, "--kind", "backlog_ts", "-o", tmp_path / "b.png")
+    assert r.returncode == 2 and "queue.parquet" in one_line(r.stderr)
+    assert not (tmp_path / "b.png").exists()
+
+
+def test_eight_concurrent_runs_into_one_root_all_land(tmp_path):
+    out = tmp_path / "res"
+    procs = [subprocess.Popen([AQMLAB, "run", BASE, "--set", "duration=1s", "--seed", str(i), "--out", str(out),
+                               "--no-plot"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(8)]  # fmt: skip
+    results = [(p.wait(120), *p.communicate()) for p in procs]
+    assert all(rc == 0 and "run stored in" in so for rc, so, _ in results), results
+    listed = store.query(out, "SELECT seed FROM runs")["seed"]
+    assert sorted(listed) == list(range(8))
+
+
+# --------------------------------------------------------------------------- disks and paths
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    d = tmp_path / "small"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=100k", "tmpfs", str(d)], check=True)
+    yield d
+    subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_the_resume_is_whole(tmp_path, tmpfs, undisturbed):
+    out, f = tmpfs / "res", sweep_file(tmp_path, 2)
+    r = cli("sweep", f, "--out", out, "--jobs", "1")
+    line = one_line(r.stderr)
+    assert r.returncode == 2 and "No space left on device" in line and str(out) in line, r.stderr
+    r = cli("runs", "--root", out)
+    assert r.returncode in (0, 2) and "Traceback" not in r.stderr, r.stderr
+    subprocess.run(["mount", "-o", "remount,size=64m", str(tmpfs)], check=True)
+    rerun_is_whole(tmp_path, out, undisturbed, 2)
+
+
+@ROOT_ONLY
+def test_a_read_only_root_is_read_and_refuses_writing_in_one_line(tmp_path):
+    out, f = tmp_path / "res", sweep_file(tmp_path, 1)
+    assert cli("sweep", f, "--out", out, "--jobs", "1").returncode == 0
+    (out / store.CATALOG).unlink()  # a reader must then make it in memory
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "--bind", str(out), str(ro)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
+        r = cli("runs", "--root", ro)
+        assert r.returncode == 0 and "2 runs" in r.stdout, r.stdout + r.stderr
+        r = cli("query", "SELECT count(*) AS n FROM flows", "--root", ro, "--format", "json")
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["n"] > 0, r.stderr
+        r = cli("sweep", f, "--out", ro, "--jobs", "1")
+        assert r.returncode == 2 and str(ro) in one_line(r.stderr)
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)
+
+
+@pytest.mark.parametrize("command", [["sweep", "SWEEP", "--out"], ["run", BASE, "--out"], ["query", "SELECT 1", "--root"],
+                                     ["runs", "--root"], ["report", "x", "--root"]])  # fmt: skip
+def test_a_file_where_a_directory_is_needed_is_one_line(tmp_path, command):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    args = [str(sweep_file(tmp_path, 1)) if a == "SWEEP" else a for a in command]
+    r = cli(*args, afile)
+    assert r.returncode == 2 and str(afile) in one_line(r.stderr) and "not a directory" in r.stderr
+
+
+# --------------------------------------------------------------------------- query confined
+
+
+@pytest.fixture(scope="module")
+def small_root(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("small")
+    assert cli("sweep", sweep_file(d, 1), "--out", d / "res", "--jobs", "1").returncode == 0
+    return d / "res"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM glob('/root/*')", "COPY (SELECT 1) TO 'x.csv'",
+     "INSTALL httpfs", "ATTACH 'y.duckdb' AS y", "SET enable_external_access = true",
+     "SELECT 1; COPY (SELECT * FROM runs) TO 'z.parquet'"],
+)  # fmt: skip
+def test_query_reads_the_root_only(small_root, tmp_path, sql):
+    r = subprocess.run([AQMLAB, "query", sql, "--root", str(small_root)], check=False, capture_output=True, text=True,
+                       cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 2 and "--allow-files" in one_line(r.stderr), r.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_query_with_allow_files_writes_files(small_root, tmp_path):
+    r = subprocess.run([AQMLAB, "query", "COPY (SELECT run_id FROM runs) TO 'x.csv'", "--root", str(small_root),
+                        "--allow-files"], check=False, capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert len((tmp_path / "x.csv").read_text().splitlines()) == 3  # a header and the 2 runs
+
+
+@pytest.mark.parametrize(
+    ("where", "n"),
+    [("qdisc = 'codel'", 1), ("qdisc = 'codel' or qdisc = 'pfifo'", 2), ("seed > 0 and qdisc != 'codel'", 1),
+     ("topology.down.qdisc = pfifo", 1)],
+)  # fmt: skip
+def test_runs_where_compares_columns(small_root, where, n):
+    r = cli("runs", "--root", small_root, "--where", where)
+    assert r.returncode == 0, r.stderr
+    assert f"{n} runs in" in r.stdout
+
+
+@pytest.mark.parametrize("where", ["1=1; DROP TABLE runs", "qdisc = 'codel' union select 1", "nosuch = 1",
+                                   "seed", "seed > 'x'"])  # fmt: skip
+def test_runs_where_is_no_sql(small_root, where):
+    r = cli("runs", "--root", small_root, "--where", where)
+    assert r.returncode == 2 and "--where" in one_line(r.stderr), r.stderr
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.0])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_at_start_up_is_one_line_and_status_130(tmp_path, delay, sig):
+    out = tmp_path / "res"
+    p = subprocess.Popen([AQMLAB, "sweep", str(sweep_file(tmp_path, 2)), "--out", str(out), "--jobs", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    time.sleep(delay)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    if p.returncode == 0:
+        pytest.skip(f"the sweep ended within {delay} s")
+    assert p.returncode == 130 and one_line(err).startswith("interrupted"), (p.returncode, err)
+    wait_for(lambda: not session(p.pid), timeout=10)
