@@ -61,11 +61,14 @@ class Owner:
 
 
 def _start_time(pid: int) -> int:
+    """The process's start time (clock ticks since boot, /proc/PID/stat field 22); 0 when it
+    is gone or a zombie (killed and not yet reaped: it writes nothing more)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return 0
-    return int(text[text.rindex(")") + 2 :].split()[19])  # the name may hold spaces or ')'
+    fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces or ')'
+    return 0 if fields[0] in ("Z", "X") else int(fields[19])
 
 
 def _exists(pid: int) -> bool:
