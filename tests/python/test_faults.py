@@ -131,14 +131,16 @@ def wait_for(cond, timeout: float = 60) -> None:
 
 
 def test_the_same_sweep_twice_at_once_the_second_refuses_naming_the_first(tmp_path, undisturbed):
-    out, f = tmp_path / "res", sweep_file(tmp_path, 6, 300)
+    # 6 runs of 900 s (about 1.5 s each): the first is still at work when the second has started
+    # up, even on a loaded machine (with 300 s runs a busy CI worker saw the first finish before)
+    out, f = tmp_path / "res", sweep_file(tmp_path, 6, 900)
     first = start_sweep(f, out, jobs=1)
     wait_for(lambda: committed(out) >= 1)
     second = cli("sweep", f, "--out", out, "--jobs", "1", env={"AQMLAB_SWEEP_WAIT_S": "0.2"})
-    assert first.wait(120) == 0, first.stderr.read()
+    assert first.wait(240) == 0, first.stderr.read()
     assert second.returncode == 2
     assert f"in use by process {first.pid}" in one_line(second.stderr)
-    rerun_is_whole(tmp_path, out, undisturbed, 6, 300)
+    rerun_is_whole(tmp_path, out, undisturbed, 6, 900)
 
 
 @pytest.mark.parametrize("parts_first", [0, 2])
