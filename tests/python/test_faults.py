@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from aqmlab import parts, store
+from aqmlab import parts, store, storelock
 from aqmlab.scenario import builtin_path
 
 S = sys.modules.get("aqmlab.sweep") or __import__("importlib").import_module("aqmlab.sweep")
@@ -157,6 +158,26 @@ def test_kill_9_of_a_sweeps_parent_leaves_no_worker_and_loses_nothing(tmp_path, 
     p.wait()
     wait_for(lambda: not session(p.pid), timeout=10)
     rerun_is_whole(tmp_path, out, undisturbed, 6, 300)
+
+
+def test_a_writer_killed_and_not_yet_reaped_counts_as_dead():
+    """A killed process whose parent has not reaped it (a zombie: a sweep's worker orphaned
+    under an init that does not reap) writes nothing more: what it left may be cleaned up."""
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        start = stat[stat.rindex(")") + 2 :].split()[19]
+        owner = storelock.Owner.parse(f"{socket.gethostname()}:{pid}:{start}")
+        assert owner is not None and owner.alive()
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z")
+        assert not owner.alive()
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 
 
 def test_a_clean_up_between_a_batchs_parts_leaves_the_live_writers_parts(tmp_path, monkeypatch, undisturbed):
