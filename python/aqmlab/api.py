@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from aqmlab import _core, metrics
+from aqmlab import _core, metrics, signals
 from aqmlab.lazy import lazy
 from aqmlab.scenario import ScenarioError, apply_overrides, check_values, load
 
@@ -171,9 +171,6 @@ def run(
     return run_dict(sc, seed=seed, warmup_s=warmup_s, progress=progress)
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
 class Interrupts:
     """While ``catching()``, SIGINT and SIGTERM raise KeyboardInterrupt in the main thread (a run
     in progress stops within some 50 ms of wall time), the first of them only: later ones are
@@ -189,6 +186,7 @@ class Interrupts:
     def _handler(self, signum: int, frame: Any) -> None:
         if self.fired:
             return
+        signals.note(signum)
         self.fired = True
         if self._held:
             self._pending = True
@@ -200,7 +198,7 @@ class Interrupts:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = {s: signal.signal(s, self._handler) for s in STOP_SIGNALS}
+        previous = {s: signal.signal(s, self._handler) for s in signals.STOP_SIGNALS}
         try:
             yield self
         finally:

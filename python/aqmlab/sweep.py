@@ -77,8 +77,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core, parts, store, storelock
-from aqmlab.api import STOP_SIGNALS, Interrupts, recorded
+from aqmlab import _core, parts, signals, store, storelock
+from aqmlab.api import Interrupts, recorded
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
 SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
@@ -597,7 +597,7 @@ class _PoolWorker:
     @staticmethod
     def init(counter, parent: int) -> None:
         _WORKER.update(ran=_counting(counter), busy=False, stopping=False)
-        for sig in STOP_SIGNALS:
+        for sig in signals.STOP_SIGNALS:
             signal.signal(sig, _PoolWorker.on_signal)
         _die_with(parent)
 
@@ -1062,15 +1062,25 @@ def _execute_dask(batches: list[Batch], jobs: int, scheduler: str | None, on_don
         client = Client(cluster)
 
     def close() -> None:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
 
     def stop() -> None:
-        # the workers run batches off their main thread, out of reach of signals
-        client.run(_interrupt_runs)
-        client.cancel(futs, force=True)
-        close()
+        # The workers run batches off their main thread, out of reach of signals; a Ctrl-C
+        # reached them too, so that a step may fail on a worker that is gone. The cluster is
+        # closed whatever failed before: its nannies, in this process, would otherwise start a
+        # new worker for each one ``_stop_started`` ends, which runs a batch after the count of
+        # the runs kept was taken.
+        try:
+            with contextlib.suppress(Exception):
+                client.run(_interrupt_runs)
+            with contextlib.suppress(Exception):
+                client.cancel(futs, force=True)
+        finally:
+            close()
 
     futs = []
     try:

@@ -22,6 +22,7 @@ from aqmlab import _core
 
 AQMLAB = str(Path(sys.executable).parent / "aqmlab")
 INTERRUPTED = 130  # 128 + SIGINT, as shells report an interrupted command
+TERMINATED = 143  # 128 + SIGTERM
 # A run that would take over a minute of wall time: 10 Mb/s of UDP for 10^5 simulated seconds,
 # recording its summary only.
 LONG_RUN = ["bufferbloat", "--set", "duration=100000s", "--set", "record.level=summary"]
@@ -80,7 +81,7 @@ def test_a_long_run_shows_progress_then_stops_within_2_s_and_stores_nothing(tmp_
     finally:
         proc.kill()
         os.close(term)
-    assert proc.returncode == INTERRUPTED and took < 2, (proc.returncode, took)
+    assert proc.returncode == 128 + sig and took < 2, (proc.returncode, took)
     assert "interrupted: nothing stored" in said, said
     assert not out.exists() or not [p for p in out.iterdir() if p.is_dir()], list(out.iterdir())
     assert not session_processes(proc.pid)
@@ -205,10 +206,12 @@ def sigterm_to_the_parent(pid: int) -> None:
     os.kill(pid, signal.SIGTERM)
 
 
-def check_interrupted(proc: subprocess.Popen, stderr: str, took: float, out: Path) -> tuple[int, int]:
-    """Exit status 130 within 5 s, no process of the sweep left, and the count of runs it says it
-    kept is what is on disk; returns (done, total)."""
-    assert proc.returncode == INTERRUPTED and took < 5, (proc.returncode, took, stderr)
+def check_interrupted(
+    proc: subprocess.Popen, stderr: str, took: float, out: Path, status: int = INTERRUPTED
+) -> tuple[int, int]:
+    """Exit status ``status`` within 5 s, no process of the sweep left, and the count of runs it
+    says it kept is what is on disk; returns (done, total)."""
+    assert proc.returncode == status and took < 5, (proc.returncode, took, stderr)
     m = re.search(r"interrupted: (\d+) of (\d+) done; rerun to resume", stderr)
     assert m, stderr
     done, total = int(m.group(1)), int(m.group(2))
@@ -234,7 +237,8 @@ def test_ctrl_c_stops_a_sweep_keeps_its_finished_runs_and_a_rerun_resumes(tmp_pa
 @pytest.mark.parametrize("send", [sigterm_to_the_parent, ctrl_c_twice])
 def test_sigterm_to_the_parent_or_a_second_ctrl_c_stops_the_sweep_and_its_workers(tmp_path, send):
     out = tmp_path / "res"
-    check_interrupted(*interrupt_sweep(interrupt_sweep_file(tmp_path), out, "local", send), out)
+    status = TERMINATED if send is sigterm_to_the_parent else INTERRUPTED
+    check_interrupted(*interrupt_sweep(interrupt_sweep_file(tmp_path), out, "local", send), out, status)
 
 
 SHORT_RUN = ["bufferbloat", "--set", "duration=2s", "--set", "record.level=packets"]

@@ -14,10 +14,10 @@ from typing import NoReturn, Self
 import typer
 from rich.console import Console
 
-from aqmlab.cli.stopping import INTERRUPTED
+from aqmlab import signals
 from aqmlab.lazy import lazy
 
-__all__ = ["INTERRUPTED", "RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
+__all__ = ["RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -39,12 +39,12 @@ def qdisc_failed(e: Exception) -> NoReturn:
 
 
 def interrupted(msg: str) -> NoReturn:
-    """Print ``interrupted: msg`` (what was kept) and exit with status 130; a later SIGINT or
-    SIGTERM no longer cuts the way out."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    """Print ``interrupted: msg`` (what was kept) and exit with ``signals.status()`` (130 after
+    SIGINT, 143 after SIGTERM); a later SIGINT or SIGTERM no longer cuts the way out."""
+    for sig in signals.STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     err.print(f"interrupted: {msg}", markup=False)
-    raise typer.Exit(code=INTERRUPTED)
+    raise typer.Exit(code=signals.status())
 
 
 class RunProgress:

@@ -19,9 +19,9 @@ import typer
 from rich.markup import escape as esc
 from rich.table import Table
 
-from aqmlab import BUILD, __version__, columns
+from aqmlab import BUILD, __version__, columns, signals
 from aqmlab.cli import results, stopping, sweeps
-from aqmlab.cli.console import INTERRUPTED, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
+from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, check_dir, check_out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
@@ -673,7 +673,7 @@ def _fault(e: BaseException) -> bool:
 def entry() -> None:
     """The console script: the app, then the end of the process (``_exit``). SIGINT or SIGTERM
     where no command handles it (``stopping``), and the faults of FAULTS, end it with one line (exit status
-    130, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
+    128 + the signal's number, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
     stopping.install()
     try:
         app()
@@ -682,7 +682,7 @@ def entry() -> None:
     except (stopping.Stopped, KeyboardInterrupt):
         _interrupted()
     except Exception as e:
-        if stopping.stopped:  # a module whose import the signal cut, re-raised as an ImportError
+        if signals.received:  # a module whose import the signal cut, re-raised as an ImportError
             _interrupted()
         if not _fault(e):
             raise
@@ -696,7 +696,7 @@ def entry() -> None:
 
 def _interrupted() -> NoReturn:
     err.print(stopping.MESSAGE, markup=False)
-    _exit(INTERRUPTED)
+    _exit(signals.status())
 
 
 def _exit(code: object) -> NoReturn:

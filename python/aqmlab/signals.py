@@ -1,0 +1,24 @@
+"""The signals that stop a command (SIGINT, SIGTERM) and the exit status a stopped command
+ends with: 128 + the number of the first one received, as a shell reports a command that a
+signal ended (130 after Ctrl-C, 143 after SIGTERM). Standard library only: the console script
+loads it before anything else."""
+
+from __future__ import annotations
+
+import signal
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+received: list[int] = []  # the signals that stopped something in this process, in order
+
+
+def note(signum: int) -> None:
+    """Records ``signum`` as the one that stops what runs now (every handler of STOP_SIGNALS
+    calls it for the first signal it takes; it ignores later ones)."""
+    received.append(signum)
+
+
+def status() -> int:
+    """The exit status of a command that a signal stopped: 128 + the last one noted (SIGINT's
+    when none was: a KeyboardInterrupt raised otherwise)."""
+    return 128 + (received[-1] if received else signal.SIGINT)
