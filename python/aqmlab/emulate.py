@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from aqmlab import _core, metrics
+from aqmlab import _core, metrics, signals
 from aqmlab.api import Result, _decode, recorded
 from aqmlab.scenario import ScenarioError, check_values, resolve
 
@@ -674,7 +674,7 @@ def emulate(
     outcome: dict = {}
     if threading.current_thread() is threading.main_thread():
         # SIGTERM cleans up like Ctrl-C does (kill -9 is left to the next start)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signals.interrupt)
     mtu = _bytes(resolved["topology"].get("mtu", 1500))
     with Namespaces(mtu=mtu, ecn=ecn, cc=default_cc(kernel_ccs())) as ns:
         tools = Tools(ns, workdir)

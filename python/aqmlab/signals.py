@@ -22,3 +22,10 @@ def status() -> int:
     """The exit status of a command that a signal stopped: 128 + the last one noted (SIGINT's
     when none was: a KeyboardInterrupt raised otherwise)."""
     return 128 + (received[-1] if received else signal.SIGINT)
+
+
+def interrupt(signum: int, frame: object) -> None:
+    """A handler that stops what runs as Ctrl-C does (KeyboardInterrupt), noting ``signum``:
+    SIGTERM given the clean-up of SIGINT."""
+    note(signum)
+    raise KeyboardInterrupt

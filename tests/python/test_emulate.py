@@ -253,15 +253,16 @@ def _wait_for(cond, timeout: float = 15.0) -> bool:
 
 
 @needs_root
-def test_ctrl_c_removes_the_namespaces(tmp_path: Path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_removes_the_namespaces(tmp_path: Path, sig):
     sc = scenario(tmp_path, '{ rate = "10Mbps" }', PING, "30s")
     p = subprocess.Popen([*CLI, "emulate", str(sc), "--out", str(tmp_path / "r")], stderr=subprocess.PIPE)
     assert _wait_for(lambda: len(_ours(p.pid)) == 2)
     time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     _, said = p.communicate(timeout=20)
     assert _ours(p.pid) == []
-    assert p.returncode == 130 and b"interrupted: nothing stored" in said, (p.returncode, said)
+    assert p.returncode == 128 + sig and b"interrupted: nothing stored" in said, (p.returncode, said)
 
 
 @needs_root
