@@ -200,6 +200,8 @@ class Interrupts:
             return
         previous = {s: signal.signal(s, self._handler) for s in signals.STOP_SIGNALS}
         try:
+            if signals.take_early():  # a signal during start-up that some import swallowed
+                raise signals.Stopped
             yield self
         finally:
             for s, h in previous.items():

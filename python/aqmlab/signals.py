@@ -9,6 +9,13 @@ import signal
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM outside a command's own handling of them (start-up, a figure or report
+    being written), or taken at start-up and acted on late (``take_early``): raised past click,
+    which would take a KeyboardInterrupt for a silent exit status 130."""
+
+
 received: list[int] = []  # the signals that stopped something in this process, in order
 
 
@@ -16,6 +23,18 @@ def note(signum: int) -> None:
     """Records ``signum`` as the one that stops what runs now (every handler of STOP_SIGNALS
     calls it for the first signal it takes; it ignores later ones)."""
     received.append(signum)
+
+
+early: list[int] = []  # taken by the console script's start-up handler, not yet acted on
+
+
+def take_early() -> bool:
+    """Whether a signal reached the console script's start-up handler and no command has acted
+    on it yet (its exception, raised in the middle of some library's import, can be swallowed
+    there: numpy and pyarrow run code of their own around their imports); acts on it now."""
+    taken = bool(early)
+    early.clear()
+    return taken
 
 
 def status() -> int:

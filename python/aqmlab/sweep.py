@@ -1320,11 +1320,14 @@ def run_sweep(
         pending_rows: list[dict] = []
         last_flush = [time.monotonic()]
 
+        interrupts = Interrupts()
+
         def flush() -> None:
-            if pending_rows:
-                store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
-                pending_rows.clear()
-            last_flush[0] = time.monotonic()
+            with interrupts.held():  # not inside DuckDB, which turns a KeyboardInterrupt into its Error
+                if pending_rows:
+                    store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
+                    pending_rows.clear()
+                last_flush[0] = time.monotonic()
 
         def on_done(rows: list[dict]) -> list[Batch]:
             prog.update(rows)
@@ -1334,7 +1337,7 @@ def run_sweep(
             return plan.release(rows)
 
         before, interrupted = _descendants(), False
-        with Interrupts().catching():  # up to the count of the runs kept: a second signal is ignored
+        with interrupts.catching():  # up to the count of the runs kept: a second signal is ignored
             try:
                 _execute(plan.first, executor, jobs, scheduler, on_done, prog.ran)
             except KeyboardInterrupt:

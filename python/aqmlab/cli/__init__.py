@@ -10,13 +10,14 @@
 import sys
 from pathlib import Path
 
+from aqmlab import signals
 from aqmlab.cli import stopping
 
 if Path(sys.argv[0]).name == "aqmlab":  # the console script: first, to cover the loading of the rest
     stopping.install()
 try:
     from aqmlab.cli.main import app, entry
-except stopping.Stopped:
+except signals.Stopped:
     stopping.interrupted_loading()
 
 __all__ = ["app", "entry"]

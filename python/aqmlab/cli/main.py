@@ -678,12 +678,14 @@ def entry() -> None:
     try:
         app()
     except SystemExit as e:
+        if _said_nothing(e):
+            _interrupted()
         _exit(e.code)
-    except (stopping.Stopped, KeyboardInterrupt):
+    except (signals.Stopped, KeyboardInterrupt):
         _interrupted()
     except Exception as e:
-        if signals.received:  # a module whose import the signal cut, re-raised as an ImportError
-            _interrupted()
+        if signals.received:  # what the signal cut, re-raised as another error (an ImportError,
+            _interrupted()  # DuckDB's Error)
         if not _fault(e):
             raise
         what = (
@@ -691,7 +693,21 @@ def entry() -> None:
         )
         err.print(f"error: {what}", markup=False)
         _exit(2)
+    if signals.take_early():  # swallowed by an import, and the command had no phase to act on it
+        _interrupted()
     _exit(0)
+
+
+def _said_nothing(e: SystemExit) -> bool:
+    """Whether ``e`` is typer's silent exit for a KeyboardInterrupt that no command handled (a
+    signal in a command's last steps, after its own handling ended): typer raises its Exit
+    *from* the interrupt; a command that said "interrupted: ..." raises it while handling one."""
+    x = e.__context__
+    while x is not None:
+        if isinstance(x.__cause__, KeyboardInterrupt):
+            return True
+        x = x.__context__
+    return False
 
 
 def _interrupted() -> NoReturn:

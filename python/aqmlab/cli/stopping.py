@@ -1,5 +1,5 @@
 """SIGINT and SIGTERM from the console script's first moment: loaded before anything else of the
-``aqmlab`` command, ``stop`` raises ``Stopped`` wherever no command handles the signal itself
+``aqmlab`` command, ``stop`` raises ``signals.Stopped`` wherever no command handles the signal itself
 (start-up, while modules load; a figure or report being written), which the console script
 (main.entry) ends with one line and status 128 + the signal's number (``signals.status``)."""
 
@@ -13,16 +13,12 @@ from typing import NoReturn
 from aqmlab import signals
 
 
-class Stopped(BaseException):
-    """SIGINT or SIGTERM outside a command's own handling of them (start-up, a figure or report
-    being written): raised past click, which would take a KeyboardInterrupt for "Aborted!"."""
-
-
 def stop(signum: int, frame) -> None:
     for sig in signals.STOP_SIGNALS:  # the way out is not cut by a second one
         signal.signal(sig, signal.SIG_IGN)
     signals.note(signum)
-    raise Stopped
+    signals.early.append(signum)
+    raise signals.Stopped
 
 
 MESSAGE = "interrupted: what was stored is kept whole; rerun to complete it"
