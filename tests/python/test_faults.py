@@ -392,3 +392,30 @@ def test_a_signal_at_start_up_is_one_line_and_status_128_plus_its_number(tmp_pat
     _, err = p.communicate(timeout=60)
     assert p.returncode == 128 + sig and one_line(err).startswith("interrupted"), (p.returncode, err)
     wait_for(lambda: not session(p.pid), timeout=10)
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory) -> Path:
+    """A root holding every run of transients2014's quick form: a rerun goes straight to its
+    tables, figures and report (some 2.5 s)."""
+    out = tmp_path_factory.mktemp("reproduced") / "res"
+    assert cli("reproduce", "transients2014", "--quick", "--out", out, timeout=300).returncode == 0
+    return out
+
+
+@pytest.mark.parametrize("delay", [0.4, 0.9, 1.4, 1.9])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_in_reproduces_report_phase_is_one_line_and_leaves_no_part_file(reproduced, delay, sig):
+    """Every run stored: the signal lands in the tables, figures or report (a Ctrl-C there was
+    ignored, a SIGTERM killed it silently, figures were left empty). A command that was over
+    before the signal came is the only one allowed its status 0."""
+    p = subprocess.Popen([AQMLAB, "reproduce", "transients2014", "--quick", "--out", str(reproduced)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    time.sleep(delay)
+    ended = p.poll() is not None
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    if not ended:
+        assert p.returncode == 128 + sig and one_line(err).startswith("interrupted"), (p.returncode, err)
+    files = [f for f in (reproduced / "reproduce").rglob("*") if f.is_file()]
+    assert not [f for f in files if f.stat().st_size == 0 or f.name.endswith(".tmp")]

@@ -677,9 +677,9 @@ def entry() -> None:
     stopping.install()
     try:
         app()
-    except SystemExit as e:
-        if _said_nothing(e):
-            _interrupted()
+    except SystemExit as e:  # typer's way to end every command, with its status
+        if _said_nothing(e) or (not e.code and signals.take_early()):
+            _interrupted()  # (a signal that a callback of some library swallowed: it ran to its end)
         _exit(e.code)
     except (signals.Stopped, KeyboardInterrupt):
         _interrupted()
@@ -693,8 +693,6 @@ def entry() -> None:
         )
         err.print(f"error: {what}", markup=False)
         _exit(2)
-    if signals.take_early():  # swallowed by an import, and the command had no phase to act on it
-        _interrupted()
     _exit(0)
 
 
