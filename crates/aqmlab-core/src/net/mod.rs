@@ -5,7 +5,8 @@
 //! non-empty pipe (the htsim approach, docs/architecture.md, principle 5). Serialisation time rounds up to the
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
 //! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
-//! shared with other hops.
+//! shared with other hops; a trace hop (`trace.rs`) with Mahimahi's delivery opportunities.
+//! netem's slots (`slot.rs`) gate a hop's dequeue, so that it delivers in bursts.
 //!
 //! `Hops` is the sequence a packet goes through at a hop (enqueue, the qdisc's verdicts,
 //! dequeue into the device queue and the serialiser, the end of its transmission), written once
@@ -22,6 +23,8 @@ use std::collections::VecDeque;
 use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
+pub mod slot;
+pub mod trace;
 pub mod wifi;
 pub mod wifi_rate;
 
@@ -66,6 +69,11 @@ pub struct Link {
     /// A WiFi hop: its driver, which hands aggregates to a shared medium instead of the
     /// serialiser (`schedule` then holds the hop's nominal rate, for the summary only).
     pub wifi: Option<Box<wifi::Port>>,
+    /// A trace hop: packets leave at the trace's delivery opportunities instead of the
+    /// serialiser (`schedule` then holds the trace's mean rate, for the summary only).
+    pub trace: Option<Box<trace::Trace>>,
+    /// netem's slots: the qdisc is dequeued only while a slot's budget lasts.
+    pub slot: Option<Box<slot::Slot>>,
 }
 
 impl Link {
@@ -104,8 +112,12 @@ impl Link {
         }
     }
 
-    /// Bytes the link can carry over [0, end): the integral of its rate schedule.
+    /// Bytes the link can carry over [0, end): the integral of its rate schedule, or a trace's
+    /// opportunities in full-size packets.
     pub fn capacity_bytes(&self, end: Time) -> u64 {
+        if let Some(t) = &self.trace {
+            return t.opportunities_before(end) * trace::FULL_PACKET;
+        }
         let mut bits: u128 = 0;
         for (k, &(s, r)) in self.schedule.iter().enumerate() {
             if s >= end {
@@ -150,6 +162,8 @@ pub trait Hops {
     fn station(&self, flow: u32) -> usize;
     /// Medium `m` carries a transmission until `done`; `air_done(m)` is due then.
     fn on_air(&mut self, m: usize, done: Time);
+    /// Hop `l` waits for a trace's opportunity or a slot's start at `t`; `wake(l)` is due then.
+    fn wake_at(&mut self, l: usize, t: Time);
     /// Packet `id` enters a qdisc.
     fn entering(&mut self, _id: PktId) {}
     /// Packet `id` left a qdisc for the wire.
@@ -253,7 +267,12 @@ pub trait Hops {
             if link.tx.is_some() && link.device.len() >= link.device_limit {
                 return;
             }
-            let Some(id) = self.dequeue(l) else {
+            let next = if link.slot.is_some() {
+                self.dequeue_in_slot(l)
+            } else {
+                self.dequeue(l)
+            };
+            let Some(id) = next else {
                 return;
             };
             let link = &mut self.parts().links[l];
@@ -280,14 +299,109 @@ pub trait Hops {
         self.transmitting(l, done);
     }
 
-    /// Starts hop `l`'s next transmission, or fills its WiFi driver.
+    /// `dequeue` on a hop with slots: only while the current slot's budget lasts; a closed slot
+    /// wakes the hop when the next one starts (`slot.rs`).
+    #[cold]
+    fn dequeue_in_slot(&mut self, l: usize) -> Option<PktId> {
+        let now = self.now();
+        let link = &mut self.parts().links[l];
+        let slot = link.slot.as_deref_mut().expect("a slot hop");
+        if link.qdisc.backlog_packets() == 0 {
+            slot.drained();
+            return None;
+        }
+        if let Err(t) = slot.may_send(now) {
+            if slot.armed != Some(t) {
+                slot.armed = Some(t);
+                self.wake_at(l, t);
+            }
+            return None;
+        }
+        let id = self.dequeue(l)?;
+        let HopParts { links, pool, .. } = self.parts();
+        let size = pool.get(id).size;
+        links[l].slot.as_deref_mut().expect("a slot hop").sent(size, now);
+        Some(id)
+    }
+
+    /// Starts hop `l`'s next transmission, or fills its WiFi driver, or arms its trace.
     #[inline]
     fn start(&mut self, l: usize) {
-        if self.parts().links[l].wifi.is_some() {
+        let link = &self.parts().links[l];
+        if link.wifi.is_some() {
             self.wifi_fill(l);
+        } else if link.trace.is_some() {
+            self.trace_arm(l);
         } else {
             self.feed(l);
         }
+    }
+
+    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, or its slot's start.
+    fn wake(&mut self, l: usize) {
+        let link = &mut self.parts().links[l];
+        if link.trace.is_some() {
+            self.opportunity(l);
+        } else {
+            link.slot.as_deref_mut().expect("a slot hop").armed = None;
+            self.serve(l);
+        }
+    }
+
+    /// Arms hop `l`'s next trace opportunity when it has something to carry; those that passed
+    /// while it had nothing are lost (`trace.rs`).
+    #[cold]
+    fn trace_arm(&mut self, l: usize) {
+        let now = self.now();
+        let link = &mut self.parts().links[l];
+        let trace = link.trace.as_deref_mut().expect("a trace hop");
+        if trace.armed || (!trace.carrying() && link.qdisc.backlog_packets() == 0) {
+            return;
+        }
+        trace.skip_through(now);
+        trace.armed = true;
+        let t = trace.next_time();
+        self.wake_at(l, t);
+    }
+
+    /// Hop `l`'s trace opportunities due now, while it has something to carry: each carries
+    /// `OPPORTUNITY_BYTES` of the packet in transmission and of the next ones its qdisc gives,
+    /// and delivers each packet whose last byte it carries; the rest of an opportunity the queue
+    /// cannot fill is lost. Then the next opportunity is armed if anything is left.
+    #[cold]
+    fn opportunity(&mut self, l: usize) {
+        let now = self.now();
+        self.parts().links[l]
+            .trace
+            .as_deref_mut()
+            .expect("a trace hop")
+            .armed = false;
+        loop {
+            let link = &mut self.parts().links[l];
+            let trace = link.trace.as_deref_mut().expect("a trace hop");
+            let work = trace.carrying() || link.qdisc.backlog_packets() > 0;
+            if !work || trace.next_time() > now {
+                break;
+            }
+            let mut room = trace.open();
+            while room > 0 {
+                if self.parts().links[l].tx.is_none() {
+                    let Some(id) = self.dequeue(l) else {
+                        break;
+                    };
+                    let HopParts { links, pool, .. } = self.parts();
+                    links[l].tx = Some(id);
+                    let size = pool.get(id).size;
+                    links[l].trace.as_deref_mut().expect("a trace hop").begin(size);
+                }
+                let link = &mut self.parts().links[l];
+                if link.trace.as_deref_mut().expect("a trace hop").carry(&mut room) {
+                    let id = link.tx.take().expect("a packet being carried");
+                    self.delivered(l, id);
+                }
+            }
+        }
+        self.trace_arm(l);
     }
 
     /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
@@ -428,12 +542,22 @@ pub trait Hops {
         port.recycle(agg.pkts);
     }
 
-    /// Hop `l`'s transmission ended: the packet is lost on the wire (the hop's loss rate) or
-    /// forwarded, and the hop is served.
+    /// Hop `l`'s transmission ended: the packet is delivered, and the hop is served.
     fn tx_done(&mut self, l: usize) {
+        let id = self.parts().links[l]
+            .tx
+            .take()
+            .expect("a transmission was in progress");
+        self.delivered(l, id);
+        self.serve(l);
+    }
+
+    /// Hop `l` put packet `id` on the wire whole: it is lost there (the hop's loss rate) or
+    /// forwarded.
+    #[inline(always)]
+    fn delivered(&mut self, l: usize, id: PktId) {
         let HopParts { links, pool, .. } = self.parts();
         let link = &mut links[l];
-        let id = link.tx.take().expect("a transmission was in progress");
         let p = pool.get(id);
         let (flow, size) = (p.flow, p.size);
         link.stats.tx_packets += 1;
@@ -445,7 +569,6 @@ pub trait Hops {
         } else {
             self.forward(l, id, flow);
         }
-        self.serve(l);
     }
 
     /// Runs hop `l`'s qdisc timer at `t` if it is due. A discipline that held packets back while
@@ -538,6 +661,8 @@ mod tests {
             stats: LinkStats::default(),
             timer_armed: None,
             wifi: None,
+            trace: None,
+            slot: None,
         }
     }
 

@@ -15,6 +15,8 @@ use crate::app::udp::UdpSource;
 use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
+use crate::net::slot::Slot;
+use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
 use crate::net::{Link, Tfifo};
 use crate::packet::Dir;
@@ -144,6 +146,13 @@ fn build_link(
         stats: LinkStats::default(),
         timer_armed: None,
         wifi: None,
+        trace: spec.trace.as_ref().map(|t| Box::new(Trace::new(&t.ms))),
+        slot: spec.slot.as_ref().map(|s| {
+            Box::new(Slot::new(
+                s.config(),
+                Rng::stream(seed, &format!("slot/{stream}")),
+            ))
+        }),
     };
     Ok((link, resolved_spec))
 }
@@ -263,7 +272,12 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
     let mut host_extra: Vec<(usize, Link)> = Vec::new();
     let mut hosts: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
     for h in &hops {
-        let (link, q) = match (&h.spec.rate, h.dir) {
+        // a trace hop's rate, for the summary and the disciplines, is its trace's mean
+        let rate = h.spec.rate.clone().or_else(|| {
+            let t = h.spec.trace.as_ref()?;
+            Some(super::RateSpec(vec![(0, Trace::new(&t.ms).mean_rate())]))
+        });
+        let (link, q) = match (&rate, h.dir) {
             (Some(r), _) if !h.spec.hosts.is_empty() => {
                 let mut first = None;
                 for (k, host) in h.spec.hosts.iter().enumerate() {
@@ -378,6 +392,20 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
         ("wifi_collisions", s.collisions as f64),
         ("wifi_mean_mcs", s.mcs_sum as f64 / s.subframes.max(1) as f64),
     ]
+}
+
+/// What a trace hop's opportunities and a slot hop's slots did: opportunities that carried
+/// bytes, opportunities lost with nothing queued, slots drawn.
+fn delivery_diagnostics(l: &Link) -> Vec<(&'static str, f64)> {
+    let mut out = Vec::new();
+    if let Some(t) = &l.trace {
+        out.push(("trace_used", t.stats.used as f64));
+        out.push(("trace_lost", t.stats.lost as f64));
+    }
+    if let Some(s) = &l.slot {
+        out.push(("slots", s.slots as f64));
+    }
+    out
 }
 
 fn endpoints(
@@ -734,6 +762,7 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
                 .diagnostics()
                 .into_iter()
                 .chain(wifi_diagnostics(l, end))
+                .chain(delivery_diagnostics(l))
                 .collect(),
             subqueues: l
                 .qdisc

@@ -280,6 +280,8 @@ enum Ev {
     TxDone(u32),
     /// The transmission on medium m (an aggregate and its block ACK) ended.
     Air(u32),
+    /// Hop l's trace opportunity or slot start (`Hops::wake_at`).
+    Wake(u32),
     /// The qdisc of hop l asked for its timer.
     QdiscTimer(u32),
     /// An endpoint's timer.
@@ -516,7 +518,7 @@ impl World {
     fn schedule(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
         match ev {
-            Ev::Pipe(_) | Ev::TxDone(_) | Ev::Air(_) => self.heap.push_seq(t, self.seq, ev),
+            Ev::Pipe(_) | Ev::TxDone(_) | Ev::Air(_) | Ev::Wake(_) => self.heap.push_seq(t, self.seq, ev),
             _ => self.timers.push_seq(t, self.seq, ev),
         }
     }
@@ -563,6 +565,11 @@ impl World {
                 Ev::Air(m) => {
                     self.count(EventKind::Air);
                     self.air_done(m as usize)
+                }
+                Ev::Wake(l) => {
+                    // a trace's opportunity is its hop's transmission
+                    self.count(EventKind::TxDone);
+                    self.wake(l as usize)
                 }
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
@@ -1051,6 +1058,10 @@ impl Hops for World {
 
     fn on_air(&mut self, m: usize, done: Time) {
         self.schedule(done, Ev::Air(m as u32));
+    }
+
+    fn wake_at(&mut self, l: usize, t: Time) {
+        self.schedule(t, Ev::Wake(l as u32));
     }
 
     fn entering(&mut self, id: PktId) {

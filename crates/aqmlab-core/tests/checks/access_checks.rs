@@ -1,0 +1,232 @@
+//! Checks of access links as they are against independent facts: a trace hop carries what its
+//! lines offer (Mahimahi's byte accounting: 1504 bytes per opportunity, 4 bytes per packet
+//! beyond its IP size), netem's slots deliver their budget per slot and then wait their
+//! delay, and the one-line errors for traces and slots that cannot be run.
+
+use aqmlab_core::scenario::{self, build};
+use aqmlab_core::units::{tx_time, MS, SEC};
+use serde_json::{json, Value};
+
+fn run(v: Value) -> build::RunResult {
+    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
+    let r = build::run(&sc, sc.seed).expect("run");
+    r.conservation.as_ref().expect("packet conservation");
+    r
+}
+
+fn diag(r: &build::RunResult, hop: &str, name: &str) -> f64 {
+    let l = r.links.iter().find(|l| l.hop == hop).expect("hop");
+    l.diagnostics.iter().find(|d| d.0 == name).expect("diagnostic").1
+}
+
+/// A 100 ms trace whose millisecond m (1 to 100) has 1 + (7 m mod 5) opportunities: each of 1
+/// to 5 twenty times, 300 lines, 3 opportunities per ms on average (36 Mb/s of 1500-byte
+/// packets).
+fn lines() -> Vec<u64> {
+    (1..=100u64)
+        .flat_map(|m| std::iter::repeat_n(m, 1 + (7 * m % 5) as usize))
+        .collect()
+}
+
+/// Saturating UDP of `size`-byte packets down a trace hop for `secs`.
+fn udp_over_trace(size: u32, secs: u64) -> build::RunResult {
+    run(json!({
+        "name": "trace", "duration": format!("{secs}s"),
+        "topology": {"rtt": "20ms",
+            "down": {"trace": {"ms": lines()}, "qdisc": "pfifo", "limit": "2000p"},
+            "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "60Mbps", "packet_size": format!("{size}B")}]
+    }))
+}
+
+#[test]
+fn a_saturated_trace_carries_its_lines_in_full_size_packets() {
+    let r = udp_over_trace(1500, 2);
+    let down = r.links.iter().find(|l| l.hop == "down").expect("down");
+    // 300 opportunities per 100 ms: 6000 in 2 s, 1500 bytes each
+    assert_eq!(down.rate_bps, 36_000_000);
+    assert_eq!(down.capacity_bytes, 6000 * 1500);
+    let carried = down.stats.tx_bytes as f64 / down.capacity_bytes as f64;
+    assert!((carried - 1.0).abs() < 0.01, "carried {carried} of the capacity");
+    // one full-size packet per used opportunity, exactly
+    assert_eq!(down.stats.tx_packets as f64, diag(&r, "down", "trace_used"));
+    // the queue never emptied after the first packet arrived (5 ms + the NIC's 12 us): only
+    // the opportunities before it were lost, those of ms 1 to 5: 2 + 5 + 3 + 1 + 4
+    assert_eq!(diag(&r, "down", "trace_lost"), 15.0);
+}
+
+#[test]
+fn small_packets_share_opportunities_by_bytes() {
+    // 372 + 4 = 376 bytes: exactly four per opportunity
+    let r = udp_over_trace(372, 1);
+    let down = r.links.iter().find(|l| l.hop == "down").expect("down");
+    assert_eq!(down.stats.tx_packets as f64, 4.0 * diag(&r, "down", "trace_used"));
+    // 750 + 4 = 754 bytes: after n full opportunities, floor(1504 n / 754) packets
+    let r = udp_over_trace(750, 1);
+    let down = r.links.iter().find(|l| l.hop == "down").expect("down");
+    let n = diag(&r, "down", "trace_used") as u64;
+    assert_eq!(down.stats.tx_packets, 1504 * n / 754);
+}
+
+#[test]
+fn an_idle_trace_loses_its_opportunities_and_a_probe_waits_for_the_next() {
+    // one ping of 1500 B every second over a trace with opportunities at 40 and 50 ms of each
+    // 50 ms period: sent at 1 s, it reaches the hop at 1 s + 12 us (NIC) + 5 ms, and leaves
+    // at the next opportunity, 1040 ms, then crosses 5 ms of access path.
+    let r = run(json!({
+        "name": "idle", "duration": "1.5s",
+        "topology": {"rtt": "20ms", "down": {"rate": "100Mbps"}, "up": {"trace": {"ms": [40, 50]}}},
+        "flows": [{"kind": "ping", "interval": "1s", "packet_size": "1500B", "start": "1s"}]
+    }));
+    let (_, up, _) = r.probes[0].reply.expect("reply");
+    assert_eq!(up, 1040 * MS + 5 * MS - SEC);
+    // 20 periods of 2 passed before it: 40 lost, one used; after it none was needed until the
+    // run's end but those passed are not counted until the hop has something to send
+    assert_eq!(diag(&r, "up", "trace_lost"), 40.0);
+    assert_eq!(diag(&r, "up", "trace_used"), 1.0);
+}
+
+#[test]
+fn tcp_fills_a_trace() {
+    // one CUBIC flow with a buffer of 1000 packets keeps the trace busy: after the first
+    // seconds it carries the trace's capacity within 1 %
+    let r = run(json!({
+        "name": "tcp_trace", "duration": "10s", "record": {"level": "series"},
+        "topology": {"rtt": "40ms",
+            "down": {"trace": {"ms": lines()}, "qdisc": "pfifo", "limit": "1000p"},
+            "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "tcp"}]
+    }));
+    let q = &r.queue;
+    let at = |t: u64| {
+        (0..q.t.len())
+            .find(|&i| q.t[i] == t * SEC && q.dir[i] == 1)
+            .map(|i| q.tx_bytes[i])
+            .expect("a sample")
+    };
+    let carried = (at(10) - at(2)) as f64;
+    let capacity = 8.0 * 36e6 / 8.0;
+    assert!(
+        (carried / capacity - 1.0).abs() < 0.01,
+        "carried {carried} of {capacity}"
+    );
+}
+
+#[test]
+fn trace_runs_are_deterministic() {
+    let a = udp_over_trace(600, 1);
+    let b = udp_over_trace(600, 1);
+    assert_eq!(a.packets.t_out, b.packets.t_out);
+    assert_eq!(a.links[1].stats.tx_bytes, b.links[1].stats.tx_bytes);
+}
+
+/// Saturating UDP down a 100 Mb/s hop with netem's `slot`.
+fn udp_over_slot(slot: Value, secs: u64) -> build::RunResult {
+    run(json!({
+        "name": "slot", "duration": format!("{secs}s"),
+        "topology": {"rtt": "20ms",
+            "down": {"rate": "100Mbps", "slot": slot, "qdisc": "pfifo", "limit": "1000p"},
+            "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "20Mbps", "packet_size": "1500B"}]
+    }))
+}
+
+#[test]
+fn a_slot_delivers_its_budget_then_waits_its_delay() {
+    // 5 packets per slot: the budget is spent when the fifth leaves the qdisc, four
+    // serialisations (120 us each) after the first; the next slot starts 10 ms later. A cycle
+    // is 10.48 ms for 5 packets.
+    let r = udp_over_slot(json!({"min": "10ms", "packets": 5}), 5);
+    let ser = tx_time(1500, 100_000_000);
+    let p = &r.packets;
+    let down = r.links.iter().position(|l| l.hop == "down").expect("down") as u8;
+    let mut outs: Vec<u64> = (0..p.flow.len())
+        .filter(|&i| p.hop[i] == down && p.outcome[i] <= 1)
+        .map(|i| p.t_out[i])
+        .collect();
+    outs.sort_unstable();
+    // from the second second on (the queue is standing), dequeues come in fives, 120 us
+    // apart, each burst 10 ms after the last one's fifth
+    let steady: Vec<u64> = outs.iter().copied().filter(|&t| t >= SEC).collect();
+    let mut gaps: Vec<u64> = steady.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    gaps.dedup();
+    assert_eq!(gaps, vec![ser, 10 * MS]);
+    let cycle = 10 * MS + 4 * ser;
+    let expected = 5.0 * 1500.0 * 8.0 / (cycle as f64 / 1e9);
+    let l = &r.links[down as usize];
+    let rate = l.stats.tx_bytes as f64 * 8.0 / 5.0;
+    assert!(
+        (rate / expected - 1.0).abs() < 0.01,
+        "{rate} b/s, expected {expected}"
+    );
+}
+
+#[test]
+fn a_byte_budget_lets_the_crossing_packet_go() {
+    // bytes 4000: 1500 + 1500 leave 1000 > 0, so a third goes: 3 packets per slot
+    let r = udp_over_slot(json!({"min": "10ms", "bytes": "4000B"}), 3);
+    let ser = tx_time(1500, 100_000_000);
+    let l = r.links.iter().find(|l| l.hop == "down").expect("down");
+    let expected = 3.0 * 1500.0 * 8.0 / ((10 * MS + 2 * ser) as f64 / 1e9);
+    let rate = l.stats.tx_bytes as f64 * 8.0 / 3.0;
+    assert!(
+        (rate / expected - 1.0).abs() < 0.02,
+        "{rate} b/s, expected {expected}"
+    );
+}
+
+#[test]
+fn random_slots_average_their_range() {
+    // slots drawn in [2 ms, 18 ms): a mean wait of 10 ms, so 10.48 ms per 5 packets on average
+    let r = udp_over_slot(json!({"min": "2ms", "max": "18ms", "packets": 5}), 20);
+    let ser = tx_time(1500, 100_000_000);
+    let l = r.links.iter().find(|l| l.hop == "down").expect("down");
+    let expected = 5.0 * 1500.0 * 8.0 / ((10 * MS + 4 * ser) as f64 / 1e9);
+    let rate = l.stats.tx_bytes as f64 * 8.0 / 20.0;
+    // about 1900 slots with a standard deviation of 4.6 ms each: the mean within 1.5 %
+    assert!(
+        (rate / expected - 1.0).abs() < 0.015,
+        "{rate} b/s, expected {expected}"
+    );
+    let a = udp_over_slot(json!({"min": "2ms", "max": "18ms", "packets": 5}), 2);
+    let b = udp_over_slot(json!({"min": "2ms", "max": "18ms", "packets": 5}), 2);
+    assert_eq!(a.packets.t_out, b.packets.t_out);
+}
+
+fn parse_err(down: Value) -> String {
+    let v = json!({"name": "bad", "duration": "1s",
+        "topology": {"rtt": "20ms", "down": down, "up": {"rate": "10Mbps"}}});
+    scenario::parse(&v.to_string()).expect_err("refused")
+}
+
+#[test]
+fn bad_traces_and_slots_are_refused_naming_the_key() {
+    let e = parse_err(json!({"trace": {"file": "cell.down", "ms": [1, 5, 3]}}));
+    assert_eq!(
+        e,
+        "topology.down.trace: cell.down: line 3: 3 ms is before the line above it (5 ms); allowed: non-decreasing times"
+    );
+    let e = parse_err(json!({"trace": {"ms": []}}));
+    assert!(
+        e.starts_with("topology.down.trace: the trace has no lines"),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "10Mbps", "trace": {"ms": [1]}}));
+    assert!(e.starts_with("topology.down.trace: not allowed with rate"), "{e}");
+    let e = parse_err(json!({"trace": {"ms": [1]}, "slot": {"min": "1ms"}}));
+    assert!(
+        e.starts_with("topology.down.slot: not allowed with a trace"),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "10Mbps", "slot": {"min": "5ms", "max": "2ms"}}));
+    assert!(
+        e.starts_with("topology.down.slot.min: 5ms is above max (2ms)"),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "10Mbps", "slot": {"min": "1ms", "packets": 0}}));
+    assert!(
+        e.starts_with("topology.down.slot.packets: 0 is out of range"),
+        "{e}"
+    );
+}
