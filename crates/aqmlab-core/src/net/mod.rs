@@ -42,8 +42,11 @@ pub struct Link {
     /// to its flow's own (`Flow::host_links`).
     pub parallel: bool,
     /// Propagation delay after this hop: before the next one, or, after a chain's last hop,
-    /// before the flows' access paths.
+    /// before the flows' access paths. With `delay_steps`, the largest step (so that the hop
+    /// has its delay pipe).
     pub delay: Time,
+    /// The delay as a schedule of steps; `None`: `delay` throughout.
+    pub delay_steps: Option<Box<DelaySteps>>,
     /// The delay as netem's tfifo (`delay_limit`, `delay_jitter`); `None`: a propagation delay.
     pub tfifo: Option<Tfifo>,
     pub qdisc: AnyQdisc,
@@ -77,6 +80,11 @@ pub struct Link {
 }
 
 impl Link {
+    /// The delay after the hop at time 0.
+    pub fn initial_delay(&self) -> Time {
+        self.delay_steps.as_ref().map_or(self.delay, |d| d.steps[0].1)
+    }
+
     /// The scheduled rate at time `t`.
     pub fn rate_at(&self, t: Time) -> u64 {
         let i = self.schedule.partition_point(|&(s, _)| s <= t);
@@ -92,7 +100,9 @@ impl Link {
         }
     }
 
-    /// `finish_time` on a link whose rate changes.
+    /// `finish_time` on a link whose rate changes. A step of rate 0 is an outage: the packet
+    /// waits in the serialiser for the next step; after a last step of 0 it never finishes
+    /// (`Time::MAX`, past any run's end).
     fn finish_time_scheduled(&self, start: Time, bytes: u64) -> Time {
         let mut i = self.schedule.partition_point(|&(s, _)| s <= start) - 1;
         let mut t = start;
@@ -107,6 +117,7 @@ impl Link {
                     t = e;
                     i += 1;
                 }
+                _ if rate == 0 => return Time::MAX,
                 _ => return t + left.div_ceil(rate) as Time,
             }
         }
@@ -624,6 +635,24 @@ impl Tfifo {
     }
 }
 
+/// A hop's delay in steps (`delay` as a schedule), as a path that changes: a packet entering
+/// it at `t` is due at t + the delay in force then, and, unless `reorder`, not before the packet
+/// ahead of it (one path, whose packets keep their order when it shortens: those sent after a
+/// step down wait behind the ones still in flight on the longer path).
+pub struct DelaySteps {
+    /// (time, delay) steps, sorted, the first at 0.
+    pub steps: Vec<(Time, Time)>,
+    pub reorder: bool,
+}
+
+impl DelaySteps {
+    /// The delay in force at `t`.
+    pub fn at(&self, t: Time) -> Time {
+        let i = self.steps.partition_point(|&(s, _)| s <= t);
+        self.steps[i - 1].1
+    }
+}
+
 /// A constant-delay FIFO between two elements.
 #[derive(Default)]
 pub struct Pipe {
@@ -648,6 +677,7 @@ mod tests {
             exit_here: false,
             parallel: false,
             delay: 0,
+            delay_steps: None,
             tfifo: None,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),
@@ -677,5 +707,21 @@ mod tests {
         // 10 Mb/s for 1 s then 1 Mb/s: capacity over 2 s = (10e6 + 1e6) / 8 bytes.
         let l = link(vec![(0, 10_000_000), (1000 * MS, 1_000_000)]);
         assert_eq!(l.capacity_bytes(2000 * MS), 11_000_000 / 8);
+    }
+
+    #[test]
+    fn an_outage_holds_the_packet_until_the_rate_returns() {
+        // 10 Mb/s for 0.6 ms (6000 bit), out for 10 ms, then 10 Mb/s for the other 6000 bit
+        // (0.6 ms): finish at 11.2 ms; the outage carries nothing.
+        let l = link(vec![(0, 10_000_000), (600_000, 0), (10_600_000, 10_000_000)]);
+        assert_eq!(l.finish_time(0, 1500), 11_200_000);
+        // started inside the outage: 1.2 ms after it ends
+        assert_eq!(l.finish_time(5 * MS, 1500), 11_800_000);
+        assert_eq!(l.capacity_bytes(20 * MS), (600_000 + 9_400_000) * 10 / 8 / 1000);
+        // a schedule ending in an outage: a packet not done by then never is
+        let l = link(vec![(0, 10_000_000), (MS, 0)]);
+        assert_eq!(l.finish_time(0, 1000), 800_000);
+        assert_eq!(l.finish_time(500_000, 1500), Time::MAX);
+        assert_eq!(l.finish_time(2 * MS, 40), Time::MAX);
     }
 }

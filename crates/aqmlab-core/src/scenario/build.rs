@@ -18,7 +18,7 @@ use crate::app::webpage::{self, PageParams};
 use crate::net::slot::Slot;
 use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
-use crate::net::{Link, Tfifo};
+use crate::net::{DelaySteps, Link, Tfifo};
 use crate::packet::Dir;
 use crate::queue::{self, htb, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
@@ -110,7 +110,12 @@ fn build_link(
     let PathInfo { mtu, seed, ext, .. } = *path;
     let spec = hop.spec;
     let info = LinkInfo {
-        rate_bps: schedule[0].1,
+        // the rate at 0, or after an outage there the first the hop has
+        rate_bps: schedule
+            .iter()
+            .map(|s| s.1)
+            .find(|&r| r > 0)
+            .expect("validated: a rate above 0"),
         mtu,
         limit: spec.limit.map(|l| l.0),
     };
@@ -129,7 +134,16 @@ fn build_link(
         next: None,
         exit_here: false,
         parallel: false,
-        delay: spec.delay.map_or(0, |d| d.0),
+        delay: spec
+            .delay
+            .as_ref()
+            .map_or(0, |d| d.0.iter().map(|s| s.1).max().unwrap_or(0)),
+        delay_steps: spec.delay.as_ref().filter(|d| d.0.len() > 1).map(|d| {
+            Box::new(DelaySteps {
+                steps: d.0.clone(),
+                reorder: spec.delay_reorder,
+            })
+        }),
         tfifo: tfifo(spec, stream, seed),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
@@ -636,11 +650,11 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             .iter()
             .map(|&(a, b)| {
                 let last = if links[b].next.is_none() {
-                    links[b].delay
+                    links[b].initial_delay()
                 } else {
                     0
                 };
-                links[a..b].iter().map(|l| l.delay).sum::<Time>() + last
+                links[a..b].iter().map(Link::initial_delay).sum::<Time>() + last
             })
             .sum();
         let station = f.station.as_deref().map_or(0, |s| {
@@ -749,7 +763,7 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
             dir: l.dir,
             hop: l.name.clone(),
             bottleneck: bottleneck.contains(&k),
-            delay: l.delay,
+            delay: l.initial_delay(),
             qdisc: l.qdisc_name.clone(),
             rate_bps: l.schedule[0].1,
             capacity_bytes: l.capacity_bytes(end),

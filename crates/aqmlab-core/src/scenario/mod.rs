@@ -392,9 +392,15 @@ pub struct LinkSpec {
     pub htb_cburst: Option<Size>,
     /// Propagation delay after the hop: before the next one, or, after the last hop of its
     /// chain (and on the shorthand's hops), before the flows' access paths, which hold `rtt`.
-    /// Default 0.
+    /// Or a schedule of steps (a path that changes: a satellite's reconfigurations): a packet
+    /// takes the delay in force when it leaves the hop, and never arrives before the packet
+    /// ahead of it unless `delay_reorder`. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<Dur>,
+    pub delay: Option<DelaySpec>,
+    /// With a delay schedule: a packet sent after a step down may arrive before those sent
+    /// before it (two paths at once), instead of waiting behind them. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delay_reorder: bool,
     /// The delay as netem's queue (Linux 3.2 sch_netem.c, `net::Tfifo`): at most this many
     /// packets wait in it at once ("1000p", netem's default `limit`, tc/q_netem.c), an arrival
     /// beyond them is dropped (counted with the hop's overlimit drops). Needs `delay`. Default
@@ -472,6 +478,17 @@ pub enum Shaper {
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateSpec(pub Vec<(Time, u64)>);
+
+/// A fixed delay ("30ms") or a schedule of steps ([["0s", "30ms"], ["15s", "45ms"]]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelaySpec(pub Vec<(Time, Time)>);
+
+impl DelaySpec {
+    /// The delay at time 0.
+    pub fn initial(&self) -> Time {
+        self.0[0].1
+    }
+}
 
 /// A qdisc: a name, or a table with `kind` and the discipline's parameters.
 #[derive(Clone, Debug, PartialEq)]

@@ -25,6 +25,17 @@ fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T,
     Err(format!("{key}: {msg}"))
 }
 
+/// A schedule's steps (`what`: "rate", "delay"): the first at 0s, times increasing.
+fn check_steps<T>(key: &str, what: &str, steps: &[(crate::units::Time, T)]) -> Result<(), String> {
+    if steps[0].0 != 0 {
+        return err(key, format!("a {what} schedule must start at \"0s\""));
+    }
+    if let Some(i) = (1..steps.len()).find(|&i| steps[i].0 <= steps[i - 1].0) {
+        return err(key, format!("step {i}: times must increase"));
+    }
+    Ok(())
+}
+
 /// A trace hop's trace (its lines, `net::trace::check`, with its file's name) and the keys a
 /// trace replaces: the serialiser's (`shaper`, `device_queue`) and the slots.
 fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Result<(), String> {
@@ -88,13 +99,35 @@ fn validate_slot(key: &str, l: &super::LinkSpec) -> Result<(), String> {
 /// A hop's delay and, when it is netem's queue, its limit (packets) and jitter (at most the
 /// delay, so no packet is due before it arrives).
 fn validate_delay(key: &str, l: &super::LinkSpec) -> Result<(), String> {
-    let delay = l.delay.map_or(0, |d| d.0);
-    if delay > 3600 * SEC {
+    let steps = l.delay.as_ref().map_or(&[(0, 0)][..], |d| &d.0[..]);
+    check_steps(&format!("{key}.delay"), "delay", steps)?;
+    if let Some(&(_, d)) = steps.iter().find(|s| s.1 > 3600 * SEC) {
         return err(
             format!("{key}.delay"),
-            format!("{} is out of range; allowed 0s to 3600s", fmt_time(delay)),
+            format!("{} is out of range; allowed 0s to 3600s", fmt_time(d)),
         );
     }
+    if steps.len() > 1 {
+        for (k, set) in [
+            ("delay_limit", l.delay_limit.is_some()),
+            ("delay_jitter", l.delay_jitter.is_some()),
+        ] {
+            if set {
+                return err(
+                    format!("{key}.{k}"),
+                    "not allowed with a delay schedule; allowed: one delay (netem's queue has one)",
+                );
+            }
+        }
+        return Ok(());
+    }
+    if l.delay_reorder {
+        return err(
+            format!("{key}.delay_reorder"),
+            "needs a delay schedule on the same hop (delay = [[\"0s\", \"30ms\"], [\"15s\", \"20ms\"]])",
+        );
+    }
+    let delay = steps[0].1;
     if delay == 0 {
         for (k, set) in [
             ("delay_limit", l.delay_limit.is_some()),
@@ -187,19 +220,20 @@ impl Scenario {
                     "missing; give a rate such as \"10Mbps\", a schedule [[\"0s\", \"10Mbps\"], ...] or a trace",
                 ),
             };
-            for (i, &(t, r)) in steps.iter().enumerate() {
-                if r == 0 {
-                    return err(
-                        format!("{key}.rate"),
-                        "0bps is not allowed; a link rate must be positive",
-                    );
-                }
-                if i == 0 && t != 0 {
-                    return err(format!("{key}.rate"), "a rate schedule must start at \"0s\"");
-                }
-                if i > 0 && t <= steps[i - 1].0 {
-                    return err(format!("{key}.rate"), format!("step {i}: times must increase"));
-                }
+            if !steps.is_empty() {
+                check_steps(&format!("{key}.rate"), "rate", steps)?;
+            }
+            if steps.len() == 1 && steps[0].1 == 0 {
+                return err(
+                    format!("{key}.rate"),
+                    "0bps is not allowed; a link rate must be positive (an outage is a step of \"0bps\" in a schedule)",
+                );
+            }
+            if steps.len() > 1 && steps.iter().all(|s| s.1 == 0) {
+                return err(
+                    format!("{key}.rate"),
+                    "every step is 0bps; allowed: a schedule with a step above 0bps",
+                );
             }
             self.validate_shaper(&key, l)?;
             validate_delay(&key, l)?;

@@ -774,11 +774,20 @@ impl World {
     }
 
     /// Packet `id` enters the delay after hop `l`: its pipe, or, when the delay is netem's
-    /// tfifo, that bounded queue, at its drawn time to send (`net::Tfifo`).
+    /// tfifo, that bounded queue, at its drawn time to send (`net::Tfifo`), or, when it changes
+    /// in steps, the pipe at the delay in force (`net::DelaySteps`).
     fn enter_hop_delay(&mut self, l: usize, id: PktId) {
         let i = self.link_pipe[l] as usize;
         let held = self.pipes[i].ring.len();
         let link = &mut self.links[l];
+        if let Some(steps) = &link.delay_steps {
+            let mut at = self.now + steps.at(self.now);
+            if !steps.reorder {
+                at = at.max(self.pipes[i].ring.back().map_or(0, |&(last, _)| last));
+            }
+            self.pipe_until(i, id, at);
+            return;
+        }
         let delay = link.delay;
         let Some(q) = link.tfifo.as_mut() else {
             self.enter_pipe(i, id);
