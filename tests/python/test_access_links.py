@@ -1,6 +1,6 @@
-"""Trace-driven hops from Python: trace files read as mm-link reads them (and refused with one
-line naming the key), the synthetic generators against their analytic rates, and a saturating
-flow over a generated trace carrying its capacity."""
+"""Access links from Python: trace files read as mm-link reads them (and refused with one line
+naming the key), the synthetic generators against their analytic rates, a saturating flow over
+a generated trace carrying its capacity, and the starlink scenario's reconfigurations."""
 
 from __future__ import annotations
 
@@ -98,3 +98,22 @@ def test_bad_trace_files_exit_2_naming_the_key(tmp_path: Path, content: str | No
         assert line.count("\n") == 0, line
         assert "topology.down.trace" in line and needle in line, line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_starlink_idle_rtt_follows_the_delay_steps():
+    # with fq_codel keeping the queues short, the least RTT of each 15 s interval is the
+    # terrestrial 20 ms plus the bent pipe's delay both ways (the scenario's steps)
+    res = api.run(
+        "starlink",
+        overrides={"duration": "57s", "topology.down.qdisc": "fq_codel", "topology.up.qdisc": "fq_codel"},
+    )
+    p = res.tables["probes"].to_pandas()
+    p = p[~p["lost"]]
+    for lo, hi, one_way_ms in ((0, 12, 10), (12.1, 27, 16), (27.1, 42, 8), (42.1, 57, 20)):
+        window = p[(p["t_send_ns"] >= lo * 1e9) & (p["t_send_ns"] < hi * 1e9)]
+        least = window["rtt_ns"].min() / 1e6
+        assert 20 + 2 * one_way_ms <= least < 20 + 2 * one_way_ms + 1, (lo, least)
+    # the outages are in the rate schedule: 20 ms of 0 b/s at 12 s
+    rs = res.tables["rate_schedule"].to_pandas()
+    down = rs[(rs["dir"] == "down") & (rs["t_ns"] == 12_000_000_000)]
+    assert list(down["rate_bps"]) == [0]
