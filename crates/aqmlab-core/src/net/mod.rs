@@ -123,18 +123,26 @@ impl Link {
         }
     }
 
-    /// Bytes the link can carry over [0, end): the integral of its rate schedule, or a trace's
-    /// opportunities in full-size packets.
+    /// The rate steps the hop can carry: its schedule, each rate at most what its qdisc shapes
+    /// to (CAKE's `bandwidth`). A shaper below the line rate makes the hop as slow as it.
+    pub fn effective_schedule(&self) -> Vec<(Time, u64)> {
+        let shaped = self.qdisc.shaped_rate().unwrap_or(u64::MAX);
+        self.schedule.iter().map(|&(t, r)| (t, r.min(shaped))).collect()
+    }
+
+    /// Bytes the link can carry over [0, end): the integral of its effective schedule, or a
+    /// trace's opportunities in full-size packets.
     pub fn capacity_bytes(&self, end: Time) -> u64 {
         if let Some(t) = &self.trace {
             return t.opportunities_before(end) * trace::FULL_PACKET;
         }
+        let schedule = self.effective_schedule();
         let mut bits: u128 = 0;
-        for (k, &(s, r)) in self.schedule.iter().enumerate() {
+        for (k, &(s, r)) in schedule.iter().enumerate() {
             if s >= end {
                 break;
             }
-            let e = self.schedule.get(k + 1).map_or(end, |n| n.0.min(end));
+            let e = schedule.get(k + 1).map_or(end, |n| n.0.min(end));
             bits += (e - s) as u128 * r as u128;
         }
         (bits / (8 * SEC as u128)) as u64
@@ -610,7 +618,11 @@ pub fn sample_hops(links: &[Link], t: Time, q: &mut QueueColumns) {
         q.tx_bytes.push(l.stats.tx_bytes);
         q.drops.push(l.stats.total_drops());
         q.marks.push(l.stats.marks);
-        q.rate_bps.push(l.rate_at(t));
+        q.rate_bps.push(
+            l.qdisc
+                .shaped_rate()
+                .map_or(l.rate_at(t), |s| s.min(l.rate_at(t))),
+        );
     }
 }
 

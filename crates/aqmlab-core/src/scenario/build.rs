@@ -753,7 +753,9 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
         .filter_map(|&d| {
             let chain = links.iter().take(n_hops).enumerate().filter(|(_, l)| l.dir == d);
             // min_by_key keeps the first of equals: the hop a packet meets first.
-            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
+            chain
+                .min_by_key(|(_, l)| l.effective_schedule()[0].1)
+                .map(|(k, _)| k)
         })
         .collect();
     links
@@ -765,12 +767,12 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
             bottleneck: bottleneck.contains(&k),
             delay: l.initial_delay(),
             qdisc: l.qdisc_name.clone(),
-            rate_bps: l.schedule[0].1,
+            rate_bps: l.effective_schedule()[0].1,
             capacity_bytes: l.capacity_bytes(end),
             stats: l.stats.clone(),
             backlog_bytes: l.qdisc.backlog_bytes(),
             backlog_pkts: l.qdisc.backlog_packets(),
-            schedule: l.schedule.clone(),
+            schedule: l.effective_schedule(),
             diagnostics: l
                 .qdisc
                 .diagnostics()

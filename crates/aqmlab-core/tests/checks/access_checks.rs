@@ -353,3 +353,39 @@ fn delay_steps_keep_the_order_of_packets_in_flight() {
         Some(base + 10 * MS)
     );
 }
+
+#[test]
+fn the_bottleneck_is_the_slowest_effective_rate() {
+    // a home router shaping with CAKE at 20 Mb/s on its 100 Mb/s port, before a 25 Mb/s modem:
+    // CAKE's queue is the bottleneck, and its rate and capacity are CAKE's bandwidth
+    let r = run(json!({
+        "name": "shaped", "duration": "10s",
+        "topology": {"rtt": "40ms", "hops": [
+            {"name": "router", "direction": "down", "rate": "100Mbps",
+             "qdisc": {"kind": "cake", "bandwidth": "20Mbps"}},
+            {"name": "modem", "direction": "down", "rate": "25Mbps"},
+            {"name": "back", "direction": "up", "rate": "10Mbps"}]},
+        "flows": [{"kind": "tcp", "count": 2}]
+    }));
+    let router = r.links.iter().find(|l| l.hop == "router").expect("router");
+    let modem = r.links.iter().find(|l| l.hop == "modem").expect("modem");
+    assert!(router.bottleneck && !modem.bottleneck);
+    assert_eq!(router.rate_bps, 20_000_000);
+    assert_eq!(router.capacity_bytes, 10 * 20_000_000 / 8);
+    assert_eq!(router.schedule, vec![(0, 20_000_000)]);
+    // the flows fill CAKE's rate (less its start), not the port's
+    let used = router.stats.tx_bytes as f64 / router.capacity_bytes as f64;
+    assert!(used > 0.85 && used <= 1.0, "{used}");
+    // a trace's mean rate counts likewise: a 12 Mb/s trace after a 20 Mb/s hop is the bottleneck
+    let r = run(json!({
+        "name": "traced", "duration": "1s",
+        "topology": {"rtt": "40ms", "hops": [
+            {"name": "isp", "direction": "down", "rate": "20Mbps"},
+            {"name": "cell", "direction": "down", "trace": {"ms": [1, 2, 3]}},
+            {"name": "back", "direction": "up", "rate": "10Mbps"}]},
+        "flows": [{"kind": "udp", "rate": "5Mbps"}]
+    }));
+    let cell = r.links.iter().find(|l| l.hop == "cell").expect("cell");
+    assert!(cell.bottleneck);
+    assert_eq!(cell.rate_bps, 12_000_000);
+}
