@@ -77,6 +77,35 @@ pub struct Link {
     pub trace: Option<Box<trace::Trace>>,
     /// netem's slots: the qdisc is dequeued only while a slot's budget lasts.
     pub slot: Option<Box<slot::Slot>>,
+    /// Which of the above hands the hop's packets on (`Delivery::of`, set once the hop is
+    /// built), so that a plain hop's start tests one byte.
+    pub delivery: Delivery,
+}
+
+/// How a hop hands packets on: what `Hops::start` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// The serialiser, fed from the qdisc (and the device queue).
+    #[default]
+    Serialiser,
+    /// The serialiser, fed while netem's slot lets the qdisc be dequeued.
+    Slotted,
+    /// A trace's delivery opportunities.
+    Trace,
+    /// A WiFi driver on a shared medium.
+    Wifi,
+}
+
+impl Delivery {
+    /// The delivery of a built hop.
+    pub fn of(l: &Link) -> Delivery {
+        match (&l.wifi, &l.trace, &l.slot) {
+            (Some(_), _, _) => Delivery::Wifi,
+            (_, Some(_), _) => Delivery::Trace,
+            (_, _, Some(_)) => Delivery::Slotted,
+            _ => Delivery::Serialiser,
+        }
+    }
 }
 
 impl Link {
@@ -272,8 +301,8 @@ pub trait Hops {
     }
 
     /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
-    /// keeps the device queue (if any) topped up from the qdisc.
-    fn feed(&mut self, l: usize) {
+    /// keeps the device queue (if any) topped up from the qdisc, through its slots if `SLOTTED`.
+    fn feed<const SLOTTED: bool>(&mut self, l: usize) {
         loop {
             let link = &mut self.parts().links[l];
             if link.tx.is_none() {
@@ -286,7 +315,7 @@ pub trait Hops {
             if link.tx.is_some() && link.device.len() >= link.device_limit {
                 return;
             }
-            let next = if link.slot.is_some() {
+            let next = if SLOTTED {
                 self.dequeue_in_slot(l)
             } else {
                 self.dequeue(l)
@@ -346,13 +375,11 @@ pub trait Hops {
     /// Starts hop `l`'s next transmission, or fills its WiFi driver, or arms its trace.
     #[inline]
     fn start(&mut self, l: usize) {
-        let link = &self.parts().links[l];
-        if link.wifi.is_some() {
-            self.wifi_fill(l);
-        } else if link.trace.is_some() {
-            self.trace_arm(l);
-        } else {
-            self.feed(l);
+        match self.parts().links[l].delivery {
+            Delivery::Serialiser => self.feed::<false>(l),
+            Delivery::Slotted => self.feed::<true>(l),
+            Delivery::Trace => self.trace_arm(l),
+            Delivery::Wifi => self.wifi_fill(l),
         }
     }
 
@@ -705,6 +732,7 @@ mod tests {
             wifi: None,
             trace: None,
             slot: None,
+            delivery: Delivery::Serialiser,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::app::webpage::{self, PageParams};
 use crate::net::slot::Slot;
 use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
-use crate::net::{DelaySteps, Link, Tfifo};
+use crate::net::{DelaySteps, Delivery, Link, Tfifo};
 use crate::packet::Dir;
 use crate::queue::{self, htb, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
@@ -167,6 +167,7 @@ fn build_link(
                 Rng::stream(seed, &format!("slot/{stream}")),
             ))
         }),
+        delivery: Delivery::Serialiser,
     };
     Ok((link, resolved_spec))
 }
@@ -380,6 +381,9 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
         l.next = links[at].next;
         hosts[l.dir.index()].push(links.len() as u32);
         links.push(l);
+    }
+    for l in &mut links {
+        l.delivery = Delivery::of(l);
     }
     Ok(Path {
         links,
