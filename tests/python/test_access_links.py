@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from aqmlab import api, traces
+from aqmlab import api, store, traces
 from aqmlab.cli import app
 from aqmlab.scenario import load, resolve
 
@@ -117,3 +117,31 @@ def test_starlink_idle_rtt_follows_the_delay_steps():
     rs = res.tables["rate_schedule"].to_pandas()
     down = rs[(rs["dir"] == "down") & (rs["t_ns"] == 12_000_000_000)]
     assert list(down["rate_bps"]) == [0]
+
+
+def test_a_shaping_cake_is_the_bottleneck_of_the_summary_and_the_catalog_row():
+    # a home router's CAKE shaping at 20 Mb/s on its 100 Mb/s port, before a 25 Mb/s modem: the
+    # bottleneck is CAKE's queue, and the utilisation is of its 20 Mb/s, not the modem's 25
+    sc = {
+        "name": "shaped",
+        "duration": "10s",
+        "topology": {
+            "rtt": "40ms",
+            "hops": [
+                {
+                    "name": "router",
+                    "direction": "down",
+                    "rate": "100Mbps",
+                    "qdisc": {"kind": "cake", "bandwidth": "20Mbps"},
+                },
+                {"name": "modem", "direction": "down", "rate": "25Mbps", "qdisc": "pfifo"},
+                {"name": "back", "direction": "up", "rate": "10Mbps"},
+            ],
+        },
+        "flows": [{"kind": "tcp", "count": 2}],
+    }
+    res = api.run(sc, warmup_s=2.0)
+    assert res.summary["bottleneck"]["down"] == "router"
+    row = store.flatten_summary(res.summary, res.meta)
+    assert row["qdisc"] == "cake"
+    assert 0.9 < row["utilization"] <= 1.0
