@@ -37,7 +37,7 @@ fn check_steps<T>(key: &str, what: &str, steps: &[(crate::units::Time, T)]) -> R
 }
 
 /// A trace hop's trace (its lines, `net::trace::check`, with its file's name) and the keys a
-/// trace replaces: the serialiser's (`shaper`, `device_queue`) and the slots.
+/// trace replaces: the serialiser's (`shaper`, `device_queue`), the slots, a host's own queue.
 fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Result<(), String> {
     if let Err(e) = crate::net::trace::check(&t.ms) {
         let file = t.file.as_deref().map_or(String::new(), |f| format!("{f}: "));
@@ -47,11 +47,13 @@ fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Resul
         ("shaper", l.shaper.is_some()),
         ("device_queue", l.device_queue.is_some()),
         ("slot", l.slot.is_some()),
+        ("local_sender", l.local_sender),
     ] {
         if set {
             return err(
                 format!("{key}.{k}"),
-                "not allowed with a trace: the trace's opportunities take packets from the qdisc themselves",
+                "not allowed with a trace: the trace's opportunities take packets from the qdisc themselves \
+                 (a link, not a host's own queue)",
             );
         }
     }

@@ -51,7 +51,7 @@ fn a_saturated_trace_carries_its_lines_in_full_size_packets() {
     // one full-size packet per used opportunity, exactly
     assert_eq!(down.stats.tx_packets as f64, diag(&r, "down", "trace_used"));
     // the queue never emptied after the first packet arrived (5 ms + the NIC's 12 us): only
-    // the opportunities before it were lost, those of ms 1 to 5: 2 + 5 + 3 + 1 + 4
+    // the opportunities before it were lost, those of ms 1 to 5: 3 + 5 + 2 + 4 + 1
     assert_eq!(diag(&r, "down", "trace_lost"), 15.0);
 }
 
