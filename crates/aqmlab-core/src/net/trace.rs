@@ -67,7 +67,7 @@ pub fn check(ms: &[u64]) -> Result<(), String> {
     Ok(())
 }
 
-/// What a trace link did: opportunities used (some bytes carried), lost with nothing queued.
+/// What a trace link did: opportunities taken with something queued, lost with nothing queued.
 #[derive(Clone, Debug, Default)]
 pub struct TraceStats {
     pub used: u64,

@@ -412,8 +412,8 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
     ]
 }
 
-/// What a trace hop's opportunities and a slot hop's slots did: opportunities that carried
-/// bytes, opportunities lost with nothing queued, slots drawn.
+/// What a trace hop's opportunities and a slot hop's slots did: opportunities taken with
+/// something queued, opportunities lost with nothing queued, slots drawn.
 fn delivery_diagnostics(l: &Link) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
     if let Some(t) = &l.trace {
