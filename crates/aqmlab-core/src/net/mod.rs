@@ -347,29 +347,48 @@ pub trait Hops {
         self.transmitting(l, done);
     }
 
-    /// `dequeue` on a hop with slots: only while the current slot's budget lasts; a closed slot
-    /// wakes the hop when the next one starts (`slot.rs`).
+    /// `dequeue` on a hop with slots: a packet leaves only while the current slot's budget
+    /// lasts and if it was ready (entered the qdisc) by the slot's start; one taken that became
+    /// ready later waits at the gate for the new slot drawn then (`slot.rs`). A closed slot
+    /// wakes the hop when the next one starts.
     #[cold]
     fn dequeue_in_slot(&mut self, l: usize) -> Option<PktId> {
         let now = self.now();
         let link = &mut self.parts().links[l];
         let slot = link.slot.as_deref_mut().expect("a slot hop");
-        if link.qdisc.backlog_packets() == 0 {
-            slot.drained();
-            return None;
-        }
-        if let Err(t) = slot.may_send(now) {
-            if slot.armed != Some(t) {
-                slot.armed = Some(t);
-                self.wake_at(l, t);
+        let next = match slot.held {
+            Some(id) => id,
+            None if link.qdisc.backlog_packets() == 0 => return None,
+            None if slot.start() > now => {
+                let t = slot.start();
+                return self.await_slot(l, t);
             }
-            return None;
-        }
-        let id = self.dequeue(l)?;
+            None => self.dequeue(l)?,
+        };
         let HopParts { links, pool, .. } = self.parts();
-        let size = pool.get(id).size;
-        links[l].slot.as_deref_mut().expect("a slot hop").sent(size, now);
-        Some(id)
+        let p = pool.get(next);
+        let slot = links[l].slot.as_deref_mut().expect("a slot hop");
+        match slot.may_send(p.enqueued_at, now) {
+            Ok(()) => {
+                slot.held = None;
+                slot.sent(p.size, now);
+                Some(next)
+            }
+            Err(t) => {
+                slot.held = Some(next);
+                self.await_slot(l, t)
+            }
+        }
+    }
+
+    /// Hop `l` waits for its slot starting at `t` (one wake-up per start).
+    fn await_slot(&mut self, l: usize, t: Time) -> Option<PktId> {
+        let slot = self.parts().links[l].slot.as_deref_mut().expect("a slot hop");
+        if slot.armed != Some(t) {
+            slot.armed = Some(t);
+            self.wake_at(l, t);
+        }
+        None
     }
 
     /// Starts hop `l`'s next transmission, or fills its WiFi driver, or arms its trace.

@@ -10,14 +10,14 @@
 //!   `packets` and `bytes` (0 = no bound, netem's INT_MAX), after it is taken, so the last one
 //!   may overrun the bytes; when either reaches 0 or below, the next slot starts a uniform time
 //!   in [min, max) later (`get_slot_next`: min + (prandom_u32() x (max - min) >> 32));
-//! * a packet ready after the current slot started does not use it: a new slot is drawn from
-//!   that instant (`slot_next < time_to_send`), so a packet reaching an idle hop waits for the
-//!   next slot.
+//! * a head packet that became ready after the current slot started does not use it: a new slot
+//!   is drawn from that instant (`slot_next < time_to_send`), so a packet reaching an idle hop,
+//!   or queued behind others after a slot started, waits for the next slot. A packet's time to
+//!   send is when it entered the hop's qdisc (netem without delay).
 //!
-//! One difference, as the gate sits in front of any discipline and cannot see a head packet's
-//! arrival before taking it: netem's last rule is applied to packets arriving when the hop is
-//! idle (its qdisc emptied), while a packet queued behind others when a slot starts may leave in
-//! that slot if the budget lasts (netem draws a new slot when it reaches the head).
+//! The gate sits below the hop's discipline, which cannot be asked for its head without taking
+//! it: a packet found stale once taken waits at the gate (`held`) for the new slot, out of the
+//! qdisc, and counts as in transit.
 
 use crate::rng::Rng;
 use crate::units::Time;
@@ -40,9 +40,10 @@ pub struct Slot {
     next: Time,
     packets_left: i64,
     bytes_left: i64,
-    /// The hop's qdisc emptied since the current slot started.
-    idle: bool,
     rng: Rng,
+    /// A packet taken from the qdisc that waits for the next slot (it became ready after the
+    /// current one started).
+    pub held: Option<crate::packet::PktId>,
     /// The wake-up pending for the slot's start.
     pub armed: Option<Time>,
     /// Slots drawn.
@@ -56,8 +57,8 @@ impl Slot {
             next: 0,
             packets_left: 0,
             bytes_left: 0,
-            idle: true,
             rng,
+            held: None,
             armed: None,
             slots: 0,
         };
@@ -80,14 +81,16 @@ impl Slot {
         self.refill();
     }
 
-    /// Whether a packet may leave the qdisc now (the hop has one queued); `Err` holds when the
-    /// slot opens.
-    pub fn may_send(&mut self, now: Time) -> Result<(), Time> {
-        if self.idle {
-            self.idle = false;
-            if self.next < now {
-                self.draw(now);
-            }
+    /// When the current slot starts, or started.
+    pub fn start(&self) -> Time {
+        self.next
+    }
+
+    /// Whether the head packet, ready since `ready`, may leave now; `Err` holds when the slot it
+    /// waits for starts (a new one, drawn now, if it became ready after the current one began).
+    pub fn may_send(&mut self, ready: Time, now: Time) -> Result<(), Time> {
+        if self.next < ready {
+            self.draw(now);
         }
         if self.next <= now {
             Ok(())
@@ -103,11 +106,6 @@ impl Slot {
         if self.packets_left <= 0 || self.bytes_left <= 0 {
             self.draw(now);
         }
-    }
-
-    /// The hop's qdisc had nothing to send.
-    pub fn drained(&mut self) {
-        self.idle = true;
     }
 }
 
@@ -130,15 +128,15 @@ mod tests {
 
     #[test]
     fn a_fixed_slot_passes_its_packet_budget_then_waits_its_delay() {
-        // slot 10ms packets 3: open at 0 for packets already there
+        // slot 10ms packets 3: open at 0 for packets ready then
         let mut s = slot(10 * MS, 10 * MS, 3, 0);
         for _ in 0..3 {
-            assert_eq!(s.may_send(0), Ok(()));
+            assert_eq!(s.may_send(0, 0), Ok(()));
             s.sent(1500, 0);
         }
-        // budget spent at 0: the next slot starts at 10 ms
-        assert_eq!(s.may_send(MS), Err(10 * MS));
-        assert_eq!(s.may_send(10 * MS), Ok(()));
+        // budget spent at 0: the next slot starts at 10 ms, for packets ready by then
+        assert_eq!(s.may_send(0, MS), Err(10 * MS));
+        assert_eq!(s.may_send(MS, 10 * MS), Ok(()));
     }
 
     #[test]
@@ -146,24 +144,30 @@ mod tests {
         // bytes 4000: 1500 + 1500 leaves 1000 > 0, the third (1500) goes and takes it to -500
         let mut s = slot(5 * MS, 5 * MS, 0, 4000);
         let mut sent = 0;
-        while s.may_send(0).is_ok() {
+        while s.may_send(0, 0).is_ok() {
             s.sent(1500, 0);
             sent += 1;
         }
         assert_eq!(sent, 3);
-        assert_eq!(s.may_send(0), Err(5 * MS));
+        assert_eq!(s.may_send(0, 0), Err(5 * MS));
     }
 
     #[test]
-    fn an_arrival_at_an_idle_hop_waits_for_a_new_slot() {
+    fn a_packet_ready_after_the_slot_started_waits_for_a_new_one() {
         let mut s = slot(4 * MS, 4 * MS, 0, 0);
-        // at 0 the first slot is open: a packet queued at 0 leaves at once
-        assert_eq!(s.may_send(0), Ok(()));
+        // at 0 the first slot is open: a packet ready at 0 leaves at once
+        assert_eq!(s.may_send(0, 0), Ok(()));
         s.sent(100, 0);
-        s.drained();
-        // the next arrives at 7 ms, after the slot started: a slot is drawn from 7 ms
-        assert_eq!(s.may_send(7 * MS), Err(11 * MS));
-        assert_eq!(s.may_send(11 * MS), Ok(()));
+        // the next is ready at 7 ms, after the slot started: a slot is drawn from 7 ms, and
+        // asking again before it starts draws no other
+        assert_eq!(s.may_send(7 * MS, 7 * MS), Err(11 * MS));
+        assert_eq!(s.may_send(7 * MS, 9 * MS), Err(11 * MS));
+        assert_eq!(s.may_send(7 * MS, 11 * MS), Ok(()));
+        s.sent(100, 11 * MS);
+        // one ready at 10 ms, before this slot began, uses it; one ready at 11.5 ms does not
+        assert_eq!(s.may_send(10 * MS, 12 * MS), Ok(()));
+        s.sent(100, 12 * MS);
+        assert_eq!(s.may_send(11 * MS + MS / 2, 12 * MS), Err(16 * MS));
     }
 
     #[test]
@@ -175,7 +179,7 @@ mod tests {
         let mut now = 0;
         for _ in 0..n {
             s.sent(1500, now);
-            let Err(t) = s.may_send(now) else {
+            let Err(t) = s.may_send(0, now) else {
                 panic!("closed after one packet")
             };
             assert!((now + min..now + max).contains(&t));

@@ -959,6 +959,9 @@ impl World {
             for &id in l.tx.iter().chain(l.device.iter()) {
                 n[self.pool.get(id).flow as usize] += 1;
             }
+            for id in l.slot.iter().filter_map(|s| s.held) {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
             for id in l.wifi.iter().flat_map(|w| w.held()) {
                 n[self.pool.get(id).flow as usize] += 1;
             }

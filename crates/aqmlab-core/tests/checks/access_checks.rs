@@ -389,3 +389,29 @@ fn the_bottleneck_is_the_slowest_effective_rate() {
     assert!(cell.bottleneck);
     assert_eq!(cell.rate_bps, 12_000_000);
 }
+
+#[test]
+fn a_slot_serves_only_packets_ready_when_it_started() {
+    // 1500-byte pings every 10 ms up a 1 Mb/s hop (12 ms a packet) with slots 4 ms apart, no
+    // budget. Relative to the first ping's arrival at the hop: it finds the slot of time 0
+    // stale and waits for one at 4 ms, leaving at 16. The second (ready at 10, after that slot
+    // began) finds it stale when the first is done: a slot at 20, out at 32. The third (ready at
+    // 20, the slot's start) uses it: out at 44. The fourth (ready at 30) waits for a slot at 48:
+    // out at 60. Time at the hop: 16, 22, 24, 30 ms.
+    let r = run(json!({
+        "name": "slot_head", "duration": "100ms",
+        "topology": {"rtt": "4ms", "down": {"rate": "100Mbps"},
+            "up": {"rate": "1Mbps", "slot": {"min": "4ms"}}},
+        "flows": [{"kind": "ping", "interval": "10ms", "packet_size": "1500B"}]
+    }));
+    let up: Vec<u64> = r
+        .probes
+        .iter()
+        .take(4)
+        .map(|p| p.reply.expect("reply").1)
+        .collect();
+    let at_hop: Vec<u64> = up.iter().map(|u| u - up[0] + 16 * MS).collect();
+    assert_eq!(at_hop, vec![16 * MS, 22 * MS, 24 * MS, 30 * MS]);
+    // the path besides the hop: the NIC's 12 us and 1 ms of access path on each side
+    assert_eq!(up[0], tx_time(1500, 1_000_000_000) + 2 * MS + 16 * MS);
+}
