@@ -15,9 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from aqmlab import _core, metrics, signals
+from aqmlab import _core, metrics, signals, traces
 from aqmlab.lazy import lazy
-from aqmlab.scenario import ScenarioError, apply_overrides, check_values, load
+from aqmlab.scenario import ScenarioError, apply_overrides, for_core, load
 
 store = lazy("aqmlab.store")  # DuckDB and pandas: not needed to simulate (``simulate``'s ``meanwhile``)
 
@@ -107,13 +107,13 @@ def simulate(
     it raises is its own business (loading the modules the caller needs next, say)."""
     if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise ScenarioError(f"seed: {seed!r} is not allowed; allowed: an integer from 0 to 2^64 - 1")
-    if resolved is None:
-        check_values(sc)
+    # with ``resolved``, ``sc`` was checked and its trace files read once already
+    text = for_core(sc) if resolved is None else json.dumps(traces.inline(sc))
     helper = threading.Thread(target=meanwhile, name="meanwhile") if meanwhile is not None else None
     if helper is not None:
         helper.start()
     try:
-        batches, meta_json = _core.run(json.dumps(sc), seed, progress, resolved is None)
+        batches, meta_json = _core.run(text, seed, progress, resolved is None)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     except RuntimeError as e:

@@ -123,8 +123,9 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "links.HOP.qdisc": ("the hop's queue discipline", "", "-"),
     "links.HOP.utilization": (
         (
-            "bytes on the wire within the window / bytes its rate could carry (the packet on the "
-            "wire at T_end, or at W, counts for its part inside the window: never above 1)"
+            "bytes on the wire within the window / bytes its rate could carry (the lowest of its "
+            "line rate and a shaping qdisc's; a trace's opportunities; the packet on the wire at "
+            "T_end, or at W, counts for its part inside the window: never above 1)"
         ),
         "fraction",
         WINDOW,
@@ -155,7 +156,9 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     f"links.HOP.queues.{_SUBQUEUES}.arrivals": ("packets classified into the sub-queue", "packets", WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.transmitted": ("packets the sub-queue put on the link", "packets", WINDOW),
     f"links.HOP.queues.{_SUBQUEUES}.tx_bytes": ("bytes the sub-queue put on the link", "bytes", WINDOW),
-    "bottleneck.DIR": ("the bottleneck hop of the direction (lowest rate, first of equals)", "", "-"),
+    "bottleneck.DIR": (
+        ("the bottleneck hop of the direction (lowest rate it can carry: a shaping qdisc's, HTB's or a "
+        "trace's when below the line rate; first of equals)"), "", "-"),
     "goodput_mbps.{down,up,total}": (
         ("payload the direction's flows (probes left out) delivered to their applications / "
         "the window's length"), "Mbit/s", WINDOW),

@@ -293,6 +293,11 @@ def plan(resolved: dict) -> list[FlowPlan]:
                 f"{key}.local_sender: emulation runs every qdisc in its forwarder, not in a sending "
                 "host; allowed: false"
             )
+        if isinstance(hop.get("delay"), list):
+            raise ScenarioError(
+                f"{key}.delay: a delay schedule is not emulated (the forwarder's pipes hold one "
+                'delay); allowed: one delay such as "30ms"'
+            )
         for k in ("shaper", "delay_limit", "delay_jitter"):
             if hop.get(k) is not None:
                 raise ScenarioError(

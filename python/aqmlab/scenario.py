@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from aqmlab import _core
+from aqmlab import _core, traces
 
 
 class ScenarioError(ValueError):
@@ -100,6 +100,7 @@ def load(source: str | Path | dict) -> dict:
         with open(p, "rb") as f:
             sc = tomllib.load(f)
         sc.setdefault("name", p.stem)
+        traces.anchor(sc, p.resolve().parent)
         return sc
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
@@ -182,10 +183,20 @@ def apply_overrides(sc: dict, overrides: list[str] | dict[str, Any] | None) -> d
     return sc
 
 
-def resolve(sc: dict, seed: int | None = None) -> dict:
-    """Validates `sc` in the core and returns it with every default written out."""
+def for_core(sc: dict) -> str:
+    """``sc`` as the core takes it: checked (``check_values``), its trace files read into their
+    lines (``traces.inline``), as JSON."""
     check_values(sc)
     try:
-        return json.loads(_core.resolve(json.dumps(sc), seed))
+        return json.dumps(traces.inline(sc))
+    except traces.TraceFileError as e:
+        raise ScenarioError(str(e)) from None
+
+
+def resolve(sc: dict, seed: int | None = None) -> dict:
+    """Validates `sc` in the core and returns it with every default written out."""
+    text = for_core(sc)
+    try:
+        return json.loads(_core.resolve(text, seed))
     except ValueError as e:
         raise ScenarioError(str(e)) from None

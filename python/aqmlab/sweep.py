@@ -77,7 +77,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core, parts, signals, store, storelock
+from aqmlab import _core, parts, signals, store, storelock, traces
 from aqmlab.api import Interrupts, recorded
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
@@ -728,9 +728,12 @@ class SweepResult:
 
 def _rates(node: Any, under_rate: bool = False) -> Iterator[int]:
     """The rates (bit/s) written under the keys ``rate`` of a scenario's part (a schedule's
-    times are skipped: they are no rates)."""
+    times are skipped: they are no rates), and the mean rates of its resolved traces."""
     if isinstance(node, dict):
         for k, v in node.items():
+            if k == "trace" and isinstance(v, dict) and v.get("ms"):
+                yield int(traces.mean_rate_bps(v["ms"]))
+                continue
             yield from _rates(v, k == "rate")
     elif isinstance(node, list):
         for v in node:

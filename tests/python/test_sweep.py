@@ -437,6 +437,11 @@ def test_run_cost_is_duration_times_the_highest_link_rate():
     sc["topology"]["down"]["rate"] = "1Mbps"
     assert S.run_cost(sc) == 10 * 20e6  # the schedule's highest step; its times are no rates
     assert S.run_cost({"duration": "1500ms", "topology": {"wifi": {"stations": []}}}) == 1.5
+    # a trace's mean: 3 opportunities of 1500 B every 2 ms is 18 Mb/s
+    sc["topology"]["down"] = {"trace": {"ms": [1, 1, 2]}}
+    assert S.run_cost(sc) == 10 * 20e6
+    sc["topology"]["up"] = {"rate": "1Mbps"}
+    assert S.run_cost(sc) == 10 * 18e6
 
 
 def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():

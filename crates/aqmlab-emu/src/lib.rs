@@ -95,6 +95,7 @@ const HOP_PIPES: usize = 4;
 enum Due {
     Pipe(usize),
     Tx(usize),
+    Wake(usize),
     Air(usize),
     Qdisc(usize),
     Sample,
@@ -115,6 +116,8 @@ struct Emu {
     /// Per scenario flow, the WiFi station its client is.
     stations: Vec<usize>,
     tx_end: Vec<Time>,
+    /// When each hop's trace opportunity or slot start is due (`Hops::wake_at`).
+    wake_due: Vec<Option<Time>>,
     /// The WiFi media and when each one's transmission on the air ends.
     media: Vec<Medium>,
     air_end: Vec<Option<Time>>,
@@ -256,8 +259,11 @@ impl Emu {
             }
         }
         for (l, link) in self.links.iter().enumerate() {
-            if link.tx.is_some() {
+            if link.tx.is_some() && link.trace.is_none() {
                 consider(self.tx_end[l], Due::Tx(l));
+            }
+            if let Some(t) = self.wake_due[l] {
+                consider(t, Due::Wake(l));
             }
             if let Some(t) = link.qdisc.next_timer() {
                 consider(t, Due::Qdisc(l));
@@ -305,6 +311,10 @@ impl Emu {
                     self.leave(i, id);
                 }
                 Due::Tx(l) => self.tx_done(l),
+                Due::Wake(l) => {
+                    self.wake_due[l] = None;
+                    self.wake(l);
+                }
                 Due::Air(m) => {
                     self.air_end[m] = None;
                     self.air_done(m);
@@ -377,6 +387,10 @@ impl Hops for Emu {
     fn on_air(&mut self, m: usize, done: Time) {
         self.air_end[m] = Some(done);
     }
+
+    fn wake_at(&mut self, l: usize, t: Time) {
+        self.wake_due[l] = Some(self.wake_due[l].map_or(t, |d| d.min(t)));
+    }
 }
 
 /// Packets read per device and wake-up before the other device and the timers get their turn.
@@ -420,6 +434,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         bufs: Vec::new(),
         buf_len: resolved.topology.mtu.0 as usize + 64,
         tx_end: vec![0; links.len()],
+        wake_due: vec![None; links.len()],
         links,
         first,
         entry_up,

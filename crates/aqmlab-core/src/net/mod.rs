@@ -5,7 +5,8 @@
 //! non-empty pipe (the htsim approach, docs/architecture.md, principle 5). Serialisation time rounds up to the
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
 //! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
-//! shared with other hops.
+//! shared with other hops; a trace hop (`trace.rs`) with Mahimahi's delivery opportunities.
+//! netem's slots (`slot.rs`) gate a hop's dequeue, so that it delivers in bursts.
 //!
 //! `Hops` is the sequence a packet goes through at a hop (enqueue, the qdisc's verdicts,
 //! dequeue into the device queue and the serialiser, the end of its transmission), written once
@@ -22,6 +23,8 @@ use std::collections::VecDeque;
 use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
+pub mod slot;
+pub mod trace;
 pub mod wifi;
 pub mod wifi_rate;
 
@@ -39,8 +42,11 @@ pub struct Link {
     /// to its flow's own (`Flow::host_links`).
     pub parallel: bool,
     /// Propagation delay after this hop: before the next one, or, after a chain's last hop,
-    /// before the flows' access paths.
+    /// before the flows' access paths. With `delay_steps`, the largest step (so that the hop
+    /// has its delay pipe).
     pub delay: Time,
+    /// The delay as a schedule of steps; `None`: `delay` throughout.
+    pub delay_steps: Option<Box<DelaySteps>>,
     /// The delay as netem's tfifo (`delay_limit`, `delay_jitter`); `None`: a propagation delay.
     pub tfifo: Option<Tfifo>,
     pub qdisc: AnyQdisc,
@@ -66,9 +72,48 @@ pub struct Link {
     /// A WiFi hop: its driver, which hands aggregates to a shared medium instead of the
     /// serialiser (`schedule` then holds the hop's nominal rate, for the summary only).
     pub wifi: Option<Box<wifi::Port>>,
+    /// A trace hop: packets leave at the trace's delivery opportunities instead of the
+    /// serialiser (`schedule` then holds the trace's mean rate, for the summary only).
+    pub trace: Option<Box<trace::Trace>>,
+    /// netem's slots: the qdisc is dequeued only while a slot's budget lasts.
+    pub slot: Option<Box<slot::Slot>>,
+    /// Which of the above hands the hop's packets on (`Delivery::of`, set once the hop is
+    /// built), so that a plain hop's start tests one byte.
+    pub delivery: Delivery,
+}
+
+/// How a hop hands packets on: what `Hops::start` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// The serialiser, fed from the qdisc (and the device queue).
+    #[default]
+    Serialiser,
+    /// The serialiser, fed while netem's slot lets the qdisc be dequeued.
+    Slotted,
+    /// A trace's delivery opportunities.
+    Trace,
+    /// A WiFi driver on a shared medium.
+    Wifi,
+}
+
+impl Delivery {
+    /// The delivery of a built hop.
+    pub fn of(l: &Link) -> Delivery {
+        match (&l.wifi, &l.trace, &l.slot) {
+            (Some(_), _, _) => Delivery::Wifi,
+            (_, Some(_), _) => Delivery::Trace,
+            (_, _, Some(_)) => Delivery::Slotted,
+            _ => Delivery::Serialiser,
+        }
+    }
 }
 
 impl Link {
+    /// The delay after the hop at time 0.
+    pub fn initial_delay(&self) -> Time {
+        self.delay_steps.as_ref().map_or(self.delay, |d| d.steps[0].1)
+    }
+
     /// The scheduled rate at time `t`.
     pub fn rate_at(&self, t: Time) -> u64 {
         let i = self.schedule.partition_point(|&(s, _)| s <= t);
@@ -84,7 +129,9 @@ impl Link {
         }
     }
 
-    /// `finish_time` on a link whose rate changes.
+    /// `finish_time` on a link whose rate changes. A step of rate 0 is an outage: the packet
+    /// waits in the serialiser for the next step; after a last step of 0 it never finishes
+    /// (`Time::MAX`, past any run's end).
     fn finish_time_scheduled(&self, start: Time, bytes: u64) -> Time {
         let mut i = self.schedule.partition_point(|&(s, _)| s <= start) - 1;
         let mut t = start;
@@ -99,19 +146,32 @@ impl Link {
                     t = e;
                     i += 1;
                 }
+                _ if rate == 0 => return Time::MAX,
                 _ => return t + left.div_ceil(rate) as Time,
             }
         }
     }
 
-    /// Bytes the link can carry over [0, end): the integral of its rate schedule.
+    /// The rate steps the hop can carry: its schedule, each rate at most what its qdisc shapes
+    /// to (CAKE's `bandwidth`). A shaper below the line rate makes the hop as slow as it.
+    pub fn effective_schedule(&self) -> Vec<(Time, u64)> {
+        let shaped = self.qdisc.shaped_rate().unwrap_or(u64::MAX);
+        self.schedule.iter().map(|&(t, r)| (t, r.min(shaped))).collect()
+    }
+
+    /// Bytes the link can carry over [0, end): the integral of its effective schedule, or a
+    /// trace's opportunities in full-size packets.
     pub fn capacity_bytes(&self, end: Time) -> u64 {
+        if let Some(t) = &self.trace {
+            return t.opportunities_before(end) * trace::FULL_PACKET;
+        }
+        let schedule = self.effective_schedule();
         let mut bits: u128 = 0;
-        for (k, &(s, r)) in self.schedule.iter().enumerate() {
+        for (k, &(s, r)) in schedule.iter().enumerate() {
             if s >= end {
                 break;
             }
-            let e = self.schedule.get(k + 1).map_or(end, |n| n.0.min(end));
+            let e = schedule.get(k + 1).map_or(end, |n| n.0.min(end));
             bits += (e - s) as u128 * r as u128;
         }
         (bits / (8 * SEC as u128)) as u64
@@ -150,6 +210,8 @@ pub trait Hops {
     fn station(&self, flow: u32) -> usize;
     /// Medium `m` carries a transmission until `done`; `air_done(m)` is due then.
     fn on_air(&mut self, m: usize, done: Time);
+    /// Hop `l` waits for a trace's opportunity or a slot's start at `t`; `wake(l)` is due then.
+    fn wake_at(&mut self, l: usize, t: Time);
     /// Packet `id` enters a qdisc.
     fn entering(&mut self, _id: PktId) {}
     /// Packet `id` left a qdisc for the wire.
@@ -239,8 +301,8 @@ pub trait Hops {
     }
 
     /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
-    /// keeps the device queue (if any) topped up from the qdisc.
-    fn feed(&mut self, l: usize) {
+    /// keeps the device queue (if any) topped up from the qdisc, through its slots if `SLOTTED`.
+    fn feed<const SLOTTED: bool>(&mut self, l: usize) {
         loop {
             let link = &mut self.parts().links[l];
             if link.tx.is_none() {
@@ -253,7 +315,12 @@ pub trait Hops {
             if link.tx.is_some() && link.device.len() >= link.device_limit {
                 return;
             }
-            let Some(id) = self.dequeue(l) else {
+            let next = if SLOTTED {
+                self.dequeue_in_slot(l)
+            } else {
+                self.dequeue(l)
+            };
+            let Some(id) = next else {
                 return;
             };
             let link = &mut self.parts().links[l];
@@ -280,14 +347,126 @@ pub trait Hops {
         self.transmitting(l, done);
     }
 
-    /// Starts hop `l`'s next transmission, or fills its WiFi driver.
+    /// `dequeue` on a hop with slots: a packet leaves only while the current slot's budget
+    /// lasts and if it was ready (entered the qdisc) by the slot's start; one taken that became
+    /// ready later waits at the gate for the new slot drawn then (`slot.rs`). A closed slot
+    /// wakes the hop when the next one starts.
+    #[cold]
+    fn dequeue_in_slot(&mut self, l: usize) -> Option<PktId> {
+        let now = self.now();
+        let link = &mut self.parts().links[l];
+        let slot = link.slot.as_deref_mut().expect("a slot hop");
+        let next = match slot.held {
+            Some(id) => id,
+            None if link.qdisc.backlog_packets() == 0 => return None,
+            None if slot.start() > now => {
+                let t = slot.start();
+                return self.await_slot(l, t);
+            }
+            None => self.dequeue(l)?,
+        };
+        let HopParts { links, pool, .. } = self.parts();
+        let p = pool.get(next);
+        let slot = links[l].slot.as_deref_mut().expect("a slot hop");
+        match slot.may_send(p.enqueued_at, now) {
+            Ok(()) => {
+                slot.held = None;
+                slot.sent(p.size, now);
+                Some(next)
+            }
+            Err(t) => {
+                slot.held = Some(next);
+                self.await_slot(l, t)
+            }
+        }
+    }
+
+    /// Hop `l` waits for its slot starting at `t` (one wake-up per start).
+    fn await_slot(&mut self, l: usize, t: Time) -> Option<PktId> {
+        let slot = self.parts().links[l].slot.as_deref_mut().expect("a slot hop");
+        if slot.armed != Some(t) {
+            slot.armed = Some(t);
+            self.wake_at(l, t);
+        }
+        None
+    }
+
+    /// Starts hop `l`'s next transmission, or fills its WiFi driver, or arms its trace.
     #[inline]
     fn start(&mut self, l: usize) {
-        if self.parts().links[l].wifi.is_some() {
-            self.wifi_fill(l);
-        } else {
-            self.feed(l);
+        match self.parts().links[l].delivery {
+            Delivery::Serialiser => self.feed::<false>(l),
+            Delivery::Slotted => self.feed::<true>(l),
+            Delivery::Trace => self.trace_arm(l),
+            Delivery::Wifi => self.wifi_fill(l),
         }
+    }
+
+    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, or its slot's start.
+    fn wake(&mut self, l: usize) {
+        let link = &mut self.parts().links[l];
+        if link.trace.is_some() {
+            self.opportunity(l);
+        } else {
+            link.slot.as_deref_mut().expect("a slot hop").armed = None;
+            self.serve(l);
+        }
+    }
+
+    /// Arms hop `l`'s next trace opportunity when it has something to carry; those that passed
+    /// while it had nothing are lost (`trace.rs`).
+    #[cold]
+    fn trace_arm(&mut self, l: usize) {
+        let now = self.now();
+        let link = &mut self.parts().links[l];
+        let trace = link.trace.as_deref_mut().expect("a trace hop");
+        if trace.armed || (!trace.carrying() && link.qdisc.backlog_packets() == 0) {
+            return;
+        }
+        trace.skip_through(now);
+        trace.armed = true;
+        let t = trace.next_time();
+        self.wake_at(l, t);
+    }
+
+    /// Hop `l`'s trace opportunities due now, while it has something to carry: each carries
+    /// `OPPORTUNITY_BYTES` of the packet in transmission and of the next ones its qdisc gives,
+    /// and delivers each packet whose last byte it carries; the rest of an opportunity the queue
+    /// cannot fill is lost. Then the next opportunity is armed if anything is left.
+    #[cold]
+    fn opportunity(&mut self, l: usize) {
+        let now = self.now();
+        self.parts().links[l]
+            .trace
+            .as_deref_mut()
+            .expect("a trace hop")
+            .armed = false;
+        loop {
+            let link = &mut self.parts().links[l];
+            let trace = link.trace.as_deref_mut().expect("a trace hop");
+            let work = trace.carrying() || link.qdisc.backlog_packets() > 0;
+            if !work || trace.next_time() > now {
+                break;
+            }
+            let mut room = trace.open();
+            while room > 0 {
+                if self.parts().links[l].tx.is_none() {
+                    let Some(id) = self.dequeue(l) else {
+                        break;
+                    };
+                    let HopParts { links, pool, .. } = self.parts();
+                    links[l].tx = Some(id);
+                    let size = pool.get(id).size;
+                    links[l].trace.as_deref_mut().expect("a trace hop").begin(size);
+                }
+                let link = &mut self.parts().links[l];
+                if link.trace.as_deref_mut().expect("a trace hop").carry(&mut room) {
+                    let id = link.tx.take().expect("a packet being carried");
+                    self.delivered(l, id);
+                }
+            }
+        }
+        self.trace_arm(l);
     }
 
     /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
@@ -428,12 +607,22 @@ pub trait Hops {
         port.recycle(agg.pkts);
     }
 
-    /// Hop `l`'s transmission ended: the packet is lost on the wire (the hop's loss rate) or
-    /// forwarded, and the hop is served.
+    /// Hop `l`'s transmission ended: the packet is delivered, and the hop is served.
     fn tx_done(&mut self, l: usize) {
+        let id = self.parts().links[l]
+            .tx
+            .take()
+            .expect("a transmission was in progress");
+        self.delivered(l, id);
+        self.serve(l);
+    }
+
+    /// Hop `l` put packet `id` on the wire whole: it is lost there (the hop's loss rate) or
+    /// forwarded.
+    #[inline(always)]
+    fn delivered(&mut self, l: usize, id: PktId) {
         let HopParts { links, pool, .. } = self.parts();
         let link = &mut links[l];
-        let id = link.tx.take().expect("a transmission was in progress");
         let p = pool.get(id);
         let (flow, size) = (p.flow, p.size);
         link.stats.tx_packets += 1;
@@ -445,7 +634,6 @@ pub trait Hops {
         } else {
             self.forward(l, id, flow);
         }
-        self.serve(l);
     }
 
     /// Runs hop `l`'s qdisc timer at `t` if it is due. A discipline that held packets back while
@@ -476,7 +664,11 @@ pub fn sample_hops(links: &[Link], t: Time, q: &mut QueueColumns) {
         q.tx_bytes.push(l.stats.tx_bytes);
         q.drops.push(l.stats.total_drops());
         q.marks.push(l.stats.marks);
-        q.rate_bps.push(l.rate_at(t));
+        q.rate_bps.push(
+            l.qdisc
+                .shaped_rate()
+                .map_or(l.rate_at(t), |s| s.min(l.rate_at(t))),
+        );
     }
 }
 
@@ -498,6 +690,24 @@ impl Tfifo {
             return 0;
         }
         self.rng.below(2 * self.jitter)
+    }
+}
+
+/// A hop's delay in steps (`delay` as a schedule), as a path that changes: a packet entering
+/// it at `t` is due at t + the delay in force then, and, unless `reorder`, not before the packet
+/// ahead of it (one path, whose packets keep their order when it shortens: those sent after a
+/// step down wait behind the ones still in flight on the longer path).
+pub struct DelaySteps {
+    /// (time, delay) steps, sorted, the first at 0.
+    pub steps: Vec<(Time, Time)>,
+    pub reorder: bool,
+}
+
+impl DelaySteps {
+    /// The delay in force at `t`.
+    pub fn at(&self, t: Time) -> Time {
+        let i = self.steps.partition_point(|&(s, _)| s <= t);
+        self.steps[i - 1].1
     }
 }
 
@@ -525,6 +735,7 @@ mod tests {
             exit_here: false,
             parallel: false,
             delay: 0,
+            delay_steps: None,
             tfifo: None,
             qdisc: AnyQdisc::Fifo(Fifo::new(Limit::Packets(10), false)),
             qdisc_name: "pfifo".into(),
@@ -538,6 +749,9 @@ mod tests {
             stats: LinkStats::default(),
             timer_armed: None,
             wifi: None,
+            trace: None,
+            slot: None,
+            delivery: Delivery::Serialiser,
         }
     }
 
@@ -552,5 +766,21 @@ mod tests {
         // 10 Mb/s for 1 s then 1 Mb/s: capacity over 2 s = (10e6 + 1e6) / 8 bytes.
         let l = link(vec![(0, 10_000_000), (1000 * MS, 1_000_000)]);
         assert_eq!(l.capacity_bytes(2000 * MS), 11_000_000 / 8);
+    }
+
+    #[test]
+    fn an_outage_holds_the_packet_until_the_rate_returns() {
+        // 10 Mb/s for 0.6 ms (6000 bit), out for 10 ms, then 10 Mb/s for the other 6000 bit
+        // (0.6 ms): finish at 11.2 ms; the outage carries nothing.
+        let l = link(vec![(0, 10_000_000), (600_000, 0), (10_600_000, 10_000_000)]);
+        assert_eq!(l.finish_time(0, 1500), 11_200_000);
+        // started inside the outage: 1.2 ms after it ends
+        assert_eq!(l.finish_time(5 * MS, 1500), 11_800_000);
+        assert_eq!(l.capacity_bytes(20 * MS), (600_000 + 9_400_000) * 10 / 8 / 1000);
+        // a schedule ending in an outage: a packet not done by then never is
+        let l = link(vec![(0, 10_000_000), (MS, 0)]);
+        assert_eq!(l.finish_time(0, 1000), 800_000);
+        assert_eq!(l.finish_time(500_000, 1500), Time::MAX);
+        assert_eq!(l.finish_time(2 * MS, 40), Time::MAX);
     }
 }

@@ -224,6 +224,11 @@ pub trait Qdisc {
     fn paces_departures(&self) -> bool {
         false
     }
+    /// The rate it shapes its hop to, bit/s, if it shapes it (CAKE's `bandwidth`): the hop
+    /// then carries at most that, whatever its line rate.
+    fn shaped_rate(&self) -> Option<u64> {
+        None
+    }
     /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
     /// `Packet::subq` at enqueue), each summarised apart; none by default.
     fn subqueues(&self) -> &'static [u8] {
@@ -375,6 +380,9 @@ impl Qdisc for AnyQdisc {
     }
     fn paces_departures(&self) -> bool {
         each!(self, q => q.paces_departures())
+    }
+    fn shaped_rate(&self) -> Option<u64> {
+        each!(self, q => q.shaped_rate())
     }
     fn subqueues(&self) -> &'static [u8] {
         each!(self, q => q.subqueues())

@@ -117,7 +117,7 @@ impl Recorded {
                 "discipline name",
                 Data::Str(l.iter().map(|x| x.qdisc.clone()).collect()),
             ),
-            ("rate_bps", "rate at t = 0", lcol(&|x| x.rate_bps)),
+            ("rate_bps", "the rate the hop can carry at t = 0: its line rate, or its qdisc's shaped rate when lower (CAKE's bandwidth), HTB's class rate, a trace's mean rate", lcol(&|x| x.rate_bps)),
             (
                 "capacity_bytes",
                 "bytes the link could carry over the run (integral of its rate schedule)",
@@ -230,7 +230,7 @@ impl Recorded {
                     ("tx_bytes", "cumulative bytes put on the link", u64s(q.tx_bytes)),
                     ("drops", "cumulative drops (all reasons)", u64s(q.drops)),
                     ("marks", "cumulative CE marks", u64s(q.marks)),
-                    ("rate_bps", "the link's scheduled rate at `t_ns`", u64s(q.rate_bps)),
+                    ("rate_bps", "the link's scheduled rate at `t_ns`, at most its qdisc's shaped rate", u64s(q.rate_bps)),
                 ]),
             },
             Table {
@@ -509,7 +509,7 @@ impl Recorded {
                     ("dir", "direction", dirs(steps.iter().map(|s| s.0))),
                     ("hop", "hop name", Data::Dict(steps.iter().map(|s| s.1).collect(), hops)),
                     ("t_ns", "when the step takes effect", u64s(steps.iter().map(|s| s.2).collect())),
-                    ("rate_bps", "the rate in force from `t_ns` on", u64s(steps.iter().map(|s| s.3).collect())),
+                    ("rate_bps", "the rate in force from `t_ns` on, at most its qdisc's shaped rate", u64s(steps.iter().map(|s| s.3).collect())),
                 ]),
             },
         ]

@@ -15,8 +15,10 @@ use crate::app::udp::UdpSource;
 use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
+use crate::net::slot::Slot;
+use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
-use crate::net::{Link, Tfifo};
+use crate::net::{DelaySteps, Delivery, Link, Tfifo};
 use crate::packet::Dir;
 use crate::queue::{self, htb, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
@@ -108,7 +110,12 @@ fn build_link(
     let PathInfo { mtu, seed, ext, .. } = *path;
     let spec = hop.spec;
     let info = LinkInfo {
-        rate_bps: schedule[0].1,
+        // the rate at 0, or after an outage there the first the hop has
+        rate_bps: schedule
+            .iter()
+            .map(|s| s.1)
+            .find(|&r| r > 0)
+            .expect("validated: a rate above 0"),
         mtu,
         limit: spec.limit.map(|l| l.0),
     };
@@ -127,7 +134,16 @@ fn build_link(
         next: None,
         exit_here: false,
         parallel: false,
-        delay: spec.delay.map_or(0, |d| d.0),
+        delay: spec
+            .delay
+            .as_ref()
+            .map_or(0, |d| d.0.iter().map(|s| s.1).max().unwrap_or(0)),
+        delay_steps: spec.delay.as_ref().filter(|d| d.0.len() > 1).map(|d| {
+            Box::new(DelaySteps {
+                steps: d.0.clone(),
+                reorder: spec.delay_reorder,
+            })
+        }),
         tfifo: tfifo(spec, stream, seed),
         qdisc,
         qdisc_name: spec.qdisc.kind.clone(),
@@ -144,6 +160,14 @@ fn build_link(
         stats: LinkStats::default(),
         timer_armed: None,
         wifi: None,
+        trace: spec.trace.as_ref().map(|t| Box::new(Trace::new(&t.ms))),
+        slot: spec.slot.as_ref().map(|s| {
+            Box::new(Slot::new(
+                s.config(),
+                Rng::stream(seed, &format!("slot/{stream}")),
+            ))
+        }),
+        delivery: Delivery::Serialiser,
     };
     Ok((link, resolved_spec))
 }
@@ -263,7 +287,12 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
     let mut host_extra: Vec<(usize, Link)> = Vec::new();
     let mut hosts: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
     for h in &hops {
-        let (link, q) = match (&h.spec.rate, h.dir) {
+        // a trace hop's rate, for the summary and the disciplines, is its trace's mean
+        let rate = h.spec.rate.clone().or_else(|| {
+            let t = h.spec.trace.as_ref()?;
+            Some(super::RateSpec(vec![(0, Trace::new(&t.ms).mean_rate())]))
+        });
+        let (link, q) = match (&rate, h.dir) {
             (Some(r), _) if !h.spec.hosts.is_empty() => {
                 let mut first = None;
                 for (k, host) in h.spec.hosts.iter().enumerate() {
@@ -353,6 +382,9 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
         hosts[l.dir.index()].push(links.len() as u32);
         links.push(l);
     }
+    for l in &mut links {
+        l.delivery = Delivery::of(l);
+    }
     Ok(Path {
         links,
         qdiscs,
@@ -378,6 +410,20 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
         ("wifi_collisions", s.collisions as f64),
         ("wifi_mean_mcs", s.mcs_sum as f64 / s.subframes.max(1) as f64),
     ]
+}
+
+/// What a trace hop's opportunities and a slot hop's slots did: opportunities taken with
+/// something queued, opportunities lost with nothing queued, slots drawn.
+fn delivery_diagnostics(l: &Link) -> Vec<(&'static str, f64)> {
+    let mut out = Vec::new();
+    if let Some(t) = &l.trace {
+        out.push(("trace_used", t.stats.used as f64));
+        out.push(("trace_lost", t.stats.lost as f64));
+    }
+    if let Some(s) = &l.slot {
+        out.push(("slots", s.slots as f64));
+    }
+    out
 }
 
 fn endpoints(
@@ -608,11 +654,11 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             .iter()
             .map(|&(a, b)| {
                 let last = if links[b].next.is_none() {
-                    links[b].delay
+                    links[b].initial_delay()
                 } else {
                     0
                 };
-                links[a..b].iter().map(|l| l.delay).sum::<Time>() + last
+                links[a..b].iter().map(Link::initial_delay).sum::<Time>() + last
             })
             .sum();
         let station = f.station.as_deref().map_or(0, |s| {
@@ -711,7 +757,9 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
         .filter_map(|&d| {
             let chain = links.iter().take(n_hops).enumerate().filter(|(_, l)| l.dir == d);
             // min_by_key keeps the first of equals: the hop a packet meets first.
-            chain.min_by_key(|(_, l)| l.schedule[0].1).map(|(k, _)| k)
+            chain
+                .min_by_key(|(_, l)| l.effective_schedule()[0].1)
+                .map(|(k, _)| k)
         })
         .collect();
     links
@@ -721,19 +769,20 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
             dir: l.dir,
             hop: l.name.clone(),
             bottleneck: bottleneck.contains(&k),
-            delay: l.delay,
+            delay: l.initial_delay(),
             qdisc: l.qdisc_name.clone(),
-            rate_bps: l.schedule[0].1,
+            rate_bps: l.effective_schedule()[0].1,
             capacity_bytes: l.capacity_bytes(end),
             stats: l.stats.clone(),
             backlog_bytes: l.qdisc.backlog_bytes(),
             backlog_pkts: l.qdisc.backlog_packets(),
-            schedule: l.schedule.clone(),
+            schedule: l.effective_schedule(),
             diagnostics: l
                 .qdisc
                 .diagnostics()
                 .into_iter()
                 .chain(wifi_diagnostics(l, end))
+                .chain(delivery_diagnostics(l))
                 .collect(),
             subqueues: l
                 .qdisc

@@ -346,9 +346,20 @@ pub struct LinkSpec {
     /// Which direction's chain the hop belongs to (only in `topology.hops`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<DirSpec>,
-    /// The link rate (or schedule); none on a WiFi hop, whose rates are its stations' PHYs.
+    /// The link rate (or schedule); none on a WiFi hop, whose rates are its stations' PHYs, or
+    /// on a trace hop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateSpec>,
+    /// A trace in Mahimahi's format in place of `rate` (`net::trace`, mm-link's semantics): a
+    /// file with one delivery opportunity of 1500 bytes per line, its time in ms; the trace
+    /// repeats with the last time as its period. A path relative to the scenario's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+    /// netem's slots (`net::slot`, Linux sch_netem.c): the qdisc is dequeued only while a
+    /// slot's budget lasts, the next slot starting a uniform time in [min, max) after the
+    /// budget is spent; so the hop delivers in bursts. Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<SlotSpec>,
     /// The hop is the WiFi medium of `topology.wifi`: the access point's transmissions (the
     /// last hop of the down chain) or the stations' (the first of the up chain).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -381,9 +392,15 @@ pub struct LinkSpec {
     pub htb_cburst: Option<Size>,
     /// Propagation delay after the hop: before the next one, or, after the last hop of its
     /// chain (and on the shorthand's hops), before the flows' access paths, which hold `rtt`.
-    /// Default 0.
+    /// Or a schedule of steps (a path that changes: a satellite's reconfigurations): a packet
+    /// takes the delay in force when it leaves the hop, and never arrives before the packet
+    /// ahead of it unless `delay_reorder`. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<Dur>,
+    pub delay: Option<DelaySpec>,
+    /// With a delay schedule: a packet sent after a step down may arrive before those sent
+    /// before it (two paths at once), instead of waiting behind them. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delay_reorder: bool,
     /// The delay as netem's queue (Linux 3.2 sch_netem.c, `net::Tfifo`): at most this many
     /// packets wait in it at once ("1000p", netem's default `limit`, tc/q_netem.c), an arrival
     /// beyond them is dropped (counted with the hop's overlimit drops). Needs `delay`. Default
@@ -410,6 +427,47 @@ pub struct LinkSpec {
     pub local_sender: bool,
 }
 
+/// A trace as the core takes it: its lines, read from its file by the Python layer
+/// (`aqmlab.traces`), which hands the file's name over with them for the record.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// The file the lines were read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// One delivery opportunity per line: ms from the trace's start, non-decreasing.
+    pub ms: Vec<u64>,
+}
+
+/// netem's `slot MIN [MAX] [packets N] [bytes N]` (`LinkSpec::slot`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlotSpec {
+    /// The shortest wait from a spent slot (or an arrival at an idle hop) to the next slot.
+    pub min: Dur,
+    /// The longest wait, exclusive; default `min` (tc's: slots a fixed time apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Dur>,
+    /// Packets per slot; default none: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u32>,
+    /// Bytes per slot (the packet that crosses the bound still leaves); default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+}
+
+impl SlotSpec {
+    /// The slot as the core runs it.
+    pub fn config(&self) -> crate::net::slot::SlotConfig {
+        crate::net::slot::SlotConfig {
+            min: self.min.0,
+            max: self.max.map_or(self.min.0, |m| m.0),
+            packets: self.packets.unwrap_or(0),
+            bytes: self.bytes.map_or(0, |b| b.0),
+        }
+    }
+}
+
 /// A hop's shaper (`LinkSpec::shaper`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -420,6 +478,17 @@ pub enum Shaper {
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateSpec(pub Vec<(Time, u64)>);
+
+/// A fixed delay ("30ms") or a schedule of steps ([["0s", "30ms"], ["15s", "45ms"]]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelaySpec(pub Vec<(Time, Time)>);
+
+impl DelaySpec {
+    /// The delay at time 0.
+    pub fn initial(&self) -> Time {
+        self.0[0].1
+    }
+}
 
 /// A qdisc: a name, or a table with `kind` and the discipline's parameters.
 #[derive(Clone, Debug, PartialEq)]

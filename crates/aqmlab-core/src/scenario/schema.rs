@@ -11,7 +11,7 @@
 //! stays with `aqmlab validate`.
 
 use super::flow::common_keys;
-use super::{Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec};
+use super::{DelaySpec, Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TraceSpec};
 use crate::app::webpage::PAGES;
 use crate::packet::EcnMode;
 use crate::queue::registry;
@@ -39,6 +39,40 @@ impl JsonSchema for RateSpec {
         json_schema!({
             "description": "a rate, or a schedule of [time, rate] steps",
             "anyOf": [g.subschema_for::<Rate>(), {"type": "array", "minItems": 1, "items": step}]
+        })
+    }
+}
+
+impl JsonSchema for DelaySpec {
+    fn schema_name() -> Cow<'static, str> {
+        "DelaySchedule".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let dur = g.subschema_for::<Dur>();
+        let step =
+            json!({"type": "array", "prefixItems": [dur.clone(), dur.clone()], "minItems": 2, "maxItems": 2});
+        json_schema!({
+            "description": "a delay, or a schedule of [time, delay] steps",
+            "anyOf": [dur, {"type": "array", "minItems": 1, "items": step}]
+        })
+    }
+}
+
+impl JsonSchema for TraceSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Trace".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "a trace file in Mahimahi's format (one delivery opportunity per line, \
+                            its time in ms), relative to the scenario's file; or its lines",
+            "anyOf": [{"type": "string", "minLength": 1}, {
+                "type": "object", "required": ["ms"], "additionalProperties": false,
+                "properties": {
+                    "file": {"type": "string"},
+                    "ms": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}}
+                }
+            }]
         })
     }
 }

@@ -3,51 +3,78 @@
 //! HyStart variant or a boolean. Each reads what the file may say and writes back the canonical
 //! form the resolved scenario stores; errors say what was given and what is allowed.
 
-use super::{Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
+use super::{DelaySpec, Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
 use crate::packet::EcnMode;
 use crate::transport::cc::Hystart;
 use crate::units::{parse_rate, parse_time, Dur, Rate, Time};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+/// A value or a schedule of [time, value] steps, each value read by `parse`; `allowed` says
+/// what may be written.
+fn steps<T>(
+    v: &Value,
+    parse: fn(&str) -> Result<T, String>,
+    allowed: &str,
+) -> Result<Vec<(Time, T)>, String> {
+    match v {
+        Value::String(s) => Ok(vec![(0, parse(s)?)]),
+        Value::Array(steps) if !steps.is_empty() => {
+            let mut out = Vec::new();
+            for (i, step) in steps.iter().enumerate() {
+                let pair = step.as_array().filter(|p| p.len() == 2);
+                let (Some(t), Some(x)) = pair.map_or((None, None), |p| (p[0].as_str(), p[1].as_str())) else {
+                    return Err(format!(
+                        "step {i}: {step} is not a [time, value] pair; allowed: {allowed}"
+                    ));
+                };
+                let t = parse_time(t).map_err(|e| format!("step {i}: {e}"))?;
+                let x = parse(x).map_err(|e| format!("step {i}: {e}"))?;
+                out.push((t, x));
+            }
+            Ok(out)
+        }
+        _ => Err(format!("{v} is not {allowed}")),
+    }
+}
+
+/// A schedule written back: one value when it has one step at 0, else its steps.
+fn write_steps<S: Serializer, T: Serialize>(steps: Vec<(Dur, T)>, s: S) -> Result<S::Ok, S::Error> {
+    if steps.len() == 1 && steps[0].0 .0 == 0 {
+        steps.into_iter().next().expect("one step").1.serialize(s)
+    } else {
+        steps.serialize(s)
+    }
+}
+
 impl<'de> Deserialize<'de> for RateSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
         let allowed =
             "a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], [\"5s\", \"2Mbps\"], ...]";
-        match &v {
-            Value::String(s) => Ok(RateSpec(vec![(0, parse_rate(s).map_err(de::Error::custom)?)])),
-            Value::Array(steps) if !steps.is_empty() => {
-                let mut out = Vec::new();
-                for (i, step) in steps.iter().enumerate() {
-                    let pair = step.as_array().filter(|p| p.len() == 2);
-                    let (t, r) = match pair.map(|p| (p[0].as_str(), p[1].as_str())) {
-                        Some((Some(t), Some(r))) => (t, r),
-                        _ => {
-                            return Err(de::Error::custom(format!(
-                                "step {i}: {step} is not a [time, rate] pair"
-                            )))
-                        }
-                    };
-                    let t = parse_time(t).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
-                    let r = parse_rate(r).map_err(|e| de::Error::custom(format!("step {i}: {e}")))?;
-                    out.push((t, r));
-                }
-                Ok(RateSpec(out))
-            }
-            _ => Err(de::Error::custom(format!("{v} is not {allowed}"))),
-        }
+        steps(&Value::deserialize(d)?, parse_rate, allowed)
+            .map(RateSpec)
+            .map_err(de::Error::custom)
     }
 }
 
 impl Serialize for RateSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.0.len() == 1 && self.0[0].0 == 0 {
-            Rate(self.0[0].1).serialize(s)
-        } else {
-            let steps: Vec<(Dur, Rate)> = self.0.iter().map(|&(t, r)| (Dur(t), Rate(r))).collect();
-            steps.serialize(s)
-        }
+        write_steps(self.0.iter().map(|&(t, r)| (Dur(t), Rate(r))).collect(), s)
+    }
+}
+
+impl<'de> Deserialize<'de> for DelaySpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let allowed = "a delay such as \"30ms\" or a schedule [[\"0s\", \"30ms\"], [\"15s\", \"45ms\"], ...]";
+        steps(&Value::deserialize(d)?, parse_time, allowed)
+            .map(DelaySpec)
+            .map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for DelaySpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        write_steps(self.0.iter().map(|&(t, d)| (Dur(t), Dur(d))).collect(), s)
     }
 }
 

@@ -25,16 +25,111 @@ fn err<T>(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> Result<T,
     Err(format!("{key}: {msg}"))
 }
 
+/// A schedule's steps (`what`: "rate", "delay"): the first at 0s, times increasing.
+fn check_steps<T>(key: &str, what: &str, steps: &[(crate::units::Time, T)]) -> Result<(), String> {
+    if steps[0].0 != 0 {
+        return err(key, format!("a {what} schedule must start at \"0s\""));
+    }
+    if let Some(i) = (1..steps.len()).find(|&i| steps[i].0 <= steps[i - 1].0) {
+        return err(key, format!("step {i}: times must increase"));
+    }
+    Ok(())
+}
+
+/// A trace hop's trace (its lines, `net::trace::check`, with its file's name) and the keys a
+/// trace replaces: the serialiser's (`shaper`, `device_queue`), the slots, a host's own queue.
+fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Result<(), String> {
+    if let Err(e) = crate::net::trace::check(&t.ms) {
+        let file = t.file.as_deref().map_or(String::new(), |f| format!("{f}: "));
+        return err(format!("{key}.trace"), format!("{file}{e}"));
+    }
+    for (k, set) in [
+        ("shaper", l.shaper.is_some()),
+        ("device_queue", l.device_queue.is_some()),
+        ("slot", l.slot.is_some()),
+        ("local_sender", l.local_sender),
+    ] {
+        if set {
+            return err(
+                format!("{key}.{k}"),
+                "not allowed with a trace: the trace's opportunities take packets from the qdisc themselves \
+                 (a link, not a host's own queue)",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A hop's slots: 0 < max, min <= max, at most a minute apart; budgets within netem's (32-bit
+/// signed counters).
+fn validate_slot(key: &str, l: &super::LinkSpec) -> Result<(), String> {
+    let Some(s) = &l.slot else {
+        return Ok(());
+    };
+    let c = s.config();
+    if c.max == 0 || c.max > 60 * SEC {
+        return err(
+            format!("{key}.slot.max"),
+            format!("{} is out of range; allowed above 0s, up to 60s", fmt_time(c.max)),
+        );
+    }
+    if c.min > c.max {
+        return err(
+            format!("{key}.slot.min"),
+            format!(
+                "{} is above max ({}); allowed: min <= max",
+                fmt_time(c.min),
+                fmt_time(c.max)
+            ),
+        );
+    }
+    let most = i32::MAX as u64;
+    for (k, v) in [
+        ("packets", s.packets.map(|p| (p as u64, format!("{p}")))),
+        ("bytes", s.bytes.map(|b| (b.0, format!("{}B", b.0)))),
+    ] {
+        if let Some((_, shown)) = v.filter(|&(n, _)| n == 0 || n > most) {
+            return err(
+                format!("{key}.slot.{k}"),
+                format!("{shown} is out of range; allowed 1 to {most} (leave it out for no bound)"),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A hop's delay and, when it is netem's queue, its limit (packets) and jitter (at most the
 /// delay, so no packet is due before it arrives).
 fn validate_delay(key: &str, l: &super::LinkSpec) -> Result<(), String> {
-    let delay = l.delay.map_or(0, |d| d.0);
-    if delay > 3600 * SEC {
+    let steps = l.delay.as_ref().map_or(&[(0, 0)][..], |d| &d.0[..]);
+    check_steps(&format!("{key}.delay"), "delay", steps)?;
+    if let Some(&(_, d)) = steps.iter().find(|s| s.1 > 3600 * SEC) {
         return err(
             format!("{key}.delay"),
-            format!("{} is out of range; allowed 0s to 3600s", fmt_time(delay)),
+            format!("{} is out of range; allowed 0s to 3600s", fmt_time(d)),
         );
     }
+    if steps.len() > 1 {
+        for (k, set) in [
+            ("delay_limit", l.delay_limit.is_some()),
+            ("delay_jitter", l.delay_jitter.is_some()),
+        ] {
+            if set {
+                return err(
+                    format!("{key}.{k}"),
+                    "not allowed with a delay schedule; allowed: one delay (netem's queue has one)",
+                );
+            }
+        }
+        return Ok(());
+    }
+    if l.delay_reorder {
+        return err(
+            format!("{key}.delay_reorder"),
+            "needs a delay schedule on the same hop (delay = [[\"0s\", \"30ms\"], [\"15s\", \"20ms\"]])",
+        );
+    }
+    let delay = steps[0].1;
     if delay == 0 {
         for (k, set) in [
             ("delay_limit", l.delay_limit.is_some()),
@@ -108,29 +203,39 @@ impl Scenario {
         for hop in self.topology.hops() {
             let l = hop.spec;
             let key = hop.key;
-            let steps =
-                match (&l.rate, l.wifi) {
-                    (Some(r), false) => &r.0,
-                    (None, true) => continue,
-                    (None, false) => return err(
-                        format!("{key}.rate"),
-                        "missing; give a rate such as \"10Mbps\" or a schedule [[\"0s\", \"10Mbps\"], ...]",
-                    ),
-                    (Some(_), true) => unreachable!("checked by validate_wifi"),
-                };
-            for (i, &(t, r)) in steps.iter().enumerate() {
-                if r == 0 {
+            validate_slot(&key, l)?;
+            let steps: &[(crate::units::Time, u64)] = match (&l.rate, &l.trace, l.wifi) {
+                (_, _, true) => continue,
+                (Some(_), Some(_), false) => {
                     return err(
-                        format!("{key}.rate"),
-                        "0bps is not allowed; a link rate must be positive",
-                    );
+                        format!("{key}.trace"),
+                        "not allowed with rate; allowed: one of them (a trace hop's rate is its trace's)",
+                    )
                 }
-                if i == 0 && t != 0 {
-                    return err(format!("{key}.rate"), "a rate schedule must start at \"0s\"");
+                (None, Some(t), false) => {
+                    validate_trace(&key, l, t)?;
+                    &[]
                 }
-                if i > 0 && t <= steps[i - 1].0 {
-                    return err(format!("{key}.rate"), format!("step {i}: times must increase"));
-                }
+                (Some(r), None, false) => &r.0,
+                (None, None, false) => return err(
+                    format!("{key}.rate"),
+                    "missing; give a rate such as \"10Mbps\", a schedule [[\"0s\", \"10Mbps\"], ...] or a trace",
+                ),
+            };
+            if !steps.is_empty() {
+                check_steps(&format!("{key}.rate"), "rate", steps)?;
+            }
+            if steps.len() == 1 && steps[0].1 == 0 {
+                return err(
+                    format!("{key}.rate"),
+                    "0bps is not allowed; a link rate must be positive (an outage is a step of \"0bps\" in a schedule)",
+                );
+            }
+            if steps.len() > 1 && steps.iter().all(|s| s.1 == 0) {
+                return err(
+                    format!("{key}.rate"),
+                    "every step is 0bps; allowed: a schedule with a step above 0bps",
+                );
             }
             self.validate_shaper(&key, l)?;
             validate_delay(&key, l)?;
@@ -216,6 +321,10 @@ impl Scenario {
             .map(|h| {
                 let peak = match (&h.spec.rate, &self.topology.wifi) {
                     (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
+                    (None, _) if h.spec.trace.is_some() => {
+                        let t = h.spec.trace.as_ref().expect("a trace");
+                        crate::net::trace::Trace::new(&t.ms).mean_rate()
+                    }
                     (None, Some(w)) => w
                         .stations
                         .iter()
@@ -445,6 +554,8 @@ impl Scenario {
                 [h] if h.key == chain[pos].key => {
                     for (k, set) in [
                         ("rate", h.spec.rate.is_some()),
+                        ("trace", h.spec.trace.is_some()),
+                        ("slot", h.spec.slot.is_some()),
                         ("loss", h.spec.loss > 0.0),
                         ("device_queue", h.spec.device_queue.is_some()),
                         ("shaper", h.spec.shaper.is_some()),

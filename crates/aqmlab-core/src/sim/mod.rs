@@ -280,6 +280,8 @@ enum Ev {
     TxDone(u32),
     /// The transmission on medium m (an aggregate and its block ACK) ended.
     Air(u32),
+    /// Hop l's trace opportunity or slot start (`Hops::wake_at`).
+    Wake(u32),
     /// The qdisc of hop l asked for its timer.
     QdiscTimer(u32),
     /// An endpoint's timer.
@@ -516,7 +518,7 @@ impl World {
     fn schedule(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
         match ev {
-            Ev::Pipe(_) | Ev::TxDone(_) | Ev::Air(_) => self.heap.push_seq(t, self.seq, ev),
+            Ev::Pipe(_) | Ev::TxDone(_) | Ev::Air(_) | Ev::Wake(_) => self.heap.push_seq(t, self.seq, ev),
             _ => self.timers.push_seq(t, self.seq, ev),
         }
     }
@@ -563,6 +565,11 @@ impl World {
                 Ev::Air(m) => {
                     self.count(EventKind::Air);
                     self.air_done(m as usize)
+                }
+                Ev::Wake(l) => {
+                    // a trace's opportunity is its hop's transmission
+                    self.count(EventKind::TxDone);
+                    self.wake(l as usize)
                 }
                 Ev::QdiscTimer(l) => self.qdisc_timer(l as usize, t),
                 Ev::Endpoint(f, s) => self.endpoint_timer(f, s, t),
@@ -767,11 +774,20 @@ impl World {
     }
 
     /// Packet `id` enters the delay after hop `l`: its pipe, or, when the delay is netem's
-    /// tfifo, that bounded queue, at its drawn time to send (`net::Tfifo`).
+    /// tfifo, that bounded queue, at its drawn time to send (`net::Tfifo`), or, when it changes
+    /// in steps, the pipe at the delay in force (`net::DelaySteps`).
     fn enter_hop_delay(&mut self, l: usize, id: PktId) {
         let i = self.link_pipe[l] as usize;
         let held = self.pipes[i].ring.len();
         let link = &mut self.links[l];
+        if let Some(steps) = &link.delay_steps {
+            let mut at = self.now + steps.at(self.now);
+            if !steps.reorder {
+                at = at.max(self.pipes[i].ring.back().map_or(0, |&(last, _)| last));
+            }
+            self.pipe_until(i, id, at);
+            return;
+        }
         let delay = link.delay;
         let Some(q) = link.tfifo.as_mut() else {
             self.enter_pipe(i, id);
@@ -943,6 +959,9 @@ impl World {
             for &id in l.tx.iter().chain(l.device.iter()) {
                 n[self.pool.get(id).flow as usize] += 1;
             }
+            for id in l.slot.iter().filter_map(|s| s.held) {
+                n[self.pool.get(id).flow as usize] += 1;
+            }
             for id in l.wifi.iter().flat_map(|w| w.held()) {
                 n[self.pool.get(id).flow as usize] += 1;
             }
@@ -1051,6 +1070,10 @@ impl Hops for World {
 
     fn on_air(&mut self, m: usize, done: Time) {
         self.schedule(done, Ev::Air(m as u32));
+    }
+
+    fn wake_at(&mut self, l: usize, t: Time) {
+        self.schedule(t, Ev::Wake(l as u32));
     }
 
     fn entering(&mut self, id: PktId) {

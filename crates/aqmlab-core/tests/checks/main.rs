@@ -2,6 +2,7 @@
 //! release profile's cross-crate LTO every test binary re-optimises the core at link time, so
 //! one binary instead of six is one such link.
 
+mod access_checks;
 mod bbr3_checks;
 mod bbr_checks;
 mod core_checks;

@@ -331,6 +331,8 @@ impl Tin {
 pub struct Cake {
     tins: Vec<Tin>,
     mode: TinMode,
+    /// `bandwidth`, bit/s (`None`: unlimited).
+    bandwidth: Option<u64>,
     shaper: Shaper,
     framing: Framing,
     cur_tin: usize,
@@ -532,6 +534,9 @@ impl Qdisc for Cake {
     fn flow_queues(&self) -> bool {
         true
     }
+    fn shaped_rate(&self) -> Option<u64> {
+        self.bandwidth
+    }
 
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
         let t = self.mode.tin(ctx.dscp(id)).min(self.tins.len() - 1);
@@ -643,6 +648,7 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
     let q = Cake {
         tins,
         mode: p.diffserv,
+        bandwidth: p.bandwidth.0,
         shaper: Shaper {
             rate: ByteTime::new(rate),
             ..Shaper::default()

@@ -131,6 +131,65 @@ fn a_link_rate_is_positive_and_a_schedule_starts_at_0s_with_increasing_times() {
 }
 
 #[test]
+fn an_outage_is_a_step_of_0bps_in_a_schedule_with_some_rate() {
+    accepted(&with(
+        "topology.down.rate",
+        json!([["0s", "0bps"], ["1s", "10Mbps"], ["2s", "0bps"]]),
+    ));
+    refused(
+        &with("topology.down.rate", json!([["0s", "0bps"], ["1s", "0bps"]])),
+        "topology.down.rate",
+        &["every step is 0bps", "a step above 0bps"],
+    );
+}
+
+#[test]
+fn a_delay_schedule_starts_at_0s_and_takes_no_netem_queue() {
+    let steps = json!([["0s", "30ms"], ["15s", "45ms"]]);
+    accepted(&with("topology.down.delay", steps.clone()));
+    refused(
+        &with("topology.down.delay", json!([["0s", "30ms"], ["0s", "45ms"]])),
+        "topology.down.delay",
+        &["step 1", "increase"],
+    );
+    refused(
+        &with("topology.down.delay", json!([["0s", "30ms"], ["5s", "3601s"]])),
+        "topology.down.delay",
+        &["3601", "0s to 3600s"],
+    );
+    let mut sc = with("topology.down.delay", steps);
+    sc["topology"]["down"]["delay_jitter"] = json!("1ms");
+    refused(
+        &sc,
+        "topology.down.delay_jitter",
+        &["delay schedule", "one delay"],
+    );
+    refused(
+        &with("topology.down.delay_reorder", json!(true)),
+        "topology.down.delay_reorder",
+        &["needs a delay schedule"],
+    );
+}
+
+#[test]
+fn slot_bounds_are_netems() {
+    accepted(&with(
+        "topology.down.slot",
+        json!({"min": "1ms", "max": "9ms", "packets": 40, "bytes": "64KB"}),
+    ));
+    refused(
+        &with("topology.down.slot", json!({"min": "0s"})),
+        "topology.down.slot.max",
+        &["0s is out of range", "above 0s"],
+    );
+    refused(
+        &with("topology.down.slot", json!({"min": "1ms", "bytes": "3GB"})),
+        "topology.down.slot.bytes",
+        &["3000000000B is out of range", "1 to 2147483647"],
+    );
+}
+
+#[test]
 fn a_rate_is_needed_on_a_wired_hop() {
     let mut sc = base();
     sc["topology"]["down"].as_object_mut().unwrap().remove("rate");
