@@ -37,6 +37,7 @@ import pyarrow as pa
 from aqmlab import _core, metrics, signals
 from aqmlab.api import Result, _decode, recorded
 from aqmlab.scenario import ScenarioError, check_values, resolve
+from aqmlab.storelock import pid_exists
 
 CLIENT_IP = "10.199.0.1"
 SERVER_IP = "10.199.0.2"
@@ -111,16 +112,6 @@ def check_environment(tools: list[str]) -> None:
             )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _namespaces() -> list[str]:
     listing = _sh("ip", "netns", "list", check=False).stdout
     return [line.split()[0] for line in listing.splitlines() if line.strip()]
@@ -144,12 +135,12 @@ def _workdir(pid: int) -> Path:
 def remove_stale() -> list[str]:
     """Removes the namespaces and tool report directories of aqmlab processes that are gone
     (after a kill -9)."""
-    stale = [n for n in _namespaces() if (m := NS_RE.match(n)) and not _alive(int(m.group(1)))]
+    stale = [n for n in _namespaces() if (m := NS_RE.match(n)) and not pid_exists(int(m.group(1)))]
     for n in stale:
         _remove_namespace(n)
     for d in Path(tempfile.gettempdir()).glob("aqmlab-emulate-*"):
         pid = d.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_exists(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
     return stale
 

@@ -57,7 +57,7 @@ class Owner:
         can tell, and what it holds is left alone."""
         if self.host != socket.gethostname():
             return True
-        return _start_time(self.pid) == self.start and _exists(self.pid)
+        return _start_time(self.pid) == self.start and pid_exists(self.pid)
 
 
 def _start_time(pid: int) -> int:
@@ -71,7 +71,8 @@ def _start_time(pid: int) -> int:
     return 0 if fields[0] in ("Z", "X") else int(fields[19])
 
 
-def _exists(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a zombie included; one of another user's too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -109,19 +109,20 @@ fn validate_delay(key: &str, l: &super::LinkSpec) -> Result<(), String> {
             format!("{} is out of range; allowed 0s to 3600s", fmt_time(d)),
         );
     }
-    if steps.len() > 1 {
+    // delay_limit and delay_jitter shape one netem queue: refused with `why` where there is none
+    let netem_keys = |why: &str| -> Result<(), String> {
         for (k, set) in [
             ("delay_limit", l.delay_limit.is_some()),
             ("delay_jitter", l.delay_jitter.is_some()),
         ] {
             if set {
-                return err(
-                    format!("{key}.{k}"),
-                    "not allowed with a delay schedule; allowed: one delay (netem's queue has one)",
-                );
+                return err(format!("{key}.{k}"), why);
             }
         }
-        return Ok(());
+        Ok(())
+    };
+    if steps.len() > 1 {
+        return netem_keys("not allowed with a delay schedule; allowed: one delay (netem's queue has one)");
     }
     if l.delay_reorder {
         return err(
@@ -131,18 +132,7 @@ fn validate_delay(key: &str, l: &super::LinkSpec) -> Result<(), String> {
     }
     let delay = steps[0].1;
     if delay == 0 {
-        for (k, set) in [
-            ("delay_limit", l.delay_limit.is_some()),
-            ("delay_jitter", l.delay_jitter.is_some()),
-        ] {
-            if set {
-                return err(
-                    format!("{key}.{k}"),
-                    "needs a delay on the same hop (delay = \"30ms\")",
-                );
-            }
-        }
-        return Ok(());
+        return netem_keys("needs a delay on the same hop (delay = \"30ms\")");
     }
     match l.delay_limit.map(|d| d.0) {
         Some(crate::units::Limit::Bytes(b)) => {
