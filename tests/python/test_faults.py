@@ -419,3 +419,23 @@ def test_a_signal_in_reproduces_report_phase_is_one_line_and_leaves_no_part_file
         assert p.returncode == 128 + sig and one_line(err).startswith("interrupted"), (p.returncode, err)
     files = [f for f in (reproduced / "reproduce").rglob("*") if f.is_file()]
     assert not [f for f in files if f.stat().st_size == 0 or f.name.endswith(".tmp")]
+
+
+def test_two_reproduces_into_one_root_at_once_both_end_whole(tmp_path):
+    """The second waits for the first's sweep and takes its runs (one died on the catalog's lock
+    with a traceback): both print the same verdicts, and every run is stored once."""
+    out = tmp_path / "res"
+    cmd = [AQMLAB, "reproduce", "transients2014", "--quick", "--out", str(out)]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    second = cli(*cmd[1:], timeout=300)
+    said_first, err_first = first.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, (err_first, second.stderr)
+    assert "Traceback" not in err_first + second.stderr
+    claims = [
+        next(line for line in s.splitlines() if line.startswith("claims:"))
+        for s in (said_first, second.stdout)
+    ]
+    assert claims[0] == claims[1], claims
+    n = store.query(out, "SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM runs")
+    assert n["n"][0] == n["d"][0] == 560
