@@ -37,6 +37,7 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import Ellipse
 from matplotlib.path import Path as MplPath
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from aqmlab import api, columns, files, store
@@ -390,6 +391,8 @@ def _fig(title: str, xlabel: str, ylabel: str, figsize=(8, 4.5)):
 
 
 def _legend(ax) -> None:
+    """The axes' legend (beside them for many lines), the figure's last touch: its texts, from
+    run, flow and sweep names, are set literal (a ``$`` in a name is no TeX)."""
     handles, _ = ax.get_legend_handles_labels()
     if len(handles) > 8:
         # many lines: the legend goes beside the axes, never over the data
@@ -402,6 +405,8 @@ def _legend(ax) -> None:
         ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
         ax.plot([], [], label="no data")
         ax.legend(fontsize=7)
+    for t in ax.figure.findobj(Text):
+        t.set_parse_math(False)
 
 
 def metric_value(run, name: str) -> float | None:
@@ -475,7 +480,7 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
             t_out, delay = M.sojourn_times_ns(_tables(run), run.meta, d, _warmup(run, warmup_s))
             t_in = t_out - delay
             label = f"{lab}, {d}" if len(dirs) > 1 else lab
-            ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, ms=2), label=label))
+            ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, markersize=2), label=label))
             i += 1
     ax.autoscale_view()
     _legend(ax)
@@ -593,7 +598,7 @@ def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
             rtt = M._nullable_float(t, "rtt_ns")
             ts = t.column("t_send_ns").to_numpy().astype(np.float64)
             ok = ~np.isnan(rtt)
-            ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], ms=3),
+            ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], markersize=3),
                     label=f"{lab}, {name}" if name else lab)  # fmt: skip
             i += 1
     _legend(ax)

@@ -219,3 +219,15 @@ def test_best_legend_places_differ_between_the_figures(tmp_path):
         leg = fig.axes[0].get_legend()
         seen.add(tuple(np.round(leg.get_window_extent().bounds, 3)))
     assert len(seen) >= 3, seen
+
+
+@pytest.mark.parametrize("kind", sorted(plots.KINDS))
+def test_every_kind_draws_41_runs_named_with_dollars(kind, tmp_path):
+    # From the 41st line on, lines carry markers: one figure then got both 'markersize' and
+    # 'ms' (a TypeError); a '$' in a name is text, not the start of TeX (it stopped the draw).
+    many = [mk(f"cost $5 ^$ {i}", i, ("codel", "pie")[i % 2], 1 + i / 41, 1.0) for i in range(41)]
+    fig = plots.figure(kind, many)
+    out = plots.save(fig, tmp_path / f"{kind}.png")
+    assert out.stat().st_size > 1000
+    texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+    assert any("$" in t for t in texts), texts[:5]
