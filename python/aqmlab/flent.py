@@ -180,7 +180,10 @@ def guess(run) -> tuple[str, str]:
         if run.tables.get("queue") is not None:
             return "qdisc-stats", "no TCP flow and no probe stream: the queue's statistics"
     elif nu == 4 and nd == 4 and len({r["base_rtt_ns"] for r in up}) == 1:
-        return "rrul", f"{tcp}, all at one base RTT"
+        marked = {str(_entry(run, int(r["flow"])).get("dscp") or "CS0") for r in up + down} - {"CS0"}
+        if marked:  # rrul.conf marks its streams BE, BK (CS1), CS5 and EF; rrul_be.conf all BE
+            return "rrul", f"{tcp}, all at one base RTT, marked {', '.join(sorted(marked))}"
+        return "rrul_be", f"{tcp}, all at one base RTT, all best effort"
     elif nu == 1 and nd == 0:
         return "tcp_1up", tcp
     elif nu == 0 or nd == 0:

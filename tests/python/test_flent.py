@@ -58,7 +58,7 @@ def _summary_means(stdout: str) -> dict[str, float]:
 
 
 def test_file_format(tmp_path):
-    p = flent.export_flent(mk(4, 4, 4), None, tmp_path / "a.flent.gz")
+    p = flent.export_flent(mk(4, 4, 4), "rrul", tmp_path / "a.flent.gz")
     data = json.loads(gzip.decompress(p.read_bytes()))
     assert set(data) == {"version", "metadata", "x_values", "results", "raw_values"}
     assert data["version"] == 4
@@ -85,12 +85,12 @@ def test_file_format(tmp_path):
     assert q[3]["delay"] == pytest.approx(3000 * 8 / 10e6 * 1e3)  # 2.4 ms at 10 Mbit/s
     assert md["TEST_PARAMETERS"]["qdisc_stats_hosts"] == "aqmlab-down,aqmlab-up"
     # deterministic: same run -> same bytes
-    p2 = flent.export_flent(mk(4, 4, 4), None, tmp_path / "a.flent.gz")
+    p2 = flent.export_flent(mk(4, 4, 4), "rrul", tmp_path / "a.flent.gz")
     assert p2.read_bytes() == p.read_bytes()
 
 
 def test_guess_and_errors():
-    assert flent.guess_test(mk(4, 4, 4)) == "rrul"
+    assert flent.guess_test(mk(4, 4, 4)) == "rrul_be"  # no flow marked: rrul_be.conf's set
     assert flent.guess_test(mk(3, 0, 1)) == "tcp_nup"
     assert flent.guess_test(mk(0, 2, 1)) == "tcp_ndown"
     assert flent.guess_test(mk(1, 0, 1)) == "tcp_1up"
@@ -380,3 +380,17 @@ def test_voip_beside_rrul_exports_flents_voip_rrul_and_a_chosen_page_flow(tmp_pa
         done = [x for x in w if x["flow"] == page and x["fetch_time_ns"] is not None]
         assert len(data["raw_values"]["HTTP latency"]) == len(done) > 0
         assert data["metadata"]["SERIES_META"]["HTTP latency"]["AQMLAB_FLOW"] == page
+
+
+def test_the_builtin_rrul_be_is_flents_rrul_be(tmp_path):
+    """rrul_be.conf runs rrul's eight streams unmarked: a run whose flows carry no DSCP is that
+    test (it was exported as rrul, its streams labelled BE, BK, CS5 and EF)."""
+    import aqmlab
+    from aqmlab import store
+
+    res = aqmlab.run("rrul_be", duration="2s")
+    r = store.load_run(store.write_run(tmp_path, "rrul_be-1", res.tables, res.meta, res.summary))
+    assert flent.guess_test(r) == "rrul_be"
+    data = json.loads(gzip.decompress(flent.export_flent(r, None, tmp_path / "r.flent.gz").read_bytes()))
+    assert data["metadata"]["NAME"] == "rrul_be"
+    assert not [k for k in data["results"] if k.endswith((" BK", " CS5", " EF"))], list(data["results"])
