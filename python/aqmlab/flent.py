@@ -255,7 +255,26 @@ def _rate_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray]:
     if t.size >= 2:
         cum = np.interp(b.x, t, d, left=np.nan, right=np.nan)
         grid[1:] = (cum[1:] - cum[:-1]) * 8 / STEP / 1e6
-    return raw, grid
+    return sorted(raw + _socket_stats(run, flow, fs, f == flow), key=lambda p: p["t"]), grid
+
+
+def _socket_stats(run, flow: int, fs, rows: np.ndarray) -> list[dict]:
+    """What Flent's ``--socket-stats`` mixes into a TCP series (its ss poller, ss_iterate in
+    runners.py): ``tcp_cwnd`` in segments (the congestion window over the flow's MSS, as ss
+    prints ``cwnd:``) and ``tcp_rtt`` in ms (ss's ``rtt:``, the smoothed RTT), one point per
+    ``flow_series`` sample with an RTT measured; Flent's ``tcp_cwnd`` and ``tcp_rtt`` plots draw
+    them."""
+    mss = _entry(run, flow).get("mss")
+    if not mss or "cwnd_bytes" not in fs.column_names:
+        return []
+    t = fs.column("t_ns").to_numpy()[rows].astype(np.float64) / 1e9
+    cwnd = fs.column("cwnd_bytes").to_numpy()[rows].astype(np.float64) / mss
+    srtt = fs.column("srtt_ns").to_numpy()[rows].astype(np.float64) / 1e6
+    return [
+        {"t": T0 + float(a), "tcp_cwnd": round(float(c), 3), "tcp_rtt": float(r)}
+        for a, c, r in sorted(zip(t, cwnd, srtt))
+        if r > 0
+    ]
 
 
 def _interp_grid(t: np.ndarray, v: np.ndarray, b: _Builder) -> np.ndarray:

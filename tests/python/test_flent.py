@@ -394,3 +394,26 @@ def test_the_builtin_rrul_be_is_flents_rrul_be(tmp_path):
     data = json.loads(gzip.decompress(flent.export_flent(r, None, tmp_path / "r.flent.gz").read_bytes()))
     assert data["metadata"]["NAME"] == "rrul_be"
     assert not [k for k in data["results"] if k.endswith((" BK", " CS5", " EF"))], list(data["results"])
+
+
+@pytest.mark.parametrize("plot", ["tcp_cwnd", "tcp_rtt"])
+def test_flent_draws_the_tcp_window_and_rtt(tmp_path, monkeypatch, plot):
+    """Flent's tcp_cwnd and tcp_rtt plots read its ss poller's points (``tcp_cwnd``,
+    ``tcp_rtt``) among a TCP series' raw values: drawn from ``flow_series``, the figure holds
+    the lines that an export without them lacks (it was empty)."""
+    import aqmlab
+    from aqmlab import store
+
+    res = aqmlab.run("rrul_be", duration="6s")
+    r = store.load_run(store.write_run(tmp_path, "r", res.tables, res.meta, res.summary))
+    data = json.loads(gzip.decompress(flent.export_flent(r, None, tmp_path / "r.flent.gz").read_bytes()))
+    ss = [p for p in data["raw_values"]["TCP upload BE"] if "tcp_cwnd" in p]
+    assert ss and all(p["tcp_rtt"] >= 50 for p in ss)  # the path's base RTT is 50 ms
+    assert max(p["tcp_cwnd"] for p in ss) > 10  # segments: it grew from the initial window of 10
+    flent_plots(tmp_path / "r.flent.gz", plot, tmp_path)
+    drawn = (tmp_path / f"{plot}.png").stat().st_size
+    monkeypatch.setattr(flent, "_socket_stats", lambda *a: [])
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    flent_plots(flent.export_flent(r, None, bare / "r.flent.gz"), plot, bare)
+    assert drawn > 1.5 * (bare / f"{plot}.png").stat().st_size
