@@ -9,7 +9,8 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
 
 * TCP flows ``direction == "up"`` -> uploads, ``"down"`` -> downloads. Per-flow throughput is
   goodput from ``flow_series`` (delivered bytes between consecutive samples, Mbit/s); raw points
-  ``{t, val, dur}`` like netperf's demo mode.
+  ``{t, val, dur}`` like netperf's demo mode, mixed with ``{t, tcp_cwnd, tcp_rtt}`` like Flent's
+  ``--socket-stats`` (``_socket_stats``) for its ``tcp_cwnd`` and ``tcp_rtt`` plots.
 * Probe streams -> ``Ping (ms) ...`` series, raw ``{t, val, seq}`` (answered probes only; the
   loss rate goes to ``SERIES_META[...]['PACKET_LOSS_RATE']``).
 * Queue samples (``queue``) -> ``qdisc_stats_aqmlab-<dir>`` raw series ``{t, backlog_bytes,
