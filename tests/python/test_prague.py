@@ -65,6 +65,14 @@ def test_prague_needs_accecn_named_by_key(ecn):
         resolve({**BASE, "flows": flows})
 
 
+def test_prague_negotiates_accecn_unless_told_otherwise():
+    # tcp_prague.c's flags (TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN) make the kernel ask for
+    # AccECN on a Prague socket whatever the ecn sysctl says: a flow naming only the controller
+    # runs so (it was refused for want of ecn = "accecn")
+    sc = resolve({**BASE, "flows": [{"kind": "tcp", "cc": "prague"}, {"kind": "tcp", "cc": "cubic"}]})
+    assert [f["ecn"] for f in sc["flows"]] == ["accecn", False]  # off, as the resolved form writes it
+
+
 def test_udp_refuses_accecn_and_receiver_ecn_is_validated():
     with pytest.raises(ScenarioError, match=r'flows\[0\]\.ecn: "accecn" is TCP feedback'):
         resolve({**BASE, "flows": [{"kind": "udp", "rate": "1Mbps", "ecn": "accecn"}]})

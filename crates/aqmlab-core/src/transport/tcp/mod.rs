@@ -496,8 +496,26 @@ impl Params<()> for TcpConfig {
 }
 
 /// Reads a flow entry's TCP keys (`table`, the entry) over their profile; errors name the key.
+/// An entry that names a controller with an ECN mode of its own (`own_ecn`) and no `ecn` runs
+/// with that mode.
 pub fn read_config(table: &Value) -> Result<TcpConfig, String> {
-    read(table, TcpConfig::default(), &())
+    let own = table.get("cc").and_then(Value::as_str).and_then(own_ecn);
+    match own {
+        Some(ecn) if table.get("ecn").is_none() => {
+            let mut entry = table.clone();
+            entry["ecn"] = Value::from(ecn);
+            read(&entry, TcpConfig::default(), &())
+        }
+        _ => read(table, TcpConfig::default(), &()),
+    }
+}
+
+/// The ECN mode a controller asks for itself: Prague's (net/ipv4/tcp_prague.c, the L4S kernel)
+/// `flags` hold TCP_CONG_NEEDS_ECN and TCP_CONG_NEEDS_ACCECN, so a socket running it negotiates
+/// AccECN whatever net.ipv4.tcp_ecn says; any other controller takes the flow's `ecn` ("off" by
+/// default).
+fn own_ecn(cc: &str) -> Option<&'static str> {
+    (cc == "prague").then_some("accecn")
 }
 
 /// The TCP keys, in declaration order.
