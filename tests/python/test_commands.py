@@ -53,6 +53,17 @@ def test_runs_lists_and_skips_corrupt(app, root):
     assert "tiny-b" in res.output and "tiny-a" not in res.output
 
 
+def test_out_and_root_name_the_same_results_root(app, root):
+    # run, sweep and reproduce write with --out, the others read with --root: each takes both
+    by_out, by_root = inv(app, "runs", "--out", root), inv(app, "runs", "--root", root)
+    assert by_out.exit_code == 0 and by_out.output == by_root.output
+    from aqmlab.cli import app as full
+
+    for cmd in ("run", "sweep", "reproduce", "runs", "show", "plot", "report", "query"):
+        text = runner.invoke(full, [cmd, "--help"], env={"COLUMNS": "300"}).output
+        assert "--out" in text and "--root" in text, cmd
+
+
 def test_runs_bad_where(app, root):
     res = inv(app, "runs", "--root", root, "--where", "nosuchcol = 1")
     assert res.exit_code == 2 and "Traceback" not in res.output

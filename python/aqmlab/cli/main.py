@@ -22,7 +22,7 @@ from rich.table import Table
 from aqmlab import BUILD, __version__, columns, signals
 from aqmlab.cli import results, stopping, sweeps
 from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
-from aqmlab.cli.results import DirOpt, check_dir, check_out
+from aqmlab.cli.results import DirOpt, OutOpt, check_dir, check_out
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ def run_cmd(
     scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
     sets: SetOpt = None,
     seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = results.DEFAULT_ROOT,
+    out_dir: OutOpt = results.DEFAULT_ROOT,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     qdisc: Annotated[
         str | None,
@@ -320,7 +320,7 @@ def emulate_cmd(
     scenario: Annotated[str, typer.Argument(help="a scenario file or the name of a built-in scenario")],
     sets: SetOpt = None,
     seed: Annotated[int | None, typer.Option(min=0, help="run seed (default: the scenario's)")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="results root")] = results.DEFAULT_ROOT,
+    out_dir: OutOpt = results.DEFAULT_ROOT,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON summary object on stdout")] = False,
     warmup: Annotated[float, typer.Option(help="seconds skipped by the metrics")] = 0.0,
     realtime: Annotated[

@@ -27,7 +27,10 @@ from aqmlab.cli.console import err, fail, lazy, out
 store = lazy("aqmlab.store")
 
 DEFAULT_ROOT = Path("aqmlab-results")
-RootOpt = Annotated[Path, typer.Option("--root", help="results root directory")]
+# The results root: --out where a command writes into it, --root where it reads; each takes the
+# other name too
+OutOpt = Annotated[Path, typer.Option("--out", "--root", help="results root (--root: the same)")]
+RootOpt = Annotated[Path, typer.Option("--root", "--out", help="results root directory (--out: the same)")]
 DirOpt = Annotated[
     str | None,
     typer.Option(

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from aqmlab import columns
 from aqmlab.cli.console import err, fail, interrupted, lazy, out
-from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, check_dir, check_out
+from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, OutOpt, check_dir, check_out
 
 store = lazy("aqmlab.store")
 
@@ -32,7 +32,6 @@ JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="worker proces
 SchedOpt = Annotated[
     str | None, typer.Option("--scheduler", help="Dask scheduler / Ray address (default: a local cluster)")
 ]
-OutOpt = Annotated[Path, typer.Option("--out", help="results root")]
 KeepOpt = Annotated[bool, typer.Option("--keep-packets", help="also store every run's packet table")]
 
 
