@@ -120,7 +120,7 @@ def test_export_flent(app, root, tmp_path):
     out = tmp_path / "x.flent.gz"
     res = inv(app, "export", "flent", "rrul-d", "-o", out, "--root", root)
     assert res.exit_code == 0, res.output
-    assert json.loads(gzip.decompress(out.read_bytes()))["metadata"]["NAME"] == "rrul"
+    assert json.loads(gzip.decompress(out.read_bytes()))["metadata"]["NAME"] == "rrul_be"  # no flow marked
     res = inv(app, "export", "flent", "rrul-d", "-o", out, "--test", "bogus", "--root", root)
     assert res.exit_code == 2 and "unknown Flent test 'bogus'; supported: rrul" in res.output
     res = inv(app, "export", "flent", "rrul-d", "-o", out, "--test", "tcp_1up", "--root", root)

@@ -19,7 +19,11 @@ from aqmlab.lazy import lazy
 
 __all__ = ["RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+# A terminal's width for a terminal; into a pipe or a file no width (COLUMNS, which many a shell
+# and CI exports, not read either), so that no table has a cell cut to fit one: a table is as
+# wide as its content, a line of text unwrapped
+UNBOUNDED = 100_000
+out = Console(highlight=False, width=None if sys.stdout.isatty() else UNBOUNDED)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
