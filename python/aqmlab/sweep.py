@@ -80,6 +80,8 @@ import pyarrow.parquet as pq
 from aqmlab import _core, parts, signals, store, storelock, traces
 from aqmlab.api import Interrupts, recorded
 from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
+from aqmlab.store.catalog import _write_rows
+from aqmlab.store.read import _parquet_list
 
 SWEEP_KEYS = ("base", "name", "description", "seed", "reps", "seed_from", "set", "grid", "zip")
 PARAM_PREFIX = "params."
@@ -675,7 +677,7 @@ def read_summaries(where: Path, run_ids: Iterable[str] | None = None, columns: s
 
     con = duckdb.connect()
     try:
-        sql = (f"SELECT {columns}, filename FROM read_parquet({store._parquet_list(files)}, filename = true, "
+        sql = (f"SELECT {columns}, filename FROM read_parquet({_parquet_list(files)}, filename = true, "
                "union_by_name = true)")  # fmt: skip
         if run_ids is not None:
             con.register("wanted", pd.DataFrame({"run_id": list(run_ids)}, dtype="object"))
@@ -1328,7 +1330,7 @@ def run_sweep(
         def flush() -> None:
             with interrupts.held():  # not inside DuckDB, which turns a KeyboardInterrupt into its Error
                 if pending_rows:
-                    store._write_rows(out, catalog_rows(sweep_dir, pending_rows))
+                    _write_rows(out, catalog_rows(sweep_dir, pending_rows))
                     pending_rows.clear()
                 last_flush[0] = time.monotonic()
 
@@ -1386,7 +1388,7 @@ def _sync_catalog(out: Path, prev: pd.DataFrame) -> None:
     missing = ok[~ok["run_id"].isin(store.catalog_ids(out))]
     if len(missing):
         rows = [store.sweep_row(r, Path(r["filename"]).parent.parent) for r in missing.to_dict("records")]
-        store._write_rows(out, rows)
+        _write_rows(out, rows)
 
 
 def summaries_table(where: Path, run_ids: set[str] | None = None) -> pd.DataFrame:
