@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from aqmlab import _core, metrics, signals, traces
+from aqmlab import _core, layout, metrics, signals, traces
 from aqmlab.lazy import lazy
 from aqmlab.scenario import ScenarioError, apply_overrides, for_core, load
 
@@ -133,9 +133,9 @@ LEVELS = ("summary", "series", "packets")
 
 
 def recorded(tables: dict, level: str) -> dict:
-    """The tables a run keeps at ``record.level``: those whose declared level (store.LAYOUT)
+    """The tables a run keeps at ``record.level``: those whose declared level (layout.LAYOUT)
     is at most ``level``."""
-    lowest = {t["name"]: LEVELS.index(t["level"]) for t in store.LAYOUT}
+    lowest = {t["name"]: LEVELS.index(t["level"]) for t in layout.LAYOUT}
     return {name: t for name, t in tables.items() if lowest[name] <= LEVELS.index(level)}
 
 

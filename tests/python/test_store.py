@@ -225,7 +225,7 @@ def test_a_table_that_fails_to_write_fails_the_publishing_and_leaves_nothing(tmp
     def full(table, path):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "write_parquet", full)
+    monkeypatch.setattr(store.write, "write_parquet", full)  # where RunWriter finds it
     with pytest.raises(OSError, match="No space left"), store.RunWriter(tmp_path, "r1", t) as w:
         w.finish(m, metrics.summarize(t, m))
     assert w.path is None and list(tmp_path.iterdir()) == []
@@ -241,7 +241,7 @@ def test_run_exits_2_naming_out_when_writing_a_table_fails(tmp_path, monkeypatch
     def full(table, path):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "write_parquet", full)
+    monkeypatch.setattr(store.write, "write_parquet", full)  # where RunWriter finds it
     out = tmp_path / "res"
     res = CliRunner().invoke(
         app, ["run", "bufferbloat", "--set", "duration=1s", "--out", str(out), "--no-plot"]

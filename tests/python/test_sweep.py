@@ -21,6 +21,7 @@ import aqmlab
 from aqmlab import store
 from aqmlab.api import run_dict, simulate
 from aqmlab.scenario import builtin_path, load, resolve
+from aqmlab.sweep.orchestrate import _chunks, _Schedule
 
 S = importlib.import_module("aqmlab.sweep")  # (aqmlab.sweep is the API function)
 
@@ -448,7 +449,7 @@ def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
     cost = {p: float(c) for p, c in enumerate([1, 300, 5, 5, 60, 1, 1, 60])}
     tasks = [S.Task(f"r{p}-{k}", p, k, 0, "") for p in cost for k in range(10)]
     jobs = 2
-    batches = S._chunks(tasks, jobs, cost)
+    batches = _chunks(tasks, jobs, cost)
     assert sorted(t.run_id for b in batches for t in b) == sorted(t.run_id for t in tasks)
     most = [max(cost[t.point] for t in b) for b in batches]
     assert most == sorted(most, reverse=True) and batches[0][0].point == 1
@@ -466,7 +467,7 @@ def test_batches_hold_every_run_once_costliest_first_at_about_equal_cost():
 def test_the_schedule_holds_back_only_the_runs_past_a_cut_points_first_batch():
     cost = {p: float(c) for p, c in enumerate([1, 300, 5, 5, 60, 1, 1, 60])}
     tasks = [S.Task(f"r{p}-{k}", p, k, 0, "") for p in cost for k in range(10)]
-    plan = S._Schedule(tasks, {}, cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    plan = _Schedule(tasks, {}, cost, 2, lambda chunks, sources: chunks, lambda rows: {})
     budget = sum(cost[t.point] for t in tasks) / (2 * 8)
     scheduled = [t for b in plan.first for t in b]
     waiting = [t for ts in plan.waiting.values() for t in ts]
@@ -479,7 +480,7 @@ def test_the_schedule_holds_back_only_the_runs_past_a_cut_points_first_batch():
         assert sorted(t.run_id for b in released for t in b) == sorted(t.run_id for t in ts)
         assert p not in plan.waiting
     # a point with a finished run known runs at once, whatever its cost
-    known = S._Schedule(tasks, dict.fromkeys(cost), cost, 2, lambda chunks, sources: chunks, lambda rows: {})
+    known = _Schedule(tasks, dict.fromkeys(cost), cost, 2, lambda chunks, sources: chunks, lambda rows: {})
     assert not known.waiting and len([t for b in known.first for t in b]) == len(tasks)
 
 

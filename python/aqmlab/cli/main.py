@@ -385,9 +385,11 @@ def _seconds(value) -> float | None:
 
 def _save(res: Result, out_dir: Path) -> None:
     """Stores a run under --out; a full or failing disk is one line naming the path, exit 2."""
+    import duckdb  # loaded by the store anyway
+
     try:
         res.save(out_dir)
-    except (OSError, store.duckdb.Error) as e:
+    except (OSError, duckdb.Error) as e:
         _store_failed(out_dir, e, res.path)
 
 
@@ -405,6 +407,8 @@ def _summarize_and_store(
     it and hands it to ``stored``, an interrupt held off until both are done (so that what it
     reports includes this run). An interrupt or error before that leaves nothing; a full or
     failing disk is one line naming the path, exit 2."""
+    import duckdb  # loaded by the store anyway
+
     writer = None
     try:
         with store.RunWriter(out_dir, store.new_run_id(meta["name"], meta["seed"]), tables) as writer:
@@ -414,7 +418,7 @@ def _summarize_and_store(
             with interrupts.held():
                 res.path = writer.finish(meta, res.summary)
                 stored(res)
-    except (OSError, store.duckdb.Error) as e:
+    except (OSError, duckdb.Error) as e:
         _store_failed(out_dir, e, writer and writer.path)
 
 
