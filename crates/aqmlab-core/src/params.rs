@@ -144,22 +144,9 @@ pub fn parse<T: DeserializeOwned>(params: &Value) -> Result<T, String> {
     serde_path_to_error::deserialize::<_, T>(params.clone()).map_err(|e| {
         let path = e.path().to_string();
         let shown_path = key_path(e.path());
-        let inner = e.into_inner().to_string();
-        let value = params.get(&path);
-        let mut msg = reword(&inner, value);
-        if inner.starts_with("invalid type: ") && inner.ends_with("expected string or map") {
-            // a wrong-typed enum: ask the enum for its variants with a string no variant has
-            let mut probe = params.clone();
-            probe[path.as_str()] = Value::String("\u{1}".into());
-            if let Err(e2) = serde_path_to_error::deserialize::<_, T>(probe) {
-                let m2 = e2.into_inner().to_string();
-                if let Some(i) = m2.find("expected one of ") {
-                    let shown = value.map_or("null".into(), Value::to_string);
-                    let list = m2[i + 16..].replace('`', "");
-                    msg = format!("{shown} is not allowed; allowed: {list}");
-                }
-            }
-        }
+        let inner = e.inner().to_string();
+        let msg = allowed_message::<T>(params, e.path(), &inner)
+            .unwrap_or_else(|| reword(&inner, params.get(&path)));
         if path == "." {
             msg
         } else {
@@ -288,4 +275,95 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// Whether `msg` is one of serde's own messages about a value (a wrong type, an integer out of
+/// its type's range, an unknown variant, an untagged enum none of whose forms fits), rather than
+/// one of this crate's, which already say what is allowed.
+pub fn is_serde_value_error(msg: &str) -> bool {
+    [
+        "invalid type: ",
+        "invalid value: ",
+        "unknown variant ",
+        "expected ",
+        "data did not match ",
+    ]
+    .iter()
+    .any(|p| msg.starts_with(p))
+        || msg.contains(" out of range")
+}
+
+/// The value at a serde_path_to_error path in `doc`, mutable.
+fn at_path<'a>(doc: &'a mut Value, path: &serde_path_to_error::Path) -> Option<&'a mut Value> {
+    use serde_path_to_error::Segment;
+    let mut at = doc;
+    for seg in path.iter() {
+        at = match seg {
+            Segment::Seq { index } => at.get_mut(*index)?,
+            Segment::Map { key } => at.get_mut(key.as_str())?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// What serde's "expected ..." says, in the words of this crate's messages: an integer type
+/// becomes its range, a sequence a list, a struct a table.
+fn expected_words(expected: &str) -> String {
+    let int = |lo: i128, hi: i128| format!("an integer from {lo} to {hi}");
+    match expected.trim_start_matches("a ").trim_start_matches("an ") {
+        "u8" => int(0, u8::MAX.into()),
+        "u16" => int(0, u16::MAX.into()),
+        "u32" => int(0, u32::MAX.into()),
+        "u64" | "usize" => int(0, u64::MAX.into()),
+        "i8" => int(i8::MIN.into(), i8::MAX.into()),
+        "i16" => int(i16::MIN.into(), i16::MAX.into()),
+        "i32" => int(i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => int(i64::MIN.into(), i64::MAX.into()),
+        "f32" | "f64" => "a number".to_string(),
+        "sequence" => "a list".to_string(),
+        "string or map" => "a string".to_string(),
+        e if e.starts_with("struct ") || e == "map" => "a table".to_string(),
+        e if e.starts_with("tuple of ") => format!("a list of {}", &e[9..]),
+        _ => expected.to_string(),
+    }
+}
+
+/// Rewrites serde's message about the value at `path` of `doc` (the whole document being
+/// deserialised into `T`) as "<value> is not allowed; allowed: <what>", `<what>` read off the
+/// type: an enum's variants (asked of the enum itself with a string no variant has), an integer
+/// type's range, or what serde says the type expects. `None` when the message is not serde's
+/// or the value cannot be found. One mechanism for every key of a `T`.
+pub fn allowed_message<T: DeserializeOwned>(
+    doc: &Value,
+    path: &serde_path_to_error::Path,
+    msg: &str,
+) -> Option<String> {
+    if !is_serde_value_error(msg) {
+        return None;
+    }
+    let mut probe = doc.clone();
+    let slot = at_path(&mut probe, path)?;
+    let shown = slot.to_string();
+    *slot = Value::String("\u{1}".into());
+    let mut allowed = None;
+    if let Err(e) = serde_path_to_error::deserialize::<_, T>(probe) {
+        let same = e.path().to_string() == path.to_string();
+        let m = e.into_inner().to_string();
+        if same {
+            if let Some(i) = m.find("expected one of ") {
+                allowed = Some(m[i + 16..].replace('`', ""));
+            } else if let Some(i) = m.find("expected `") {
+                // an enum of one or two variants: "expected `a`" or "expected `a` or `b`"
+                allowed = Some(m[i + 9..].replace("` or `", ", ").replace('`', ""));
+            } else if let Some(i) = m.find("expected ") {
+                allowed = Some(expected_words(&m[i + 9..]));
+            }
+        }
+    }
+    let allowed = allowed.or_else(|| msg.rfind(", expected ").map(|i| expected_words(&msg[i + 11..])))?;
+    if allowed == "value" || allowed.is_empty() {
+        return None;
+    }
+    Some(format!("{shown} is not allowed; allowed: {allowed}"))
 }

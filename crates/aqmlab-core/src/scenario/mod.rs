@@ -816,13 +816,18 @@ pub fn parse(json: &str) -> Result<Scenario, String> {
     let de = &mut serde_json::Deserializer::from_str(json);
     let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = crate::params::key_path(e.path());
-        let msg = e.into_inner().to_string();
+        let msg = e.inner().to_string();
         // The JSON position refers to the text the Python layer generated, not the user's file.
         let msg = msg
             .rfind(" at line ")
             .map_or(msg.as_str(), |i| &msg[..i])
             .to_string();
-        format!("{path}: {}", crate::params::reword(&msg, None))
+        let doc: Option<Value> = serde_json::from_str(json).ok();
+        let rewritten = doc.and_then(|doc| crate::params::allowed_message::<Scenario>(&doc, e.path(), &msg));
+        format!(
+            "{path}: {}",
+            rewritten.unwrap_or_else(|| crate::params::reword(&msg, None))
+        )
     })?;
     sc.validate()?;
     Ok(sc)

@@ -270,4 +270,144 @@ mod tests {
             }
         }
     }
+
+    /// A schema with its `$ref` followed (into the root's `$defs`).
+    fn resolved<'a>(root: &'a Value, s: &'a Value) -> &'a Value {
+        match s.get("$ref").and_then(Value::as_str) {
+            Some(r) => resolved(root, &root["$defs"][r.trim_start_matches("#/$defs/")]),
+            None => s,
+        }
+    }
+
+    /// Whether a key's schema (or one of its `anyOf` forms) is an enum or an integer.
+    fn enum_or_integer(root: &Value, s: &Value) -> bool {
+        let s = resolved(root, s);
+        let integer =
+            |t: &Value| t == "integer" || t.as_array().is_some_and(|a| a.contains(&json!("integer")));
+        s.get("enum").is_some()
+            || s.get("type").is_some_and(integer)
+            || ["anyOf", "oneOf"].iter().any(|k| {
+                s.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|forms| forms.iter().any(|f| enum_or_integer(root, f)))
+            })
+    }
+
+    /// Every enum-valued and integer-valued key below `s`, as a path of object keys and list
+    /// indices (a list's first item).
+    fn keys(root: &Value, s: &Value, at: Vec<Value>, out: &mut Vec<Vec<Value>>, depth: usize) {
+        let s = resolved(root, s);
+        if depth > 6 {
+            return;
+        }
+        if enum_or_integer(root, s) && !at.is_empty() {
+            out.push(at.clone());
+        }
+        let mut forms: Vec<&Value> = vec![s];
+        for k in ["anyOf", "oneOf"] {
+            if let Some(a) = s.get(k).and_then(Value::as_array) {
+                forms.extend(a.iter().map(|f| resolved(root, f)));
+            }
+        }
+        for f in forms {
+            if let Some(props) = f.get("properties").and_then(Value::as_object) {
+                for (k, v) in props {
+                    let mut p = at.clone();
+                    p.push(json!(k));
+                    keys(root, v, p, out, depth + 1);
+                }
+            }
+            if f.get("type") == Some(&json!("array")) {
+                if let Some(items) = f.get("items").filter(|i| i.is_object()) {
+                    let mut p = at.clone();
+                    p.push(json!(0));
+                    keys(root, items, p, out, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// A valid scenario to set keys in.
+    fn base() -> Value {
+        json!({
+            "duration": "10s",
+            "topology": {"rtt": "50ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+            "flows": [{"kind": "tcp"}],
+            "record": {"level": "summary"},
+        })
+    }
+
+    #[test]
+    fn every_enum_and_integer_key_refuses_wrong_values_naming_key_value_and_allowed() {
+        let root = scenario_schema();
+        let mut found = Vec::new();
+        keys(&root, &root, Vec::new(), &mut found, 0);
+        found.sort_by_key(|p| p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        found.dedup();
+        assert!(found.len() > 20, "only {} keys found", found.len());
+        let wrong = [
+            json!(true),
+            json!(7),
+            json!("bogus"),
+            json!(-1),
+            json!(2.5),
+            json!(null),
+            json!([1]),
+        ];
+        let mut checked = 0;
+        let mut bad = Vec::new();
+        for path in &found {
+            // a flow's kind-specific key is tried on a flow of a kind that has it
+            let kind = match path.as_slice() {
+                [f, _, k] if f == "flows" => FlowKind::ALL
+                    .iter()
+                    .find(|kind| kind.keys().iter().any(|x| Some(*x) == k.as_str()))
+                    .copied(),
+                _ => None,
+            };
+            let shown: Vec<String> = path
+                .iter()
+                .map(|s| match s {
+                    Value::Number(n) => format!("[{n}]"),
+                    s => format!(".{}", s.as_str().unwrap_or_default()),
+                })
+                .collect();
+            let key = shown.concat().trim_start_matches('.').replace(".[", "[");
+            for v in &wrong {
+                let mut sc = base();
+                if let Some(kind) = kind {
+                    sc["flows"][0]["kind"] = json!(kind.name());
+                }
+                let mut at = &mut sc;
+                for s in path {
+                    at = match s {
+                        Value::Number(n) => {
+                            let i = n.as_u64().unwrap_or(0) as usize;
+                            if !at.is_array() {
+                                *at = json!([{}]);
+                            }
+                            &mut at[i]
+                        }
+                        s => &mut at[s.as_str().unwrap_or_default()],
+                    };
+                }
+                *at = v.clone();
+                let Err(e) = super::super::parse(&sc.to_string()) else {
+                    continue;
+                };
+                if !e.starts_with(&format!("{key}:")) {
+                    // refused for another key first (an item missing a key it needs)
+                    continue;
+                }
+                checked += 1;
+                let msg = e[key.len() + 1..].trim();
+                let generic = msg.starts_with("expected") || msg.starts_with("invalid");
+                if generic || !msg.contains("allowed") || !msg.contains(&v.to_string()) {
+                    bad.push(format!("{key} = {v}: {e}"));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{} messages:\n{}", bad.len(), bad.join("\n"));
+        assert!(checked > 100, "only {checked} refusals checked");
+    }
 }

@@ -92,7 +92,7 @@ impl<'de> Deserialize<'de> for QdiscSpec {
                 )),
             },
             v => Err(de::Error::custom(format!(
-                "{v} is not a qdisc name or a table with `kind`"
+                "{v} is not allowed; allowed: a qdisc name (`aqmlab list qdiscs`) or a table with `kind`"
             ))),
         }
     }

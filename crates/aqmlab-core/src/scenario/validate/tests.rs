@@ -55,6 +55,40 @@ fn refused(sc: &Value, key: &str, parts: &[&str]) {
 }
 
 #[test]
+fn wrong_typed_values_name_the_key_the_value_and_what_is_allowed() {
+    refused(
+        &with("record.level", json!(1)),
+        "record.level",
+        &["1 is not allowed; allowed: summary, series, packets"],
+    );
+    refused(
+        &with("flows[0].kind", json!(true)),
+        "flows[0].kind",
+        &["true is not allowed; allowed: tcp, udp, "],
+    );
+    refused(
+        &with("flows[0].direction", json!(1)),
+        "flows[0].direction",
+        &["1 is not allowed; allowed: up, down"],
+    );
+    refused(
+        &with("flows[0].count", json!(-1)),
+        "flows[0].count",
+        &["-1 is not allowed; allowed: an integer from 0 to 4294967295"],
+    );
+    refused(
+        &with("flows[0].count", json!(2.5)),
+        "flows[0].count",
+        &["2.5 is not allowed; allowed: an integer from 0 to 4294967295"],
+    );
+    refused(
+        &with("record.level", json!("bogus")),
+        "record.level",
+        &["\"bogus\" is not allowed; allowed: summary, series, packets"],
+    );
+}
+
+#[test]
 fn the_base_scenario_is_valid() {
     accepted(&base());
 }
