@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from typing import NoReturn
 
 from aqmlab import signals
@@ -34,6 +35,8 @@ def interrupted_loading() -> NoReturn:
 
 def install() -> None:
     """``stop`` for SIGINT and SIGTERM (the console script's; a program importing aqmlab.cli
-    keeps its own)."""
+    keeps its own). A signal that cut numpy's first import makes the next one warn that numpy
+    was loaded twice: the command is stopping by then, and says so in its one line instead."""
     for sig in signals.STOP_SIGNALS:
         signal.signal(sig, stop)
+    warnings.filterwarnings("ignore", message="The NumPy module was reloaded")
