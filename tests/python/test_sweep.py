@@ -660,3 +660,16 @@ def test_a_rerun_repeats_the_stored_run(tmp_path, monkeypatch, packets_before):
     assert (t.loc[t["rep"] > 0, "same_as"].dropna() == source).all()
     assert t["same_as"].notna().sum() == (7 if packets_before else 6)
     _as_fresh_runs(t[t["rep"] > 0], tmp_path / "o", keep_packets=True)
+
+
+def test_a_sweep_runs_created_is_kept_by_a_rebuilt_catalog(tmp_path):
+    # `aqmlab runs` rebuilds the catalog: a sweep run's `created` came out as the rebuild's time,
+    # so that "the newest runs" were whichever sweep was listed last
+    out = tmp_path / "res"
+    aqmlab.sweep(small_sweep(tmp_path, reps=1), jobs=1, out=out)
+    first = store.query(out, "SELECT run_id, created FROM runs ORDER BY run_id")
+    time.sleep(1.1)
+    store.rebuild_catalog(out)
+    again = store.query(out, "SELECT run_id, created FROM runs ORDER BY run_id")
+    moved = (again["created"] - first["created"]).abs().max()
+    assert moved.total_seconds() < 1, moved

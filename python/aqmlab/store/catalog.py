@@ -288,7 +288,17 @@ def sweep_catalog_rows(root: Path) -> list[dict]:
     finally:
         con.close()
     df = df.drop_duplicates("run_id", keep="last")
-    return [sweep_row(r, Path(r["filename"]).parent.parent) for r in df.to_dict("records")]
+    # a run was created when its batch was committed: its summaries part's time, which a rebuild
+    # keeps (it was the time of the rebuild, renewed by every `aqmlab runs`)
+    made = {f: _committed_at(Path(f)) for f in df["filename"].unique()}
+    return [
+        sweep_row(r, Path(r["filename"]).parent.parent, made[r["filename"]]) for r in df.to_dict("records")
+    ]
+
+
+def _committed_at(part: Path) -> pd.Timestamp:
+    """When a summaries part was committed (renamed into place): its modification time, UTC."""
+    return pd.Timestamp(part.stat().st_mtime, unit="s")
 
 
 def _file_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
