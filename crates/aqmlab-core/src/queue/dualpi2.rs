@@ -551,19 +551,22 @@ impl Qdisc for DualPi2 {
 
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         let p = self.pi.prob as f64 / MAX_PROB as f64;
-        vec![
+        let mut d = vec![
             ("prob_base", p),
             ("pi_marks", self.stats.pi_marks as f64),
             ("step_marks", self.stats.step_marks as f64),
             ("pi_drops", self.stats.pi_drops as f64),
             ("step_drops", self.stats.step_drops as f64),
             ("overlimit_drops", self.stats.overlimit as f64),
-            ("ramp_marks", self.stats.ramp_marks as f64),
-            (
-                "qprot_sanctions",
-                self.qprot.as_ref().map_or(0.0, |q| q.sanctions as f64),
-            ),
-        ]
+        ];
+        // Only where the option is on: dualpi2's links table stays as it was.
+        if self.cfg.l_aqm == LAqm::Ramp {
+            d.push(("ramp_marks", self.stats.ramp_marks as f64));
+        }
+        if let Some(q) = &self.qprot {
+            d.push(("qprot_sanctions", q.sanctions as f64));
+        }
+        d
     }
 
     fn subqueues(&self) -> &'static [u8] {
