@@ -102,7 +102,7 @@ pub struct Config {
     /// both queues' packets together ("10000p" or bytes); default the link's limit, else 10000p
     #[schemars(with = "LimitSpec")]
     pub limit: Option<LimitSpec>,
-    /// PI2 target queueing delay; 15ms
+    /// PI2 target queueing delay; 15ms / 10ms (lld: MULPI's classic AQM latency target)
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub target: Time,

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QprotParams {
-    /// queue protection of the L queue (RFC 9957, QPROTECT_ON); off / on (docsis)
+    /// queue protection of the L queue (RFC 9957, QPROTECT_ON); off (dualpi2) / on (lld)
     pub qprot: bool,
     /// CRITICALqL: the L queue delay above which flows may be sanctioned; 0 = the ramp's MAXTH
     #[serde(with = "as_dur")]
