@@ -20,11 +20,32 @@
 //!   one queue while the other waits moves the credit by its size times the other's weight.
 //! * The PI marks and drops happen at dequeue (`drop_early` off, the default) or at enqueue.
 //!
+//! `lld` (Low Latency DOCSIS, the DOCSIS 3.1 MULPI spec's dual queue, RFC 9957 section 1) is
+//! the same queue with the options of its L queue:
+//!
+//! * `l_aqm = "ramp"`: the L queue's native AQM (MULPI's Immediate AQM) marks at enqueue with a
+//!   probability rising linearly from MINTH to MAXTH on the L queue's delay estimated with the
+//!   arriving packet in it (its bytes over the hop's rate): MAXTH `maxth` 1 ms, the ramp 2^`lg_range`
+//!   ns (19: 524 us) wide, MINTH raised to at least FLOOR = 2 frames of 2000 B at the hop's rate;
+//!   an L packet is marked with max(p_native, min(k p', 1)) (RFC 9332 section 2.5.1.1's
+//!   combination), and no PI roll or step applies at its dequeue.
+//! * queue protection (`qprot`, RFC 9957, see `qprot.rs`): a flow whose queuing score is too high
+//!   while the L queue's delay exceeds CRITICALqL (default MAXTH) has its packet sent to the C
+//!   queue instead.
+//! * coupling k = 2 (MULPI's AQM coupling factor 20, in tenths), the C queue's target 10 ms
+//!   (MULPI's classic AQM latency target).
+//!
+//! Not modelled in `lld`: MULPI's classic AQM is DOCSIS-PIE's controller (p_C = drop_prob,
+//! p' = sqrt(p_C)); here the C queue keeps PI2 (RFC 9332's alpha 0.16, beta 3.2 on p'). The
+//! inter-queue scheduler is the WRR of Linux, not MULPI's weighted DRR (weight 230/256), and the
+//! L marking draws at random instead of MULPI's deterministic recurrence.
+//!
 //! Left out: the tc filters and skb priority classification (the LLLL class), the byte-based
 //! `memory_limit` on skb truesize and GSO splitting (every packet here is one MTU-sized
 //! segment at most), the step threshold in packets.
 
-use super::util::{over_limit, resolve_limit, PacketQueue};
+use super::qprot::{Qprot, QprotParams};
+use super::util::{merge, over_limit, resolve_limit, PacketQueue};
 use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::{Ecn, PktId};
 use crate::params::{check_range, check_time, read, written, Group, Params};
@@ -64,6 +85,16 @@ impl EcnMask {
     }
 }
 
+/// The L queue's own AQM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LAqm {
+    /// Linux: mark at dequeue when the sojourn exceeds step_thresh
+    Step,
+    /// DOCSIS Immediate AQM: a ramp from MINTH to MAXTH on the queue's delay at enqueue
+    Ramp,
+}
+
 /// DualPI2's keys (Linux dualpi2_reset_default for the defaults).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -71,7 +102,7 @@ pub struct Config {
     /// both queues' packets together ("10000p" or bytes); default the link's limit, else 10000p
     #[schemars(with = "LimitSpec")]
     pub limit: Option<LimitSpec>,
-    /// PI2 target queueing delay; 15ms
+    /// PI2 target queueing delay; 15ms / 10ms (lld: MULPI's classic AQM latency target)
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub target: Time,
@@ -99,6 +130,15 @@ pub struct Config {
     pub drop_early: bool,
     /// the codepoints classified into the L queue: l4s_ect (ECT(1), CE), cla_ect, any_ect
     pub ecn_mask: EcnMask,
+    /// the L queue's own AQM: step (dualpi2) / ramp (lld: MULPI's Immediate AQM)
+    pub l_aqm: LAqm,
+    /// MAXTH of the ramp, the L queue delay marked with probability 1; 1ms
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub maxth: Time,
+    /// log2 of the ramp's width in ns (MINTH = MAXTH - 2^lg_range, at least 2 frames of 2000 B
+    /// at the hop's rate); 19
+    pub lg_range: u32,
 }
 
 impl Default for Config {
@@ -116,6 +156,21 @@ impl Default for Config {
             drop_overload: true,
             drop_early: false,
             ecn_mask: EcnMask::L4sEct,
+            l_aqm: LAqm::Step,
+            maxth: MS,
+            lg_range: 19,
+        }
+    }
+}
+
+impl Config {
+    /// `lld`'s defaults: the DOCSIS MULPI values of the L queue's Immediate AQM (MAXTH 1 ms,
+    /// LG_RANGE 19), coupling factor 2, classic latency target 10 ms.
+    pub fn lld() -> Config {
+        Config {
+            target: 10 * MS,
+            l_aqm: LAqm::Ramp,
+            ..Config::default()
         }
     }
 }
@@ -135,6 +190,8 @@ impl Params<LinkInfo> for Config {
         check_time("step_thresh", self.step_thresh, 0, 10 * SEC)?;
         check_range("coupling", self.coupling, 1, 255)?;
         check_range("c_protection", self.c_protection, 0, 100)?;
+        check_time("maxth", self.maxth, 1, 65_535_000)?;
+        check_range("lg_range", self.lg_range, 0, 25)?;
         Ok(())
     }
 }
@@ -264,6 +321,10 @@ pub struct DualPi2 {
     credit_init: i64,
     rng: Rng,
     stats: Stats,
+    /// The ramp's MINTH and MAXTH (ns) after the floor, and the hop's rate (bit/s).
+    ramp: (Time, Time),
+    rate_bps: u64,
+    qprot: Option<Qprot>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -273,13 +334,28 @@ struct Stats {
     pi_drops: u64,
     step_drops: u64,
     overlimit: u64,
+    ramp_marks: u64,
 }
 
 impl DualPi2 {
-    pub fn new(cfg: Config, mtu: u32, rng: Rng) -> DualPi2 {
+    pub fn new(cfg: Config, qp: QprotParams, link: &LinkInfo, mut rng: Rng) -> DualPi2 {
+        let mtu = link.mtu;
         let wc = cfg.c_protection as i64;
         let credit_init = mtu as i64 * (wc - (100 - wc));
+        // MULPI: MINTH = max(MAXTH - RANGE, FLOOR), MAXTH = MINTH + RANGE, at most 65.535 ms.
+        let range: Time = 1 << cfg.lg_range;
+        let floor = if link.rate_bps == 0 {
+            0
+        } else {
+            (2 * RAMP_FRAME * 8 * SEC as u128 / link.rate_bps as u128).min(65_535_000) as Time
+        };
+        let minth = cfg.maxth.saturating_sub(range).max(floor);
+        let ramp = (minth, (minth + range).min(65_535_000));
+        let qprot = qp.qprot.then(|| Qprot::new(qp, ramp.1, rng.next_u64()));
         DualPi2 {
+            ramp,
+            rate_bps: link.rate_bps,
+            qprot,
             limit: cfg.limit.expect("resolved").0,
             mtu: mtu as u64,
             l: PacketQueue::default(),
@@ -361,6 +437,26 @@ impl DualPi2 {
         false
     }
 
+    /// MULPI's qdelayCoupledL: the L queue's bytes with `size` more over the hop's rate (ns).
+    fn l_delay(&self, size: u32) -> Time {
+        if self.rate_bps == 0 {
+            return 0;
+        }
+        ((self.l.bytes() + size as u64) as u128 * 8 * SEC as u128 / self.rate_bps as u128) as Time
+    }
+
+    /// The ramp's probability at L queue delay `q` (MULPI's Immediate AQM).
+    pub fn prob_native(&self, q: Time) -> f64 {
+        let (min, max) = self.ramp;
+        if q >= max {
+            1.0
+        } else if q > min {
+            (q - min) as f64 / (max - min) as f64
+        } else {
+            0.0
+        }
+    }
+
     /// The larger head sojourn of the two queues (Linux get_queue_delays).
     fn qdelay(&self, ctx: &QueueCtx, now: Time) -> Time {
         let head = |q: &PacketQueue| q.front().map_or(0, |id| now.saturating_sub(ctx.enqueued_at(id)));
@@ -369,9 +465,9 @@ impl DualPi2 {
 }
 
 impl Qdisc for DualPi2 {
-    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, _now: Time) {
+    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
         let size = ctx.size(id);
-        let l4s = self.is_l4s(ctx.pool.get(id).ecn);
+        let mut l4s = self.is_l4s(ctx.pool.get(id).ecn);
         ctx.pool.get_mut(id).subq = if l4s { SUBQ_L } else { SUBQ_C };
         if over_limit(
             self.limit,
@@ -382,13 +478,29 @@ impl Qdisc for DualPi2 {
             ctx.drop_packet(id, DropReason::Overlimit);
             return;
         }
-        if self.cfg.drop_early && self.must_drop(id, l4s, ctx) {
+        if l4s && self.cfg.l_aqm == LAqm::Ramp {
+            let q = self.l_delay(size);
+            let native = self.prob_native(q);
+            let coupled = (self.pi.prob as f64 * self.cfg.coupling as f64 / MAX_PROB as f64).min(1.0);
+            if self.rng.bernoulli(native.max(coupled)) && ctx.pool.get(id).ecn != Ecn::Ce && ctx.mark(id) {
+                self.stats.ramp_marks += 1;
+            }
+            if let Some(qp) = &mut self.qprot {
+                if qp.protect(ctx.hash_key(id), size, q, native, now) {
+                    l4s = false;
+                    ctx.pool.get_mut(id).subq = SUBQ_C;
+                }
+            }
+        }
+        let ramp_l = l4s && self.cfg.l_aqm == LAqm::Ramp;
+        if self.cfg.drop_early && !ramp_l && self.must_drop(id, l4s, ctx) {
             self.stats.pi_drops += 1;
             ctx.drop_packet(id, DropReason::Early);
             return;
         }
         if l4s {
-            let apply_step = self.l.len() as u64 >= self.cfg.min_qlen_step as u64;
+            let apply_step =
+                self.cfg.l_aqm == LAqm::Step && self.l.len() as u64 >= self.cfg.min_qlen_step as u64;
             self.l.push_back(id, size);
             self.l_step.push_back(Entry { apply_step });
         } else {
@@ -398,7 +510,8 @@ impl Qdisc for DualPi2 {
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
         while let Some((id, entry, change)) = self.pick(ctx) {
-            if !self.cfg.drop_early && self.must_drop(id, entry.is_some(), ctx) {
+            let ramp_l = entry.is_some() && self.cfg.l_aqm == LAqm::Ramp;
+            if !self.cfg.drop_early && !ramp_l && self.must_drop(id, entry.is_some(), ctx) {
                 self.stats.pi_drops += 1;
                 ctx.drop_packet(id, DropReason::Head);
                 continue;
@@ -438,14 +551,22 @@ impl Qdisc for DualPi2 {
 
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         let p = self.pi.prob as f64 / MAX_PROB as f64;
-        vec![
+        let mut d = vec![
             ("prob_base", p),
             ("pi_marks", self.stats.pi_marks as f64),
             ("step_marks", self.stats.step_marks as f64),
             ("pi_drops", self.stats.pi_drops as f64),
             ("step_drops", self.stats.step_drops as f64),
             ("overlimit_drops", self.stats.overlimit as f64),
-        ]
+        ];
+        // Only where the option is on: dualpi2's links table stays as it was.
+        if self.cfg.l_aqm == LAqm::Ramp {
+            d.push(("ramp_marks", self.stats.ramp_marks as f64));
+        }
+        if let Some(q) = &self.qprot {
+            d.push(("qprot_sanctions", q.sanctions as f64));
+        }
+        d
     }
 
     fn subqueues(&self) -> &'static [u8] {
@@ -453,19 +574,50 @@ impl Qdisc for DualPi2 {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
-    let cfg = read(params, Config::default(), link)?;
-    let resolved = written(&cfg);
-    Ok((AnyQdisc::DualPi2(DualPi2::new(cfg, link.mtu, rng)), resolved))
+/// MULPI's MAX_FRAME_SIZE (bytes), two of which at the hop's rate are the ramp's FLOOR.
+pub const RAMP_FRAME: u128 = 2000;
+
+impl Params<LinkInfo> for QprotParams {
+    fn finish(&mut self, _link: &LinkInfo) -> Result<(), String> {
+        self.check()
+    }
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
-    name: "dualpi2",
-    summary: "coupled dual-queue AQM for L4S: PI2 on the larger queue delay, L queue marked with k p', C queue with p'^2, step marking in the L queue",
-    reference: "RFC 9332; Linux net/sched/sch_dualpi2.c",
-    params: &[Group::of::<Config>()],
-    build,
-}];
+fn build_with(params: &Value, link: &LinkInfo, rng: Rng, cfg: Config, qp: QprotParams) -> BuildResult {
+    let cfg = read(params, cfg, link)?;
+    let qp = read(params, qp, link)?;
+    let resolved = merge(written(&cfg), written(&qp));
+    Ok((AnyQdisc::DualPi2(DualPi2::new(cfg, qp, link, rng)), resolved))
+}
+
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+    build_with(params, link, rng, Config::default(), QprotParams::default())
+}
+
+fn build_lld(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+    let qp = QprotParams {
+        qprot: true,
+        ..QprotParams::default()
+    };
+    build_with(params, link, rng, Config::lld(), qp)
+}
+
+pub static INFO: [QdiscInfo; 2] = [
+    QdiscInfo {
+        name: "dualpi2",
+        summary: "coupled dual-queue AQM for L4S: PI2 on the larger queue delay, L queue marked with k p', C queue with p'^2, step marking in the L queue",
+        reference: "RFC 9332; Linux net/sched/sch_dualpi2.c",
+        params: &[Group::of::<Config>(), Group::of::<QprotParams>()],
+        build,
+    },
+    QdiscInfo {
+        name: "lld",
+        summary: "Low Latency DOCSIS: dualpi2 with the L queue's Immediate AQM ramp and queue protection (flows that build a queue sanctioned to the C queue)",
+        reference: "RFC 9957; RFC 9332; DOCSIS 3.1 MULPI (Immediate AQM, Queue Protection annexes)",
+        params: &[Group::of::<Config>(), Group::of::<QprotParams>()],
+        build: build_lld,
+    },
+];
 
 #[cfg(test)]
 mod tests {
@@ -501,8 +653,98 @@ mod tests {
             r,
             json!({"limit": "10000p", "target": "15ms", "tupdate": "16ms", "alpha": 0.16, "beta": 3.2,
                    "step_thresh": "1ms", "min_qlen_step": 0, "coupling": 2, "c_protection": 10,
-                   "drop_overload": true, "drop_early": false, "ecn_mask": "l4s_ect"})
+                   "drop_overload": true, "drop_early": false, "ecn_mask": "l4s_ect",
+                   "l_aqm": "step", "maxth": "1ms", "lg_range": 19, "qprot": false,
+                   "critical_ql": "0s", "critical_score": "4ms", "lg_aging": 19, "bi_size": 5,
+                   "attempts": 2, "max_score": "5s"})
         );
+    }
+
+    fn make_lld(rate: u64) -> DualPi2 {
+        let link = LinkInfo {
+            rate_bps: rate,
+            mtu: 1500,
+            limit: None,
+        };
+        match build_lld(&json!({}), &link, Rng::from_seed(3)).unwrap().0 {
+            AnyQdisc::DualPi2(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    /// MULPI's ramp thresholds by hand: RANGE = 2^19 ns = 524288 ns, FLOOR = 2 x 2000 B x 8 at
+    /// the rate; MINTH = max(MAXTH - RANGE, FLOOR), MAXTH = MINTH + RANGE.
+    #[test]
+    fn lld_ramp_thresholds_and_probability() {
+        // 100 Mb/s: FLOOR 320 us < 1 ms - 524288 ns = 475712 ns, so MINTH 475712, MAXTH 1 ms.
+        let q = make_lld(100_000_000);
+        assert_eq!(q.ramp, (475_712, 1_000_000));
+        assert_eq!(q.prob_native(475_712), 0.0);
+        assert_eq!(q.prob_native(475_712 + 262_144), 0.5);
+        assert_eq!(q.prob_native(1_000_000), 1.0);
+        // 20 Mb/s: FLOOR = 32000 bits / 20 Mb/s = 1.6 ms, so MINTH 1.6 ms, MAXTH 2124288 ns.
+        let q = make_lld(20_000_000);
+        assert_eq!(q.ramp, (1_600_000, 2_124_288));
+        // CRITICALqL defaults to MAXTH.
+        assert_eq!(q.qprot.as_ref().unwrap().critical_ql(), 2_124_288);
+        // The L queue's delay with a 1500 B arrival behind 3000 B: 4500 x 8 / 20 Mb/s = 1.8 ms,
+        // (1.8 - 1.6) / 0.524288 = 0.3815 of the ramp.
+        let mut q = q;
+        let mut h = Harness::new();
+        h.enqueue(&mut q, 1, 1500, Ecn::Ect1, 0);
+        h.enqueue(&mut q, 1, 1500, Ecn::Ect1, 0);
+        assert_eq!(q.l_delay(1500), 1_800_000);
+        assert!((q.prob_native(1_800_000) - 200_000.0 / 524_288.0).abs() < 1e-12);
+    }
+
+    /// Queue protection in the queue: an unresponsive flow marking itself ECT(1) at 1.5x the
+    /// rate is sanctioned to the C queue; a 2 Mb/s L4S flow sharing the L queue is not (its
+    /// score, 1500 x 2048 ns = 3.07 ms per packet at most, ages 6 ms between its packets, so
+    /// qdelay x score stays below CRITICALqL x 4 ms).
+    #[test]
+    fn lld_sanctions_the_queue_builder_only() {
+        let rate = 100_000_000;
+        let mut q = make_lld(rate);
+        let mut h = Harness::new();
+        let tx = crate::units::tx_time(1500, rate);
+        let (mut next_a, mut next_b, mut next_tx) = (0, 0, 0);
+        let (mut a_c, mut a_l, mut b_c, mut b_l) = (0, 0, 0, 0);
+        let end = 2 * SEC;
+        while next_a.min(next_b).min(next_tx) < end {
+            let t = next_a.min(next_b).min(next_tx);
+            if t >= q.next_update {
+                h.timer(&mut q, t);
+            }
+            if t == next_a {
+                let id = h.enqueue(&mut q, 1, 1500, Ecn::Ect1, t);
+                if !h.was_dropped(id) {
+                    *(if h.pool.get(id).subq == SUBQ_C {
+                        &mut a_c
+                    } else {
+                        &mut a_l
+                    }) += 1;
+                }
+                next_a += tx * 2 / 3;
+            } else if t == next_b {
+                let id = h.enqueue(&mut q, 2, 1500, Ecn::Ect1, t);
+                *(if h.pool.get(id).subq == SUBQ_C {
+                    &mut b_c
+                } else {
+                    &mut b_l
+                }) += 1;
+                next_b += 6 * MS;
+            } else {
+                if let Some(id) = h.dequeue(&mut q, t) {
+                    h.pool.release(id);
+                }
+                next_tx += tx;
+            }
+        }
+        // The L queue serves it at up to 90 % of the rate (the WRR's share): the excess, about
+        // a third and more of its packets, is ejected to the C queue.
+        assert!(3 * a_c > a_c + a_l, "builder: {a_c} sanctioned, {a_l} in L");
+        assert_eq!(b_c, 0, "the L4S flow: {b_c} sanctioned, {b_l} in L");
+        assert!(b_l > 300);
     }
 
     #[test]

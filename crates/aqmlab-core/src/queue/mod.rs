@@ -27,6 +27,7 @@ pub mod fq_pie;
 pub mod htb;
 pub mod pfifo_fast;
 pub mod pie;
+pub mod qprot;
 pub mod red;
 pub mod sch_fq;
 pub mod sfq;

@@ -27,6 +27,18 @@
 //!   at any link rate (10000 B at 1 Mb/s = 80 ms > t_update) and PIE engages; decay skipped while
 //!   packets are queued (`decay_skip`); first update at HZ/2.
 //!
+//! * `docsis` (DOCSIS-PIE, RFC 8034 section 4 and Appendix A, the AQM DOCSIS 3.1 requires of
+//!   cable modems upstream): target 10 ms, t_update 16 ms, alpha 0.25, beta 2.5, max_burst
+//!   142 ms; the queueing delay is the queue's bytes over the configured rate (`configured`
+//!   estimator: the hop's rate; the Max Sustained Rate token bucket and the Peak Rate are not
+//!   modelled, so msrtokens() = 0); drop_prob is a probability per 1024-byte packet
+//!   (`pkt_unit`), scaled by size at each arrival (bytemode) and capped there at PROB_LOW 0.85,
+//!   so it may reach 13.6 (`prob_max`); the scaling table goes on above 10 % (`table_ext`); decay
+//!   0.98 when both delays are below LATENCY_LOW 5 ms (`latency_low`), +2 % above LATENCY_HIGH
+//!   200 ms (`latency_high`); the burst state machine: no drop until the queue reaches a third of
+//!   the buffer, the first drop of a burst arms max_burst, during which drop_prob is held at 0,
+//!   and a burst ends after 1 s of quiet updates.
+//!
 //! `dq_threshold` takes bytes ("16384B") or packets ("10p" = 10 x 1500 B, the mean packet size).
 //! `hz` (default 0 = exact) rounds t_update up to whole jiffies as Linux timers do.
 //! Probabilities are f64 (Linux uses fixed point; not emulated). ECN marks ECT packets instead of
@@ -51,6 +63,8 @@ pub enum Profile {
     Pie2013,
     #[serde(rename = "linux_3_14")]
     Linux314,
+    /// DOCSIS-PIE, RFC 8034 Appendix A (the cable modem's upstream AQM of DOCSIS 3.1)
+    Docsis,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -58,6 +72,21 @@ pub enum Profile {
 pub enum Estimator {
     Timestamp,
     Rate,
+    /// RFC 8034 section 4.1 / Appendix A: the queue's bytes over the configured rate (here the
+    /// hop's rate), computed at each update
+    Configured,
+}
+
+/// DOCSIS-PIE's burst protection state (RFC 8034 Appendix A: NOBURST, INBURST,
+/// INBURSTPROTECTING).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BurstState {
+    /// No drop while the queue holds less than a third of the buffer.
+    NoBurst,
+    /// A burst began; the first early drop arms the burst allowance.
+    InBurst,
+    /// The burst allowance was armed by a drop.
+    Protecting,
 }
 
 /// PIE's keys, shared by the pie and fq_pie tables; a `profile` names a preset of all of them.
@@ -83,7 +112,8 @@ pub struct PieParams {
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub max_burst: Time,
-    /// queue delay from timestamps or from the departure rate (rate); timestamp / rate (pie2013)
+    /// queue delay from timestamps, from the departure rate (rate) or from the queue's bytes over
+    /// the hop's rate (configured); timestamp / rate (pie2013) / configured (docsis)
     pub estimator: Estimator,
     /// rate-cycle bytes ("16384B") or packets of 1500 B ("10p"); 16384B / 10000B (pie2013)
     #[serde(with = "dq_bytes")]
@@ -93,12 +123,31 @@ pub struct PieParams {
     pub derandomize: bool,
     /// cap each increase at 2 % when drop_prob >= 10 %; on
     pub cap: bool,
-    /// Linux: +2 % when qdelay > 250 ms; off (rfc8033) / on
+    /// +2 % when qdelay > latency_high (Linux, RFC 8034); off (rfc8033) / on
     pub boost_250ms: bool,
-    /// factor applied when both delays are 0; 0.98 (rfc8033, pie2013) / 63/64 (linux)
+    /// the delay above which boost_250ms adds 2 %; 250ms / 200ms (docsis: LATENCY_HIGH)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub latency_high: Time,
+    /// factor applied when both delays are low (see latency_low); 0.98 (rfc8033, pie2013, docsis)
+    /// / 63/64 (linux)
     pub decay: f64,
+    /// decay when both delays are below this; 0 = when both are 0 (RFC 8033) / 5ms (docsis:
+    /// LATENCY_LOW)
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub latency_low: Time,
     /// 2013 scaling (/8 below 1 %, /2 below 10 %) instead of the RFC table
     pub three_tier: bool,
+    /// RFC 8034's rows of the scaling table above 10 %: x2 below 1, x8 below 10, x32 above; off /
+    /// on (docsis)
+    pub table_ext: bool,
+    /// the highest drop_prob; 1 / 13.6 (docsis: PROB_LOW x MEAN_PKTSIZE / MIN_PKTSIZE, a
+    /// probability per 1024-byte packet that bytemode scales down for small packets)
+    pub prob_max: f64,
+    /// bytes of the "2 packets" of the bypass rule and of bytemode's unit; the link's MTU /
+    /// 1024 (docsis: MEAN_PKTSIZE)
+    pub pkt_unit: u32,
     /// round t_update up to whole jiffies of this kernel HZ; 0 = exact (default)
     pub hz: u32,
     /// CE-mark ECT packets instead of early drop while drop_prob <= mark_ecnth; off
@@ -120,6 +169,13 @@ pub struct PieParams {
     /// The update period: t_update, rounded up to whole jiffies when `hz` is set.
     #[serde(skip)]
     pub period: Time,
+    /// The hop's rate (bit/s), the configured rate of the `configured` estimator.
+    #[serde(skip)]
+    pub rate_bps: u64,
+    /// docsis: the buffer in bytes (BUFFER_SIZE; a packet limit counts MTU-sized packets), whose
+    /// third starts a burst; 0 = none (fq_pie).
+    #[serde(skip)]
+    pub buffer_bytes: u64,
 }
 
 /// `dq_threshold` in bytes: read as bytes or as packets of [`MEAN_PKTSIZE`], written as bytes.
@@ -154,8 +210,13 @@ impl PieParams {
             derandomize: true,
             cap: true,
             boost_250ms: false,
+            latency_high: 250 * MS,
             decay: 0.98,
+            latency_low: 0,
             three_tier: false,
+            table_ext: false,
+            prob_max: 1.0,
+            pkt_unit: mtu,
             hz: 0,
             ecn: false,
             mark_ecnth: 0.1,
@@ -165,6 +226,8 @@ impl PieParams {
             decay_skip: false,
             mtu,
             period: 0,
+            rate_bps: 0,
+            buffer_bytes: 0,
         };
         let p = match profile {
             Profile::Rfc8033 => rfc,
@@ -199,6 +262,26 @@ impl PieParams {
                 decay_skip: true,
                 ..Self::profile(Profile::Pie2013, mtu)
             },
+            // RFC 8034 Appendix A's constants: LATENCY_TARGET 10 ms, A 0.25, B 2.5, INTERVAL
+            // 16 ms, MAX_BURST 142 ms, MEAN_PKTSIZE 1024, MIN_PKTSIZE 64, PROB_LOW 0.85,
+            // LATENCY_LOW 5 ms, LATENCY_HIGH 200 ms; the delay from the configured rate, drops
+            // scaled by packet size, the table extended above 10 %.
+            Profile::Docsis => PieParams {
+                target: 10 * MS,
+                t_update: 16 * MS,
+                alpha: 0.25,
+                beta: 2.5,
+                max_burst: 142 * MS,
+                estimator: Estimator::Configured,
+                boost_250ms: true,
+                latency_high: 200 * MS,
+                latency_low: 5 * MS,
+                table_ext: true,
+                prob_max: DOCSIS_PROB_LOW * 1024.0 / 64.0,
+                pkt_unit: 1024,
+                bytemode: true,
+                ..rfc
+            },
         };
         PieParams {
             period: p.t_update,
@@ -221,6 +304,7 @@ impl Params<LinkInfo> for PieParams {
 
     fn finish(&mut self, link: &LinkInfo) -> Result<(), String> {
         self.mtu = link.mtu;
+        self.rate_bps = link.rate_bps;
         check_time("target", self.target, 1, 10 * SEC)?;
         check_time("t_update", self.t_update, 1, 10 * SEC)?;
         check_range("alpha", self.alpha, 0.0, 100.0)?;
@@ -230,6 +314,13 @@ impl Params<LinkInfo> for PieParams {
         check_range("decay", self.decay, 0.0, 1.0)?;
         check_range("hz", self.hz, 0, 100_000)?;
         check_range("mark_ecnth", self.mark_ecnth, 0.0, 1.0)?;
+        check_time("latency_high", self.latency_high, 0, 100 * SEC)?;
+        check_time("latency_low", self.latency_low, 0, 100 * SEC)?;
+        check_range("prob_max", self.prob_max, 0.0, 1000.0)?;
+        check_range("pkt_unit", self.pkt_unit, 1, 1 << 20)?;
+        if self.estimator == Estimator::Configured && self.rate_bps == 0 {
+            return Err("estimator = \"configured\" needs a hop with a rate".into());
+        }
         self.period = if self.hz == 0 {
             self.t_update
         } else {
@@ -263,6 +354,9 @@ pub struct PieVars {
     pub cycles_done: u64,
     pub cycles_abandoned: u64,
     pub updates: u64,
+    /// docsis: the burst protection state and the updates it has been quiet in INBURST.
+    pub burst_state: BurstState,
+    burst_reset: u32,
 }
 
 impl PieVars {
@@ -271,7 +365,12 @@ impl PieVars {
             prob: 0.0,
             qdelay: 0,
             qdelay_old: 0,
-            burst: p.max_burst,
+            // RFC 8034 Appendix A: burst_allowance_ starts at 0, armed by the first drop of a burst.
+            burst: if p.profile == Profile::Docsis {
+                0
+            } else {
+                p.max_burst
+            },
             accu: 0.0,
             last_dq: None,
             measuring: false,
@@ -282,6 +381,8 @@ impl PieVars {
             cycles_done: 0,
             cycles_abandoned: 0,
             updates: 0,
+            burst_state: BurstState::NoBurst,
+            burst_reset: 0,
         }
     }
 
@@ -295,15 +396,18 @@ impl PieVars {
         if self.burst > 0 {
             return false;
         }
+        if p.profile == Profile::Docsis {
+            return self.drop_early_docsis(p, size, backlog, rng);
+        }
         let (delay, small) = match p.profile {
-            Profile::Rfc8033 => (self.qdelay_old, backlog <= 2 * p.mtu as u64),
-            _ => (self.qdelay, backlog < 2 * p.mtu as u64),
+            Profile::Rfc8033 => (self.qdelay_old, backlog <= 2 * p.pkt_unit as u64),
+            _ => (self.qdelay, backlog < 2 * p.pkt_unit as u64),
         };
         if (delay < p.target / 2 && self.prob < 0.2) || small {
             return false;
         }
         let local = if p.bytemode {
-            self.prob * size as f64 / p.mtu as f64
+            self.prob * size as f64 / p.pkt_unit as f64
         } else {
             self.prob
         };
@@ -320,6 +424,49 @@ impl PieVars {
             }
         }
         rng.bernoulli(local)
+    }
+
+    /// RFC 8034 Appendix A's drop_early, in its order: the accumulator is reset while drop_prob_
+    /// is 0; no drop before a burst (queue below a third of the buffer); the size-scaled
+    /// probability (capped at PROB_LOW) is accumulated before the bypass rules (qdelay_old below
+    /// target/2 with drop_prob_ below 20 %, or at most 2 MEAN_PKTSIZE queued); derandomisation;
+    /// the first drop of a burst arms the burst allowance.
+    fn drop_early_docsis(&mut self, p: &PieParams, size: u32, backlog: u64, rng: &mut Rng) -> bool {
+        if self.prob == 0.0 {
+            self.accu = 0.0;
+        }
+        if self.burst_state == BurstState::NoBurst {
+            if backlog < p.buffer_bytes / 3 {
+                return false;
+            }
+            self.burst_state = BurstState::InBurst;
+        }
+        let local = if p.bytemode {
+            (self.prob * size as f64 / p.pkt_unit as f64).min(DOCSIS_PROB_LOW)
+        } else {
+            self.prob.min(DOCSIS_PROB_LOW)
+        };
+        self.accu += local;
+        if (self.qdelay_old < p.target / 2 && self.prob < 0.2) || backlog <= 2 * p.pkt_unit as u64 {
+            return false;
+        }
+        let drop = if !p.derandomize {
+            rng.bernoulli(local)
+        } else if self.accu < DOCSIS_PROB_LOW {
+            false
+        } else if self.accu >= 8.5 {
+            true
+        } else {
+            rng.bernoulli(local)
+        };
+        if drop {
+            self.accu = 0.0;
+            if self.burst_state == BurstState::InBurst {
+                self.burst_state = BurstState::Protecting;
+                self.burst = p.max_burst;
+            }
+        }
+        drop
     }
 
     /// Any drop (tail or early) resets the derandomisation accumulator.
@@ -340,6 +487,8 @@ impl PieVars {
                 }
                 self.last_dq = Some(now);
             }
+            // The queue's bytes at the next update are all it needs.
+            Estimator::Configured => {}
             Estimator::Rate => {
                 if !self.measuring && backlog >= p.dq_threshold {
                     self.measuring = true;
@@ -399,7 +548,13 @@ impl PieVars {
             (0.01, 8.0),
             (0.1, 2.0),
         ];
-        TABLE.iter().find(|(lim, _)| q < *lim).map_or(1.0, |(_, d)| *d)
+        // RFC 8034 Appendix A: drop_prob_ (per 1024-byte packet) goes above 1, with larger steps.
+        const EXT: [(f64, f64); 2] = [(1.0, 0.5), (10.0, 0.125)];
+        match TABLE.iter().find(|(lim, _)| q < *lim) {
+            Some((_, d)) => *d,
+            None if !p.table_ext => 1.0,
+            None => EXT.iter().find(|(lim, _)| q < *lim).map_or(0.03125, |(_, d)| *d),
+        }
     }
 
     /// The probability update (RFC 8033 section 4.2), every t_update; `backlog` in bytes.
@@ -417,6 +572,15 @@ impl PieVars {
                 self.measuring = false;
                 self.cycles_abandoned += 1;
             }
+        } else if p.estimator == Estimator::Configured {
+            // RFC 8034 Appendix A with msrtokens() = 0 (no token bucket here): bytes / MSR.
+            self.qdelay = (backlog as u128 * 8 * SEC as u128 / p.rate_bps as u128) as Time;
+        }
+        if p.profile == Profile::Docsis && self.burst > 0 {
+            // RFC 8034 Appendix A: no drops and no PI step while the burst allowance lasts.
+            self.prob = 0.0;
+            self.docsis_burst(p);
+            return;
         }
         let secs = |t: Time| t as f64 / SEC as f64;
         let mut delta = p.alpha * (secs(self.qdelay) - secs(p.target))
@@ -425,15 +589,24 @@ impl PieVars {
         if p.cap && self.prob >= 0.1 && delta > 0.02 {
             delta = 0.02;
         }
-        if p.boost_250ms && self.qdelay > 250 * MS {
+        if p.boost_250ms && self.qdelay > p.latency_high {
             delta += 0.02;
         }
-        let clamped_max = self.prob + delta > 1.0;
-        self.prob = (self.prob + delta).clamp(0.0, 1.0);
+        let clamped_max = self.prob + delta > p.prob_max;
+        self.prob = (self.prob + delta).clamp(0.0, p.prob_max);
         // Linux skips the decay when the probability was clamped at 1 or packets are queued.
         let linux_skip = p.decay_skip && (clamped_max || backlog != 0);
-        if self.qdelay == 0 && self.qdelay_old == 0 && !linux_skip {
+        let decay_low = if p.latency_low == 0 {
+            self.qdelay == 0 && self.qdelay_old == 0
+        } else {
+            self.qdelay < p.latency_low && self.qdelay_old < p.latency_low
+        };
+        if decay_low && !linux_skip {
             self.prob *= p.decay;
+        }
+        if p.profile == Profile::Docsis {
+            self.docsis_burst(p);
+            return;
         }
         let low = self.qdelay < p.target / 2 && self.qdelay_old < p.target / 2 && self.prob == 0.0;
         if p.profile == Profile::Rfc8033 {
@@ -441,12 +614,40 @@ impl PieVars {
             if low && self.burst == 0 {
                 self.burst = p.max_burst;
             }
-        } else if low && (p.estimator == Estimator::Timestamp || self.has_rate()) {
+        } else if low && (p.estimator != Estimator::Rate || self.has_rate()) {
             self.burst = p.max_burst;
             self.avg_rate = 0.0;
             self.avg_dq_time = 0.0;
             self.measuring = false;
             self.accu = 0.0;
+        }
+        self.qdelay_old = self.qdelay;
+    }
+
+    /// The end of a DOCSIS-PIE update (RFC 8034 Appendix A): the burst allowance falls by the
+    /// interval; after a quiet update (both delays below target/2, drop_prob_ 0, no allowance
+    /// left) INBURSTPROTECTING becomes INBURST, and INBURST returns to NOBURST after more than
+    /// BURST_RESET_TIMEOUT (1 s) of quiet updates in a row.
+    fn docsis_burst(&mut self, p: &PieParams) {
+        self.burst = self.burst.saturating_sub(p.period);
+        let quiet = self.qdelay < p.target / 2
+            && self.qdelay_old < p.target / 2
+            && self.prob == 0.0
+            && self.burst == 0;
+        match (self.burst_state, quiet) {
+            (BurstState::Protecting, true) => {
+                self.burst_state = BurstState::InBurst;
+                self.burst_reset = 0;
+            }
+            (BurstState::InBurst, true) => {
+                self.burst_reset += 1;
+                if self.burst_reset as u64 * p.period > DOCSIS_BURST_RESET_TIMEOUT {
+                    self.burst_reset = 0;
+                    self.burst_state = BurstState::NoBurst;
+                }
+            }
+            (BurstState::InBurst, false) => self.burst_reset = 0,
+            _ => {}
         }
         self.qdelay_old = self.qdelay;
     }
@@ -463,6 +664,12 @@ impl PieVars {
         ]
     }
 }
+
+/// RFC 8034 Appendix A: PROB_LOW, the derandomisation's lower bound and the cap on a packet's
+/// scaled probability.
+pub const DOCSIS_PROB_LOW: f64 = 0.85;
+/// RFC 8034 Appendix A: BURST_RESET_TIMEOUT, the quiet time after which a burst is over.
+pub const DOCSIS_BURST_RESET_TIMEOUT: Time = SEC;
 
 /// Mean packet size behind "Np" dq_threshold values.
 pub const MEAN_PKTSIZE: u64 = 1500;
@@ -537,7 +744,11 @@ impl Qdisc for Pie {
     }
 }
 
-pub fn new_pie(params: PieParams, limit: Limit, rng: Rng) -> Pie {
+pub fn new_pie(mut params: PieParams, limit: Limit, rng: Rng) -> Pie {
+    params.buffer_bytes = match limit {
+        Limit::Bytes(b) => b,
+        Limit::Packets(n) => n * params.mtu as u64,
+    };
     Pie {
         queue: PacketQueue::default(),
         limit,
@@ -896,6 +1107,175 @@ mod tests {
         }
         assert_eq!(h.marks.len(), before);
         assert!(h.drops.len() > 50 && h.drops.iter().all(|d| d.1 == DropReason::Early));
+    }
+
+    fn docsis() -> PieParams {
+        let mut p = PieParams::profile(Profile::Docsis, 1500);
+        p.period = p.t_update;
+        p.rate_bps = 10_000_000;
+        // 100 ms at 10 Mb/s (MULPI's default upstream target buffer): 125000 B.
+        p.buffer_bytes = 125_000;
+        p
+    }
+
+    /// Bytes that take `ms` milliseconds at 10 Mb/s (1250 B per ms).
+    fn at_10m(ms: u64) -> u64 {
+        ms * 1250
+    }
+
+    /// RFC 8034 Appendix A's control path, worked by hand: qdelay = bytes x 8 / rate,
+    /// p = A (qdelay - LATENCY_TARGET) + B (qdelay - qdelay_old), scaled by the table.
+    #[test]
+    fn docsis_update_vectors() {
+        let p = docsis();
+        assert_eq!((p.target, p.period, p.max_burst), (10 * MS, 16 * MS, 142 * MS));
+        let step = |prob: f64, old_ms: u64, now_ms: u64| {
+            let mut v = PieVars::new(&p);
+            v.prob = prob;
+            v.qdelay_old = old_ms * MS;
+            v.update(&p, at_10m(now_ms));
+            v
+        };
+        // 25000 B at 10 Mb/s = 20 ms; p = 0.25 x 0.010 + 2.5 x 0.020 = 0.0525, /2048 (prob 0).
+        let v = step(0.0, 0, 20);
+        assert_eq!(v.qdelay, 20 * MS);
+        assert!((v.prob - 0.0525 / 2048.0).abs() < 1e-15, "{}", v.prob);
+        // qdelay = qdelay_old = 8 ms: p = 0.25 x -0.002 = -0.0005; the extended rows: x2 below 1
+        // (0.5 -> 0.499), x8 below 10 (5 -> 4.996), x32 above (12 -> 11.984); no decay (8 >= 5 ms).
+        assert!((step(0.5, 8, 8).prob - 0.499).abs() < 1e-12);
+        assert!((step(5.0, 8, 8).prob - 4.996).abs() < 1e-12);
+        assert!((step(12.0, 8, 8).prob - 11.984).abs() < 1e-12);
+        // RFC 8033's table (table_ext off) stops at /1: 0.5 - 0.0005.
+        let mut off = p;
+        off.table_ext = false;
+        let mut v = PieVars::new(&off);
+        v.prob = 0.5;
+        v.qdelay_old = 8 * MS;
+        v.update(&off, at_10m(8));
+        assert!((v.prob - 0.4995).abs() < 1e-12);
+        // Both delays 4 ms < LATENCY_LOW 5 ms: p = 0.25 x -0.006 = -0.0015, x2 -> 0.497, x 0.98.
+        assert!((step(0.5, 4, 4).prob - 0.497 * 0.98).abs() < 1e-12);
+        // 250 ms > LATENCY_HIGH: p = 0.25 x 0.240 = 0.06, /2 (prob below 10 %) = 0.03, no cap
+        // (prob below 10 %), + 0.02: 0.05 -> 0.10.
+        assert!((step(0.05, 250, 250).prob - 0.10).abs() < 1e-12);
+        // The 2 % cap and +2 % each update up to PROB_LOW x 1024 / 64 = 13.6.
+        let mut v = PieVars::new(&p);
+        v.prob = 13.5;
+        let mut seen = vec![];
+        for _ in 0..3 {
+            v.qdelay_old = 300 * MS;
+            v.update(&p, at_10m(300));
+            seen.push(v.prob);
+        }
+        for (got, want) in seen.iter().zip([13.54, 13.58, 13.6]) {
+            assert!((got - want).abs() < 1e-9, "{seen:?}");
+        }
+    }
+
+    /// RFC 8034 Appendix A's data path: the size-scaled probability, the bypass rules after the
+    /// accumulation, and derandomisation.
+    #[test]
+    fn docsis_drop_early_vectors() {
+        let p = docsis();
+        let mut rng = Rng::from_seed(3);
+        let mut v = PieVars::new(&p);
+        v.burst_state = BurstState::InBurst;
+        v.prob = 0.1;
+        v.qdelay_old = 20 * MS;
+        // 1024-byte packets: 0.1 each, so accu_prob_ 0.1 .. 0.8 < PROB_LOW for eight packets.
+        for k in 1..=8 {
+            assert!(!v.drop_early(&p, 1024, 50_000, &mut rng));
+            assert!((v.accu - 0.1 * k as f64).abs() < 1e-12);
+        }
+        // 64-byte packets count 1/16: 0.00625.
+        v.drop_early(&p, 64, 50_000, &mut rng);
+        assert!((v.accu - 0.80625).abs() < 1e-12);
+        // At most 2 x MEAN_PKTSIZE = 2048 B queued: no drop, yet the probability is accumulated.
+        v.accu = 0.0;
+        v.prob = 5.0;
+        assert!((0..20).all(|_| !v.drop_early(&p, 1500, 2048, &mut rng)));
+        // Each packet adds min(5 x 1500 / 1024, 0.85) = 0.85: 20 of them 17.
+        assert!((v.accu - 17.0).abs() < 1e-9);
+        // qdelay_old below target/2 with drop_prob below 20 %: no drop.
+        v.accu = 0.0;
+        v.prob = 0.19;
+        v.qdelay_old = 4 * MS;
+        assert!((0..100).all(|_| !v.drop_early(&p, 1500, 50_000, &mut rng)));
+        // accu_prob_ >= PROB_HIGH 8.5 forces the drop: from 8.0, +0.85 -> 8.85.
+        v.qdelay_old = 20 * MS;
+        v.prob = 1.0;
+        v.accu = 8.0;
+        assert!(v.drop_early(&p, 1500, 50_000, &mut rng));
+        assert_eq!(v.accu, 0.0);
+        // That drop, the first of the burst, armed the allowance.
+        assert_eq!(v.burst_state, BurstState::Protecting);
+        assert_eq!(v.burst, 142 * MS);
+    }
+
+    /// The burst state machine of RFC 8034 Appendix A, step by step.
+    #[test]
+    fn docsis_burst_states() {
+        let p = docsis();
+        let mut rng = Rng::from_seed(5);
+        let mut v = PieVars::new(&p);
+        assert_eq!((v.burst, v.burst_state), (0, BurstState::NoBurst));
+        v.prob = 1.0;
+        v.qdelay_old = 50 * MS;
+        // Below BUFFER_SIZE / 3 = 41666 B: no drop, still NOBURST, nothing accumulated.
+        assert!((0..50).all(|_| !v.drop_early(&p, 1500, 41_665, &mut rng)));
+        assert_eq!((v.burst_state, v.accu), (BurstState::NoBurst, 0.0));
+        // From a third on: INBURST, then drops; the first arms MAX_BURST.
+        let mut k = 0;
+        while !v.drop_early(&p, 1500, 41_666, &mut rng) {
+            assert_eq!(v.burst_state, BurstState::InBurst);
+            k += 1;
+        }
+        assert!(k < 10);
+        assert_eq!((v.burst_state, v.burst), (BurstState::Protecting, 142 * MS));
+        // While the allowance lasts: no drop, drop_prob held at 0 even with 100 ms queued;
+        // 142 ms of 16 ms updates: 142 -> 126 -> ... -> 14 -> 0, nine updates.
+        let mut n = 0;
+        while v.burst > 0 {
+            assert!((0..20).all(|_| !v.drop_early(&p, 1500, 125_000, &mut rng)));
+            v.update(&p, at_10m(100));
+            assert_eq!(v.prob, 0.0);
+            n += 1;
+        }
+        assert_eq!(n, 9);
+        // Quiet updates (empty queue): the first ends the protection, then more than 1 s of them
+        // (16 ms x 63 = 1008 ms > 1000 ms; 62 would be 992 ms) end the burst.
+        v.update(&p, 0); // qdelay_old was 100 ms: not quiet yet
+        assert_eq!(v.burst_state, BurstState::Protecting);
+        v.update(&p, 0);
+        assert_eq!(v.burst_state, BurstState::InBurst);
+        for _ in 0..62 {
+            v.update(&p, 0);
+        }
+        assert_eq!(v.burst_state, BurstState::InBurst);
+        v.update(&p, 0);
+        assert_eq!(v.burst_state, BurstState::NoBurst);
+    }
+
+    #[test]
+    fn docsis_profile_resolves_and_controls() {
+        let (_, r) = build(
+            &json!({"profile": "docsis"}),
+            &link(10_000_000),
+            Rng::from_seed(1),
+        )
+        .unwrap();
+        assert_eq!(r["target"], "10ms");
+        assert_eq!(r["t_update"], "16ms");
+        assert_eq!(r["max_burst"], "142ms");
+        assert_eq!(r["estimator"], "configured");
+        assert_eq!(r["pkt_unit"], 1024);
+        assert!(build(&json!({"estimator": "configured"}), &link(0), Rng::from_seed(1)).is_err());
+        // An unresponsive 2x overload of 1500-byte packets: held near the 10 ms target.
+        let mut q = make(json!({"profile": "docsis"}), 10_000_000);
+        let (early, _) = overload(&mut q, 10_000_000, 20);
+        assert!(early > 0);
+        let qd = q.vars.qdelay as f64 / MS as f64;
+        assert!(qd < 40.0, "{qd} ms");
     }
 
     #[test]
