@@ -23,7 +23,6 @@ use std::collections::VecDeque;
 use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
-pub mod docsis;
 pub mod slot;
 pub mod trace;
 pub mod wifi;
