@@ -1,5 +1,5 @@
 """The Python API: `aqmlab.run(...)` runs one scenario in the Rust core and returns a `Result`
-with the summary (metrics.py) and the recorded tables (pyarrow; `.df(name)` for pandas).
+with the summary (aqmlab.metrics) and the recorded tables (pyarrow; `.df(name)` for pandas).
 """
 
 from __future__ import annotations
