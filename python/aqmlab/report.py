@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aqmlab import columns, files, plots, store
 from aqmlab import metrics as M
+from aqmlab.metrics import catalogue
 
 CSS = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
@@ -86,7 +87,7 @@ def summary_tables(run, dirs: Sequence[str] | None = None) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h, _ in columns.PROBE_TABLE)
         rows = ""
         for p in probes:
-            vals = [columns.value_at(p, path) for _, path in columns.PROBE_TABLE]
+            vals = [catalogue.value_at(p, path) for _, path in columns.PROBE_TABLE]
             rows += "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in vals) + "</tr>"
         out.append(f"<h3>Latency probes (VoIP, ping)</h3><table><tr>{head}</tr>{rows}</table>"
                    "<p>One-way delay (OWD) and RFC 3550 jitter per direction; loss leaves out the "

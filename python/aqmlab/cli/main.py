@@ -624,10 +624,10 @@ def list_tcp() -> None:
 def list_metrics() -> None:
     """Every key of a run summary (`aqmlab run --json`) and every column of the runs catalog,
     with its definition, unit and window."""
-    from aqmlab import columns
+    from aqmlab.metrics import catalogue
 
     for title, rows in (
-        ("run summary keys (aqmlab run --json, show --json)", columns.SUMMARY_METRICS),
+        ("run summary keys (aqmlab run --json, show --json)", catalogue.SUMMARY_METRICS),
         ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
     ):
         t = Table(title=title)
@@ -636,7 +636,7 @@ def list_metrics() -> None:
         for k, (definition, unit, window) in rows.items():
             t.add_row(esc(k), esc(definition), esc(unit), esc(window))
         out.print(t)
-    out.print(f"probe loss: {columns.IN_FLIGHT_RULE}", markup=False)
+    out.print(f"probe loss: {catalogue.IN_FLIGHT_RULE}", markup=False)
 
 
 @list_app.command("scenarios")

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from aqmlab import columns
 from aqmlab.cli.console import err, fail, lazy, out
+from aqmlab.metrics import catalogue
 
 store = lazy("aqmlab.store")
 
@@ -208,7 +209,7 @@ def probe_table(probes: list[dict], fmt) -> Table:
     for header, _ in columns.PROBE_TABLE:
         t.add_column(header, justify="right")
     for p in probes:
-        t.add_row(*(fmt(columns.value_at(p, path)) for _, path in columns.PROBE_TABLE))
+        t.add_row(*(fmt(catalogue.value_at(p, path)) for _, path in columns.PROBE_TABLE))
     return t
 
 

@@ -19,6 +19,12 @@ Conventions
   ``fat_flow`` and ``ack_filter`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
   occupied the buffer.
 
+Modules: ``catalogue`` (every summary key declared once: definition, unit, window, the function
+computing it, its catalog columns), ``base`` (the tables as numpy columns), ``queue``, ``flows``,
+``probes`` and ``summary`` (``summarize``). The package's names are its modules' public
+functions, imported on first use: the catalogue alone is read by commands that compute nothing.
+The metrics only the studies use are in ``aqmlab.reproduce.metrics``.
+
 Sources: docs/metrics.md (every summary key and catalog column), docs/study-setups.md section 2 (transients2014:
 spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), section 4
 (goodbadwifi2015: induced latency, goodput at the application).
@@ -26,146 +32,16 @@ spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), se
 
 from __future__ import annotations
 
-from aqmlab.metrics.base import (
-    AQM_DROP_REASONS,
-    DIRECTIONS,
-    DROP_REASONS,
-    ENTERED,
-    NS,
-    QUEUE_DROP_REASONS,
-    SUMMARY_SCHEMA_VERSION,
-    TRANSMITTED,
-    MissingTableError,
-    _col,
-    _filter_dir,
-    _isin,
-    _nullable_float,
-    _strcol,
-    bottlenecks,
-    cdf,
-    directions,
-    keep_codes,
-    parse_limit,
-    percentiles,
-    qdisc_config,
-    qdisc_name,
-)
-from aqmlab.metrics.flows import (
-    PROBE_KINDS,
-    class_share,
-    completion_time_s,
-    delivered_bytes,
-    goodput_bps,
-    goodput_totals_mbps,
-    jain_index,
-    probe_flows,
-)
-from aqmlab.metrics.probes import (
-    induced_latency_ms,
-    ping_queueing_delay_ms,
-    probe_counts,
-    probe_ipdv_ms,
-    probe_jitter_ms,
-    probe_loss,
-    probe_owd_ms,
-    probe_rtt_ms,
-    probe_table,
-)
-from aqmlab.metrics.queue import (
-    _sojourn_rows,
-    arrivals,
-    backlog_steps,
-    capacity_bytes,
-    drops_by_reason,
-    hist_percentiles,
-    link_rate_bps,
-    marks,
-    mean_backlog,
-    normalized_mean_backlog,
-    queue_delay_cdf_ms,
-    queue_delay_stats_ms,
-    sojourn_delays_ns,
-    sojourn_times_ns,
-    time_average,
-    tx_bytes,
-    tx_packets,
-    utilization,
-)
-from aqmlab.metrics.summary import (
-    fetch_times_s,
-    flow_summaries,
-    link_summary,
-    probe_summary,
-    subqueues_summary,
-    summarize,
-    web_summary,
-    webpage_summary,
-)
+import importlib
 
-__all__ = [
-    "AQM_DROP_REASONS",
-    "DIRECTIONS",
-    "DROP_REASONS",
-    "ENTERED",
-    "NS",
-    "PROBE_KINDS",
-    "QUEUE_DROP_REASONS",
-    "SUMMARY_SCHEMA_VERSION",
-    "TRANSMITTED",
-    "MissingTableError",
-    "_col",
-    "_filter_dir",
-    "_isin",
-    "_nullable_float",
-    "_sojourn_rows",
-    "_strcol",
-    "arrivals",
-    "backlog_steps",
-    "bottlenecks",
-    "capacity_bytes",
-    "cdf",
-    "class_share",
-    "completion_time_s",
-    "delivered_bytes",
-    "directions",
-    "drops_by_reason",
-    "fetch_times_s",
-    "flow_summaries",
-    "goodput_bps",
-    "goodput_totals_mbps",
-    "hist_percentiles",
-    "induced_latency_ms",
-    "jain_index",
-    "keep_codes",
-    "link_rate_bps",
-    "link_summary",
-    "marks",
-    "mean_backlog",
-    "normalized_mean_backlog",
-    "parse_limit",
-    "percentiles",
-    "ping_queueing_delay_ms",
-    "probe_counts",
-    "probe_flows",
-    "probe_ipdv_ms",
-    "probe_jitter_ms",
-    "probe_loss",
-    "probe_owd_ms",
-    "probe_rtt_ms",
-    "probe_summary",
-    "probe_table",
-    "qdisc_config",
-    "qdisc_name",
-    "queue_delay_cdf_ms",
-    "queue_delay_stats_ms",
-    "sojourn_delays_ns",
-    "sojourn_times_ns",
-    "subqueues_summary",
-    "summarize",
-    "time_average",
-    "tx_bytes",
-    "tx_packets",
-    "utilization",
-    "web_summary",
-    "webpage_summary",
-]
+MODULES = ("base", "queue", "flows", "probes", "summary", "catalogue")
+
+
+def __getattr__(name: str):
+    """``aqmlab.metrics.<name>``: the name as the first of MODULES that defines it has it (a
+    module's own name is left to the import system: ``from aqmlab.metrics import catalogue``)."""
+    for module in () if name in MODULES else MODULES:
+        m = importlib.import_module(f"aqmlab.metrics.{module}")
+        if name in vars(m):
+            return vars(m)[name]
+    raise AttributeError(f"module 'aqmlab.metrics' has no attribute {name!r}")

@@ -14,11 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aqmlab import _core
+from aqmlab.metrics.catalogue import DIRECTIONS, QUANTILES
 
 NS = 1_000_000_000
-
-
-DIRECTIONS = ("down", "up")
 
 
 TRANSMITTED = ("sent", "marked")
@@ -192,7 +190,7 @@ def _float(x) -> float | None:
     return None if math.isnan(x) else x
 
 
-def percentiles(values: np.ndarray, qs=(50, 75, 95, 99)) -> dict[str, float | None]:
+def percentiles(values: np.ndarray, qs=QUANTILES) -> dict[str, float | None]:
     """Linear-interpolation percentiles (numpy default) plus mean and max; None when empty."""
     values = np.asarray(values, dtype=np.float64)
     values = values[~np.isnan(values)]

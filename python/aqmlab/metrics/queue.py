@@ -26,6 +26,7 @@ from aqmlab.metrics.base import (
     percentiles,
     qdisc_config,
 )
+from aqmlab.metrics.catalogue import QUANTILES
 
 
 def sojourn_times_ns(
@@ -61,7 +62,7 @@ def _sojourn_rows(tables: dict, meta: dict, direction: str, warmup_s: float, nam
     return t.filter(pc.greater_equal(t.column("t_s"), -(-w // NS)))
 
 
-def hist_percentiles(lo: np.ndarray, hi: np.ndarray, count: np.ndarray, qs=(50, 75, 95, 99)) -> dict:
+def hist_percentiles(lo: np.ndarray, hi: np.ndarray, count: np.ndarray, qs=QUANTILES) -> dict:
     """``percentiles`` of values known as a histogram (bins [lo, hi) with their counts): each
     order statistic is its bin's midpoint (exact for bins one wide), interpolated linearly
     between ranks as numpy does. A bin of the sojourn histogram is at most 1/64 of its lower

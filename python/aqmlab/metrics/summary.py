@@ -25,6 +25,7 @@ from aqmlab.metrics.base import (
     percentiles,
     qdisc_name,
 )
+from aqmlab.metrics.catalogue import SHORT_QUANTILES, STATS
 from aqmlab.metrics.flows import (
     _completion_times_s,
     _flow_windows,
@@ -67,9 +68,7 @@ def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
         "qdisc": qdisc_name(tables, meta, direction),
         "utilization": _float(utilization(tables, meta, direction, warmup_s)),
         "queue_delay_ms": {
-            k: v
-            for k, v in queue_delay_stats_ms(tables, meta, direction, warmup_s).items()
-            if k in ("p50", "p75", "p95", "p99", "max", "mean")
+            k: v for k, v in queue_delay_stats_ms(tables, meta, direction, warmup_s).items() if k in STATS
         },
         "drops": int(sum(by[r] for r in QUEUE_DROP_REASONS)),
         "drops_by_reason": by,
@@ -130,7 +129,7 @@ def web_summary(tables: dict, warmup_s: float = 0.0) -> dict:
     asked = ~np.isnan(t0) & (t0 >= warmup_s * NS)
     rt = _nullable_float(w, "response_time_ns")[asked]
     done = rt[~np.isnan(rt)]
-    st = percentiles(done / 1e6, (50, 95, 99))
+    st = percentiles(done / 1e6, SHORT_QUANTILES)
     return {"exchanges": int(asked.sum()), "completed": int(done.size), "response_ms": st}
 
 
@@ -157,7 +156,7 @@ def webpage_summary(tables: dict, warmup_s: float = 0.0) -> dict:
         "fetches": int(started.sum()),
         "completed": int(ft.size),
         "timed_out": timed_out,
-        "fetch_ms": percentiles(ft * 1e3, (50, 95, 99)),
+        "fetch_ms": percentiles(ft * 1e3, SHORT_QUANTILES),
     }
 
 
@@ -228,11 +227,13 @@ def probe_summary(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) ->
     ind = percentiles(induced_latency_ms(tables, flow, warmup_s), (50,))
     return {
         "id": flow,
-        "rtt_ms": percentiles(probe_rtt_ms(tables, flow, warmup_s), (50, 95, 99)),
+        "rtt_ms": percentiles(probe_rtt_ms(tables, flow, warmup_s), SHORT_QUANTILES),
         "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
         "counts": probe_counts(tables, flow, warmup_s, end),
         "loss": probe_loss(tables, flow, warmup_s, end),
-        "owd_ms": {d: percentiles(probe_owd_ms(tables, flow, d, warmup_s), (50, 95, 99)) for d in DIRECTIONS},
+        "owd_ms": {
+            d: percentiles(probe_owd_ms(tables, flow, d, warmup_s), SHORT_QUANTILES) for d in DIRECTIONS
+        },
         "jitter_ms": {d: probe_jitter_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
         "ipdv_ms": {d: probe_ipdv_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
     }
