@@ -80,17 +80,6 @@ def label(column: str) -> str:
 # The summary keys and catalog columns are declared in aqmlab.metrics.catalogue; `aqmlab list
 # metrics` prints them and docs/metrics.md is generated from them here (`metrics_markdown`).
 
-PROBE_TABLE = [
-    ("id", ("id",)), ("RTT p50 ms", ("rtt_ms", "p50")), ("p95", ("rtt_ms", "p95")), ("p99", ("rtt_ms", "p99")),
-    *((f"OWD {d} p50", ("owd_ms", d, "p50")) for d in ("up", "down")),
-    *((f"OWD {d} {q}", ("owd_ms", d, q)) for d in ("up", "down") for q in ("p95", "p99")),
-    *((f"jitter {d} ms", ("jitter_ms", d)) for d in ("up", "down")),
-    ("lost", ("counts", "lost")), ("in flight", ("counts", "in_flight")), ("loss", ("loss",)),
-]  # fmt: skip
-"""The VoIP / probe columns of the printed summaries (`run`, `show`, the report): header, path
-in a ``probes[i]`` block."""
-
-
 _META_COLUMNS = {
     "run_id": ("the run's id: its directory name, or a sweep run's content address", "", "-"),
     "name": ("the scenario's name", "", "-"),

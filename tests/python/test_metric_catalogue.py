@@ -140,8 +140,8 @@ def test_the_report_has_the_voip_section(printed, tmp_path):
     assert res.exit_code == 0, res.output
     html = out.read_text()
     assert "Latency probes (VoIP, ping)" in html
-    for header, _ in columns.PROBE_TABLE:
-        assert f"<th>{header}</th>" in html
+    for v in catalogue.PROBE_VIEW:
+        assert f"<th>{v.header}</th>" in html
     j = doc["probes"][0]["jitter_ms"]["down"]
     assert f"<td>{j:.4g}</td>" in html
 

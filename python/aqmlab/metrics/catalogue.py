@@ -318,3 +318,55 @@ def catalog_values(s: dict) -> dict:
         for k in ("total", "down", "up"):
             row[f"goodput_mbps_{k}"] = float(sum(g for d, g in gp if k in ("total", d))) if gp else None
     return row
+
+
+# --------------------------------------------------------------------------- table views
+
+
+@dataclass(frozen=True)
+class View:
+    """A column of a printed table: its header and the summary key under the table's block (a
+    hop's ``links.HOP``, a flow's ``flows[i]``, a probe stream's ``probes[i]``), times ``scale``."""
+
+    header: str
+    key: str
+    scale: float = 1.0
+
+    def value(self, block: dict):
+        """The column's value in one block (None where the key is missing)."""
+        v = value_at(block, tuple(self.key.split(".")))
+        return v if v is None or self.scale == 1.0 else self.scale * v
+
+
+LINK_VIEW = (
+    View("qdisc", "qdisc"), View("util %", "utilization", 100.0),
+    *(View("qdelay p50 ms" if s == "p50" else s, f"queue_delay_ms.{s}") for s in CATALOG_STATS),
+    View("drops", "drops"), View("marks", "marks"), View("arrivals", "arrivals"),
+)  # fmt: skip
+"""The hop table of `aqmlab run` and ``Result.table``."""
+
+LINK_DETAIL_VIEW = (
+    *LINK_VIEW, View("transmitted", "transmitted"), View("tx bytes", "tx_bytes"),
+    View("backlog pkts", "mean_backlog_pkts"), View("backlog bytes", "mean_backlog_bytes"),
+)  # fmt: skip
+"""The hop table of `aqmlab show` and the report: LINK_VIEW and the transmitted packets and
+bytes and the mean backlog."""
+
+FLOW_VIEW = (
+    View("id", "id"), View("label", "label"), View("kind", "kind"), View("dir", "direction"), View("cc", "cc"),
+    View("goodput Mb/s", "goodput_mbps"), View("delivered B", "bytes_delivered"), View("retx", "retransmits"),
+    View("RTOs", "rto_count"), View("completion s", "completion_s"),
+)  # fmt: skip
+"""The flow table of `aqmlab run`, `aqmlab show` and the report."""
+
+PROBE_VIEW = (
+    View("id", "id"), View("RTT p50 ms", "rtt_ms.p50"), View("p95", "rtt_ms.p95"), View("p99", "rtt_ms.p99"),
+    *(View(f"OWD {d} p50", f"owd_ms.{d}.p50") for d in ("up", "down")),
+    *(View(f"OWD {d} {q}", f"owd_ms.{d}.{q}") for d in ("up", "down") for q in ("p95", "p99")),
+    *(View(f"jitter {d} ms", f"jitter_ms.{d}") for d in ("up", "down")),
+    View("lost", "counts.lost"), View("in flight", "counts.in_flight"), View("loss", "loss"),
+)  # fmt: skip
+"""The VoIP / probe table of `aqmlab show` and the report."""
+
+VIEWS = {"links.HOP": LINK_DETAIL_VIEW, "flows[i]": FLOW_VIEW, "probes[i]": PROBE_VIEW}
+"""The widest view of each summary block, by the block its rows are."""
