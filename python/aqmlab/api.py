@@ -1,5 +1,5 @@
 """The Python API: `aqmlab.run(...)` runs one scenario in the Rust core and returns a `Result`
-with the summary (metrics.py) and the recorded tables (pyarrow; `.df(name)` for pandas).
+with the summary (aqmlab.metrics) and the recorded tables (pyarrow; `.df(name)` for pandas).
 """
 
 from __future__ import annotations
@@ -47,16 +47,14 @@ class Result:
         return self.tables[name].to_pandas()
 
     def table(self):
-        """The summary as a pandas table, one row per hop: discipline, utilisation, queueing-delay
-        percentiles (ms), drops and marks (what `aqmlab run` prints)."""
+        """The summary as a pandas table, one row per hop: the columns `aqmlab run` prints
+        (``catalogue.LINK_VIEW``: discipline, utilisation, queueing delay in ms, packet counts)."""
         import pandas as pd
 
-        rows = []
-        for hop, link in self.summary["links"].items():
-            q, util = link["queue_delay_ms"], link["utilization"]
-            rows.append({"hop": hop, "qdisc": link["qdisc"], "util %": None if util is None else 100 * util,
-                         **{f"qdelay {k} ms": q[k] for k in ("p50", "p95", "p99", "max")},
-                         "drops": link["drops"], "marks": link["marks"]})  # fmt: skip
+        from aqmlab.metrics import catalogue
+
+        rows = [{"hop": hop, **{v.header: v.value(link) for v in catalogue.LINK_VIEW}}
+                for hop, link in self.summary["links"].items()]  # fmt: skip
         return pd.DataFrame(rows).set_index("hop")
 
     def _repr_html_(self) -> str:

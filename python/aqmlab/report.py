@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aqmlab import columns, files, plots, store
 from aqmlab import metrics as M
+from aqmlab.metrics import catalogue
 
 CSS = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
@@ -64,29 +65,30 @@ def summary_tables(run, dirs: Sequence[str] | None = None) -> str:
     ld = store.link_dirs(run.tables)
     links = {n: lk for n, lk in (s.get("links") or {}).items() if dirs is None or ld.get(n, n) in dirs}
     if links:
-        keys = ["qdisc", "utilization", "drops", "marks", "arrivals", "transmitted", "tx_bytes",
-                "mean_backlog_pkts", "mean_backlog_bytes"]  # fmt: skip
-        dk = ["p50", "p95", "p99", "max", "mean"]
-        head = "".join(f"<th>{k}</th>" for k in ["dir", *keys] + [f"delay {k} (ms)" for k in dk])
+        head = "".join(
+            f"<th>{html.escape(h)}</th>" for h in ["dir", *(v.header for v in catalogue.LINK_DETAIL_VIEW)]
+        )
         rows = []
         for d, lk in links.items():
-            cells = [f"<td class=l>{_fmt(d)}</td>"] + [f"<td>{_fmt(lk.get(k))}</td>" for k in keys]
-            cells += [f"<td>{_fmt((lk.get('queue_delay_ms') or {}).get(k))}</td>" for k in dk]
+            cells = [f"<td class=l>{_fmt(d)}</td>"] + [
+                f"<td>{_fmt(v.value(lk))}</td>" for v in catalogue.LINK_DETAIL_VIEW
+            ]
             rows.append("<tr>" + "".join(cells) + "</tr>")
         out.append(f"<h3>Bottleneck links</h3><table><tr>{head}</tr>{''.join(rows)}</table>")
     flows = s.get("flows") or []
     if flows:
-        keys = ["id", "kind", "direction", "label", "cc", "goodput_mbps", "bytes_delivered", "retransmits",
-                "rto_count", "completion_s"]  # fmt: skip
-        head = "".join(f"<th>{k}</th>" for k in keys)
-        rows = "".join("<tr>" + "".join(f"<td>{_fmt(f.get(k))}</td>" for k in keys) + "</tr>" for f in flows)
+        head = "".join(f"<th>{html.escape(v.header)}</th>" for v in catalogue.FLOW_VIEW)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{_fmt(v.value(f))}</td>" for v in catalogue.FLOW_VIEW) + "</tr>"
+            for f in flows
+        )
         out.append(f"<h3>Flows</h3><table><tr>{head}</tr>{rows}</table>")
     probes = s.get("probes") or []
     if probes:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h, _ in columns.PROBE_TABLE)
+        head = "".join(f"<th>{html.escape(v.header)}</th>" for v in catalogue.PROBE_VIEW)
         rows = ""
         for p in probes:
-            vals = [columns.value_at(p, path) for _, path in columns.PROBE_TABLE]
+            vals = [v.value(p) for v in catalogue.PROBE_VIEW]
             rows += "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in vals) + "</tr>"
         out.append(f"<h3>Latency probes (VoIP, ping)</h3><table><tr>{head}</tr>{rows}</table>"
                    "<p>One-way delay (OWD) and RFC 3550 jitter per direction; loss leaves out the "

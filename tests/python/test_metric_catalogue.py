@@ -1,4 +1,4 @@
-"""The metric catalogue (aqmlab.columns): every key a real `aqmlab run --json` prints and every
+"""The metric catalogue (aqmlab.metrics.catalogue): every key a real `aqmlab run --json` prints and every
 `runs` column has a definition, a unit and a window; `aqmlab list metrics` and docs/metrics.md
 come from the same declarations; `show --json`, the catalog and the HTML report carry the VoIP
 numbers of the summary; the summary is versioned and CHANGELOG.md records the changes."""
@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from aqmlab import columns, metrics, store
 from aqmlab.cli import app
+from aqmlab.metrics import catalogue
 
 runner = CliRunner()
 REPO = Path(__file__).parents[2]
@@ -75,10 +76,10 @@ def test_every_key_run_json_prints_has_a_definition_unit_and_window(printed):
     for block in ("links.down.drops_by_reason.", "flows[1].", "web.", "webpage.", "probes[1].", "jitter_ms"):
         assert any(block in k for k in found), block
     undeclared = [k for k in found if columns.summary_metric(k) is None]
-    assert undeclared == [], f"declare these keys in aqmlab.columns.SUMMARY_METRICS: {undeclared}"
+    assert undeclared == [], f"declare these keys in aqmlab.metrics.catalogue.CATALOGUE: {undeclared}"
     for k in found:
         definition, _unit, window = columns.summary_metric(k)
-        assert definition and window in (columns.WINDOW, "run", "-"), k
+        assert definition and window in (catalogue.WINDOW, "run", "-"), k
 
 
 def test_every_catalog_column_has_its_definition():
@@ -91,7 +92,7 @@ def test_list_metrics_prints_every_declaration():
     res = runner.invoke(app, ["list", "metrics"])
     assert res.exit_code == 0, res.output
     text = re.sub(r"\s+", "", res.output)
-    for key in [*columns.SUMMARY_METRICS, *store.RUN_COLUMNS]:
+    for key in [*catalogue.SUMMARY_METRICS, *store.RUN_COLUMNS]:
         assert key.replace(" ", "") in text, key
 
 
@@ -123,8 +124,13 @@ def test_show_and_the_catalog_carry_the_voip_numbers(printed):
     for v in (p0["jitter_ms"]["down"], p0["owd_ms"]["up"]["p99"], p0["owd_ms"]["down"]["p95"]):
         assert f"{v:.4g}" in res.output
     row = store.query(root, "SELECT * FROM runs").iloc[0]
-    for column, path in columns.PROBE_COLUMNS.items():
-        assert row[column] == pytest.approx(columns.value_at(p0, path)), column
+    first = [
+        (m, c) for m in catalogue.CATALOGUE if m.key.startswith("probes[i].") for c in m.columns if not c.how
+    ]
+    assert len(first) == 10
+    for m, c in first:
+        path = (m.key.split(".")[1], *c.path)
+        assert row[c.name] == pytest.approx(catalogue.value_at(p0, path)), c.name
 
 
 def test_the_report_has_the_voip_section(printed, tmp_path):
@@ -134,8 +140,8 @@ def test_the_report_has_the_voip_section(printed, tmp_path):
     assert res.exit_code == 0, res.output
     html = out.read_text()
     assert "Latency probes (VoIP, ping)" in html
-    for header, _ in columns.PROBE_TABLE:
-        assert f"<th>{header}</th>" in html
+    for v in catalogue.PROBE_VIEW:
+        assert f"<th>{v.header}</th>" in html
     j = doc["probes"][0]["jitter_ms"]["down"]
     assert f"<td>{j:.4g}</td>" in html
 
@@ -148,3 +154,17 @@ def test_the_summary_is_versioned_and_the_changelog_records_the_renames(printed)
     # each renamed or removed key is named with its replacement
     assert "links.HOP.delivered" in log and "links.HOP.transmitted" in log
     assert "probes[i].jitter_ms" in log and "probes[i].ipdv_ms" in log
+
+
+def test_every_computed_key_names_its_function():
+    computed = [m for m in catalogue.CATALOGUE if m.compute]
+    assert len(computed) > 30
+    for m in computed:
+        assert callable(m.function()), m.key
+
+
+def test_the_catalog_columns_are_the_catalogue_s_columns():
+    declared = {c.name for m in catalogue.CATALOGUE for c in m.columns}
+    for column in catalogue.CATALOG_COLUMNS:
+        assert column.removeprefix("up_") in declared, column
+        assert column in store.RUN_COLUMNS and catalogue.catalog_source(column), column

@@ -9,6 +9,7 @@ import synth
 from synth import MS
 
 from aqmlab import metrics as M
+from aqmlab.reproduce import metrics as SM
 
 
 @pytest.fixture
@@ -117,16 +118,16 @@ def test_mean_backlog_exact_beyond_64_bits(rows, size, held_ns):
 def test_spike_duration_exact(tiny):
     t, m = tiny
     # > 600 B: [0,2) ms (2000, 1500) and [10,14) ms (1000): longest 4 ms
-    assert M.spike_duration_s(t, m, "down", threshold_bytes=600) == (pytest.approx(0.004), True)
+    assert SM.spike_duration_s(t, m, "down", threshold_bytes=600) == (pytest.approx(0.004), True)
     # > 1200 B: [0,2) ms
-    assert M.spike_duration_s(t, m, "down", threshold_bytes=1200)[0] == pytest.approx(0.002)
+    assert SM.spike_duration_s(t, m, "down", threshold_bytes=1200)[0] == pytest.approx(0.002)
     # strictly more than: 1500 B only on [0,1)
-    assert M.spike_duration_s(t, m, "down", threshold_bytes=1500)[0] == pytest.approx(0.001)
-    assert M.spike_duration_s(t, m, "down", threshold_bytes=2000)[0] == 0.0
+    assert SM.spike_duration_s(t, m, "down", threshold_bytes=1500)[0] == pytest.approx(0.001)
+    assert SM.spike_duration_s(t, m, "down", threshold_bytes=2000)[0] == 0.0
     # as delay at the link rate: 1 ms at 8 Mb/s = 1000 B -> >1000 B on [0,2) ms only
-    assert M.spike_duration_s(t, m, "down", threshold_delay_s=0.001)[0] == pytest.approx(0.002)
+    assert SM.spike_duration_s(t, m, "down", threshold_delay_s=0.001)[0] == pytest.approx(0.002)
     # warm-up 1 ms clips the first spike: [1,2) ms above 1200 B
-    assert M.spike_duration_s(t, m, "down", threshold_bytes=1200, warmup_s=0.001)[0] == pytest.approx(0.001)
+    assert SM.spike_duration_s(t, m, "down", threshold_bytes=1200, warmup_s=0.001)[0] == pytest.approx(0.001)
 
 
 def test_spike_duration_hand_sequence():
@@ -145,15 +146,15 @@ def test_spike_duration_hand_sequence():
         }
     )
     m = {"duration_ns": 100 * MS}
-    assert M.spike_duration_s({"packets": p}, m, "down", threshold_bytes=2000)[0] == pytest.approx(0.040)
-    assert M.spike_duration_s({"packets": p}, m, "down", threshold_bytes=3000)[0] == pytest.approx(0.010)
-    assert M.spike_threshold_bytes(0.060, 2_000_000) == pytest.approx(15000)
-    assert M.spike_threshold_bytes(0.100, 2_000_000) == pytest.approx(25000)
+    assert SM.spike_duration_s({"packets": p}, m, "down", threshold_bytes=2000)[0] == pytest.approx(0.040)
+    assert SM.spike_duration_s({"packets": p}, m, "down", threshold_bytes=3000)[0] == pytest.approx(0.010)
+    assert SM.spike_threshold_bytes(0.060, 2_000_000) == pytest.approx(15000)
+    assert SM.spike_threshold_bytes(0.100, 2_000_000) == pytest.approx(25000)
 
 
 def test_spike_duration_approximate_from_queue():
     t, m = synth.run(drop=("packets",))
-    d, exact = M.spike_duration_s(t, m, "down", threshold_bytes=600)
+    d, exact = SM.spike_duration_s(t, m, "down", threshold_bytes=600)
     assert not exact
     assert d == pytest.approx(0.004)  # the 1 ms samples catch every change here
 
@@ -200,7 +201,7 @@ def test_goodput_completion_group(tiny):
     assert M.completion_time_s(t, 1) == pytest.approx(0.015)
     assert M.completion_time_s(t, 3) == pytest.approx(0.016)
     assert M.completion_time_s(t, 0) is None
-    g = M.group_response_times_s(t)
+    g = SM.group_response_times_s(t)
     assert g[1] == pytest.approx(0.017)  # first SYN 1 ms, last ACK 18 ms
     assert g[0] is None  # unfinished
 
@@ -215,14 +216,14 @@ def test_jain_and_shares(tiny):
     assert M.class_share(t, "cc", "cubic") == pytest.approx(2850 / 4750)
     assert M.class_share(t, "kind", "tcp") == pytest.approx(4350 / 4750)
     assert M.class_share(t, "cc", "cubic", traffic_only=True) == pytest.approx(2850 / 4350)  # ping left out
-    pj = M.per_class_jain(t, m, "cc")
+    pj = SM.per_class_jain(t, m, "cc")
     g1, g3 = 1000 * 8 / 0.015, 500 * 8 / 0.016
     assert pj["ledbat"] == pytest.approx((g1 + g3) ** 2 / (2 * (g1**2 + g3**2)))
     assert pj["cubic"] == pytest.approx(1.0)
     # F = (F_cubic + F_ledbat) / 2 over the hand-computed goodputs above
     j = (g1 + g3) ** 2 / (2 * (g1**2 + g3**2))
-    assert M.intra_fairness(t, m, ("cubic", "ledbat"), by="cc") == pytest.approx((1.0 + j) / 2)
-    assert M.intra_fairness(t, m, ("cubic", "reno"), by="cc") is None  # no reno flow
+    assert SM.intra_fairness(t, m, ("cubic", "ledbat"), by="cc") == pytest.approx((1.0 + j) / 2)
+    assert SM.intra_fairness(t, m, ("cubic", "reno"), by="cc") is None  # no reno flow
 
 
 def test_ping_queueing_delay_is_rtt_minus_the_minimum_seen(tiny):
@@ -244,9 +245,9 @@ def test_ping_queueing_delay_is_rtt_minus_the_minimum_seen(tiny):
 def test_mean_queue_delay_ms(tiny):
     t, m = tiny
     # E[Q] = 400 B (test_mean_backlog_exact_and_sampled) at 8 Mb/s: 400 x 8 / 8e6 s = 0.4 ms
-    assert M.mean_queue_delay_ms(t, m, "down", source="packets") == pytest.approx(0.4)
+    assert SM.mean_queue_delay_ms(t, m, "down", source="packets") == pytest.approx(0.4)
     # 4 B at 1 Mb/s = 0.032 ms
-    assert M.mean_queue_delay_ms(t, m, "up", source="packets") == pytest.approx(0.032)
+    assert SM.mean_queue_delay_ms(t, m, "up", source="packets") == pytest.approx(0.032)
 
 
 def test_probes(tiny):
@@ -317,7 +318,7 @@ def test_parse_limit():
 def test_flow_queue_disciplines_are_the_per_flow_schedulers():
     # By construction of the algorithms: SFQ, DRR and the FQ family schedule one queue per flow
     # (or hash bucket); FIFO, RED, PIE, CoDel, CHOKe, BLUE and pfifo_fast's bands do not.
-    per_flow = M.flow_queue_qdiscs()
+    per_flow = SM.flow_queue_qdiscs()
     assert {"sfq", "drr", "fq_codel", "fq_pie", "sfq_codel"} <= per_flow
     assert not per_flow & {"pfifo", "bfifo", "red", "pie", "codel", "choke", "blue", "pfifo_fast"}
 
@@ -412,7 +413,7 @@ def test_class_throughput_series_bins_the_delivered_bytes(tiny):
     # 10 ms bins over the 20 ms run. cubic (flow 0) delivers 150 B per ms, samples at 0..19 ms:
     # 1500 B by 10 ms (1.2 Mb/s), 2850 B by 20 ms (1350 B: 1.08 Mb/s). ledbat: flow 1 has 630 B by 10 ms (70 x 9) and 1000 B by 20 ms; flow 3 500 B by
     # 20 ms: 630 B then 870 B. The ping is left out.
-    ends, per = M.class_throughput_series(t, m, by="cc", step_s=0.010)
+    ends, per = SM.class_throughput_series(t, m, by="cc", step_s=0.010)
     assert list(ends) == pytest.approx([0.010, 0.020])
     assert set(per) == {"cubic", "ledbat"}
     assert list(per["cubic"]) == pytest.approx([1.2e6, 1.08e6])

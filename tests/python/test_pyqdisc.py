@@ -332,7 +332,7 @@ def test_the_doc_states_the_per_flow_queue_limitation_and_names_every_built_in_a
     # the alternatives named are the disciplines the core declares as keeping one queue per flow
     import re
 
-    from aqmlab.metrics import flow_queue_qdiscs
+    from aqmlab.reproduce.metrics import flow_queue_qdiscs
 
     doc = (Path(__file__).parents[2] / "docs" / "python-qdisc.md").read_text()
     section = doc.split("### Limitation: one queue, no per-flow queues", 1)[1].split("\n## ", 1)[0]

@@ -4,6 +4,7 @@ helpers they use."""
 from __future__ import annotations
 
 from aqmlab import metrics as M
+from aqmlab.reproduce import metrics as SM
 
 
 def test_metric_drop_share_jain_from_definition():
@@ -12,9 +13,9 @@ def test_metric_drop_share_jain_from_definition():
     # x = drops / sent: 10/100 and 10/100 -> equal shares, index 1; 0/100 and 20/100 -> 1/2.
     f = pa.table({"label": ["ftp", "ftp", "web"], "packets_sent": pa.array([100, 100, 50], pa.uint64()),
                   "drops": pa.array([10, 10, 40], pa.uint64())})  # fmt: skip
-    assert M.drop_share_jain({"flows": f}, "label", "ftp") == 1.0
+    assert SM.drop_share_jain({"flows": f}, "label", "ftp") == 1.0
     f2 = f.set_column(2, "drops", pa.array([0, 20, 0], pa.uint64()))
-    assert M.drop_share_jain({"flows": f2}, "label", "ftp") == 0.5
+    assert SM.drop_share_jain({"flows": f2}, "label", "ftp") == 0.5
 
 
 def test_web_summary_from_definition():

@@ -16,6 +16,7 @@ import pytest
 
 from aqmlab import metrics as M
 from aqmlab.reproduce import Execution
+from aqmlab.reproduce import metrics as SM
 from aqmlab.reproduce import study as S
 from aqmlab.reproduce import transients2014 as T
 from aqmlab.scenario import builtin_path, load, resolve
@@ -163,10 +164,10 @@ def test_pie_default_never_engages_and_thresh_does(tmp_path):
 def test_metric_helpers_from_definitions():
     assert M.jain_index([2.0, 2.0]) == 1.0
     assert M.jain_index([1.0, 0.0]) == 0.5
-    q = M.quartiles([4.0, 1.0, None, 3.0, 2.0, float("nan")])
+    q = SM.quartiles([4.0, 1.0, None, 3.0, 2.0, float("nan")])
     assert (q["q1"], q["median"], q["q3"], q["max"], q["n"]) == (1.75, 2.5, 3.25, 4.0, 4)
-    assert M.pooled_percentile([[0.0, 1.0], [2.0, 3.0, 4.0]], 50) == 2.0
-    assert not M.spike_duration_defined("sfq_codel") and M.spike_duration_defined("codel")
+    assert SM.pooled_percentile([[0.0, 1.0], [2.0, 3.0, 4.0]], 50) == 2.0
+    assert not SM.spike_duration_defined("sfq_codel") and SM.spike_duration_defined("codel")
 
 
 def test_list_experiments_and_bad_input():
@@ -200,7 +201,7 @@ def test_initial_window_share_at_peak_from_definition():
     )
     flows = pa.table({"flow": pa.array([0, 1], pa.uint32()), "group": pa.array([0, 1], pa.uint32())})
     meta = {"duration_ns": 1000, "scenario": {"flows": [{"iw": 2}, {"iw": 2}]}}
-    share = M.initial_window_share_at_peak({"packets": packets, "flows": flows}, meta, "down")
+    share = SM.initial_window_share_at_peak({"packets": packets, "flows": flows}, meta, "down")
     assert share == 0.75
 
 

@@ -23,6 +23,7 @@ from aqmlab import BUILD, __version__, columns, signals
 from aqmlab.cli import results, stopping, sweeps
 from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, OutOpt, check_dir, check_out
+from aqmlab.metrics import catalogue
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
 
 if TYPE_CHECKING:
@@ -89,69 +90,20 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
     window = f", counted from {w:g} s" if w else ""
     dirs = results.shown_dirs(direction, [store.flatten_summary(s, res.meta)])
     t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
-    for c in [
-        "dir",
-        "qdisc",
-        "util %",
-        "qdelay p50 ms",
-        "p95",
-        "p99",
-        "max",
-        "mean",
-        "drops",
-        "marks",
-        "arrivals",
-    ]:
+    for c in ["dir", *(v.header for v in catalogue.LINK_VIEW)]:
         t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
     for d, link in results.shown_links(s, res.tables, dirs):
-        q = link["queue_delay_ms"]
-        util = link["utilization"]
-        t.add_row(
-            d,
-            link["qdisc"],
-            _fmt(None if util is None else 100 * util, 1),
-            *(_fmt(q[k]) for k in ["p50", "p95", "p99", "max", "mean"]),
-            _fmt(link["drops"]),
-            _fmt(link["marks"]),
-            _fmt(link["arrivals"]),
-        )
+        t.add_row(d, *(_fmt(v.value(link), 1 if v.scale != 1.0 else 2) for v in catalogue.LINK_VIEW))
     out.print(t)
     if note := results.hidden_note(s, res.tables, dirs):
         out.print(note)
     if s["flows"]:
         t = Table(title="flows")
-        for c in [
-            "id",
-            "label",
-            "kind",
-            "dir",
-            "cc",
-            "goodput Mb/s",
-            "delivered B",
-            "retx",
-            "RTOs",
-            "completion s",
-        ]:
-            t.add_column(c)
+        for v in catalogue.FLOW_VIEW:
+            t.add_column(v.header)
         shown = s["flows"]
         for f in shown[:FLOW_ROWS_SHOWN]:
-            t.add_row(
-                *(
-                    _fmt(f.get(k))
-                    for k in [
-                        "id",
-                        "label",
-                        "kind",
-                        "direction",
-                        "cc",
-                        "goodput_mbps",
-                        "bytes_delivered",
-                        "retransmits",
-                        "rto_count",
-                        "completion_s",
-                    ]
-                )
-            )
+            t.add_row(*(_fmt(v.value(f)) for v in catalogue.FLOW_VIEW))
         out.print(t)
         if len(shown) > FLOW_ROWS_SHOWN:
             out.print(f"... and {len(shown) - FLOW_ROWS_SHOWN} more flows (all of them: --json, or "
@@ -628,10 +580,8 @@ def list_tcp() -> None:
 def list_metrics() -> None:
     """Every key of a run summary (`aqmlab run --json`) and every column of the runs catalog,
     with its definition, unit and window."""
-    from aqmlab import columns
-
     for title, rows in (
-        ("run summary keys (aqmlab run --json, show --json)", columns.SUMMARY_METRICS),
+        ("run summary keys (aqmlab run --json, show --json)", catalogue.SUMMARY_METRICS),
         ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
     ):
         t = Table(title=title)
@@ -640,7 +590,7 @@ def list_metrics() -> None:
         for k, (definition, unit, window) in rows.items():
             t.add_row(esc(k), esc(definition), esc(unit), esc(window))
         out.print(t)
-    out.print(f"probe loss: {columns.IN_FLIGHT_RULE}", markup=False)
+    out.print(f"probe loss: {catalogue.IN_FLIGHT_RULE}", markup=False)
 
 
 @list_app.command("scenarios")

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from aqmlab import columns
 from aqmlab.cli.console import err, fail, lazy, out
+from aqmlab.metrics import catalogue
 
 store = lazy("aqmlab.store")
 
@@ -178,26 +179,20 @@ def show_cmd(
     out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
               f"wall_s={s.get('wall_s')}")  # fmt: skip
     t = Table(title="bottleneck links")
-    keys = ["qdisc", "utilization", "drops", "marks", "arrivals", "transmitted", "mean_backlog_pkts"]
-    for k in ["dir", *keys, "delay p50 ms", "delay p95 ms", "delay max ms"]:
+    for k in ["dir", *(v.header for v in catalogue.LINK_DETAIL_VIEW)]:
         t.add_column(k)
     fmt = lambda v: "–" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
     for d, lk in shown_links(s, r.tables, dirs):
-        qd = lk.get("queue_delay_ms") or {}
-        t.add_row(
-            d, *(fmt(lk.get(k)) for k in keys), fmt(qd.get("p50")), fmt(qd.get("p95")), fmt(qd.get("max"))
-        )
+        t.add_row(d, *(fmt(v.value(lk)) for v in catalogue.LINK_DETAIL_VIEW))
     out.print(t)
     if note := hidden_note(s, r.tables, dirs):
         out.print(note)
     if s.get("flows"):
         t = Table(title="flows")
-        keys = ["id", "kind", "direction", "label", "cc", "goodput_mbps", "bytes_delivered", "retransmits",
-                "rto_count", "completion_s"]  # fmt: skip
-        for k in keys:
-            t.add_column(k)
+        for v in catalogue.FLOW_VIEW:
+            t.add_column(v.header)
         for f in s["flows"]:
-            t.add_row(*(fmt(f.get(k)) for k in keys))
+            t.add_row(*(fmt(v.value(f)) for v in catalogue.FLOW_VIEW))
         out.print(t)
     if s.get("probes"):
         out.print(probe_table(s["probes"], fmt))
@@ -208,10 +203,10 @@ def probe_table(probes: list[dict], fmt) -> Table:
     probes and the loss (docs/metrics.md). A key a summary stored before it existed prints as
     missing."""
     t = Table(title="latency probes (VoIP, ping)")
-    for header, _ in columns.PROBE_TABLE:
-        t.add_column(header, justify="right")
+    for v in catalogue.PROBE_VIEW:
+        t.add_column(v.header, justify="right")
     for p in probes:
-        t.add_row(*(fmt(columns.value_at(p, path)) for _, path in columns.PROBE_TABLE))
+        t.add_row(*(fmt(v.value(p)) for v in catalogue.PROBE_VIEW))
     return t
 
 

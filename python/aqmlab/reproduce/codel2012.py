@@ -54,6 +54,7 @@ np = lazy("numpy")
 pd = lazy("pandas")
 pa = lazy("pyarrow")
 M = lazy("aqmlab.metrics")
+SM = lazy("aqmlab.reproduce.metrics")
 sweep = lazy("aqmlab.sweep")
 
 NAME = "codel2012"
@@ -303,7 +304,7 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
         out[f"{d}_drop_rate"] = drops / arr if arr else None
         out[f"{d}_mean_queue_pkts"] = M.mean_backlog(tables, meta, d, "pkts")
         out[f"{d}_kbytes"] = M.tx_bytes(tables, meta, d) / 1e3
-    out["drop_share_jain"] = M.drop_share_jain(tables, "label", "ftp")
+    out["drop_share_jain"] = SM.drop_share_jain(tables, "label", "ftp")
     extra = {}
     rate = meta.get("scenario", {}).get("topology", {}).get("down", {}).get("rate")
     if isinstance(rate, list) and len(rate) > 1:

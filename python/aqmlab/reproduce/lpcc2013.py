@@ -2,7 +2,7 @@
 every experiment of docs/study-setups.md section 3, as four series.
 
 * 3a: 5 NewReno + 5 LEDBAT through 10 Mb/s with a 500-packet buffer under DropTail and RED:
-  each class's throughput over time (``metrics.class_throughput_series``) and a table.
+  each class's throughput over time (``reproduce.metrics.class_throughput_series``) and a table.
 * 3b: the Linux 3.2 testbed (``scenarios/lpcc2013/testbed.toml``: HTB, netem 30 ms,
   1000-packet FIFO, RED, 127-packet SFQ, NewReno against libutp-LEDBAT or TCP-LP, N = 2 and 10, 60 s,
   3 runs) at 500 kb/s and 10 Mb/s: TCP% and the queueing delay of a 1 s ping (RTT minus the
@@ -15,7 +15,8 @@ every experiment of docs/study-setups.md section 3, as four series.
 
 3c runs its sweep file; 3a, 3b and 3d are one sweep of explicit cases (``cases``), always all of
 them, of which ``run`` selects the ones asked (so a reduced run's cases and seeds are the full
-run's). Per run (``run_metrics``, in the workers) every number is a metrics.py definition.
+run's). Per run (``run_metrics``, in the workers) every number is a definition of aqmlab.metrics
+or of reproduce/metrics.py.
 ``--reps`` is 3c's replication count; the other parts run min(reps, ``PART_REPS``). ``--quick``:
 3 runs per case (3c's 10 cut to the other parts' 3), 3b at 500 kb/s only (Table I), two values
 of each 3d parameter (the shortest and the study's 400-packet buffer among them); every case as
@@ -38,6 +39,7 @@ np = lazy("numpy")
 pd = lazy("pandas")
 pa = lazy("pyarrow")
 M = lazy("aqmlab.metrics")
+SM = lazy("aqmlab.reproduce.metrics")
 sweep = lazy("aqmlab.sweep")
 
 NAME = "lpcc2013"
@@ -180,11 +182,11 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
         "eq_qmax": M.normalized_mean_backlog(tables, meta, DIR),
         "eq_pkts": M.mean_backlog(tables, meta, DIR, "pkts"),
         "tcp_pct": M.class_share(tables, by="label", cls="be", traffic_only=True),
-        "qdelay_mean_ms": M.mean_queue_delay_ms(tables, meta, DIR),
-        "fairness": M.intra_fairness(tables, meta, CLASSES),
+        "qdelay_mean_ms": SM.mean_queue_delay_ms(tables, meta, DIR),
+        "fairness": SM.intra_fairness(tables, meta, CLASSES),
         "ping_qdelay_ms": float(ping_q.mean()) if ping_q.size else None,
     }
-    t, per = M.class_throughput_series(tables, meta, "label", A_STEP_S)
+    t, per = SM.class_throughput_series(tables, meta, "label", A_STEP_S)
     extra = {"shares": pa.table({"t_s": t, **{f"{c}_bps": per.get(c, np.zeros_like(t)) for c in CLASSES}})}
     return out, extra
 

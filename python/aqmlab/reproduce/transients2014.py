@@ -6,8 +6,8 @@ variants x 4 loads x 100 replications; ``--series 101`` lengthens the rest of th
 11 ms to 101 ms one way). Every run is computed in a sweep worker, which returns the per-run
 metrics (``run_metrics``) and stores the queueing delays of the transmitted packets (table
 ``qdelay``) for the pooled percentiles and CDFs; the packet table itself is only kept with
-``--keep-packets``. All metric definitions are metrics.py's. ``--quick`` runs 20 of the 100
-replications of every case. The study's Table II (95th percentile of queueing delay, 11 ms
+``--keep-packets``. All metric definitions are aqmlab.metrics' and reproduce/metrics.py's.
+``--quick`` runs 20 of the 100 replications of every case. The study's Table II (95th percentile of queueing delay, 11 ms
 series) and the claims of its text are judged at the end of the module.
 """
 
@@ -25,6 +25,7 @@ np = lazy("numpy")
 pd = lazy("pandas")
 pa = lazy("pyarrow")
 M = lazy("aqmlab.metrics")
+SM = lazy("aqmlab.reproduce.metrics")
 sweep = lazy("aqmlab.sweep")
 
 NAME = "transients2014"
@@ -69,24 +70,24 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     (queueing delay in ns of every transmitted packet of the bottleneck)."""
     q = M.qdisc_name(tables, meta, DIR)
     delays = M.sojourn_delays_ns(tables, meta, DIR)
-    spike = M.spike_duration_defined(q)
-    resp = M.group_response_times_s(tables)
+    spike = SM.spike_duration_defined(q)
+    resp = SM.group_response_times_s(tables)
     g1, g2 = resp.get(0), resp.get(1)
     by = M.drops_by_reason(tables, meta, DIR)
     out: dict[str, Any] = {
-        "queue_delay_max_s": M.max_queue_delay_s(tables, meta, DIR),
+        "queue_delay_max_s": SM.max_queue_delay_s(tables, meta, DIR),
         "queue_delay_p95_run_s": float(np.percentile(delays, 95)) / M.NS if delays.size else None,
-        "spike60_s": M.spike_duration_s(tables, meta, DIR, threshold_delay_s=0.060)[0] if spike else None,
-        "spike100_s": M.spike_duration_s(tables, meta, DIR, threshold_delay_s=0.100)[0] if spike else None,
+        "spike60_s": SM.spike_duration_s(tables, meta, DIR, threshold_delay_s=0.060)[0] if spike else None,
+        "spike100_s": SM.spike_duration_s(tables, meta, DIR, threshold_delay_s=0.100)[0] if spike else None,
         "response_g1_s": g1,
         "response_g2_s": g2,
         "jain_response": M.jain_index([g1, g2]) if g1 is not None and g2 is not None else None,
-        "early_drops": M.aqm_drops(tables, meta, DIR),  # AQM drops: early + head (metrics.py)
+        "early_drops": SM.aqm_drops(tables, meta, DIR),  # AQM drops: early + head (reproduce/metrics.py)
         "drops_total": int(sum(by[r] for r in M.QUEUE_DROP_REASONS)),
         "group2_start_s": _group_start_s(tables, 1),
-        "iw_share_at_peak": M.initial_window_share_at_peak(tables, meta, DIR),
+        "iw_share_at_peak": SM.initial_window_share_at_peak(tables, meta, DIR),
     }
-    pie = M.pie_engagement(meta, DIR)
+    pie = SM.pie_engagement(meta, DIR)
     if pie is not None:
         out.update({f"pie_{k}": v for k, v in pie.items()})
     return out, {"qdelay": pa.table({"delay_ns": pa.array(delays, pa.int64())})}
@@ -154,16 +155,16 @@ def aggregate(runs: pd.DataFrame, delays: dict, loads, qdiscs) -> dict:
             def col(name, ok=ok):
                 return ok[name].tolist() if name in ok and len(ok) else []
 
-            mx = M.quartiles(col("queue_delay_max_s"))
-            s60, s100 = M.quartiles(col("spike60_s")), M.quartiles(col("spike100_s"))
-            r1, r2 = M.quartiles(col("response_g1_s")), M.quartiles(col("response_g2_s"))
-            jn = M.quartiles(col("jain_response"))
-            iw = M.quartiles(col("iw_share_at_peak"))
+            mx = SM.quartiles(col("queue_delay_max_s"))
+            s60, s100 = SM.quartiles(col("spike60_s")), SM.quartiles(col("spike100_s"))
+            r1, r2 = SM.quartiles(col("response_g1_s")), SM.quartiles(col("response_g2_s"))
+            jn = SM.quartiles(col("jain_response"))
+            iw = SM.quartiles(col("iw_share_at_peak"))
             d = delays.get((q, ld))
             pie = [x for x in col("pie_rate_cycles_completed") if not _nan(x)]
             vals = {
-                "queue_delay_p95_s": M.pooled_percentile([d], 95) if d is not None else None,
-                "queue_delay_median_s": M.pooled_percentile([d], 50) if d is not None else None,
+                "queue_delay_p95_s": SM.pooled_percentile([d], 95) if d is not None else None,
+                "queue_delay_median_s": SM.pooled_percentile([d], 50) if d is not None else None,
                 "queue_delay_max_median_s": mx["median"], "queue_delay_max_q1_s": mx["q1"],
                 "queue_delay_max_q3_s": mx["q3"], "queue_delay_max_worst_s": mx["max"],
                 "spike60_median_s": s60["median"], "spike60_q1_s": s60["q1"], "spike60_q3_s": s60["q3"],

@@ -14,6 +14,7 @@ import duckdb
 import pandas as pd
 
 from aqmlab import columns, storelock
+from aqmlab.metrics import catalogue
 from aqmlab.store.documents import _json_default
 from aqmlab.store.read import CorruptRun, _open_dir, _parquet_list, scan_runs, sweep_name, sweep_parts
 
@@ -23,15 +24,8 @@ CATALOG = "catalog.duckdb"
 RUN_COLUMNS = [
     "run_id", "name", "scenario", "sweep", "seed", "created", "version", "path", "params",
     "qdisc", "up_qdisc", "dir", "duration_s", "warmup_s", "wall_s", "events",
-    "queue_delay_p50_ms", "queue_delay_p95_ms", "queue_delay_p99_ms", "queue_delay_max_ms",
-    "queue_delay_mean_ms", "utilization", "drops", "marks", "mean_backlog_pkts", "mean_backlog_bytes",
-    "up_queue_delay_p50_ms", "up_queue_delay_p95_ms", "up_queue_delay_p99_ms", "up_queue_delay_max_ms",
-    "up_queue_delay_mean_ms", "up_utilization", "up_drops", "up_marks", "up_mean_backlog_pkts",
-    "up_mean_backlog_bytes",
-    "goodput_mbps_total", "goodput_mbps_down", "goodput_mbps_up", "n_flows", "retransmits",
-    "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_mean_ms", "probe_induced_mean_ms", "probe_loss",
-    *columns.PROBE_COLUMNS,
 ]  # fmt: skip
+RUN_COLUMNS += [c for c in catalogue.CATALOG_COLUMNS if c not in RUN_COLUMNS]
 
 
 def _num(x) -> float | None:
@@ -73,45 +67,9 @@ def flatten_summary(s: dict, meta: dict, scenario: dict | None = None) -> dict:
         version=meta.get("version"),
         params=json.dumps(meta.get("params", {}), sort_keys=True, default=_json_default),
         duration_s=_num(meta.get("duration_ns")) / 1e9 if meta.get("duration_ns") is not None else None,
-        warmup_s=_num(s.get("warmup_s", 0.0)),
-        wall_s=_num(s.get("wall_s")),
-        events=s.get("events"),
     )
-    for d, prefix in (("down", ""), ("up", "up_")):
-        lk = (s.get("links") or {}).get((s.get("bottleneck") or {}).get(d, d))
-        if not lk:
-            continue
-        row[prefix + "qdisc"] = lk.get("qdisc")
-        qd = lk.get("queue_delay_ms") or {}
-        for k in ("p50", "p95", "p99", "max", "mean"):
-            row[f"{prefix}queue_delay_{k}_ms"] = _num(qd.get(k))
-        for k in ("utilization", "mean_backlog_pkts", "mean_backlog_bytes"):
-            row[prefix + k] = _num(lk.get(k))
-        row[prefix + "drops"] = lk.get("drops")
-        row[prefix + "marks"] = lk.get("marks")
+    row.update(catalogue.catalog_values(s))
     row["dir"] = columns.dir_name(columns.loaded_dirs(row))
-    flows = s.get("flows") or []
-    totals = s.get("goodput_mbps")
-    if totals is None:  # a summary stored before the aggregate existed: the old sum of flow rates
-        gp = [(f.get("direction"), f.get("goodput_mbps")) for f in flows if f.get("goodput_mbps") is not None]
-        totals = {k: float(sum(g for d, g in gp if k in ("total", d))) if gp else None
-                  for k in ("total", "down", "up")}  # fmt: skip
-    for k in ("total", "down", "up"):
-        row[f"goodput_mbps_{k}"] = _num(totals.get(k))
-    row["n_flows"] = len(flows)
-    row["retransmits"] = sum(int(f.get("retransmits") or 0) for f in flows)
-    probes = s.get("probes") or []
-    if probes:
-        p0 = probes[0]
-        row["probe_rtt_p50_ms"] = _num(p0["rtt_ms"].get("p50"))
-        row["probe_rtt_p95_ms"] = _num(p0["rtt_ms"].get("p95"))
-        means = [p["rtt_ms"]["mean"] for p in probes if p["rtt_ms"].get("mean") is not None]
-        ind = [p["induced_ms"]["mean"] for p in probes if p["induced_ms"].get("mean") is not None]
-        loss = [p["loss"] for p in probes if p.get("loss") is not None]
-        row["probe_rtt_mean_ms"] = sum(means) / len(means) if means else None
-        row["probe_induced_mean_ms"] = sum(ind) / len(ind) if ind else None
-        row["probe_loss"] = sum(loss) / len(loss) if loss else None
-        row.update(columns.probe_columns(p0))
     row.update({grid_column(k): v for k, v in (meta.get("params") or {}).items()})
     return row
 
@@ -130,12 +88,11 @@ _RUNS_DDL = """CREATE TABLE IF NOT EXISTS runs (
   run_id VARCHAR PRIMARY KEY, name VARCHAR, scenario VARCHAR, sweep VARCHAR, seed BIGINT, created TIMESTAMP,
   version VARCHAR, path VARCHAR, params JSON, qdisc VARCHAR, up_qdisc VARCHAR, dir VARCHAR, duration_s DOUBLE,
   warmup_s DOUBLE, wall_s DOUBLE, events BIGINT, {metrics})"""
-_INT_COLS = {"drops", "marks", "up_drops", "up_marks", "n_flows", "retransmits"}
 
 
 def _ddl() -> str:
     fixed = RUN_COLUMNS.index("events") + 1
-    cols = [f"{c} {'BIGINT' if c in _INT_COLS else 'DOUBLE'}" for c in RUN_COLUMNS[fixed:]]
+    cols = [f"{c} {catalogue.CATALOG_COLUMNS[c].sql}" for c in RUN_COLUMNS[fixed:]]
     return _RUNS_DDL.format(metrics=", ".join(cols))
 
 

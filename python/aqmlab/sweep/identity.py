@@ -69,7 +69,9 @@ def code_version() -> str:
     return f"{_core.__version__}+{h.hexdigest()[:12]}"
 
 
-METRIC_MODULES = ("aqmlab.metrics",)
+METRIC_MODULES = tuple(
+    f"aqmlab.metrics{m}" for m in ("", ".base", ".queue", ".flows", ".probes", ".summary", ".catalogue")
+)
 """The modules whose code computes the numbers a run's row carries (its summary)."""
 
 

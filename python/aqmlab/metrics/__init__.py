@@ -1,0 +1,47 @@
+"""Metric definitions over the tables a run returns (docs/tables.md).
+
+This package is the ONE place where aqmlab defines its metrics (docs/architecture.md, principle 6). Every
+function takes the run's tables (``dict[str, pyarrow.Table]``) and its ``meta`` dict, works on
+numpy arrays (vectorised), and documents the definition it implements and where it comes from.
+
+Conventions
+-----------
+* Times in the tables are integer nanoseconds since the start of the run; the run ends at
+  ``meta["duration_ns"]``.
+* ``warmup_s``: every metric skips the first ``warmup_s`` seconds. The measured window is
+  ``[W, T_end]`` with ``W = warmup_s * 1e9`` ns. How a row is assigned to the window is stated per
+  metric (a packet's delay counts when it was *enqueued* in the window; a drop or transmission
+  counts when ``t_out_ns`` is in the window; step functions are clipped to the window).
+* Percentiles are numpy's default ("linear" interpolation between order statistics, i.e. type 7
+  of Hyndman & Fan): the p50 of [0, 1, 2, 4] is 1.5.
+* A *transmitted* packet is one whose outcome is ``sent`` or ``marked``. Packets that *entered*
+  the queue are the transmitted ones plus the ones dropped from inside it (``head``,
+  ``fat_flow`` and ``ack_filter`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
+  occupied the buffer.
+
+Modules: ``catalogue`` (every summary key declared once: definition, unit, window, the function
+computing it, its catalog columns), ``base`` (the tables as numpy columns), ``queue``, ``flows``,
+``probes`` and ``summary`` (``summarize``). The package's names are its modules' public
+functions, imported on first use: the catalogue alone is read by commands that compute nothing.
+The metrics only the studies use are in ``aqmlab.reproduce.metrics``.
+
+Sources: docs/metrics.md (every summary key and catalog column), docs/study-setups.md section 2 (transients2014:
+spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), section 4
+(goodbadwifi2015: induced latency, goodput at the application).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = ("base", "queue", "flows", "probes", "summary", "catalogue")
+
+
+def __getattr__(name: str):
+    """``aqmlab.metrics.<name>``: the name as the first of MODULES that defines it has it (a
+    module's own name is left to the import system: ``from aqmlab.metrics import catalogue``)."""
+    for module in () if name in MODULES else MODULES:
+        m = importlib.import_module(f"aqmlab.metrics.{module}")
+        if name in vars(m):
+            return vars(m)[name]
+    raise AttributeError(f"module 'aqmlab.metrics' has no attribute {name!r}")
