@@ -284,17 +284,24 @@ def normalized_mean_backlog(
     return None if eq is None or qmax <= 0 else eq / qmax
 
 
+def _rate_steps(tables: dict, direction: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """A direction's rate schedule as (step times ns, rates bps) in time order; None without one."""
+    if not _has(tables, "rate_schedule"):
+        return None
+    rs = _filter_dir(tables["rate_schedule"], direction)
+    if not rs.num_rows:
+        return None
+    t = _col(rs, "t_ns", np.int64)
+    order = np.argsort(t, kind="stable")
+    return t[order], _col(rs, "rate_bps", np.float64)[order]
+
+
 def link_rate_bps(tables: dict, meta: dict, direction: str, t_ns: int = 0) -> float:
     """The link's scheduled rate at ``t_ns`` (rate_schedule; links.rate_bps for t = 0)."""
-    if _has(tables, "rate_schedule"):
-        rs = _filter_dir(tables["rate_schedule"], direction)
-        if rs.num_rows:
-            t = _col(rs, "t_ns", np.int64)
-            r = _col(rs, "rate_bps", np.float64)
-            order = np.argsort(t, kind="stable")
-            t, r = t[order], r[order]
-            i = np.searchsorted(t, t_ns, side="right") - 1
-            return float(r[max(i, 0)])
+    steps = _rate_steps(tables, direction)
+    if steps is not None:
+        t, r = steps
+        return float(r[max(np.searchsorted(t, t_ns, side="right") - 1, 0)])
     lk = _filter_dir(_need(tables, "links"), direction)
     return float(lk.column("rate_bps")[0].as_py())
 
@@ -305,14 +312,10 @@ def capacity_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0
     Without a ``rate_schedule`` table and with W = 0, ``links.capacity_bytes``.
     """
     w, end = _window(meta, warmup_s)
-    if _has(tables, "rate_schedule"):
-        rs = _filter_dir(tables["rate_schedule"], direction)
-        if rs.num_rows:
-            t = _col(rs, "t_ns", np.int64)
-            r = _col(rs, "rate_bps", np.float64)
-            order = np.argsort(t, kind="stable")
-            dur, val = _clip_steps(t[order], r[order], w, end)
-            return float((dur * val).sum() / 8.0 / NS)
+    steps = _rate_steps(tables, direction)
+    if steps is not None:
+        dur, val = _clip_steps(*steps, w, end)
+        return float((dur * val).sum() / 8.0 / NS)
     if w == 0 and _has(tables, "links"):
         return float(_filter_dir(tables["links"], direction).column("capacity_bytes")[0].as_py())
     raise MissingTableError("utilisation over a window needs the 'rate_schedule' table")
@@ -363,12 +366,10 @@ def _bytes_on_wire(tables: dict, h, direction: str, w: int, end: int) -> float:
     tx = h.isin(TRANSMITTED)
     t_out, size = h.t_out[tx], h.size[tx].astype(np.float64)
     total = float(size[t_out >= w].sum())
-    rs = _filter_dir(tables["rate_schedule"], direction) if _has(tables, "rate_schedule") else None
-    if rs is None or not rs.num_rows or not t_out.size:
+    steps = _rate_steps(tables, direction)
+    if steps is None or not t_out.size:
         return total
-    t = _col(rs, "t_ns", np.int64)
-    order = np.argsort(t, kind="stable")
-    t, rate = t[order], _col(rs, "rate_bps", np.float64)[order]
+    t, rate = steps
     if not (rate > 0).any():
         return total
     longest = size.max() * 8 * NS / rate[rate > 0].min()
