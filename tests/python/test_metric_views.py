@@ -101,3 +101,12 @@ def test_every_declared_view_column_is_a_catalogue_key(run):
         for v in views:
             assert columns.summary_metric(f"{concrete}.{v.key}") is not None, (block, v.key)
     assert {v.header for v in catalogue.LINK_VIEW} <= {v.header for v in catalogue.LINK_DETAIL_VIEW}
+
+
+def test_probe_loss_is_a_percentage_in_every_table():
+    # the comparison table printed it as a percentage, the probe table (run, show, report) as a
+    # fraction: 29.0 beside 0.29 for the same stream
+    from aqmlab.metrics import catalogue
+
+    (loss,) = [v for v in catalogue.PROBE_VIEW if v.key == "loss"]
+    assert loss.header.endswith("%") and loss.value({"loss": 0.29}) == pytest.approx(29.0)

@@ -364,7 +364,7 @@ PROBE_VIEW = (
     *(View(f"OWD {d} p50", f"owd_ms.{d}.p50") for d in ("up", "down")),
     *(View(f"OWD {d} {q}", f"owd_ms.{d}.{q}") for d in ("up", "down") for q in ("p95", "p99")),
     *(View(f"jitter {d} ms", f"jitter_ms.{d}") for d in ("up", "down")),
-    View("lost", "counts.lost"), View("in flight", "counts.in_flight"), View("loss", "loss"),
+    View("lost", "counts.lost"), View("in flight", "counts.in_flight"), View("loss %", "loss", 100.0),
 )  # fmt: skip
 """The VoIP / probe table of `aqmlab show` and the report."""
 
