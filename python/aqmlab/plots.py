@@ -134,12 +134,6 @@ def _qdisc_dirs(runs: Sequence, dirs: Sequence[str]) -> list[str]:
     return [d for d in columns.DIRECTIONS if d in dirs or d in varying]
 
 
-def run_label(run, dirs: Sequence[str] | None = None) -> str:
-    """Legend label of one run on its own: the discipline(s) ('codel', 'down=pie up=pfifo') of
-    the directions ``dirs`` (all when None)."""
-    return _qdisc_short(run, dirs)
-
-
 def _params(run) -> dict:
     return {str(k): v for k, v in (run.meta.get("params") or {}).items()}
 

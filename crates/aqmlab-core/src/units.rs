@@ -28,12 +28,6 @@ pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
     }
 }
 
-/// Bytes a link of `rate_bps` carries in `t` ns (rounded down).
-#[inline]
-pub fn bytes_in(t: Time, rate_bps: u64) -> u64 {
-    (t as u128 * rate_bps as u128 / (8 * SEC as u128)) as u64
-}
-
 pub fn secs(t: Time) -> f64 {
     t as f64 / SEC as f64
 }

@@ -81,7 +81,6 @@ from aqmlab.store.sql import (
     filter_run_ids,
     list_runs,
     query,
-    sweep_names,
     sweep_run_paths,
     where_sql,
 )
@@ -137,7 +136,6 @@ __all__ = [
     "stamped",
     "sweep_catalog_rows",
     "sweep_name",
-    "sweep_names",
     "sweep_parts",
     "sweep_row",
     "sweep_run_paths",

@@ -30,7 +30,6 @@ from aqmlab.store.read import (
     _parquet_list,
     _sql_str,
     scan_runs,
-    sweep_name,
     sweep_parts,
     sweep_runs,
 )
@@ -202,11 +201,6 @@ def sweep_run_paths(root: Path, sweep: str) -> list[Path]:
     finally:
         con.close()
     return [Path(r[0]) for r in rows]
-
-
-def sweep_names(root: Path) -> list[str]:
-    """The names of the sweeps with complete runs under ``root``."""
-    return sorted({sweep_name(str(p.parent.parent)) for p in sweep_runs(root)})
 
 
 def filter_run_ids(root: Path, run_ids: list[str], where: Iterable[str]) -> list[str]:

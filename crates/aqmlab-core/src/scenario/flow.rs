@@ -85,11 +85,6 @@ impl FlowKind {
             .collect()
     }
 
-    /// Whether the flow carries its data over TCP connections (the TCP keys apply).
-    pub fn over_tcp(self) -> bool {
-        matches!(self, FlowKind::Tcp | FlowKind::Web | FlowKind::Webpage)
-    }
-
     /// Whether the flow is a probe stream echoed by its server end (ping, voip).
     pub fn echoed(self) -> bool {
         matches!(self, FlowKind::Ping | FlowKind::Voip)
@@ -569,14 +564,6 @@ pub fn common_keys() -> &'static [String] {
             .map_or(Vec::new(), |m| m.keys().cloned().collect())
     });
     &KEYS
-}
-
-/// Every key any kind takes beyond the common ones.
-pub fn kind_keys() -> Vec<&'static str> {
-    let mut all: Vec<&str> = FlowKind::ALL.iter().flat_map(|k| k.keys()).collect();
-    all.sort_unstable();
-    all.dedup();
-    all
 }
 
 #[cfg(test)]
