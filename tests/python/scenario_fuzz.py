@@ -36,7 +36,7 @@ KEYS = [
     "flows.1.packet_size", "flows.1.arrivals", "flows.2.interval", "flows.3", "topology", "flows",
     "record", "nosuch", "topology.down.nosuch", "flows.0.nosuch",
     "flows.0.cc_params", "flows.0.cc_params.target", "flows.0.hops", "flows.0.on_off", "flows.0.on_off.on",
-    "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows",
+    "flows.0.on_off.distribution", "flows.0.start.per", "flows.0.dscp", "flows.0.hystart", "flows.0.profile", "record.max_rows", "record.max_memory",
     "topology.wifi", "topology.wifi.stations", "topology.wifi.max_subframes", "topology.wifi.stations.0.mcs",
     "topology.down.wifi", "topology.up.wifi", "flows.0.station", "flows.2.kind",
     "flows.0.udp_socket", "flows.0.page", "flows.0.objects", "flows.0.workers", "flows.0.timeout", "flows.0.interval",

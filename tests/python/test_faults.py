@@ -328,6 +328,30 @@ def test_a_file_where_a_directory_is_needed_is_one_line(tmp_path, command):
     assert r.returncode == 2 and str(afile) in one_line(r.stderr) and "not a directory" in r.stderr
 
 
+# --------------------------------------------------------------------------- bounds before allocation
+
+
+@pytest.mark.parametrize("sets", [["flows.0.rate=1000000000000000bps"],
+                                  ["topology.nic_rate=inf", "flows.0.rate=1000000000000000bps"],
+                                  ["flows.0.count=100000", "record.level=series", "record.interval=1ms", "duration=86400s"]])  # fmt: skip
+def test_a_run_too_large_for_memory_is_refused_before_it_starts(tmp_path, sets):
+    """A UDP flow above its NIC's rate, or one that would keep billions of packets on their way,
+    or series of a hundred thousand flows every millisecond for a day: refused in one line
+    naming the key, before anything is allocated (the rate once aborted at 4.2 GB)."""
+    sc = tmp_path / "flood.toml"
+    sc.write_text('name = "flood"\nduration = "10s"\n[topology]\nrtt = "50ms"\n'
+                  'down = { rate = "10Mbps", qdisc = "codel" }\nup = { rate = "10Mbps", qdisc = "codel" }\n'
+                  '[[flows]]\nkind = "udp"\nrate = "5Mbps"\n')  # fmt: skip
+    args = [a for kv in sets for a in ("--set", kv)]
+    t0 = time.monotonic()
+    r = cli("run", sc, *args, "--out", tmp_path / "out", timeout=60)
+    line = one_line(r.stderr)
+    assert r.returncode == 2 and time.monotonic() - t0 < 30, r.stderr
+    key = "record.interval" if "record.interval=1ms" in sets else "flows[0].rate"
+    assert line.startswith(f"error: {key}: ") and "allowed" in line, line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.parquet"))
+
+
 # --------------------------------------------------------------------------- query confined
 
 

@@ -328,8 +328,8 @@ def test_htb_and_netem_keys_name_the_key_value_and_what_is_allowed(tmp_path: Pat
         ("record.level=1", ["record.level: 1 is not allowed; allowed: summary, series, packets"]),
         ("flows.0.kind=true", ["flows[0].kind: true is not allowed; allowed: tcp, udp, "]),
         ("flows.0.direction=1", ["flows[0].direction: 1 is not allowed; allowed: up, down"]),
-        ("flows.0.count=-1", ["flows[0].count: -1 is not allowed; allowed: an integer from 0 to "]),
-        ("flows.0.count=2.5", ["flows[0].count: 2.5 is not allowed; allowed: an integer from 0 to "]),
+        ("flows.0.count=-1", ["flows[0].count: -1 is out of range; allowed: an integer from 1 to 100000"]),
+        ("flows.0.count=2.5", ["flows[0].count: 2.5 is not allowed; allowed: an integer from 1 to 100000"]),
     ],
 )
 def test_wrong_typed_values_name_the_key_the_value_and_what_is_allowed(tmp_path: Path, setting, needles):

@@ -7,7 +7,9 @@
 //! derived from the run seed.
 
 use super::flow::{FlowModels, Http};
-use super::{DirSpec, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec, StationSpec};
+use super::{
+    DirSpec, FlowCount, FlowKind, FlowModel, FlowSpec, HopRef, Scenario, StartPer, StartSpec, StationSpec,
+};
 use crate::app::packmime::{self, PackMimeParams};
 use crate::app::ping::PingClient;
 use crate::app::repeat::{RepeatReceiver, RepeatSender};
@@ -80,7 +82,7 @@ fn resolve_flow(models: &mut FlowModels, f: &FlowSpec, end: Time) -> (FlowSpec, 
         }
     };
     let resolved = FlowSpec {
-        count: Some(f.count.unwrap_or(1)),
+        count: Some(f.count.unwrap_or(FlowCount(1))),
         start: Some(f.start.clone().unwrap_or(StartSpec::At(0))),
         direction: Some(direction),
         keys,
@@ -687,7 +689,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             route[up].0 = stations[station] as usize;
         }
         let local = Dir::BOTH.map(|d| local_hops[d.index()] == Some(route[d.index()].0));
-        let count = f.count.expect("resolved");
+        let count = f.count.expect("resolved").0;
         for k in 0..count {
             let id = flows.len() as u32;
             // The first flow takes the group's draw, so `per = "flow"` with one flow is `per = "group"`.

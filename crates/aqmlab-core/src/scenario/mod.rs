@@ -624,6 +624,48 @@ impl DirSpec {
     }
 }
 
+/// How many flows one `[[flows]]` entry stands for: 1 to [`FlowCount::MAX`], checked as it is
+/// read so that a wrong value (negative, fractional, zero, too many) is named with this range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct FlowCount(pub u32);
+
+impl FlowCount {
+    /// Flows per entry; every flow is its own endpoints and series.
+    pub const MAX: u32 = 100_000;
+
+    fn allowed() -> String {
+        format!("an integer from 1 to {}", Self::MAX)
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = Value::deserialize(d)?;
+        match v.as_i64() {
+            Some(c) if (1..=Self::MAX as i64).contains(&c) => Ok(FlowCount(c as u32)),
+            Some(c) => Err(D::Error::custom(format!(
+                "{c} is out of range; allowed: {}",
+                Self::allowed()
+            ))),
+            None => Err(D::Error::custom(format!(
+                "{v} is not allowed; allowed: {}",
+                Self::allowed()
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for FlowCount {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FlowCount".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": Self::MAX})
+    }
+}
+
 /// One `[[flows]]` entry: the keys every kind takes, and its kind's own. Keys that do not belong
 /// to the entry's kind are rejected by `validate`; `resolve` writes out every default of the kind.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -634,7 +676,7 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<DirSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<u32>,
+    pub count: Option<FlowCount>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -695,6 +737,10 @@ pub struct RecordSpec {
     /// The most `packets` rows a run may record (an estimate is checked before the run).
     #[serde(default = "default_max_rows")]
     pub max_rows: u64,
+    /// The most memory a run may need, estimated before it starts from its rates, delays,
+    /// duration and recording (`scenario::validate::memory`).
+    #[serde(default = "default_max_memory")]
+    pub max_memory: Size,
 }
 
 /// The shortest `record.interval`: every series holds duration / interval rows per hop and flow,
@@ -710,12 +756,19 @@ fn default_max_rows() -> u64 {
     DEFAULT_MAX_ROWS
 }
 
+/// Default `record.max_memory`: 8 GB, half of a 16 GB workstation; a run estimated above it is
+/// refused before it starts, naming the key that contributes most.
+fn default_max_memory() -> Size {
+    Size(8_000_000_000)
+}
+
 impl Default for RecordSpec {
     fn default() -> Self {
         RecordSpec {
             level: Level::default(),
             interval: default_interval(),
             max_rows: DEFAULT_MAX_ROWS,
+            max_memory: default_max_memory(),
         }
     }
 }

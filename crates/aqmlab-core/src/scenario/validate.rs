@@ -7,7 +7,6 @@ use super::{
 };
 use crate::packet::Dir;
 use crate::params::{check_range, check_time};
-use crate::record::Level;
 use crate::units::{fmt_time, MS, SEC};
 
 /// A hop or station name: a letter, then up to 31 letters, digits, '_' or '-'.
@@ -252,7 +251,8 @@ impl Scenario {
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(&mut models, i, f)?;
         }
-        self.validate_table_size()
+        self.validate_table_size()?;
+        self.validate_memory(&mut models)
     }
 
     /// A hop's shaper and its keys: HTB needs one rate (tc's class has one) and a NIC rate to
@@ -292,54 +292,6 @@ impl Scenario {
                     format!("{}B is out of range; allowed 1B to {most}B at this rate (HTB's buffer is 2^32 ticks of 64 ns)", b.0),
                 );
             }
-        }
-        Ok(())
-    }
-
-    /// Packet recording: every hop transmits at most its peak rate in full-size packets, so the
-    /// `packets` table holds about sum(peak rate x duration / (8 MTU)) rows (more with smaller
-    /// packets). Refused above `record.max_rows`, which the user can raise.
-    fn validate_table_size(&self) -> Result<(), String> {
-        if self.record.level != Level::Packets {
-            return Ok(());
-        }
-        let secs = self.duration.0 as f64 / SEC as f64;
-        let rows: f64 = self
-            .topology
-            .hops()
-            .iter()
-            .map(|h| {
-                let peak = match (&h.spec.rate, &self.topology.wifi) {
-                    (Some(r), _) => r.0.iter().map(|&(_, r)| r).max().unwrap_or(0),
-                    (None, _) if h.spec.trace.is_some() => {
-                        let t = h.spec.trace.as_ref().expect("a trace");
-                        crate::net::trace::Trace::new(&t.ms).mean_rate()
-                    }
-                    (None, Some(w)) => w
-                        .stations
-                        .iter()
-                        .map(|s| w.phy(s.mcs).rate_bps())
-                        .max()
-                        .unwrap_or(0),
-                    (None, None) => 0,
-                };
-                peak as f64 * secs / (8.0 * self.topology.mtu.0 as f64)
-            })
-            .sum();
-        if rows > self.record.max_rows as f64 {
-            return err(
-                "record.level",
-                format!(
-                    "\"packets\" would record about {:.1} million packet rows (every hop at its peak rate \
-                     in {} B packets for {}), about {:.1} GB once loaded; allowed: at most \
-                     record.max_rows = {} rows (raise it, shorten the run, or record.level = \"series\")",
-                    rows / 1e6,
-                    self.topology.mtu.0,
-                    fmt_time(self.duration.0),
-                    rows * 200.0 / 1e9,
-                    self.record.max_rows
-                ),
-            );
         }
         Ok(())
     }
@@ -623,13 +575,11 @@ impl Scenario {
                 );
             }
         }
-        if let Some(c) = f.count {
-            if c == 0 || c > 100_000 {
-                return err(key("count"), format!("{c} is out of range; allowed 1 to 100000"));
-            }
-        }
         if let Some(stop) = f.stop {
-            let latest_start = f.start.as_ref().map_or(0, |s| s.latest(f.count.unwrap_or(1)));
+            let latest_start = f
+                .start
+                .as_ref()
+                .map_or(0, |s| s.latest(f.count.map_or(1, |c| c.0)));
             if stop.0 <= latest_start {
                 return err(
                     key("stop"),
@@ -662,6 +612,20 @@ impl Scenario {
         let model = models
             .read(f, self.duration.0)
             .map_err(|e| format!("flows[{i}].{e}"))?;
+        if let (FlowModel::Udp(u), Some(nic)) = (&model, f.nic_rate.unwrap_or(self.topology.nic_rate).0) {
+            let rate = u.rate.map_or(0, |r| r.0);
+            if rate > nic {
+                return err(
+                    key("rate"),
+                    format!(
+                        "{} is above the flow's NIC rate {} (the host sends no faster than its NIC); \
+                         allowed: up to the NIC rate (the flow's or the topology's nic_rate)",
+                        crate::units::fmt_rate(rate),
+                        crate::units::fmt_rate(nic)
+                    ),
+                );
+            }
+        }
         let probe_size = match &model {
             FlowModel::Udp(u) => Some(u.packet_size),
             FlowModel::Ping(p) | FlowModel::Voip(p) => Some(p.packet_size),
@@ -832,5 +796,6 @@ impl WifiSpec {
     }
 }
 
+mod memory;
 #[cfg(test)]
 mod tests;

@@ -74,12 +74,12 @@ fn wrong_typed_values_name_the_key_the_value_and_what_is_allowed() {
     refused(
         &with("flows[0].count", json!(-1)),
         "flows[0].count",
-        &["-1 is not allowed; allowed: an integer from 0 to 4294967295"],
+        &["-1 is out of range; allowed: an integer from 1 to 100000"],
     );
     refused(
         &with("flows[0].count", json!(2.5)),
         "flows[0].count",
-        &["2.5 is not allowed; allowed: an integer from 0 to 4294967295"],
+        &["2.5 is not allowed; allowed: an integer from 1 to 100000"],
     );
     refused(
         &with("record.level", json!("bogus")),
@@ -273,6 +273,11 @@ fn a_flow_count_is_1_to_100000() {
         "flows[0].count",
         &["0 is out of range", "1 to 100000"],
     );
+    refused(
+        &with("flows[0].count", json!(100_001)),
+        "flows[0].count",
+        &["100001 is out of range", "1 to 100000"],
+    );
 }
 
 #[test]
@@ -445,4 +450,66 @@ fn wifi_mac_constants_are_within_their_ranges() {
         "topology.wifi.max_subframes",
         &["65 is out of range", "1 to 64"],
     );
+}
+
+/// `base()` with one UDP flow of `rate` instead of the TCP one.
+fn udp(rate: &str) -> Value {
+    let mut sc = base();
+    sc["flows"] = json!([{"kind": "udp", "rate": rate}]);
+    sc
+}
+
+#[test]
+fn a_udp_flow_sends_no_faster_than_its_nic() {
+    // topology.nic_rate's default: 1 Gb/s (its doc: "each end of a flow is a host whose
+    // packets are serialised at this rate")
+    accepted(&udp("1Gbps"));
+    refused(
+        &udp("2Gbps"),
+        "flows[0].rate",
+        &["2Gbps is above the flow's NIC rate 1Gbps", "allowed: up to the NIC rate"],
+    );
+    let mut own = udp("2Gbps");
+    own["flows"][0]["nic_rate"] = json!("10Gbps");
+    accepted(&own);
+}
+
+#[test]
+fn the_memory_estimate_holds_packets_in_flight_to_max_memory() {
+    // With NICs of unbounded rate, a 12 Gb/s stream of 1500 B packets (a million a second)
+    // over a 100 ms path keeps rate x delay = 100,000 packets on their way: about 35 MB at
+    // 350 B each, far above what the two 10 Mb/s hops and the recording add.
+    let sc = |max: &str| {
+        let mut sc = udp("12Gbps");
+        sc["topology"]["nic_rate"] = json!("inf");
+        sc["topology"]["rtt"] = json!("100ms");
+        sc["record"]["max_memory"] = json!(max);
+        sc
+    };
+    accepted(&sc("40MB"));
+    refused(
+        &sc("30MB"),
+        "flows[0].rate",
+        &["100.0 thousand of its packets on their way", "record.max_memory = 30.0 MB"],
+    );
+}
+
+#[test]
+fn the_memory_estimate_names_what_contributes_most() {
+    // the issue's case: a flow at 10^15 b/s with NICs of unbounded rate (4 billion packets on
+    // a 50 ms path)
+    let mut flood = udp("1000000000000000bps");
+    flood["topology"]["nic_rate"] = json!("inf");
+    refused(&flood, "flows[0].rate", &["record.max_memory = 8.0 GB"]);
+    // 100,000 flows and 2 hops sampled every millisecond for a day: 8.6 x 10^12 series rows
+    let mut series = with("record.level", json!("series"));
+    series["duration"] = json!("86400s");
+    series["record"]["interval"] = json!("1ms");
+    series["flows"][0]["count"] = json!(100_000);
+    refused(&series, "record.interval", &["100002 series every 1ms"]);
+    // an hour's delay at 100 Gb/s: 30 billion full-size packets in flight
+    let mut delay = with("topology.down.rate", json!("100Gbps"));
+    delay["topology"]["down"]["delay"] = json!("3600s");
+    delay["duration"] = json!("7200s");
+    refused(&delay, "topology.down.rate", &["30.0 billion packets in flight"]);
 }
