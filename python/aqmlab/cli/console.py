@@ -16,8 +16,9 @@ from rich.console import Console
 
 from aqmlab import signals
 from aqmlab.lazy import lazy
+from aqmlab.richtable import FitTable
 
-__all__ = ["RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
+__all__ = ["FitTable", "RunProgress", "err", "fail", "interrupted", "lazy", "out", "qdisc_failed"]
 
 # A terminal's width for a terminal; into a pipe or a file no width (COLUMNS, which many a shell
 # and CI exports, not read either), so that no table has a cell cut to fit one: a table is as

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape as esc
-from rich.table import Table
 
 from aqmlab import BUILD, __version__, columns, signals
 from aqmlab.cli import results, stopping, sweeps
-from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
+from aqmlab.cli.console import FitTable, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, OutOpt, check_dir, check_out
 from aqmlab.metrics import catalogue
 from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
@@ -89,7 +88,7 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
     w = s.get("warmup_s") or 0.0
     window = f", counted from {w:g} s" if w else ""
     dirs = results.shown_dirs(direction, [store.flatten_summary(s, res.meta)])
-    t = Table(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
+    t = FitTable(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
     for c in ["dir", *(v.header for v in catalogue.LINK_VIEW)]:
         t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
     for d, link in results.shown_links(s, res.tables, dirs):
@@ -98,7 +97,7 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
     if note := results.hidden_note(s, res.tables, dirs):
         out.print(note)
     if s["flows"]:
-        t = Table(title="flows")
+        t = FitTable(title="flows")
         for v in catalogue.FLOW_VIEW:
             t.add_column(v.header)
         shown = s["flows"]
@@ -127,13 +126,15 @@ def _print_summary(res: Result, direction: str | None = None) -> None:
                   f"{seed_free if res.meta.get('random_streams') == 0 else ''}")  # fmt: skip
 
 
-def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> Table:
+def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> FitTable:
     """One row per discipline: goodput and the bottleneck's queueing delay, drops and marks in the
     shown direction(s) (``--dir``; by default where the load is), and, when the runs have a probe
     stream, the first one's RTT, jitter and loss."""
     rows = [(name, r.summary, store.flatten_summary(r.summary, r.meta)) for name, r in runs]
     dirs = results.shown_dirs(direction, [row for _, _, row in rows])
-    t = Table(title=f"{runs[0][1].meta['name']}: one path, several queue disciplines ({' and '.join(dirs)})")
+    t = FitTable(
+        title=f"{runs[0][1].meta['name']}: one path, several queue disciplines ({' and '.join(dirs)})"
+    )
     link = [("queue_delay_p50_ms", "qdelay {d} p50 ms", 1), ("queue_delay_p95_ms", "p95", 1),
             ("drops", "drops {d}", 2), ("marks", "marks {d}", 2)]  # fmt: skip
     probed = any(s["probes"] for _, s, _ in rows)
@@ -543,7 +544,7 @@ def list_qdiscs(
         out.print(
             f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
         )
-        t = Table(title="parameters (defaults shown for a 10 Mb/s link)")
+        t = FitTable(title="parameters (defaults shown for a 10 Mb/s link)")
         t.add_column("name")
         t.add_column("default", overflow="fold")
         t.add_column("meaning", overflow="fold")
@@ -552,7 +553,7 @@ def list_qdiscs(
             t.add_row(esc(p["name"]), esc(json.dumps(defaults.get(p["name"]))), esc(p["help"]))
         out.print(t)
         return
-    t = Table(title="queue disciplines")
+    t = FitTable(title="queue disciplines")
     for c in ["name", "summary", "parameters (defaults at 10 Mb/s)", "reference"]:
         t.add_column(c, overflow="fold")
     for i in infos:
@@ -566,7 +567,7 @@ def list_tcp() -> None:
     """TCP profiles (the flow key `profile`) and the flow keys each one fills in."""
     from aqmlab import _core
 
-    t = Table(title="TCP profiles (flows set `profile`; any key below can still be set alone)")
+    t = FitTable(title="TCP profiles (flows set `profile`; any key below can still be set alone)")
     for c in ["name", "behaviour", "keys it fills in"]:
         t.add_column(c, overflow="fold")
     for p in json.loads(_core.tcp_profiles()):
@@ -584,7 +585,7 @@ def list_metrics() -> None:
         ("run summary keys (aqmlab run --json, show --json)", catalogue.SUMMARY_METRICS),
         ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
     ):
-        t = Table(title=title)
+        t = FitTable(title=title)
         for c in ("key", "definition", "unit", "window"):
             t.add_column(c, overflow="fold")
         for k, (definition, unit, window) in rows.items():
@@ -596,7 +597,7 @@ def list_metrics() -> None:
 @list_app.command("scenarios")
 def list_scenarios() -> None:
     """Built-in scenarios."""
-    t = Table(title="built-in scenarios")
+    t = FitTable(title="built-in scenarios")
     t.add_column("name")
     t.add_column("description", overflow="fold")
     for n in builtin_names():

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from aqmlab import columns
-from aqmlab.cli.console import err, fail, lazy, out
+from aqmlab.cli.console import FitTable, err, fail, lazy, out
 from aqmlab.metrics import catalogue
 
 store = lazy("aqmlab.store")
@@ -112,8 +111,8 @@ def _report_skipped(root: Path) -> None:
         err.print(f"skipped {reason}", markup=False)
 
 
-def _df_table(df, title: str | None = None) -> Table:
-    t = Table(title=title)
+def _df_table(df, title: str | None = None) -> FitTable:
+    t = FitTable(title=title)
     for c in df.columns:
         t.add_column(str(c), overflow="fold")
     for row in df.itertuples(index=False):
@@ -178,7 +177,7 @@ def show_cmd(
     dirs = shown_dirs(direction, [store.flatten_summary(s, r.meta)])
     out.print(f"[bold]{r.run_id}[/bold]  name={s.get('name')} seed={s.get('seed')} events={s.get('events')} "
               f"wall_s={s.get('wall_s')}")  # fmt: skip
-    t = Table(title="bottleneck links")
+    t = FitTable(title="bottleneck links")
     for k in ["dir", *(v.header for v in catalogue.LINK_DETAIL_VIEW)]:
         t.add_column(k)
     fmt = lambda v: "–" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
@@ -188,7 +187,7 @@ def show_cmd(
     if note := hidden_note(s, r.tables, dirs):
         out.print(note)
     if s.get("flows"):
-        t = Table(title="flows")
+        t = FitTable(title="flows")
         for v in catalogue.FLOW_VIEW:
             t.add_column(v.header)
         for f in s["flows"]:
@@ -198,11 +197,11 @@ def show_cmd(
         out.print(probe_table(s["probes"], fmt))
 
 
-def probe_table(probes: list[dict], fmt) -> Table:
+def probe_table(probes: list[dict], fmt) -> FitTable:
     """Per probe stream: RTT, one-way delay and RFC 3550 jitter per direction, lost and in-flight
     probes and the loss (docs/metrics.md). A key a summary stored before it existed prints as
     missing."""
-    t = Table(title="latency probes (VoIP, ping)")
+    t = FitTable(title="latency probes (VoIP, ping)")
     for v in catalogue.PROBE_VIEW:
         t.add_column(v.header, justify="right")
     for p in probes:

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from aqmlab import columns
-from aqmlab.cli.console import err, fail, interrupted, lazy, out
+from aqmlab.cli.console import FitTable, err, fail, interrupted, lazy, out
 from aqmlab.cli.results import DEFAULT_ROOT, DirOpt, OutOpt, check_dir, check_out
 
 store = lazy("aqmlab.store")
@@ -101,7 +100,7 @@ def _print_sweep(res, direction: str | None = None) -> None:
         # a grid value may be a table (a qdisc with parameters): group by its JSON text
         ok = ok.assign(**{c: ok[c].map(_hashable) for c in labels})
         g = ok.groupby(labels, sort=False, dropna=False)[cols].median(numeric_only=True).reset_index()
-        tab = Table(title=f"median over replications ({len(ok)} runs), {' and '.join(dirs)} bottleneck")
+        tab = FitTable(title=f"median over replications ({len(ok)} runs), {' and '.join(dirs)} bottleneck")
         for c in g.columns:
             tab.add_column(str(c))
         for row in g.itertuples(index=False):
@@ -232,7 +231,7 @@ def list_experiments() -> None:
     """Built-in experiments (aqmlab reproduce NAME)."""
     from aqmlab import reproduce
 
-    t = Table(title="experiments")
+    t = FitTable(title="experiments")
     for c in ("name", "description", "series", "options", "--quick"):
         t.add_column(c, overflow="fold")
     for n in reproduce.EXPERIMENTS:

@@ -314,11 +314,12 @@ def write_outputs(r: Reproduction) -> list[Path]:
 
 
 def print_reproduction(r: Reproduction, console) -> None:
-    from rich.table import Table as RichTable
     from rich.text import Text
 
+    from aqmlab.richtable import FitTable
+
     for t in [*r.study.tables(r.outcome), *verdict_tables(r.verdicts)]:
-        rt = RichTable(title=t.title)
+        rt = FitTable(title=t.title)
         for i, c in enumerate(t.columns):
             rt.add_column(c, justify="left" if i == 0 else "right", overflow="fold")
         for row in t.rows:
