@@ -1,4 +1,4 @@
-"""Post-run commands of the ``aqmlab`` CLI: runs, show, query, plot, report, export flent.
+"""Post-run commands of the ``aqmlab`` CLI: runs, show, compare, query, plot, report, export flent.
 
 ``register(app)`` adds them to the main Typer app. RUN is a run id (a directory under
 ``--root``, a unique prefix is enough) or a path to a run directory; ``plot`` and ``report`` also
@@ -195,6 +195,58 @@ def show_cmd(
         out.print(t)
     if s.get("probes"):
         out.print(probe_table(s["probes"], fmt))
+
+
+def compare_cmd(
+    run_a: Annotated[str, typer.Argument(help="the first run: id, prefix or path")],
+    run_b: Annotated[str, typer.Argument(help="the second run")],
+    root: RootOpt = DEFAULT_ROOT,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the two lists below as one JSON object")
+    ] = False,
+) -> None:
+    """Two runs side by side: the scenario keys that differ, then every summary value of both
+    with the difference (B - A, and relative to A)."""
+    from aqmlab.metrics import compare
+
+    a, b = _load(run_a, root), _load(run_b, root)
+    changed = compare.scenario_changes(a.meta["scenario"], b.meta["scenario"])
+    rows = compare.summary_changes(a.summary, b.summary)
+    if as_json:
+        doc = {"a": a.run_id, "b": b.run_id,
+               "scenario": [{"key": k, "a": x, "b": y} for k, x, y in changed],
+               "summary": [{"column": c.column, "label": c.label, "unit": c.unit, "a": c.a, "b": c.b,
+                            "delta": c.delta, "relative": c.relative} for c in rows]}  # fmt: skip
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        return
+    out.print(f"A = {a.run_id}\nB = {b.run_id}", markup=False)
+    if a.meta.get("seed") != b.meta.get("seed"):
+        changed.insert(0, ("seed", a.meta.get("seed"), b.meta.get("seed")))
+    t = FitTable(title="scenario keys that differ" if changed else "the scenarios are the same")
+    for c in ("key", "A", "B"):
+        t.add_column(c)
+    for k, x, y in changed:
+        t.add_row(k, *("–" if v is None else json.dumps(v) if not isinstance(v, str) else v for v in (x, y)))
+    out.print(t)
+    t = FitTable(title="summary (catalog columns: docs/metrics.md)")
+    for c, j in (("value", "left"), ("unit", "left"), ("A", "right"), ("B", "right"), ("B - A", "right"),
+                 ("change", "right")):  # fmt: skip
+        t.add_column(c, justify=j)
+    for c in rows:
+        rel = "–" if c.relative is None else f"{100 * c.relative:+.1f} %"
+        delta = "–" if c.delta is None else "0" if c.delta == 0 else _number(c.delta, "+")
+        t.add_row(c.column, c.unit, _number(c.a), _number(c.b), delta, rel)
+    out.print(t)
+
+
+def _number(v, sign: str = "") -> str:
+    """A value as a table shows it: four significant digits, whole numbers from 10,000 up (never
+    an exponent), "–" for none."""
+    if v is None:
+        return "–"
+    if not isinstance(v, float):
+        return str(v)
+    return f"{v:{sign}.0f}" if abs(v) >= 1e4 else f"{v:{sign}.4g}"
 
 
 def probe_table(probes: list[dict], fmt) -> FitTable:
@@ -402,6 +454,7 @@ def register(app: typer.Typer) -> None:
     """Add the post-run commands to the main ``aqmlab`` app."""
     app.command("runs")(runs_cmd)
     app.command("show")(show_cmd)
+    app.command("compare")(compare_cmd)
     app.command("query")(query_cmd)
     app.command("plot")(plot_cmd)
     app.command("report")(report_cmd)
