@@ -893,6 +893,10 @@ WINDOWED = ("delay_ts", "delay_cdf", "rtt_cdf")
 GROUPED = ("box", "bar", "ellipse")
 """The kinds that group runs (their ``by`` option)."""
 
+METRIC_OPTIONS = {"box": ("metric",), "bar": ("metric",), "ellipse": ("x_metric", "y_metric")}
+"""The kinds that draw a per-run metric the user chooses, and their options for it (``metric_value``
+names the metrics)."""
+
 KINDS: dict[str, Callable[..., Figure]] = {
     "delay_ts": delay_timeseries,
     "backlog_ts": backlog_timeseries,

@@ -43,11 +43,28 @@ STANDARD = [
 
 
 def _fmt(v) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return html.escape(str(v))
+    return html.escape(catalogue.shown(v))
+
+
+def side_by_side(runs: Sequence, dirs: Sequence[str]) -> str:
+    """An HTML table of several runs, one row each (``plots.run_labels``), with the catalog
+    columns of ``catalogue.SIDE_BY_SIDE`` in the directions ``dirs``."""
+    names = []
+    for c in catalogue.SIDE_BY_SIDE:
+        if "{d}" in c:
+            names += [c.format(d=d) for d in dirs]
+        elif columns.is_link(c):
+            names += [columns.in_direction(c, d) for d in dirs]
+        else:
+            names.append(c)
+    rows = [
+        (label, store.flatten_summary(r.summary or {}, r.meta))
+        for label, r in zip(plots.run_labels(runs, dirs), runs)
+    ]
+    head = "<th class=l>run</th>" + "".join(f"<th>{html.escape(columns.label(n))}</th>" for n in names)
+    body = "".join(f"<tr><td class=l>{html.escape(label)}</td>" + "".join(f"<td>{_fmt(row.get(n))}</td>" for n in names)
+                   + "</tr>" for label, row in rows)  # fmt: skip
+    return f"<h2>Runs side by side</h2><table><tr>{head}</tr>{body}</table>"
 
 
 def _png(fig) -> str:
@@ -113,6 +130,8 @@ def write_report(
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
+    if len(runs) > 1:
+        parts.append(side_by_side(runs, dirs))
     parts.append("<h2>Figures</h2>")
     for kind, caption, table, links in STANDARD:
         caption += f" ({' and '.join(dirs)})" if links else ""
@@ -137,14 +156,11 @@ def write_report(
     for run in runs:
         parts.append(f"<h2>Run {html.escape(run.run_id)} — {html.escape(plots.qdisc_label(run))}</h2>")
         m = run.meta
-        parts.append(
-            "<p>"
-            + ", ".join(
-                f"{k}: {_fmt(m.get(k))}"
-                for k in ("name", "seed", "version", "duration_ns", "events", "wall_s")
-            )
-            + "</p>"
-        )
+        duration = m.get("duration_ns")
+        facts = {"name": m.get("name"), "seed": m.get("seed"), "version": m.get("version"),
+                 "duration": None if duration is None else f"{duration / 1e9:g} s",
+                 "events": m.get("events"), "wall time": None if m.get("wall_s") is None else f"{m['wall_s']:.3g} s"}  # fmt: skip
+        parts.append("<p>" + ", ".join(f"{k}: {_fmt(v)}" for k, v in facts.items()) + "</p>")
         parts.append(summary_tables(run, dirs))
         scen = run.scenario or m.get("scenario") or {}
         parts.append(

@@ -1,7 +1,7 @@
 """`aqmlab compare A B`: the scenario keys that differ and every catalog value of both runs. The
 values are checked against the catalog as `aqmlab query` reads it (a separate path: DuckDB over
 the stored rows), the differences against arithmetic, and a rerun of the same scenario and seed
-against determinism (nothing differs)."""
+against determinism (nothing differs). And `plot --metric` over the same runs."""
 
 from __future__ import annotations
 
@@ -86,3 +86,19 @@ def test_an_unknown_run_is_one_line(runs):
     root, ids = runs
     r = cli("compare", ids["codel"], "nosuchrun", "--root", root)
     assert r.returncode == 2 and "nosuchrun" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plot_metric_draws_the_chosen_metric_and_names_what_is_allowed(runs, tmp_path):
+    root, ids = runs
+    a, b = ids["codel"], ids["pie"]
+    out = tmp_path / "bar.png"
+    r = cli("plot", a, b, "--root", root, "-k", "bar", "--metric", "probe_rtt_p95_ms", "-o", out)
+    assert r.returncode == 0 and out.stat().st_size > 0, r.stderr
+    r = cli("plot", a, b, "--root", root, "-k", "ellipse", "--metric", "goodput_mbps_total,queue_delay_p95_ms",
+            "-o", tmp_path / "e.png")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for args, needle in [(["-k", "bar", "--metric", "nosuch"], "unknown metric 'nosuch'; known: "),
+                         (["-k", "delay_ts", "--metric", "drops"], "allowed with: box, bar, ellipse"),
+                         (["-k", "ellipse", "--metric", "drops"], "X,Y")]:  # fmt: skip
+        r = cli("plot", a, b, "--root", root, *args, "-o", tmp_path / "x.png")
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -77,3 +77,22 @@ def test_report_renders_in_chromium(html_file, tmp_path):
     m = re.search(r"IMAGES (\d+)/(\d+)", res.stdout)
     assert m, "the check script did not run: " + res.stdout[-500:]
     assert m.group(1) == m.group(2) == "6"
+
+
+def test_a_report_of_several_runs_has_them_side_by_side_and_no_exponents(tmp_path):
+    runs = [mk("r1"), mk("r2")]
+    text = report.write_report(runs, tmp_path / "two.html").read_text()
+    start = text.index("<h2>Runs side by side</h2>")
+    table = text[start : text.index("</table>", start)]
+    rows = re.findall(r"<tr><td class=l>(.*?)</td>(.*?)</tr>", table)
+    assert len(rows) == 2
+    # the cells are the catalog's values (the runs catalog flattens the same summary)
+    from aqmlab.store import flatten_summary
+
+    for (_, cells), run in zip(rows, runs):
+        p95 = flatten_summary(run.summary, run.meta)["queue_delay_p95_ms"]
+        assert f"<td>{p95:.4g}</td>" in cells
+    # numbers are written out in the tables and the run facts (never 1.348e+05, duration_ns)
+    visible = re.sub(r"data:image/png;base64,[^'\"]+", "", text)
+    assert not re.search(r"\d\.?\d*e[+-]\d+", visible)
+    assert "duration_ns" not in visible and "duration: " in visible

@@ -234,19 +234,9 @@ def compare_cmd(
         t.add_column(c, justify=j)
     for c in rows:
         rel = "–" if c.relative is None else f"{100 * c.relative:+.1f} %"
-        delta = "–" if c.delta is None else "0" if c.delta == 0 else _number(c.delta, "+")
-        t.add_row(c.column, c.unit, _number(c.a), _number(c.b), delta, rel)
+        delta = "–" if c.delta is None else "0" if c.delta == 0 else catalogue.shown(c.delta, "+")
+        t.add_row(c.column, c.unit, catalogue.shown(c.a), catalogue.shown(c.b), delta, rel)
     out.print(t)
-
-
-def _number(v, sign: str = "") -> str:
-    """A value as a table shows it: four significant digits, whole numbers from 10,000 up (never
-    an exponent), "–" for none."""
-    if v is None:
-        return "–"
-    if not isinstance(v, float):
-        return str(v)
-    return f"{v:{sign}.0f}" if abs(v) >= 1e4 else f"{v:{sign}.4g}"
 
 
 def probe_table(probes: list[dict], fmt) -> FitTable:
@@ -360,6 +350,14 @@ def plot_cmd(
             help="delay_ts/delay_cdf/rtt_cdf: seconds skipped; default: each run's own warm-up (as its table)",
         ),
     ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="box/bar: the per-run metric drawn (a runs column such as queue_delay_p99_ms, "
+            "goodput_mbps_total, probe_rtt_p95_ms; or enorm, tcp_share); ellipse: X,Y",
+        ),
+    ] = None,
     root: RootOpt = DEFAULT_ROOT,
     where: WhereOpt = None,
     direction: DirOpt = None,
@@ -376,6 +374,20 @@ def plot_cmd(
         if by is not None and kind not in plots.GROUPED:
             fail(f"--by: not allowed with --kind {kind}; allowed with: {', '.join(plots.GROUPED)}")
         opts: dict = {"direction": direction} if by is None else {"by": by, "direction": direction}
+        if metric is not None:
+            names = plots.METRIC_OPTIONS.get(kind)
+            if names is None:
+                fail(
+                    f"--metric: not allowed with --kind {kind}; allowed with: {', '.join(plots.METRIC_OPTIONS)}"
+                )
+            values = metric.split(",")
+            if len(values) != len(names):
+                fail(f"--metric: {metric!r} is not allowed with --kind {kind}; allowed: "
+                     f"{' and '.join(['one metric'] if len(names) == 1 else ['X,Y: two metrics'])}")  # fmt: skip
+            for r in loaded[:1]:
+                for v in values:
+                    plots.metric_value(r, v)  # an unknown name: KeyError naming the known ones
+            opts.update(zip(names, values))
         if warmup is not None:
             if kind not in plots.WINDOWED:
                 fail(f"--warmup: not allowed with --kind {kind}; allowed with: {', '.join(plots.WINDOWED)}")

@@ -368,5 +368,23 @@ PROBE_VIEW = (
 )  # fmt: skip
 """The VoIP / probe table of `aqmlab show` and the report."""
 
+SIDE_BY_SIDE = (
+    "goodput_mbps_{d}", "queue_delay_p50_ms", "queue_delay_p95_ms", "drops", "marks",
+    "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_loss",
+)  # fmt: skip
+"""The catalog columns a table of several runs shows, one row per run (a link column and
+``{d}`` for each shown direction)."""
+
+
+def shown(v, sign: str = "") -> str:
+    """A value as a table shows it: four significant digits, whole numbers from 10,000 up (never
+    an exponent), "–" for none; ``sign`` "+" for a difference."""
+    if v is None:
+        return "–"
+    if not isinstance(v, float):
+        return str(v)
+    return f"{v:{sign}.0f}" if abs(v) >= 1e4 else f"{v:{sign}.4g}"
+
+
 VIEWS = {"links.HOP": LINK_DETAIL_VIEW, "flows[i]": FLOW_VIEW, "probes[i]": PROBE_VIEW}
 """The widest view of each summary block, by the block its rows are."""
