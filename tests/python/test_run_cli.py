@@ -491,3 +491,20 @@ def test_the_console_script_waits_for_a_thread_left_running(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "fq_codel" in done.stdout
     assert mark.exists()
+
+
+def test_without_a_level_a_run_too_large_for_packet_rows_records_series_and_says_so(
+    scenario: Path, tmp_path: Path
+):
+    # 2 hops x 5 Mb/s x 3 s / (8 x 1500 B) = 2,500 packet rows: above max_rows 1000
+    exe = str(Path(sys.executable).parent / "aqmlab")
+    r = subprocess.run([exe, "run", scenario, "--set", "record.max_rows=1000", "--out", tmp_path, "--no-plot"],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "note: record.level = series" in r.stderr and "max_rows" in r.stderr
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert json.loads((run / "meta.json").read_text())["scenario"]["record"]["level"] == "series"
+    assert not (run / "packets.parquet").exists()
+    fits = subprocess.run([exe, "run", scenario, "--set", "record.max_rows=2500", "--out", tmp_path / "b", "--no-plot"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert fits.returncode == 0 and "note: record.level" not in fits.stderr, fits.stderr

@@ -443,7 +443,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         media,
         pipes,
         qev: Vec::new(),
-        rec: Recorder::new(sc.record.level, sc.record.interval.0),
+        rec: Recorder::new(sc.record_level(), sc.record.interval.0),
         next_sample: 0,
         classes: classes
             .iter()

@@ -208,6 +208,10 @@ def run_cmd(
             f"--warmup: {warmup:g} is not allowed; allowed: less than the duration ({resolved[0]['duration']})"
         )
     level = resolved[0]["record"]["level"]
+    if level != "packets" and "level" not in (sc.get("record") or {}):
+        err.print(f"note: record.level = {level}: one row per packet would exceed record.max_rows at these rates "
+                  "and this duration (set record.level = \"packets\" and raise max_rows to keep them)",
+                  markup=False)  # fmt: skip
     if plot and level == "summary":
         plot = False
         err.print("note: record.level = summary keeps no time series; no figure written", markup=False)

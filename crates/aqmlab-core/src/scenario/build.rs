@@ -573,6 +573,7 @@ fn resolve_path(
 ) -> Result<(Scenario, Vec<FlowModel>, Path), String> {
     let mut resolved = sc.clone();
     resolved.seed = seed;
+    resolved.record.level = Some(sc.record_level());
     let path = build_path(sc, seed, ext)?;
     for (hop, qdisc) in sc.topology.hops().iter().zip(&path.qdiscs) {
         let spec = resolved
@@ -824,7 +825,7 @@ pub fn run_watched(
         mut rows,
     } = prepare_with(sc, seed, ext)?;
     let end = sc.duration.0;
-    let mut rec = Recorder::new(sc.record.level, sc.record.interval.0);
+    let mut rec = Recorder::new(sc.record_level(), sc.record.interval.0);
     if links.iter().any(|l| !l.qdisc.subqueues().is_empty()) {
         rec.keep_subqueues();
     }
@@ -860,7 +861,7 @@ pub fn run_watched(
         }
     }
     let links = link_rows(&world.links, resolved.topology.hops().len(), end);
-    let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record.level, 1));
+    let rec = std::mem::replace(&mut world.rec, Recorder::new(sc.record_level(), 1));
     Ok(Some(RunResult {
         resolved,
         seed,

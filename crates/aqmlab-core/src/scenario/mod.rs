@@ -728,9 +728,10 @@ fn default_interval() -> Dur {
 pub struct RecordSpec {
     /// `packets` (one row per packet at the bottleneck), `series` (periodic samples and each
     /// hop's sojourn histogram per second, from which the queueing-delay percentiles come within
-    /// 1/128) or `summary` (totals and probes only).
-    #[serde(default)]
-    pub level: Level,
+    /// 1/128) or `summary` (totals and probes only). Default: `packets` when its table fits
+    /// `max_rows`, else `series` (`Scenario::record_level`; the resolved scenario says which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
     /// Sampling interval of the `queue` and `flow_series` tables.
     #[serde(default = "default_interval")]
     pub interval: Dur,
@@ -765,7 +766,7 @@ fn default_max_memory() -> Size {
 impl Default for RecordSpec {
     fn default() -> Self {
         RecordSpec {
-            level: Level::default(),
+            level: None,
             interval: default_interval(),
             max_rows: DEFAULT_MAX_ROWS,
             max_memory: default_max_memory(),

@@ -46,11 +46,22 @@ pub(super) fn peak_rate(sc: &Scenario, h: &HopRef) -> u64 {
 }
 
 impl Scenario {
+    /// The recording level: `record.level`, or when it is not given, `packets` if that table
+    /// fits `record.max_rows` and `series` if not (a long run over fast hops is recorded, not
+    /// refused).
+    pub fn record_level(&self) -> Level {
+        self.record.level.unwrap_or(if self.packet_rows() <= self.record.max_rows as f64 {
+            Level::Packets
+        } else {
+            Level::Series
+        })
+    }
+
     /// The `packets` table: every hop transmits at most its peak rate in full-size packets, so
     /// it holds about sum(peak rate x duration / (8 MTU)) rows (more with smaller packets).
     /// Refused above `record.max_rows`, which the user can raise.
     pub(super) fn validate_table_size(&self) -> Result<(), String> {
-        if self.record.level != Level::Packets {
+        if self.record_level() != Level::Packets {
             return Ok(());
         }
         let rows = self.packet_rows();
@@ -107,14 +118,15 @@ impl Scenario {
         let path_s = self.longest_path_s().min(secs);
         let mtu_bits = 8.0 * self.topology.mtu.0 as f64;
         let mut parts = Vec::new();
-        if self.record.level == Level::Packets {
+        let level = self.record_level();
+        if level == Level::Packets {
             parts.push(Part {
                 key: "record.level".into(),
                 what: "the packets table".into(),
                 bytes: self.packet_rows() * PACKET_ROW_BYTES,
             });
         }
-        if self.record.level >= Level::Series {
+        if level >= Level::Series {
             let flows: u64 = self.flows.iter().map(|f| f.count.map_or(1, |c| c.0) as u64).sum();
             let series = (self.topology.hops().len() as u64 + flows) as f64;
             let samples = self.duration.0 as f64 / self.record.interval.0 as f64;

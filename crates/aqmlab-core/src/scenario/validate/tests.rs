@@ -513,3 +513,20 @@ fn the_memory_estimate_names_what_contributes_most() {
     delay["duration"] = json!("7200s");
     refused(&delay, "topology.down.rate", &["30.0 billion packets in flight"]);
 }
+
+#[test]
+fn without_a_level_the_packets_table_is_kept_when_it_fits_max_rows() {
+    use crate::record::Level;
+    // 2 hops x 10 Mb/s x 10 s / (8 x 1500 B) = 16,667 packet rows (see the test above)
+    let level = |max_rows: u64| {
+        let mut sc = base();
+        sc["record"] = json!({"max_rows": max_rows});
+        parse(&sc.to_string()).expect("valid").record_level()
+    };
+    assert_eq!(level(16_667), Level::Packets);
+    assert_eq!(level(16_666), Level::Series);
+    // a level given is kept (and "packets" above max_rows refused, as above)
+    let mut sc = base();
+    sc["record"] = json!({"level": "summary", "max_rows": 1});
+    assert_eq!(parse(&sc.to_string()).expect("valid").record_level(), Level::Summary);
+}
