@@ -199,7 +199,7 @@ fn shaped(
     nic: Option<u64>,
 ) -> (queue::AnyQdisc, Option<u64>) {
     match spec.shaper {
-        None => (leaf, None),
+        None | Some(super::Shaper::None) => (leaf, None),
         Some(super::Shaper::Htb) => {
             let burst = spec
                 .htb_burst

@@ -379,7 +379,7 @@ pub struct LinkSpec {
     /// A shaper that decides when the qdisc may send: "htb", Linux's HTB with one class at
     /// `rate` (ceil = rate) whose leaf is `qdisc` (`queue::htb`, from Linux 3.2's sch_htb.c);
     /// the hop then serialises at the hosts' `nic_rate`, the interface's own rate, so a burst
-    /// leaves back to back. Default none: the hop serialises at `rate`.
+    /// leaves back to back. Default (or "none"): no shaper, the hop serialises at `rate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper: Option<Shaper>,
     /// HTB's `burst` in bytes (needs `shaper = "htb"`); default tc's: rate / HZ + 1600 B
@@ -473,6 +473,8 @@ impl SlotSpec {
 #[serde(rename_all = "lowercase")]
 pub enum Shaper {
     Htb,
+    /// No shaper, as when the key is absent: a value a sweep's grid can set beside "htb".
+    None,
 }
 
 /// A fixed rate ("10Mbps") or a schedule of steps ([["0s", "100Mbps"], ["50s", "10Mbps"]]).

@@ -43,7 +43,7 @@ fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Resul
         return err(format!("{key}.trace"), format!("{file}{e}"));
     }
     for (k, set) in [
-        ("shaper", l.shaper.is_some()),
+        ("shaper", l.shaper == Some(super::Shaper::Htb)),
         ("device_queue", l.device_queue.is_some()),
         ("slot", l.slot.is_some()),
         ("local_sender", l.local_sender),

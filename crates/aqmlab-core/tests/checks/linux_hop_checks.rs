@@ -181,3 +181,30 @@ fn bad_shaper_and_netem_keys_name_the_key() {
     inf["topology"]["nic_rate"] = json!("inf");
     assert!(error(inf).starts_with("topology.nic_rate: \"inf\" is not allowed"));
 }
+
+#[test]
+fn shaper_none_is_the_hop_without_a_shaper() {
+    // its doc: "Default (or \"none\"): no shaper, the hop serialises at `rate`" -- a sweep sets
+    // "none" beside "htb"; the run is the one without the key, packet for packet
+    let sc = |down: Value| {
+        json!({
+            "name": "none", "duration": "3s",
+            "topology": two_hops(down, json!({"rate": "1Mbps"})),
+            "flows": [{"kind": "tcp", "direction": "down"}, {"kind": "ping", "interval": "100ms"}]
+        })
+    };
+    let plain = run(sc(json!({"rate": "1Mbps", "qdisc": "codel"})));
+    let none = run(sc(json!({"rate": "1Mbps", "qdisc": "codel", "shaper": "none"})));
+    let htb = run(sc(json!({"rate": "1Mbps", "qdisc": "codel", "shaper": "htb"})));
+    assert_eq!(none.packets.t_out, plain.packets.t_out);
+    assert_eq!(none.packets.outcome, plain.packets.outcome);
+    assert_ne!(htb.packets.t_out, plain.packets.t_out);
+    // and its keys still need "htb"
+    let e = error(sc(
+        json!({"rate": "1Mbps", "shaper": "none", "htb_burst": "3000B"}),
+    ));
+    assert!(
+        e.contains("topology.down.htb_burst: needs shaper = \"htb\""),
+        "{e}"
+    );
+}

@@ -50,11 +50,13 @@ impl Scenario {
     /// fits `record.max_rows` and `series` if not (a long run over fast hops is recorded, not
     /// refused).
     pub fn record_level(&self) -> Level {
-        self.record.level.unwrap_or(if self.packet_rows() <= self.record.max_rows as f64 {
-            Level::Packets
-        } else {
-            Level::Series
-        })
+        self.record
+            .level
+            .unwrap_or(if self.packet_rows() <= self.record.max_rows as f64 {
+                Level::Packets
+            } else {
+                Level::Series
+            })
     }
 
     /// The `packets` table: every hop transmits at most its peak rate in full-size packets, so

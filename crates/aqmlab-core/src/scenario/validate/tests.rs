@@ -467,7 +467,10 @@ fn a_udp_flow_sends_no_faster_than_its_nic() {
     refused(
         &udp("2Gbps"),
         "flows[0].rate",
-        &["2Gbps is above the flow's NIC rate 1Gbps", "allowed: up to the NIC rate"],
+        &[
+            "2Gbps is above the flow's NIC rate 1Gbps",
+            "allowed: up to the NIC rate",
+        ],
     );
     let mut own = udp("2Gbps");
     own["flows"][0]["nic_rate"] = json!("10Gbps");
@@ -490,7 +493,10 @@ fn the_memory_estimate_holds_packets_in_flight_to_max_memory() {
     refused(
         &sc("30MB"),
         "flows[0].rate",
-        &["100.0 thousand of its packets on their way", "record.max_memory = 30.0 MB"],
+        &[
+            "100.0 thousand of its packets on their way",
+            "record.max_memory = 30.0 MB",
+        ],
     );
 }
 
@@ -528,5 +534,8 @@ fn without_a_level_the_packets_table_is_kept_when_it_fits_max_rows() {
     // a level given is kept (and "packets" above max_rows refused, as above)
     let mut sc = base();
     sc["record"] = json!({"level": "summary", "max_rows": 1});
-    assert_eq!(parse(&sc.to_string()).expect("valid").record_level(), Level::Summary);
+    assert_eq!(
+        parse(&sc.to_string()).expect("valid").record_level(),
+        Level::Summary
+    );
 }
