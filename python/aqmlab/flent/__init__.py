@@ -87,14 +87,15 @@ carry it), the ping series the run has no probe stream for, a host listed more t
 sub-queues, the flows' ECN modes, and the Flent test of the same pair of controllers
 (``aqmlab export flent`` prints both).
 
-Modules, one concern each: ``guess`` (the tests, the run's flows as they see them, the test a
-run is), ``series`` (the grid and the per-flow series), ``qdisc`` (the queues' statistics),
-``streams`` (which flow each series of a test carries, and its name), ``export`` (``build``,
-``write``, ``export_flent``), ``notes``.
+Modules, one concern each: ``match`` (the tests, the run's flows as they see them, ``guess``),
+``series`` (the grid and the per-flow series), ``qdisc`` (the queues' statistics), ``streams``
+(which flow each series of a test carries, and its name), ``caveats`` (``notes``), ``export``
+(``build``, ``write``, ``export_flent``).
 """
 
 from __future__ import annotations
 
+from aqmlab.flent.caveats import SMACKDOWN, notes
 from aqmlab.flent.export import (
     FLENT_VERSION,
     HTTP_SERIES,
@@ -104,7 +105,7 @@ from aqmlab.flent.export import (
     export_flent,
     write,
 )
-from aqmlab.flent.guess import (
+from aqmlab.flent.match import (
     HTTP_TESTS,
     RTT_FAIR_VAR,
     STREAM_TESTS,
@@ -113,7 +114,6 @@ from aqmlab.flent.guess import (
     guess,
     guess_test,
 )
-from aqmlab.flent.notes import SMACKDOWN, notes
 from aqmlab.flent.series import EPOCH, STEP, T0
 from aqmlab.flent.streams import RRUL_BE_CLASSES, RRUL_BE_PINGS, RRUL_CLASSES, RRUL_PINGS, SERVER
 

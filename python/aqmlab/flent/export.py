@@ -11,7 +11,7 @@ from typing import Any
 
 from aqmlab import files
 from aqmlab import metrics as M
-from aqmlab.flent.guess import (
+from aqmlab.flent.match import (
     HTTP_TESTS,
     RTT_FAIR_VAR,
     STREAM_TESTS,

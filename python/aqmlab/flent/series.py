@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aqmlab import metrics as M
-from aqmlab.flent.guess import _entry, _tables
+from aqmlab.flent.match import _entry, _tables
 
 STEP = 0.2
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)

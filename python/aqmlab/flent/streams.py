@@ -4,7 +4,7 @@ per-stream test parameters."""
 
 from __future__ import annotations
 
-from aqmlab.flent.guess import STREAM_TESTS, _entry, _hosts, _kind_flows, _voip_flows
+from aqmlab.flent.match import STREAM_TESTS, _entry, _hosts, _kind_flows, _voip_flows
 
 SERVER = "aqmlab-server"
 

@@ -4,7 +4,7 @@ test of the same pair of controllers."""
 
 from __future__ import annotations
 
-from aqmlab.flent.guess import RTT_FAIR_VAR, STREAM_TESTS, VOIP_TESTS, _classify
+from aqmlab.flent.match import RTT_FAIR_VAR, STREAM_TESTS, VOIP_TESTS, _classify
 
 # Flent's "smackdown" tests of CUBIC against another controller (cubic_bbr.conf, cubic_dctcp.conf,
 # cubic_reno.conf), by the other controller; Prague is DCTCP's L4S successor
