@@ -26,6 +26,8 @@ from aqmlab import emulate as emu
 from aqmlab import store
 from aqmlab.api import run_dict
 from aqmlab.cli import app
+from aqmlab.emulate import netns
+from aqmlab.scenario import ScenarioError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "validation" / "kernel"))
 import compare as kernel_compare
@@ -240,7 +242,7 @@ CLI = [sys.executable, "-c", "from aqmlab.cli import entry; entry()"]
 
 
 def _ours(pid: int) -> list[str]:
-    return [n for n in emu._namespaces() if n.startswith(f"aqmlab-{pid}-")]
+    return [n for n in netns._namespaces() if n.startswith(f"aqmlab-{pid}-")]
 
 
 def _wait_for(cond, timeout: float = 15.0) -> bool:
@@ -271,8 +273,10 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
     p = subprocess.Popen([*CLI, "emulate", str(sc), "--out", str(tmp_path / "r")])
     assert _wait_for(lambda: len(_ours(p.pid)) == 2)
     # wait for the iperf3 server to run inside the server namespace
-    assert _wait_for(lambda: emu._sh("ip", "netns", "pids", f"aqmlab-{p.pid}-s", check=False).stdout.strip())
-    left_pids = emu._sh("ip", "netns", "pids", f"aqmlab-{p.pid}-s", check=False).stdout.split()
+    assert _wait_for(
+        lambda: netns._sh("ip", "netns", "pids", f"aqmlab-{p.pid}-s", check=False).stdout.strip()
+    )
+    left_pids = netns._sh("ip", "netns", "pids", f"aqmlab-{p.pid}-s", check=False).stdout.split()
     p.kill()
     p.wait()
     # kill -9 runs no clean-up: the namespaces and the tools inside outlive the process
@@ -280,7 +284,7 @@ def test_after_kill_9_the_next_start_removes_what_was_left(tmp_path: Path):
     short = scenario(tmp_path, '{ rate = "10Mbps" }', PING, "1s", name="short")
     emulate_json([str(short), "--out", str(tmp_path / "r")])
     assert _ours(p.pid) == []
-    assert not emu._workdir(p.pid).exists()
+    assert not netns._workdir(p.pid).exists()
     for pid in left_pids:
         assert (
             not Path(f"/proc/{pid}").exists()
@@ -318,9 +322,7 @@ def test_a_hop_with_several_hosts_is_a_user_error():
         "topology": {"hops": [{"name": "access", "direction": "down", "hosts": ["a", "b"]}]},
         "flows": [],
     }
-    with pytest.raises(
-        emu.ScenarioError, match=r"topology\.hops\[0\]\.hosts: emulation runs one client host"
-    ):
+    with pytest.raises(ScenarioError, match=r"topology\.hops\[0\]\.hosts: emulation runs one client host"):
         emu.plan(resolved)
 
 
@@ -330,7 +332,7 @@ def test_a_qdisc_in_the_sending_host_is_a_user_error():
         "topology": {"down": {"rate": "1Mbps", "local_sender": True}, "up": {"rate": "1Mbps"}},
         "flows": [],
     }
-    with pytest.raises(emu.ScenarioError, match=r"topology\.down\.local_sender: emulation runs every qdisc"):
+    with pytest.raises(ScenarioError, match=r"topology\.down\.local_sender: emulation runs every qdisc"):
         emu.plan(resolved)
 
 
@@ -348,7 +350,7 @@ def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, er
         "topology": {"down": {"rate": "1Mbps", **down}, "up": {"rate": "1Mbps"}},
         "flows": [],
     }
-    with pytest.raises(emu.ScenarioError, match=error):
+    with pytest.raises(ScenarioError, match=error):
         emu.plan(resolved)
 
 

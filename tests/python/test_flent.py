@@ -412,7 +412,7 @@ def test_flent_draws_the_tcp_window_and_rtt(tmp_path, monkeypatch, plot):
     assert max(p["tcp_cwnd"] for p in ss) > 10  # segments: it grew from the initial window of 10
     flent_plots(tmp_path / "r.flent.gz", plot, tmp_path)
     drawn = (tmp_path / f"{plot}.png").stat().st_size
-    monkeypatch.setattr(flent, "_socket_stats", lambda *a: [])
+    monkeypatch.setattr(flent.series, "_socket_stats", lambda *a: [])
     bare = tmp_path / "bare"
     bare.mkdir()
     flent_plots(flent.export_flent(r, None, bare / "r.flent.gz"), plot, bare)

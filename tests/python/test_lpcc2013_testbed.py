@@ -6,6 +6,7 @@ import pytest
 
 from aqmlab import api
 from aqmlab.reproduce import lpcc2013 as L
+from aqmlab.reproduce.lpcc2013 import setup
 
 
 @pytest.mark.parametrize(
@@ -36,8 +37,8 @@ def test_tc_red_takes_iproute2s_ewma_and_probability_logs(line, wlog, plog):
 
 def test_3b_red_is_the_tc_line_and_runs():
     """3b's RED case runs the tc line's values on the testbed's link (the core's resolved table)."""
-    tb = api.load(str(L._scenarios() / "testbed.toml"))
-    sc = L._testbed_case(tb, L.B_QDISCS["red"], "500kbps", "ledbat", 1)
+    tb = api.load(str(setup._scenarios() / "testbed.toml"))
+    sc = setup._testbed_case(tb, L.B_QDISCS["red"], "500kbps", "ledbat", 1)
     sc["duration"] = "2s"
     _, meta = api.simulate(sc, 1)
     down = meta["scenario"]["topology"]["down"]["qdisc"]

@@ -183,6 +183,7 @@ def test_codel2012_claim_judges_from_their_words():
 
 def test_codel2012_recovery_after_a_rate_drop():
     from aqmlab.reproduce import codel2012 as C
+    from aqmlab.reproduce.codel2012 import claims
 
     # 100 -> 10 Mb/s at 50 s: in control is 2 x 5 ms + one 1500-byte packet at 10 Mb/s (1.2 ms).
     # A timeline whose bins ending at 50.05 .. 50.15 s hold a 200 ms median and the next 8 ms is
@@ -190,7 +191,7 @@ def test_codel2012_recovery_after_a_rate_drop():
     step = C.TIMELINE_STEP_S
     t = [round(50 + step * k, 2) for k in range(1, 8)]
     one = pd.DataFrame({"t_s": t, "median_ms": [200.0, 200.0, 200.0, 8.0, 8.0, 8.0, 8.0]})
-    assert C._in_control_ms(10.0) == pytest.approx(11.2)
+    assert claims._in_control_ms(10.0) == pytest.approx(11.2)
     rec = C.recovery_s(one)
     assert rec[0] == pytest.approx(0.15) and rec[1:] == [float("inf")] * 2
 

@@ -7,7 +7,7 @@ aqmlab's own code on the ns-2 runs).
     python validation/ns2/codel2012.py --part 1b --tag nored_ptc --set Queue/RED/q_weight_=0.002
     python validation/ns2/codel2012.py --aqmlab --part 1b        # the same subset and seeds in aqmlab
 
-The cases, their parameters and the aggregation are aqmlab's (python/aqmlab/reproduce/codel2012.py:
+The cases, their parameters and the aggregation are aqmlab's (python/aqmlab/reproduce/codel2012/:
 ``LARGE``, ``SMALL``, ``LOADS``, ``psize``, ``results``, the claims); each run's metrics come from
 the downstream bottleneck queue's trace with aqmlab's definitions (docs/metrics.md: the sojourn
 of a transmitted packet is ns-2's '+' to '-', dropped packets have none; utilisation = bytes sent

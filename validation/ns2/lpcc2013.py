@@ -88,7 +88,7 @@ def jain(xs: list[float]) -> float:
 def run_metrics(
     tr: dict, acked: dict[str, list[float]], rate_bps: float, limit: int, duration: float
 ) -> dict:
-    """One run's numbers under aqmlab's run-metric names (reproduce/lpcc2013.py run_metrics)."""
+    """One run's numbers under aqmlab's run-metric names (reproduce/lpcc2013/metrics.py run_metrics)."""
     be, lp = sum(acked["be"]), sum(acked["lp"])
     return {
         "eta": tr["sent"] * 8 / (rate_bps * duration),

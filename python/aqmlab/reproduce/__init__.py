@@ -1,7 +1,8 @@
-"""Built-in experiments (`aqmlab reproduce NAME`): one module per study (docs/studies.md), each
-declaring one ``STUDY`` (study.Study: its cases, options, ``--quick`` reduction, published
-tables and claims). ``EXPERIMENTS`` maps names to module paths; ``get(name)`` is the declared
-study; ``study.reproduce`` runs any of them. Adding a study = one module and one line here.
+"""Built-in experiments (`aqmlab reproduce NAME`): one module or package per study
+(docs/studies.md), each declaring one ``STUDY`` (study.Study: its cases, options, ``--quick``
+reduction, published tables and claims). ``EXPERIMENTS`` maps names to module paths; ``get(name)``
+is the declared study; ``study.reproduce`` runs any of them. Adding a study = one module (or
+package) and one line here.
 """
 
 from __future__ import annotations

@@ -1,0 +1,166 @@
+"""The two network namespaces and their TUN devices: the environment an emulation needs (root,
+/dev/net/tun, the programs), their set-up and removal, the namespaces a killed run left behind,
+and the kernel's TCP counters in them."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aqmlab.storelock import pid_exists
+
+CLIENT_IP = "10.199.0.1"
+SERVER_IP = "10.199.0.2"
+NS_RE = re.compile(r"^aqmlab-(\d+)-[cs]$")
+# Debian packages of the programs whose name differs from their package's.
+DEBIAN_PACKAGES = {"ip": "iproute2", "ping": "iputils-ping"}
+TUNSETIFF = 0x400454CA
+IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
+
+
+# The kernel's TCP counters an emulated run reports (`Namespaces.tcp_counters`): retransmitted
+# segments, timeouts, tail loss probes, spurious timeouts undone, SACK recoveries.
+KERNEL_COUNTERS = [
+    "TcpRetransSegs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPSackRecovery",
+]
+
+
+class EmulationError(Exception):
+    """The machine cannot run an emulation (privileges, a missing tool): one line, exit 2."""
+
+
+def _sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess:
+    cmd = ["ip", "netns", "exec", ns, *args] if ns else list(args)
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+def check_environment(tools: list[str]) -> None:
+    """Root (CAP_NET_ADMIN), /dev/net/tun, iproute2 and the tools the run needs."""
+    if os.geteuid() != 0:
+        raise EmulationError(
+            "aqmlab emulate needs root (network namespaces and TUN devices); run it with sudo"
+        )
+    if not os.path.exists("/dev/net/tun"):
+        raise EmulationError("aqmlab emulate needs /dev/net/tun (the tun kernel module)")
+    for t in ["ip", *tools]:
+        if shutil.which(t) is None:
+            raise EmulationError(
+                f"aqmlab emulate needs `{t}`; install it (Debian: apt-get install {DEBIAN_PACKAGES.get(t, t)})"
+            )
+
+
+def _namespaces() -> list[str]:
+    listing = _sh("ip", "netns", "list", check=False).stdout
+    return [line.split()[0] for line in listing.splitlines() if line.strip()]
+
+
+def _remove_namespace(name: str) -> None:
+    """Kills what runs in namespace `name`, then deletes it (its TUN goes with it)."""
+    for pid in _sh("ip", "netns", "pids", name, check=False).stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _sh("ip", "netns", "del", name, check=False)
+
+
+def _workdir(pid: int) -> Path:
+    """Where the tools of process `pid`'s run write their reports."""
+    return Path(tempfile.gettempdir()) / f"aqmlab-emulate-{pid}"
+
+
+def remove_stale() -> list[str]:
+    """Removes the namespaces and tool report directories of aqmlab processes that are gone
+    (after a kill -9)."""
+    stale = [n for n in _namespaces() if (m := NS_RE.match(n)) and not pid_exists(int(m.group(1)))]
+    for n in stale:
+        _remove_namespace(n)
+    for d in Path(tempfile.gettempdir()).glob("aqmlab-emulate-*"):
+        pid = d.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not pid_exists(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+    return stale
+
+
+def _open_tun(name: str, mtu: int) -> int:
+    fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+@dataclass
+class Namespaces:
+    """The two namespaces and their TUNs; a context manager that always removes them."""
+
+    mtu: int = 1500
+    ecn: bool = False
+    # Each namespace's net.ipv4.tcp_congestion_control (`default_cc`).
+    cc: str = "cubic"
+    pid: int = field(default_factory=os.getpid)
+    fds: dict[str, int] = field(default_factory=dict)
+
+    def name(self, side: str) -> str:
+        return f"aqmlab-{self.pid}-{side}"
+
+    def __enter__(self):
+        remove_stale()
+        try:
+            for side, (me, peer) in {"c": (CLIENT_IP, SERVER_IP), "s": (SERVER_IP, CLIENT_IP)}.items():
+                ns, dev = self.name(side), f"aq{side}{self.pid}"
+                _sh("ip", "netns", "add", ns)
+                self.fds[side] = _open_tun(dev, self.mtu)
+                _sh("ip", "link", "set", dev, "netns", ns)
+                for cmd in [
+                    ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+                    ["sysctl", "-qw", f"net.ipv4.tcp_ecn={1 if self.ecn else 2}"],
+                    ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"],
+                    ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={self.cc}"],
+                    ["ip", "link", "set", "lo", "up"],
+                    ["ip", "link", "set", dev, "mtu", str(self.mtu), "up"],
+                    ["ip", "addr", "add", f"{me}/32", "dev", dev],
+                    ["ip", "route", "add", f"{peer}/32", "dev", dev],
+                ]:
+                    _sh(*cmd, ns=ns)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for side in ("c", "s"):
+            _remove_namespace(self.name(side))
+            fd = self.fds.pop(side, None)
+            if fd is not None:
+                os.close(fd)
+
+    def tcp_counters(self) -> dict[str, int]:
+        """The kernel's TCP counters (`KERNEL_COUNTERS`) summed over both namespaces: each
+        namespace counts its own sockets (/proc/net/netstat's TcpExt and /proc/net/snmp's Tcp
+        lines, as `nstat` reads them)."""
+        total = dict.fromkeys(KERNEL_COUNTERS, 0)
+        for side in ("c", "s"):
+            for path in ("/proc/net/netstat", "/proc/net/snmp"):
+                lines = _sh("cat", path, check=False, ns=self.name(side)).stdout.splitlines()
+                for names, values in zip(lines[::2], lines[1::2]):
+                    prefix = names.split(":", 1)[0]
+                    for k, v in zip(names.split()[1:], values.split()[1:]):
+                        key = f"{prefix}{k}"
+                        if key in total and v.lstrip("-").isdigit():
+                            total[key] += int(v)
+        return total
+
+    def popen(self, side: str, args: list[str], **kw) -> subprocess.Popen:
+        kw = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kw}
+        return subprocess.Popen(["ip", "netns", "exec", self.name(side), *args], text=True, **kw)

@@ -1,0 +1,175 @@
+"""A resolved scenario as tool runs (``plan``: one ``FlowPlan`` per flow), refusing by its key
+what real tools and the kernel's TCP cannot do; the kernel's congestion controls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aqmlab.emulate.units import _ns
+from aqmlab.scenario import ScenarioError
+
+# Ports: iperf3 servers listen on SERVER_PORT + flow; the client side's data socket is bound to
+# CLIENT_PORT + flow (iperf3 --cport), which is how the forwarder tells the flows apart.
+SERVER_PORT = 5201
+CLIENT_PORT = 40000
+TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
+PROTO = {"tcp": 6, "udp": 17, "ping": 1}
+# Flow keys the emulator cannot honour with real tools: each one rejected by name.
+UNSUPPORTED_FLOW_KEYS = {
+    "rtt": "per-flow RTTs (every flow shares the topology's rtt)",
+    "rtt_spread": "per-flow RTTs (every flow shares the topology's rtt)",
+    "hops": "per-flow routes (every flow crosses the whole path)",
+    "on_off": "on/off periods",
+}
+
+
+# ECN modes the kernel cannot be asked for per flow, and why.
+ECN_NOT_EMULATED = {
+    "l4s": "the kernel sets ECT(1) only under an L4S congestion control",
+    "accecn": "the kernel negotiates AccECN only by the system-wide net.ipv4.tcp_ecn setting",
+}
+
+
+def _seconds(ns: int) -> float:
+    return ns / 1e9
+
+
+@dataclass
+class FlowPlan:
+    """One scenario flow as a tool invocation."""
+
+    flow: int
+    kind: str
+    direction: str
+    start_s: float
+    length_s: float
+    entry: dict
+
+    @property
+    def client_port(self) -> int:
+        return 0 if self.kind == "ping" else CLIENT_PORT + self.flow
+
+
+def kernel_ccs() -> list[str]:
+    return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+def default_cc(available: list[str]) -> str:
+    """The congestion control each namespace starts its sockets with: one that never turns on
+    the kernel's internal pacing. A socket keeps `sk_pacing_status` once a controller's init has
+    set it (tcp_bbr.c bbr_init sets SK_PACING_NEEDED; tcp_cong.c
+    tcp_reinit_congestion_control never clears it), and iperf3's server accepts a connection
+    with the namespace's default before it applies the client's `-C`. With BBR as the default
+    (a namespace inherits the host's), every CUBIC flow the server sends would be paced at
+    tcp_update_pacing_rate's 120 % of cwnd/SRTT, which a host whose default is CUBIC does not
+    do. A flow that asks for BBR still gets its pacing: bbr_init runs when `-C bbr` is applied
+    to the established socket."""
+    return next((cc for cc in ("cubic", "reno") if cc in available), available[0])
+
+
+# aqmlab's `cc` names and the kernel's module names for the same algorithm.
+CC_KERNEL = {"cubic": "cubic", "reno": "reno", "newreno": "reno", "bbr": "bbr"}
+
+
+def _last_hops(topo: dict) -> list[str]:
+    """The keys of each direction's last hop."""
+    if "hops" not in topo:
+        return [f"topology.{d}" for d in ("down", "up") if d in topo]
+    last = {h.get("direction"): f"topology.hops[{i}]" for i, h in enumerate(topo["hops"])}
+    return list(last.values())
+
+
+def plan(resolved: dict) -> list[FlowPlan]:
+    """The tool runs of a resolved scenario; ScenarioError naming the key for what real tools
+    cannot do."""
+    duration = _ns(resolved["duration"])
+    topo = resolved["topology"]
+    for i, hop in enumerate(topo.get("hops", [])):
+        if len(hop.get("hosts", [])) > 1:
+            raise ScenarioError(
+                f"topology.hops[{i}].hosts: emulation runs one client host; allowed: at most one host"
+            )
+    hops = {f"topology.hops[{i}]": h for i, h in enumerate(topo.get("hops", []))}
+    hops.update({f"topology.{d}": topo[d] for d in ("down", "up") if d in topo})
+    for key, hop in hops.items():
+        if hop.get("local_sender"):
+            raise ScenarioError(
+                f"{key}.local_sender: emulation runs every qdisc in its forwarder, not in a sending "
+                "host; allowed: false"
+            )
+        if isinstance(hop.get("delay"), list):
+            raise ScenarioError(
+                f"{key}.delay: a delay schedule is not emulated (the forwarder's pipes hold one "
+                'delay); allowed: one delay such as "30ms"'
+            )
+        for k in ("shaper", "delay_limit", "delay_jitter"):
+            if hop.get(k) is not None:
+                raise ScenarioError(
+                    f"{key}.{k}: emulation does not model HTB or netem's queue; remove the key"
+                )
+    for key in _last_hops(topo):
+        delay = hops[key].get("delay", "0s")
+        if _ns(delay):
+            raise ScenarioError(
+                f"{key}.delay: {delay} after the last hop of a direction is not emulated; "
+                "allowed: 0s (put the delay in topology.rtt)"
+            )
+    plans: list[FlowPlan] = []
+    pings = 0
+    available = kernel_ccs()
+    for g, f in enumerate(resolved["flows"]):
+        key = f"flows[{g}]"
+        kind = f["kind"]
+        if kind not in TOOLS:
+            raise ScenarioError(
+                f"{key}.kind: {kind!r} is not available in emulation; allowed: {', '.join(TOOLS)}"
+            )
+        for k, why in UNSUPPORTED_FLOW_KEYS.items():
+            if f.get(k) is not None:
+                raise ScenarioError(f"{key}.{k}: emulation does not support {why}; remove the key")
+        ecn = f.get("ecn")
+        if ecn in ECN_NOT_EMULATED:
+            raise ScenarioError(
+                f'{key}.ecn: "{ecn}" is not emulated ({ECN_NOT_EMULATED[ecn]}); allowed: false, true'
+            )
+        if f.get("receiver_ecn", "accecn") != "accecn":
+            raise ScenarioError(
+                f"{key}.receiver_ecn: {f['receiver_ecn']!r} is not emulated (the receiver is this "
+                'host\'s own stack); allowed: "accecn" (the default)'
+            )
+        start = f.get("start", 0)
+        if not isinstance(start, (int, str)) or (isinstance(start, str) and start.startswith("uniform")):
+            raise ScenarioError(
+                f"{key}.start: {start!r} is not available in emulation; allowed: a fixed time"
+            )
+        if kind == "tcp":
+            cc = CC_KERNEL.get(f["cc"])
+            if cc is None or cc not in available:
+                allowed = [a for a, k in CC_KERNEL.items() if k in available]
+                raise ScenarioError(
+                    f"{key}.cc: {f['cc']!r} is not available in emulation (this kernel has "
+                    f"{', '.join(available)}); allowed: {', '.join(allowed)}"
+                )
+        if kind == "udp" and f.get("arrivals") != "cbr":
+            raise ScenarioError(
+                f"{key}.arrivals: {f['arrivals']!r} is not available in emulation; allowed: cbr"
+            )
+        if kind == "ping":
+            pings += f["count"]
+            if pings > 1:
+                raise ScenarioError(f"{key}.count: emulation runs at most one ping flow; allowed: 1")
+        start_ns = _ns(start)
+        stop_ns = min(_ns(f["stop"]), duration) if f.get("stop") is not None else duration
+        for _ in range(f["count"]):
+            plans.append(
+                FlowPlan(
+                    len(plans), kind, f["direction"], _seconds(start_ns), _seconds(stop_ns - start_ns), f
+                )
+            )
+    ecn = {bool(f.get("ecn")) for f in resolved["flows"] if f["kind"] == "tcp"}
+    if len(ecn) > 1:
+        raise ScenarioError(
+            "flows[].ecn: emulation sets ECN per namespace (net.ipv4.tcp_ecn); allowed: the same ecn on every tcp flow"
+        )
+    return plans
