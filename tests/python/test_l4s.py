@@ -78,9 +78,9 @@ def _l4s2020(qdisc: dict, cc_params: dict) -> dict:
 def test_the_2020_variants_resolve_run_and_are_validated_by_key():
     # docs/study-setups.md 5: dualpi2 as submitted in 2019 (PI increment / 127, the step only for
     # packets that found two in the L queue) and tcp_prague.c of 2020 (alpha from 1, no RTT
-    # independence)
+    # independence, the integer window moved by a carry)
     qdisc = {"kind": "dualpi2", "pi_divisor": 127, "min_qlen_step": 2}
-    cc_params = {"alpha_mode": 1, "rtt_target": "0s"}
+    cc_params = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry"}
     sc = _l4s2020(qdisc, cc_params)
     r = resolve(sc)
     assert {k: r["topology"]["down"]["qdisc"][k] for k in qdisc} == qdisc
@@ -91,3 +91,7 @@ def test_the_2020_variants_resolve_run_and_are_validated_by_key():
         resolve(_l4s2020({**qdisc, "pi_divisor": 100}, cc_params))
     with pytest.raises(ScenarioError, match=r"cc_params: alpha_mode: 2 is out of range; allowed 0 to 1"):
         resolve(_l4s2020(qdisc, {"alpha_mode": 2}))
+    with pytest.raises(
+        ScenarioError, match=r'integer_cwnd: "floor" is not allowed; allowed: round_up, carry'
+    ):
+        resolve(_l4s2020(qdisc, {"integer_cwnd": "floor"}))

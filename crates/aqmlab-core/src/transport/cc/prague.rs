@@ -11,7 +11,11 @@
 //! * The window in fractions of a segment (2^-20, CWND_UNIT): each ACK adds (packets delivered
 //!   and not CE-marked) x ai / W segments, x 1500 / MTU (`prague_update_cwnd`); the integer
 //!   window follows the fraction rounded up by one segment per ACK, at least 2, a decrease also
-//!   setting ssthresh. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
+//!   setting ssthresh. With `integer_cwnd = "carry"` it moves only once the fraction is a whole
+//!   segment away from it, as the file at L4STeam/linux b256dae (2020) kept the window: an
+//!   integer cwnd and a carry `cwnd_cnt` in (-1, 1) segment, cwnd stepped when the carry
+//!   reaches +-1 (`prague_update_cwnd`, its `adjust` label), and set to 2 with the carry cleared
+//!   below 2. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
 //! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
 //!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
 //! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
@@ -48,6 +52,17 @@ const MTU_SYS: u64 = 1500;
 /// Above this SRTT the increase is not scaled (MAX_SCALED_RTT).
 const MAX_SCALED_RTT: Time = 100 * MS;
 
+/// How the integer window follows the fractional one (the `integer_cwnd` parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegerCwnd {
+    /// The fraction rounded up, at least 2 (prague_frac_cwnd_to_snd_cwnd).
+    #[default]
+    RoundUp,
+    /// A whole segment of carry either way (b256dae's prague_update_cwnd).
+    Carry,
+}
+
 /// Prague's parameters (the flow's `cc_params` table).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -59,6 +74,8 @@ pub struct PragueParams {
     /// alpha's start (prague_alpha_mode): 0, the first CE mark halving the window; 1, alpha
     /// starting at 1 (tcp_prague.c at L4STeam/linux b256dae, 2020: `prague_init`).
     pub alpha_mode: u8,
+    /// How the integer window follows the fraction: "round_up" (today's) or "carry" (2020).
+    pub integer_cwnd: IntegerCwnd,
 }
 
 impl Default for PragueParams {
@@ -67,6 +84,7 @@ impl Default for PragueParams {
             rtt_target: Dur(25 * MS),
             rtt_transition: 4,
             alpha_mode: 0,
+            integer_cwnd: IntegerCwnd::RoundUp,
         }
     }
 }
@@ -172,11 +190,24 @@ impl Prague {
     /// One segment per ACK towards the fraction (the `adjust` step of prague_update_cwnd).
     fn adjust(&mut self, st: &mut CcState) {
         let cwnd = st.cwnd / self.mss;
-        let target = self.target_segs();
-        if cwnd > target {
-            st.cwnd = (cwnd - 1) * self.mss;
+        let (down, up) = match self.p.integer_cwnd {
+            IntegerCwnd::RoundUp => {
+                let target = self.target_segs();
+                (cwnd > target, cwnd < target)
+            }
+            IntegerCwnd::Carry => (
+                self.frac + ONE_CWND <= cwnd << CWND_UNIT,
+                self.frac >= (cwnd + 1) << CWND_UNIT,
+            ),
+        };
+        if down {
+            if cwnd <= MIN_CWND {
+                // b256dae: "No point in applying further reductions"
+                self.frac = MIN_CWND << CWND_UNIT;
+            }
+            st.cwnd = (cwnd - 1).max(MIN_CWND) * self.mss;
             st.ssthresh = st.cwnd;
-        } else if cwnd < target {
+        } else if up {
             st.cwnd = (cwnd + 1) * self.mss;
         } else {
             return;
@@ -394,6 +425,44 @@ mod tests {
             ack(&mut p, &mut st, 1, (k < 4) as u64, k == 8);
         }
         assert_eq!(p.alpha(), 15.0 / 16.0 + 1.0 / 32.0);
+    }
+
+    #[test]
+    fn integer_cwnd_carry_steps_when_the_carry_reaches_one_segment() {
+        // b256dae's prague_update_cwnd: cwnd_cnt >= ONE_CWND -> cwnd + 1, <= -ONE_CWND -> cwnd - 1,
+        // below MIN_CWND cwnd = 2 and cwnd_cnt = 0; today's rounds the fraction up
+        let carry = PragueParams {
+            integer_cwnd: IntegerCwnd::Carry,
+            ..Default::default()
+        };
+        let half = ONE_CWND / 2;
+        // (integer_cwnd, frac, cwnd before) -> cwnd after, in segments
+        let cases = [
+            (IntegerCwnd::RoundUp, (10 << CWND_UNIT) + 1, 10, 11),
+            (IntegerCwnd::Carry, (10 << CWND_UNIT) + 1, 10, 10),
+            (IntegerCwnd::Carry, (11 << CWND_UNIT) - 1, 10, 10),
+            (IntegerCwnd::Carry, 11 << CWND_UNIT, 10, 11),
+            (IntegerCwnd::Carry, (9 << CWND_UNIT) + half, 10, 10),
+            (IntegerCwnd::Carry, 9 << CWND_UNIT, 10, 9),
+            (IntegerCwnd::RoundUp, (9 << CWND_UNIT) + half, 10, 10),
+            (IntegerCwnd::RoundUp, 9 << CWND_UNIT, 10, 9),
+        ];
+        for (mode, frac, before, after) in cases {
+            let (mut p, mut st) = prague(before);
+            p.p.integer_cwnd = mode;
+            p.frac = frac;
+            p.adjust(&mut st);
+            assert_eq!(st.cwnd, after * 1448, "{mode:?} frac {frac} from {before}");
+        }
+        let mut p = Prague::new(1448, carry);
+        let mut st = test_state(2 * 1448, u64::MAX, 2 * 1448);
+        st.mss = 1448;
+        p.frac = ONE_CWND;
+        p.adjust(&mut st);
+        assert_eq!(
+            (st.cwnd, st.ssthresh, p.frac),
+            (2 * 1448, 2 * 1448, 2 << CWND_UNIT)
+        );
     }
 
     #[test]
