@@ -1,6 +1,7 @@
 """L4S in the summary: a dualpi2 hop reports its L and C queues apart (links.HOP.queues), the two
 blocks add up to the hop's, and the L queue's delay is the step's, not the PI target's; the
-`ecn` flow key takes "l4s"; emulation refuses it, naming the key."""
+`ecn` flow key takes "l4s"; emulation refuses it, naming the key; the 2020 variants of DualPI2
+and Prague resolve and run."""
 
 from __future__ import annotations
 
@@ -60,3 +61,37 @@ def test_emulation_refuses_l4s_by_key():
     resolved = resolve(SC)
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.ecn: \"l4s\" is not emulated"):
         plan(resolved)
+
+
+def _l4s2020(qdisc: dict, cc_params: dict) -> dict:
+    """SC with `qdisc` on the bottleneck and a Prague flow with `cc_params` beside the classic one."""
+    prague = {"kind": "tcp", "cc": "prague", "ecn": "accecn", "cc_params": cc_params}
+    down = {"rate": "50Mbps", "qdisc": qdisc}
+    return {
+        **SC,
+        "duration": "3s",
+        "topology": {**SC["topology"], "down": down},
+        "flows": [prague, SC["flows"][1]],
+    }
+
+
+def test_the_2020_variants_resolve_run_and_are_validated_by_key():
+    # docs/study-setups.md 5: dualpi2 as submitted in 2019 (PI increment / 127, the step only for
+    # packets that found two in the L queue) and tcp_prague.c of 2020 (alpha from 1, no RTT
+    # independence, the integer window moved by a carry)
+    qdisc = {"kind": "dualpi2", "pi_divisor": 127, "min_qlen_step": 2}
+    cc_params = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry"}
+    sc = _l4s2020(qdisc, cc_params)
+    r = resolve(sc)
+    assert {k: r["topology"]["down"]["qdisc"][k] for k in qdisc} == qdisc
+    assert r["flows"][0]["cc_params"] == {**cc_params, "rtt_transition": 4}
+    q = aqmlab.run(sc, seed=1).summary["links"]["down"]["queues"]
+    assert q["l"]["transmitted"] > 1000 and q["c"]["transmitted"] > 1000
+    with pytest.raises(ScenarioError, match=r"qdisc\.pi_divisor: 100 is not allowed; allowed 64 or 127"):
+        resolve(_l4s2020({**qdisc, "pi_divisor": 100}, cc_params))
+    with pytest.raises(ScenarioError, match=r"cc_params: alpha_mode: 2 is out of range; allowed 0 to 1"):
+        resolve(_l4s2020(qdisc, {"alpha_mode": 2}))
+    with pytest.raises(
+        ScenarioError, match=r'integer_cwnd: "floor" is not allowed; allowed: round_up, carry'
+    ):
+        resolve(_l4s2020(qdisc, {"integer_cwnd": "floor"}))

@@ -89,7 +89,12 @@ def test_udp_refuses_accecn_and_receiver_ecn_is_validated():
 def test_prague_params_are_validated_and_written_back():
     flows = [{"kind": "tcp", "cc": "prague", "ecn": "accecn"}]
     resolved = resolve({**BASE, "flows": flows})
-    assert resolved["flows"][0]["cc_params"] == {"rtt_target": "25ms", "rtt_transition": 4}
+    assert resolved["flows"][0]["cc_params"] == {
+        "rtt_target": "25ms",
+        "rtt_transition": 4,
+        "alpha_mode": 0,
+        "integer_cwnd": "round_up",
+    }
     bad = [{**flows[0], "cc_params": {"rtt_target": "200ms"}}]
     with pytest.raises(
         ScenarioError, match=r"rtt_target: 200ms is out of range; allowed: 0s \(off\) up to 100ms"

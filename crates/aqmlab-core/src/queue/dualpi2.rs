@@ -6,7 +6,11 @@
 //! * One PI controller (PI2) on the larger of the two queues' head sojourn times, updated every
 //!   `tupdate` in Linux's fixed point: the base probability p' is a u32 fraction of 2^32 - 1,
 //!   alpha and beta are taken in 1/256 Hz as Linux's netlink interface does (0.16 Hz -> 41,
-//!   3.2 Hz -> 819) and scaled as dualpi2_scale_alpha_beta does, the delay error in ns.
+//!   3.2 Hz -> 819) and scaled as dualpi2_scale_alpha_beta does, the delay error in ns; the
+//!   increment is divided by `pi_divisor`: 64 (`__scale_delta`, 2^ALPHA_BETA_GRANULARITY), or 127
+//!   (2^(ALPHA_BETA_GRANULARITY + 1) - 1) as `calculate_probability` of the 2019 netdev submission
+//!   ("[PATCH net-next v5] sched: Add dualpi2 qdisc", 2019-08-22) and of L4STeam/linux 29c297fd
+//!   divided it, which halves the effective gains.
 //! * The coupled probabilities: an L packet is marked with p_L = k p' (k = `coupling`); a C
 //!   packet is dropped (Not-ECT) or marked with p_C = p'^2, as two independent rolls against p'
 //!   (dualpi2_classic_marking). While k p' exceeds 1 (overload) L packets are dropped with p_C
@@ -114,6 +118,9 @@ pub struct Config {
     pub alpha: f64,
     /// proportional gain, Hz (quantised to 1/256 Hz); 3.2
     pub beta: f64,
+    /// the divisor of the PI increment: 64 (Linux __scale_delta) or 127 (the 2019 submission's
+    /// calculate_probability); 64
+    pub pi_divisor: u32,
     /// the L queue's step marking threshold on sojourn time; 1ms
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
@@ -149,6 +156,7 @@ impl Default for Config {
             tupdate: 16 * MS,
             alpha: 0.16,
             beta: 3.2,
+            pi_divisor: PI_DIVISORS[0],
             step_thresh: MS,
             min_qlen_step: 0,
             coupling: 2,
@@ -187,6 +195,13 @@ impl Params<LinkInfo> for Config {
         // Linux accepts 1 to 2^23 - 1 in 1/256 Hz
         check_range("alpha", self.alpha, 1.0 / 256.0, 32_767.0)?;
         check_range("beta", self.beta, 1.0 / 256.0, 32_767.0)?;
+        if !PI_DIVISORS.contains(&self.pi_divisor) {
+            let [today, then] = PI_DIVISORS;
+            return Err(format!(
+                "pi_divisor: {} is not allowed; allowed {today} or {then}",
+                self.pi_divisor
+            ));
+        }
         check_time("step_thresh", self.step_thresh, 0, 10 * SEC)?;
         check_range("coupling", self.coupling, 1, 255)?;
         check_range("c_protection", self.c_protection, 0, 100)?;
@@ -195,6 +210,9 @@ impl Params<LinkInfo> for Config {
         Ok(())
     }
 }
+
+/// The PI increment's divisors: 2^6 (today's `__scale_delta`) and 2^7 - 1 (2019-2020).
+pub const PI_DIVISORS: [u32; 2] = [64, 127];
 
 /// A gain in Hz as Linux holds it: in 1/256 Hz (the netlink value), then scaled to probability
 /// units per ns of delay in 1/64 (dualpi2_scale_alpha_beta: value * MAX_PROB >> 2, / 1e9).
@@ -210,6 +228,7 @@ pub struct Pi2 {
     alpha: u64,
     beta: u64,
     target: Time,
+    divisor: u128,
     last_qdelay: Time,
     /// The cap on p' (MAX_PROB / k when overload is not dropped, so that p_L stays <= 1).
     cap: u32,
@@ -222,6 +241,7 @@ impl Pi2 {
             alpha: scale_gain(c.alpha),
             beta: scale_gain(c.beta),
             target: c.target,
+            divisor: c.pi_divisor.into(),
             last_qdelay: 0,
             cap: if c.drop_overload {
                 MAX_PROB
@@ -232,13 +252,13 @@ impl Pi2 {
     }
 
     /// One update with the queueing delay `qdelay` (ns): p' += (alpha (qdelay - target) +
-    /// beta (qdelay - last qdelay)) / 64, held within [0, 1].
+    /// beta (qdelay - last qdelay)) / `pi_divisor`, truncated towards 0, held within [0, 1].
     pub fn update(&mut self, qdelay: Time) {
         let err = |a: Time, b: Time| a as i128 - b as i128;
         let delta =
             err(qdelay, self.target) * self.alpha as i128 + err(qdelay, self.last_qdelay) * self.beta as i128;
         self.last_qdelay = qdelay;
-        let step = delta.unsigned_abs() / 64;
+        let step = delta.unsigned_abs() / self.divisor;
         let p = if delta > 0 {
             (self.prob as u128 + step).min(MAX_PROB as u128)
         } else {
@@ -652,7 +672,7 @@ mod tests {
         assert_eq!(
             r,
             json!({"limit": "10000p", "target": "15ms", "tupdate": "16ms", "alpha": 0.16, "beta": 3.2,
-                   "step_thresh": "1ms", "min_qlen_step": 0, "coupling": 2, "c_protection": 10,
+                   "pi_divisor": 64, "step_thresh": "1ms", "min_qlen_step": 0, "coupling": 2, "c_protection": 10,
                    "drop_overload": true, "drop_early": false, "ecn_mask": "l4s_ect",
                    "l_aqm": "step", "maxth": "1ms", "lg_range": 19, "qprot": false,
                    "critical_ql": "0s", "critical_score": "4ms", "lg_aging": 19, "bi_size": 5,
@@ -787,6 +807,30 @@ mod tests {
         assert_eq!(capped.prob, MAX_PROB / 2);
     }
 
+    #[test]
+    fn pi_divisor_127_is_the_2019_submissions_increment() {
+        // calculate_probability of the 2019 submission: (alpha err + beta derr) / (2^7 - 1),
+        // truncated towards 0: 20 ms against 15 ms, previous 0: (5e6 * 44 + 20e6 * 879) / 127 =
+        // 140157480.3; then 10 ms: -(5e6 * 44 + 10e6 * 879) / 127 = -70944881.9
+        let mut pi = Pi2::new(&Config {
+            pi_divisor: 127,
+            ..Config::default()
+        });
+        pi.update(20 * MS);
+        assert_eq!(pi.prob, 140_157_480);
+        pi.update(10 * MS);
+        assert_eq!(pi.prob, 140_157_480 - 70_944_881);
+        let link = LinkInfo {
+            rate_bps: 1,
+            mtu: 1500,
+            limit: None,
+        };
+        let err = build(&json!({"pi_divisor": 100}), &link, Rng::from_seed(1))
+            .err()
+            .unwrap();
+        assert_eq!(err, "pi_divisor: 100 is not allowed; allowed 64 or 127");
+    }
+
     /// The probabilities each roll was asked for, answering from `answers`.
     fn verdict(
         prob: u32,
@@ -919,6 +963,15 @@ mod tests {
         h.dequeue(&mut q, 5 * MS);
         assert_eq!(h.pool.get(first).ecn, Ecn::Ect1);
         assert_eq!(h.pool.get(second).ecn, Ecn::Ce);
+        // 2019-2020 (enqueue: apply_step = qdisc_qlen(l_queue) > 1): only a packet that found two
+        // or more in the L queue, min_qlen_step 2; all four wait 5 ms
+        let mut q = make(json!({"min_qlen_step": 2}));
+        let ids: Vec<_> = (0..4).map(|_| h.enqueue(&mut q, 0, 1500, Ecn::Ect1, 0)).collect();
+        for _ in &ids {
+            h.dequeue(&mut q, 5 * MS);
+        }
+        let marked: Vec<bool> = ids.iter().map(|&id| h.pool.get(id).ecn == Ecn::Ce).collect();
+        assert_eq!(marked, [false, false, true, true]);
     }
 
     #[test]

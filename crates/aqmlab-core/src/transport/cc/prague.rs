@@ -4,12 +4,18 @@
 //! * alpha, the EWMA of the fraction of CE-marked packets, with gain g = 1/16, kept upscaled by
 //!   1/g in 2^-24 units (PRAGUE_ALPHA_BITS 24) so the remainder carries over: per update,
 //!   alpha' = alpha' - alpha' >> 4 + F, F = (CE packets << 24) / packets delivered since the
-//!   last update (`prague_update_alpha`). It starts at 0 (prague_alpha_mode 0) and is not
-//!   updated before the first CE mark; that mark halves the window instead.
+//!   last update (`prague_update_alpha`). It is not updated before the first CE mark. It starts
+//!   at 0 and that mark halves the window (prague_alpha_mode 0), or, with `alpha_mode = 1`, at 1
+//!   with no halving of its own: the mark's ECN response then halves (the file at L4STeam/linux
+//!   b256dae, 2020, whose `prague_init` sets upscaled_alpha to PRAGUE_MAX_ALPHA << PRAGUE_SHIFT_G).
 //! * The window in fractions of a segment (2^-20, CWND_UNIT): each ACK adds (packets delivered
 //!   and not CE-marked) x ai / W segments, x 1500 / MTU (`prague_update_cwnd`); the integer
 //!   window follows the fraction rounded up by one segment per ACK, at least 2, a decrease also
-//!   setting ssthresh. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
+//!   setting ssthresh. With `integer_cwnd = "carry"` it moves only once the fraction is a whole
+//!   segment away from it, as the file at L4STeam/linux b256dae (2020) kept the window: an
+//!   integer cwnd and a carry `cwnd_cnt` in (-1, 1) segment, cwnd stepped when the carry
+//!   reaches +-1 (`prague_update_cwnd`, its `adjust` label), and set to 2 with the carry cleared
+//!   below 2. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
 //! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
 //!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
 //! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
@@ -29,6 +35,7 @@
 //! past the highest sequence sent at the previous round start), as for DCTCP.
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
+use crate::params::check_range;
 use crate::transport::tcp::{Pacing, HEADER};
 use crate::units::{fmt_time, Dur, Time, MS};
 use serde::{Deserialize, Serialize};
@@ -45,6 +52,17 @@ const MTU_SYS: u64 = 1500;
 /// Above this SRTT the increase is not scaled (MAX_SCALED_RTT).
 const MAX_SCALED_RTT: Time = 100 * MS;
 
+/// How the integer window follows the fractional one (the `integer_cwnd` parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegerCwnd {
+    /// The fraction rounded up, at least 2 (prague_frac_cwnd_to_snd_cwnd).
+    #[default]
+    RoundUp,
+    /// A whole segment of carry either way (b256dae's prague_update_cwnd).
+    Carry,
+}
+
 /// Prague's parameters (the flow's `cc_params` table).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -53,6 +71,11 @@ pub struct PragueParams {
     pub rtt_target: Dur,
     /// Rounds after slow start before RTT independence applies (prague_rtt_transition, 4).
     pub rtt_transition: u32,
+    /// alpha's start (prague_alpha_mode): 0, the first CE mark halving the window; 1, alpha
+    /// starting at 1 (tcp_prague.c at L4STeam/linux b256dae, 2020: `prague_init`).
+    pub alpha_mode: u8,
+    /// How the integer window follows the fraction: "round_up" (today's) or "carry" (2020).
+    pub integer_cwnd: IntegerCwnd,
 }
 
 impl Default for PragueParams {
@@ -60,6 +83,8 @@ impl Default for PragueParams {
         PragueParams {
             rtt_target: Dur(25 * MS),
             rtt_transition: 4,
+            alpha_mode: 0,
+            integer_cwnd: IntegerCwnd::RoundUp,
         }
     }
 }
@@ -72,7 +97,7 @@ impl PragueParams {
                 fmt_time(self.rtt_target.0)
             ));
         }
-        Ok(())
+        check_range("alpha_mode", self.alpha_mode, 0, 1)
     }
 }
 
@@ -103,12 +128,18 @@ pub struct Prague {
 
 impl Prague {
     pub fn new(mss: u64, p: PragueParams) -> Prague {
+        // alpha 1 kept as alpha / g: PRAGUE_MAX_ALPHA << PRAGUE_SHIFT_G
+        let alpha_up = if p.alpha_mode == 1 {
+            1 << (ALPHA_BITS + SHIFT_G)
+        } else {
+            0
+        };
         Prague {
             p,
             mss,
             mtu: mss + HEADER as u64,
             frac: 0,
-            alpha_up: 0,
+            alpha_up,
             ai: ONE_CWND,
             saw_ce: false,
             round: 0,
@@ -159,11 +190,24 @@ impl Prague {
     /// One segment per ACK towards the fraction (the `adjust` step of prague_update_cwnd).
     fn adjust(&mut self, st: &mut CcState) {
         let cwnd = st.cwnd / self.mss;
-        let target = self.target_segs();
-        if cwnd > target {
-            st.cwnd = (cwnd - 1) * self.mss;
+        let (down, up) = match self.p.integer_cwnd {
+            IntegerCwnd::RoundUp => {
+                let target = self.target_segs();
+                (cwnd > target, cwnd < target)
+            }
+            IntegerCwnd::Carry => (
+                self.frac + ONE_CWND <= cwnd << CWND_UNIT,
+                self.frac >= (cwnd + 1) << CWND_UNIT,
+            ),
+        };
+        if down {
+            if cwnd <= MIN_CWND {
+                // b256dae: "No point in applying further reductions"
+                self.frac = MIN_CWND << CWND_UNIT;
+            }
+            st.cwnd = (cwnd - 1).max(MIN_CWND) * self.mss;
             st.ssthresh = st.cwnd;
-        } else if cwnd < target {
+        } else if up {
             st.cwnd = (cwnd + 1) * self.mss;
         } else {
             return;
@@ -175,7 +219,7 @@ impl Prague {
     fn update_cwnd(&mut self, ack: &AckSample, segs: u64, st: &mut CcState) {
         let mut acked = segs as i64;
         if ack.ce_segs > 0 {
-            if !self.saw_ce {
+            if !self.saw_ce && self.p.alpha_mode == 0 {
                 self.frac = (self.frac + 1) >> 1;
             }
             self.saw_ce = true;
@@ -350,6 +394,88 @@ mod tests {
         let before = p.frac;
         ack(&mut p, &mut st, 1, 1, false);
         assert_eq!(p.frac, (before + 1) >> 1, "the first mark halves the fraction");
+    }
+
+    #[test]
+    fn alpha_mode_1_starts_alpha_at_1_as_tcp_prague_c_of_2020() {
+        // b256dae's prague_init: upscaled_alpha = PRAGUE_MAX_ALPHA << PRAGUE_SHIFT_G, alpha 1; no
+        // update before the first CE mark (prague_update_alpha: saw_ce) and no halving of its own:
+        // the mark's CWR cuts cwnd x alpha / 2, half
+        let params = PragueParams {
+            alpha_mode: 1,
+            ..Default::default()
+        };
+        let mut p = Prague::new(1448, params);
+        let mut st = test_state(40 * 1448, 20 * 1448, 40 * 1448);
+        st.mss = 1448;
+        p.frac = 40 << CWND_UNIT;
+        assert_eq!(p.alpha(), 1.0);
+        for k in 0..10 {
+            ack(&mut p, &mut st, 1, 0, k == 9);
+        }
+        assert_eq!(p.alpha(), 1.0, "no update before a CE mark");
+        let before = p.frac;
+        ack(&mut p, &mut st, 1, 1, false);
+        assert_eq!(p.frac, before, "the first mark does not halve by itself");
+        p.on_congestion_event(0, CongestionKind::Ecn, &mut st);
+        assert_eq!(p.frac, before / 2);
+        // the EWMA then runs from 1 with g = 1/16: a round of 10 packets, 5 CE (the 1 above and 4
+        // more): alpha = 15/16 + 1/16 x 1/2
+        for k in 0..9 {
+            ack(&mut p, &mut st, 1, (k < 4) as u64, k == 8);
+        }
+        assert_eq!(p.alpha(), 15.0 / 16.0 + 1.0 / 32.0);
+    }
+
+    #[test]
+    fn integer_cwnd_carry_steps_when_the_carry_reaches_one_segment() {
+        // b256dae's prague_update_cwnd: cwnd_cnt >= ONE_CWND -> cwnd + 1, <= -ONE_CWND -> cwnd - 1,
+        // below MIN_CWND cwnd = 2 and cwnd_cnt = 0; today's rounds the fraction up
+        let carry = PragueParams {
+            integer_cwnd: IntegerCwnd::Carry,
+            ..Default::default()
+        };
+        let half = ONE_CWND / 2;
+        // (integer_cwnd, frac, cwnd before) -> cwnd after, in segments
+        let cases = [
+            (IntegerCwnd::RoundUp, (10 << CWND_UNIT) + 1, 10, 11),
+            (IntegerCwnd::Carry, (10 << CWND_UNIT) + 1, 10, 10),
+            (IntegerCwnd::Carry, (11 << CWND_UNIT) - 1, 10, 10),
+            (IntegerCwnd::Carry, 11 << CWND_UNIT, 10, 11),
+            (IntegerCwnd::Carry, (9 << CWND_UNIT) + half, 10, 10),
+            (IntegerCwnd::Carry, 9 << CWND_UNIT, 10, 9),
+            (IntegerCwnd::RoundUp, (9 << CWND_UNIT) + half, 10, 10),
+            (IntegerCwnd::RoundUp, 9 << CWND_UNIT, 10, 9),
+        ];
+        for (mode, frac, before, after) in cases {
+            let (mut p, mut st) = prague(before);
+            p.p.integer_cwnd = mode;
+            p.frac = frac;
+            p.adjust(&mut st);
+            assert_eq!(st.cwnd, after * 1448, "{mode:?} frac {frac} from {before}");
+        }
+        let mut p = Prague::new(1448, carry);
+        let mut st = test_state(2 * 1448, u64::MAX, 2 * 1448);
+        st.mss = 1448;
+        p.frac = ONE_CWND;
+        p.adjust(&mut st);
+        assert_eq!(
+            (st.cwnd, st.ssthresh, p.frac),
+            (2 * 1448, 2 * 1448, 2 << CWND_UNIT)
+        );
+    }
+
+    #[test]
+    fn alpha_mode_is_0_or_1() {
+        assert_eq!(PragueParams::default().alpha_mode, 0);
+        let bad = PragueParams {
+            alpha_mode: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            bad.check().unwrap_err(),
+            "alpha_mode: 2 is out of range; allowed 0 to 1"
+        );
     }
 
     #[test]
