@@ -130,6 +130,7 @@ fn md1_mean_wait(rho: f64) -> (f64, f64) {
 
 #[test]
 fn a_packet_table_too_large_is_refused_before_the_run_and_the_limit_can_be_raised() {
+    use aqmlab_core::record::Level;
     // 1 Gb/s each way for 60 s at 1500 B: 2 x 5 million packets at most.
     let sc = |extra: serde_json::Value| {
         let mut v = json!({"name": "big", "duration": "60s",
@@ -137,14 +138,20 @@ fn a_packet_table_too_large_is_refused_before_the_run_and_the_limit_can_be_raise
         v["record"] = extra;
         scenario::parse(&v.to_string())
     };
-    let e = sc(json!({})).expect_err("10 million rows are above the default 5 million");
+    let e = sc(json!({"level": "packets"})).expect_err("10 million rows are above the default 5 million");
     assert!(
         e.starts_with("record.level: \"packets\" would record about 10.0 million"),
         "{e}"
     );
     assert!(e.contains("record.max_rows = 5000000"), "{e}");
-    assert!(sc(json!({"max_rows": 10_000_001})).is_ok());
-    assert!(sc(json!({"level": "series"})).is_ok());
+    let level = |extra| sc(extra).expect("valid").record_level();
+    assert_eq!(
+        level(json!({"level": "packets", "max_rows": 10_000_001})),
+        Level::Packets
+    );
+    assert_eq!(level(json!({"max_rows": 10_000_001})), Level::Packets);
+    // not given: "series" rather than a refusal (its doc)
+    assert_eq!(level(json!({})), Level::Series);
     let e = sc(json!({"level": "series", "interval": "999us"})).expect_err("below 1 ms");
     assert!(
         e.starts_with("record.interval: 999us is below the minimum; allowed: 1ms or more"),
