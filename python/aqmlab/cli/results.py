@@ -22,11 +22,11 @@ import typer
 
 from aqmlab import columns
 from aqmlab.cli.console import FitTable, err, fail, lazy, out
+from aqmlab.layout import DEFAULT_ROOT
 from aqmlab.metrics import catalogue
 
 store = lazy("aqmlab.store")
 
-DEFAULT_ROOT = Path("aqmlab-results")
 # The results root: --out where a command writes into it, --root where it reads; each takes the
 # other name too
 OutOpt = Annotated[Path, typer.Option("--out", "--root", help="results root (--root: the same)")]

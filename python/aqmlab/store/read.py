@@ -16,9 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aqmlab import parts
-from aqmlab.layout import TABLES
-
-DEFAULT_ROOT = Path("aqmlab-results")
+from aqmlab.layout import DEFAULT_ROOT, TABLES
 
 
 class RunNotFound(LookupError):
