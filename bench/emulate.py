@@ -2,7 +2,7 @@
 
   python bench/emulate.py [--quick]
 
-Prints one table per question (figures recorded in bench/README.md, "Emulator"):
+Prints one table per question (figures recorded in bench/LOG.md, "Emulator"):
   rate   - UDP offered at 1.1x the link rate: the rate the bottleneck achieved, from the
            forwarder's own count (queue table) and from the receiving iperf3 (IP bytes), against
            the configured rate, after a 1 s warm-up.

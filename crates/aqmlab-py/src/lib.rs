@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Python) comes from mimalloc. Its segments are 2 MiB-aligned and advised as transparent huge
 /// pages, where glibc's heap gets 4 KiB pages unless the process opts in: at 10,000 flows a
 /// packet's step touches state spread over 100 MB, and the page walks of its TLB misses were
-/// about a tenth of the run (bench/README.md, "Huge pages for large runs"). Results do not
+/// about a tenth of the run (bench/LOG.md, "Huge pages for large runs"). Results do not
 /// depend on the allocator (no address is ever hashed or compared).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -677,7 +677,7 @@ def _exit(code: object) -> NoReturn:
     and no child process, the atexit handlers run, the standard streams are flushed, and the
     process ends there (``os._exit``), without the interpreter finalising every module: after a
     command that loaded pandas, matplotlib, pyarrow and DuckDB that takes some 0.15 s, a tenth
-    of what a 10,000-flow run spends outside the simulator (bench/README.md, "The end of the
+    of what a 10,000-flow run spends outside the simulator (bench/LOG.md, "The end of the
     process"). Otherwise, or with a message for a code, or if a stream cannot be flushed (a
     closed pipe), the interpreter exits as usual."""
     import atexit
