@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from aqmlab import api, columns, report, store
-from aqmlab.cli import main, results
+from aqmlab.cli import results, summary
 from aqmlab.metrics import catalogue
 
 SCENARIO = {
@@ -77,8 +77,8 @@ def printing(table_of):
 
 
 VIEWS = {
-    "aqmlab run": lambda r: main._print_summary(r),
-    "comparison": printing(lambda r: main._compare_table([("a", r), ("b", r)])),
+    "aqmlab run": lambda r: summary.print_summary(r),
+    "comparison": printing(lambda r: summary.compare_table([("a", r), ("b", r)])),
     "aqmlab show (probes)": printing(lambda r: results.probe_table(r.summary["probes"], str)),
     "report": lambda r: report.summary_tables(r),
     "Result.table": lambda r: r.table(),
@@ -88,7 +88,7 @@ VIEWS = {
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_every_key_a_view_reads_is_in_the_catalogue(run, view, monkeypatch):
-    monkeypatch.setattr(main, "out", Console(file=io.StringIO(), width=300))
+    monkeypatch.setattr(summary, "out", Console(file=io.StringIO(), width=300))
     seen = rendered(run, VIEWS[view])
     assert seen, view
     undeclared = sorted(k for k in seen if columns.summary_metric(k) is None)

@@ -1,6 +1,7 @@
-"""The `aqmlab` app (typer + rich): run, validate, list; the post-run commands of results.py and the
-sweep commands of sweeps.py are registered on it. User mistakes end with one line naming the key, the value and what is allowed, and
-exit status 2; never a traceback.
+"""The `aqmlab` app (typer + rich): run, emulate, validate, schema; `list` (listing.py), the
+post-run commands (results.py) and the sweep commands (sweeps.py) are registered on it, and
+summary.py prints what a run gives. User mistakes end with one line naming the key, the value and
+what is allowed, and exit status 2; never a traceback.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.markup import escape as esc
 
-from aqmlab import BUILD, __version__, columns, signals
-from aqmlab.cli import results, stopping, sweeps
-from aqmlab.cli.console import FitTable, RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
+from aqmlab import BUILD, __version__, signals
+from aqmlab.cli import listing, results, stopping, summary, sweeps
+from aqmlab.cli.console import RunProgress, err, fail, interrupted, lazy, out, qdisc_failed
 from aqmlab.cli.results import DirOpt, OutOpt, check_dir, check_out
-from aqmlab.metrics import catalogue
-from aqmlab.scenario import ScenarioError, apply_overrides, builtin_names, builtin_path, load, resolve
+from aqmlab.scenario import ScenarioError, apply_overrides, load, resolve
 
 if TYPE_CHECKING:
     from aqmlab.api import Result
@@ -69,94 +68,6 @@ def _scenario(source: str, sets: list[str] | None) -> dict:
     except ScenarioError as e:
         fail(str(e))
         raise
-
-
-def _fmt(v, nd: int = 2) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{nd}f}"
-    return str(v)
-
-
-FLOW_ROWS_SHOWN = 30
-"""Flows listed in the printed summary; the rest are counted (the JSON and the store hold all)."""
-
-
-def _print_summary(res: Result, direction: str | None = None) -> None:
-    s = res.summary
-    w = s.get("warmup_s") or 0.0
-    window = f", counted from {w:g} s" if w else ""
-    dirs = results.shown_dirs(direction, [store.flatten_summary(s, res.meta)])
-    t = FitTable(title=f"{res.meta['name']} (seed {res.meta['seed']}) — links{window}")
-    for c in ["dir", *(v.header for v in catalogue.LINK_VIEW)]:
-        t.add_column(c, justify="right" if c not in ("dir", "qdisc") else "left")
-    for d, link in results.shown_links(s, res.tables, dirs):
-        t.add_row(d, *(_fmt(v.value(link), 1 if v.scale != 1.0 else 2) for v in catalogue.LINK_VIEW))
-    out.print(t)
-    if note := results.hidden_note(s, res.tables, dirs):
-        out.print(note)
-    if s["flows"]:
-        t = FitTable(title="flows")
-        for v in catalogue.FLOW_VIEW:
-            t.add_column(v.header)
-        shown = s["flows"]
-        for f in shown[:FLOW_ROWS_SHOWN]:
-            t.add_row(*(_fmt(v.value(f)) for v in catalogue.FLOW_VIEW))
-        out.print(t)
-        if len(shown) > FLOW_ROWS_SHOWN:
-            out.print(f"... and {len(shown) - FLOW_ROWS_SHOWN} more flows (all of them: --json, or "
-                      "`aqmlab query` on the stored run's flows table)")  # fmt: skip
-        g = s.get("goodput_mbps") or {}
-        parts = [f"{d} {g[d]:.3f}" for d in ("down", "up") if g.get(d) is not None]
-        if parts:
-            out.print(f"goodput (payload delivered in the window / its length), Mb/s: {', '.join(parts)}")
-    if s["probes"]:
-        out.print(results.probe_table(s["probes"], _fmt))
-    em = res.meta.get("emulator")
-    if em:
-        per_pkt = em["cpu_s"] / em["packets"] * 1e6 if em["packets"] else 0.0
-        out.print(
-            f"{em['packets']:,} packets forwarded in {em['wall_s']:.3f} s wall, "
-            f"{em['cpu_s']:.3f} s CPU ({per_pkt:.1f} us per packet)"
-        )
-    else:
-        seed_free = " (drew from no random stream: every --seed gives these results)"
-        out.print(f"{res.meta['events']:,} events in {res.meta['wall_s']:.3f} s wall"
-                  f"{seed_free if res.meta.get('random_streams') == 0 else ''}")  # fmt: skip
-
-
-def _compare_table(runs: list[tuple[str, Result]], direction: str | None = None) -> FitTable:
-    """One row per discipline: goodput and the bottleneck's queueing delay, drops and marks in the
-    shown direction(s) (``--dir``; by default where the load is), and, when the runs have a probe
-    stream, the first one's RTT, jitter and loss."""
-    rows = [(name, r.summary, store.flatten_summary(r.summary, r.meta)) for name, r in runs]
-    dirs = results.shown_dirs(direction, [row for _, _, row in rows])
-    t = FitTable(
-        title=f"{runs[0][1].meta['name']}: one path, several queue disciplines ({' and '.join(dirs)})"
-    )
-    link = [("queue_delay_p50_ms", "qdelay {d} p50 ms", 1), ("queue_delay_p95_ms", "p95", 1),
-            ("drops", "drops {d}", 2), ("marks", "marks {d}", 2)]  # fmt: skip
-    probed = any(s["probes"] for _, s, _ in rows)
-    probe_cols = (
-        ["probe RTT p50 ms", "p95", *(f"jitter {d} ms" for d in dirs), "probe loss %"] if probed else []
-    )
-    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), *probe_cols]
-    cols += [head.format(d=d) for d in dirs for _, head, _ in link]
-    for c in cols:
-        t.add_column(c, justify="left" if c == "qdisc" else "right")
-    for name, s, row in rows:
-        p0 = s["probes"][0] if s["probes"] else {"rtt_ms": {}, "jitter_ms": {}, "loss": None}
-        probe = [_fmt(p0["rtt_ms"].get("p50"), 1), _fmt(p0["rtt_ms"].get("p95"), 1),
-                 *(_fmt(p0["jitter_ms"].get(d), 2) for d in dirs),
-                 _fmt(None if p0["loss"] is None else 100 * p0["loss"], 1)]  # fmt: skip
-        t.add_row(
-            name,
-            *(_fmt(row[f"goodput_mbps_{d}"]) for d in dirs),
-            *(probe if probed else []),
-            *(_fmt(row[columns.in_direction(c, d)], nd) for d in dirs for c, _, nd in link),
-        )
-    return t
 
 
 @app.command("run")
@@ -259,9 +170,9 @@ def run_cmd(
         interrupted(f"{_kept(results, len(resolved))}; the comparison's figure was not drawn")
     if not as_json:
         if names:
-            out.print(_compare_table(results, direction))
+            out.print(summary.compare_table(results, direction))
         else:
-            _print_summary(results[0][1], direction)
+            summary.print_summary(results[0][1], direction)
         for _, r in results:
             out.print(f"run stored in {r.path}")
         for f in figures:
@@ -318,7 +229,7 @@ def emulate_cmd(
     if as_json:
         sys.stdout.write(json.dumps({**res.summary, "run_dir": str(res.path)}, indent=1) + "\n")
     else:
-        _print_summary(res, direction)
+        summary.print_summary(res, direction)
         em = res.meta["emulated"]
         for problem in em["problems"]:
             err.print(f"warning: {problem}", markup=False)
@@ -529,88 +440,8 @@ def schema_cmd(
     out.print(f"wrote {output}")
 
 
-list_app = typer.Typer(help="List qdiscs, built-in scenarios or experiments.", no_args_is_help=True)
-app.add_typer(list_app, name="list")
-
-
-@list_app.command("qdiscs")
-def list_qdiscs(
-    name: Annotated[str | None, typer.Argument(help="show one discipline in detail")] = None,
-) -> None:
-    """Queue disciplines with their parameters, defaults and reference."""
-    from aqmlab import _core
-
-    infos = json.loads(_core.qdiscs())
-    if name:
-        info = next((i for i in infos if i["name"] == name), None)
-        if info is None:
-            fail(f"unknown qdisc {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
-        out.print(
-            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
-        )
-        t = FitTable(title="parameters (defaults shown for a 10 Mb/s link)")
-        t.add_column("name")
-        t.add_column("default", overflow="fold")
-        t.add_column("meaning", overflow="fold")
-        defaults = info["defaults_at_10mbps"]
-        for p in info["params"]:
-            t.add_row(esc(p["name"]), esc(json.dumps(defaults.get(p["name"]))), esc(p["help"]))
-        out.print(t)
-        return
-    t = FitTable(title="queue disciplines")
-    for c in ["name", "summary", "parameters (defaults at 10 Mb/s)", "reference"]:
-        t.add_column(c, overflow="fold")
-    for i in infos:
-        params = ", ".join(f"{k}={v}" for k, v in i["defaults_at_10mbps"].items())
-        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
-    out.print(t)
-
-
-@list_app.command("tcp")
-def list_tcp() -> None:
-    """TCP profiles (the flow key `profile`) and the flow keys each one fills in."""
-    from aqmlab import _core
-
-    t = FitTable(title="TCP profiles (flows set `profile`; any key below can still be set alone)")
-    for c in ["name", "behaviour", "keys it fills in"]:
-        t.add_column(c, overflow="fold")
-    for p in json.loads(_core.tcp_profiles()):
-        t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
-    cc = json.loads(_core.schema())["$defs"]["FlowSpec"]["properties"]["cc"]["enum"]
-    t.caption = f"congestion controllers (the flow key `cc`, docs/transports.md): {', '.join(cc)}"
-    out.print(t)
-
-
-@list_app.command("metrics")
-def list_metrics() -> None:
-    """Every key of a run summary (`aqmlab run --json`) and every column of the runs catalog,
-    with its definition, unit and window."""
-    for title, rows in (
-        ("run summary keys (aqmlab run --json, show --json)", catalogue.SUMMARY_METRICS),
-        ("runs catalog columns (aqmlab runs, query)", columns.catalog_metrics(store.RUN_COLUMNS)),
-    ):
-        t = FitTable(title=title)
-        for c in ("key", "definition", "unit", "window"):
-            t.add_column(c, overflow="fold")
-        for k, (definition, unit, window) in rows.items():
-            t.add_row(esc(k), esc(definition), esc(unit), esc(window))
-        out.print(t)
-    out.print(f"probe loss: {catalogue.IN_FLIGHT_RULE}", markup=False)
-
-
-@list_app.command("scenarios")
-def list_scenarios() -> None:
-    """Built-in scenarios."""
-    t = FitTable(title="built-in scenarios")
-    t.add_column("name")
-    t.add_column("description", overflow="fold")
-    for n in builtin_names():
-        t.add_row(esc(n), esc(load(builtin_path(n)).get("description", "")))
-    out.print(t)
-
-
 results.register(app)
-sweeps.register(app, list_app)
+sweeps.register(app, listing.register(app))
 
 
 FAULTS = (OSError, "aqmlab.store:CorruptRun", "aqmlab.storelock:Busy", "duckdb:IOException")
