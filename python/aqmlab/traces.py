@@ -154,13 +154,17 @@ def anchor(sc: dict, base: Path) -> None:
 
 def inline(sc: dict) -> dict:
     """``sc`` with each trace file replaced by its lines (``{file, ms}``, what the core takes);
-    ``sc`` itself is not changed. Raises TraceFileError naming the key."""
-    hops = list(_hop_traces(sc))
-    if not any(isinstance(h["trace"], str) for _, h in hops):
+    ``sc`` itself is not changed (the tables on the way to a trace are copied, the rest shared).
+    Raises TraceFileError naming the key."""
+    if not any(isinstance(h["trace"], str) for _, h in _hop_traces(sc)):
         return sc
-    from aqmlab.scenario import copied
-
-    out = copied(sc)
+    topo = dict(sc["topology"])
+    out = {**sc, "topology": topo}
+    for d in ("down", "up"):
+        if isinstance(topo.get(d), dict):
+            topo[d] = dict(topo[d])
+    if isinstance(topo.get("hops"), list):
+        topo["hops"] = [dict(h) if isinstance(h, dict) else h for h in topo["hops"]]
     for key, hop in _hop_traces(out):
         if isinstance(hop["trace"], str):
             try:

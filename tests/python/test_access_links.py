@@ -145,3 +145,18 @@ def test_a_shaping_cake_is_the_bottleneck_of_the_summary_and_the_catalog_row():
     row = store.flatten_summary(res.summary, res.meta)
     assert row["qdisc"] == "cake"
     assert 0.9 < row["utilization"] <= 1.0
+
+
+def test_inlining_traces_leaves_the_scenario_it_was_given_unchanged(tmp_path: Path):
+    import copy
+
+    f = tmp_path / "t.trace"
+    f.write_text("1\n2\n")
+    sc = {"topology": {"rtt": "10ms", "down": {"trace": str(f)}, "up": {"rate": "1Mbps"},
+                       "hops": [{"name": "a", "trace": str(f)}, {"name": "b"}]}, "flows": [{"kind": "tcp"}]}  # fmt: skip
+    before = copy.deepcopy(sc)
+    out = traces.inline(sc)
+    assert sc == before
+    assert out["topology"]["down"]["trace"] == {"file": str(f), "ms": [1, 2]}
+    assert out["topology"]["hops"][0]["trace"]["ms"] == [1, 2] and out["topology"]["hops"][1] == {"name": "b"}
+    assert out["flows"] == sc["flows"]

@@ -43,8 +43,9 @@ def executed(tree: ast.AST) -> Iterator[ast.AST]:
         todo += [n for n in ast.iter_child_nodes(node) if not isinstance(n, FUNCTIONS)]
 
 
-def imported(name: str, path: Path, known: set[str]) -> set[str]:
-    """The modules among ``known`` that module ``name`` (file ``path``) imports."""
+def imported(name: str, path: Path, known: set[str], at_load: bool = True) -> set[str]:
+    """The modules among ``known`` that module ``name`` (file ``path``) imports: when it is loaded
+    (``at_load``), or anywhere in its file, function bodies included."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
@@ -52,7 +53,8 @@ def imported(name: str, path: Path, known: set[str]) -> set[str]:
         if target in known:
             found.add(target)
 
-    for node in executed(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in executed(tree) if at_load else ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
@@ -76,9 +78,11 @@ def imported(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+def import_graph(package: Path = PACKAGE, at_load: bool = True) -> dict[str, set[str]]:
     modules = module_names(package)
-    return {name: imported(name, path, set(modules)) if path else set() for name, path in modules.items()}
+    return {
+        name: imported(name, path, set(modules), at_load) if path else set() for name, path in modules.items()
+    }
 
 
 def circle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -115,6 +119,23 @@ def test_the_graph_is_read_from_every_kind_of_import():
 def test_no_module_of_the_package_imports_itself_through_others():
     found = circle(import_graph())
     assert found is None, "import circle: " + " -> ".join(found)
+
+
+def test_no_file_imports_itself_through_others_even_inside_a_function():
+    # an import in a function body runs later, but it still ties the two files together: a
+    # module that needs the one that needs it is one concern split in two
+    found = circle(import_graph(at_load=False))
+    assert found is None, "import circle (function bodies counted): " + " -> ".join(found)
+
+
+def test_a_circle_inside_a_function_is_seen(tmp_path):
+    pkg = tmp_path / "aqmlab"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from aqmlab import b\n")
+    (pkg / "b.py").write_text("def f():\n    from aqmlab import a\n")
+    assert circle(import_graph(pkg)) is None
+    assert circle(import_graph(pkg, at_load=False)) == ["aqmlab.a", "aqmlab.b", "aqmlab.a"]
 
 
 def test_a_circle_is_found():

@@ -19,6 +19,9 @@ code written from the claim's words, each threshold declared beside the sentence
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,7 +303,7 @@ def reproduce(study: Study, *, ex, reps: int | None = None, series: str | None =
 
 
 def write_outputs(r: Reproduction) -> list[Path]:
-    from aqmlab import files, plots, report, store
+    from aqmlab import files, plots, store
 
     d = r.report_dir
     d.mkdir(parents=True, exist_ok=True)
@@ -309,7 +312,7 @@ def write_outputs(r: Reproduction) -> list[Path]:
     with files.whole(d / "runs.csv") as tmp:
         r.outcome.runs.to_csv(tmp, index=False)
     figs = [plots.save(fig, d / name) for name, fig in r.study.figures(r.outcome).items()]
-    report.study_report(r, figs, d / "report.html")
+    study_report(r, figs, d / "report.html")
     return [d / "results.json", d / "runs.csv", *figs, d / "report.html"]
 
 
@@ -333,3 +336,66 @@ def print_reproduction(r: Reproduction, console) -> None:
     console.print(f"{c['total']} runs ({c['ran']} run now, {c['skipped']} reused), {c['failed']} failed, "
                   f"{c['wall_s']:.1f} s wall", markup=False)  # fmt: skip
     console.print(f"report: {r.report_dir / 'report.html'}  figures: {r.report_dir}/*.png", markup=False)
+
+
+_AGREE_CSS = "td.yes{background:#d8f0d8}td.no{background:#f6d0d0}td.na{background:#eee}"
+_AGREE_CLASS = {True: "yes", False: "no", None: "na"}
+
+
+def _html_table(title: str, columns, rows, classes=None) -> str:
+    head = "".join(f"<th{' class=l' if i == 0 else ''}>{html.escape(c)}</th>" for i, c in enumerate(columns))
+    body = []
+    for k, row in enumerate(rows):
+        cls = classes[k] if classes else None
+        tds = "".join(
+            f"<td class='{'l ' if i == 0 else ''}{cls or ''}'>{html.escape(str(v))}</td>"
+            for i, v in enumerate(row)
+        )
+        body.append(f"<tr>{tds}</tr>")
+    return f"<h2>{html.escape(title)}</h2><table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def study_report(r: Reproduction, figures: Sequence[Path], out_path: str | Path) -> Path:
+    """One self-contained HTML file for a reproduction (reproduce.study.Reproduction): the score,
+    the study's tables, every published table beside the measured one (cells coloured by
+    agreement), the claims with their verdicts and the numbers they were judged on, the notes
+    and the figures."""
+    from aqmlab import files
+    from aqmlab.report import CSS
+
+    st, o, v = r.study, r.outcome, r.verdicts
+    c = r.counts()
+    title = f"{st.name}{' (--quick)' if r.quick else ''}, series {o.series}"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             f"<style>{CSS}{_AGREE_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+             f"<p>{html.escape(st.description)}</p>",
+             f"<p>{c['total']} runs ({c['ran']} run now, {c['skipped']} reused), {c['failed']} failed.</p>",
+             "<h2>How close</h2><ul>"]  # fmt: skip
+    parts += [f"<li>{html.escape(line)}</li>" for line in score_lines(v)] or ["<li>nothing published</li>"]
+    parts.append("</ul>")
+    for tid, t in v["tables"].items():
+        rows = [(cl["row"], cl["col"], fmt(cl["published"]), fmt(cl["measured"]), fmt(cl["ratio"], 2),
+                 CELL_MARK[cl["within_30"]]) for cl in t["cells"]]  # fmt: skip
+        parts.append(_html_table(f"{tid}: {t['title']}", ("row", "column", "published", "measured", "ratio",
+                                                          "within 30 %"), rows,
+                                 [_AGREE_CLASS[cl["within_30"]] for cl in t["cells"]]))  # fmt: skip
+    if v["claims"]:
+        rows = [(cl["id"], cl["text"], CLAIM_MARK[cl["holds"]],
+                 json.dumps(cl["measured"], default=str)) for cl in v["claims"]]  # fmt: skip
+        parts.append(_html_table("Claims of the text", ("claim", "text", "verdict", "judged on"), rows,
+                                 [_AGREE_CLASS[cl["holds"]] for cl in v["claims"]]))  # fmt: skip
+    for t in st.tables(o):
+        parts.append(_html_table(t.title, t.columns, t.rows))
+    if o.notes:
+        parts.append("<h2>Notes (what the recorded data says)</h2><ul>")
+        parts += [f"<li>{html.escape(n)}</li>" for n in o.notes]
+        parts.append("</ul>")
+    for f in figures:
+        b64 = base64.b64encode(Path(f).read_bytes()).decode("ascii")
+        parts.append(f"<figure><img alt='{html.escape(Path(f).name)}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{html.escape(Path(f).name)}</figcaption></figure>")  # fmt: skip
+    parts.append("</body></html>\n")
+    out_path = Path(out_path)
+    with files.whole(out_path) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
+    return out_path
