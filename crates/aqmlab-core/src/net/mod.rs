@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
+pub mod phy;
 pub mod slot;
 pub mod trace;
 pub mod wifi;

@@ -37,29 +37,12 @@
 //! Not modelled: airtime fairness (added to Linux after 3.14), power save, RTS/CTS, beacons,
 //! multi-rate retry chains, the EIFS after a collision.
 
+use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
 use super::wifi_rate::Radio;
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{Time, US};
 use std::collections::VecDeque;
-
-/// Data bits per OFDM symbol of one spatial stream, MCS 0-7 (IEEE 802.11n-2009 Tables 20-30
-/// and 20-34): 20 MHz and 40 MHz channels. MCS 8-31 use 2-4 streams of the same modulation.
-const N_DBPS_20: [u32; 8] = [26, 52, 78, 104, 156, 208, 234, 260];
-const N_DBPS_40: [u32; 8] = [54, 108, 162, 216, 324, 432, 486, 540];
-
-/// Legacy OFDM rates (Mb/s) and their data bits per symbol (IEEE 802.11-2012 Table 18-4), for
-/// the control response (ACK / block ACK).
-pub const LEGACY_RATES: [(u32, u32); 8] = [
-    (6, 24),
-    (9, 36),
-    (12, 48),
-    (18, 72),
-    (24, 96),
-    (36, 144),
-    (48, 192),
-    (54, 216),
-];
 
 /// MAC overhead of one MPDU around the IP packet: QoS data header 26 B + LLC/SNAP 8 B + FCS 4 B.
 pub const MPDU_OVERHEAD: u32 = 26 + 8 + 4;
@@ -68,18 +51,6 @@ pub const DELIMITER: u32 = 4;
 /// Compressed block ACK frame (802.11n 7.2.1.8) and ACK frame, with FCS, in bytes.
 const BLOCK_ACK_BYTES: u32 = 32;
 const ACK_BYTES: u32 = 14;
-/// OFDM symbol with the long guard interval; the short one is 3.6 us.
-const SYMBOL: Time = 4 * US;
-const SYMBOL_SGI: Time = 3_600;
-/// SERVICE field bits and tail bits per encoder (20.3.11).
-const SERVICE_BITS: u32 = 16;
-const TAIL_BITS: u32 = 6;
-/// Legacy preamble + L-SIG (L-STF 8 + L-LTF 8 + L-SIG 4 us).
-const LEGACY_PREAMBLE: Time = 20 * US;
-/// HT-SIG (8 us) + HT-STF (4 us); each HT-LTF 4 us.
-const HT_SIG_STF: Time = 12 * US;
-const HT_LTF: Time = 4 * US;
-
 /// aPHY-RX-START-Delay of the OFDM PHY at 20 MHz (IEEE 802.11-2012 Table 18-17): part of the
 /// ACK timeout after which a transmitter gives a frame up (9.3.2.8).
 const PHY_RX_START_DELAY: Time = 25 * US;
@@ -110,56 +81,6 @@ impl Access {
             "dcf" => Some(Access::Dcf),
             _ => None,
         }
-    }
-}
-
-/// One station's PHY: its MCS on the medium's channel width and guard interval.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Phy {
-    pub mcs: u8,
-    pub width40: bool,
-    pub short_gi: bool,
-}
-
-impl Phy {
-    pub fn streams(&self) -> u32 {
-        self.mcs as u32 / 8 + 1
-    }
-
-    /// Data bits per OFDM symbol over all streams.
-    pub fn n_dbps(&self) -> u32 {
-        let per = if self.width40 { N_DBPS_40 } else { N_DBPS_20 };
-        per[self.mcs as usize % 8] * self.streams()
-    }
-
-    pub fn symbol(&self) -> Time {
-        if self.short_gi {
-            SYMBOL_SGI
-        } else {
-            SYMBOL
-        }
-    }
-
-    /// The PHY data rate in bit/s.
-    pub fn rate_bps(&self) -> u64 {
-        self.n_dbps() as u64 * 1_000_000_000 / self.symbol()
-    }
-
-    /// Duration of an HT-mixed PPDU carrying `psdu` bytes (TXTIME of 20.4.3: the preamble, the
-    /// HT-LTFs of the streams, then whole symbols; with the short guard interval the data part
-    /// rounds up to a multiple of 4 us).
-    pub fn ppdu(&self, psdu: u32) -> Time {
-        let n_ltf = match self.streams() {
-            1 => 1,
-            2 => 2,
-            _ => 4,
-        };
-        // Rates above 300 Mb/s use two BCC encoders, each with its tail.
-        let n_es = if self.rate_bps() > 300_000_000 { 2 } else { 1 };
-        let bits = SERVICE_BITS + 8 * psdu + TAIL_BITS * n_es;
-        let n_sym = bits.div_ceil(self.n_dbps()) as Time;
-        let data = (n_sym * self.symbol()).div_ceil(SYMBOL) * SYMBOL;
-        LEGACY_PREAMBLE + HT_SIG_STF + n_ltf * HT_LTF + data
     }
 }
 

@@ -12,7 +12,7 @@
 //!   firmware's driver ran it (drivers/net/wireless/iwlwifi/dvm/rs.c, Linux 3.14), each over
 //!   the MCS of one channel width and guard interval (no group changes).
 
-use super::wifi::Phy;
+use super::phy::Phy;
 use crate::rng::Rng;
 use crate::units::{Time, MS};
 

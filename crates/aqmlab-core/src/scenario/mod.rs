@@ -201,7 +201,7 @@ fn default_mcs() -> u8 {
 impl WifiSpec {
     /// The MAC parameters of the core's model.
     pub fn mac(&self) -> crate::net::wifi::MacParams {
-        let ack_n_dbps = crate::net::wifi::LEGACY_RATES
+        let ack_n_dbps = crate::net::phy::LEGACY_RATES
             .iter()
             .find(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
             .map_or(96, |r| r.1);
@@ -243,8 +243,8 @@ impl WifiSpec {
     }
 
     /// The PHY at `mcs` on the medium's width and guard interval.
-    pub fn phy(&self, mcs: u8) -> crate::net::wifi::Phy {
-        crate::net::wifi::Phy {
+    pub fn phy(&self, mcs: u8) -> crate::net::phy::Phy {
+        crate::net::phy::Phy {
             mcs,
             width40: self.width == 40,
             short_gi: self.guard == "short",

@@ -766,7 +766,7 @@ impl WifiSpec {
                 ),
             );
         }
-        if !crate::net::wifi::LEGACY_RATES
+        if !crate::net::phy::LEGACY_RATES
             .iter()
             .any(|r| r.0 as u64 * 1_000_000 == self.ack_rate.0)
         {
