@@ -2,7 +2,8 @@
 scripts set it up (docs/study-setups.md 5, the facts written out here), D_SS on samples whose answer
 is known, the pairing of the published rows, and a --quick run at 10 Mbit/s through the CLI that
 prints the published values and the verdicts (the 50 Mbit/s half of --quick adds runtime, not
-coverage)."""
+coverage), whose verdicts are the recorded full run's (FULL_RUN: the `study`, `series`, `quick`,
+`run_counts` and `verdicts` keys of `aqmlab reproduce l4s2020 --json`, numbers to 3 decimals)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from aqmlab.reproduce import l4s2020 as L
 from aqmlab.scenario import resolve
 
 AQMLAB = str(Path(sys.executable).parent / "aqmlab")
+FULL_RUN = Path(__file__).parent / "data" / "l4s2020_full_verdicts.json"
 
 # docs/study-setups.md 5, scenario 1: tcp_2up (two uploads) for 180 s; 50 and 10 Mbit/s; pfifo's
 # limit 1000 packets at 50 Mbit/s, 200 at 10; the RTT pairs; cubic and prague in both orders.
@@ -118,3 +120,12 @@ def test_quick_prints_published_values_and_verdicts(tmp_path):
     assert t["total"] == 42 and t["measured"] == 2 * 7  # 3 pairs at 20/20, 4 at 80/20
     assert [c["holds"] in (True, False) for c in res["verdicts"]["claims"]] == [True, True]
     assert (tmp_path / "reproduce" / "l4s2020-quick" / "dss_pairs.png").stat().st_size > 1000
+    # --quick's cases are the full run's with the same seeds: every cell it measures has the full
+    # run's verdict
+    full = json.loads(FULL_RUN.read_text())
+    assert full["quick"] is False and full["run_counts"] == {**full["run_counts"], "total": 144, "failed": 0}
+    for tid, t in res["verdicts"]["tables"].items():
+        verdict = {(c["row"], c["col"]): c["within_30"] for c in full["verdicts"]["tables"][tid]["cells"]}
+        assert all(
+            c["within_30"] == verdict[c["row"], c["col"]] for c in t["cells"] if c["measured"] is not None
+        )
