@@ -30,9 +30,9 @@ NOTES = (
 
 def run(reps: int = 1, series: str = "div127", ex: Execution = DEFAULT_EXECUTION, qdiscs: list[str] | None = None,
         rates: list[str] | None = None, rtts: list[str] | None = None) -> Outcome:  # fmt: skip
-    """Runs (or resumes) the asked cases of ``series`` (dualpi2's PI divisor, setup.SERIES). One run
-    per row: the study ran one, so ``reps`` is not used."""
-    spec = spec_for(series, qdiscs, rates, rtts)
+    """Runs (or resumes) the asked cases of ``series`` (dualpi2's PI divisor, setup.SERIES), ``reps``
+    runs each (the study ran one; more are averaged per case)."""
+    spec = spec_for(series, reps, qdiscs, rates, rtts)
     sweeps, runs = [], pd.DataFrame()
     if spec is not None:
         res = ex.sweep(spec, METRICS_FN)
@@ -42,17 +42,24 @@ def run(reps: int = 1, series: str = "div127", ex: Execution = DEFAULT_EXECUTION
 
 
 def measured_runs(runs: pd.DataFrame) -> dict:
-    """{(rate, qdisc, cc1, rtt1, cc2, rtt2): (dss1, dss2, jain)} of the successful runs."""
-    out: dict = {}
+    """{(rate, qdisc, cc1, rtt1, cc2, rtt2): (dss1, dss2, jain)}, each the mean over the case's
+    successful runs (None when one has none)."""
+    per: dict = {}
     if not len(runs):
-        return out
+        return per
     for r in runs[runs["status"] == "ok"].to_dict("records"):
         rtt1, rtt2 = RTT_PAIRS[str(r["rtts"])]
         key = (RATES[str(r["rate"])], str(r["qdisc"]), r["cc1"], rtt1, r["cc2"], rtt2)
-        out[key] = tuple(
-            None if pd.isna(r.get(k)) else float(r[k]) for k in ("dss1_mbit", "dss2_mbit", "jain")
-        )
-    return out
+        per.setdefault(key, []).append([None if pd.isna(r.get(k)) else float(r[k]) for k in METRICS])
+    return {key: tuple(_mean(v) for v in zip(*rows, strict=True)) for key, rows in per.items()}
+
+
+METRICS = ("dss1_mbit", "dss2_mbit", "jain")
+"""A run's numbers (metrics.run_metrics)."""
+
+
+def _mean(values) -> float | None:
+    return None if any(v is None for v in values) else sum(values) / len(values)
 
 
 def results(runs: pd.DataFrame, series: str) -> dict:

@@ -104,6 +104,7 @@ def cases(divisor: int, qdiscs=None, rates=None, rtts=None) -> list[dict]:
                     continue
                 for ccs in CC_PAIRS:
                     sc = copy.deepcopy(base)
+                    sc["duration"] = f"{DURATION_S}s"
                     spec = qdisc_spec(q, rate, divisor)
                     for d in ("up", "down"):
                         sc["topology"][d].update(rate=f"{mbit}Mbps", qdisc=copy.deepcopy(spec))
@@ -116,8 +117,8 @@ def cases(divisor: int, qdiscs=None, rates=None, rtts=None) -> list[dict]:
 LABELS = ("case", "rate", "qdisc", "rtts", "cc1", "cc2")
 
 
-def spec_for(series: str, qdiscs=None, rates=None, rtts=None):
-    """The sweep of the asked cases of ``series``; the seed comes from the case alone, so a reduced
+def spec_for(series: str, reps: int = REPS, qdiscs=None, rates=None, rtts=None):
+    """The sweep of the asked cases of ``series``, ``reps`` runs each; the seed comes from the case alone, so a reduced
     run's cases and seeds are the full run's. None when no case is asked."""
     cs = cases(SERIES[series], qdiscs, rates, rtts)
     if not cs:
@@ -129,6 +130,6 @@ def spec_for(series: str, qdiscs=None, rates=None, rtts=None):
             z[k].append(c["scenario"][k])
         for k in LABELS:
             z[f"params.{k}"].append(c["params"][k])
-    doc = {"base": str(base_file()), "name": f"{NAME}-{series}", "seed": SEED, "reps": REPS,
+    doc = {"base": str(base_file()), "name": f"{NAME}-{series}", "seed": SEED, "reps": reps,
            "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
     return sweep.parse_sweep(doc, base_dir=base_file().parent)
