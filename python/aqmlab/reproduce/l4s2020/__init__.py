@@ -78,7 +78,7 @@ STUDY = Study(
     reps=REPS,
     series=tuple(SERIES),
     options=(
-        Option("--qdisc", "qdiscs", QDISCS, "only these qdiscs"),
+        Option("--qdisc", "qdiscs", QDISCS, "only these qdiscs (the study's cnq_codel_af is not modelled)"),
         Option("--rate", "rates", tuple(RATES), "only these rates (Mbit/s)"),
         Option("--rtt", "rtts", tuple(RTT_PAIRS), "only these RTT pairs (flow 1/flow 2, ms)"),
     ),
