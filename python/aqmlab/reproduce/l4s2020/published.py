@@ -59,11 +59,12 @@ def pairs(runs) -> dict:
         per[flow_name(cc2, rtt2)].append(d2)
     out: dict = defaultdict(dict)
     for (tid, row), (flows, per) in acc.items():
-        out[tid][row] = {col: _mean(per[f]) for col, f in zip(COLUMNS, flows, strict=True)}
+        out[tid][row] = {col: mean_or_none(per[f]) for col, f in zip(COLUMNS, flows, strict=True)}
     return dict(out)
 
 
-def _mean(values: list) -> float | None:
+def mean_or_none(values) -> float | None:
+    """The mean; None when a value is missing."""
     return None if any(v is None for v in values) else sum(values) / len(values)
 
 

@@ -11,6 +11,7 @@ from aqmlab.reproduce.l4s2020.published import (
     PUBLISHED_PAIRS,
     PUBLISHED_RUNS,
     TABLE_IDS,
+    mean_or_none,
     pairs,
     study_qdisc,
 )
@@ -51,15 +52,11 @@ def measured_runs(runs: pd.DataFrame) -> dict:
         rtt1, rtt2 = RTT_PAIRS[str(r["rtts"])]
         key = (RATES[str(r["rate"])], str(r["qdisc"]), r["cc1"], rtt1, r["cc2"], rtt2)
         per.setdefault(key, []).append([None if pd.isna(r.get(k)) else float(r[k]) for k in METRICS])
-    return {key: tuple(_mean(v) for v in zip(*rows, strict=True)) for key, rows in per.items()}
+    return {key: tuple(mean_or_none(v) for v in zip(*rows, strict=True)) for key, rows in per.items()}
 
 
 METRICS = ("dss1_mbit", "dss2_mbit", "jain")
 """A run's numbers (metrics.run_metrics)."""
-
-
-def _mean(values) -> float | None:
-    return None if any(v is None for v in values) else sum(values) / len(values)
 
 
 def results(runs: pd.DataFrame, series: str) -> dict:
