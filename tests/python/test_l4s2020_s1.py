@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from aqmlab.reproduce.l4s2020_s1 import S1, S1_COLUMNS
+from aqmlab.reproduce.l4s2020.table_s1 import S1, S1_COLUMNS
 
 RATES = {50: "pfifo(1000)", 10: "pfifo(200)"}  # Arg::s1_50mbit / s1_10mbit: bandwidth, pfifo_limit
 RTT_PAIRS = {(10, 10), (20, 10), (20, 20), (80, 80), (80, 20), (160, 10)}  # Arg::s1_rtt_*: rtt, rtt2

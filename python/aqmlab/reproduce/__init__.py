@@ -24,6 +24,7 @@ EXPERIMENTS = {
     "lpcc2013": "aqmlab.reproduce.lpcc2013",
     "goodbadwifi2015": "aqmlab.reproduce.goodbadwifi2015",
     "codel2012": "aqmlab.reproduce.codel2012",
+    "l4s2020": "aqmlab.reproduce.l4s2020",
 }
 
 
