@@ -9,6 +9,7 @@ use crate::units::Time;
 
 pub mod cc;
 pub mod tcp;
+pub mod wire;
 
 /// Packets an endpoint wants sent, in order.
 pub type Outbox = Vec<Packet>;

@@ -1,7 +1,8 @@
 //! The core's layers, checked on its sources: each top-level module of `src/` may use only the
 //! modules below it in [`LAYERS`] (docs/architecture.md, "Layers"), so no import circle can form
 //! and a lower layer never reaches into a higher one (e.g. `record` into `scenario`). A new
-//! top-level module must be given its place in the list.
+//! top-level module must be given its place in the list. Inside a layer, no file uses one that
+//! uses it back (a parent's use of its own children aside: it declares them).
 
 use std::path::{Path, PathBuf};
 
@@ -121,4 +122,198 @@ fn grouped_paths_and_comments_are_read() {
         "use crate::{net::{Link, x::Y}, record};\nlet a = crate::sim::World::new(); // crate::app\n",
     ));
     assert_eq!(used, ["net", "record", "sim"]);
+}
+
+/// A source file's module path: `queue/codel.rs` -> [queue, codel], `queue/mod.rs` -> [queue].
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_str().expect("a name").trim_end_matches(".rs").to_string())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every path a file's code names (`crate::a::b`, `super::c`, `self::d`, in `use` groups too),
+/// as absolute module paths (segments), each as long as it goes.
+fn named_paths(code: &str, own: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let segments = |s: &str| -> Vec<String> {
+        let mut v = Vec::new();
+        let mut rest = s;
+        loop {
+            let id: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if id.is_empty() {
+                break;
+            }
+            rest = &rest[id.len()..];
+            v.push(id);
+            match rest.strip_prefix("::") {
+                Some(r) if !r.starts_with('{') && !r.starts_with('*') => rest = r,
+                _ => break,
+            }
+        }
+        v
+    };
+    for (i, _) in code.match_indices("::") {
+        // the start of the path this `::` belongs to
+        let head_start = code[..i]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .map_or(0, |p| p + 1);
+        if head_start + 1 > i || code[head_start..i].contains("::") {
+            continue; // not the path's first `::`
+        }
+        let head = &code[head_start..i];
+        // `super::` and `self::` are relative to the file's own module (`a/mod.rs` is `a`)
+        let rel: Vec<String> = match head {
+            "crate" => Vec::new(),
+            "super" => own[..own.len().saturating_sub(1)].to_vec(),
+            "self" => own.to_vec(),
+            _ => continue,
+        };
+        let tail = &code[i + 2..];
+        let mut starts = vec![tail];
+        if let Some(group) = tail.strip_prefix('{') {
+            // each item of a `{a, b::c}` group, one level deep
+            starts = group.split([',', '}']).map(str::trim_start).collect();
+        }
+        for s in starts {
+            let mut p = rel.clone();
+            let mut rest = s;
+            // `super::super::x`
+            while let Some(r) = rest.strip_prefix("super::") {
+                p.pop();
+                rest = r;
+            }
+            p.extend(segments(rest));
+            if !p.is_empty() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Which source file a module path names: the longest prefix that is a file.
+fn file_of(path: &[String], files: &std::collections::BTreeMap<Vec<String>, PathBuf>) -> Option<Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|p| files.contains_key(p))
+}
+
+/// The file-level graph: file -> the files its code names.
+fn file_graph(
+    src: &Path,
+) -> std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> {
+    let mut paths = Vec::new();
+    sources(src, &mut paths);
+    let files: std::collections::BTreeMap<Vec<String>, PathBuf> = paths
+        .iter()
+        .map(|p| (module_path(p.strip_prefix(src).expect("under src/")), p.clone()))
+        .collect();
+    let mut graph = std::collections::BTreeMap::new();
+    for (m, file) in &files {
+        let text = std::fs::read_to_string(file).expect("a readable source");
+        // a file's own test module is part of the file; the code of its children is not
+        let mut to = std::collections::BTreeSet::new();
+        for p in named_paths(&code(&text), m) {
+            if let Some(f) = file_of(&p, &files) {
+                if &f != m && !f.starts_with(m) {
+                    to.insert(f);
+                }
+            }
+        }
+        graph.insert(m.clone(), to);
+    }
+    graph
+}
+
+/// One circle of a graph (the first file repeated at the end), or None.
+fn file_circle(
+    graph: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+) -> Option<Vec<String>> {
+    fn visit(
+        m: &Vec<String>,
+        graph: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+        state: &mut std::collections::BTreeMap<Vec<String>, u8>,
+        path: &mut Vec<Vec<String>>,
+    ) -> Option<Vec<String>> {
+        state.insert(m.clone(), 1);
+        path.push(m.clone());
+        for n in graph.get(m).into_iter().flatten() {
+            match state.get(n) {
+                Some(1) => {
+                    let at = path.iter().position(|p| p == n).expect("on the path");
+                    let mut c: Vec<String> = path[at..].iter().map(|p| p.join("/")).collect();
+                    c.push(n.join("/"));
+                    return Some(c);
+                }
+                None => {
+                    if let Some(c) = visit(n, graph, state, path) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state.insert(m.clone(), 2);
+        None
+    }
+    let mut state = std::collections::BTreeMap::new();
+    for m in graph.keys() {
+        if !state.contains_key(m) {
+            if let Some(c) = visit(m, graph, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn a_circle_of_files_is_seen() {
+    // a/mod.rs names b's item, b names a's through super::: a circle; c names a only: none
+    let dir = std::env::temp_dir().join(format!("aqmlab-layers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a")).expect("a temporary directory");
+    std::fs::write(dir.join("a/mod.rs"), "use crate::b::B;\npub struct A;\n").expect("written");
+    std::fs::write(dir.join("b.rs"), "pub struct B(crate::a::A);\n").expect("written");
+    std::fs::write(dir.join("c.rs"), "use crate::a::A;\n").expect("written");
+    let graph = file_graph(&dir);
+    assert_eq!(
+        file_circle(&graph),
+        Some(vec!["a".into(), "b".into(), "a".into()])
+    );
+    std::fs::write(dir.join("b.rs"), "pub struct B;\n").expect("written");
+    assert_eq!(file_circle(&file_graph(&dir)), None);
+    std::fs::remove_dir_all(&dir).expect("removed");
+}
+
+#[test]
+fn no_file_uses_one_that_uses_it_back() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = file_graph(&src);
+    let mut circles = Vec::new();
+    let mut g = graph.clone();
+    // every circle, one at a time: each found circle's last edge is removed and the search goes on
+    while let Some(c) = file_circle(&g) {
+        circles.push(c.join(" -> "));
+        let n = c.len();
+        let from: Vec<String> = c[n - 2].split('/').map(String::from).collect();
+        let to: Vec<String> = c[n - 1].split('/').map(String::from).collect();
+        g.get_mut(&from).expect("a file").remove(&to);
+    }
+    assert!(
+        circles.is_empty(),
+        "{} circles:\n{}",
+        circles.len(),
+        circles.join("\n")
+    );
 }

@@ -168,7 +168,7 @@ pub trait CongestionControl {
     /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
     fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);
     /// A controller that paces itself (Prague): its pacing, in place of the `pacing` keys.
-    fn pacing(&self) -> Option<crate::transport::tcp::Pacing> {
+    fn pacing(&self) -> Option<crate::transport::wire::Pacing> {
         None
     }
     /// Whether it runs only over AccECN feedback (Prague); without it the sender runs Reno.

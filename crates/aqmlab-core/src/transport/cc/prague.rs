@@ -36,7 +36,7 @@
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
 use crate::params::check_range;
-use crate::transport::tcp::{Pacing, HEADER};
+use crate::transport::wire::{Pacing, HEADER};
 use crate::units::{fmt_time, Dur, Time, MS};
 use serde::{Deserialize, Serialize};
 

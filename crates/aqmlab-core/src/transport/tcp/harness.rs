@@ -6,9 +6,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
-use super::{new_connection, TcpConfig, TcpReceiver, TcpSender, HEADER, SYN_SIZE};
+use super::{new_connection, TcpConfig, TcpReceiver, TcpSender};
 use crate::packet::{Dir, Ecn, EcnMode, Packet};
 use crate::rng::Rng;
+use crate::transport::wire::{HEADER, SYN_SIZE};
 use crate::transport::Endpoint;
 use crate::units::{tx_time, Time, MS, SEC};
 

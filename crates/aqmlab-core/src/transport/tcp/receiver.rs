@@ -19,10 +19,11 @@
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
 use super::ranges::RangeSet;
-use super::{ack_size, TcpConfig, SYN_SIZE};
+use super::TcpConfig;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
 use crate::transport::cc::dctcp::echoes_each_ce;
+use crate::transport::wire::{ack_size, SYN_SIZE};
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 

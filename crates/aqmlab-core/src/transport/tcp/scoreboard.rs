@@ -24,8 +24,8 @@
 //! An RTO is O(outstanding segments) once (mark everything lost, RFC 6675 section 5.1, keeping
 //! the SACK information, or discarding it as ns-2's Sack1 does).
 
+use super::delivery::{RateAcc, TxSnap};
 use super::ranges::RangeSet;
-use super::sender::rate::{RateAcc, TxSnap};
 use std::collections::VecDeque;
 
 const DUP_THRESH: usize = 3;

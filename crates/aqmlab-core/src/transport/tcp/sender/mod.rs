@@ -104,12 +104,13 @@
 use super::accecn::{self, Feedback, TxCounter};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
-use super::{Pacing, TcpConfig};
+use super::TcpConfig;
 use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
 use crate::record::rows::FlowReport;
 use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
+use crate::transport::wire::Pacing;
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 use std::collections::VecDeque;

@@ -2,8 +2,8 @@
 //! either by the sender's own timer or, when its host's qdisc is fq, by the departure time
 //! stamped on each packet (EDT), with TCP Small Queues bounding what waits in the host.
 
-use super::super::{Pacing, HEADER};
 use super::{TcpSender, Timer};
+use crate::transport::wire::{Pacing, HEADER};
 use crate::transport::Outbox;
 use crate::units::{Time, SEC};
 

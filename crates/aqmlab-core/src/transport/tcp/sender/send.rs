@@ -3,9 +3,9 @@
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
 use super::super::accecn::{self, Feedback};
-use super::super::{HEADER, SYN_SIZE};
 use super::{SenderState, TcpSender, Timer};
 use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::transport::wire::{HEADER, SYN_SIZE};
 use crate::transport::Outbox;
 use crate::units::Time;
 
