@@ -29,6 +29,7 @@
 //! past the highest sequence sent at the previous round start), as for DCTCP.
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
+use crate::record::rows::CcReport;
 use crate::transport::tcp::{Pacing, HEADER};
 use crate::units::{fmt_time, Dur, Time, MS};
 use serde::{Deserialize, Serialize};
@@ -287,6 +288,10 @@ impl CongestionControl for Prague {
 
     fn needs_accecn(&self) -> bool {
         true
+    }
+
+    fn report(&self, r: &mut CcReport) {
+        r.alpha = Some(self.alpha());
     }
 }
 
