@@ -563,6 +563,63 @@ def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     return fig
 
 
+CC_PANELS = (
+    ("cc_alpha", "alpha", 1.0),
+    ("cc_bw_bps", "bandwidth est.\n(Mbit/s)", 1e-6),
+    ("cc_pacing_gain", "pacing gain", 1.0),
+    ("cc_state", "state", None),
+    ("cc_min_rtt_ns", "min RTT (ms)", 1e-6),
+    ("cc_w_max_bytes", "W_max (kB)", 1e-3),
+)
+"""The panels of ``cc_ts``: flow_series column, axis label, scale (None: state names)."""
+
+
+def _cc_values(tab, col: str, scale: float | None, states: list[str]) -> np.ndarray:
+    """A controller-state column as floats, NaN for null; a state is its place in ``states``,
+    which gains the names in the order they first occur."""
+    if scale is not None:
+        return M._nullable_float(tab, col) * scale
+    names = tab.column(col).to_pylist()
+    states += [v for v in dict.fromkeys(names) if v is not None and v not in states]
+    return np.array([np.nan if v is None else states.index(v) for v in names], dtype=np.float64)
+
+
+def cc_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """The congestion controllers' own state per TCP flow, one panel per quantity that a flow
+    has (flow_series' ``cc_*`` columns): DCTCP's and Prague's alpha, BBR's bandwidth estimate,
+    pacing gain and state (the states upwards in the order they first occur), the controller's
+    minimum RTT, CUBIC's W_max. Each flow keeps its line style across the panels."""
+    series = []  # (label, times in s, {column: values})
+    states: list[str] = []
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "cc_ts"):
+            vals = {c: _cc_values(tab, c, k, states) for c, _, k in CC_PANELS if c in tab.column_names}
+            vals = {c: v for c, v in vals.items() if not np.isnan(v).all()}
+            if vals:
+                lab = flow_label(info, f, sizes)
+                t = tab.column("t_ns").to_numpy().astype(np.float64) / NS
+                series.append((f"{rlab}: {lab}" if len(runs) > 1 else lab, t, vals))
+    panels = [p for p in CC_PANELS if any(p[0] in v for _, _, v in series)] or [("", "controller state", 1.0)]
+    fig, axes = plt.subplots(
+        len(panels), 1, sharex=True, squeeze=False, figsize=(8, 1.2 + 1.6 * len(panels)), layout="constrained"
+    )
+    axes = axes[:, 0]
+    axes[0].set_title(_title(runs, "Congestion-controller state"), fontsize=9)
+    axes[-1].set_xlabel("time (s)")
+    for ax, (col, ylabel, scale) in zip(axes, panels):
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        for i, (lab, t, vals) in enumerate(series):
+            if col in vals:
+                ax.step(t, vals[col], where="post", **_line(i), label=lab)
+            elif ax is axes[0]:
+                ax.plot([], [], **_line(i), label=lab)  # every flow in the one legend
+        if scale is None:
+            ax.set_yticks(range(len(states)), states, fontsize=7)
+    _legend(axes[0])
+    return fig
+
+
 def _probe_names(run) -> dict[int, str]:
     """Probe flow id -> a readable name, empty when the run has one probe stream."""
     tabs = _tables(run)
@@ -902,6 +959,7 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "backlog_ts": backlog_timeseries,
     "goodput_ts": goodput_timeseries,
     "cwnd_ts": cwnd_timeseries,
+    "cc_ts": cc_timeseries,
     "rtt_ts": rtt_timeseries,
     "delay_cdf": delay_cdf,
     "rtt_cdf": rtt_cdf,

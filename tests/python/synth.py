@@ -114,13 +114,39 @@ def tables() -> dict[str, pa.Table]:
         }
     )
     # flow_series: flow 0 delivers 150 B per 1 ms sample; flow 1 reaches 1000 B at 16 ms;
-    # flow 3 reaches 500 B at 18 ms; cwnd 10000 B + 100 B per ms for flow 0, srtt 10 ms
+    # flow 3 reaches 500 B at 18 ms; cwnd 10000 B + 100 B per ms for flow 0, srtt 10 ms; flow 0
+    # (CUBIC) has a delay_min of 9 ms and, from 10 ms on, ssthresh 7000 B and W_max 10000 B
     fs = []
     for k in range(20):
         t = k * MS
-        fs.append((t, 0, 150 * k, 160 * k, 10000 + 100 * k, 10 * MS))
-        fs.append((t, 1, 0 if k < 1 else min(1000, 70 * (k - 1)) if k < 16 else 1000, 0, 4000, 12 * MS))
-        fs.append((t, 3, 0 if k < 18 else 500, 0, 4000, 12 * MS))
+        after = k >= 10
+        fs.append(
+            (
+                t,
+                0,
+                150 * k,
+                160 * k,
+                10000 + 100 * k,
+                10 * MS,
+                9 * MS,
+                *((7000, 10000) if after else (None,) * 2),
+            )
+        )
+        fs.append(
+            (
+                t,
+                1,
+                0 if k < 1 else min(1000, 70 * (k - 1)) if k < 16 else 1000,
+                0,
+                4000,
+                12 * MS,
+                None,
+                None,
+                None,
+            )
+        )
+        fs.append((t, 3, 0 if k < 18 else 500, 0, 4000, 12 * MS, None, None, None))
+    nulls = pa.nulls(len(fs))
     flow_series = pa.table(
         {
             "t_ns": pa.array([r[0] for r in fs], pa.uint64()),
@@ -129,6 +155,13 @@ def tables() -> dict[str, pa.Table]:
             "sent_bytes": pa.array([r[3] for r in fs], pa.uint64()),
             "cwnd_bytes": pa.array([r[4] for r in fs], pa.uint64()),
             "srtt_ns": pa.array([r[5] for r in fs], pa.uint64()),
+            "ssthresh_bytes": pa.array([r[7] for r in fs], pa.uint64()),
+            "cc_alpha": nulls.cast(pa.float64()),
+            "cc_bw_bps": nulls.cast(pa.uint64()),
+            "cc_min_rtt_ns": pa.array([r[6] for r in fs], pa.uint64()),
+            "cc_pacing_gain": nulls.cast(pa.float64()),
+            "cc_state": nulls.cast(pa.string()),
+            "cc_w_max_bytes": pa.array([r[8] for r in fs], pa.uint64()),
         }
     )
     probes = pa.table(

@@ -151,6 +151,7 @@ def test_tables_are_the_cores_declarations():
         "uint32": pa.uint32(),
         "uint64": pa.uint64(),
         "uint64, nullable": pa.uint64(),
+        "float64, nullable": pa.float64(),
         "bool": pa.bool_(),
     }
     sc = {

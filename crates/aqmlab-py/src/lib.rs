@@ -4,12 +4,15 @@
 
 use aqmlab_core::queue::{registry, DropReason, Qdisc};
 use aqmlab_core::record::tables::{tables_markdown, Data, Recorded};
+use aqmlab_core::record::Nullable;
 use aqmlab_core::scenario::{self, build};
 use aqmlab_core::sim::World;
-use arrow_array::types::UInt8Type;
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt64Type, UInt8Type};
 use arrow_array::{
-    ArrayRef, BooleanArray, DictionaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
+    ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray, UInt32Array,
+    UInt64Array, UInt8Array,
 };
+use arrow_buffer::{NullBuffer, ScalarBuffer};
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -35,17 +38,27 @@ fn array(data: Data) -> ArrayRef {
     match data {
         Data::U32(v) => Arc::new(UInt32Array::from(v)),
         Data::U64(v) => Arc::new(UInt64Array::from(v)),
-        Data::OptU64(v) => Arc::new(UInt64Array::from(v)),
+        Data::OptU64(v) => Arc::new(nullable::<UInt64Type>(v)),
+        Data::OptF64(v) => Arc::new(nullable::<Float64Type>(v)),
         Data::Bool(v) => Arc::new(BooleanArray::from(v)),
         Data::Str(v) => Arc::new(StringArray::from(v)),
-        Data::Dict(codes, names) => Arc::new(
-            DictionaryArray::<UInt8Type>::try_new(
-                UInt8Array::from(codes),
-                Arc::new(StringArray::from(names)),
-            )
-            .expect("codes in range"),
-        ),
+        Data::Dict(codes, names) => dictionary(UInt8Array::from(codes), names),
+        Data::OptDict(codes, names) => dictionary(nullable::<UInt8Type>(codes), names),
     }
+}
+
+/// A nullable column as an Arrow array: its values and their validity.
+fn nullable<T: ArrowPrimitiveType>(n: Nullable<T::Native>) -> PrimitiveArray<T> {
+    let (values, valid) = n.into_rows();
+    PrimitiveArray::new(ScalarBuffer::from(values), Some(NullBuffer::from(valid)))
+}
+
+/// Strings as codes (null codes for nulls) into `names`.
+fn dictionary(codes: UInt8Array, names: Vec<String>) -> ArrayRef {
+    Arc::new(
+        DictionaryArray::<UInt8Type>::try_new(codes, Arc::new(StringArray::from(names)))
+            .expect("codes in range"),
+    )
 }
 
 /// The run's tables as Arrow record batches (every table the core declares, generically) and

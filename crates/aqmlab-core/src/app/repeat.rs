@@ -9,7 +9,7 @@
 //! the flow's stop.
 
 use crate::packet::{Dir, Packet};
-use crate::record::rows::FlowReport;
+use crate::record::rows::{CcReport, FlowReport};
 use crate::rng::Rng;
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, Outbox};
@@ -121,6 +121,10 @@ impl Endpoint for RepeatSender {
     fn report(&self, r: &mut FlowReport) {
         add(r, &self.done);
         self.cur.report(r);
+    }
+
+    fn cc_report(&self, r: &mut CcReport) {
+        self.cur.cc_report(r);
     }
 }
 

@@ -8,6 +8,7 @@ pub mod tables;
 use crate::packet::{Dir, Packet};
 use crate::queue::DropReason;
 use crate::units::Time;
+use rows::{CcReport, FlowReport};
 use serde::{Deserialize, Serialize};
 
 #[derive(
@@ -62,6 +63,61 @@ pub struct QueueColumns {
     pub rate_bps: Vec<u64>,
 }
 
+/// A nullable column as recorded: `leading` nulls, which take no room, then from the first value
+/// on each row's value (the type's default where null) and whether it is valid, Arrow's layout.
+/// So a column that no flow has a value for (the bandwidth estimate of a run without BBR) costs
+/// nothing, and the export of one that begins with a value takes the values over without a copy.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Nullable<T> {
+    leading: usize,
+    values: Vec<T>,
+    valid: Vec<bool>,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    pub fn push(&mut self, v: Option<T>) {
+        if v.is_none() && self.values.is_empty() {
+            self.leading += 1;
+        } else {
+            self.values.push(v.unwrap_or_default());
+            self.valid.push(v.is_some());
+        }
+    }
+
+    /// Row `i`'s value, None where null.
+    pub fn get(&self, i: usize) -> Option<T> {
+        let k = i.checked_sub(self.leading)?;
+        self.valid[k].then(|| self.values[k])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Option<T>> + '_ {
+        let rows = self.values.iter().zip(&self.valid);
+        std::iter::repeat_n(None, self.leading).chain(rows.map(|(&v, &ok)| ok.then_some(v)))
+    }
+
+    /// Every row's value and validity.
+    pub fn into_rows(self) -> (Vec<T>, Vec<bool>) {
+        if self.leading == 0 {
+            return (self.values, self.valid);
+        }
+        let mut values = vec![T::default(); self.leading];
+        values.extend(self.values);
+        let mut valid = vec![false; self.leading];
+        valid.extend(self.valid);
+        (values, valid)
+    }
+}
+
+impl<T: Copy + Default> FromIterator<Option<T>> for Nullable<T> {
+    fn from_iter<I: IntoIterator<Item = Option<T>>>(rows: I) -> Nullable<T> {
+        let mut n = Nullable::default();
+        for v in rows {
+            n.push(v);
+        }
+        n
+    }
+}
+
 #[derive(Default)]
 pub struct FlowSeriesColumns {
     pub t: Vec<Time>,
@@ -70,6 +126,33 @@ pub struct FlowSeriesColumns {
     pub sent_bytes: Vec<u64>,
     pub cwnd_bytes: Vec<u64>,
     pub srtt: Vec<Time>,
+    /// The congestion controller's state ([`CcReport`], field by field).
+    pub ssthresh: Nullable<u64>,
+    pub cc_alpha: Nullable<f64>,
+    pub cc_bw_bps: Nullable<u64>,
+    pub cc_min_rtt: Nullable<Time>,
+    pub cc_pacing_gain: Nullable<f64>,
+    pub cc_state: Nullable<u8>,
+    pub cc_w_max: Nullable<u64>,
+}
+
+impl FlowSeriesColumns {
+    /// The row of flow `flow` at `t`.
+    pub fn push(&mut self, t: Time, flow: u32, r: &FlowReport, c: &CcReport) {
+        self.t.push(t);
+        self.flow.push(flow);
+        self.delivered_bytes.push(r.bytes_delivered);
+        self.sent_bytes.push(r.bytes_sent);
+        self.cwnd_bytes.push(r.cwnd_bytes);
+        self.srtt.push(r.srtt.unwrap_or(0));
+        self.ssthresh.push(c.ssthresh);
+        self.cc_alpha.push(c.alpha);
+        self.cc_bw_bps.push(c.bw_bps);
+        self.cc_min_rtt.push(c.min_rtt);
+        self.cc_pacing_gain.push(c.pacing_gain);
+        self.cc_state.push(c.phase.map(|p| p as u8));
+        self.cc_w_max.push(c.w_max);
+    }
 }
 
 /// Sub-bins per power of two of the sojourn histogram: a bin is at most 1/64 of its lower

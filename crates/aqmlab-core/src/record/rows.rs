@@ -1,5 +1,5 @@
 //! The rows of the tables a run returns, as the layers that produce them fill them: a flow's
-//! counters (`FlowReport`, from its endpoints), a hop's (`LinkStats`, from its link), a web
+//! counters (`FlowReport`, from its endpoints) and its controller's state (`CcReport`), a hop's (`LinkStats`, from its link), a web
 //! exchange's and a page fetch's records (from the applications), and the rows the run's
 //! collection builds from them (`FlowRow`, `LinkRow`, ...). Declared here, below the producers,
 //! so that the tables (`tables.rs`) never look above the record layer.
@@ -32,6 +32,58 @@ pub struct FlowReport {
     pub srtt: Option<Time>,
     /// TCP: ECN congestion reductions and ECE-marked ACKs seen.
     pub ecn_reductions: u64,
+}
+
+/// Where a controller's state machine stands (`flow_series.cc_state`): BBR's modes
+/// (tcp_bbr.c `enum bbr_mode`), and for BBR v3 the four phases of PROBE_BW in its place
+/// (`enum bbr_pacing_gain_phase`, draft-ietf-ccwg-bbr's ProbeBW_DOWN .. ProbeBW_UP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcPhase {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+    ProbeBwDown,
+    ProbeBwCruise,
+    ProbeBwRefill,
+    ProbeBwUp,
+}
+
+impl CcPhase {
+    /// The names, in code order (the dictionary of the `cc_state` column).
+    pub const NAMES: [&'static str; 8] = [
+        "startup",
+        "drain",
+        "probe_bw",
+        "probe_rtt",
+        "probe_bw_down",
+        "probe_bw_cruise",
+        "probe_bw_refill",
+        "probe_bw_up",
+    ];
+}
+
+/// A controller's own estimates and settings at one moment, as the `flow_series` table records
+/// them; None where the controller has no such quantity (docs/transports.md 3.12).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcReport {
+    /// The slow-start threshold in bytes (the sender's, which the controller sets); None while
+    /// it is unbounded (no congestion signal yet).
+    pub ssthresh: Option<u64>,
+    /// DCTCP's and Prague's alpha, BBR v3's ECN alpha: the estimated fraction of CE-marked
+    /// data, 0 to 1.
+    pub alpha: Option<f64>,
+    /// BBR's bandwidth estimate, payload bits per second.
+    pub bw_bps: Option<u64>,
+    /// The controller's minimum RTT (BBR's min_rtt, CUBIC's delay_min).
+    pub min_rtt: Option<Time>,
+    /// BBR's pacing gain (1 = the bandwidth estimate).
+    pub pacing_gain: Option<f64>,
+    /// BBR's mode (v3: PROBE_BW's phase in its place).
+    pub phase: Option<CcPhase>,
+    /// CUBIC's W_max in bytes: the window the cubic curve returns to; None before the first
+    /// reduction (and after a timeout, which clears it).
+    pub w_max: Option<u64>,
 }
 
 /// Counters of one hop.

@@ -4,9 +4,10 @@
 //! the names and levels from here, and docs/tables.md's column tables are written from the same
 //! declarations (`tables_markdown`; a test keeps the file in step).
 
-use super::rows::{FlowRow, LinkRow, PageRow, ProbeRow, WebRow};
+use super::rows::{CcPhase, FlowRow, LinkRow, PageRow, ProbeRow, WebRow};
 use super::{
-    outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, PacketColumns, QueueColumns, SojournHist,
+    outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, Nullable, PacketColumns, QueueColumns,
+    SojournHist,
 };
 use crate::packet::Dir;
 use crate::queue::{DropReason, SUBQUEUES};
@@ -16,11 +17,15 @@ pub enum Data {
     U32(Vec<u32>),
     U64(Vec<u64>),
     /// Null where a value does not exist (a lost probe's RTT, a fetch not completed).
-    OptU64(Vec<Option<u64>>),
+    OptU64(Nullable<u64>),
+    /// A fraction or ratio, null where the quantity does not exist.
+    OptF64(Nullable<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
     /// Strings from a small set: codes into the names (dictionary-encoded).
     Dict(Vec<u8>, Vec<String>),
+    /// The same, null where there is no value.
+    OptDict(Nullable<u8>, Vec<String>),
 }
 
 impl Data {
@@ -30,8 +35,10 @@ impl Data {
             Data::U32(_) => "uint32",
             Data::U64(_) => "uint64",
             Data::OptU64(_) => "uint64, nullable",
+            Data::OptF64(_) => "float64, nullable",
             Data::Bool(_) => "bool",
             Data::Str(_) | Data::Dict(..) => "string",
+            Data::OptDict(..) => "string, nullable",
         }
     }
 }
@@ -252,6 +259,48 @@ impl Recorded {
                     ),
                     ("cwnd_bytes", "TCP congestion window (0 for non-TCP)", u64s(s.cwnd_bytes)),
                     ("srtt_ns", "TCP smoothed RTT (0 = no sample yet / non-TCP)", u64s(s.srtt)),
+                    (
+                        "ssthresh_bytes",
+                        "TCP slow-start threshold (null while unbounded: no congestion signal yet, or non-TCP)",
+                        Data::OptU64(s.ssthresh),
+                    ),
+                    (
+                        "cc_alpha",
+                        "the controller's estimate of the fraction of CE-marked data, 0 to 1: DCTCP's and \
+                         Prague's alpha, BBR v3's ECN alpha once it uses ECN (null for other controllers)",
+                        Data::OptF64(s.cc_alpha),
+                    ),
+                    (
+                        "cc_bw_bps",
+                        "BBR's bandwidth estimate, payload bits per second: the rate its pacing is based on \
+                         (null for other controllers)",
+                        Data::OptU64(s.cc_bw_bps),
+                    ),
+                    (
+                        "cc_min_rtt_ns",
+                        "the controller's minimum RTT: BBR's min_rtt, CUBIC's delay_min (null before a sample \
+                         and for other controllers)",
+                        Data::OptU64(s.cc_min_rtt),
+                    ),
+                    (
+                        "cc_pacing_gain",
+                        "BBR's pacing gain: the pacing rate over the bandwidth estimate, 1 % margin aside \
+                         (null for other controllers)",
+                        Data::OptF64(s.cc_pacing_gain),
+                    ),
+                    (
+                        "cc_state",
+                        "BBR's mode: `startup`, `drain`, `probe_bw`, `probe_rtt`; BBR v3 names PROBE_BW's \
+                         phase: `probe_bw_down`, `probe_bw_cruise`, `probe_bw_refill`, `probe_bw_up` (null for \
+                         other controllers)",
+                        Data::OptDict(s.cc_state, names(&CcPhase::NAMES)),
+                    ),
+                    (
+                        "cc_w_max_bytes",
+                        "CUBIC's W_max, the window its curve returns to (null before the first reduction, \
+                         after a timeout, and for other controllers)",
+                        Data::OptU64(s.cc_w_max),
+                    ),
                 ]),
             },
             Table {

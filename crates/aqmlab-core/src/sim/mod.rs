@@ -17,7 +17,7 @@ use crate::net::wifi::Medium;
 use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
 use crate::queue::{local_verdict, DropReason, LocalVerdict, Qdisc, QueueEvent};
-use crate::record::rows::FlowReport;
+use crate::record::rows::{CcReport, FlowReport};
 use crate::record::{Recorder, OUTCOME_DROP_BASE};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, Outbox};
@@ -83,6 +83,9 @@ impl Endpoint for AnyEndpoint {
     }
     fn report(&self, r: &mut FlowReport) {
         dispatch!(self, e => e.report(r))
+    }
+    fn cc_report(&self, r: &mut CcReport) {
+        dispatch!(self, e => e.cc_report(r))
     }
     fn hears_local_verdicts(&self) -> bool {
         dispatch!(self, e => e.hears_local_verdicts())
@@ -224,6 +227,14 @@ impl Flow {
         let mut r = FlowReport::default();
         self.ends[0].report(&mut r);
         self.ends[1].report(&mut r);
+        r
+    }
+
+    /// Its congestion controller's state now (all None for a flow without one).
+    pub fn cc_report(&self) -> CcReport {
+        let mut r = CcReport::default();
+        self.ends[0].cc_report(&mut r);
+        self.ends[1].cc_report(&mut r);
         r
     }
 
@@ -936,14 +947,9 @@ impl World {
             if f.start > t {
                 continue;
             }
-            let r = f.report();
-            let s = &mut self.rec.flow_series;
-            s.t.push(t);
-            s.flow.push(i as u32);
-            s.delivered_bytes.push(r.bytes_delivered);
-            s.sent_bytes.push(r.bytes_sent);
-            s.cwnd_bytes.push(r.cwnd_bytes);
-            s.srtt.push(r.srtt.unwrap_or(0));
+            self.rec
+                .flow_series
+                .push(t, i as u32, &f.report(), &f.cc_report());
         }
     }
 

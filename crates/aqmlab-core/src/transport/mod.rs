@@ -4,7 +4,7 @@
 
 use crate::packet::Packet;
 use crate::queue::LocalVerdict;
-use crate::record::rows::FlowReport;
+use crate::record::rows::{CcReport, FlowReport};
 use crate::units::Time;
 
 pub mod cc;
@@ -26,6 +26,8 @@ pub trait Endpoint {
     fn next_timer(&self) -> Option<Time>;
     /// Adds this endpoint's counters to `r`.
     fn report(&self, r: &mut FlowReport);
+    /// Fills in its congestion controller's state (a TCP sender's).
+    fn cc_report(&self, _r: &mut CcReport) {}
     /// Whether the endpoint hears the verdict of a qdisc on its own host (`local_sender`), as
     /// a kernel TCP socket does; if so, a refused packet ends what it sends at that moment.
     fn hears_local_verdicts(&self) -> bool {

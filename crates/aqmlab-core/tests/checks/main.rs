@@ -5,6 +5,7 @@
 mod access_checks;
 mod bbr3_checks;
 mod bbr_checks;
+mod cc_state_checks;
 mod core_checks;
 mod l4s_checks;
 mod layer_checks;

@@ -43,6 +43,9 @@
 //! the Reno-friendly rate; from 4.x it grows at the full rate, as ns-3.44's TcpCubic (which counts
 //! acknowledged segments, `m_ackCnt`) does.
 
+use crate::record::rows::CcReport;
+use crate::units::{MS, US};
+
 /// The kernel version whose arithmetic runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Kernel {
@@ -168,6 +171,15 @@ impl Bictcp {
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
+    }
+
+    /// W_max (last_max_cwnd) in bytes of `mss`, and delay_min, each once it exists.
+    pub fn report(&self, mss: u64, r: &mut CcReport) {
+        r.w_max = (self.last_max_cwnd > 0).then(|| self.last_max_cwnd as u64 * mss);
+        r.min_rtt = (self.delay_min > 0).then(|| match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => self.delay_min as u64 * MS / 8,
+            Kernel::V4 => self.delay_min as u64 * US,
+        });
     }
 
     /// delay_min in whole jiffies: ms x 8 shifted down, or (4.x, usecs_to_jiffies) us rounded

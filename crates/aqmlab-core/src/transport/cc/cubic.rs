@@ -55,6 +55,7 @@
 
 use super::bictcp::{Bictcp, Kernel};
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp};
+use crate::record::rows::CcReport;
 use crate::units::{Time, MS, SEC, US};
 use serde::{Deserialize, Serialize};
 
@@ -410,6 +411,18 @@ impl CongestionControl for Cubic {
         // delay_min, the Reno estimate and the delayed-ACK ratio) and tcp_enter_loss's
         // snd_cwnd_cnt = 0.
         self.reset();
+    }
+
+    /// W_max and the minimum RTT of the window law in force.
+    fn report(&self, r: &mut CcReport) {
+        match self.law {
+            Law::Rfc9438 => {
+                let w_max = (self.w_max * self.mss as f64).round() as u64;
+                r.w_max = (w_max > 0).then_some(w_max);
+                r.min_rtt = self.delay_min;
+            }
+            Law::Linux | Law::Linux4 => self.linux.report(self.mss, r),
+        }
     }
 }
 

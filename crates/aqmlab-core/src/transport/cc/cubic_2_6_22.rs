@@ -32,6 +32,7 @@
 
 use super::bictcp::{Bictcp, Kernel, HZ};
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
+use crate::record::rows::CcReport;
 use crate::units::{Time, MS};
 
 /// The module's state ([`Bictcp`] at [`Kernel::V2_6_22`]) and the packet size.
@@ -120,6 +121,10 @@ impl CongestionControl for Cubic2622 {
         st.ssthresh = ssthresh as u64 * self.mss;
         self.b.snd_cwnd_cnt = 0;
         self.b.reset();
+    }
+
+    fn report(&self, r: &mut CcReport) {
+        self.b.report(self.mss, r);
     }
 }
 

@@ -15,6 +15,7 @@
 //! the CE state changes) is the TCP receiver's, chosen with [`echoes_each_ce`].
 
 use super::{half_flight, AckSample, CcState, CongestionControl, CongestionKind, Hystart, Reno};
+use crate::record::rows::CcReport;
 use crate::units::Time;
 
 /// alpha's scale (Linux DCTCP_MAX_ALPHA).
@@ -97,6 +98,10 @@ impl CongestionControl for Dctcp {
         if first {
             st.ssthresh = half_flight(st);
         }
+    }
+
+    fn report(&self, r: &mut CcReport) {
+        r.alpha = Some(self.alpha());
     }
 }
 

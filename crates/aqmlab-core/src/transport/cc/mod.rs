@@ -20,6 +20,7 @@
 //! sender's send time, i.e. the forward one-way delay plus any ACK delay, as ns-3 LEDBAT uses),
 //! and `round_start` for per-RTT decisions; `now` lets them run inference timers.
 
+use crate::record::rows::CcReport;
 use crate::units::Time;
 
 pub mod bbr;
@@ -191,6 +192,8 @@ pub trait CongestionControl {
     fn pacing_rate(&mut self, _st: &CcState) -> Option<u64> {
         None
     }
+    /// Fills in what the controller keeps of [`CcReport`] (the sender sets `ssthresh`).
+    fn report(&self, _r: &mut CcReport) {}
 }
 
 /// The congestion state of the sender an ACK leaves (Linux icsk_ca_state, the three BBR reads).

@@ -36,6 +36,7 @@
 
 use super::{AckSample, CcState, CongestionControl, CongestionKind};
 use crate::params::check_range;
+use crate::record::rows::CcReport;
 use crate::transport::wire::{Pacing, HEADER};
 use crate::units::{fmt_time, Dur, Time, MS};
 use serde::{Deserialize, Serialize};
@@ -331,6 +332,10 @@ impl CongestionControl for Prague {
 
     fn needs_accecn(&self) -> bool {
         true
+    }
+
+    fn report(&self, r: &mut CcReport) {
+        r.alpha = Some(self.alpha());
     }
 }
 

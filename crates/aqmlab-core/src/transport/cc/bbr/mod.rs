@@ -31,6 +31,7 @@ mod long_term;
 
 use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
 use crate::queue::util::mix64;
+use crate::record::rows::{CcPhase, CcReport};
 use crate::units::{Time, MS, SEC, US};
 pub(crate) use aggregation::Aggregation;
 pub use filter::WindowedMax;
@@ -103,12 +104,33 @@ pub(crate) fn in_net_at_edt(inflight_now: u64, burst: u64, pace_wait: Time, bw: 
     (inflight_now + burst).saturating_sub(delivered)
 }
 
+/// A bandwidth (segments per microsecond << 24) in payload bits per second.
+pub(crate) fn bw_bps(bw: u64, mss: u64) -> u64 {
+    ((bw as u128 * mss as u128 * 8 * 1_000_000) >> BW_SCALE) as u64
+}
+
+/// A gain (in 1/256) as a number.
+pub(crate) fn gain_value(gain: u64) -> f64 {
+    gain as f64 / BBR_UNIT as f64
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Startup,
     Drain,
     ProbeBw,
     ProbeRtt,
+}
+
+impl Mode {
+    pub(crate) fn phase(self) -> CcPhase {
+        match self {
+            Mode::Startup => CcPhase::Startup,
+            Mode::Drain => CcPhase::Drain,
+            Mode::ProbeBw => CcPhase::ProbeBw,
+            Mode::ProbeRtt => CcPhase::ProbeRtt,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -540,6 +562,15 @@ impl CongestionControl for Bbr {
             self.init_pacing_rate(st);
         }
         Some(self.pacing_rate)
+    }
+
+    /// bbr_get_info's view: the bandwidth in use (the long-term one while policed), the
+    /// minimum RTT, the pacing gain and the mode.
+    fn report(&self, r: &mut CcReport) {
+        r.bw_bps = Some(bw_bps(self.bw(), self.mss));
+        r.min_rtt = self.min_rtt();
+        r.pacing_gain = Some(gain_value(self.pacing_gain));
+        r.phase = Some(self.mode.phase());
     }
 }
 

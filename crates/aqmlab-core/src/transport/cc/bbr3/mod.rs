@@ -30,11 +30,12 @@ mod model;
 mod probe_bw;
 
 use super::bbr::{
-    bdp, in_net_at_edt, rate_bytes_per_sec, Aggregation, Mode, BBR_UNIT, BW_UNIT, DRAIN_GAIN,
-    EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, MIN_RTT_WIN, PACING_MARGIN_PERCENT, PROBE_RTT_MODE,
-    TSO_MAX_BYTES,
+    bdp, bw_bps, gain_value, in_net_at_edt, rate_bytes_per_sec, Aggregation, Mode, BBR_UNIT, BW_UNIT,
+    DRAIN_GAIN, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, MIN_RTT_WIN, PACING_MARGIN_PERCENT,
+    PROBE_RTT_MODE, TSO_MAX_BYTES,
 };
 use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
+use crate::record::rows::{CcPhase, CcReport};
 use crate::units::{Time, MS, US};
 use model::Model;
 use probe_bw::{Phase, Probe};
@@ -479,6 +480,22 @@ impl CongestionControl for Bbr3 {
             self.init_pacing_rate(st);
         }
         Some(self.pacing_rate)
+    }
+
+    /// The bandwidth it paces at (bbr_bw: the maximum bounded by bw_lo), the minimum RTT, the
+    /// pacing gain, the mode with PROBE_BW's phase, and the ECN alpha once ECN is in use.
+    fn report(&self, r: &mut CcReport) {
+        r.bw_bps = Some(bw_bps(self.bw(), self.mss));
+        r.min_rtt = self.min_rtt_us.map(|u| u * US);
+        r.pacing_gain = Some(gain_value(self.pacing_gain));
+        r.phase = Some(match (self.mode, self.p.phase) {
+            (Mode::ProbeBw, Phase::Down) => CcPhase::ProbeBwDown,
+            (Mode::ProbeBw, Phase::Cruise) => CcPhase::ProbeBwCruise,
+            (Mode::ProbeBw, Phase::Refill) => CcPhase::ProbeBwRefill,
+            (Mode::ProbeBw, Phase::Up) => CcPhase::ProbeBwUp,
+            (mode, _) => mode.phase(),
+        });
+        r.alpha = self.m.ecn_eligible.then(|| gain_value(self.m.ecn_alpha));
     }
 }
 

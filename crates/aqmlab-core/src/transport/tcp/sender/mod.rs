@@ -108,7 +108,7 @@ use super::TcpConfig;
 use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
-use crate::record::rows::FlowReport;
+use crate::record::rows::{CcReport, FlowReport};
 use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
 use crate::transport::wire::Pacing;
 use crate::transport::{Endpoint, Outbox};
@@ -518,6 +518,11 @@ impl Endpoint for TcpSender {
         self.n.report(r);
         r.cwnd_bytes = self.st.cwnd;
         r.srtt = self.rtt.srtt();
+    }
+
+    fn cc_report(&self, r: &mut CcReport) {
+        r.ssthresh = (self.st.ssthresh != u64::MAX).then_some(self.st.ssthresh);
+        self.cc.report(r);
     }
 
     /// A kernel TCP socket hears its host's qdisc; a user-space transport over UDP does not,
