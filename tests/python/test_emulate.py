@@ -366,8 +366,23 @@ def matrix_rows() -> dict[str, dict]:
     return {c.id: kernel_run.run_case(c, KERNEL_MATRIX_ARGS) for c in kernel_matrix.cases("short")}
 
 
+def emulator_kept_time(row: dict) -> None:
+    """Skips, saying so, when the emulator's deliveries ran late by more than a quarter of a
+    packet time at 99 % (validation/kernel/README.md: 29-42 us on a quiet machine, 150-510 us when
+    the hosts' TCP and the tools share the CPUs with other work): its lateness then spreads the
+    kernel's bursts and the kernel's queue is not a measure of its TCP."""
+    late = max(e["emulator"]["late_us_p99"] for e in row["emu"])
+    bound = 1e3 * kernel_matrix.packet_time_ms(kernel_matrix.Case(**row["case"])) / 4
+    if late > bound:
+        pytest.skip(
+            f"the emulator ran late (p99 {late} us > {bound:.0f} us) in {row['id']}: the machine is loaded"
+        )
+
+
 @needs_root
 def test_kernel_matrix_one_flow_codel_and_two_way_fq_codel_match_the_kernel(matrix_rows):
+    for row in matrix_rows.values():
+        emulator_kept_time(row)
     # within the matrix's bounds (sojourn p50 / p95 within 15 % or one packet time, goodput
     # within 5 %): cases that agreed in every run of validation/kernel/README.md (four flows
     # through CoDel sit near the bound: p50 6.4 against 7.4-7.5 ms, p95 11.2 against 11.2-13)

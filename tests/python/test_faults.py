@@ -136,12 +136,17 @@ def wait_for(cond, timeout: float = 60) -> None:
 
 
 def test_the_same_sweep_twice_at_once_the_second_refuses_naming_the_first(tmp_path, undisturbed):
-    # 6 runs of 900 s (about 1.5 s each): the first is still at work when the second has started
-    # up, even on a loaded machine (with 300 s runs a busy CI worker saw the first finish before)
+    # the first is stopped (SIGSTOP to its process group) once it has committed a run, so that it
+    # holds its sweep however long the second takes to start on a loaded machine (a busy CI
+    # worker once saw the first finish before), and continued once the second has answered
     out, f = tmp_path / "res", sweep_file(tmp_path, 6, 900)
     first = start_sweep(f, out, jobs=1)
     wait_for(lambda: committed(out) >= 1)
-    second = cli("sweep", f, "--out", out, "--jobs", "1", env={"AQMLAB_SWEEP_WAIT_S": "0.2"})
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        second = cli("sweep", f, "--out", out, "--jobs", "1", env={"AQMLAB_SWEEP_WAIT_S": "0.2"})
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
     assert first.wait(240) == 0, first.stderr.read()
     assert second.returncode == 2
     assert f"in use by process {first.pid}" in one_line(second.stderr)
