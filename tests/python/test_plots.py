@@ -8,6 +8,7 @@ import pytest
 import synth
 
 from aqmlab import metrics, plots
+from aqmlab.plots import artists
 from aqmlab.store import RunData
 
 
@@ -94,10 +95,10 @@ def test_unknown_group_key_names_what_is_allowed(runs):
 
 
 def _dots_figure(cls, x, y):
-    fig, ax = plots._fig("dots", "x", "y")
-    ax.add_line(cls(x, y, **plots._dots(0, ms=2), label="dots"))
+    fig, ax = artists._fig("dots", "x", "y")
+    ax.add_line(cls(x, y, **artists._dots(0, ms=2), label="dots"))
     ax.autoscale_view()
-    plots._legend(ax)
+    artists._legend(ax)
     return fig
 
 
@@ -166,19 +167,19 @@ def _legend_figures():
 
 
 def _legend_figure(series, legend: str):
-    fig, ax = plots._fig("legend", "x", "y")
+    fig, ax = artists._fig("legend", "x", "y")
     for i, (kind, x, y) in enumerate(series):
         if kind is None:
-            ax.plot(x, y, **plots._line(i), label=f"s{i}")
+            ax.plot(x, y, **artists._line(i), label=f"s{i}")
         elif kind == "step":
-            ax.step(x, y, where="post", **plots._line(i), label=f"s{i}")
+            ax.step(x, y, where="post", **artists._line(i), label=f"s{i}")
         elif kind is plots.PixelDots:
-            ax.add_line(kind(x, y, **plots._dots(i, ms=2), label=f"s{i}"))
+            ax.add_line(kind(x, y, **artists._dots(i, ms=2), label=f"s{i}"))
         else:
             ax.add_patch(kind(x, *y, alpha=0.3, label=f"s{i}"))
     ax.autoscale_view()
     if legend == "ours":
-        plots._legend(ax)
+        artists._legend(ax)
     else:
         ax.legend(fontsize=7, loc="best")
     return fig

@@ -1,0 +1,204 @@
+"""The figures over time: per-packet queueing delay, backlog, goodput, cwnd, the congestion
+controllers' state and probe RTT."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from aqmlab import metrics as M
+from aqmlab.plots.artists import _MARKERS, PixelDots, _dots, _fig, _legend, _line, _title
+from aqmlab.plots.common import (
+    NS,
+    _hops,
+    _need,
+    _probe_names,
+    _tables,
+    _warmup,
+    flow_label,
+    run_labels,
+    shown_dirs,
+)
+
+
+def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: float | None = None) -> Figure:
+    """Queueing (sojourn) delay of each transmitted packet against its enqueue time, from the
+    warm-up on (``_warmup``), at the hops of the shown direction(s)."""
+    shown = shown_dirs(runs, direction)
+    fig, ax = _fig(_title(runs, "Per-packet queueing delay", shown), "time (s)", "queueing delay (ms)")
+    i = 0
+    for run, lab in zip(runs, run_labels(runs, shown)):
+        _need(run, "packets", "delay_ts")
+        dirs = _hops(run, shown)
+        for d in dirs:
+            t_out, delay = M.sojourn_times_ns(_tables(run), run.meta, d, _warmup(run, warmup_s))
+            t_in = t_out - delay
+            label = f"{lab}, {d}" if len(dirs) > 1 else lab
+            ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, markersize=2), label=label))
+            i += 1
+    ax.autoscale_view()
+    _legend(ax)
+    return fig
+
+
+def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str = "bytes") -> Figure:
+    """Queue backlog over time (queue samples; the exact step function from packets if no samples)
+    at the hops of the shown direction(s)."""
+    shown = shown_dirs(runs, direction)
+    ylabel = "backlog (bytes)" if unit == "bytes" else "backlog (packets)"
+    fig, ax = _fig(_title(runs, "Queue backlog", shown), "time (s)", ylabel)
+    i = 0
+    for run, lab in zip(runs, run_labels(runs, shown)):
+        if run.tables.get("queue") is None and run.tables.get("packets") is None:
+            _need(run, "queue", "backlog_ts")
+        dirs = _hops(run, shown)
+        for d in dirs:
+            t, v, exact = M.backlog_steps(_tables(run), run.meta, d, unit)
+            t = np.r_[t, run.meta["duration_ns"]]
+            v = np.r_[v, v[-1] if v.size else 0]
+            name = f"{lab}, {d}" if len(dirs) > 1 else lab
+            ax.step(t / NS, v, where="post", **_line(i), label=f"{name}{'' if exact else ' (sampled)'}")
+            i += 1
+    _legend(ax)
+    return fig
+
+
+def _flow_series_by_flow(run, fig: str):
+    """(flow id, its flows-table row with a '_rank' within its group, its flow_series rows, the
+    number of flows of each group)."""
+    fs = _need(run, "flow_series", fig)
+    flows = run.tables.get("flows")
+    info: dict[int, dict] = {}
+    sizes: dict = {}
+    if flows is not None:
+        for r in sorted(flows.to_pylist(), key=lambda r: int(r["flow"])):
+            r = dict(r)
+            r["_rank"] = sizes.get(r.get("group"), 0) + 1
+            sizes[r.get("group")] = r["_rank"]
+            info[int(r["flow"])] = r
+    flow = fs.column("flow").to_numpy().astype(np.int64)
+    t = fs.column("t_ns").to_numpy().astype(np.int64)
+    for f in np.unique(flow):
+        m = flow == f
+        order = np.argsort(t[m], kind="stable")
+        yield int(f), info.get(int(f), {}), fs.filter(m).take(order), sizes
+
+
+def goodput_timeseries(runs: Sequence, smoothing: int = 1, direction: str | None = None) -> Figure:
+    """Per-flow goodput (Mbit/s) between consecutive flow_series samples (delivered bytes)."""
+    fig, ax = _fig(_title(runs, "Per-flow goodput"), "time (s)", "goodput (Mbit/s)")
+    i = 0
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "goodput_ts"):
+            if info.get("kind") in M.PROBE_KINDS:
+                continue
+            t = tab.column("t_ns").to_numpy().astype(np.float64)
+            d = tab.column("delivered_bytes").to_numpy().astype(np.float64)
+            if t.size < 2:
+                continue
+            rate = np.diff(d) * 8 / (np.diff(t) / NS) / 1e6
+            if smoothing > 1:
+                rate = np.convolve(rate, np.ones(smoothing) / smoothing, mode="same")
+            lab = flow_label(info, f, sizes)
+            ax.plot(t[1:] / NS, rate, **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
+            i += 1
+    _legend(ax)
+    return fig
+
+
+def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """TCP congestion window (bytes) of each TCP flow."""
+    fig, ax = _fig(_title(runs, "TCP congestion window"), "time (s)", "cwnd (bytes)")
+    i = 0
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "cwnd_ts"):
+            cw = tab.column("cwnd_bytes").to_numpy().astype(np.float64)
+            if info.get("kind", "tcp") != "tcp" or not cw.any():
+                continue
+            t = tab.column("t_ns").to_numpy().astype(np.float64)
+            lab = flow_label(info, f, sizes)
+            ax.step(t / NS, cw, where="post", **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
+            i += 1
+    _legend(ax)
+    return fig
+
+
+CC_PANELS = (
+    ("cc_alpha", "alpha", 1.0),
+    ("cc_bw_bps", "bandwidth est.\n(Mbit/s)", 1e-6),
+    ("cc_pacing_gain", "pacing gain", 1.0),
+    ("cc_state", "state", None),
+    ("cc_min_rtt_ns", "min RTT (ms)", 1e-6),
+    ("cc_w_max_bytes", "W_max (kB)", 1e-3),
+)
+"""The panels of ``cc_ts``: flow_series column, axis label, scale (None: state names)."""
+
+
+def _cc_values(tab, col: str, scale: float | None, states: list[str]) -> np.ndarray:
+    """A controller-state column as floats, NaN for null; a state is its place in ``states``,
+    which gains the names in the order they first occur."""
+    if scale is not None:
+        return M._nullable_float(tab, col) * scale
+    names = tab.column(col).to_pylist()
+    states += [v for v in dict.fromkeys(names) if v is not None and v not in states]
+    return np.array([np.nan if v is None else states.index(v) for v in names], dtype=np.float64)
+
+
+def cc_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """The congestion controllers' own state per TCP flow, one panel per quantity that a flow
+    has (flow_series' ``cc_*`` columns): DCTCP's and Prague's alpha, BBR's bandwidth estimate,
+    pacing gain and state (the states upwards in the order they first occur), the controller's
+    minimum RTT, CUBIC's W_max. Each flow keeps its line style across the panels."""
+    series = []  # (label, times in s, {column: values})
+    states: list[str] = []
+    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+        for f, info, tab, sizes in _flow_series_by_flow(run, "cc_ts"):
+            vals = {c: _cc_values(tab, c, k, states) for c, _, k in CC_PANELS if c in tab.column_names}
+            vals = {c: v for c, v in vals.items() if not np.isnan(v).all()}
+            if vals:
+                lab = flow_label(info, f, sizes)
+                t = tab.column("t_ns").to_numpy().astype(np.float64) / NS
+                series.append((f"{rlab}: {lab}" if len(runs) > 1 else lab, t, vals))
+    panels = [p for p in CC_PANELS if any(p[0] in v for _, _, v in series)] or [("", "controller state", 1.0)]
+    fig, axes = plt.subplots(
+        len(panels), 1, sharex=True, squeeze=False, figsize=(8, 1.2 + 1.6 * len(panels)), layout="constrained"
+    )
+    axes = axes[:, 0]
+    axes[0].set_title(_title(runs, "Congestion-controller state"), fontsize=9)
+    axes[-1].set_xlabel("time (s)")
+    for ax, (col, ylabel, scale) in zip(axes, panels):
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        for i, (lab, t, vals) in enumerate(series):
+            if col in vals:
+                ax.step(t, vals[col], where="post", **_line(i), label=lab)
+            elif ax is axes[0]:
+                ax.plot([], [], **_line(i), label=lab)  # every flow in the one legend
+        if scale is None:
+            ax.set_yticks(range(len(states)), states, fontsize=7)
+    _legend(axes[0])
+    return fig
+
+
+def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """Probe RTT (ms) against send time; lost probes are not drawn."""
+    fig, ax = _fig(_title(runs, "Probe RTT"), "time (s)", "RTT (ms)")
+    i = 0
+    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+        _need(run, "probes", "rtt_ts")
+        for f, name in _probe_names(run).items():
+            t = M.probe_table(_tables(run), f)
+            rtt = M._nullable_float(t, "rtt_ns")
+            ts = t.column("t_send_ns").to_numpy().astype(np.float64)
+            ok = ~np.isnan(rtt)
+            ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], markersize=3),
+                    label=f"{lab}, {name}" if name else lab)  # fmt: skip
+            i += 1
+    _legend(ax)
+    return fig
+
+
+# --------------------------------------------------------------------------- distributions
