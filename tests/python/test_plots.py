@@ -227,9 +227,27 @@ def test_best_legend_places_differ_between_the_figures(tmp_path):
 def test_every_kind_draws_41_runs_named_with_dollars(kind, tmp_path):
     # From the 41st line on, lines carry markers: one figure then got both 'markersize' and
     # 'ms' (a TypeError); a '$' in a name is text, not the start of TeX (it stopped the draw).
-    many = [mk(f"cost $5 ^$ {i}", i, ("codel", "pie")[i % 2], 1 + i / 41, 1.0) for i in range(41)]
+    # (two scenario names: a title names up to three and counts more)
+    many = [mk(f"cost $5 ^$ {i % 2}", i, ("codel", "pie")[i % 2], 1 + i / 41, 1.0) for i in range(41)]
     fig = plots.figure(kind, many)
     out = plots.save(fig, tmp_path / f"{kind}.png")
     assert out.stat().st_size > 1000
     texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
     assert any("$" in t for t in texts), texts[:5]
+
+
+def test_srtt_ts_draws_each_tcp_flows_smoothed_rtt_never_below_the_base_rtt():
+    from aqmlab import api
+
+    res = api.run("rrul_be", seed=1, duration="6s")
+    run = RunData(path=Path("srtt"), meta=res.meta, summary=res.summary, scenario=res.meta["scenario"],
+                  tables=res.tables)  # fmt: skip
+    fig = plots.figure("srtt_ts", [run])
+    lines = [ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")]
+    tcp = [f for f in res.tables["flows"].to_pylist() if f["kind"] == "tcp"]
+    assert len(lines) == len(tcp)
+    base_ms = float(res.meta["scenario"]["topology"]["rtt"].removesuffix("ms"))  # the path without a queue
+    for ln in lines:
+        y = np.asarray(ln.get_ydata(), dtype=float)
+        y = y[~np.isnan(y)]
+        assert y.size and y.min() >= base_ms, (ln.get_label(), y.min())

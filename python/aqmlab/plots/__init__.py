@@ -52,6 +52,7 @@ from aqmlab.plots.series import (
     delay_timeseries,
     goodput_timeseries,
     rtt_timeseries,
+    srtt_timeseries,
 )
 
 __all__ = [
@@ -59,7 +60,7 @@ __all__ = [
     "backlog_timeseries", "bar", "box", "cc_timeseries", "cwnd_timeseries", "delay_cdf", "delay_timeseries",
     "ellipse", "figure", "flow_label", "goodput_timeseries", "group_value", "grouped", "metric_value",
     "missing_reason", "parallel", "plt", "qdisc_label", "rtt_cdf", "rtt_timeseries", "run_labels", "save",
-    "short_key", "shown_dirs", "style", "varying_params",
+    "short_key", "shown_dirs", "srtt_timeseries", "style", "varying_params",
 ]  # fmt: skip
 
 WINDOWED = ("delay_ts", "delay_cdf", "rtt_cdf")
@@ -77,6 +78,7 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "backlog_ts": backlog_timeseries,
     "goodput_ts": goodput_timeseries,
     "cwnd_ts": cwnd_timeseries,
+    "srtt_ts": srtt_timeseries,
     "cc_ts": cc_timeseries,
     "rtt_ts": rtt_timeseries,
     "delay_cdf": delay_cdf,

@@ -168,19 +168,22 @@ class _LineParts:
         return self._runs[lo, hi]
 
 
+TITLE_NAMES = 3
+"""A title names at most this many scenarios, disciplines or parameter sets; more are counted."""
+
+
 def _title(runs: Sequence, what: str, dirs: Sequence[str] | None = None) -> str:
     """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure) and every
-    run's disciplines."""
+    run's disciplines (each list counted past ``TITLE_NAMES``)."""
     if dirs is not None:
         what = f"{what} ({' and '.join(dirs)} link{'s' if len(dirs) > 1 else ''})"
     scen = sorted({(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs})
     qd = sorted({qdisc_label(r) for r in runs})
     params = sorted({json.dumps(r.meta.get("params"), sort_keys=True) for r in runs if r.meta.get("params")})
-    t = f"{what} — {', '.join(scen)}\nqdisc: {'; '.join(qd)}"
-    if params and len(params) <= 3:
-        t += "\n" + "; ".join(params)
-    elif params:
-        t += f"\n{len(params)} parameter sets"
+    listed = lambda names, sep, many: sep.join(names) if len(names) <= TITLE_NAMES else f"{len(names)} {many}"
+    t = f"{what} — {listed(scen, ', ', 'scenarios')}\nqdisc: {listed(qd, '; ', 'disciplines')}"
+    if params:
+        t += "\n" + listed(params, "; ", "parameter sets")
     return t
 
 
@@ -193,13 +196,28 @@ def _fig(title: str, xlabel: str, ylabel: str, figsize=(8, 4.5)):
     return fig, ax
 
 
-def _legend(ax) -> None:
-    """The axes' legend (beside them for many lines), the figure's last touch: its texts, from
-    run, flow and sweep names, are set literal (a ``$`` in a name is no TeX)."""
-    handles, _ = ax.get_legend_handles_labels()
-    if len(handles) > 8:
+LEGEND_MOST = 30
+"""The most entries a legend lists (one column beside the axes); the rest are counted."""
+
+
+def _legend(ax, whole_figure: bool = False) -> None:
+    """The axes' legend (beside them for many lines; beside the whole figure with
+    ``whole_figure``, for stacked panels), the figure's last touch: its texts, from run, flow and
+    sweep names, are set literal (a ``$`` in a name is no TeX)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if len(handles) > LEGEND_MOST:
+        # more lines than a legend can name and leave room for the axes: the first ones, and a
+        # count of the rest
+        more = len(handles) - (LEGEND_MOST - 1)
+        handles = [*handles[: LEGEND_MOST - 1], Line2D([], [], linestyle="none")]
+        labels = [*labels[: LEGEND_MOST - 1], f"... and {more} more lines"]
+    if len(handles) > 8 and whole_figure:
+        # many lines for panels stacked on one time axis: one legend beside them all
+        ax.figure.legend(handles, labels, fontsize=6, loc="outside right upper")
+    elif len(handles) > 8:
         # many lines: the legend goes beside the axes, never over the data
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=math.ceil(len(handles) / 30))
+        ax.legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  ncol=math.ceil(len(handles) / 30))  # fmt: skip
     elif handles:
         _, labels = ax.get_legend_handles_labels()
         ax.legend_ = BestLegend(ax, handles, labels, fontsize=7, loc="best")

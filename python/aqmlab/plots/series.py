@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from aqmlab import metrics as M
-from aqmlab.plots.artists import _MARKERS, PixelDots, _dots, _fig, _legend, _line, _title
+from aqmlab.plots.artists import _MARKERS, LEGEND_MOST, PixelDots, _dots, _fig, _legend, _line, _title
 from aqmlab.plots.common import (
     NS,
     _hops,
@@ -109,21 +109,35 @@ def goodput_timeseries(runs: Sequence, smoothing: int = 1, direction: str | None
     return fig
 
 
-def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
-    """TCP congestion window (bytes) of each TCP flow."""
-    fig, ax = _fig(_title(runs, "TCP congestion window"), "time (s)", "cwnd (bytes)")
+def _tcp_series(runs: Sequence, direction: str | None, column: str, kind: str, what: str, unit: str,
+                scale: float = 1.0) -> Figure:  # fmt: skip
+    """One flow_series column of each TCP flow over time, a step per sample (``scale`` applied;
+    a sample of 0, where the flow had none yet, left out)."""
+    fig, ax = _fig(_title(runs, what), "time (s)", unit)
     i = 0
     for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
-        for f, info, tab, sizes in _flow_series_by_flow(run, "cwnd_ts"):
-            cw = tab.column("cwnd_bytes").to_numpy().astype(np.float64)
-            if info.get("kind", "tcp") != "tcp" or not cw.any():
+        for f, info, tab, sizes in _flow_series_by_flow(run, kind):
+            v = tab.column(column).to_numpy().astype(np.float64)
+            if info.get("kind", "tcp") != "tcp" or not v.any():
                 continue
             t = tab.column("t_ns").to_numpy().astype(np.float64)
             lab = flow_label(info, f, sizes)
-            ax.step(t / NS, cw, where="post", **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
+            ax.step(t / NS, np.where(v > 0, v * scale, np.nan), where="post", **_line(i),
+                    label=f"{rlab}: {lab}" if len(runs) > 1 else lab)  # fmt: skip
             i += 1
     _legend(ax)
     return fig
+
+
+def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """TCP congestion window (bytes) of each TCP flow."""
+    return _tcp_series(runs, direction, "cwnd_bytes", "cwnd_ts", "TCP congestion window", "cwnd (bytes)")
+
+
+def srtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+    """The smoothed RTT (ms) each TCP sender keeps (RFC 6298's SRTT; Linux's srtt_us), per flow:
+    the path's base RTT plus the queueing its packets and ACKs met."""
+    return _tcp_series(runs, direction, "srtt_ns", "srtt_ts", "TCP smoothed RTT", "SRTT (ms)", 1e-6)
 
 
 CC_PANELS = (
@@ -163,8 +177,10 @@ def cc_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
                 t = tab.column("t_ns").to_numpy().astype(np.float64) / NS
                 series.append((f"{rlab}: {lab}" if len(runs) > 1 else lab, t, vals))
     panels = [p for p in CC_PANELS if any(p[0] in v for _, _, v in series)] or [("", "controller state", 1.0)]
+    # tall enough for the panels and for the legend beside the first (a line of 6-point text each)
+    height = max(1.2 + 1.6 * len(panels), 0.9 + 0.115 * min(len(series), LEGEND_MOST))
     fig, axes = plt.subplots(
-        len(panels), 1, sharex=True, squeeze=False, figsize=(8, 1.2 + 1.6 * len(panels)), layout="constrained"
+        len(panels), 1, sharex=True, squeeze=False, figsize=(8, height), layout="constrained"
     )
     axes = axes[:, 0]
     axes[0].set_title(_title(runs, "Congestion-controller state"), fontsize=9)
@@ -179,7 +195,7 @@ def cc_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
                 ax.plot([], [], **_line(i), label=lab)  # every flow in the one legend
         if scale is None:
             ax.set_yticks(range(len(states)), states, fontsize=7)
-    _legend(axes[0])
+    _legend(axes[0], whole_figure=True)
     return fig
 
 
