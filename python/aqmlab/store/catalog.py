@@ -16,7 +16,7 @@ import pandas as pd
 from aqmlab import columns, storelock
 from aqmlab.metrics import catalogue
 from aqmlab.store.documents import _json_default
-from aqmlab.store.read import CorruptRun, _open_dir, _parquet_list, scan_runs, sweep_name, sweep_parts
+from aqmlab.store.read import CorruptRun, _open_dir, committed_summaries, scan_runs, sweep_name
 
 CATALOG = "catalog.duckdb"
 
@@ -231,26 +231,15 @@ def sweep_row(r: dict, sweep_dir: Path, created=None) -> dict:
 
 
 def sweep_catalog_rows(root: Path) -> list[dict]:
-    """``runs`` rows of every completed run of every sweep dataset under ``root``."""
-    parts = sweep_parts(root, "summaries")[0]
-    if not parts:
-        return []
-    pat = _parquet_list(parts)
-    con = duckdb.connect()
-    try:
-        df = con.execute(
-            f"SELECT run_id, summary, meta, filename FROM read_parquet({pat}, filename = true) "
-            "WHERE status = 'ok'"
-        ).df()
-    finally:
-        con.close()
-    df = df.drop_duplicates("run_id", keep="last")
+    """``runs`` rows of every completed run of every sweep dataset under ``root`` (a run in two
+    parts, both holding the same run, from the last by name)."""
+    latest = {rid: (summary, meta, f) for rid, summary, meta, f in
+              committed_summaries(root, "run_id, summary, meta, filename")}  # fmt: skip
     # a run was created when its batch was committed: its summaries part's time, which a rebuild
     # keeps (it was the time of the rebuild, renewed by every `aqmlab runs`)
-    made = {f: _committed_at(Path(f)) for f in df["filename"].unique()}
-    return [
-        sweep_row(r, Path(r["filename"]).parent.parent, made[r["filename"]]) for r in df.to_dict("records")
-    ]
+    made = {f: _committed_at(Path(f)) for _, _, f in latest.values()}
+    return [sweep_row({"run_id": rid, "summary": summary, "meta": meta}, Path(f).parent.parent, made[f])
+            for rid, (summary, meta, f) in latest.items()]  # fmt: skip
 
 
 def _committed_at(part: Path) -> pd.Timestamp:

@@ -187,24 +187,28 @@ def _is_sweep_ref(p: Path) -> bool:
     return p.parent.name == "runs" and p.parent.parent.parent.name == "sweeps"
 
 
-def sweep_runs(root: Path, prefix: str = "") -> list[Path]:
-    """Virtual paths of the complete sweep runs under ``root`` whose id starts with ``prefix``
-    (from the committed summaries parts, ``<root>/sweeps/*/summaries/part-*.parquet``)."""
+def committed_summaries(root: Path, select: str, prefix: str = "") -> list[tuple]:
+    """``select`` (columns of the summaries parts, and ``filename``) of the complete sweep runs
+    under ``root`` whose id starts with ``prefix``, in run-id order then part order (from the
+    committed summaries parts, ``<root>/sweeps/*/summaries/part-*.parquet``)."""
     parts = sweep_parts(root, "summaries")[0]
     if not parts:
         return []
-    pat = _parquet_list(parts)
     con = duckdb.connect()
     try:
-        rows = con.execute(
-            f"SELECT DISTINCT run_id, filename FROM read_parquet({pat}, filename = true) "
-            "WHERE status = 'ok' AND starts_with(run_id, ?) ORDER BY run_id",
+        return con.execute(
+            f"SELECT {select} FROM read_parquet({_parquet_list(parts)}, filename = true) "
+            "WHERE status = 'ok' AND starts_with(run_id, ?) ORDER BY run_id, filename",
             [prefix],
         ).fetchall()
     finally:
         con.close()
+
+
+def sweep_runs(root: Path, prefix: str = "") -> list[Path]:
+    """Virtual paths of the complete sweep runs under ``root`` whose id starts with ``prefix``."""
     seen: dict[str, Path] = {}
-    for rid, fname in rows:
+    for rid, fname in committed_summaries(root, "DISTINCT run_id, filename", prefix):
         seen.setdefault(rid, Path(fname).parent.parent / "runs" / rid)
     return list(seen.values())
 
