@@ -387,7 +387,7 @@ def test_kernel_matrix_one_flow_codel_and_two_way_fq_codel_match_the_kernel(matr
     # within 5 %): cases that agreed in every run of validation/kernel/README.md (four flows
     # through CoDel sit near the bound: p50 6.4 against 7.4-7.5 ms, p95 11.2 against 11.2-13)
     for cell in kernel_compare.cells(matrix_rows["bulk1-codel-10m-50ms-cubic"]):
-        assert cell["ok"], cell
+        assert cell["ok"], json.dumps(cell)
     # two-way fq_codel: the medians, within one packet time in every run; its p95 and goodput
     # moved past the bounds once while the rest of the test suite loaded both CPUs
     for cell in kernel_compare.cells(matrix_rows["rrul_be-fq_codel-10m-50ms-cubic"]):
