@@ -52,7 +52,9 @@ def timeline(res, step_s: float = 1.0) -> list[dict]:
             sent = x[x.outcome.isin(["sent", "marked"])]
             soj = (sent.t_out_ns - sent.t_enqueue_ns) / 1e6
             w = fs[(fs.flow.isin(tcp)) & (fs.t_ns >= t0 * 1e9) & (fs.t_ns < (t0 + step_s) * 1e9)]
-            cwnd = w.groupby("t_ns").cwnd_bytes.sum().mean() / 1448 if len(w) else 0.0
+            # each flow's mean window over the step, summed: the two sides sample at different
+            # instants (the kernel's flows at their own iperf3 intervals), so no instant has them all
+            cwnd = w.groupby("flow").cwnd_bytes.mean().sum() / 1448 if len(w) else 0.0
             rows.append(
                 {
                     "dir": d,
@@ -67,10 +69,32 @@ def timeline(res, step_s: float = 1.0) -> list[dict]:
     return rows
 
 
+ACK_MAX = 200
+"""A packet of at most this many bytes is a pure ACK (52 bytes with timestamps, SACK blocks 12
+more each); every data segment of the matrix is a full 1500-byte packet."""
+
+
+def drops_by_kind(res, warmup_s: float) -> list[str]:
+    """Per direction after the warm-up: data segments and pure ACKs at the bottleneck, and how
+    many of each its discipline dropped (a head drop removes whatever the queue held first, so
+    which of the two it finds decides how many congestion signals the flows get)."""
+    pk = res.tables["packets"].to_pandas()
+    pk = pk[pk.t_enqueue_ns >= warmup_s * 1e9]
+    out = []
+    for d in ("down", "up"):
+        x = pk[pk.dir == d]
+        kept = x.outcome.isin(["sent", "marked"])
+        ack = x["size"] <= ACK_MAX
+        out.append(f"{d}: data {int((~ack).sum())} dropped {int((~ack & ~kept).sum())}, "
+                   f"ACKs {int(ack.sum())} dropped {int((ack & ~kept).sum())}")  # fmt: skip
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
     ap.add_argument("--duration", type=float, default=30.0)
+    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before the drop counts")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE on every simulated TCP flow")
@@ -105,6 +129,8 @@ def main() -> None:
             for r in (lines[n][k] for n in sides)
         ]
         print(f"{r0['dir']:4} {r0['t']:4.0f} | " + " | ".join(cells))
+    for name, res in sides.items():
+        print(f"{name:>6} after {a.warmup:g} s: " + "; ".join(drops_by_kind(res, a.warmup)))
 
 
 if __name__ == "__main__":
