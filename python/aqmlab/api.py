@@ -201,6 +201,10 @@ class Interrupts:
             if signals.take_early():  # a signal during start-up that some import swallowed
                 raise signals.Stopped
             yield self
+            if self.fired and not self._pending:
+                # the handler's KeyboardInterrupt was raised where Python drops exceptions (a
+                # weakref callback, a __del__): the block ran on, and the signal is heeded now
+                raise KeyboardInterrupt
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)

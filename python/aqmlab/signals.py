@@ -6,6 +6,7 @@ loads it before anything else."""
 from __future__ import annotations
 
 import signal
+import sys
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -48,3 +49,17 @@ def interrupt(signum: int, frame: object) -> None:
     SIGTERM given the clean-up of SIGINT."""
     note(signum)
     raise KeyboardInterrupt
+
+
+def quiet_when_swallowed() -> None:
+    """Python drops an exception raised where it cannot propagate (a weakref callback, a
+    ``__del__``) and prints it with a traceback: a handler's KeyboardInterrupt or ``Stopped``
+    landing there is noted all the same (``received``, ``early``) and heeded at the next step, so
+    that print is left out; any other dropped exception is printed as before."""
+    shown = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt | Stopped):
+            shown(unraisable)
+
+    sys.unraisablehook = hook

@@ -39,4 +39,5 @@ def install() -> None:
     was loaded twice: the command is stopping by then, and says so in its one line instead."""
     for sig in signals.STOP_SIGNALS:
         signal.signal(sig, stop)
+    signals.quiet_when_swallowed()
     warnings.filterwarnings("ignore", message="The NumPy module was reloaded")
