@@ -163,6 +163,16 @@ def _group_fig(runs: Sequence, cols: Sequence[str], keys: Sequence[str], dirs: S
     return _fig(_title(runs, f"{columns.quantity(cols[0])} by {what}", dirs), what, _metric_label(cols, dirs))
 
 
+def _grouped_metric(runs: Sequence, metric: str | None, default: str, by, direction: str | None):
+    """What box and bar draw from: the figure (``_group_fig``) and, per group, the box names and
+    values (``_grouped_values``) of ``metric``, or of the link metric ``default`` in the shown
+    direction(s)."""
+    dirs = shown_dirs(runs, direction)
+    cols = _metric_columns(metric, default, dirs)
+    keys, names, vals = _grouped_values(runs, cols, by, direction)
+    return (*_group_fig(runs, cols, keys, dirs), names, vals)
+
+
 def _by_arg(by, group_by):
     return by if by is not None else group_by
 
@@ -177,10 +187,9 @@ def box(
     """Box plot of a per-run metric across runs (by default ``queue_delay_p95_ms`` of the shown
     direction(s)), one box per group: by default the qdisc and every grid value that differs
     between the runs (``by`` chooses: 'qdisc', 'qdisc,rate', ...)."""
-    dirs = shown_dirs(runs, direction)
-    cols = _metric_columns(metric, "queue_delay_p95_ms", dirs)
-    keys, names, vals = _grouped_values(runs, cols, _by_arg(by, group_by), direction)
-    fig, ax = _group_fig(runs, cols, keys, dirs)
+    fig, ax, names, vals = _grouped_metric(
+        runs, metric, "queue_delay_p95_ms", _by_arg(by, group_by), direction
+    )
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
@@ -203,10 +212,9 @@ def bar(
 ) -> Figure:
     """Median of a per-run metric (by default ``queue_delay_p50_ms`` of the shown direction(s))
     per group with quartile (25th-75th) error bars; groups as in ``box``."""
-    dirs = shown_dirs(runs, direction)
-    cols = _metric_columns(metric, "queue_delay_p50_ms", dirs)
-    keys, names, vals = _grouped_values(runs, cols, _by_arg(by, group_by), direction)
-    fig, ax = _group_fig(runs, cols, keys, dirs)
+    fig, ax, names, vals = _grouped_metric(
+        runs, metric, "queue_delay_p50_ms", _by_arg(by, group_by), direction
+    )
     med, lo, hi, keep = [], [], [], []
     for n, v in zip(names, vals):
         if v:
