@@ -204,6 +204,26 @@ def test_a_wifi_hop_carries_its_saturation_rate_and_its_airtime():
     assert ms.median() < sim + 5.0
 
 
+def test_a_namespace_may_default_to_cubic_on_a_host_that_allows_only_reno_and_bbr(tmp_path: Path):
+    # A host whose own default is BBR may allow only "reno bbr" to unprivileged sockets and
+    # other namespaces; the kernel refuses another namespace a default outside that list
+    # (tcp_cong.c tcp_set_default_congestion_control, EPERM). The list gains the one entry.
+    allowed = tmp_path / "tcp_allowed_congestion_control"
+    allowed.write_text("reno bbr\n")
+    netns.allow_cc("cubic", allowed)
+    assert allowed.read_text().split() == ["reno", "bbr", "cubic"]
+    netns.allow_cc("cubic", allowed)
+    assert allowed.read_text().split() == ["reno", "bbr", "cubic"]
+
+
+@needs_root
+def test_the_namespaces_default_to_cubic_whatever_the_host_allows():
+    with netns.Namespaces(cc="cubic") as ns:
+        for side in ("c", "s"):
+            out = netns._sh("sysctl", "-n", "net.ipv4.tcp_congestion_control", ns=ns.name(side))
+            assert out.stdout.strip() == "cubic"
+
+
 def test_a_tcp_model_the_kernel_lacks_is_a_user_error(tmp_path: Path):
     sc = scenario(tmp_path, '{ rate = "10Mbps" }', BULK.replace("cubic", "ledbat"))
     res = runner.invoke(app, ["emulate", str(sc)])

@@ -94,6 +94,21 @@ def remove_stale() -> list[str]:
     return stale
 
 
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allow_cc(name: str, allowed: Path = ALLOWED_CC) -> None:
+    """Adds `name` to the host's list of congestion controls that any network namespace may
+    make its default. Only the initial namespace may default to one outside that list
+    (tcp_cong.c `tcp_set_default_congestion_control` answers EPERM otherwise), and a host whose
+    own default is BBR may list only "reno bbr": the namespaces' CUBIC default would then be
+    refused. The list is host-wide; an entry added is left in place (removing it could refuse a
+    concurrent emulation), and adding one changes no socket's algorithm."""
+    names = allowed.read_text().split()
+    if name not in names:
+        allowed.write_text(" ".join([*names, name]) + "\n")
+
+
 def _open_tun(name: str, mtu: int) -> int:
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
     fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
@@ -116,6 +131,7 @@ class Namespaces:
 
     def __enter__(self):
         remove_stale()
+        allow_cc(self.cc)
         try:
             for side, (me, peer) in {"c": (CLIENT_IP, SERVER_IP), "s": (SERVER_IP, CLIENT_IP)}.items():
                 ns, dev = self.name(side), f"aq{side}{self.pid}"
