@@ -377,8 +377,9 @@ def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, er
 # The short form of the simulation-vs-kernel matrix (validation/kernel/): the same scenario
 # simulated and run with the kernel's own TCP, judged by the matrix's own code; here, in this
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
-# noise). About 80 s.
-KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=1, repeats=1, profile=None)
+# noise). The simulated side is the mean of 4 seeds, each with its own flow starts
+# (`matrix.sim_scenario`). About 80 s.
+KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=4, repeats=1, profile=None)
 
 
 @pytest.fixture(scope="module")
@@ -418,15 +419,14 @@ def test_kernel_matrix_one_flow_codel_and_two_way_fq_codel_match_the_kernel(matr
 def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # The gap issue 50 opened with: the kernel's two-way CoDel queue read 2-5x below the model's
     # because the emulated server paced every CUBIC flow (BBR's pacing state left on its
-    # sockets, `emulate.default_cc`). Unpaced, the kernel's median sojourn over repeated runs
-    # was 22-36 ms on a quiet machine (14-15 ms while another emulation loaded both CPUs: the
-    # kernel's queue follows its hosts' timing noise) against the model's 17-18 ms; a paced
-    # kernel reads about 7 ms (model / kernel 2.6). The bound tells those apart and leaves the
-    # kernel's run-to-run spread room (model / kernel 0.5-1.3 measured; 18.8 against 31.9 ms in
-    # one CI run): the residual difference is issue 50's open work, not this test's.
+    # sockets, `emulate.default_cc`); a paced kernel reads about 7 ms, model / kernel 2.6.
+    # Unpaced, one kernel run's median sojourn was 18-27 ms over five runs on a quiet machine
+    # (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs) against
+    # the model's ensemble mean of 21 ms (16-27 ms per seed): both sides are draws from a wide
+    # distribution (validation/kernel/README.md), which the bound leaves room for.
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
-        assert 0.33 < sim / kernel < 1.6, cell
+        assert 0.5 < sim / kernel < 1.6, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"

@@ -4,7 +4,13 @@
 A cell is one case and one loaded direction (one that carries TCP data). It is within bounds
 when the simulated sojourn p50 and p95 are within 15 % of the kernel's or within one packet time
 at the case's rate, and every TCP flow class's goodput within 5 % (validation/kernel/README.md).
-Simulated figures are the mean over seeds, the kernel's the mean over repeats.
+Simulated figures are the mean over seeds (each with its own flow starts), the kernel's the mean
+over repeats; the p50 range column gives the lowest and highest single run of each side, the
+spread a mean is drawn from. A cell outside the delay bounds whose sojourn p50 and p95 means
+differ by less than twice the standard error of their difference (each side's run-to-run
+standard deviation over the square root of its runs, at least two runs a side) is marked
+"within noise": at those run counts the two cannot be told apart, and more runs are needed to
+judge it (run.py --more).
 
     .venv/bin/python validation/kernel/compare.py out/core.json [--markdown]
 """
@@ -39,6 +45,26 @@ def _label(runs: list[dict], lab: str, key: str) -> float | None:
     return _mean([r["labels"].get(lab, {}).get(key) for r in runs])
 
 
+def _range(runs: list[dict], d: str, key: str) -> str:
+    vals = [r["dirs"][d][key] for r in runs if r["dirs"][d][key] is not None]
+    return f"{min(vals):.1f}-{max(vals):.1f} ({len(vals)})" if vals else "-"
+
+
+def _sd_err(runs: list[dict], d: str, key: str) -> float | None:
+    """The standard error of one side's mean (None below two runs)."""
+    vals = [r["dirs"][d][key] for r in runs if r["dirs"][d][key] is not None]
+    return float(np.std(vals, ddof=1) / np.sqrt(len(vals))) if len(vals) >= 2 else None
+
+
+def within_noise(sim: list[dict], emu: list[dict], d: str, key: str) -> bool:
+    """The two means differ by less than twice the standard error of their difference."""
+    se = (_sd_err(sim, d, key), _sd_err(emu, d, key))
+    a, b = _dir(sim, d, key), _dir(emu, d, key)
+    if None in se or a is None or b is None:
+        return False
+    return abs(a - b) < 2 * float(np.hypot(*se))
+
+
 def delay_ok(sim: float | None, kern: float | None, pkt_ms: float) -> bool:
     if sim is None or kern is None:
         return sim is None and kern is None
@@ -65,8 +91,10 @@ def cells(row: dict) -> list[dict]:
         c = {"id": row["id"], "dir": d, "pkt_ms": pkt}
         for key in ("q50", "q95", "q99", "drops", "marks"):
             c[key] = (_dir(sim, d, key), _dir(emu, d, key))
+        c["q50_range"] = (_range(sim, d, "q50"), _range(emu, d, "q50"))
         c["goodput"] = {lab: (_label(sim, lab, "goodput"), _label(emu, lab, "goodput")) for lab in labs}
         c["ok_delay"] = delay_ok(*c["q50"], pkt) and delay_ok(*c["q95"], pkt)
+        c["noise"] = not c["ok_delay"] and all(within_noise(sim, emu, d, k) for k in ("q50", "q95"))
         # the short transfers are judged by their completion time, shown beside their goodput
         c["ok_goodput"] = all(goodput_ok(*v) for lab, v in c["goodput"].items() if lab != "web")
         if "web" in labs:
@@ -88,11 +116,11 @@ def _pair(p: tuple, nd: int = 1) -> str:
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| case | dir | sojourn p50 ms sim / kernel (ratio) | p95 | p99 | goodput Mb/s per class | "
-        "drops | ping p50 ms | retx / RTOs sim; kernel | within |"
+        "| case | dir | sojourn p50 ms sim / kernel (ratio) | p50 range (runs) sim; kernel | p95 | p99 "
+        "| goodput Mb/s per class | drops | ping p50 ms | retx / RTOs sim; kernel | within |"
     )
-    lines = [head, "|" + "---|" * 10]
-    n_ok = n = 0
+    lines = [head, "|" + "---|" * 11]
+    n_ok = n_noise = n = 0
     for row in rows:
         sim, emu = row["sim"], row["emu"]
         kc = [r.get("kernel_counters", {}) for r in emu]
@@ -105,17 +133,22 @@ def table(rows: list[dict]) -> str:
         for c in cells(row):
             n += 1
             n_ok += c["ok"]
+            n_noise += c["noise"] and c["ok_goodput"]
             gp = ", ".join(f"{lab} {_pair(v, 2)}" for lab, v in c["goodput"].items())
             if "web_completion_s" in c:
                 gp += f"; web completion s {_pair(c['web_completion_s'], 3)}"
             verdict = "yes" if c["ok"] else ("delay" if not c["ok_delay"] else "goodput") + " off"
+            if c["noise"] and c["ok_goodput"]:
+                verdict = "within noise"
             lines.append(
-                f"| {c['id']} | {c['dir']} | {_pair(c['q50'])} | {_pair(c['q95'])} | {_pair(c['q99'])} "
+                f"| {c['id']} | {c['dir']} | {_pair(c['q50'])} | {'; '.join(c['q50_range'])} "
+                f"| {_pair(c['q95'])} | {_pair(c['q99'])} "
                 f"| {gp} | {_pair(c['drops'], 0)} | {ping} | {retx} | {verdict} |"
             )
     lines.append("")
     lines.append(
         f"{n_ok} of {n} cells within bounds (sojourn p50 and p95 within 15 % or one packet time, goodput within 5 %)"
+        + (f"; {n_noise} more within the noise of their runs" if n_noise else "")
     )
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ runs the cases again). The table (compare.py) is printed at the end. Needs root,
     sudo .venv/bin/python validation/kernel/run.py --select all --seeds 3 --repeats 2
     .venv/bin/python validation/kernel/compare.py out/core.json     # the table again
     .venv/bin/python validation/kernel/run.py --select core --resim  # a changed model against the stored kernel runs
+    sudo .venv/bin/python validation/kernel/run.py --select core --only rrul_be --more --repeats 3  # more kernel runs
 """
 
 from __future__ import annotations
@@ -32,21 +33,27 @@ from aqmlab.emulate import emulate
 
 
 def simulate(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
-    """The simulated side of a case: one run per seed."""
-    sc = matrix.scenario(case, a.duration, a.profile)
+    """The simulated side of a case: one run per seed, each flow's start drawn per seed."""
+    sc = matrix.sim_scenario(case, a.duration, a.profile)
     return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]
 
 
-def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
+def kernel_runs(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
+    """The kernel's side of a case: `a.repeats` emulated runs."""
     sc = matrix.scenario(case, a.duration, a.profile)
-    sims = simulate(case, a)
     emus = []
     for _ in range(a.repeats):
         res, _ = emulate(sc, warmup_s=a.warmup)
         emus.append(matrix.figures(res, a.warmup))
         emus[-1]["kernel_counters"] = res.meta["emulated"]["kernel_counters"]
+    return emus
+
+
+def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
+    sims = simulate(case, a)
+    emus = kernel_runs(case, a)
     return {
         "case": case.as_dict(),
         "id": case.id,
@@ -65,7 +72,7 @@ def main() -> None:
     ap.add_argument("--select", default="core", choices=list(matrix.SELECTIONS))
     ap.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
     ap.add_argument("--warmup", type=float, default=10.0, help="statistics after this (default 10)")
-    ap.add_argument("--seeds", type=int, default=2, help="simulated runs per case (default 2)")
+    ap.add_argument("--seeds", type=int, default=8, help="simulated runs per case (default 8)")
     ap.add_argument("--repeats", type=int, default=1, help="emulated runs per case (default 1)")
     ap.add_argument(
         "--profile", default=None, help="the simulated TCP profile (default: the default profile)"
@@ -78,22 +85,33 @@ def main() -> None:
         action="store_true",
         help="simulate the stored cases again, keeping their kernel runs (no root needed)",
     )
+    ap.add_argument(
+        "--more",
+        action="store_true",
+        help="add --repeats kernel runs to each stored case (two-way cells need several) and simulate it again",
+    )
     a = ap.parse_args()
     out = a.out or HERE / "out" / f"{a.select}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"]: r for r in json.loads(out.read_text())} if out.exists() else {}
     todo = [c for c in matrix.cases(a.select) if a.only is None or a.only in c.id]
     for k, case in enumerate(todo):
+        t = time.monotonic()
         if a.resim:
             if case.id in done:
                 row = done[case.id]
                 a.duration, a.warmup = row["duration_s"], row["warmup_s"]
                 row.update(sim=simulate(case, a), profile=a.profile or "default", aqmlab=aqmlab.__version__)
             continue
-        if case.id in done and not a.redo:
+        if a.more and case.id in done:
+            row = done[case.id]
+            a.duration, a.warmup = row["duration_s"], row["warmup_s"]
+            row["emu"] += kernel_runs(case, a)
+            row.update(sim=simulate(case, a), recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+        elif case.id in done and not a.redo:
             continue
-        t = time.monotonic()
-        done[case.id] = run_case(case, a)
+        else:
+            done[case.id] = run_case(case, a)
         tmp = out.with_suffix(".tmp")
         tmp.write_text(json.dumps(list(done.values()), indent=1))
         tmp.replace(out)

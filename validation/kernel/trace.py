@@ -102,7 +102,7 @@ def main() -> None:
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
-    sim_sc = json.loads(json.dumps(sc))
+    sim_sc = matrix.sim_scenario(case, a.duration, a.profile)
     for kv in a.set:
         k, _, v = kv.partition("=")
         val = json.loads(v) if v in ("true", "false") or v.replace(".", "").isdigit() else v
