@@ -848,7 +848,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
         // delayed ACK 40 ms with quick ACKs at the start. The receive window: tcp_rmem's default
         // maximum of 6 MiB with tcp_adv_win_scale 1 advertises half of it, 3 MiB.
         TcpProfile {
-            about: "Linux 3.14: CUBIC with HyStart, IW 10, SACK recovery with early retransmit \
+            about: "Linux 3.14: CUBIC (tcp_cubic.c arithmetic of 3.14) with HyStart, IW 10, SACK recovery with early retransmit \
                 (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
                 undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window, \
                 window growth only while cwnd-limited (tcp_is_cwnd_limited)",
@@ -868,10 +868,11 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 ooo_quickack: true,
                 ..linux()
             },
-            // RFC 9438's law, as this profile has run since goodbadwifi2015 was first reproduced;
-            // 3.14's own arithmetic is `law = "linux"` (cubic.rs), not yet the default here:
-            // switching it moves that study's results, to be re-recorded with it.
-            cc_params: &[],
+            // CUBIC in 3.14's own arithmetic (v3.14 tcp_cubic.c bictcp_update, bictcp_cong_avoid,
+            // tcp_cong.c tcp_cong_avoid_ai: whole packets, ACKs counted, the delayed-ACK ratio;
+            // cubic.rs `law = "linux"`). RFC 9438's law ran here before: its target one smoothed
+            // RTT ahead grows the window faster under a standing queue (validation/kernel/README.md).
+            cc_params: &[("cubic", r#"{"law": "linux"}"#)],
         },
     ]
 });
@@ -947,6 +948,19 @@ mod tests {
         assert_eq!(own.rwnd, Rwnd::Bytes(5000));
         let bytes = read_config(&json!({"profile": "ns2_sack1", "rwnd": "64KiB"})).unwrap();
         assert_eq!(bytes.rwnd, Rwnd::Bytes(65536));
+    }
+
+    #[test]
+    fn each_linux_profile_runs_its_kernels_cubic_arithmetic() {
+        // v3.14 tcp_cubic.c counts ACKs (tcp_cong_avoid_ai(tp, ca->cnt)); 4.x and later count
+        // the packets each ACK covers (tcp_cong_avoid_ai(tp, ca->cnt, acked)): cubic.rs's laws.
+        let law = |t: Value| read_config(&t).unwrap().cc_params["law"].clone();
+        assert_eq!(law(json!({"profile": "linux_3_14"})), json!("linux"));
+        assert_eq!(law(json!({"profile": "linux"})), json!("linux_4"));
+        assert_eq!(law(json!({"profile": "rfc"})), json!("rfc9438"));
+        // a flow's own key still wins over its profile's
+        let own = json!({"profile": "linux_3_14", "cc_params": {"law": "rfc9438"}});
+        assert_eq!(law(own), json!("rfc9438"));
     }
 
     #[test]
