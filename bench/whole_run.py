@@ -49,7 +49,6 @@ def timed(owner, attr, phase):
 PHASES = [
     (main, "_scenario", "load TOML, overrides"),
     (main, "resolve", "resolve (check_values, core, JSON)"),
-    (api, "check_values", "check_values in simulate"),
     (_core, "run", "core: build, simulate, tables, meta JSON"),
     (api, "simulate", "simulate (all)"),
     (metrics, "summarize", "metrics.summarize"),
