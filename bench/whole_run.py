@@ -49,12 +49,13 @@ def timed(owner, attr, phase):
 PHASES = [
     (main, "_scenario", "load TOML, overrides"),
     (main, "resolve", "resolve (check_values, core, JSON)"),
-    (api, "check_values", "check_values in simulate"),
     (_core, "run", "core: build, simulate, tables, meta JSON"),
     (api, "simulate", "simulate (all)"),
     (metrics, "summarize", "metrics.summarize"),
-    # the tables written in a thread while summarising, then the rest (or all after it: before)
-    (*((main, "_summarize_and_store") if hasattr(main, "_summarize_and_store") else (api.Result, "save")),
+    # the tables written in a thread while summarising, then the rest (or all after it: before);
+    # since issue 54 the CLI calls api.run_and_store, which simulates too
+    (*((api, "run_and_store") if hasattr(api, "run_and_store") else (main, "_summarize_and_store")
+       if hasattr(main, "_summarize_and_store") else (api.Result, "save")),
      "store: the tables (or the wait for them), JSON, rename, catalog"),
     # the figure of a single run: drawn inside the storing (while the tables are written), or after it
     (*((main._RunFigure, "draw") if hasattr(main, "_RunFigure") else (main, "_figures")), "figure"),
@@ -66,8 +67,10 @@ t_imports = time.thread_time() - t_start, time.perf_counter() - w_start
 sys.argv = ["aqmlab", *sys.argv[1:]]
 def report():
     spent["imports"] = t_imports
-    if hasattr(main, "_summarize_and_store") and STORE in spent:  # its summarising (and figure): phases of their own
-        inside = [spent["metrics.summarize"], *([spent["figure"]] if hasattr(main, "_RunFigure") else [])]
+    if (hasattr(api, "run_and_store") or hasattr(main, "_summarize_and_store")) and STORE in spent:
+        # its summarising (and figure; and simulating, in run_and_store): phases of their own
+        inside = [spent["metrics.summarize"], *([spent["figure"]] if hasattr(main, "_RunFigure") else []),
+                  *([spent["simulate (all)"]] if hasattr(api, "run_and_store") else [])]
         spent[STORE] = tuple(b - sum(x) for b, *x in zip(spent[STORE], *inside))
     every = spent.pop("simulate (all)")
     core = spent["core: build, simulate, tables, meta JSON"]

@@ -1,43 +1,34 @@
 """The Python API: `aqmlab.run(...)` runs one scenario in the Rust core and returns a `Result`
-with the summary (aqmlab.metrics) and the recorded tables (pyarrow; `.df(name)` for pandas).
+with the summary (aqmlab.metrics) and the recorded tables (pyarrow; `.df(name)` for pandas);
+`run_and_store` runs one and stores it as `aqmlab run` does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from aqmlab import _core, layout, metrics, signals, traces
 from aqmlab.lazy import lazy
+from aqmlab.runtables import RunTables
 from aqmlab.scenario import ScenarioError, apply_overrides, for_core, load
 
 store = lazy("aqmlab.store")  # DuckDB and pandas: not needed to simulate (``simulate``'s ``meanwhile``)
 
 
-def _decode(batch: pa.RecordBatch) -> pa.Table:
-    """A record batch from the core as a table, dictionary columns decoded to plain strings (the
-    metrics keep their codes: a summary need not encode the strings again)."""
-    cols = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in batch.columns]
-    table = pa.Table.from_arrays(cols, names=batch.schema.names)
-    for name, col in zip(batch.schema.names, batch.columns):
-        if pa.types.is_dictionary(col.type):
-            metrics.keep_codes(table, name, col)
-    return table
-
-
 @dataclass
 class Result:
-    """One run: `summary` (dict), `meta` (dict, with the resolved scenario) and `tables`."""
+    """One run: `summary` (dict), `meta` (dict, with the resolved scenario) and `tables` (a
+    ``RunTables``: table name -> pyarrow.Table, with what the metrics built from them)."""
 
-    tables: dict[str, pa.Table]
+    tables: RunTables
     meta: dict
     summary: dict = field(default_factory=dict)
     path: Path | None = None
@@ -92,9 +83,9 @@ def simulate(
     progress: Progress | None = None,
     resolved: dict | None = None,
     meanwhile: Callable[[], Any] | None = None,
-) -> tuple[dict[str, pa.Table], dict]:
-    """Runs a scenario dict in the core: the recorded tables (those its recording level keeps)
-    and the metadata. Raises ScenarioError for invalid scenarios and SimulationError when the
+) -> tuple[RunTables, dict]:
+    """Runs a scenario dict in the core: the recorded tables (those its recording level keeps,
+    as the run's ``RunTables``) and the metadata. Raises ScenarioError for invalid scenarios and SimulationError when the
     core's packet-conservation check fails. A signal whose handler raises (Ctrl-C:
     KeyboardInterrupt) stops the run within some 50 ms of wall time and propagates.
     ``resolved``, if given, is ``scenario.resolve(sc, seed)``: ``sc`` was checked then, and the
@@ -122,8 +113,7 @@ def simulate(
     meta = json.loads(meta_json)
     if resolved is not None:
         meta["scenario"] = resolved
-    tables = {name: _decode(b) for name, b in batches.items()}
-    return recorded(tables, meta["record"]["level"]), meta
+    return RunTables.decoded(recorded(batches, meta["record"]["level"])), meta
 
 
 # Recording levels, least kept first.
@@ -167,6 +157,65 @@ def run(
     sc = apply_overrides(load(scenario), overrides)
     sc = apply_overrides(sc, {k.replace("__", "."): v for k, v in set_keys.items()})
     return run_dict(sc, seed=seed, warmup_s=warmup_s, progress=progress)
+
+
+class StoreFailed(Exception):
+    """Storing a run failed (a full or read-only disk, a damaged catalog): ``error`` is what was
+    raised, ``path`` the run's directory when the run was written but the catalog not updated
+    (else None)."""
+
+    def __init__(self, error: Exception, path: Path | None):
+        super().__init__(str(error))
+        self.error, self.path = error, path
+
+
+def run_and_store(
+    sc: dict,
+    resolved: dict,
+    out_dir: Path,
+    interrupts: Interrupts,
+    seed: int | None = None,
+    warmup_s: float = 0.0,
+    progress: Callable[[], AbstractContextManager[Progress]] | None = None,
+    stored: Callable[[Result], Any] | None = None,
+    draw: Callable[[Result, Any], Any] | None = None,
+    preload: Sequence[Any] = (),
+) -> Result:
+    """Runs a scenario dict and stores it under ``out_dir``, as ``aqmlab run`` does; the run,
+    stored. ``resolved`` is ``scenario.resolve(sc, seed)`` (``simulate``).
+
+    While the core simulates (``progress()``, if given, being the context of its progress
+    reporter), the store and the lazily loaded modules ``preload`` are loaded on the other CPU
+    (``aqmlab.lazy``: DuckDB, pandas and matplotlib take some 0.9 s to load). The run is then
+    summarised while its tables are written (``store.RunWriter``: on the other CPU too, pyarrow
+    releasing the GIL), ``draw(result, writer)`` (a figure into ``writer.tmp``) is called while
+    they still are, and the run is published and handed to ``stored``, ``interrupts`` holding an
+    interrupt off until both are done: what the caller reports after an interrupt includes this
+    run. An interrupt or error before that leaves nothing stored; a failure to store raises
+    StoreFailed."""
+
+    def load() -> None:  # an error loading one shows where it is used
+        for m in (store, *preload):
+            with contextlib.suppress(Exception):
+                _ = m.__doc__
+
+    with progress() if progress is not None else contextlib.nullcontext() as reporter:
+        tables, meta = simulate(sc, seed, reporter, resolved, meanwhile=load)
+    import duckdb  # loaded by the store
+
+    writer = None
+    try:
+        with store.RunWriter(out_dir, store.new_run_id(meta["name"], meta["seed"]), tables) as writer:
+            res = Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s))
+            if draw is not None:
+                draw(res, writer)
+            with interrupts.held():
+                res.path = writer.finish(meta, res.summary)
+                if stored is not None:
+                    stored(res)
+    except (OSError, duckdb.Error) as e:
+        raise StoreFailed(e, writer and writer.path) from e
+    return res
 
 
 class Interrupts:

@@ -512,5 +512,5 @@ def test_a_summary_is_the_same_whatever_was_asked_before():
 
 def test_a_null_hop_is_of_no_hop():
     t = pa.table({"hop": ["down", None, "None", "up"], "x": [1, 2, 3, 4]})
-    assert M._filter_dir(t, "down")["x"].to_pylist() == [1]
-    assert M._filter_dir(t, "None")["x"].to_pylist() == [3]
+    assert M._hop({"links": t}, "links", "down")["x"].to_pylist() == [1]
+    assert M._hop({"links": t}, "links", "None")["x"].to_pylist() == [3]

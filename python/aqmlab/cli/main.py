@@ -12,7 +12,6 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -128,24 +127,26 @@ def run_cmd(
         err.print("note: record.level = summary keeps no time series; no figure written", markup=False)
     results: list[tuple[str, Result]] = []
     interrupts = api.Interrupts()
-    loading = _loader(store, *([plots] if plot else []))
     drawer = _RunFigure(direction) if plot and len(variants) <= 1 else None
     try:
         with interrupts.catching():
             for (name, v), rs in zip(variants or [(None, sc)], resolved, strict=True):
-                with RunProgress(name or rs["name"]) as progress:
-                    tables, meta = api.simulate(v, seed, progress, rs, meanwhile=loading)
-                _summarize_and_store(
-                    tables,
-                    meta,
-                    warmup,
+                api.run_and_store(
+                    v,
+                    rs,
                     out_dir,
                     interrupts,
-                    lambda r, n=name: results.append((n, r)),
-                    drawer,
+                    seed,
+                    warmup,
+                    progress=lambda label=name or rs["name"]: RunProgress(label),
+                    stored=lambda r, n=name: results.append((n, r)),
+                    draw=drawer.draw if drawer else None,
+                    preload=[plots] if plot else [],
                 )
     except KeyboardInterrupt:
         interrupted(_kept(results, len(resolved)))
+    except api.StoreFailed as e:
+        _store_failed(out_dir, e.error, e.path)
     except ScenarioError as e:
         fail(str(e))
     except api.SimulationError as e:
@@ -261,35 +262,6 @@ def _save(res: Result, out_dir: Path) -> None:
         _store_failed(out_dir, e, res.path)
 
 
-def _summarize_and_store(
-    tables: dict,
-    meta: dict,
-    warmup: float,
-    out_dir: Path,
-    interrupts,
-    stored: Callable[[Result], None],
-    drawer: _RunFigure | None = None,
-) -> None:
-    """Summarises a run while its tables are written (``store.RunWriter``: on the other CPU,
-    pyarrow releasing the GIL), draws its figure (``drawer``) while they still are, then stores
-    it and hands it to ``stored``, an interrupt held off until both are done (so that what it
-    reports includes this run). An interrupt or error before that leaves nothing; a full or
-    failing disk is one line naming the path, exit 2."""
-    import duckdb  # loaded by the store anyway
-
-    writer = None
-    try:
-        with store.RunWriter(out_dir, store.new_run_id(meta["name"], meta["seed"]), tables) as writer:
-            res = api.Result(tables, meta, api.metrics.summarize(tables, meta, warmup_s=warmup))
-            if drawer is not None:
-                drawer.draw(res, writer)
-            with interrupts.held():
-                res.path = writer.finish(meta, res.summary)
-                stored(res)
-    except (OSError, duckdb.Error) as e:
-        _store_failed(out_dir, e, writer and writer.path)
-
-
 def _kept(results: list[tuple[str | None, Result]], planned: int) -> str:
     """What an interrupt of ``aqmlab run`` left: the runs stored so far, and whether a run was
     still to be stored."""
@@ -302,20 +274,6 @@ def _kept(results: list[tuple[str | None, Result]], planned: int) -> str:
 def _store_failed(out_dir: Path, e: Exception, path: Path | None) -> NoReturn:
     where = f"stored in {path}, the catalog not updated" if path else "not stored"
     fail(f"--out: {out_dir}: {getattr(e, 'strerror', None) or e} (the run was {where})")
-
-
-def _loader(*modules) -> Callable[[], None]:
-    """What loads the lazily loaded ``modules`` (``api.simulate``'s ``meanwhile``: while the core
-    simulates; DuckDB, pandas and matplotlib take some 0.9 s to load). ``simulate`` waits for it
-    before it returns (a module the caller touches earlier waits for its load, ``aqmlab.lazy``);
-    an error loading one shows where it is used."""
-
-    def load() -> None:
-        for m in modules:
-            with contextlib.suppress(Exception):
-                _ = m.__doc__
-
-    return load
 
 
 def _check_qdisc_names(text: str, names: list[str]) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from aqmlab import columns
@@ -83,22 +84,21 @@ def compare_table(runs: list[tuple[str, Result]], direction: str | None = None) 
     link = [("queue_delay_p50_ms", "qdelay {d} p50 ms", 1), ("queue_delay_p95_ms", "p95", 1),
             ("drops", "drops {d}", 2), ("marks", "marks {d}", 2)]  # fmt: skip
     probed = any(s["probes"] for _, s, _ in rows)
-    probe_cols = (
-        ["probe RTT p50 ms", "p95", *(f"jitter {d} ms" for d in dirs), "probe loss %"] if probed else []
-    )
-    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), *probe_cols]
+    probe_views = [
+        dataclasses.replace(v, header=v.header.format(d=d), key=v.key.format(d=d))
+        for v in catalogue.COMPARE_PROBE_VIEW
+        for d in (dirs if "{d}" in v.key else [""])
+    ]
+    cols = ["qdisc", *(f"goodput {d} Mb/s" for d in dirs), *(v.header for v in probe_views if probed)]
     cols += [head.format(d=d) for d in dirs for _, head, _ in link]
     for c in cols:
         t.add_column(c, justify="left" if c == "qdisc" else "right")
     for name, s, row in rows:
-        p0 = s["probes"][0] if s["probes"] else {"rtt_ms": {}, "jitter_ms": {}, "loss": None}
-        probe = [fmt(p0["rtt_ms"].get("p50"), 1), fmt(p0["rtt_ms"].get("p95"), 1),
-                 *(fmt(p0["jitter_ms"].get(d), 2) for d in dirs),
-                 fmt(None if p0["loss"] is None else 100 * p0["loss"], 1)]  # fmt: skip
+        p0 = s["probes"][0] if s["probes"] else {}
         t.add_row(
             name,
             *(fmt(row[f"goodput_mbps_{d}"]) for d in dirs),
-            *(probe if probed else []),
+            *(fmt(v.value(p0), v.digits) for v in probe_views if probed),
             *(fmt(row[columns.in_direction(c, d)], nd) for d in dirs for c, _, nd in link),
         )
     return t

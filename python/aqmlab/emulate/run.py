@@ -13,12 +13,13 @@ import threading
 import time
 
 from aqmlab import _core, metrics, signals
-from aqmlab.api import Result, _decode, recorded
+from aqmlab.api import Result, recorded
 from aqmlab.emulate.netns import CLIENT_IP, SERVER_IP, Namespaces, _workdir, check_environment
 from aqmlab.emulate.plans import PROTO, TOOLS, default_cc, kernel_ccs, plan
 from aqmlab.emulate.reports import _T0, apply_reports
 from aqmlab.emulate.tools import Tools, _version, grace_s, run_flows
 from aqmlab.emulate.units import _bytes, _ns
+from aqmlab.runtables import RunTables
 from aqmlab.scenario import ScenarioError, check_values, resolve
 
 
@@ -111,7 +112,8 @@ def emulate(
         raise outcome["error"]
     batches, meta_json = outcome["result"]
     meta = json.loads(meta_json)
-    tables = {name: _decode(b) for name, b in batches.items()}
+    # the tools' reports replace three tables: the codes of the core's are not kept
+    tables = dict(RunTables.decoded(batches))
     problems = [] if command else apply_reports(tables, plans, tools, meta["duration_ns"])
     if not os.environ.get("AQMLAB_KEEP_TOOL_REPORTS"):
         shutil.rmtree(workdir, ignore_errors=True)
@@ -126,5 +128,5 @@ def emulate(
     }
     if command:
         meta["emulated"]["exit_status"] = status
-    tables = recorded(tables, meta["record"]["level"])
+    tables = RunTables(recorded(tables, meta["record"]["level"]))
     return Result(tables, meta, metrics.summarize(tables, meta, warmup_s=warmup_s)), status

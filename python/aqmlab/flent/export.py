@@ -19,7 +19,6 @@ from aqmlab.flent.match import (
     VOIP_TESTS,
     _classify,
     _entry,
-    _tables,
     guess_test,
 )
 from aqmlab.flent.qdisc import _qdisc_raw, _qdisc_stats, _queue_samples
@@ -143,7 +142,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
     for name, fid in ping_names:
         raw, grid, loss = _ping_series(run, fid, b)
         b.add(name, raw, grid, "ms", RUNNER="PingRunner", PACKET_LOSS_RATE=loss, AQMLAB_FLOW=fid)
-    dirs = [d for d in M.directions(_tables(run), meta) if run.tables.get("queue") is not None]
+    dirs = [d for d in M.directions(run.tables, meta) if run.tables.get("queue") is not None]
     if test == "qdisc-stats":
         if "down" not in dirs and not dirs:
             raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; 'qdisc-stats' needs it")
@@ -172,7 +171,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         params["qdisc_stats_hosts"] = ",".join(qhosts)
         params["qdisc_stats_interfaces"] = ",".join(ifaces)
     scen = meta.get("scenario") or {}
-    qd = {d: M.qdisc_name(_tables(run), meta, d) for d in M.directions(_tables(run), meta)}
+    qd = {d: M.qdisc_name(run.tables, meta, d) for d in M.directions(run.tables, meta)}
     title = f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(
         f"{d}={q}" for d, q in qd.items()
     )

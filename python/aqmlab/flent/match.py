@@ -23,10 +23,6 @@ HTTP_TESTS = {(0, 0): "http", (0, 1): "http-1down", (1, 0): "http-1up", (4, 4): 
 VOIP_TESTS = {(0, 0): "voip", (1, 0): "voip-1up", (4, 4): "voip-rrul"}
 
 
-def _tables(run) -> dict:
-    return {n: run.tables.get(n) for n in ("packets", "queue", "flow_series", "probes", "flows", "links")}
-
-
 def _classify(run) -> tuple[list[dict], list[dict], list[int]]:
     """(upload TCP flows, download TCP flows, ping probe flow ids), each ordered by flow id; a
     voip stream is its own series, not a ping."""
@@ -34,7 +30,7 @@ def _classify(run) -> tuple[list[dict], list[dict], list[int]]:
     if flows is None:
         raise M.MissingTableError(f"run '{run.run_id}' has no 'flows' table")
     voip = set(_voip_flows(run))
-    probes = [p for p in M.probe_flows(_tables(run)) if p not in voip]
+    probes = [p for p in M.probe_flows(run.tables) if p not in voip]
     rows = sorted(flows.to_pylist(), key=lambda r: r["flow"])
     tcp = [r for r in rows if r["kind"] == "tcp" and r["flow"] not in probes]
     return [r for r in tcp if r["direction"] == "up"], [r for r in tcp if r["direction"] == "down"], probes

@@ -8,16 +8,16 @@ import pyarrow.compute as pc
 
 from aqmlab import metrics as M
 from aqmlab.flent.series import T0, _Builder
+from aqmlab.runtables import RunTables
 
 
 def _queue_samples(run, direction: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The ``queue`` table's samples of one direction: their times (ns, sorted) and, at each,
     ``backlog_bytes``, ``backlog_pkts``, the cumulative ``drops`` and ``marks``, and ``delay`` (ms):
     the backlog's drain time at the scheduled rate, ``backlog_bytes * 8 / rate_bps``."""
-    q = run.tables.get("queue")
-    if q is None:
+    if run.tables.get("queue") is None:
         raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; qdisc statistics need it")
-    q = M._filter_dir(q, direction)
+    q = M._hop(run.tables, "queue", direction)
     t = q.column("t_ns").to_numpy().astype(np.int64)
     order = np.argsort(t, kind="stable")
     cols = {c: q.column(c).to_numpy().astype(np.float64)[order] for c in
@@ -32,8 +32,8 @@ def _subqueue_samples(run, direction: str, name: str, t_ns: np.ndarray) -> dict[
     direction, from its ``packets`` rows: the backlog (``metrics.backlog_steps``), the drops and
     marks up to each time (by ``t_out_ns``), and ``delay`` = the mean sojourn (ms) of the packets
     that started transmission since the previous time (NaN where none did)."""
-    p = M._filter_dir(run.tables["packets"], direction)
-    sub = {"packets": p.filter(pc.equal(p.column("subqueue"), name))}
+    p = M._hop(run.tables, "packets", direction)
+    sub = RunTables({"packets": p.filter(pc.equal(p.column("subqueue"), name))})
     cols = {}
     for unit in ("bytes", "pkts"):
         st, sv, _ = M.backlog_steps(sub, run.meta, direction, unit, "packets")
@@ -42,9 +42,9 @@ def _subqueue_samples(run, direction: str, name: str, t_ns: np.ndarray) -> dict[
     rows = sub["packets"]
     t_out = M._nullable_float(rows, "t_out_ns")
     for col, outcomes in (("drops", M.QUEUE_DROP_REASONS), ("marks", ("marked",))):
-        events = np.sort(t_out[M._isin(rows, "outcome", outcomes)])
+        events = np.sort(t_out[sub.isin("packets", "outcome", outcomes)])
         cols[col] = np.searchsorted(events, t_ns, side="right").astype(np.float64)
-    sent = M._isin(rows, "outcome", M.TRANSMITTED)
+    sent = sub.isin("packets", "outcome", M.TRANSMITTED)
     order = np.argsort(t_out[sent], kind="stable")
     dep = t_out[sent][order]
     sojourn = (dep - M._nullable_float(rows, "t_enqueue_ns")[sent][order]) / 1e6

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aqmlab import metrics as M
-from aqmlab.flent.match import _entry, _tables
+from aqmlab.flent.match import _entry
 
 STEP = 0.2
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -108,7 +108,7 @@ def _interp_grid(t: np.ndarray, v: np.ndarray, b: _Builder) -> np.ndarray:
 
 
 def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, float | None]:
-    p = M.probe_table(_tables(run), flow)
+    p = M.probe_table(run.tables, flow)
     t = p.column("t_send_ns").to_numpy().astype(np.float64) / 1e9
     seq = p.column("seq").to_numpy().astype(np.int64)
     rtt = M._nullable_float(p, "rtt_ns") / 1e6
@@ -117,7 +117,7 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
     t_ok, rtt_ok, seq_ok = t[ok][order], rtt[ok][order], seq[ok][order]
     raw = [{"t": T0 + float(a), "val": float(v), "seq": int(s)} for a, v, s in zip(t_ok, rtt_ok, seq_ok)]
     grid = _interp_grid(t_ok, rtt_ok, b)
-    return raw, grid, M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"]))
+    return raw, grid, M.probe_loss(run.tables, flow, b.warmup_s, int(run.meta["duration_ns"]))
 
 
 def _http_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, int]:
@@ -141,7 +141,7 @@ def _http_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, i
 
 def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.ndarray], dict]:
     """irtt's records of a VoIP stream, its sub-sampled children on the grid, and its metadata."""
-    p = M.probe_table(_tables(run), flow)
+    p = M.probe_table(run.tables, flow)
     order = np.argsort(p.column("seq").to_numpy().astype(np.int64), kind="stable")
     seq = p.column("seq").to_numpy().astype(np.int64)[order]
     sent = p.column("t_send_ns").to_numpy().astype(np.float64)[order] / 1e9
@@ -181,12 +181,12 @@ def _voip_series(run, flow: int, b: _Builder) -> tuple[list[dict], dict[str, np.
         "RUNNER": "IrttRunner",
         "PACKETS_SENT": int(seq.size),
         "PACKETS_RECEIVED": int(got.sum()),
-        "PACKET_LOSS_RATE": M.probe_loss(_tables(run), flow, b.warmup_s, int(run.meta["duration_ns"])),
+        "PACKET_LOSS_RATE": M.probe_loss(run.tables, flow, b.warmup_s, int(run.meta["duration_ns"])),
         "RTT_MEAN": float(rtt[got].mean()) if got.any() else None,
         "OWD_UP_MEAN": float(up[got].mean()) if got.any() else None,
         "OWD_DOWN_MEAN": float(down[got].mean()) if got.any() else None,
-        "IPDV_UP_MEAN": M.probe_ipdv_ms(_tables(run), flow, "up", b.warmup_s),
-        "IPDV_DOWN_MEAN": M.probe_ipdv_ms(_tables(run), flow, "down", b.warmup_s),
+        "IPDV_UP_MEAN": M.probe_ipdv_ms(run.tables, flow, "up", b.warmup_s),
+        "IPDV_DOWN_MEAN": M.probe_ipdv_ms(run.tables, flow, "down", b.warmup_s),
         "AQMLAB_FLOW": flow,
     }
     return raw, grid, meta

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import math
-import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from aqmlab import _core
 from aqmlab.metrics.catalogue import DIRECTIONS, QUANTILES
+
+# MissingTableError and _nullable_float are the metrics package's names too (aqmlab.metrics.<name>)
+from aqmlab.runtables import HopPackets, MissingTableError, RunTables, _col, _nullable_float  # noqa: F401
 
 NS = 1_000_000_000
 
@@ -46,74 +46,11 @@ SUMMARY_SCHEMA_VERSION = 2
 when a key is renamed, removed or changes meaning; CHANGELOG.md lists each change."""
 
 
-class MissingTableError(LookupError):
-    """A metric or figure needs a table (or column) that the run did not record."""
+def _need(tables: Mapping[str, pa.Table], name: str) -> pa.Table:
+    return RunTables.of(tables).need(name)
 
 
-def _col(table: pa.Table, name: str, dtype=None) -> np.ndarray:
-    arr = table.column(name).to_numpy(zero_copy_only=False)
-    return arr.astype(dtype) if dtype is not None else arr
-
-
-def _codes(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """A string column as (codes, values), ``values[codes]`` being the column: one code per row
-    into its few distinct values (nulls: "None", the last value). Built once per table object
-    (``_cached``), or given by ``keep_codes``: a summary reads a hop's outcomes a dozen times."""
-    return _cached(table, f"codes:{name}", lambda t: _encode(t, name))
-
-
-def keep_codes(table: pa.Table, name: str, encoded: pa.DictionaryArray) -> None:
-    """Takes the codes of ``table``'s string column ``name`` from ``encoded``, the same column
-    dictionary-encoded (as the core sends it), rather than encoding the strings again."""
-    _cached(table, f"codes:{name}", lambda _: _dictionary_codes(encoded))
-
-
-def _encode(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
-    col = table.column(name)
-    if col.num_chunks != 1:
-        col = col.combine_chunks() if col.num_chunks else pa.array([], pa.string())
-    else:
-        col = col.chunk(0)
-    return _dictionary_codes(col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col))
-
-
-def _dictionary_codes(col: pa.DictionaryArray) -> tuple[np.ndarray, np.ndarray]:
-    values = np.asarray([str(v) for v in col.dictionary.to_pylist()] or [""], dtype=str)
-    if not col.null_count:
-        return col.indices.to_numpy(zero_copy_only=False), values
-    idx = pc.fill_null(col.indices, 0).to_numpy(zero_copy_only=False)
-    null = pc.is_null(col).to_numpy(zero_copy_only=False)
-    return np.where(null, values.size, idx), np.append(values, "None")
-
-
-def _strcol(table: pa.Table, name: str) -> np.ndarray:
-    """A string column as a numpy unicode array (via its distinct values: fast for the few
-    distinct values of ``dir``/``outcome``/``kind``; nulls become "None")."""
-    idx, values = _codes(table, name)
-    return values[idx] if idx.size else np.zeros(0, dtype=str)
-
-
-def _isin(table: pa.Table, name: str, allowed) -> np.ndarray:
-    """The rows whose string column ``name`` is one of ``allowed``: ``np.isin(_strcol(...),
-    allowed)`` tested once per distinct value."""
-    idx, values = _codes(table, name)
-    return np.isin(values, allowed)[idx]
-
-
-def _nullable_float(table: pa.Table, name: str) -> np.ndarray:
-    """Column as float64 with nulls as NaN."""
-    col = table.column(name)
-    return np.asarray(col.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
-
-
-def _need(tables: dict[str, pa.Table], name: str) -> pa.Table:
-    t = tables.get(name)
-    if t is None:
-        raise MissingTableError(f"table '{name}' was not recorded in this run")
-    return t
-
-
-def _has(tables: dict[str, pa.Table], name: str) -> bool:
+def _has(tables: Mapping[str, pa.Table], name: str) -> bool:
     return tables.get(name) is not None
 
 
@@ -125,62 +62,24 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
     return min(start, end), end
 
 
-def _filter_dir(table: pa.Table, direction: str) -> pa.Table:
-    """The rows of one hop (``_hop_rows``) as a table. Built once per table object
-    (``_cached``): a run summary filters the same tables dozens of times."""
-    return _cached(table, f"dir:{direction}", lambda t: t.filter(pa.array(_hop_rows(t, direction))))
+def _hop(tables: Mapping[str, pa.Table], name: str, direction: str) -> pa.Table:
+    """The rows of one hop of table ``name`` (``RunTables.hop``: built once per run), named by
+    ``direction``: a hop name (the one-hop shorthand's hops are named "down" and "up"), matched
+    on the ``hop`` column; tables stored before hops existed are matched on ``dir``. A null
+    matches no name. MissingTableError without the table."""
+    return RunTables.of(tables).hop(name, direction)
 
 
-def _hop_rows(table: pa.Table, direction: str) -> np.ndarray:
-    """Which rows are of one hop, named by ``direction``: a hop name (the one-hop shorthand's
-    hops are named "down" and "up"), matched on the ``hop`` column; tables stored before hops
-    existed are matched on ``dir``. A null matches no name."""
-    col = "hop" if "hop" in table.column_names else "dir"
-    idx, values = _codes(table, col)
-    hit = values == direction
-    if table.column(col).null_count:
-        hit[-1] = False
-    return hit[idx]
+def _hop_packets(tables: Mapping[str, pa.Table], direction: str) -> HopPackets:
+    """``HopPackets`` of one hop of the ``packets`` table, built once per run and hop."""
+    return RunTables.of(tables).hop_packets(direction)
 
 
-class _HopPackets:
-    """The rows of one hop of a ``packets`` table (``_hop_rows``) as numpy columns: enqueue
-    time and size (int64), ``t_out_ns`` (float64, NaN for null) and the outcome's code into
-    ``values``. Taken from the whole table's columns by row index, without building a filtered
-    table of every column (``_filter_dir``): a hop's summary needs these four. What the metrics
-    compute from them is kept with them (``memo``)."""
-
-    def __init__(self, p: pa.Table, direction: str):
-        rows = np.flatnonzero(_hop_rows(p, direction))
-        self.t_in = _col(p, "t_enqueue_ns")[rows].astype(np.int64)
-        self.t_out = _nullable_float(p, "t_out_ns")[rows]
-        self.size = _col(p, "size")[rows].astype(np.int64)
-        codes, self.values = _codes(p, "outcome")
-        self.outcome = codes[rows]
-        self._memo: dict[tuple, Any] = {}
-
-    def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
-        """``build()``, computed once per hop and ``key``: a run's summary, and a study's metrics
-        after it, ask the same of a hop several times."""
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
-
-    def isin(self, allowed: tuple[str, ...]) -> np.ndarray:
-        """The rows whose outcome is one of ``allowed``."""
-        return self.memo(("isin", *allowed), lambda: np.isin(self.values, allowed)[self.outcome])
-
-    def count_from(self, w: int, allowed: tuple[str, ...]) -> int:
-        """How many rows with ``t_out >= w`` have an outcome in ``allowed``."""
-        counted = self.memo(
-            ("out from", w), lambda: np.bincount(self.outcome[self.t_out >= w], minlength=self.values.size)
-        )
-        return int(counted[np.isin(self.values, allowed)].sum())
-
-
-def _hop_packets(tables: dict, direction: str) -> _HopPackets:
-    """``_HopPackets`` of the ``packets`` table, built once per table object and hop."""
-    return _cached(_need(tables, "packets"), f"hop packets:{direction}", lambda p: _HopPackets(p, direction))
+def _strcol(tables: Mapping[str, pa.Table], name: str, column: str) -> np.ndarray:
+    """The string column ``column`` of table ``name`` as a numpy unicode array (via its
+    distinct values, coded once per run: fast for the few distinct values of
+    ``dir``/``outcome``/``kind``; nulls become "None")."""
+    return RunTables.of(tables).strings(name, column)
 
 
 def _float(x) -> float | None:
@@ -239,7 +138,7 @@ def qdisc_config(meta: dict, direction: str) -> dict:
 def qdisc_name(tables: dict[str, pa.Table], meta: dict, direction: str) -> str | None:
     """The discipline of a direction: from ``links.qdisc``, else from the scenario."""
     if _has(tables, "links"):
-        lk = _filter_dir(tables["links"], direction)
+        lk = _hop(tables, "links", direction)
         if lk.num_rows:
             return str(lk.column("qdisc")[0].as_py())
     q = qdisc_config(meta, direction)
@@ -273,21 +172,3 @@ def bottlenecks(tables: dict[str, pa.Table]) -> dict[str, str]:
         rows = tables["links"].select(["dir", "hop", "bottleneck"]).to_pylist()
         return {r["dir"]: r["hop"] for r in rows if r["bottleneck"]}
     return {d: d for d in DIRECTIONS}
-
-
-# Per-flow lookups are served from an index built once per table object, so that metrics over
-# N flows cost O(rows + N), not O(rows x N). The cache refers to the table weakly and its
-# entries go with it: a process that summarises run after run (a sweep's worker) keeps none of
-# the earlier runs' tables or what was built from them.
-_INDEX: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
-
-
-def _cached(table: pa.Table, kind: str, build) -> Any:
-    """``build(table)``, built once while ``table`` lives (named ``kind`` among its entries)."""
-    key = (id(table), kind)
-    hit = _INDEX.get(key)
-    if hit is not None and hit[0]() is table:
-        return hit[1]
-    value = build(table)
-    _INDEX[key] = (weakref.ref(table, lambda _: _INDEX.pop(key, None)), value)
-    return value

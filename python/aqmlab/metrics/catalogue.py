@@ -326,11 +326,13 @@ def catalog_values(s: dict) -> dict:
 @dataclass(frozen=True)
 class View:
     """A column of a printed table: its header and the summary key under the table's block (a
-    hop's ``links.HOP``, a flow's ``flows[i]``, a probe stream's ``probes[i]``), times ``scale``."""
+    hop's ``links.HOP``, a flow's ``flows[i]``, a probe stream's ``probes[i]``), times ``scale``,
+    printed with ``digits`` decimals where a table fixes them."""
 
     header: str
     key: str
     scale: float = 1.0
+    digits: int = 2
 
     def value(self, block: dict):
         """The column's value in one block (None where the key is missing)."""
@@ -367,6 +369,13 @@ PROBE_VIEW = (
     View("lost", "counts.lost"), View("in flight", "counts.in_flight"), View("loss %", "loss", 100.0),
 )  # fmt: skip
 """The VoIP / probe table of `aqmlab show` and the report."""
+
+COMPARE_PROBE_VIEW = (
+    View("probe RTT p50 ms", "rtt_ms.p50", digits=1), View("p95", "rtt_ms.p95", digits=1),
+    View("jitter {d} ms", "jitter_ms.{d}"), View("probe loss %", "loss", 100.0, digits=1),
+)  # fmt: skip
+"""The first probe stream's columns in the table of `aqmlab run --qdisc` (a ``{d}`` column once
+per shown direction)."""
 
 SIDE_BY_SIDE = (
     "goodput_mbps_{d}", "queue_delay_p50_ms", "queue_delay_p95_ms", "drops", "marks",

@@ -8,16 +8,14 @@ import pyarrow as pa
 
 from aqmlab.metrics.base import (
     NS,
-    _cached,
     _col,
     _float,
     _has,
-    _isin,
-    _need,
     _nullable_float,
     _strcol,
     _window,
 )
+from aqmlab.runtables import RunTables
 
 
 def _flow_index(f: pa.Table) -> dict[int, int]:
@@ -26,7 +24,8 @@ def _flow_index(f: pa.Table) -> dict[int, int]:
 
 
 def _flow_pos(tables: dict, flow: int) -> int:
-    k = _cached(_need(tables, "flows"), "index", _flow_index).get(int(flow))
+    rt = RunTables.of(tables)
+    k = rt.built(("flow index",), lambda: _flow_index(rt.need("flows"))).get(int(flow))
     if k is None:
         raise KeyError(f"flow {flow} not in the flows table")
     return k
@@ -48,10 +47,13 @@ def _series_of_flows(fs: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return t, d, ids, starts
 
 
-def _sample_blocks(fs: pa.Table, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``_series_of_flows`` of ``fs`` and, per flow id of ``flows``, its block of samples
-    [a, b) in that order (a = b = 0 for a flow without samples)."""
-    t, d, ids, starts = _cached(fs, "series", _series_of_flows)
+def _sample_blocks(
+    tables: RunTables, flows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_series_of_flows`` of the run's ``flow_series`` (built once per run) and, per flow id of
+    ``flows``, its block of samples [a, b) in that order (a = b = 0 for a flow without
+    samples)."""
+    t, d, ids, starts = tables.built(("flow series",), lambda: _series_of_flows(tables["flow_series"]))
     k = np.searchsorted(ids, flows)
     found = k < ids.size
     found[found] = ids[k[found]] == flows[found]
@@ -71,8 +73,9 @@ class _FlowSamples:
     ``flows`` row form one block (row ``k``: ``first[k]`` to ``first[k] + count[k]``), in time
     order; ``row`` is each sample's ``flows`` row."""
 
-    def __init__(self, f: pa.Table, fs: pa.Table):
-        t, d, a, b = _sample_blocks(fs, _col(f, "flow", np.int64))
+    def __init__(self, tables: RunTables):
+        f = tables["flows"]
+        t, d, a, b = _sample_blocks(tables, _col(f, "flow", np.int64))
         self.count = b - a
         self.first = np.cumsum(self.count) - self.count
         self.row = np.repeat(np.arange(f.num_rows), self.count)
@@ -95,12 +98,14 @@ class _FlowSamples:
 def _flow_windows(tables: dict, meta: dict, warmup_s: float) -> tuple[np.ndarray, np.ndarray]:
     """(goodput in bit/s, NaN for None; delivered bytes) of every ``flows`` row, as
     ``goodput_bps`` and ``delivered_bytes`` define them; computed once per tables and window."""
-    f, fs = _need(tables, "flows"), tables.get("flow_series")
-    kind = f"windows:{id(fs)}:{warmup_s!r}:{meta['duration_ns']}"
-    return _cached(f, kind, lambda _: (fs, _compute_flow_windows(f, fs, meta, warmup_s)))[1]
+    rt = RunTables.of(tables)
+    rt.need("flows")
+    key = ("flow windows", warmup_s, meta["duration_ns"])
+    return rt.built(key, lambda: _compute_flow_windows(rt, meta, warmup_s))
 
 
-def _compute_flow_windows(f: pa.Table, fs: pa.Table | None, meta: dict, warmup_s: float):
+def _compute_flow_windows(tables: RunTables, meta: dict, warmup_s: float):
+    f, fs = tables["flows"], tables.get("flow_series")
     w, end = _window(meta, warmup_s if fs is not None else 0.0)
     t0 = np.maximum(w, _col(f, "start_ns", np.int64))
     done = _optional_ns(f, "completed_ns")
@@ -112,7 +117,7 @@ def _compute_flow_windows(f: pa.Table, fs: pa.Table | None, meta: dict, warmup_s
     gp[ok] = total[ok] * 8.0 * NS / (t1 - t0)[ok]
     if fs is None:
         return gp, _col(f, "bytes_delivered", np.int64)
-    s = _FlowSamples(f, fs)
+    s = _FlowSamples(tables)
     delivered = np.rint(s.value_at(end) - s.value_at(w)).astype(np.int64)
     has = s.count > 0
     ia = s.before(t0)
@@ -158,10 +163,9 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     out: dict[str, float | None] = {"down": None, "up": None, "total": None}
     if not _has(tables, "flows") or end <= w:
         return out
-    f = tables["flows"]
     traffic = ~_probe_rows(tables)
     delivered = _flow_windows(tables, meta, w / NS)[1]
-    direction = _strcol(f, "direction")
+    direction = _strcol(tables, "flows", "direction")
     sums = {str(d): int(delivered[traffic & (direction == d)].sum()) for d in np.unique(direction[traffic])}
     for d, v in sums.items():
         out[d] = v * 8.0 * NS / (end - w) / 1e6
@@ -173,21 +177,22 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
 def completion_time_s(tables: dict, flow: int) -> float | None:
     """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
     (transients2014); None when the flow did not complete or is not TCP."""
-    f = _need(tables, "flows")
-    return _float(_completion_times_s(f)[_flow_pos(tables, flow)])
+    return _float(_completion_times_s(tables)[_flow_pos(tables, flow)])
 
 
-def _completion_times_s(f: pa.Table) -> np.ndarray:
-    """``completion_time_s`` of every ``flows`` row, NaN for None."""
+def _completion_times_s(tables: dict) -> np.ndarray:
+    """``completion_time_s`` of every ``flows`` row, NaN for None (built once per run)."""
+    rt = RunTables.of(tables)
 
-    def build(f: pa.Table) -> np.ndarray:
+    def build() -> np.ndarray:
+        f = rt.need("flows")
         done, syn = (_optional_ns(f, c) for c in ("completed_ns", "first_syn_ns"))
         both = ~np.isnan(done) & ~np.isnan(syn)
         out = np.full(f.num_rows, np.nan)
         out[both] = (done[both].astype(np.int64) - syn[both].astype(np.int64)) / NS
         return out
 
-    return _cached(f, "completion", build)
+    return rt.built(("completion times",), build)
 
 
 def jain_index(values) -> float | None:
@@ -215,11 +220,12 @@ def class_share(
     the latency probes (``PROBE_KINDS``, e.g. the testbed's ping) out of the total. None when
     the total is 0.
     """
-    f = _need(tables, "flows")
+    rt = RunTables.of(tables)
+    q = _col(rt.need("flows"), quantity, np.float64)
+    key = rt.strings("flows", by)
     if traffic_only:
-        f = f.filter(pa.array(~np.isin(_strcol(f, "kind"), PROBE_KINDS)))
-    key = _strcol(f, by)
-    q = _col(f, quantity, np.float64)
+        keep = ~rt.isin("flows", "kind", PROBE_KINDS)
+        key, q = key[keep], q[keep]
     total = q.sum()
     return float(q[key == str(cls)].sum() / total) if total > 0 else None
 
@@ -230,8 +236,10 @@ PROBE_KINDS = ("ping", "voip")
 
 def _probe_rows(tables: dict) -> np.ndarray:
     """The ``flows`` rows that are probe streams (kind in PROBE_KINDS or present in ``probes``)."""
-    f = tables["flows"]
-    return _isin(f, "kind", PROBE_KINDS) | np.isin(_col(f, "flow", np.int64), probe_flows(tables))
+    rt = RunTables.of(tables)
+    return rt.isin("flows", "kind", PROBE_KINDS) | np.isin(
+        _col(rt["flows"], "flow", np.int64), probe_flows(tables)
+    )
 
 
 def probe_flows(tables: dict) -> list[int]:

@@ -15,11 +15,9 @@ from aqmlab.metrics.base import (
     TRANSMITTED,
     MissingTableError,
     _col,
-    _filter_dir,
     _has,
+    _hop,
     _hop_packets,
-    _HopPackets,
-    _need,
     _window,
     cdf,
     parse_limit,
@@ -27,6 +25,7 @@ from aqmlab.metrics.base import (
     qdisc_config,
 )
 from aqmlab.metrics.catalogue import QUANTILES
+from aqmlab.runtables import HopPackets
 
 
 def sojourn_times_ns(
@@ -58,7 +57,7 @@ def _sojourn_rows(tables: dict, meta: dict, direction: str, warmup_s: float, nam
     ``sojourn_delays_ns`` counts when W is a whole number of seconds, else from the next whole
     second on."""
     w, _ = _window(meta, warmup_s)
-    t = _filter_dir(tables[name], direction)
+    t = _hop(tables, name, direction)
     return t.filter(pc.greater_equal(t.column("t_s"), -(-w // NS)))
 
 
@@ -149,7 +148,7 @@ def backlog_steps(
     if source == "packets":
         return *_packet_backlog(_hop_packets(tables, direction), unit, int(meta["duration_ns"])), True
     if source == "queue":
-        q = _filter_dir(_need(tables, "queue"), direction)
+        q = _hop(tables, "queue", direction)
         t = _col(q, "t_ns", np.int64)
         v = _col(q, f"backlog_{unit}", np.float64)
         order = np.argsort(t, kind="stable")
@@ -169,7 +168,7 @@ def _backlog_source(tables: dict, source: str) -> str:
     return source
 
 
-def _packet_backlog(h: _HopPackets, unit: str, end: int) -> tuple[np.ndarray, np.ndarray]:
+def _packet_backlog(h: HopPackets, unit: str, end: int) -> tuple[np.ndarray, np.ndarray]:
     """``backlog_steps`` from the ``packets`` rows of a hop."""
     m, order, times, last = h.memo(("changes", end), lambda: _queue_changes(h, end))
     size = h.size[m] if unit == "bytes" else np.ones(m.sum(), dtype=np.int64)
@@ -178,7 +177,7 @@ def _packet_backlog(h: _HopPackets, unit: str, end: int) -> tuple[np.ndarray, np
     return times, cum[last].astype(np.float64)
 
 
-def _queue_changes(h: _HopPackets, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _queue_changes(h: HopPackets, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What ``backlog_steps`` needs of a hop's packets in either unit: the rows that entered the
     queue, the stable time order of the changes [start, their enqueues, their departures], the
     instants of change, and which change is the last of its instant (the value after all
@@ -229,7 +228,7 @@ def mean_backlog(
     return time_average(t, v, w, end)
 
 
-def _held_average(h: _HopPackets, unit: str, w: int, end: int) -> float | None:
+def _held_average(h: HopPackets, unit: str, w: int, end: int) -> float | None:
     """``mean_backlog`` from a hop's packets without the step function: the integral of the
     backlog over [w, end] is the sum, over the packets that entered the queue, of what each held
     (its size, or 1) times how long it was queued within [w, end] (from its enqueue to its
@@ -288,7 +287,7 @@ def _rate_steps(tables: dict, direction: str) -> tuple[np.ndarray, np.ndarray] |
     """A direction's rate schedule as (step times ns, rates bps) in time order; None without one."""
     if not _has(tables, "rate_schedule"):
         return None
-    rs = _filter_dir(tables["rate_schedule"], direction)
+    rs = _hop(tables, "rate_schedule", direction)
     if not rs.num_rows:
         return None
     t = _col(rs, "t_ns", np.int64)
@@ -302,7 +301,7 @@ def link_rate_bps(tables: dict, meta: dict, direction: str, t_ns: int = 0) -> fl
     if steps is not None:
         t, r = steps
         return float(r[max(np.searchsorted(t, t_ns, side="right") - 1, 0)])
-    lk = _filter_dir(_need(tables, "links"), direction)
+    lk = _hop(tables, "links", direction)
     return float(lk.column("rate_bps")[0].as_py())
 
 
@@ -317,7 +316,7 @@ def capacity_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0
         dur, val = _clip_steps(*steps, w, end)
         return float((dur * val).sum() / 8.0 / NS)
     if w == 0 and _has(tables, "links"):
-        return float(_filter_dir(tables["links"], direction).column("capacity_bytes")[0].as_py())
+        return float(_hop(tables, "links", direction).column("capacity_bytes")[0].as_py())
     raise MissingTableError("utilisation over a window needs the 'rate_schedule' table")
 
 
@@ -344,10 +343,10 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     if _has(tables, "packets"):
         h = _hop_packets(tables, direction)
         return h.memo(("tx bytes", w), lambda: float(h.size[h.isin(TRANSMITTED) & (h.t_out >= w)].sum())), w
-    total = float(_filter_dir(_need(tables, "links"), direction).column("tx_bytes")[0].as_py())
+    total = float(_hop(tables, "links", direction).column("tx_bytes")[0].as_py())
     if w == 0:
         return total, 0
-    q = _filter_dir(_need(tables, "queue"), direction)
+    q = _hop(tables, "queue", direction)
     t = _col(q, "t_ns", np.int64)
     order = np.argsort(t, kind="stable")
     t = t[order]
@@ -410,7 +409,7 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     """
     w, _ = _window(meta, warmup_s)
     out = {r: 0 for r in DROP_REASONS}
-    links = _filter_dir(tables["links"], direction) if _has(tables, "links") else None
+    links = _hop(tables, "links", direction) if _has(tables, "links") else None
     if _has(tables, "packets"):
         h = _hop_packets(tables, direction)
         for r in QUEUE_DROP_REASONS:
@@ -431,10 +430,10 @@ def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> in
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         return _hop_packets(tables, direction).count_from(w, ("marked",))
-    total = int(_filter_dir(_need(tables, "links"), direction).column("marks")[0].as_py())
+    total = int(_hop(tables, "links", direction).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
-    q = _filter_dir(tables["queue"], direction)
+    q = _hop(tables, "queue", direction)
     t = _col(q, "t_ns", np.int64)
     order = np.argsort(t, kind="stable")
     return int(total - _cum_at(t[order], _col(q, "marks", np.float64)[order], w))
@@ -447,7 +446,7 @@ def arrivals(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) ->
     if _has(tables, "packets"):
         h = _hop_packets(tables, direction)
         return h.memo(("arrivals", w), lambda: int((h.t_in >= w).sum()))
-    return int(_filter_dir(_need(tables, "links"), direction).column("arrivals")[0].as_py())
+    return int(_hop(tables, "links", direction).column("arrivals")[0].as_py())
 
 
 def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
@@ -455,4 +454,4 @@ def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) 
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
         return _hop_packets(tables, direction).count_from(w, TRANSMITTED)
-    return int(_filter_dir(_need(tables, "links"), direction).column("tx_packets")[0].as_py())
+    return int(_hop(tables, "links", direction).column("tx_packets")[0].as_py())

@@ -4,6 +4,7 @@ blocks and ``summarize``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,9 @@ from aqmlab.metrics.base import (
     NS,
     QUEUE_DROP_REASONS,
     SUMMARY_SCHEMA_VERSION,
-    _filter_dir,
     _float,
     _has,
+    _hop,
     _need,
     _nullable_float,
     bottlenecks,
@@ -52,6 +53,7 @@ from aqmlab.metrics.queue import (
     tx_packets,
     utilization,
 )
+from aqmlab.runtables import RunTables
 
 
 def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
@@ -100,12 +102,12 @@ def subqueues_summary(tables: dict, meta: dict, direction: str, warmup_s: float 
         none = {"queue_delay_ms": percentiles(np.zeros(0)), "drops": None, "drops_by_reason": None}
         return {"queues": {n: {**none, **dict.fromkeys(("marks", "arrivals", "transmitted", "tx_bytes"))}
                            for n in names}}  # fmt: skip
-    p = _filter_dir(p, direction)
-    return {"queues": {n: _queue_block({"packets": p.filter(pc.equal(p.column("subqueue"), n))}, meta,
-                                       direction, warmup_s) for n in names}}  # fmt: skip
+    p = _hop(tables, "packets", direction)
+    return {"queues": {n: _queue_block(RunTables({"packets": p.filter(pc.equal(p.column("subqueue"), n))}),
+                                       meta, direction, warmup_s) for n in names}}  # fmt: skip
 
 
-def _queue_block(sub: dict, meta: dict, direction: str, warmup_s: float) -> dict:
+def _queue_block(sub: RunTables, meta: dict, direction: str, warmup_s: float) -> dict:
     """The block of one sub-queue from its own ``packets`` rows (``sub``)."""
     by = drops_by_reason(sub, meta, direction, warmup_s)
     by = {r: by[r] for r in QUEUE_DROP_REASONS}
@@ -160,14 +162,17 @@ def webpage_summary(tables: dict, warmup_s: float = 0.0) -> dict:
     }
 
 
-def summarize(tables: dict[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
-    """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``.
+def summarize(tables: Mapping[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
+    """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``, of a
+    run's ``RunTables`` (or of any mapping of its tables: then what is built for it is built
+    for this call only).
 
     JSON-serialisable (plain floats, ints, None). ``drops`` counts queue drops (overlimit,
     early, forced, head, fat_flow, ack_filter); random link loss is reported under ``drops_by_reason['loss']``.
     Probe streams (kind ``ping`` or present in ``probes``) are listed under ``probes``, not
     ``flows``.
     """
+    tables = RunTables.of(tables)
     out: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "name": meta.get("name"),
@@ -198,7 +203,7 @@ def flow_summaries(tables: dict, meta: dict, warmup_s: float = 0.0) -> list[dict
     f = tables["flows"]
     keep = np.flatnonzero(~_probe_rows(tables))
     gp, delivered = _flow_windows(tables, meta, warmup_s)
-    done = _completion_times_s(f)
+    done = _completion_times_s(tables)
     names = ("flow", "kind", "direction", "label", "cc", "retransmits", "rto_count")
     cols = [f.column(c).take(keep).to_pylist() for c in names]
     return [

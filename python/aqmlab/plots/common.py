@@ -20,11 +20,6 @@ class UnknownKind(ValueError):
 # --------------------------------------------------------------------------- helpers
 
 
-def _tables(run) -> dict:
-    return {name: run.tables.get(name) for name in ("packets", "queue", "flow_series", "probes", "flows",
-                                                     "links", "rate_schedule")}  # fmt: skip
-
-
 def _need(run, table: str, fig: str):
     t = run.tables.get(table)
     if t is None:
@@ -68,7 +63,7 @@ def _link_dir(run) -> dict[str, str]:
 def _hops(run, dirs: Sequence[str]) -> list[str]:
     """The run's hops in the directions ``dirs``, in path order."""
     ld = _link_dir(run)
-    return [h for h in M.directions(_tables(run), run.meta) if ld.get(h, h) in dirs]
+    return [h for h in M.directions(run.tables, run.meta) if ld.get(h, h) in dirs]
 
 
 def qdisc_label(run, dirs: Sequence[str] | None = None) -> str:
@@ -185,10 +180,10 @@ def metric_value(run, name: str) -> float | None:
     if name.removeprefix("up_") == "enorm":
         d = "up" if name.startswith("up_") else "down"
         return M.normalized_mean_backlog(
-            _tables(run), run.meta, (run.summary.get("bottleneck") or {}).get(d, d)
+            run.tables, run.meta, (run.summary.get("bottleneck") or {}).get(d, d)
         )
     if name == "tcp_share":
-        return M.class_share(_tables(run), "kind", "tcp")
+        return M.class_share(run.tables, "kind", "tcp")
     row = _row(run)
     if name not in row:
         raise KeyError(
@@ -237,7 +232,7 @@ def _warmup(run, warmup_s: float | None) -> float:
 
 def _probe_names(run) -> dict[int, str]:
     """Probe flow id -> a readable name, empty when the run has one probe stream."""
-    tabs = _tables(run)
+    tabs = run.tables
     ids = list(M.probe_flows(tabs))
     if len(ids) <= 1:
         return {f: "" for f in ids}

@@ -22,7 +22,6 @@ from aqmlab.plots.common import (
     _params,
     _probe_names,
     _qdisc_dirs,
-    _tables,
     _warmup,
     group_value,
     metric_value,
@@ -44,7 +43,7 @@ def delay_cdf(runs: Sequence, direction: str | None = None, warmup_s: float | No
         _need(run, "packets", "delay_cdf")
         dirs = _hops(run, shown)
         for d in dirs:
-            x, f = M.queue_delay_cdf_ms(_tables(run), run.meta, d, _warmup(run, warmup_s))
+            x, f = M.queue_delay_cdf_ms(run.tables, run.meta, d, _warmup(run, warmup_s))
             if x.size:
                 name = f"{lab}, {d}" if len(dirs) > 1 else lab
                 ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(i), label=name)
@@ -66,7 +65,7 @@ def rtt_cdf(
         _need(run, "probes", "rtt_cdf")
         for f, name in _probe_names(run).items():
             fn = M.induced_latency_ms if induced else M.probe_rtt_ms
-            x, c = M.cdf(fn(_tables(run), f, _warmup(run, warmup_s)))
+            x, c = M.cdf(fn(run.tables, f, _warmup(run, warmup_s)))
             if x.size:
                 ax.step(x, c, where="post", **_line(i), label=f"{lab}, {name}" if name else lab)
                 i += 1

@@ -16,7 +16,6 @@ from aqmlab.plots.common import (
     _hops,
     _need,
     _probe_names,
-    _tables,
     _warmup,
     flow_label,
     run_labels,
@@ -34,7 +33,7 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
         _need(run, "packets", "delay_ts")
         dirs = _hops(run, shown)
         for d in dirs:
-            t_out, delay = M.sojourn_times_ns(_tables(run), run.meta, d, _warmup(run, warmup_s))
+            t_out, delay = M.sojourn_times_ns(run.tables, run.meta, d, _warmup(run, warmup_s))
             t_in = t_out - delay
             label = f"{lab}, {d}" if len(dirs) > 1 else lab
             ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, markersize=2), label=label))
@@ -56,7 +55,7 @@ def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str =
             _need(run, "queue", "backlog_ts")
         dirs = _hops(run, shown)
         for d in dirs:
-            t, v, exact = M.backlog_steps(_tables(run), run.meta, d, unit)
+            t, v, exact = M.backlog_steps(run.tables, run.meta, d, unit)
             t = np.r_[t, run.meta["duration_ns"]]
             v = np.r_[v, v[-1] if v.size else 0]
             name = f"{lab}, {d}" if len(dirs) > 1 else lab
@@ -206,7 +205,7 @@ def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
         _need(run, "probes", "rtt_ts")
         for f, name in _probe_names(run).items():
-            t = M.probe_table(_tables(run), f)
+            t = M.probe_table(run.tables, f)
             rtt = M._nullable_float(t, "rtt_ns")
             ts = t.column("t_send_ns").to_numpy().astype(np.float64)
             ok = ~np.isnan(rtt)

@@ -16,7 +16,7 @@ from aqmlab.metrics.base import (
     ENTERED,
     NS,
     _col,
-    _filter_dir,
+    _hop,
     _need,
     _nullable_float,
     _strcol,
@@ -32,6 +32,7 @@ from aqmlab.metrics.queue import (
     mean_backlog,
     sojourn_delays_ns,
 )
+from aqmlab.runtables import RunTables, encode, strings
 
 
 def mean_queue_delay_ms(
@@ -93,11 +94,16 @@ def class_throughput_series(
     class's applications in (t_(k-1), t_k] x 8 / step_s in bits/s. Delivered bytes are read from
     ``flow_series`` as a step function (the last sample at or before each bin end)."""
     f = _need(tables, "flows")
-    kinds, keys, ids = _strcol(f, "kind"), _strcol(f, by), _col(f, "flow", np.int64)
+    kinds, keys, ids = (
+        _strcol(tables, "flows", "kind"),
+        _strcol(tables, "flows", by),
+        _col(f, "flow", np.int64),
+    )
     end = int(meta["duration_ns"])
     step = round(step_s * NS)
     edges = np.arange(0, end + 1, step, dtype=np.int64)
-    t_all, d_all, starts, ends = _sample_blocks(_need(tables, "flow_series"), ids)
+    _need(tables, "flow_series")
+    t_all, d_all, starts, ends = _sample_blocks(RunTables.of(tables), ids)
     out: dict[str, np.ndarray] = {}
     for kind, k, a, b in zip(kinds, keys, starts.tolist(), ends.tolist(), strict=True):
         if str(kind) in PROBE_KINDS:
@@ -136,7 +142,7 @@ def drop_share_jain(tables: dict, by: str = "label", cls: str | None = None) -> 
     sent = _col(f, "packets_sent", np.float64)
     keep = sent > 0
     if cls is not None:
-        keep &= _strcol(f, by) == str(cls)
+        keep &= _strcol(tables, "flows", by) == str(cls)
     return jain_index(_col(f, "drops", np.float64)[keep] / sent[keep])
 
 
@@ -145,8 +151,8 @@ def per_class_jain(
 ) -> dict[str, float | None]:
     """Jain's index over the goodputs inside each class (lpcc2013 3d: F_X), probes excluded."""
     f = _need(tables, "flows")
-    kinds = _strcol(f, "kind")
-    keys = _strcol(f, by)
+    kinds = _strcol(tables, "flows", "kind")
+    keys = _strcol(tables, "flows", by)
     ids = _col(f, "flow", np.int64)
     out = {}
     for k in np.unique(keys[~np.isin(kinds, PROBE_KINDS)]):
@@ -205,10 +211,10 @@ def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> fl
     ``iw`` data packets (larger than HEADER_ONLY_MAX_BYTES) the flow put into this queue, ``iw``
     from the flow's ``[[flows]]`` entry of the resolved scenario (default 10). A packet is queued
     at t when ``t_enqueue_ns <= t < t_out_ns``. None when the queue is empty at its peak."""
-    p = _filter_dir(_need(tables, "packets"), direction)
+    p = _hop(tables, "packets", direction)
     if p.num_rows == 0:
         return None
-    outcome = _strcol(p, "outcome")
+    outcome = strings(encode(p, "outcome"))
     t_in = _col(p, "t_enqueue_ns", np.int64)
     t_out_f = _nullable_float(p, "t_out_ns")
     t_out = np.where(np.isnan(t_out_f), int(meta["duration_ns"]) + 1, t_out_f).astype(np.int64)

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from aqmlab import parts
 from aqmlab.layout import DEFAULT_ROOT, TABLES
+from aqmlab.runtables import RunTables
 
 
 class RunNotFound(LookupError):
@@ -66,7 +67,8 @@ class LazyTables(Mapping):
 
 @dataclass
 class RunData:
-    """A stored run: ``tables`` (lazy), ``meta``, ``summary``, ``scenario``, ``path``."""
+    """A stored run: ``tables`` (read lazily, the run's ``RunTables``), ``meta``, ``summary``,
+    ``scenario``, ``path``."""
 
     path: Path
     meta: dict
@@ -139,7 +141,7 @@ def _open_dir(path: Path) -> RunData:
         meta=docs["meta.json"],
         summary=docs["summary.json"],
         scenario=_read_json(scen) if scen.exists() else {},
-        tables=LazyTables(path),
+        tables=RunTables(LazyTables(path)),
     )
 
 
@@ -301,7 +303,7 @@ def _open_sweep_run(ref: Path) -> SweepRunData:
     scen = {**scen, "seed": meta.get("seed", scen.get("seed"))} if scen else scen
     meta = {**meta, "scenario": scen, "sweep": sweep_dir.name, "reproduce_command": row["reproduce_command"]}
     return SweepRunData(path=ref, meta=meta, summary=summary, scenario=scen,
-                        tables=SweepTables(sweep_dir, row["part"], run_id), sweep_dir=sweep_dir,
+                        tables=RunTables(SweepTables(sweep_dir, row["part"], run_id)), sweep_dir=sweep_dir,
                         row=row)  # fmt: skip
 
 

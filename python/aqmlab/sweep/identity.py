@@ -69,8 +69,9 @@ def code_version() -> str:
     return f"{_core.__version__}+{h.hexdigest()[:12]}"
 
 
-METRIC_MODULES = tuple(
-    f"aqmlab.metrics{m}" for m in ("", ".base", ".queue", ".flows", ".probes", ".summary", ".catalogue")
+METRIC_MODULES = (
+    *(f"aqmlab.metrics{m}" for m in ("", ".base", ".queue", ".flows", ".probes", ".summary", ".catalogue")),
+    "aqmlab.runtables",
 )
 """The modules whose code computes the numbers a run's row carries (its summary)."""
 

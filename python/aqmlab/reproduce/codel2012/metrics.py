@@ -21,7 +21,7 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     the FTPs' drop-share fairness; for the dynamic link a 1-second timeline of delay and
     cumulative kB (extra table ``timeline``)."""
     out: dict = {}
-    for d in M._strcol(tables["links"], "hop"):
+    for d in M._strcol(tables, "links", "hop"):
         st = M.queue_delay_stats_ms(tables, meta, d)
         out[f"{d}_median_ms"], out[f"{d}_p75_ms"], out[f"{d}_p95_ms"] = st["p50"], st["p75"], st["p95"]
         out[f"{d}_max_ms"] = st["max"]
@@ -53,7 +53,7 @@ def timeline(tables: dict, meta: dict, step_s: float) -> pa.Table:
     order = np.argsort(idx, kind="stable")
     idx, delay = idx[order], delay[order] / 1e6
     starts = np.searchsorted(idx, np.arange(len(edges)))  # bin k: delay[starts[k]:starts[k + 1]]
-    q = M._filter_dir(tables["queue"], "down")
+    q = M._hop(tables, "queue", "down")
     qt, qb = M._col(q, "t_ns"), M._col(q, "tx_bytes", np.float64)
     at = np.searchsorted(qt, edges[1:], side="right") - 1  # cumulative bytes at each bin's end
     median, p95 = binned_median_p95(delay, starts)

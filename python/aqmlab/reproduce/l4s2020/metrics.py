@@ -53,7 +53,9 @@ def jain(a: float | None, b: float | None) -> float | None:
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     """``dss1_mbit``, ``dss2_mbit`` (flows ``flow1`` and ``flow2``) and their ``jain``."""
     f, fs = tables["flows"], tables["flow_series"]
-    ids = dict(zip(M._strcol(f, "label").tolist(), M._col(f, "flow", np.int64).tolist(), strict=True))
+    ids = dict(
+        zip(M._strcol(tables, "flows", "label").tolist(), M._col(f, "flow", np.int64).tolist(), strict=True)
+    )
     sid, t, d = M._col(fs, "flow", np.int64), M._col(fs, "t_ns", np.int64), M._col(fs, "delivered_bytes")
     out: dict = {}
     for k, label in enumerate(FLOWS, 1):

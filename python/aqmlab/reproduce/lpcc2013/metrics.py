@@ -24,7 +24,7 @@ A_STEP_S = 1.0
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     """The study's per-run numbers (computed in the sweep workers) and each class's throughput
     over time (extra table ``shares``, 60 rows a run: 3a's figure)."""
-    pings = [int(i) for i, k in zip(M._col(tables["flows"], "flow"), M._strcol(tables["flows"], "kind"),
+    pings = [int(i) for i, k in zip(M._col(tables["flows"], "flow"), M._strcol(tables, "flows", "kind"),
                                     strict=True) if k == "ping"]  # fmt: skip
     ping_q = np.concatenate([M.ping_queueing_delay_ms(tables, i) for i in pings]) if pings else np.array([])
     out = {
