@@ -457,7 +457,9 @@ def test_two_reproduces_into_one_root_at_once_both_end_whole(tmp_path):
     cmd = [AQMLAB, "reproduce", "transients2014", "--quick", "--out", str(out)]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.3)
-    second = cli(*cmd[1:], timeout=300)
+    # the second waits for the first's sweep as long as a loaded 2-core machine needs to finish
+    # it (the default 10 s, SWEEP_WAIT_S, ran out there and the second refused, as it should)
+    second = cli(*cmd[1:], env={"AQMLAB_SWEEP_WAIT_S": "240"}, timeout=300)
     said_first, err_first = first.communicate(timeout=300)
     assert first.returncode == 0 and second.returncode == 0, (err_first, second.stderr)
     assert "Traceback" not in err_first + second.stderr
