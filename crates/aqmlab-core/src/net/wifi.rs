@@ -34,8 +34,13 @@
 //! - Each transmitter has its own `Driver` (the AP's ath9k values above by default; a station's
 //!   may differ, e.g. iwlwifi's).
 //!
-//! Not modelled: airtime fairness (added to Linux after 3.14), power save, RTS/CTS, beacons,
-//! multi-rate retry chains, the EIFS after a collision.
+//! - The AP's driver takes its destinations round robin (`topology.wifi.scheduler` "fifo", as
+//!   ath9k before airtime fairness) or by mac80211's airtime deficit scheduler ("airtime",
+//!   `airtime.rs`), and charges each station the PPDU airtime of the transmissions to it and
+//!   from it (`Port::charge`) under either.
+//!
+//! Not modelled: mac80211's per-station fq_codel queues (the software queues are FIFOs), power
+//! save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a collision.
 
 use super::airtime::Airtime;
 use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
