@@ -250,10 +250,10 @@ pub struct PortStats {
     pub mcs_sum: u64,
     /// Most frames the driver held at once.
     pub peak_pending: u32,
-    /// PPDU airtime of the transmissions to each destination, every attempt counted.
+    /// The access point's only (`Port::charge`): PPDU airtime of its transmissions to each
+    /// station, every attempt counted.
     pub tx_airtime: Vec<Time>,
-    /// PPDU airtime of the frames received whole from each destination (charged by the access
-    /// point to the sending station).
+    /// The access point's only: PPDU airtime of each station's transmissions it received whole.
     pub rx_airtime: Vec<Time>,
 }
 
