@@ -150,6 +150,14 @@ CATALOGUE: tuple[Metric, ...] = (
            WINDOW, "summary.subqueues_summary"),
     Metric(f"links.HOP.queues.{_SUBQUEUES}.tx_bytes", "bytes the sub-queue put on the link", "bytes", WINDOW,
            "summary.subqueues_summary"),
+    Metric("links.HOP.station_airtime_s",
+           ("a WiFi station's hop only: the airtime the access point charged the station, the PPDU "
+            "durations of its transmissions to the station (every attempt) and of the station's "
+            "received whole (mac80211's per-station airtime, docs/architecture.md, WiFi)"), "s", "run",
+           "summary.station_airtime"),
+    Metric("links.HOP.station_airtime_share",
+           ("a WiFi station's hop only: station_airtime_s / the sum over the medium's stations (what "
+            "the airtime scheduler equalises)"), "fraction", "run", "summary.station_airtime"),
     Metric("bottleneck.DIR",
            ("the bottleneck hop of the direction (lowest rate it can carry: a shaping qdisc's, HTB's or a "
             "trace's when below the line rate; first of equals)"), compute="base.bottlenecks"),

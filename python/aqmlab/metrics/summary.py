@@ -86,7 +86,23 @@ def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
         else None,
         "backlog_exact": bool(_has(tables, "packets")),
         **subqueues_summary(tables, meta, direction, warmup_s),
+        **station_airtime(meta, direction),
     }
+
+
+STATION_AIRTIME = {
+    "station_airtime_s": "wifi_station_airtime_s",
+    "station_airtime_share": "wifi_station_airtime_share",
+}
+"""The summary keys of a WiFi station's hop and the core's diagnostics they copy."""
+
+
+def station_airtime(meta: dict, direction: str) -> dict:
+    """A WiFi station's hop (``air/laptop``): the airtime the access point charged the station
+    over the whole run (its transmissions to it and the station's own received, PPDU airtime)
+    and its share of all stations' (``meta['qdisc_diagnostics']``); ``{}`` for any other hop."""
+    d = (meta.get("qdisc_diagnostics") or {}).get(direction) or {}
+    return {k: float(d[src]) for k, src in STATION_AIRTIME.items() if src in d}
 
 
 def subqueues_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:

@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
+pub mod airtime;
 pub mod phy;
 pub mod slot;
 pub mod trace;
@@ -496,15 +497,17 @@ pub trait Hops {
             } else {
                 0
             };
+            let now = self.now();
             self.parts().links[l]
                 .wifi
                 .as_mut()
                 .expect("a WiFi hop")
-                .accept(dest, id);
+                .accept(dest, id, now);
         }
+        let now = self.now();
         let HopParts { links, pool, .. } = self.parts();
         let port = links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(|id| pool.get(id).size);
+        port.form(now, |id| pool.get(id).size);
         self.medium_access(m);
     }
 
@@ -534,6 +537,7 @@ pub trait Hops {
     fn air_done(&mut self, m: usize) {
         let on_air = std::mem::take(&mut self.parts().media[m].on_air);
         let collided = on_air.len() > 1;
+        self.charge_airtime(m, &on_air, collided);
         let hops: Vec<usize> = on_air.iter().map(|t| t.0 as usize).collect();
         for (l, agg) in on_air {
             self.subframes_done(l as usize, agg, collided);
@@ -542,6 +546,29 @@ pub trait Hops {
             self.serve(l);
         }
         self.medium_access(m);
+    }
+
+    /// The access point (the medium's first port) charges each transmission's PPDU airtime to
+    /// its station: its own to the destination, every attempt; a station's to that station when
+    /// received whole (net/mac80211/sta_info.c `ieee80211_sta_register_airtime`, called by
+    /// ath9k's `ath_tx_count_airtime` and `ath_rx_count_airtime`).
+    fn charge_airtime(&mut self, m: usize, on_air: &[(u32, wifi::Aggregate)], collided: bool) {
+        let now = self.now();
+        let HopParts { links, media, .. } = self.parts();
+        let ports = &media[m].ports;
+        let ap = ports[0];
+        for (hop, agg) in on_air {
+            let air = agg.phy.ppdu(agg.bytes);
+            let (dest, rx) = if *hop == ap {
+                (agg.dest as usize, false)
+            } else if !collided {
+                (ports.iter().position(|p| p == hop).expect("a port") - 1, true)
+            } else {
+                continue;
+            };
+            let port = links[ap as usize].wifi.as_mut().expect("a WiFi hop");
+            port.charge(dest, air, rx, now);
+        }
     }
 
     /// Hop l's aggregate left the air. After a collision it goes back to the head of the
@@ -605,6 +632,8 @@ pub trait Hops {
         for &id in failed.iter().rev() {
             port.queues[agg.dest as usize].push_front(id);
         }
+        let air = agg.phy.ppdu(agg.bytes);
+        port.completed(agg.dest as usize, air, !failed.is_empty(), now);
         port.recycle(agg.pkts);
     }
 

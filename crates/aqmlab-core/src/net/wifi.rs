@@ -34,9 +34,15 @@
 //! - Each transmitter has its own `Driver` (the AP's ath9k values above by default; a station's
 //!   may differ, e.g. iwlwifi's).
 //!
-//! Not modelled: airtime fairness (added to Linux after 3.14), power save, RTS/CTS, beacons,
-//! multi-rate retry chains, the EIFS after a collision.
+//! - The AP's driver takes its destinations round robin (`topology.wifi.scheduler` "fifo", as
+//!   ath9k before airtime fairness) or by mac80211's airtime deficit scheduler ("airtime",
+//!   `airtime.rs`), and charges each station the PPDU airtime of the transmissions to it and
+//!   from it (`Port::charge`) under either.
+//!
+//! Not modelled: mac80211's per-station fq_codel queues (the software queues are FIFOs), power
+//! save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a collision.
 
+use super::airtime::Airtime;
 use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
 use super::wifi_rate::Radio;
 use crate::packet::PktId;
@@ -226,6 +232,8 @@ pub struct Port {
     pub backoff: Option<u32>,
     /// DCF: attempts failed in a row (the contention window's doubling).
     pub stage: u32,
+    /// The airtime scheduler over the destinations (none: round robin, scheduler "fifo").
+    pub airtime: Option<Box<Airtime>>,
     pub stats: PortStats,
 }
 
@@ -242,10 +250,16 @@ pub struct PortStats {
     pub mcs_sum: u64,
     /// Most frames the driver held at once.
     pub peak_pending: u32,
+    /// The access point's only (`Port::charge`): PPDU airtime of its transmissions to each
+    /// station, every attempt counted.
+    pub tx_airtime: Vec<Time>,
+    /// The access point's only: PPDU airtime of each station's transmissions it received whole.
+    pub rx_airtime: Vec<Time>,
 }
 
 impl Port {
     pub fn new(medium: u32, driver: Driver, radios: Vec<Radio>) -> Port {
+        let radios_len = radios.len();
         Port {
             medium,
             driver,
@@ -259,13 +273,22 @@ impl Port {
             spare: Vec::new(),
             backoff: None,
             stage: 0,
-            stats: PortStats::default(),
+            airtime: None,
+            stats: PortStats {
+                tx_airtime: vec![0; radios_len],
+                rx_airtime: vec![0; radios_len],
+                ..PortStats::default()
+            },
         }
     }
 
-    /// Puts a packet from the qdisc into the software queue of its destination.
-    pub fn accept(&mut self, dest: usize, id: PktId) {
+    /// Puts a packet from the qdisc into the software queue of its destination (with the
+    /// airtime scheduler, mac80211's `ieee80211_txq_enqueue` then `schedule_and_wake_txq`).
+    pub fn accept(&mut self, dest: usize, id: PktId, now: Time) {
         self.queues[dest].push_back(id);
+        if let Some(a) = self.airtime.as_mut() {
+            a.schedule(dest, true, now);
+        }
         self.pending += 1;
         self.stats.peak_pending = self.stats.peak_pending.max(self.pending);
     }
@@ -275,11 +298,14 @@ impl Port {
     }
 
     /// Forms aggregates while the hardware queue is below its depth and a software queue holds
-    /// packets; `size` gives a packet's IP length.
-    pub fn form(&mut self, size: impl Fn(PktId) -> u32) {
+    /// packets; `size` gives a packet's IP length. The destinations take turns round robin
+    /// (scheduler "fifo"), or as the airtime scheduler gives them (`airtime`).
+    pub fn form(&mut self, now: Time, size: impl Fn(PktId) -> u32) {
+        if self.airtime.is_some() {
+            return self.form_fair(now, size);
+        }
         let n = self.queues.len();
-        let d = self.driver;
-        while self.hw_depth() < d.hw_aggregates {
+        while self.hw_depth() < self.driver.hw_aggregates {
             let Some(dest) = (0..n)
                 .map(|k| (self.rr + k) % n)
                 .find(|&d| !self.queues[d].is_empty())
@@ -287,27 +313,96 @@ impl Port {
                 return;
             };
             self.rr = (dest + 1) % n;
-            let phy = self.radios[dest].pick();
-            let mut pkts = self.spare.pop().unwrap_or_default();
-            let mut len = 0u32;
-            while let Some(&id) = self.queues[dest].front() {
-                let add = len.next_multiple_of(4) + d.subframe(size(id));
-                if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
-                    break;
-                }
-                pkts.push(id);
-                len = add;
-                self.queues[dest].pop_front();
-                if pkts.len() as u32 == d.max_subframes {
-                    break;
-                }
+            self.form_one(dest, &size);
+        }
+    }
+
+    /// The airtime scheduler's turns: scheduling rounds as ath9k's `ath_txq_schedule` runs
+    /// them (each station `next_station` gives forms one aggregate if the hardware queue has room, then
+    /// goes back on the list with `ieee80211_return_txq`), repeated while a round formed one
+    /// and the hardware queue has room (ath9k runs a round at each enqueue and completion).
+    fn form_fair(&mut self, now: Time, size: impl Fn(PktId) -> u32) {
+        loop {
+            if self.hw_depth() >= self.driver.hw_aggregates {
+                return;
             }
-            self.hw.push_back(Aggregate {
-                dest: dest as u16,
-                pkts,
-                bytes: len,
-                phy,
-            });
+            let mut formed = false;
+            self.airtime.as_mut().expect("a scheduler").start();
+            while let Some(dest) = self.airtime.as_mut().expect("a scheduler").next_station() {
+                if self.hw_depth() < self.driver.hw_aggregates && !self.queues[dest].is_empty() {
+                    self.form_one(dest, &size);
+                    let agg = self.hw.back().expect("formed");
+                    let est = agg.phy.ppdu(agg.bytes);
+                    self.airtime
+                        .as_mut()
+                        .expect("a scheduler")
+                        .pending(dest, est, false);
+                    formed = true;
+                }
+                let has_queue = !self.queues[dest].is_empty();
+                self.airtime
+                    .as_mut()
+                    .expect("a scheduler")
+                    .schedule(dest, has_queue, now);
+            }
+            if !formed {
+                return;
+            }
+        }
+    }
+
+    /// Forms one aggregate from `dest`'s software queue (ath_tx_form_aggr) at the end of the
+    /// hardware queue.
+    fn form_one(&mut self, dest: usize, size: &impl Fn(PktId) -> u32) {
+        let d = self.driver;
+        let phy = self.radios[dest].pick();
+        let mut pkts = self.spare.pop().unwrap_or_default();
+        let mut len = 0u32;
+        while let Some(&id) = self.queues[dest].front() {
+            let add = len.next_multiple_of(4) + d.subframe(size(id));
+            if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
+                break;
+            }
+            pkts.push(id);
+            len = add;
+            self.queues[dest].pop_front();
+            if pkts.len() as u32 == d.max_subframes {
+                break;
+            }
+        }
+        self.hw.push_back(Aggregate {
+            dest: dest as u16,
+            pkts,
+            bytes: len,
+            phy,
+        });
+    }
+
+    /// Charges the PPDU airtime of a transmission to destination `dest` (`rx` false: every
+    /// attempt, as ath9k's `ath_tx_count_airtime` counts each try) or of a reception from it
+    /// (`rx`: a frame received whole, as ath9k's `ath_rx_count_airtime`), to the per-station
+    /// counters and the airtime scheduler's deficit (`ieee80211_sta_register_airtime`).
+    pub fn charge(&mut self, dest: usize, airtime: Time, rx: bool, now: Time) {
+        let counter = if rx {
+            &mut self.stats.rx_airtime
+        } else {
+            &mut self.stats.tx_airtime
+        };
+        counter[dest] += airtime;
+        if let Some(a) = self.airtime.as_mut() {
+            a.register(dest, airtime, now);
+        }
+    }
+
+    /// Frames `dest`'s aggregate of `airtime` left the hardware (`ieee80211_tx_status`: AQL's
+    /// pending airtime falls), or went back to `dest`'s software queue for a retry: the
+    /// station is put back on the scheduler's list.
+    pub fn completed(&mut self, dest: usize, airtime: Time, retried: bool, now: Time) {
+        if let Some(a) = self.airtime.as_mut() {
+            a.pending(dest, airtime, true);
+            if retried {
+                a.schedule(dest, true, now);
+            }
         }
     }
 
@@ -514,9 +609,9 @@ mod tests {
         // 65535 B and 4 ms (761 symbols = 3044 us): the subframe count binds.
         let mut port = port(ath9k(), &[phy(15)]);
         for id in 0..40 {
-            port.accept(0, id);
+            port.accept(0, id, 0);
         }
-        port.form(|_| 1500);
+        port.form(0, |_| 1500);
         assert_eq!(port.hw.len(), 2);
         assert_eq!(port.hw[0].pkts.len(), 32);
         assert_eq!(port.hw[0].bytes, 49406);
@@ -524,9 +619,9 @@ mod tests {
         // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
         let mut port = super::tests::port(ath9k(), &[phy(0)]);
         for id in 0..10 {
-            port.accept(0, id);
+            port.accept(0, id, 0);
         }
-        port.form(|_| 1500);
+        port.form(0, |_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 2);
         assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
         assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
@@ -537,9 +632,9 @@ mod tests {
         };
         let mut port = super::tests::port(small, &[phy(15)]);
         for id in 0..10 {
-            port.accept(0, id);
+            port.accept(0, id, 0);
         }
-        port.form(|_| 1500);
+        port.form(0, |_| 1500);
         assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
     }
 
@@ -551,13 +646,73 @@ mod tests {
         };
         let mut port = port(d, &[phy(15), phy(7)]);
         for id in 0..4 {
-            port.accept((id % 2) as usize, id);
+            port.accept((id % 2) as usize, id, 0);
         }
-        port.form(|_| 1500);
+        port.form(0, |_| 1500);
         let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![0, 1]);
         assert_eq!(port.hw[0].pkts, vec![0, 2]);
         assert_eq!(port.pending, 4);
+    }
+
+    #[test]
+    fn the_airtime_scheduler_charges_each_station_its_ppdus() {
+        // The AP with the airtime scheduler and two stations at MCS 15 and MCS 0, each with
+        // 200 packets of 1500 B, on an "equal" medium (its only transmitter). To station 0: 32
+        // subframes, 49406 B: ceil(395270 / 520) = 761 symbols = 3044 us + 40 us of preamble =
+        // 3084 us. To station 1: 2 subframes, 3086 B: ceil(24710 / 26) = 951 symbols = 3804 us
+        // + 36 us = 3840 us.
+        use super::super::airtime::{Airtime, AirtimeParams};
+        let p = AirtimeParams {
+            quantum: 256 * US,
+            aql: false,
+            aql_low: 5000 * US,
+            aql_high: 12_000 * US,
+            aql_threshold: 24_000 * US,
+        };
+        let mut ap = port(ath9k(), &[phy(15), phy(0)]);
+        ap.airtime = Some(Box::new(Airtime::new(p, 2)));
+        for id in 0..400 {
+            ap.accept((id / 200) as usize, id, 0);
+        }
+        let mut medium = Medium {
+            mac: mac(),
+            ports: vec![0],
+            on_air: Vec::new(),
+            rng: Rng::from_seed(1),
+            busy_time: 0,
+        };
+        // station 1 was queued last: at the head of the list, served first, then again (its
+        // deficit is charged only when its transmission ends)
+        ap.form(0, |_| 1500);
+        let dests: Vec<u16> = ap.hw.iter().map(|a| a.dest).collect();
+        assert_eq!(dests, vec![1, 1]);
+        let mut sent = 0;
+        for _ in 0..6 {
+            let air = medium.access(&mut [&mut ap]).expect("ready");
+            let (_, agg) = medium.on_air.pop().expect("on the air");
+            let ppdu = agg.phy.ppdu(agg.bytes);
+            // conservation: the medium's time is the PPDU and the fixed overhead
+            assert_eq!(air, ppdu + mac().overhead(true));
+            ap.charge(agg.dest as usize, ppdu, false, 0);
+            ap.on_air = false;
+            ap.pending -= agg.pkts.len() as u32;
+            ap.completed(agg.dest as usize, ppdu, false, 0);
+            ap.recycle(agg.pkts);
+            ap.form(0, |_| 1500);
+            sent += 1;
+        }
+        assert_eq!(sent, 6);
+        let want = |n0: u64, n1: u64| vec![n0 * 3084 * US, n1 * 3840 * US];
+        // After 1's first transmission (-3840 us) 0, whose deficit is 0, forms the next
+        // aggregates; 1's second leaves it at -7424 us, and 0 (charged 3084 us each time, a
+        // quantum of 256 us per pass for both) is served three more times before 1's deficit
+        // is back at 0: by hand from ieee80211_next_txq, 1, 1, 0, 0, 0, 0.
+        assert_eq!(ap.stats.tx_airtime, want(4, 2));
+        assert_eq!(
+            ap.stats.airtime,
+            4 * 3084 * US + 2 * 3840 * US + 6 * mac().overhead(true)
+        );
     }
 
     /// A medium with DCF access and two stations, each with a one-packet aggregate (1500 B at
@@ -570,8 +725,8 @@ mod tests {
         let mut ports = Vec::new();
         for (k, b) in backoffs.into_iter().enumerate() {
             let mut p = port(ath9k(), &[phy(15)]);
-            p.accept(0, k as PktId);
-            p.form(|_| 1500);
+            p.accept(0, k as PktId, 0);
+            p.form(0, |_| 1500);
             p.backoff = Some(b);
             ports.push(p);
         }

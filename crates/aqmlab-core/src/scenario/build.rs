@@ -30,7 +30,7 @@ use crate::rng::Rng;
 use crate::sim::{AnyEndpoint, EventKind, Flow, World};
 use crate::transport::cc::tcp_lp;
 use crate::transport::tcp::{try_new_connection, TcpConfig, TcpSender};
-use crate::units::Time;
+use crate::units::{Time, SEC};
 use std::sync::Arc;
 
 /// Everything a run produces: what it recorded (`recorded`, whose tables read as fields of the
@@ -322,7 +322,9 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 let rate = rate.expect("validated: stations");
                 let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], &path)?;
                 let radios = w.stations.iter().map(|st| radio(st, false)).collect();
-                l.wifi = Some(Box::new(Port::new(0, d, radios)));
+                let mut port = Port::new(0, d, radios);
+                port.airtime = w.airtime().map(Box::new);
+                l.wifi = Some(Box::new(port));
                 (l, q)
             }
             (None, Dir::Up) => {
@@ -412,6 +414,48 @@ fn wifi_diagnostics(l: &Link, end: Time) -> Vec<(&'static str, f64)> {
         ("wifi_collisions", s.collisions as f64),
         ("wifi_mean_mcs", s.mcs_sum as f64 / s.subframes.max(1) as f64),
     ]
+}
+
+/// The airtime the access point charged each station, by the station's link (its hop up):
+/// the PPDU airtime of the access point's transmissions to it (every attempt) and of its
+/// transmissions received whole (`net::airtime`), in seconds, and its share of all stations'
+/// (the measure the airtime scheduler equalises).
+fn station_airtime(links: &[Link]) -> Vec<(usize, Vec<(&'static str, f64)>)> {
+    let Some(ap) = links
+        .iter()
+        .find_map(|l| l.wifi.as_deref().filter(|_| l.dir == Dir::Down))
+    else {
+        return Vec::new();
+    };
+    let s = &ap.stats;
+    let air: Vec<Time> = s
+        .tx_airtime
+        .iter()
+        .zip(&s.rx_airtime)
+        .map(|(t, r)| t + r)
+        .collect();
+    let total = air.iter().sum::<Time>().max(1) as f64;
+    // the stations' links are the up chain's WiFi links, in the order of `topology.wifi.stations`
+    let sta = links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.dir == Dir::Up && l.wifi.is_some());
+    sta.zip(air)
+        .map(|((k, _), a)| {
+            let d = vec![
+                ("wifi_station_airtime_s", a as f64 / SEC as f64),
+                ("wifi_station_airtime_share", a as f64 / total),
+            ];
+            (k, d)
+        })
+        .collect()
+}
+
+/// The diagnostics `rows` holds for link `k` (none if it holds none).
+fn take_for(rows: &mut [(usize, Vec<(&'static str, f64)>)], k: usize) -> Vec<(&'static str, f64)> {
+    rows.iter_mut()
+        .find(|(at, _)| *at == k)
+        .map_or(Vec::new(), |(_, d)| std::mem::take(d))
 }
 
 /// What a trace hop's opportunities and a slot hop's slots did: opportunities taken with
@@ -765,6 +809,7 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
                 .map(|(k, _)| k)
         })
         .collect();
+    let mut airtime = station_airtime(links);
     links
         .iter()
         .enumerate()
@@ -785,6 +830,7 @@ pub fn link_rows(links: &[Link], n_hops: usize, end: Time) -> Vec<LinkRow> {
                 .diagnostics()
                 .into_iter()
                 .chain(wifi_diagnostics(l, end))
+                .chain(take_for(&mut airtime, k))
                 .chain(delivery_diagnostics(l))
                 .collect(),
             subqueues: l

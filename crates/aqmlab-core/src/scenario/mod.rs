@@ -116,6 +116,21 @@ pub struct WifiSpec {
     /// Aggregates in the hardware queue, the one on the air included.
     pub hw_aggregates: u32,
     pub retries: u32,
+    /// How the access point's driver picks the station of its next aggregate: "fifo" (round
+    /// robin, ath9k before airtime fairness) or "airtime" (mac80211's airtime deficit round
+    /// robin, `net::airtime`).
+    pub scheduler: String,
+    /// The airtime scheduler's quantum (mac80211's `airtime_weight`, 256 us; ath9k's own
+    /// scheduler 300 us).
+    pub airtime_quantum: Dur,
+    /// Whether the access point's driver has the Airtime Queue Limit (ath10k, ath11k, mt76;
+    /// not ath9k): the airtime scheduler then counts the hardware's pending airtime.
+    pub aql: bool,
+    /// AQL's per-station limits and the radio's threshold (mac80211's aql_txq_limit_low,
+    /// aql_txq_limit_high and aql_threshold).
+    pub aql_limit_low: Dur,
+    pub aql_limit_high: Dur,
+    pub aql_threshold: Dur,
 }
 
 impl Default for WifiSpec {
@@ -141,6 +156,12 @@ impl Default for WifiSpec {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
+            scheduler: "fifo".into(),
+            airtime_quantum: Dur(256 * crate::units::US),
+            aql: false,
+            aql_limit_low: Dur(5 * MS),
+            aql_limit_high: Dur(12 * MS),
+            aql_threshold: Dur(24 * MS),
         }
     }
 }
@@ -239,6 +260,22 @@ impl WifiSpec {
             driver_limit: d.driver_limit.unwrap_or(ap.driver_limit),
             hw_aggregates: d.hw_aggregates.unwrap_or(ap.hw_aggregates),
             retries: d.retries.unwrap_or(ap.retries),
+        }
+    }
+
+    /// The access point's airtime scheduler over its stations (none: scheduler "fifo").
+    pub fn airtime(&self) -> Option<crate::net::airtime::Airtime> {
+        use crate::net::airtime::{Airtime, AirtimeParams, Scheduler};
+        let params = AirtimeParams {
+            quantum: self.airtime_quantum.0,
+            aql: self.aql,
+            aql_low: self.aql_limit_low.0,
+            aql_high: self.aql_limit_high.0,
+            aql_threshold: self.aql_threshold.0,
+        };
+        match Scheduler::parse(&self.scheduler).expect("validated: scheduler") {
+            Scheduler::Fifo => None,
+            Scheduler::Airtime => Some(Airtime::new(params, self.stations.len())),
         }
     }
 

@@ -749,6 +749,36 @@ impl WifiSpec {
                 ),
             );
         }
+        let schedulers = crate::net::airtime::Scheduler::NAMES;
+        if !schedulers.contains(&self.scheduler.as_str()) {
+            return err(
+                key("scheduler"),
+                format!(
+                    "{:?} is not allowed; allowed: {}",
+                    self.scheduler,
+                    schedulers.join(", ")
+                ),
+            );
+        }
+        let us = crate::units::US;
+        check_time(&key("airtime_quantum"), self.airtime_quantum.0, us, 100 * MS)?;
+        for (k, v) in [
+            ("aql_limit_low", self.aql_limit_low.0),
+            ("aql_limit_high", self.aql_limit_high.0),
+            ("aql_threshold", self.aql_threshold.0),
+        ] {
+            check_time(&key(k), v, 100 * us, 1000 * MS)?;
+        }
+        if self.aql_limit_high.0 < self.aql_limit_low.0 {
+            return err(
+                key("aql_limit_high"),
+                format!(
+                    "{} is below aql_limit_low ({}); allowed: at least aql_limit_low",
+                    crate::units::fmt_time(self.aql_limit_high.0),
+                    crate::units::fmt_time(self.aql_limit_low.0)
+                ),
+            );
+        }
         Self::validate_rate_control(&self.rate_control, key("rate_control"))?;
         check_range(&key("per_slope"), self.per_slope, 0.1, 10.0)?;
         if self.width != 20 && self.width != 40 {
@@ -778,7 +808,6 @@ impl WifiSpec {
                 ),
             );
         }
-        let us = crate::units::US;
         for (k, v, lo, hi) in [
             ("slot", self.slot.0, us, 100 * us),
             ("sifs", self.sifs.0, us, 100 * us),

@@ -372,6 +372,38 @@ fn wifi_values_are_the_ones_its_reference_allows() {
 }
 
 #[test]
+fn wifi_scheduler_keys_are_the_ones_their_docs_allow() {
+    let wifi = |k: &str, v: Value| {
+        let mut sc = base();
+        sc["topology"]["wifi"] = json!({"stations": [{"name": "laptop"}]});
+        sc["topology"]["wifi"][k] = v;
+        sc["topology"]["down"] = json!({"wifi": true, "qdisc": "pfifo"});
+        sc["topology"]["up"] = json!({"wifi": true, "qdisc": "pfifo"});
+        sc
+    };
+    // doc: "\"fifo\" (round robin ...) or \"airtime\""
+    accepted(&wifi("scheduler", json!("airtime")));
+    refused(
+        &wifi("scheduler", json!("wfq")),
+        "topology.wifi.scheduler",
+        &["\"wfq\"", "fifo, airtime"],
+    );
+    accepted(&wifi("airtime_quantum", json!("300us")));
+    refused(
+        &wifi("airtime_quantum", json!("0us")),
+        "topology.wifi.airtime_quantum",
+        &["0s is out of range", "1us to 100ms"],
+    );
+    // AQL's high limit is the one a station may reach while the radio is under its threshold:
+    // below the low one it would never apply
+    refused(
+        &wifi("aql_limit_high", json!("4ms")),
+        "topology.wifi.aql_limit_high",
+        &["4ms is below aql_limit_low (5ms)"],
+    );
+}
+
+#[test]
 fn the_packets_table_estimate_is_held_to_max_rows() {
     // every hop at its peak rate in MTU-sized packets: 2 hops x 10 Mb/s x 10 s / (8 x 1500 B)
     // = 16,667 rows
