@@ -5,7 +5,8 @@ The capture point is the hop's link: one record per packet at the start of its t
 (``t_out_ns`` of a ``sent`` or ``marked`` row of the ``packets`` table), where Linux's taps see an
 outgoing packet (net/core/dev.c, dev_hard_start_xmit -> xmit_one -> dev_queue_xmit_nit: after the
 qdisc, so a packet the qdisc drops is never captured) and where ns-3's PointToPointNetDevice fires
-its sniffer trace (TransmitStart). ``drops=True`` adds the dropped packets at their drop time.
+its sniffer traces (as it takes a packet off its queue, just before TransmitStart). ``drops=True``
+adds the dropped packets at their drop time.
 
 Each record is a raw IPv4 packet (LINKTYPE_RAW) whose headers are written from the row:
 
@@ -43,6 +44,7 @@ from aqmlab.flent.series import T0
 LINKTYPE_RAW = 101
 MAGIC_NS = 0xA1B23C4D
 SNAPLEN = 128
+MAX_SNAPLEN = 262144
 SERVER_PORT = 5201
 CLIENT_PORT_BASE = 49152
 WSCALE = 7
@@ -165,8 +167,10 @@ def export_pcap(run, out_path: str | Path, hop: str | None = None, snaplen: int 
     hop = hop or default_hop(run)
     if hop not in hops:
         raise ValueError(f"--hop: no hop '{hop}' in run '{run.run_id}'; hops: {', '.join(hops)}")
-    if snaplen < 1:
-        raise ValueError(f"--snaplen: {snaplen} is not allowed; allowed: a whole number >= 1")
+    if not 1 <= snaplen <= MAX_SNAPLEN:
+        raise ValueError(
+            f"--snaplen: {snaplen} is not allowed; allowed: 1 to {MAX_SNAPLEN} (tcpdump's largest)"
+        )
     cols = {c: pk.column(c).to_pylist() if c in ("hop", "dir", "outcome", "ecn") else pk.column(c).to_numpy()
             for c in need}  # fmt: skip
     keep = [i for i, (hp, o) in enumerate(zip(cols["hop"], cols["outcome"]))

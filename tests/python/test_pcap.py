@@ -197,8 +197,9 @@ def test_cli_writes_and_refuses_bad_input(tmp_path):
     assert code == 0 and "wrote" in out and (tmp_path / "x.pcap").exists()
     code, out = cli("export", "pcap", "l4s-2", "--root", root, "--hop", "nosuch")
     assert code == 2 and "nosuch" in out and "Traceback" not in out
-    code, out = cli("export", "pcap", "l4s-2", "--root", root, "--snaplen", "0")
-    assert code == 2 and "--snaplen" in out
+    for bad in ("0", "262145"):  # pcap's snaplen: at least 1 byte, at most tcpdump's 262144
+        code, out = cli("export", "pcap", "l4s-2", "--root", root, "--snaplen", bad)
+        assert code == 2 and "--snaplen" in out and bad in out
     stored(tmp_path, "l4s", "l4s-3", duration="1s", record__level="summary")
     code, out = cli("export", "pcap", "l4s-3", "--root", root)
     assert code == 2 and "packets" in out
