@@ -298,7 +298,13 @@ def tables() -> dict[str, pa.Table]:
     }
 
 
-ARROW = {"uint32": pa.uint32(), "uint64": pa.uint64(), "uint64, nullable": pa.uint64(), "bool": pa.bool_()}
+ARROW = {
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "uint64, nullable": pa.uint64(),
+    "bool": pa.bool_(),
+}
 
 
 def empty_tables(*names: str) -> dict[str, pa.Table]:

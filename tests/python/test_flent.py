@@ -417,3 +417,28 @@ def test_flent_draws_the_tcp_window_and_rtt(tmp_path, monkeypatch, plot):
     bare.mkdir()
     flent_plots(flent.export_flent(r, None, bare / "r.flent.gz"), plot, bare)
     assert drawn > 1.5 * (bare / f"{plot}.png").stat().st_size
+
+
+def test_a_long_title_fits_flents_plot_title():
+    """Flent puts the file's TITLE under the plot's name in the figure's title (plotters.py,
+    _annotate_plot: suptitle at 14 points; FIG_WIDTH 6.4 and FIG_HEIGHT 4.8 inches by default):
+    every line of an exported title fits that width, where the title on one line did not."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = flent.build(mk(4, 4, 4, name="goodbadwifi2015_rrul_be_station_far"), "rrul")
+    title = data["metadata"]["TITLE"]
+    assert "goodbadwifi2015_rrul_be_station_far" in title and "seed" in title
+
+    def right_edge(text: str) -> tuple[float, float]:
+        fig = plt.figure(figsize=(6.4, 4.8))
+        art = fig.suptitle("Realtime Response Under Load - Best Effort\n" + text, fontsize=14)
+        fig.canvas.draw()
+        box = art.get_window_extent(fig.canvas.get_renderer())
+        return box.x0, box.x1 - fig.bbox.width
+
+    left, over = right_edge(title)
+    assert left >= 0 and over <= 0
+    assert right_edge(title.replace("\n", " "))[1] > 0

@@ -148,6 +148,7 @@ def test_tables_are_the_cores_declarations():
     from aqmlab.api import simulate
 
     arrow = {
+        "uint16": pa.uint16(),
         "uint32": pa.uint32(),
         "uint64": pa.uint64(),
         "uint64, nullable": pa.uint64(),

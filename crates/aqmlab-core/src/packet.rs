@@ -18,6 +18,9 @@ pub enum Ecn {
 }
 
 impl Ecn {
+    /// The codepoints' names in code order (the `packets` table's `ecn` column).
+    pub const NAMES: [&'static str; 4] = ["not_ect", "ect1", "ect0", "ce"];
+
     /// ECN-capable transport (ECT(0), ECT(1)) or already marked.
     #[inline]
     pub fn capable(self) -> bool {

@@ -9,8 +9,8 @@ use aqmlab_core::scenario::{self, build};
 use aqmlab_core::sim::World;
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt64Type, UInt8Type};
 use arrow_array::{
-    ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray, UInt32Array,
-    UInt64Array, UInt8Array,
+    ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray, UInt16Array,
+    UInt32Array, UInt64Array, UInt8Array,
 };
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -36,6 +36,7 @@ mod pyqdisc;
 /// One column's values as an Arrow array.
 fn array(data: Data) -> ArrayRef {
     match data {
+        Data::U16(v) => Arc::new(UInt16Array::from(v)),
         Data::U32(v) => Arc::new(UInt32Array::from(v)),
         Data::U64(v) => Arc::new(UInt64Array::from(v)),
         Data::OptU64(v) => Arc::new(nullable::<UInt64Type>(v)),

@@ -1,4 +1,5 @@
-"""Post-run commands of the ``aqmlab`` CLI: runs, show, compare, query, plot, report, export flent.
+"""Post-run commands of the ``aqmlab`` CLI: runs, show, compare, query, plot, report, export flent
+and export pcap.
 
 ``register(app)`` adds them to the main Typer app. RUN is a run id (a directory under
 ``--root``, a unique prefix is enough) or a path to a run directory; ``plot`` and ``report`` also
@@ -462,6 +463,34 @@ def export_flent_cmd(
     out.print(f"wrote {path}")
 
 
+def export_pcap_cmd(
+    run: Annotated[str, typer.Argument(help="run id, prefix or path")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="FILE.pcap (default: RUN-HOP.pcap)")
+    ] = None,
+    hop: Annotated[
+        str | None,
+        typer.Option("--hop", help="the hop captured (default: the bottleneck that carried most bytes)"),
+    ] = None,
+    snaplen: Annotated[int, typer.Option("--snaplen", help="bytes kept of each packet, as tcpdump -s")] = 128,
+    drops: Annotated[
+        bool, typer.Option("--drops", help="also the packets the hop dropped, at their drop time")
+    ] = False,
+    root: RootOpt = DEFAULT_ROOT,
+) -> None:
+    """Write one hop's packets as a pcap file for Wireshark or tshark (needs recording level
+    packets)."""
+    from aqmlab import pcap
+
+    r = _load(run, root)
+    try:
+        hop = hop or pcap.default_hop(r)
+        path, n = pcap.export_pcap(r, output or Path(f"{r.run_id}-{hop}.pcap"), hop, snaplen, drops)
+    except ValueError as e:
+        fail(str(e))
+    out.print(f"wrote {path}: {n} packets of hop {hop}", markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the post-run commands to the main ``aqmlab`` app."""
     app.command("runs")(runs_cmd)
@@ -472,4 +501,5 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     export = typer.Typer(help="Export runs to other tools' formats.", no_args_is_help=True)
     export.command("flent")(export_flent_cmd)
+    export.command("pcap")(export_pcap_cmd)
     app.add_typer(export, name="export")

@@ -10,7 +10,15 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
 * TCP flows ``direction == "up"`` -> uploads, ``"down"`` -> downloads. Per-flow throughput is
   goodput from ``flow_series`` (delivered bytes between consecutive samples, Mbit/s); raw points
   ``{t, val, dur}`` like netperf's demo mode, mixed with ``{t, tcp_cwnd, tcp_rtt}`` like Flent's
-  ``--socket-stats`` (``_socket_stats``) for its ``tcp_cwnd`` and ``tcp_rtt`` plots.
+  ``--socket-stats`` (``_socket_stats``) for its ``tcp_cwnd`` and ``tcp_rtt`` plots. A sample
+  can exceed the link's rate, and the streams' sum with it: in-order delivery moves on in a burst
+  where a retransmission fills a hole (a 30 s ``rrul`` at 10 Mb/s: the four streams of a
+  direction summed above the rate in 13-16 of 145 samples, at most 1.5 times). netperf measures
+  the same bursts: ``TCP_MAERTS`` counts the bytes its recv() calls return, in order, and
+  ``TCP_STREAM`` those its send() calls write, which a full send buffer admits as cumulative
+  ACKs free it (Linux tcp_input.c, tcp_check_space). The bytes the sender transmitted
+  (``flow_series.sent_bytes``, retransmissions included) would overshoot more (53-54 of the
+  145).
 * Probe streams -> ``Ping (ms) ...`` series, raw ``{t, val, seq}`` (answered probes only; the
   loss rate goes to ``SERIES_META[...]['PACKET_LOSS_RATE']``).
 * Queue samples (``queue``) -> ``qdisc_stats_aqmlab-<dir>`` raw series ``{t, backlog_bytes,

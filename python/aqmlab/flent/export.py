@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import gzip
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ from aqmlab.flent.streams import (
 
 FLENT_VERSION = "2.3.0"
 LOCAL_HOST = "aqmlab"
+# Characters per line of the exported TITLE (_title)
+TITLE_WIDTH = 40
 # Tests whose conf includes netperf_definitions.inc, and with it voip_mixin.inc: the test parameter
 # voip_host adds irtt's VoIP series beside the test's own.
 VOIP_MIXIN_TESTS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "tcp_1up", "rtt_fair4be", "rtt_fair_var_up",
@@ -47,6 +50,14 @@ HTTP_SERIES = "HTTP latency"
 
 def _iso(ts: float) -> str:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _title(text: str) -> str:
+    """``text`` in lines of at most TITLE_WIDTH characters, so that Flent's plots show it whole:
+    they put the file's TITLE under the plot's name as one centred line of the figure's title
+    (plotters.py, _annotate_plot: ``figure.suptitle`` at 14 points on a 6.4-inch figure), which
+    cuts a longer line at the figure's edges."""
+    return "\n".join(textwrap.wrap(text, TITLE_WIDTH, break_on_hyphens=False))
 
 
 def _ecn_mode(value: Any) -> str:
@@ -172,8 +183,8 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         params["qdisc_stats_interfaces"] = ",".join(ifaces)
     scen = meta.get("scenario") or {}
     qd = {d: M.qdisc_name(run.tables, meta, d) for d in M.directions(run.tables, meta)}
-    title = f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(
-        f"{d}={q}" for d, q in qd.items()
+    title = _title(
+        f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(f"{d}={q}" for d, q in qd.items())
     )
     metadata = {
         "NAME": test,

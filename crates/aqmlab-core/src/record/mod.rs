@@ -45,9 +45,25 @@ pub struct PacketColumns {
     pub t_enqueue: Vec<Time>,
     pub t_out: Vec<Time>,
     pub outcome: Vec<u8>,
+    /// Each row's header fields ([`HeaderRow`]).
+    pub hdr: Vec<HeaderRow>,
     /// The sub-queue of each row (`queue::SUBQUEUES`), kept only when some hop's discipline
     /// has sub-queues ([`Recorder::keep_subqueues`]).
     pub subq: Option<Vec<u8>>,
+}
+
+/// What a capture of a packet shows beyond the row's other columns (`aqmlab export pcap` writes
+/// its headers from them): the packet's `seq`, `ack`, `payload` and `tcp_flags`, and its ECN
+/// codepoint as it left the hop (`Ecn as u8`). Kept as one record per row, so that recording a
+/// row pushes once for the five (a capacity check each cost 2 % of a `packets`-level run);
+/// `Recorded::tables` splits them into the table's columns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeaderRow {
+    pub seq: u64,
+    pub ack: u64,
+    pub payload: u32,
+    pub tcp_flags: u16,
+    pub ecn: u8,
 }
 
 #[derive(Default)]
@@ -289,6 +305,13 @@ impl Recorder {
         p.t_enqueue.push(pkt.enqueued_at);
         p.t_out.push(t_out);
         p.outcome.push(outcome);
+        p.hdr.push(HeaderRow {
+            seq: pkt.seq,
+            ack: pkt.ack,
+            payload: pkt.payload,
+            tcp_flags: pkt.tcp_flags,
+            ecn: pkt.ecn as u8,
+        });
         if let Some(s) = &mut p.subq {
             s.push(pkt.subq);
         }

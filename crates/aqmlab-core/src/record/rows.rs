@@ -135,6 +135,8 @@ pub struct FlowRow {
     pub group: u32,
     pub label: String,
     pub cc: String,
+    /// The DSCP its packets carry (the flow's `dscp`; 0 for none).
+    pub dscp: u8,
     pub start: Time,
     pub base_rtt: Time,
     pub bytes_target: u64,

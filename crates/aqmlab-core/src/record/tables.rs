@@ -6,14 +6,15 @@
 
 use super::rows::{CcPhase, FlowRow, LinkRow, PageRow, ProbeRow, WebRow};
 use super::{
-    outcome_names, sojourn_bin_range, FlowSeriesColumns, Level, Nullable, PacketColumns, QueueColumns,
-    SojournHist,
+    outcome_names, sojourn_bin_range, FlowSeriesColumns, HeaderRow, Level, Nullable, PacketColumns,
+    QueueColumns, SojournHist,
 };
-use crate::packet::Dir;
+use crate::packet::{Dir, Ecn};
 use crate::queue::{DropReason, SUBQUEUES};
 
 /// A column's values.
 pub enum Data {
+    U16(Vec<u16>),
     U32(Vec<u32>),
     U64(Vec<u64>),
     /// Null where a value does not exist (a lost probe's RTT, a fetch not completed).
@@ -32,6 +33,7 @@ impl Data {
     /// The column's type as docs/tables.md writes it.
     pub fn type_name(&self) -> &'static str {
         match self {
+            Data::U16(_) => "uint16",
             Data::U32(_) => "uint32",
             Data::U64(_) => "uint64",
             Data::OptU64(_) => "uint64, nullable",
@@ -85,6 +87,11 @@ fn cols(list: Vec<(&str, &'static str, Data)>) -> Vec<Column> {
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
+}
+
+/// One field of every header record (a column of the `packets` table).
+fn field<T>(rows: &[HeaderRow], f: impl Fn(&HeaderRow) -> T) -> Vec<T> {
+    rows.iter().map(f).collect()
 }
 
 /// Direction names in `Dir` code order.
@@ -199,6 +206,35 @@ impl Recorded {
                          drop-everything threshold), `ack_filter` (a queued ACK made redundant by a \
                          later one, CAKE)",
                 Data::Dict(p.outcome, names(&outcome_names())),
+            ),
+            (
+                "ecn",
+                "the ECN codepoint (RFC 3168) as the packet left the hop (`ce` on every `marked` row): \
+                 `not_ect`, `ect1`, `ect0`, `ce`",
+                Data::Dict(field(&p.hdr, |h| h.ecn), names(&Ecn::NAMES)),
+            ),
+            (
+                "seq",
+                "TCP: the first sequence number carried (a byte offset: the SYN is 0, data starts \
+                 at 1); UDP, voip and probes: the packet's number",
+                u64s(field(&p.hdr, |h| h.seq)),
+            ),
+            (
+                "ack",
+                "TCP: the acknowledgement number carried (the next byte expected); 0 for other packets",
+                u64s(field(&p.hdr, |h| h.ack)),
+            ),
+            (
+                "payload",
+                "TCP: the data bytes carried (0 for a pure ACK or a SYN; `size` less the headers); \
+                 a UDP datagram: its `size`; probes: 0",
+                Data::U32(field(&p.hdr, |h| h.payload)),
+            ),
+            (
+                "tcp_flags",
+                "TCP header flags: FIN 0x01, SYN 0x02, ACK 0x10, ECE 0x40, CWR 0x80, AE 0x100 \
+                 (RFC 9768); every TCP segment has SYN or ACK set, other packets 0",
+                Data::U16(field(&p.hdr, |h| h.tcp_flags)),
             ),
         ]);
         if let Some(subq) = p.subq {
@@ -489,6 +525,11 @@ impl Recorded {
                         "cc",
                         "TCP congestion controller, empty otherwise",
                         Data::Str(f.iter().map(|x| x.cc.clone()).collect()),
+                    ),
+                    (
+                        "dscp",
+                        "the DSCP (RFC 2474) of the flow's packets both ways (its `dscp`; 0 for none)",
+                        Data::U32(f.iter().map(|x| u32::from(x.dscp)).collect()),
                     ),
                     ("start_ns", "start time (after any drawn offset)", fcol(&|x| x.start)),
                     (

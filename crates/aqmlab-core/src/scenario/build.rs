@@ -753,7 +753,8 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
             flow.local = local;
-            flow.dscp = f.dscp.map_or(0, |d| d.0);
+            let dscp = f.dscp.map_or(0, |d| d.0);
+            flow.dscp = dscp;
             flow.hash_connections = match &model {
                 FlowModel::Web { conn, .. } | FlowModel::Webpage { conn, .. } => conn.hash_connections,
                 _ => false,
@@ -777,6 +778,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
                 group: g as u32,
                 label: f.label.clone().unwrap_or_else(|| format!("{}{g}", f.kind)),
                 cc,
+                dscp,
                 start,
                 base_rtt: 2 * (client + server) + path_delays,
                 bytes_target: target,
