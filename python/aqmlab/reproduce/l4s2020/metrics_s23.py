@@ -9,7 +9,7 @@ same estimator (RFC 6298's SRTT as tcp_rtt_estimator keeps it), sampled at the s
   README's "maximum TCP RTT", read from the run's .flent.gz).
 - ``above_1s_s``: from the first step to the last srtt sample above 1 s (0 when none is): the
   spike's length as the README measures the 50 -> 1 Mbit/s run's ("lasts for over 30 seconds"
-  of a plot whose scale the spike exceeded), the threshold the 1 s of the issue's reading.
+  of a plot whose scale the spike exceeded), read as the time the RTT stays above 1 s.
 - ``induced_peak_ms``: ``peak_rtt_ms`` less the flow's base RTT (the README's "100ms ... induced
   delay" of the 50 -> 25 Mbit/s run).
 - ``spike_s``: from the first step to the last srtt sample whose induced delay exceeds half the
