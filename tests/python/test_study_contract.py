@@ -21,7 +21,10 @@ PUBLISHED_COUNTS = {
     "lpcc2013": (24, 5),  # Table I: 6 (LPCC, qdisc) rows x 4 columns; 5 simulation claims
     "goodbadwifi2015": (42, 5),  # Table 2: 7 qdiscs x 2 cross traffics x 3 rates; 5 claims
     "codel2012": (0, 10),  # no table; 10 claims (6 dynamic link, 4 static rates)
-    "l4s2020": (252, 2),  # scenario 1: 6 (qdisc, rate) tables x 21 pairs x 2 flows; 2 claims
+    "l4s2020": (
+        257,
+        3,
+    ),  # scenario 1: 6 (qdisc, rate) tables x 21 pairs x 2 flows, 2 claims; scenario 2: 5, 1
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aqmlab.lazy import lazy
 from aqmlab.reproduce import DEFAULT_EXECUTION, Execution
+from aqmlab.reproduce.l4s2020 import report_s23
 from aqmlab.reproduce.l4s2020.metrics import METRICS_FN
 from aqmlab.reproduce.l4s2020.published import (
     COLUMNS,
@@ -15,7 +16,7 @@ from aqmlab.reproduce.l4s2020.published import (
     pairs,
     study_qdisc,
 )
-from aqmlab.reproduce.l4s2020.setup import QDISCS, RATES, RTT_PAIRS, SERIES, spec_for
+from aqmlab.reproduce.l4s2020.setup import QDISCS, RATES, RTT_PAIRS, SCENARIOS, SERIES, spec_for
 from aqmlab.reproduce.study import Outcome, Table, fmt
 
 pd = lazy("pandas")
@@ -25,21 +26,30 @@ NOTES = (
     + "are out of scope.",
     "Pairs: cubic against prague at equal RTTs ran in both orders; each flow's D_SS is the mean of both, and the pair "
     + "is judged on that mean (the two orders differ by up to 2x under pfifo).",
-    "Scenarios 2 (rate step) and 3 (variable rate) are not reproduced yet.",
 )
 
 
 def run(reps: int = 1, series: str = "div127", ex: Execution = DEFAULT_EXECUTION, qdiscs: list[str] | None = None,
-        rates: list[str] | None = None, rtts: list[str] | None = None) -> Outcome:  # fmt: skip
+        rates: list[str] | None = None, rtts: list[str] | None = None, scenarios: list[str] | None = None,
+        cases23: list[str] | None = None) -> Outcome:  # fmt: skip
     """Runs (or resumes) the asked cases of ``series`` (dualpi2's PI divisor, setup.SERIES), ``reps``
-    runs each (the study ran one; more are averaged per case)."""
-    spec = spec_for(series, reps, qdiscs, rates, rtts)
+    runs each (the study ran one; more are averaged per case): scenario 1's (filtered by qdisc,
+    rate and RTT pair) and scenario 2's and 3's (``cases23``: only these case names) of the asked
+    ``scenarios`` (None: all three)."""
+    scenarios = scenarios or list(SCENARIOS)
+    spec = spec_for(series, reps, qdiscs, rates, rtts) if "1" in scenarios else None
     sweeps, runs = [], pd.DataFrame()
     if spec is not None:
         res = ex.sweep(spec, METRICS_FN)
         sweeps.append(res)
         runs = res.table
-    return Outcome(results(runs, series), runs, sweeps, series, notes=list(NOTES))
+    res1 = results(runs, series)
+    s23 = report_s23.sweep(ex, series, reps, scenarios, cases23)
+    if s23 is not None:
+        sweeps.append(s23)
+        runs = pd.concat([runs, s23.table], ignore_index=True)
+    rows23 = report_s23.results(s23.table if s23 is not None else pd.DataFrame())
+    return Outcome({**res1, "s23": rows23}, runs, sweeps, series, notes=[*NOTES, *report_s23.NOTES_S23])
 
 
 def measured_runs(runs: pd.DataFrame) -> dict:
@@ -93,7 +103,12 @@ def _runs_per_pair(runs) -> dict:
 
 
 def tables(o: Outcome) -> list[Table]:
-    """Per rate and qdisc run, its published rows with the measured D_SS and Jain's index."""
+    """Per rate and qdisc run, its published rows with the measured D_SS and Jain's index; the
+    scenario-2 and scenario-3 runs."""
+    return [*tables_s1(o), *report_s23.tables(o.results.get("s23", []))]
+
+
+def tables_s1(o: Outcome) -> list[Table]:
     out = []
     for rate in RATES.values():
         for q in QDISCS:

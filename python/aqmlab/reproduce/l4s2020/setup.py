@@ -16,8 +16,9 @@ sweep = lazy("aqmlab.sweep")
 
 NAME = "l4s2020"
 DESCRIPTION = (
-    "Heist and Morton 2020, L4S tests, scenario 1 (RTT fairness): two 180 s uploads through HTB at 50 and "
-    "10 Mbit/s over dualpi2, pfifo and fq_codel, CUBIC and TCP Prague as the L4S team's 2020 kernel ran them"
+    "Heist and Morton 2020, L4S tests: scenario 1 (RTT fairness, two 180 s uploads through HTB at 50 and 10 Mbit/s "
+    "over dualpi2, pfifo and fq_codel), scenario 2 (one upload whose rate steps from 50 Mbit/s, clean or bursty) and "
+    "scenario 3 (variable rate), CUBIC and TCP Prague as the L4S team's 2020 kernel ran them"
 )
 REPS = 1
 """One run per row, as the study ran (l4s.batch: one repetition)."""
@@ -35,6 +36,8 @@ RTT_PAIRS = {"10/10": (10, 10), "20/10": (20, 10), "20/20": (20, 20), "80/80": (
 """(flow 1, flow 2) base RTTs in ms (Arg::s1_rtt_*: `rtt`, `rtt2`; each flow's netem delay twice)."""
 CC_PAIRS = (("cubic", "cubic"), ("cubic", "prague"), ("prague", "cubic"), ("prague", "prague"))
 """(flow 1, flow 2) congestion controls (l4s.batch `for_vs`: both orders of cubic and prague)."""
+SCENARIOS = ("1", "2", "3")
+"""The study's scenarios reproduced: 1 (RTT fairness), 2 (rate step), 3 (variable rate)."""
 DURATION_S = 180
 """Flent's tcp_2up length (Batch::l4s-s1-rttfair: `length`)."""
 

@@ -15,7 +15,11 @@
 //!   segment away from it, as the file at L4STeam/linux b256dae (2020) kept the window: an
 //!   integer cwnd and a carry `cwnd_cnt` in (-1, 1) segment, cwnd stepped when the carry
 //!   reaches +-1 (`prague_update_cwnd`, its `adjust` label), and set to 2 with the carry cleared
-//!   below 2. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction.
+//!   below 2. Slow start (RFC 5681, in packets as tcp_slow_start) sets the fraction; with
+//!   `integer_cwnd = "carry"` it grows the integer window and keeps the carry, as b256dae's
+//!   tcp_slow_start leaves `cwnd_cnt` alone: an ECN cut in slow start is then applied one segment
+//!   per ACK from the first ACK that reaches `adjust` (one whose segments were all CE-marked, or
+//!   the first past ssthresh), which sets ssthresh and so ends slow start.
 //! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
 //!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
 //! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
@@ -233,7 +237,16 @@ impl Prague {
                 let grown = (cwnd + acked).min((st.ssthresh / self.mss).max(cwnd));
                 acked -= grown - cwnd;
                 st.cwnd = grown * self.mss;
-                self.frac = grown << CWND_UNIT;
+                self.frac = match self.p.integer_cwnd {
+                    // b256dae: tcp_slow_start grows snd_cwnd and leaves the carry cwnd_cnt, so
+                    // an ECN cut taken in slow start (a negative carry) stays pending until an
+                    // ACK reaches `adjust`. A fraction above the window is not a carry (after a
+                    // timeout it is the halved window while cwnd restarts from one segment)
+                    IntegerCwnd::Carry if self.frac < cwnd << CWND_UNIT => {
+                        self.frac + ((grown - cwnd) << CWND_UNIT)
+                    }
+                    _ => grown << CWND_UNIT,
+                };
                 if acked == 0 {
                     self.update_ai(st);
                     return;
@@ -430,6 +443,40 @@ mod tests {
             ack(&mut p, &mut st, 1, (k < 4) as u64, k == 8);
         }
         assert_eq!(p.alpha(), 15.0 / 16.0 + 1.0 / 32.0);
+    }
+
+    #[test]
+    fn a_cut_in_slow_start_survives_slow_start_with_the_carry_of_2020() {
+        // b256dae: prague_enter_cwr takes alpha x cwnd / 2 from cwnd_cnt; prague_update_cwnd's
+        // slow start (tcp_slow_start, then return while nothing is left of acked) does not touch
+        // cwnd_cnt, so the cut waits; an ACK of CE-marked segments only (acked <= 0) goes to
+        // `adjust`, which steps cwnd down and sets ssthresh = cwnd. Today's frac_cwnd is set from
+        // the grown cwnd in slow start: the cut is gone.
+        for (mode, kept) in [(IntegerCwnd::Carry, true), (IntegerCwnd::RoundUp, false)] {
+            let params = PragueParams {
+                alpha_mode: 1,
+                integer_cwnd: mode,
+                ..Default::default()
+            };
+            let mut p = Prague::new(1448, params);
+            let mut st = test_state(40 * 1448, u64::MAX, 40 * 1448);
+            st.mss = 1448;
+            p.frac = 40 << CWND_UNIT;
+            ack(&mut p, &mut st, 2, 1, false); // one CE: cwnd 41
+            p.on_congestion_event(0, CongestionKind::Ecn, &mut st); // alpha 1: half of 41 away
+            ack(&mut p, &mut st, 2, 0, false); // slow start: cwnd 43
+            assert_eq!(st.cwnd, 43 * 1448, "{mode:?}");
+            let carry = p.frac as i64 - (43 << CWND_UNIT) as i64;
+            assert_eq!(carry, if kept { -((41 << CWND_UNIT) / 2) } else { 0 }, "{mode:?}");
+            ack(&mut p, &mut st, 1, 1, false); // all CE: to `adjust`
+            let (cwnd, ss) = if kept { (42, 42 * 1448) } else { (43, u64::MAX) };
+            assert_eq!((st.cwnd, st.ssthresh), (cwnd * 1448, ss), "{mode:?}");
+            // a timeout: the fraction halved, cwnd from one segment; slow start sets the fraction
+            p.on_rto(0, true, &mut st);
+            st.cwnd = 1448;
+            ack(&mut p, &mut st, 1, 0, false);
+            assert_eq!((st.cwnd, p.frac), (2 * 1448, 2 << CWND_UNIT), "{mode:?}");
+        }
     }
 
     #[test]
