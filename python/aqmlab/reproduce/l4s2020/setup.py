@@ -123,16 +123,32 @@ LABELS = ("case", "rate", "qdisc", "rtts", "cc1", "cc2")
 def spec_for(series: str, reps: int = REPS, qdiscs=None, rates=None, rtts=None):
     """The sweep of the asked cases of ``series``, ``reps`` runs each; the seed comes from the case alone, so a reduced
     run's cases and seeds are the full run's. None when no case is asked."""
-    cs = cases(SERIES[series], qdiscs, rates, rtts)
+    return case_sweep(
+        cases(SERIES[series], qdiscs, rates, rtts), f"{NAME}-{series}", reps, ("topology", "flows"), LABELS
+    )
+
+
+def case_sweep(
+    cs: list[dict],
+    name: str,
+    reps: int,
+    keys: tuple[str, ...],
+    labels: tuple[str, ...],
+    base: Path | None = None,
+):
+    """One sweep over the scenario file ``base`` (the testbed's by default) zipping the cases'
+    scenario ``keys`` and their ``labels`` as params, ``reps`` runs each, every case's seed from its
+    name (`params.case`) alone. None for no case."""
+    base = base or base_file()
     if not cs:
         return None
-    z: dict[str, list] = {"topology": [], "flows": []}
-    z.update({f"params.{k}": [] for k in LABELS})
+    z: dict[str, list] = {k: [] for k in keys}
+    z.update({f"params.{k}": [] for k in labels})
     for c in cs:
-        for k in ("topology", "flows"):
+        for k in keys:
             z[k].append(c["scenario"][k])
-        for k in LABELS:
+        for k in labels:
             z[f"params.{k}"].append(c["params"][k])
-    doc = {"base": str(base_file()), "name": f"{NAME}-{series}", "seed": SEED, "reps": reps,
+    doc = {"base": str(base), "name": name, "seed": SEED, "reps": reps,
            "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
-    return sweep.parse_sweep(doc, base_dir=base_file().parent)
+    return sweep.parse_sweep(doc, base_dir=base.parent)

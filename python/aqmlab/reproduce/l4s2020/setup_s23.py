@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from aqmlab.lazy import lazy
-from aqmlab.reproduce.l4s2020.setup import CUBIC_ECN, DUALPI2_2020, NAME, PRAGUE_2020, SEED, SERIES
+from aqmlab.reproduce.l4s2020.setup import CUBIC_ECN, DUALPI2_2020, NAME, PRAGUE_2020, SERIES, case_sweep
 from aqmlab.scenario import load
 
 sweep = lazy("aqmlab.sweep")
@@ -166,19 +166,9 @@ def cases(divisor: int, scenarios=("2", "3"), names=None) -> list[dict]:
 
 def spec_for(series: str, reps: int, scenarios, names=None):
     """The sweep of the asked cases of ``series``; each case's seed comes from its name alone. None without one."""
+    keys = ("topology", "flows", "duration")
     cs = cases(SERIES[series], scenarios, names)
-    if not cs:
-        return None
-    z: dict[str, list] = {"topology": [], "flows": [], "duration": []}
-    z.update({f"params.{k}": [] for k in LABELS})
-    for c in cs:
-        for k in ("topology", "flows", "duration"):
-            z[k].append(c["scenario"][k])
-        for k in LABELS:
-            z[f"params.{k}"].append(c["params"][k])
-    doc = {"base": str(base_file()), "name": f"{NAME}-s23-{series}", "seed": SEED, "reps": reps,
-           "seed_from": ["params.case"], "zip": [z]}  # fmt: skip
-    return sweep.parse_sweep(doc, base_dir=base_file().parent)
+    return case_sweep(cs, f"{NAME}-s23-{series}", reps, keys, LABELS, base_file())
 
 
 def steps_of(params: dict) -> tuple[tuple[int, int], ...]:

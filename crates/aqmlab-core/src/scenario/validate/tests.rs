@@ -321,16 +321,18 @@ fn a_key_of_another_flow_kind_is_refused_with_the_kinds_keys() {
     );
 }
 
+/// A scenario with one station on a WiFi medium whose key `k` is `v`.
+fn wifi(k: &str, v: Value) -> Value {
+    let mut sc = base();
+    sc["topology"]["wifi"] = json!({"stations": [{"name": "laptop"}]});
+    sc["topology"]["wifi"][k] = v;
+    sc["topology"]["down"] = json!({"wifi": true, "qdisc": "pfifo"});
+    sc["topology"]["up"] = json!({"wifi": true, "qdisc": "pfifo"});
+    sc
+}
+
 #[test]
 fn wifi_values_are_the_ones_its_reference_allows() {
-    let wifi = |k: &str, v: Value| {
-        let mut sc = base();
-        sc["topology"]["wifi"] = json!({"stations": [{"name": "laptop"}]});
-        sc["topology"]["wifi"][k] = v;
-        sc["topology"]["down"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc["topology"]["up"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc
-    };
     accepted(&wifi("width", json!(40)));
     // doc: "Channel width, MHz: 20 or 40."
     refused(
@@ -373,14 +375,6 @@ fn wifi_values_are_the_ones_its_reference_allows() {
 
 #[test]
 fn wifi_scheduler_keys_are_the_ones_their_docs_allow() {
-    let wifi = |k: &str, v: Value| {
-        let mut sc = base();
-        sc["topology"]["wifi"] = json!({"stations": [{"name": "laptop"}]});
-        sc["topology"]["wifi"][k] = v;
-        sc["topology"]["down"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc["topology"]["up"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc
-    };
     // doc: "\"fifo\" (round robin ...) or \"airtime\""
     accepted(&wifi("scheduler", json!("airtime")));
     refused(
@@ -454,14 +448,6 @@ fn hops_a_flow_names_exist_and_are_consecutive() {
 
 #[test]
 fn wifi_mac_constants_are_within_their_ranges() {
-    let wifi = |k: &str, v: Value| {
-        let mut sc = base();
-        sc["topology"]["wifi"] = json!({"stations": [{"name": "laptop"}]});
-        sc["topology"]["wifi"][k] = v;
-        sc["topology"]["down"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc["topology"]["up"] = json!({"wifi": true, "qdisc": "pfifo"});
-        sc
-    };
     // the 5 GHz OFDM PHY's slot is 9 us and its SIFS 16 us (IEEE 802.11); the model takes
     // any up to 100 us; an A-MPDU's airtime up to 10 ms (the HT PPDU's maximum)
     accepted(&wifi("slot", json!("9us")));
