@@ -19,7 +19,7 @@ from aqmlab.reproduce import study as S
 PUBLISHED_COUNTS = {
     "transients2014": (24, 7),  # Table II: 6 qdiscs x 4 loads; 7 claims
     "lpcc2013": (24, 5),  # Table I: 6 (LPCC, qdisc) rows x 4 columns; 5 simulation claims
-    "goodbadwifi2015": (42, 5),  # Table 2: 7 qdiscs x 2 cross traffics x 3 rates; 5 claims
+    "goodbadwifi2015": (42, 10),  # Table 2: 7 qdiscs x 2 cross traffics x 3 rates; 5 claims, 5 over WiFi
     "codel2012": (0, 10),  # no table; 10 claims (6 dynamic link, 4 static rates)
     "l4s2020": (
         257,

@@ -122,7 +122,7 @@ def test_json_verdicts_list_every_published_cell_and_claim(quick):
         j["voip_loss_pct_mean"]["fq_codel"]["rrul"]["1"]
     )
     claims = j["verdicts"]["claims"]
-    assert [c["id"] for c in claims] == ["1", "2", "3", "4", "5"]
+    assert [c["id"] for c in claims] == ["1", "2", "3", "4", "5", "W1", "W2", "W3", "W4", "W5"]
     # Every claim compares all seven qdiscs (or the FIFO with the three AQMs): not measured here.
     assert all(c["holds"] is None and "not measured" in c["measured"] for c in claims)
 
@@ -272,14 +272,106 @@ def test_wifi_voip_runs_the_wired_tests_flows_over_the_wifi_setup(test):
 
 def test_wifi_voip_loss_is_the_mean_over_runs():
     """wifi_voip_loss_pct {qdisc: {cross: %}}: the average loss over runs, as Table 2 takes it;
-    the wired VoIP columns do not gain a WiFi rate."""
+    the wired VoIP columns do not gain a WiFi rate; wifi_voip_goodput_mbps: the same runs' median
+    goodput per direction (none down beside one upload)."""
     s = {"runs": 2, "std": 1.0}
-    cell = {"voip_loss_pct": {"median": 1.0, "mean": 2.5, **s}}
+
+    def cell(down):
+        return {"voip_loss_pct": {"median": 1.0, "mean": 2.5, **s}, "goodput_up_mbps": {"median": 3.0, "mean": 4.0, **s},
+                "goodput_down_mbps": down and {"median": down, "mean": down + 1, **s}}  # fmt: skip
+
     stats = {"rrul": {}, "rtt_fair": {}, "wifi": {}, "web": {}, "web_latency": {},
-             "voip": {"codel": {"1up": {"wifi": cell, "10/10": cell}, "rrul": {"wifi": cell}}}}  # fmt: skip
+             "voip": {"codel": {"1up": {"wifi": cell(None), "10/10": cell(None)}, "rrul": {"wifi": cell(30.0)}}}}  # fmt: skip
     res = G.results(stats)
     assert res["wifi_voip_loss_pct"] == {"codel": {"1up": 2.5, "rrul": 2.5}}
     assert res["voip_loss_pct"]["codel"] == {"1up": {"10": 1.0}, "rrul": {}}
+    assert res["wifi_voip_goodput_mbps"] == {
+        "codel": {"1up": {"down": None, "up": 3.0}, "rrul": {"down": 30.0, "up": 3.0}}
+    }
+
+
+# --------------------------------------------------------------------------- the WiFi claims' judges
+
+SINGLE = ["ared", "pie", "codel"]
+# A WiFi RRUL outcome as section 7 describes it: the wired ordering (FIFO highest, FQ lowest) on a
+# floor near 100 ms, the upstream a few Mbit/s beside a downstream of tens.
+WIFI_LAT = {"pfifo_fast": 400.0, "ared": 160.0, "pie": 150.0, "codel": 140.0, "sfq": 115.0, "fq_nocodel": 120.0,
+            "fq_codel": 105.0}  # fmt: skip
+
+
+def wifi(lat=WIFI_LAT, down=30.0, up=1.0, one_stream=0.3, rrul_loss=None, up_rrul=1.0) -> S.Outcome:
+    rrul_loss = rrul_loss or {q: 0.1 if q in FQ else 20.0 for q in QDISCS}
+    rrul = {
+        q: {"induced_latency_ms": lat[q], "goodput_down_mbps": down, "goodput_up_mbps": up} for q in QDISCS
+    }
+    voip = {q: {"1up": one_stream, "rrul": rrul_loss[q]} for q in QDISCS}
+    good = {q: {"rrul": {"down": down, "up": up_rrul}} for q in QDISCS}
+    return outcome(wifi_rrul=rrul, wifi_voip_loss_pct=voip, wifi_voip_goodput_mbps=good)
+
+
+def test_wifi_claims_hold_on_the_studys_description():
+    o = wifi()
+    assert [judge(f"W{i}", o) for i in range(1, 6)] == [True] * 5
+
+
+def test_claim_w1_floor_about_100ms():
+    # 70 ms and 130 ms are 100 ms within the agreement rule's 30 %; 65 and 140 are not.
+    for lowest, holds in ((70.0, True), (130.0, True), (65.0, False), (140.0, False)):
+        lat = {q: max(v, lowest) for q, v in WIFI_LAT.items()} | {"fq_codel": lowest}
+        assert judge("W1", wifi(lat=lat)) is holds, lowest
+    # The wired floor (a few ms): no WiFi floor.
+    assert judge("W1", wifi(lat={q: v / 20 for q, v in WIFI_LAT.items()})) is False
+    # A qdisc not run: not measured.
+    o = wifi()
+    del o.results["wifi_rrul"]["sfq"]
+    assert judge("W1", o) is None
+
+
+def test_claim_w2_wired_ordering():
+    # The FIFO no longer highest.
+    assert judge("W2", wifi(lat={**WIFI_LAT, "pfifo_fast": 150.0})) is False
+    # An FQ scheme above a single-queue AQM (PIE).
+    assert judge("W2", wifi(lat={**WIFI_LAT, "sfq": 155.0})) is False
+    # The order within a group is not claimed.
+    assert judge("W2", wifi(lat={**WIFI_LAT, "ared": 139.0, "fq_codel": 121.0})) is True
+
+
+def test_claim_w3_upstream_starved():
+    # A tenth of the downstream is "almost nothing"; a symmetric share or a fifth is not.
+    assert judge("W3", wifi(down=30.0, up=3.0)) is True
+    for up in (30.0, 6.0):
+        assert judge("W3", wifi(down=30.0, up=up)) is False
+    # One qdisc sharing fairly fails the claim "for every qdisc".
+    o = wifi()
+    o.results["wifi_rrul"]["fq_codel"]["goodput_up_mbps"] = 25.0
+    assert judge("W3", o) is False
+
+
+def test_claim_w4_one_stream_loss_small_and_alike():
+    # 0.2-0.5 % within 30 %: 0.14-0.65 %.
+    for loss, holds in ((0.15, True), (0.6, True), (0.0, False), (0.1, False), (2.0, False)):
+        assert judge("W4", wifi(one_stream=loss)) is holds, loss
+    o = wifi()
+    o.results["wifi_voip_loss_pct"]["pie"]["1up"] = 3.0  # one qdisc unlike the others
+    assert judge("W4", o) is False
+
+
+def test_claim_w5_rrul_loss_high_for_single_queue_low_for_fq():
+    # "very high": the lowest single-queue AQM at Table 2's lowest 1 Mbit/s RRUL AQM loss (CoDel
+    # 10.60 %) less 30 %: 7.42 %.
+    assert G.VERY_HIGH_PCT == pytest.approx(10.60 * 0.7)
+    loss = {q: 0.1 if q in FQ else 20.0 for q in QDISCS}
+    assert judge("W5", wifi(rrul_loss={**loss, "codel": 7.5})) is True
+    assert judge("W5", wifi(rrul_loss={**loss, "codel": 7.3})) is False
+    # FQ not far lower: more than half the lowest single-queue AQM's loss.
+    assert judge("W5", wifi(rrul_loss={**loss, "sfq": 11.0})) is False
+    # Every qdisc alike low (what the model gives today): fails.
+    assert judge("W5", wifi(rrul_loss=dict.fromkeys(QDISCS, 0.05))) is False
+    # The FIFO is not part of the claim.
+    assert judge("W5", wifi(rrul_loss={**loss, "pfifo_fast": 0.0})) is True
+    o = wifi()
+    del o.results["wifi_voip_loss_pct"]["codel"]
+    assert judge("W5", o) is None
 
 
 @pytest.mark.parametrize("gentle", [False, True])

@@ -32,7 +32,9 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
   rrul.toml (its flows), the page flow put first.
 
 Compared with the study's Table 2 (average VoIP loss, the mean over runs) and judged against
-five claims of its text (``CLAIMS``), each at every link it was run on. ``--quick`` runs one
+five claims of its text (``CLAIMS``), each at every link it was run on, and five of its section 7
+on the WiFi series (W1-W5: the latency floor, the wired ordering, the starved upstream, the VoIP
+loss beside one upload and beside RRUL). ``--quick`` runs one
 replication of every case (the study ran 30), each as long and set up as in the full run: every
 published cell and claim needs all seven qdiscs and the claims hold for every link.
 
@@ -45,6 +47,7 @@ declared here.
 from __future__ import annotations
 
 from aqmlab.reproduce.goodbadwifi2015.claims import (
+    ALMOST_NOTHING,
     BY_FAR,
     CLAIMS,
     FIFO,
@@ -52,13 +55,21 @@ from aqmlab.reproduce.goodbadwifi2015.claims import (
     FQ_CODEL_LOSS,
     FQ_SCHEMES,
     LOSS_RATE,
+    ONE_STREAM_LOSS_PCT,
     SINGLE_QUEUE_AQMS,
     SUFFERS_RTOS,
+    VERY_HIGH_PCT,
+    WIFI_FLOOR_MS,
     claim_aqm_fairness,
     claim_fifo_highest,
     claim_fq_best_rrul,
     claim_fq_codel_loss,
     claim_web_follows_latency,
+    claim_wifi_floor,
+    claim_wifi_upstream_starved,
+    claim_wifi_voip_one_stream,
+    claim_wifi_voip_rrul,
+    claim_wifi_wired_order,
     kendall_tau,
 )
 from aqmlab.reproduce.goodbadwifi2015.metrics import METRICS_FN, STEP_NS, TRANSIENT_S, WARMUP_S, run_metrics
@@ -73,6 +84,7 @@ from aqmlab.reproduce.goodbadwifi2015.published import (
 )
 from aqmlab.reproduce.goodbadwifi2015.report import (
     ALL_LINKS,
+    GOODPUT_KEYS,
     LINK_TABLES,
     RRUL_KEYS,
     aggregate,
@@ -132,6 +144,7 @@ STUDY = Study(
 
 __all__ = [
     "ALL_LINKS",
+    "ALMOST_NOTHING",
     "BY_FAR",
     "CLAIMS",
     "CROSS",
@@ -140,12 +153,14 @@ __all__ = [
     "FOLLOW_TAU",
     "FQ_CODEL_LOSS",
     "FQ_SCHEMES",
+    "GOODPUT_KEYS",
     "LINKS",
     "LINK_TABLES",
     "LINUX_RED",
     "LOSS_RATE",
     "METRICS_FN",
     "NAME",
+    "ONE_STREAM_LOSS_PCT",
     "PAGES",
     "PAGE_FLOW",
     "PUBLISHED",
@@ -164,11 +179,13 @@ __all__ = [
     "TABLE2_ROWS",
     "TEST_FILES",
     "TRANSIENT_S",
+    "VERY_HIGH_PCT",
     "WARMUP_S",
     "WEB_BASE",
     "WEB_CROSS",
     "WIFI",
     "WIFI_FILE",
+    "WIFI_FLOOR_MS",
     "WIFI_HOPS",
     "aggregate",
     "claim_aqm_fairness",
@@ -176,6 +193,11 @@ __all__ = [
     "claim_fq_best_rrul",
     "claim_fq_codel_loss",
     "claim_web_follows_latency",
+    "claim_wifi_floor",
+    "claim_wifi_upstream_starved",
+    "claim_wifi_voip_one_stream",
+    "claim_wifi_voip_rrul",
+    "claim_wifi_wired_order",
     "figures",
     "kendall_tau",
     "qdisc_for",

@@ -1,12 +1,14 @@
-"""The claims of goodbadwifi2015's text, each judged at every link it was run on; every threshold
-stated once, beside the words of the claim it comes from."""
+"""The claims of goodbadwifi2015's text, each judged at every link it was run on, and those of its
+section 7 on the WiFi series (W1-W5); every threshold stated once, beside the words of the claim it
+comes from."""
 
 from __future__ import annotations
 
 from aqmlab.lazy import lazy
+from aqmlab.reproduce.goodbadwifi2015.published import TABLE2, TABLE2_ROWS
 from aqmlab.reproduce.goodbadwifi2015.report import _links
 from aqmlab.reproduce.goodbadwifi2015.setup import PAGES, QDISCS, WEB_CROSS
-from aqmlab.reproduce.study import Claim, Outcome, agrees
+from aqmlab.reproduce.study import TOLERANCE, Claim, Outcome, agrees
 
 np = lazy("numpy")
 
@@ -124,6 +126,101 @@ def claim_web_follows_latency(o: Outcome):
     }
 
 
+# --------------------------------------------------------------------------- over WiFi (section 7)
+
+
+def _every_qdisc(per_qdisc: dict, what: str) -> dict:
+    """{qdisc: value} over the seven qdiscs; ValueError naming those without a value."""
+    missing = [q for q in QDISCS if per_qdisc.get(q) is None]
+    if missing:
+        raise ValueError(f"no WiFi {what} for {', '.join(missing)}")
+    return {q: per_qdisc[q] for q in QDISCS}
+
+
+def _wifi_rrul(o: Outcome, key: str) -> dict:
+    return _every_qdisc({q: v.get(key) for q, v in o.results["wifi_rrul"].items()}, key)
+
+
+def _wifi_voip_loss(o: Outcome, cross: str) -> dict:
+    loss = o.results["wifi_voip_loss_pct"]
+    return _every_qdisc({q: v.get(cross) for q, v in loss.items()}, f"VoIP loss beside {cross}")
+
+
+WIFI_FLOOR_MS = 100.0
+"""Claim W1, "under RRUL every qdisc ... with a floor of about 100 ms": the lowest of the seven
+qdiscs' induced latencies is about 100 ms, "about" being the agreement rule's 30 % (70-130 ms):
+no qdisc gets far below it, and the best one gets near it."""
+
+
+def claim_wifi_floor(o: Outcome):
+    lat = _wifi_rrul(o, "induced_latency_ms")
+    floor = min(lat.values())
+    return bool(agrees(WIFI_FLOOR_MS, floor, None)), {"lowest_ms": floor, "induced_latency_ms": lat}
+
+
+def claim_wifi_wired_order(o: Outcome):
+    """Claim W2, "every qdisc keeps the same latency ordering as wired": the wired ordering as the
+    study words it (claims 1 and 2: pfifo_fast highest, the FQ schemes lowest), over WiFi: the
+    FIFO's induced latency above every other qdisc's, each FQ scheme's below every single-queue
+    AQM's. Judged by groups, as the text orders them: it orders no qdiscs within a group."""
+    lat = _wifi_rrul(o, "induced_latency_ms")
+    fifo_top = lat[FIFO] > max(_others(lat, (FIFO,)))
+    fq_below = max(lat[q] for q in FQ_SCHEMES) < min(lat[q] for q in SINGLE_QUEUE_AQMS)
+    return fifo_top and fq_below, {"fifo_highest": fifo_top, "fq_below_single_queue_aqms": fq_below,
+                                   "induced_latency_ms": lat}  # fmt: skip
+
+
+ALMOST_NOTHING = 0.1
+"""Claim W3, "upstream throughput drops to almost nothing although the link is nominally
+symmetric": each qdisc's upstream goodput at most a tenth of its downstream. A symmetric link
+shared fairly gives the two directions 1:1; a tenth leaves the upstream under 10 % of the total,
+an order of magnitude below its fair half."""
+
+
+def claim_wifi_upstream_starved(o: Outcome):
+    down, up = _wifi_rrul(o, "goodput_down_mbps"), _wifi_rrul(o, "goodput_up_mbps")
+    ratio = {q: up[q] / down[q] for q in QDISCS}
+    return all(r <= ALMOST_NOTHING for r in ratio.values()), {
+        "up_over_down": ratio,
+        "goodput_down_mbps": down,
+        "goodput_up_mbps": up,
+    }
+
+
+ONE_STREAM_LOSS_PCT = (0.2, 0.5)
+"""Claim W4, "VoIP loss with one competing stream is small (0.2-0.5 %) and alike for every qdisc":
+each qdisc's mean loss within the range, widened by the agreement rule's 30 % (0.14-0.65 %);
+"alike" is the range itself: no qdisc outside it."""
+
+
+def claim_wifi_voip_one_stream(o: Outcome):
+    loss = _wifi_voip_loss(o, "1up")
+    lo, hi = ONE_STREAM_LOSS_PCT[0] * (1 - TOLERANCE), ONE_STREAM_LOSS_PCT[1] * (1 + TOLERANCE)
+    return all(lo <= v <= hi for v in loss.values()), {"loss_pct": loss, "range_pct": [lo, hi]}
+
+
+AQM_RRUL_1MBIT_PCT = [TABLE2[r][3] for r, q in TABLE2_ROWS.items() if q in SINGLE_QUEUE_AQMS]
+"""Table 2's loss of ARED, PIE and CoDel beside RRUL at 1 Mbit/s (its fourth column)."""
+VERY_HIGH_PCT = min(AQM_RRUL_1MBIT_PCT) * (1 - TOLERANCE)
+"""Claim W5, "under RRUL [VoIP loss] is very high for the single-queue AQMs ... following the low
+effective upstream bandwidth": as high as on the study's slowest uplink, Table 2's RRUL column at
+1 Mbit/s (ARED 26.33, PIE 14.03, CoDel 10.60 %): each single-queue AQM's mean loss at least the
+lowest of the three less the agreement rule's 30 % (7.42 %)."""
+
+
+def claim_wifi_voip_rrul(o: Outcome):
+    """Claim W5: VERY_HIGH_PCT for the single-queue AQMs, and "far lower for the flow-queueing
+    ones": each FQ scheme's loss at most the lowest single-queue AQM's over BY_FAR (claim 2's
+    "by far"). The upstream goodput of the same runs beside it (the bandwidth it follows)."""
+    loss = _wifi_voip_loss(o, "rrul")
+    aqm = min(loss[q] for q in SINGLE_QUEUE_AQMS)
+    high = aqm >= VERY_HIGH_PCT
+    lower = max(loss[q] for q in FQ_SCHEMES) <= aqm / BY_FAR
+    up = {q: o.results["wifi_voip_goodput_mbps"].get(q, {}).get("rrul", {}).get("up") for q in QDISCS}
+    return high and lower, {"loss_pct": loss, "single_queue_very_high": high, "fq_far_lower": lower,
+                            "goodput_up_mbps": up}  # fmt: skip
+
+
 CLAIMS = (
     Claim("1", "The FQ schemes (SFQ, fq_nocodel, fq_codel) give the lowest latency and the best goodput in RRUL.",
           claim_fq_best_rrul, ("rrul",)),
@@ -134,4 +231,14 @@ CLAIMS = (
           "suffers retransmission timeouts).", claim_fq_codel_loss, ("rtt_fair",)),
     Claim("5", "Web page fetch times follow latency: the FQ schemes fetch fastest under load.",
           claim_web_follows_latency, ("web",)),
+    Claim("W1", "Over WiFi, under RRUL every qdisc has a latency floor of about 100 ms (queueing in the driver and "
+          "hardware).", claim_wifi_floor, ("wifi",)),
+    Claim("W2", "Over WiFi every qdisc keeps the same latency ordering as wired.", claim_wifi_wired_order,
+          ("wifi",)),
+    Claim("W3", "Over WiFi upstream throughput drops to almost nothing although the link is nominally symmetric "
+          "(airtime unfairness of the device combination).", claim_wifi_upstream_starved, ("wifi",)),
+    Claim("W4", "Over WiFi VoIP loss with one competing stream is small (0.2-0.5 %) and alike for every qdisc.",
+          claim_wifi_voip_one_stream, ("wifi",)),
+    Claim("W5", "Over WiFi under RRUL VoIP loss is very high for the single-queue AQMs and far lower for the "
+          "flow-queueing ones, following the low effective upstream bandwidth.", claim_wifi_voip_rrul, ("wifi",)),
 )  # fmt: skip

@@ -97,7 +97,8 @@ def _stats(values) -> dict | None:
             "runs": int(v.size)}  # fmt: skip
 
 
-RRUL_KEYS = ("goodput_down_mbps", "goodput_up_mbps", "induced_latency_ms")
+GOODPUT_KEYS = ("goodput_down_mbps", "goodput_up_mbps")
+RRUL_KEYS = (*GOODPUT_KEYS, "induced_latency_ms")
 
 
 def aggregate(runs: pd.DataFrame) -> dict:
@@ -118,7 +119,8 @@ def aggregate(runs: pd.DataFrame) -> dict:
             }
         elif test.startswith("voip"):
             out["voip"].setdefault(q, {}).setdefault(test.removeprefix("voip_"), {})[lk] = {
-                "voip_loss_pct": _stats(g.get("voip_loss_pct", []))
+                "voip_loss_pct": _stats(g.get("voip_loss_pct", [])),
+                **{k: _stats(g[k]) for k in GOODPUT_KEYS},
             }
         else:
             out["rtt_fair"].setdefault(q, {})[lk] = {k: _stats(g[k]) for k in _rtt_fair_keys(g.columns)}
@@ -174,8 +176,10 @@ def results(stats: dict) -> dict:
     """The JSON document, over runs: medians of voip_loss_pct {qdisc: {cross: {rate: v}}} (rate =
     the VoIP's upstream Mb/s; voip_loss_pct_mean: their means, the study's average loss), rrul_*
     {qdisc: {link: v}}, rtt_fair_jain and rtt_fair_goodput_mbps (the four uploads' total)
-    {qdisc: {rate: v}} (the uploads' rate), wifi_rrul {qdisc: {metric: v}}, wifi_voip_loss_pct
-    {qdisc: {cross: v}} (the mean over runs, as the study's average loss),
+    {qdisc: {rate: v}} (the uploads' rate), wifi_rrul {qdisc: {metric: v}} (the goodput per
+    direction and the induced latency), wifi_voip_loss_pct {qdisc: {cross: v}} (the mean over
+    runs, as the study's average loss), wifi_voip_goodput_mbps {qdisc: {cross: {"down" | "up":
+    v}}} (the TCP goodput per direction of the same runs),
     web_rrul_induced_latency_ms {qdisc: {page: {link: v}}}; means of rtt_fair_rto {qdisc: {rate:
     {flow: timeouts per run}}} and web_fetch_norm {qdisc: {page: {cross: {link: v}}}}."""
     voip, rrul, fair = stats["voip"], stats["rrul"], stats["rtt_fair"]
@@ -183,6 +187,10 @@ def results(stats: dict) -> dict:
     def per_voip(reduce):
         return {q: {c: {_rate(lk): reduce(v["voip_loss_pct"]) for lk, v in per.items() if lk in LINKS}
                     for c, per in cs.items()} for q, cs in voip.items()}  # fmt: skip
+
+    def wifi_voip(cell):
+        return {q: {c: cell(per[WIFI]) for c, per in cs.items() if WIFI in per} for q, cs in voip.items()
+                if any(WIFI in per for per in cs.values())}  # fmt: skip
 
     def per_link(key):
         return {q: {lk: _med(v[key]) for lk, v in per.items()} for q, per in rrul.items()}
@@ -204,11 +212,10 @@ def results(stats: dict) -> dict:
             for q, per in fair.items()
         },
         "wifi_rrul": {q: {k: _med(per[WIFI][k]) for k in RRUL_KEYS} for q, per in stats["wifi"].items()},
-        "wifi_voip_loss_pct": {
-            q: {c: _mean(per[WIFI]["voip_loss_pct"]) for c, per in cs.items() if WIFI in per}
-            for q, cs in voip.items()
-            if any(WIFI in per for per in cs.values())
-        },
+        "wifi_voip_loss_pct": wifi_voip(lambda v: _mean(v["voip_loss_pct"])),
+        "wifi_voip_goodput_mbps": wifi_voip(
+            lambda v: {k.removeprefix("goodput_").removesuffix("_mbps"): _med(v.get(k)) for k in GOODPUT_KEYS}
+        ),
         "web_fetch_norm": {
             q: {
                 p: {c: {lk: _mean(pages.get(p, {}).get(c)) for lk, pages in per.items()} for c in WEB_CROSS}
