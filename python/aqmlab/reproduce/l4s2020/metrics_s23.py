@@ -60,9 +60,10 @@ BOTTLENECK = ("up", "up")
 """(direction, hop) of the data's bottleneck (scenarios/l4s2020/rate_step.toml)."""
 
 
-def bottleneck_steps(rs) -> list[tuple[float, float]]:
+def bottleneck_steps(tables) -> list[tuple[float, float]]:
     """The data bottleneck's rate steps as (time s, Mbit/s), from the run's ``rate_schedule`` table."""
-    d, h = M._strcol(rs, "dir"), M._strcol(rs, "hop")
+    rs = tables["rate_schedule"]
+    d, h = M._strcol(tables, "rate_schedule", "dir"), M._strcol(tables, "rate_schedule", "hop")
     keep = (d == BOTTLENECK[0]) & (h == BOTTLENECK[1])
     t, r = M._col(rs, "t_ns", np.int64)[keep], M._col(rs, "rate_bps", np.int64)[keep]
     order = np.argsort(t, kind="stable")
@@ -71,7 +72,7 @@ def bottleneck_steps(rs) -> list[tuple[float, float]]:
 
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict]:
     """The module docstring's numbers of the run's one flow."""
-    steps = bottleneck_steps(tables["rate_schedule"])
+    steps = bottleneck_steps(tables)
     f, fs = tables["flows"], tables["flow_series"]
     start = float(M._col(f, "start_ns", np.int64)[0]) / 1e9
     base = float(M._col(f, "base_rtt_ns", np.int64)[0]) / 1e9
