@@ -25,6 +25,7 @@ use wifi_rate::AggregateLoss;
 
 pub mod airtime;
 pub mod phy;
+pub mod docsis;
 pub mod slot;
 pub mod trace;
 pub mod wifi;
