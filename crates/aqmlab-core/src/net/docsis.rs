@@ -1,7 +1,7 @@
 //! The DOCSIS upstream MAC's request-grant cycle (DOCSIS 3.1 MULPI spec, "Upstream Bandwidth
 //! Allocation": MAPs, contention requests, piggybacked requests, grants), as a gate on a hop's
-//! dequeue like netem's slots (`slot.rs`). Not yet wired into the hops (see
-//! docs/access-links.md, "Cable upstream (DOCSIS)"): this is the model and its arithmetic.
+//! dequeue like netem's slots (`slot.rs`): a hop's `docsis` (docs/access-links.md, "Cable
+//! upstream (DOCSIS)"), whose `rate` is the Max Sustained Rate.
 //!
 //! The model, each choice named:
 //! * Time is cut into MAP intervals of `map` (2 ms) starting at 0; each MAP carries the grants
@@ -57,6 +57,8 @@ pub struct Mac {
     left: i64,
     /// Bytes overrun into the next grant.
     debt: u64,
+    /// The MAP start the hop's wake-up is set for, if any.
+    pub armed: Option<Time>,
     /// Counters: contention requests, piggybacked requests, MAPs that granted something.
     pub contention: u64,
     pub piggyback: u64,
@@ -73,6 +75,7 @@ impl Mac {
             map_start: None,
             left: 0,
             debt: 0,
+            armed: None,
             contention: 0,
             piggyback: 0,
             grants: 0,
@@ -111,7 +114,14 @@ impl Mac {
 
     /// Whether a packet may leave at `now` with `backlog` bytes queued (it included); `Err`
     /// holds the time to look again (a MAP's start).
+    /// The current MAP's grant is built first, so that what is left of an earlier MAP's grant
+    /// is never taken for one (a grant lasts its MAP only); a contention request made at the
+    /// MAP's start is too late for it (the request-grant delay is at least a MAP).
     pub fn may_send(&mut self, backlog: u64, now: Time) -> Result<(), Time> {
+        let current = now / self.cfg.map * self.cfg.map;
+        if self.map_start != Some(current) {
+            self.grant(current);
+        }
         if !self.outstanding && self.left <= 0 {
             // A contention request at the next MAP boundary (now, if one starts now).
             let t = self.cfg.map_at_or_after(now);
@@ -120,10 +130,6 @@ impl Mac {
             }
             self.contention += 1;
             self.request(t, backlog);
-        }
-        let current = now / self.cfg.map * self.cfg.map;
-        if self.map_start != Some(current) {
-            self.grant(current);
         }
         if self.left > 0 {
             Ok(())
