@@ -370,6 +370,7 @@ pub trait Hops {
     /// `dequeue` on a DOCSIS upstream: a packet leaves only while the current MAP's grant
     /// lasts; otherwise the hop wakes at the MAP start the MAC names (`docsis.rs`). The MAC
     /// sees the backlog (its requests ask for it) and each packet taken.
+    #[cold]
     fn dequeue_in_grant(&mut self, l: usize) -> Option<PktId> {
         let now = self.now();
         let link = &mut self.parts().links[l];
