@@ -6,7 +6,8 @@
 //! nanosecond; when the rate changes during a packet, the finish time integrates the schedule.
 //! A WiFi hop (`wifi.rs`) replaces the serialiser with a driver that transmits on a medium
 //! shared with other hops; a trace hop (`trace.rs`) with Mahimahi's delivery opportunities.
-//! netem's slots (`slot.rs`) gate a hop's dequeue, so that it delivers in bursts.
+//! netem's slots (`slot.rs`) and a DOCSIS upstream's grants (`docsis.rs`) gate a hop's
+//! dequeue, so that it delivers in bursts.
 //!
 //! `Hops` is the sequence a packet goes through at a hop (enqueue, the qdisc's verdicts,
 //! dequeue into the device queue and the serialiser, the end of its transmission), written once
@@ -24,6 +25,7 @@ use wifi::Medium;
 use wifi_rate::AggregateLoss;
 
 pub mod airtime;
+pub mod docsis;
 pub mod phy;
 pub mod slot;
 pub mod trace;
@@ -79,6 +81,8 @@ pub struct Link {
     pub trace: Option<Box<trace::Trace>>,
     /// netem's slots: the qdisc is dequeued only while a slot's budget lasts.
     pub slot: Option<Box<slot::Slot>>,
+    /// A DOCSIS upstream: the qdisc is dequeued only in the MAC's grants (`docsis.rs`).
+    pub docsis: Option<Box<docsis::Mac>>,
     /// Which of the above hands the hop's packets on (`Delivery::of`, set once the hop is
     /// built), so that a plain hop's start tests one byte.
     pub delivery: Delivery,
@@ -92,6 +96,8 @@ pub enum Delivery {
     Serialiser,
     /// The serialiser, fed while netem's slot lets the qdisc be dequeued.
     Slotted,
+    /// The serialiser, fed while the DOCSIS MAC's grant lets the qdisc be dequeued.
+    Granted,
     /// A trace's delivery opportunities.
     Trace,
     /// A WiFi driver on a shared medium.
@@ -105,6 +111,7 @@ impl Delivery {
             (Some(_), _, _) => Delivery::Wifi,
             (_, Some(_), _) => Delivery::Trace,
             (_, _, Some(_)) => Delivery::Slotted,
+            _ if l.docsis.is_some() => Delivery::Granted,
             _ => Delivery::Serialiser,
         }
     }
@@ -303,8 +310,9 @@ pub trait Hops {
     }
 
     /// Feeds the serialiser of hop `l`: starts the next transmission when the link is idle and
-    /// keeps the device queue (if any) topped up from the qdisc, through its slots if `SLOTTED`.
-    fn feed<const SLOTTED: bool>(&mut self, l: usize) {
+    /// keeps the device queue (if any) topped up from the qdisc, through its gate if `GATED`
+    /// (netem's slots or the DOCSIS MAC's grants).
+    fn feed<const GATED: bool>(&mut self, l: usize) {
         loop {
             let link = &mut self.parts().links[l];
             if link.tx.is_none() {
@@ -317,8 +325,8 @@ pub trait Hops {
             if link.tx.is_some() && link.device.len() >= link.device_limit {
                 return;
             }
-            let next = if SLOTTED {
-                self.dequeue_in_slot(l)
+            let next = if GATED {
+                self.dequeue_gated(l)
             } else {
                 self.dequeue(l)
             };
@@ -347,6 +355,44 @@ pub trait Hops {
             Some(r) => now + tx_time(bytes, r),
         };
         self.transmitting(l, done);
+    }
+
+    /// `dequeue` through a hop's gate: its slots, or its DOCSIS MAC.
+    #[cold]
+    fn dequeue_gated(&mut self, l: usize) -> Option<PktId> {
+        if self.parts().links[l].slot.is_some() {
+            self.dequeue_in_slot(l)
+        } else {
+            self.dequeue_in_grant(l)
+        }
+    }
+
+    /// `dequeue` on a DOCSIS upstream: a packet leaves only while the current MAP's grant
+    /// lasts; otherwise the hop wakes at the MAP start the MAC names (`docsis.rs`). The MAC
+    /// sees the backlog (its requests ask for it) and each packet taken.
+    #[cold]
+    fn dequeue_in_grant(&mut self, l: usize) -> Option<PktId> {
+        let now = self.now();
+        let link = &mut self.parts().links[l];
+        let backlog = link.qdisc.backlog_bytes();
+        if link.qdisc.backlog_packets() == 0 {
+            return None;
+        }
+        let mac = link.docsis.as_deref_mut().expect("a DOCSIS hop");
+        if let Err(t) = mac.may_send(backlog, now) {
+            if mac.armed != Some(t) {
+                mac.armed = Some(t);
+                self.wake_at(l, t);
+            }
+            return None;
+        }
+        let id = self.dequeue(l)?;
+        let HopParts { links, pool, .. } = self.parts();
+        let link = &mut links[l];
+        let behind = link.qdisc.backlog_bytes();
+        let mac = link.docsis.as_deref_mut().expect("a DOCSIS hop");
+        mac.sent(pool.get(id).size, behind, now);
+        Some(id)
     }
 
     /// `dequeue` on a hop with slots: a packet leaves only while the current slot's budget
@@ -398,21 +444,25 @@ pub trait Hops {
     fn start(&mut self, l: usize) {
         match self.parts().links[l].delivery {
             Delivery::Serialiser => self.feed::<false>(l),
-            Delivery::Slotted => self.feed::<true>(l),
+            Delivery::Slotted | Delivery::Granted => self.feed::<true>(l),
             Delivery::Trace => self.trace_arm(l),
             Delivery::Wifi => self.wifi_fill(l),
         }
     }
 
-    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, or its slot's start.
+    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, its slot's start or
+    /// its DOCSIS MAP's.
     fn wake(&mut self, l: usize) {
         let link = &mut self.parts().links[l];
         if link.trace.is_some() {
             self.opportunity(l);
-        } else {
-            link.slot.as_deref_mut().expect("a slot hop").armed = None;
-            self.serve(l);
+            return;
         }
+        match (link.slot.as_deref_mut(), link.docsis.as_deref_mut()) {
+            (Some(slot), _) => slot.armed = None,
+            (None, mac) => mac.expect("a slot or DOCSIS hop").armed = None,
+        }
+        self.serve(l);
     }
 
     /// Arms hop `l`'s next trace opportunity when it has something to carry; those that passed
@@ -781,6 +831,7 @@ mod tests {
             wifi: None,
             trace: None,
             slot: None,
+            docsis: None,
             delivery: Delivery::Serialiser,
         }
     }

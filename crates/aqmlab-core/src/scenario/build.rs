@@ -17,6 +17,7 @@ use crate::app::udp::UdpSource;
 use crate::app::web::{ConnModel, WebClient, WebServer};
 use crate::app::webpage::{self, PageParams};
 
+use crate::net::docsis::Mac;
 use crate::net::slot::Slot;
 use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
@@ -125,7 +126,12 @@ fn build_link(
     let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
     let (leaf, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
-    let (qdisc, line_rate) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
+    let (qdisc, shaper_line) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
+    // a DOCSIS upstream's grants leave at its channel's rate (validated: no shaper with it)
+    let line_rate = spec
+        .docsis
+        .as_ref()
+        .map_or(shaper_line, |d| Some(d.channel_rate.0));
     let resolved_spec = super::QdiscSpec {
         kind: spec.qdisc.kind.clone(),
         params: resolved.as_object().cloned().unwrap_or_default(),
@@ -169,6 +175,10 @@ fn build_link(
                 Rng::stream(seed, &format!("slot/{stream}")),
             ))
         }),
+        docsis: spec
+            .docsis
+            .as_ref()
+            .map(|d| Box::new(Mac::new(d.config(info.rate_bps)))),
         delivery: Delivery::Serialiser,
     };
     Ok((link, resolved_spec))
@@ -458,8 +468,9 @@ fn take_for(rows: &mut [(usize, Vec<(&'static str, f64)>)], k: usize) -> Vec<(&'
         .map_or(Vec::new(), |(_, d)| std::mem::take(d))
 }
 
-/// What a trace hop's opportunities and a slot hop's slots did: opportunities taken with
-/// something queued, opportunities lost with nothing queued, slots drawn.
+/// What a trace hop's opportunities, a slot hop's slots and a DOCSIS hop's MAC did:
+/// opportunities taken with something queued, opportunities lost with nothing queued, slots
+/// drawn; contention requests, piggybacked requests, MAPs that granted something.
 fn delivery_diagnostics(l: &Link) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
     if let Some(t) = &l.trace {
@@ -468,6 +479,11 @@ fn delivery_diagnostics(l: &Link) -> Vec<(&'static str, f64)> {
     }
     if let Some(s) = &l.slot {
         out.push(("slots", s.slots as f64));
+    }
+    if let Some(m) = &l.docsis {
+        out.push(("docsis_contention", m.contention as f64));
+        out.push(("docsis_piggyback", m.piggyback as f64));
+        out.push(("docsis_grants", m.grants as f64));
     }
     out
 }

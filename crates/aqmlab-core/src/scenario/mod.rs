@@ -397,6 +397,12 @@ pub struct LinkSpec {
     /// budget is spent; so the hop delivers in bursts. Default none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<SlotSpec>,
+    /// The DOCSIS upstream MAC (`net::docsis`, the DOCSIS 3.1 MULPI spec's request-grant
+    /// cycle): the qdisc is dequeued only in the grants the CMTS makes per MAP, up to `rate`
+    /// (the service flow's Max Sustained Rate) per MAP, and a granted burst leaves at the
+    /// channel's rate. Needs a fixed `rate`. Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docsis: Option<DocsisSpec>,
     /// The hop is the WiFi medium of `topology.wifi`: the access point's transmissions (the
     /// last hop of the down chain) or the stations' (the first of the up chain).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -501,6 +507,47 @@ impl SlotSpec {
             max: self.max.map_or(self.min.0, |m| m.0),
             packets: self.packets.unwrap_or(0),
             bytes: self.bytes.map_or(0, |b| b.0),
+        }
+    }
+}
+
+/// A DOCSIS upstream's request-grant MAC (`LinkSpec::docsis`); its Max Sustained Rate is the
+/// hop's `rate`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocsisSpec {
+    /// The MAP interval: each MAP grants one interval of upstream time. Default 2 ms (the
+    /// MULPI spec's nominal MAP interval, up to 2 ms).
+    #[serde(default = "DocsisSpec::default_map")]
+    pub map: Dur,
+    /// The request-grant delay: from a request's transmission to the earliest MAP that can
+    /// grant it (its trip to the CMTS, the scheduler, the MAP sent ahead of its interval).
+    /// Default 4 ms, two MAPs.
+    #[serde(default = "DocsisSpec::default_rg_delay")]
+    pub rg_delay: Dur,
+    /// The upstream channel's rate, at which a grant's packets leave. Default 122.88 Mb/s:
+    /// four bonded SC-QAM channels of 5.12 Msym/s at 64-QAM (30.72 Mb/s each).
+    #[serde(default = "DocsisSpec::default_channel_rate")]
+    pub channel_rate: Rate,
+}
+
+impl DocsisSpec {
+    fn default_map() -> Dur {
+        Dur(2 * MS)
+    }
+    fn default_rg_delay() -> Dur {
+        Dur(4 * MS)
+    }
+    fn default_channel_rate() -> Rate {
+        Rate(4 * 30_720_000)
+    }
+
+    /// The MAC as the core runs it, for a hop whose Max Sustained Rate is `rate`.
+    pub fn config(&self, rate: u64) -> crate::net::docsis::MacConfig {
+        crate::net::docsis::MacConfig {
+            map: self.map.0,
+            rg_delay: self.rg_delay.0,
+            max_rate: rate,
         }
     }
 }

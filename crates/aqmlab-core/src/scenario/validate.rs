@@ -7,7 +7,7 @@ use super::{
 };
 use crate::packet::Dir;
 use crate::params::{check_range, check_time};
-use crate::units::{fmt_time, MS, SEC};
+use crate::units::{fmt_time, Time, MS, SEC, US};
 
 /// A hop or station name: a letter, then up to 31 letters, digits, '_' or '-'.
 fn valid_name(name: &str) -> bool {
@@ -46,6 +46,7 @@ fn validate_trace(key: &str, l: &super::LinkSpec, t: &super::TraceSpec) -> Resul
         ("shaper", l.shaper == Some(super::Shaper::Htb)),
         ("device_queue", l.device_queue.is_some()),
         ("slot", l.slot.is_some()),
+        ("docsis", l.docsis.is_some()),
         ("local_sender", l.local_sender),
     ] {
         if set {
@@ -93,6 +94,74 @@ fn validate_slot(key: &str, l: &super::LinkSpec) -> Result<(), String> {
                 format!("{shown} is out of range; allowed 1 to {most} (leave it out for no bound)"),
             );
         }
+    }
+    Ok(())
+}
+
+/// A DOCSIS upstream: one rate (the Max Sustained Rate), at most the channel's; a MAP of 50 us
+/// to 100 ms granting at least a byte; a request-grant delay of one MAP (a MAP is sent ahead of
+/// its interval) to 1 s; and none of the keys that gate or replace its dequeue.
+fn validate_docsis(key: &str, l: &super::LinkSpec, steps: &[(Time, u64)]) -> Result<(), String> {
+    let Some(d) = &l.docsis else {
+        return Ok(());
+    };
+    for (k, set) in [
+        ("slot", l.slot.is_some()),
+        ("shaper", l.shaper == Some(super::Shaper::Htb)),
+        ("device_queue", l.device_queue.is_some()),
+        ("local_sender", l.local_sender),
+    ] {
+        if set {
+            return err(
+                format!("{key}.{k}"),
+                "not allowed with docsis: the MAC's grants decide when the qdisc is dequeued \
+                 (a modem's upstream, not a host's own queue)",
+            );
+        }
+    }
+    let &[(_, rate)] = steps else {
+        return err(
+            format!("{key}.rate"),
+            "a schedule is not allowed with docsis; allowed: one rate, the Max Sustained Rate",
+        );
+    };
+    let (map, rg) = (d.map.0, d.rg_delay.0);
+    if !(50 * US..=100 * MS).contains(&map) {
+        return err(
+            format!("{key}.docsis.map"),
+            format!("{} is out of range; allowed 50us to 100ms", fmt_time(map)),
+        );
+    }
+    if rg < map || rg > SEC {
+        return err(
+            format!("{key}.docsis.rg_delay"),
+            format!(
+                "{} is out of range; allowed {} (one MAP) to 1s",
+                fmt_time(rg),
+                fmt_time(map)
+            ),
+        );
+    }
+    if d.config(rate).grant_cap() == 0 {
+        return err(
+            format!("{key}.rate"),
+            format!(
+                "{} grants nothing per {} MAP; allowed: a rate of at least one byte per MAP",
+                crate::units::fmt_rate(rate),
+                fmt_time(map)
+            ),
+        );
+    }
+    let channel = d.channel_rate.0;
+    if channel < rate {
+        return err(
+            format!("{key}.docsis.channel_rate"),
+            format!(
+                "{} is below the hop's rate ({}); allowed: at least the rate, which the grants carry",
+                crate::units::fmt_rate(channel),
+                crate::units::fmt_rate(rate)
+            ),
+        );
     }
     Ok(())
 }
@@ -227,6 +296,7 @@ impl Scenario {
                 );
             }
             self.validate_shaper(&key, l)?;
+            validate_docsis(&key, l, steps)?;
             validate_delay(&key, l)?;
             match l.device_queue.map(|d| d.0) {
                 Some(crate::units::Limit::Bytes(_)) => {
@@ -498,6 +568,7 @@ impl Scenario {
                         ("rate", h.spec.rate.is_some()),
                         ("trace", h.spec.trace.is_some()),
                         ("slot", h.spec.slot.is_some()),
+                        ("docsis", h.spec.docsis.is_some()),
                         ("loss", h.spec.loss > 0.0),
                         ("device_queue", h.spec.device_queue.is_some()),
                         ("shaper", h.spec.shaper.is_some()),

@@ -7,6 +7,7 @@ mod bbr3_checks;
 mod bbr_checks;
 mod cc_state_checks;
 mod core_checks;
+mod docsis_checks;
 mod l4s_checks;
 mod layer_checks;
 mod linux_hop_checks;
