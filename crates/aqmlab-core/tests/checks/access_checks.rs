@@ -3,21 +3,10 @@
 //! beyond its IP size), netem's slots deliver their budget per slot and then wait their
 //! delay, and the one-line errors for traces and slots that cannot be run.
 
+use crate::{link_diag as diag, run};
 use aqmlab_core::scenario::{self, build};
 use aqmlab_core::units::{tx_time, MS, SEC};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
-
-fn diag(r: &build::RunResult, hop: &str, name: &str) -> f64 {
-    let l = r.links.iter().find(|l| l.hop == hop).expect("hop");
-    l.diagnostics.iter().find(|d| d.0 == name).expect("diagnostic").1
-}
 
 /// A 100 ms trace whose millisecond m (1 to 100) has 1 + (7 m mod 5) opportunities: each of 1
 /// to 5 twenty times, 300 lines, 3 opportunities per ms on average (36 Mb/s of 1500-byte

@@ -4,21 +4,10 @@
 //! saturating sender gets the Max Sustained Rate; packets leave in grant-sized bursts, one per
 //! MAP, at the channel's rate.
 
+use crate::{link_diag as diag, run};
 use aqmlab_core::scenario::{self, build};
 use aqmlab_core::units::{tx_time, MS, SEC, US};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
-
-fn diag(r: &build::RunResult, hop: &str, name: &str) -> f64 {
-    let l = r.links.iter().find(|l| l.hop == hop).expect("hop");
-    l.diagnostics.iter().find(|d| d.0 == name).expect("diagnostic").1
-}
 
 /// One 1500-byte ping sent at 1 s up a hop `up`; its one-way time up (ns).
 fn ping_up(up: Value) -> u64 {

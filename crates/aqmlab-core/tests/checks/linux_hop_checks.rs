@@ -2,16 +2,10 @@
 //! Linux 3.2 sch_htb.c) and netem's queue as the hop's delay (`delay_limit`, `delay_jitter`,
 //! sch_netem.c), end to end, against numbers worked by hand from the kernel's rules.
 
-use aqmlab_core::scenario::{self, build};
+use crate::run;
+use aqmlab_core::scenario;
 use aqmlab_core::units::{tx_time, MS};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
 
 fn error(v: Value) -> String {
     scenario::parse(&v.to_string()).expect_err("invalid")

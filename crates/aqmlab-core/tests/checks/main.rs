@@ -17,7 +17,23 @@ mod web_checks;
 mod webpage_checks;
 mod wifi_checks;
 
-use aqmlab_core::scenario::build::RunResult;
+use aqmlab_core::scenario::{self, build::RunResult};
+use serde_json::Value;
+
+/// Runs scenario `v` (a JSON document) with its own seed, and checks that every packet is
+/// accounted for (the run's conservation check).
+pub fn run(v: Value) -> RunResult {
+    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
+    let r = scenario::build::run(&sc, sc.seed).expect("run");
+    r.conservation.as_ref().expect("packet conservation");
+    r
+}
+
+/// The diagnostic `name` of hop `hop`.
+pub fn link_diag(r: &RunResult, hop: &str, name: &str) -> f64 {
+    let l = r.links.iter().find(|l| l.hop == hop).expect("hop");
+    l.diagnostics.iter().find(|d| d.0 == name).expect("diagnostic").1
+}
 
 /// The `down` hop after `from_s`: its utilisation of `rate_bps` over `from_s..secs` and the
 /// sorted sojourns (ns) of the packets enqueued from then on that left it (what the

@@ -3,16 +3,10 @@
 //! (at the slowest hop of a chain, and only there), conservation across hops, and the
 //! one-line errors for paths that cannot exist.
 
+use crate::run;
 use aqmlab_core::scenario::{self, build};
 use aqmlab_core::units::{tx_time, MS, SEC};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
 
 fn hops(up: Value, down: Value) -> Value {
     let mut all = Vec::new();

@@ -1,15 +1,9 @@
 //! TCP through the real engine (dumbbell, pipes, qdiscs): utilisation, fairness, the bufferbloat
 //! RTT of a FIFO, conservation and determinism with TCP traffic.
 
+use crate::run;
 use aqmlab_core::scenario::{self, build};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
 
 fn dumbbell(cc: &str, flows: u32, limit: &str, secs: u32) -> Value {
     json!({

@@ -4,16 +4,10 @@
 //! qdisc cannot see, frame errors and retries, stations entering at their own link, and the
 //! one-line errors for WiFi paths that cannot exist.
 
+use crate::run;
 use aqmlab_core::record::rows::LinkRow;
 use aqmlab_core::scenario::{self, build};
 use serde_json::{json, Value};
-
-fn run(v: Value) -> build::RunResult {
-    let sc = scenario::parse(&v.to_string()).expect("valid scenario");
-    let r = build::run(&sc, sc.seed).expect("run");
-    r.conservation.as_ref().expect("packet conservation");
-    r
-}
 
 /// A wired hop each way behind an AP whose stations are `stations`.
 fn bss(wifi: Value, ap_qdisc: Value, flows: Value, secs: u32) -> Value {
