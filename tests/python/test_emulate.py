@@ -85,6 +85,7 @@ def test_unloaded_ping_sees_the_configured_path(tmp_path: Path):
     assert ms.min() >= floor_ms - 0.05
     assert ms.median() < floor_ms + 5.0
     assert run.meta["emulated"]["kernel"].startswith("Linux")
+    assert run.meta["emulated"]["host"].endswith(f", {os.cpu_count()} CPUs")
     # As root the forwarder held its precise-wake-up settings (SCHED_FIFO, and the zero
     # CPU-latency request wherever the kernel offers /dev/cpu_dma_latency).
     e = run.meta["emulator"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,8 @@ def table(rows: list[dict]) -> str:
         f"{n_ok} of {n} cells within bounds (sojourn p50 and p95 within 15 % or one packet time, goodput within 5 %)"
         + (f"; {n_noise} more within the noise of their runs" if n_noise else "")
     )
+    machines = Counter(e.get("machine", "not recorded") for row in rows for e in row["emu"])
+    lines += [f"kernel runs on {m}: {k}" for m, k in machines.most_common()]
     return "\n".join(lines)
 
 

@@ -48,6 +48,7 @@ def kernel_runs(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
         res, _ = emulate(sc, warmup_s=a.warmup)
         emus.append(matrix.figures(res, a.warmup))
         emus[-1]["kernel_counters"] = res.meta["emulated"]["kernel_counters"]
+        emus[-1]["machine"] = f"{res.meta['emulated']['kernel']}; {res.meta['emulated']['host']}"
     return emus
 
 

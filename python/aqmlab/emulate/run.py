@@ -28,6 +28,17 @@ def _kernel() -> str:
     return f"{u.sysname} {u.release}"
 
 
+def _host() -> str:
+    """The processor the hosts' TCP and the emulator ran on: the kernel's queues follow the
+    hosts' timing, so runs on two machines can differ (validation/kernel/README.md)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+    except OSError:
+        model = "?"
+    return f"{model}, {os.cpu_count()} CPUs"
+
+
 def emulate(
     sc: dict,
     seed: int | None = None,
@@ -119,6 +130,7 @@ def emulate(
         shutil.rmtree(workdir, ignore_errors=True)
     meta["emulated"] = {
         "kernel": _kernel(),
+        "host": _host(),
         "tools": {t: _version([t, "--version"] if t != "ping" else ["ping", "-V"]) for t in tools_needed},
         "command": command,
         "problems": problems,
