@@ -27,6 +27,7 @@ from aqmlab import store
 from aqmlab.api import run_dict
 from aqmlab.cli import app
 from aqmlab.emulate import netns
+from aqmlab.emulate.plans import iperf_block
 from aqmlab.scenario import ScenarioError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "validation" / "kernel"))
@@ -94,9 +95,15 @@ def test_unloaded_ping_sees_the_configured_path(tmp_path: Path):
 
 @needs_root
 def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path):
-    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "30p" }', BULK + PING, "4s")
+    finite = '[[flows]]\nkind = "tcp"\ndirection = "down"\nbytes = "1500000B"\nstart = "0.5s"\n'
+    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "30p" }', BULK + PING + finite, "4s")
     s = emulate_json([str(sc), "--out", str(tmp_path / "r")])
     run = store.load_run(Path(s["run_dir"]))
+    # a finite download carries exactly its bytes (iperf3 writes whole blocks: two of 750,000
+    # here) and ends when the receiver has them all
+    dl = run.tables["flows"].to_pandas().set_index("flow").loc[2]
+    assert (dl["bytes_sent"], dl["bytes_delivered"]) == (1_500_000, 1_500_000)
+    assert run.meta["emulated"]["problems"] == []
     links = run.tables["links"].to_pandas().set_index("dir")
     down = links.loc["down"]
     # conservation at the hop: every arrival was sent, dropped or is still queued (or on the wire)
@@ -124,6 +131,25 @@ def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path)
                 ["export", "flent", s["run_dir"], "-o", str(tmp_path / "x.flent.gz")]):  # fmt: skip
         res = runner.invoke(app, cmd)
         assert res.exit_code == 0, res.output
+
+
+@needs_root
+def test_an_upload_iperf3_cuts_short_is_a_problem_of_the_run(tmp_path: Path):
+    # iperf3 ends an upload's test once the client has written its bytes; its server then
+    # closes the connection with data in flight, and the kernel resets the rest
+    upload = '[[flows]]\nkind = "tcp"\ndirection = "up"\nbytes = "400000B"\n'
+    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "100p" }', upload, "2s")
+    run = store.load_run(Path(emulate_json([str(sc), "--out", str(tmp_path / "r")])["run_dir"]))
+    up = run.tables["flows"].to_pandas().set_index("flow").loc[0]
+    assert up["bytes_sent"] == 400_000 and up["bytes_delivered"] < 400_000
+    (problem,) = run.meta["emulated"]["problems"]
+    assert problem.startswith("flow 0: iperf3 ended the upload before it was delivered")
+    # the forwarder read the segments' TCP headers: sequence numbers count from the SYN (0),
+    # the 37-byte cookie iperf3 sends first, then data from byte 38
+    pk = run.tables["packets"].to_pandas()
+    data = pk[(pk["flow"] == 0) & (pk["dir"] == "up") & (pk["payload"] > 0)]
+    assert data["seq"].min() == 1 and data["payload"].iloc[0] == 37
+    assert (data["size"] - data["payload"]).between(40, 80).all()
 
 
 @needs_root
@@ -335,6 +361,26 @@ def test_flent_runs_between_the_namespaces(tmp_path: Path, test: str, series: st
     assert len(rtts) >= 5
     assert min(rtts) >= 50.0
     assert sorted(rtts)[len(rtts) // 2] < 60.0
+
+
+@pytest.mark.parametrize(
+    ("size", "block"),
+    [(100_000, 100_000), (1 << 20, 1 << 20), (3_000_000, 1_000_000), (2_500_000, 625_000), (1_048_583, None)],
+)
+def test_a_finite_transfer_is_written_in_blocks_that_add_up_to_it(size: int, block: int | None):
+    # iperf3 stops after the write that reaches -n: blocks must divide the size, at most 1 MiB
+    # (iperf3 refuses more), at least 1 KiB; 1,048,583 is a prime above 1 MiB
+    assert iperf_block(size) == block
+    if block is None:
+        resolved = {
+            "duration": "1s",
+            "topology": {"down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+            "flows": [{"kind": "tcp", "direction": "down", "cc": "cubic", "bytes": f"{size}B", "count": 1}],
+        }
+        with pytest.raises(
+            ScenarioError, match=r"flows\[0\]\.bytes: 1048583B cannot be sent exactly by iperf3"
+        ):
+            emu.plan(resolved)
 
 
 def test_a_hop_with_several_hosts_is_a_user_error():

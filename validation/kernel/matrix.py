@@ -211,6 +211,28 @@ def packet_time_ms(case: Case) -> float:
     return 1500 * 8 / (rate * 1e6) * 1e3
 
 
+# A TCP segment above this many IP bytes carries data (20 B of IP, at most 60 of TCP header).
+MAX_HEADER_B = 80
+
+
+def _transfer_s(pk, finite: dict) -> dict[int, float]:
+    """Each finite transfer's time on the path: from its first data segment's arrival at a hop
+    of its data's direction to its last data segment's departure, from the packets table, the
+    same on both sides. The flows' own completion times are not comparable: the kernel's
+    transfer starts after iperf3's control exchange (a cookie and state messages over their own
+    round trips), and its reports give no completion time."""
+    flow = pk.column("flow").to_numpy()
+    size = pk.column("size").to_numpy()
+    dirs = np.asarray(pk.column("dir").to_pylist(), dtype=object)
+    t_in, t_out = pk.column("t_enqueue_ns").to_numpy(), pk.column("t_out_ns").to_numpy()
+    out = {}
+    for fid, f in finite.items():
+        sel = (flow == fid) & (size > MAX_HEADER_B) & (dirs == f["direction"])
+        if sel.any():
+            out[fid] = float(t_out[sel].max() - t_in[sel].min()) / 1e9
+    return out
+
+
 def figures(res, warmup_s: float) -> dict:
     """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
     / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
@@ -249,6 +271,13 @@ def figures(res, warmup_s: float) -> dict:
     for lab in out["labels"].values():
         c = lab.pop("completion")
         lab["completion_s"] = float(np.mean(c)) if c else None
+    transfers = _transfer_s(pk, {f["flow"]: f for f in flows if f["bytes_target"]})
+    for f in s["flows"]:
+        if f["id"] in transfers:
+            out["labels"][f["label"]].setdefault("transfer", []).append(transfers[f["id"]])
+    for lab in out["labels"].values():
+        t = lab.pop("transfer", [])
+        lab["transfer_s"] = float(np.mean(t)) if t else None
     tcp = [f for f in s["flows"] if f["kind"] == "tcp"]
     out["retx"] = sum(f["retransmits"] or 0 for f in tcp)
     out["rto"] = sum(f["rto_count"] or 0 for f in tcp)

@@ -1,7 +1,8 @@
 //! The few IPv4 header fields the emulator reads and the one it writes (RFC 791): the TOS
 //! byte's DSCP and ECN bits (RFC 2474, RFC 3168 section 5), the protocol and the transport
-//! ports (TCP RFC 9293, UDP RFC 768), and the header checksum (RFC 1071), recomputed after a
-//! CE mark.
+//! ports (TCP RFC 9293, UDP RFC 768), TCP's sequence and acknowledgement numbers, flags and
+//! data length (RFC 9293 section 3.1, the AE bit of RFC 9768), and the header checksum (RFC
+//! 1071), recomputed after a CE mark.
 
 /// What classification needs of one IPv4 packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +14,20 @@ pub struct Header {
     /// Source and destination ports (TCP, UDP); 0 for other protocols and for fragments.
     pub sport: u16,
     pub dport: u16,
+    /// TCP's own fields; `None` for other protocols, fragments and cut headers.
+    pub tcp: Option<Tcp>,
+}
+
+/// The TCP header fields the packets table records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tcp {
+    pub seq: u32,
+    pub ack: u32,
+    /// The flags as the core numbers them (`aqmlab_core::packet::flags`): byte 13 of the header,
+    /// with bit 0 of byte 12 (AE) as 0x100.
+    pub flags: u16,
+    /// Data bytes: the IP total length less both headers.
+    pub payload: u32,
 }
 
 pub const TCP: u8 = 6;
@@ -39,6 +54,17 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
     } else {
         (0, 0)
     };
+    let tcp = (proto == TCP && first_fragment && pkt.len() >= ihl + 20).then(|| {
+        let t = &pkt[ihl..];
+        let word = |i: usize| u32::from_be_bytes([t[i], t[i + 1], t[i + 2], t[i + 3]]);
+        let total = u16::from_be_bytes([pkt[2], pkt[3]]) as usize;
+        Tcp {
+            seq: word(4),
+            ack: word(8),
+            flags: ((t[12] as u16 & 1) << 8) | t[13] as u16,
+            payload: total.saturating_sub(ihl + (t[12] >> 4) as usize * 4) as u32,
+        }
+    });
     Some(Header {
         proto,
         tos: pkt[1],
@@ -46,6 +72,7 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
         dst: [pkt[16], pkt[17], pkt[18], pkt[19]],
         sport,
         dport,
+        tcp,
     })
 }
 
@@ -113,8 +140,35 @@ mod tests {
         assert_eq!((h.proto, h.sport, h.dport), (UDP, 40000, 5201));
         assert_eq!(h.dst, [192, 168, 0, 199]);
         assert!(parse(&p[..19]).is_none());
+        assert_eq!(h.tcp, None);
         let mut v6 = p.clone();
         v6[0] = 0x60;
         assert!(parse(&v6).is_none());
+    }
+
+    /// A SYN-ACK as RFC 9293 section 3.1 lays it out: 20 bytes of IP (total length 64), then
+    /// ports, sequence 0x01020304, acknowledgement 0xa0b0c0d1, data offset 11 words (44 bytes:
+    /// options), flags SYN|ACK|ECE with AE set (RFC 9768), no data.
+    #[test]
+    fn tcp_fields() {
+        let mut p = EXAMPLE.to_vec();
+        p[2..4].copy_from_slice(&64u16.to_be_bytes());
+        p[9] = TCP;
+        p.extend_from_slice(&[
+            0x14, 0x51, 0x9c, 0x40, 1, 2, 3, 4, 0xa0, 0xb0, 0xc0, 0xd1, 0xb1, 0x52,
+        ]);
+        p.resize(64, 0);
+        let t = parse(&p).unwrap().tcp.unwrap();
+        assert_eq!((t.seq, t.ack), (0x0102_0304, 0xa0b0_c0d1));
+        assert_eq!(t.flags, 0x100 | 0x40 | 0x10 | 0x02);
+        assert_eq!(t.payload, 0);
+        // the same with 1000 data bytes after the header: the length counts them
+        p[2..4].copy_from_slice(&1064u16.to_be_bytes());
+        p.resize(1064, 0);
+        assert_eq!(parse(&p).unwrap().tcp.unwrap().payload, 1000);
+        // a later fragment carries no TCP header
+        p[6] = 0x00;
+        p[7] = 0x10;
+        assert_eq!(parse(&p).unwrap().tcp, None);
     }
 }

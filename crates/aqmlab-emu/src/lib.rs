@@ -21,11 +21,12 @@
 //! disciplines still separate it. CE marks rewrite the IP header's ECN field and checksum.
 
 pub mod ipv4;
+mod seqspace;
 mod sys;
 
 use aqmlab_core::net::wifi::Medium;
 use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
-use aqmlab_core::packet::{Dir, Ecn, Kind, Packet, PacketPool, PktId};
+use aqmlab_core::packet::{flags, Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{Qdisc, QueueEvent};
 use aqmlab_core::record::rows::LinkRow;
 use aqmlab_core::record::tables::Recorded;
@@ -33,6 +34,7 @@ use aqmlab_core::record::{Level, Recorder};
 use aqmlab_core::scenario::build::{self, RunResult};
 use aqmlab_core::scenario::Scenario;
 use aqmlab_core::units::Time;
+use seqspace::SeqSpaces;
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 
@@ -87,6 +89,9 @@ pub struct Stats {
 /// Protocol, client address, server address, client port, server port.
 type FiveTuple = (u8, [u8; 4], [u8; 4], u16, u16);
 
+/// The TCP flags the packets table records (docs/tables.md `tcp_flags`).
+const TABLE_FLAGS: u16 = flags::FIN | flags::SYN | flags::ACK | flags::ECE | flags::CWR | flags::AE;
+
 const PRE: [usize; 2] = [0, 2];
 const POST: [usize; 2] = [1, 3];
 const HOP_PIPES: usize = 4;
@@ -129,6 +134,7 @@ struct Emu {
     classes: HashMap<(u8, u16), u32>,
     others: HashMap<FiveTuple, u32>,
     n_flows: u32,
+    seqs: SeqSpaces,
     drops: Vec<u64>,
     marks: Vec<u64>,
     /// The `links` rows taken at the scenario's end: the recording covers [0, end] while the
@@ -187,9 +193,20 @@ impl Emu {
         };
         self.stats.packets += 1;
         let flow = self.classify(d, &h);
+        let (seq, ack, tcp_flags, payload) = match h.tcp {
+            Some(t) => {
+                let (seq, ack) = self.seqs.relative(flow, d, t.flags, t.seq, t.ack, t.payload);
+                (seq, ack, t.flags & TABLE_FLAGS, t.payload)
+            }
+            None => (0, 0, 0, 0),
+        };
         *self.pool.get_mut(id) = Packet {
             flow,
             size: n as u32,
+            seq,
+            ack,
+            tcp_flags,
+            payload,
             kind: if h.proto == ipv4::TCP {
                 Kind::Tcp
             } else {
@@ -450,6 +467,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
             .map(|c| ((c.proto, c.client_port), c.flow))
             .collect(),
         others: HashMap::new(),
+        seqs: SeqSpaces::default(),
         n_flows,
         drops: vec![0; n_flows as usize],
         marks: vec![0; n_flows as usize],
@@ -485,6 +503,12 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
     for (k, row) in rows.iter_mut().enumerate() {
         row.drops = emu.drops[k];
         row.marks = emu.marks[k];
+        // a TCP flow's stream as the forwarder saw it (what the tools' reports do not give:
+        // emulate/reports.py tells from it whether a finite transfer was delivered whole)
+        if let Some((sent, acked)) = emu.seqs.stream(k as u32, row.direction) {
+            row.report.bytes_sent = sent;
+            row.report.bytes_delivered = acked;
+        }
     }
     let run = RunResult {
         seed,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aqmlab.emulate.units import _ns
+from aqmlab.emulate.units import _bytes, _ns
 from aqmlab.scenario import ScenarioError
 
 # Ports: iperf3 servers listen on SERVER_PORT + flow; the client side's data socket is bound to
@@ -29,6 +29,27 @@ ECN_NOT_EMULATED = {
     "l4s": "the kernel sets ECT(1) only under an L4S congestion control",
     "accecn": "the kernel negotiates AccECN only by the system-wide net.ipv4.tcp_ecn setting",
 }
+
+
+# iperf3 writes a transfer (`-n`) in whole blocks (`-l`) and stops after the write that reaches
+# the count, so with its default TCP block (128 KiB) a 100 kB transfer sends 131,072 bytes. A
+# block is at most 1 MiB (iperf3 3.12 refuses a larger `-l`); below 1 KiB a transfer would be
+# written a few bytes at a time.
+IPERF_BLOCK_MAX = 1 << 20
+IPERF_BLOCK_MIN = 1 << 10
+
+
+def iperf_block(n: int) -> int | None:
+    """The block size that makes iperf3 write exactly ``n`` bytes: the largest divisor of ``n``
+    up to IPERF_BLOCK_MAX, None when it falls below IPERF_BLOCK_MIN."""
+    if n <= IPERF_BLOCK_MAX:
+        return n
+    k = -(-n // IPERF_BLOCK_MAX)
+    while n // k >= IPERF_BLOCK_MIN:
+        if n % k == 0:
+            return n // k
+        k += 1
+    return None
 
 
 def _seconds(ns: int) -> float:
@@ -151,6 +172,12 @@ def plan(resolved: dict) -> list[FlowPlan]:
                     f"{key}.cc: {f['cc']!r} is not available in emulation (this kernel has "
                     f"{', '.join(available)}); allowed: {', '.join(allowed)}"
                 )
+        if kind == "tcp" and f.get("bytes") is not None and iperf_block(_bytes(f["bytes"])) is None:
+            raise ScenarioError(
+                f"{key}.bytes: {f['bytes']} cannot be sent exactly by iperf3 (it writes whole blocks "
+                f"of {IPERF_BLOCK_MIN}-{IPERF_BLOCK_MAX} bytes); allowed: up to {IPERF_BLOCK_MAX} bytes, "
+                f"or a size with a divisor in that range"
+            )
         if kind == "udp" and f.get("arrivals") != "cbr":
             raise ScenarioError(
                 f"{key}.arrivals: {f['arrivals']!r} is not available in emulation; allowed: cbr"

@@ -44,7 +44,7 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
         server_side = rep.get("server_output_json") or {}
         # the receiver is the server for up flows, the client for down flows (-R)
         sender, receiver = (client_side, server_side) if p.direction == "up" else (server_side, client_side)
-        _fill_row(row, p, rep.get("end", {}))
+        problems += _fill_row(row, p, rep.get("end", {}))
         series += _series(p, sender, receiver, launched_s, duration_ns)
     tables["flows"] = pa.Table.from_pylist(rows, schema=tables["flows"].schema)
     tables["flow_series"] = pa.Table.from_pylist(series, schema=tables["flow_series"].schema)
@@ -52,21 +52,34 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
     return problems
 
 
-def _fill_row(row: dict, p: FlowPlan, end: dict) -> None:
+def _fill_row(row: dict, p: FlowPlan, end: dict) -> list[str]:
     """The flow's totals from the client's report, which holds both ends' (iperf3 exchanges
     them): the sender's bytes and retransmissions (tcp_info.tcpi_total_retrans), the
-    receiver's bytes."""
-    if p.kind == "tcp":
-        sent, got = end.get("sum_sent", {}), end.get("sum_received", {})
-        row["bytes_sent"] = int(sent.get("bytes", 0))
-        row["retransmits"] = int(sent.get("retransmits", 0) or 0)
-        row["bytes_delivered"] = int(got.get("bytes", 0))
-    else:
+    receiver's bytes. A finite transfer (`-n`) ends when the receiver has counted its bytes if
+    it is a download (-R: the client receives); an upload's test ends once the client has
+    written the bytes into its socket, and iperf3's server then closes the connection with
+    data still in flight (the kernel answers the rest with resets): such a transfer is delivered
+    whole only when the forwarder saw every data byte of the connection acknowledged (the row's
+    bytes as the forwarder filled them), and is a problem of the run otherwise."""
+    if p.kind != "tcp":
         s = end.get("sum", {})
         row["packets_sent"] = int(s.get("packets", 0))
         row["bytes_sent"] = int(s.get("bytes", 0))
         row["packets_received"] = max(0, int(s.get("packets", 0)) - int(s.get("lost_packets", 0)))
         row["bytes_delivered"] = round(int(s.get("bytes", 0)) * (1 - float(s.get("lost_percent", 0)) / 100))
+        return []
+    stream, acked = row["bytes_sent"], row["bytes_delivered"]
+    sent, got = end.get("sum_sent", {}), end.get("sum_received", {})
+    row["bytes_sent"] = int(sent.get("bytes", 0))
+    row["retransmits"] = int(sent.get("retransmits", 0) or 0)
+    row["bytes_delivered"] = int(got.get("bytes", 0))
+    if p.entry.get("bytes") is None:
+        return []
+    if 0 < stream <= acked:
+        row["bytes_delivered"] = row["bytes_sent"]
+        return []
+    why = f"{acked} of {stream} bytes of the connection acknowledged"
+    return [f"flow {p.flow}: iperf3 ended the {p.direction}load before it was delivered ({why})"]
 
 
 def _series(p: FlowPlan, sender: dict, receiver: dict, launched_s: float, duration_ns: int) -> list[dict]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aqmlab.emulate.netns import SERVER_IP, Namespaces, _sh
-from aqmlab.emulate.plans import CC_KERNEL, SERVER_PORT, FlowPlan
+from aqmlab.emulate.plans import CC_KERNEL, SERVER_PORT, FlowPlan, iperf_block
 from aqmlab.emulate.units import _bytes, _ns, _rate
 
 IPERF_INTERVAL_S = 0.1
@@ -34,7 +34,8 @@ def _tool_args(p: FlowPlan, json_file: str) -> list[str]:
     args = ["iperf3", "-c", SERVER_IP, "-p", str(SERVER_PORT + p.flow), "--cport", str(p.client_port)]
     args += ["-J", "--logfile", json_file, "--get-server-output", "-i", str(IPERF_INTERVAL_S)]
     if f.get("bytes") is not None:
-        args += ["-n", str(_bytes(f["bytes"]))]
+        n = _bytes(f["bytes"])
+        args += ["-n", str(n)] + (["-l", str(iperf_block(n))] if p.kind == "tcp" else [])
     else:
         args += ["-t", f"{p.length_s:g}"]
     if p.direction == "down":
