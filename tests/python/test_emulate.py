@@ -134,22 +134,28 @@ def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path)
 
 
 @needs_root
-def test_an_upload_iperf3_cuts_short_is_a_problem_of_the_run(tmp_path: Path):
-    # iperf3 ends an upload's test once the client has written its bytes; its server then
-    # closes the connection with data in flight, and the kernel resets the rest
+def test_a_finite_upload_is_delivered_whole(tmp_path: Path):
+    # iperf3 ends a sending client's test once its bytes are written into the socket, and its
+    # server then closes with data in flight: an upload runs with the roles swapped, the
+    # receiving client (-R) on the server host ending the test when the last byte is in
     upload = '[[flows]]\nkind = "tcp"\ndirection = "up"\nbytes = "400000B"\n'
-    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "100p" }', upload, "2s")
+    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "100p" }', upload + PING, "2s")
     run = store.load_run(Path(emulate_json([str(sc), "--out", str(tmp_path / "r")])["run_dir"]))
     up = run.tables["flows"].to_pandas().set_index("flow").loc[0]
-    assert up["bytes_sent"] == 400_000 and up["bytes_delivered"] < 400_000
-    (problem,) = run.meta["emulated"]["problems"]
-    assert problem.startswith("flow 0: iperf3 ended the upload before it was delivered")
-    # the forwarder read the segments' TCP headers: sequence numbers count from the SYN (0),
-    # the 37-byte cookie iperf3 sends first, then data from byte 38
+    assert (up["bytes_sent"], up["bytes_delivered"]) == (400_000, 400_000)
+    assert run.meta["emulated"]["problems"] == []
+    # the forwarder read the segments' TCP headers: sequence numbers count from each side's SYN
+    # (0), and the upload's data from byte 1 to 400,000 (iperf3's 37-byte cookie goes the
+    # other way, from the swapped client: the down direction's first data)
     pk = run.tables["packets"].to_pandas()
-    data = pk[(pk["flow"] == 0) & (pk["dir"] == "up") & (pk["payload"] > 0)]
-    assert data["seq"].min() == 1 and data["payload"].iloc[0] == 37
-    assert (data["size"] - data["payload"]).between(40, 80).all()
+    flow = pk[pk["flow"] == 0]
+    data = flow[(flow["dir"] == "up") & (flow["payload"] > 0)]
+    assert data["seq"].min() == 1 and (data["seq"] + data["payload"]).max() == 400_001
+    cookie = flow[(flow["dir"] == "down") & (flow["payload"] > 0)]
+    assert (cookie["seq"].iloc[0], cookie["payload"].iloc[0]) == (1, 37)
+    # the SYN comes from the swapped client (down), the SYN-ACK from the upload's sender (up)
+    syn = flow[(flow["tcp_flags"] & 0x02) != 0]
+    assert list(syn["dir"][:2]) == ["down", "up"] and list(syn["seq"][:2]) == [0, 0]
 
 
 @needs_root

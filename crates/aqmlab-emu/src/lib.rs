@@ -15,8 +15,9 @@
 //! (`PacketPool`); their bytes in a side slab of buffers indexed by `PktId`, grown only when
 //! the slab grows: no allocation per packet in the steady state.
 //!
-//! Flows: a packet belongs to a scenario flow by protocol and client-side port (`Class`, set
-//! by the caller who started the tools on those ports; ICMP: port 0); other traffic (tool
+//! Flows: a packet belongs to a scenario flow by protocol and client-side port, and the
+//! server-side port where a client-side port is shared (`Class`, set by the caller who started
+//! the tools on those ports; ICMP: port 0); other traffic (tool
 //! control connections) gets one flow id per 5-tuple from `flows.len()` on, so hashing
 //! disciplines still separate it. CE marks rewrite the IP header's ECN field and checksum.
 
@@ -54,11 +55,13 @@ pub struct Io {
     pub realtime: bool,
 }
 
-/// Packets of protocol `proto` whose client-side port is `client_port` belong to flow `flow`.
+/// Packets of protocol `proto` whose client-side port is `client_port` (and server-side port
+/// `server_port`, unless 0: any) belong to flow `flow`.
 #[derive(Clone, Copy, Debug)]
 pub struct Class {
     pub proto: u8,
     pub client_port: u16,
+    pub server_port: u16,
     pub flow: u32,
 }
 
@@ -131,7 +134,7 @@ struct Emu {
     qev: Vec<QueueEvent>,
     rec: Recorder,
     next_sample: Time,
-    classes: HashMap<(u8, u16), u32>,
+    classes: HashMap<(u8, u16, u16), u32>,
     others: HashMap<FiveTuple, u32>,
     n_flows: u32,
     seqs: SeqSpaces,
@@ -165,7 +168,8 @@ impl Emu {
             Dir::Up => (h.src, h.dst, h.sport, h.dport),
             Dir::Down => (h.dst, h.src, h.dport, h.sport),
         };
-        if let Some(&f) = self.classes.get(&(h.proto, cport)) {
+        let class = self.classes.get(&(h.proto, cport, sport));
+        if let Some(&f) = class.or_else(|| self.classes.get(&(h.proto, cport, 0))) {
             return f;
         }
         let next = self.n_flows + self.others.len() as u32;
@@ -464,7 +468,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         next_sample: 0,
         classes: classes
             .iter()
-            .map(|c| ((c.proto, c.client_port), c.flow))
+            .map(|c| ((c.proto, c.client_port, c.server_port), c.flow))
             .collect(),
         others: HashMap::new(),
         seqs: SeqSpaces::default(),

@@ -283,7 +283,7 @@ fn to_python<'py>(
 /// Forwards real packets between two TUN devices (descriptors `client_fd`, `server_fd`)
 /// through the scenario's path until `stop_fd` becomes readable (crates/aqmlab-emu). `t0_ns`
 /// is the CLOCK_MONOTONIC time of the run's start; `classes_json` lists
-/// `[protocol, client port, flow]` triples. Returns the tables and metadata like `run`, the
+/// `[protocol, client port, server port (0: any), flow]`. Returns the tables and metadata like `run`, the
 /// metadata with the forwarder's own figures under `emulator`.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed, client_fd, server_fd, stop_fd, t0_ns, classes_json, realtime=true))]
@@ -301,13 +301,14 @@ fn emulate<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let sc = parse(scenario_json)?;
     let seed = seed.unwrap_or(sc.seed);
-    let triples: Vec<(u8, u16, u32)> =
+    let rows: Vec<(u8, u16, u16, u32)> =
         serde_json::from_str(classes_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let classes: Vec<aqmlab_emu::Class> = triples
+    let classes: Vec<aqmlab_emu::Class> = rows
         .into_iter()
-        .map(|(proto, client_port, flow)| aqmlab_emu::Class {
+        .map(|(proto, client_port, server_port, flow)| aqmlab_emu::Class {
             proto,
             client_port,
+            server_port,
             flow,
         })
         .collect();

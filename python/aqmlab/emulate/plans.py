@@ -68,8 +68,33 @@ class FlowPlan:
     entry: dict
 
     @property
+    def swapped(self) -> bool:
+        """A finite upload runs with iperf3's roles swapped (its server on the client host, its
+        client on the server host receiving with -R): iperf3 ends a sender-side client's test
+        once the bytes are written into the socket, and the server then closes with data still
+        in flight (the kernel resets the rest), while a receiving client ends it when the last
+        byte has arrived."""
+        return self.kind == "tcp" and self.direction == "up" and self.entry.get("bytes") is not None
+
+    @property
     def client_port(self) -> int:
-        return 0 if self.kind == "ping" else CLIENT_PORT + self.flow
+        """The flow's port on the client host's side (how the forwarder tells flows apart): the
+        iperf3 client's `--cport`, or the swapped server's listening port."""
+        if self.kind == "ping":
+            return 0
+        return SERVER_PORT + self.flow if self.swapped else CLIENT_PORT + self.flow
+
+    @property
+    def server_port(self) -> int:
+        """The flow's port on the server host's side where the client-side one is shared (a
+        swapped server's control and data connections): the swapped client's `--cport`; 0
+        for any."""
+        return CLIENT_PORT + self.flow if self.swapped else 0
+
+    @property
+    def receiving_client(self) -> bool:
+        """Whether iperf3's client receives the data (-R)."""
+        return self.direction == "down" or self.swapped
 
 
 def kernel_ccs() -> list[str]:

@@ -42,8 +42,8 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
             continue
         client_side = rep
         server_side = rep.get("server_output_json") or {}
-        # the receiver is the server for up flows, the client for down flows (-R)
-        sender, receiver = (client_side, server_side) if p.direction == "up" else (server_side, client_side)
+        # the receiver is iperf3's server unless its client receives (-R)
+        sender, receiver = (server_side, client_side) if p.receiving_client else (client_side, server_side)
         problems += _fill_row(row, p, rep.get("end", {}))
         series += _series(p, sender, receiver, launched_s, duration_ns)
     tables["flows"] = pa.Table.from_pylist(rows, schema=tables["flows"].schema)
@@ -55,12 +55,10 @@ def apply_reports(tables: dict, plans: list[FlowPlan], tools: Tools, duration_ns
 def _fill_row(row: dict, p: FlowPlan, end: dict) -> list[str]:
     """The flow's totals from the client's report, which holds both ends' (iperf3 exchanges
     them): the sender's bytes and retransmissions (tcp_info.tcpi_total_retrans), the
-    receiver's bytes. A finite transfer (`-n`) ends when the receiver has counted its bytes if
-    it is a download (-R: the client receives); an upload's test ends once the client has
-    written the bytes into its socket, and iperf3's server then closes the connection with
-    data still in flight (the kernel answers the rest with resets): such a transfer is delivered
-    whole only when the forwarder saw every data byte of the connection acknowledged (the row's
-    bytes as the forwarder filled them), and is a problem of the run otherwise."""
+    receiver's bytes. iperf3's receiver may stop counting a finite transfer (`-n`) before its
+    last bytes arrive (`FlowPlan.swapped` says when): the transfer is delivered whole when the
+    forwarder saw every data byte of the connection acknowledged (the row's bytes as the
+    forwarder filled them), and is a problem of the run otherwise."""
     if p.kind != "tcp":
         s = end.get("sum", {})
         row["packets_sent"] = int(s.get("packets", 0))

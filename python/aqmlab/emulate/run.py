@@ -64,7 +64,7 @@ def emulate(
         sc = {**sc, "flows": []}
         resolved = resolve(sc, seed)
     ecn = any(f.get("ecn") for f in resolved["flows"] if f["kind"] == "tcp")
-    classes = [[PROTO[p.kind], p.client_port, p.flow] for p in plans]
+    classes = [[PROTO[p.kind], p.client_port, p.server_port, p.flow] for p in plans]
     end_s = _ns(resolved["duration"]) / 1e9
     workdir = _workdir(os.getpid())
     workdir.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aqmlab.emulate.netns import SERVER_IP, Namespaces, _sh
+from aqmlab.emulate.netns import CLIENT_IP, SERVER_IP, Namespaces, _sh
 from aqmlab.emulate.plans import CC_KERNEL, SERVER_PORT, FlowPlan, iperf_block
 from aqmlab.emulate.units import _bytes, _ns, _rate
 
@@ -31,14 +31,15 @@ def _tool_args(p: FlowPlan, json_file: str) -> list[str]:
         interval = _ns(f["interval"]) / 1e9
         count = max(1, int(p.length_s / interval))
         return ["ping", "-D", "-n", "-i", f"{interval:g}", "-s", str(payload), "-c", str(count), SERVER_IP]
-    args = ["iperf3", "-c", SERVER_IP, "-p", str(SERVER_PORT + p.flow), "--cport", str(p.client_port)]
+    target, cport = (CLIENT_IP, p.server_port) if p.swapped else (SERVER_IP, p.client_port)
+    args = ["iperf3", "-c", target, "-p", str(SERVER_PORT + p.flow), "--cport", str(cport)]
     args += ["-J", "--logfile", json_file, "--get-server-output", "-i", str(IPERF_INTERVAL_S)]
     if f.get("bytes") is not None:
         n = _bytes(f["bytes"])
         args += ["-n", str(n)] + (["-l", str(iperf_block(n))] if p.kind == "tcp" else [])
     else:
         args += ["-t", f"{p.length_s:g}"]
-    if p.direction == "down":
+    if p.receiving_client:
         args.append("-R")
     if p.kind == "tcp":
         args += ["-C", CC_KERNEL[f["cc"]]]
@@ -57,29 +58,28 @@ class Tools:
     clients: dict[int, tuple[subprocess.Popen, float]] = field(default_factory=dict)
 
     def start_servers(self, plans: list[FlowPlan], extra: list[list[str]]) -> None:
-        ports = [SERVER_PORT + p.flow for p in plans if p.kind != "ping"]
-        for port in ports:
-            self.servers.append(
-                self.ns.popen(
-                    "s",
-                    ["iperf3", "-s", "-1", "-J", "-i", str(IPERF_INTERVAL_S), "-p", str(port)],
-                    stdout=subprocess.DEVNULL,
-                )
-            )
+        # each iperf3 server on the side its client does not run on (`FlowPlan.swapped`)
+        ports = {side: [SERVER_PORT + p.flow for p in plans if p.kind != "ping" and _server_side(p) == side]
+                 for side in ("c", "s")}  # fmt: skip
+        for side, side_ports in ports.items():
+            for port in side_ports:
+                args = ["iperf3", "-s", "-1", "-J", "-i", str(IPERF_INTERVAL_S), "-p", str(port)]
+                self.servers.append(self.ns.popen(side, args, stdout=subprocess.DEVNULL))
         for cmd in extra:
             self.servers.append(self.ns.popen("s", cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 5
-        while ports and time.monotonic() < deadline:
-            listening = _sh("ss", "-Hltn", ns=self.ns.name("s"), check=False).stdout
-            if all(f":{port} " in listening for port in ports):
-                return
-            time.sleep(0.02)
+        for side, side_ports in ports.items():
+            while side_ports and time.monotonic() < deadline:
+                listening = _sh("ss", "-Hltn", ns=self.ns.name(side), check=False).stdout
+                if all(f":{port} " in listening for port in side_ports):
+                    break
+                time.sleep(0.02)
 
     def launch(self, p: FlowPlan, t0_ns: int) -> None:
         args = _tool_args(p, str(self.workdir / f"flow{p.flow}.json"))
         # ping reports on stdout: into a file, so a long run never fills a pipe
         with open(self.workdir / f"flow{p.flow}.txt", "w") as log:
-            proc = self.ns.popen("c", args, stdout=log, stderr=subprocess.STDOUT)
+            proc = self.ns.popen("s" if p.swapped else "c", args, stdout=log, stderr=subprocess.STDOUT)
         self.clients[p.flow] = (proc, (time.monotonic_ns() - t0_ns) / 1e9)
 
     def stop(self) -> None:
@@ -87,6 +87,12 @@ class Tools:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+def _server_side(p: FlowPlan) -> str:
+    """The namespace an iperf3 flow's server runs in: the server host's, or the client host's
+    for a swapped flow."""
+    return "c" if p.swapped else "s"
 
 
 def grace_s(resolved: dict, plans: list[FlowPlan]) -> float:
