@@ -94,6 +94,25 @@ def test_unloaded_ping_sees_the_configured_path(tmp_path: Path):
 
 
 @needs_root
+def test_a_flow_with_its_own_rtt_crosses_its_own_access_delays(tmp_path: Path):
+    # per-flow RTTs as the simulator builds them: rtt/4 of the flow's own rtt on each side of
+    # the hops; the topology's 50 ms for the rest
+    flows = (
+        '[[flows]]\nkind = "ping"\ninterval = "50ms"\nrtt = "120ms"\n'
+        '[[flows]]\nkind = "tcp"\ndirection = "down"\ncc = "cubic"\nrtt = "20ms"\n'
+    )
+    sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "codel" }', flows, "3s")
+    run = store.load_run(Path(emulate_json([str(sc), "--out", str(tmp_path / "r")])["run_dir"]))
+    ms = run.tables["probes"].to_pandas()["rtt_ns"].dropna() / 1e6
+    assert ms.min() >= 120.0 and ms.median() < 120.0 + 10.0
+    # the kernel's smoothed RTT of the TCP flow (tcp_info via iperf3): 20 ms plus CoDel's queue,
+    # never the topology's 50
+    srtt = run.tables["flow_series"].to_pandas().query("flow == 1 and srtt_ns > 0")["srtt_ns"] / 1e6
+    assert 20.0 <= srtt.min() < 35.0
+    assert run.tables["flows"].to_pandas().set_index("flow").loc[1, "base_rtt_ns"] == 20_000_000
+
+
+@needs_root
 def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path):
     finite = '[[flows]]\nkind = "tcp"\ndirection = "down"\nbytes = "1500000B"\nstart = "0.5s"\n'
     sc = scenario(tmp_path, '{ rate = "10Mbps", qdisc = "pfifo", limit = "30p" }', BULK + PING + finite, "4s")

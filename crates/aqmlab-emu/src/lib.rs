@@ -1,6 +1,7 @@
 //! The emulator's forwarder: real IPv4 packets read from two TUN devices (the client side's and
 //! the server side's) cross a scenario's path in real time and are written to the other device.
-//! Each direction's path is the simulator's: the client-side access delay (rtt/4), the chain of
+//! Each direction's path is the simulator's: the client-side access delay (rtt/4, or the
+//! flow's own rtt/4: packets are told apart by flow before they enter it), the chain of
 //! hops (`Link`: the same qdisc code, optional device queue, serialiser following the rate
 //! schedule, random loss on the wire, propagation delay to the next hop; a WiFi hop's driver
 //! and shared medium), the server-side access delay (rtt/4); the down direction crosses them in
@@ -95,9 +96,11 @@ type FiveTuple = (u8, [u8; 4], [u8; 4], u16, u16);
 /// The TCP flags the packets table records (docs/tables.md `tcp_flags`).
 const TABLE_FLAGS: u16 = flags::FIN | flags::SYN | flags::ACK | flags::ECE | flags::CWR | flags::AE;
 
+/// The pipes of one access group after the hops' (`Emu::pipes`): the client side's delay then
+/// the server side's for each direction, in the order a packet of that direction crosses them.
 const PRE: [usize; 2] = [0, 2];
 const POST: [usize; 2] = [1, 3];
-const HOP_PIPES: usize = 4;
+const GROUP_PIPES: usize = 4;
 
 #[derive(Clone, Copy)]
 enum Due {
@@ -129,8 +132,11 @@ struct Emu {
     /// The WiFi media and when each one's transmission on the air ends.
     media: Vec<Medium>,
     air_end: Vec<Option<Time>>,
-    /// `PRE`/`POST` access delays per direction, then one pipe per hop (its delay to the next).
+    /// One pipe per hop (its delay to the next), then `GROUP_PIPES` per access group: the
+    /// access delays (client side, server side) of the flows that share them.
     pipes: Vec<Pipe>,
+    /// Each scenario flow's access group (other traffic: group 0, the topology's `rtt`).
+    access: Vec<usize>,
     qev: Vec<QueueEvent>,
     rec: Recorder,
     next_sample: Time,
@@ -221,8 +227,14 @@ impl Emu {
             dscp: h.tos >> 2,
             ..Packet::default()
         };
-        self.enter(PRE[d.index()], id);
+        self.enter(self.access_pipe(flow, PRE[d.index()]), id);
         true
+    }
+
+    /// Pipe `k` (`PRE`/`POST`) of the access group of `flow`.
+    fn access_pipe(&self, flow: u32, k: usize) -> usize {
+        let group = self.access.get(flow as usize).copied().unwrap_or(0);
+        self.links.len() + group * GROUP_PIPES + k
     }
 
     fn enter(&mut self, pipe: usize, id: PktId) {
@@ -236,32 +248,31 @@ impl Emu {
 
     /// Where a packet goes after pipe `pipe`.
     fn leave(&mut self, pipe: usize, id: PktId) {
-        match pipe {
-            0 | 2 => {
-                let d = if pipe == 0 { Dir::Up } else { Dir::Down };
-                let flow = self.pool.get(id).flow as usize;
+        if pipe < self.links.len() {
+            let next = self.links[pipe].next.expect("a hop pipe leads to a hop");
+            self.arrival(next as usize, id);
+            return;
+        }
+        let flow = self.pool.get(id).flow;
+        match (pipe - self.links.len()) % GROUP_PIPES {
+            k @ (0 | 2) => {
+                let d = if k == 0 { Dir::Up } else { Dir::Down };
                 let entry = match d {
-                    Dir::Up => self.entry_up.get(flow).copied().flatten(),
+                    Dir::Up => self.entry_up.get(flow as usize).copied().flatten(),
                     Dir::Down => None,
                 };
                 match entry.or(self.first[d.index()]) {
                     Some(l) => self.arrival(l, id),
-                    None => self.enter(POST[d.index()], id),
+                    None => self.enter(self.access_pipe(flow, POST[d.index()]), id),
                 }
             }
-            1 | 3 => {
-                let d = if pipe == 1 { Dir::Up } else { Dir::Down };
+            k => {
+                let d = if k == 1 { Dir::Up } else { Dir::Down };
                 let size = self.pool.get(id).size as usize;
                 if !sys::write(self.output(d), &self.bufs[id as usize][..size]) {
                     self.stats.write_errors += 1;
                 }
                 self.pool.release(id);
-            }
-            _ => {
-                let next = self.links[pipe - HOP_PIPES]
-                    .next
-                    .expect("a hop pipe leads to a hop");
-                self.arrival(next as usize, id);
             }
         }
     }
@@ -388,12 +399,12 @@ impl Hops for Emu {
         self.tx_end[l] = done;
     }
 
-    fn forward(&mut self, l: usize, id: PktId, _flow: u32) {
+    fn forward(&mut self, l: usize, id: PktId, flow: u32) {
         let link = &self.links[l];
         match link.next {
-            None => self.enter(POST[link.dir.index()], id),
+            None => self.enter(self.access_pipe(flow, POST[link.dir.index()]), id),
             Some(next) if link.delay == 0 => self.arrival(next as usize, id),
-            Some(_) => self.enter(HOP_PIPES + l, id),
+            Some(_) => self.enter(l, id),
         }
     }
 
@@ -436,12 +447,30 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
     let mut rows = prepared.rows;
     let n_flows = rows.len() as u32;
     let end = sc.duration.0;
+    // Access groups: the topology's rtt first (other traffic), then each other pair of access
+    // delays a flow has (its own `rtt`, or one drawn with `rtt_spread`).
     let rtt = sc.topology.rtt.0;
-    let (client, server) = (rtt / 4, rtt / 2 - rtt / 4);
-    let mut pipes: Vec<Pipe> = [client, server, server, client]
+    let mut groups = vec![(rtt / 4, rtt / 2 - rtt / 4)];
+    let access = prepared
+        .flows
         .iter()
-        .chain(links.iter().map(|l| &l.delay))
-        .map(|&delay| Pipe {
+        .map(|f| {
+            let pair = (f.client_delay, f.server_delay);
+            groups.iter().position(|&g| g == pair).unwrap_or_else(|| {
+                groups.push(pair);
+                groups.len() - 1
+            })
+        })
+        .collect();
+    let mut pipes: Vec<Pipe> = links
+        .iter()
+        .map(|l| l.delay)
+        .chain(
+            groups
+                .iter()
+                .flat_map(|&(client, server)| [client, server, server, client]),
+        )
+        .map(|delay| Pipe {
             delay,
             ..Pipe::default()
         })
@@ -463,6 +492,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         air_end: vec![None; media.len()],
         media,
         pipes,
+        access,
         qev: Vec::new(),
         rec: Recorder::new(sc.record_level(), sc.record.interval.0),
         next_sample: 0,

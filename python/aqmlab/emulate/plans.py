@@ -17,8 +17,6 @@ TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
 PROTO = {"tcp": 6, "udp": 17, "ping": 1}
 # Flow keys the emulator cannot honour with real tools: each one rejected by name.
 UNSUPPORTED_FLOW_KEYS = {
-    "rtt": "per-flow RTTs (every flow shares the topology's rtt)",
-    "rtt_spread": "per-flow RTTs (every flow shares the topology's rtt)",
     "hops": "per-flow routes (every flow crosses the whole path)",
     "on_off": "on/off periods",
 }
