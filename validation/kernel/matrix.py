@@ -19,12 +19,15 @@ from aqmlab import metrics
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
 # A flow mix per name: each entry is one `[[flows]]` group. The probe (a 100 ms ping) is in all.
-TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step"]
+TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step", "rtt_mix"]
 RATES_MBPS = [1, 10, 100]
 RTTS_MS = [10, 50, 150]
 CCS = ["cubic", "bbr"]
 # The labels of the TCP flow classes, by the direction their data takes.
-TCP_CLASSES = {"down": ["down", "web"], "up": ["up"]}
+TCP_CLASSES = {"down": ["down", "web", "near"], "up": ["up"]}
+# `rtt_mix`: a download over the path's RTT beside one whose own RTT is this fraction of it
+# (per-flow access delays, as the simulator and the emulator build them).
+NEAR_RTT_FRACTION = 0.2
 # The rate step of `step`: the down link's rate falls from 50 to 5 Mbit/s half-way.
 STEP_MBPS = (50, 5)
 # G.711 over RTP: 160 B of voice + 12 RTP + 8 UDP + 20 IP every 20 ms (64 kbit/s of payload).
@@ -71,8 +74,13 @@ def cases(selection: str) -> list[Case]:
 
 
 def _core() -> list[Case]:
-    """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC."""
-    return [Case(q, t, 10, 50) for t in TRAFFIC for q in QDISCS]
+    """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC (but `rtt_mix`)."""
+    return [Case(q, t, 10, 50) for t in TRAFFIC if t != "rtt_mix" for q in QDISCS]
+
+
+def _rtt_mix() -> list[Case]:
+    """RTT unfairness: a 50 ms and a 10 ms download sharing the bottleneck."""
+    return [Case(q, "rtt_mix", 10, 50) for q in ("pfifo", "codel", "pie", "fq_codel")]
 
 
 def _rates() -> list[Case]:
@@ -119,7 +127,7 @@ def _home() -> list[Case]:
 
 
 def _all() -> list[Case]:
-    return list(itertools.chain(_core(), _rates(), _rtts(), _bbr()))
+    return list(itertools.chain(_core(), _rates(), _rtts(), _bbr(), _rtt_mix()))
 
 
 SELECTIONS = {
@@ -130,6 +138,7 @@ SELECTIONS = {
     "limit": _limit,
     "short": _short,
     "home": _home,
+    "rtt_mix": _rtt_mix,
     "all": _all,
 }
 
@@ -151,6 +160,10 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
         flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
     elif case.traffic in ("bulk4", "step"):
         flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
+    elif case.traffic == "rtt_mix":
+        near = f"{case.rtt_ms * NEAR_RTT_FRACTION:g}ms"
+        flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
+        flows.append({**tcp, "label": "near", "direction": "down", "start": "1s", "rtt": near})
     elif case.traffic == "rrul_be":
         flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
         flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": "1s"})
