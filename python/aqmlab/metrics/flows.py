@@ -246,4 +246,4 @@ def probe_flows(tables: dict) -> list[int]:
     """Flow ids that appear in the probes table."""
     if not _has(tables, "probes") or tables["probes"].num_rows == 0:
         return []
-    return sorted(int(x) for x in np.unique(_col(tables["probes"], "flow", np.int64)))
+    return [int(x) for x in RunTables.of(tables).flow_ids("probes")]
