@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import pairwise
+from itertools import pairwise, repeat
 from typing import Any
 
 import pyarrow as pa
@@ -84,7 +84,7 @@ class Rows:
         at = replace(at, items=items)
         names = [name for name, _ in fields]
         columns = [m.compute(at) for _, m in fields]
-        return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+        return list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))  # a dict per item
 
 
 @dataclass(frozen=True)
