@@ -106,7 +106,7 @@ def _hop_at(at: At, hop: str) -> At:
 def _subqueue_at(at: At, name: str) -> At:
     """A sub-queue's place: its own ``packets`` rows of the hop (no table without them: the
     other levels keep no sub-queue)."""
-    p = at.tables.get("packets") if _has(at.tables, "packets") else None
+    p = at.tables.get("packets")
     if p is None or "subqueue" not in p.column_names:
         return replace(at, tables=RunTables({}))
     p = _hop(at.tables, "packets", at.hop)
