@@ -11,6 +11,11 @@ after a change and diff the two outputs:
     python bench/digests.py > after.txt    # on the new code
     diff before.txt after.txt              # empty: bit-identical results
 
+``--summaries 0,2`` adds, per run, the SHA-256 of its summary.json text (``summarize`` at each
+warm-up given, in seconds, written as the store writes it, less ``wall_s``): the check that a change to the
+metrics left every summary as it was. ``--level`` records at another level than ``packets``
+(``series`` and ``summary`` summarise from the histograms and the whole-run totals).
+
 A change that adds a key with a default that keeps the old behaviour changes the second digest
 of every run that resolves the key, and only it: the tables' digest says the results are the
 same. A change that adds columns to a table changes the first digest; ``--without
@@ -30,7 +35,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from aqmlab import api, scenario
+from aqmlab import api, metrics, scenario
 
 SCENARIOS = Path(scenario.__file__).resolve().parent / "scenarios"
 QDISCS = "pfifo,red,codel,pie,fq_codel,sfq"
@@ -60,6 +65,16 @@ def digest(tables: dict[str, pa.Table], meta: dict, without: tuple[str, ...] = (
     return f"{h.hexdigest()} {m.hexdigest()}"
 
 
+def summary_digests(tables: dict[str, pa.Table], meta: dict, warmups: list[float]) -> str:
+    """The digest of each warm-up's summary.json text (less its wall-clock fields), separated by
+    spaces."""
+    docs = (
+        {k: v for k, v in metrics.summarize(tables, meta, w).items() if k not in VOLATILE} for w in warmups
+    )
+    texts = (json.dumps(d, indent=2, sort_keys=True) for d in docs)
+    return " ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts)
+
+
 def variants(sc: dict, qdiscs: list[str]):
     """(label, scenario) for the file's own disciplines and each of ``qdiscs`` on every hop."""
     yield "own", sc
@@ -78,7 +93,12 @@ def main() -> None:
     ap.add_argument("--qdisc", default=QDISCS, help=f"disciplines put on every hop (default {QDISCS})")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--without", default="", help="TABLE.COLUMN,... left out of the digest (added columns)")
+    ap.add_argument(
+        "--summaries", default="", help="warm-ups (s), e.g. 0,2: digest each run's summary at each"
+    )
+    ap.add_argument("--level", default="packets", help="the recording level of every run (default packets)")
     args = ap.parse_args()
+    warmups = [float(w) for w in args.summaries.split(",") if w]
     qdiscs = [q for q in args.qdisc.split(",") if q]
     without = tuple(c for c in args.without.split(",") if c)
     bad = [c for c in without if "." not in c]
@@ -87,11 +107,12 @@ def main() -> None:
     for path in scenario_files():
         base = scenario.load(path)
         base["duration"] = args.duration
-        base.setdefault("record", {})["level"] = "packets"
+        base.setdefault("record", {})["level"] = args.level
         name = path.relative_to(SCENARIOS).with_suffix("").as_posix()
         for label, sc in variants(base, qdiscs):
             tables, meta = api.simulate(sc, args.seed)
-            print(f"{name} {label} {digest(tables, meta, without)}")
+            sums = f" {summary_digests(tables, meta, warmups)}" if warmups else ""
+            print(f"{name} {label} {digest(tables, meta, without)}{sums}")
             sys.stdout.flush()
 
 

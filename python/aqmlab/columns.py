@@ -146,7 +146,12 @@ def metrics_markdown(catalog_columns: list[str]) -> str:
     return f"""# Metrics
 
 Generated from `aqmlab.metrics.catalogue` (`aqmlab list metrics` prints the same); a test checks that this file
-matches and that every key `aqmlab run --json` prints is declared.
+matches, that every key `aqmlab run --json` prints is declared and that every declared key is in a summary.
+
+Each key is declared once there, with the rule that computes its value from the run's tables;
+`aqmlab.metrics.summarize` writes every key by its rule, each block's keys in the order of this
+table, so that a metric is added by its one declaration. The `runs` catalog's columns and the
+printed tables are read from the summary by the same declarations.
 
 Windows: `{WINDOW}` is the measured window, from the warm-up W (`--warmup`) to the run's end
 T_end; `run` is the whole run (a total the warm-up cannot be applied to); `-` is not a

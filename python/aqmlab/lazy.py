@@ -15,17 +15,20 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
+import weakref
 from types import ModuleType
 
-# Each lazy module's lock, by the module object's id (held for its first load, then dropped).
-_LOCKS: dict[int, threading.RLock] = {}
+# Each lazy module's lock (held for its first load, then dropped), keyed by the module object
+# itself, held weakly: an entry goes with its module, and no other object can find it (an id()
+# is reused once its object is gone).
+_LOCKS: weakref.WeakKeyDictionary[ModuleType, threading.RLock] = weakref.WeakKeyDictionary()
 
 
 class _Lazy(ModuleType):
     """A module whose code has not run yet."""
 
     def __getattribute__(self, attr: str):
-        lock = _LOCKS.get(id(self))
+        lock = _LOCKS.get(self)
         if lock is not None:
             with lock:
                 if type(self) is _Lazy:
@@ -37,7 +40,7 @@ class _Loading(ModuleType):
     """A module whose code is running: other threads wait for the end of the load."""
 
     def __getattribute__(self, attr: str):
-        lock = _LOCKS.get(id(self))
+        lock = _LOCKS.get(self)
         if lock is not None:
             with lock:  # re-entrant: the loading thread passes
                 pass
@@ -58,7 +61,7 @@ def _load(module: ModuleType) -> None:
         module.__class__ = _Lazy
         raise
     module.__class__ = ModuleType
-    _LOCKS.pop(id(module), None)
+    _LOCKS.pop(module, None)
 
 
 def lazy(name: str) -> ModuleType:
@@ -67,7 +70,7 @@ def lazy(name: str) -> ModuleType:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
     module = importlib.util.module_from_spec(spec)
-    _LOCKS[id(module)] = threading.RLock()
+    _LOCKS[module] = threading.RLock()
     module.__class__ = _Lazy
     sys.modules[name] = module
     return module

@@ -1,6 +1,6 @@
 """A run's tables (``RunTables``): the Arrow tables the core recorded, or a stored run's read on
 first use, together with what is built from them once per run (the string columns' dictionary
-codes, each hop's rows, the per-flow indexes). One object per run, made where the tables come
+codes, each hop's rows, each flow's rows). One object per run, made where the tables come
 from (``api.simulate``, ``store.load_run``, ``emulate``) and handed to the metrics, the store,
 the figures and the reports; what it built goes with it, so nothing outlives the run's tables
 and no two runs share anything."""
@@ -116,10 +116,21 @@ class HopPackets:
         return int(counted[np.isin(self.values, allowed)].sum())
 
 
+def flow_blocks(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of ``table`` grouped by its ``flow`` column: the flow ids (ascending), where each
+    one's block starts in ``order`` (one more entry: the end), and ``order``, the row numbers
+    sorted by flow, each flow's rows in table order."""
+    flow = _col(table, "flow", np.int64)
+    order = np.argsort(flow, kind="stable")
+    ids, starts = np.unique(flow[order], return_index=True)
+    return ids, np.append(starts, flow.size), order
+
+
 class RunTables(Mapping):
     """The tables of one run, name -> ``pyarrow.Table`` (read from ``source`` on first use), and
     what is built from them, once: a summary reads a hop's outcomes a dozen times, and per-flow
-    metrics over N flows cost O(rows + N), not O(rows x N), through an index built once.
+    metrics over N flows (or N probe streams) cost O(rows + N), not O(rows x N), through an index
+    built once.
     ``codes`` are string columns' codes already known, by (table, column): those of the
     dictionary columns the core sends (``decoded``), so that they are not encoded again."""
 
@@ -210,3 +221,21 @@ class RunTables(Mapping):
             )
 
         return self.built(("hop packets", direction), build)
+
+    def flow_ids(self, name: str) -> np.ndarray:
+        """The flow ids present in table ``name`` (its ``flow`` column), ascending."""
+        return self.built(("flow rows", name), lambda: flow_blocks(self.need(name)))[0]
+
+    def flow_rows(self, name: str, flow: int) -> np.ndarray:
+        """The row numbers of flow ``flow`` in table ``name``, ascending, from an index of every
+        flow's rows built once per table: reading each of N streams costs its own rows, not a
+        pass over the whole table."""
+        ids, starts, order = self.built(("flow rows", name), lambda: flow_blocks(self.need(name)))
+        k = int(np.searchsorted(ids, flow))
+        if k == ids.size or ids[k] != flow:
+            return order[:0]
+        return order[starts[k] : starts[k + 1]]
+
+    def flow_table(self, name: str, flow: int) -> pa.Table:
+        """The rows of flow ``flow`` of table ``name`` (``flow_rows``), built once per flow."""
+        return self.built(("flow", name, flow), lambda: self.need(name).take(self.flow_rows(name, flow)))

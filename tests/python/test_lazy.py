@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,19 @@ def test_a_module_that_raises_raises_again_at_the_next_use(tmp_path: Path, monke
             _ = m.A
         # as after a failed import: no half module for whoever scans sys.modules
         assert name not in sys.modules
+
+
+def test_a_module_s_lock_goes_with_the_module(tmp_path: Path, monkeypatch):
+    # Keyed by id(module), a lock outlived a module dropped before its first use, and its id
+    # could be handed to a later object: the lock is the module's own, gone with it.
+    from aqmlab import lazy as lazy_module
+
+    name = _module(tmp_path, monkeypatch, "aqmlab_dropped_module", "VALUE = 1\n")
+    before = len(lazy_module._LOCKS)
+    m = lazy(name)
+    assert len(lazy_module._LOCKS) == before + 1
+    gone = weakref.ref(m)
+    del sys.modules[name], m
+    gc.collect()
+    assert gone() is None
+    assert len(lazy_module._LOCKS) == before

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from aqmlab import columns, metrics, store
+from aqmlab import api, columns, metrics, store
 from aqmlab.cli import app
-from aqmlab.metrics import catalogue
+from aqmlab.metrics import catalogue, summary
 
 runner = CliRunner()
 REPO = Path(__file__).parents[2]
@@ -156,11 +156,54 @@ def test_the_summary_is_versioned_and_the_changelog_records_the_renames(printed)
     assert "probes[i].jitter_ms" in log and "probes[i].ipdv_ms" in log
 
 
-def test_every_computed_key_names_its_function():
-    computed = [m for m in catalogue.CATALOGUE if m.compute]
-    assert len(computed) > 30
-    for m in computed:
-        assert callable(m.function()), m.key
+def test_every_key_has_a_rule_and_only_the_printed_run_dir_is_added_outside_summarize():
+    for m in catalogue.CATALOGUE:
+        assert callable(m.compute) or m.key == "run_dir", m.key
+    assert catalogue.CATALOGUE[[m.key for m in catalogue.CATALOGUE].index("run_dir")].compute is None
+
+
+@pytest.fixture(scope="module")
+def special(tmp_path_factory) -> list[dict]:
+    """Summaries of runs with the keys only some hops have: dualpi2's sub-queues (``queues``),
+    WiFi stations' airtime, with and without the packets table."""
+    runs = [
+        api.run("l4s", seed=1, duration="1s", warmup_s=0.5),
+        api.run("wifi_anomaly", seed=1, duration="1s"),
+    ]
+    series = api.run("l4s", seed=1, duration="1s", record__level="series")
+    return [r.summary for r in (*runs, series)]
+
+
+def test_every_declared_key_is_in_a_summary(printed, special):
+    # the other way round from test_every_key_run_json_prints_has_a_definition_unit_and_window:
+    # no declaration is left that summarize never writes
+    found = {k for doc in (printed[0], *special) for k in keys(doc)}
+    for pattern in catalogue.SUMMARY_METRICS:
+        matches = [k for k in found if columns._pattern_re(pattern).fullmatch(k)]
+        assert matches, f"{pattern} is declared but no summary has it"
+    sub = special[2]["links"]["down"]["queues"]["l"]  # no packets table: the sub-queue keeps no counts
+    assert sub["drops"] is None and sub["queue_delay_ms"]["p50"] is None
+
+
+def test_a_summary_s_blocks_hold_their_keys_in_catalogue_order(printed):
+    doc, _ = printed
+    order = [m.key for m in catalogue.CATALOGUE]
+
+    def first(prefix: str, name: str) -> int:
+        return next(i for i, k in enumerate(order) if k.startswith(f"{prefix}{name}"))
+
+    for prefix, block in (("", doc), ("links.HOP.", doc["links"]["down"]), ("flows[i].", doc["flows"][0]),
+                          ("probes[i].", doc["probes"][0]), ("webpage.", doc["webpage"])):  # fmt: skip
+        names = [n for n in block if n != "run_dir"]
+        assert names == sorted(names, key=lambda n: first(prefix, n)), prefix
+
+
+def test_a_key_declared_twice_in_a_block_is_refused():
+    twice = (*catalogue.CATALOGUE, catalogue.Metric("links.HOP.drops.{a,b}", "again", compute=lambda a: 0))
+    with pytest.raises(ValueError, match="declared twice"):
+        summary._layout(twice)
+    with pytest.raises(ValueError, match="fixed name"):
+        summary._layout((catalogue.Metric("links.HOP.{a,b}", "no name", compute=lambda a: 0),))
 
 
 def test_the_catalog_columns_are_the_catalogue_s_columns():

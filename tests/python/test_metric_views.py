@@ -101,6 +101,21 @@ def test_every_declared_view_column_is_a_catalogue_key(run):
         for v in views:
             assert columns.summary_metric(f"{concrete}.{v.key}") is not None, (block, v.key)
     assert {v.header for v in catalogue.LINK_VIEW} <= {v.header for v in catalogue.LINK_DETAIL_VIEW}
+    # the first probe stream's columns of `aqmlab run --qdisc`, a {d} column once per direction
+    for v in catalogue.COMPARE_PROBE_VIEW:
+        for d in catalogue.DIRECTIONS:
+            assert columns.summary_metric(f"probes[0].{v.key.format(d=d)}") is not None, v.key
+
+
+def test_every_column_a_table_of_runs_shows_is_read_from_a_catalogue_key():
+    # the table of several runs (report, `aqmlab run --qdisc`) shows catalog columns: each is
+    # filled from a declared summary key, in each direction
+    for c in catalogue.SIDE_BY_SIDE:
+        for d in catalogue.DIRECTIONS:
+            name = columns.in_direction(c.format(d=d), d)
+            source = catalogue.catalog_source(name)
+            assert source is not None and name in store.RUN_COLUMNS, name
+            assert columns.summary_metric(source.replace("[i]", "[0]")) is not None, (name, source)
 
 
 def test_probe_loss_is_a_percentage_in_every_table():

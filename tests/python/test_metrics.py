@@ -296,6 +296,27 @@ def test_rfc3550_jitter_converges_to_a_constant_delay_variation():
         assert M.probe_jitter_ms({"probes": probes}, 0, d) == pytest.approx(1 - (15 / 16) ** (n - 1))
 
 
+def test_a_stream_s_probes_are_its_rows_of_the_table_sent_from_w_in_table_order():
+    # three streams interleaved (ids not in row order) in a table of two chunks: each stream's
+    # probes are, by definition, the rows with its id sent at or after W, in the table's order
+    from aqmlab.runtables import RunTables
+
+    flows = [7, 3, 7, 9, 3, 3, 7, 9, 7, 3]
+    sends = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    rows = [
+        {"flow": f, "seq": i, "t_send_ns": t * MS} for i, (f, t) in enumerate(zip(flows, sends, strict=True))
+    ]
+    schema = pa.schema([("flow", pa.uint32()), ("seq", pa.uint64()), ("t_send_ns", pa.uint64())])
+    table = pa.concat_tables([pa.Table.from_pylist(rows[:4], schema), pa.Table.from_pylist(rows[4:], schema)])
+    rt = RunTables({"probes": table})
+    for flow in (3, 7, 9, 4):
+        for w in (0, 5):
+            want = [r["seq"] for r in rows if r["flow"] == flow and r["t_send_ns"] >= w * MS]
+            assert M.probe_table(rt, flow, w / 1000).column("seq").to_pylist() == want, (flow, w)
+    assert M.probe_table(rt, 7, 0.005) is M.probe_table(rt, 7, 0.005)  # built once per stream and W
+    assert M.probe_flows(rt) == [3, 7, 9]
+
+
 def test_probes_in_flight_at_the_end_are_neither_answered_nor_lost(tiny):
     t, _m = tiny
     # the longest answered RTT is 14 ms: with the run ending at 20 ms the unanswered probe sent

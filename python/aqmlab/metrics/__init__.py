@@ -19,9 +19,10 @@ Conventions
   ``fat_flow`` and ``ack_filter`` drops); ``overlimit`` and ``early`` drops were refused at enqueue and never
   occupied the buffer.
 
-Modules: ``catalogue`` (every summary key declared once: definition, unit, window, the function
-computing it, its catalog columns), ``base`` (the tables as numpy columns), ``queue``, ``flows``,
-``probes`` and ``summary`` (``summarize``). The package's names are its modules' public
+Modules: ``catalogue`` (every summary key declared once: definition, unit, window, the rule
+computing its value, its catalog columns), ``keys`` (the directions and statistics the keys are
+made of), ``base`` (the tables as numpy columns), ``queue``, ``flows``, ``probes``, ``web`` and
+``summary`` (``summarize``, assembled from the catalogue's rules). The package's names are its modules' public
 functions, imported on first use: the catalogue alone is read by commands that compute nothing.
 The metrics only the studies use are in ``aqmlab.reproduce.metrics``.
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("base", "queue", "flows", "probes", "summary", "catalogue")
+MODULES = ("base", "queue", "flows", "probes", "web", "summary", "catalogue", "keys")
 
 
 def __getattr__(name: str):

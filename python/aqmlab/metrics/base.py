@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab import _core
-from aqmlab.metrics.catalogue import DIRECTIONS, QUANTILES
+from aqmlab.metrics.keys import DIRECTIONS, QUANTILES
 
 # MissingTableError and _nullable_float are the metrics package's names too (aqmlab.metrics.<name>)
 from aqmlab.runtables import HopPackets, MissingTableError, RunTables, _col, _nullable_float  # noqa: F401

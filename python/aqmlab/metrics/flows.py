@@ -3,6 +3,8 @@ shares."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyarrow as pa
 
@@ -174,6 +176,38 @@ def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict
     return out
 
 
+def traffic_rows(tables: dict) -> np.ndarray:
+    """The ``flows`` rows of the flows that are not probe streams, in table order (none without
+    the table): the ``flows`` block of a run summary."""
+    if not _has(tables, "flows"):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(~_probe_rows(tables))
+
+
+def rows_column(tables: dict, column: str, rows: np.ndarray) -> list:
+    """Column ``column`` of the ``flows`` rows ``rows`` as recorded (Python values)."""
+    return tables["flows"].column(column).take(rows).to_pylist()
+
+
+def rows_goodput_mbps(
+    tables: dict, meta: dict, rows: np.ndarray, warmup_s: float = 0.0
+) -> list[float | None]:
+    """``goodput_bps`` of the ``flows`` rows ``rows``, in Mbit/s (all flows computed at once)."""
+    return [
+        None if math.isnan(g) else g / 1e6 for g in _flow_windows(tables, meta, warmup_s)[0][rows].tolist()
+    ]
+
+
+def rows_delivered_bytes(tables: dict, meta: dict, rows: np.ndarray, warmup_s: float = 0.0) -> list[int]:
+    """``delivered_bytes`` of the ``flows`` rows ``rows``."""
+    return [int(b) for b in _flow_windows(tables, meta, warmup_s)[1][rows].tolist()]
+
+
+def rows_completion_s(tables: dict, rows: np.ndarray) -> list[float | None]:
+    """``completion_time_s`` of the ``flows`` rows ``rows``."""
+    return [_float(c) for c in _completion_times_s(tables)[rows].tolist()]
+
+
 def completion_time_s(tables: dict, flow: int) -> float | None:
     """Completion (response) time of a finite TCP transfer: ``completed_ns - first_syn_ns``
     (transients2014); None when the flow did not complete or is not TCP."""
@@ -246,4 +280,4 @@ def probe_flows(tables: dict) -> list[int]:
     """Flow ids that appear in the probes table."""
     if not _has(tables, "probes") or tables["probes"].num_rows == 0:
         return []
-    return sorted(int(x) for x in np.unique(_col(tables["probes"], "flow", np.int64)))
+    return [int(x) for x in RunTables.of(tables).flow_ids("probes")]

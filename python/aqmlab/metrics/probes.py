@@ -5,14 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from aqmlab.metrics.base import DIRECTIONS, NS, _col, _need, _nullable_float
+from aqmlab.metrics.base import DIRECTIONS, NS, _col, _nullable_float
 from aqmlab.metrics.flows import _flow_row
+from aqmlab.runtables import RunTables
 
 
 def probe_table(tables: dict, flow: int, warmup_s: float = 0.0) -> pa.Table:
-    p = _need(tables, "probes")
-    m = (_col(p, "flow", np.int64) == flow) & (_col(p, "t_send_ns", np.int64) >= round(warmup_s * NS))
-    return p.filter(pa.array(m))
+    """The probes of stream ``flow`` sent at or after W, in table order: the stream's rows from
+    the run's per-flow index of the ``probes`` table (``RunTables.flow_table``), built once per
+    stream and window, so that a summary's dozen reads of each of N streams never pass over the
+    whole table. MissingTableError without the table."""
+    rt = RunTables.of(tables)
+    w = round(warmup_s * NS)
+
+    def build() -> pa.Table:
+        p = rt.flow_table("probes", int(flow))
+        return p.filter(pa.array(_col(p, "t_send_ns", np.int64) >= w))
+
+    return rt.built(("probes sent from", int(flow), w), build)
 
 
 def probe_rtt_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:

@@ -24,7 +24,7 @@ from aqmlab.metrics.base import (
     percentiles,
     qdisc_config,
 )
-from aqmlab.metrics.catalogue import QUANTILES
+from aqmlab.metrics.keys import QUANTILES
 from aqmlab.runtables import HopPackets
 
 
@@ -422,6 +422,12 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     if links is not None and links.num_rows:
         out["loss"] = int(links.column("drops_loss")[0].as_py())
     return out
+
+
+def queue_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
+    """``drops_by_reason`` of the reasons a queue decides (every one but ``loss`` on the wire)."""
+    by = drops_by_reason(tables, meta, direction, warmup_s)
+    return {r: by[r] for r in QUEUE_DROP_REASONS}
 
 
 def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:

@@ -1,260 +1,220 @@
-"""The run summary (summary.json, ``aqmlab run --json``): the per-hop, per-flow and per-probe
-blocks and ``summarize``."""
+"""The run summary (summary.json, ``aqmlab run --json``), assembled from the metric catalogue:
+each key's value is its catalogue rule's (``catalogue.Metric.compute``), written at the key's
+place in its block, in catalogue order. What is declared here is only the layout of the blocks
+the key patterns name: which hops, sub-queues, flows and probe streams a run has, and which
+tables a block's rules read.
+
+Adding a metric is one ``Metric`` in the catalogue: its key, definition, unit, window, rule and
+catalog columns."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import pairwise, repeat
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aqmlab.metrics.base import (
-    DIRECTIONS,
-    NS,
-    QUEUE_DROP_REASONS,
-    SUMMARY_SCHEMA_VERSION,
-    _float,
-    _has,
-    _hop,
-    _need,
-    _nullable_float,
-    bottlenecks,
-    directions,
-    percentiles,
-    qdisc_name,
-)
-from aqmlab.metrics.catalogue import SHORT_QUANTILES, STATS
-from aqmlab.metrics.flows import (
-    _completion_times_s,
-    _flow_windows,
-    _probe_rows,
-    goodput_totals_mbps,
-    probe_flows,
-)
-from aqmlab.metrics.probes import (
-    induced_latency_ms,
-    probe_counts,
-    probe_ipdv_ms,
-    probe_jitter_ms,
-    probe_loss,
-    probe_owd_ms,
-    probe_rtt_ms,
-)
-from aqmlab.metrics.queue import (
-    arrivals,
-    drops_by_reason,
-    marks,
-    mean_backlog,
-    queue_delay_stats_ms,
-    tx_bytes,
-    tx_packets,
-    utilization,
-)
+from aqmlab.metrics.base import _has, _hop, directions
+from aqmlab.metrics.catalogue import ABSENT, CATALOGUE, Metric
+from aqmlab.metrics.flows import probe_flows, traffic_rows
 from aqmlab.runtables import RunTables
 
 
-def link_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
-    """The per-direction block of ``summarize``.
+@dataclass(frozen=True)
+class At:
+    """Where a summary value is computed: the run's tables, metadata and warm-up W, and within a
+    block its hop (``links.HOP`` and its sub-queues) or its items (``flows[i]``: their rows of the
+    ``flows`` table; ``probes[i]``: the streams' flow ids)."""
 
-    At recording level ``summary`` (no ``packets`` and no ``queue`` table) only whole-run totals
-    exist, so the warm-up cannot be applied: the block then describes the whole run.
-    """
-    has_q = _has(tables, "packets") or _has(tables, "queue")
-    if not has_q:
-        warmup_s = 0.0
-    by = drops_by_reason(tables, meta, direction, warmup_s)
-    return {
-        "qdisc": qdisc_name(tables, meta, direction),
-        "utilization": _float(utilization(tables, meta, direction, warmup_s)),
-        "queue_delay_ms": {
-            k: v for k, v in queue_delay_stats_ms(tables, meta, direction, warmup_s).items() if k in STATS
-        },
-        "drops": int(sum(by[r] for r in QUEUE_DROP_REASONS)),
-        "drops_by_reason": by,
-        "marks": marks(tables, meta, direction, warmup_s),
-        "arrivals": arrivals(tables, meta, direction, warmup_s),
-        "transmitted": tx_packets(tables, meta, direction, warmup_s),
-        "tx_bytes": int(tx_bytes(tables, meta, direction, warmup_s)),
-        "mean_backlog_pkts": _float(mean_backlog(tables, meta, direction, "pkts", warmup_s))
-        if has_q
-        else None,
-        "mean_backlog_bytes": _float(mean_backlog(tables, meta, direction, "bytes", warmup_s))
-        if has_q
-        else None,
-        "backlog_exact": bool(_has(tables, "packets")),
-        **subqueues_summary(tables, meta, direction, warmup_s),
-        **station_airtime(meta, direction),
-    }
+    tables: RunTables
+    meta: dict
+    warmup_s: float
+    hop: str = ""
+    items: Sequence = ()
+
+    @property
+    def hop_args(self) -> tuple[RunTables, dict, str, float]:
+        """(tables, meta, hop, W): the arguments of a hop metric (``metrics.queue``)."""
+        return self.tables, self.meta, self.hop, self.warmup_s
+
+    @property
+    def end_ns(self) -> int:
+        """The run's end T_end."""
+        return int(self.meta["duration_ns"])
+
+    @property
+    def queued(self) -> bool:
+        """Whether the queue was recorded over time (the ``packets`` or the ``queue`` table): at
+        recording level ``summary`` only whole-run totals exist."""
+        return _has(self.tables, "packets") or _has(self.tables, "queue")
 
 
-STATION_AIRTIME = {
-    "station_airtime_s": "wifi_station_airtime_s",
-    "station_airtime_share": "wifi_station_airtime_share",
-}
-"""The summary keys of a WiFi station's hop and the core's diagnostics they copy."""
+@dataclass(frozen=True)
+class Keyed:
+    """A block written once per name (``links.HOP``: each hop; ``queues.{l,c}``: each
+    sub-queue), as a dict by name; ``enter`` gives the place of a name's values. Left out when
+    there are no names, unless ``always``."""
+
+    names: Callable[[At], Sequence[str]]
+    enter: Callable[[At, str], At]
+    always: bool = False
+
+    def value(self, at: At, fields: list) -> Any:
+        names = self.names(at)
+        if not names and not self.always:
+            return ABSENT
+        return {n: _fill(fields, self.enter(at, n)) for n in names}
 
 
-def station_airtime(meta: dict, direction: str) -> dict:
-    """A WiFi station's hop (``air/laptop``): the airtime the access point charged the station
-    over the whole run (its transmissions to it and the station's own received, PPDU airtime)
-    and its share of all stations' (``meta['qdisc_diagnostics']``); ``{}`` for any other hop."""
-    d = (meta.get("qdisc_diagnostics") or {}).get(direction) or {}
-    return {k: float(d[src]) for k, src in STATION_AIRTIME.items() if src in d}
+@dataclass(frozen=True)
+class Rows:
+    """A list block (``flows[i]``, ``probes[i]``): one dict per item of ``items``; each rule
+    gives the column of its key over all items at once (``At.items``)."""
+
+    items: Callable[[At], Sequence]
+
+    def value(self, at: At, fields: list) -> list[dict]:
+        items = self.items(at)
+        if len(items) == 0:
+            return []
+        at = replace(at, items=items)
+        names = [name for name, _ in fields]
+        columns = [m.compute(at) for _, m in fields]
+        return list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))  # a dict per item
 
 
-def subqueues_summary(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
-    """``{"queues": {name: block}}`` for a hop whose discipline has sub-queues
-    (``meta['subqueues']``: dualpi2's ``l`` and ``c``), else ``{}``. Each block has the link
-    block's packet counts and queueing delay, over the ``packets`` rows of that sub-queue; its
-    values are None without the ``packets`` table (the other levels keep no sub-queue)."""
-    names = (meta.get("subqueues") or {}).get(direction)
-    if not names:
-        return {}
-    p = tables.get("packets") if _has(tables, "packets") else None
+@dataclass(frozen=True)
+class Present:
+    """A block written when the run has what it describes (``web``, ``webpage``)."""
+
+    when: Callable[[At], bool]
+
+    def value(self, at: At, fields: list) -> Any:
+        return _fill(fields, at) if self.when(at) else ABSENT
+
+
+def _hop_at(at: At, hop: str) -> At:
+    """A hop's place. Without the ``packets`` and ``queue`` tables only whole-run totals exist, so
+    the warm-up cannot be applied: the hop's block then describes the whole run."""
+    return replace(at, hop=hop, warmup_s=at.warmup_s if at.queued else 0.0)
+
+
+def _subqueue_at(at: At, name: str) -> At:
+    """A sub-queue's place: its own ``packets`` rows of the hop (no table without them: the
+    other levels keep no sub-queue)."""
+    p = at.tables.get("packets")
     if p is None or "subqueue" not in p.column_names:
-        none = {"queue_delay_ms": percentiles(np.zeros(0)), "drops": None, "drops_by_reason": None}
-        return {"queues": {n: {**none, **dict.fromkeys(("marks", "arrivals", "transmitted", "tx_bytes"))}
-                           for n in names}}  # fmt: skip
-    p = _hop(tables, "packets", direction)
-    return {"queues": {n: _queue_block(RunTables({"packets": p.filter(pc.equal(p.column("subqueue"), n))}),
-                                       meta, direction, warmup_s) for n in names}}  # fmt: skip
+        return replace(at, tables=RunTables({}))
+    p = _hop(at.tables, "packets", at.hop)
+    return replace(at, tables=RunTables({"packets": p.filter(pc.equal(p.column("subqueue"), name))}))
 
 
-def _queue_block(sub: RunTables, meta: dict, direction: str, warmup_s: float) -> dict:
-    """The block of one sub-queue from its own ``packets`` rows (``sub``)."""
-    by = drops_by_reason(sub, meta, direction, warmup_s)
-    by = {r: by[r] for r in QUEUE_DROP_REASONS}
-    return {
-        "queue_delay_ms": queue_delay_stats_ms(sub, meta, direction, warmup_s),
-        "drops": int(sum(by.values())),
-        "drops_by_reason": by,
-        "marks": marks(sub, meta, direction, warmup_s),
-        "arrivals": arrivals(sub, meta, direction, warmup_s),
-        "transmitted": tx_packets(sub, meta, direction, warmup_s),
-        "tx_bytes": int(tx_bytes(sub, meta, direction, warmup_s)),
-    }
+def _has_rows(name: str) -> Callable[[At], bool]:
+    return lambda at: _has(at.tables, name) and at.tables[name].num_rows > 0
 
 
-def web_summary(tables: dict, warmup_s: float = 0.0) -> dict:
-    """Web (PackMime-HTTP) exchanges requested at or after the warm-up: how many, how many
-    completed within the run, and the response time (request SYN to the last response byte at
-    the client) of the completed ones, in ms (p50/p95/p99/max/mean)."""
-    w = _need(tables, "web")
-    t0 = _nullable_float(w, "t_request_ns")
-    asked = ~np.isnan(t0) & (t0 >= warmup_s * NS)
-    rt = _nullable_float(w, "response_time_ns")[asked]
-    done = rt[~np.isnan(rt)]
-    st = percentiles(done / 1e6, SHORT_QUANTILES)
-    return {"exchanges": int(asked.sum()), "completed": int(done.size), "response_ms": st}
+BLOCKS = {
+    "links.HOP": Keyed(lambda at: directions(at.tables, at.meta), _hop_at, always=True),
+    "links.HOP.queues.{l,c}": Keyed(
+        lambda at: (at.meta.get("subqueues") or {}).get(at.hop) or [], _subqueue_at
+    ),
+    "flows[i]": Rows(lambda at: traffic_rows(at.tables)),
+    "probes[i]": Rows(lambda at: probe_flows(at.tables)),
+    "web": Present(_has_rows("web")),
+    "webpage": Present(_has_rows("webpage")),
+}
+"""The blocks the catalogue's key patterns name (every other key is a value of the summary's top
+level), by their pattern."""
+
+_VARIABLE = re.compile(r"^(HOP|DIR|REASON|\{.*\})$")
 
 
-def fetch_times_s(tables: dict, warmup_s: float = 0.0, flow: int | None = None) -> np.ndarray:
-    """Page fetch times (start to the last object's last byte, http-getter's measure) of the
-    fetches started at or after the warm-up that completed, in seconds (NaN-free)."""
-    w = _need(tables, "webpage")
-    t0 = w.column("t_start_ns").to_numpy().astype(np.float64)
-    keep = t0 >= warmup_s * NS
-    if flow is not None:
-        keep &= w.column("flow").to_numpy() == flow
-    ft = _nullable_float(w, "fetch_time_ns")[keep]
-    return ft[~np.isnan(ft)] / NS
+def _fixed(rest: str) -> str:
+    """The fixed name a value or block is written at: the first part of its pattern below its
+    block ("queue_delay_ms" of ``queue_delay_ms.{p50,...}``, "flows" of ``flows[i]``)."""
+    name = rest.split(".")[0].removesuffix("[i]")
+    if not name or _VARIABLE.match(name):
+        raise ValueError(f"summary key pattern {rest!r}: it needs a fixed name below its block")
+    return name
 
 
-def webpage_summary(tables: dict, warmup_s: float = 0.0) -> dict:
-    """Page fetches started at or after the warm-up: how many, how many completed and timed out,
-    and the completed ones' fetch time in ms (p50/p95/p99/max/mean)."""
-    w = _need(tables, "webpage")
-    started = w.column("t_start_ns").to_numpy().astype(np.float64) >= warmup_s * NS
-    timed_out = int((w.column("timed_out").to_numpy()[started] != 0).sum())
-    ft = fetch_times_s(tables, warmup_s)
-    return {
-        "fetches": int(started.sum()),
-        "completed": int(ft.size),
-        "timed_out": timed_out,
-        "fetch_ms": percentiles(ft * 1e3, SHORT_QUANTILES),
-    }
+def _parent(pattern: str) -> str:
+    """The block a key pattern (or a block's) is in: the longest block that prefixes it; "" for
+    the top level."""
+    return max((b for b in BLOCKS if pattern.startswith(f"{b}.")), key=len, default="")
+
+
+def _layout(metrics: Sequence[Metric]) -> dict[str, list[tuple[str, Metric | str]]]:
+    """Each block's fields in catalogue order, by block ("" the top level): (name, its metric, or
+    the block written there). A block takes the place of its first key. ValueError for a name
+    declared twice in a block, or a list block holding a block."""
+    fields: dict[str, list[tuple[str, Metric | str]]] = {"": [], **{b: [] for b in BLOCKS}}
+    for m in metrics:
+        if m.compute is None:
+            continue
+        block = _parent(m.key)
+        chain = [block]
+        while chain[-1]:
+            chain.append(_parent(chain[-1]))
+        for inner, outer in pairwise(chain):
+            entry = (_fixed(inner[len(outer) + 1 if outer else 0 :]), inner)
+            if entry not in fields[outer]:
+                fields[outer].append(entry)
+        fields[block].append((_fixed(m.key[len(block) + 1 if block else 0 :]), m))
+    for block, entries in fields.items():
+        names = [name for name, _ in entries]
+        twice = {n for n in names if names.count(n) > 1}
+        if twice:
+            raise ValueError(f"summary block {block or 'top level'!r}: {sorted(twice)} declared twice")
+        if isinstance(BLOCKS.get(block), Rows) and any(isinstance(p, str) for _, p in entries):
+            raise ValueError(f"list block {block!r} cannot hold a block")
+    return fields
+
+
+LAYOUT = _layout(CATALOGUE)
+"""The summary's blocks and their fields, from the catalogue."""
+
+
+def _fill(fields: list, at: At) -> dict:
+    """A block's dict: each field's value at ``at``, in order (a key whose rule gives ABSENT, or a
+    block left out, is not written)."""
+    out: dict[str, Any] = {}
+    for name, part in fields:
+        v = part.compute(at) if isinstance(part, Metric) else BLOCKS[part].value(at, LAYOUT[part])
+        if v is not ABSENT:
+            out[name] = v
+    return out
 
 
 def summarize(tables: Mapping[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
     """The run summary printed by ``aqmlab run --json`` and stored as ``summary.json``, of a
     run's ``RunTables`` (or of any mapping of its tables: then what is built for it is built
-    for this call only).
+    for this call only): every key the catalogue declares, by its rule.
 
     JSON-serialisable (plain floats, ints, None). ``drops`` counts queue drops (overlimit,
     early, forced, head, fat_flow, ack_filter); random link loss is reported under ``drops_by_reason['loss']``.
     Probe streams (kind ``ping`` or present in ``probes``) are listed under ``probes``, not
     ``flows``.
     """
-    tables = RunTables.of(tables)
-    out: dict[str, Any] = {
-        "schema_version": SUMMARY_SCHEMA_VERSION,
-        "name": meta.get("name"),
-        "seed": meta.get("seed"),
-        "wall_s": _float(meta.get("wall_s")),
-        "events": meta.get("events"),
-        "warmup_s": float(warmup_s),
-        "links": {d: link_summary(tables, meta, d, warmup_s) for d in directions(tables, meta)},
-        "bottleneck": bottlenecks(tables),
-        "goodput_mbps": goodput_totals_mbps(tables, meta, warmup_s),
-        "flows": [],
-        "probes": [],
-    }
-    if _has(tables, "flows"):
-        out["flows"] = flow_summaries(tables, meta, warmup_s)
-    if _has(tables, "web") and tables["web"].num_rows:
-        out["web"] = web_summary(tables, warmup_s)
-    if _has(tables, "webpage") and tables["webpage"].num_rows:
-        out["webpage"] = webpage_summary(tables, warmup_s)
-    out["probes"] = [probe_summary(tables, meta, fid, warmup_s) for fid in probe_flows(tables)]
-    return out
+    return _fill(LAYOUT[""], At(RunTables.of(tables), meta, warmup_s))
 
 
-def flow_summaries(tables: dict, meta: dict, warmup_s: float = 0.0) -> list[dict]:
-    """The ``flows`` block of ``summarize``: one entry per flow that is not a probe stream, read
-    column by column (``goodput_bps``, ``delivered_bytes`` and ``completion_time_s`` for all
-    flows at once)."""
-    f = tables["flows"]
-    keep = np.flatnonzero(~_probe_rows(tables))
-    gp, delivered = _flow_windows(tables, meta, warmup_s)
-    done = _completion_times_s(tables)
-    names = ("flow", "kind", "direction", "label", "cc", "retransmits", "rto_count")
-    cols = [f.column(c).take(keep).to_pylist() for c in names]
-    return [
-        {
-            "id": fid,
-            "kind": kind,
-            "direction": direction,
-            "label": label,
-            "cc": cc,
-            "goodput_mbps": None if math.isnan(g) else g / 1e6,
-            "bytes_delivered": int(b),
-            "retransmits": retransmits,
-            "rto_count": rto,
-            "completion_s": _float(c),
-        }
-        for fid, kind, direction, label, cc, retransmits, rto, g, b, c in zip(
-            *cols, gp[keep].tolist(), delivered[keep].tolist(), done[keep].tolist(), strict=True
-        )
-    ]
+def _block(pattern: str, tables: Mapping[str, pa.Table], meta: dict, warmup_s: float = 0.0) -> dict:
+    """One block of the top level of ``summarize`` (``web``, ``webpage``), computed alone."""
+    return _fill(LAYOUT[pattern], At(RunTables.of(tables), meta, warmup_s))
 
 
-def probe_summary(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> dict:
-    """The block of one probe stream (ping or VoIP) in ``summarize``: RTT, induced latency,
-    one-way delay and jitter per direction, and loss by the in-flight rule of ``probe_counts``."""
-    end = int(meta["duration_ns"])
-    ind = percentiles(induced_latency_ms(tables, flow, warmup_s), (50,))
-    return {
-        "id": flow,
-        "rtt_ms": percentiles(probe_rtt_ms(tables, flow, warmup_s), SHORT_QUANTILES),
-        "induced_ms": {"p50": ind["p50"], "mean": ind["mean"]},
-        "counts": probe_counts(tables, flow, warmup_s, end),
-        "loss": probe_loss(tables, flow, warmup_s, end),
-        "owd_ms": {
-            d: percentiles(probe_owd_ms(tables, flow, d, warmup_s), SHORT_QUANTILES) for d in DIRECTIONS
-        },
-        "jitter_ms": {d: probe_jitter_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
-        "ipdv_ms": {d: probe_ipdv_ms(tables, flow, d, warmup_s) for d in DIRECTIONS},
-    }
+def web_summary(tables: Mapping[str, pa.Table], warmup_s: float = 0.0) -> dict:
+    """The ``web`` block of ``summarize``: the PackMime-HTTP exchanges requested at or after the
+    warm-up, those completed within the run, and the completed ones' response time in ms."""
+    return _block("web", tables, {}, warmup_s)
+
+
+def webpage_summary(tables: Mapping[str, pa.Table], warmup_s: float = 0.0) -> dict:
+    """The ``webpage`` block of ``summarize``: the page fetches started at or after the warm-up,
+    those completed and timed out, and the completed ones' fetch time in ms."""
+    return _block("webpage", tables, {}, warmup_s)
