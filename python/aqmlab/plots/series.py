@@ -185,6 +185,14 @@ CC_PANELS = (
 """The panels of ``cc_ts``: flow_series column, axis label, scale (None: state names)."""
 
 
+def has_cc_state(run) -> bool:
+    """Whether ``run`` recorded a congestion controller's state (a non-null ``CC_PANELS`` column of
+    its flow_series): what ``cc_ts`` draws."""
+    fs = run.tables.get("flow_series")
+    cols = [c for c, _, _ in CC_PANELS if fs is not None and c in fs.column_names]
+    return any(fs.column(c).null_count < fs.num_rows for c in cols)
+
+
 def _cc_values(tab, col: str, scale: float | None, states: list[str]) -> np.ndarray:
     """A controller-state column as floats, NaN for null; a state is its place in ``states``,
     which gains the names in the order they first occur."""
