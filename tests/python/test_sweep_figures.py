@@ -91,6 +91,13 @@ def test_a_sweeps_runs_are_named_by_discipline_and_replication(runs):
     assert plots.run_labels(runs) == [f"{q}, rep {r}" for q in QDISCS for r in range(REPS)]
     fig = plots.figure("rtt_cdf", runs)
     assert [t.get_text() for t in fig.axes[0].get_legend().texts] == plots.run_labels(runs)
+    # a discipline's replications share its colour and differ in line style; no two lines alike
+    lines = [ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")]
+    colours = [matplotlib.colors.to_hex(ln.get_color()) for ln in lines]
+    for q in range(len(QDISCS)):
+        assert len(set(colours[q * REPS : (q + 1) * REPS])) == 1
+    assert len(set(colours)) == len(QDISCS)
+    assert len({(c, ln.get_linestyle(), ln.get_marker()) for c, ln in zip(colours, lines)}) == len(runs)
 
 
 def test_the_class_line_is_the_mean_over_runs_of_the_mean_per_flow(runs):

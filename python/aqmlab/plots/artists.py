@@ -16,7 +16,7 @@ from matplotlib.path import Path as MplPath
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from aqmlab.plots.common import qdisc_label
+from aqmlab.plots.common import qdisc_label, run_groups
 
 _COLOURS = [f"C{i}" for i in range(10)]
 _DASHES = ["-", "--", ":", "-."]
@@ -31,6 +31,34 @@ def style(i: int) -> dict:
         "linestyle": _DASHES[(i // 10) % 4],
         "marker": _MARKERS[(i // 40) % 5],
     }
+
+
+class RunLines:
+    """The style index (``style``) of each line a figure draws for its runs. When the runs fall in
+    groups that differ only by replication (``run_groups``; at most ten groups, one of several
+    runs), a group keeps one colour and its runs' lines (each replication's, each hop's) differ in
+    line style or marker: line ``k`` of run ``j`` is ``group + 10 * (its place in the group's
+    lines)``. Otherwise the lines are numbered in the order they are drawn."""
+
+    def __init__(self, runs: Sequence, dirs: Sequence[str] | None, counts: Sequence[int]) -> None:
+        groups = list(run_groups(runs, dirs).values())
+        self._at: dict[int, tuple[int, int]] | None = None
+        if len(groups) <= len(_COLOURS) and any(len(g) > 1 for g in groups):
+            self._at = {}
+            for g, members in enumerate(groups):
+                place = 0
+                for j in members:
+                    self._at[j] = (g, place)
+                    place += counts[j]
+        self._next = 0
+
+    def index(self, run: int, line: int) -> int:
+        """The index of line ``line`` of run ``run`` (the ``run``-th of the figure's runs)."""
+        if self._at is not None:
+            g, place = self._at[run]
+            return g + len(_COLOURS) * (place + line)
+        self._next += 1
+        return self._next - 1
 
 
 def _line(i: int, **kw) -> dict:

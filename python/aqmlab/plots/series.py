@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from aqmlab import metrics as M
-from aqmlab.plots.artists import _MARKERS, PixelDots, _dots, _fig, _legend, _line, _title
+from aqmlab.plots.artists import _MARKERS, PixelDots, RunLines, _dots, _fig, _legend, _line, _title
 from aqmlab.plots.classes import CLASS_NOTE, FlowClasses, FlowLine, by_classes
 from aqmlab.plots.common import (
     NS,
@@ -29,16 +29,17 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
     warm-up on (``_warmup``), at the hops of the shown direction(s)."""
     shown = shown_dirs(runs, direction)
     fig, ax = _fig(_title(runs, "Per-packet queueing delay", shown), "time (s)", "queueing delay (ms)")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown)):
+    hops = [_hops(run, shown) for run in runs]
+    style = RunLines(runs, shown, [len(h) for h in hops])
+    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         _need(run, "packets", "delay_ts")
-        dirs = _hops(run, shown)
-        for d in dirs:
+        for k, d in enumerate(dirs):
             t_out, delay = M.sojourn_times_ns(run.tables, run.meta, d, _warmup(run, warmup_s))
             t_in = t_out - delay
             label = f"{lab}, {d}" if len(dirs) > 1 else lab
-            ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, markersize=2), label=label))
-            i += 1
+            ax.add_line(
+                PixelDots(t_in / NS, delay / 1e6, **_dots(style.index(j, k), markersize=2), label=label)
+            )
     ax.autoscale_view()
     _legend(ax)
     return fig
@@ -50,18 +51,23 @@ def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str =
     shown = shown_dirs(runs, direction)
     ylabel = "backlog (bytes)" if unit == "bytes" else "backlog (packets)"
     fig, ax = _fig(_title(runs, "Queue backlog", shown), "time (s)", ylabel)
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown)):
+    hops = [_hops(run, shown) for run in runs]
+    style = RunLines(runs, shown, [len(h) for h in hops])
+    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         if run.tables.get("queue") is None and run.tables.get("packets") is None:
             _need(run, "queue", "backlog_ts")
-        dirs = _hops(run, shown)
-        for d in dirs:
+        for k, d in enumerate(dirs):
             t, v, exact = M.backlog_steps(run.tables, run.meta, d, unit)
             t = np.r_[t, run.meta["duration_ns"]]
             v = np.r_[v, v[-1] if v.size else 0]
             name = f"{lab}, {d}" if len(dirs) > 1 else lab
-            ax.step(t / NS, v, where="post", **_line(i), label=f"{name}{'' if exact else ' (sampled)'}")
-            i += 1
+            ax.step(
+                t / NS,
+                v,
+                where="post",
+                **_line(style.index(j, k)),
+                label=f"{name}{'' if exact else ' (sampled)'}",
+            )
     _legend(ax)
     return fig
 
@@ -262,17 +268,20 @@ def cc_timeseries(runs: Sequence, direction: str | None = None, by_class: bool |
 def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     """Probe RTT (ms) against send time; lost probes are not drawn."""
     fig, ax = _fig(_title(runs, "Probe RTT"), "time (s)", "RTT (ms)")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+    dirs = shown_dirs(runs, direction)
+    for run in runs:
         _need(run, "probes", "rtt_ts")
-        for f, name in _probe_names(run).items():
+    probes = [_probe_names(run) for run in runs]
+    style = RunLines(runs, dirs, [len(p) for p in probes])
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, dirs), probes)):
+        for k, (f, name) in enumerate(names.items()):
             t = M.probe_table(run.tables, f)
             rtt = M._nullable_float(t, "rtt_ns")
             ts = t.column("t_send_ns").to_numpy().astype(np.float64)
             ok = ~np.isnan(rtt)
+            i = style.index(j, k)
             ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], markersize=3),
                     label=f"{lab}, {name}" if name else lab)  # fmt: skip
-            i += 1
     _legend(ax)
     return fig
 
