@@ -148,3 +148,22 @@ def test_the_report_of_the_sweep_names_no_seed(runs, tmp_path):
     assert [m for m in re.findall(r"<tr><td class=l>(.*?)</td>", table)] == plots.run_labels(runs)
     assert not SEED.search(table)
     assert Path(tmp_path / "r.html").stat().st_size > 10_000
+
+
+def _alone(name: str, seed: int):
+    from aqmlab import api
+
+    res = api.run("rrul_be", seed=seed, overrides={"duration": "2s", "topology.down.qdisc": "pfifo",
+                                                   "topology.up.qdisc": "pfifo"})  # fmt: skip
+    return store.RunData(path=Path(name), meta=res.meta, summary=res.summary, scenario=res.meta["scenario"],
+                         tables=res.tables)  # fmt: skip
+
+
+def test_runs_made_alone_and_runs_of_several_roots_are_told_apart(runs):
+    short = [_alone("a", 7), _alone("b", 8)]
+    assert plots.run_labels(short) == ["pfifo, seed 7", "pfifo, seed 8"]  # seeds as typed
+    long = [_alone("run-a", 4539992932799893031), _alone("run-b", 5287383170097589215)]
+    assert plots.run_labels(long) == ["pfifo [run-a]", "pfifo [run-b]"]  # never a derived seed
+    # a sweep's pfifo runs and a pfifo run made alone: the sweep's name, then the replication
+    mixed = plots.run_labels([*runs[:REPS], short[0]])
+    assert mixed == [*(f"fig15: pfifo, rep {r}" for r in range(REPS)), "single run: pfifo"]
