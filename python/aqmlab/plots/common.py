@@ -202,13 +202,13 @@ def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
 
 def flow_label(info: dict, flow: int, group_sizes: dict | None = None) -> str:
     """A flow by what it is: its label (the scenario's ``label``, else kind and group), its
-    congestion control and direction, and its place in its group ('bulk cubic down',
-    'tcp1 #2 ledbat down')."""
-    lab = info.get("label") or info.get("kind") or "flow"
+    congestion control (unless the label names it) and direction, and its place in its group
+    ('bulk cubic down', 'tcp1 #2 ledbat down', 'bbr down')."""
+    lab = name = info.get("label") or info.get("kind") or "flow"
     grp = info.get("group")
     if group_sizes and grp is not None and group_sizes.get(grp, 1) > 1:
         lab += f" #{info.get('_rank', flow)}"
-    extra = [x for x in (info.get("cc"), info.get("direction")) if x]
+    extra = [x for x in (info.get("cc"), info.get("direction")) if x and x != name]
     return " ".join([lab, *extra])
 
 
