@@ -167,3 +167,11 @@ def test_runs_made_alone_and_runs_of_several_roots_are_told_apart(runs):
     # a sweep's pfifo runs and a pfifo run made alone: the sweep's name, then the replication
     mixed = plots.run_labels([*runs[:REPS], short[0]])
     assert mixed == [*(f"fig15: pfifo, rep {r}" for r in range(REPS)), "single run: pfifo"]
+
+
+def test_plot_and_report_take_a_sweeps_runs_in_the_order_it_declares(runs):
+    from aqmlab.cli.results import _select
+
+    root = Path(runs[0].sweep_dir).parent.parent
+    got = _select(["fig15"], root, None)
+    assert [(r.meta["params"]["qdisc"], r.rep) for r in got] == [(q, n) for q in QDISCS for n in range(REPS)]
