@@ -16,7 +16,7 @@ from matplotlib.path import Path as MplPath
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from aqmlab.plots.common import qdisc_label, run_groups
+from aqmlab.plots.common import _is_qdisc_key, qdisc_label, run_groups
 
 _COLOURS = [f"C{i}" for i in range(10)]
 _DASHES = ["-", "--", ":", "-."]
@@ -201,13 +201,17 @@ TITLE_NAMES = 3
 
 
 def _title(runs: Sequence, what: str, dirs: Sequence[str] | None = None) -> str:
-    """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure) and every
-    run's disciplines (each list counted past ``TITLE_NAMES``)."""
+    """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure), every run's
+    disciplines and its grid values other than the disciplines (each list counted past
+    ``TITLE_NAMES``)."""
     if dirs is not None:
         what = f"{what} ({' and '.join(dirs)} link{'s' if len(dirs) > 1 else ''})"
     scen = sorted({(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs})
     qd = sorted({qdisc_label(r) for r in runs})
-    params = sorted({json.dumps(r.meta.get("params"), sort_keys=True) for r in runs if r.meta.get("params")})
+    grid = [
+        {k: v for k, v in (r.meta.get("params") or {}).items() if not _is_qdisc_key(str(k))} for r in runs
+    ]
+    params = sorted({json.dumps(g, sort_keys=True) for g in grid if g})  # the disciplines are named above
     listed = lambda names, sep, many: sep.join(names) if len(names) <= TITLE_NAMES else f"{len(names)} {many}"
     t = f"{what} — {listed(scen, ', ', 'scenarios')}\nqdisc: {listed(qd, '; ', 'disciplines')}"
     if params:
