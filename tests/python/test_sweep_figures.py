@@ -130,6 +130,13 @@ def test_the_class_line_is_the_mean_over_runs_of_the_mean_per_flow(runs):
     assert np.isclose(ys.min(), lo.min()) and np.isclose(ys.max(), hi.max())
 
 
+def test_the_box_plot_counts_runs_not_values(runs):
+    # rrul_be loads both directions: each run has a value in the down and in the up box
+    ax = plots.figure("box", runs).axes[0]
+    assert len(ax.get_xticklabels()) == 2 * len(QDISCS)
+    assert ax.get_legend().texts[0].get_text().endswith(f"n = {len(runs)} runs")
+
+
 def test_three_runs_still_draw_every_flow(runs):
     three = runs[:3]
     tcp = sum(len(_tcp_flows(r)) for r in three)

@@ -195,12 +195,10 @@ def box(
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
-        ax.plot(
-            [],
-            [],
-            color="C1",
-            label=f"median over runs (box: quartiles); n = {sum(len(v) for _, v in nonempty)} runs",
-        )
+        # the runs, not the values: a run has one in each shown direction's box
+        cols = _metric_columns(metric, "queue_delay_p95_ms", shown_dirs(runs, direction))
+        n = sum(any(metric_value(r, c) is not None for c in cols) for r in runs)
+        ax.plot([], [], color="C1", label=f"median over runs (box: quartiles); n = {n} runs")
     _legend(ax)
     return fig
 
