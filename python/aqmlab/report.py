@@ -4,7 +4,8 @@ The file embeds every figure as a base64 PNG ``data:`` URI and carries its own C
 nothing from the network (no external CSS, JS, fonts or CDN). Content: per run, the resolved
 scenario (pretty JSON) and a summary table; then the standard figures for what was recorded:
 queueing-delay CDF and time series (needs ``packets``), backlog (``queue``), probe RTT CDF and
-time series (``probes``), goodput time series (``flow_series``). A figure a run cannot provide
+time series (``probes``), goodput time series (``flow_series``), the congestion controllers' state
+(``flow_series``, when it holds any: ``plots.has_cc_state``). A figure a run cannot provide
 is listed as skipped with the reason, never silently dropped. The link figures and tables show
 the direction(s) where the runs' load is, or those ``direction`` names (``plots.shown_dirs``).
 """
@@ -38,8 +39,12 @@ STANDARD = [
     ("rtt_cdf", "Probe RTT CDF", "probes", False),
     ("rtt_ts", "Probe RTT over time", "probes", False),
     ("goodput_ts", "Per-flow goodput", "flow_series", False),
+    ("cc_ts", "Congestion-controller state", "flow_series", False),
 ]
 """(kind, caption, the table it needs, whether it shows links: its caption names their direction)"""
+
+RECORDED = {"cc_ts": (plots.has_cc_state, "its flow_series holds no controller state (cc_* columns)")}
+"""The figures that need more than their table: kind -> (whether a run has it, why not)."""
 
 
 def _fmt(v) -> str:
@@ -135,12 +140,19 @@ def write_report(
     parts.append("<h2>Figures</h2>")
     for kind, caption, table, links in STANDARD:
         caption += f" ({' and '.join(dirs)})" if links else ""
-        have = [r for r in runs if r.tables.get(table) is not None]
         missing = [r.run_id for r in runs if r.tables.get(table) is None]
-        if not have:
+        if len(missing) == len(runs):
             why = plots.missing_reason(runs[0], table)
             parts.append(
                 f"<p class=skip>{html.escape(caption)}: skipped, no run has '{table}' ({html.escape(why)}).</p>"
+            )
+            continue
+        has, why_not = RECORDED.get(kind, (lambda r: True, ""))
+        have = [r for r in runs if r.tables.get(table) is not None and has(r)]
+        lacking = [r.run_id for r in runs if r.tables.get(table) is not None and not has(r)]
+        if not have:
+            parts.append(
+                f"<p class=skip>{html.escape(caption)}: skipped, no run has it ({html.escape(why_not)}).</p>"
             )
             continue
         try:
@@ -149,6 +161,7 @@ def write_report(
             parts.append(f"<p class=skip>{html.escape(caption)}: skipped ({html.escape(str(e))}).</p>")
             continue
         note = f" (runs without '{table}': {', '.join(missing)})" if missing else ""
+        note += f" (runs left out, {why_not}: {', '.join(lacking)})" if lacking else ""
         parts.append(
             f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{_png(fig)}'>"
             f"<figcaption>{html.escape(caption + note)}</figcaption></figure>"

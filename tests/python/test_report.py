@@ -56,7 +56,7 @@ def test_report_is_self_contained(html_file):
     assert not re.search(r"""(src|href)=['"]?(https?:|//)""", text)
     assert "<link" not in text and "<script" not in text
     imgs = re.findall(r"<img [^>]*src='data:image/png;base64,", text)
-    assert len(imgs) == 6  # delay CDF + delay ts (r1 only), backlog, rtt cdf, rtt ts, goodput
+    assert len(imgs) == 7  # delay CDF + delay ts (r1 only), backlog, rtt cdf, rtt ts, goodput, cc state
     assert "runs without &#x27;packets&#x27;: r2" in text
     assert "&quot;limit&quot;: &quot;100p&quot;" in text  # resolved scenario, pretty-printed
     assert "codel" in text and "Latency probes" in text
@@ -76,7 +76,7 @@ def test_report_renders_in_chromium(html_file, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     m = re.search(r"IMAGES (\d+)/(\d+)", res.stdout)
     assert m, "the check script did not run: " + res.stdout[-500:]
-    assert m.group(1) == m.group(2) == "6"
+    assert m.group(1) == m.group(2) == "7"
 
 
 def test_a_report_of_several_runs_has_them_side_by_side_and_no_exponents(tmp_path):
@@ -96,3 +96,19 @@ def test_a_report_of_several_runs_has_them_side_by_side_and_no_exponents(tmp_pat
     visible = re.sub(r"data:image/png;base64,[^'\"]+", "", text)
     assert not re.search(r"\d\.?\d*e[+-]\d+", visible)
     assert "duration_ns" not in visible and "duration: " in visible
+
+
+def test_the_controllers_state_is_drawn_only_when_recorded(tmp_path):
+    # a run's flow_series whose cc_* columns are all null (controllers that keep no such state)
+    import pyarrow as pa
+
+    run = mk("r1")
+    fs = run.tables["flow_series"]
+    for c in [c for c in fs.column_names if c.startswith("cc_")]:
+        fs = fs.set_column(fs.schema.get_field_index(c), c, pa.nulls(fs.num_rows, fs.schema.field(c).type))
+    run.tables["flow_series"] = fs
+    text = report.write_report([run], tmp_path / "nocc.html").read_text()
+    assert "Congestion-controller state: skipped, no run has it" in text
+    assert len(re.findall(r"<img ", text)) == 6
+    text = report.write_report([run, mk("r2")], tmp_path / "some.html").read_text()
+    assert "runs left out, its flow_series holds no controller state (cc_* columns): r1" in text

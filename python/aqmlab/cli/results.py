@@ -313,6 +313,14 @@ def _runs_of(ref: str, root: Path) -> tuple[Path, list[Path]]:
         raise  # unreachable
 
 
+def _in_grid_order(runs: list) -> list:
+    """The runs of sweeps in the order their sweep declares them: grid point, then replication;
+    other runs as given (first)."""
+    key = lambda r: (str(r.sweep_dir), r.row.get("point", 0), r.rep or 0)
+    alone = [r for r in runs if not isinstance(r, store.SweepRunData)]
+    return alone + sorted((r for r in runs if isinstance(r, store.SweepRunData)), key=key)
+
+
 def _select(refs: list[str], root: Path, where: list[str] | None) -> list:
     """The runs ``refs`` name (``_runs_of``), those matching every ``--where KEY=VALUE``."""
     if root.exists() and not root.is_dir():
@@ -326,7 +334,7 @@ def _select(refs: list[str], root: Path, where: list[str] | None) -> list:
             except ValueError as e:
                 fail(str(e))
             paths = [q for q in paths if q.name in keep]
-        loaded += [_load(str(q), where_root) for q in paths]
+        loaded += _in_grid_order([_load(str(q), where_root) for q in paths])
     if not loaded:
         fail(f"no complete runs in {', '.join(refs)}" + (f" with {' and '.join(where)}" if where else ""))
     return loaded

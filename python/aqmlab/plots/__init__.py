@@ -51,6 +51,7 @@ from aqmlab.plots.series import (
     cwnd_timeseries,
     delay_timeseries,
     goodput_timeseries,
+    has_cc_state,
     rtt_timeseries,
     srtt_timeseries,
 )
@@ -58,8 +59,8 @@ from aqmlab.plots.series import (
 __all__ = [
     "GROUPED", "KINDS", "METRIC_OPTIONS", "NS", "WINDOWED", "BestLegend", "PixelDots", "UnknownKind",
     "backlog_timeseries", "bar", "box", "cc_timeseries", "cwnd_timeseries", "delay_cdf", "delay_timeseries",
-    "ellipse", "figure", "flow_label", "goodput_timeseries", "group_value", "grouped", "metric_value",
-    "missing_reason", "parallel", "plt", "qdisc_label", "rtt_cdf", "rtt_timeseries", "run_labels", "save",
+    "ellipse", "figure", "flow_label", "goodput_timeseries", "group_value", "grouped", "has_cc_state",
+    "metric_value", "missing_reason", "parallel", "plt", "qdisc_label", "rtt_cdf", "rtt_timeseries", "run_labels", "save",
     "short_key", "shown_dirs", "srtt_timeseries", "style", "varying_params",
 ]  # fmt: skip
 

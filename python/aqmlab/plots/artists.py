@@ -4,19 +4,19 @@ legend that takes matplotlib's own best place (``BestLegend``), the title and th
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.legend import Legend
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 from matplotlib.path import Path as MplPath
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from aqmlab.plots.common import qdisc_label
+from aqmlab.plots.common import _is_qdisc_key, qdisc_label, run_groups
 
 _COLOURS = [f"C{i}" for i in range(10)]
 _DASHES = ["-", "--", ":", "-."]
@@ -31,6 +31,34 @@ def style(i: int) -> dict:
         "linestyle": _DASHES[(i // 10) % 4],
         "marker": _MARKERS[(i // 40) % 5],
     }
+
+
+class RunLines:
+    """The style index (``style``) of each line a figure draws for its runs. When the runs fall in
+    groups that differ only by replication (``run_groups``; at most ten groups, one of several
+    runs), a group keeps one colour and its runs' lines (each replication's, each hop's) differ in
+    line style or marker: line ``k`` of run ``j`` is ``group + 10 * (its place in the group's
+    lines)``. Otherwise the lines are numbered in the order they are drawn."""
+
+    def __init__(self, runs: Sequence, dirs: Sequence[str] | None, counts: Sequence[int]) -> None:
+        groups = list(run_groups(runs, dirs).values())
+        self._at: dict[int, tuple[int, int]] | None = None
+        if len(groups) <= len(_COLOURS) and any(len(g) > 1 for g in groups):
+            self._at = {}
+            for g, members in enumerate(groups):
+                place = 0
+                for j in members:
+                    self._at[j] = (g, place)
+                    place += counts[j]
+        self._next = 0
+
+    def index(self, run: int, line: int) -> int:
+        """The index of line ``line`` of run ``run`` (the ``run``-th of the figure's runs)."""
+        if self._at is not None:
+            g, place = self._at[run]
+            return g + len(_COLOURS) * (place + line)
+        self._next += 1
+        return self._next - 1
 
 
 def _line(i: int, **kw) -> dict:
@@ -173,13 +201,17 @@ TITLE_NAMES = 3
 
 
 def _title(runs: Sequence, what: str, dirs: Sequence[str] | None = None) -> str:
-    """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure) and every
-    run's disciplines (each list counted past ``TITLE_NAMES``)."""
+    """The scenario(s), what is drawn (for the directions ``dirs`` of a link figure), every run's
+    disciplines and its grid values other than the disciplines (each list counted past
+    ``TITLE_NAMES``)."""
     if dirs is not None:
         what = f"{what} ({' and '.join(dirs)} link{'s' if len(dirs) > 1 else ''})"
     scen = sorted({(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs})
     qd = sorted({qdisc_label(r) for r in runs})
-    params = sorted({json.dumps(r.meta.get("params"), sort_keys=True) for r in runs if r.meta.get("params")})
+    grid = [
+        {k: v for k, v in (r.meta.get("params") or {}).items() if not _is_qdisc_key(str(k))} for r in runs
+    ]
+    params = sorted({json.dumps(g, sort_keys=True) for g in grid if g})  # the disciplines are named above
     listed = lambda names, sep, many: sep.join(names) if len(names) <= TITLE_NAMES else f"{len(names)} {many}"
     t = f"{what} — {listed(scen, ', ', 'scenarios')}\nqdisc: {listed(qd, '; ', 'disciplines')}"
     if params:
@@ -199,27 +231,53 @@ def _fig(title: str, xlabel: str, ylabel: str, figsize=(8, 4.5)):
 LEGEND_MOST = 30
 """The most entries a legend lists (one column beside the axes); the rest are counted."""
 
+LEGEND_ROW_IN = 0.15
+"""The height of a row of a 6-point legend, inches (0.143 drawn at 90 dpi, 0.130 at 120), and
+``LEGEND_PAD_IN`` the rest of a legend beside the axes and the figure's edge; a figure is made
+tall enough for its legend (``_fit_legend``)."""
+LEGEND_PAD_IN = 0.35
 
-def _legend(ax, whole_figure: bool = False) -> None:
-    """The axes' legend (beside them for many lines; beside the whole figure with
-    ``whole_figure``, for stacked panels), the figure's last touch: its texts, from run, flow and
-    sweep names, are set literal (a ``$`` in a name is no TeX)."""
-    handles, labels = ax.get_legend_handles_labels()
+
+def _fit_legend(ax, rows: int, whole_figure: bool) -> None:
+    """Make the figure tall enough for a legend of ``rows`` rows beside the axes (which begins at
+    the axes' top, under their title) or beside the whole figure (at its top)."""
+    fig = ax.figure
+    title = ax.get_title()
+    above = 0.0 if whole_figure or not title else 0.17 * (title.count("\n") + 1) + 0.1
+    need = LEGEND_ROW_IN * rows + LEGEND_PAD_IN + above
+    if need > fig.get_figheight():
+        fig.set_figheight(need)
+
+
+def _legend(ax, whole_figure: bool = False, handles=None, labels=None, title: str | None = None) -> None:
+    """The axes' legend, of their labelled lines or of ``handles`` and ``labels`` (beside them for
+    many lines; beside the whole figure with ``whole_figure``, for stacked panels), the figure's
+    last touch: its texts, from run, flow and sweep names, are set literal (a ``$`` in a name is
+    no TeX)."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
     if len(handles) > LEGEND_MOST:
         # more lines than a legend can name and leave room for the axes: the first ones, and a
         # count of the rest
         more = len(handles) - (LEGEND_MOST - 1)
         handles = [*handles[: LEGEND_MOST - 1], Line2D([], [], linestyle="none")]
         labels = [*labels[: LEGEND_MOST - 1], f"... and {more} more lines"]
+    rows = len(handles) + (title.count("\n") + 1 if title else 0)
+    opts = {
+        "fontsize": 6,
+        "title": title,
+        "title_fontsize": 6,
+        "handler_map": {tuple: HandlerTuple(ndivide=1)},
+    }
+    if len(handles) > 8 or (title and handles):
+        _fit_legend(ax, rows, whole_figure)
     if len(handles) > 8 and whole_figure:
         # many lines for panels stacked on one time axis: one legend beside them all
-        ax.figure.legend(handles, labels, fontsize=6, loc="outside right upper")
-    elif len(handles) > 8:
+        ax.figure.legend(handles, labels, loc="outside right upper", **opts)
+    elif (len(handles) > 8 or title) and handles:
         # many lines: the legend goes beside the axes, never over the data
-        ax.legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  ncol=math.ceil(len(handles) / 30))  # fmt: skip
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), **opts)
     elif handles:
-        _, labels = ax.get_legend_handles_labels()
         ax.legend_ = BestLegend(ax, handles, labels, fontsize=7, loc="best")
         ax.legend_._remove_method = ax._remove_legend
     else:

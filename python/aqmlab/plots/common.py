@@ -131,11 +131,28 @@ def _fmt_value(v) -> str:
     return str(v)
 
 
-def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
-    """Readable legend labels for ``runs``, one each: the discipline (of the directions ``dirs``
-    and any whose discipline differs, ``_qdisc_dirs``; all when None), then the grid values that
-    differ between the runs ('pie, rate=10Mbps'), then the scenario and the seed only where
-    they tell runs apart. Never a run id unless two runs are otherwise identical."""
+SEED_DIGITS = 6
+"""A run made alone is told from its twins by its seed when every seed has at most this many
+digits (one a person typed, ``--seed 7``); a derived seed, 19 digits from a sweep, never."""
+
+
+def replication(run) -> int | None:
+    """The run's replication in its sweep (the stored ``rep``, from 0); None for a run made alone."""
+    rep = getattr(run, "rep", None)
+    return None if rep is None else int(rep)
+
+
+def _sweep_of(run) -> str | None:
+    sweep_dir = getattr(run, "sweep_dir", None)
+    return None if sweep_dir is None else store.sweep_name(str(sweep_dir))
+
+
+def point_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
+    """What tells ``runs`` apart but their replication: the discipline (of the directions
+    ``dirs`` and any whose discipline differs, ``_qdisc_dirs``; all when None), then the grid
+    values that differ between the runs ('pie, rate=10Mbps'), then the scenario and the sweep
+    only where they tell runs apart. Runs with the same label differ only by their seed: they are
+    replications of one grid point (``run_groups``)."""
     runs = list(runs)
     vary = varying_params(runs)
     qdirs = None if dirs is None else _qdisc_dirs(runs, dirs)
@@ -144,14 +161,40 @@ def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
         parts = [_qdisc_short(r, qdirs)]
         parts += [f"{short_key(k, vary)}={_fmt_value(_params(r).get(k, '-'))}" for k in vary]
         labels.append(", ".join(parts))
+    for where in (
+        lambda r: (r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?",
+        lambda r: _sweep_of(r) or "single run",
+    ):
+        if len(set(labels)) < len(labels):
+            names = [where(r) for r in runs]
+            if len(set(names)) > 1:
+                labels = [f"{n}: {lab}" for n, lab in zip(names, labels)]
+    return labels
+
+
+def run_groups(runs: Sequence, dirs: Sequence[str] | None = None) -> dict[str, list[int]]:
+    """The runs that differ only by replication: their ``point_labels`` label -> their indices
+    in ``runs``, in the order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for i, lab in enumerate(point_labels(runs, dirs)):
+        groups.setdefault(lab, []).append(i)
+    return groups
+
+
+def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
+    """Readable legend labels for ``runs``, one each: ``point_labels``, then, where they tell runs
+    apart, the replication of a sweep's run ('codel, rep 2'), the seed of a run made alone when
+    it is short (``SEED_DIGITS``), and last the end of the run id. Never a sweep's derived seed."""
+    runs = list(runs)
+    labels = point_labels(runs, dirs)
     if len(set(labels)) < len(labels):
-        scen = [(r.meta.get("scenario") or {}).get("name") or r.meta.get("name") or "?" for r in runs]
-        if len(set(scen)) > 1:
-            labels = [f"{s}: {lab}" for s, lab in zip(scen, labels)]
+        reps = [replication(r) for r in runs]
+        labels = [lab if n is None else f"{lab}, rep {n}" for lab, n in zip(labels, reps)]
     if len(set(labels)) < len(labels):
-        seeds = [r.meta.get("seed") for r in runs]
-        if len(set(map(str, seeds))) > 1:
-            labels = [f"{lab}, seed {s}" for lab, s in zip(labels, seeds)]
+        seeds = [None if replication(r) is not None else r.meta.get("seed") for r in runs]
+        known = [str(s) for s in seeds if s is not None]
+        if len(set(known)) > 1 and all(len(s.lstrip("-")) <= SEED_DIGITS for s in known):
+            labels = [lab if s is None else f"{lab}, seed {s}" for lab, s in zip(labels, seeds)]
     if len(set(labels)) < len(labels):
         labels = [f"{lab} [{r.run_id[-8:]}]" for lab, r in zip(labels, runs)]
     return labels
@@ -159,13 +202,13 @@ def run_labels(runs: Sequence, dirs: Sequence[str] | None = None) -> list[str]:
 
 def flow_label(info: dict, flow: int, group_sizes: dict | None = None) -> str:
     """A flow by what it is: its label (the scenario's ``label``, else kind and group), its
-    congestion control and direction, and its place in its group ('bulk cubic down',
-    'tcp1 #2 ledbat down')."""
-    lab = info.get("label") or info.get("kind") or "flow"
+    congestion control (unless the label names it) and direction, and its place in its group
+    ('bulk cubic down', 'tcp1 #2 ledbat down', 'bbr down')."""
+    lab = name = info.get("label") or info.get("kind") or "flow"
     grp = info.get("group")
     if group_sizes and grp is not None and group_sizes.get(grp, 1) > 1:
         lab += f" #{info.get('_rank', flow)}"
-    extra = [x for x in (info.get("cc"), info.get("direction")) if x]
+    extra = [x for x in (info.get("cc"), info.get("direction")) if x and x != name]
     return " ".join([lab, *extra])
 
 

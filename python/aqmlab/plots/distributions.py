@@ -12,7 +12,7 @@ from matplotlib.patches import Ellipse
 
 from aqmlab import columns
 from aqmlab import metrics as M
-from aqmlab.plots.artists import _MARKERS, _fig, _legend, _line, _title, style
+from aqmlab.plots.artists import _MARKERS, RunLines, _fig, _legend, _line, _title, style
 from aqmlab.plots.common import (
     _fmt_value,
     _hops,
@@ -38,16 +38,15 @@ def delay_cdf(runs: Sequence, direction: str | None = None, warmup_s: float | No
     direction(s), from the warm-up on (``_warmup``)."""
     shown = shown_dirs(runs, direction)
     fig, ax = _fig(_title(runs, "Queueing delay CDF", shown), "queueing delay (ms)", "cumulative probability")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown)):
+    hops = [_hops(run, shown) for run in runs]
+    style = RunLines(runs, shown, [len(h) for h in hops])
+    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         _need(run, "packets", "delay_cdf")
-        dirs = _hops(run, shown)
-        for d in dirs:
+        for k, d in enumerate(dirs):
             x, f = M.queue_delay_cdf_ms(run.tables, run.meta, d, _warmup(run, warmup_s))
             if x.size:
                 name = f"{lab}, {d}" if len(dirs) > 1 else lab
-                ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(i), label=name)
-                i += 1
+                ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(style.index(j, k)), label=name)
     ax.set_ylim(0, 1.02)
     _legend(ax)
     return fig
@@ -60,15 +59,19 @@ def rtt_cdf(
     warm-up on (``_warmup``)."""
     xl = "induced latency (ms)" if induced else "RTT (ms)"
     fig, ax = _fig(_title(runs, "Probe " + xl.split(" (")[0] + " CDF"), xl, "cumulative probability")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+    dirs = shown_dirs(runs, direction)
+    for run in runs:
         _need(run, "probes", "rtt_cdf")
-        for f, name in _probe_names(run).items():
+    probes = [_probe_names(run) for run in runs]
+    style = RunLines(runs, dirs, [len(p) for p in probes])
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, dirs), probes)):
+        for k, (f, name) in enumerate(names.items()):
             fn = M.induced_latency_ms if induced else M.probe_rtt_ms
             x, c = M.cdf(fn(run.tables, f, _warmup(run, warmup_s)))
             if x.size:
-                ax.step(x, c, where="post", **_line(i), label=f"{lab}, {name}" if name else lab)
-                i += 1
+                ax.step(
+                    x, c, where="post", **_line(style.index(j, k)), label=f"{lab}, {name}" if name else lab
+                )
     ax.set_ylim(0, 1.02)
     _legend(ax)
     return fig
@@ -192,12 +195,10 @@ def box(
     nonempty = [(n, v) for n, v in zip(names, vals) if v]
     if nonempty:
         ax.boxplot([v for _, v in nonempty], tick_labels=[n for n, _ in nonempty])
-        ax.plot(
-            [],
-            [],
-            color="C1",
-            label=f"median over runs (box: quartiles); n = {sum(len(v) for _, v in nonempty)} runs",
-        )
+        # the runs, not the values: a run has one in each shown direction's box
+        cols = _metric_columns(metric, "queue_delay_p95_ms", shown_dirs(runs, direction))
+        n = sum(any(metric_value(r, c) is not None for c in cols) for r in runs)
+        ax.plot([], [], color="C1", label=f"median over runs (box: quartiles); n = {n} runs")
     _legend(ax)
     return fig
 

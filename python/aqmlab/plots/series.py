@@ -10,7 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from aqmlab import metrics as M
-from aqmlab.plots.artists import _MARKERS, LEGEND_MOST, PixelDots, _dots, _fig, _legend, _line, _title
+from aqmlab.plots.artists import _MARKERS, PixelDots, RunLines, _dots, _fig, _legend, _line, _title
+from aqmlab.plots.classes import CLASS_NOTE, FlowClasses, FlowLine, by_classes
 from aqmlab.plots.common import (
     NS,
     _hops,
@@ -28,16 +29,17 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
     warm-up on (``_warmup``), at the hops of the shown direction(s)."""
     shown = shown_dirs(runs, direction)
     fig, ax = _fig(_title(runs, "Per-packet queueing delay", shown), "time (s)", "queueing delay (ms)")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown)):
+    hops = [_hops(run, shown) for run in runs]
+    style = RunLines(runs, shown, [len(h) for h in hops])
+    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         _need(run, "packets", "delay_ts")
-        dirs = _hops(run, shown)
-        for d in dirs:
+        for k, d in enumerate(dirs):
             t_out, delay = M.sojourn_times_ns(run.tables, run.meta, d, _warmup(run, warmup_s))
             t_in = t_out - delay
             label = f"{lab}, {d}" if len(dirs) > 1 else lab
-            ax.add_line(PixelDots(t_in / NS, delay / 1e6, **_dots(i, markersize=2), label=label))
-            i += 1
+            ax.add_line(
+                PixelDots(t_in / NS, delay / 1e6, **_dots(style.index(j, k), markersize=2), label=label)
+            )
     ax.autoscale_view()
     _legend(ax)
     return fig
@@ -49,18 +51,23 @@ def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str =
     shown = shown_dirs(runs, direction)
     ylabel = "backlog (bytes)" if unit == "bytes" else "backlog (packets)"
     fig, ax = _fig(_title(runs, "Queue backlog", shown), "time (s)", ylabel)
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown)):
+    hops = [_hops(run, shown) for run in runs]
+    style = RunLines(runs, shown, [len(h) for h in hops])
+    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         if run.tables.get("queue") is None and run.tables.get("packets") is None:
             _need(run, "queue", "backlog_ts")
-        dirs = _hops(run, shown)
-        for d in dirs:
+        for k, d in enumerate(dirs):
             t, v, exact = M.backlog_steps(run.tables, run.meta, d, unit)
             t = np.r_[t, run.meta["duration_ns"]]
             v = np.r_[v, v[-1] if v.size else 0]
             name = f"{lab}, {d}" if len(dirs) > 1 else lab
-            ax.step(t / NS, v, where="post", **_line(i), label=f"{name}{'' if exact else ' (sampled)'}")
-            i += 1
+            ax.step(
+                t / NS,
+                v,
+                where="post",
+                **_line(style.index(j, k)),
+                label=f"{name}{'' if exact else ' (sampled)'}",
+            )
     _legend(ax)
     return fig
 
@@ -86,57 +93,91 @@ def _flow_series_by_flow(run, fig: str):
         yield int(f), info.get(int(f), {}), fs.filter(m).take(order), sizes
 
 
-def goodput_timeseries(runs: Sequence, smoothing: int = 1, direction: str | None = None) -> Figure:
-    """Per-flow goodput (Mbit/s) between consecutive flow_series samples (delivered bytes)."""
-    fig, ax = _fig(_title(runs, "Per-flow goodput"), "time (s)", "goodput (Mbit/s)")
-    i = 0
-    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
-        for f, info, tab, sizes in _flow_series_by_flow(run, "goodput_ts"):
-            if info.get("kind") in M.PROBE_KINDS:
-                continue
-            t = tab.column("t_ns").to_numpy().astype(np.float64)
-            d = tab.column("delivered_bytes").to_numpy().astype(np.float64)
-            if t.size < 2:
-                continue
-            rate = np.diff(d) * 8 / (np.diff(t) / NS) / 1e6
-            if smoothing > 1:
-                rate = np.convolve(rate, np.ones(smoothing) / smoothing, mode="same")
-            lab = flow_label(info, f, sizes)
-            ax.plot(t[1:] / NS, rate, **_line(i), label=f"{rlab}: {lab}" if len(runs) > 1 else lab)
-            i += 1
+def _flow_lines(runs: Sequence, kind: str, values) -> list[FlowLine]:
+    """Every flow's series in every run, from ``values(info, its flow_series rows)``: (times in
+    s, values), or None to leave the flow out."""
+    out = []
+    for i, run in enumerate(runs):
+        for f, info, tab, sizes in _flow_series_by_flow(run, kind):
+            got = values(info, tab)
+            if got is not None:
+                out.append(FlowLine(i, f, info, sizes, *got))
+    return out
+
+
+def _draw_flows(
+    ax, runs: Sequence, lines: Sequence[FlowLine], dirs, step: bool, by_class: bool | None
+) -> None:
+    """The flows' lines and the legend: every flow (named by run and flow) for a few runs, else
+    by run group and flow class (``classes``)."""
+    if by_classes(runs, by_class):
+        fc = FlowClasses(runs, dirs, lines)
+        fc.draw(ax, lines, step)
+        handles, labels = fc.legend_entries()
+        _legend(ax, handles=handles, labels=labels, title=CLASS_NOTE)
+        return
+    names = run_labels(runs, dirs)
+    for i, ln in enumerate(lines):
+        lab = flow_label(ln.info, ln.flow, ln.sizes)
+        kw = {**_line(i), "label": f"{names[ln.run]}: {lab}" if len(runs) > 1 else lab}
+        if step:
+            ax.step(ln.t, ln.y, where="post", **kw)
+        else:
+            ax.plot(ln.t, ln.y, **kw)
     _legend(ax)
+
+
+def goodput_timeseries(
+    runs: Sequence, smoothing: int = 1, direction: str | None = None, by_class: bool | None = None
+) -> Figure:
+    """Per-flow goodput (Mbit/s) between consecutive flow_series samples (delivered bytes); of
+    more than ``CLASS_RUNS`` runs (or with ``by_class``), by run group and flow class
+    (``classes``)."""
+    fig, ax = _fig(_title(runs, "Per-flow goodput"), "time (s)", "goodput (Mbit/s)")
+
+    def rate(info, tab):
+        t = tab.column("t_ns").to_numpy().astype(np.float64)
+        d = tab.column("delivered_bytes").to_numpy().astype(np.float64)
+        if info.get("kind") in M.PROBE_KINDS or t.size < 2:
+            return None
+        r = np.diff(d) * 8 / (np.diff(t) / NS) / 1e6
+        if smoothing > 1:
+            r = np.convolve(r, np.ones(smoothing) / smoothing, mode="same")
+        return t[1:] / NS, r
+
+    lines = _flow_lines(runs, "goodput_ts", rate)
+    _draw_flows(ax, runs, lines, shown_dirs(runs, direction), False, by_class)
     return fig
 
 
 def _tcp_series(runs: Sequence, direction: str | None, column: str, kind: str, what: str, unit: str,
-                scale: float = 1.0) -> Figure:  # fmt: skip
+                scale: float = 1.0, by_class: bool | None = None) -> Figure:  # fmt: skip
     """One flow_series column of each TCP flow over time, a step per sample (``scale`` applied;
-    a sample of 0, where the flow had none yet, left out)."""
+    a sample of 0, where the flow had none yet, left out); by class as ``goodput_timeseries``."""
     fig, ax = _fig(_title(runs, what), "time (s)", unit)
-    i = 0
-    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
-        for f, info, tab, sizes in _flow_series_by_flow(run, kind):
-            v = tab.column(column).to_numpy().astype(np.float64)
-            if info.get("kind", "tcp") != "tcp" or not v.any():
-                continue
-            t = tab.column("t_ns").to_numpy().astype(np.float64)
-            lab = flow_label(info, f, sizes)
-            ax.step(t / NS, np.where(v > 0, v * scale, np.nan), where="post", **_line(i),
-                    label=f"{rlab}: {lab}" if len(runs) > 1 else lab)  # fmt: skip
-            i += 1
-    _legend(ax)
+
+    def values(info, tab):
+        v = tab.column(column).to_numpy().astype(np.float64)
+        if info.get("kind", "tcp") != "tcp" or not v.any():
+            return None
+        return tab.column("t_ns").to_numpy().astype(np.float64) / NS, np.where(v > 0, v * scale, np.nan)
+
+    lines = _flow_lines(runs, kind, values)
+    _draw_flows(ax, runs, lines, shown_dirs(runs, direction), True, by_class)
     return fig
 
 
-def cwnd_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
-    """TCP congestion window (bytes) of each TCP flow."""
-    return _tcp_series(runs, direction, "cwnd_bytes", "cwnd_ts", "TCP congestion window", "cwnd (bytes)")
+def cwnd_timeseries(runs: Sequence, direction: str | None = None, by_class: bool | None = None) -> Figure:
+    """TCP congestion window (bytes) of each TCP flow (by class as ``goodput_timeseries``)."""
+    return _tcp_series(runs, direction, "cwnd_bytes", "cwnd_ts", "TCP congestion window", "cwnd (bytes)",
+                       by_class=by_class)  # fmt: skip
 
 
-def srtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+def srtt_timeseries(runs: Sequence, direction: str | None = None, by_class: bool | None = None) -> Figure:
     """The smoothed RTT (ms) each TCP sender keeps (RFC 6298's SRTT; Linux's srtt_us), per flow:
-    the path's base RTT plus the queueing its packets and ACKs met."""
-    return _tcp_series(runs, direction, "srtt_ns", "srtt_ts", "TCP smoothed RTT", "SRTT (ms)", 1e-6)
+    the path's base RTT plus the queueing its packets and ACKs met (by class as
+    ``goodput_timeseries``)."""
+    return _tcp_series(runs, direction, "srtt_ns", "srtt_ts", "TCP smoothed RTT", "SRTT (ms)", 1e-6, by_class)
 
 
 CC_PANELS = (
@@ -150,6 +191,14 @@ CC_PANELS = (
 """The panels of ``cc_ts``: flow_series column, axis label, scale (None: state names)."""
 
 
+def has_cc_state(run) -> bool:
+    """Whether ``run`` recorded a congestion controller's state (a non-null ``CC_PANELS`` column of
+    its flow_series): what ``cc_ts`` draws."""
+    fs = run.tables.get("flow_series")
+    cols = [c for c, _, _ in CC_PANELS if fs is not None and c in fs.column_names]
+    return any(fs.column(c).null_count < fs.num_rows for c in cols)
+
+
 def _cc_values(tab, col: str, scale: float | None, states: list[str]) -> np.ndarray:
     """A controller-state column as floats, NaN for null; a state is its place in ``states``,
     which gains the names in the order they first occur."""
@@ -160,58 +209,79 @@ def _cc_values(tab, col: str, scale: float | None, states: list[str]) -> np.ndar
     return np.array([np.nan if v is None else states.index(v) for v in names], dtype=np.float64)
 
 
-def cc_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
+def cc_timeseries(runs: Sequence, direction: str | None = None, by_class: bool | None = None) -> Figure:
     """The congestion controllers' own state per TCP flow, one panel per quantity that a flow
     has (flow_series' ``cc_*`` columns): DCTCP's and Prague's alpha, BBR's bandwidth estimate,
     pacing gain and state (the states upwards in the order they first occur), the controller's
-    minimum RTT, CUBIC's W_max. Each flow keeps its line style across the panels."""
-    series = []  # (label, times in s, {column: values})
+    minimum RTT, CUBIC's W_max. Each flow keeps its line style across the panels; of more than
+    ``CLASS_RUNS`` runs (or with ``by_class``), each panel by run group and flow class
+    (``classes``; the states, which have no mean, every flow thin in its group's colour)."""
     states: list[str] = []
-    for run, rlab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+    panels_of: dict[str, list[FlowLine]] = {c: [] for c, _, _ in CC_PANELS}
+    flows: list[FlowLine] = []  # one per flow with any controller state, in order
+    for i, run in enumerate(runs):
         for f, info, tab, sizes in _flow_series_by_flow(run, "cc_ts"):
             vals = {c: _cc_values(tab, c, k, states) for c, _, k in CC_PANELS if c in tab.column_names}
             vals = {c: v for c, v in vals.items() if not np.isnan(v).all()}
             if vals:
-                lab = flow_label(info, f, sizes)
                 t = tab.column("t_ns").to_numpy().astype(np.float64) / NS
-                series.append((f"{rlab}: {lab}" if len(runs) > 1 else lab, t, vals))
-    panels = [p for p in CC_PANELS if any(p[0] in v for _, _, v in series)] or [("", "controller state", 1.0)]
-    # tall enough for the panels and for the legend beside the first (a line of 6-point text each)
-    height = max(1.2 + 1.6 * len(panels), 0.9 + 0.115 * min(len(series), LEGEND_MOST))
+                flows.append(FlowLine(i, f, info, sizes, t, np.empty(0)))
+                for c, v in vals.items():
+                    panels_of[c].append(FlowLine(i, f, info, sizes, t, v))
+    panels = [p for p in CC_PANELS if panels_of[p[0]]] or [("", "controller state", 1.0)]
     fig, axes = plt.subplots(
-        len(panels), 1, sharex=True, squeeze=False, figsize=(8, height), layout="constrained"
+        len(panels), 1, sharex=True, squeeze=False, figsize=(8, 1.2 + 1.6 * len(panels)), layout="constrained"
     )
     axes = axes[:, 0]
     axes[0].set_title(_title(runs, "Congestion-controller state"), fontsize=9)
     axes[-1].set_xlabel("time (s)")
+    dirs = shown_dirs(runs, direction)
+    classes = FlowClasses(runs, dirs, flows) if by_classes(runs, by_class) and flows else None
+    names = run_labels(runs, dirs)
     for ax, (col, ylabel, scale) in zip(axes, panels):
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        for i, (lab, t, vals) in enumerate(series):
-            if col in vals:
-                ax.step(t, vals[col], where="post", **_line(i), label=lab)
-            elif ax is axes[0]:
-                ax.plot([], [], **_line(i), label=lab)  # every flow in the one legend
+        if classes is not None and scale is None:
+            classes.draw_each(ax, panels_of[col])
+        elif classes is not None:
+            classes.draw(ax, panels_of[col], True)
+        else:
+            here = {(ln.run, ln.flow): ln for ln in panels_of.get(col, [])}
+            for i, fl in enumerate(flows):
+                lab = flow_label(fl.info, fl.flow, fl.sizes)
+                lab = f"{names[fl.run]}: {lab}" if len(runs) > 1 else lab
+                ln = here.get((fl.run, fl.flow))
+                if ln is not None:
+                    ax.step(ln.t, ln.y, where="post", **_line(i), label=lab)
+                elif ax is axes[0]:
+                    ax.plot([], [], **_line(i), label=lab)  # every flow in the one legend
         if scale is None:
             ax.set_yticks(range(len(states)), states, fontsize=7)
-    _legend(axes[0], whole_figure=True)
+    if classes is not None:
+        handles, labels = classes.legend_entries()
+        _legend(axes[0], whole_figure=True, handles=handles, labels=labels, title=CLASS_NOTE)
+    else:
+        _legend(axes[0], whole_figure=True)
     return fig
 
 
 def rtt_timeseries(runs: Sequence, direction: str | None = None) -> Figure:
     """Probe RTT (ms) against send time; lost probes are not drawn."""
     fig, ax = _fig(_title(runs, "Probe RTT"), "time (s)", "RTT (ms)")
-    i = 0
-    for run, lab in zip(runs, run_labels(runs, shown_dirs(runs, direction))):
+    dirs = shown_dirs(runs, direction)
+    for run in runs:
         _need(run, "probes", "rtt_ts")
-        for f, name in _probe_names(run).items():
+    probes = [_probe_names(run) for run in runs]
+    style = RunLines(runs, dirs, [len(p) for p in probes])
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, dirs), probes)):
+        for k, (f, name) in enumerate(names.items()):
             t = M.probe_table(run.tables, f)
             rtt = M._nullable_float(t, "rtt_ns")
             ts = t.column("t_send_ns").to_numpy().astype(np.float64)
             ok = ~np.isnan(rtt)
+            i = style.index(j, k)
             ax.plot(ts[ok] / NS, rtt[ok] / 1e6, **_line(i, marker=_MARKERS[(i // 10) % 5], markersize=3),
                     label=f"{lab}, {name}" if name else lab)  # fmt: skip
-            i += 1
     _legend(ax)
     return fig
 

@@ -282,6 +282,11 @@ class SweepRunData(RunData):
     sweep_dir: Path | None = None
     row: dict = field(default_factory=dict)
 
+    @property
+    def rep(self) -> int | None:
+        """Its replication of its grid point (from 0), as the sweep stored it."""
+        return self.row.get("rep")
+
 
 def _open_sweep_run(ref: Path) -> SweepRunData:
     sweep_dir, run_id = ref.parent.parent, ref.name
