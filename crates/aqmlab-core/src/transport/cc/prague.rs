@@ -41,7 +41,7 @@
 //!   unchanged). Prague's `cong_control` hook takes the window from Linux's hands in recovery
 //!   (tcp_input.c: `tcp_cong_control` calls it in place of PRR's `tcp_cwnd_reduction`, and
 //!   `tcp_end_cwnd_reduction` leaves cwnd alone at the end), so the sender does too
-//!   ([`Prague::owns_window`]). After a timeout cwnd is 1 (tcp_enter_loss: packets in flight + 1)
+//!   (`owns_window`). After a timeout cwnd is 1 (tcp_enter_loss: packets in flight + 1)
 //!   while the carry still holds the halving, so the first ACK steps it to 0, clamped to 2 with
 //!   the carry cleared and ssthresh 2: the flow leaves the timeout's episode in congestion
 //!   avoidance from 2 segments. A timeout inside fast recovery, or repeated, does not halve again
