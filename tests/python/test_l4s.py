@@ -78,9 +78,9 @@ def _l4s2020(qdisc: dict, cc_params: dict) -> dict:
 def test_the_2020_variants_resolve_run_and_are_validated_by_key():
     # docs/study-setups.md 5: dualpi2 as submitted in 2019 (PI increment / 127, the step only for
     # packets that found two in the L queue) and tcp_prague.c of 2020 (alpha from 1, no RTT
-    # independence, the integer window moved by a carry)
+    # independence, the integer window moved by a carry, a loss stepped into cwnd per ACK)
     qdisc = {"kind": "dualpi2", "pi_divisor": 127, "min_qlen_step": 2}
-    cc_params = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry"}
+    cc_params = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry", "loss_response": "per_ack"}
     sc = _l4s2020(qdisc, cc_params)
     r = resolve(sc)
     assert {k: r["topology"]["down"]["qdisc"][k] for k in qdisc} == qdisc
@@ -95,3 +95,8 @@ def test_the_2020_variants_resolve_run_and_are_validated_by_key():
         ScenarioError, match=r'integer_cwnd: "floor" is not allowed; allowed: round_up, carry'
     ):
         resolve(_l4s2020(qdisc, {"integer_cwnd": "floor"}))
+    with pytest.raises(
+        ScenarioError, match=r'loss_response: "halve" is not allowed; allowed: at_once, per_ack'
+    ):
+        resolve(_l4s2020(qdisc, {"loss_response": "halve"}))
+    assert resolve(_l4s2020(qdisc, {}))["flows"][0]["cc_params"]["loss_response"] == "at_once"

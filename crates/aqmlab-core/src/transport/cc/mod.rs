@@ -13,7 +13,12 @@
 //!   segments lost;
 //! * [`CongestionControl::on_recovery_exit`] when fast recovery ends;
 //! * [`CongestionControl::on_rto`] on a retransmission timeout (the sender then sets cwnd to the
-//!   loss window of one SMSS).
+//!   loss window of one SMSS);
+//! * [`CongestionControl::on_timeout_exit`] when the timeout's loss episode ends.
+//!
+//! A controller whose [`CongestionControl::owns_window`] is true keeps cwnd in fast recovery
+//! itself: the sender then applies no PRR or NewReno inflation and leaves cwnd as it is when
+//! recovery ends (Linux's `cong_control` hook, which tcp_prague.c used).
 //!
 //! Delay-based controllers (LEDBAT, TCP-LP, Nice) get what they need through [`AckSample`]:
 //! `rtt` (now - TSecr), `owd` (the ACK's TSval - TSecr: receiver clock at ACK time minus the
@@ -155,6 +160,17 @@ pub trait CongestionControl {
     /// End of fast recovery; `st.cwnd` already holds the sender's exit value (RFC 6675: ssthresh;
     /// RFC 6582: min(ssthresh, FlightSize + SMSS)).
     fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {}
+    /// The Loss state of a timeout is over (Linux's TCP_CA_Open again): snd_una passed what was
+    /// outstanding at the timeout, or the timeout was found spurious and undone (`undone`;
+    /// `st.cwnd` already holds the restored window).
+    fn on_timeout_exit(&mut self, _undone: bool, _st: &mut CcState) {}
+    /// Whether the controller keeps cwnd in fast recovery itself, as a Linux controller with a
+    /// `cong_control` hook does (tcp_input.c: `tcp_cong_control` calls the hook in place of
+    /// PRR's `tcp_cwnd_reduction`; `tcp_end_cwnd_reduction` returns early for it): the sender
+    /// then sets no window on entering recovery, during it or at its end.
+    fn owns_window(&self) -> bool {
+        false
+    }
     /// Windows below this many segments (0: none, the window test applies) are sent as probes:
     /// with nothing else in flight, this many segments every (this many x SMSS / cwnd) smoothed
     /// RTTs (TCP Nice's sub-packet windows).

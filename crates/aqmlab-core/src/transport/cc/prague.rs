@@ -29,8 +29,25 @@
 //!   then grows one segment per target RTT, like a flow with that RTT), alpha is updated at
 //!   most once per target RTT, and the ECN response too. `rtt_target = "0s"` switches it off
 //!   (tcp_prague.c before v0.7: `rtt_indep = rtt_target ? scaling : RTT_CONTROL_NONE`).
-//! * Loss: the fraction halved, ssthresh and cwnd set to it at once (Reno's response; Linux
-//!   steps cwnd down one segment per ACK to the same value); a timeout halves it once.
+//! * Loss (`loss_response`): with "at_once" (the default) the fraction halved and ssthresh and
+//!   cwnd set to it at once, the sender's PRR and recovery exit then applying as for Reno; a
+//!   timeout halves ssthresh once. With "per_ack" as the file at L4STeam/linux b256dae (2020)
+//!   responded: entering fast recovery or a timeout (`prague_state` on TCP_CA_Recovery,
+//!   `prague_cwnd_event` on CA_EVENT_LOSS, both `prague_enter_loss`) halves the window's carry,
+//!   which leaves the fraction halved (rounded up); nothing grows until the connection is Open
+//!   again (`in_loss`, cleared by `prague_ca_open`), cwnd steps one segment per ACK towards the
+//!   fraction (`prague_update_cwnd`, its `adjust` label, which also sets ssthresh to each new
+//!   cwnd), and ssthresh is otherwise left where it was (`prague_ssthresh` returns it
+//!   unchanged). Prague's `cong_control` hook takes the window from Linux's hands in recovery
+//!   (tcp_input.c: `tcp_cong_control` calls it in place of PRR's `tcp_cwnd_reduction`, and
+//!   `tcp_end_cwnd_reduction` leaves cwnd alone at the end), so the sender does too
+//!   (`owns_window`). After a timeout cwnd is 1 (tcp_enter_loss: packets in flight + 1)
+//!   while the carry still holds the halving, so the first ACK steps it to 0, clamped to 2 with
+//!   the carry cleared and ssthresh 2: the flow leaves the timeout's episode in congestion
+//!   avoidance from 2 segments. A timeout inside fast recovery, or repeated, does not halve again
+//!   (tcp_enter_loss calls the hooks only when it reduces ssthresh). Undo: a timeout undone
+//!   restores the fraction of the loss (b256dae's `prague_cwnd_undo` also adds the carry's change
+//!   since the loss, twice over; not modelled), and fast recovery has no undo in aqmlab.
 //! * Without AccECN the sender runs Reno instead, without ECN ([`Prague::needs_accecn`]).
 //!
 //! Left out (documented): the rate-based mode below 4 MTUs of window (prague_cwnd_mode 2)
@@ -68,6 +85,18 @@ pub enum IntegerCwnd {
     Carry,
 }
 
+/// How Prague answers a loss (the `loss_response` parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossResponse {
+    /// The fraction, cwnd and ssthresh halved at once; the sender's PRR applies (Reno's).
+    #[default]
+    AtOnce,
+    /// b256dae's `prague_enter_loss`: the carry halved, cwnd stepped down one segment per ACK,
+    /// no growth until Open, ssthresh left alone (`prague_ssthresh`), no PRR (`cong_control`).
+    PerAck,
+}
+
 /// Prague's parameters (the flow's `cc_params` table).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -81,6 +110,8 @@ pub struct PragueParams {
     pub alpha_mode: u8,
     /// How the integer window follows the fraction: "round_up" (today's) or "carry" (2020).
     pub integer_cwnd: IntegerCwnd,
+    /// The response to a loss: "at_once" (Reno's halving) or "per_ack" (2020).
+    pub loss_response: LossResponse,
 }
 
 impl Default for PragueParams {
@@ -90,6 +121,7 @@ impl Default for PragueParams {
             rtt_transition: 4,
             alpha_mode: 0,
             integer_cwnd: IntegerCwnd::RoundUp,
+            loss_response: LossResponse::AtOnce,
         }
     }
 }
@@ -129,6 +161,12 @@ pub struct Prague {
     round_done: bool,
     alpha_stamp: Time,
     cwr_stamp: Option<Time>,
+    /// `loss_response = "per_ack"`: a loss is being answered (b256dae's `in_loss`), and the
+    /// fraction when it was taken (restored by an undo).
+    in_loss: bool,
+    loss_frac: u64,
+    /// The next ACK steps cwnd from 1 to 0, clamped to 2 with ssthresh (after a timeout).
+    floor_next: bool,
 }
 
 impl Prague {
@@ -155,6 +193,9 @@ impl Prague {
             round_done: false,
             alpha_stamp: 0,
             cwr_stamp: None,
+            in_loss: false,
+            loss_frac: 0,
+            floor_next: false,
         }
     }
 
@@ -194,6 +235,14 @@ impl Prague {
 
     /// One segment per ACK towards the fraction (the `adjust` step of prague_update_cwnd).
     fn adjust(&mut self, st: &mut CcState) {
+        if self.floor_next {
+            self.floor_next = false;
+            self.frac = MIN_CWND << CWND_UNIT;
+            st.cwnd = MIN_CWND * self.mss;
+            st.ssthresh = st.cwnd;
+            self.update_ai(st);
+            return;
+        }
         let cwnd = st.cwnd / self.mss;
         let (down, up) = match self.p.integer_cwnd {
             IntegerCwnd::RoundUp => {
@@ -230,7 +279,7 @@ impl Prague {
             self.saw_ce = true;
             acked -= ack.ce_segs as i64;
         }
-        if acked > 0 && !st.in_recovery && st.cwnd_limited {
+        if acked > 0 && !st.in_recovery && !self.in_loss && st.cwnd_limited {
             let mut acked = acked as u64;
             if st.in_slow_start() {
                 let cwnd = st.cwnd / self.mss;
@@ -286,6 +335,14 @@ impl Prague {
         self.frac -= self.frac >> 1;
         self.target_segs() * self.mss
     }
+
+    /// b256dae's `prague_enter_loss`: the carry c of a window of W segments becomes
+    /// c - W / 2 - floor(c / 2), so that W + c, the fraction, becomes its half rounded up.
+    fn enter_loss(&mut self) {
+        self.loss_frac = self.frac;
+        self.frac -= self.frac >> 1;
+        self.in_loss = true;
+    }
 }
 
 impl CongestionControl for Prague {
@@ -310,6 +367,12 @@ impl CongestionControl for Prague {
 
     fn on_congestion_event(&mut self, now: Time, kind: CongestionKind, st: &mut CcState) {
         match kind {
+            CongestionKind::Loss if self.p.loss_response == LossResponse::PerAck => {
+                // The ACK that starts recovery runs `cong_control` after the state change:
+                // already in loss, it takes the first step
+                self.enter_loss();
+                self.adjust(st);
+            }
             CongestionKind::Loss => {
                 st.ssthresh = self.halve();
                 st.cwnd = st.ssthresh;
@@ -328,9 +391,42 @@ impl CongestionControl for Prague {
     }
 
     fn on_rto(&mut self, _now: Time, first: bool, st: &mut CcState) {
-        if first {
-            st.ssthresh = self.halve();
+        if self.p.loss_response == LossResponse::AtOnce {
+            if first {
+                st.ssthresh = self.halve();
+            }
+            return;
         }
+        // tcp_enter_loss: the hooks run only when it reduces (not inside fast recovery, not on a
+        // repeated timeout); ssthresh stays (prague_ssthresh). The carry is the fraction less
+        // cwnd, and cwnd becomes 1 (the sender sets it): a carry of a segment or more down steps
+        // it to 0 on the first ACK, clamped to 2 with the carry cleared and ssthresh 2 (`adjust`).
+        let cwnd = (st.cwnd / self.mss) << CWND_UNIT;
+        let mut carry = self.frac as i64 - cwnd as i64;
+        if first && !st.in_recovery {
+            self.loss_frac = self.frac;
+            carry -= (cwnd >> 1) as i64 + (carry >> 1);
+        }
+        self.in_loss = true;
+        let after = ONE_CWND as i64 + carry;
+        self.floor_next = after <= 0;
+        self.frac = if self.floor_next { ONE_CWND } else { after as u64 };
+    }
+
+    fn owns_window(&self) -> bool {
+        self.p.loss_response == LossResponse::PerAck
+    }
+
+    fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {
+        self.in_loss = false;
+    }
+
+    fn on_timeout_exit(&mut self, undone: bool, st: &mut CcState) {
+        if undone && self.in_loss {
+            self.frac = self.loss_frac.max((st.cwnd / self.mss) << CWND_UNIT);
+        }
+        self.in_loss = false;
+        self.floor_next = false;
     }
 
     fn pacing(&self) -> Option<Pacing> {
@@ -615,6 +711,162 @@ mod tests {
         let (mut p, mut st) = prague(10);
         ack(&mut p, &mut st, 2, 0, false);
         assert_eq!((st.cwnd, p.frac), (12 * 1448, 12 << CWND_UNIT));
+    }
+
+    fn per_ack(cwnd_segs: u64, carry: i64, ssthresh_segs: u64) -> (Prague, CcState) {
+        let params = PragueParams {
+            alpha_mode: 1,
+            integer_cwnd: IntegerCwnd::Carry,
+            loss_response: LossResponse::PerAck,
+            ..Default::default()
+        };
+        let mut p = Prague::new(1448, params);
+        let mut st = test_state(cwnd_segs * 1448, ssthresh_segs * 1448, cwnd_segs * 1448);
+        st.mss = 1448;
+        p.frac = ((cwnd_segs << CWND_UNIT) as i64 + carry) as u64;
+        (p, st)
+    }
+
+    #[test]
+    fn per_ack_loss_halves_the_carry_and_steps_one_segment_per_ack() {
+        // b256dae, prague_enter_loss on TCP_CA_Recovery: cwnd_cnt -= (cwnd << 19) + (cwnd_cnt
+        // >> 1). cwnd 40 with a carry of +0.5 segment: -19.75 segments. The ACK that enters
+        // recovery runs cong_control after the state change: in_loss sends it to `adjust`, which
+        // takes one segment from cwnd (+1 to the carry) and sets ssthresh to the new cwnd; so
+        // does every later ACK while the carry is a whole segment down: 19 ACKs in all leave
+        // cwnd 21 and the carry at -0.75. prague_ssthresh leaves ssthresh alone until then.
+        let half = 1i64 << (CWND_UNIT - 1);
+        let (mut p, mut st) = per_ack(40, half, 30);
+        p.on_congestion_event(0, CongestionKind::Loss, &mut st);
+        assert_eq!((st.cwnd, st.ssthresh), (39 * 1448, 39 * 1448));
+        st.in_recovery = true;
+        for k in 1..19 {
+            ack(&mut p, &mut st, 1, 0, false);
+            assert_eq!(
+                (st.cwnd, st.ssthresh),
+                ((39 - k) * 1448, (39 - k) * 1448),
+                "ACK {k}"
+            );
+        }
+        let left = p.frac as i64 - (21i64 << CWND_UNIT);
+        assert_eq!(left, -3 * half / 2);
+        // in_loss: no growth however many unmarked segments are ACKed, no further step
+        let frac = p.frac;
+        for _ in 0..50 {
+            ack(&mut p, &mut st, 2, 0, true);
+        }
+        assert_eq!((st.cwnd, st.ssthresh, p.frac), (21 * 1448, 21 * 1448, frac));
+        // Open again (prague_ca_open): the carry grows again
+        p.on_recovery_exit(0, &mut st);
+        st.in_recovery = false;
+        ack(&mut p, &mut st, 1, 0, false);
+        assert!(p.frac > frac);
+        assert_eq!(st.cwnd, 21 * 1448);
+    }
+
+    #[test]
+    fn per_ack_loss_response_leaves_the_fraction_halved_rounded_up() {
+        // c - (W << 19) - (c >> 1) with an arithmetic shift: W + c becomes ceil((W + c) / 2);
+        // odd carries either side of 0
+        for (w, c) in [(41u64, -1i64), (41, 1), (40, -(1 << 19) - 1), (7, 12_345)] {
+            let (mut p, mut st) = per_ack(w, c, 100);
+            let before = (w << CWND_UNIT) as i64 + c;
+            p.on_congestion_event(0, CongestionKind::Loss, &mut st);
+            assert_eq!(p.frac as i64, before - (before >> 1), "W {w} carry {c}");
+        }
+    }
+
+    #[test]
+    fn per_ack_timeout_keeps_ssthresh_then_the_first_ack_floors_cwnd_at_two() {
+        // tcp_enter_loss: ssthresh = prague_ssthresh() (unchanged), CA_EVENT_LOSS ->
+        // prague_enter_loss with cwnd 40 (carry -20), then cwnd = in flight + 1 = 1 (the sender).
+        // The first ACK in TCP_CA_Loss: in_loss, `adjust`: cwnd 0 < MIN_CWND -> 2, carry 0,
+        // ssthresh 2; nothing grows until Open; then congestion avoidance from 2.
+        let (mut p, mut st) = per_ack(40, 0, 30);
+        p.on_rto(0, true, &mut st);
+        assert_eq!(st.ssthresh, 30 * 1448, "prague_ssthresh keeps it");
+        st.cwnd = 1448;
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!((st.cwnd, st.ssthresh), (2 * 1448, 2 * 1448));
+        for _ in 0..20 {
+            ack(&mut p, &mut st, 1, 0, true);
+        }
+        assert_eq!((st.cwnd, st.ssthresh), (2 * 1448, 2 * 1448), "no growth in Loss");
+        // Open: congestion avoidance (slow start would make it 3 at once). b256dae divides by
+        // the integer cwnd (+1/2, +1/2: 3 after two ACKs); aqmlab by the fractional window
+        // (+1/2, +0.4, +0.34: 3 after three)
+        p.on_timeout_exit(false, &mut st);
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!((st.cwnd, st.ssthresh), (2 * 1448, 2 * 1448));
+        ack(&mut p, &mut st, 1, 0, false);
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!(st.cwnd, 3 * 1448);
+        // Reno's response instead: ssthresh halved at the timeout, slow start from 1 after it
+        let (mut p, mut st) = prague(40);
+        st.ssthresh = 30 * 1448;
+        p.on_rto(0, true, &mut st);
+        assert_eq!(st.ssthresh, 20 * 1448);
+        st.cwnd = 1448;
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!(st.cwnd, 2 * 1448);
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!(st.cwnd, 3 * 1448);
+    }
+
+    #[test]
+    fn per_ack_timeout_in_recovery_does_not_halve_again() {
+        // tcp_enter_loss reduces (ssthresh hook, CA_EVENT_LOSS) only from Open or Disorder, once
+        // recovery is over, or on a fresh timeout in Loss: a timeout in fast recovery keeps the
+        // carry. cwnd 40, the loss (carry -20, one step), 4 more ACKs: cwnd 35, carry -15; the
+        // timeout sets cwnd 1 and its first ACK floors it at 2. A carry above -1 segment at cwnd
+        // 1 takes no step: with a window of 2 and half a segment of carry up, the loss leaves
+        // a carry of 0.25 - 1 (cwnd 2 -> 1 per ACK) and the timeout none to take
+        let (mut p, mut st) = per_ack(40, 0, 100);
+        p.on_congestion_event(0, CongestionKind::Loss, &mut st);
+        st.in_recovery = true;
+        for _ in 0..4 {
+            ack(&mut p, &mut st, 1, 0, false);
+        }
+        assert_eq!(st.cwnd, 35 * 1448);
+        p.on_rto(0, true, &mut st);
+        assert_eq!(st.ssthresh, 35 * 1448);
+        st.in_recovery = false;
+        st.cwnd = 1448;
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!((st.cwnd, st.ssthresh), (2 * 1448, 2 * 1448));
+        let half = 1i64 << (CWND_UNIT - 1);
+        let (mut p, mut st) = per_ack(3, half, 100);
+        p.on_congestion_event(0, CongestionKind::Loss, &mut st);
+        // 3.5 -> carry 0.5 - 1.5 - 0.25 = -1.25: one step, cwnd 2, carry -0.25
+        assert_eq!(st.cwnd, 2 * 1448);
+        st.in_recovery = true;
+        p.on_rto(0, true, &mut st);
+        st.in_recovery = false;
+        st.cwnd = 1448;
+        for _ in 0..5 {
+            ack(&mut p, &mut st, 1, 0, false);
+        }
+        assert_eq!((st.cwnd, st.ssthresh), (1448, 2 * 1448), "carry -0.25 at cwnd 1");
+    }
+
+    #[test]
+    fn per_ack_undo_of_a_timeout_restores_the_fraction() {
+        let (mut p, mut st) = per_ack(40, 0, 30);
+        p.on_rto(0, true, &mut st);
+        st.cwnd = 1448;
+        ack(&mut p, &mut st, 1, 0, false);
+        st.cwnd = 40 * 1448; // the sender's undo: cwnd as before the timeout
+        p.on_timeout_exit(true, &mut st);
+        assert_eq!(p.frac, 40 << CWND_UNIT);
+        ack(&mut p, &mut st, 1, 0, false);
+        assert_eq!(st.cwnd, 40 * 1448, "no step back down");
+    }
+
+    #[test]
+    fn only_per_ack_owns_the_window_in_recovery() {
+        assert!(!Prague::new(1448, PragueParams::default()).owns_window());
+        let (p, _) = per_ack(10, 0, 5);
+        assert!(p.owns_window());
     }
 
     #[test]

@@ -68,6 +68,7 @@ impl TcpSender {
         self.rec.cong_point = self.snd_una;
         self.n.spurious_rtos += 1;
         self.end_episode();
+        self.cc.on_timeout_exit(true, &mut self.st);
     }
 
     /// F-RTO and undo on an ACK in the Loss state (Linux tcp_process_loss, RFC 5682 3.1):

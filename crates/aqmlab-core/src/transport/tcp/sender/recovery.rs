@@ -90,6 +90,9 @@ impl TcpSender {
     /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
     /// first retransmission of the episode is out.
     fn prr_update(&mut self, delivered: u64) {
+        if self.cc.owns_window() {
+            return;
+        }
         let Some(prr) = &mut self.prr else { return };
         prr.delivered += delivered;
         let pipe = self.sb.pipe();
@@ -162,8 +165,17 @@ impl TcpSender {
         if let Some(rh) = &mut self.rh {
             rh.next = self.st.cwnd;
         }
+        let owns = self.cc.owns_window();
         if !self.reduce(now, CongestionKind::Loss) {
-            self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+            if owns {
+                // Linux enters Recovery from CWR too (tcp_enter_recovery), and the controller's
+                // state hook runs on the change (tcp_set_ca_state): its loss response with it.
+                self.sync_state();
+                self.cc
+                    .on_congestion_event(now, CongestionKind::Loss, &mut self.st);
+            } else {
+                self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+            }
         }
         if let Some(tlp) = &mut self.tlp {
             tlp.end = None;
@@ -193,7 +205,9 @@ impl TcpSender {
             }
         } else {
             self.rec.recover = self.high_data;
-            self.st.cwnd = self.st.ssthresh + 3 * self.mss;
+            if !owns {
+                self.st.cwnd = self.st.ssthresh + 3 * self.mss;
+            }
         }
         if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
             self.retransmit(head, now, out);
@@ -207,7 +221,9 @@ impl TcpSender {
         self.rec.in_recovery = false;
         self.end_episode();
         self.clear_scoreboard();
-        if self.cfg.sack {
+        if self.cc.owns_window() {
+            // tcp_end_cwnd_reduction returns early for a `cong_control` controller
+        } else if self.cfg.sack {
             // tcp_end_cwnd_reduction: never to an infinite ssthresh.
             if self.st.ssthresh < u64::MAX {
                 self.st.cwnd = self.st.ssthresh;
@@ -245,6 +261,7 @@ impl TcpSender {
             self.rec.loss_point = None;
             self.end_episode();
             self.clear_scoreboard();
+            self.cc.on_timeout_exit(false, &mut self.st);
         }
         if self.cfg.sack {
             self.sack_recovery(a, now, out);
@@ -310,9 +327,11 @@ impl TcpSender {
                         self.retransmit(head, now, out);
                     }
                     let extra = if a.acked_bytes >= self.mss { self.mss } else { 0 };
-                    self.st.cwnd = self.st.cwnd.saturating_sub(a.acked_bytes).max(self.mss) + extra;
+                    if !self.cc.owns_window() {
+                        self.st.cwnd = self.st.cwnd.saturating_sub(a.acked_bytes).max(self.mss) + extra;
+                    }
                 }
-            } else if a.dup {
+            } else if a.dup && !self.cc.owns_window() {
                 self.st.cwnd += self.mss;
             }
         } else if self.rec.dupacks == DUP_THRESH
