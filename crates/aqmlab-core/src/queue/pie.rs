@@ -432,11 +432,14 @@ impl PieVars {
         rng.bernoulli(local)
     }
 
-    /// RFC 8034 Appendix A's drop_early, in its order: the accumulator is reset while drop_prob_
-    /// is 0; no drop before a burst (queue below a third of the buffer); the size-scaled
-    /// probability (capped at PROB_LOW) is accumulated before the bypass rules (qdelay_old below
-    /// target/2 with drop_prob_ below 20 %, or at most 2 MEAN_PKTSIZE queued); derandomisation;
-    /// the first drop of a burst arms the burst allowance.
+    /// DOCSIS-PIE's early-drop decision (RFC 8034 Appendix A), in the order of ns-2's
+    /// `PIEQueue::drop_early` (DOCSIS mode) and ns-3's `DualQueueCoupledAqm::DropEarly`: the
+    /// accumulator is reset while drop_prob_ is 0; no drop before a burst (queue below a third of
+    /// the buffer); the size-scaled probability (capped at PROB_LOW) is accumulated before the
+    /// bypass rules (qdelay_old below target/2 with drop_prob_ below 20 %, or at most 2
+    /// MEAN_PKTSIZE queued); derandomisation (below PROB_LOW never, from PROB_HIGH on always:
+    /// ns-3's `>=`, where the 2014 ns-2 code had `>`); the first drop of a burst arms the burst
+    /// allowance.
     fn drop_early_docsis(&mut self, p: &PieParams, size: u32, backlog: u64, rng: &mut Rng) -> bool {
         if self.prob == 0.0 {
             self.accu = 0.0;
