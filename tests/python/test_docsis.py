@@ -36,6 +36,18 @@ def test_queue_protection_keeps_the_l_queue_short_against_an_unresponsive_flow()
     assert alone["c"]["arrivals"] < 0.05 * alone["l"]["arrivals"]
 
 
+def test_a_classic_ecn_flow_labelled_ect1_is_not_sanctioned_but_underuses_the_link():
+    # CUBIC sending ECT(1) with RFC 3168 feedback halves on a mark, so the ramp (1.28 ms to
+    # 1.80 ms at 25 Mb/s: FLOOR = 2 x 2000 B x 8 / 25 Mb/s) keeps its queue below CRITICALqL
+    # (= MAXTH, 1.80 ms); RFC 9957 sanctions only above it, so the flow stays in the L queue, and
+    # pays for its label in throughput instead (its window is cut as a classic window).
+    q = _up([{"kind": "tcp", "direction": "up", "cc": "cubic", "ecn": "l4s"}], {"kind": "lld"})
+    prague = _up([PRAGUE], {"kind": "lld"})
+    assert q["queues"]["l"]["queue_delay_ms"]["p99"] < 1.80
+    assert q["queues"]["c"]["arrivals"] < 0.01 * q["queues"]["l"]["arrivals"]
+    assert q["utilization"] < prague["utilization"] - 0.1
+
+
 def test_the_docsis_scenario_and_its_docsis_pie_variant():
     r = aqmlab.run("docsis", duration="10s")
     q = r.summary["links"]["up"]["queues"]

@@ -24,25 +24,34 @@
 //!   one queue while the other waits moves the credit by its size times the other's weight.
 //! * The PI marks and drops happen at dequeue (`drop_early` off, the default) or at enqueue.
 //!
-//! `lld` (Low Latency DOCSIS, the DOCSIS 3.1 MULPI spec's dual queue, RFC 9957 section 1) is
-//! the same queue with the options of its L queue:
+//! `lld` (Low Latency DOCSIS, the dual queue of the DOCSIS 3.1 MULPI spec, its Annexes M to P,
+//! as CableLabs' ns-3 DOCSIS model implements them) is the same queue with the options of its L
+//! queue:
 //!
 //! * `l_aqm = "ramp"`: the L queue's native AQM (MULPI's Immediate AQM) marks at enqueue with a
 //!   probability rising linearly from MINTH to MAXTH on the L queue's delay estimated with the
 //!   arriving packet in it (its bytes over the hop's rate): MAXTH `maxth` 1 ms, the ramp 2^`lg_range`
 //!   ns (19: 524 us) wide, MINTH raised to at least FLOOR = 2 frames of 2000 B at the hop's rate;
-//!   an L packet is marked with max(p_native, min(k p', 1)) (RFC 9332 section 2.5.1.1's
-//!   combination), and no PI roll or step applies at its dequeue.
+//!   an L packet is marked with max(p_native, min(k p', 1)) (the combining function of RFC 9332's
+//!   example pseudocode, Appendix A, and of MULPI's Annex N, ns-3 `DualQueueCoupledAqm::Iaqm`),
+//!   and no PI roll or step applies at its dequeue. The ramp's thresholds as ns-3's
+//!   `InitializeParams` derives them (MULPI C.2.2.7.15.4 and .5 for MAXTH and the range).
 //! * queue protection (`qprot`, RFC 9957, see `qprot.rs`): a flow whose queuing score is too high
 //!   while the L queue's delay exceeds CRITICALqL (default MAXTH) has its packet sent to the C
-//!   queue instead.
-//! * coupling k = 2 (MULPI's AQM coupling factor 20, in tenths), the C queue's target 10 ms
-//!   (MULPI's classic AQM latency target).
+//!   queue instead. The delay it is given is the ramp's (the L queue's bytes with the arrival, over
+//!   the rate), its probability the ramp's p_native, as ns-3's `DoEnqueue` passes them. It needs
+//!   the ramp: `qprot` with `l_aqm = "step"` is refused.
+//! * coupling k = 2 (MULPI C.2.2.7.17.5, the AQM Coupling Factor, in tenths: ns-3's
+//!   `CouplingFactor` defaults to 2; RFC 9332's example pseudocode, Appendix A, sets k = 2 too),
+//!   the C queue's target 10 ms (MULPI C.2.2.7.15.2, the Classic AQM Latency Target; ns-3's
+//!   `ClassicAqmLatencyTarget`).
 //!
-//! Not modelled in `lld`: MULPI's classic AQM is DOCSIS-PIE's controller (p_C = drop_prob,
-//! p' = sqrt(p_C)); here the C queue keeps PI2 (RFC 9332's alpha 0.16, beta 3.2 on p'). The
-//! inter-queue scheduler is the WRR of Linux, not MULPI's weighted DRR (weight 230/256), and the
-//! L marking draws at random instead of MULPI's deterministic recurrence.
+//! Not modelled in `lld`: MULPI's classic AQM is DOCSIS-PIE's controller (Annex M: p_C =
+//! drop_prob, p' = sqrt(p_C), ns-3 `CalculateDropProb`); here the C queue keeps PI2 (RFC 9332's
+//! alpha 0.16, beta 3.2 on p'), and a sanctioned packet meets PI2 at dequeue, not DOCSIS-PIE's
+//! drop at enqueue (ns-3 `ClassicEnqueue`). The inter-queue scheduler is the WRR of Linux, not
+//! MULPI's weighted DRR (weight 230/256), and the L marking draws at random instead of MULPI's
+//! deterministic recurrence (ns-3 `Recur`).
 //!
 //! Left out: the tc filters and skb priority classification (the LLLL class), the byte-based
 //! `memory_limit` on skb truesize and GSO splitting (every packet here is one MTU-sized
@@ -606,6 +615,14 @@ impl Params<LinkInfo> for QprotParams {
 fn build_with(params: &Value, link: &LinkInfo, rng: Rng, cfg: Config, qp: QprotParams) -> BuildResult {
     let cfg = read(params, cfg, link)?;
     let qp = read(params, qp, link)?;
+    // RFC 9957 scores a flow by the native AQM's probability at enqueue: only the ramp has one.
+    if qp.qprot && cfg.l_aqm != LAqm::Ramp {
+        return Err(
+            "qprot: true needs l_aqm = \"ramp\" (queue protection scores a flow by the ramp's \
+             marking probability); got l_aqm = \"step\""
+                .into(),
+        );
+    }
     let resolved = merge(written(&cfg), written(&qp));
     Ok((AnyQdisc::DualPi2(DualPi2::new(cfg, qp, link, rng)), resolved))
 }
@@ -715,6 +732,35 @@ mod tests {
         h.enqueue(&mut q, 1, 1500, Ecn::Ect1, 0);
         assert_eq!(q.l_delay(1500), 1_800_000);
         assert!((q.prob_native(1_800_000) - 200_000.0 / 524_288.0).abs() < 1e-12);
+    }
+
+    /// Queue protection scores flows by the ramp's probability: asking for it with the step AQM
+    /// is refused, naming both keys, rather than silently protecting nothing.
+    #[test]
+    fn qprot_needs_the_ramp() {
+        let link = LinkInfo {
+            rate_bps: 20_000_000,
+            mtu: 1500,
+            limit: None,
+        };
+        let bad = [
+            build(&json!({"qprot": true}), &link, Rng::from_seed(1)),
+            build_lld(&json!({"l_aqm": "step"}), &link, Rng::from_seed(1)),
+        ];
+        for r in bad {
+            let e = r.err().expect("refused");
+            assert!(
+                e.contains("qprot") && e.contains("l_aqm") && e.contains("step"),
+                "{e}"
+            );
+        }
+        assert!(build_lld(
+            &json!({"l_aqm": "step", "qprot": false}),
+            &link,
+            Rng::from_seed(1)
+        )
+        .is_ok());
+        assert!(build(&json!({"qprot": true, "l_aqm": "ramp"}), &link, Rng::from_seed(1)).is_ok());
     }
 
     /// Queue protection in the queue: an unresponsive flow marking itself ECT(1) at 1.5x the

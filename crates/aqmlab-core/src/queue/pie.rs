@@ -27,17 +27,21 @@
 //!   at any link rate (10000 B at 1 Mb/s = 80 ms > t_update) and PIE engages; decay skipped while
 //!   packets are queued (`decay_skip`); first update at HZ/2.
 //!
-//! * `docsis` (DOCSIS-PIE, RFC 8034 section 4 and Appendix A, the AQM DOCSIS 3.1 requires of
-//!   cable modems upstream): target 10 ms, t_update 16 ms, alpha 0.25, beta 2.5, max_burst
-//!   142 ms; the queueing delay is the queue's bytes over the configured rate (`configured`
-//!   estimator: the hop's rate; the Max Sustained Rate token bucket and the Peak Rate are not
-//!   modelled, so msrtokens() = 0); drop_prob is a probability per 1024-byte packet
-//!   (`pkt_unit`), scaled by size at each arrival (bytemode) and capped there at PROB_LOW 0.85,
-//!   so it may reach 13.6 (`prob_max`); the scaling table goes on above 10 % (`table_ext`); decay
-//!   0.98 when both delays are below LATENCY_LOW 5 ms (`latency_low`), +2 % above LATENCY_HIGH
-//!   200 ms (`latency_high`); the burst state machine: no drop until the queue reaches a third of
-//!   the buffer, the first drop of a burst arms max_burst, during which drop_prob is held at 0,
-//!   and a burst ends after 1 s of quiet updates.
+//! * `docsis` (DOCSIS-PIE, the AQM DOCSIS 3.1 requires of cable modems upstream: RFC 8034's
+//!   pseudocode, its Appendix A, checked line by line against the two implementations by its
+//!   authors' teams, the DOCSIS mode of the ns-2 PIE of Cisco and CableLabs, pie.cc drop_early
+//!   and calculate_p, and CableLabs' ns-3 DOCSIS model, dual-queue-coupled-aqm.cc DropEarly and
+//!   CalculateDropProb, which follows MULPI's Annex M): target 10 ms, t_update 16 ms, alpha
+//!   0.25, beta 2.5, max_burst 142 ms; the queueing delay is the queue's bytes over the
+//!   configured rate (`configured` estimator: the hop's rate; the Max Sustained Rate token
+//!   bucket and the Peak Rate are not modelled, so msrtokens() = 0); drop_prob is a probability
+//!   per 1024-byte packet (`pkt_unit`), scaled by size at each arrival (bytemode) and capped
+//!   there at PROB_LOW 0.85, so it may reach 13.6 (`prob_max`); the scaling table goes on above
+//!   10 % (`table_ext`); decay 0.98 when both delays are below LATENCY_LOW 5 ms (`latency_low`),
+//!   else +2 % above LATENCY_HIGH 200 ms (`latency_high`), both before drop_prob is bounded;
+//!   the burst state machine: no drop until the queue reaches a third of the buffer, the first
+//!   drop of a burst arms max_burst, during which drop_prob is held at 0, and a burst ends after
+//!   more than 1 s of quiet updates.
 //!
 //! `dq_threshold` takes bytes ("16384B") or packets ("10p" = 10 x 1500 B, the mean packet size).
 //! `hz` (default 0 = exact) rounds t_update up to whole jiffies as Linux timers do.
@@ -72,13 +76,13 @@ pub enum Profile {
 pub enum Estimator {
     Timestamp,
     Rate,
-    /// RFC 8034 section 4.1 / Appendix A: the queue's bytes over the configured rate (here the
+    /// DOCSIS-PIE's (RFC 8034 Appendix A): the queue's bytes over the configured rate (here the
     /// hop's rate), computed at each update
     Configured,
 }
 
-/// DOCSIS-PIE's burst protection state (RFC 8034 Appendix A: NOBURST, INBURST,
-/// INBURSTPROTECTING).
+/// DOCSIS-PIE's burst protection state (RFC 8034 Appendix A; ns-2 pie.h and CableLabs' ns-3
+/// model name the states NO_BURST, IN_BURST, IN_BURST_PROTECTING).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BurstState {
     /// No drop while the queue holds less than a third of the buffer.
@@ -264,8 +268,10 @@ impl PieParams {
             },
             // RFC 8034 Appendix A's constants: LATENCY_TARGET 10 ms, A 0.25, B 2.5, INTERVAL
             // 16 ms, MAX_BURST 142 ms, MEAN_PKTSIZE 1024, MIN_PKTSIZE 64, PROB_LOW 0.85,
-            // LATENCY_LOW 5 ms, LATENCY_HIGH 200 ms; the delay from the configured rate, drops
-            // scaled by packet size, the table extended above 10 %.
+            // PROB_HIGH 8.5, LATENCY_LOW 5 ms, LATENCY_HIGH 200 ms, BURST_RESET_TIMEOUT 1 s (the
+            // values of CableLabs' ns-3 model's attributes and constants; the 2014 ns-2 code had
+            // BURST_RESET_TIMEOUT 1.5 s); the delay from the configured rate, drops scaled by
+            // packet size, the table extended above 10 %.
             Profile::Docsis => PieParams {
                 target: 10 * MS,
                 t_update: 16 * MS,
@@ -426,11 +432,14 @@ impl PieVars {
         rng.bernoulli(local)
     }
 
-    /// RFC 8034 Appendix A's drop_early, in its order: the accumulator is reset while drop_prob_
-    /// is 0; no drop before a burst (queue below a third of the buffer); the size-scaled
-    /// probability (capped at PROB_LOW) is accumulated before the bypass rules (qdelay_old below
-    /// target/2 with drop_prob_ below 20 %, or at most 2 MEAN_PKTSIZE queued); derandomisation;
-    /// the first drop of a burst arms the burst allowance.
+    /// DOCSIS-PIE's early-drop decision (RFC 8034 Appendix A), in the order of ns-2's
+    /// `PIEQueue::drop_early` (DOCSIS mode) and ns-3's `DualQueueCoupledAqm::DropEarly`: the
+    /// accumulator is reset while drop_prob_ is 0; no drop before a burst (queue below a third of
+    /// the buffer); the size-scaled probability (capped at PROB_LOW) is accumulated before the
+    /// bypass rules (qdelay_old below target/2 with drop_prob_ below 20 %, or at most 2
+    /// MEAN_PKTSIZE queued); derandomisation (below PROB_LOW never, from PROB_HIGH on always:
+    /// ns-3's `>=`, where the 2014 ns-2 code had `>`); the first drop of a burst arms the burst
+    /// allowance.
     fn drop_early_docsis(&mut self, p: &PieParams, size: u32, backlog: u64, rng: &mut Rng) -> bool {
         if self.prob == 0.0 {
             self.accu = 0.0;
@@ -589,21 +598,30 @@ impl PieVars {
         if p.cap && self.prob >= 0.1 && delta > 0.02 {
             delta = 0.02;
         }
-        if p.boost_250ms && self.qdelay > p.latency_high {
-            delta += 0.02;
-        }
-        let clamped_max = self.prob + delta > p.prob_max;
-        self.prob = (self.prob + delta).clamp(0.0, p.prob_max);
-        // Linux skips the decay when the probability was clamped at 1 or packets are queued.
-        let linux_skip = p.decay_skip && (clamped_max || backlog != 0);
         let decay_low = if p.latency_low == 0 {
             self.qdelay == 0 && self.qdelay_old == 0
         } else {
             self.qdelay < p.latency_low && self.qdelay_old < p.latency_low
         };
-        if decay_low && !linux_skip {
-            self.prob *= p.decay;
+        // The decay and the +2 % exclude each other, the decay first (DOCSIS-PIE's update as
+        // the ns-2 PIE of RFC 8034's authors, pie.cc calculate_p, and CableLabs' ns-3 DOCSIS
+        // model, dual-queue-coupled-aqm.cc CalculateDropProb, write it).
+        if p.boost_250ms && self.qdelay > p.latency_high && !decay_low {
+            delta += 0.02;
         }
+        let raw = self.prob + delta;
+        let clamped_max = raw > p.prob_max;
+        // Linux skips the decay when the probability was clamped at 1 or packets are queued.
+        let linux_skip = p.decay_skip && (clamped_max || backlog != 0);
+        // Decay, then bound to [0, prob_max] (the same two functions): a drop_prob pushed above
+        // prob_max is decayed first and clamped after. With latency_low 0 both delays are 0 when
+        // the decay applies, so the step is negative and the other order gives the same bits.
+        self.prob = if decay_low && !linux_skip {
+            raw * p.decay
+        } else {
+            raw
+        }
+        .clamp(0.0, p.prob_max);
         if p.profile == Profile::Docsis {
             self.docsis_burst(p);
             return;
@@ -1210,6 +1228,54 @@ mod tests {
         // That drop, the first of the burst, armed the allowance.
         assert_eq!(v.burst_state, BurstState::Protecting);
         assert_eq!(v.burst, 142 * MS);
+    }
+
+    /// Five updates of DOCSIS-PIE under a standing 30 ms queue (37500 B at 10 Mb/s), from rest,
+    /// worked by hand from the update rule p = A (qdelay - LATENCY_TARGET) + B (qdelay -
+    /// qdelay_old), scaled by drop_prob's row of the table, then added:
+    /// 1. qdelay_old 0: p = 0.25 x 0.020 + 2.5 x 0.030 = 0.080; drop_prob 0 < 1e-6: /2048 =
+    ///    3.90625e-5.
+    /// 2. qdelay_old 30 ms: p = 0.25 x 0.020 = 0.005; 3.90625e-5 is below 1e-4: /128 =
+    ///    3.90625e-5, drop_prob 7.8125e-5.
+    /// 3. still below 1e-4: + 3.90625e-5 = 1.171875e-4.
+    /// 4. from 1e-4 to 1e-3: /32 = 1.5625e-4, drop_prob 2.734375e-4.
+    /// 5. + 1.5625e-4 = 4.296875e-4.
+    #[test]
+    fn docsis_pi_steps_under_a_standing_queue() {
+        let p = docsis();
+        let mut v = PieVars::new(&p);
+        let want = [3.90625e-5, 7.8125e-5, 1.171875e-4, 2.734375e-4, 4.296875e-4];
+        for (k, w) in want.iter().enumerate() {
+            v.update(&p, at_10m(30));
+            assert_eq!(v.qdelay, 30 * MS);
+            assert!((v.prob - w).abs() < 1e-15, "update {}: {} vs {w}", k + 1, v.prob);
+        }
+        // No drop was made, so no burst allowance was armed and none is counted down.
+        assert_eq!((v.burst, v.burst_state), (0, BurstState::NoBurst));
+    }
+
+    /// The decay and the +2 % come before drop_prob is bounded, and the decay excludes the +2 %
+    /// (the order of DOCSIS-PIE's update in RFC 8034 Appendix A, as ns-2's calculate_p and ns-3's
+    /// CalculateDropProb write it). By hand:
+    /// * drop_prob 13.59, qdelay 4 ms, qdelay_old 0: p = 0.25 x (0.004 - 0.010) + 2.5 x 0.004 =
+    ///   0.0085, x32 (drop_prob above 10) = 0.272, capped at 0.02: 13.61; both delays below 5 ms:
+    ///   x 0.98 = 13.3378, within 13.6. (Bounding first, then decaying, would give 13.328.)
+    /// * latency_low raised to 300 ms, both delays 250 ms, drop_prob 0.05: p = 0.25 x 0.240 =
+    ///   0.06, /2 = 0.03; 0.08 x 0.98 = 0.0784 and no +2 % (both would give 0.098).
+    #[test]
+    fn docsis_decay_before_the_bound_and_instead_of_the_boost() {
+        let p = docsis();
+        let mut v = PieVars::new(&p);
+        v.prob = 13.59;
+        v.update(&p, at_10m(4));
+        assert!((v.prob - 13.3378).abs() < 1e-12, "{}", v.prob);
+        let mut q = p;
+        q.latency_low = 300 * MS;
+        let mut v = PieVars::new(&q);
+        v.prob = 0.05;
+        v.qdelay_old = 250 * MS;
+        v.update(&q, at_10m(250));
+        assert!((v.prob - 0.0784).abs() < 1e-12, "{}", v.prob);
     }
 
     /// The burst state machine of RFC 8034 Appendix A, step by step.

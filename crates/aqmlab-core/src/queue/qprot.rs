@@ -1,5 +1,8 @@
 //! Queue protection of a low-latency queue, as RFC 9957 (the DOCSIS queue protection algorithm,
-//! specified in the DOCSIS 3.1 MULPI spec, annex "Queue Protection Algorithm") describes it.
+//! specified in the DOCSIS 3.1 MULPI spec, Annex P) describes it, its pseudocode functions
+//! `pick_bucket`, `fill_bucket` and `qprotect` line by line; checked against CableLabs' ns-3
+//! DOCSIS model, which implements Annex P (queue-protection.cc: `PickBucket`,
+//! `GetCongestionScore`, `FillBucket`, `QueueProtect`; the same constants and defaults).
 //!
 //! Each arriving L packet is charged to its flow's bucket: the bucket's expiry time `t_exp`
 //! moves on by the packet's congestion volume `prob_native x size` over the aging rate
@@ -21,17 +24,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QprotParams {
-    /// queue protection of the L queue (RFC 9957, QPROTECT_ON); off (dualpi2) / on (lld)
+    /// queue protection of the L queue (RFC 9957, QPROTECT_ON; MULPI C.2.2.7.17.7); off (dualpi2)
+    /// / on (lld)
     pub qprot: bool,
-    /// CRITICALqL: the L queue delay above which flows may be sanctioned; 0 = the ramp's MAXTH
+    /// CRITICALqL (MULPI C.2.2.7.17.8, QPLatencyThreshold): the L queue delay above which flows
+    /// may be sanctioned; 0 = the ramp's MAXTH
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub critical_ql: Time,
-    /// CRITICALqLSCORE: the queuing score threshold (scaled by qdelay / CRITICALqL); 4ms
+    /// CRITICALqLSCORE (MULPI C.2.2.7.17.9, QPQueuingScoreThreshold): the queuing score
+    /// threshold (scaled by qdelay / CRITICALqL); 4ms
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub critical_score: Time,
-    /// LG_AGING: log2 of the aging rate of a score in bytes/s; 19 (2^19 B/s, 4.2 Mb/s)
+    /// LG_AGING (MULPI C.2.2.7.17.10, QPDrainRateExponent): log2 of the aging rate of a score in
+    /// bytes/s; 19 (2^19 B/s, 4.2 Mb/s)
     pub lg_aging: u32,
     /// BI_SIZE: bits of a bucket index (2^BI_SIZE buckets + the default one); 5
     pub bi_size: u32,
@@ -227,6 +234,58 @@ mod tests {
         // Another flow, with no score of its own (prob_native 0), is not sanctioned by the same
         // queue: 1.2 ms x 0 = 0.
         assert!(!q.protect(2, 1500, 1_200_000, 0.0, now));
+        assert_eq!(q.sanctions, 1);
+    }
+
+    /// A queuing score built and aged over ten packets, by hand: 1000 B at prob_native 0.5 every
+    /// 0.5 ms. With LG_AGING 19 each packet adds 0.5 x 1000 x 2^(30-19) = 1,024,000 ns and the
+    /// score ages 500,000 ns between packets, so after the k-th charge it is k x 1,024,000 -
+    /// (k - 1) x 500,000: 5,740,000 ns at k = 10. With LG_AGING 20 (2^20 B/s) a packet adds
+    /// 512,000 ns: 10 x 512,000 - 9 x 500,000 = 620,000 ns.
+    #[test]
+    fn score_after_ten_packets_with_aging() {
+        for (lg_aging, want) in [(19, 5_740_000), (20, 620_000)] {
+            let p = QprotParams {
+                lg_aging,
+                ..QprotParams::default()
+            };
+            let mut q = Qprot::new(p, MS, 3);
+            let t0 = SEC as i64;
+            let mut score = 0;
+            for k in 0..10 {
+                let now = t0 + k * 500_000;
+                let b = q.pick_bucket(42, now);
+                score = q.fill_bucket(b, 1000, 0.5, now);
+                assert_eq!(score, (k + 1) * (1_024_000 >> (lg_aging - 19)) - k * 500_000);
+            }
+            assert_eq!(score, want, "LG_AGING {lg_aging}");
+        }
+    }
+
+    /// The sanction decision at its thresholds (CRITICALqL 1 ms, CRITICALqLSCORE 4 ms, so the
+    /// product is 4e12 ns^2), by hand:
+    /// * a flow charged 1500 B at probability 1 has 3,072,000 ns of score; 1,072,000 ns later a
+    ///   packet at probability 0 finds 2,000,000 ns: with qdelay 2 ms the product is exactly
+    ///   4e12, not above it, so it passes; 1 ns earlier the score is 2,000,001 and the product
+    ///   4.000002e12: sanctioned.
+    /// * qdelay exactly CRITICALqL is not above it: no sanction whatever the score; 1 ns more
+    ///   with the same 3,072,000 ns score (product 3.072003072e12 < 4e12) passes too, and the
+    ///   next packet (score 6,144,000 ns) at that delay is sanctioned (6.144006144e12 > 4e12).
+    #[test]
+    fn sanction_at_the_critical_thresholds() {
+        let t0 = SEC;
+        for (later, sanctioned) in [(1_072_000, false), (1_071_999, true)] {
+            let mut q = qp();
+            assert!(!q.protect(5, 1500, 0, 1.0, t0));
+            assert_eq!(q.score(5, t0), 3_072_000);
+            assert_eq!(q.protect(5, 0, 2 * MS, 0.0, t0 + later), sanctioned, "{later}");
+        }
+        let mut q = qp();
+        assert!(!q.protect(6, 1500, MS, 1.0, t0));
+        assert!(!q.protect(6, 1500, MS, 1.0, t0));
+        let mut q = qp();
+        assert!(!q.protect(7, 1500, MS + 1, 1.0, t0));
+        assert!(q.protect(7, 1500, MS + 1, 1.0, t0));
         assert_eq!(q.sanctions, 1);
     }
 
