@@ -1,7 +1,8 @@
 //! mac80211's intermediate software queues with FQ-CoDel inside the MAC (`topology.wifi.txq =
 //! "fq_codel"`), as Linux has them since 4.10 for drivers that pull frames from mac80211 (ath9k
-//! among them); read in Linux 6.6 (net/mac80211/tx.c, net/mac80211/sta_info.c,
-//! include/net/fq_impl.h, include/net/codel_impl.h).
+//! among them); read in the Linux 6.x sources before 6.16 (net/mac80211/tx.c,
+//! net/mac80211/sta_info.c, net/mac80211/rate.c, include/net/fq_impl.h as reworked in 5.11,
+//! include/net/codel_impl.h).
 //!
 //! - Each station has a queue per TID (`txq_info`, its `fq_tin`); the model has one access
 //!   category (best effort), so one tin per station. The tins share the radio's pool of flows

@@ -703,6 +703,29 @@ mod tests {
     }
 
     #[test]
+    fn mac80211_queues_feed_aggregates_and_keep_every_frame() {
+        // With mac80211's queues (txq.rs) the driver pulls frames as it forms each aggregate
+        // (ath_tx_form_aggr -> ieee80211_tx_dequeue); the frame that does not fit waits in the
+        // station's software queue (ath9k's tid->retry_q) and goes first in the next one.
+        use super::super::txq::TxqParams;
+        let mut h = pool(10);
+        let mut port = port(ath9k(), &[phy(0)]);
+        port.txq = Some(Box::new(Txq::new(TxqParams::default(), 1, 1)));
+        for id in 0..10 {
+            port.accept(0, id, 0, &mut ctx(&mut h));
+        }
+        assert!(port.queues[0].is_empty() && port.takes());
+        port.form(0, &mut ctx(&mut h));
+        // MCS 0: two 1500-byte subframes per aggregate (the 4 ms limit), two in hardware
+        let aggs: Vec<&[PktId]> = port.hw.iter().map(|a| &a.pkts[..]).collect();
+        assert_eq!(aggs, vec![&[0, 1][..], &[2, 3][..]]);
+        assert_eq!(port.queues[0], [4]);
+        // conservation: every frame is still in the driver, and counted
+        assert_eq!(port.held().count(), 10);
+        assert_eq!(port.pending, 10);
+    }
+
+    #[test]
     fn round_robin_over_destinations() {
         let d = Driver {
             hw_aggregates: 4,

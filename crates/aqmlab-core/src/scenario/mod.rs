@@ -289,8 +289,16 @@ impl WifiSpec {
 
     /// The keys of mac80211's queues, read over their defaults (errors name the key).
     pub fn txq_params(&self) -> Result<crate::net::txq::TxqParams, String> {
+        use crate::net::txq::TxqParams;
         let table = self.txq_params.clone().unwrap_or_else(|| serde_json::json!({}));
-        crate::params::read(&table, crate::net::txq::TxqParams::default(), &())
+        let Some(keys) = table.as_object() else {
+            return Err(format!("{table} is not allowed; allowed: a table"));
+        };
+        let known = crate::params::keys::<TxqParams>();
+        if let Some(k) = keys.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(format!("{k}: unknown key; allowed: {}", known.join(", ")));
+        }
+        crate::params::read(&table, TxqParams::default(), &())
     }
 
     /// The access point's queues below its qdisc (none: the FIFOs, txq "fifo").
