@@ -70,9 +70,10 @@ impl TxqKind {
     }
 }
 
-/// The keys of `topology.wifi.txq_params` (with `txq = "fq_codel"`), defaults as Linux.
+/// The keys of `topology.wifi.txq_params` (with `txq = "fq_codel"`), defaults as Linux; each
+/// may be left out.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TxqParams {
     /// flows shared by all stations' queues; default 4096 (ieee80211_txq_setup_flows)
     pub flows: u32,

@@ -136,6 +136,7 @@ pub struct WifiSpec {
     pub txq: String,
     /// The keys of mac80211's queues (`txq = "fq_codel"` only; `net::txq::TxqParams`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::net::txq::TxqParams>")]
     pub txq_params: Option<serde_json::Value>,
 }
 
