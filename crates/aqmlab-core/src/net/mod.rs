@@ -29,6 +29,7 @@ pub mod docsis;
 pub mod phy;
 pub mod slot;
 pub mod trace;
+pub mod txq;
 pub mod wifi;
 pub mod wifi_rate;
 
@@ -252,13 +253,14 @@ pub trait Hops {
     #[inline(always)]
     fn queue_events(&mut self, l: usize) {
         if !self.parts().qev.is_empty() {
-            self.apply_queue_events(l);
+            self.apply_queue_events(l, true);
         }
     }
 
-    /// Applies the drops and marks of `queue_events`.
+    /// Applies the drops and marks of `queue_events`; `queued`: the packets were counted in the
+    /// qdisc (false: in a WiFi driver's queues, `net::txq`).
     #[inline(never)]
-    fn apply_queue_events(&mut self, l: usize) {
+    fn apply_queue_events(&mut self, l: usize, queued: bool) {
         let now = self.now();
         let mut k = 0;
         while k < self.parts().qev.len() {
@@ -276,7 +278,7 @@ pub trait Hops {
                     links[l].stats.drops[reason as usize] += 1;
                     let flow = p.flow;
                     pool.release(id);
-                    self.dropped(flow, true);
+                    self.dropped(flow, queued);
                 }
                 QueueEvent::Mark(id) => {
                     links[l].stats.marks += 1;
@@ -521,14 +523,14 @@ pub trait Hops {
         self.trace_arm(l);
     }
 
-    /// Feeds a WiFi hop's driver from its qdisc while the driver has room, forms aggregates
-    /// and offers them to the medium.
+    /// Feeds a WiFi hop's driver from its qdisc while the driver takes packets, forms
+    /// aggregates and offers them to the medium. What mac80211's queues drop (`net::txq`) is
+    /// the hop's drop.
     #[cold]
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
         loop {
-            let port = self.parts().links[l].wifi.as_ref().expect("a WiFi hop");
-            if port.pending >= port.driver.driver_limit {
+            if !self.parts().links[l].wifi.as_ref().expect("a WiFi hop").takes() {
                 break;
             }
             let Some(id) = self.dequeue(l) else {
@@ -548,17 +550,25 @@ pub trait Hops {
                 0
             };
             let now = self.now();
-            self.parts().links[l]
-                .wifi
-                .as_mut()
-                .expect("a WiFi hop")
-                .accept(dest, id, now);
+            let HopParts { links, pool, qev, .. } = self.parts();
+            let port = links[l].wifi.as_mut().expect("a WiFi hop");
+            port.accept(dest, id, now, &mut QueueCtx { pool, events: qev });
+            self.mac_events(l);
         }
         let now = self.now();
-        let HopParts { links, pool, .. } = self.parts();
+        let HopParts { links, pool, qev, .. } = self.parts();
         let port = links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(now, |id| pool.get(id).size);
+        port.form(now, &mut QueueCtx { pool, events: qev });
+        self.mac_events(l);
         self.medium_access(m);
+    }
+
+    /// The drops and marks of a WiFi driver's queues (`net::txq`), whose packets already left
+    /// the qdisc's count.
+    fn mac_events(&mut self, l: usize) {
+        if !self.parts().qev.is_empty() {
+            self.apply_queue_events(l, false);
+        }
     }
 
     /// When medium m is idle, its transmitters with an aggregate ready contend for it by the

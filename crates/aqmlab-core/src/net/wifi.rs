@@ -39,13 +39,23 @@
 //!   `airtime.rs`), and charges each station the PPDU airtime of the transmissions to it and
 //!   from it (`Port::charge`) under either.
 //!
-//! Not modelled: mac80211's per-station fq_codel queues (the software queues are FIFOs), power
-//! save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a collision.
+//! - Between the AP's qdisc and its driver, `topology.wifi.txq`: the per-destination FIFOs fed
+//!   up to `driver_limit` above ("fifo", the first model), or mac80211's per-station FQ-CoDel
+//!   ("fq_codel", `txq.rs`), which takes every packet the qdisc gives (mac80211 does not stop
+//!   the interface for frames it queues itself) and which the driver pulls from as it forms
+//!   each aggregate (ath9k `ath_tx_form_aggr` -> `ieee80211_tx_dequeue`); the software queue
+//!   per destination then holds only the frames to send again (ath9k's `tid->retry_q`, served
+//!   first: `ath_tid_dequeue`), and the frame that did not fit in an aggregate.
+//!
+//! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
+//! collision.
 
 use super::airtime::Airtime;
 use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
+use super::txq::Txq;
 use super::wifi_rate::Radio;
 use crate::packet::PktId;
+use crate::queue::QueueCtx;
 use crate::rng::Rng;
 use crate::units::{Time, US};
 use std::collections::VecDeque;
@@ -215,7 +225,11 @@ pub struct Port {
     /// The link towards each destination (the AP: every station; a station: the AP): its
     /// PHY, channel and rate control.
     pub radios: Vec<Radio>,
+    /// Per destination: the frames waiting for an aggregate (with mac80211's queues, `txq`,
+    /// only the ones sent again and the one that did not fit).
     pub queues: Vec<VecDeque<PktId>>,
+    /// mac80211's per-station FQ-CoDel (none: `queues` are the FIFOs the qdisc feeds).
+    pub txq: Option<Box<Txq>>,
     /// Formed aggregates waiting for the medium (the one on the air is the medium's).
     pub hw: VecDeque<Aggregate>,
     /// Whether this port's aggregate is on the air.
@@ -274,6 +288,7 @@ impl Port {
             backoff: None,
             stage: 0,
             airtime: None,
+            txq: None,
             stats: PortStats {
                 tx_airtime: vec![0; radios_len],
                 rx_airtime: vec![0; radios_len],
@@ -282,38 +297,50 @@ impl Port {
         }
     }
 
-    /// Puts a packet from the qdisc into the software queue of its destination (with the
-    /// airtime scheduler, mac80211's `ieee80211_txq_enqueue` then `schedule_and_wake_txq`).
-    pub fn accept(&mut self, dest: usize, id: PktId, now: Time) {
-        self.queues[dest].push_back(id);
+    /// Puts a packet from the qdisc into the software queue of its destination, or into
+    /// mac80211's queues (whose limits may drop packets: `ctx` has them); with the airtime
+    /// scheduler, mac80211's `ieee80211_txq_enqueue` then `schedule_and_wake_txq`.
+    pub fn accept(&mut self, dest: usize, id: PktId, now: Time, ctx: &mut QueueCtx) {
+        self.pending += 1;
+        match self.txq.as_mut() {
+            Some(q) => self.pending -= q.enqueue(dest, id, ctx, now),
+            None => self.queues[dest].push_back(id),
+        }
         if let Some(a) = self.airtime.as_mut() {
             a.schedule(dest, true, now);
         }
-        self.pending += 1;
         self.stats.peak_pending = self.stats.peak_pending.max(self.pending);
+    }
+
+    /// Whether frames wait for an aggregate to destination `dest`.
+    pub fn has_frames(&self, dest: usize) -> bool {
+        !self.queues[dest].is_empty() || self.txq.as_ref().is_some_and(|q| q.backlog(dest) > 0)
+    }
+
+    /// Whether the driver takes packets from the qdisc: below `driver_limit` frames, or
+    /// always with mac80211's queues (which apply their own limits).
+    pub fn takes(&self) -> bool {
+        self.txq.is_some() || self.pending < self.driver.driver_limit
     }
 
     fn hw_depth(&self) -> u32 {
         self.hw.len() as u32 + self.on_air as u32
     }
 
-    /// Forms aggregates while the hardware queue is below its depth and a software queue holds
-    /// packets; `size` gives a packet's IP length. The destinations take turns round robin
-    /// (scheduler "fifo"), or as the airtime scheduler gives them (`airtime`).
-    pub fn form(&mut self, now: Time, size: impl Fn(PktId) -> u32) {
+    /// Forms aggregates while the hardware queue is below its depth and frames wait (`ctx`
+    /// gives the packets' sizes and takes mac80211's CoDel drops). The destinations take turns
+    /// round robin (scheduler "fifo"), or as the airtime scheduler gives them (`airtime`).
+    pub fn form(&mut self, now: Time, ctx: &mut QueueCtx) {
         if self.airtime.is_some() {
-            return self.form_fair(now, size);
+            return self.form_fair(now, ctx);
         }
         let n = self.queues.len();
         while self.hw_depth() < self.driver.hw_aggregates {
-            let Some(dest) = (0..n)
-                .map(|k| (self.rr + k) % n)
-                .find(|&d| !self.queues[d].is_empty())
-            else {
+            let Some(dest) = (0..n).map(|k| (self.rr + k) % n).find(|&d| self.has_frames(d)) else {
                 return;
             };
             self.rr = (dest + 1) % n;
-            self.form_one(dest, &size);
+            self.form_one(dest, now, ctx);
         }
     }
 
@@ -321,7 +348,7 @@ impl Port {
     /// them (each station `next_station` gives forms one aggregate if the hardware queue has room, then
     /// goes back on the list with `ieee80211_return_txq`), repeated while a round formed one
     /// and the hardware queue has room (ath9k runs a round at each enqueue and completion).
-    fn form_fair(&mut self, now: Time, size: impl Fn(PktId) -> u32) {
+    fn form_fair(&mut self, now: Time, ctx: &mut QueueCtx) {
         loop {
             if self.hw_depth() >= self.driver.hw_aggregates {
                 return;
@@ -329,8 +356,8 @@ impl Port {
             let mut formed = false;
             self.airtime.as_mut().expect("a scheduler").start();
             while let Some(dest) = self.airtime.as_mut().expect("a scheduler").next_station() {
-                if self.hw_depth() < self.driver.hw_aggregates && !self.queues[dest].is_empty() {
-                    self.form_one(dest, &size);
+                if self.hw_depth() < self.driver.hw_aggregates && self.has_frames(dest) {
+                    self.form_one(dest, now, ctx);
                     let agg = self.hw.back().expect("formed");
                     let est = agg.phy.ppdu(agg.bytes);
                     self.airtime
@@ -339,7 +366,7 @@ impl Port {
                         .pending(dest, est, false);
                     formed = true;
                 }
-                let has_queue = !self.queues[dest].is_empty();
+                let has_queue = self.has_frames(dest);
                 self.airtime
                     .as_mut()
                     .expect("a scheduler")
@@ -351,21 +378,25 @@ impl Port {
         }
     }
 
-    /// Forms one aggregate from `dest`'s software queue (ath_tx_form_aggr) at the end of the
-    /// hardware queue.
-    fn form_one(&mut self, dest: usize, size: &impl Fn(PktId) -> u32) {
+    /// Forms one aggregate for `dest` (ath_tx_form_aggr) at the end of the hardware queue:
+    /// frames from its software queue, then from mac80211's; the first that does not fit goes
+    /// back to the software queue (ath9k puts it on `tid->retry_q`).
+    fn form_one(&mut self, dest: usize, now: Time, ctx: &mut QueueCtx) {
         let d = self.driver;
+        if let Some(q) = self.txq.as_mut() {
+            q.expect(dest, self.radios[dest].expected_rate());
+        }
         let phy = self.radios[dest].pick();
         let mut pkts = self.spare.pop().unwrap_or_default();
         let mut len = 0u32;
-        while let Some(&id) = self.queues[dest].front() {
-            let add = len.next_multiple_of(4) + d.subframe(size(id));
+        while let Some(id) = self.next_frame(dest, now, ctx) {
+            let add = len.next_multiple_of(4) + d.subframe(ctx.size(id));
             if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
+                self.queues[dest].push_front(id);
                 break;
             }
             pkts.push(id);
             len = add;
-            self.queues[dest].pop_front();
             if pkts.len() as u32 == d.max_subframes {
                 break;
             }
@@ -376,6 +407,17 @@ impl Port {
             bytes: len,
             phy,
         });
+    }
+
+    /// The next frame to `dest`: its software queue's head, else mac80211's next (its CoDel may
+    /// drop packets on the way: they leave the driver's count).
+    fn next_frame(&mut self, dest: usize, now: Time, ctx: &mut QueueCtx) -> Option<PktId> {
+        if let Some(id) = self.queues[dest].pop_front() {
+            return Some(id);
+        }
+        let (id, dropped) = self.txq.as_mut()?.dequeue(dest, ctx, now);
+        self.pending -= dropped;
+        id
     }
 
     /// Charges the PPDU airtime of a transmission to destination `dest` (`rx` false: every
@@ -422,10 +464,13 @@ impl Port {
         self.spare.push(pkts);
     }
 
-    /// Packets held by the driver (software and hardware queues, not the one on the air).
+    /// Packets held by the driver (mac80211's, software and hardware queues, not the one on
+    /// the air).
     pub fn held(&self) -> impl Iterator<Item = PktId> + '_ {
         let soft = self.queues.iter().flat_map(|q| q.iter().copied());
-        soft.chain(self.hw.iter().flat_map(|a| a.pkts.iter().copied()))
+        let mac = self.txq.iter().flat_map(|q| q.held());
+        soft.chain(mac)
+            .chain(self.hw.iter().flat_map(|a| a.pkts.iter().copied()))
     }
 }
 
@@ -519,6 +564,8 @@ impl Medium {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
+    use crate::queue::testutil::Harness;
 
     fn mac() -> MacParams {
         MacParams {
@@ -540,6 +587,22 @@ mod tests {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
+        }
+    }
+
+    /// A pool of `n` packets of 1500 B (ids 0 to n - 1).
+    fn pool(n: u32) -> Harness {
+        let mut h = Harness::new();
+        for _ in 0..n {
+            h.packet(0, 1500, Ecn::NotEct);
+        }
+        h
+    }
+
+    fn ctx(h: &mut Harness) -> QueueCtx<'_> {
+        QueueCtx {
+            pool: &mut h.pool,
+            events: &mut h.events,
         }
     }
 
@@ -607,11 +670,12 @@ mod tests {
     fn aggregates_respect_every_limit() {
         // 32 subframes of 1500-byte packets at MCS 15: 31 x 1544 + 1542 = 49406 B, inside
         // 65535 B and 4 ms (761 symbols = 3044 us): the subframe count binds.
+        let mut h = pool(40);
         let mut port = port(ath9k(), &[phy(15)]);
         for id in 0..40 {
-            port.accept(0, id, 0);
+            port.accept(0, id, 0, &mut ctx(&mut h));
         }
-        port.form(0, |_| 1500);
+        port.form(0, &mut ctx(&mut h));
         assert_eq!(port.hw.len(), 2);
         assert_eq!(port.hw[0].pkts.len(), 32);
         assert_eq!(port.hw[0].bytes, 49406);
@@ -619,9 +683,9 @@ mod tests {
         // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
         let mut port = super::tests::port(ath9k(), &[phy(0)]);
         for id in 0..10 {
-            port.accept(0, id, 0);
+            port.accept(0, id, 0, &mut ctx(&mut h));
         }
-        port.form(0, |_| 1500);
+        port.form(0, &mut ctx(&mut h));
         assert_eq!(port.hw[0].pkts.len(), 2);
         assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
         assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
@@ -632,10 +696,33 @@ mod tests {
         };
         let mut port = super::tests::port(small, &[phy(15)]);
         for id in 0..10 {
-            port.accept(0, id, 0);
+            port.accept(0, id, 0, &mut ctx(&mut h));
         }
-        port.form(0, |_| 1500);
+        port.form(0, &mut ctx(&mut h));
         assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
+    }
+
+    #[test]
+    fn mac80211_queues_feed_aggregates_and_keep_every_frame() {
+        // With mac80211's queues (txq.rs) the driver pulls frames as it forms each aggregate
+        // (ath_tx_form_aggr -> ieee80211_tx_dequeue); the frame that does not fit waits in the
+        // station's software queue (ath9k's tid->retry_q) and goes first in the next one.
+        use super::super::txq::TxqParams;
+        let mut h = pool(10);
+        let mut port = port(ath9k(), &[phy(0)]);
+        port.txq = Some(Box::new(Txq::new(TxqParams::default(), 1, 1)));
+        for id in 0..10 {
+            port.accept(0, id, 0, &mut ctx(&mut h));
+        }
+        assert!(port.queues[0].is_empty() && port.takes());
+        port.form(0, &mut ctx(&mut h));
+        // MCS 0: two 1500-byte subframes per aggregate (the 4 ms limit), two in hardware
+        let aggs: Vec<&[PktId]> = port.hw.iter().map(|a| &a.pkts[..]).collect();
+        assert_eq!(aggs, vec![&[0, 1][..], &[2, 3][..]]);
+        assert_eq!(port.queues[0], [4]);
+        // conservation: every frame is still in the driver, and counted
+        assert_eq!(port.held().count(), 10);
+        assert_eq!(port.pending, 10);
     }
 
     #[test]
@@ -645,10 +732,11 @@ mod tests {
             ..ath9k()
         };
         let mut port = port(d, &[phy(15), phy(7)]);
+        let mut h = pool(4);
         for id in 0..4 {
-            port.accept((id % 2) as usize, id, 0);
+            port.accept((id % 2) as usize, id, 0, &mut ctx(&mut h));
         }
-        port.form(0, |_| 1500);
+        port.form(0, &mut ctx(&mut h));
         let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![0, 1]);
         assert_eq!(port.hw[0].pkts, vec![0, 2]);
@@ -672,8 +760,9 @@ mod tests {
         };
         let mut ap = port(ath9k(), &[phy(15), phy(0)]);
         ap.airtime = Some(Box::new(Airtime::new(p, 2)));
+        let mut h = pool(400);
         for id in 0..400 {
-            ap.accept((id / 200) as usize, id, 0);
+            ap.accept((id / 200) as usize, id, 0, &mut ctx(&mut h));
         }
         let mut medium = Medium {
             mac: mac(),
@@ -684,7 +773,7 @@ mod tests {
         };
         // station 1 was queued last: at the head of the list, served first, then again (its
         // deficit is charged only when its transmission ends)
-        ap.form(0, |_| 1500);
+        ap.form(0, &mut ctx(&mut h));
         let dests: Vec<u16> = ap.hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![1, 1]);
         let mut sent = 0;
@@ -699,7 +788,7 @@ mod tests {
             ap.pending -= agg.pkts.len() as u32;
             ap.completed(agg.dest as usize, ppdu, false, 0);
             ap.recycle(agg.pkts);
-            ap.form(0, |_| 1500);
+            ap.form(0, &mut ctx(&mut h));
             sent += 1;
         }
         assert_eq!(sent, 6);
@@ -723,10 +812,11 @@ mod tests {
             ..mac()
         };
         let mut ports = Vec::new();
+        let mut h = pool(2);
         for (k, b) in backoffs.into_iter().enumerate() {
             let mut p = port(ath9k(), &[phy(15)]);
-            p.accept(0, k as PktId, 0);
-            p.form(0, |_| 1500);
+            p.accept(0, k as PktId, 0, &mut ctx(&mut h));
+            p.form(0, &mut ctx(&mut h));
             p.backoff = Some(b);
             ports.push(p);
         }

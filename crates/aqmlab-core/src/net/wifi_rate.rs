@@ -134,6 +134,17 @@ impl Radio {
         }
     }
 
+    /// The rate control's expected throughput: the PHY rate of the MCS it now prefers (what
+    /// mac80211 asks the rate control for, `sta_get_expected_throughput`; minstrel_ht's own
+    /// estimate also discounts losses and per-frame overhead).
+    pub fn expected_rate(&self) -> u64 {
+        Phy {
+            mcs: self.best(),
+            ..self.phy
+        }
+        .rate_bps()
+    }
+
     /// The MCS the rate control now prefers (its throughput-best), for diagnostics.
     pub fn best(&self) -> u8 {
         match &self.rc {

@@ -291,6 +291,11 @@ impl<S> FqSched<S> {
         self.new.iter().chain(self.old.iter()).map(|&f| f as usize)
     }
 
+    /// Whether flow `f` is on the new or the old list.
+    pub fn listed(&self, f: usize) -> bool {
+        self.flows[f].list != List::None
+    }
+
     /// Whether flow `f` is on the new-flows list.
     pub fn is_new(&self, f: usize) -> bool {
         self.flows[f].list == List::New

@@ -334,6 +334,8 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 let radios = w.stations.iter().map(|st| radio(st, false)).collect();
                 let mut port = Port::new(0, d, radios);
                 port.airtime = w.airtime().map(Box::new);
+                let seed = Rng::stream(path.seed, &format!("wifi/txq/{}", h.name)).next_u64();
+                port.txq = w.txq(seed).map(Box::new);
                 l.wifi = Some(Box::new(port));
                 (l, q)
             }

@@ -131,6 +131,13 @@ pub struct WifiSpec {
     pub aql_limit_low: Dur,
     pub aql_limit_high: Dur,
     pub aql_threshold: Dur,
+    /// The queues between the access point's qdisc and its driver: "fifo" (one FIFO per station,
+    /// fed up to `driver_limit`) or "fq_codel" (mac80211's per-station FQ-CoDel, `net::txq`).
+    pub txq: String,
+    /// The keys of mac80211's queues (`txq = "fq_codel"` only; `net::txq::TxqParams`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::net::txq::TxqParams>")]
+    pub txq_params: Option<serde_json::Value>,
 }
 
 impl Default for WifiSpec {
@@ -162,6 +169,8 @@ impl Default for WifiSpec {
             aql_limit_low: Dur(5 * MS),
             aql_limit_high: Dur(12 * MS),
             aql_threshold: Dur(24 * MS),
+            txq: "fifo".into(),
+            txq_params: None,
         }
     }
 }
@@ -276,6 +285,32 @@ impl WifiSpec {
         match Scheduler::parse(&self.scheduler).expect("validated: scheduler") {
             Scheduler::Fifo => None,
             Scheduler::Airtime => Some(Airtime::new(params, self.stations.len())),
+        }
+    }
+
+    /// The keys of mac80211's queues, read over their defaults (errors name the key).
+    pub fn txq_params(&self) -> Result<crate::net::txq::TxqParams, String> {
+        use crate::net::txq::TxqParams;
+        let table = self.txq_params.clone().unwrap_or_else(|| serde_json::json!({}));
+        let Some(keys) = table.as_object() else {
+            return Err(format!("{table} is not allowed; allowed: a table"));
+        };
+        let known = crate::params::keys::<TxqParams>();
+        if let Some(k) = keys.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(format!("{k}: unknown key; allowed: {}", known.join(", ")));
+        }
+        crate::params::read(&table, TxqParams::default(), &())
+    }
+
+    /// The access point's queues below its qdisc (none: the FIFOs, txq "fifo").
+    pub fn txq(&self, seed: u64) -> Option<crate::net::txq::Txq> {
+        use crate::net::txq::{Txq, TxqKind};
+        match TxqKind::parse(&self.txq).expect("validated: txq") {
+            TxqKind::Fifo => None,
+            TxqKind::FqCodel => {
+                let p = self.txq_params().expect("validated: txq_params");
+                Some(Txq::new(p, self.stations.len(), seed))
+            }
         }
     }
 

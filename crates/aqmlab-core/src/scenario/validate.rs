@@ -831,6 +831,25 @@ impl WifiSpec {
                 ),
             );
         }
+        let txqs = crate::net::txq::TxqKind::NAMES;
+        if !txqs.contains(&self.txq.as_str()) {
+            return err(
+                key("txq"),
+                format!("{:?} is not allowed; allowed: {}", self.txq, txqs.join(", ")),
+            );
+        }
+        if self.txq_params.is_some() && self.txq != "fq_codel" {
+            return err(
+                key("txq_params"),
+                format!(
+                    "is not allowed with txq = {:?}; allowed: only with txq = \"fq_codel\"",
+                    self.txq
+                ),
+            );
+        }
+        if let Err(e) = self.txq_params() {
+            return err(key("txq_params"), e);
+        }
         let us = crate::units::US;
         check_time(&key("airtime_quantum"), self.airtime_quantum.0, us, 100 * MS)?;
         for (k, v) in [
