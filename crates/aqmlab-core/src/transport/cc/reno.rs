@@ -5,9 +5,12 @@
 //! loss, ECE and RTO.
 
 use super::{
-    half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp,
+    half_flight, read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
+    CongestionKind, Hystart, HystartPp, NoParams,
 };
+use crate::params::Group;
 use crate::units::Time;
+use serde_json::Value;
 
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -79,6 +82,29 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
     }
 }
+
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (_, resolved) = read_params::<NoParams>(params)?;
+    Ok((Box::new(Reno::new(ctx.mss, ctx.hystart)), resolved))
+}
+
+/// Its registry entries: `reno` is another name of the same window law.
+pub static INFO: [CcInfo; 2] = [
+    CcInfo {
+        name: "newreno",
+        summary: "Reno's window law: slow start, +1 SMSS per window of data, half the flight on loss",
+        reference: "RFC 5681, RFC 3465, RFC 6582",
+        params: &[Group::of::<NoParams>()],
+        build,
+    },
+    CcInfo {
+        name: "reno",
+        summary: "newreno under another name",
+        reference: "RFC 5681, RFC 3465, RFC 6582",
+        params: &[Group::of::<NoParams>()],
+        build,
+    },
+];
 
 #[cfg(test)]
 mod tests {
