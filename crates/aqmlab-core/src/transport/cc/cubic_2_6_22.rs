@@ -31,12 +31,10 @@
 //! `law = "linux"` (3.14); this file holds what ns-2's agent adds around it.
 
 use super::bictcp::{Bictcp, Kernel, HZ};
-use super::{read_params, CcBuild, CcContext, CcInfo};
-use super::{AckSample, CcState, CongestionControl, CongestionKind, NoParams};
+use super::{without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind, NoParams};
 use crate::params::Group;
 use crate::record::rows::CcReport;
 use crate::units::{Time, MS};
-use serde_json::Value;
 
 /// The module's state ([`Bictcp`] at [`Kernel::V2_6_22`]) and the packet size.
 #[derive(Clone, Debug)]
@@ -131,17 +129,12 @@ impl CongestionControl for Cubic2622 {
     }
 }
 
-fn build(params: &Value, ctx: &CcContext) -> CcBuild {
-    let (_, resolved) = read_params::<NoParams>(params)?;
-    Ok((Box::new(Cubic2622::new(ctx.mss)), resolved))
-}
-
 pub static INFO: [CcInfo; 1] = [CcInfo {
     name: "cubic_2_6_22",
     summary: "CUBIC v2.1 as ns-2.35's TCP/Linux agent runs the Linux 2.6.22 module, in packets and jiffies",
     reference: "ns-2.35 tcp/linux/src/tcp_cubic.c, tcp/tcp-linux.cc",
     params: &[Group::of::<NoParams>()],
-    build,
+    build: |p, ctx| without_params(p, Box::new(Cubic2622::new(ctx.mss))),
 }];
 
 #[cfg(test)]

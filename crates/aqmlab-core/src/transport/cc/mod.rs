@@ -299,6 +299,13 @@ pub struct NoParams {}
 
 impl Params<()> for NoParams {}
 
+/// The constructor's result for a controller without parameters: `cc` with its resolved, empty,
+/// table (`table` must be JSON null or a table without keys; the registry's key check names any).
+pub fn without_params(table: &Value, cc: Box<dyn CongestionControl>) -> CcBuild {
+    let (NoParams {}, resolved) = read_params(table)?;
+    Ok((cc, resolved))
+}
+
 /// Reads a controller's parameters `T` from its `cc_params` table (JSON null or a table) over
 /// `T`'s defaults, then `T`'s checks (`Params::finish`); returns them with the resolved table.
 pub fn read_params<T: Params<()> + Default>(table: &Value) -> Result<(T, Value), String> {

@@ -5,12 +5,11 @@
 //! loss, ECE and RTO.
 
 use super::{
-    half_flight, read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
-    CongestionKind, Hystart, HystartPp, NoParams,
+    half_flight, slow_start, without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind,
+    Hystart, HystartPp, NoParams,
 };
 use crate::params::Group;
 use crate::units::Time;
-use serde_json::Value;
 
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -83,11 +82,6 @@ impl CongestionControl for Reno {
     }
 }
 
-fn build(params: &Value, ctx: &CcContext) -> CcBuild {
-    let (_, resolved) = read_params::<NoParams>(params)?;
-    Ok((Box::new(Reno::new(ctx.mss, ctx.hystart)), resolved))
-}
-
 /// Its registry entries: `reno` is another name of the same window law.
 pub static INFO: [CcInfo; 2] = [
     CcInfo {
@@ -95,14 +89,14 @@ pub static INFO: [CcInfo; 2] = [
         summary: "Reno's window law: slow start, +1 SMSS per window of data, half the flight on loss",
         reference: "RFC 5681, RFC 3465, RFC 6582",
         params: &[Group::of::<NoParams>()],
-        build,
+        build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
     },
     CcInfo {
         name: "reno",
         summary: "newreno under another name",
         reference: "RFC 5681, RFC 3465, RFC 6582",
         params: &[Group::of::<NoParams>()],
-        build,
+        build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
     },
 ];
 

@@ -29,8 +29,10 @@ mod aggregation;
 mod filter;
 mod long_term;
 
-use super::{read_params, CcBuild, CcContext, CcInfo};
-use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, NoParams, RateSample};
+use super::{
+    without_params, AckSample, CaState, CcInfo, CcState, CongestionControl, CongestionKind, NoParams,
+    RateSample,
+};
 use crate::params::Group;
 use crate::queue::util::mix64;
 use crate::record::rows::{CcPhase, CcReport};
@@ -38,7 +40,6 @@ use crate::units::{Time, MS, SEC, US};
 pub(crate) use aggregation::Aggregation;
 pub use filter::WindowedMax;
 use long_term::LongTerm;
-use serde_json::Value;
 
 /// Bandwidth fixed point: segments per microsecond << 24.
 pub(crate) const BW_SCALE: u32 = 24;
@@ -577,17 +578,12 @@ impl CongestionControl for Bbr {
     }
 }
 
-fn build(params: &Value, ctx: &CcContext) -> CcBuild {
-    let (_, resolved) = read_params::<NoParams>(params)?;
-    Ok((Box::new(Bbr::new(ctx.mss)), resolved))
-}
-
 pub static INFO: [CcInfo; 1] = [CcInfo {
     name: "bbr",
     summary: "BBR v1: paces at the measured bottleneck bandwidth, the window a multiple of its BDP",
     reference: "Cardwell et al., ACM Queue 14(5) 2016; Linux tcp_bbr.c",
     params: &[Group::of::<NoParams>()],
-    build,
+    build: |p, ctx| without_params(p, Box::new(Bbr::new(ctx.mss))),
 }];
 
 #[cfg(test)]

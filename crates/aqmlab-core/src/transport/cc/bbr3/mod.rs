@@ -34,14 +34,15 @@ use super::bbr::{
     DRAIN_GAIN, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, MIN_RTT_WIN, PACING_MARGIN_PERCENT,
     PROBE_RTT_MODE, TSO_MAX_BYTES,
 };
-use super::{read_params, CcBuild, CcContext, CcInfo};
-use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, NoParams, RateSample};
+use super::{
+    without_params, AckSample, CaState, CcInfo, CcState, CongestionControl, CongestionKind, NoParams,
+    RateSample,
+};
 use crate::params::Group;
 use crate::record::rows::{CcPhase, CcReport};
 use crate::units::{Time, MS, US};
 use model::Model;
 use probe_bw::{Phase, Probe};
-use serde_json::Value;
 
 /// bbr_startup_pacing_gain (4 ln 2 rounded up) and bbr_startup_cwnd_gain.
 pub const STARTUP_GAIN: u64 = BBR_UNIT * 277 / 100 + 1;
@@ -502,17 +503,12 @@ impl CongestionControl for Bbr3 {
     }
 }
 
-fn build(params: &Value, ctx: &CcContext) -> CcBuild {
-    let (_, resolved) = read_params::<NoParams>(params)?;
-    Ok((Box::new(Bbr3::new(ctx.mss)), resolved))
-}
-
 pub static INFO: [CcInfo; 1] = [CcInfo {
     name: "bbr3",
     summary: "BBR v3: v1's model with bounds from loss and ECN",
     reference: "google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
     params: &[Group::of::<NoParams>()],
-    build,
+    build: |p, ctx| without_params(p, Box::new(Bbr3::new(ctx.mss))),
 }];
 
 #[cfg(test)]
