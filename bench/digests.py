@@ -22,6 +22,12 @@ same. A change that adds columns to a table changes the first digest; ``--withou
 packets.seq,flows.dscp`` digests the tables without the named columns (a name absent from a table
 is ignored, so the old code's output is comparable), which checks that every other column is
 unchanged.
+
+``--cc cubic,reno,...`` (or ``--cc all``, every controller the core registers) adds, for each
+file with a TCP flow, one run per controller with every TCP flow of the file running it (its
+``cc_params`` left out, as they belong to the file's own controller), under the file's own
+disciplines: the check for a change to the controllers. ``--only rtt_fair,l4s`` keeps the
+named scenario files.
 """
 
 from __future__ import annotations
@@ -75,8 +81,9 @@ def summary_digests(tables: dict[str, pa.Table], meta: dict, warmups: list[float
     return " ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts)
 
 
-def variants(sc: dict, qdiscs: list[str]):
-    """(label, scenario) for the file's own disciplines and each of ``qdiscs`` on every hop."""
+def variants(sc: dict, qdiscs: list[str], ccs: list[str] = ()):
+    """(label, scenario) for the file's own disciplines, each of ``qdiscs`` on every hop, and
+    each of ``ccs`` on every TCP flow (files with one)."""
     yield "own", sc
     for q in qdiscs:
         v = copy.deepcopy(sc)
@@ -85,12 +92,30 @@ def variants(sc: dict, qdiscs: list[str]):
         for hop in hops:
             hop["qdisc"] = q
         yield q, v
+    if not any(f.get("kind") == "tcp" for f in sc.get("flows", [])):
+        return
+    for cc in ccs:
+        v = copy.deepcopy(sc)
+        for f in v["flows"]:
+            if f.get("kind") == "tcp":
+                f["cc"] = cc
+                f.pop("cc_params", None)
+        yield f"cc={cc}", v
+
+
+def all_ccs() -> list[str]:
+    """Every controller the core registers (the schema's `cc` values)."""
+    from aqmlab import _core
+
+    return json.loads(_core.schema())["$defs"]["FlowSpec"]["properties"]["cc"]["enum"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", default="8s", help="each run's length (default 8s)")
     ap.add_argument("--qdisc", default=QDISCS, help=f"disciplines put on every hop (default {QDISCS})")
+    ap.add_argument("--cc", default="", help="controllers put on every TCP flow (or `all`; default none)")
+    ap.add_argument("--only", default="", help="scenario names to run (default every file)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--without", default="", help="TABLE.COLUMN,... left out of the digest (added columns)")
     ap.add_argument(
@@ -100,17 +125,27 @@ def main() -> None:
     args = ap.parse_args()
     warmups = [float(w) for w in args.summaries.split(",") if w]
     qdiscs = [q for q in args.qdisc.split(",") if q]
+    ccs = all_ccs() if args.cc == "all" else [c for c in args.cc.split(",") if c]
+    only = {n for n in args.only.split(",") if n}
     without = tuple(c for c in args.without.split(",") if c)
     bad = [c for c in without if "." not in c]
     if bad:
         ap.error(f"--without: {bad[0]!r} is not TABLE.COLUMN")
     for path in scenario_files():
+        name = path.relative_to(SCENARIOS).with_suffix("").as_posix()
+        if only and name not in only:
+            continue
         base = scenario.load(path)
         base["duration"] = args.duration
         base.setdefault("record", {})["level"] = args.level
-        name = path.relative_to(SCENARIOS).with_suffix("").as_posix()
-        for label, sc in variants(base, qdiscs):
-            tables, meta = api.simulate(sc, args.seed)
+        for label, sc in variants(base, qdiscs, ccs):
+            try:
+                tables, meta = api.simulate(sc, args.seed)
+            except scenario.ScenarioError as e:
+                # a controller the file's flows cannot run (Prague under classic ECN): the
+                # message is compared instead
+                print(f"{name} {label} rejected: {e}")
+                continue
             sums = f" {summary_digests(tables, meta, warmups)}" if warmups else ""
             print(f"{name} {label} {digest(tables, meta, without)}{sums}")
             sys.stdout.flush()

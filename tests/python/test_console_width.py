@@ -78,6 +78,8 @@ COMMANDS = {
     "list qdiscs": ["list", "qdiscs"],
     "list cake": ["list", "qdiscs", "cake"],
     "list tcp": ["list", "tcp"],
+    "list ccs": ["list", "ccs"],
+    "list ledbat": ["list", "ccs", "ledbat"],
     "list metrics": ["list", "metrics"],
     "list scenarios": ["list", "scenarios"],
     "list experiments": ["list", "experiments"],

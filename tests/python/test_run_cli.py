@@ -222,6 +222,15 @@ def test_lists():
     assert "rto_tick=10ms" in res.output and "delack=100ms" in res.output, res.output
     # The controllers of the issue that brought L4S and BBR: each named where profiles are listed.
     assert all(cc in res.output for cc in ("dctcp", "prague", "bbr", "bbr3")), res.output
+    # The controllers with their cc_params: RFC 6817 2.4.2's TARGET of 100 ms is LEDBAT's default.
+    res = runner.invoke(app, ["list", "ccs"], terminal_width=300)
+    assert res.exit_code == 0 and all(cc in res.output for cc in ("newreno", "cubic", "tcp_lp", "bbr3")), (
+        res.output
+    )
+    res = runner.invoke(app, ["list", "ccs", "ledbat"], terminal_width=300)
+    assert res.exit_code == 0 and '"100ms"' in res.output and "RFC 6817" in res.output, res.output
+    assert "no cc_params" in runner.invoke(app, ["list", "ccs", "bbr"]).output
+    assert runner.invoke(app, ["list", "ccs", "vegas"]).exit_code == 2
     assert runner.invoke(app, ["--version"]).exit_code == 0
 
 

@@ -63,6 +63,10 @@ def with_change(path: str, value: object) -> dict:
         ("flows.0", {"kind": "webpage", "persistent": "yes"}),
         ("flows.0.kind", "quic"),
         ("flows.0.cc", "bbr9"),
+        ("flows.0", {"kind": "tcp", "cc": "ledbat", "cc_params": {"targte": "25ms"}}),
+        ("flows.0", {"kind": "tcp", "cc": "ledbat", "cc_params": {"slow_start": "yes"}}),
+        ("flows.0", {"kind": "tcp", "cc": "cubic", "cc_params": {"law": "bic"}}),
+        ("flows.0", {"kind": "tcp", "cc": "bbr", "cc_params": {"gain": 2}}),
         ("flows.0.profile", "windows"),
         ("flows.0.hystart", "maybe"),
         ("flows.0.dscp", 64),
@@ -130,6 +134,12 @@ def test_what_the_core_rejects_the_schema_rejects(path: str, value: object) -> N
         ("flows.0", {"kind": "webpage", "page": "small", "persistent": False}),
         ("flows.0", {"kind": "tcp", "rtt_spread": "10ms", "rate_halving": True, "profile": "ns2_linux"}),
         ("flows.0", {"kind": "tcp", "cc": "ledbat", "cc_params": {"target": "25ms"}}),
+        (
+            "flows.0",
+            {"kind": "tcp", "cc": "tcp_lp", "cc_params": {"clock": "exact", "uptime_range": ["1s", "2s"]}},
+        ),
+        ("flows.0", {"kind": "tcp", "cc": "cubic", "cc_params": {"law": "linux_4"}}),
+        ("flows.0", {"kind": "tcp", "cc": "bbr", "cc_params": {}}),
     ],
 )
 def test_what_the_core_accepts_the_schema_accepts(path: str, value: object) -> None:

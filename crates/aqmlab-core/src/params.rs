@@ -4,7 +4,10 @@
 //! check lists), its field types the values (parsed here, and typed in `aqmlab schema`), its doc
 //! comments the help of `aqmlab list` and of the schema, its presets the defaults, and the
 //! struct written back is the resolved table. A discipline's table is one or more groups (e.g.
-//! PIE's keys and the `limit` of the queue it controls); `queue::QdiscInfo::params` lists them.
+//! PIE's keys and the `limit` of the queue it controls; `queue::QdiscInfo::params` lists them),
+//! a congestion controller's `cc_params` table one (`transport::cc::CcInfo::params`): the
+//! unknown-key check ([`check_keys`]), the help ([`group_docs`]) and the schema properties
+//! ([`group_properties`]) of both come from the groups here.
 //! Errors name the key, the value and what is allowed, in one form for every table.
 
 use crate::units::{fmt_time, Time};
@@ -49,6 +52,53 @@ impl Group {
             })
             .collect()
     }
+}
+
+/// Every key of `groups` (one table's groups, in order).
+pub fn group_keys(groups: &[Group]) -> Vec<&'static str> {
+    groups.iter().flat_map(|g| (g.keys)().iter().copied()).collect()
+}
+
+/// Every key of `groups` with its help, in order (what `aqmlab list` prints).
+pub fn group_docs(groups: &[Group]) -> Vec<ParamDoc> {
+    groups.iter().flat_map(|g| g.docs()).collect()
+}
+
+/// The schema properties of `groups` (each key's value type and help, from its struct), for
+/// a table's schema in `aqmlab schema`.
+pub fn group_properties(groups: &[Group], g: &mut SchemaGenerator) -> serde_json::Map<String, Value> {
+    let mut props = serde_json::Map::new();
+    for group in groups {
+        if let Some(Value::Object(m)) = (group.schema)(g).get("properties") {
+            props.extend(m.clone());
+        }
+    }
+    props
+}
+
+/// Rejects a key of `table` that `groups` do not declare, naming it, `owner` (the discipline
+/// or controller whose table it is) and every key that is allowed, with the closest as a
+/// suggestion. The list is the groups' (what `aqmlab list` prints), so the accepted keys are
+/// declared once.
+pub fn check_keys(table: &Value, owner: &str, groups: &[Group]) -> Result<(), String> {
+    let Value::Object(m) = table else {
+        return Ok(());
+    };
+    let names = group_keys(groups);
+    for k in m.keys() {
+        if !names.contains(&k.as_str()) {
+            let hint = closest(k, &names).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
+            let allowed = if names.is_empty() {
+                format!("none ({owner} takes no parameters)")
+            } else {
+                names.join(", ")
+            };
+            return Err(format!(
+                "{k}: unknown parameter of {owner}{hint}; allowed: {allowed}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A group of keys with defaults: the struct is the resolved table. `C` is what the defaults may

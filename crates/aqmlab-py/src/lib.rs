@@ -2,11 +2,14 @@
 //! as JSON and get Arrow record batches back (zero-copy through the Arrow C data interface via
 //! pyo3-arrow), plus the run's metadata as JSON. Table columns follow docs/tables.md.
 
-use aqmlab_core::queue::{registry, DropReason, Qdisc};
+use aqmlab_core::queue::registry;
+use aqmlab_core::queue::{DropReason, Qdisc};
 use aqmlab_core::record::tables::{tables_markdown, Data, Recorded};
 use aqmlab_core::record::Nullable;
 use aqmlab_core::scenario::{self, build};
 use aqmlab_core::sim::World;
+use aqmlab_core::transport::cc::registry as cc_registry;
+use aqmlab_core::transport::cc::{CcContext, Hystart};
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt64Type, UInt8Type};
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray, UInt16Array,
@@ -395,14 +398,33 @@ fn qdiscs() -> String {
         mtu: 1500,
         limit: None,
     };
-    let list: Vec<serde_json::Value> = registry()
+    let list: Vec<serde_json::Value> = registry::all()
         .iter()
         .map(|i| {
-            let built = (i.build)(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0));
+            let built = i.build(&json!({}), &link, aqmlab_core::rng::Rng::from_seed(0));
             let flow_queues = built.as_ref().is_ok_and(|(q, _)| q.flow_queues());
             let defaults = built.map(|(_, v)| v).unwrap_or_else(|e| json!({ "error": e }));
             json!({"name": i.name, "summary": i.summary, "reference": i.reference, "params": i.docs(),
                    "defaults_at_10mbps": defaults, "flow_queues": flow_queues})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("serialisable")
+}
+
+/// The registered congestion controllers with their `cc_params` keys and defaults, as JSON.
+#[pyfunction]
+fn ccs() -> String {
+    let ctx = CcContext {
+        mss: 1448,
+        hystart: Hystart::Off,
+    };
+    let list: Vec<serde_json::Value> = cc_registry::all()
+        .iter()
+        .map(|c| {
+            let defaults = cc_registry::cc_params(c.name, &json!({}), &ctx)
+                .map_or_else(|e| json!({ "error": e }), |v| v);
+            json!({"name": c.name, "summary": c.summary, "reference": c.reference, "params": c.docs(),
+                   "defaults": defaults})
         })
         .collect();
     serde_json::to_string(&list).expect("serialisable")
@@ -482,6 +504,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(ccs, m)?)?;
     m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
     m.add_function(wrap_pyfunction!(table_layout, m)?)?;
     m.add_function(wrap_pyfunction!(tables_doc, m)?)?;

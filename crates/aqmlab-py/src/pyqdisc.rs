@@ -15,7 +15,8 @@
 //! `_core.run` as `aqmlab.pyqdisc.QdiscError` with the user's traceback.
 
 use aqmlab_core::packet::{Dir, Ecn, PktId};
-use aqmlab_core::queue::{DropReason, ExternalQdiscs, LinkInfo, Qdisc, QueueCtx, QueueEvent};
+use aqmlab_core::queue::registry::ExternalQdiscs;
+use aqmlab_core::queue::{DropReason, LinkInfo, Qdisc, QueueCtx, QueueEvent};
 use aqmlab_core::units::{Limit, Time};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -1,4 +1,4 @@
-"""`aqmlab list`: the disciplines, TCP profiles, metrics and built-in scenarios, each a table
+"""`aqmlab list`: the disciplines, congestion controllers, TCP profiles, metrics and built-in scenarios, each a table
 read from the core's or the catalogue's declarations (``register`` adds the group to the app; the
 experiments are listed by sweeps.py)."""
 
@@ -50,6 +50,39 @@ def list_qdiscs(
     out.print(t)
 
 
+def list_ccs(
+    name: Annotated[str | None, typer.Argument(help="show one controller's `cc_params` in detail")] = None,
+) -> None:
+    """Congestion controllers (the flow key `cc`) with their `cc_params`, defaults and reference."""
+    from aqmlab import _core
+
+    infos = json.loads(_core.ccs())
+    if name:
+        info = next((i for i in infos if i["name"] == name), None)
+        if info is None:
+            fail(f"unknown congestion controller {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
+        out.print(
+            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
+        )
+        if not info["params"]:
+            out.print("no cc_params")
+            return
+        t = FitTable(title="cc_params")
+        for c in ("name", "default", "meaning"):
+            t.add_column(c, overflow="fold")
+        for p in info["params"]:
+            t.add_row(esc(p["name"]), esc(json.dumps(info["defaults"].get(p["name"]))), esc(p["help"]))
+        out.print(t)
+        return
+    t = FitTable(title="congestion controllers (the flow key `cc`, docs/transports.md 3)")
+    for c in ["name", "summary", "cc_params (defaults)", "reference"]:
+        t.add_column(c, overflow="fold")
+    for i in infos:
+        params = ", ".join(f"{k}={json.dumps(v)}" for k, v in i["defaults"].items()) or "-"
+        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
+    out.print(t)
+
+
 def list_tcp() -> None:
     """TCP profiles (the flow key `profile`) and the flow keys each one fills in."""
     from aqmlab import _core
@@ -59,8 +92,8 @@ def list_tcp() -> None:
         t.add_column(c, overflow="fold")
     for p in json.loads(_core.tcp_profiles()):
         t.add_row(p["name"], p["about"], ", ".join(f"{k}={v}" for k, v in p["keys"].items()))
-    cc = json.loads(_core.schema())["$defs"]["FlowSpec"]["properties"]["cc"]["enum"]
-    t.caption = f"congestion controllers (the flow key `cc`, docs/transports.md): {', '.join(cc)}"
+    cc = [c["name"] for c in json.loads(_core.ccs())]
+    t.caption = f"congestion controllers (the flow key `cc`, `aqmlab list ccs`): {', '.join(cc)}"
     out.print(t)
 
 
@@ -95,6 +128,7 @@ def register(app: typer.Typer) -> typer.Typer:
     list_app = typer.Typer(help="List qdiscs, built-in scenarios or experiments.", no_args_is_help=True)
     app.add_typer(list_app, name="list")
     list_app.command("qdiscs")(list_qdiscs)
+    list_app.command("ccs")(list_ccs)
     list_app.command("tcp")(list_tcp)
     list_app.command("metrics")(list_metrics)
     list_app.command("scenarios")(list_scenarios)

@@ -15,7 +15,8 @@
 //! drop or mark is counted, how a transmission's end is awaited, where a packet goes next).
 
 use crate::packet::{Dir, Ecn, PacketPool, PktId};
-use crate::queue::{AnyQdisc, DropReason, Qdisc, QueueCtx, QueueEvent};
+use crate::queue::registry::AnyQdisc;
+use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
 use crate::record::rows::LinkStats;
 use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::rng::Rng;

@@ -11,7 +11,7 @@
 //!   queue-length trigger for increases is not implemented.
 
 use super::util::{merge, Buffer, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -132,7 +132,7 @@ impl Params<LinkInfo> for BlueParams {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> Built<Blue> {
     let buffer = read(params, Buffer::default(), link)?;
     let p = read(params, DEFAULTS, link)?;
     let q = Blue {
@@ -148,10 +148,10 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
         early: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::Blue(q), merge(written(&buffer), written(&p))))
+    Ok((q, merge(written(&buffer), written(&p))))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Blue>; 1] = [QdiscInfo {
     name: "blue",
     summary: "BLUE: marking probability raised on overflow, lowered on idle link",
     reference: "Feng, Kandlur, Saha & Shin, IEEE/ACM ToN 2002",
@@ -172,10 +172,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(4)).unwrap().0 {
-            AnyQdisc::Blue(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(4)).unwrap().0
     }
 
     #[test]

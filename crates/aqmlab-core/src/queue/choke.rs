@@ -10,7 +10,7 @@
 //! pick that lands on a hole is retried up to 3 times, then the head is used.
 
 use super::red::{ByteMode, Preset, RedConfig, RedCounts, RedParams, RedVars};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{read, written, Group};
 use crate::rng::Rng;
@@ -121,7 +121,7 @@ impl Qdisc for Choke {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> Built<Choke> {
     let mut cfg = read(params, RedConfig::default(), link)?;
     if cfg.bytes.is_some_and(ByteMode::counts_bytes) {
         return Err("bytes: choke counts its queue in packets".into());
@@ -138,10 +138,10 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
         matched: 0,
         counts: RedCounts::default(),
     };
-    Ok((AnyQdisc::Choke(q), written(&cfg)))
+    Ok((q, written(&cfg)))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Choke>; 1] = [QdiscInfo {
     name: "choke",
     summary: "CHOKe: RED plus dropping an arrival together with a random queued packet of the same flow",
     reference: "Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke",
@@ -193,20 +193,15 @@ mod tests {
     fn choke_throttles_unresponsive_flow() {
         // Arrival share of the heavy flow: 2 / 2.5 = 80 %.
         let params = json!({"min_th": 5, "max_th": 30});
-        let AnyQdisc::Choke(mut c) = build(&params, &link(), Rng::from_seed(2)).unwrap().0 else {
-            panic!()
-        };
+        let mut c = build(&params, &link(), Rng::from_seed(2)).unwrap().0;
         let choke = heavy_share(&mut c);
-        let AnyQdisc::Red(mut r) = (red::INFO[0].build)(
+        let mut r = (red::INFO[0].build)(
             &json!({"min_th": 5, "max_th": 30, "max_p": 0.02, "w_q": 0.002, "gentle": false, "wait": false}),
             &link(),
             Rng::from_seed(2),
         )
         .unwrap()
-        .0
-        else {
-            panic!()
-        };
+        .0;
         let red = heavy_share(&mut r);
         assert!(red > 0.75, "red {red}");
         assert!(choke < 0.6, "choke {choke}");
@@ -215,12 +210,9 @@ mod tests {
 
     #[test]
     fn below_min_th_admits_and_holes_are_skipped() {
-        let AnyQdisc::Choke(mut c) = build(&json!({"min_th": 5, "max_th": 15}), &link(), Rng::from_seed(2))
+        let mut c = build(&json!({"min_th": 5, "max_th": 15}), &link(), Rng::from_seed(2))
             .unwrap()
-            .0
-        else {
-            panic!()
-        };
+            .0;
         let mut h = Harness::new();
         let a = h.enqueue(&mut c, 1, 1000, Ecn::NotEct, 0);
         let b = h.enqueue(&mut c, 2, 1000, Ecn::NotEct, 0);

@@ -20,7 +20,7 @@
 //! sfq_codel through the [`CodelSource`] trait (the source decides which backlog the MTU guard sees).
 
 use super::util::{merge, Buffer, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -599,14 +599,14 @@ impl Qdisc for Codel {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> Built<Codel> {
     let buffer = read(params, Buffer::default(), link)?;
     let p = read(params, CodelParams::variant(Variant::Rfc, link.mtu), link)?;
     let resolved = merge(written(&buffer), written(&p));
-    Ok((AnyQdisc::Codel(Codel::new(p, buffer.limit())), resolved))
+    Ok((Codel::new(p, buffer.limit()), resolved))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Codel>; 1] = [QdiscInfo {
     name: "codel",
     summary: "Controlled Delay AQM: head drop when the minimum sojourn stays above target for an interval",
     reference: "RFC 8289; Linux sch_codel/codel_impl.h; ns-2 codel.cc",
@@ -879,11 +879,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        let (AnyQdisc::Codel(mut q), res) =
-            build(&serde_json::json!({"ecn": true}), &link, Rng::from_seed(1)).unwrap()
-        else {
-            panic!()
-        };
+        let (mut q, res) = build(&serde_json::json!({"ecn": true}), &link, Rng::from_seed(1)).unwrap();
         assert_eq!(res["limit"], "1000p");
         assert_eq!(res["variant"], "rfc");
         let mut h = Harness::new();
@@ -900,10 +896,7 @@ mod tests {
         assert!(!h.marks.is_empty());
         assert!(h.drops.iter().all(|&(_, r)| r == DropReason::Overlimit));
         // Without ECN the same traffic sees head drops.
-        let (AnyQdisc::Codel(mut q), _) = build(&serde_json::json!({}), &link, Rng::from_seed(1)).unwrap()
-        else {
-            panic!()
-        };
+        let (mut q, _) = build(&serde_json::json!({}), &link, Rng::from_seed(1)).unwrap();
         let mut h = Harness::new();
         for k in 0..2000u64 {
             h.enqueue(&mut q, 0, 1500, Ecn::NotEct, k * pkt / 2);
@@ -929,13 +922,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("target"), "{e}");
-        let nope = crate::queue::build(
-            "codel",
-            &serde_json::json!({"nope": 1}),
-            &link,
-            Rng::from_seed(1),
-            "q",
-        );
+        let nope = INFO[0].checked(&serde_json::json!({"nope": 1}), &link, Rng::from_seed(1));
         assert!(nope.is_err());
     }
 
@@ -984,30 +971,26 @@ mod tests {
             limit: None,
         };
         let sel = serde_json::json!({"threshold": "1ms", "selector": 1, "mask": 1});
-        let (_, r) = crate::queue::build(
-            "fq_codel",
-            &serde_json::json!({ "ce_threshold": sel }),
-            &link,
-            Rng::from_seed(1),
-            "q",
-        )
-        .unwrap();
+        let (_, r) = INFO[0]
+            .checked(
+                &serde_json::json!({ "ce_threshold": sel }),
+                &link,
+                Rng::from_seed(1),
+            )
+            .unwrap();
         assert_eq!(r["ce_threshold"], sel);
-        let (_, r) = crate::queue::build(
-            "fq_codel",
-            &serde_json::json!({"ce_threshold": "1ms"}),
-            &link,
-            Rng::from_seed(1),
-            "q",
-        )
-        .unwrap();
+        let (_, r) = INFO[0]
+            .checked(
+                &serde_json::json!({"ce_threshold": "1ms"}),
+                &link,
+                Rng::from_seed(1),
+            )
+            .unwrap();
         assert_eq!(r["ce_threshold"], "1ms");
         let bad = serde_json::json!({"ce_threshold": {"threshold": "1ms", "selector": 3, "mask": 1}});
-        let e = crate::queue::build("fq_codel", &bad, &link, Rng::from_seed(1), "q")
-            .err()
-            .unwrap();
+        let e = INFO[0].checked(&bad, &link, Rng::from_seed(1)).err().unwrap();
         assert!(
-            e.starts_with("q.ce_threshold: ") && e.contains("outside mask"),
+            e.starts_with("ce_threshold: ") && e.contains("outside mask"),
             "{e}"
         );
     }

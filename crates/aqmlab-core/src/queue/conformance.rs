@@ -2,6 +2,7 @@
 //! packet/byte conservation under random traffic with timers, no packet both dropped and sent,
 //! and determinism (same seed, same decisions).
 
+use super::registry::{all, AnyQdisc};
 use super::testutil::Harness;
 use super::*;
 use crate::packet::Ecn;
@@ -95,20 +96,22 @@ fn drive(q: &mut AnyQdisc, seed: u64, secs: u64) -> Vec<(u8, PktId)> {
 
 #[test]
 fn every_discipline_builds_conserves_and_is_deterministic() {
-    for info in registry() {
-        let (mut a, res) = (info.build)(&json!({}), &link(), Rng::from_seed(1))
+    for info in all() {
+        let (mut a, res) = info
+            .build(&json!({}), &link(), Rng::from_seed(1))
             .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         assert!(res.is_object(), "{}", info.name);
         // The resolved table builds the same discipline again.
-        let (mut b, res2) =
-            (info.build)(&res, &link(), Rng::from_seed(1)).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        let (mut b, res2) = info
+            .build(&res, &link(), Rng::from_seed(1))
+            .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         assert_eq!(res, res2, "{}", info.name);
         let ta = drive(&mut a, 7, 12);
         let tb = drive(&mut b, 7, 12);
         assert_eq!(ta, tb, "{} is not deterministic", info.name);
         // unknown keys are rejected by the registry's key check (`check_keys`, from the declared keys)
         assert!(
-            super::build(
+            super::registry::build(
                 info.name,
                 &json!({"no_such_key": 1}),
                 &link(),
@@ -129,7 +132,7 @@ fn every_discipline_builds_conserves_and_is_deterministic() {
 
 #[test]
 fn registry_names_are_unique_and_complete() {
-    let names: Vec<_> = registry().iter().map(|i| i.name).collect();
+    let names: Vec<_> = all().iter().map(|i| i.name).collect();
     for n in [
         "codel",
         "fq_codel",

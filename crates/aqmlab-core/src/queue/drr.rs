@@ -24,7 +24,7 @@
 //! (10) queues, where flows may collide; aqmlab's classes stay exact.
 
 use super::util::{merge, over_limit, Buffer, DepthIndex};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, read, written, Group, Params};
 use crate::rng::Rng;
@@ -255,7 +255,7 @@ impl Params<LinkInfo> for DrrParams {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> Built<Drr> {
     let buffer = read(params, Buffer::default(), link)?;
     let defaults = DrrParams {
         variant: DrrVariant::Paper,
@@ -278,10 +278,10 @@ fn build(params: &Value, link: &LinkInfo, _rng: Rng) -> BuildResult {
         packets: 0,
         bytes: 0,
     };
-    Ok((AnyQdisc::Drr(q), merge(written(&buffer), written(&p))))
+    Ok((q, merge(written(&buffer), written(&p))))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Drr>; 1] = [QdiscInfo {
     name: "drr",
     summary: "Deficit Round Robin over exact per-flow queues with per-flow quanta (longest-queue drop)",
     reference: "Shreedhar & Varghese, SIGCOMM 1995",
@@ -302,10 +302,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(1)).unwrap().0 {
-            AnyQdisc::Drr(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(1)).unwrap().0
     }
 
     /// Two always-backlogged flows with the given packet sizes; returns bytes sent per flow and

@@ -59,7 +59,7 @@
 
 use super::qprot::{Qprot, QprotParams};
 use super::util::{merge, over_limit, resolve_limit, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::{Ecn, PktId};
 use crate::params::{check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -612,7 +612,7 @@ impl Params<LinkInfo> for QprotParams {
     }
 }
 
-fn build_with(params: &Value, link: &LinkInfo, rng: Rng, cfg: Config, qp: QprotParams) -> BuildResult {
+fn build_with(params: &Value, link: &LinkInfo, rng: Rng, cfg: Config, qp: QprotParams) -> Built<DualPi2> {
     let cfg = read(params, cfg, link)?;
     let qp = read(params, qp, link)?;
     // RFC 9957 scores a flow by the native AQM's probability at enqueue: only the ramp has one.
@@ -624,14 +624,14 @@ fn build_with(params: &Value, link: &LinkInfo, rng: Rng, cfg: Config, qp: QprotP
         );
     }
     let resolved = merge(written(&cfg), written(&qp));
-    Ok((AnyQdisc::DualPi2(DualPi2::new(cfg, qp, link, rng)), resolved))
+    Ok((DualPi2::new(cfg, qp, link, rng), resolved))
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> Built<DualPi2> {
     build_with(params, link, rng, Config::default(), QprotParams::default())
 }
 
-fn build_lld(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+fn build_lld(params: &Value, link: &LinkInfo, rng: Rng) -> Built<DualPi2> {
     let qp = QprotParams {
         qprot: true,
         ..QprotParams::default()
@@ -639,7 +639,7 @@ fn build_lld(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
     build_with(params, link, rng, Config::lld(), qp)
 }
 
-pub static INFO: [QdiscInfo; 2] = [
+pub static INFO: [QdiscInfo<DualPi2>; 2] = [
     QdiscInfo {
         name: "dualpi2",
         summary: "coupled dual-queue AQM for L4S: PI2 on the larger queue delay, L queue marked with k p', C queue with p'^2, step marking in the L queue",
@@ -668,10 +668,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(3)).unwrap().0 {
-            AnyQdisc::DualPi2(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(3)).unwrap().0
     }
 
     #[test]
@@ -703,10 +700,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build_lld(&json!({}), &link, Rng::from_seed(3)).unwrap().0 {
-            AnyQdisc::DualPi2(q) => q,
-            _ => unreachable!(),
-        }
+        build_lld(&json!({}), &link, Rng::from_seed(3)).unwrap().0
     }
 
     /// MULPI's ramp thresholds by hand: RANGE = 2^19 ns = 524288 ns, FLOOR = 2 x 2000 B x 8 at

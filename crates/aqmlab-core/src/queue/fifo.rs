@@ -8,7 +8,7 @@
 //! most limit - 1 packets wait where Linux lets the limit's worth wait.
 
 use super::util::PacketQueue;
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
@@ -97,7 +97,7 @@ impl Qdisc for Fifo {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Built<Fifo> {
     let mut cfg = read(params, Config::default(), link)?;
     // The direction's generic `limit` converts between packets and bytes at the MTU (so that
     // `--set topology.down.qdisc=bfifo` works on a path given "1000p"); a limit in the qdisc's
@@ -135,10 +135,10 @@ fn build(params: &Value, link: &LinkInfo, bytes: bool, head_drop: bool) -> Build
         ns2_limit,
         ..Fifo::new(limit, head_drop)
     };
-    Ok((AnyQdisc::Fifo(fifo), written(&cfg)))
+    Ok((fifo, written(&cfg)))
 }
 
-pub static INFO: [QdiscInfo; 3] = [
+pub static INFO: [QdiscInfo<Fifo>; 3] = [
     QdiscInfo {
         name: "pfifo",
         summary: "FIFO with a packet limit; tail drop",

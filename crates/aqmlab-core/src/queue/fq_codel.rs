@@ -1,7 +1,7 @@
 //! FQ-CoDel (RFC 8290 with the Linux sch_fq_codel details; docs/disciplines.md 5) and
 //! `fq_nocodel` (the same scheduler with CoDel disabled: a registry entry of this file, not a copy).
 //!
-//! * Scheduler: [`super::fq::FqSched`] (new/old lists, Linux deficits, multiply-shift bucket of a
+//! * Scheduler: [`super::fq_sched::FqSched`] (new/old lists, Linux deficits, multiply-shift bucket of a
 //!   seeded hash). Quantum defaults to the link MTU (1500 IP bytes where Linux uses 1514).
 //! * Per-flow CoDel: [`super::codel::CodelVars`], variant `linux` by default (strict first-above
 //!   test, Newton step, RFC count recall); the MTU guard sees the qdisc-wide backlog, as Linux
@@ -15,9 +15,9 @@
 //!   ([`MEMORY_OVERHEAD`], roughly sk_buff + skb_shared_info), a stated approximation.
 
 use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
-use super::fq::{FqSched, FqSettings};
+use super::fq_sched::{FqSched, FqSettings};
 use super::util::merge;
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_range, read, written, Group, Params};
 use crate::rng::Rng;
@@ -161,7 +161,7 @@ struct GuardScope {
 
 impl Params<LinkInfo> for GuardScope {}
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> Built<FqCodel> {
     let fs = read(params, FqSettings::defaults(link), link)?;
     let overflow = read(params, Overflow { drop_batch: 64 }, link)?;
     let scope = read(
@@ -203,10 +203,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng, codel_on: bool) -> Build
         fat_batches: 0,
         fat_drops: 0,
     };
-    Ok((AnyQdisc::FqCodel(q), res))
+    Ok((q, res))
 }
 
-pub static INFO: [QdiscInfo; 2] = [
+pub static INFO: [QdiscInfo<FqCodel>; 2] = [
     QdiscInfo {
         name: "fq_codel",
         summary: "flow queueing (DRR over hashed flows, sparse-flow priority) with CoDel per flow",
@@ -242,10 +242,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(3), codel).unwrap().0 {
-            AnyQdisc::FqCodel(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(3), codel).unwrap().0
     }
 
     /// Two flow ids (scenario flows, direction Down) that land in different buckets.
@@ -294,14 +291,8 @@ mod tests {
         .unwrap();
         assert_eq!(r["ecn"], false);
         // fq_nocodel declares no CoDel key
-        let e = crate::queue::build(
-            "fq_nocodel",
-            &json!({"target": "5ms"}),
-            &link,
-            Rng::from_seed(3),
-            "q",
-        );
-        assert!(e.is_err_and(|e| e.starts_with("q.target: unknown parameter of fq_nocodel")));
+        let e = INFO[1].checked(&json!({"target": "5ms"}), &link, Rng::from_seed(3));
+        assert!(e.is_err_and(|e| e.starts_with("target: unknown parameter of fq_nocodel")));
         assert!(build(&json!({"flows": 0}), &link, Rng::from_seed(3), true).is_err());
     }
 

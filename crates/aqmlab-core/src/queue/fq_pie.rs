@@ -1,4 +1,4 @@
-//! FQ-PIE (Linux sch_fq_pie, docs/disciplines.md 8): the fq_codel scheduler ([`super::fq::FqSched`])
+//! FQ-PIE (Linux sch_fq_pie, docs/disciplines.md 8): the fq_codel scheduler ([`super::fq_sched::FqSched`])
 //! with one PIE controller ([`super::pie::PieVars`], `linux` profile by default) per flow.
 //!
 //! * Drops happen at enqueue only: the arrival is dropped when the total packet limit is reached
@@ -10,11 +10,11 @@
 //! * ECN off by default; ECT packets are marked instead of dropped while the flow's drop_prob <=
 //!   mark_ecnth (Linux ecn_prob, 10 %).
 
-use super::fq::{FqSched, FqSettings};
 use super::fq_codel::MEMORY_OVERHEAD;
+use super::fq_sched::{FqSched, FqSettings};
 use super::pie::{PieParams, PieVars, Profile};
 use super::util::merge;
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{read, written, Group};
 use crate::rng::Rng;
@@ -116,7 +116,7 @@ impl Qdisc for FqPie {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Built<FqPie> {
     let fs = read(params, FqSettings::defaults(link), link)?;
     let p = read(params, PieParams::profile(Profile::Linux, link.mtu), link)?;
     let seed = rng.next_u64();
@@ -133,10 +133,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         early_drops: 0,
         marks: 0,
     };
-    Ok((AnyQdisc::FqPie(q), merge(written(&fs), written(&p))))
+    Ok((q, merge(written(&fs), written(&p))))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<FqPie>; 1] = [QdiscInfo {
     name: "fq_pie",
     summary: "flow queueing (fq_codel scheduler) with a PIE controller per flow",
     reference: "Linux sch_fq_pie (2020); RFC 8033",
@@ -158,10 +158,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(5)).unwrap().0 {
-            AnyQdisc::FqPie(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(5)).unwrap().0
     }
 
     #[test]

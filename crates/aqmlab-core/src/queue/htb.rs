@@ -19,7 +19,7 @@
 //! default mtu of 1600: cells of 8 bytes, `cell_align` -1), i.e. the time of the length
 //! rounded up to 8 bytes; tc computes the table in floating point, here it is exact.
 
-use super::{AnyQdisc, Qdisc, QueueCtx};
+use super::{Qdisc, QueueCtx};
 use crate::packet::PktId;
 use crate::units::Time;
 
@@ -77,9 +77,9 @@ impl Bucket {
     }
 }
 
-/// The class and its leaf qdisc.
-pub struct Htb {
-    leaf: AnyQdisc,
+/// The class and its leaf qdisc (the registry's `AnyQdisc` on a hop).
+pub struct Htb<L> {
+    leaf: L,
     rate: Bucket,
     ceil: Bucket,
     /// Time of the last charge, ticks (`cl->t_c`).
@@ -88,10 +88,10 @@ pub struct Htb {
     wake: Option<i64>,
 }
 
-impl Htb {
+impl<L: Qdisc> Htb<L> {
     /// A class at `rate_bps` with `burst` and `cburst` bytes (ceil = rate) over `leaf`,
     /// created at time 0.
-    pub fn new(leaf: AnyQdisc, rate_bps: u64, burst: u64, cburst: u64) -> Htb {
+    pub fn new(leaf: L, rate_bps: u64, burst: u64, cburst: u64) -> Htb<L> {
         Htb {
             leaf,
             rate: Bucket::new(rate_bps, burst),
@@ -140,7 +140,7 @@ fn tick_of(now: Time) -> i64 {
     (now / TICK_NS) as i64
 }
 
-impl Qdisc for Htb {
+impl<L: Qdisc> Qdisc for Htb<L> {
     fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
         self.leaf.enqueue(id, ctx, now);
     }
@@ -208,14 +208,14 @@ mod tests {
 
     const IP: u32 = 1500;
 
-    fn fifo() -> AnyQdisc {
-        AnyQdisc::Fifo(Fifo::new(Limit::Packets(1000), false))
+    fn fifo() -> Fifo {
+        Fifo::new(Limit::Packets(1000), false)
     }
 
     /// A hop whose serialiser runs at `line_bps` under `q`: the times (ns) at which the
     /// packets queued at time 0 start to leave, up to `end`. The serialiser takes the next
     /// packet when idle; when HTB holds back, it waits for HTB's timer.
-    fn departures(q: &mut Htb, h: &mut Harness, line_bps: u64, end: Time) -> Vec<Time> {
+    fn departures<L: Qdisc>(q: &mut Htb<L>, h: &mut Harness, line_bps: u64, end: Time) -> Vec<Time> {
         let mut t = 0;
         let mut out = Vec::new();
         while t < end {
@@ -311,16 +311,13 @@ mod tests {
         // the second: a wait until 23.04 ms). Meanwhile the third stays in the leaf (no
         // dequeue, so no drop decision) and leaves when the class may send again.
         let mut h = Harness::new();
-        let codel = crate::queue::build(
-            "codel",
+        let codel = (crate::queue::codel::INFO[0].build)(
             &serde_json::json!({}),
             &link(),
             crate::rng::Rng::from_seed(1),
-            "q",
         )
         .expect("codel builds")
         .0;
-        assert!(matches!(codel, AnyQdisc::Codel(_)));
         let mut q = Htb::new(codel, 500_000, 1600, 1600);
         let ids: Vec<PktId> = (0..3).map(|_| h.enqueue(&mut q, 0, IP, Ecn::NotEct, 0)).collect();
         assert_eq!(h.dequeue(&mut q, 0), Some(ids[0]));

@@ -1,13 +1,16 @@
 //! Queue disciplines: the common sans-I/O trait, the context through which a discipline drops and
-//! marks packets, and the registry that turns a scenario's `qdisc` entry into a discipline.
+//! marks packets, and the types every discipline's file shares (its registry entry
+//! [`QdiscInfo`], the link it is built for). `registry.rs` lists the disciplines and turns a
+//! scenario's `qdisc` entry into one.
 //!
 //! A discipline never reads a clock or schedules anything: every call receives `now`, drops and
 //! marks go through [`QueueCtx`] (so counters and records are kept in one place, by the link), and
 //! a discipline that needs a periodic timer reports its next deadline via [`Qdisc::next_timer`].
-//! Each discipline lives in its own file (like Linux net/sched); this file only lists them.
+//! Each discipline lives in its own file (like Linux net/sched), which uses this file and never
+//! the registry, so the registry's use of every file makes no circle.
 
 use crate::packet::{Ecn, PacketPool, PktId};
-use crate::params::{closest, Group, ParamDoc};
+use crate::params::{self, Group};
 use crate::rng::Rng;
 use crate::units::{Limit, Time};
 use serde_json::Value;
@@ -21,14 +24,15 @@ mod conformance;
 pub mod drr;
 pub mod dualpi2;
 pub mod fifo;
-pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod fq_sched;
 pub mod htb;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod qprot;
 pub mod red;
+pub mod registry;
 pub mod sch_fq;
 pub mod sfq;
 pub mod sfq_codel;
@@ -253,202 +257,34 @@ pub struct LinkInfo {
     pub limit: Option<Limit>,
 }
 
-/// A built discipline and its resolved parameters, or an error naming the key.
-pub type BuildResult = Result<(AnyQdisc, Value), String>;
+/// What a discipline's constructor returns: the discipline with its resolved parameters
+/// (defaults written out), or an error naming the key.
+pub type Built<Q> = Result<(Q, Value), String>;
 
-/// A registry entry: how to build a discipline from its scenario parameters.
-pub struct QdiscInfo {
+/// A registry entry of a discipline of type `Q` (a file's `INFO`; `registry.rs` lists them): how
+/// to build it from its scenario parameters.
+pub struct QdiscInfo<Q: 'static> {
     pub name: &'static str,
     pub summary: &'static str,
     pub reference: &'static str,
     /// Its keys: one or more typed structs (see [`crate::params`]).
     pub params: &'static [Group],
     /// Builds the discipline and returns it with its resolved parameters (defaults written out).
-    pub build: fn(&Value, &LinkInfo, Rng) -> BuildResult,
+    pub build: fn(&Value, &LinkInfo, Rng) -> Built<Q>,
 }
 
-impl QdiscInfo {
-    /// Every key the discipline's table accepts.
-    pub fn keys(&self) -> Vec<&'static str> {
-        self.params
-            .iter()
-            .flat_map(|g| (g.keys)().iter().copied())
-            .collect()
+impl<Q> QdiscInfo<Q> {
+    /// Rejects a key the discipline does not declare (naming it and every key it accepts, as
+    /// [`params::check_keys`] words it), then builds it.
+    pub fn checked(&self, table: &Value, link: &LinkInfo, rng: Rng) -> Built<Q> {
+        params::check_keys(table, self.name, self.params)?;
+        (self.build)(table, link, rng)
     }
-
-    /// Every key with its help, in the order `aqmlab list qdiscs NAME` prints them.
-    pub fn docs(&self) -> Vec<ParamDoc> {
-        self.params.iter().flat_map(|g| g.docs()).collect()
-    }
-}
-
-/// Rejects a key of `params` that `info` does not declare, listing every key it accepts. The
-/// list is `info.keys()` (the table `aqmlab list qdiscs NAME` prints), so the accepted keys are
-/// declared once.
-pub fn check_keys(params: &Value, info: &QdiscInfo) -> Result<(), String> {
-    let Value::Object(m) = params else {
-        return Ok(());
-    };
-    let names = info.keys();
-    for k in m.keys() {
-        if !names.contains(&k.as_str()) {
-            let hint = closest(k, &names).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
-            return Err(format!(
-                "{k}: unknown parameter of {}{hint}; allowed: {}",
-                info.name,
-                names.join(", ")
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Declares the closed set of disciplines from one list, one line per discipline type:
-/// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
-/// reference, parameter groups, constructor). From the list come the enum for static dispatch on
-/// the hot path (plus `Htb`, a hop's shaper over its qdisc, and `External`, a discipline built
-/// outside the core) and the registry, in list
-/// order. Adding a discipline = one file + its `pub mod` + one line in the list; the engine is
-/// untouched.
-macro_rules! qdiscs {
-    ($($variant:ident => $file:ident :: $ty:ident),* $(,)?) => {
-        /// Any discipline, dispatched statically.
-        pub enum AnyQdisc { $($variant($file::$ty),)* Htb(Box<htb::Htb>), External(Box<dyn Qdisc>) }
-
-        /// Calls `$call` on the discipline inside `$q`, whichever variant it is.
-        macro_rules! each {
-            ($q:expr, $d:ident => $call:expr) => {
-                match $q {
-                    $(AnyQdisc::$variant($d) => $call,)*
-                    AnyQdisc::Htb($d) => $call,
-                    AnyQdisc::External($d) => $call,
-                }
-            };
-        }
-
-        /// Every list entry's registry entries (a file may register several names).
-        static ENTRIES: &[&[QdiscInfo]] = &[$(&$file::INFO),*];
-    };
-}
-
-qdiscs! {
-    Fifo => fifo::Fifo,
-    Codel => codel::Codel,
-    FqCodel => fq_codel::FqCodel,
-    Pie => pie::Pie,
-    FqPie => fq_pie::FqPie,
-    Red => red::Red,
-    Choke => choke::Choke,
-    Blue => blue::Blue,
-    Sfq => sfq::Sfq,
-    Drr => drr::Drr,
-    SfqCodel => sfq_codel::SfqCodel,
-    PfifoFast => pfifo_fast::PfifoFast,
-    DualPi2 => dualpi2::DualPi2,
-    Cake => cake::Cake,
-    SchFq => sch_fq::SchFq,
-}
-
-impl Qdisc for AnyQdisc {
-    #[inline]
-    fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx, now: Time) {
-        each!(self, q => q.enqueue(id, ctx, now))
-    }
-    #[inline]
-    fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        each!(self, q => q.dequeue(ctx, now))
-    }
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        each!(self, q => q.backlog_bytes())
-    }
-    #[inline]
-    fn backlog_packets(&self) -> u64 {
-        each!(self, q => q.backlog_packets())
-    }
-    #[inline]
-    fn next_timer(&self) -> Option<Time> {
-        each!(self, q => q.next_timer())
-    }
-    fn on_timer(&mut self, ctx: &mut QueueCtx, now: Time) {
-        each!(self, q => q.on_timer(ctx, now))
-    }
-    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
-        each!(self, q => q.diagnostics())
-    }
-    fn flow_queues(&self) -> bool {
-        each!(self, q => q.flow_queues())
-    }
-    fn paces_departures(&self) -> bool {
-        each!(self, q => q.paces_departures())
-    }
-    fn shaped_rate(&self) -> Option<u64> {
-        each!(self, q => q.shaped_rate())
-    }
-    fn subqueues(&self) -> &'static [u8] {
-        each!(self, q => q.subqueues())
-    }
-}
-
-/// Builds the disciplines implemented outside the core, dispatched dynamically through
-/// [`AnyQdisc::External`] (crates/aqmlab-py: a discipline written as a Python class). The built-in
-/// disciplines keep their static dispatch; the core stays free of any foreign runtime.
-pub trait ExternalQdiscs {
-    /// Whether `kind` is one of its kinds (the registry's names take precedence).
-    fn provides(&self, kind: &str) -> bool;
-    /// Builds `kind` with `params` for the hop at `key`; returns it with its resolved parameters.
-    fn build(
-        &self,
-        kind: &str,
-        params: &Value,
-        link: &LinkInfo,
-        key: &str,
-    ) -> Result<(Box<dyn Qdisc>, Value), String>;
-}
-
-/// Every registered discipline, in the order `aqmlab list qdiscs` prints them (the list's).
-pub fn registry() -> Vec<&'static QdiscInfo> {
-    ENTRIES.iter().flat_map(|e| e.iter()).collect()
-}
-
-pub fn lookup(name: &str) -> Option<&'static QdiscInfo> {
-    registry().into_iter().find(|i| i.name == name)
 }
 
 /// Prefix of a build error about a key of the hop the discipline serves (its `rate` or `limit`,
-/// see [`LinkInfo`]) rather than one of the discipline's own: [`build`] names it under the hop.
+/// see [`LinkInfo`]) rather than one of the discipline's own: `registry::build` names it under the hop.
 pub const LINK_KEY: &str = "@link.";
-
-/// Builds the discipline `kind` with `params` (a JSON object without `kind`). `key` is where the
-/// qdisc sits in the scenario (e.g. "topology.down.qdisc"); errors name it and the parameter.
-pub fn build(kind: &str, params: &Value, link: &LinkInfo, rng: Rng, key: &str) -> BuildResult {
-    build_with(kind, params, link, rng, key, None)
-}
-
-/// [`build`], with `ext` building the kinds the registry does not hold.
-pub fn build_with(
-    kind: &str,
-    params: &Value,
-    link: &LinkInfo,
-    rng: Rng,
-    key: &str,
-    ext: Option<&dyn ExternalQdiscs>,
-) -> BuildResult {
-    if let Some(ext) = ext.filter(|e| lookup(kind).is_none() && e.provides(kind)) {
-        let (q, resolved) = ext.build(kind, params, link, key)?;
-        return Ok((AnyQdisc::External(q), resolved));
-    }
-    let info = lookup(kind).ok_or_else(|| {
-        let names: Vec<&str> = registry().iter().map(|i| i.name).collect();
-        format!("{key}: unknown qdisc {kind:?}; allowed: {}", names.join(", "))
-    })?;
-    check_keys(params, info).map_err(|e| format!("{key}.{e}"))?;
-    (info.build)(params, link, rng).map_err(|e| match e.strip_prefix(LINK_KEY) {
-        // a key of the hop itself (its rate, its limit), which the user typed next to `qdisc`
-        Some(rest) => format!("{}.{rest}", key.strip_suffix(".qdisc").unwrap_or(key)),
-        None => format!("{key}.{e}"),
-    })
-}
 
 /// What Linux's enqueue of a locally sent packet returns to its socket (net/core/dev.c
 /// dev_queue_xmit, include/linux/netdevice.h NET_XMIT_*).
@@ -489,7 +325,6 @@ pub fn local_verdict(events: &[QueueEvent], pool: &PacketPool, id: PktId) -> Loc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn local_verdicts_follow_linux_3_2s_return_codes() {
@@ -528,175 +363,6 @@ mod tests {
             LocalVerdict::Queued
         );
         assert_eq!(v(&[QueueEvent::Mark(id)]), LocalVerdict::Queued);
-    }
-
-    fn link() -> LinkInfo {
-        LinkInfo {
-            rate_bps: 10_000_000,
-            mtu: 1500,
-            limit: None,
-        }
-    }
-
-    fn err(kind: &str, params: Value, link: &LinkInfo) -> String {
-        match build(kind, &params, link, Rng::from_seed(1), "topology.down.qdisc") {
-            Ok(_) => panic!("{kind} {params} was accepted"),
-            Err(e) => e,
-        }
-    }
-
-    #[test]
-    fn unknown_keys_list_every_key_the_discipline_accepts() {
-        // a typo among the shared CoDel / PIE keys used to list only the discipline's own keys
-        // ("unknown field `targte`, expected `limit`")
-        let cases: [(&str, &[&str]); 4] = [
-            (
-                "codel",
-                &["limit", "target", "interval", "variant", "ecn", "ce_threshold"],
-            ),
-            (
-                "pie",
-                &["limit", "target", "t_update", "alpha", "beta", "profile"],
-            ),
-            (
-                "fq_codel",
-                &[
-                    "flows",
-                    "quantum",
-                    "limit",
-                    "memory_limit",
-                    "target",
-                    "interval",
-                    "ecn",
-                ],
-            ),
-            ("fq_pie", &["flows", "target", "alpha"]),
-        ];
-        for (kind, keys) in cases {
-            let e = err(kind, json!({"targte": "5ms"}), &link());
-            assert!(e.starts_with("topology.down.qdisc.targte: "), "{e}");
-            assert!(e.contains("did you mean `target`"), "{e}");
-            let allowed = e.split("allowed: ").nth(1).expect(&e);
-            let listed: Vec<&str> = allowed.split(", ").collect();
-            for k in keys {
-                assert!(listed.contains(k), "{kind}: {k} missing from {e}");
-            }
-            assert!(!e.contains('\n'), "{e}");
-        }
-    }
-
-    #[test]
-    fn every_declared_key_is_parsed_and_every_resolved_key_declared() {
-        // the key list of `aqmlab list qdiscs` is the one the unknown-key check uses: each listed
-        // key must reach the discipline's parser, and the resolved table (what `validate` prints)
-        // must only hold listed keys, so that it can be fed back in
-        let mut problems = Vec::new();
-        for info in registry() {
-            let (_, res) = build(info.name, &json!({}), &link(), Rng::from_seed(1), "q")
-                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
-            for k in res.as_object().unwrap().keys() {
-                if !info.keys().contains(&k.as_str()) {
-                    problems.push(format!("{}: resolved key {k} is not declared", info.name));
-                }
-            }
-            // and the resolved table writes every declared key out (every default stored)
-            for k in info.keys() {
-                if res.get(k).is_none() {
-                    problems.push(format!("{}: declared key {k} is not resolved", info.name));
-                }
-            }
-            for d in info.docs() {
-                if d.help.is_empty() {
-                    problems.push(format!("{}: key {} has no help", info.name, d.name));
-                }
-            }
-            if let Err(e) = build(info.name, &res, &link(), Rng::from_seed(1), "q") {
-                problems.push(format!("{}: its resolved table is rejected: {e}", info.name));
-            }
-            for k in info.keys() {
-                // a table is the wrong type for every key: the parser must say so
-                let e = err(info.name, json!({ k: {"x": [1]} }), &link());
-                if e.contains("unknown parameter") || e.contains("unknown field") {
-                    problems.push(format!("{}: declared key {k} is not parsed: {e}", info.name));
-                }
-            }
-        }
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
-    }
-
-    #[test]
-    fn wrong_types_say_what_was_given_and_what_is_allowed() {
-        // was "invalid type: integer `5`, expected string or map"
-        let e = err("codel", json!({"recall": 5}), &link());
-        assert_eq!(
-            e,
-            "topology.down.qdisc.recall: 5 is not allowed; allowed: rfc, linux35, ns2, sfqcodel"
-        );
-        let e = err("pie", json!({"profile": true}), &link());
-        assert!(
-            e.starts_with("topology.down.qdisc.profile: true is not allowed; allowed: rfc8033, "),
-            "{e}"
-        );
-        let e = err("codel", json!({"ecn": 1}), &link());
-        assert_eq!(e, "topology.down.qdisc.ecn: 1 is not allowed; allowed: a boolean");
-        let e = err("codel", json!({"recall": "bogus"}), &link());
-        assert_eq!(
-            e,
-            "topology.down.qdisc.recall: \"bogus\" is not allowed; allowed: rfc, linux35, ns2, sfqcodel"
-        );
-    }
-
-    #[test]
-    fn ranges_are_printed_in_units() {
-        let e = err("codel", json!({"target": "20s"}), &link());
-        assert_eq!(
-            e,
-            "topology.down.qdisc.target: 20s is out of range; allowed 1ns to 10s"
-        );
-        let e = err("pie", json!({"t_update": "11s"}), &link());
-        assert!(e.ends_with("11s is out of range; allowed 1ns to 10s"), "{e}");
-        let e = err("codel", json!({"mtu": "70000B"}), &link());
-        assert!(e.ends_with("70000B is out of range; allowed 0B to 65536B"), "{e}");
-        let e = err("codel", json!({"target": "200ms", "interval": "100ms"}), &link());
-        assert!(e.contains("target: 200ms") && e.contains("100ms"), "{e}");
-    }
-
-    #[test]
-    fn errors_from_the_hops_own_keys_name_them() {
-        // the hop's `limit = "0p"` was reported as topology.down.qdisc.limit
-        let l = LinkInfo {
-            limit: Some(Limit::Packets(0)),
-            ..link()
-        };
-        for kind in ["pfifo", "codel", "red", "pie"] {
-            let e = err(kind, json!({}), &l);
-            assert_eq!(
-                e, "topology.down.limit: 0p is not allowed; allowed: at least 1p",
-                "{kind}"
-            );
-        }
-        let e = err("codel", json!({"limit": "0p"}), &link());
-        assert!(e.starts_with("topology.down.qdisc.limit: 0p"), "{e}");
-        // an extreme rate was reported as RED's derived min_th
-        let fast = LinkInfo {
-            rate_bps: 10_000_000_000_000_000,
-            ..link()
-        };
-        let e = err("red", json!({}), &fast);
-        assert!(
-            e.starts_with("topology.down.rate: 10000000Gbps is not allowed"),
-            "{e}"
-        );
-        assert!(e.contains("allowed: a rate up to"), "{e}");
-        let e = err(
-            "red",
-            json!({"target_delay": "100s"}),
-            &LinkInfo {
-                rate_bps: 1_000_000_000_000,
-                ..link()
-            },
-        );
-        assert!(e.starts_with("topology.down.qdisc.target_delay: 100s"), "{e}");
     }
 }
 

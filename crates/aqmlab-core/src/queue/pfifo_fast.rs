@@ -13,7 +13,7 @@
 //! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
@@ -80,7 +80,7 @@ impl Qdisc for PfifoFast {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo) -> Built<PfifoFast> {
     let mut cfg = read(params, Config::default(), link)?;
     let limit = match super::util::resolve_limit(cfg.limit, link)? {
         Limit::Packets(p) => p,
@@ -101,10 +101,10 @@ fn build(params: &Value, link: &LinkInfo) -> BuildResult {
         limit,
         bytes: 0,
     };
-    Ok((AnyQdisc::PfifoFast(q), written(&cfg)))
+    Ok((q, written(&cfg)))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<PfifoFast>; 1] = [QdiscInfo {
     name: "pfifo_fast",
     summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
     reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
@@ -136,9 +136,7 @@ mod tests {
             limit: Some(Limit::Packets(3)),
         };
         let (q, _) = build(&serde_json::json!({}), &link).unwrap();
-        let AnyQdisc::PfifoFast(mut q) = q else {
-            unreachable!()
-        };
+        let mut q = q;
         let mut h = Harness::new();
         h.dscp = 34; // band 2
         let bulk = h.enqueue(&mut q, 0, 1000, Ecn::NotEct, 0);

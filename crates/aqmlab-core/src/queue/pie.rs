@@ -50,7 +50,7 @@
 //! controller, also used per flow by fq_pie.
 
 use super::util::{merge, Buffer, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -779,14 +779,14 @@ pub fn new_pie(mut params: PieParams, limit: Limit, rng: Rng) -> Pie {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, rng: Rng) -> Built<Pie> {
     let buffer = read(params, Buffer::default(), link)?;
     let p = read(params, PieParams::profile(Profile::Rfc8033, link.mtu), link)?;
     let resolved = merge(written(&buffer), written(&p));
-    Ok((AnyQdisc::Pie(new_pie(p, buffer.limit(), rng)), resolved))
+    Ok((new_pie(p, buffer.limit(), rng), resolved))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Pie>; 1] = [QdiscInfo {
     name: "pie",
     summary: "Proportional Integral controller Enhanced: random early drop driven by queueing delay",
     reference: "RFC 8033; Linux sch_pie (current and 3.14); Pan et al. HPSR 2013",
@@ -811,10 +811,7 @@ mod tests {
     }
 
     fn make(p: Value, rate: u64) -> Pie {
-        match build(&p, &link(rate), Rng::from_seed(9)).unwrap().0 {
-            AnyQdisc::Pie(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link(rate), Rng::from_seed(9)).unwrap().0
     }
 
     fn rfc() -> PieParams {

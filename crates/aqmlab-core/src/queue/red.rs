@@ -39,7 +39,7 @@
 //!   (The values transients2014 used; not checked against the AINA 2012 paper's own text.)
 
 use super::util::{merge, resolve_limit, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -627,7 +627,7 @@ impl RedConfig {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> Built<Red> {
     let mut cfg = read(params, RedConfig::default(), link)?;
     let hred = read(params, HredConfig { aggressive: false }, link)?;
     let (p, limit) = cfg.resolve(preset, link, hred.aggressive)?;
@@ -663,10 +663,10 @@ fn build(params: &Value, link: &LinkInfo, rng: Rng, preset: Preset) -> BuildResu
         adaptive,
         counts: RedCounts::default(),
     };
-    Ok((AnyQdisc::Red(q), resolved))
+    Ok((q, resolved))
 }
 
-pub static INFO: [QdiscInfo; 3] = [
+pub static INFO: [QdiscInfo<Red>; 3] = [
     QdiscInfo {
         name: "red",
         summary:
@@ -720,7 +720,7 @@ mod tests {
     /// A discipline of `preset` built from `params` on [`link`].
     fn built(params: Value, preset: Preset) -> Red {
         match build(&params, &link(), Rng::from_seed(1), preset) {
-            Ok((AnyQdisc::Red(q), _)) => q,
+            Ok((q, _)) => q,
             _ => panic!("a RED discipline"),
         }
     }
@@ -830,14 +830,8 @@ mod tests {
         assert!((r["w_q"].as_f64().unwrap() - (1.0 - (-12_000.0 / 100e6f64).exp())).abs() < 1e-15);
         assert_eq!(r["adapt_form"], "linux");
         // only hred declares `aggressive`: the registry's key check rejects it for red
-        let e = crate::queue::build(
-            "red",
-            &json!({"aggressive": true}),
-            &link(),
-            Rng::from_seed(1),
-            "q",
-        );
-        assert!(e.is_err_and(|e| e.starts_with("q.aggressive: unknown parameter of red")));
+        let e = INFO[0].checked(&json!({"aggressive": true}), &link(), Rng::from_seed(1));
+        assert!(e.is_err_and(|e| e.starts_with("aggressive: unknown parameter of red")));
         assert!(build(&json!({"w_q": "bogus"}), &link(), Rng::from_seed(1), Preset::Red).is_err());
         assert!(build(
             &json!({"min_th": 10, "max_th": 5}),

@@ -36,9 +36,9 @@
 
 use super::cake::shaper::Bandwidth;
 use super::codel::{ce_threshold, CeThreshold, CeThresholdSchema};
-use super::fq::packets;
+use super::fq_sched::packets;
 use super::util::{flow_hash, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -447,13 +447,13 @@ fn time_to_send(ctx: &QueueCtx, id: PktId) -> Time {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Built<SchFq> {
     let p = read(params, FqParams::defaults(link), link)?;
     let q = SchFq::new(&p, rng.next_u64());
-    Ok((AnyQdisc::SchFq(q), written(&p)))
+    Ok((q, written(&p)))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<SchFq>; 1] = [QdiscInfo {
     name: "fq",
     summary: "fair queueing per flow with pacing: new/old flow lists with credit, per-flow maxrate",
     reference: "Linux sch_fq.c (6.6)",

@@ -23,9 +23,9 @@
 //! `left < buckets` and `used > maxqueue / buckets`, or `left <= 0`. `SFQ::deque` serves one packet
 //! per active bucket in turn (no byte quantum). One slot per bucket (`flows` = the buckets).
 
-use super::fq::packets;
+use super::fq_sched::packets;
 use super::util::{flow_hash, DepthIndex};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -329,7 +329,7 @@ impl Params<LinkInfo> for SfqParams {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Built<Sfq> {
     let defaults = SfqParams {
         variant: SfqVariant::Linux,
         maxqueue: NS2_MAXQUEUE,
@@ -373,10 +373,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         bytes: 0,
         rehash_drops: 0,
     };
-    Ok((AnyQdisc::Sfq(q), written(&p)))
+    Ok((q, written(&p)))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Sfq>; 1] = [QdiscInfo {
     name: "sfq",
     summary: "Stochastic Fairness Queueing: hashed flow slots served round robin by bytes, longest-slot drop",
     reference: "McKenney 1990; Linux sch_sfq",
@@ -397,10 +397,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(8)).unwrap().0 {
-            AnyQdisc::Sfq(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(8)).unwrap().0
     }
 
     fn flows_in_distinct_buckets(q: &Sfq, n: usize) -> Vec<u32> {

@@ -10,7 +10,7 @@
 //!   the 2012 ns-2 queue/sfqcodel.cc (`sfqCoDelQueue::dodeque`) and the same code in the tree
 //!   transients2014 cites (github.com/dtaht/ns2 queue/fqcodel.cc, `fqCoDelQueue::dodeque`).
 //! * Hash: our seeded flow hash (ns-2 uses an unperturbed Jenkins hash of the addresses/ports).
-//! * Scheduler: [`super::fq::FqSched`]. `schedule = "circle"`: ns-2's one circular schedule
+//! * Scheduler: [`super::fq_sched::FqSched`]. `schedule = "circle"`: ns-2's one circular schedule
 //!   (`sfqCoDelQueue::enque`, `deque`): a newly active bin is put after the other new bins and
 //!   ahead of the continuing ones, except after the circle's last bin when the scan reaches it
 //!   (a bin joining one served bin waits behind it); one packet per visit; an emptied bin stays
@@ -29,9 +29,9 @@
 
 use super::codel::CodelSource;
 use super::codel::{CodelParams, CodelStats, CodelVars, Variant};
-use super::fq::{packets, FlowSrc, FqSched};
+use super::fq_sched::{packets, FlowSrc, FqSched};
 use super::util::merge;
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, read, written, Group, Params};
 use crate::rng::Rng;
@@ -217,7 +217,7 @@ impl Params<LinkInfo> for Bins {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Built<SfqCodel> {
     let defaults = Bins {
         bins: 1024,
         quantum: 0,
@@ -253,10 +253,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         circle: cfg.schedule == Schedule::Circle,
         clear_off_schedule: cfg.off_schedule == OffSchedule::Clear,
     };
-    Ok((AnyQdisc::SfqCodel(q), merge(written(&cfg), written(&p))))
+    Ok((q, merge(written(&cfg), written(&p))))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<SfqCodel>; 1] = [QdiscInfo {
     name: "sfq_codel",
     summary: "ns-2 sfqCoDel: hashed bins served round robin with CoDel per bin",
     reference: "Nichols & Jacobson, ns-2 sfqcodel.cc",
@@ -278,10 +278,7 @@ mod tests {
             mtu: 1500,
             limit: None,
         };
-        match build(&p, &link, Rng::from_seed(6)).unwrap().0 {
-            AnyQdisc::SfqCodel(q) => q,
-            _ => unreachable!(),
-        }
+        build(&p, &link, Rng::from_seed(6)).unwrap().0
     }
 
     fn distinct(q: &SfqCodel, n: usize) -> Vec<u32> {

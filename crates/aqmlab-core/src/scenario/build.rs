@@ -23,7 +23,8 @@ use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
 use crate::net::{DelaySteps, Delivery, Link, Tfifo};
 use crate::packet::Dir;
-use crate::queue::{self, htb, ExternalQdiscs, LinkInfo, Qdisc, SUBQUEUES};
+use crate::queue::registry::{self, AnyQdisc, ExternalQdiscs};
+use crate::queue::{htb, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
@@ -125,7 +126,7 @@ fn build_link(
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
-    let (leaf, resolved) = queue::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
+    let (leaf, resolved) = registry::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
     let (qdisc, shaper_line) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
     // a DOCSIS upstream's grants leave at its channel's rate (validated: no shaper with it)
     let line_rate = spec
@@ -202,12 +203,7 @@ fn tfifo(spec: &super::LinkSpec, stream: &str, seed: u64) -> Option<Tfifo> {
 /// The hop's qdisc under its shaper, and the rate its serialiser then runs at: with
 /// `shaper = "htb"`, HTB's class at the hop's rate over the qdisc (bursts tc's defaults unless
 /// given), sending at the hosts' NIC rate (validated finite).
-fn shaped(
-    leaf: queue::AnyQdisc,
-    spec: &super::LinkSpec,
-    rate: u64,
-    nic: Option<u64>,
-) -> (queue::AnyQdisc, Option<u64>) {
+fn shaped(leaf: AnyQdisc, spec: &super::LinkSpec, rate: u64, nic: Option<u64>) -> (AnyQdisc, Option<u64>) {
     match spec.shaper {
         None | Some(super::Shaper::None) => (leaf, None),
         Some(super::Shaper::Htb) => {
@@ -218,7 +214,7 @@ fn shaped(
                 .htb_cburst
                 .map_or_else(|| htb::tc_default_burst(rate), |b| b.0);
             let htb = htb::Htb::new(leaf, rate, burst, cburst);
-            (queue::AnyQdisc::Htb(Box::new(htb)), nic)
+            (AnyQdisc::Htb(Box::new(htb)), nic)
         }
     }
 }

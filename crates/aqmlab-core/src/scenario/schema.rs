@@ -5,7 +5,7 @@
 //! times, ...) describe themselves below from the tables their parsers use; the flow kinds' keys
 //! come from `FlowKind::keys`, the qdiscs and their parameters (value types and help) from the qdisc
 //! registry's typed parameter structs (`crate::params`), the
-//! controllers from `CC_NAMES`, the TCP profiles from `PROFILES` and the web pages from `PAGES`.
+//! controllers and their `cc_params` from the controller registry's (`transport::cc::registry`), the TCP profiles from `PROFILES` and the web pages from `PAGES`.
 //!
 //! What the schema cannot say (a value's range that depends on other keys, a route's hop names)
 //! stays with `aqmlab validate`.
@@ -14,8 +14,9 @@ use super::flow::common_keys;
 use super::{DelaySpec, Dscp, FlowKind, FlowSpec, QdiscSpec, RateSpec, Scenario, StartSpec, TraceSpec};
 use crate::app::webpage::PAGES;
 use crate::packet::EcnMode;
-use crate::queue::registry;
-use crate::transport::cc::{Hystart, CC_NAMES};
+use crate::params::group_properties;
+use crate::queue::registry as qdiscs;
+use crate::transport::cc::{registry as ccs, Hystart};
 use crate::transport::tcp::{DelAck, Rwnd, TsoSegs, PROFILES};
 use crate::units::{Dur, Rate, Size};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -82,7 +83,7 @@ impl JsonSchema for QdiscSpec {
         "Qdisc".into()
     }
     fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        let qdiscs = registry();
+        let qdiscs = qdiscs::all();
         let names: Vec<&str> = qdiscs.iter().map(|q| q.name).collect();
         let tables: Vec<Value> = qdiscs
             .iter()
@@ -90,12 +91,7 @@ impl JsonSchema for QdiscSpec {
                 let mut props = serde_json::Map::new();
                 props.insert("kind".into(), json!({"const": q.name}));
                 // each key's value type and help from its struct
-                for group in q.params {
-                    let schema = (group.schema)(g);
-                    if let Some(Value::Object(m)) = schema.get("properties") {
-                        props.extend(m.clone());
-                    }
-                }
+                props.extend(group_properties(q.params, g));
                 json!({"type": "object", "description": q.summary, "properties": props,
                        "required": ["kind"], "additionalProperties": false})
             })
@@ -211,6 +207,18 @@ pub fn scenario_schema() -> Value {
     // The kinds' keys: each group's struct gives its keys' value types and help.
     let mut kind_props = serde_json::Map::new();
     let mut g = SchemaGenerator::default();
+    // Each controller's `cc_params` keys (value types and help) from its struct, applied when
+    // the entry names the controller.
+    let cc_tables: Vec<Value> = ccs::all()
+        .iter()
+        .map(|c| {
+            let table = json!({"type": ["object", "null"], "description": c.summary,
+                               "properties": group_properties(c.params, &mut g),
+                               "additionalProperties": false});
+            json!({"if": {"properties": {"cc": {"const": c.name}}, "required": ["cc"]},
+                   "then": {"properties": {"cc_params": table}}})
+        })
+        .collect();
     for kind in FlowKind::ALL {
         for group in kind.groups() {
             if let Some(Value::Object(m)) = (group.schema)(&mut g).get("properties") {
@@ -233,7 +241,8 @@ pub fn scenario_schema() -> Value {
     let kinds: Vec<&str> = FlowKind::ALL.iter().map(|k| k.name()).collect();
     flow["properties"]["kind"] =
         json!({"enum": kinds, "description": "the flow's kind; it decides the other keys"});
-    flow["properties"]["cc"] = json!({"enum": CC_NAMES, "description": "congestion control"});
+    flow["properties"]["cc"] =
+        json!({"enum": ccs::names(), "description": "congestion control (`aqmlab list ccs`)"});
     let profiles: Vec<&str> = PROFILES.iter().map(|p| p.name()).collect();
     flow["properties"]["profile"] =
         json!({"enum": profiles, "description": "TCP profile (`aqmlab list tcp`)"});
@@ -249,7 +258,7 @@ pub fn scenario_schema() -> Value {
             json!({"if": {"properties": {"kind": {"const": kind.name()}}}, "then": {"propertyNames": {"enum": keys}}})
         })
         .collect();
-    flow["allOf"] = Value::Array(per_kind);
+    flow["allOf"] = Value::Array(per_kind.into_iter().chain(cc_tables).collect());
     root
 }
 

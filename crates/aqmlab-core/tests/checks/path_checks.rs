@@ -328,7 +328,7 @@ fn a_flows_hops_must_exist_and_be_consecutive() {
 /// Wraps the built-in pfifo as an external kind `counted`, counting how often it is built.
 struct Counted(std::cell::Cell<usize>);
 
-impl aqmlab_core::queue::ExternalQdiscs for Counted {
+impl aqmlab_core::queue::registry::ExternalQdiscs for Counted {
     fn provides(&self, kind: &str) -> bool {
         kind == "counted"
     }
@@ -341,7 +341,7 @@ impl aqmlab_core::queue::ExternalQdiscs for Counted {
     ) -> Result<(Box<dyn aqmlab_core::queue::Qdisc>, Value), String> {
         self.0.set(self.0.get() + 1);
         let rng = aqmlab_core::rng::Rng::from_seed(0);
-        let (q, resolved) = aqmlab_core::queue::build("pfifo", params, link, rng, key)?;
+        let (q, resolved) = aqmlab_core::queue::registry::build("pfifo", params, link, rng, key)?;
         Ok((Box::new(q), resolved))
     }
 }

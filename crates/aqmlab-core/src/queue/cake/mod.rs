@@ -32,10 +32,10 @@ pub mod overflow;
 pub mod shaper;
 pub mod tins;
 
-use super::fq::packets;
 use super::fq_codel::MEMORY_OVERHEAD;
+use super::fq_sched::packets;
 use super::util::{flow_hash, PacketQueue};
-use super::{AnyQdisc, BuildResult, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
 use crate::packet::{Dir, PktId};
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -636,7 +636,7 @@ impl Qdisc for Cake {
     }
 }
 
-fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
+fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> Built<Cake> {
     let p = read(params, CakeParams::defaults(link), link)?;
     let rate = p.bytes_per_s();
     let tins = p
@@ -675,10 +675,10 @@ fn build(params: &Value, link: &LinkInfo, mut rng: Rng) -> BuildResult {
         marks: 0,
         overflow_drops: 0,
     };
-    Ok((AnyQdisc::Cake(q), written(&p)))
+    Ok((q, written(&p)))
 }
 
-pub static INFO: [QdiscInfo; 1] = [QdiscInfo {
+pub static INFO: [QdiscInfo<Cake>; 1] = [QdiscInfo {
     name: "cake",
     summary: "shaper, Diffserv tins, DRR++ with host isolation and COBALT (CoDel + BLUE) per flow",
     reference: "Linux sch_cake; Høiland-Jørgensen, Täht, Morton, \"Piece of CAKE\", LANCOMM 2018",

@@ -213,10 +213,7 @@ fn make(p: Value, rate_bps: u64) -> Cake {
         mtu: 1500,
         limit: None,
     };
-    match build(&p, &link, Rng::from_seed(7)).unwrap().0 {
-        AnyQdisc::Cake(q) => q,
-        _ => unreachable!(),
-    }
+    build(&p, &link, Rng::from_seed(7)).unwrap().0
 }
 
 /// Pushes one 1500 B ECT packet of `flow` between client host `host` and server `server`.
@@ -388,17 +385,18 @@ fn bad_keys_name_the_key_and_what_is_allowed() {
         limit: None,
     };
     let e = |p: Value| {
-        crate::queue::build("cake", &p, &link, Rng::from_seed(1), "q")
+        INFO[0]
+            .checked(&p, &link, Rng::from_seed(1))
             .err()
             .expect("rejected")
     };
-    assert!(e(json!({"bandwidth": "0bps"})).starts_with("q.bandwidth: 0bps is not allowed"));
+    assert!(e(json!({"bandwidth": "0bps"})).starts_with("bandwidth: 0bps is not allowed"));
     assert!(e(json!({"isolation": "triple"})).contains("triple-isolate"));
-    assert!(e(json!({"overhead": 300})).starts_with("q.overhead: 300 is out of range; allowed -64 to 256"));
+    assert!(e(json!({"overhead": 300})).starts_with("overhead: 300 is out of range; allowed -64 to 256"));
     assert!(e(json!({"atm": "adsl"})).contains("none, atm, ptm"));
     assert_eq!(
         e(json!({"ack_filter": "yes"})),
-        "q.ack_filter: \"yes\" is not allowed; allowed: off, on, aggressive"
+        "ack_filter: \"yes\" is not allowed; allowed: off, on, aggressive"
     );
 }
 

@@ -17,10 +17,7 @@ fn link() -> LinkInfo {
 }
 
 fn fq(params: Value) -> SchFq {
-    match build(&params, &link(), Rng::from_seed(7)).unwrap() {
-        (AnyQdisc::SchFq(q), _) => q,
-        _ => unreachable!(),
-    }
+    build(&params, &link(), Rng::from_seed(7)).unwrap().0
 }
 
 /// Flow keys that land in distinct fq flows (the hash is seeded, so pick them).

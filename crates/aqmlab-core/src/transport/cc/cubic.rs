@@ -54,10 +54,16 @@
 //! and the fractional growth is carried between ACKs so nothing is lost to rounding.
 
 use super::bictcp::{Bictcp, Kernel};
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp};
+use super::{
+    read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
+    CongestionKind, Hystart, HystartPp,
+};
+use crate::params::{Group, Params};
 use crate::record::rows::CcReport;
 use crate::units::{Time, MS, SEC, US};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// C in segments/s^3.
 pub const C: f64 = 0.4;
@@ -67,7 +73,7 @@ const HYSTART_ACK_DELTA: Time = 2 * MS;
 const HYSTART_MIN_SAMPLES: u32 = 8;
 
 /// The congestion-avoidance window law (the `law` parameter).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Law {
     /// RFC 9438 in segments (f64): target from SRTT, growth (target - cwnd)/cwnd per
@@ -95,7 +101,7 @@ impl Law {
 }
 
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicParams {
     /// Congestion-avoidance law and loss response: "rfc9438" (default), "linux" (3.14) or
@@ -103,11 +109,7 @@ pub struct CubicParams {
     pub law: Law,
 }
 
-impl CubicParams {
-    pub fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
+impl Params<()> for CubicParams {}
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -426,6 +428,19 @@ impl CongestionControl for Cubic {
     }
 }
 
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<CubicParams>(params)?;
+    Ok((Box::new(Cubic::with_params(ctx.mss, ctx.hystart, p)), resolved))
+}
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "cubic",
+    summary: "CUBIC: the window a cubic function of the time since the last reduction, with HyStart",
+    reference: "RFC 9438; Linux tcp_cubic.c (3.14 and 4.x window laws)",
+    params: &[Group::of::<CubicParams>()],
+    build,
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,19 +747,21 @@ mod tests {
 
     #[test]
     fn params_parse_and_default() {
-        let d = crate::transport::cc::cc_params("cubic", &serde_json::Value::Null).unwrap();
-        assert_eq!(d, serde_json::json!({"law": "rfc9438"}));
-        let l = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "linux"}));
-        assert_eq!(l.unwrap(), serde_json::json!({"law": "linux"}));
-        let l4 = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "linux_4"}));
-        assert_eq!(l4.unwrap(), serde_json::json!({"law": "linux_4"}));
-        let e = crate::transport::cc::cc_params("cubic", &serde_json::json!({"law": "bic"})).unwrap_err();
-        assert!(
-            e.contains("law") && e.contains("rfc9438") && e.contains("linux"),
-            "{e}"
+        let ctx = CcContext {
+            mss: MSS,
+            hystart: Hystart::Off,
+        };
+        let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
+        assert_eq!(
+            read(serde_json::Value::Null).unwrap(),
+            serde_json::json!({"law": "rfc9438"})
         );
-        let e = crate::transport::cc::cc_params("cubic", &serde_json::json!({"beta": 0.8})).unwrap_err();
-        assert!(e.contains("beta") && e.contains("law"), "{e}");
+        let l = read(serde_json::json!({"law": "linux"}));
+        assert_eq!(l.unwrap(), serde_json::json!({"law": "linux"}));
+        let l4 = read(serde_json::json!({"law": "linux_4"}));
+        assert_eq!(l4.unwrap(), serde_json::json!({"law": "linux_4"}));
+        let e = read(serde_json::json!({"law": "bic"})).unwrap_err();
+        assert_eq!(e, "law: \"bic\" is not allowed; allowed: rfc9438, linux, linux_4");
     }
 
     #[test]

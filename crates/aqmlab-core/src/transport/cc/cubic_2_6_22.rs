@@ -31,7 +31,8 @@
 //! `law = "linux"` (3.14); this file holds what ns-2's agent adds around it.
 
 use super::bictcp::{Bictcp, Kernel, HZ};
-use super::{AckSample, CcState, CongestionControl, CongestionKind};
+use super::{without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind, NoParams};
+use crate::params::Group;
 use crate::record::rows::CcReport;
 use crate::units::{Time, MS};
 
@@ -127,6 +128,14 @@ impl CongestionControl for Cubic2622 {
         self.b.report(self.mss, r);
     }
 }
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "cubic_2_6_22",
+    summary: "CUBIC v2.1 as ns-2.35's TCP/Linux agent runs the Linux 2.6.22 module, in packets and jiffies",
+    reference: "ns-2.35 tcp/linux/src/tcp_cubic.c, tcp/tcp-linux.cc",
+    params: &[Group::of::<NoParams>()],
+    build: |p, ctx| without_params(p, Box::new(Cubic2622::new(ctx.mss))),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,11 @@
 //! The receiver side of RFC 8257 3.2 (ECE on every ACK of CE-marked data, an immediate ACK when
 //! the CE state changes) is the TCP receiver's, chosen with [`echoes_each_ce`].
 
-use super::{half_flight, AckSample, CcState, CongestionControl, CongestionKind, Hystart, Reno};
+use super::{
+    half_flight, without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind, Hystart,
+    NoParams, Reno,
+};
+use crate::params::Group;
 use crate::record::rows::CcReport;
 use crate::units::Time;
 
@@ -104,6 +108,14 @@ impl CongestionControl for Dctcp {
         r.alpha = Some(self.alpha());
     }
 }
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "dctcp",
+    summary: "Data Center TCP: Reno growth, a reduction by alpha / 2 on ECN-Echo, alpha the EWMA of the marked fraction",
+    reference: "RFC 8257; Linux tcp_dctcp.c",
+    params: &[Group::of::<NoParams>()],
+    build: |p, ctx| without_params(p, Box::new(Dctcp::new(ctx.mss, ctx.hystart))),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -61,21 +61,36 @@
 //!   So below a segment one segment leaves, with nothing else in flight, MSS / cwnd minimum RTTs
 //!   after the last (`probe_segments` = 1, `probe_rtt` = the least RTT sample).
 
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionKind};
+use super::{
+    read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
+    CongestionKind,
+};
+use crate::params::{Group, Params};
 use crate::units::{Dur, Time, MS, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::VecDeque;
 
 /// LEDBAT's parameters (the flow's `cc_params` table), every default written out.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LedbatParams {
+    /// TARGET, the queueing delay the controller aims at (RFC 6817 2.4.2: at most 100 ms).
     pub target: Dur,
+    /// GAIN, the window's growth per RTT at zero queueing delay, in segments (RFC 6817 2.4.2:
+    /// at most 1).
     pub gain: f64,
+    /// BASE_HISTORY, minutes of base delay kept (RFC 6817 2.4.2: 10).
     pub base_history: u32,
+    /// CURRENT_FILTER, the samples whose minimum is the current delay (RFC 6817 2.4.2: 4).
     pub current_filter: u32,
+    /// MIN_CWND, the window's floor in segments (RFC 6817 2.4.2: 2).
     pub min_cwnd: u32,
+    /// ALLOWED_INCREASE, the window's cap above the flight size, in segments (RFC 6817 2.4.2: 1).
     pub allowed_increase: u32,
+    /// Reno's slow start below ssthresh before LEDBAT's law (RFC 6817 2.4.3 allows it; off:
+    /// none).
     pub slow_start: bool,
     /// libutp's per-RTT increase cap in bytes (None: the RFC's GAIN x MSS law).
     pub increase_per_rtt: Option<u32>,
@@ -115,8 +130,8 @@ impl Default for LedbatParams {
     }
 }
 
-impl LedbatParams {
-    pub fn check(&self) -> Result<(), String> {
+impl Params<()> for LedbatParams {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         let t = self.target.0;
         if t == 0 || t > 100 * MS {
             return Err(format!(
@@ -340,6 +355,19 @@ impl CongestionControl for Ledbat {
         }
     }
 }
+
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<LedbatParams>(params)?;
+    Ok((Box::new(Ledbat::new(ctx.mss, p)), resolved))
+}
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "ledbat",
+    summary: "LEDBAT: a low-priority window that holds the queueing delay at a target",
+    reference: "RFC 6817; libutp utp_internal.cpp",
+    params: &[Group::of::<LedbatParams>()],
+    build,
+}];
 
 #[cfg(test)]
 mod tests {
@@ -651,7 +679,7 @@ mod tests {
 
     #[test]
     fn parameters_are_checked() {
-        let bad = |p: LedbatParams| p.check().unwrap_err();
+        let bad = |mut p: LedbatParams| p.finish(&()).unwrap_err();
         assert!(bad(LedbatParams {
             target: Dur(150 * MS),
             ..Default::default()
@@ -682,7 +710,7 @@ mod tests {
             target: Dur(25 * MS),
             ..Default::default()
         }
-        .check()
+        .finish(&())
         .is_ok());
     }
 }

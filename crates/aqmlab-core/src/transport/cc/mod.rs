@@ -25,8 +25,12 @@
 //! sender's send time, i.e. the forward one-way delay plus any ACK delay, as ns-3 LEDBAT uses),
 //! and `round_start` for per-RTT decisions; `now` lets them run inference timers.
 
+use crate::params::{self, Group, ParamDoc, Params};
 use crate::record::rows::CcReport;
 use crate::units::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 pub mod bbr;
 pub mod bbr3;
@@ -38,6 +42,7 @@ pub mod hystart_pp;
 pub mod ledbat;
 pub mod nice;
 pub mod prague;
+pub mod registry;
 pub mod reno;
 pub mod tcp_lp;
 
@@ -264,113 +269,65 @@ pub struct RateSample {
     pub mark_app_limited: bool,
 }
 
-/// Names [`make_cc`] accepts.
-pub const CC_NAMES: &[&str] = &[
-    "newreno",
-    "reno",
-    "cubic",
-    "cubic_2_6_22",
-    "ledbat",
-    "tcp_lp",
-    "nice",
-    "dctcp",
-    "prague",
-    "bbr",
-    "bbr3",
-];
+/// What a controller is built with besides its `cc_params`: the sender's segment size and
+/// how its slow start may end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcContext {
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u64,
+    /// `Hystart::Linux` applies to CUBIC only.
+    pub hystart: Hystart,
+}
 
-/// Parses a controller's `cc_params` table (JSON null or an empty table: the defaults) and
-/// returns it with every default written out; errors name the parameter.
-pub fn cc_params(name: &str, params: &serde_json::Value) -> Result<serde_json::Value, String> {
-    fn parse<T: serde::de::DeserializeOwned + serde::Serialize + Default>(
-        name: &str,
-        v: &serde_json::Value,
-        check: fn(&T) -> Result<(), String>,
-    ) -> Result<serde_json::Value, String> {
-        // The accepted keys are the parameter struct's own fields.
-        let defaults = serde_json::to_value(T::default()).expect("parameters serialise");
-        let names: Vec<&str> = defaults
-            .as_object()
-            .map_or(Vec::new(), |m| m.keys().map(String::as_str).collect());
-        for k in v.as_object().into_iter().flat_map(|m| m.keys()) {
-            if !names.contains(&k.as_str()) {
-                let hint = crate::params::closest(k, &names)
-                    .map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
-                return Err(format!(
-                    "{k}: unknown parameter of {name}{hint}; allowed: {}",
-                    names.join(", ")
-                ));
-            }
-        }
-        let p: T = if v.is_null() {
-            T::default()
-        } else {
-            crate::params::parse(v)?
-        };
-        check(&p)?;
-        Ok(serde_json::to_value(&p).expect("parameters serialise"))
+/// A built controller with its resolved `cc_params` (every default written out), or an error
+/// naming the key.
+pub type CcBuild = Result<(Box<dyn CongestionControl>, Value), String>;
+
+/// A registry entry (`registry.rs`): how to build a controller from a flow's `cc` and
+/// `cc_params`, as [`crate::queue::QdiscInfo`] is a discipline's.
+pub struct CcInfo {
+    /// The flow key `cc`'s value.
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub reference: &'static str,
+    /// Its `cc_params` keys: one typed struct (see [`crate::params`]; [`NoParams`] for none).
+    pub params: &'static [Group],
+    /// Builds the controller and returns it with its resolved parameters.
+    pub build: fn(&Value, &CcContext) -> CcBuild,
+}
+
+impl CcInfo {
+    /// Every key its `cc_params` table accepts.
+    pub fn keys(&self) -> Vec<&'static str> {
+        params::group_keys(self.params)
     }
-    match name {
-        "cubic" => parse::<CubicParams>(name, params, CubicParams::check),
-        "ledbat" => parse::<LedbatParams>(name, params, LedbatParams::check),
-        "tcp_lp" => parse::<TcpLpParams>(name, params, TcpLpParams::check),
-        "nice" => parse::<NiceParams>(name, params, NiceParams::check),
-        "prague" => parse::<PragueParams>(name, params, PragueParams::check),
-        _ if params.is_null() || params.as_object().is_some_and(|m| m.is_empty()) => {
-            Ok(serde_json::json!({}))
-        }
-        _ => Err(format!(
-            "{name} takes no parameters; allowed: cc_params with cc = \"cubic\", \"ledbat\", \"tcp_lp\", \"nice\" or \"prague\""
-        )),
+
+    /// Every key with its help, in the order `aqmlab list ccs NAME` prints them.
+    pub fn docs(&self) -> Vec<ParamDoc> {
+        params::group_docs(self.params)
     }
 }
 
-/// Builds the controller called `name` with its `cc_params` (see [`cc_params`]).
-/// `Hystart::Linux` applies to CUBIC only.
-pub fn make_cc(
-    name: &str,
-    mss: u32,
-    hystart: Hystart,
-    params: &serde_json::Value,
-) -> Result<Box<dyn CongestionControl>, String> {
-    if !CC_NAMES.contains(&name) {
-        return Err(format!(
-            "unknown congestion controller {name:?}; allowed: {}",
-            CC_NAMES.join(", ")
-        ));
-    }
-    let resolved = cc_params(name, params)?;
-    let mss = mss as u64;
-    match name {
-        "newreno" | "reno" => Ok(Box::new(Reno::new(mss, hystart))),
-        "cubic" => Ok(Box::new(Cubic::with_params(
-            mss,
-            hystart,
-            serde_json::from_value(resolved).expect("resolved"),
-        ))),
-        "cubic_2_6_22" => Ok(Box::new(Cubic2622::new(mss))),
-        "dctcp" => Ok(Box::new(Dctcp::new(mss, hystart))),
-        "bbr" => Ok(Box::new(Bbr::new(mss))),
-        "bbr3" => Ok(Box::new(Bbr3::new(mss))),
-        "ledbat" => Ok(Box::new(Ledbat::new(
-            mss,
-            serde_json::from_value(resolved).expect("resolved"),
-        ))),
-        "nice" => Ok(Box::new(Nice::new(
-            mss,
-            serde_json::from_value(resolved).expect("resolved"),
-        ))),
-        "prague" => Ok(Box::new(Prague::new(
-            mss,
-            serde_json::from_value(resolved).expect("resolved"),
-        ))),
-        "tcp_lp" => Ok(Box::new(TcpLp::new(
-            mss,
-            hystart,
-            serde_json::from_value(resolved).expect("resolved"),
-        ))),
-        _ => unreachable!("checked against CC_NAMES"),
-    }
+/// The `cc_params` of a controller that has none: an empty table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl Params<()> for NoParams {}
+
+/// The constructor's result for a controller without parameters: `cc` with its resolved, empty,
+/// table (`table` must be JSON null or a table without keys; the registry's key check names any).
+pub fn without_params(table: &Value, cc: Box<dyn CongestionControl>) -> CcBuild {
+    let (NoParams {}, resolved) = read_params(table)?;
+    Ok((cc, resolved))
+}
+
+/// Reads a controller's parameters `T` from its `cc_params` table (JSON null or a table) over
+/// `T`'s defaults, then `T`'s checks (`Params::finish`); returns them with the resolved table.
+pub fn read_params<T: Params<()> + Default>(table: &Value) -> Result<(T, Value), String> {
+    let p = params::read(table, T::default(), &())?;
+    let resolved = params::written(&p);
+    Ok((p, resolved))
 }
 
 /// RFC 5681 slow start with RFC 3465 appropriate byte counting, limit L = 2*SMSS: cwnd grows by
@@ -427,23 +384,6 @@ pub fn half_flight(st: &CcState) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn registry_names_and_error() {
-        for n in CC_NAMES {
-            assert!(
-                make_cc(n, 1448, Hystart::Linux, &serde_json::Value::Null).is_ok(),
-                "{n}"
-            );
-        }
-        let e = make_cc("vegas", 1448, Hystart::Off, &serde_json::Value::Null)
-            .err()
-            .unwrap();
-        assert!(
-            e.contains("vegas") && e.contains("newreno") && e.contains("cubic"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn slow_start_abc_limit() {

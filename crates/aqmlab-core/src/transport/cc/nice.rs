@@ -24,18 +24,31 @@
 //! Parameters (`cc_params`): alpha (1), beta (3), gamma (1), t (0.1), f (0.5), min_cwnd (1/48),
 //! probe_segments (1).
 
-use super::{half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind};
+use super::{
+    half_flight, read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
+    CongestionKind,
+};
+use crate::params::{Group, Params};
 use crate::units::Time;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Nice's parameters (the flow's `cc_params` table), every default written out.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NiceParams {
+    /// Vegas's alpha, segments: a round whose queued estimate (diff) is below it grows the
+    /// window by one segment.
     pub alpha: f64,
+    /// Vegas's beta, segments: a round whose diff is above it shrinks the window by one segment.
     pub beta: f64,
+    /// Vegas's gamma, segments: slow start ends when diff exceeds it.
     pub gamma: f64,
+    /// Nice's delay threshold: an RTT sample above (1 - t) minRTT + t maxRTT counts its packet
+    /// as delayed.
     pub t: f64,
+    /// Nice's fraction: more than f x cwnd delayed packets in a round halve the window.
     pub f: f64,
     /// The window's floor in segments (a fraction allowed).
     pub min_cwnd: f64,
@@ -57,8 +70,8 @@ impl Default for NiceParams {
     }
 }
 
-impl NiceParams {
-    pub fn check(&self) -> Result<(), String> {
+impl Params<()> for NiceParams {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         if !(self.alpha >= 0.0 && self.beta > self.alpha && self.beta <= 1000.0) {
             return Err(format!(
                 "beta: {} is not allowed with alpha {}; allowed: 0 <= alpha < beta <= 1000",
@@ -191,6 +204,19 @@ impl CongestionControl for Nice {
     }
 }
 
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<NiceParams>(params)?;
+    Ok((Box::new(Nice::new(ctx.mss, p)), resolved))
+}
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "nice",
+    summary: "TCP Nice: Vegas with an interference detector that halves the window on delay",
+    reference: "Venkataramani, Kokku & Dahlin, OSDI 2002",
+    params: &[Group::of::<NiceParams>()],
+    build,
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,7 +342,7 @@ mod tests {
                 "min_cwnd: 0",
             ),
         ] {
-            let e = p.check().unwrap_err();
+            let e = { p }.finish(&()).unwrap_err();
             assert!(e.starts_with(key), "{e}");
         }
     }

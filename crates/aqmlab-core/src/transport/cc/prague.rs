@@ -55,12 +55,14 @@
 //! ECN detection of earlier versions (off by default there). A round is the sender's (snd_una
 //! past the highest sequence sent at the previous round start), as for DCTCP.
 
-use super::{AckSample, CcState, CongestionControl, CongestionKind};
-use crate::params::check_range;
+use super::{read_params, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl, CongestionKind};
+use crate::params::{check_range, Group, Params};
 use crate::record::rows::CcReport;
 use crate::transport::wire::{Pacing, HEADER};
 use crate::units::{fmt_time, Dur, Time, MS};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// alpha's resolution (PRAGUE_ALPHA_BITS) and the EWMA gain 2^-SHIFT_G (PRAGUE_SHIFT_G).
 pub const ALPHA_BITS: u32 = 24;
@@ -75,7 +77,7 @@ const MTU_SYS: u64 = 1500;
 const MAX_SCALED_RTT: Time = 100 * MS;
 
 /// How the integer window follows the fractional one (the `integer_cwnd` parameter).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegerCwnd {
     /// The fraction rounded up, at least 2 (prague_frac_cwnd_to_snd_cwnd).
@@ -98,7 +100,7 @@ pub enum LossResponse {
 }
 
 /// Prague's parameters (the flow's `cc_params` table).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PragueParams {
     /// The RTT-independence target (prague_rtt_target, 25 ms); "0s": RTT independence off.
@@ -126,8 +128,8 @@ impl Default for PragueParams {
     }
 }
 
-impl PragueParams {
-    pub fn check(&self) -> Result<(), String> {
+impl Params<()> for PragueParams {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         if self.rtt_target.0 > MAX_SCALED_RTT {
             return Err(format!(
                 "rtt_target: {} is out of range; allowed: 0s (off) up to 100ms (tcp_prague.c MAX_SCALED_RTT)",
@@ -448,6 +450,20 @@ impl CongestionControl for Prague {
     }
 }
 
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<PragueParams>(params)?;
+    Ok((Box::new(Prague::new(ctx.mss, p)), resolved))
+}
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "prague",
+    summary:
+        "TCP Prague: the L4S scalable controller (DCTCP-like response to AccECN marks, RTT independence)",
+    reference: "L4STeam/linux net/ipv4/tcp_prague.c; RFC 9331",
+    params: &[Group::of::<PragueParams>()],
+    build,
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,12 +632,12 @@ mod tests {
     #[test]
     fn alpha_mode_is_0_or_1() {
         assert_eq!(PragueParams::default().alpha_mode, 0);
-        let bad = PragueParams {
+        let mut bad = PragueParams {
             alpha_mode: 2,
             ..Default::default()
         };
         assert_eq!(
-            bad.check().unwrap_err(),
+            bad.finish(&()).unwrap_err(),
             "alpha_mode: 2 is out of range; allowed 0 to 1"
         );
     }

@@ -5,8 +5,10 @@
 //! loss, ECE and RTO.
 
 use super::{
-    half_flight, slow_start, AckSample, CcState, CongestionControl, CongestionKind, Hystart, HystartPp,
+    half_flight, slow_start, without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind,
+    Hystart, HystartPp, NoParams,
 };
+use crate::params::Group;
 use crate::units::Time;
 
 #[derive(Clone, Debug)]
@@ -79,6 +81,24 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
     }
 }
+
+/// Its registry entries: `reno` is another name of the same window law.
+pub static INFO: [CcInfo; 2] = [
+    CcInfo {
+        name: "newreno",
+        summary: "Reno's window law: slow start, +1 SMSS per window of data, half the flight on loss",
+        reference: "RFC 5681, RFC 3465, RFC 6582",
+        params: &[Group::of::<NoParams>()],
+        build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
+    },
+    CcInfo {
+        name: "reno",
+        summary: "newreno under another name",
+        reference: "RFC 5681, RFC 3465, RFC 6582",
+        params: &[Group::of::<NoParams>()],
+        build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
+    },
+];
 
 #[cfg(test)]
 mod tests {

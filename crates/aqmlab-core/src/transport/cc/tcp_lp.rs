@@ -31,16 +31,22 @@
 //! next. Why a kernel one yields to nobody: the reset range includes whatever the two clocks
 //! disagree by, which puts the next threshold out of reach (both tested below).
 
-use super::{AckSample, CcState, CongestionControl, CongestionKind, Hystart, Reno};
+use super::{
+    read_params, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl, CongestionKind, Hystart,
+    Reno,
+};
+use crate::params::{Group, Params};
 use crate::rng::Rng;
 use crate::units::{Dur, Time, SEC};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The kernel's delay resolution (LP_RESOL: samples in ms).
 const LP_RESOL: u32 = 1000;
 
 /// Where one-way delay samples come from (see the module header).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LpClock {
     Exact,
@@ -48,19 +54,24 @@ pub enum LpClock {
 }
 
 /// TCP-LP's parameters (the flow's `cc_params` table), every default written out.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpLpParams {
     /// The ECI fraction of the [min, max] range, in hundredths (the kernel's 15 / 100).
     pub threshold: f64,
     /// The smoothing weight, 1/2^k (the kernel's shift by 3: 1/8).
     pub gamma: f64,
+    /// The inference timeout after an early congestion indication, in smoothed RTTs (the
+    /// kernel's 3: the window stays at one segment that long before it may grow again).
     pub inference_rtts: f64,
     /// After an ECI restart the bounds at [sowd, 2 sowd] (Linux; the paper keeps them).
     pub bounds_reset: bool,
     /// After an ECI set ssthresh to the reduced window (the paper's additive regrowth); Linux
     /// leaves ssthresh alone.
     pub eci_ssthresh: bool,
+    /// Where one-way delay samples come from: "exact" (one simulated clock in ns, as a
+    /// simulator's TCP-LP sees them) or "jiffies" (each host's timestamp clock, as the kernel
+    /// sees them between two real hosts).
     pub clock: LpClock,
     /// Timestamp ticks per second of both hosts (`jiffies` only; Linux 3.2: CONFIG_HZ, whose
     /// Kconfig default is 250).
@@ -97,8 +108,8 @@ impl Default for TcpLpParams {
     }
 }
 
-impl TcpLpParams {
-    pub fn check(&self) -> Result<(), String> {
+impl Params<()> for TcpLpParams {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
         let pct = self.threshold * 100.0;
         if !(self.threshold > 0.0 && self.threshold <= 1.0 && (pct - pct.round()).abs() < 1e-9) {
             return Err(format!(
@@ -143,7 +154,9 @@ impl TcpLpParams {
         }
         Ok(())
     }
+}
 
+impl TcpLpParams {
     /// k with gamma = 1/2^k.
     fn shift(&self) -> Option<u32> {
         (1..=16).find(|k| self.gamma == 1.0 / (1u64 << k) as f64)
@@ -364,6 +377,19 @@ impl CongestionControl for TcpLp {
     }
 }
 
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<TcpLpParams>(params)?;
+    Ok((Box::new(TcpLp::new(ctx.mss, ctx.hystart, p)), resolved))
+}
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "tcp_lp",
+    summary: "TCP-LP: NewReno that yields on early congestion indications from one-way delays",
+    reference: "Kuzmanovic & Knightly, INFOCOM 2003; Linux tcp_lp.c",
+    params: &[Group::of::<TcpLpParams>()],
+    build,
+}];
+
 #[cfg(test)]
 mod tests {
     use super::super::test_ack;
@@ -409,7 +435,7 @@ mod tests {
             serde_json::json!({"uptime_range": ["10s", "5s"]}),
             serde_json::json!({"clock_offset_range": ["0s", "100000000s"]}),
         ] {
-            let e = super::super::cc_params("tcp_lp", &bad).unwrap_err();
+            let e = read(&bad).unwrap_err();
             assert!(
                 e.starts_with(bad.as_object().unwrap().keys().next().unwrap()),
                 "{e}"
@@ -417,8 +443,13 @@ mod tests {
         }
     }
 
+    /// The parameters of `v` resolved, as the registry resolves a flow's `cc_params`.
+    fn read(v: &serde_json::Value) -> Result<serde_json::Value, String> {
+        read_params::<TcpLpParams>(v).map(|(_, r)| r)
+    }
+
     fn cc_params_value(v: serde_json::Value) -> serde_json::Value {
-        super::super::cc_params("tcp_lp", &v).unwrap()
+        read(&v).unwrap()
     }
 
     fn st(cwnd: u64) -> CcState {

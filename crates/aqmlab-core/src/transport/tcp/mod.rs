@@ -22,7 +22,8 @@
 
 use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
-use crate::transport::cc::{cc_params, Hystart, CC_NAMES};
+use crate::transport::cc::registry::{cc_params, names as cc_names};
+use crate::transport::cc::{CcContext, Hystart};
 use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
 use accecn::ReceiverEcn;
 use schemars::JsonSchema;
@@ -56,11 +57,11 @@ pub struct TcpConfig {
     /// TCP profile: the defaults of the other TCP keys (`aqmlab list tcp`).
     #[serde(deserialize_with = "profile_name")]
     pub profile: Name,
-    /// Congestion controller (`transport::cc::CC_NAMES`).
+    /// Congestion controller (`aqmlab list ccs`).
     #[serde(deserialize_with = "cc_name")]
     pub cc: Name,
-    /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table;
-    /// resolved with every default written out.
+    /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table
+    /// (`aqmlab list ccs NAME`); resolved with every default written out.
     pub cc_params: Value,
     /// ECN: "off", "classic" (RFC 3168: ECT(0) on data), "l4s" (RFC 9331: ECT(1)) or "accecn"
     /// (RFC 9768 accurate feedback, ECT(1)); true and false stand for "classic" and "off". The
@@ -379,7 +380,7 @@ fn static_name<'de, D: Deserializer<'de>>(
 }
 
 fn cc_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
-    static_name(d, CC_NAMES.iter().copied())
+    static_name(d, cc_names().into_iter())
 }
 
 fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
@@ -430,7 +431,10 @@ impl Params<()> for TcpConfig {
             (None, _) => table = self.cc_params.clone(),
             (Some(_), None) => {}
         }
-        self.cc_params = cc_params(&self.cc, &table).map_err(|e| format!("cc_params: {e}"))?;
+        let ctx = CcContext {
+            mss: self.mss as u64,
+            hystart: self.hystart,
+        };
         let range = |key: &str, v: u32, lo: u32, hi: u32, what: &str| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -443,6 +447,8 @@ impl Params<()> for TcpConfig {
         range("segs_per_ack", self.segs_per_ack, 1, 1000, " segments")?;
         range("pacing_ss_ratio", self.pacing_ss_ratio, 1, 10_000, " (percent)")?;
         range("pacing_ca_ratio", self.pacing_ca_ratio, 1, 10_000, " (percent)")?;
+        // the controller's table, once the mss it is built with is known to be in range
+        self.cc_params = cc_params(&self.cc, &table, &ctx).map_err(|e| format!("cc_params: {e}"))?;
         for (k, v) in [
             ("min_rto", self.min_rto),
             ("max_rto", self.max_rto),
@@ -889,7 +895,7 @@ pub fn profile(name: &str) -> Result<&'static TcpProfile, String> {
 ///
 /// # Panics
 /// On a configuration [`try_new_connection`] rejects (validate scenarios with it, or with
-/// [`crate::transport::cc::make_cc`], first).
+/// [`crate::transport::cc::registry::make_cc`], first).
 pub fn new_connection(cfg: &TcpConfig, flow: u32, dir: Dir) -> (TcpSender, TcpReceiver) {
     try_new_connection(cfg, flow, dir).unwrap_or_else(|e| panic!("{e}"))
 }

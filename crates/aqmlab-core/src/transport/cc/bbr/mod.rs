@@ -29,7 +29,11 @@ mod aggregation;
 mod filter;
 mod long_term;
 
-use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
+use super::{
+    without_params, AckSample, CaState, CcInfo, CcState, CongestionControl, CongestionKind, NoParams,
+    RateSample,
+};
+use crate::params::Group;
 use crate::queue::util::mix64;
 use crate::record::rows::{CcPhase, CcReport};
 use crate::units::{Time, MS, SEC, US};
@@ -573,6 +577,14 @@ impl CongestionControl for Bbr {
         r.phase = Some(self.mode.phase());
     }
 }
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "bbr",
+    summary: "BBR v1: paces at the measured bottleneck bandwidth, the window a multiple of its BDP",
+    reference: "Cardwell et al., ACM Queue 14(5) 2016; Linux tcp_bbr.c",
+    params: &[Group::of::<NoParams>()],
+    build: |p, ctx| without_params(p, Box::new(Bbr::new(ctx.mss))),
+}];
 
 #[cfg(test)]
 mod tests;

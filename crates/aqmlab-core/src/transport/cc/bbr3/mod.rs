@@ -34,7 +34,11 @@ use super::bbr::{
     DRAIN_GAIN, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, MIN_RTT_WIN, PACING_MARGIN_PERCENT,
     PROBE_RTT_MODE, TSO_MAX_BYTES,
 };
-use super::{AckSample, CaState, CcState, CongestionControl, CongestionKind, RateSample};
+use super::{
+    without_params, AckSample, CaState, CcInfo, CcState, CongestionControl, CongestionKind, NoParams,
+    RateSample,
+};
+use crate::params::Group;
 use crate::record::rows::{CcPhase, CcReport};
 use crate::units::{Time, MS, US};
 use model::Model;
@@ -498,6 +502,14 @@ impl CongestionControl for Bbr3 {
         r.alpha = self.m.ecn_eligible.then(|| gain_value(self.m.ecn_alpha));
     }
 }
+
+pub static INFO: [CcInfo; 1] = [CcInfo {
+    name: "bbr3",
+    summary: "BBR v3: v1's model with bounds from loss and ECN",
+    reference: "google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
+    params: &[Group::of::<NoParams>()],
+    build: |p, ctx| without_params(p, Box::new(Bbr3::new(ctx.mss))),
+}];
 
 #[cfg(test)]
 mod tests;

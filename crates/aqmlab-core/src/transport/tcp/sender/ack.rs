@@ -95,16 +95,16 @@ impl TcpSender {
         let (mut sacked_bytes, mut newly_lost) = (0, 0);
         // ns-2 Sack1 after a timeout: duplicate ACKs are ignored until a new ACK, and a new
         // ACK clears the scoreboard (its own SACK blocks unused).
-        let ns2_reset = self.cfg.rto_sack_reset && self.rec.loss_point.is_some();
+        let ns2_reset = self.cfg.rto_sack_reset && self.recovery.loss_point.is_some();
         if ns2_reset && advanced {
             self.sb.discard_sacks();
-            self.rec.timeout_unacked = false;
+            self.recovery.timeout_unacked = false;
         }
-        if self.cfg.sack && !(ns2_reset && (advanced || self.rec.timeout_unacked)) {
+        if self.cfg.sack && !(ns2_reset && (advanced || self.recovery.timeout_unacked)) {
             for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
-            if sacked_bytes > 0 && std::mem::take(&mut self.rec.sack_cleared) {
+            if sacked_bytes > 0 && std::mem::take(&mut self.recovery.sack_cleared) {
                 // ns-2's UpdateScoreBoard on an empty board: lost at DupThresh + 1 below fack_.
                 newly_lost = self.sb.mark_lost_below_fack(DUP_THRESH as u64 + 1);
             } else if sacked_bytes > 0 && self.rack.is_none() {
@@ -124,10 +124,10 @@ impl TcpSender {
             self.round_end = self.high_data;
         }
         if a.advanced {
-            self.rec.dupacks = 0;
-            self.rec.lt_bytes = 0;
+            self.recovery.dupacks = 0;
+            self.recovery.lt_bytes = 0;
         } else if a.dup {
-            self.rec.dupacks += 1;
+            self.recovery.dupacks += 1;
         }
         if a.ece {
             self.n.ece_acks += 1;
@@ -171,8 +171,8 @@ impl TcpSender {
     /// ECN: react to a congestion signal once per window, never during loss recovery.
     pub(super) fn ecn_on_ack(&mut self, a: &Ack, now: Time) {
         if a.ece
-            && !self.rec.in_recovery
-            && self.rec.loss_point.is_none()
+            && !self.recovery.in_recovery
+            && self.recovery.loss_point.is_none()
             && self.reduce(now, CongestionKind::Ecn)
         {
             self.n.ecn_reductions += 1;

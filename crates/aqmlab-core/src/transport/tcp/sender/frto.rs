@@ -34,7 +34,7 @@ impl TcpSender {
     /// timeout interrupts a fast recovery; the window to undo to is saved.
     pub(super) fn frto_on_timeout(&mut self, first: bool) {
         if let Some(f) = &mut self.frto {
-            f.on = !self.rec.in_recovery || !first;
+            f.on = !self.recovery.in_recovery || !first;
             f.high = self.high_data;
         }
         self.save_undo();
@@ -45,7 +45,7 @@ impl TcpSender {
     pub(super) fn save_undo(&mut self) {
         let Some(f) = &mut self.frto else { return };
         if f.undo.is_none() {
-            let ssthresh = if self.rec.in_recovery {
+            let ssthresh = if self.recovery.in_recovery {
                 self.st.ssthresh
             } else {
                 self.st.ssthresh.max(self.st.cwnd / 2 + self.st.cwnd / 4)
@@ -64,8 +64,8 @@ impl TcpSender {
             self.st.ssthresh = self.st.ssthresh.max(ssthresh);
         }
         self.sb.unmark_lost();
-        self.rec.loss_point = None;
-        self.rec.cong_point = self.snd_una;
+        self.recovery.loss_point = None;
+        self.recovery.cong_point = self.snd_una;
         self.n.spurious_rtos += 1;
         self.end_episode();
         self.cc.on_timeout_exit(true, &mut self.st);
@@ -79,7 +79,7 @@ impl TcpSender {
     /// show the loss real (step 3.a).
     pub(super) fn frto_on_ack(&mut self, advanced: bool, ts_ecr: Time, dup: bool) {
         let Some(f) = &self.frto else { return };
-        if self.rec.loss_point.is_none() {
+        if self.recovery.loss_point.is_none() {
             return;
         }
         let delayed = f.retrans_stamp.is_some_and(|t| ts_ecr < t);

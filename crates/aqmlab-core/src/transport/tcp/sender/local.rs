@@ -57,9 +57,9 @@ impl TcpSender {
             debug_assert_eq!(i + 1, self.sb.next_idx(), "only the newest segment is undone");
             self.sb.unpush();
             self.high_data = self.sb.seg_start(i);
-            self.rec.lt_bytes = self.rec.lt_bytes.saturating_sub(len);
+            self.recovery.lt_bytes = self.recovery.lt_bytes.saturating_sub(len);
         }
-        if let Some(prr) = self.prr.as_mut().filter(|_| self.rec.in_recovery) {
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.in_recovery) {
             prr.out -= len;
         }
         self.n.packets_sent -= 1;
@@ -72,7 +72,10 @@ impl TcpSender {
     /// controller's ssthresh and a window reduced to it, the same once-per-window response as
     /// to an ECN-Echo (which also enters CWR through tcp_enter_cwr).
     fn enter_cwr(&mut self, now: Time) {
-        if !self.rec.in_recovery && self.rec.loss_point.is_none() && self.reduce(now, CongestionKind::Ecn) {
+        if !self.recovery.in_recovery
+            && self.recovery.loss_point.is_none()
+            && self.reduce(now, CongestionKind::Ecn)
+        {
             self.n.local_reductions += 1;
         }
     }

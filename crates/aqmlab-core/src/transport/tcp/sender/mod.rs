@@ -109,7 +109,8 @@ use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
 use crate::record::rows::{CcReport, FlowReport};
-use crate::transport::cc::{make_cc, CcState, CongestionControl, Hystart};
+use crate::transport::cc::registry::make_cc;
+use crate::transport::cc::{CcState, CongestionControl, Hystart};
 use crate::transport::wire::Pacing;
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
@@ -184,7 +185,7 @@ pub struct TcpSender {
     /// Next new sequence number (HighData + 1).
     high_data: u64,
     round_end: u64,
-    rec: Recovery,
+    recovery: Recovery,
     /// The optional features' state (`None`: off).
     prr: Option<Prr>,
     rh: Option<RateHalving>,
@@ -272,7 +273,7 @@ impl TcpSender {
             snd_una: 0,
             high_data: 1,
             round_end: 1,
-            rec: Recovery::default(),
+            recovery: Recovery::default(),
             prr: (cfg.prr && sack).then(Prr::default),
             rh: (cfg.rate_halving && sack).then(RateHalving::default),
             s1p: (cfg.sack1_pipe && sack).then(Sack1Pipe::default),
@@ -343,7 +344,7 @@ impl TcpSender {
         self.sb.pipe()
     }
     pub fn in_recovery(&self) -> bool {
-        self.rec.in_recovery
+        self.recovery.in_recovery
     }
     pub fn rto(&self) -> Time {
         self.rtt.rto()
@@ -410,7 +411,7 @@ impl TcpSender {
 
     fn sync_state(&mut self) {
         self.st.bytes_in_flight = self.flight();
-        self.st.in_recovery = self.rec.in_recovery;
+        self.st.in_recovery = self.recovery.in_recovery;
         self.st.srtt = self.rtt.srtt();
     }
 

@@ -55,7 +55,7 @@ impl TcpSender {
     /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
     /// SACKed, else min_RTT / 4 capped at SRTT.
     fn rack_reo_wnd(&self, rack: &Rack) -> Time {
-        if self.rec.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
+        if self.recovery.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
             return 0;
         }
         let quarter = rack.min_rtt.unwrap_or(0) / 4;
@@ -82,12 +82,12 @@ impl TcpSender {
         };
         tlp.end = None;
         let retx = tlp.retx;
-        if !self.rec.in_recovery && self.rec.loss_point.is_none() {
+        if !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
             if let Some(f) = &mut self.frto {
                 f.retrans_stamp = None;
             }
         }
-        if retx && advanced && !self.rec.in_recovery {
+        if retx && advanced && !self.recovery.in_recovery {
             self.reduce(now, CongestionKind::Loss);
         }
     }
@@ -100,8 +100,8 @@ impl TcpSender {
         let Some(srtt) = self.rtt.srtt() else { return };
         let Some(tlp) = &self.tlp else { return };
         if self.state != SenderState::Established
-            || self.rec.in_recovery
-            || self.rec.loss_point.is_some()
+            || self.recovery.in_recovery
+            || self.recovery.loss_point.is_some()
             || tlp.end.is_some()
             || self.sb.outstanding() == 0
         {

@@ -166,9 +166,9 @@ impl TcpSender {
         rs.prior_in_flight = prior_in_flight;
         rs.in_flight = self.pipe_segs();
         rs.pace_wait = self.pace_next.saturating_sub(now);
-        rs.ca_state = if self.rec.in_recovery {
+        rs.ca_state = if self.recovery.in_recovery {
             CaState::Recovery
-        } else if self.rec.loss_point.is_some() {
+        } else if self.recovery.loss_point.is_some() {
             CaState::Loss
         } else {
             CaState::Open

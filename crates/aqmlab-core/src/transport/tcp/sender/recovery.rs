@@ -71,16 +71,16 @@ pub(super) struct EarlyRetransmit;
 impl TcpSender {
     /// One congestion response (loss or ECE), at most once per window of data.
     pub(super) fn reduce(&mut self, now: Time, kind: CongestionKind) -> bool {
-        if self.snd_una < self.rec.cong_point {
+        if self.snd_una < self.recovery.cong_point {
             return false;
         }
         self.sync_state();
         if self.cfg.lt_excluded && kind == CongestionKind::Loss {
-            self.st.bytes_in_flight -= self.rec.lt_bytes.min(self.st.bytes_in_flight);
+            self.st.bytes_in_flight -= self.recovery.lt_bytes.min(self.st.bytes_in_flight);
         }
         self.cc.on_congestion_event(now, kind, &mut self.st);
         self.st.bytes_in_flight = self.flight();
-        self.rec.cong_point = self.high_data;
+        self.recovery.cong_point = self.high_data;
         true
     }
 
@@ -137,14 +137,14 @@ impl TcpSender {
 
     /// Whether ns-2 Sack1's pipe governs the send loop now (SACK recovery with `sack1_pipe`).
     pub(super) fn sack1_recovery(&self) -> bool {
-        self.rec.in_recovery && self.s1p.is_some()
+        self.recovery.in_recovery && self.s1p.is_some()
     }
 
     /// Room for one more segment in the send loop, `sent` segments having gone this call: RFC
     /// 6675's pipe + SMSS <= `cwnd`, or in Sack1 recovery its pipe estimate below cwnd in whole
     /// segments.
     pub(super) fn room(&self, cwnd: u64, sent: u64) -> bool {
-        match self.s1p.as_ref().filter(|_| self.rec.in_recovery) {
+        match self.s1p.as_ref().filter(|_| self.recovery.in_recovery) {
             Some(p) => p.pipe + (sent as i64) < (cwnd / self.mss) as i64,
             None => self.sb.pipe() + self.mss <= cwnd,
         }
@@ -152,14 +152,14 @@ impl TcpSender {
 
     /// After the send loop: the segments it sent join Sack1's pipe estimate.
     pub(super) fn sack1_sent(&mut self, sent: u64) {
-        if let Some(p) = self.s1p.as_mut().filter(|_| self.rec.in_recovery) {
+        if let Some(p) = self.s1p.as_mut().filter(|_| self.recovery.in_recovery) {
             p.pipe += sent as i64;
         }
     }
 
     pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
         self.save_undo();
-        self.rec.in_recovery = true;
+        self.recovery.in_recovery = true;
         self.n.fast_recoveries += 1;
         self.timers.stop(Timer::EarlyRetransmit);
         if let Some(rh) = &mut self.rh {
@@ -186,10 +186,10 @@ impl TcpSender {
             // RFC 6675 / 6582: the head is the segment the duplicate ACKs show lost.
             self.sb.mark_lost(head);
         }
-        self.rec.first_partial = true;
+        self.recovery.first_partial = true;
         if self.cfg.sack {
-            self.rec.recovery_point = self.high_data;
-            self.rec.rescue_done = false;
+            self.recovery.recovery_point = self.high_data;
+            self.recovery.rescue_done = false;
             let outstanding = self.sb.outstanding() as i64;
             if let Some(p) = &mut self.s1p {
                 p.pipe = outstanding - DUP_THRESH as i64;
@@ -204,7 +204,7 @@ impl TcpSender {
                 self.prr_update(delivered);
             }
         } else {
-            self.rec.recover = self.high_data;
+            self.recovery.recover = self.high_data;
             if !owns {
                 self.st.cwnd = self.st.ssthresh + 3 * self.mss;
             }
@@ -218,7 +218,7 @@ impl TcpSender {
     }
 
     fn exit_recovery(&mut self, now: Time) {
-        self.rec.in_recovery = false;
+        self.recovery.in_recovery = false;
         self.end_episode();
         self.clear_scoreboard();
         if self.cc.owns_window() {
@@ -250,15 +250,15 @@ impl TcpSender {
     fn clear_scoreboard(&mut self) {
         if self.cfg.recovery_exit_sack_clear && self.cfg.sack {
             self.sb.forget();
-            self.rec.sack_cleared = true;
+            self.recovery.sack_cleared = true;
         }
     }
 
     /// The loss recovery phase of an ACK: the end of a timeout's loss episode, then SACK or
     /// NewReno fast recovery.
     pub(super) fn recover_on_ack(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
-        if self.rec.loss_point.is_some_and(|lp| self.snd_una >= lp) {
-            self.rec.loss_point = None;
+        if self.recovery.loss_point.is_some_and(|lp| self.snd_una >= lp) {
+            self.recovery.loss_point = None;
             self.end_episode();
             self.clear_scoreboard();
             self.cc.on_timeout_exit(false, &mut self.st);
@@ -272,8 +272,8 @@ impl TcpSender {
 
     /// RFC 6675 (or RACK) entry, PRR and exit, and early retransmit.
     fn sack_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
-        if self.rec.in_recovery {
-            if self.snd_una >= self.rec.recovery_point {
+        if self.recovery.in_recovery {
+            if self.snd_una >= self.recovery.recovery_point {
                 self.exit_recovery(now);
             } else {
                 if a.newly_lost + a.rack_marked > 0 {
@@ -285,12 +285,12 @@ impl TcpSender {
                     p.pipe -= 1 + a.advanced as i64;
                 }
             }
-        } else if self.rec.loss_point.is_none()
+        } else if self.recovery.loss_point.is_none()
             && a.outstanding
             && (if self.rack.is_some() {
                 a.rack_marked > 0 || self.sb.head_lost()
             } else {
-                self.rec.dupacks >= DUP_THRESH || self.sb.head_lost()
+                self.recovery.dupacks >= DUP_THRESH || self.sb.head_lost()
             })
         {
             self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
@@ -299,7 +299,7 @@ impl TcpSender {
             self.timers.stop(Timer::EarlyRetransmit);
         }
         if self.er.is_some()
-            && !self.rec.in_recovery
+            && !self.recovery.in_recovery
             && !self.timers.armed(Timer::EarlyRetransmit)
             && self.er_ready(now)
         {
@@ -315,9 +315,9 @@ impl TcpSender {
 
     /// RFC 6582: partial ACKs, window inflation by duplicate ACKs, entry on the third.
     fn newreno_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
-        if self.rec.in_recovery {
+        if self.recovery.in_recovery {
             if a.advanced {
-                if self.snd_una >= self.rec.recover {
+                if self.snd_una >= self.recovery.recover {
                     self.exit_recovery(now);
                 } else {
                     // Partial ACK: retransmit the next hole, deflate by the amount acked.
@@ -334,9 +334,9 @@ impl TcpSender {
             } else if a.dup && !self.cc.owns_window() {
                 self.st.cwnd += self.mss;
             }
-        } else if self.rec.dupacks == DUP_THRESH
-            && self.snd_una >= self.rec.recover
-            && self.rec.loss_point.is_none()
+        } else if self.recovery.dupacks == DUP_THRESH
+            && self.snd_una >= self.recovery.recover
+            && self.recovery.loss_point.is_none()
         {
             self.enter_recovery(now, 0, out);
         }
@@ -361,18 +361,18 @@ impl TcpSender {
         self.cc.on_rto(now, first, &mut self.st);
         self.st.cwnd = self.mss;
         self.rtt.backoff();
-        self.rec.in_recovery = false;
-        self.rec.dupacks = 0;
-        self.rec.lt_bytes = 0;
-        self.rec.loss_point = Some(self.high_data);
-        self.rec.recover = self.high_data;
-        self.rec.cong_point = self.high_data;
+        self.recovery.in_recovery = false;
+        self.recovery.dupacks = 0;
+        self.recovery.lt_bytes = 0;
+        self.recovery.loss_point = Some(self.high_data);
+        self.recovery.recover = self.high_data;
+        self.recovery.cong_point = self.high_data;
         self.sb.mark_all_lost();
         // ns-2's enter_loss (MarkLoss): the board holds everything outstanding, lost.
-        self.rec.sack_cleared = false;
+        self.recovery.sack_cleared = false;
         if self.cfg.rto_sack_reset {
             self.sb.discard_sacks();
-            self.rec.timeout_unacked = true;
+            self.recovery.timeout_unacked = true;
         }
         self.timers.stop(Timer::Rto);
         self.send_loop(now, out);
@@ -384,7 +384,7 @@ impl TcpSender {
     /// new may be sent.
     fn er_ready(&self, now: Time) -> bool {
         let n = self.sb.outstanding() as u64;
-        if self.rec.loss_point.is_some() || n >= 4 {
+        if self.recovery.loss_point.is_some() || n >= 4 {
             return false;
         }
         let first = self.sb.first_idx();

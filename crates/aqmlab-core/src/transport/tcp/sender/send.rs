@@ -11,7 +11,7 @@ use crate::units::Time;
 
 impl TcpSender {
     pub(super) fn emit(&mut self, p: Packet, out: &mut Outbox) {
-        if let Some(prr) = self.prr.as_mut().filter(|_| self.rec.in_recovery) {
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.in_recovery) {
             prr.out += p.payload as u64;
         }
         self.n.packets_sent += 1;
@@ -89,8 +89,8 @@ impl TcpSender {
             p.tcp_flags |= flags::CWR;
             self.cwr_pending = false;
         }
-        if self.rec.dupacks > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
-            self.rec.lt_bytes += self.sb.seg_end(i) - self.high_data;
+        if self.recovery.dupacks > 0 && !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
+            self.recovery.lt_bytes += self.sb.seg_end(i) - self.high_data;
         }
         self.high_data = self.sb.seg_end(i);
         self.emit(p, out);
@@ -204,7 +204,7 @@ impl TcpSender {
             return;
         }
         let start = out.len();
-        let newreno_fr = !self.cfg.sack && self.rec.in_recovery;
+        let newreno_fr = !self.cfg.sack && self.recovery.in_recovery;
         self.rate_halving_round();
         let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
         let sack1 = self.sack1_recovery();
@@ -255,11 +255,11 @@ impl TcpSender {
                 } else {
                     (self.flight(), cwnd)
                 };
-                if !self.cfg.sack && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                if !self.cfg.sack && !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
                     // RFC 3042 limited transmit.
-                    allowed += self.rec.dupacks.min(2) as u64 * self.mss;
+                    allowed += self.recovery.dupacks.min(2) as u64 * self.mss;
                 }
-                if !self.cfg.sack && self.rec.loss_point.is_some() {
+                if !self.cfg.sack && self.recovery.loss_point.is_some() {
                     // Go-back-N after an RTO: the pipe of retransmissions governs.
                     if self.sb.pipe() + self.mss <= cwnd {
                         self.send_new(now, out);
@@ -267,7 +267,7 @@ impl TcpSender {
                     }
                     break;
                 }
-                if self.st.cwnd < self.probe_below && !self.rec.in_recovery {
+                if self.st.cwnd < self.probe_below && !self.recovery.in_recovery {
                     if self.probe_due(now, (out.len() - start) as u64) {
                         self.send_new(now, out);
                         continue;
@@ -281,7 +281,7 @@ impl TcpSender {
                 break;
             }
             // Rules 3 and 4 (SACK recovery only; not in ns-2's Sack1).
-            if self.cfg.sack && self.rec.in_recovery && !sack1 && self.sb.pipe() + self.mss <= cwnd {
+            if self.cfg.sack && self.recovery.in_recovery && !sack1 && self.sb.pipe() + self.mss <= cwnd {
                 // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
                     if self.sb.highest_sacked().is_some_and(|h| i < h) {
@@ -289,8 +289,8 @@ impl TcpSender {
                         continue;
                     }
                 }
-                if !self.rec.rescue_done {
-                    self.rec.rescue_done = true;
+                if !self.recovery.rescue_done {
+                    self.recovery.rescue_done = true;
                     if let Some(i) = self.sb.highest_unsacked() {
                         if !self.sb.seg(i).is_some_and(|s| s.retx) {
                             self.retransmit(i, now, out);

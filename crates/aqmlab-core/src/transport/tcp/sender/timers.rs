@@ -101,12 +101,12 @@ impl TcpSender {
         if self.sb.outstanding() == 0 {
             self.timers.stop(Timer::Rto);
         } else {
-            let impatient = self.rec.in_recovery && (!self.cfg.sack || self.cfg.impatient);
-            if !impatient || self.rec.first_partial {
+            let impatient = self.recovery.in_recovery && (!self.cfg.sack || self.cfg.impatient);
+            if !impatient || self.recovery.first_partial {
                 self.timers.arm(Timer::Rto, now + self.rtt.rto());
             }
             if impatient {
-                self.rec.first_partial = false;
+                self.recovery.first_partial = false;
             }
         }
         // RFC 8985 7.2: an ACK of new data restarts the probe timer.
@@ -126,7 +126,7 @@ impl TcpSender {
             (SenderState::Established, Timer::Rto) => self.on_rto(now, out),
             (SenderState::Established, Timer::EarlyRetransmit) => {
                 self.timers.stop(Timer::EarlyRetransmit);
-                if !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                if !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
                     self.enter_recovery(now, 0, out);
                 }
                 self.send_loop(now, out);
@@ -134,7 +134,7 @@ impl TcpSender {
             (SenderState::Established, Timer::Rack) => {
                 self.timers.stop(Timer::Rack);
                 let marked = self.rack_detect(now);
-                if marked > 0 && !self.rec.in_recovery && self.rec.loss_point.is_none() {
+                if marked > 0 && !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
                     self.enter_recovery(now, 0, out);
                 }
                 self.send_loop(now, out);
