@@ -421,8 +421,8 @@ fn ccs() -> String {
     let list: Vec<serde_json::Value> = cc_registry::all()
         .iter()
         .map(|c| {
-            let defaults = cc_registry::cc_params(c.name, &json!({}), &ctx)
-                .map_or_else(|e| json!({ "error": e }), |v| v);
+            let defaults =
+                cc_registry::cc_params(c.name, &json!({}), &ctx).unwrap_or_else(|e| json!({ "error": e }));
             json!({"name": c.name, "summary": c.summary, "reference": c.reference, "params": c.docs(),
                    "defaults": defaults})
         })

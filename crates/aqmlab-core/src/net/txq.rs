@@ -19,7 +19,7 @@
 //!   head (`fq_flow_drop`), until the radio is under both limits again.
 //! - Dequeue (`fq_tin_dequeue` with `fq_tin_dequeue_func`, called as the driver builds an
 //!   aggregate for the station: ath9k `ath_tx_form_aggr` -> `ieee80211_tx_dequeue`): new flows
-//!   before old ones, deficits in bytes (`queue::fq::FqSched`, the scheduler fq_codel uses), and
+//!   before old ones, deficits in bytes (`queue::fq_sched::FqSched`, the scheduler fq_codel uses), and
 //!   per flow the one CoDel of `queue::codel` (variant `linux`, as include/net/codel_impl.h),
 //!   whose one-MTU guard sees the flow's own backlog against an MTU of 0 (`codel_dequeue` gets
 //!   `&flow->backlog`; mac80211 never sets `cparams.mtu`), so it stops only when the flow is
@@ -40,8 +40,8 @@
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, check_time, Params};
 use crate::queue::codel::{CodelParams, CodelStats, CodelVars, Variant};
-use crate::queue::fq::{packets, FqSched};
 use crate::queue::fq_codel::MEMORY_OVERHEAD;
+use crate::queue::fq_sched::{packets, FqSched};
 use crate::queue::util::{flow_hash, scale};
 use crate::queue::{DropReason, QueueCtx};
 use crate::units::{as_dur, as_size, Dur, LimitSpec, Rate, Size, Time, MS, SEC};

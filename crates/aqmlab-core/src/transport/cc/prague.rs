@@ -88,7 +88,7 @@ pub enum IntegerCwnd {
 }
 
 /// How Prague answers a loss (the `loss_response` parameter).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossResponse {
     /// The fraction, cwnd and ssthresh halved at once; the sender's PRR applies (Reno's).
