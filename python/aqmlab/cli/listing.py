@@ -18,36 +18,51 @@ from aqmlab.scenario import builtin_names, builtin_path, load
 store = lazy("aqmlab.store")
 
 
+def _registry(
+    infos: list[dict], name: str | None, *, what: str, titles: tuple[str, str, str], defaults: str, value=str
+) -> None:
+    """A registry of the core's (queue disciplines, congestion controllers) as one table, or one
+    entry's parameters with their defaults and meanings. ``titles``: the list's title, its
+    parameters column and the one entry's table; ``defaults``: the entries' key holding the
+    defaults; ``value``: how the list shows a default."""
+    if name:
+        info = next((i for i in infos if i["name"] == name), None)
+        if info is None:
+            fail(f"unknown {what} {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
+        out.print(
+            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
+        )
+        if not info["params"]:
+            out.print(f"no {titles[2]}")
+            return
+        t = FitTable(title=titles[2])
+        for c in ("name", "default", "meaning"):
+            t.add_column(c, overflow="fold")
+        for p in info["params"]:
+            t.add_row(esc(p["name"]), esc(json.dumps(info[defaults].get(p["name"]))), esc(p["help"]))
+        out.print(t)
+        return
+    t = FitTable(title=titles[0])
+    for c in ["name", "summary", titles[1], "reference"]:
+        t.add_column(c, overflow="fold")
+    for i in infos:
+        params = ", ".join(f"{k}={value(v)}" for k, v in i[defaults].items()) or "-"
+        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
+    out.print(t)
+
+
 def list_qdiscs(
     name: Annotated[str | None, typer.Argument(help="show one discipline in detail")] = None,
 ) -> None:
     """Queue disciplines with their parameters, defaults and reference."""
     from aqmlab import _core
 
-    infos = json.loads(_core.qdiscs())
-    if name:
-        info = next((i for i in infos if i["name"] == name), None)
-        if info is None:
-            fail(f"unknown qdisc {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
-        out.print(
-            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
-        )
-        t = FitTable(title="parameters (defaults shown for a 10 Mb/s link)")
-        t.add_column("name")
-        t.add_column("default", overflow="fold")
-        t.add_column("meaning", overflow="fold")
-        defaults = info["defaults_at_10mbps"]
-        for p in info["params"]:
-            t.add_row(esc(p["name"]), esc(json.dumps(defaults.get(p["name"]))), esc(p["help"]))
-        out.print(t)
-        return
-    t = FitTable(title="queue disciplines")
-    for c in ["name", "summary", "parameters (defaults at 10 Mb/s)", "reference"]:
-        t.add_column(c, overflow="fold")
-    for i in infos:
-        params = ", ".join(f"{k}={v}" for k, v in i["defaults_at_10mbps"].items())
-        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
-    out.print(t)
+    titles = (
+        "queue disciplines",
+        "parameters (defaults at 10 Mb/s)",
+        "parameters (defaults shown for a 10 Mb/s link)",
+    )
+    _registry(json.loads(_core.qdiscs()), name, what="qdisc", titles=titles, defaults="defaults_at_10mbps")
 
 
 def list_ccs(
@@ -56,31 +71,19 @@ def list_ccs(
     """Congestion controllers (the flow key `cc`) with their `cc_params`, defaults and reference."""
     from aqmlab import _core
 
-    infos = json.loads(_core.ccs())
-    if name:
-        info = next((i for i in infos if i["name"] == name), None)
-        if info is None:
-            fail(f"unknown congestion controller {name!r}; allowed: {', '.join(i['name'] for i in infos)}")
-        out.print(
-            f"[bold]{esc(info['name'])}[/bold] — {esc(info['summary'])}\nreference: {esc(info['reference'])}"
-        )
-        if not info["params"]:
-            out.print("no cc_params")
-            return
-        t = FitTable(title="cc_params")
-        for c in ("name", "default", "meaning"):
-            t.add_column(c, overflow="fold")
-        for p in info["params"]:
-            t.add_row(esc(p["name"]), esc(json.dumps(info["defaults"].get(p["name"]))), esc(p["help"]))
-        out.print(t)
-        return
-    t = FitTable(title="congestion controllers (the flow key `cc`, docs/transports.md 3)")
-    for c in ["name", "summary", "cc_params (defaults)", "reference"]:
-        t.add_column(c, overflow="fold")
-    for i in infos:
-        params = ", ".join(f"{k}={json.dumps(v)}" for k, v in i["defaults"].items()) or "-"
-        t.add_row(esc(i["name"]), esc(i["summary"]), esc(params), esc(i["reference"]))
-    out.print(t)
+    titles = (
+        "congestion controllers (the flow key `cc`, docs/transports.md 3)",
+        "cc_params (defaults)",
+        "cc_params",
+    )
+    _registry(
+        json.loads(_core.ccs()),
+        name,
+        what="congestion controller",
+        titles=titles,
+        defaults="defaults",
+        value=json.dumps,
+    )
 
 
 def list_tcp() -> None:
