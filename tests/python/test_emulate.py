@@ -498,12 +498,14 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # because the emulated server paced every CUBIC flow (BBR's pacing state left on its
     # sockets, `emulate.default_cc`); a paced kernel reads about 7 ms, model / kernel 2.6.
     # Unpaced, one kernel run's median sojourn was 18-27 ms over five runs on a quiet machine
-    # (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs) against
-    # the model's ensemble mean of 21 ms (16-27 ms per seed): both sides are draws from a wide
-    # distribution (validation/kernel/README.md), which the bound leaves room for.
+    # (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs, 13.0 ms
+    # up in a CI run beside the rest of the suite) against the model's ensemble mean of 21 ms
+    # (16-27 ms per seed): both sides are draws from a wide distribution
+    # (validation/kernel/README.md). The bound leaves room for that and still fails the paced
+    # kernel's 2.6.
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
-        assert 0.5 < sim / kernel < 1.6, cell
+        assert 0.5 < sim / kernel < 2.0, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"
