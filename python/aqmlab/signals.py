@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -63,3 +68,22 @@ def quiet_when_swallowed() -> None:
             shown(unraisable)
 
     sys.unraisablehook = hook
+
+
+def deferred(fn: Callable[[], T]) -> T:
+    """``fn()`` with STOP_SIGNALS held back until it returns, then the first one taken delivered
+    to the handler in place before: for imports that swallow what a handler raises in them
+    (matplotlib's `projections` catches any Exception around importing its 3D axes and leaves
+    them half-imported, so the next import warns on stderr). Outside the main thread (where
+    handlers cannot be set) ``fn`` runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    taken: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: taken.append(signum)) for s in STOP_SIGNALS}
+    try:
+        return fn()
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        if taken:
+            signal.raise_signal(taken[0])

@@ -342,3 +342,30 @@ def test_a_signal_whose_interrupt_python_drops_is_heeded_at_the_end_of_the_block
     )
     assert r.returncode == 128 + signal.SIGTERM, (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_a_deferred_import_reaches_its_handler_after_it(sig):
+    # matplotlib's projections swallow any Exception raised while they import their 3D axes:
+    # `signals.deferred` holds Ctrl-C and SIGTERM back until the call returns, then delivers the
+    # first one to the handler that was in place
+    from aqmlab import signals
+
+    seen: list[tuple[int, bool]] = []
+    inside = [False]
+
+    def body() -> str:
+        inside[0] = True
+        signal.raise_signal(sig)
+        signal.raise_signal(signal.SIGINT)
+        assert seen == []  # held while the call runs
+        inside[0] = False
+        return "done"
+
+    previous = {s: signal.signal(s, lambda n, _f: seen.append((n, inside[0]))) for s in signals.STOP_SIGNALS}
+    try:
+        assert signals.deferred(body) == "done"
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    assert seen == [(sig, False)]

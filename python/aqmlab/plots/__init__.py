@@ -18,7 +18,11 @@ raises ``metrics.MissingTableError`` naming the run, the table and the figure.
 
 from __future__ import annotations
 
+import importlib
+
 import matplotlib
+
+from aqmlab import signals
 
 matplotlib.use("Agg")
 
@@ -26,7 +30,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
+# pyplot (and with it matplotlib's projections) imported whole, a Ctrl-C or SIGTERM taken after
+# the import (`signals.deferred`)
+plt = signals.deferred(lambda: importlib.import_module("matplotlib.pyplot"))
+
 from matplotlib.figure import Figure
 
 from aqmlab import files
