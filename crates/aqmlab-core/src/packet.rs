@@ -148,6 +148,22 @@ pub struct SackBlock {
 
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// A SACK block as the option carries it: its edges as 32-bit sequence numbers (RFC 2018
+/// section 3), read back against the ACK's cumulative acknowledgement, from which a block lies
+/// less than 2^31 bytes away (RFC 9293 section 3.4's sequence arithmetic). Holding the option's
+/// own width leaves room on the packet's second line for the advertised window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireSack {
+    left: u32,
+    right: u32,
+}
+
+/// The 64-bit sequence number nearest `anchor` whose low 32 bits are `wire`.
+#[inline]
+fn unwrap_near(anchor: u64, wire: u32) -> u64 {
+    anchor.wrapping_add(wire.wrapping_sub(anchor as u32) as i32 as i64 as u64)
+}
+
 /// A packet. Laid out by use (`repr(C)`, 128 bytes aligned to 64, so two cache lines in the
 /// slab): the first line holds what the hops, the qdiscs and a receiving endpoint read; the
 /// second what only an ACK's receiver reads (the cumulative ACK, the echoed timestamp, the SACK
@@ -202,7 +218,41 @@ pub struct Packet {
     pub ack: u64,
     /// Echoed timestamp (TSecr).
     pub ts_ecr: Time,
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    /// The SACK option's blocks, `n_sack` of them ([`Packet::sacks`], [`Packet::set_sacks`]).
+    pub sack: [WireSack; MAX_SACK_BLOCKS],
+    /// The receive window a TCP receiver's segment advertises, in bytes (the header's window
+    /// field shifted by the window scale); 0 on a segment that advertises none (the sender's
+    /// data segments: the model's receivers never send data, and never advertise a zero
+    /// window, having no persist timer to answer it).
+    pub wnd: u32,
+}
+
+impl Packet {
+    /// The SACK blocks it carries, in the option's order.
+    #[inline]
+    pub fn sacks(&self) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
+        let n = (self.n_sack as usize).min(MAX_SACK_BLOCKS);
+        let mut out = [SackBlock::default(); MAX_SACK_BLOCKS];
+        for (b, w) in out.iter_mut().zip(&self.sack[..n]) {
+            *b = SackBlock {
+                start: unwrap_near(self.ack, w.left),
+                end: unwrap_near(self.ack, w.right),
+            };
+        }
+        (out, n)
+    }
+
+    /// Writes `blocks` (at most [`MAX_SACK_BLOCKS`]) as its SACK option; `ack` must be set first.
+    #[inline]
+    pub fn set_sacks(&mut self, blocks: &[SackBlock]) {
+        for (w, b) in self.sack.iter_mut().zip(blocks) {
+            *w = WireSack {
+                left: b.start as u32,
+                right: b.end as u32,
+            };
+        }
+        self.n_sack = blocks.len().min(MAX_SACK_BLOCKS) as u8;
+    }
 }
 
 /// A slab of packets addressed by `PktId`, with a free list.
@@ -285,6 +335,29 @@ pub(crate) mod layout {
         line!(0, flow: u32, conn: u32, tuple_conn: u32, size: u32, payload: u32, kind: Kind,
             dir: Dir, ecn: Ecn, dscp: u8, subq: u8, n_sack: u8, tcp_flags: u16, host: u16,
             server: u16, seq: u64, enqueued_at: Time, tstamp: Time, ts_val: Time);
-        line!(1, ack: u64, ts_ecr: Time, sack: [SackBlock; MAX_SACK_BLOCKS]);
+        line!(1, ack: u64, ts_ecr: Time, sack: [WireSack; MAX_SACK_BLOCKS], wnd: u32);
+    }
+
+    #[test]
+    fn sack_edges_come_back_across_the_32_bit_wrap_and_below_the_ack() {
+        use super::*;
+        let mut p = Packet {
+            ack: (1 << 32) - 100,
+            ..Packet::default()
+        };
+        // one block past the wrap of the 32-bit space, one D-SACK below the ACK (RFC 2883)
+        let blocks = [
+            SackBlock {
+                start: (1 << 32) + 500,
+                end: (1 << 32) + 1500,
+            },
+            SackBlock {
+                start: (1 << 32) - 3000,
+                end: (1 << 32) - 2000,
+            },
+        ];
+        p.set_sacks(&blocks);
+        let (got, n) = p.sacks();
+        assert_eq!((n, &got[..n]), (2, &blocks[..]));
     }
 }

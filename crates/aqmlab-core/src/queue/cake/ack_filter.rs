@@ -50,17 +50,13 @@ fn same_connection(a: &Packet, b: &Packet) -> bool {
     a.kind == Kind::Tcp && a.flow == b.flow && a.conn == b.conn && a.dir == b.dir
 }
 
-/// The SACK blocks `p` carries.
-fn sacks(p: &Packet) -> &[SackBlock] {
-    &p.sack[..p.n_sack as usize]
-}
-
 /// How the SACK information of `a` compares with that of `b` (`cake_tcph_sack_compare`):
 /// Greater when `a` SACKs something `b` does not, or holds a D-SACK; Less when `b` covers every
 /// block of `a` and SACKs more bytes in all; Equal otherwise (no SACKs on either, or the same
 /// coverage).
 fn sack_compare(a: &Packet, b: &Packet) -> Ordering {
-    let (sa, sb) = (sacks(a), sacks(b));
+    let ((a_blocks, na), (b_blocks, nb)) = (a.sacks(), b.sacks());
+    let (sa, sb) = (&a_blocks[..na], &b_blocks[..nb]);
     match (sa.is_empty(), sb.is_empty()) {
         (true, true) => return Ordering::Equal,
         (false, true) => return Ordering::Greater,

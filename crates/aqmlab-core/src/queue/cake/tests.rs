@@ -538,10 +538,11 @@ fn ack(flow: u32, ack: u64, extra: u16) -> Packet {
 
 /// The same ACK with SACK blocks.
 fn sacked(mut p: Packet, blocks: &[(u64, u64)]) -> Packet {
-    for (k, &(start, end)) in blocks.iter().enumerate() {
-        p.sack[k] = SackBlock { start, end };
-    }
-    p.n_sack = blocks.len() as u8;
+    let blocks: Vec<SackBlock> = blocks
+        .iter()
+        .map(|&(start, end)| SackBlock { start, end })
+        .collect();
+    p.set_sacks(&blocks);
     p.size += 8 * blocks.len() as u32;
     p
 }

@@ -24,7 +24,7 @@ use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
 use crate::transport::cc::registry::{cc_params, names as cc_names};
 use crate::transport::cc::{CcContext, Hystart};
-use crate::units::{as_dur, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
+use crate::units::{as_dur, as_size, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
 use accecn::ReceiverEcn;
 use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
@@ -33,6 +33,7 @@ use serde_json::Value;
 pub mod accecn;
 pub mod delivery;
 pub mod ranges;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rto;
 pub mod scoreboard;
@@ -41,6 +42,7 @@ pub mod sender;
 #[cfg(test)]
 mod harness;
 
+pub use rcvbuf::RcvWindow;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
@@ -113,8 +115,30 @@ pub struct TcpConfig {
     /// Maximum segment size (payload bytes); IP packet = mss + 52 (IP 20 + TCP 20 + timestamps 12).
     pub mss: u32,
     /// Receive window: a size, or `{ segments = N }` (N times `mss`, as ns-2's `window_`);
-    /// resolved to bytes.
+    /// resolved to bytes, at most 1 GiB (65535 << 14, RFC 7323 2.3). The window advertised
+    /// throughout with `rcv_window` "fixed"; the most the window may reach with "linux".
     pub rwnd: Rwnd,
+    /// How the receiver sizes the window it advertises: "fixed" (`rwnd`) or "linux" (Linux
+    /// 6.18's receive-buffer auto-tuning, tcp_rcv_space_adjust and tcp_grow_window: the window
+    /// opens near 64 KB and widens with what the application reads per round trip;
+    /// `rcvbuf.rs`).
+    pub rcv_window: RcvWindow,
+    /// "linux": the receive buffer a connection starts with (net.ipv4.tcp_rmem[1]).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcvbuf: u64,
+    /// "linux": the largest receive buffer auto-tuning grows (net.ipv4.tcp_rmem[2]: 32 MiB
+    /// since Linux 6.16, 6 MiB from 4.x to 6.15).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcvbuf_max: u64,
+    /// "linux": the memory a received segment takes in the buffer (skb->truesize, the NIC
+    /// driver's choice); a full-sized segment's payload over it is the share of the buffer
+    /// counted as window (Linux's scaling_ratio, tcp_measure_rcv_mss). 2304 is a veth pair's
+    /// (payload 1448: ratio 160/256).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcv_truesize: u64,
     /// How the initial slow start may end early: "linux" (CUBIC's HyStart; `true`), "rfc9406"
     /// (HyStart++) or "off" (`false`).
     pub hystart: Hystart,
@@ -479,6 +503,24 @@ impl Params<()> for TcpConfig {
         }
         // The window the connection runs with, in bytes (a profile's may count segments).
         self.rwnd = Rwnd::Bytes(self.rwnd_bytes());
+        if self.rwnd_bytes() > MAX_WINDOW {
+            return Err(format!(
+                "rwnd: {}B is above the largest TCP window; allowed: at most 1073725440B (65535 << 14, RFC 7323)",
+                self.rwnd_bytes()
+            ));
+        }
+        if self.rcv_truesize <= self.mss as u64 || self.rcv_truesize > 1 << 20 {
+            return Err(format!(
+                "rcv_truesize: {}B; allowed: more than the mss ({}B), at most 1MiB",
+                self.rcv_truesize, self.mss
+            ));
+        }
+        if self.rcvbuf < 4096 || self.rcvbuf_max < self.rcvbuf {
+            return Err(format!(
+                "rcvbuf: {}B with rcvbuf_max {}B; allowed: rcvbuf at least 4KiB and rcvbuf_max at least rcvbuf",
+                self.rcvbuf, self.rcvbuf_max
+            ));
+        }
         if self.rwnd_bytes() < self.mss as u64 {
             return Err(format!(
                 "rwnd: {}B is below one mss ({}B); allowed: at least the mss",
@@ -489,6 +531,9 @@ impl Params<()> for TcpConfig {
         Ok(())
     }
 }
+
+/// The largest window TCP can advertise (RFC 7323 2.3: 65535 << 14).
+const MAX_WINDOW: u64 = 0xffff << 14;
 
 /// Reads a flow entry's TCP keys (`table`, the entry) over their profile; errors name the key.
 /// An entry that names a controller with an ECN mode of its own (`own_ecn`) and no `ecn` runs
@@ -565,6 +610,12 @@ pub(crate) fn rfc() -> TcpConfig {
         delack_grid: false,
         mss: 1448,
         rwnd: Rwnd::Bytes(64 << 20),
+        rcv_window: RcvWindow::Fixed,
+        // Linux 6.18's net.ipv4.tcp_rmem[1] and [2], and a veth pair's truesize (measured:
+        // the tcp_rcvbuf_grow tracepoint's scaling_ratio 160 with 1448-byte segments).
+        rcvbuf: 128 << 10,
+        rcvbuf_max: 32 << 20,
+        rcv_truesize: 2304,
         hystart: Hystart::Linux,
         pacing: false,
         // Linux's sysctl defaults (net.ipv4.tcp_pacing_ss_ratio / ca_ratio) and TSO autosizing.
@@ -623,6 +674,10 @@ fn linux() -> TcpConfig {
         segs_per_ack: 2,
         delack_grid: false,
         rwnd: Rwnd::Bytes(64 << 20),
+        // Linux runs tcp_moderate_rcvbuf 1, the window growing with the buffer ("linux",
+        // rcvbuf.rs); "fixed" stays the profile's default until the kernel matrix and the
+        // controller checks are re-run with it (issue 50).
+        rcv_window: RcvWindow::Fixed,
         abc: true,
         hystart: Hystart::Linux,
         pacing: false,

@@ -12,13 +12,18 @@
 //! receiver (ECE on every ACK from a CE mark until a CWR arrives) and the AccECN receiver
 //! (RFC 9768: the ACE counter on every ACK, `accecn.rs`).
 //!
+//! Every ACK advertises the receive window (`rcvbuf.rs`): the constant `rwnd`, or the window
+//! Linux grows with its receive buffer (`rcv_window = "linux"`, whose growth also sends ACKs at
+//! once, as Linux's tcp_grow_window does).
+//!
 //! Simplifications (documented): the receiver never sends data; it answers every SYN with a
 //! SYN-ACK and relies on the sender's SYN retransmission when a SYN-ACK is lost (no SYN-ACK
 //! timer); the FIN flag rides on the last data segment and consumes no sequence number; the
-//! application reads at once, so the advertised window is the constant `rwnd` the sender applies.
+//! application reads in-order data at once.
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
 use super::ranges::RangeSet;
+use super::rcvbuf::{LinuxWindow, RcvWindow};
 use super::TcpConfig;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
@@ -70,6 +75,13 @@ pub struct TcpReceiver {
     blocks: [SackBlock; MAX_SACK_BLOCKS],
     /// The AccECN counters (used once AccECN is negotiated).
     acc: RxCounters,
+    window: Window,
+}
+
+/// The receive window the ACKs advertise.
+enum Window {
+    Fixed(u32),
+    Linux(Box<LinuxWindow>),
 }
 
 impl TcpReceiver {
@@ -104,6 +116,10 @@ impl TcpReceiver {
             fin_end: None,
             packets_received: 0,
             acks_sent: 0,
+            window: match cfg.rcv_window {
+                RcvWindow::Fixed => Window::Fixed(cfg.rwnd_bytes() as u32),
+                RcvWindow::Linux => Window::Linux(Box::new(LinuxWindow::new(cfg))),
+            },
         }
     }
 
@@ -150,9 +166,18 @@ impl TcpReceiver {
                 _ => 0,
             };
         if self.sack {
-            p.n_sack = self.n_blocks as u8;
-            p.sack = self.blocks;
+            p.set_sacks(&self.blocks[..self.n_blocks]);
         }
+        p.wnd = match &mut self.window {
+            Window::Fixed(w) => *w,
+            Window::Linux(l) => {
+                let a = l.advertise(self.rcv_nxt, self.ooo.len());
+                if a.end_quick {
+                    self.quick = 0;
+                }
+                a.wnd as u32
+            }
+        };
         p.size = ack_size(p.n_sack as usize);
         out.push(p);
         self.acks_sent += 1;
@@ -239,6 +264,10 @@ impl Endpoint for TcpReceiver {
             p.ack = 1;
             p.size = SYN_SIZE;
             p.tcp_flags = flags::SYN | flags::ACK | answer_syn(self.ecn_cfg, pkt.tcp_flags, pkt.ecn).1;
+            p.wnd = match &self.window {
+                Window::Fixed(w) => *w,
+                Window::Linux(l) => l.syn_window() as u32,
+            };
             out.push(p);
             self.acks_sent += 1;
             return;
@@ -276,6 +305,9 @@ impl Endpoint for TcpReceiver {
         if s <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
             self.ts_recent = pkt.ts_val;
         }
+        if let Window::Linux(l) = &mut self.window {
+            l.on_segment(pkt.payload as u64, pkt.ts_ecr, now, self.rcv_nxt);
+        }
         let mut immediate = self.delack.is_none() || self.quick > 0 || ace_now;
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
@@ -283,6 +315,12 @@ impl Endpoint for TcpReceiver {
             self.ooo.insert(s, e);
             self.update_blocks(s);
             immediate = true;
+            if let Window::Linux(l) = &mut self.window {
+                let end = self.ooo.as_slice().last().map_or(e, |r| r.1);
+                if l.on_out_of_order(pkt.payload as u64, self.sack, self.ooo.len(), end, self.rcv_nxt) {
+                    self.quick |= 1;
+                }
+            }
         } else {
             let had_hole = !self.ooo.is_empty();
             self.unacked_bytes += e - self.rcv_nxt;
@@ -293,6 +331,17 @@ impl Endpoint for TcpReceiver {
             }
             if self.unacked_bytes >= self.ack_every {
                 immediate = true;
+            }
+            if let Window::Linux(l) = &mut self.window {
+                let ooo = self.ooo.len();
+                if l.on_in_order(pkt.payload as u64, self.rcv_nxt, ooo, now) {
+                    // tcp_grow_window: icsk_ack.quick |= 1
+                    self.quick |= 1;
+                    immediate = true;
+                }
+                // the application reads what arrived in order (tcp_rcv_space_adjust)
+                let span = self.ooo.as_slice().last().map_or(0, |r| r.1 - self.rcv_nxt);
+                l.on_read(self.rcv_nxt, span, now);
             }
         }
         if self.finished() {
@@ -522,23 +571,23 @@ mod tests {
         data(&mut rx, 1, 2); // ACK 201
         let a = data(&mut rx, 3, 3); // out of order: immediate
         assert_eq!((a[0].ack, a[0].n_sack), (201, 1));
-        assert_eq!(a[0].sack[0], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].sacks().0[0], SackBlock { start: 301, end: 401 });
         assert_eq!(a[0].size, 52 + 12);
         data(&mut rx, 6, 4);
         let a = data(&mut rx, 8, 5);
         assert_eq!(a[0].n_sack, 3);
-        assert_eq!(a[0].sack[0], SackBlock { start: 801, end: 901 });
-        assert_eq!(a[0].sack[1], SackBlock { start: 601, end: 701 });
-        assert_eq!(a[0].sack[2], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].sacks().0[0], SackBlock { start: 801, end: 901 });
+        assert_eq!(a[0].sacks().0[1], SackBlock { start: 601, end: 701 });
+        assert_eq!(a[0].sacks().0[2], SackBlock { start: 301, end: 401 });
         assert_eq!(a[0].size, 52 + 28);
         let a = data(&mut rx, 7, 6); // joins 6 and 8
-        assert_eq!(a[0].sack[0], SackBlock { start: 601, end: 901 });
-        assert_eq!(a[0].sack[1], SackBlock { start: 301, end: 401 });
+        assert_eq!(a[0].sacks().0[0], SackBlock { start: 601, end: 901 });
+        assert_eq!(a[0].sacks().0[1], SackBlock { start: 301, end: 401 });
         assert_eq!(a[0].n_sack, 2);
         let a = data(&mut rx, 2, 7); // fills the first hole: immediate ACK
         assert_eq!(a[0].ack, 401);
         assert_eq!(a[0].n_sack, 1);
-        assert_eq!(a[0].sack[0], SackBlock { start: 601, end: 901 });
+        assert_eq!(a[0].sacks().0[0], SackBlock { start: 601, end: 901 });
         data(&mut rx, 4, 8);
         let a = data(&mut rx, 5, 9);
         assert_eq!((a[0].ack, a[0].n_sack), (901, 0));

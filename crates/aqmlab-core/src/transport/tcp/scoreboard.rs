@@ -669,6 +669,17 @@ impl Scoreboard {
         }
         self.pipe = self.pipe_slow();
         self.lost_pos = self.first;
+        if self.rack {
+            // RACK dropped the transmissions it found lost; in flight again, each is one to
+            // watch (Linux keeps them on tsorted_sent_queue, tcp_rack_detect_loss).
+            let first = self.first;
+            let mut order: Vec<(u64, u64)> = (self.segs.iter().enumerate())
+                .filter(|(_, s)| !s.sacked)
+                .map(|(o, s)| (s.xmit_ts, first + o as u64))
+                .collect();
+            order.sort_unstable();
+            self.sent_order = order.into();
+        }
     }
 
     /// The first segment at or above the NextSeg cursor that is neither SACKed nor already
@@ -736,6 +747,32 @@ mod tests {
 
     fn seq(i: u64) -> u64 {
         1 + i * MSS
+    }
+
+    #[test]
+    fn rack_watches_the_segments_an_undone_timeout_gave_back() {
+        // A timeout marks segments 0-3 lost (sent at 10-13 ms); RACK passes over them as
+        // lost. The timeout proves spurious and is undone: in flight again, segment 1 (never
+        // delivered) must be found lost once segment 4, sent later, is SACKed: without it
+        // waiting for a retransmission timeout.
+        let mut sb = Scoreboard::new(MSS, None).with_rack();
+        for t in 10..14 {
+            sb.push_new(t);
+        }
+        sb.mark_all_lost();
+        let latest = Delivered { xmit_ts: 13, idx: 3 };
+        sb.rack_detect(latest, 0, 100);
+        sb.unmark_lost();
+        sb.cum_ack(seq(1));
+        sb.push_new(50);
+        sb.begin_ack(0);
+        sb.sack(seq(2), seq(5));
+        let (marked, _) = sb.rack_detect(Delivered { xmit_ts: 50, idx: 4 }, 5, 100);
+        assert_eq!(
+            marked, 1,
+            "segment 1, sent at 11 ms, before the delivered 50 ms one"
+        );
+        assert!(sb.seg(1).is_some_and(|s| s.lost));
     }
 
     #[test]

@@ -41,6 +41,14 @@ impl TcpSender {
     pub(super) fn take_ack(&mut self, pkt: &Packet, now: Time) -> Ack {
         let ack = pkt.ack.min(self.high_data);
         let advanced = ack > self.snd_una;
+        // The send window (RFC 9293 3.10.7.4, Linux tcp_may_update_window): from an ACK that
+        // advances snd_una, or one at snd_una that widens it (a window update).
+        if pkt.wnd > 0 && (advanced || (ack == self.snd_una && pkt.wnd as u64 > self.rwnd)) {
+            self.rwnd = pkt.wnd as u64;
+        }
+        // RFC 7323 4.3: the receiver's segments all sit at the left edge of this end's window
+        // (it sends no data), so each newer TSval becomes TS.Recent.
+        self.ts_recent = self.ts_recent.max(pkt.ts_val);
         let mut acked_bytes = 0;
         self.sb.begin_ack(pkt.ts_ecr);
         if advanced {
@@ -101,7 +109,8 @@ impl TcpSender {
             self.recovery.timeout_unacked = false;
         }
         if self.cfg.sack && !(ns2_reset && (advanced || self.recovery.timeout_unacked)) {
-            for b in &pkt.sack[..(pkt.n_sack as usize).min(pkt.sack.len())] {
+            let (blocks, n) = pkt.sacks();
+            for b in &blocks[..n] {
                 sacked_bytes += self.sb.sack(b.start, b.end);
             }
             if sacked_bytes > 0 && std::mem::take(&mut self.recovery.sack_cleared) {

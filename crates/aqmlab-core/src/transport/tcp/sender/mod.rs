@@ -32,7 +32,8 @@
 //!   that needs AccECN (Prague) is replaced by Reno, without ECN, when the handshake does not
 //!   negotiate it (tcp_prague.c's `prague-reno`; the kernel's Prague has no RFC 3168 fallback).
 //! * RTT samples: now - TSecr of every ACK advancing snd_una (RFC 7323); receive window: the
-//!   constant `rwnd` caps unacknowledged data.
+//!   window the SYN-ACK and the ACKs advertise caps unacknowledged data (`rwnd` before the
+//!   SYN-ACK; an ACK older than snd_una or one at it that narrows the window leaves it).
 //!
 //! Options (each a flow key, off in the `rfc` profile; see the profiles in `mod.rs`):
 //! * `prr`: RFC 6937 PRR-SSRB sets cwnd in SACK recovery (Linux tcp_cwnd_reduction rounding).
@@ -105,7 +106,7 @@ use super::accecn::{self, Feedback, TxCounter};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use super::TcpConfig;
-use crate::packet::{flags, Dir, Kind, Packet, MAX_SACK_BLOCKS};
+use crate::packet::{flags, Dir, Kind, Packet};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
 use crate::record::rows::{CcReport, FlowReport};
@@ -161,6 +162,8 @@ pub struct TcpSender {
     /// The MSS and the receive window in bytes.
     mss: u64,
     rwnd: u64,
+    /// TS.Recent (RFC 7323 4.3): the newest TSval of the receiver's segments, echoed on data.
+    ts_recent: Time,
     /// Exclusive end of the data (1 + bytes) for finite transfers (a persistent stream: of
     /// the data written, in the scoreboard's sequence space).
     data_end: Option<u64>,
@@ -240,6 +243,7 @@ impl TcpSender {
             dir,
             mss,
             rwnd: cfg.rwnd_bytes(),
+            ts_recent: 0,
             data_end,
             records: None,
             on_periods: cfg.on_periods.clone(),
@@ -464,6 +468,10 @@ impl Endpoint for TcpSender {
             if self.state == SenderState::SynSent && pkt.tcp_flags & flags::ACK != 0 && pkt.ack == 1 {
                 self.state = SenderState::Established;
                 self.snd_una = 1;
+                if pkt.wnd > 0 {
+                    self.rwnd = pkt.wnd as u64;
+                }
+                self.ts_recent = pkt.ts_val;
                 self.negotiate(pkt.tcp_flags);
                 if now >= pkt.ts_ecr {
                     self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
@@ -490,11 +498,13 @@ impl Endpoint for TcpSender {
                 Some(r) => {
                     let d = self.data_end.expect("a persistent stream");
                     let mut p = *pkt;
-                    p.ack = r.to_seg(p.ack, self.mss, d);
-                    for b in &mut p.sack[..(p.n_sack as usize).min(MAX_SACK_BLOCKS)] {
+                    let (mut blocks, n) = p.sacks();
+                    for b in &mut blocks[..n] {
                         b.start = r.to_seg(b.start, self.mss, d);
                         b.end = r.to_seg(b.end, self.mss, d);
                     }
+                    p.ack = r.to_seg(p.ack, self.mss, d);
+                    p.set_sacks(&blocks[..n]);
                     self.on_ack(&p, now, out);
                 }
                 None => self.on_ack(pkt, now, out),

@@ -95,8 +95,7 @@ mod tests {
                 ..Default::default()
             };
             if let Some(e) = sack_end {
-                p.sack[0] = SackBlock { start: 2501, end: e };
-                p.n_sack = 1;
+                p.set_sacks(&[SackBlock { start: 2501, end: e }]);
             }
             let mut out = vec![];
             s.on_packet(&p, now, &mut out);

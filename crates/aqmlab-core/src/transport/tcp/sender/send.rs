@@ -66,6 +66,7 @@ impl TcpSender {
             ack: 1,
             payload: len as u32,
             ts_val: now,
+            ts_ecr: self.ts_recent,
             ..Packet::default()
         }
     }

@@ -57,13 +57,14 @@ pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time)
         ts_ecr: 100,
         ..Default::default()
     };
-    for (k, &(a, b)) in sacked.iter().enumerate() {
-        p.sack[k] = SackBlock {
+    let blocks: Vec<SackBlock> = sacked
+        .iter()
+        .map(|&(a, b)| SackBlock {
             start: 1 + a * MSS,
             end: 1 + b * MSS,
-        };
-    }
-    p.n_sack = sacked.len() as u8;
+        })
+        .collect();
+    p.set_sacks(&blocks);
     let mut out = vec![];
     s.on_packet(&p, now, &mut out);
     out
@@ -115,13 +116,14 @@ pub(super) fn ack_ms(
         ts_ecr: ecr_ms * MS,
         ..Default::default()
     };
-    for (k, &(a, b)) in sacked.iter().enumerate() {
-        p.sack[k] = SackBlock {
+    let blocks: Vec<SackBlock> = sacked
+        .iter()
+        .map(|&(a, b)| SackBlock {
             start: 1 + a * MSS,
             end: 1 + b * MSS,
-        };
-    }
-    p.n_sack = sacked.len() as u8;
+        })
+        .collect();
+    p.set_sacks(&blocks);
     let mut out = vec![];
     s.on_packet(&p, now_ms * MS, &mut out);
     out
