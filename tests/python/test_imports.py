@@ -180,6 +180,16 @@ def test_a_circle_is_found():
     assert circle({"a": {"b"}, "b": set()}) is None
 
 
+LONGEST = 600  # lines: a module longer than this holds more than one concern
+
+
+def test_no_module_is_longer_than_600_lines():
+    lines = {name: len(path.read_text().splitlines()) for name, path in module_names().items() if path}
+    assert lines, "no module found"
+    too_long = {name: n for name, n in lines.items() if n > LONGEST}
+    assert not too_long, f"modules over {LONGEST} lines: {too_long}"
+
+
 SIMULATE = """
 import sys
 
