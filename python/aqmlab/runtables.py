@@ -71,12 +71,11 @@ def hop_column(table: pa.Table) -> str:
     return "hop" if "hop" in table.column_names else "dir"
 
 
-def named(table: pa.Table, codes: Codes, direction: str) -> np.ndarray:
-    """Which rows are of the hop named ``direction`` (a hop name; the one-hop shorthand's hops
-    are "down" and "up"), ``codes`` being those of ``hop_column(table)``. A null matches no
-    name."""
+def named(table: pa.Table, codes: Codes, hop: str) -> np.ndarray:
+    """Which rows are of the hop named ``hop`` (the one-hop shorthand's hops are "down" and
+    "up"), ``codes`` being those of ``hop_column(table)``. A null matches no name."""
     idx, values = codes
-    hit = values == direction
+    hit = values == hop
     if table.column(hop_column(table)).null_count:
         hit[-1] = False
     return hit[idx]
@@ -199,28 +198,26 @@ class RunTables(Mapping):
         """The rows of table ``name`` whose string column ``column`` is one of ``allowed``."""
         return within(self.codes(name, column), allowed)
 
-    def hop_rows(self, name: str, direction: str) -> np.ndarray:
+    def hop_rows(self, name: str, hop: str) -> np.ndarray:
         """Which rows of table ``name`` are of one hop (``named``)."""
         t = self[name]
-        return named(t, self.codes(name, hop_column(t)), direction)
+        return named(t, self.codes(name, hop_column(t)), hop)
 
-    def hop(self, name: str, direction: str) -> pa.Table:
+    def hop(self, name: str, hop: str) -> pa.Table:
         """The rows of one hop of table ``name`` (MissingTableError without the table)."""
         t = self.need(name)
-        return self.built(
-            ("hop", name, direction), lambda: t.filter(pa.array(self.hop_rows(name, direction)))
-        )
+        return self.built(("hop", name, hop), lambda: t.filter(pa.array(self.hop_rows(name, hop))))
 
-    def hop_packets(self, direction: str) -> HopPackets:
+    def hop_packets(self, hop: str) -> HopPackets:
         """``HopPackets`` of one hop of the ``packets`` table."""
 
         def build() -> HopPackets:
             p = self.need("packets")
             return HopPackets(
-                p, np.flatnonzero(self.hop_rows("packets", direction)), self.codes("packets", "outcome")
+                p, np.flatnonzero(self.hop_rows("packets", hop)), self.codes("packets", "outcome")
             )
 
-        return self.built(("hop packets", direction), build)
+        return self.built(("hop packets", hop), build)
 
     def flow_ids(self, name: str) -> np.ndarray:
         """The flow ids present in table ``name`` (its ``flow`` column), ascending."""

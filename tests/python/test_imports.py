@@ -138,9 +138,56 @@ def test_a_circle_inside_a_function_is_seen(tmp_path):
     assert circle(import_graph(pkg, at_load=False)) == ["aqmlab.a", "aqmlab.b", "aqmlab.a"]
 
 
+def test_a_circle_injected_into_the_package_is_seen(tmp_path):
+    # the rule on a copy of the package, one line added each time: a child importing a name of
+    # its package, whose __init__ imports the child (store/, sweep/); a module importing one
+    # that imports it (runtables from metrics.base, which it imports); the same inside a
+    # function, seen by the graph that counts function bodies
+    import shutil
+
+    cases = [
+        (
+            "store/write.py",
+            "from aqmlab.store import DEFAULT_ROOT\n",
+            True,
+            {"aqmlab.store", "aqmlab.store.write"},
+        ),
+        (
+            "sweep/worker.py",
+            "from aqmlab.sweep import run_sweep\n",
+            True,
+            {"aqmlab.sweep", "aqmlab.sweep.worker"},
+        ),
+        (
+            "runtables.py",
+            "from aqmlab.metrics import base\n",
+            True,
+            {"aqmlab.runtables", "aqmlab.metrics.base"},
+        ),
+        ("runtables.py", "def f():\n    from aqmlab.metrics import base\n", False, {"aqmlab.runtables"}),
+    ]
+    for i, (file, line, at_load, ends) in enumerate(cases):
+        pkg = tmp_path / str(i) / "aqmlab"
+        shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+        assert circle(import_graph(pkg, at_load=False)) is None
+        (pkg / file).write_text((pkg / file).read_text() + line)
+        found = circle(import_graph(pkg, at_load=at_load))
+        assert found is not None and ends <= set(found), (file, found)
+
+
 def test_a_circle_is_found():
     assert circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert circle({"a": {"b"}, "b": set()}) is None
+
+
+LONGEST = 600  # lines: a module longer than this holds more than one concern
+
+
+def test_no_module_is_longer_than_600_lines():
+    lines = {name: len(path.read_text().splitlines()) for name, path in module_names().items() if path}
+    assert lines, "no module found"
+    too_long = {name: n for name, n in lines.items() if n > LONGEST}
+    assert not too_long, f"modules over {LONGEST} lines: {too_long}"
 
 
 SIMULATE = """

@@ -153,28 +153,28 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
     for name, fid in ping_names:
         raw, grid, loss = _ping_series(run, fid, b)
         b.add(name, raw, grid, "ms", RUNNER="PingRunner", PACKET_LOSS_RATE=loss, AQMLAB_FLOW=fid)
-    dirs = [d for d in M.directions(run.tables, meta) if run.tables.get("queue") is not None]
+    hops = [h for h in M.hops(run.tables, meta) if run.tables.get("queue") is not None]
     if test == "qdisc-stats":
-        if "down" not in dirs and not dirs:
+        if not hops:
             raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; 'qdisc-stats' needs it")
-        d = "down" if "down" in dirs else dirs[0]
-        raw, grid = _qdisc_raw(*_queue_samples(run, d), b)
+        hop = "down" if "down" in hops else hops[0]
+        raw, grid = _qdisc_raw(*_queue_samples(run, hop), b)
         b.set("qdisc-stats", raw, grid["delay"])
-        b.series_meta["qdisc-stats"] = {"UNITS": "ms", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
+        b.series_meta["qdisc-stats"] = {"UNITS": "ms", "RUNNER": "TcRunner", "AQMLAB_DIR": hop}
         for k, units in (("backlog_pkts", "packets"), ("backlog_bytes", "bytes"), ("dropped", "packets"),
                          ("ecn_mark", "packets"), ("delay", "ms")):  # fmt: skip
             name = f"qdisc-stats::{k}"
             b.add(name, [{"t": p["t"], "val": p[k]} for p in raw], grid[k], units)
-        params["interface"] = d
-    elif dirs:
+        params["interface"] = hop
+    elif hops:
         qhosts, ifaces = [], []
-        for d in dirs:
-            for iface, (raw, grid) in _qdisc_stats(run, d, b).items():
+        for hop in hops:
+            for iface, (raw, grid) in _qdisc_stats(run, hop, b).items():
                 h = f"aqmlab-{iface.replace('.', '-')}"
                 qhosts.append(h)
                 ifaces.append(iface)
                 b.set(f"qdisc_stats_{h}", raw, grid["backlog_bytes"])
-                b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": d}
+                b.series_meta[f"qdisc_stats_{h}"] = {"UNITS": "misc", "RUNNER": "TcRunner", "AQMLAB_DIR": hop}
                 for k in ("dropped", "ecn_mark"):
                     b.add(
                         f"qdisc_stats_{h}::{k}", [{"t": p["t"], "val": p[k]} for p in raw], grid[k], "packets"
@@ -182,7 +182,7 @@ def build(run, test: str | None = None, warmup_s: float | None = None, flow: int
         params["qdisc_stats_hosts"] = ",".join(qhosts)
         params["qdisc_stats_interfaces"] = ",".join(ifaces)
     scen = meta.get("scenario") or {}
-    qd = {d: M.qdisc_name(run.tables, meta, d) for d in M.directions(run.tables, meta)}
+    qd = {h: M.qdisc_name(run.tables, meta, h) for h in M.hops(run.tables, meta)}
     title = _title(
         f"aqmlab {meta.get('name')} seed {meta.get('seed')} " + " ".join(f"{d}={q}" for d, q in qd.items())
     )

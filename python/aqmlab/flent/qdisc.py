@@ -11,13 +11,13 @@ from aqmlab.flent.series import T0, _Builder
 from aqmlab.runtables import RunTables
 
 
-def _queue_samples(run, direction: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The ``queue`` table's samples of one direction: their times (ns, sorted) and, at each,
+def _queue_samples(run, hop: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The ``queue`` table's samples of one hop: their times (ns, sorted) and, at each,
     ``backlog_bytes``, ``backlog_pkts``, the cumulative ``drops`` and ``marks``, and ``delay`` (ms):
     the backlog's drain time at the scheduled rate, ``backlog_bytes * 8 / rate_bps``."""
     if run.tables.get("queue") is None:
         raise M.MissingTableError(f"run '{run.run_id}' has no 'queue' table; qdisc statistics need it")
-    q = M._hop(run.tables, "queue", direction)
+    q = M._hop(run.tables, "queue", hop)
     t = q.column("t_ns").to_numpy().astype(np.int64)
     order = np.argsort(t, kind="stable")
     cols = {c: q.column(c).to_numpy().astype(np.float64)[order] for c in
@@ -27,16 +27,16 @@ def _queue_samples(run, direction: str) -> tuple[np.ndarray, dict[str, np.ndarra
     return t[order], cols
 
 
-def _subqueue_samples(run, direction: str, name: str, t_ns: np.ndarray) -> dict[str, np.ndarray]:
+def _subqueue_samples(run, hop: str, name: str, t_ns: np.ndarray) -> dict[str, np.ndarray]:
     """What ``_queue_samples`` gives, at the times ``t_ns``, for sub-queue ``name`` of one
-    direction, from its ``packets`` rows: the backlog (``metrics.backlog_steps``), the drops and
+    hop, from its ``packets`` rows: the backlog (``metrics.backlog_steps``), the drops and
     marks up to each time (by ``t_out_ns``), and ``delay`` = the mean sojourn (ms) of the packets
     that started transmission since the previous time (NaN where none did)."""
-    p = M._hop(run.tables, "packets", direction)
+    p = M._hop(run.tables, "packets", hop)
     sub = RunTables({"packets": p.filter(pc.equal(p.column("subqueue"), name))})
     cols = {}
     for unit in ("bytes", "pkts"):
-        st, sv, _ = M.backlog_steps(sub, run.meta, direction, unit, "packets")
+        st, sv, _ = M.backlog_steps(sub, run.meta, hop, unit, "packets")
         i = np.searchsorted(st, t_ns, side="right") - 1
         cols[f"backlog_{unit}"] = np.where(i >= 0, sv[np.clip(i, 0, None)], 0.0)
     rows = sub["packets"]
@@ -55,18 +55,18 @@ def _subqueue_samples(run, direction: str, name: str, t_ns: np.ndarray) -> dict[
     return cols
 
 
-def _qdisc_stats(run, direction: str, b: _Builder) -> dict[str, tuple[list[dict], dict[str, np.ndarray]]]:
-    """Flent's qdisc statistics (``_qdisc_raw``) of one direction's queue and, where its discipline
+def _qdisc_stats(run, hop: str, b: _Builder) -> dict[str, tuple[list[dict], dict[str, np.ndarray]]]:
+    """Flent's qdisc statistics (``_qdisc_raw``) of one hop's queue and, where its discipline
     has sub-queues (``meta['subqueues']``: dualpi2's ``l`` and ``c``) and the run kept its
-    packets, of each sub-queue, at the queue's sample times: by interface name (the direction, or
-    ``<direction>.<sub-queue>``)."""
-    t, cols = _queue_samples(run, direction)
-    out = {direction: _qdisc_raw(t, cols, b)}
+    packets, of each sub-queue, at the queue's sample times: by interface name (the hop, or
+    ``<hop>.<sub-queue>``)."""
+    t, cols = _queue_samples(run, hop)
+    out = {hop: _qdisc_raw(t, cols, b)}
     # the packets table has no row for a packet still queued when the run ends: no sample then
     t = t[t < int(run.meta["duration_ns"])]
     if run.tables.get("packets") is not None and "subqueue" in run.tables["packets"].column_names:
-        for name in (run.meta.get("subqueues") or {}).get(direction) or []:
-            out[f"{direction}.{name}"] = _qdisc_raw(t, _subqueue_samples(run, direction, name, t), b)
+        for name in (run.meta.get("subqueues") or {}).get(hop) or []:
+            out[f"{hop}.{name}"] = _qdisc_raw(t, _subqueue_samples(run, hop, name, t), b)
     return out
 
 

@@ -62,17 +62,17 @@ def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
     return min(start, end), end
 
 
-def _hop(tables: Mapping[str, pa.Table], name: str, direction: str) -> pa.Table:
+def _hop(tables: Mapping[str, pa.Table], name: str, hop: str) -> pa.Table:
     """The rows of one hop of table ``name`` (``RunTables.hop``: built once per run), named by
-    ``direction``: a hop name (the one-hop shorthand's hops are named "down" and "up"), matched
-    on the ``hop`` column; tables stored before hops existed are matched on ``dir``. A null
-    matches no name. MissingTableError without the table."""
-    return RunTables.of(tables).hop(name, direction)
+    ``hop`` (the one-hop shorthand's hops are named "down" and "up"), matched on the ``hop``
+    column; tables stored before hops existed are matched on ``dir``. A null matches no name.
+    MissingTableError without the table."""
+    return RunTables.of(tables).hop(name, hop)
 
 
-def _hop_packets(tables: Mapping[str, pa.Table], direction: str) -> HopPackets:
+def _hop_packets(tables: Mapping[str, pa.Table], hop: str) -> HopPackets:
     """``HopPackets`` of one hop of the ``packets`` table, built once per run and hop."""
-    return RunTables.of(tables).hop_packets(direction)
+    return RunTables.of(tables).hop_packets(hop)
 
 
 def _strcol(tables: Mapping[str, pa.Table], name: str, column: str) -> np.ndarray:
@@ -121,31 +121,31 @@ def parse_limit(limit: str) -> tuple[float, str]:
     return float(value), "pkts" if unit == "p" else "bytes"
 
 
-def qdisc_config(meta: dict, direction: str) -> dict:
+def qdisc_config(meta: dict, hop: str) -> dict:
     """The qdisc table of a hop in the resolved scenario: ``topology[dir]['qdisc']`` for the
     shorthand, the ``topology.hops`` entry of that name otherwise (a WiFi station's link,
     "<hop>/<station>", runs its hop's); {} when absent."""
     try:
         topo = meta["scenario"]["topology"]
-        name = direction.split("/")[0]
-        hop = topo.get(name) or next(h for h in topo.get("hops", []) if h.get("name") == name)
-        q = hop["qdisc"]
+        name = hop.split("/")[0]
+        entry = topo.get(name) or next(h for h in topo.get("hops", []) if h.get("name") == name)
+        q = entry["qdisc"]
     except (KeyError, TypeError, AttributeError, StopIteration):
         return {}
     return q if isinstance(q, dict) else {"name": str(q)}
 
 
-def qdisc_name(tables: dict[str, pa.Table], meta: dict, direction: str) -> str | None:
-    """The discipline of a direction: from ``links.qdisc``, else from the scenario."""
+def qdisc_name(tables: dict[str, pa.Table], meta: dict, hop: str) -> str | None:
+    """The discipline of a hop: from ``links.qdisc``, else from the scenario."""
     if _has(tables, "links"):
-        lk = _hop(tables, "links", direction)
+        lk = _hop(tables, "links", hop)
         if lk.num_rows:
             return str(lk.column("qdisc")[0].as_py())
-    q = qdisc_config(meta, direction)
+    q = qdisc_config(meta, hop)
     return q.get("name") or q.get("kind") or q.get("type")
 
 
-def directions(tables: dict[str, pa.Table], meta: dict) -> list[str]:
+def hops(tables: dict[str, pa.Table], meta: dict) -> list[str]:
     """The hops of the run: the down direction's chain first, then the up direction's, each in
     path order (the one-hop shorthand: "down", "up")."""
     if _has(tables, "links") and "hop" in tables["links"].column_names:

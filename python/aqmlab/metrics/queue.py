@@ -29,35 +29,35 @@ from aqmlab.runtables import HopPackets
 
 
 def sojourn_times_ns(
-    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0
+    tables: dict, meta: dict, hop: str, warmup_s: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """(transmission start, sojourn delay) of each transmitted packet of one hop, in ns, as
     ``sojourn_delays_ns`` selects them (for delay against time)."""
-    h = _hop_packets(tables, direction)
+    h = _hop_packets(tables, hop)
     w, _ = _window(meta, warmup_s)
     mask = h.isin(TRANSMITTED) & (h.t_in >= w)
     t_out = h.t_out[mask].astype(np.int64)
     return t_out, t_out - h.t_in[mask]
 
 
-def sojourn_delays_ns(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> np.ndarray:
-    """Queueing (sojourn) delay of each transmitted packet of one direction, in ns.
+def sojourn_delays_ns(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> np.ndarray:
+    """Queueing (sojourn) delay of each transmitted packet of one hop, in ns.
 
     Definition (docs/metrics.md; codel2012, docs/study-setups.md 1): time from a packet's enqueue to the start of its
     transmission on the bottleneck, ``t_out_ns - t_enqueue_ns``, for packets with outcome ``sent``
     or ``marked``; dropped packets have none. A packet counts when ``t_enqueue_ns >= W``.
     Needs the ``packets`` table (recording level ``packets``).
     """
-    return sojourn_times_ns(tables, meta, direction, warmup_s)[1]
+    return sojourn_times_ns(tables, meta, hop, warmup_s)[1]
 
 
-def _sojourn_rows(tables: dict, meta: dict, direction: str, warmup_s: float, name: str) -> pa.Table:
+def _sojourn_rows(tables: dict, meta: dict, hop: str, warmup_s: float, name: str) -> pa.Table:
     """Rows of the sojourn histogram table ``name`` (``sojourn`` or ``sojourn_totals``) of one
     hop whose second of enqueue time starts at or after the warm-up W: exactly the packets
     ``sojourn_delays_ns`` counts when W is a whole number of seconds, else from the next whole
     second on."""
     w, _ = _window(meta, warmup_s)
-    t = _hop(tables, name, direction)
+    t = _hop(tables, name, hop)
     return t.filter(pc.greater_equal(t.column("t_s"), -(-w // NS)))
 
 
@@ -85,7 +85,7 @@ def hist_percentiles(lo: np.ndarray, hi: np.ndarray, count: np.ndarray, qs=QUANT
     return out
 
 
-def queue_delay_stats_ms(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict:
+def queue_delay_stats_ms(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> dict:
     """p50/p75/p95/p99/max/mean of the sojourn delay (``sojourn_delays_ns``) in ms.
 
     From the ``packets`` table when recorded (exact); else from the sojourn histogram of the
@@ -97,27 +97,27 @@ def queue_delay_stats_ms(tables: dict, meta: dict, direction: str, warmup_s: flo
         w, _ = _window(meta, warmup_s)
 
         def stats() -> dict[str, float | None]:
-            return percentiles(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
+            return percentiles(sojourn_delays_ns(tables, meta, hop, warmup_s) / 1e6)
 
-        return dict(_hop_packets(tables, direction).memo(("delay stats", w), stats))
+        return dict(_hop_packets(tables, hop).memo(("delay stats", w), stats))
     if not _has(tables, "sojourn"):
         return percentiles(np.zeros(0))
-    h = _sojourn_rows(tables, meta, direction, warmup_s, "sojourn")
+    h = _sojourn_rows(tables, meta, hop, warmup_s, "sojourn")
     out = hist_percentiles(*(_col(h, c, np.float64) for c in ("lo_ns", "hi_ns", "count")))
     out = {k: None if v is None else v / 1e6 for k, v in out.items()}
-    tot = _sojourn_rows(tables, meta, direction, warmup_s, "sojourn_totals")
+    tot = _sojourn_rows(tables, meta, hop, warmup_s, "sojourn_totals")
     n = int(pc.sum(tot.column("packets")).as_py() or 0)
     out["max"] = int(pc.max(tot.column("max_ns")).as_py()) / 1e6 if n else None
     out["mean"] = int(pc.sum(tot.column("sum_ns")).as_py()) / n / 1e6 if n else None
     return out
 
 
-def queue_delay_cdf_ms(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0):
+def queue_delay_cdf_ms(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0):
     """Empirical CDF (x in ms, F) of the sojourn delay of transmitted packets (transients2014);
     without a ``packets`` table, from the sojourn histogram (x at each bin's end)."""
     if _has(tables, "packets") or not _has(tables, "sojourn"):
-        return cdf(sojourn_delays_ns(tables, meta, direction, warmup_s) / 1e6)
-    h = _sojourn_rows(tables, meta, direction, warmup_s, "sojourn")
+        return cdf(sojourn_delays_ns(tables, meta, hop, warmup_s) / 1e6)
+    h = _sojourn_rows(tables, meta, hop, warmup_s, "sojourn")
     hi, count = _col(h, "hi_ns", np.float64), _col(h, "count", np.float64)
     order = np.argsort(hi, kind="stable")
     f = np.cumsum(count[order])
@@ -125,9 +125,9 @@ def queue_delay_cdf_ms(tables: dict, meta: dict, direction: str, warmup_s: float
 
 
 def backlog_steps(
-    tables: dict, meta: dict, direction: str, unit: str = "bytes", source: str = "auto"
+    tables: dict, meta: dict, hop: str, unit: str = "bytes", source: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The queue backlog of one direction as a right-continuous step function.
+    """The queue backlog of one hop as a right-continuous step function.
 
     Returns ``(t_ns, value, exact)``: the backlog is ``value[i]`` on ``[t_ns[i], t_ns[i+1])``
     and ``value[-1]`` until the end of the run.
@@ -146,9 +146,9 @@ def backlog_steps(
     _check_unit(unit)
     source = _backlog_source(tables, source)
     if source == "packets":
-        return *_packet_backlog(_hop_packets(tables, direction), unit, int(meta["duration_ns"])), True
+        return *_packet_backlog(_hop_packets(tables, hop), unit, int(meta["duration_ns"])), True
     if source == "queue":
-        q = _hop(tables, "queue", direction)
+        q = _hop(tables, "queue", hop)
         t = _col(q, "t_ns", np.int64)
         v = _col(q, f"backlog_{unit}", np.float64)
         order = np.argsort(t, kind="stable")
@@ -212,7 +212,7 @@ def time_average(t: np.ndarray, v: np.ndarray, w: int, end: int) -> float | None
 
 
 def mean_backlog(
-    tables: dict, meta: dict, direction: str, unit: str = "pkts", warmup_s: float = 0.0, source: str = "auto"
+    tables: dict, meta: dict, hop: str, unit: str = "pkts", warmup_s: float = 0.0, source: str = "auto"
 ) -> float | None:
     """E[Q]: time-average queue length (bytes or packets) over the measured window.
 
@@ -222,9 +222,9 @@ def mean_backlog(
     w, end = _window(meta, warmup_s)
     if _backlog_source(tables, source) == "packets":
         _check_unit(unit)
-        h = _hop_packets(tables, direction)
+        h = _hop_packets(tables, hop)
         return h.memo(("mean backlog", unit, w, end), lambda: _held_average(h, unit, w, end))
-    t, v, _ = backlog_steps(tables, meta, direction, unit, source)
+    t, v, _ = backlog_steps(tables, meta, hop, unit, source)
     return time_average(t, v, w, end)
 
 
@@ -266,28 +266,28 @@ def _exact_dot(a: np.ndarray, b: np.ndarray | None) -> int:
 
 
 def normalized_mean_backlog(
-    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0, source: str = "auto"
+    tables: dict, meta: dict, hop: str, warmup_s: float = 0.0, source: str = "auto"
 ) -> float | None:
     """E[Q]/Q_max (lpcc2013 section 3c).
 
-    Q_max is the qdisc limit of the direction in the resolved scenario,
+    Q_max is the qdisc limit of the hop in the resolved scenario,
     ``meta['scenario']['topology'][dir]['qdisc']['limit']`` (``"100p"`` or ``"150000B"``);
     E[Q] is taken in the same unit (packets for a packet limit, bytes for a byte limit).
     None when the limit is not given.
     """
-    limit = qdisc_config(meta, direction).get("limit")
+    limit = qdisc_config(meta, hop).get("limit")
     if limit is None:
         return None
     qmax, unit = parse_limit(limit)
-    eq = mean_backlog(tables, meta, direction, unit, warmup_s, source)
+    eq = mean_backlog(tables, meta, hop, unit, warmup_s, source)
     return None if eq is None or qmax <= 0 else eq / qmax
 
 
-def _rate_steps(tables: dict, direction: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """A direction's rate schedule as (step times ns, rates bps) in time order; None without one."""
+def _rate_steps(tables: dict, hop: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """A hop's rate schedule as (step times ns, rates bps) in time order; None without one."""
     if not _has(tables, "rate_schedule"):
         return None
-    rs = _hop(tables, "rate_schedule", direction)
+    rs = _hop(tables, "rate_schedule", hop)
     if not rs.num_rows:
         return None
     t = _col(rs, "t_ns", np.int64)
@@ -295,28 +295,28 @@ def _rate_steps(tables: dict, direction: str) -> tuple[np.ndarray, np.ndarray] |
     return t[order], _col(rs, "rate_bps", np.float64)[order]
 
 
-def link_rate_bps(tables: dict, meta: dict, direction: str, t_ns: int = 0) -> float:
+def link_rate_bps(tables: dict, meta: dict, hop: str, t_ns: int = 0) -> float:
     """The link's scheduled rate at ``t_ns`` (rate_schedule; links.rate_bps for t = 0)."""
-    steps = _rate_steps(tables, direction)
+    steps = _rate_steps(tables, hop)
     if steps is not None:
         t, r = steps
         return float(r[max(np.searchsorted(t, t_ns, side="right") - 1, 0)])
-    lk = _hop(tables, "links", direction)
+    lk = _hop(tables, "links", hop)
     return float(lk.column("rate_bps")[0].as_py())
 
 
-def capacity_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float:
+def capacity_bytes(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> float:
     """Bytes the link could carry over [W, T_end]: the integral of its rate schedule / 8.
 
     Without a ``rate_schedule`` table and with W = 0, ``links.capacity_bytes``.
     """
     w, end = _window(meta, warmup_s)
-    steps = _rate_steps(tables, direction)
+    steps = _rate_steps(tables, hop)
     if steps is not None:
         dur, val = _clip_steps(*steps, w, end)
         return float((dur * val).sum() / 8.0 / NS)
     if w == 0 and _has(tables, "links"):
-        return float(_hop(tables, "links", direction).column("capacity_bytes")[0].as_py())
+        return float(_hop(tables, "links", hop).column("capacity_bytes")[0].as_py())
     raise MissingTableError("utilisation over a window needs the 'rate_schedule' table")
 
 
@@ -326,27 +326,27 @@ def _cum_at(t: np.ndarray, v: np.ndarray, at: int) -> float:
     return float(v[i]) if i >= 0 else 0.0
 
 
-def tx_bytes(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float:
+def tx_bytes(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> float:
     """Bytes put on the link in [W, T_end].
 
     From ``packets`` (sum of sizes of transmitted packets with ``t_out_ns >= W``, exact), else
     ``links.tx_bytes`` minus the cumulative ``queue.tx_bytes`` at the last sample <= W (so from
     that sample on: see ``utilization``).
     """
-    return _tx_bytes_window(tables, meta, direction, warmup_s)[0]
+    return _tx_bytes_window(tables, meta, hop, warmup_s)[0]
 
 
-def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) -> tuple[float, int]:
+def _tx_bytes_window(tables: dict, meta: dict, hop: str, warmup_s: float) -> tuple[float, int]:
     """(bytes put on the link, the window start they are counted from): W itself from
     ``packets``, else the time of the last ``queue`` sample <= W."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
+        h = _hop_packets(tables, hop)
         return h.memo(("tx bytes", w), lambda: float(h.size[h.isin(TRANSMITTED) & (h.t_out >= w)].sum())), w
-    total = float(_hop(tables, "links", direction).column("tx_bytes")[0].as_py())
+    total = float(_hop(tables, "links", hop).column("tx_bytes")[0].as_py())
     if w == 0:
         return total, 0
-    q = _hop(tables, "queue", direction)
+    q = _hop(tables, "queue", hop)
     t = _col(q, "t_ns", np.int64)
     order = np.argsort(t, kind="stable")
     t = t[order]
@@ -356,7 +356,7 @@ def _tx_bytes_window(tables: dict, meta: dict, direction: str, warmup_s: float) 
     return total - float(_col(q, "tx_bytes", np.float64)[order][i]), int(t[i])
 
 
-def _bytes_on_wire(tables: dict, h, direction: str, w: int, end: int) -> float:
+def _bytes_on_wire(tables: dict, h, hop: str, w: int, end: int) -> float:
     """The transmitted bytes whose time on the wire falls in [w, end]: every packet whose
     transmission starts in it, less the part past `end` of the one still on the wire then, plus
     the part after `w` of one that started before `w`. A packet's time on the wire is its size at
@@ -365,7 +365,7 @@ def _bytes_on_wire(tables: dict, h, direction: str, w: int, end: int) -> float:
     tx = h.isin(TRANSMITTED)
     t_out, size = h.t_out[tx], h.size[tx].astype(np.float64)
     total = float(size[t_out >= w].sum())
-    steps = _rate_steps(tables, direction)
+    steps = _rate_steps(tables, hop)
     if steps is None or not t_out.size:
         return total
     t, rate = steps
@@ -383,24 +383,24 @@ def _bytes_on_wire(tables: dict, h, direction: str, w: int, end: int) -> float:
     return total + float((se * inside / on_wire - counted).sum())
 
 
-def utilization(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
+def utilization(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> float | None:
     """Link utilisation = bytes put on the link / capacity bytes over [W, T_end]
     (docs/metrics.md; capacity integrates the rate schedule when the rate varies). With the
     ``packets`` table the bytes are those on the wire within the window (``_bytes_on_wire``: the
     packet on the wire at T_end counts in part, as does one started before W). Without the
     ``packets`` table the transmitted bytes are known only at the ``queue`` samples, so both
     counts start at the last sample <= W (never a byte counted outside the capacity's window)."""
-    sent, w = _tx_bytes_window(tables, meta, direction, warmup_s)
+    sent, w = _tx_bytes_window(tables, meta, hop, warmup_s)
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
+        h = _hop_packets(tables, hop)
         end = _window(meta, warmup_s)[1]
-        sent = h.memo(("bytes on wire", w), lambda: _bytes_on_wire(tables, h, direction, w, end))
-    cap = capacity_bytes(tables, meta, direction, w / NS)
+        sent = h.memo(("bytes on wire", w), lambda: _bytes_on_wire(tables, h, hop, w, end))
+    cap = capacity_bytes(tables, meta, hop, w / NS)
     return sent / cap if cap > 0 else None
 
 
-def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
-    """Drops of one direction by reason: ``overlimit``, ``early``, ``forced``, ``head``, ``fat_flow``,
+def drops_by_reason(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> dict[str, int]:
+    """Drops of one hop by reason: ``overlimit``, ``early``, ``forced``, ``head``, ``fat_flow``,
     ``ack_filter`` (queue drops) and ``loss`` (random loss on the wire after transmission).
 
     Queue drops come from ``packets`` (rows with that outcome and ``t_out_ns >= W``) when recorded,
@@ -409,9 +409,9 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     """
     w, _ = _window(meta, warmup_s)
     out = {r: 0 for r in DROP_REASONS}
-    links = _hop(tables, "links", direction) if _has(tables, "links") else None
+    links = _hop(tables, "links", hop) if _has(tables, "links") else None
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
+        h = _hop_packets(tables, hop)
         for r in QUEUE_DROP_REASONS:
             out[r] = h.count_from(w, (r,))
     elif links is not None and links.num_rows:
@@ -424,40 +424,40 @@ def drops_by_reason(tables: dict, meta: dict, direction: str, warmup_s: float = 
     return out
 
 
-def queue_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> dict[str, int]:
+def queue_drops(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> dict[str, int]:
     """``drops_by_reason`` of the reasons a queue decides (every one but ``loss`` on the wire)."""
-    by = drops_by_reason(tables, meta, direction, warmup_s)
+    by = drops_by_reason(tables, meta, hop, warmup_s)
     return {r: by[r] for r in QUEUE_DROP_REASONS}
 
 
-def marks(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+def marks(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> int:
     """CE marks applied by the queue: ``packets`` rows with outcome ``marked`` and
     ``t_out_ns >= W``; else ``links.marks`` (W = 0) or the ``queue.marks`` counter difference."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        return _hop_packets(tables, direction).count_from(w, ("marked",))
-    total = int(_hop(tables, "links", direction).column("marks")[0].as_py())
+        return _hop_packets(tables, hop).count_from(w, ("marked",))
+    total = int(_hop(tables, "links", hop).column("marks")[0].as_py())
     if w == 0 or not _has(tables, "queue"):
         return total
-    q = _hop(tables, "queue", direction)
+    q = _hop(tables, "queue", hop)
     t = _col(q, "t_ns", np.int64)
     order = np.argsort(t, kind="stable")
     return int(total - _cum_at(t[order], _col(q, "marks", np.float64)[order], w))
 
 
-def arrivals(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+def arrivals(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> int:
     """Packets that reached the queue: ``packets`` rows with ``t_enqueue_ns >= W``, else
     ``links.arrivals`` (whole run)."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        h = _hop_packets(tables, direction)
+        h = _hop_packets(tables, hop)
         return h.memo(("arrivals", w), lambda: int((h.t_in >= w).sum()))
-    return int(_hop(tables, "links", direction).column("arrivals")[0].as_py())
+    return int(_hop(tables, "links", hop).column("arrivals")[0].as_py())
 
 
-def tx_packets(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+def tx_packets(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> int:
     """Packets put on the link (transmitted, ``t_out_ns >= W``), else ``links.tx_packets``."""
     w, _ = _window(meta, warmup_s)
     if _has(tables, "packets"):
-        return _hop_packets(tables, direction).count_from(w, TRANSMITTED)
-    return int(_hop(tables, "links", direction).column("tx_packets")[0].as_py())
+        return _hop_packets(tables, hop).count_from(w, TRANSMITTED)
+    return int(_hop(tables, "links", hop).column("tx_packets")[0].as_py())

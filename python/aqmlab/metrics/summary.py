@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aqmlab.metrics.base import _has, _hop, directions
+from aqmlab.metrics.base import _has, _hop, hops
 from aqmlab.metrics.catalogue import ABSENT, CATALOGUE, Metric
 from aqmlab.metrics.flows import probe_flows, traffic_rows
 from aqmlab.runtables import RunTables
@@ -118,7 +118,7 @@ def _has_rows(name: str) -> Callable[[At], bool]:
 
 
 BLOCKS = {
-    "links.HOP": Keyed(lambda at: directions(at.tables, at.meta), _hop_at, always=True),
+    "links.HOP": Keyed(lambda at: hops(at.tables, at.meta), _hop_at, always=True),
     "links.HOP.queues.{l,c}": Keyed(
         lambda at: (at.meta.get("subqueues") or {}).get(at.hop) or [], _subqueue_at
     ),

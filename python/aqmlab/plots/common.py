@@ -63,7 +63,7 @@ def _link_dir(run) -> dict[str, str]:
 def _hops(run, dirs: Sequence[str]) -> list[str]:
     """The run's hops in the directions ``dirs``, in path order."""
     ld = _link_dir(run)
-    return [h for h in M.directions(run.tables, run.meta) if ld.get(h, h) in dirs]
+    return [h for h in M.hops(run.tables, run.meta) if ld.get(h, h) in dirs]
 
 
 def qdisc_label(run, dirs: Sequence[str] | None = None) -> str:

@@ -40,12 +40,12 @@ def delay_cdf(runs: Sequence, direction: str | None = None, warmup_s: float | No
     fig, ax = _fig(_title(runs, "Queueing delay CDF", shown), "queueing delay (ms)", "cumulative probability")
     hops = [_hops(run, shown) for run in runs]
     style = RunLines(runs, shown, [len(h) for h in hops])
-    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         _need(run, "packets", "delay_cdf")
-        for k, d in enumerate(dirs):
-            x, f = M.queue_delay_cdf_ms(run.tables, run.meta, d, _warmup(run, warmup_s))
+        for k, hop in enumerate(names):
+            x, f = M.queue_delay_cdf_ms(run.tables, run.meta, hop, _warmup(run, warmup_s))
             if x.size:
-                name = f"{lab}, {d}" if len(dirs) > 1 else lab
+                name = f"{lab}, {hop}" if len(names) > 1 else lab
                 ax.step(np.r_[0, x], np.r_[0, f], where="post", **_line(style.index(j, k)), label=name)
     ax.set_ylim(0, 1.02)
     _legend(ax)

@@ -31,12 +31,12 @@ def delay_timeseries(runs: Sequence, direction: str | None = None, warmup_s: flo
     fig, ax = _fig(_title(runs, "Per-packet queueing delay", shown), "time (s)", "queueing delay (ms)")
     hops = [_hops(run, shown) for run in runs]
     style = RunLines(runs, shown, [len(h) for h in hops])
-    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         _need(run, "packets", "delay_ts")
-        for k, d in enumerate(dirs):
-            t_out, delay = M.sojourn_times_ns(run.tables, run.meta, d, _warmup(run, warmup_s))
+        for k, hop in enumerate(names):
+            t_out, delay = M.sojourn_times_ns(run.tables, run.meta, hop, _warmup(run, warmup_s))
             t_in = t_out - delay
-            label = f"{lab}, {d}" if len(dirs) > 1 else lab
+            label = f"{lab}, {hop}" if len(names) > 1 else lab
             ax.add_line(
                 PixelDots(t_in / NS, delay / 1e6, **_dots(style.index(j, k), markersize=2), label=label)
             )
@@ -53,14 +53,14 @@ def backlog_timeseries(runs: Sequence, direction: str | None = None, unit: str =
     fig, ax = _fig(_title(runs, "Queue backlog", shown), "time (s)", ylabel)
     hops = [_hops(run, shown) for run in runs]
     style = RunLines(runs, shown, [len(h) for h in hops])
-    for j, (run, lab, dirs) in enumerate(zip(runs, run_labels(runs, shown), hops)):
+    for j, (run, lab, names) in enumerate(zip(runs, run_labels(runs, shown), hops)):
         if run.tables.get("queue") is None and run.tables.get("packets") is None:
             _need(run, "queue", "backlog_ts")
-        for k, d in enumerate(dirs):
-            t, v, exact = M.backlog_steps(run.tables, run.meta, d, unit)
+        for k, hop in enumerate(names):
+            t, v, exact = M.backlog_steps(run.tables, run.meta, hop, unit)
             t = np.r_[t, run.meta["duration_ns"]]
             v = np.r_[v, v[-1] if v.size else 0]
-            name = f"{lab}, {d}" if len(dirs) > 1 else lab
+            name = f"{lab}, {hop}" if len(names) > 1 else lab
             ax.step(
                 t / NS,
                 v,

@@ -36,12 +36,12 @@ from aqmlab.runtables import RunTables, encode, strings
 
 
 def mean_queue_delay_ms(
-    tables: dict, meta: dict, direction: str, warmup_s: float = 0.0, source: str = "auto"
+    tables: dict, meta: dict, hop: str, warmup_s: float = 0.0, source: str = "auto"
 ) -> float | None:
     """Mean queueing delay in ms (lpcc2013 3c/3d "E[Q] in ms"): E[Q] in bytes drained at the
     link's rate, E[Q] x 8 / C (C = ``link_rate_bps`` at t = 0, the configured capacity)."""
-    eq = mean_backlog(tables, meta, direction, "bytes", warmup_s, source)
-    rate = link_rate_bps(tables, meta, direction)
+    eq = mean_backlog(tables, meta, hop, "bytes", warmup_s, source)
+    rate = link_rate_bps(tables, meta, hop)
     return None if eq is None or rate <= 0 else eq * 8.0 / rate * 1e3
 
 
@@ -54,7 +54,7 @@ def spike_threshold_bytes(delay_s: float, rate_bps: float) -> float:
 def spike_duration_s(
     tables: dict,
     meta: dict,
-    direction: str,
+    hop: str,
     threshold_bytes: float | None = None,
     threshold_delay_s: float | None = None,
     warmup_s: float = 0.0,
@@ -73,8 +73,8 @@ def spike_duration_s(
         raise ValueError("give exactly one of threshold_bytes or threshold_delay_s")
     w, end = _window(meta, warmup_s)
     if threshold_bytes is None:
-        threshold_bytes = spike_threshold_bytes(threshold_delay_s, link_rate_bps(tables, meta, direction, w))
-    t, v, exact = backlog_steps(tables, meta, direction, "bytes", source)
+        threshold_bytes = spike_threshold_bytes(threshold_delay_s, link_rate_bps(tables, meta, hop, w))
+    t, v, exact = backlog_steps(tables, meta, hop, "bytes", source)
     dur, val = _clip_steps(t, v, w, end)
     above = (val > threshold_bytes) & (dur > 0)
     keep = dur > 0  # zero-length segments neither extend nor break a run
@@ -184,34 +184,34 @@ def spike_duration_defined(qdisc: str | None) -> bool:
     return qdisc not in flow_queue_qdiscs()
 
 
-def aqm_drops(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> int:
+def aqm_drops(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> int:
     """Drops decided by the AQM rather than forced by a full buffer: ``early`` (refused at
     enqueue: RED/HRED, PIE), ``forced`` (RED's average above its drop-everything threshold) plus
     ``head`` (dropped when leaving the queue: CoDel, SFQ-CoDel).
     ``overlimit`` (tail drop on a full buffer), ``fat_flow`` (overflow of a flow-queueing
     scheduler) and ``ack_filter`` (CAKE's ACK filter) are not counted. See ``drops_by_reason`` for the window."""
-    by = drops_by_reason(tables, meta, direction, warmup_s)
+    by = drops_by_reason(tables, meta, hop, warmup_s)
     return int(sum(by[r] for r in AQM_DROP_REASONS))
 
 
-def max_queue_delay_s(tables: dict, meta: dict, direction: str, warmup_s: float = 0.0) -> float | None:
+def max_queue_delay_s(tables: dict, meta: dict, hop: str, warmup_s: float = 0.0) -> float | None:
     """Maximum queueing (sojourn) delay of a run in seconds (transients2014): the largest
-    ``sojourn_delays_ns`` of the direction; None when no packet was transmitted."""
-    d = sojourn_delays_ns(tables, meta, direction, warmup_s)
+    ``sojourn_delays_ns`` of the hop; None when no packet was transmitted."""
+    d = sojourn_delays_ns(tables, meta, hop, warmup_s)
     return float(d.max()) / NS if d.size else None
 
 
 HEADER_ONLY_MAX_BYTES = 80  # a TCP/IP header with options (SYN, SYN-ACK, pure ACK) is at most 60 B
 
 
-def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> float | None:
+def initial_window_share_at_peak(tables: dict, meta: dict, hop: str) -> float | None:
     """transients2014 "which packets sit in the queue during the highest spike": at the first
     instant of the run's maximum backlog (bytes, ``backlog_steps`` from ``packets``), the share
     of the queued packets that belong to their flow's initial window, i.e. are among the first
     ``iw`` data packets (larger than HEADER_ONLY_MAX_BYTES) the flow put into this queue, ``iw``
     from the flow's ``[[flows]]`` entry of the resolved scenario (default 10). A packet is queued
     at t when ``t_enqueue_ns <= t < t_out_ns``. None when the queue is empty at its peak."""
-    p = _hop(tables, "packets", direction)
+    p = _hop(tables, "packets", hop)
     if p.num_rows == 0:
         return None
     outcome = strings(encode(p, "outcome"))
@@ -220,7 +220,7 @@ def initial_window_share_at_peak(tables: dict, meta: dict, direction: str) -> fl
     t_out = np.where(np.isnan(t_out_f), int(meta["duration_ns"]) + 1, t_out_f).astype(np.int64)
     flow = _col(p, "flow", np.int64)
     size = _col(p, "size", np.int64)
-    t, v, _ = backlog_steps(tables, meta, direction, "bytes", "packets")
+    t, v, _ = backlog_steps(tables, meta, hop, "bytes", "packets")
     if v.size == 0 or v.max() <= 0:
         return None
     peak = int(t[int(np.argmax(v))])
@@ -265,13 +265,13 @@ def pooled_percentile(arrays, q: float) -> float | None:
     return float(np.percentile(v, q)) if v.size else None
 
 
-def qdisc_diagnostics(meta: dict, direction: str) -> dict[str, float]:
+def qdisc_diagnostics(meta: dict, hop: str) -> dict[str, float]:
     """The discipline's own counters at the end of the run (``meta['qdisc_diagnostics']``)."""
-    d = (meta.get("qdisc_diagnostics") or {}).get(direction) or {}
+    d = (meta.get("qdisc_diagnostics") or {}).get(hop) or {}
     return {str(k): float(v) for k, v in d.items()}
 
 
-def pie_engagement(meta: dict, direction: str) -> dict[str, Any] | None:
+def pie_engagement(meta: dict, hop: str) -> dict[str, Any] | None:
     """Whether PIE ever left its burst-protection mode, from its diagnostics (docs/disciplines.md 7.3).
 
     Returns None for a non-PIE discipline, else the counters ``rate_cycles_completed``,
@@ -280,10 +280,10 @@ def pie_engagement(meta: dict, direction: str) -> dict[str, Any] | None:
     (the rate-based delay estimate is then 0 and, in the pie2013 profile, the burst allowance
     never falls, so no packet can be dropped early).
     """
-    q = qdisc_config(meta, direction)
+    q = qdisc_config(meta, hop)
     if (q.get("kind") or q.get("name")) not in ("pie",):
         return None
-    d = qdisc_diagnostics(meta, direction)
+    d = qdisc_diagnostics(meta, hop)
     keys = ("rate_cycles_completed", "rate_cycles_abandoned", "burst_allowance_ms", "drop_prob",
             "early_drops", "updates", "avg_dq_rate_bps")  # fmt: skip
     out: dict[str, Any] = {k: d.get(k) for k in keys}

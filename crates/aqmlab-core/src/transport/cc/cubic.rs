@@ -54,9 +54,10 @@
 //! and the fractional growth is carried between ACKs so nothing is lost to rounding.
 
 use super::bictcp::{Bictcp, Kernel};
+use super::hystart_pp::HystartPp;
 use super::{
     read_params, slow_start, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl,
-    CongestionKind, Hystart, HystartPp,
+    CongestionKind, Hystart,
 };
 use crate::params::{Group, Params};
 use crate::record::rows::CcReport;
@@ -438,6 +439,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "CUBIC: the window a cubic function of the time since the last reduction, with HyStart",
     reference: "RFC 9438; Linux tcp_cubic.c (3.14 and 4.x window laws)",
     params: &[Group::of::<CubicParams>()],
+    needs_accecn: false,
     build,
 }];
 

@@ -134,6 +134,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "CUBIC v2.1 as ns-2.35's TCP/Linux agent runs the Linux 2.6.22 module, in packets and jiffies",
     reference: "ns-2.35 tcp/linux/src/tcp_cubic.c, tcp/tcp-linux.cc",
     params: &[Group::of::<NoParams>()],
+    needs_accecn: false,
     build: |p, ctx| without_params(p, Box::new(Cubic2622::new(ctx.mss))),
 }];
 

@@ -14,9 +14,10 @@
 //! The receiver side of RFC 8257 3.2 (ECE on every ACK of CE-marked data, an immediate ACK when
 //! the CE state changes) is the TCP receiver's, chosen with [`echoes_each_ce`].
 
+use super::reno::Reno;
 use super::{
     half_flight, without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind, Hystart,
-    NoParams, Reno,
+    NoParams,
 };
 use crate::params::Group;
 use crate::record::rows::CcReport;
@@ -114,6 +115,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "Data Center TCP: Reno growth, a reduction by alpha / 2 on ECN-Echo, alpha the EWMA of the marked fraction",
     reference: "RFC 8257; Linux tcp_dctcp.c",
     params: &[Group::of::<NoParams>()],
+    needs_accecn: false,
     build: |p, ctx| without_params(p, Box::new(Dctcp::new(ctx.mss, ctx.hystart))),
 }];
 

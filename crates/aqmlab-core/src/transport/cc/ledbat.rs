@@ -366,6 +366,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "LEDBAT: a low-priority window that holds the queueing delay at a target",
     reference: "RFC 6817; libutp utp_internal.cpp",
     params: &[Group::of::<LedbatParams>()],
+    needs_accecn: false,
     build,
 }];
 

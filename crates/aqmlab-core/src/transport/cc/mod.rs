@@ -46,18 +46,6 @@ pub mod registry;
 pub mod reno;
 pub mod tcp_lp;
 
-pub use bbr::Bbr;
-pub use bbr3::Bbr3;
-pub use cubic::{Cubic, CubicParams};
-pub use cubic_2_6_22::Cubic2622;
-pub use dctcp::Dctcp;
-pub use hystart_pp::HystartPp;
-pub use ledbat::{Ledbat, LedbatParams};
-pub use nice::{Nice, NiceParams};
-pub use prague::{Prague, PragueParams};
-pub use reno::Reno;
-pub use tcp_lp::{TcpLp, TcpLpParams};
-
 /// How the initial slow start may end before a congestion signal (the flow key `hystart`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hystart {
@@ -65,7 +53,7 @@ pub enum Hystart {
     Off,
     /// Linux's HyStart (tcp_cubic.c: ACK train and delay increase); CUBIC only.
     Linux,
-    /// HyStart++ (RFC 9406, [`HystartPp`]), for any controller.
+    /// HyStart++ (RFC 9406, [`hystart_pp::HystartPp`]), for any controller.
     Rfc9406,
 }
 
@@ -193,10 +181,6 @@ pub trait CongestionControl {
     fn pacing(&self) -> Option<crate::transport::wire::Pacing> {
         None
     }
-    /// Whether it runs only over AccECN feedback (Prague); without it the sender runs Reno.
-    fn needs_accecn(&self) -> bool {
-        false
-    }
     /// Rate-based control (Linux's `cong_control`, BBR): true makes the sender keep a
     /// delivery-rate sampler, call [`Self::on_rate_sample`] last on every ACK (after loss
     /// recovery, whose window changes it then overrides) and pace at [`Self::pacing_rate`].
@@ -292,6 +276,11 @@ pub struct CcInfo {
     pub reference: &'static str,
     /// Its `cc_params` keys: one typed struct (see [`crate::params`]; [`NoParams`] for none).
     pub params: &'static [Group],
+    /// It runs only over AccECN feedback (RFC 9768), as Linux's controllers whose `flags` hold
+    /// TCP_CONG_NEEDS_ACCECN (net/ipv4/tcp_prague.c). A flow that names it negotiates AccECN
+    /// without an `ecn` key, is refused with another `ecn`, and falls back to Reno without ECN
+    /// when the handshake does not grant AccECN (tcp_prague.c `prague_init`, its `prague-reno`).
+    pub needs_accecn: bool,
     /// Builds the controller and returns it with its resolved parameters.
     pub build: fn(&Value, &CcContext) -> CcBuild,
 }

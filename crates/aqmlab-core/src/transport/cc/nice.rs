@@ -214,6 +214,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "TCP Nice: Vegas with an interference detector that halves the window on delay",
     reference: "Venkataramani, Kokku & Dahlin, OSDI 2002",
     params: &[Group::of::<NiceParams>()],
+    needs_accecn: false,
     build,
 }];
 

@@ -48,7 +48,8 @@
 //!   (tcp_enter_loss calls the hooks only when it reduces ssthresh). Undo: a timeout undone
 //!   restores the fraction of the loss (b256dae's `prague_cwnd_undo` also adds the carry's change
 //!   since the loss, twice over; not modelled), and fast recovery has no undo in aqmlab.
-//! * Without AccECN the sender runs Reno instead, without ECN ([`Prague::needs_accecn`]).
+//! * Without AccECN the sender runs Reno instead, without ECN (its registry entry's
+//!   [`CcInfo::needs_accecn`]).
 //!
 //! Left out (documented): the rate-based mode below 4 MTUs of window (prague_cwnd_mode 2)
 //! and the ±3 % pacing offset that comes with it, the MTU reduction at low rates, the classic
@@ -441,10 +442,6 @@ impl CongestionControl for Prague {
         })
     }
 
-    fn needs_accecn(&self) -> bool {
-        true
-    }
-
     fn report(&self, r: &mut CcReport) {
         r.alpha = Some(self.alpha());
     }
@@ -461,6 +458,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
         "TCP Prague: the L4S scalable controller (DCTCP-like response to AccECN marks, RTT independence)",
     reference: "L4STeam/linux net/ipv4/tcp_prague.c; RFC 9331",
     params: &[Group::of::<PragueParams>()],
+    needs_accecn: true,
     build,
 }];
 

@@ -45,8 +45,15 @@ pub fn names() -> Vec<&'static str> {
     all().iter().map(|i| i.name).collect()
 }
 
+/// The entry called `name` (without building the list: a sender asks at each handshake).
 pub fn lookup(name: &str) -> Option<&'static CcInfo> {
-    all().into_iter().find(|i| i.name == name)
+    ENTRIES.iter().flat_map(|e| e.iter()).find(|i| i.name == name)
+}
+
+/// Whether the controller `name` runs only over AccECN feedback ([`CcInfo::needs_accecn`]);
+/// false for a name not registered.
+pub fn needs_accecn(name: &str) -> bool {
+    lookup(name).is_some_and(|i| i.needs_accecn)
 }
 
 /// Builds the controller `name` with its `cc_params` table (JSON null or a table: over the
@@ -146,6 +153,15 @@ mod tests {
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn only_prague_runs_only_over_accecn() {
+        // tcp_prague.c's flags hold TCP_CONG_NEEDS_ACCECN; every other controller modelled runs
+        // without ECN or with RFC 3168's (DCTCP), so none needs AccECN feedback
+        let need: Vec<&str> = all().iter().filter(|i| i.needs_accecn).map(|i| i.name).collect();
+        assert_eq!(need, ["prague"]);
+        assert!(needs_accecn("prague") && !needs_accecn("dctcp") && !needs_accecn("vegas"));
     }
 
     #[test]

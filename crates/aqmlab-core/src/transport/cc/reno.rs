@@ -4,9 +4,10 @@
 //! bytes has been acknowledged (RFC 3465 section 2.1), ssthresh = max(FlightSize/2, 2*SMSS) on
 //! loss, ECE and RTO.
 
+use super::hystart_pp::HystartPp;
 use super::{
     half_flight, slow_start, without_params, AckSample, CcInfo, CcState, CongestionControl, CongestionKind,
-    Hystart, HystartPp, NoParams,
+    Hystart, NoParams,
 };
 use crate::params::Group;
 use crate::units::Time;
@@ -89,6 +90,7 @@ pub static INFO: [CcInfo; 2] = [
         summary: "Reno's window law: slow start, +1 SMSS per window of data, half the flight on loss",
         reference: "RFC 5681, RFC 3465, RFC 6582",
         params: &[Group::of::<NoParams>()],
+        needs_accecn: false,
         build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
     },
     CcInfo {
@@ -96,6 +98,7 @@ pub static INFO: [CcInfo; 2] = [
         summary: "newreno under another name",
         reference: "RFC 5681, RFC 3465, RFC 6582",
         params: &[Group::of::<NoParams>()],
+        needs_accecn: false,
         build: |p, ctx| without_params(p, Box::new(Reno::new(ctx.mss, ctx.hystart))),
     },
 ];

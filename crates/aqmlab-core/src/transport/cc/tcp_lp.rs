@@ -31,9 +31,9 @@
 //! next. Why a kernel one yields to nobody: the reset range includes whatever the two clocks
 //! disagree by, which puts the next threshold out of reach (both tested below).
 
+use super::reno::Reno;
 use super::{
     read_params, AckSample, CcBuild, CcContext, CcInfo, CcState, CongestionControl, CongestionKind, Hystart,
-    Reno,
 };
 use crate::params::{Group, Params};
 use crate::rng::Rng;
@@ -387,6 +387,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "TCP-LP: NewReno that yields on early congestion indications from one-way delays",
     reference: "Kuzmanovic & Knightly, INFOCOM 2003; Linux tcp_lp.c",
     params: &[Group::of::<TcpLpParams>()],
+    needs_accecn: false,
     build,
 }];
 

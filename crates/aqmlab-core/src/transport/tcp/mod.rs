@@ -22,7 +22,8 @@
 
 use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
-use crate::transport::cc::registry::{cc_params, names as cc_names};
+use crate::transport::cc::cubic::{CubicParams, Law};
+use crate::transport::cc::registry::{cc_params, lookup as lookup_cc, names as cc_names, needs_accecn};
 use crate::transport::cc::{CcContext, Hystart};
 use crate::units::{as_dur, as_size, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
 use accecn::ReceiverEcn;
@@ -447,9 +448,7 @@ impl Params<()> for TcpConfig {
         let mut table = profile(&self.profile)
             .ok()
             .and_then(|p| p.cc_params.iter().find(|(cc, _)| *cc == self.cc.0))
-            .map_or(Value::Null, |(_, t)| {
-                serde_json::from_str(t).expect("a profile's cc_params are a JSON table")
-            });
+            .map_or(Value::Null, |(_, t)| t.clone());
         match (table.as_object_mut(), self.cc_params.as_object()) {
             (Some(base), Some(own)) => base.extend(own.iter().map(|(k, v)| (k.clone(), v.clone()))),
             (None, _) => table = self.cc_params.clone(),
@@ -495,10 +494,13 @@ impl Params<()> for TcpConfig {
                 fmt_time(self.rto_tick)
             ));
         }
-        if self.cc.0 == "prague" && self.ecn != EcnMode::AccEcn {
+        if needs_accecn(&self.cc) && self.ecn != EcnMode::AccEcn {
             return Err(format!(
-                "ecn: \"{}\" with cc = \"prague\"; allowed: \"accecn\" (Prague sends ECT(1) and needs AccECN feedback, tcp_prague.c)",
-                self.ecn.name()
+                "ecn: \"{}\" with cc = \"{}\"; allowed: \"accecn\" ({} runs only over AccECN feedback, {})",
+                self.ecn.name(),
+                self.cc,
+                self.cc,
+                lookup_cc(&self.cc).map_or("", |i| i.reference)
             ));
         }
         // The window the connection runs with, in bytes (a profile's may count segments).
@@ -550,12 +552,12 @@ pub fn read_config(table: &Value) -> Result<TcpConfig, String> {
     }
 }
 
-/// The ECN mode a controller asks for itself: Prague's (net/ipv4/tcp_prague.c, the L4S kernel)
-/// `flags` hold TCP_CONG_NEEDS_ECN and TCP_CONG_NEEDS_ACCECN, so a socket running it negotiates
-/// AccECN whatever net.ipv4.tcp_ecn says; any other controller takes the flow's `ecn` ("off" by
-/// default).
+/// The ECN mode a controller asks for itself: one whose registry entry needs AccECN
+/// ([`crate::transport::cc::CcInfo::needs_accecn`]; Linux's TCP_CONG_NEEDS_ECN and
+/// TCP_CONG_NEEDS_ACCECN flags, net/ipv4/tcp_prague.c) negotiates it whatever
+/// net.ipv4.tcp_ecn says; any other controller takes the flow's `ecn` ("off" by default).
 fn own_ecn(cc: &str) -> Option<&'static str> {
-    (cc == "prague").then_some("accecn")
+    needs_accecn(cc).then_some("accecn")
 }
 
 /// The TCP keys, in declaration order.
@@ -577,10 +579,19 @@ impl Default for TcpConfig {
 pub struct TcpProfile {
     pub about: &'static str,
     pub config: TcpConfig,
-    /// The profile's own defaults for a controller's parameters, by controller name (a JSON
-    /// table each): what the stack modelled runs, under the keys a flow's `cc_params` may still
-    /// set one by one.
-    pub cc_params: &'static [(&'static str, &'static str)],
+    /// The profile's own defaults for a controller's parameters, by controller name (its typed
+    /// `cc_params` struct written as a table, [`cc_defaults`]): what the stack modelled runs,
+    /// under the keys a flow's `cc_params` may still set one by one.
+    pub cc_params: Vec<(&'static str, Value)>,
+}
+
+/// A profile's defaults for controller `cc`: its parameter struct `params` as a `cc_params`
+/// table (the profile test checks that `cc` reads it back as its own).
+fn cc_defaults<T: Serialize>(cc: &'static str, params: T) -> (&'static str, Value) {
+    (
+        cc,
+        serde_json::to_value(params).expect("a controller's parameters serialise"),
+    )
 }
 
 impl TcpProfile {
@@ -793,13 +804,13 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             config: linux(),
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
-            cc_params: &[("cubic", r#"{"law": "linux_4"}"#)],
+            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux4 })],
         },
         TcpProfile {
             about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
                 IW10, MSS 1448, RTO floor 200 ms, delayed ACK 40 ms",
             config: rfc(),
-            cc_params: &[],
+            cc_params: Vec::new(),
         },
         TcpProfile {
             about: "ns-2.35 one-way Agent/TCP/Sack1 with the DelAck sink: Reno AIMD without byte \
@@ -807,7 +818,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 60 s max, delayed ACK 100 ms, window_ 20 packets, the SACK scoreboard cleared at \
                 a timeout, the agent's own pipe count in recovery",
             config: ns2_sack1(),
-            cc_params: &[],
+            cc_params: Vec::new(),
         },
         // ns-2.35's Agent/TCP/Linux (tcp/tcp-linux.cc LinuxTcpAgent) with `select_ca cubic`, into
         // an Agent/TCPSink/Sack1. What differs from ns2_sack1 (the rest: the Agent/TCP defaults of
@@ -858,7 +869,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 fr_rearm: false,
                 ..ns2_sack1()
             },
-            cc_params: &[],
+            cc_params: Vec::new(),
         },
         // ns-2.35's two-way Agent/TCP/FullTcp/Sack (tcp/tcp-full.cc SackFullTcpAgent), the agent
         // PackMimeHTTP allocates after `set-TCP Sack` (packmime_HTTP.cc picktcp: `alloc-tcp
@@ -899,7 +910,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // fast_retransmit, whose foutput then sets the timer afresh (`fr_rearm`).
                 ..ns2_sack1()
             },
-            cc_params: &[],
+            cc_params: Vec::new(),
         },
         // Linux 3.14 (March 2014), the kernel goodbadwifi2015 ran. What differs from `linux`:
         // no RACK (added in 4.4): losses are found by the DupThresh rule plus early retransmit
@@ -933,7 +944,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // tcp_cong.c tcp_cong_avoid_ai: whole packets, ACKs counted, the delayed-ACK ratio;
             // cubic.rs `law = "linux"`). RFC 9438's law ran here before: its target one smoothed
             // RTT ahead grows the window faster under a standing queue (validation/kernel/README.md).
-            cc_params: &[("cubic", r#"{"law": "linux"}"#)],
+            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux })],
         },
     ]
 });
@@ -1022,6 +1033,35 @@ mod tests {
         // a flow's own key still wins over its profile's
         let own = json!({"profile": "linux_3_14", "cc_params": {"law": "rfc9438"}});
         assert_eq!(law(own), json!("rfc9438"));
+    }
+
+    #[test]
+    fn every_profiles_controller_defaults_are_that_controllers_own_keys() {
+        // a profile's typed defaults name a registered controller, whose key check and parser
+        // take them and keep every value (a struct written under another controller's name fails)
+        for p in PROFILES.iter() {
+            for (cc, table) in &p.cc_params {
+                let ctx = CcContext {
+                    mss: p.config.mss as u64,
+                    hystart: p.config.hystart,
+                };
+                let resolved =
+                    cc_params(cc, table, &ctx).unwrap_or_else(|e| panic!("{}: {cc}: {e}", p.name()));
+                for (k, v) in table.as_object().expect("a table") {
+                    assert_eq!(&resolved[k], v, "{}: {cc}.{k}", p.name());
+                }
+            }
+        }
+        let wrong = cc_defaults("ledbat", CubicParams { law: Law::Linux });
+        assert!(cc_params(
+            wrong.0,
+            &wrong.1,
+            &CcContext {
+                mss: 1448,
+                hystart: Hystart::Off
+            }
+        )
+        .is_err());
     }
 
     #[test]

@@ -583,6 +583,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "BBR v1: paces at the measured bottleneck bandwidth, the window a multiple of its BDP",
     reference: "Cardwell et al., ACM Queue 14(5) 2016; Linux tcp_bbr.c",
     params: &[Group::of::<NoParams>()],
+    needs_accecn: false,
     build: |p, ctx| without_params(p, Box::new(Bbr::new(ctx.mss))),
 }];
 

@@ -508,6 +508,7 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     summary: "BBR v3: v1's model with bounds from loss and ECN",
     reference: "google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
     params: &[Group::of::<NoParams>()],
+    needs_accecn: false,
     build: |p, ctx| without_params(p, Box::new(Bbr3::new(ctx.mss))),
 }];
 

@@ -110,7 +110,7 @@ use crate::packet::{flags, Dir, Kind, Packet};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
 use crate::record::rows::{CcReport, FlowReport};
-use crate::transport::cc::registry::make_cc;
+use crate::transport::cc::registry::{make_cc, needs_accecn};
 use crate::transport::cc::{CcState, CongestionControl, Hystart};
 use crate::transport::wire::Pacing;
 use crate::transport::{Endpoint, Outbox};
@@ -383,7 +383,7 @@ impl TcpSender {
     /// AccECN without it becomes Reno without ECN or its own pacing (tcp_prague.c prague_init).
     fn negotiate(&mut self, synack: u16) {
         self.feedback = accecn::negotiated(self.asked_feedback(), synack);
-        if self.cc.needs_accecn() && self.feedback != Feedback::Accurate {
+        if needs_accecn(&self.cfg.cc) && self.feedback != Feedback::Accurate {
             self.feedback = Feedback::Off;
             self.cc = make_cc("reno", self.cfg.mss, Hystart::Off, &serde_json::Value::Null)
                 .expect("reno is a controller");
