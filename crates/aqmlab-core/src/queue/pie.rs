@@ -123,8 +123,9 @@ pub struct PieParams {
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub max_burst: Time,
-    /// queue delay from timestamps, from the departure rate (rate) or from the queue's bytes over
-    /// the hop's rate (configured); timestamp / rate (pie2013) / configured (docsis)
+    /// queue delay from timestamps, from the departure rate (rate), from the queue's bytes over
+    /// the hop's rate (configured) or over its DOCSIS token bucket (token_bucket, RFC 8034's
+    /// estimate); timestamp / rate (pie2013) / configured (docsis)
     pub estimator: Estimator,
     /// rate-cycle bytes ("16384B") or packets of 1500 B ("10p"); 16384B / 10000B (pie2013)
     #[serde(with = "dq_bytes")]
