@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import aqmlab
 from aqmlab import api, store, traces
 from aqmlab.cli import app
 from aqmlab.scenario import load, resolve
@@ -145,6 +146,53 @@ def test_a_shaping_cake_is_the_bottleneck_of_the_summary_and_the_catalog_row():
     row = store.flatten_summary(res.summary, res.meta)
     assert row["qdisc"] == "cake"
     assert 0.9 < row["utilization"] <= 1.0
+
+
+SHAPED_HOME = """name = "shaped_home"
+duration = "6s"
+[topology]
+rtt = "40ms"
+[[topology.hops]]
+name = "router"
+direction = "down"
+rate = "100Mbps"
+qdisc = { kind = "cake", bandwidth = "20Mbps" }
+[[topology.hops]]
+name = "modem"
+direction = "down"
+rate = "25Mbps"
+qdisc = "pfifo"
+[[topology.hops]]
+name = "back"
+direction = "up"
+rate = "10Mbps"
+[[flows]]
+kind = "tcp"
+count = 2
+"""
+
+
+def test_a_sweep_over_a_shaping_cake_tables_cake_as_the_bottleneck(tmp_path: Path):
+    # The same home link swept over CAKE's bandwidth (20 and 10 Mb/s, both below the modem's 25):
+    # in the sweep's table and the catalog each run's bottleneck is CAKE's queue (its qdisc is
+    # the row's, not the modem's pfifo) and two saturating TCP flows fill CAKE's rate, less
+    # their slow start (the catalog counts from 0 s); against the modem's 25 Mb/s the same
+    # bytes would read at most 0.8 and 0.4.
+    (tmp_path / "home.toml").write_text(SHAPED_HOME)
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        f"""base = "{tmp_path / "home.toml"}"
+name = "shaped"
+reps = 1
+[grid]
+"topology.hops.0.qdisc.bandwidth" = ["20Mbps", "10Mbps"]
+"""
+    )
+    t = aqmlab.sweep(f, jobs=1, out=tmp_path / "o")
+    assert len(t) == 2 and set(t["qdisc"]) == {"cake"}
+    assert all(0.82 < u <= 1.0 for u in t["utilization"]), list(t["utilization"])
+    q = store.query(tmp_path / "o", "SELECT qdisc, utilization FROM runs")
+    assert set(q["qdisc"]) == {"cake"} and all(0.82 < u <= 1.0 for u in q["utilization"])
 
 
 def test_inlining_traces_leaves_the_scenario_it_was_given_unchanged(tmp_path: Path):

@@ -732,9 +732,12 @@ pub trait Hops {
     /// whenever its hop is idle.
     fn qdisc_on_timer(&mut self, l: usize, t: Time) {
         let HopParts { links, pool, qev, .. } = self.parts();
-        let qdisc = &mut links[l].qdisc;
-        if qdisc.next_timer().is_some_and(|x| x <= t) {
-            qdisc.on_timer(&mut QueueCtx { pool, events: qev }, t);
+        let link = &mut links[l];
+        if link.qdisc.next_timer().is_some_and(|x| x <= t) {
+            if let Some(s) = link.docsis.as_deref().and_then(|m| m.shaper_state(t)) {
+                link.qdisc.shaper_state(s);
+            }
+            link.qdisc.on_timer(&mut QueueCtx { pool, events: qev }, t);
             self.queue_events(l);
             let link = &self.parts().links[l];
             if link.tx.is_none() && link.wifi.is_none() && link.qdisc.backlog_packets() > 0 {

@@ -234,11 +234,24 @@ pub trait Qdisc {
     fn shaped_rate(&self) -> Option<u64> {
         None
     }
+    /// The state of the token-bucket rate shaper below it (a DOCSIS MAC's, `net::docsis`),
+    /// given before each timer call on a hop that has one: DOCSIS-PIE's delay estimate reads
+    /// it (`pie.rs`, `estimator = "token_bucket"`).
+    fn shaper_state(&mut self, _s: ShaperState) {}
     /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
     /// `Packet::subq` at enqueue), each summarised apart; none by default.
     fn subqueues(&self) -> &'static [u8] {
         &[]
     }
+}
+
+/// A token-bucket rate shaper's state (MULPI's service-flow QoS parameters): the Max Sustained
+/// Rate tokens now (bytes), the Max Sustained Rate and the Peak Traffic Rate (bit/s, 0 = none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShaperState {
+    pub msr_tokens: u64,
+    pub max_rate: u64,
+    pub peak_rate: u64,
 }
 
 /// The names of the sub-queues a discipline may report (`Qdisc::subqueues`), by code; code 0

@@ -50,7 +50,7 @@
 //! controller, also used per flow by fq_pie.
 
 use super::util::{merge, Buffer, PacketQueue};
-use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx, ShaperState};
 use crate::packet::PktId;
 use crate::params::{check_bytes, check_range, check_time, read, written, Group, Params};
 use crate::rng::Rng;
@@ -79,6 +79,13 @@ pub enum Estimator {
     /// DOCSIS-PIE's (RFC 8034 Appendix A): the queue's bytes over the configured rate (here the
     /// hop's rate), computed at each update
     Configured,
+    /// DOCSIS-PIE's estimate from the modem's token bucket (a hop with `docsis = { rate_shaper =
+    /// "token_bucket" }`): the bytes beyond the Max Sustained Rate tokens leave at that rate,
+    /// those within them at the Peak Traffic Rate (at once without one), computed at each update
+    /// (ns-3's DOCSIS model, cm-net-device.cc `CmNetDevice::ExpectedDelay`; ns-2's DOCSIS
+    /// link, docsislink.cc `DocsisLink::expectedDelay`)
+    #[serde(rename = "token_bucket")]
+    TokenBucket,
 }
 
 /// DOCSIS-PIE's burst protection state (RFC 8034 Appendix A; ns-2 pie.h and CableLabs' ns-3
@@ -116,8 +123,9 @@ pub struct PieParams {
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
     pub max_burst: Time,
-    /// queue delay from timestamps, from the departure rate (rate) or from the queue's bytes over
-    /// the hop's rate (configured); timestamp / rate (pie2013) / configured (docsis)
+    /// queue delay from timestamps, from the departure rate (rate), from the queue's bytes over
+    /// the hop's rate (configured) or over its DOCSIS token bucket (token_bucket, RFC 8034's
+    /// estimate); timestamp / rate (pie2013) / configured (docsis)
     pub estimator: Estimator,
     /// rate-cycle bytes ("16384B") or packets of 1500 B ("10p"); 16384B / 10000B (pie2013)
     #[serde(with = "dq_bytes")]
@@ -363,6 +371,8 @@ pub struct PieVars {
     /// docsis: the burst protection state and the updates it has been quiet in INBURST.
     pub burst_state: BurstState,
     burst_reset: u32,
+    /// token_bucket: the hop's token bucket, as last given (`Qdisc::shaper_state`).
+    pub shaper: Option<ShaperState>,
 }
 
 impl PieVars {
@@ -389,6 +399,7 @@ impl PieVars {
             updates: 0,
             burst_state: BurstState::NoBurst,
             burst_reset: 0,
+            shaper: None,
         }
     }
 
@@ -496,8 +507,8 @@ impl PieVars {
                 }
                 self.last_dq = Some(now);
             }
-            // The queue's bytes at the next update are all it needs.
-            Estimator::Configured => {}
+            // The queue's bytes (and the token bucket) at the next update are all they need.
+            Estimator::Configured | Estimator::TokenBucket => {}
             Estimator::Rate => {
                 if !self.measuring && backlog >= p.dq_threshold {
                     self.measuring = true;
@@ -582,8 +593,11 @@ impl PieVars {
                 self.cycles_abandoned += 1;
             }
         } else if p.estimator == Estimator::Configured {
-            // RFC 8034 Appendix A with msrtokens() = 0 (no token bucket here): bytes / MSR.
+            // RFC 8034 Appendix A with msrtokens() = 0 (no token bucket): bytes / MSR.
             self.qdelay = (backlog as u128 * 8 * SEC as u128 / p.rate_bps as u128) as Time;
+        } else if p.estimator == Estimator::TokenBucket {
+            let s = self.shaper.expect("validated: a hop with a token bucket");
+            self.qdelay = token_bucket_delay(backlog, s);
         }
         if p.profile == Profile::Docsis && self.burst > 0 {
             // RFC 8034 Appendix A: no drops and no PI step while the burst allowance lasts.
@@ -683,6 +697,18 @@ impl PieVars {
     }
 }
 
+/// The time `backlog` bytes take to leave a token-bucket shaper in state `s` (ns): those beyond
+/// the Max Sustained Rate tokens at that rate, the rest at the Peak Traffic Rate, or at once
+/// without one (ns-3 `CmNetDevice::ExpectedDelay`).
+pub fn token_bucket_delay(backlog: u64, s: ShaperState) -> Time {
+    let at = |bytes: u64, rate: u64| match rate {
+        0 => 0,
+        r => (bytes as u128 * 8 * SEC as u128 / r as u128) as Time,
+    };
+    let within = backlog.min(s.msr_tokens);
+    at(backlog - within, s.max_rate) + at(within, s.peak_rate)
+}
+
 /// RFC 8034 Appendix A: PROB_LOW, the derandomisation's lower bound and the cap on a packet's
 /// scaled probability.
 pub const DOCSIS_PROB_LOW: f64 = 0.85;
@@ -754,6 +780,10 @@ impl Qdisc for Pie {
         }
     }
 
+    fn shaper_state(&mut self, s: ShaperState) {
+        self.vars.shaper = Some(s);
+    }
+
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         let mut d = self.vars.diagnostics();
         d.push(("early_drops", self.early_drops as f64));
@@ -799,7 +829,7 @@ mod tests {
     use super::*;
     use crate::packet::Ecn;
     use crate::queue::testutil::Harness;
-    use crate::units::tx_time;
+    use crate::units::{tx_time, US};
     use serde_json::json;
 
     fn link(rate: u64) -> LinkInfo {
@@ -1131,6 +1161,40 @@ mod tests {
         // 100 ms at 10 Mb/s (MULPI's default upstream target buffer): 125000 B.
         p.buffer_bytes = 125_000;
         p
+    }
+
+    /// The delay estimate from a token bucket (ns-3 `CmNetDevice::ExpectedDelay`), by hand:
+    /// 10000 B queued, 4000 B of tokens, 20 Mb/s sustained, 40 Mb/s peak: 6000 B x 8 / 20 Mb/s
+    /// = 2.4 ms beyond the tokens, 4000 B x 8 / 40 Mb/s = 0.8 ms within them.
+    #[test]
+    fn token_bucket_delay_vectors() {
+        let s = |msr_tokens, peak_rate| ShaperState {
+            msr_tokens,
+            max_rate: 20_000_000,
+            peak_rate,
+        };
+        assert_eq!(token_bucket_delay(10_000, s(4000, 40_000_000)), 3200 * US);
+        // no Peak Traffic Rate: what the tokens cover leaves at once
+        assert_eq!(token_bucket_delay(10_000, s(4000, 0)), 2400 * US);
+        assert_eq!(token_bucket_delay(3000, s(4000, 40_000_000)), 600 * US);
+        assert_eq!(token_bucket_delay(3000, s(4000, 0)), 0);
+        // an empty bucket: the configured estimate, bytes over the Max Sustained Rate
+        assert_eq!(token_bucket_delay(10_000, s(0, 40_000_000)), 4 * MS);
+        // DOCSIS-PIE's update reads it: 37500 B queued (30 ms at 10 Mb/s) with 25000 B of
+        // tokens and no peak is 10 ms, the target, where `configured` reads 30 ms.
+        let mut p = docsis();
+        p.estimator = Estimator::TokenBucket;
+        let mut v = PieVars::new(&p);
+        v.shaper = Some(ShaperState {
+            msr_tokens: 25_000,
+            max_rate: 10_000_000,
+            peak_rate: 0,
+        });
+        v.update(&p, at_10m(30));
+        assert_eq!(v.qdelay, 10 * MS);
+        let mut v = PieVars::new(&docsis());
+        v.update(&docsis(), at_10m(30));
+        assert_eq!(v.qdelay, 30 * MS);
     }
 
     /// Bytes that take `ms` milliseconds at 10 Mb/s (1250 B per ms).

@@ -6,7 +6,7 @@
 
 use super::{
     blue, cake, choke, codel, drr, dualpi2, fifo, fq_codel, fq_pie, htb, pfifo_fast, pie, red, sch_fq, sfq,
-    sfq_codel, Built, LinkInfo, Qdisc, QdiscInfo, QueueCtx, LINK_KEY,
+    sfq_codel, Built, LinkInfo, Qdisc, QdiscInfo, QueueCtx, ShaperState, LINK_KEY,
 };
 use crate::packet::PktId;
 use crate::params::{self, Group, ParamDoc};
@@ -159,6 +159,9 @@ impl Qdisc for AnyQdisc {
     }
     fn shaped_rate(&self) -> Option<u64> {
         each!(self, q => q.shaped_rate())
+    }
+    fn shaper_state(&mut self, s: ShaperState) {
+        each!(self, q => q.shaper_state(s))
     }
     fn subqueues(&self) -> &'static [u8] {
         each!(self, q => q.subqueues())

@@ -127,6 +127,7 @@ fn build_link(
     let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
     let (leaf, resolved) = registry::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
+    check_token_bucket_estimator(&key, &spec.qdisc.kind, &resolved, spec)?;
     let (qdisc, shaper_line) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
     // a DOCSIS upstream's grants leave at its channel's rate (validated: no shaper with it)
     let line_rate = spec
@@ -183,6 +184,31 @@ fn build_link(
         delivery: Delivery::Serialiser,
     };
     Ok((link, resolved_spec))
+}
+
+/// PIE's `estimator = "token_bucket"` reads the token bucket of the hop's DOCSIS MAC: it is
+/// refused on another discipline (fq_pie's flows are not given the bucket) and on a hop without
+/// `docsis.rate_shaper = "token_bucket"`.
+fn check_token_bucket_estimator(
+    key: &str,
+    kind: &str,
+    resolved: &serde_json::Value,
+    spec: &super::LinkSpec,
+) -> Result<(), String> {
+    if resolved.get("estimator").and_then(|e| e.as_str()) != Some("token_bucket") {
+        return Ok(());
+    }
+    let bucket = spec
+        .docsis
+        .as_ref()
+        .is_some_and(|d| d.rate_shaper == Some(super::RateShaperKind::TokenBucket));
+    if kind != "pie" || !bucket {
+        return Err(format!(
+            "{key}.estimator: \"token_bucket\" needs pie on a hop with docsis = {{ rate_shaper = \"token_bucket\" }}; \
+             allowed there: timestamp, rate, configured"
+        ));
+    }
+    Ok(())
 }
 
 /// The hop's delay as netem's tfifo when it has a limit or a jitter.

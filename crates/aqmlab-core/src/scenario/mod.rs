@@ -5,7 +5,7 @@
 
 use crate::packet::Dir;
 use crate::record::Level;
-use crate::units::{Dur, LimitSpec, NicRate, Rate, Size, Time, MS};
+use crate::units::{Dur, LimitSpec, NicRate, Rate, Size, Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -564,6 +564,27 @@ pub struct DocsisSpec {
     /// four bonded SC-QAM channels of 5.12 Msym/s at 64-QAM (30.72 Mb/s each).
     #[serde(default = "DocsisSpec::default_channel_rate")]
     pub channel_rate: Rate,
+    /// How the Max Sustained Rate is enforced: "per_map" (default: each MAP grants at most the
+    /// rate's share of one MAP) or "token_bucket" (MULPI's token bucket on the requests, with
+    /// `max_burst` and `peak_rate`; CableLabs' ns-2 and ns-3 DOCSIS models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_shaper: Option<RateShaperKind>,
+    /// The Maximum Traffic Burst, the token bucket's depth; default the rate's bytes in 100 ms
+    /// (as the ns-3 DOCSIS model's examples set it, residential-example.cc `maximumBurstTime`).
+    /// Only with `rate_shaper = "token_bucket"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_burst: Option<Size>,
+    /// The Peak Traffic Rate; default none. Only with `rate_shaper = "token_bucket"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rate: Option<Rate>,
+}
+
+/// A DOCSIS MAC's rate enforcement (`DocsisSpec::rate_shaper`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateShaperKind {
+    PerMap,
+    TokenBucket,
 }
 
 impl DocsisSpec {
@@ -577,12 +598,27 @@ impl DocsisSpec {
         Rate(4 * 30_720_000)
     }
 
+    /// The Maximum Traffic Burst when none is given: the Max Sustained Rate's bytes in this.
+    pub const DEFAULT_BURST_TIME: Time = 100 * MS;
+
     /// The MAC as the core runs it, for a hop whose Max Sustained Rate is `rate`.
     pub fn config(&self, rate: u64) -> crate::net::docsis::MacConfig {
-        crate::net::docsis::MacConfig {
+        use crate::net::docsis::{Bucket, MacConfig, RateShaper};
+        MacConfig {
             map: self.map.0,
             rg_delay: self.rg_delay.0,
             max_rate: rate,
+            channel_rate: self.channel_rate.0,
+            shaper: match self.rate_shaper {
+                None | Some(RateShaperKind::PerMap) => RateShaper::PerMap,
+                Some(RateShaperKind::TokenBucket) => RateShaper::TokenBucket(Bucket {
+                    max_burst: self.max_burst.map_or(
+                        (rate as u128 * Self::DEFAULT_BURST_TIME as u128 / (8 * SEC as u128)) as u64,
+                        |b| b.0,
+                    ),
+                    peak_rate: self.peak_rate.map_or(0, |r| r.0),
+                }),
+            },
         }
     }
 }

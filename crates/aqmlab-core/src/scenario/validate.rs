@@ -152,6 +152,7 @@ fn validate_docsis(key: &str, l: &super::LinkSpec, steps: &[(Time, u64)]) -> Res
             ),
         );
     }
+    validate_token_bucket(key, d, rate)?;
     let channel = d.channel_rate.0;
     if channel < rate {
         return err(
@@ -162,6 +163,50 @@ fn validate_docsis(key: &str, l: &super::LinkSpec, steps: &[(Time, u64)]) -> Res
                 crate::units::fmt_rate(rate)
             ),
         );
+    }
+    Ok(())
+}
+
+/// A DOCSIS MAC's token bucket: `max_burst` and `peak_rate` only with `rate_shaper =
+/// "token_bucket"`; a burst of at least one full-size Ethernet frame (1522 B) and at most 1 GB;
+/// a peak rate of at least the hop's rate (the Max Sustained Rate).
+fn validate_token_bucket(key: &str, d: &super::DocsisSpec, rate: u64) -> Result<(), String> {
+    if d.rate_shaper != Some(super::RateShaperKind::TokenBucket) {
+        for (k, set) in [
+            ("max_burst", d.max_burst.is_some()),
+            ("peak_rate", d.peak_rate.is_some()),
+        ] {
+            if set {
+                return err(
+                    format!("{key}.docsis.{k}"),
+                    "only with rate_shaper = \"token_bucket\" (per_map, the default, has no bucket)",
+                );
+            }
+        }
+        return Ok(());
+    }
+    if let Some(b) = d.max_burst {
+        if !(1522..=1_000_000_000).contains(&b.0) {
+            return err(
+                format!("{key}.docsis.max_burst"),
+                format!(
+                    "{}B is out of range; allowed 1522B (one full-size frame) to 1GB",
+                    b.0
+                ),
+            );
+        }
+    }
+    if let Some(p) = d.peak_rate {
+        if p.0 < rate {
+            return err(
+                format!("{key}.docsis.peak_rate"),
+                format!(
+                    "{} is below the hop's rate ({}); allowed: at least the Max Sustained Rate",
+                    crate::units::fmt_rate(p.0),
+                    crate::units::fmt_rate(rate)
+                ),
+            );
+        }
     }
     Ok(())
 }

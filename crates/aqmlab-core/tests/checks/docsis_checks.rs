@@ -144,3 +144,87 @@ fn bad_docsis_keys_are_refused_naming_the_key() {
         "{e}"
     );
 }
+
+/// UDP (1500-byte packets at `rate`) up a 20 Mb/s upstream whose MAC shapes by a token bucket
+/// (`docsis` keys `extra`), through `qdisc`, for `duration`.
+fn udp_up_bucket(extra: Value, qdisc: Value, rate: &str, duration: &str) -> build::RunResult {
+    let mut docsis = json!({"rate_shaper": "token_bucket"});
+    docsis
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    run(json!({
+        "name": "docsis_bucket", "duration": duration,
+        "topology": {"rtt": "20ms", "down": {"rate": "100Mbps"},
+            "up": {"rate": "20Mbps", "docsis": docsis, "qdisc": qdisc, "limit": "1000p"}},
+        "flows": [{"kind": "udp", "direction": "up", "rate": rate, "packet_size": "1500B"}]
+    }))
+}
+
+#[test]
+fn a_token_bucket_lets_its_burst_then_the_max_sustained_rate() {
+    // The default bucket holds 100 ms of the rate, 250000 B, full at the start: over 5 s a
+    // saturating modem sends at most that plus 5 s of 20 Mb/s (12.5 MB), and all but the first
+    // MAPs' worth of it (the request-grant delay: grants from 10 ms).
+    let r = udp_up_bucket(json!({}), json!("pfifo"), "40Mbps", "5s");
+    let up = r.links.iter().find(|l| l.hop == "up").expect("up");
+    let bound = 250_000 + 20_000_000 / 8 * 5;
+    assert!(up.stats.tx_bytes <= bound + 1500, "{}", up.stats.tx_bytes);
+    assert!(
+        up.stats.tx_bytes as f64 > 0.99 * bound as f64,
+        "{}",
+        up.stats.tx_bytes
+    );
+}
+
+#[test]
+fn docsis_pie_reads_the_token_bucket() {
+    // 60 Mb/s (7.5 MB/s) for 350 ms (2.625 MB) into a full 2 MB bucket that gains 2.5 MB/s:
+    // the tokens (2 MB + 0.875 MB at 350 ms) last the run, so the grants follow the requests
+    // and the queue holds what waits for the request-grant loop (several ms of 60 Mb/s), all
+    // of it within the tokens. The estimate from the bucket (no Peak Traffic Rate) is then 0
+    // at every update, below the target, and drop_prob_ never leaves 0. From the queue's
+    // bytes over the Max Sustained Rate (`configured`) the same queue reads above the 10 ms
+    // target (30 KB is 12 ms at 20 Mb/s) and drop_prob_ rises.
+    let prob = |estimator: &str| {
+        let q = json!({"kind": "pie", "profile": "docsis", "estimator": estimator});
+        let r = udp_up_bucket(json!({"max_burst": "2000000B"}), q, "60Mbps", "350ms");
+        diag(&r, "up", "drop_prob")
+    };
+    assert_eq!(prob("token_bucket"), 0.0);
+    assert!(prob("configured") > 0.0);
+}
+
+#[test]
+fn bad_token_bucket_keys_are_refused_naming_the_key() {
+    let e = parse_err(json!({"rate": "20Mbps", "docsis": {"max_burst": "5000B"}}));
+    assert!(
+        e.starts_with("topology.up.docsis.max_burst: only with rate_shaper = \"token_bucket\""),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "20Mbps",
+        "docsis": {"rate_shaper": "token_bucket", "max_burst": "1000B"}}));
+    assert!(
+        e.starts_with("topology.up.docsis.max_burst: 1000B is out of range"),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "20Mbps",
+        "docsis": {"rate_shaper": "token_bucket", "peak_rate": "10Mbps"}}));
+    assert!(
+        e.starts_with("topology.up.docsis.peak_rate: 10Mbps is below the hop's rate"),
+        "{e}"
+    );
+    let e = parse_err(json!({"rate": "20Mbps", "docsis": {"rate_shaper": "leaky"}}));
+    assert!(e.contains("rate_shaper"), "{e}");
+    // PIE's estimate from the bucket needs one
+    let v = json!({"name": "bad", "duration": "1s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"},
+            "up": {"rate": "20Mbps", "docsis": {},
+                "qdisc": {"kind": "pie", "profile": "docsis", "estimator": "token_bucket"}}}});
+    let sc = scenario::parse(&v.to_string()).expect("parses");
+    let e = build::run(&sc, sc.seed).err().expect("refused");
+    assert!(
+        e.starts_with("topology.up.qdisc.estimator: \"token_bucket\" needs pie on a hop with docsis"),
+        "{e}"
+    );
+}
