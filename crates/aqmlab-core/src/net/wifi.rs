@@ -47,6 +47,9 @@
 //!   per destination then holds only the frames to send again (ath9k's `tid->retry_q`, served
 //!   first: `ath_tid_dequeue`), and the frame that did not fit in an aggregate.
 //!
+//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames on in
+//!   sequence order (`reorder.rs`), or, the first model, each subframe as it arrives.
+//!
 //! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
 //! collision.
 
@@ -315,16 +318,11 @@ impl Port {
         !self.rx.is_empty()
     }
 
-    /// Frame `id` to `dest` arrived whole (`got`) or was given up: with reordering, appends
-    /// to `out` the frames the receiver now hands on in order; without, `id` if it arrived.
+    /// With reordering on: frame `id` to `dest` arrived whole (`got`) or was given up;
+    /// appends to `out` the frames the receiver now hands on in order.
     pub fn received(&mut self, dest: usize, id: PktId, got: bool, out: &mut Vec<PktId>) {
-        match self.rx.get_mut(dest) {
-            Some(r) => {
-                let sn = self.sn.remove(&id).expect("numbered when aggregated");
-                r.arrive(sn, got.then_some(id), out);
-            }
-            None => out.extend(got.then_some(id)),
-        }
+        let sn = self.sn.remove(&id).expect("numbered when aggregated");
+        self.rx[dest].arrive(sn, got.then_some(id), out);
     }
 
     /// Puts a packet from the qdisc into the software queue of its destination, or into
