@@ -28,6 +28,7 @@ use wifi_rate::AggregateLoss;
 pub mod airtime;
 pub mod docsis;
 pub mod phy;
+pub mod reorder;
 pub mod slot;
 pub mod trace;
 pub mod txq;
@@ -652,7 +653,11 @@ pub trait Hops {
             return;
         }
         let mut losses = AggregateLoss::new(port.radios[agg.dest as usize].channel, agg.phy);
+        let reorders = port.reorders();
+        let dest = agg.dest as usize;
         let mut failed = Vec::new();
+        // With reordering, the frames the receiver hands on, in order (after the loop).
+        let mut released = Vec::new();
         let mut acked = 0;
         for &id in &agg.pkts {
             let HopParts { links, pool, .. } = self.parts();
@@ -669,6 +674,9 @@ pub trait Hops {
                 }
                 port.retries.remove(&id);
                 port.pending -= 1;
+                if reorders {
+                    port.received(dest, id, false, &mut released);
+                }
                 link.stats.drops[DropReason::Loss as usize] += 1;
                 let flow = pool.get(id).flow;
                 pool.release(id);
@@ -685,6 +693,14 @@ pub trait Hops {
             let (flow, size) = (p.flow, p.size);
             link.stats.tx_packets += 1;
             link.stats.tx_bytes += size as u64;
+            if reorders {
+                port.received(dest, id, true, &mut released);
+            } else {
+                self.forward(l, id, flow);
+            }
+        }
+        for id in released {
+            let flow = self.parts().pool.get(id).flow;
             self.forward(l, id, flow);
         }
         let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");

@@ -47,11 +47,15 @@
 //!   per destination then holds only the frames to send again (ath9k's `tid->retry_q`, served
 //!   first: `ath_tid_dequeue`), and the frame that did not fit in an aggregate.
 //!
+//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames on in
+//!   sequence order (`reorder.rs`), or, the first model, each subframe as it arrives.
+//!
 //! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
 //! collision.
 
 use super::airtime::Airtime;
 use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
+use super::reorder::Reorder;
 use super::txq::Txq;
 use super::wifi_rate::Radio;
 use crate::packet::PktId;
@@ -248,6 +252,11 @@ pub struct Port {
     pub stage: u32,
     /// The airtime scheduler over the destinations (none: round robin, scheduler "fifo").
     pub airtime: Option<Box<Airtime>>,
+    /// Per destination, the block-ack session's numbering and the receiver's reorder buffer
+    /// (`reorder`; empty: each subframe goes on as it arrives, the first model).
+    rx: Vec<Reorder>,
+    /// The sequence number of each frame aggregated and not yet acknowledged or given up.
+    sn: std::collections::HashMap<PktId, u64>,
     pub stats: PortStats,
 }
 
@@ -289,12 +298,31 @@ impl Port {
             stage: 0,
             airtime: None,
             txq: None,
+            rx: Vec::new(),
+            sn: Default::default(),
             stats: PortStats {
                 tx_airtime: vec![0; radios_len],
                 rx_airtime: vec![0; radios_len],
                 ..PortStats::default()
             },
         }
+    }
+
+    /// Turns on the receivers' reordering (`net::reorder`) of every destination's session.
+    pub fn reorder(&mut self) {
+        self.rx = self.radios.iter().map(|_| Reorder::default()).collect();
+    }
+
+    /// Whether the receivers reorder.
+    pub fn reorders(&self) -> bool {
+        !self.rx.is_empty()
+    }
+
+    /// With reordering on: frame `id` to `dest` arrived whole (`got`) or was given up;
+    /// appends to `out` the frames the receiver now hands on in order.
+    pub fn received(&mut self, dest: usize, id: PktId, got: bool, out: &mut Vec<PktId>) {
+        let sn = self.sn.remove(&id).expect("numbered when aggregated");
+        self.rx[dest].arrive(sn, got.then_some(id), out);
     }
 
     /// Puts a packet from the qdisc into the software queue of its destination, or into
@@ -396,6 +424,9 @@ impl Port {
                 break;
             }
             pkts.push(id);
+            if let Some(r) = self.rx.get_mut(dest) {
+                self.sn.entry(id).or_insert_with(|| r.number());
+            }
             len = add;
             if pkts.len() as u32 == d.max_subframes {
                 break;
@@ -465,12 +496,13 @@ impl Port {
     }
 
     /// Packets held by the driver (mac80211's, software and hardware queues, not the one on
-    /// the air).
+    /// the air) and by its destinations' reorder buffers.
     pub fn held(&self) -> impl Iterator<Item = PktId> + '_ {
         let soft = self.queues.iter().flat_map(|q| q.iter().copied());
         let mac = self.txq.iter().flat_map(|q| q.held());
         soft.chain(mac)
             .chain(self.hw.iter().flat_map(|a| a.pkts.iter().copied()))
+            .chain(self.rx.iter().flat_map(|r| r.held()))
     }
 }
 

@@ -358,6 +358,9 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 port.airtime = w.airtime().map(Box::new);
                 let seed = Rng::stream(path.seed, &format!("wifi/txq/{}", h.name)).next_u64();
                 port.txq = w.txq(seed).map(Box::new);
+                if w.rx_reorder {
+                    port.reorder();
+                }
                 l.wifi = Some(Box::new(port));
                 (l, q)
             }
@@ -375,7 +378,11 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     let d = w.station_driver(st);
                     let rate = nominal(&d, st.up_mcs.unwrap_or(st.mcs));
                     let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path)?;
-                    l.wifi = Some(Box::new(Port::new(0, d, vec![radio(st, true)])));
+                    let mut port = Port::new(0, d, vec![radio(st, true)]);
+                    if w.rx_reorder {
+                        port.reorder();
+                    }
+                    l.wifi = Some(Box::new(port));
                     if k == 0 {
                         first = Some((l, q));
                     } else {

@@ -116,6 +116,10 @@ pub struct WifiSpec {
     /// Aggregates in the hardware queue, the one on the air included.
     pub hw_aggregates: u32,
     pub retries: u32,
+    /// Whether each receiver hands a block-ack session's frames on in sequence order (mac80211's
+    /// reorder buffer, `net::reorder`), as every 802.11n receiver does; false (the first model):
+    /// each subframe goes on as it arrives, so a retried one arrives after its successors.
+    pub rx_reorder: bool,
     /// How the access point's driver picks the station of its next aggregate: "fifo" (round
     /// robin, ath9k before airtime fairness) or "airtime" (mac80211's airtime deficit round
     /// robin, `net::airtime`).
@@ -163,6 +167,7 @@ impl Default for WifiSpec {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
+            rx_reorder: false,
             scheduler: "fifo".into(),
             airtime_quantum: Dur(256 * crate::units::US),
             aql: false,
@@ -190,6 +195,11 @@ pub struct StationSpec {
     /// model (`net::wifi_rate::Channel`) instead of `fer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rssi: Option<f64>,
+    /// Received signal strength at the access point of the station's transmissions, dBm
+    /// (default `rssi`): the link budget need not be the same both ways (each side's transmit
+    /// power and antennas). Needs `rssi`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_rssi: Option<f64>,
     /// The highest MCS the station transmits with (default `mcs`; e.g. 7 for one antenna).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up_mcs: Option<u8>,
@@ -323,9 +333,11 @@ impl WifiSpec {
         }
     }
 
-    /// The channel between the AP and a station (the same both ways).
-    pub fn channel(&self, st: &StationSpec) -> crate::net::wifi_rate::Channel {
-        match st.rssi {
+    /// The channel from the AP to a station (`up` false) or from the station to the AP: the
+    /// station's `rssi` both ways unless `up_rssi` sets the way up.
+    pub fn channel(&self, st: &StationSpec, up: bool) -> crate::net::wifi_rate::Channel {
+        let rssi = if up { st.up_rssi.or(st.rssi) } else { st.rssi };
+        match rssi {
             Some(rssi) => crate::net::wifi_rate::Channel::Signal {
                 rssi,
                 slope: self.per_slope,
@@ -349,7 +361,7 @@ impl WifiSpec {
         let phy = self.phy(mcs);
         crate::net::wifi_rate::Radio {
             phy,
-            channel: self.channel(st),
+            channel: self.channel(st, up),
             rc: crate::net::wifi_rate::RateControl::new(rc, phy, mcs, rng).expect("validated: rate_control"),
         }
     }

@@ -852,6 +852,14 @@ impl WifiSpec {
                     );
                 }
             }
+            if let Some(up) = st.up_rssi {
+                if !(-100.0..=0.0).contains(&up) || st.rssi.is_none() {
+                    return err(
+                        format!("{k}.up_rssi"),
+                        format!("{up} is not allowed; allowed -100 to 0 (dBm), with rssi"),
+                    );
+                }
+            }
             Self::validate_rate_control(&st.rate_control, format!("{k}.rate_control"))?;
             Self::validate_driver(&self.station_driver(st), |d| format!("{k}.driver.{d}"))?;
         }
