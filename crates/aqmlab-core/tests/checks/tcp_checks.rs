@@ -444,6 +444,36 @@ fn linux_profile_recovers_losses_with_fewer_timeouts_than_rfc() {
 }
 
 #[test]
+fn the_kernels_start_up_needs_its_receive_window_and_its_hystart_round() {
+    // One CUBIC download, 10 Mb/s, 50 ms, PIE (1000 packets) both ways, 10 s. Linux 6.18 through
+    // the emulator (tracefs tcp:tcp_probe and tcp:tcp_rcvbuf_grow): HyStart ends slow start at
+    // cwnd 63 after 0.3 s, its receiver having ACKed every segment while its window grew
+    // (tcp_grow_window), and the flow loses 5 packets (6 retransmissions). With Linux's
+    // receive window and tcp_cubic.c's round together the model loses as few; either alone, or
+    // neither, lets slow start run on into PIE's drops.
+    let retransmits = |window: &str, round: &str| {
+        let r = run(json!({
+            "name": "startup", "duration": "10s", "record": {"level": "summary"},
+            "topology": {"rtt": "50ms", "down": {"rate": "10Mbps", "qdisc": "pie", "limit": "1000p"},
+                         "up": {"rate": "10Mbps", "qdisc": "pie", "limit": "1000p"}},
+            "flows": [{"kind": "tcp", "direction": "down", "rcv_window": window,
+                       "cc_params": {"hystart_round": round}}]
+        }));
+        r.flows[0].report.retransmits
+    };
+    let kernel = 6;
+    let both = retransmits("linux", "passed");
+    assert!(
+        both <= 2 * kernel,
+        "both: {both} retransmissions against the kernel's {kernel}"
+    );
+    for (window, round) in [("fixed", "reached"), ("linux", "reached"), ("fixed", "passed")] {
+        let n = retransmits(window, round);
+        assert!(n > 10 * kernel, "{window}/{round}: {n} retransmissions");
+    }
+}
+
+#[test]
 fn hystart_pp_leaves_slow_start_before_the_buffer_overflows() {
     // One NewReno flow, 10 Mb/s, 100 ms, a 1000-packet FIFO (about 8 BDPs). Plain slow start
     // doubles the window until the FIFO overflows and loses about half a window at once.

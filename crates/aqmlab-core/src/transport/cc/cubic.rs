@@ -101,6 +101,20 @@ impl Law {
     }
 }
 
+/// When HyStart's round (its ACK train's and delay samples' clock) starts over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HystartRound {
+    /// On the ACK that reaches the end of the data sent when the last round began (the
+    /// sender's round, `AckSample::round_start`): the previous flight's last ACK.
+    #[default]
+    Reached,
+    /// On the first ACK past it, as tcp_cubic.c's hystart_update does (`after(snd_una,
+    /// end_seq)`, then bictcp_hystart_reset with end_seq = snd_nxt; 3.14 in bictcp_cong_avoid
+    /// alike): the new flight's first ACK, so its ACK train is timed from there.
+    Passed,
+}
+
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -108,6 +122,8 @@ pub struct CubicParams {
     /// Congestion-avoidance law and loss response: "rfc9438" (default), "linux" (3.14) or
     /// "linux_4" (4.x onwards).
     pub law: Law,
+    /// When HyStart's round starts: "reached" (default) or "passed" (tcp_cubic.c's rule).
+    pub hystart_round: HystartRound,
 }
 
 impl Params<()> for CubicParams {}
@@ -136,6 +152,9 @@ pub struct Cubic {
     delay_min: Option<Time>,
     // HyStart round state.
     hs_found: bool,
+    hystart_round: HystartRound,
+    /// The sequence that ends HyStart's round ("passed": tcp_cubic.c's end_seq).
+    hs_end_seq: Option<u64>,
     hs_round_start: Option<Time>,
     hs_last_ack: Time,
     hs_curr_rtt: Option<Time>,
@@ -165,6 +184,8 @@ impl Cubic {
             frac: 0.0,
             delay_min: None,
             hs_found: false,
+            hystart_round: params.hystart_round,
+            hs_end_seq: None,
             hs_round_start: None,
             hs_last_ack: 0,
             hs_curr_rtt: None,
@@ -205,7 +226,11 @@ impl Cubic {
     fn reset(&mut self) {
         let (mss, fc, hy, dm) = (self.mss, self.fast_convergence, self.hystart, self.delay_min);
         let hspp = self.hspp.take();
-        *self = Cubic::with_params(mss, Hystart::Off, CubicParams { law: self.law });
+        let params = CubicParams {
+            law: self.law,
+            hystart_round: self.hystart_round,
+        };
+        *self = Cubic::with_params(mss, Hystart::Off, params);
         self.hystart = hy;
         self.hspp = hspp;
         self.fast_convergence = fc;
@@ -222,7 +247,12 @@ impl Cubic {
     }
 
     fn hystart_update(&mut self, ack: &AckSample, st: &mut CcState) {
-        if ack.round_start || self.hs_round_start.is_none() {
+        let new_round = match self.hystart_round {
+            HystartRound::Reached => ack.round_start || self.hs_round_start.is_none(),
+            HystartRound::Passed => self.hs_end_seq.is_none_or(|e| ack.snd_una > e),
+        };
+        if new_round {
+            self.hs_end_seq = Some(ack.snd_nxt);
             self.hs_round_start = Some(ack.now);
             self.hs_last_ack = ack.now;
             self.hs_curr_rtt = None;
@@ -572,7 +602,14 @@ mod tests {
     }
 
     fn linux(mss: u64) -> Cubic {
-        Cubic::with_params(mss, Hystart::Off, CubicParams { law: Law::Linux })
+        Cubic::with_params(
+            mss,
+            Hystart::Off,
+            CubicParams {
+                law: Law::Linux,
+                ..Default::default()
+            },
+        )
     }
 
     /// One ACK of one segment at `now` with an RTT sample.
@@ -686,7 +723,14 @@ mod tests {
     /// after a loss at 10 segments (W_max 10, cwnd 7), under delayed ACKs: each ACK covers 2
     /// segments (an odd window's last segment alone), spread over the RTT.
     fn delayed_ack_rate(law: Law) -> f64 {
-        let mut c = Cubic::with_params(MSS, Hystart::Off, CubicParams { law });
+        let mut c = Cubic::with_params(
+            MSS,
+            Hystart::Off,
+            CubicParams {
+                law,
+                ..Default::default()
+            },
+        );
         let mut st = loss_at_ten_after_half_a_second(&mut c);
         let mut now = SEC;
         let mut at_10 = 0;
@@ -756,14 +800,22 @@ mod tests {
         let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
         assert_eq!(
             read(serde_json::Value::Null).unwrap(),
-            serde_json::json!({"law": "rfc9438"})
+            serde_json::json!({"law": "rfc9438", "hystart_round": "reached"})
         );
         let l = read(serde_json::json!({"law": "linux"}));
-        assert_eq!(l.unwrap(), serde_json::json!({"law": "linux"}));
-        let l4 = read(serde_json::json!({"law": "linux_4"}));
-        assert_eq!(l4.unwrap(), serde_json::json!({"law": "linux_4"}));
+        assert_eq!(
+            l.unwrap(),
+            serde_json::json!({"law": "linux", "hystart_round": "reached"})
+        );
+        let l4 = read(serde_json::json!({"law": "linux_4", "hystart_round": "passed"}));
+        assert_eq!(
+            l4.unwrap(),
+            serde_json::json!({"law": "linux_4", "hystart_round": "passed"})
+        );
         let e = read(serde_json::json!({"law": "bic"})).unwrap_err();
         assert_eq!(e, "law: \"bic\" is not allowed; allowed: rfc9438, linux, linux_4");
+        let e = read(serde_json::json!({"hystart_round": "later"})).unwrap_err();
+        assert!(e.starts_with("hystart_round: "), "{e}");
     }
 
     #[test]

@@ -122,6 +122,10 @@ pub struct AckSample {
     pub owd: Option<Time>,
     /// This ACK moved snd_una past the end of the previous round (about once per RTT).
     pub round_start: bool,
+    /// snd_una after this ACK, and the next sequence number to send (before what this ACK
+    /// lets out).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
     /// The ACK carried ECN-Echo (DCTCP counts the bytes such ACKs acknowledge); with AccECN,
     /// it reported new CE marks.
     pub ece: bool,

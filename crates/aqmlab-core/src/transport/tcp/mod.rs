@@ -804,7 +804,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             config: linux(),
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
-            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux4 })],
+            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux4, ..Default::default() })],
         },
         TcpProfile {
             about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
@@ -944,7 +944,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // tcp_cong.c tcp_cong_avoid_ai: whole packets, ACKs counted, the delayed-ACK ratio;
             // cubic.rs `law = "linux"`). RFC 9438's law ran here before: its target one smoothed
             // RTT ahead grows the window faster under a standing queue (validation/kernel/README.md).
-            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux })],
+            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux, ..Default::default() })],
         },
     ]
 });
@@ -1052,7 +1052,13 @@ mod tests {
                 }
             }
         }
-        let wrong = cc_defaults("ledbat", CubicParams { law: Law::Linux });
+        let wrong = cc_defaults(
+            "ledbat",
+            CubicParams {
+                law: Law::Linux,
+                ..Default::default()
+            },
+        );
         assert!(cc_params(
             wrong.0,
             &wrong.1,

@@ -157,6 +157,8 @@ impl TcpSender {
             rtt: a.rtt,
             owd: a.owd,
             round_start: a.round_start,
+            snd_una: self.snd_una,
+            snd_nxt: self.high_data,
             ece: a.ece,
             ce_segs: a.ce_segs,
         };
