@@ -11,6 +11,7 @@ suite's short form (tests/python/test_kernel_matrix.py) uses the same definition
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -210,6 +211,22 @@ def sim_scenario(case: Case, duration_s: float, profile: str | None = None) -> d
         if f["kind"] == "tcp":
             t0 = f["start"]
             f["start"] = {"uniform": [t0, f"{_ms(t0) + START_SPREAD_MS:g}ms"], "per": "flow"}
+    return sc
+
+
+def set_tcp(sc: dict, pairs: list[str]) -> dict:
+    """`sc` with each KEY=VALUE of `pairs` on every TCP flow (a run that changes one thing); a
+    VALUE that reads as JSON (true, 3, {"hystart_round": "passed"}) is that, else a string, and a
+    table merges into the flow's own (`cc_params`)."""
+    for kv in pairs:
+        k, _, v = kv.partition("=")
+        try:
+            val = json.loads(v)
+        except ValueError:
+            val = v
+        for f in sc["flows"]:
+            if f["kind"] == "tcp":
+                f[k] = {**f[k], **val} if isinstance(val, dict) and isinstance(f.get(k), dict) else val
     return sc
 
 

@@ -34,7 +34,7 @@ from aqmlab.emulate import emulate
 
 def simulate(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
     """The simulated side of a case: one run per seed, each flow's start drawn per seed."""
-    sc = matrix.sim_scenario(case, a.duration, a.profile)
+    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile), a.set)
     return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]
@@ -59,6 +59,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "case": case.as_dict(),
         "id": case.id,
         "profile": a.profile or "default",
+        "set": a.set,
         "duration_s": a.duration,
         "warmup_s": a.warmup,
         "sim": sims,
@@ -78,6 +79,7 @@ def main() -> None:
     ap.add_argument(
         "--profile", default=None, help="the simulated TCP profile (default: the default profile)"
     )
+    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE on every simulated TCP flow")
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -102,7 +104,12 @@ def main() -> None:
             if case.id in done:
                 row = done[case.id]
                 a.duration, a.warmup = row["duration_s"], row["warmup_s"]
-                row.update(sim=simulate(case, a), profile=a.profile or "default", aqmlab=aqmlab.__version__)
+                row.update(
+                    sim=simulate(case, a),
+                    profile=a.profile or "default",
+                    set=a.set,
+                    aqmlab=aqmlab.__version__,
+                )
             continue
         if a.more and case.id in done:
             row = done[case.id]

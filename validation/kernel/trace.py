@@ -14,7 +14,6 @@ that changes one thing is made. Needs root, iperf3 and ping (or `--sim-only`).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -102,13 +101,7 @@ def main() -> None:
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
-    sim_sc = matrix.sim_scenario(case, a.duration, a.profile)
-    for kv in a.set:
-        k, _, v = kv.partition("=")
-        val = json.loads(v) if v in ("true", "false") or v.replace(".", "").isdigit() else v
-        for f in sim_sc["flows"]:
-            if f["kind"] == "tcp":
-                f[k] = val
+    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile), a.set)
     out = HERE / "out" / "trace" / case.id
     out.mkdir(parents=True, exist_ok=True)
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed)}
