@@ -2,7 +2,7 @@
 //! v3): the data ACKed in an epoch beyond what the bandwidth estimate explains, a maximum over
 //! two windows of rounds, added to the window so that sending goes on through ACK silences.
 
-use super::{BBR_SCALE, BBR_UNIT, BW_UNIT};
+use super::fixed::{BBR_SCALE, BBR_UNIT, BW_UNIT};
 use crate::transport::cc::RateSample;
 use crate::units::{Time, US};
 

@@ -4,7 +4,8 @@
 //! delivered in them was lost; two consecutive intervals with rates within 1/8 (or 4 kbit/s) of
 //! each other make BBR use their average as its bandwidth, at pacing gain 1, for 48 round trips.
 
-use super::{Bbr, Mode, BBR_SCALE, BBR_UNIT, BW_UNIT};
+use super::control::{Bbr, Mode};
+use super::fixed::{BBR_SCALE, BBR_UNIT, BW_UNIT};
 use crate::transport::cc::RateSample;
 use crate::units::MS;
 
@@ -15,19 +16,6 @@ const LT_LOSS_THRESH: u64 = 50;
 const LT_BW_RATIO: u64 = BBR_UNIT / 8;
 const LT_BW_DIFF: u64 = 4000 / 8;
 const LT_BW_MAX_RTTS: u32 = 48;
-
-/// The long-term (policer) bandwidth estimator's state.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct LongTerm {
-    pub(super) is_sampling: bool,
-    pub(super) rtt_cnt: u32,
-    pub(super) use_bw: bool,
-    pub(super) bw: u64,
-    pub(super) last_delivered: u64,
-    /// In milliseconds, as Linux keeps it.
-    pub(super) last_stamp_ms: u64,
-    pub(super) last_lost: u64,
-}
 
 impl Bbr {
     pub(super) fn lt_reset_interval(&mut self, rs: &RateSample) {

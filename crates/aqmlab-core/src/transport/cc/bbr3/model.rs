@@ -3,8 +3,8 @@
 //! round by round outside probing, the latest round's delivery, the ECN mark EWMA, and the
 //! STARTUP exits on loss and ECN (tcp_bbr.c v3).
 
-use super::probe_bw::{AckPhase, Phase};
-use super::{interval_us, Bbr3, CWND_MIN_TARGET, UNSET};
+use super::control::{interval_us, Bbr3, CWND_MIN_TARGET};
+use super::state::{AckPhase, Phase, UNSET};
 use crate::transport::cc::bbr::{Mode, BBR_SCALE, BBR_UNIT};
 use crate::transport::cc::{CaState, RateSample};
 
@@ -14,116 +14,12 @@ const LOSS_THRESH: u64 = BBR_UNIT * 2 / 100;
 const BETA: u64 = BBR_UNIT * 30 / 100;
 const INFLIGHT_HEADROOM: u64 = BBR_UNIT * 15 / 100;
 const FULL_LOSS_CNT: u32 = 6;
-/// ECN: mark-rate threshold 50 %, cut factor 1/3, EWMA gain 1/16 from 1, 2 STARTUP rounds,
+/// ECN: mark-rate threshold 50 %, EWMA gain 1/16 from 1, 2 STARTUP rounds,
 /// only below a 5 ms min RTT.
 const ECN_THRESH: u64 = BBR_UNIT / 2;
-const ECN_FACTOR: u64 = BBR_UNIT / 3;
 const ECN_ALPHA_GAIN: u64 = BBR_UNIT / 16;
 const FULL_ECN_CNT: u32 = 2;
 const ECN_MAX_RTT_US: u64 = 5000;
-
-/// The loss and ECN part of the model (counts in segments, bandwidths as v1's).
-#[derive(Clone, Debug)]
-pub(super) struct Model {
-    /// The maxima of the previous and the current probing cycle.
-    pub(super) bw_hi: [u64; 2],
-    pub(super) bw_lo: u64,
-    pub(super) inflight_hi: u64,
-    pub(super) inflight_lo: u64,
-    /// The highest delivery rate and delivered volume of the latest round.
-    pub(super) bw_latest: u64,
-    pub(super) inflight_latest: u64,
-    pub(super) loss_round_delivered: u64,
-    pub(super) loss_round_start: bool,
-    pub(super) loss_in_round: bool,
-    pub(super) ecn_in_round: bool,
-    pub(super) loss_in_cycle: bool,
-    pub(super) ecn_in_cycle: bool,
-    pub(super) loss_events_in_round: u32,
-    pub(super) startup_ecn_rounds: u32,
-    /// ECN: the flow carries CE feedback; eligible (and under the RTT bound); EWMA of the CE
-    /// fraction (1/256) and the counts at its last update.
-    pub(super) ecn_seen: bool,
-    pub(super) ecn_eligible: bool,
-    pub(super) ecn_alpha: u64,
-    pub(super) delivered_ce: u64,
-    pub(super) alpha_last_delivered: u64,
-    pub(super) alpha_last_delivered_ce: u64,
-}
-
-impl Default for Model {
-    fn default() -> Model {
-        Model {
-            bw_hi: [0; 2],
-            bw_lo: UNSET,
-            inflight_hi: UNSET,
-            inflight_lo: UNSET,
-            bw_latest: 0,
-            inflight_latest: 0,
-            // bbr_init: ECN sampling starts after the first full flight is ACKed.
-            loss_round_delivered: 1,
-            loss_round_start: false,
-            loss_in_round: false,
-            ecn_in_round: false,
-            loss_in_cycle: false,
-            ecn_in_cycle: false,
-            loss_events_in_round: 0,
-            startup_ecn_rounds: 0,
-            ecn_seen: false,
-            ecn_eligible: false,
-            ecn_alpha: BBR_UNIT,
-            delivered_ce: 0,
-            alpha_last_delivered: 0,
-            alpha_last_delivered_ce: 0,
-        }
-    }
-}
-
-impl Model {
-    pub(super) fn reset_lower_bounds(&mut self) {
-        self.bw_lo = UNSET;
-        self.inflight_lo = UNSET;
-    }
-
-    /// bbr_reset_congestion_signals, after probing.
-    pub(super) fn reset_congestion_signals(&mut self) {
-        self.loss_in_round = false;
-        self.ecn_in_round = false;
-        self.loss_in_cycle = false;
-        self.ecn_in_cycle = false;
-        self.bw_latest = 0;
-        self.inflight_latest = 0;
-    }
-
-    /// bbr_advance_latest_delivery_signals: a new loss round starts the latest filters over.
-    pub(super) fn advance_latest_delivery_signals(&mut self, rs: &RateSample, sample_bw: u64) {
-        if self.loss_round_start {
-            self.bw_latest = sample_bw;
-            self.inflight_latest = rs.delivered.unwrap_or(0);
-        }
-    }
-
-    /// Counts the sample's CE-marked deliveries (Linux's tp->delivered_ce); ECN feedback
-    /// shows that the flow negotiated ECN.
-    pub(super) fn note_ce(&mut self, rs: &RateSample) {
-        self.delivered_ce += rs.ce;
-        self.ecn_seen |= rs.ce > 0;
-    }
-
-    /// bbr_ecn_cut: 1 - alpha x ecn_factor.
-    pub(super) fn ecn_cut(&self) -> u64 {
-        BBR_UNIT - ((self.ecn_alpha * ECN_FACTOR) >> BBR_SCALE)
-    }
-
-    /// bbr_advance_max_bw_filter: a cycle's maximum becomes the previous one (unless the
-    /// cycle had no sample).
-    pub(super) fn advance_max_bw_filter(&mut self) {
-        if self.bw_hi[1] == 0 {
-            return;
-        }
-        self.bw_hi = [self.bw_hi[1], 0];
-    }
-}
 
 /// `v` x `f` / 256 without overflow.
 fn scale(v: u64, f: u64) -> u64 {

@@ -2,7 +2,8 @@
 //! UP, the probing schedule (a random 2-3 s wall-clock wait, or Reno's time scale in rounds),
 //! and inflight_hi's growth while probing up.
 
-use super::{Bbr3, UNSET};
+use super::control::Bbr3;
+use super::state::{AckPhase, Phase, UNSET};
 use crate::queue::util::mix64;
 use crate::transport::cc::bbr::{Mode, BBR_SCALE, BBR_UNIT};
 use crate::transport::cc::{CaState, RateSample};
@@ -15,73 +16,6 @@ const PROBE_RAND_ROUNDS: u64 = 2;
 const PROBE_BASE_US: u64 = 2_000_000;
 const PROBE_RAND_US: u64 = 1_000_000;
 const ECN_REPROBE_GAIN: u64 = BBR_UNIT / 2;
-
-/// The phases of PROBE_BW and their pacing gains (bbr_pacing_gain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Up,
-    Down,
-    Cruise,
-    Refill,
-}
-
-impl Phase {
-    pub fn gain(self) -> u64 {
-        match self {
-            Phase::Up => BBR_UNIT * 5 / 4,
-            Phase::Down => BBR_UNIT * 91 / 100,
-            Phase::Cruise | Phase::Refill => BBR_UNIT,
-        }
-    }
-}
-
-/// What the ACKs arriving now say about the probing (bbr_ack_phase).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) enum AckPhase {
-    #[default]
-    Init,
-    Refilling,
-    ProbeStarting,
-    ProbeFeedback,
-    ProbeStopping,
-}
-
-/// The probing state.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Probe {
-    pub(super) phase: Phase,
-    pub(super) ack_phase: AckPhase,
-    /// When the current phase (DOWN: the cycle) began, and the wait from then to the next probe.
-    pub(super) cycle_mstamp: Time,
-    pub(super) wait: Time,
-    pub(super) rounds_since_probe: u64,
-    /// inflight_hi grows by 1 per `up_cnt` segments ACKed in UP; `up_acks` counts them,
-    /// `up_rounds` doubles the slope each round.
-    pub(super) up_cnt: u64,
-    pub(super) up_acks: u64,
-    pub(super) up_rounds: u32,
-    pub(super) bw_probe_samples: bool,
-    pub(super) prev_probe_too_high: bool,
-    pub(super) stopped_risky_probe: bool,
-}
-
-impl Default for Probe {
-    fn default() -> Probe {
-        Probe {
-            phase: Phase::Up,
-            ack_phase: AckPhase::Init,
-            cycle_mstamp: 0,
-            wait: 0,
-            rounds_since_probe: 0,
-            up_cnt: UNSET,
-            up_acks: 0,
-            up_rounds: 0,
-            bw_probe_samples: false,
-            prev_probe_too_high: false,
-            stopped_risky_probe: false,
-        }
-    }
-}
 
 impl Bbr3 {
     pub fn phase(&self) -> Phase {

@@ -2,7 +2,6 @@
 //! delivering 100 segments per 102.4 ms round with a 102.4 ms minimum RTT, so the bandwidth
 //! is 100 x 2^24 / 102400 us = 16384 exactly (segments/us << 24) and one BDP is 100 segments.
 
-use super::probe_bw::{AckPhase, Phase};
 use super::*;
 use crate::transport::cc::test_state;
 use crate::units::SEC;
