@@ -451,7 +451,7 @@ def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, er
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
 # noise). The simulated side is the mean of 4 seeds, each with its own flow starts
 # (`matrix.sim_scenario`). About 80 s.
-KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=4, repeats=1, profile=None)
+KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=4, repeats=1, profile=None, set=[])
 
 
 @pytest.fixture(scope="module")
