@@ -428,15 +428,11 @@ mod tests {
         assert_eq!(&b[..4], &want);
     }
 
-    /// A bucket shallower than a MAP's worth of the rate caps every request at its depth, and a
-    /// busy modem asks once a MAP (its burst's piggyback): 3044 B every 2 ms, 12.176 Mb/s, not
-    /// 20, whatever the backlog (the ns-2 and ns-3 models' request shaping does the same).
-    #[test]
-    fn a_shallow_bucket_holds_a_busy_modem_below_the_rate() {
-        let mut m = Mac::new(config(bucket(3044, 0)));
+    /// Bytes a modem holding `backlog` bytes sends in 10 s, 1500-byte packets leaving at the
+    /// channel's 122.88 Mb/s whenever its MAC lets them; the MAC and the time after.
+    fn saturated(mut m: Mac, backlog: u64) -> (u64, Mac, Time) {
         let tx = tx_time(1500, 122_880_000);
         let (mut now, mut sent) = (0, 0u64);
-        let backlog = 1_000_000;
         while now < 10 * SEC {
             match m.may_send(backlog, now) {
                 Ok(()) => {
@@ -447,6 +443,15 @@ mod tests {
                 Err(t) => now = t,
             }
         }
+        (sent, m, now)
+    }
+
+    /// A bucket shallower than a MAP's worth of the rate caps every request at its depth, and a
+    /// busy modem asks once a MAP (its burst's piggyback): 3044 B every 2 ms, 12.176 Mb/s, not
+    /// 20, whatever the backlog (the ns-2 and ns-3 models' request shaping does the same).
+    #[test]
+    fn a_shallow_bucket_holds_a_busy_modem_below_the_rate() {
+        let (sent, ..) = saturated(Mac::new(config(bucket(3044, 0))), 1_000_000);
         let rate = sent as f64 * 8.0 / 10.0;
         assert!((rate / 12_176_000.0 - 1.0).abs() < 0.01, "{rate}");
     }
@@ -455,20 +460,7 @@ mod tests {
     /// bucket's bound, its depth plus the rate's bytes, and within 1 % of it over 10 s.
     #[test]
     fn a_saturating_modem_stays_within_the_token_bucket_bound() {
-        let mut m = Mac::new(config(bucket(250_000, 0)));
-        let tx = tx_time(1500, 122_880_000);
-        let (mut now, mut sent) = (0, 0u64);
-        let backlog = 100_000_000;
-        while now < 10 * SEC {
-            match m.may_send(backlog, now) {
-                Ok(()) => {
-                    m.sent(1500, backlog - 1500, now);
-                    sent += 1500;
-                    now += tx;
-                }
-                Err(t) => now = t,
-            }
-        }
+        let (sent, m, now) = saturated(Mac::new(config(bucket(250_000, 0))), 100_000_000);
         let bound = 250_000 + 20_000_000 / 8 * 10;
         // a packet taken whole may overrun the last grant by less than one packet
         assert!(sent <= bound + 1500, "{sent} > {bound}");
