@@ -355,10 +355,12 @@ mod tests {
         let mut t = Tokens::new(b, 20_000_000);
         assert_eq!(t.shape(10_000, 0), 3044);
         assert_eq!(t.shape(10_000, MS), 2500);
-        assert_eq!(t.shape(100, 1500 * US), 100); // 1250 there, 1150 left
-        assert_eq!(t.shape(5000, 2500 * US), 3044); // 1150 + 2500 capped at 3044
-                                                    // A Peak Traffic Rate of 40 Mb/s (5000 B a ms) in a deep bucket: a request asks at most
-                                                    // the peak's bytes since the previous one (none at 0, where there was none before).
+        // 1250 there, 1150 left
+        assert_eq!(t.shape(100, 1500 * US), 100);
+        // 1150 + 2500 capped at 3044
+        assert_eq!(t.shape(5000, 2500 * US), 3044);
+        // A Peak Traffic Rate of 40 Mb/s (5000 B a ms) in a deep bucket: a request asks at most
+        // the peak's bytes since the previous one (none at 0, where there was none before).
         let b = Bucket {
             max_burst: 100_000,
             peak_rate: 40_000_000,
