@@ -538,15 +538,28 @@ fn ledbat_alone_fills_the_link_and_holds_the_queue_at_its_target() {
 fn ledbat_and_nice_yield_to_reno_and_fill_the_link_alone() {
     // RFC 6817 (LEDBAT yields to standard TCP) and the Nice paper (OSDI 2002, section 3): against
     // one NewReno flow on a buffer deeper than their targets, LEDBAT backs off to its minimum
-    // window and Nice halves on interference; alone each fills the link. Nice alone is Vegas:
-    // between alpha = 1 and beta = 3 segments queued, i.e. 1.2 to 3.6 ms at 10 Mb/s.
+    // window and Nice halves on interference; alone each fills the link. Nice alone is Vegas,
+    // whose estimate of its own packets queued, diff = cwnd (1 - base RTT / RTT), rests between
+    // alpha = 1 and beta = 3 segments: its window exceeds the path's bandwidth-delay product
+    // (10 Mb/s x 50 ms = 41.7 1500-byte packets) by that much. Its RTT samples carry the
+    // receiver's delayed-ACK wait (at most one segment time), which it counts as queue, so the
+    // excess may sit up to one segment below alpha. (The median sojourn is no measure here: with
+    // about one packet queued it falls on one side of a packet time or the other.)
     for cc in ["ledbat", "nice"] {
         let alone = low_priority(json!([{"kind": "tcp", "cc": cc}]), 60);
         let u = utilisation_after_5s(&alone, 60);
         assert!(u > 0.95, "{cc} alone: utilisation {u}");
         if cc == "nice" {
-            let q = median_sojourn_ms(&alone, 20);
-            assert!((1.0..=3.7).contains(&q), "nice alone: median queue {q} ms");
+            let s = &alone.flow_series;
+            let w: Vec<f64> = (0..s.t.len())
+                .filter(|&i| s.t[i] >= 20_000_000_000)
+                .map(|i| s.cwnd_bytes[i] as f64 / 1448.0)
+                .collect();
+            let excess = w.iter().sum::<f64>() / w.len() as f64 - 10e6 * 0.05 / 12_000.0;
+            assert!(
+                (0.0..=3.0).contains(&excess),
+                "nice alone: window {excess} segments above the bandwidth-delay product"
+            );
         }
         let r = low_priority(
             json!([{"kind": "tcp", "cc": "newreno"}, {"kind": "tcp", "cc": cc, "start": "5s"}]),
@@ -582,8 +595,14 @@ fn tcp_lp_fills_alone_and_yields_to_newreno_with_the_kernels_clocks_but_starves_
         let u = alone(clocks.clone());
         assert!(u > 0.95, "kernel clocks {clocks}: utilisation {u}");
     }
+    // The paper's simulations (ns-2) gave both agents a fixed window larger than the path's;
+    // so does this run (`rcv_window = "fixed"`, the 64 MiB `rwnd`). With Linux's auto-tuned
+    // windows on both flows TCP-LP keeps about a fifth of NewReno's bytes here (NewReno's
+    // window then holds 280-350 segments where it holds 530-590 with the fixed one): not yet
+    // traced, and no kernel here runs tcp_lp to compare with.
     let r = low_priority(
-        json!([{"kind": "tcp", "cc": "newreno"}, {"kind": "tcp", "cc": "tcp_lp", "start": "5s"}]),
+        json!([{"kind": "tcp", "cc": "newreno", "rcv_window": "fixed"},
+               {"kind": "tcp", "cc": "tcp_lp", "start": "5s", "rcv_window": "fixed"}]),
         60,
     );
     let (be, lp) = (

@@ -22,7 +22,7 @@
 
 use crate::packet::{Dir, EcnMode};
 use crate::params::{self, read, Params};
-use crate::transport::cc::cubic::{CubicParams, Law};
+use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
 use crate::transport::cc::registry::{cc_params, lookup as lookup_cc, names as cc_names, needs_accecn};
 use crate::transport::cc::{CcContext, Hystart};
 use crate::units::{as_dur, as_size, fmt_time, parse_time, Dur, Size, Time, MS, SEC};
@@ -685,10 +685,10 @@ fn linux() -> TcpConfig {
         segs_per_ack: 2,
         delack_grid: false,
         rwnd: Rwnd::Bytes(64 << 20),
-        // Linux runs tcp_moderate_rcvbuf 1, the window growing with the buffer ("linux",
-        // rcvbuf.rs); "fixed" stays the profile's default until the kernel matrix and the
-        // controller checks are re-run with it (issue 50).
-        rcv_window: RcvWindow::Fixed,
+        // tcp_moderate_rcvbuf 1: the receive buffer auto-tunes and the window grows with it
+        // (rcvbuf.rs, Linux 6.18's rules; with HyStart's round as tcp_cubic.c starts it, this is
+        // what makes the model leave slow start where the kernel does: validation/kernel/README.md).
+        rcv_window: RcvWindow::Linux,
         abc: true,
         hystart: Hystart::Linux,
         pacing: false,
@@ -800,11 +800,19 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             about: "Linux 6.x: CUBIC (tcp_cubic.c arithmetic) with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
                 (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
                 initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
-                40 ms, 16 quick ACKs at the start",
+                40 ms, 16 quick ACKs at the start, the receive window grown by buffer auto-tuning",
             config: linux(),
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
-            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux4, ..Default::default() })],
+            // HyStart's round restarts on the first ACK past its end (hystart_update:
+            // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt).
+            cc_params: vec![cc_defaults(
+                "cubic",
+                CubicParams {
+                    law: Law::Linux4,
+                    hystart_round: HystartRound::Passed,
+                },
+            )],
         },
         TcpProfile {
             about: "RFC TCP (RFC 5681/6298/6675/3465) with Linux-like defaults: CUBIC with HyStart, \
@@ -927,6 +935,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             config: TcpConfig {
                 profile: Name("linux_3_14"),
                 rwnd: Rwnd::Bytes(3 << 20),
+                // 3.14 auto-tuned its buffer by older rules (tcp_rcv_space_adjust of 2014, with
+                // tcp_adv_win_scale) that rcvbuf.rs does not model: the window stays fixed.
+                rcv_window: RcvWindow::Fixed,
                 rack: false,
                 early_retransmit: true,
                 // tcp_cong.c tcp_is_cwnd_limited, called by tcp_reno_cong_avoid and tcp_cubic.c
