@@ -299,9 +299,12 @@ def test_cable_modem_reports_every_hop_and_the_bottleneck(tmp_path: Path):
     assert list(fast["links"]) == ["cmts", "router", "modem"]
     assert fast["bottleneck"] == {"up": "modem", "down": "cmts"}
     assert shaped["bottleneck"]["up"] == "router"
-    # Unshaped: the modem's 256-packet FIFO at 2 Mb/s (6 ms a packet) holds the standing queue.
-    assert fast["links"]["modem"]["queue_delay_ms"]["p50"] > 500
-    assert fast["links"]["router"]["queue_delay_ms"]["p95"] < 1
+    # Unshaped: the modem's 256-packet FIFO at 2 Mb/s (6 ms a packet) holds the standing queue;
+    # the router sees only the uploads' bursts (a receive window that opens after a recovery
+    # lets out as many segments at once): under a hundredth of the modem's delay.
+    modem_p50 = fast["links"]["modem"]["queue_delay_ms"]["p50"]
+    assert modem_p50 > 500
+    assert fast["links"]["router"]["queue_delay_ms"]["p95"] < modem_p50 / 100
     # Shaped: fq_codel holds the queue near its 5 ms target; the modem sees at most a packet.
     assert shaped["links"]["router"]["queue_delay_ms"]["p50"] < 30
     assert shaped["links"]["modem"]["queue_delay_ms"]["max"] < 7

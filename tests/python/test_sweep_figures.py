@@ -28,7 +28,7 @@ SEED = re.compile(r"\d{10,}")  # a derived seed has 19 digits; no other label ha
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep15")
     sweep = {
-        "base": "rrul_be", "name": "fig15", "seed": 1, "reps": REPS, "set": {"duration": "4s"},
+        "base": "rrul_be", "name": "fig15", "seed": 1, "reps": REPS, "set": {"duration": "6s"},
         "zip": {"params.qdisc": QDISCS, "topology.down.qdisc": QDISCS, "topology.up.qdisc": QDISCS},
     }  # fmt: skip
     table = aqmlab.sweep(sweep, jobs=2, out=out, keep_packets=True)
