@@ -17,7 +17,7 @@ Each record is a raw IPv4 packet (LINKTYPE_RAW) whose headers are written from t
 * TCP (RFC 9293) for every row with TCP flags (every modelled segment has SYN or ACK set): the
   row's sequence and acknowledgement numbers (mod 2^32; the model's SYN is sequence number 0),
   its flags (the AE bit of RFC 9768 in the header's bit 8), window 65535 with window scale 7 (the
-  model has no receive window), and the options the model's sizes count (transport/tcp/mod.rs):
+  model has no receive window), and the options the model's sizes count (transport/wire.rs):
   a SYN's MSS, SACK-permitted, timestamps and window scale; every other segment's timestamps. The
   timestamp values and the SACK blocks are not recorded: the timestamp option carries zeros and
   the bytes of an ACK's SACK option are NOPs (a SACK option would show made-up blocks).

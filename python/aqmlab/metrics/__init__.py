@@ -33,16 +33,28 @@ spike duration, group response time), section 3 (lpcc2013: TCP%, E[Q]/Q_max), se
 
 from __future__ import annotations
 
-import importlib
+from aqmlab.lazy import lazy
 
-MODULES = ("base", "queue", "flows", "probes", "web", "summary", "catalogue", "keys")
+# The modules whose names are the package's, in the order a name is looked up; each runs on first
+# use (``lazy``), so that the catalogue alone loads neither numpy nor pyarrow.
+MODULES = {
+    "base": lazy("aqmlab.metrics.base"),
+    "queue": lazy("aqmlab.metrics.queue"),
+    "flows": lazy("aqmlab.metrics.flows"),
+    "probes": lazy("aqmlab.metrics.probes"),
+    "web": lazy("aqmlab.metrics.web"),
+    "summary": lazy("aqmlab.metrics.summary"),
+    "catalogue": lazy("aqmlab.metrics.catalogue"),
+    "keys": lazy("aqmlab.metrics.keys"),
+}
 
 
 def __getattr__(name: str):
-    """``aqmlab.metrics.<name>``: the name as the first of MODULES that defines it has it (a
-    module's own name is left to the import system: ``from aqmlab.metrics import catalogue``)."""
-    for module in () if name in MODULES else MODULES:
-        m = importlib.import_module(f"aqmlab.metrics.{module}")
-        if name in vars(m):
-            return vars(m)[name]
+    """``aqmlab.metrics.<name>``: a module of MODULES, else the name as the first of them that
+    defines it has it."""
+    if name in MODULES:
+        return MODULES[name]
+    for module in MODULES.values():
+        if name in vars(module):
+            return vars(module)[name]
     raise AttributeError(f"module 'aqmlab.metrics' has no attribute {name!r}")

@@ -628,7 +628,7 @@ mod tests {
             persistent: true,
             piggyback: true,
         };
-        let (_, mut client) = ends(p, crate::transport::tcp::rfc(), 0, 0, 100 * SEC);
+        let (_, mut client) = ends(p, crate::transport::tcp::profiles::rfc(), 0, 0, 100 * SEC);
         let mut out = Outbox::default();
         let mut sent = Vec::new();
         client.start(0, &mut out);

@@ -4,8 +4,8 @@
 //! here); [`FlowModel`] is the typed form the builder runs, and written back it is the entry's
 //! resolved keys.
 
+use super::flow_spec::{FlowSpec, StartSpec};
 pub use super::kind::{Connections, FlowKind, Http, Page, Probe, Transfer, Udp, Web};
-use super::spec::{FlowSpec, StartSpec};
 use crate::params::read;
 use crate::transport::tcp::{read_config, TcpConfig};
 use crate::units::{Dur, Time};

@@ -5,12 +5,18 @@
 
 pub mod build;
 pub mod flow;
+mod flow_spec;
 mod kind;
+mod record_spec;
 pub mod schema;
 mod serde_impls;
 mod spec;
+mod topology;
 mod validate;
 
 pub use flow::FlowModel;
+pub use flow_spec::*;
 pub use kind::{FlowKind, OnOff, OnOffDist, Repeat};
+pub use record_spec::*;
 pub use spec::*;
+pub use topology::*;

@@ -3,7 +3,11 @@
 //! and a lower layer never reaches into a higher one (e.g. `record` into `scenario`). A new
 //! top-level module must be given its place in the list. Inside a layer, no file uses one that
 //! uses it back, a parent's uses of its own children (`child::x`, re-exports among them)
-//! included, except in the directories of [`LENIENT`].
+//! included: a directory's `mod.rs` (and `lib.rs`) is held to the rule like any other file, so a
+//! child that uses `mod.rs` while `mod.rs` uses it back is a circle. In `queue/` and
+//! `transport/cc/`, `mod.rs` holds the trait and the types every discipline or controller
+//! shares, `registry.rs` the list that uses each one's file, and `mod.rs` names none of them; in
+//! `transport/tcp/` and its `sender/`, `mod.rs` re-exports or composes files that never name it.
 
 use std::path::{Path, PathBuf};
 
@@ -135,22 +139,6 @@ fn module_path(rel: &Path) -> Vec<String> {
         parts.pop();
     }
     parts
-}
-
-/// The directories whose `mod.rs` may still use its own children while they use it (it is
-/// their parent: a re-export, or the children's shared state kept in the parent; work left:
-/// that state in a file of its own, as `queue/`, `scenario/`, `transport/cc/` and its `bbr/`
-/// and `bbr3/` have done). Every other
-/// directory's `mod.rs` (and `lib.rs`) is held to the rule like any
-/// other file: its uses of its children count, so a child that uses `mod.rs` while `mod.rs`
-/// uses it back is a circle. In `queue/` and `transport/cc/`, `mod.rs` holds the trait and the
-/// types every discipline or controller shares, `registry.rs` the list that uses each one's
-/// file, and `mod.rs` names none of them.
-const LENIENT: [&str; 2] = ["transport/tcp", "transport/tcp/sender"];
-
-/// Whether the directory `dir` (`a/b`) is held to the rule: not in [`LENIENT`].
-fn strict(dir: &str) -> bool {
-    !LENIENT.contains(&dir)
 }
 
 /// Every path a file's code names (`crate::a::b`, `super::c`, `self::d`, in `use` groups too;
@@ -318,11 +306,10 @@ fn file_of(path: &[String], files: &std::collections::BTreeMap<Vec<String>, Path
         .find(|p| files.contains_key(p))
 }
 
-/// The file-level graph: file -> the files its code names (for the directories `strict` holds
-/// to the rule, a parent's uses of its children included).
+/// The file-level graph: file -> the files its code names (a parent's uses of its children
+/// included).
 fn file_graph(
     src: &Path,
-    strict: &dyn Fn(&str) -> bool,
 ) -> std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> {
     let mut paths = Vec::new();
     sources(src, &mut paths);
@@ -336,8 +323,8 @@ fn file_graph(
         // a file's own test module is part of the file (a level below it: `inline_modules`);
         // the code of its children is not
         let mut to = std::collections::BTreeSet::new();
-        let strict = files.keys().any(|f| f.len() > m.len() && f.starts_with(m)) && strict(&m.join("/"));
-        let children: Vec<String> = if strict {
+        let parent = files.keys().any(|f| f.len() > m.len() && f.starts_with(m));
+        let children: Vec<String> = if parent {
             files
                 .keys()
                 .filter(|f| f.len() == m.len() + 1 && f.starts_with(m))
@@ -365,7 +352,7 @@ fn file_graph(
         named.extend(named_paths(&outer, m, &children));
         for p in named {
             if let Some(f) = file_of(&p, &files) {
-                if &f != m && (strict || !f.starts_with(m)) {
+                if &f != m {
                     to.insert(f);
                 }
             }
@@ -440,26 +427,25 @@ fn a_circle_of_files_is_seen() {
     std::fs::write(dir.join("a/mod.rs"), "use crate::b::B;\npub struct A;\n").expect("written");
     std::fs::write(dir.join("b.rs"), "pub struct B(crate::a::A);\n").expect("written");
     std::fs::write(dir.join("c.rs"), "use crate::a::A;\n").expect("written");
-    let graph = file_graph(&dir, &|_| false);
+    let graph = file_graph(&dir);
     assert_eq!(
         file_circle(&graph),
         Some(vec!["a".into(), "b".into(), "a".into()])
     );
     std::fs::write(dir.join("b.rs"), "pub struct B;\n").expect("written");
-    assert_eq!(file_circle(&file_graph(&dir, &|_| false)), None);
-    // d/mod.rs re-exports its child's item, which uses d's: a circle only where the parent's
-    // uses of its children count (a strict directory)
+    assert_eq!(file_circle(&file_graph(&dir)), None);
+    // d/mod.rs re-exports its child's item, which uses d's: the parent's uses of its children
+    // count, so this is a circle
     std::fs::create_dir_all(dir.join("d")).expect("a temporary directory");
     std::fs::write(dir.join("d/mod.rs"), "pub mod e;\npub use e::E;\npub struct D;\n").expect("written");
     std::fs::write(dir.join("d/e.rs"), "use super::D;\npub struct E(D);\n").expect("written");
-    assert_eq!(file_circle(&file_graph(&dir, &|_| false)), None);
     assert_eq!(
-        file_circle(&file_graph(&dir, &|d| d == "d")),
+        file_circle(&file_graph(&dir)),
         Some(vec!["d".into(), "d/e".into(), "d".into()])
     );
-    // a parent that declares its child and names none of its items: no circle either way
+    // a parent that declares its child and names none of its items: no circle
     std::fs::write(dir.join("d/mod.rs"), "pub mod e;\npub struct D;\n").expect("written");
-    assert_eq!(file_circle(&file_graph(&dir, &|d| d == "d")), None);
+    assert_eq!(file_circle(&file_graph(&dir)), None);
     std::fs::remove_dir_all(&dir).expect("removed");
 }
 
@@ -467,8 +453,9 @@ fn a_circle_of_files_is_seen() {
 fn a_circle_injected_into_the_sources_is_seen() {
     // the rule on a copy of the real tree, one line added each time: a re-export in a parent
     // whose children use it (queue/, transport/cc/), a use of the TCP code from the file
-    // below it (transport/wire.rs, which transport/tcp/ uses), and of the event loop from the
-    // event queue it uses, after the queue's test module (whose `super::` is the file itself)
+    // below it (transport/wire.rs, which transport/tcp/ uses), of the event loop from the
+    // event queue it uses, after the queue's test module (whose `super::` is the file itself),
+    // and of a parent's re-export from the file it re-exports (transport/tcp/, its sender/)
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
@@ -489,6 +476,16 @@ fn a_circle_injected_into_the_sources_is_seen() {
             ["transport/wire", "transport/tcp"],
         ),
         ("sim/events.rs", "use super::World;", ["sim", "sim/events"]),
+        (
+            "transport/tcp/config.rs",
+            "use super::TcpConfig;",
+            ["transport/tcp", "transport/tcp/config"],
+        ),
+        (
+            "transport/tcp/sender/state.rs",
+            "use super::SenderState;",
+            ["transport/tcp/sender", "transport/tcp/sender/state"],
+        ),
     ] {
         let dir = std::env::temp_dir().join(format!("aqmlab-injected-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -498,13 +495,13 @@ fn a_circle_injected_into_the_sources_is_seen() {
             std::fs::copy(f, &to).expect("copied");
         }
         assert_eq!(
-            file_circle(&file_graph(&dir, &strict)),
+            file_circle(&file_graph(&dir)),
             None,
             "the copy of src/ has a circle"
         );
         let text = std::fs::read_to_string(dir.join(file)).expect("read");
         std::fs::write(dir.join(file), format!("{text}\n{line}\n")).expect("written");
-        let found = file_circle(&file_graph(&dir, &strict));
+        let found = file_circle(&file_graph(&dir));
         std::fs::remove_dir_all(&dir).expect("removed");
         let c = found.unwrap_or_else(|| panic!("{file} + `{line}`: no circle seen"));
         assert!(
@@ -517,7 +514,7 @@ fn a_circle_injected_into_the_sources_is_seen() {
 #[test]
 fn no_file_uses_one_that_uses_it_back() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = file_graph(&src, &strict);
+    let graph = file_graph(&src);
     let mut circles = Vec::new();
     let mut g = graph.clone();
     // every circle, one at a time: each found circle's last edge is removed and the search goes on

@@ -6,7 +6,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
-use super::{new_connection, TcpConfig, TcpReceiver, TcpSender};
+use super::config::TcpConfig;
+use super::connection::new_connection;
+use super::receiver::TcpReceiver;
+use super::sender::TcpSender;
 use crate::packet::{Dir, Ecn, EcnMode, Packet};
 use crate::rng::Rng;
 use crate::transport::wire::{HEADER, SYN_SIZE};
@@ -338,7 +341,7 @@ fn handshake_one_segment_exact_completion_time() {
     let owd = 50 * MS;
     let cfg = TcpConfig {
         bytes: Some(1000),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, rate, owd, 1000);
     sim.start();
@@ -366,7 +369,7 @@ fn lost_syns_retried_with_doubling_then_iw_one() {
     let rate = 10 * MBPS;
     let cfg = TcpConfig {
         bytes: Some(20 * 1448),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, rate, 50 * MS, 1000);
     let mut syns = 0;
@@ -408,7 +411,7 @@ fn rto_backoff_exact_times_for_isolated_segment() {
     let cfg = TcpConfig {
         bytes: Some(1000),
         cc: "newreno".into(),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, rate, owd, 1000);
     sim.filter = Box::new(|p, _, _| {
@@ -451,7 +454,7 @@ fn three_losses(sack: bool, min_rto: Time) -> (Sim, Vec<(Time, u64)>) {
         sack,
         min_rto,
         cc: "newreno".into(),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 50 * MS, 1000);
     sim.filter = drop_first_tx(&[40, 43, 46], 1448);
@@ -509,7 +512,7 @@ fn ecn_marks_instead_of_drops() {
         let cfg = TcpConfig {
             ecn: EcnMode::Classic,
             cc: cc.into(),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 10_000);
         // Step marking at 20 packets of queue (no drops: the buffer never fills).
@@ -550,7 +553,7 @@ fn mathis_throughput_newreno_random_loss() {
             cc: "newreno".into(),
             sack: false,
             delack: None,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let mut sim = Sim::symmetric(&cfg, 1000 * MBPS, owd, 100_000);
         let mut rng = Rng::from_seed(42 + i as u64);
@@ -605,7 +608,7 @@ fn utilisation_one_bdp_buffer() {
         let cfg = TcpConfig {
             cc: cc.into(),
             sack,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let u = utilisation(&cfg);
         assert!(u >= 0.95, "{cc} sack={sack}: utilisation {u}");
@@ -619,7 +622,7 @@ fn cubic_crosses_w_max_at_k() {
     let cfg = TcpConfig {
         cc: "cubic".into(),
         hystart: crate::transport::cc::Hystart::Off,
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, 100 * MBPS, rtt / 2, 1_000_000);
     sim.filter = drop_first_tx(&[300], mss);
@@ -658,7 +661,7 @@ fn conservation_under_random_loss() {
                 bytes: Some(bytes),
                 sack,
                 cc: cc.into(),
-                ..crate::transport::tcp::rfc()
+                ..crate::transport::tcp::profiles::rfc()
             };
             let mut sim = Sim::symmetric(&cfg, 20 * MBPS, 10 * MS, 60);
             let mut rng = Rng::from_seed(seed);
@@ -687,7 +690,7 @@ fn per_ack_scoreboard_work_is_bounded() {
         let cfg = TcpConfig {
             sack,
             cc: cc.into(),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let mut sim = Sim::symmetric(&cfg, 1000 * MBPS, 50 * MS, 100_000);
         let mut rng = Rng::from_seed(7);
@@ -722,7 +725,7 @@ fn ect_only_on_new_data() {
     let cfg = TcpConfig {
         ecn: EcnMode::Classic,
         bytes: Some(300 * 1448),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 30);
     sim.filter = drop_first_tx(&[20, 21, 60], 1448);
@@ -750,7 +753,7 @@ fn tail_loss_rescue_retransmission() {
     let cfg = TcpConfig {
         bytes: Some(n * 1448),
         cc: "newreno".into(),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 1000);
     sim.filter = drop_first_tx(&[30, n - 1], 1448);
@@ -793,7 +796,7 @@ fn sent_after_fast_retransmit(rate_halving: bool, span: Time) -> usize {
         // The slow-start overshoot queues the retransmission behind ~300 ms of data: a 1 s
         // floor keeps the timer out of the comparison.
         min_rto: SEC,
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let (sent, t0) = one_recovery(&cfg, 10 * MBPS, 50 * MS, &[200]);
     sent.iter()
@@ -829,7 +832,7 @@ fn sent_in_first_recovery_rtt(sack1_pipe: bool, losses: &[u64], span: Time) -> u
         hystart: crate::transport::cc::Hystart::Off,
         sack1_pipe,
         min_rto: SEC,
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let (sent, t0) = one_recovery(&cfg, 100 * MBPS, 25 * MS, losses);
     sent.iter()

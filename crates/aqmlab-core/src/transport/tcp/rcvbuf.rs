@@ -40,20 +40,8 @@
 //! only the segment being processed and the out-of-order data; `rwnd` caps the window clamp (as
 //! TCP_WINDOW_CLAMP would).
 
-use super::TcpConfig;
+use super::config::TcpConfig;
 use crate::units::Time;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// How the receiver sizes its window (the flow key `rcv_window`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RcvWindow {
-    /// `rwnd` throughout.
-    Fixed,
-    /// Linux 6.18's receive-buffer auto-tuning (this module).
-    Linux,
-}
 
 /// TCP_DEFAULT_SCALING_RATIO: half of the buffer's memory counted as window.
 const DEFAULT_RATIO: u64 = 128;
@@ -371,7 +359,8 @@ impl LinuxWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::tcp::rfc;
+    use crate::transport::tcp::config::RcvWindow;
+    use crate::transport::tcp::profiles::rfc;
     use crate::units::MS;
 
     fn linux_cfg() -> TcpConfig {
@@ -457,7 +446,7 @@ mod tests {
     #[test]
     fn the_right_edge_never_moves_left_and_the_cap_holds() {
         let mut w = LinuxWindow::new(&TcpConfig {
-            rwnd: super::super::Rwnd::Bytes(100_000),
+            rwnd: crate::transport::tcp::config::Rwnd::Bytes(100_000),
             ..linux_cfg()
         });
         w.establish(0, 1);

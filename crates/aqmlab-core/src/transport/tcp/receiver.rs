@@ -22,9 +22,9 @@
 //! application reads in-order data at once.
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
+use super::config::{RcvWindow, TcpConfig};
 use super::ranges::RangeSet;
-use super::rcvbuf::{LinuxWindow, RcvWindow};
-use super::TcpConfig;
+use super::rcvbuf::LinuxWindow;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
 use crate::transport::cc::dctcp::echoes_each_ce;
@@ -380,7 +380,7 @@ impl Endpoint for TcpReceiver {
 mod tests {
     use super::*;
     use crate::packet::EcnMode;
-    use crate::transport::tcp::Rwnd;
+    use crate::transport::tcp::config::Rwnd;
     use crate::units::MS;
 
     /// An in-order data segment reads and writes the first two lines of its receiver.
@@ -408,7 +408,7 @@ mod tests {
             mss: 100,
             delack,
             ecn: EcnMode::Classic,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         }
     }
 

@@ -5,7 +5,8 @@
 //! pass it on.
 
 use super::super::accecn::Feedback;
-use super::{SenderState, TcpSender, Timer, DUP_THRESH};
+use super::state::{SenderState, TcpSender, DUP_THRESH};
+use super::timers::Timer;
 use crate::packet::{flags, Packet};
 use crate::transport::cc::{AckSample, CongestionKind};
 use crate::units::Time;
@@ -197,7 +198,7 @@ impl TcpSender {
 /// hosts of the studies), when less than a third of it is unused (sysctl_tcp_tso_win_divisor 3)
 /// and the unused part is under one GSO frame (64 KiB, sk_gso_max_size); or when at most 3
 /// segments of it are unused (tcp_max_tso_deferred_mss).
-pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
+pub(super) fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
     if in_flight >= cwnd {
         return true;
     }
@@ -208,9 +209,10 @@ pub fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
+    use super::is_cwnd_limited;
     use crate::packet::{Ecn, EcnMode};
-    use crate::transport::tcp::{accecn, TcpReceiver};
+    use crate::transport::tcp::accecn;
+    use crate::transport::tcp::receiver::TcpReceiver;
 
     #[test]
     fn cwnd_limited_follows_linux_3_14() {
@@ -236,7 +238,7 @@ mod tests {
             iw: 4,
             cc: "newreno".into(),
             abc,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         });
         let mut round_end = out.len() as u64;
         let mut acked = 0;
@@ -269,7 +271,7 @@ mod tests {
             iw: 10,
             ecn: EcnMode::Classic,
             cc: "newreno".into(),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
         let mut out = vec![];
@@ -339,7 +341,7 @@ mod tests {
             cc: cc.into(),
             ecn: EcnMode::AccEcn,
             receiver_ecn: rx,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         // an AccECN receiver: AccECN, ECT(1) on data, Prague stays Prague
         let (s, _, out) = handshake(&cfg("prague", ReceiverEcn::Accecn));
@@ -370,7 +372,7 @@ mod tests {
             ecn: EcnMode::AccEcn,
             delack: None,
             cc: "newreno".into(),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let (mut s, mut r, mut out) = handshake(&cfg);
         out[1].ecn = Ecn::Ce;
@@ -411,7 +413,7 @@ mod tests {
             let cfg = TcpConfig {
                 iw: 4,
                 ecn: mode,
-                ..crate::transport::tcp::rfc()
+                ..crate::transport::tcp::profiles::rfc()
             };
             let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
             let mut out = vec![];

@@ -1,6 +1,6 @@
-//! What the sender counts: the flow's report ([`FlowReport`]) and the accessors for inspection.
+//! What the sender counts, and their share of the flow's report ([`FlowReport`]); the sender's
+//! accessors for inspection read them (`mod.rs`).
 
-use super::TcpSender;
 use crate::record::rows::FlowReport;
 use crate::units::Time;
 
@@ -38,49 +38,5 @@ impl Counters {
         r.first_syn = r.first_syn.or(self.first_syn);
         r.completed = r.completed.or(self.completed);
         r.ecn_reductions += self.ecn_reductions;
-    }
-}
-
-impl TcpSender {
-    /// Fast recoveries entered (loss detected by duplicate ACKs / SACK).
-    pub fn fast_recoveries(&self) -> u64 {
-        self.n.fast_recoveries
-    }
-    /// ACKs received with ECE set.
-    pub fn ece_acks(&self) -> u64 {
-        self.n.ece_acks
-    }
-    pub fn retransmits(&self) -> u64 {
-        self.n.retransmits
-    }
-    pub fn rto_count(&self) -> u64 {
-        self.n.rto_count
-    }
-    /// Tail loss probes sent.
-    pub fn tlp_probes(&self) -> u64 {
-        self.n.tlp_probes
-    }
-    /// Retransmission timeouts found spurious and undone (F-RTO / timestamps).
-    pub fn spurious_rtos(&self) -> u64 {
-        self.n.spurious_rtos
-    }
-    pub fn ecn_reductions(&self) -> u64 {
-        self.n.ecn_reductions
-    }
-    /// Window reductions for a local qdisc's verdict (Linux 3.2's tcp_enter_cwr).
-    pub fn local_reductions(&self) -> u64 {
-        self.n.local_reductions
-    }
-    /// Time the ACK covering the last data byte arrived (finite transfers).
-    pub fn completed(&self) -> Option<Time> {
-        self.n.completed
-    }
-    /// ACKs processed in the established state.
-    pub fn acks_received(&self) -> u64 {
-        self.n.acks_received
-    }
-    /// Window restarts after idle.
-    pub fn idle_restarts(&self) -> u64 {
-        self.n.idle_restarts
     }
 }

@@ -1,33 +1,11 @@
 //! RFC 5682 F-RTO (SACK-enhanced, as Linux tcp_process_loss runs it) and the undo of spurious
-//! timeouts (RFC 3522 Eifel detection; Linux tcp_packet_delayed, tcp_try_undo_loss). Owns
-//! their state ([`Frto`]: `None` in the sender when `frto` is off) and the F-RTO phases of an
-//! ACK: before the window grows, and after the ACK's transmissions.
+//! timeouts (RFC 3522 Eifel detection; Linux tcp_packet_delayed, tcp_try_undo_loss). The
+//! F-RTO phases of an ACK, before the window grows and after the ACK's transmissions, over
+//! their state (`Frto` in `state.rs`: `None` in the sender when `frto` is off).
 
-use super::TcpSender;
+use super::state::TcpSender;
 use crate::transport::Outbox;
 use crate::units::Time;
-
-/// F-RTO and undo: whether F-RTO runs in the current timeout episode, its `high_seq`
-/// (sequence), whether the next transmission is new data instead of retransmissions (step
-/// 2.b), the window before the episode (cwnd, ssthresh) and the time of its first
-/// retransmission.
-#[derive(Debug, Default)]
-pub(super) struct Frto {
-    on: bool,
-    high: u64,
-    pub(super) new: bool,
-    undo: Option<(u64, u64)>,
-    pub(super) retrans_stamp: Option<Time>,
-}
-
-impl Frto {
-    /// The loss episode is over: nothing to undo, F-RTO off.
-    pub(super) fn episode_over(&mut self) {
-        self.undo = None;
-        self.retrans_stamp = None;
-        self.on = false;
-    }
-}
 
 impl TcpSender {
     /// A timeout (tcp_enter_loss), `first` if not a repeated one: F-RTO runs unless this first
@@ -122,7 +100,6 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
 
     fn frto_sender(frto: bool) -> (TcpSender, Vec<Packet>) {
         let cfg = TcpConfig {
@@ -131,7 +108,7 @@ mod tests {
             cc: "newreno".into(),
             bytes: Some(40 * MSS),
             frto,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let (s, out) = established_at(cfg, 100 * MS);
         assert_eq!(out.len(), 10);

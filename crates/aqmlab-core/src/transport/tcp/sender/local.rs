@@ -6,7 +6,8 @@
 //! before `tcp_event_new_data_sent` advances snd_nxt; tcp_retransmit_skb leaves a
 //! retransmission unmarked, to be tried again on a later ACK).
 
-use super::{SenderState, TcpSender, Timer};
+use super::state::{SenderState, TcpSender};
+use super::timers::Timer;
 use crate::packet::{flags, Packet};
 use crate::queue::LocalVerdict;
 use crate::transport::cc::CongestionKind;
@@ -84,7 +85,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
+    use crate::queue::LocalVerdict;
 
     /// The window's segments `from..` refused with `v` (the send's tail).
     fn refuse(out: &[Packet], from: usize, v: LocalVerdict) -> Vec<(Packet, LocalVerdict)> {

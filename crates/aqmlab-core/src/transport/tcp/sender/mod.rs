@@ -35,7 +35,7 @@
 //!   window the SYN-ACK and the ACKs advertise caps unacknowledged data (`rwnd` before the
 //!   SYN-ACK; an ACK older than snd_una or one at it that narrows the window leaves it).
 //!
-//! Options (each a flow key, off in the `rfc` profile; see the profiles in `mod.rs`):
+//! Options (each a flow key, off in the `rfc` profile; see the profiles in `profiles.rs`):
 //! * `prr`: RFC 6937 PRR-SSRB sets cwnd in SACK recovery (Linux tcp_cwnd_reduction rounding).
 //! * `rate_halving`: ns-2 TCP/Linux (tcp-linux.cc send_much, next_pkts_in_flight_): in SACK
 //!   recovery the sender may fill the pipe up to max(cwnd, next), where next starts at the
@@ -69,23 +69,26 @@
 //!   both in packets (tcp_packets_in_flight, tcp_slow_start). On the wire the records follow
 //!   one another byte for byte ([`Records`] maps ACK and SACK edges back).
 //!
-//! Modules (each owns its state; an optional feature's state is an `Option`, `None` = off):
-//! * `mod.rs`: the connection (handshake, sequence numbers, controller, configuration shared
-//!   with the flow's other connections), [`TcpSender::on_ack`]'s phases, the [`Endpoint`].
-//! * `ack.rs`: the phases of an ACK that belong to no optional feature (intake, counts,
-//!   window growth, end of a transfer, ECN).
-//! * `send.rs`: transmission: SYN, new data and retransmissions, the window loop, what the
-//!   application lets out (on periods, `stop`, Nagle), restart after idle, TCP Nice's probes.
-//! * `records.rs`: persistent streams' records (scoreboard and wire sequence numbers).
-//! * `recovery.rs`: the congestion response, SACK and NewReno fast recovery, PRR, rate
-//!   halving, early retransmit, the retransmission timeout.
-//! * `rack.rs`: RACK loss detection and the tail loss probe.
-//! * `frto.rs`: F-RTO and the undo of spurious timeouts.
-//! * `pacing.rs`: paced bursts.
-//! * `rate.rs`: delivery-rate samples (Linux tcp_rate.c) for a rate-based controller (BBR).
-//! * `timers.rs`: the [`Timer`]s and their table of deadlines, what each does when it fires,
-//!   and their re-arming on an ACK.
-//! * `counters.rs`: the flow's counters.
+//! Modules, in three levels; a file uses only the levels below its own, so no two use each other:
+//! * the parts: `records.rs` (persistent streams' records, scoreboard and wire sequence
+//!   numbers), `timers.rs` (the [`Timer`]s and their table of deadlines), `rate.rs`
+//!   (delivery-rate samples, Linux tcp_rate.c, for a rate-based controller such as BBR),
+//!   `counters.rs` (the flow's counters);
+//! * `state.rs`: the sender's state, [`TcpSender`]'s fields (an optional feature's state is an
+//!   `Option`, `None` = off) and the types of the features' state;
+//! * the rules, each file an `impl TcpSender` of one concern over that state: `ack.rs` (the
+//!   phases of an ACK that belong to no optional feature: intake, counts, window growth, end of
+//!   a transfer, ECN), `send.rs` (transmission: SYN, new data and retransmissions, the window
+//!   loop, what the application lets out (on periods, `stop`, Nagle), restart after idle, TCP
+//!   Nice's probes), `recovery.rs` (the congestion response, SACK and NewReno fast recovery,
+//!   PRR, rate halving, early retransmit, the retransmission timeout), `rack.rs` (RACK loss
+//!   detection and the tail loss probe), `frto.rs` (F-RTO and the undo of spurious timeouts),
+//!   `pacing.rs` (paced bursts), `rate_control.rs` (the rate sampler's snapshots and a
+//!   rate-based controller's turn), `fire.rs` (what each timer does when it fires, and their
+//!   re-arming on an ACK), `local.rs` (the host qdisc's verdicts);
+//! * `mod.rs`: the composition: the connection (construction, handshake, controller,
+//!   configuration shared with the flow's other connections), [`TcpSender::on_ack`]'s phases,
+//!   the [`Endpoint`], the accessors for inspection. No other file uses it.
 //!
 //! An ACK runs these phases in order ([`TcpSender::on_ack`]):
 //! 1. intake: cumulative ACK, SACK blocks, DupThresh losses, RTT sample (`ack.rs`);
@@ -97,22 +100,21 @@
 //! 7. a finite transfer done: stop here (`ack.rs`);
 //! 8. loss recovery: end of a timeout's episode, SACK or NewReno recovery, PRR, early
 //!    retransmit (`recovery.rs`);
-//! 9. ECN response (`ack.rs`), then a rate-based controller's sample (`rate.rs`), which sets
-//!    the window afresh;
-//! 10. on an advance, the retransmission and probe timers re-armed (`timers.rs`);
+//! 9. ECN response (`ack.rs`), then a rate-based controller's sample (`rate_control.rs`), which
+//!    sets the window afresh;
+//! 10. on an advance, the retransmission and probe timers re-armed (`fire.rs`);
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
 use super::accecn::{self, Feedback, TxCounter};
+use super::config::TcpConfig;
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
-use super::TcpConfig;
 use crate::packet::{flags, Dir, Kind, Packet};
 use crate::packet::{Ecn, EcnMode};
 use crate::queue::LocalVerdict;
 use crate::record::rows::{CcReport, FlowReport};
 use crate::transport::cc::registry::{make_cc, needs_accecn};
 use crate::transport::cc::{CcState, CongestionControl, Hystart};
-use crate::transport::wire::Pacing;
 use crate::transport::{Endpoint, Outbox};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -120,99 +122,27 @@ use std::rc::Rc;
 
 mod ack;
 mod counters;
+mod fire;
 mod frto;
 mod local;
 mod pacing;
 mod rack;
-pub(super) mod rate;
+mod rate;
+mod rate_control;
 mod records;
 mod recovery;
 mod send;
+mod state;
 #[cfg(test)]
 mod testutil;
 mod timers;
 
-pub use ack::is_cwnd_limited;
-use ack::Ack;
 use counters::Counters;
-use frto::Frto;
-use pacing::HostQueue;
-use rack::{Rack, Tlp};
 use rate::RateSampler;
 use records::Records;
-use recovery::{EarlyRetransmit, Prr, RateHalving, Recovery, Sack1Pipe};
+use state::{EarlyRetransmit, Frto, HostQueue, Prr, Rack, RateHalving, Recovery, Sack1Pipe, Tlp};
+pub use state::{SenderState, TcpSender};
 use timers::{Timer, Timers};
-
-const DUP_THRESH: u32 = 3;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SenderState {
-    Closed,
-    SynSent,
-    Established,
-    /// Finite transfer fully acknowledged.
-    Done,
-}
-
-pub struct TcpSender {
-    /// The flow's TCP keys, read where they are used.
-    cfg: Rc<TcpConfig>,
-    flow: u32,
-    dir: Dir,
-    /// The MSS and the receive window in bytes.
-    mss: u64,
-    rwnd: u64,
-    /// TS.Recent (RFC 7323 4.3): the newest TSval of the receiver's segments, echoed on data.
-    ts_recent: Time,
-    /// Exclusive end of the data (1 + bytes) for finite transfers (a persistent stream: of
-    /// the data written, in the scoreboard's sequence space).
-    data_end: Option<u64>,
-    /// A persistent stream's records (None: one transfer).
-    records: Option<Box<Records>>,
-    /// The application's on periods [start, end), sorted (empty: always on); new data only
-    /// within one, and a wake-up at the next start when the sender idles in an off period.
-    on_periods: Vec<(Time, Time)>,
-    /// The time of the last data segment sent (Linux icsk_lsndtime), for the window restart
-    /// after idle (RFC 5681 4.1 / Linux tcp_cwnd_restart) and TCP Nice's probes.
-    last_data_sent: Option<Time>,
-    cc: Box<dyn CongestionControl>,
-    st: CcState,
-    rtt: RttEstimator,
-    sb: Scoreboard,
-    state: SenderState,
-    /// The ECN feedback negotiated, and the AccECN sender's CE counter s.cep.
-    feedback: Feedback,
-    ace: TxCounter,
-    cwr_pending: bool,
-    snd_una: u64,
-    /// Next new sequence number (HighData + 1).
-    high_data: u64,
-    round_end: u64,
-    recovery: Recovery,
-    /// The optional features' state (`None`: off).
-    prr: Option<Prr>,
-    rh: Option<RateHalving>,
-    s1p: Option<Sack1Pipe>,
-    er: Option<EarlyRetransmit>,
-    rack: Option<Rack>,
-    tlp: Option<Tlp>,
-    frto: Option<Frto>,
-    /// Pacing: its settings, and the earliest time of the next burst (also of TCP Nice's next
-    /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
-    pacing: Option<Pacing>,
-    pace_next: Time,
-    /// Pacing by departure time through the host's fq, with TCP Small Queues (`None`: the
-    /// sender paces itself, if at all).
-    edt: Option<HostQueue>,
-    /// Delivery-rate sampling, for a rate-based controller only.
-    rate: Option<RateSampler>,
-    /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
-    /// never): see [`Self::probe_due`].
-    probe_below: u64,
-    syn_sent: u32,
-    timers: Timers,
-    n: Counters,
-}
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
@@ -554,5 +484,49 @@ impl Endpoint for TcpSender {
 
     fn left_host(&mut self, size: u32, now: Time, out: &mut Outbox) {
         self.host_completion(size, now, out);
+    }
+}
+
+impl TcpSender {
+    /// Fast recoveries entered (loss detected by duplicate ACKs / SACK).
+    pub fn fast_recoveries(&self) -> u64 {
+        self.n.fast_recoveries
+    }
+    /// ACKs received with ECE set.
+    pub fn ece_acks(&self) -> u64 {
+        self.n.ece_acks
+    }
+    pub fn retransmits(&self) -> u64 {
+        self.n.retransmits
+    }
+    pub fn rto_count(&self) -> u64 {
+        self.n.rto_count
+    }
+    /// Tail loss probes sent.
+    pub fn tlp_probes(&self) -> u64 {
+        self.n.tlp_probes
+    }
+    /// Retransmission timeouts found spurious and undone (F-RTO / timestamps).
+    pub fn spurious_rtos(&self) -> u64 {
+        self.n.spurious_rtos
+    }
+    pub fn ecn_reductions(&self) -> u64 {
+        self.n.ecn_reductions
+    }
+    /// Window reductions for a local qdisc's verdict (Linux 3.2's tcp_enter_cwr).
+    pub fn local_reductions(&self) -> u64 {
+        self.n.local_reductions
+    }
+    /// Time the ACK covering the last data byte arrived (finite transfers).
+    pub fn completed(&self) -> Option<Time> {
+        self.n.completed
+    }
+    /// ACKs processed in the established state.
+    pub fn acks_received(&self) -> u64 {
+        self.n.acks_received
+    }
+    /// Window restarts after idle.
+    pub fn idle_restarts(&self) -> u64 {
+        self.n.idle_restarts
     }
 }

@@ -2,19 +2,11 @@
 //! either by the sender's own timer or, when its host's qdisc is fq, by the departure time
 //! stamped on each packet (EDT), with TCP Small Queues bounding what waits in the host.
 
-use super::{TcpSender, Timer};
+use super::state::TcpSender;
+use super::timers::Timer;
 use crate::transport::wire::{Pacing, HEADER};
 use crate::transport::Outbox;
 use crate::units::{Time, SEC};
-
-/// A sender that paces through its host's fq (Linux SK_PACING_FQ): the bytes of its packets
-/// still in the host, queued or being sent (Linux's `sk_wmem_alloc`), and whether TCP Small
-/// Queues stopped it (TSQ_THROTTLED).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct HostQueue {
-    pub(super) bytes: u64,
-    throttled: bool,
-}
 
 /// Linux's `sk_pacing_shift` (include/net/sock.h): TCP Small Queues let about 2^-10 s of the
 /// pacing rate wait in the host.
@@ -139,8 +131,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
-    use crate::transport::tcp::TsoSegs;
+    use crate::transport::tcp::config::TsoSegs;
 
     /// A paced NewReno sender's configuration (MSS 1448).
     fn paced_config(iw: u32, tso_segs: Option<u32>) -> TcpConfig {
@@ -150,7 +141,7 @@ mod tests {
             cc: "newreno".into(),
             pacing: true,
             tso_segs: TsoSegs(tso_segs),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         }
     }
 
@@ -204,7 +195,7 @@ mod tests {
                 mss: 1448,
                 iw: 10,
                 cc: "bbr".into(),
-                ..crate::transport::tcp::rfc()
+                ..crate::transport::tcp::profiles::rfc()
             },
             100 * MS,
         );

@@ -1,36 +1,13 @@
-//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe (SACK only). Owns their
-//! state ([`Rack`], [`Tlp`]: `None` in the sender when the feature is off), the RACK and
+//! RFC 8985 RACK loss detection and its section 7 Tail Loss Probe (SACK only): the RACK and
 //! answered-probe phases of an ACK, the probe, and the arming of [`Timer::Rack`] and
-//! [`Timer::Probe`].
+//! [`Timer::Probe`], over their state (`Rack`, `Tlp` in `state.rs`: `None` in the sender when
+//! the feature is off).
 
-use super::super::scoreboard::Delivered;
-use super::{SenderState, TcpSender, Timer, DUP_THRESH};
+use super::state::{Rack, SenderState, TcpSender, DUP_THRESH};
+use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
 use crate::transport::Outbox;
 use crate::units::Time;
-
-/// RFC 8985 RACK (instead of the DupThresh IsLost rule): the most recently sent delivered
-/// segment, its RTT, and the minimum RTT.
-#[derive(Debug, Default)]
-pub(super) struct Rack {
-    latest: Option<Delivered>,
-    rtt: Time,
-    min_rtt: Option<Time>,
-}
-
-impl Rack {
-    fn sample_min_rtt(&mut self, r: Time) {
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-    }
-}
-
-/// RFC 8985 section 7 Tail Loss Probe: while a probe is unanswered, the sequence it covers and
-/// whether it was a retransmission.
-#[derive(Debug, Default)]
-pub(super) struct Tlp {
-    pub(super) end: Option<u64>,
-    retx: bool,
-}
 
 impl TcpSender {
     /// RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose
@@ -147,7 +124,6 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
@@ -211,7 +187,7 @@ mod tests {
             iw: 10,
             cc: "newreno".into(),
             bytes: Some(10 * MSS),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         });
         ack(&mut s, 1 + 8 * MSS, &[], 200);
         assert_eq!(s.tlp_probes(), 0);

@@ -1,72 +1,16 @@
 //! Loss recovery: the once-per-window congestion response, SACK (RFC 6675) and NewReno (RFC
 //! 6582) fast recovery with RFC 6937 PRR, ns-2's rate halving and RFC 5827 early retransmit,
-//! and the retransmission timeout (RFC 6298, RFC 6675 5.1). Owns the recovery state
-//! ([`Recovery`]) and the optional features' ([`Prr`], [`RateHalving`], [`Sack1Pipe`],
-//! [`EarlyRetransmit`]: `None` in the sender when off), the loss recovery phase of an ACK, and the arming of
-//! [`Timer::EarlyRetransmit`].
+//! and the retransmission timeout (RFC 6298, RFC 6675 5.1): the loss recovery phase of an ACK
+//! and the arming of [`Timer::EarlyRetransmit`], over the recovery state and the optional
+//! features' (`Recovery`, `Prr`, `RateHalving`, `Sack1Pipe`, `EarlyRetransmit` in `state.rs`:
+//! `None` in the sender when off).
 
-use super::{Ack, TcpSender, Timer, DUP_THRESH};
+use super::ack::Ack;
+use super::state::{Prr, TcpSender, DUP_THRESH};
+use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
 use crate::transport::Outbox;
 use crate::units::{Time, MS};
-
-/// Loss recovery's state: duplicate ACKs, fast recovery (SACK or NewReno), the loss episode
-/// of a timeout, and the point before which no further congestion reduction happens.
-#[derive(Debug, Default)]
-pub(super) struct Recovery {
-    pub(super) in_recovery: bool,
-    pub(super) dupacks: u32,
-    /// New data sent on the duplicate ACKs since the last advance, outside any recovery (RFC
-    /// 3042 limited transmit; with SACK, what SACKed segments let out): with `lt_excluded` a
-    /// loss halves the FlightSize without it (RFC 5681 3.2, RFC 6675 5).
-    pub(super) lt_bytes: u64,
-    /// ns-2 Sack1's `timeout_` flag (`rto_sack_reset`): a timeout happened and no new ACK has
-    /// arrived since.
-    pub(super) timeout_unacked: bool,
-    /// ns-2 TCP/Linux (`recovery_exit_sack_clear`): the scoreboard was forgotten at the end of
-    /// an episode and the next ACK with SACK blocks rebuilds it.
-    pub(super) sack_cleared: bool,
-    /// RFC 6675 RecoveryPoint (exclusive).
-    pub(super) recovery_point: u64,
-    pub(super) rescue_done: bool,
-    /// RFC 6582 `recover` (exclusive: the next sequence after the highest sent).
-    pub(super) recover: u64,
-    pub(super) first_partial: bool,
-    /// After an RTO: no fast recovery before snd_una reaches this point.
-    pub(super) loss_point: Option<u64>,
-    /// No further congestion reduction before snd_una reaches this point.
-    pub(super) cong_point: u64,
-}
-
-/// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery: prr_delivered, prr_out and
-/// RecoverFS in bytes.
-#[derive(Debug, Default)]
-pub(super) struct Prr {
-    delivered: u64,
-    pub(super) out: u64,
-    recover_fs: u64,
-}
-
-/// ns-2 TCP/Linux rate halving in SACK recovery: its bound on the pipe in bytes (0 = none).
-#[derive(Debug, Default)]
-pub(super) struct RateHalving {
-    next: u64,
-}
-
-/// ns-2 Sack1's pipe estimate in SACK recovery (`sack1_pipe`), in segments: tcp-sack1.cc
-/// dupack_action sets `pipe_ = maxseq_ - highest_ack_ - numdupacks_`, recv decrements it for
-/// every ACK of the recovery and once more for a partial ACK (`partial_ack_` false), send_much
-/// increments it for every segment it sends and sends while `pipe_ < int(cwnd_)`.
-#[derive(Debug, Default)]
-pub(super) struct Sack1Pipe {
-    pipe: i64,
-}
-
-/// RFC 5827 early retransmit as Linux 3.14 (tcp_time_to_recover "Trick#6",
-/// tcp_pause_early_retransmit), on with SACK and without RACK. Its only state is the delayed
-/// recovery start, [`Timer::EarlyRetransmit`].
-#[derive(Debug)]
-pub(super) struct EarlyRetransmit;
 
 impl TcpSender {
     /// One congestion response (loss or ECE), at most once per window of data.
@@ -402,7 +346,6 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
 
     #[test]
     fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
@@ -499,7 +442,7 @@ mod tests {
             iw: 20,
             cc: "newreno".into(),
             prr,
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         };
         let (mut s, out) = established_with(cfg(true));
         assert_eq!(out.len(), 20);
@@ -620,7 +563,7 @@ mod tests {
                 cc: "newreno".into(),
                 bytes: Some(3 * MSS),
                 early_retransmit,
-                ..crate::transport::tcp::rfc()
+                ..crate::transport::tcp::profiles::rfc()
             };
             let (s, out) = established_at(cfg, 100 * MS);
             assert_eq!(out.len(), 3);

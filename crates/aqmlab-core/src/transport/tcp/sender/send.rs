@@ -3,7 +3,8 @@
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
 use super::super::accecn::{self, Feedback};
-use super::{SenderState, TcpSender, Timer};
+use super::state::{SenderState, TcpSender};
+use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::transport::wire::{HEADER, SYN_SIZE};
 use crate::transport::Outbox;
@@ -336,7 +337,6 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::super::*;
 
     /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1
     /// one packet every 1/W RTTs, with nothing else in flight; the Linux prototype (3.2) sends
@@ -355,7 +355,7 @@ mod tests {
                     cc: "nice".into(),
                     cc_params: params,
                     bytes: Some(100 * MSS),
-                    ..crate::transport::tcp::rfc()
+                    ..crate::transport::tcp::profiles::rfc()
                 },
                 100 * MS,
             );
@@ -393,7 +393,7 @@ mod tests {
             iw: 6,
             cc: "newreno".into(),
             stop: Some(150),
-            ..crate::transport::tcp::rfc()
+            ..crate::transport::tcp::profiles::rfc()
         });
         assert_eq!(
             segs(&out),
@@ -434,5 +434,68 @@ mod tests {
             let out = ack(&mut s, 1 + 3 * MSS, &[], 201);
             assert_eq!(out.iter().map(|p| p.payload).collect::<Vec<_>>(), [100]);
         }
+    }
+
+    /// A persistent stream's records follow one another byte for byte on the wire (each one's
+    /// last segment short, no FIN), and the wire's ACK and SACK edges map back: the SACKs of the
+    /// second record find the first record's lost short segment (RFC 6675 IsLost: three
+    /// segments SACKed above it), which goes again with its own 500 bytes.
+    #[test]
+    fn persistent_stream_records_are_contiguous_on_the_wire() {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            sack: true,
+            cc: "newreno".into(),
+            ..crate::transport::tcp::profiles::rfc()
+        };
+        let mut s = TcpSender::stream(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.write(2500, 0, &mut out);
+        assert_eq!(out.len(), 1, "only the SYN before the handshake");
+        out.clear();
+        let synack = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK,
+            ack: 1,
+            ..Default::default()
+        };
+        s.on_packet(&synack, 100, &mut out);
+        let wire = |out: &[Packet]| -> Vec<(u64, u32)> { out.iter().map(|p| (p.seq, p.payload)).collect() };
+        assert_eq!(wire(&out), [(1, 1000), (1001, 1000), (2001, 500)]);
+        assert!(out.iter().all(|p| p.tcp_flags & flags::FIN == 0));
+        out.clear();
+        s.write(4000, 110, &mut out);
+        assert_eq!(
+            wire(&out),
+            [(2501, 1000), (3501, 1000), (4501, 1000), (5501, 1000)]
+        );
+        let wire_ack = |s: &mut TcpSender, ack: u64, sack_end: Option<u64>, now: Time| {
+            let mut p = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::ACK,
+                ack,
+                ts_ecr: 100,
+                ..Default::default()
+            };
+            if let Some(e) = sack_end {
+                p.set_sacks(&[SackBlock { start: 2501, end: e }]);
+            }
+            let mut out = vec![];
+            s.on_packet(&p, now, &mut out);
+            out
+        };
+        wire_ack(&mut s, 2001, None, 200);
+        wire_ack(&mut s, 2001, Some(3501), 201);
+        wire_ack(&mut s, 2001, Some(4501), 202);
+        let out = wire_ack(&mut s, 2001, Some(5501), 203);
+        assert!(s.in_recovery());
+        assert_eq!(wire(&out), [(2001, 500)], "the short segment again, nothing else");
+        wire_ack(&mut s, 6501, None, 300);
+        assert_eq!((s.pipe(), s.state()), (0, SenderState::Established));
+        let mut out = vec![];
+        s.write(100, 400, &mut out);
+        assert_eq!(wire(&out), [(6501, 100)]);
     }
 }

@@ -1,9 +1,10 @@
 //! Test helpers shared by the sender's modules.
 
-use super::*;
-pub(super) use crate::packet::SackBlock;
+pub(super) use super::state::*;
+pub(super) use crate::packet::{flags, Dir, Kind, Packet, SackBlock};
+pub(super) use crate::transport::tcp::config::TcpConfig;
 pub(super) use crate::transport::Endpoint;
-pub(super) use crate::units::MS;
+pub(super) use crate::units::{Time, MS};
 
 pub(super) const MSS: u64 = 1000;
 
@@ -15,7 +16,7 @@ pub(super) fn config(sack: bool, iw: u32) -> TcpConfig {
         sack,
         cc: "newreno".into(),
         bytes: Some(50 * MSS),
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     }
 }
 
@@ -85,7 +86,7 @@ pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
         prr: true,
         rack: true,
         tlp: true,
-        ..crate::transport::tcp::rfc()
+        ..crate::transport::tcp::profiles::rfc()
     };
     let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
     let mut out = vec![];

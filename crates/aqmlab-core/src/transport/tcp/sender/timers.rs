@@ -1,10 +1,8 @@
 //! The sender's timers: one deadline per [`Timer`] in a table. The earliest armed deadline is
 //! the sender's next wake-up ([`Timers::earliest`]); when several are due at a wake-up, the
-//! first in [`Timer`]'s order runs ([`Timers::due`]) and the rest wait for the next one. The
-//! module also owns what each timer does when it fires ([`TcpSender::fire`]).
+//! first in [`Timer`]'s order runs ([`Timers::due`]) and the rest wait for the next one. What
+//! each does when it fires is `fire.rs`'s.
 
-use super::{SenderState, TcpSender};
-use crate::transport::Outbox;
 use crate::units::Time;
 
 /// The sender's timers, in the order they run when several are due.
@@ -84,75 +82,8 @@ impl Timers {
     }
 }
 
-impl TcpSender {
-    /// The retransmission timer from now while data is outstanding, else stopped (ns-2's
-    /// `renew_timer`, `ack_rearm`).
-    pub(super) fn restart_rto(&mut self, now: Time) {
-        if self.sb.outstanding() == 0 {
-            self.timers.stop(Timer::Rto);
-        } else {
-            self.timers.arm(Timer::Rto, now + self.rtt.rto());
-        }
-    }
-
-    /// After an ACK of new data: the retransmission timer (RFC 6298 5.2 / 5.3; RFC 6582
-    /// impatient variant) and the probe timer.
-    pub(super) fn rearm_on_ack(&mut self, now: Time) {
-        if self.sb.outstanding() == 0 {
-            self.timers.stop(Timer::Rto);
-        } else {
-            let impatient = self.recovery.in_recovery && (!self.cfg.sack || self.cfg.impatient);
-            if !impatient || self.recovery.first_partial {
-                self.timers.arm(Timer::Rto, now + self.rtt.rto());
-            }
-            if impatient {
-                self.recovery.first_partial = false;
-            }
-        }
-        // RFC 8985 7.2: an ACK of new data restarts the probe timer.
-        self.arm_pto(now);
-    }
-
-    /// Runs timer `t`, due at `now`.
-    pub(super) fn fire(&mut self, t: Timer, now: Time, out: &mut Outbox) {
-        match (self.state, t) {
-            (SenderState::SynSent, Timer::Rto) => {
-                self.n.rto_count += 1;
-                self.n.retransmits += 1;
-                self.rtt.backoff();
-                self.send_syn(now, out);
-            }
-            (SenderState::Established, Timer::Probe) => self.send_probe(now, out),
-            (SenderState::Established, Timer::Rto) => self.on_rto(now, out),
-            (SenderState::Established, Timer::EarlyRetransmit) => {
-                self.timers.stop(Timer::EarlyRetransmit);
-                if !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
-                    self.enter_recovery(now, 0, out);
-                }
-                self.send_loop(now, out);
-            }
-            (SenderState::Established, Timer::Rack) => {
-                self.timers.stop(Timer::Rack);
-                let marked = self.rack_detect(now);
-                if marked > 0 && !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
-                    self.enter_recovery(now, 0, out);
-                }
-                self.send_loop(now, out);
-            }
-            (SenderState::Established, Timer::Pace) => self.send_loop(now, out),
-            (SenderState::Established, Timer::App) => {
-                self.timers.stop(Timer::App);
-                self.send_loop(now, out);
-            }
-            _ => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::*;
-    use super::super::*;
     use super::*;
 
     #[test]
@@ -170,98 +101,5 @@ mod tests {
         t.stop(Timer::Probe);
         t.stop(Timer::Rto);
         assert_eq!((t.earliest(), t.due(50)), (Some(50), Some(Timer::App)));
-    }
-
-    #[test]
-    fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {
-        // Linux tcp_xmit_retransmit_queue re-arms the retransmission timer to a full RTO when
-        // it retransmits the head; RFC 6298 (5.3) restarts a running timer only on an ACK of new
-        // data, so there the timer armed when the window left at 100 still runs.
-        for (rearm, from) in [(false, 100), (true, 202)] {
-            let (mut s, _) = established_with(TcpConfig {
-                rto_rearm: rearm,
-                ..config(true, 4)
-            });
-            ack(&mut s, 1, &[(1, 2)], 200);
-            ack(&mut s, 1, &[(1, 3)], 201);
-            assert_eq!(segs(&ack(&mut s, 1, &[(1, 4)], 202)), vec![0]);
-            assert_eq!(s.next_timer(), Some(from + s.rto()), "rto_rearm {rearm}");
-        }
-    }
-
-    #[test]
-    fn ns2_restarts_the_timer_at_the_fast_retransmit_only() {
-        // NewReno, segment 0 and 2 of ten lost. ns-2 tcp-newreno.cc dupack_action (reno_action)
-        // calls reset_rtx_timer(1, 0) at the fast retransmit; partialnewack_helper calls newtimer
-        // on the first partial ACK only (ns-default.tcl newreno_changes1_ 1), and the second
-        // partial ACK's retransmission goes through TcpAgent::output, which sets the timer only
-        // when none is pending. RFC 6298 leaves the timer of the window sent at 100 running at
-        // the fast retransmit; Linux's `rto_rearm` restarts it on every retransmission of the
-        // head, the second partial ACK's included.
-        for (fr_rearm, rto_rearm) in [(false, false), (true, false), (false, true)] {
-            let (mut s, _) = established_with(TcpConfig {
-                fr_rearm,
-                rto_rearm,
-                ..config(false, 10)
-            });
-            ack(&mut s, 1, &[], 200);
-            ack(&mut s, 1, &[], 201);
-            assert_eq!(segs(&ack(&mut s, 1, &[], 202)), vec![0]);
-            let at_fr = if fr_rearm || rto_rearm { 202 } else { 100 };
-            assert_eq!(s.next_timer(), Some(at_fr + s.rto()), "{fr_rearm} {rto_rearm}");
-            assert_eq!(segs(&ack(&mut s, 1 + 2 * MSS, &[], 300)), vec![2]);
-            let first = 300 + s.rto();
-            assert_eq!(s.next_timer(), Some(first), "{fr_rearm} {rto_rearm}");
-            ack(&mut s, 1 + 3 * MSS, &[], 301);
-            assert!(s.in_recovery(), "a partial ACK");
-            let expect = if rto_rearm { 301 + s.rto() } else { first };
-            assert_eq!(s.next_timer(), Some(expect), "{fr_rearm} {rto_rearm}");
-        }
-    }
-
-    #[test]
-    fn ns2_linux_restarts_the_timer_on_every_ack_of_snd_una() {
-        // ns-2 tcp-linux.cc: LinuxTcpAgent::recv passes every ACK neither above t_seqno_ nor
-        // below snd_una to time_processing, whose renew_timer (timerfix_ 1) calls set_rtx_timer
-        // while data is outstanding: the duplicate ACKs at 200 and 201 each restart the timer of
-        // the window sent at 100. RFC 6298 restarts it only on an ACK of new data.
-        for ack_rearm in [false, true] {
-            let (mut s, _) = established_with(TcpConfig {
-                ack_rearm,
-                ..config(true, 10)
-            });
-            ack(&mut s, 1, &[(1, 2)], 200);
-            let at = if ack_rearm { 200 } else { 100 };
-            assert_eq!(s.next_timer(), Some(at + s.rto()), "ack_rearm {ack_rearm}");
-            ack(&mut s, 1, &[(1, 3)], 201);
-            let at = if ack_rearm { 201 } else { 100 };
-            assert_eq!(s.next_timer(), Some(at + s.rto()), "ack_rearm {ack_rearm}");
-        }
-    }
-
-    #[test]
-    fn impatient_timer_restarts_on_the_first_partial_ack_of_a_sack_recovery_only() {
-        // Segments 0, 2 and 4 of ten are lost. RFC 6298 5.3 (ns-2 Sack1, partial_ack_ false:
-        // newtimer on every partial ACK) restarts the timer on each ACK of new data; RFC 6582
-        // 3.2 step 5 ("impatient", as ns-3's TcpSocketBase also runs it with SACK) only on the
-        // first partial ACK of the recovery, so the second leaves it where the first set it.
-        for impatient in [false, true] {
-            let (mut s, _) = established_with(TcpConfig {
-                impatient,
-                ..config(true, 10)
-            });
-            ack(&mut s, 1, &[(1, 2)], 200);
-            ack(&mut s, 1, &[(1, 2), (3, 4)], 201);
-            assert_eq!(segs(&ack(&mut s, 1, &[(1, 2), (3, 4), (5, 6)], 202)), vec![0]);
-            assert!(s.in_recovery());
-            ack(&mut s, 1, &[(1, 2), (3, 4), (5, 7)], 203);
-            ack(&mut s, 1 + 2 * MSS, &[(3, 4), (5, 8)], 300);
-            let first = 300 + s.rto();
-            assert_eq!(s.next_timer(), Some(first), "impatient {impatient}");
-            ack(&mut s, 1 + 4 * MSS, &[(5, 9)], 301);
-            assert!(s.in_recovery(), "a partial ACK");
-            let expect = if impatient { first } else { 301 + s.rto() };
-            assert_eq!(s.next_timer(), Some(expect), "impatient {impatient}");
-        }
     }
 }

@@ -1,0 +1,467 @@
+//! A TCP connection's keys: [`TcpConfig`] (each field a flow key, declared once) and the types of
+//! its keys (the window in bytes or segments, the delayed-ACK timer, TSO autosizing, the name of a
+//! controller or a profile). Their defaults are the profiles' (`profiles.rs`); reading a flow's
+//! keys over its profile is `read.rs`.
+
+use super::accecn::ReceiverEcn;
+use crate::packet::EcnMode;
+use crate::transport::cc::registry::names as cc_names;
+use crate::transport::cc::Hystart;
+use crate::transport::wire::Pacing;
+use crate::units::{as_dur, as_size, parse_time, Dur, Size, Time, MS};
+use schemars::JsonSchema;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// A TCP connection's model, declared once: each field is a flow key of the TCP-based kinds
+/// (`tcp`, `web`, `webpage`) with its type, its help (the doc comment: `aqmlab list tcp`, the
+/// JSON Schema) and its defaults (a profile's value, `profiles.rs`); the struct read from a flow
+/// entry over its profile (`params::read`) is what the endpoints run, and written back it
+/// is the flow's resolved TCP keys. The fields marked `skip` come from the flow's other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// TCP profile: the defaults of the other TCP keys (`aqmlab list tcp`).
+    #[schemars(with = "Name")]
+    pub profile: Profile,
+    /// Congestion controller (`aqmlab list ccs`).
+    #[serde(deserialize_with = "cc_name")]
+    pub cc: Name,
+    /// The controller's parameters (LEDBAT's target, TCP-LP's threshold, ...), a table
+    /// (`aqmlab list ccs NAME`); resolved with every default written out.
+    pub cc_params: Value,
+    /// ECN: "off", "classic" (RFC 3168: ECT(0) on data), "l4s" (RFC 9331: ECT(1)) or "accecn"
+    /// (RFC 9768 accurate feedback, ECT(1)); true and false stand for "classic" and "off". The
+    /// response to a mark is the controller's.
+    #[schemars(with = "EcnMode")]
+    pub ecn: EcnMode,
+    /// The ECN the receiving end supports: "accecn" (RFC 9768 and RFC 3168), "classic" (RFC 3168
+    /// only: an AccECN sender falls back to classic ECN) or "off" (no ECN is negotiated).
+    /// Written out only when not "accecn".
+    #[serde(default, skip_serializing_if = "ReceiverEcn::is_default")]
+    pub receiver_ecn: ReceiverEcn,
+    /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
+    pub sack: bool,
+    /// Initial window in segments.
+    pub iw: u32,
+    /// Floor of the retransmission timeout.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub min_rto: Time,
+    /// Cap of the (backed-off) retransmission timeout.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub max_rto: Time,
+    /// Retransmission timeout before the first RTT sample.
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub initial_rto: Time,
+    /// RTO clock tick: "0s" = RFC 6298 rules; positive = ns-2's tick-based rules (`rto.rs`).
+    #[serde(with = "as_dur")]
+    #[schemars(with = "Dur")]
+    pub rto_tick: Time,
+    /// Linux's RTO estimator: RTO = SRTT + a variance term of at least `min_rto`
+    /// (tcp_rtt_estimator, tcp_set_rto) instead of RFC 6298's max(min_rto, SRTT + 4 RTTVAR);
+    /// needs `rto_tick` 0.
+    pub linux_rto: bool,
+    /// RFC 3465 byte counting; off: ns-2's per-ACK window growth (for CUBIC only its slow start,
+    /// `cc::slow_start`).
+    pub abc: bool,
+    /// Delayed-ACK timer ("40ms"), or false: ACK every segment.
+    #[serde(with = "as_delack")]
+    #[schemars(with = "DelAck")]
+    pub delack: Option<Time>,
+    /// In-order full segments that make the receiver ACK at once (RFC 1122: 2; ns-2 FullTcp
+    /// segsperack_ 1). Less than that waits for the delayed-ACK timer.
+    pub segs_per_ack: u32,
+    /// The delayed-ACK timer fires on multiples of `delack` since time 0 (ns-2 FullTcp's
+    /// periodic delack_timer_) instead of `delack` after the first unACKed segment.
+    pub delack_grid: bool,
+    /// Maximum segment size (payload bytes); IP packet = mss + 52 (IP 20 + TCP 20 + timestamps 12).
+    pub mss: u32,
+    /// Receive window: a size, or `{ segments = N }` (N times `mss`, as ns-2's `window_`);
+    /// resolved to bytes, at most 1 GiB (65535 << 14, RFC 7323 2.3). The window advertised
+    /// throughout with `rcv_window` "fixed"; the most the window may reach with "linux".
+    pub rwnd: Rwnd,
+    /// How the receiver sizes the window it advertises: "fixed" (`rwnd`) or "linux" (Linux
+    /// 6.18's receive-buffer auto-tuning, tcp_rcv_space_adjust and tcp_grow_window: the window
+    /// opens near 64 KB and widens with what the application reads per round trip;
+    /// `rcvbuf.rs`).
+    pub rcv_window: RcvWindow,
+    /// "linux": the receive buffer a connection starts with (net.ipv4.tcp_rmem[1]).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcvbuf: u64,
+    /// "linux": the largest receive buffer auto-tuning grows (net.ipv4.tcp_rmem[2]: 32 MiB
+    /// since Linux 6.16, 6 MiB from 4.x to 6.15).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcvbuf_max: u64,
+    /// "linux": the memory a received segment takes in the buffer (skb->truesize, the NIC
+    /// driver's choice); a full-sized segment's payload over it is the share of the buffer
+    /// counted as window (Linux's scaling_ratio, tcp_measure_rcv_mss). 2304 is a veth pair's
+    /// (payload 1448: ratio 160/256).
+    #[serde(with = "as_size")]
+    #[schemars(with = "Size")]
+    pub rcv_truesize: u64,
+    /// How the initial slow start may end early: "linux" (CUBIC's HyStart; `true`), "rfc9406"
+    /// (HyStart++) or "off" (`false`).
+    pub hystart: Hystart,
+    /// Linux-style pacing ([`Pacing`]); off: segments leave as the window allows.
+    pub pacing: bool,
+    /// Pacing rate in slow start, percent of cwnd/SRTT (Linux tcp_pacing_ss_ratio).
+    pub pacing_ss_ratio: u32,
+    /// Pacing rate in congestion avoidance, percent of cwnd/SRTT (Linux tcp_pacing_ca_ratio).
+    pub pacing_ca_ratio: u32,
+    /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
+    pub tso_segs: TsoSegs,
+    /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
+    pub prr: bool,
+    /// Leave the data sent on the duplicate ACKs before a fast retransmit (RFC 3042 limited
+    /// transmit; with SACK, what SACKed segments let out) out of the FlightSize the loss halves,
+    /// as RFC 5681 3.2 step 2 and RFC 6675 5 require (ns-2 and Linux halve the window, which
+    /// never held it; on in the ns-2 profiles); off: halve all outstanding data, aqmlab's rule
+    /// before 2026-11-23, kept as the default (it moves every Reno-family result slightly).
+    pub lt_excluded: bool,
+    /// In SACK recovery, restart the retransmission timer on the first partial ACK only (RFC
+    /// 6582 3.2 step 5, the "impatient" variant, which ns-3 3.44's TcpSocketBase applies with
+    /// SACK too); off: every ACK of new data restarts it (RFC 6298 5.3; ns-2 Sack1 with its
+    /// default partial_ack_ false calls newtimer on each partial ACK). NewReno recovery
+    /// without SACK is always impatient.
+    pub impatient: bool,
+    /// After a timeout, forget the SACK information until snd_una passes the data outstanding at
+    /// the timeout, as ns-2's Sack1 agent does (tcp-sack1.cc: the timeout clears the scoreboard
+    /// and ignores duplicate ACKs until a new ACK, and each new ACK outside fast recovery
+    /// clears it again): everything from snd_una is resent in order, SACKed or not, and only
+    /// the SACK blocks of duplicate ACKs after the first new ACK are used. Off: the SACK
+    /// information is kept and SACKed data is not resent (RFC 6675 5.1).
+    pub rto_sack_reset: bool,
+    /// ns-2 TCP/Linux's rate halving in SACK recovery (tcp-linux.cc next_pkts_in_flight_): the
+    /// window falls from the pre-loss cwnd to ssthresh by one segment sent per two ACKs.
+    pub rate_halving: bool,
+    /// ns-2 Sack1's pipe in SACK recovery (tcp-sack1.cc `pipe_`, ScoreBoardRQ::GetNextRetran):
+    /// a count of segments set at the fast retransmit to those outstanding less the three
+    /// duplicate ACKs, one less for every ACK of the recovery (two for a partial ACK), one more
+    /// for every segment the send loop sends; segments go while it is below cwnd (whole
+    /// segments), every hole below the highest SACKed segment before new data, no rescue
+    /// retransmission. Lost segments stay in this count until ACKs arrive, so after many losses
+    /// in one window the recovery sends less than RFC 6675's pipe (off) allows.
+    pub sack1_pipe: bool,
+    /// RFC 8985 RACK loss detection (SACK only); off: RFC 6675's DupThresh IsLost rule.
+    pub rack: bool,
+    /// RFC 8985 section 7 Tail Loss Probe (SACK only).
+    pub tlp: bool,
+    /// RFC 5682 F-RTO (SACK-enhanced, as Linux) with undo of spurious timeouts from the
+    /// timestamp echo (RFC 3522 Eifel detection, Linux tcp_packet_delayed).
+    pub frto: bool,
+    /// RFC 5827 early retransmit as Linux 3.5-4.x ran it (SACK only): with fewer than 4
+    /// segments outstanding, nothing new to send and one SACKed, recovery starts after SRTT/4.
+    pub early_retransmit: bool,
+    /// Data segments ACKed at once at the start of a connection (Linux quick-ACK mode); 0 = none.
+    pub quickack: u32,
+    /// A data segment that does not start at the next expected byte (out of order, a duplicate
+    /// or an overlap) puts the receiver back in quick-ACK mode, as Linux 3.x does
+    /// (tcp_data_queue calls tcp_enter_quickack_mode): the next min(rwnd / (2 mss) (2 if that
+    /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
+    /// Off: only that segment's own ACK is immediate.
+    pub ooo_quickack: bool,
+    /// Restart the window after an idle period longer than the RTO (RFC 5681 4.1, as Linux
+    /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
+    /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
+    pub idle_restart: bool,
+    /// Grow the window only while it limits the sender, as Linux 3.14's tcp_is_cwnd_limited
+    /// (see [`is_cwnd_limited`]); off: grow on every ACK, application-limited or not.
+    pub cwnd_limited: bool,
+    /// Restart the retransmission timer whenever the segment at snd_una is retransmitted, as
+    /// Linux's tcp_xmit_retransmit_queue does (unless RACK's reordering timer is pending); off:
+    /// RFC 6298, where only an ACK of new data restarts a running timer.
+    pub rto_rearm: bool,
+    /// Restart the retransmission timer at the fast retransmit, as ns-2's agents do
+    /// (tcp-sack1.cc and tcp-newreno.cc `dupack_action`: reset_rtx_timer(1, 0); tcp-full.cc:
+    /// cancel_rtx_timer, then foutput sets it again); later retransmissions leave it alone. Off:
+    /// RFC 6298, where only an ACK of new data restarts a running timer.
+    pub fr_rearm: bool,
+    /// Restart the retransmission timer on every ACK of snd_una, duplicates included, while data
+    /// is outstanding (ns-2's LinuxTcpAgent::time_processing, `renew_timer` with timerfix_ 1);
+    /// off: RFC 6298, where only an ACK of new data restarts a running timer.
+    pub ack_rearm: bool,
+    /// Forget the SACK state of the outstanding segments when a fast recovery or a timeout's
+    /// loss episode ends, and rebuild it from the next ACK with SACK blocks alone: its blocks
+    /// SACKed, every other segment at least DupThresh + 1 below the highest SACKed one lost
+    /// (ns-2's LinuxTcpAgent::tcp_fastretrans_alert, `scb_->ClearScoreBoard()`, then
+    /// ScoreBoard1::UpdateScoreBoard). Off: the SACK state is kept, as Linux and RFC 6675 do.
+    pub recovery_exit_sack_clear: bool,
+    /// Find lost retransmissions as ns-2's ScoreBoard1::UpdateScoreBoard does: one is lost
+    /// again once a segment first sent after it is SACKed, or once a retransmission sent more
+    /// than DupThresh + 1 retransmissions later is delivered; it may then go again. Off: a lost
+    /// retransmission waits for the timer (or RACK).
+    pub lost_rtx_by_order: bool,
+    /// Classic Nagle (RFC 896), as ns-2's FullTcp (`nodelay_` false) runs it: a new segment
+    /// shorter than the MSS waits while data is outstanding, unless it is at least half the
+    /// receive window (tcp-full.cc foutput, "sender SWS avoidance"). Off: sent at once
+    /// (TCP_NODELAY, or Linux's Minshall variant, which holds a short segment only behind
+    /// another unacknowledged short one, so never a transfer's single tail).
+    pub nagle: bool,
+    /// The transport runs in user space over a UDP socket (libutp's uTP, modelled on this
+    /// stack): a `local_sender` hop's verdict does not reach it, as Linux's UDP reports no
+    /// local drop (3.2's udp_send_skb returns ENOBUFS only with IP_RECVERR, and NET_XMIT_CN is
+    /// success). Written out only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp_socket: bool,
+    /// Bytes to transfer; `None` = bulk (unlimited). From the flow's `bytes`.
+    #[serde(skip)]
+    pub bytes: Option<u64>,
+    /// No new data is sent at or after this time (retransmissions continue); `None` = never
+    /// stop. From the flow's `stop`.
+    #[serde(skip)]
+    pub stop: Option<Time>,
+    /// The application's on periods [start, end) (on/off sources); empty = always on. From the
+    /// flow's `on_off`.
+    #[serde(skip)]
+    pub on_periods: Vec<(Time, Time)>,
+}
+
+/// How the receiver sizes its window (the flow key `rcv_window`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RcvWindow {
+    /// `rwnd` throughout.
+    Fixed,
+    /// Linux 6.18's receive-buffer auto-tuning (`rcvbuf.rs`).
+    Linux,
+}
+
+/// A receive window: bytes, or a number of segments of the connection's MSS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rwnd {
+    Bytes(u64),
+    Segments(u64),
+}
+
+impl Rwnd {
+    pub fn bytes(self, mss: u32) -> u64 {
+        match self {
+            Rwnd::Bytes(b) => b,
+            Rwnd::Segments(n) => n * mss as u64,
+        }
+    }
+}
+
+impl Serialize for Rwnd {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Rwnd::Bytes(b) => Size(b).serialize(s),
+            Rwnd::Segments(n) => serde_json::json!({ "segments": n }).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Rwnd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        if let Some(n) = v.get("segments").and_then(Value::as_u64) {
+            if v.as_object().is_some_and(|m| m.len() == 1) && n > 0 {
+                return Ok(Rwnd::Segments(n));
+            }
+        }
+        match &v {
+            Value::String(_) => Size::deserialize(v).map(|b| Rwnd::Bytes(b.0)).map_err(de::Error::custom),
+            _ => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: a size such as \"64MiB\", or {{ segments = N }} with N at least 1"
+            ))),
+        }
+    }
+}
+
+/// The delayed-ACK setting as a value: a timer ("40ms"), or `false` (ACK every segment); `true`
+/// is 40 ms (Linux's TCP_DELACK_MIN).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelAck(pub Option<Time>);
+
+impl<'de> Deserialize<'de> for DelAck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(DelAck(None)),
+            Value::Bool(true) => Ok(DelAck(Some(40 * MS))),
+            Value::String(s) => parse_time(&s).map(|t| DelAck(Some(t))).map_err(de::Error::custom),
+            v => Err(de::Error::custom(format!(
+                "{v} is not a delayed-ACK timer (\"40ms\") or false"
+            ))),
+        }
+    }
+}
+
+impl Serialize for DelAck {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_bool(false),
+            Some(t) => Dur(t).serialize(s),
+        }
+    }
+}
+
+/// `#[serde(with = "as_delack")]`: an `Option<Time>` read and written as a [`DelAck`].
+mod as_delack {
+    use super::{DelAck, Time};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+        DelAck(*t).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Time>, D::Error> {
+        DelAck::deserialize(d).map(|t| t.0)
+    }
+}
+
+/// Segments per paced burst: `Some(n)`, or `None` for Linux's autosizing ("auto").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TsoSegs(pub Option<u32>);
+
+impl<'de> Deserialize<'de> for TsoSegs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "auto" => Ok(TsoSegs(None)),
+            Value::Number(n) if n.as_u64().is_some_and(|v| (1..=64).contains(&v)) => {
+                Ok(TsoSegs(n.as_u64().map(|v| v as u32)))
+            }
+            v => Err(de::Error::custom(format!(
+                "{v} is not allowed; allowed: \"auto\" or a whole number of segments from 1 to 64"
+            ))),
+        }
+    }
+}
+
+impl Serialize for TsoSegs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u32(n),
+            None => s.serialize_str("auto"),
+        }
+    }
+}
+
+/// A name from a fixed table (a controller's, a profile's): the table's own `'static` string,
+/// so that a configuration is plain data a profile constant can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Name(pub &'static str);
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl From<&'static str> for Name {
+    fn from(s: &'static str) -> Name {
+        Name(s)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// A TCP profile's name (the key `profile`; its defaults are `profiles.rs`'s), in the order of
+/// the profiles' registry (`PROFILES`, whose first is the default). Written and read as its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Linux,
+    Rfc,
+    Ns2Sack1,
+    Ns2Linux,
+    Ns2Fulltcp,
+    Linux3_14,
+}
+
+impl Profile {
+    /// Every profile, in the registry's order.
+    pub const ALL: [Profile; 6] = [
+        Profile::Linux,
+        Profile::Rfc,
+        Profile::Ns2Sack1,
+        Profile::Ns2Linux,
+        Profile::Ns2Fulltcp,
+        Profile::Linux3_14,
+    ];
+
+    /// The name a scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Linux => "linux",
+            Profile::Rfc => "rfc",
+            Profile::Ns2Sack1 => "ns2_sack1",
+            Profile::Ns2Linux => "ns2_linux",
+            Profile::Ns2Fulltcp => "ns2_fulltcp",
+            Profile::Linux3_14 => "linux_3_14",
+        }
+    }
+}
+
+impl std::ops::Deref for Profile {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.name()
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Profile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = static_name(d, Profile::ALL.iter().map(|p| p.name()))?;
+        Ok(*Profile::ALL
+            .iter()
+            .find(|p| p.name() == name.0)
+            .expect("one of the names"))
+    }
+}
+
+/// Reads a name of `names`.
+fn static_name<'de, D: Deserializer<'de>>(
+    d: D,
+    names: impl Iterator<Item = &'static str> + Clone,
+) -> Result<Name, D::Error> {
+    let s = String::deserialize(d)?;
+    names.clone().find(|n| *n == s).map(Name).ok_or_else(|| {
+        let all: Vec<&str> = names.collect();
+        de::Error::custom(format!("{s:?} is not allowed; allowed: {}", all.join(", ")))
+    })
+}
+
+fn cc_name<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+    static_name(d, cc_names().into_iter())
+}
+
+impl TcpConfig {
+    /// The pacing the sender runs ([`Pacing`]), `None` when `pacing` is off and the
+    /// controller does not need it (`cc_paces`: a rate-based controller, which Linux always
+    /// paces).
+    pub fn pacing_params(&self, cc_paces: bool) -> Option<Pacing> {
+        (self.pacing || cc_paces).then_some(Pacing {
+            ss_ratio: self.pacing_ss_ratio,
+            ca_ratio: self.pacing_ca_ratio,
+            tso_segs: self.tso_segs.0,
+            ..Pacing::LINUX
+        })
+    }
+
+    /// The receive window in bytes.
+    pub fn rwnd_bytes(&self) -> u64 {
+        self.rwnd.bytes(self.mss)
+    }
+}
