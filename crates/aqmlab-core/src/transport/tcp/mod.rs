@@ -20,7 +20,7 @@
 //! Sequence space: the SYN is sequence number 0, data starts at 1; the FIN flag rides on the
 //! last data segment and takes no sequence number.
 
-use crate::packet::{Dir, EcnMode};
+use crate::packet::{Dir, Ecn, EcnMode};
 use crate::params::{self, read, Params};
 use crate::transport::cc::cubic::{CubicParams, Law};
 use crate::transport::cc::registry::{cc_params, lookup as lookup_cc, names as cc_names, needs_accecn};
@@ -76,6 +76,13 @@ pub struct TcpConfig {
     /// Written out only when not "accecn".
     #[serde(default, skip_serializing_if = "ReceiverEcn::is_default")]
     pub receiver_ecn: ReceiverEcn,
+    /// The ECN field of new data segments whatever `ecn` negotiated: "negotiated" (the
+    /// default: what `ecn` and the handshake give), or "not_ect", "ect0", "ect1" on every new
+    /// segment (a sender that mislabels its packets, e.g. a loss-based sender marking ECT(1)
+    /// without AccECN; the response to marks stays what was negotiated). Written out only when
+    /// not "negotiated".
+    #[serde(default, skip_serializing_if = "DataEcn::is_default")]
+    pub data_ecn: DataEcn,
     /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
     pub sack: bool,
     /// Initial window in segments.
@@ -255,6 +262,35 @@ pub struct TcpConfig {
     /// flow's `on_off`.
     #[serde(skip)]
     pub on_periods: Vec<(Time, Time)>,
+}
+
+/// The ECN field a connection puts on its new data segments (the TCP key `data_ecn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DataEcn {
+    /// What `ecn` and its negotiation give (transport/tcp/sender: `codepoint`).
+    #[default]
+    Negotiated,
+    NotEct,
+    Ect0,
+    Ect1,
+}
+
+impl DataEcn {
+    pub fn is_default(&self) -> bool {
+        *self == DataEcn::default()
+    }
+
+    /// The codepoint forced on new data, `None` for "negotiated".
+    #[inline]
+    pub fn forced(self) -> Option<Ecn> {
+        match self {
+            DataEcn::Negotiated => None,
+            DataEcn::NotEct => Some(Ecn::NotEct),
+            DataEcn::Ect0 => Some(Ecn::Ect0),
+            DataEcn::Ect1 => Some(Ecn::Ect1),
+        }
+    }
 }
 
 /// A receive window: bytes, or a number of segments of the connection's MSS.
@@ -608,6 +644,7 @@ pub(crate) fn rfc() -> TcpConfig {
         cc_params: Value::Null,
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
         min_rto: 200 * MS,
@@ -671,6 +708,7 @@ fn linux() -> TcpConfig {
         cc: Name("cubic"),
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
         mss: 1448,
@@ -729,6 +767,7 @@ fn ns2_sack1() -> TcpConfig {
         // ecn_ 0.
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
         // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).
