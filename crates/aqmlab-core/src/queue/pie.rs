@@ -87,9 +87,8 @@ pub enum Estimator {
     #[serde(rename = "token_bucket")]
     TokenBucket,
     /// `token_bucket` with the tokens the modem's last request left in the bucket, not refilled
-    /// since, as both reference models read them (ns-3's `m_msrTokens`, changed only by
-    /// `UpdateTokenBucket` from `ShapeRequest`; ns-2's `msrtokens_`, refilled only in
-    /// `DocsisLink::makeRequest`)
+    /// since, as both reference models read them (ns-3's `m_msrTokens`, changed only in
+    /// `CmNetDevice::ShapeRequest`; ns-2's `msrtokens_`, only in `DocsisLink::makeRequest`)
     #[serde(rename = "token_bucket_last_request")]
     TokenBucketLastRequest,
 }
