@@ -119,6 +119,7 @@ def test_without_accecn_at_the_receiver_prague_runs_reno_without_ecn():
             {"kind": "tcp", "ecn": True, "receiver_ecn": "off"},
             r"flows\[0\]\.receiver_ecn: 'off' is not emulated",
         ),
+        ({"kind": "tcp", "data_ecn": "ect1"}, r"flows\[0\]\.data_ecn: 'ect1' is not emulated"),
     ],
 )
 def test_emulation_refuses_accecn_by_key(flow, key):

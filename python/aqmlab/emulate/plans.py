@@ -29,6 +29,13 @@ ECN_NOT_EMULATED = {
 }
 
 
+# TCP keys the kernel runs only at their default: (default, why).
+TCP_KEYS_DEFAULT_ONLY = {
+    "receiver_ecn": ("accecn", "the receiver is this host's own stack"),
+    "data_ecn": ("negotiated", "Linux keeps a TCP socket's ECN bits its own: ip_sock_set_tos"),
+}
+
+
 # iperf3 writes a transfer (`-n`) in whole blocks (`-l`) and stops after the write that reaches
 # the count, so with its default TCP block (128 KiB) a 100 kB transfer sends 131,072 bytes. A
 # block is at most 1 MiB (iperf3 3.12 refuses a larger `-l`); below 1 KiB a transfer would be
@@ -177,11 +184,11 @@ def plan(resolved: dict) -> list[FlowPlan]:
             raise ScenarioError(
                 f'{key}.ecn: "{ecn}" is not emulated ({ECN_NOT_EMULATED[ecn]}); allowed: false, true'
             )
-        if f.get("receiver_ecn", "accecn") != "accecn":
-            raise ScenarioError(
-                f"{key}.receiver_ecn: {f['receiver_ecn']!r} is not emulated (the receiver is this "
-                'host\'s own stack); allowed: "accecn" (the default)'
-            )
+        for k, (default, why) in TCP_KEYS_DEFAULT_ONLY.items():
+            if f.get(k, default) != default:
+                raise ScenarioError(
+                    f'{key}.{k}: {f[k]!r} is not emulated ({why}); allowed: "{default}" (the default)'
+                )
         start = f.get("start", 0)
         if not isinstance(start, (int, str)) or (isinstance(start, str) and start.startswith("uniform")):
             raise ScenarioError(

@@ -178,6 +178,7 @@ impl Mac {
     pub fn shaper_state(&self, now: Time) -> Option<ShaperState> {
         self.tokens.as_ref().map(|t| ShaperState {
             msr_tokens: (t.msr_at(now) / UNIT) as u64,
+            msr_tokens_last_request: (t.msr / UNIT) as u64,
             max_rate: t.max_rate,
             peak_rate: t.bucket.peak_rate,
         })
@@ -381,6 +382,22 @@ mod tests {
         assert_eq!(t.shape(10_000, 0), 10_000);
         let got: u64 = (1..=8000).map(|i| t.shape(10_000, i * US)).sum();
         assert_eq!(got, 1000);
+    }
+
+    /// What DOCSIS-PIE is given, by hand (20 Mb/s: 2500 B a millisecond; 3044 B deep): a
+    /// request at 0 takes the whole bucket; 1 ms later it holds 2500 B, while the count the
+    /// request left is 0; at 2 ms it is full again (5000 capped at 3044); a request of 1000 B
+    /// leaves 2044 B, and 0.2 ms later there are 2044 + 500 = 2544 B.
+    #[test]
+    fn shaper_state_now_and_as_the_last_request_left_it() {
+        let mut m = Mac::new(config(bucket(3044, 0)));
+        assert!(m.request(0, 10_000));
+        let s = m.shaper_state(MS).expect("a bucket");
+        assert_eq!((s.msr_tokens, s.msr_tokens_last_request), (2500, 0));
+        assert_eq!(m.shaper_state(2 * MS).map(|s| s.msr_tokens), Some(3044));
+        assert!(m.request(2 * MS, 1000));
+        let s = m.shaper_state(2200 * US).expect("a bucket");
+        assert_eq!((s.msr_tokens, s.msr_tokens_last_request), (2544, 2044));
     }
 
     /// Sends `packets` of 1500 B queued at 0.3 ms through `m` (the channel's 122.88 Mb/s, 97657

@@ -236,7 +236,7 @@ pub trait Qdisc {
     }
     /// The state of the token-bucket rate shaper below it (a DOCSIS MAC's, `net::docsis`),
     /// given before each timer call on a hop that has one: DOCSIS-PIE's delay estimate reads
-    /// it (`pie.rs`, `estimator = "token_bucket"`).
+    /// it (`pie.rs`, `estimator = "token_bucket"` or `"token_bucket_last_request"`).
     fn shaper_state(&mut self, _s: ShaperState) {}
     /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
     /// `Packet::subq` at enqueue), each summarised apart; none by default.
@@ -246,10 +246,12 @@ pub trait Qdisc {
 }
 
 /// A token-bucket rate shaper's state (MULPI's service-flow QoS parameters): the Max Sustained
-/// Rate tokens now (bytes), the Max Sustained Rate and the Peak Traffic Rate (bit/s, 0 = none).
+/// Rate tokens now and as the last request left them (bytes), the Max Sustained Rate and the
+/// Peak Traffic Rate (bit/s, 0 = none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShaperState {
     pub msr_tokens: u64,
+    pub msr_tokens_last_request: u64,
     pub max_rate: u64,
     pub peak_rate: u64,
 }

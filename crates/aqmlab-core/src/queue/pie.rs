@@ -86,6 +86,11 @@ pub enum Estimator {
     /// link, docsislink.cc `DocsisLink::expectedDelay`)
     #[serde(rename = "token_bucket")]
     TokenBucket,
+    /// `token_bucket` with the tokens the modem's last request left in the bucket, not refilled
+    /// since, as both reference models read them (ns-3's `m_msrTokens`, changed only in
+    /// `CmNetDevice::ShapeRequest`; ns-2's `msrtokens_`, only in `DocsisLink::makeRequest`)
+    #[serde(rename = "token_bucket_last_request")]
+    TokenBucketLastRequest,
 }
 
 /// DOCSIS-PIE's burst protection state (RFC 8034 Appendix A; ns-2 pie.h and CableLabs' ns-3
@@ -125,7 +130,9 @@ pub struct PieParams {
     pub max_burst: Time,
     /// queue delay from timestamps, from the departure rate (rate), from the queue's bytes over
     /// the hop's rate (configured) or over its DOCSIS token bucket (token_bucket, RFC 8034's
-    /// estimate); timestamp / rate (pie2013) / configured (docsis)
+    /// estimate, the tokens at the update; token_bucket_last_request, the tokens as the last
+    /// request left them, ns-2's and ns-3's reading); timestamp / rate (pie2013) / configured
+    /// (docsis)
     pub estimator: Estimator,
     /// rate-cycle bytes ("16384B") or packets of 1500 B ("10p"); 16384B / 10000B (pie2013)
     #[serde(with = "dq_bytes")]
@@ -508,7 +515,7 @@ impl PieVars {
                 self.last_dq = Some(now);
             }
             // The queue's bytes (and the token bucket) at the next update are all they need.
-            Estimator::Configured | Estimator::TokenBucket => {}
+            Estimator::Configured | Estimator::TokenBucket | Estimator::TokenBucketLastRequest => {}
             Estimator::Rate => {
                 if !self.measuring && backlog >= p.dq_threshold {
                     self.measuring = true;
@@ -595,9 +602,16 @@ impl PieVars {
         } else if p.estimator == Estimator::Configured {
             // RFC 8034 Appendix A with msrtokens() = 0 (no token bucket): bytes / MSR.
             self.qdelay = (backlog as u128 * 8 * SEC as u128 / p.rate_bps as u128) as Time;
-        } else if p.estimator == Estimator::TokenBucket {
+        } else if matches!(
+            p.estimator,
+            Estimator::TokenBucket | Estimator::TokenBucketLastRequest
+        ) {
             let s = self.shaper.expect("validated: a hop with a token bucket");
-            self.qdelay = token_bucket_delay(backlog, s);
+            let tokens = match p.estimator {
+                Estimator::TokenBucket => s.msr_tokens,
+                _ => s.msr_tokens_last_request,
+            };
+            self.qdelay = token_bucket_delay(backlog, tokens, s);
         }
         if p.profile == Profile::Docsis && self.burst > 0 {
             // RFC 8034 Appendix A: no drops and no PI step while the burst allowance lasts.
@@ -700,12 +714,12 @@ impl PieVars {
 /// The time `backlog` bytes take to leave a token-bucket shaper in state `s` (ns): those beyond
 /// the Max Sustained Rate tokens at that rate, the rest at the Peak Traffic Rate, or at once
 /// without one (ns-3 `CmNetDevice::ExpectedDelay`).
-pub fn token_bucket_delay(backlog: u64, s: ShaperState) -> Time {
+pub fn token_bucket_delay(backlog: u64, msr_tokens: u64, s: ShaperState) -> Time {
     let at = |bytes: u64, rate: u64| match rate {
         0 => 0,
         r => (bytes as u128 * 8 * SEC as u128 / r as u128) as Time,
     };
-    let within = backlog.min(s.msr_tokens);
+    let within = backlog.min(msr_tokens);
     at(backlog - within, s.max_rate) + at(within, s.peak_rate)
 }
 
@@ -1168,18 +1182,19 @@ mod tests {
     /// = 2.4 ms beyond the tokens, 4000 B x 8 / 40 Mb/s = 0.8 ms within them.
     #[test]
     fn token_bucket_delay_vectors() {
-        let s = |msr_tokens, peak_rate| ShaperState {
-            msr_tokens,
+        let s = |peak_rate| ShaperState {
+            msr_tokens: 0,
+            msr_tokens_last_request: 0,
             max_rate: 20_000_000,
             peak_rate,
         };
-        assert_eq!(token_bucket_delay(10_000, s(4000, 40_000_000)), 3200 * US);
+        assert_eq!(token_bucket_delay(10_000, 4000, s(40_000_000)), 3200 * US);
         // no Peak Traffic Rate: what the tokens cover leaves at once
-        assert_eq!(token_bucket_delay(10_000, s(4000, 0)), 2400 * US);
-        assert_eq!(token_bucket_delay(3000, s(4000, 40_000_000)), 600 * US);
-        assert_eq!(token_bucket_delay(3000, s(4000, 0)), 0);
+        assert_eq!(token_bucket_delay(10_000, 4000, s(0)), 2400 * US);
+        assert_eq!(token_bucket_delay(3000, 4000, s(40_000_000)), 600 * US);
+        assert_eq!(token_bucket_delay(3000, 4000, s(0)), 0);
         // an empty bucket: the configured estimate, bytes over the Max Sustained Rate
-        assert_eq!(token_bucket_delay(10_000, s(0, 40_000_000)), 4 * MS);
+        assert_eq!(token_bucket_delay(10_000, 0, s(40_000_000)), 4 * MS);
         // DOCSIS-PIE's update reads it: 37500 B queued (30 ms at 10 Mb/s) with 25000 B of
         // tokens and no peak is 10 ms, the target, where `configured` reads 30 ms.
         let mut p = docsis();
@@ -1187,11 +1202,17 @@ mod tests {
         let mut v = PieVars::new(&p);
         v.shaper = Some(ShaperState {
             msr_tokens: 25_000,
+            msr_tokens_last_request: 5_000,
             max_rate: 10_000_000,
             peak_rate: 0,
         });
         v.update(&p, at_10m(30));
         assert_eq!(v.qdelay, 10 * MS);
+        // with the tokens as the last request left them, 5000 B: (37500 - 5000) x 8 / 10 Mb/s
+        // = 26 ms
+        p.estimator = Estimator::TokenBucketLastRequest;
+        v.update(&p, at_10m(30));
+        assert_eq!(v.qdelay, 26 * MS);
         let mut v = PieVars::new(&docsis());
         v.update(&docsis(), at_10m(30));
         assert_eq!(v.qdelay, 30 * MS);

@@ -186,25 +186,27 @@ fn build_link(
     Ok((link, resolved_spec))
 }
 
-/// PIE's `estimator = "token_bucket"` reads the token bucket of the hop's DOCSIS MAC: it is
-/// refused on another discipline (fq_pie's flows are not given the bucket) and on a hop without
-/// `docsis.rate_shaper = "token_bucket"`.
+/// PIE's `estimator = "token_bucket"` (or `"token_bucket_last_request"`) reads the token bucket
+/// of the hop's DOCSIS MAC: it is refused on another discipline (fq_pie's flows are not given
+/// the bucket) and on a hop without `docsis.rate_shaper = "token_bucket"`.
 fn check_token_bucket_estimator(
     key: &str,
     kind: &str,
     resolved: &serde_json::Value,
     spec: &super::LinkSpec,
 ) -> Result<(), String> {
-    if resolved.get("estimator").and_then(|e| e.as_str()) != Some("token_bucket") {
+    let Some(name @ ("token_bucket" | "token_bucket_last_request")) =
+        resolved.get("estimator").and_then(|e| e.as_str())
+    else {
         return Ok(());
-    }
+    };
     let bucket = spec
         .docsis
         .as_ref()
         .is_some_and(|d| d.rate_shaper == Some(super::RateShaperKind::TokenBucket));
     if kind != "pie" || !bucket {
         return Err(format!(
-            "{key}.estimator: \"token_bucket\" needs pie on a hop with docsis = {{ rate_shaper = \"token_bucket\" }}; \
+            "{key}.estimator: \"{name}\" needs pie on a hop with docsis = {{ rate_shaper = \"token_bucket\" }}; \
              allowed there: timestamp, rate, configured"
         ));
     }

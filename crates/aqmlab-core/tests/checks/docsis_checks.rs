@@ -193,6 +193,9 @@ fn docsis_pie_reads_the_token_bucket() {
     };
     assert_eq!(prob("token_bucket"), 0.0);
     assert!(prob("configured") > 0.0);
+    // What a request leaves is at least 2 MB + 0.875 MB - 2.625 MB = 250 KB, all the run, far
+    // above the queue: the count of the last request reads 0 as well.
+    assert_eq!(prob("token_bucket_last_request"), 0.0);
 }
 
 #[test]
@@ -217,14 +220,14 @@ fn bad_token_bucket_keys_are_refused_naming_the_key() {
     let e = parse_err(json!({"rate": "20Mbps", "docsis": {"rate_shaper": "leaky"}}));
     assert!(e.contains("rate_shaper"), "{e}");
     // PIE's estimate from the bucket needs one
-    let v = json!({"name": "bad", "duration": "1s",
-        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"},
-            "up": {"rate": "20Mbps", "docsis": {},
-                "qdisc": {"kind": "pie", "profile": "docsis", "estimator": "token_bucket"}}}});
-    let sc = scenario::parse(&v.to_string()).expect("parses");
-    let e = build::run(&sc, sc.seed).err().expect("refused");
-    assert!(
-        e.starts_with("topology.up.qdisc.estimator: \"token_bucket\" needs pie on a hop with docsis"),
-        "{e}"
-    );
+    for estimator in ["token_bucket", "token_bucket_last_request"] {
+        let v = json!({"name": "bad", "duration": "1s",
+            "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"},
+                "up": {"rate": "20Mbps", "docsis": {},
+                    "qdisc": {"kind": "pie", "profile": "docsis", "estimator": estimator}}}});
+        let sc = scenario::parse(&v.to_string()).expect("parses");
+        let e = build::run(&sc, sc.seed).err().expect("refused");
+        let want = format!("topology.up.qdisc.estimator: \"{estimator}\" needs pie on a hop with docsis");
+        assert!(e.starts_with(&want), "{e}");
+    }
 }

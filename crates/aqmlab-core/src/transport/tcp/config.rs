@@ -4,7 +4,7 @@
 //! keys over its profile is `read.rs`.
 
 use super::accecn::ReceiverEcn;
-use crate::packet::EcnMode;
+use crate::packet::{Ecn, EcnMode};
 use crate::transport::cc::registry::names as cc_names;
 use crate::transport::cc::Hystart;
 use crate::transport::wire::Pacing;
@@ -40,6 +40,13 @@ pub struct TcpConfig {
     /// Written out only when not "accecn".
     #[serde(default, skip_serializing_if = "ReceiverEcn::is_default")]
     pub receiver_ecn: ReceiverEcn,
+    /// The ECN field of new data segments whatever `ecn` negotiated: "negotiated" (the
+    /// default: what `ecn` and the handshake give), or "not_ect", "ect0", "ect1" on every new
+    /// segment (a sender that mislabels its packets, e.g. a loss-based sender marking ECT(1)
+    /// without AccECN; the response to marks stays what was negotiated). Written out only when
+    /// not "negotiated".
+    #[serde(default, skip_serializing_if = "DataEcn::is_default")]
+    pub data_ecn: DataEcn,
     /// SACK (RFC 2018 blocks, RFC 6675 recovery); off: NewReno partial-ACK recovery (RFC 6582).
     pub sack: bool,
     /// Initial window in segments.
@@ -229,6 +236,35 @@ pub enum RcvWindow {
     Fixed,
     /// Linux 6.18's receive-buffer auto-tuning (`rcvbuf.rs`).
     Linux,
+}
+
+/// The ECN field a connection puts on its new data segments (the TCP key `data_ecn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DataEcn {
+    /// What `ecn` and its negotiation give (transport/tcp/sender: `codepoint`).
+    #[default]
+    Negotiated,
+    NotEct,
+    Ect0,
+    Ect1,
+}
+
+impl DataEcn {
+    pub fn is_default(&self) -> bool {
+        *self == DataEcn::default()
+    }
+
+    /// The codepoint forced on new data, `None` for "negotiated".
+    #[inline]
+    pub fn forced(self) -> Option<Ecn> {
+        match self {
+            DataEcn::Negotiated => None,
+            DataEcn::NotEct => Some(Ecn::NotEct),
+            DataEcn::Ect0 => Some(Ecn::Ect0),
+            DataEcn::Ect1 => Some(Ecn::Ect1),
+        }
+    }
 }
 
 /// A receive window: bytes, or a number of segments of the connection's MSS.

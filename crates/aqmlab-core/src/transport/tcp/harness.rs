@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
-use super::config::TcpConfig;
+use super::config::{DataEcn, TcpConfig};
 use super::connection::new_connection;
 use super::receiver::TcpReceiver;
 use super::sender::TcpSender;
@@ -504,6 +504,57 @@ fn newreno_impatient_timer_fires_with_200ms_floor() {
     let (sim, r) = three_losses(false, 200 * MS);
     assert_eq!(sim.snd.rto_count(), 1);
     assert_eq!(r[1].1, 1 + 43 * 1448);
+}
+
+/// `data_ecn = "ect1"` on a connection without ECN (`ecn` off), a loss-based sender labelled
+/// L4S: new data carries ECT(1), the SYN and retransmissions Not-ECT (RFC 3168 6.1.1), and a CE
+/// mark reaches no one, since the receiver of a connection that negotiated no ECN echoes none
+/// (Linux tcp_ecn_check_ce acts only with TCP_ECN_OK). So marking its packets changes nothing:
+/// it sends the same segments at the same times as the same flow whose packets pass unmarked,
+/// and answers only the drops of the 100-packet buffer (fast recoveries).
+#[test]
+fn data_ecn_ect1_without_ecn_ignores_marks_and_answers_drops() {
+    let run = |data_ecn: DataEcn, mark: bool| {
+        let cfg = TcpConfig {
+            data_ecn,
+            bytes: Some(3000 * 1448),
+            ..crate::transport::tcp::profiles::rfc()
+        };
+        let mut sim = Sim::symmetric(&cfg, 10 * MBPS, 25 * MS, 100);
+        sim.filter = Box::new(move |p, q, _| {
+            if mark && p.ecn.capable() && q >= 20 {
+                Verdict::Mark
+            } else {
+                Verdict::Pass
+            }
+        });
+        sim.log_sent = true;
+        sim.start();
+        sim.run_until(60 * SEC);
+        sim
+    };
+    let marked = run(DataEcn::Ect1, true);
+    let plain = run(DataEcn::Negotiated, false);
+    assert!(!marked.snd.ecn_negotiated());
+    assert!(marked.marks > 100, "{} marks", marked.marks);
+    assert!(marked.ecn_reduction_times.is_empty());
+    let wire =
+        |s: &Sim| -> Vec<(Time, u64, u32)> { s.sent.iter().map(|(t, p)| (*t, p.seq, p.payload)).collect() };
+    assert_eq!(wire(&marked), wire(&plain));
+    assert!(marked.drops > 0 && marked.snd.fast_recoveries() > 0);
+    assert!(marked.snd.completed().is_some());
+    let mut seen = HashSet::new();
+    for (_, p) in &marked.sent {
+        let first = p.payload > 0 && seen.insert(p.seq);
+        assert_eq!(
+            p.ecn,
+            if first { Ecn::Ect1 } else { Ecn::NotEct },
+            "seq {}",
+            p.seq
+        );
+    }
+    assert!(plain.sent.iter().all(|(_, p)| p.ecn == Ecn::NotEct));
+    marked.check_conservation();
 }
 
 #[test]

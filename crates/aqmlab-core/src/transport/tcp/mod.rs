@@ -36,7 +36,7 @@ pub mod sender;
 #[cfg(test)]
 mod harness;
 
-pub use config::{DelAck, Name, RcvWindow, Rwnd, TcpConfig, TsoSegs};
+pub use config::{DataEcn, DelAck, Name, RcvWindow, Rwnd, TcpConfig, TsoSegs};
 pub use connection::{new_connection, try_new_connection};
 pub use profiles::{profile, TcpProfile, PROFILES};
 pub use read::{keys, read_config};

@@ -5,7 +5,7 @@
 //! kernel), and their registry ([`PROFILES`], [`profile`]).
 
 use super::accecn::ReceiverEcn;
-use super::config::{Name, Profile, RcvWindow, Rwnd, TcpConfig, TsoSegs};
+use super::config::{DataEcn, Name, Profile, RcvWindow, Rwnd, TcpConfig, TsoSegs};
 use super::rto;
 use crate::packet::EcnMode;
 use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
@@ -57,6 +57,7 @@ pub(crate) fn rfc() -> TcpConfig {
         cc_params: Value::Null,
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
         min_rto: 200 * MS,
@@ -120,6 +121,7 @@ pub(crate) fn linux() -> TcpConfig {
         cc: Name("cubic"),
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
         mss: 1448,
@@ -178,6 +180,7 @@ fn ns2_sack1() -> TcpConfig {
         // ecn_ 0.
         ecn: EcnMode::Off,
         receiver_ecn: ReceiverEcn::Accecn,
+        data_ecn: DataEcn::Negotiated,
         sack: true,
         // windowInit_ 2 (windowInitOption_ 1), applied when the SYN's ACK arrives
         // (syn_ true, delay_growth_ true: tcp-sack1.cc Sack1TcpAgent::recv).

@@ -300,8 +300,12 @@ impl TcpSender {
         }
     }
 
-    /// The codepoint of new data: the mode's, ECT(0) for AccECN fallen back to RFC 3168.
+    /// The codepoint of new data: `data_ecn`'s if it forces one, else the mode's, ECT(0) for
+    /// AccECN fallen back to RFC 3168.
     fn codepoint(&self) -> Ecn {
+        if let Some(e) = self.cfg.data_ecn.forced() {
+            return e;
+        }
         match (self.cfg.ecn, self.feedback) {
             (_, Feedback::Off) => Ecn::NotEct,
             (EcnMode::AccEcn, Feedback::Classic) => Ecn::Ect0,
