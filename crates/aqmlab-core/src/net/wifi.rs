@@ -20,7 +20,9 @@
 //!   DCF gives stations equal transmission opportunities in the long run, which is what makes a
 //!   slow station drag a fast one: Heusse et al., "Performance anomaly of 802.11b", INFOCOM
 //!   2003), at the cost of the mean backoff (CWmin / 2 slots), no collisions; or "dcf": each
-//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2).
+//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2);
+//!   or "edca": the same per access category (`edca.rs`), each transmitter with a software
+//!   queue per destination and AC, a hardware queue, a backoff and a `driver_limit` per AC.
 //!   Each transmission costs AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the backoff, the
 //!   HT-mixed preamble, the payload symbols at the aggregate's PHY rate (IEEE 802.11n-2009
 //!   20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B, without
@@ -47,8 +49,9 @@
 //!   per destination then holds only the frames to send again (ath9k's `tid->retry_q`, served
 //!   first: `ath_tid_dequeue`), and the frame that did not fit in an aggregate.
 //!
-//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames on in
-//!   sequence order (`reorder.rs`), or, the first model, each subframe as it arrives.
+//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames (one session
+//!   per destination and AC) on in sequence order (`reorder.rs`, the default), or, the first
+//!   model, each subframe as it arrives.
 //!
 //! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
 //! collision.

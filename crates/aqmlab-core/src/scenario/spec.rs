@@ -118,8 +118,9 @@ pub struct WifiSpec {
     pub hw_aggregates: u32,
     pub retries: u32,
     /// Whether each receiver hands a block-ack session's frames on in sequence order (mac80211's
-    /// reorder buffer, `net::reorder`), as every 802.11n receiver does; false (the first model):
-    /// each subframe goes on as it arrives, so a retried one arrives after its successors.
+    /// reorder buffer, `net::reorder`), as every 802.11n receiver does (the default); false (the
+    /// first model): each subframe goes on as it arrives, so a retried one arrives after its
+    /// successors.
     pub rx_reorder: bool,
     /// How the access point's driver picks the station of its next aggregate: "fifo" (round
     /// robin, ath9k before airtime fairness) or "airtime" (mac80211's airtime deficit round
@@ -171,7 +172,7 @@ impl Default for WifiSpec {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
-            rx_reorder: false,
+            rx_reorder: true,
             scheduler: "fifo".into(),
             airtime_quantum: Dur(256 * crate::units::US),
             aql: false,
