@@ -27,6 +27,7 @@ use wifi_rate::AggregateLoss;
 
 pub mod airtime;
 pub mod docsis;
+pub mod edca;
 pub mod phy;
 pub mod reorder;
 pub mod slot;
@@ -531,6 +532,18 @@ pub trait Hops {
     #[cold]
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
+        if self.parts().links[l]
+            .wifi
+            .as_ref()
+            .expect("a WiFi hop")
+            .stopped
+            .is_some()
+        {
+            let now = self.now();
+            let HopParts { links, pool, qev, .. } = self.parts();
+            let port = links[l].wifi.as_mut().expect("a WiFi hop");
+            port.wake(now, &mut QueueCtx { pool, events: qev });
+        }
         loop {
             if !self.parts().links[l].wifi.as_ref().expect("a WiFi hop").takes() {
                 break;
@@ -542,7 +555,7 @@ pub trait Hops {
                 .wifi
                 .as_ref()
                 .expect("a WiFi hop")
-                .queues
+                .radios
                 .len()
                 > 1;
             let dest = if many {
@@ -554,7 +567,7 @@ pub trait Hops {
             let now = self.now();
             let HopParts { links, pool, qev, .. } = self.parts();
             let port = links[l].wifi.as_mut().expect("a WiFi hop");
-            port.accept(dest, id, now, &mut QueueCtx { pool, events: qev });
+            port.offer(dest, id, now, &mut QueueCtx { pool, events: qev });
             self.mac_events(l);
         }
         let now = self.now();
@@ -649,12 +662,13 @@ pub trait Hops {
             let sent = agg.pkts.len() as u32;
             port.radios[agg.dest as usize].report(agg.phy.mcs, sent, 0, now);
             port.stats.retried += sent as u64;
-            port.hw.push_front(agg);
+            port.acs[agg.ac as usize].hw.push_front(agg);
             return;
         }
         let mut losses = AggregateLoss::new(port.radios[agg.dest as usize].channel, agg.phy);
         let reorders = port.reorders();
         let dest = agg.dest as usize;
+        let (ac, q) = (agg.ac as usize, port.queue(dest, agg.ac as usize));
         let mut failed = Vec::new();
         // With reordering, the frames the receiver hands on, in order (after the loop).
         let mut released = Vec::new();
@@ -673,9 +687,9 @@ pub trait Hops {
                     continue;
                 }
                 port.retries.remove(&id);
-                port.pending -= 1;
+                port.left(ac);
                 if reorders {
-                    port.received(dest, id, false, &mut released);
+                    port.received(q, id, false, &mut released);
                 }
                 link.stats.drops[DropReason::Loss as usize] += 1;
                 let flow = pool.get(id).flow;
@@ -687,14 +701,14 @@ pub trait Hops {
             if !port.retries.is_empty() {
                 port.retries.remove(&id);
             }
-            port.pending -= 1;
+            port.left(ac);
             acked += 1;
             let p = pool.get(id);
             let (flow, size) = (p.flow, p.size);
             link.stats.tx_packets += 1;
             link.stats.tx_bytes += size as u64;
             if reorders {
-                port.received(dest, id, true, &mut released);
+                port.received(q, id, true, &mut released);
             } else {
                 self.forward(l, id, flow);
             }
@@ -707,7 +721,7 @@ pub trait Hops {
         let sent = agg.pkts.len() as u32;
         port.radios[agg.dest as usize].report(agg.phy.mcs, sent, acked, now);
         for &id in failed.iter().rev() {
-            port.queues[agg.dest as usize].push_front(id);
+            port.queues[q].push_front(id);
         }
         let air = agg.phy.ppdu(agg.bytes);
         port.completed(agg.dest as usize, air, !failed.is_empty(), now);

@@ -20,7 +20,9 @@
 //!   DCF gives stations equal transmission opportunities in the long run, which is what makes a
 //!   slow station drag a fast one: Heusse et al., "Performance anomaly of 802.11b", INFOCOM
 //!   2003), at the cost of the mean backoff (CWmin / 2 slots), no collisions; or "dcf": each
-//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2).
+//!   transmitter's own backoff, collisions and doubling windows (IEEE 802.11-2012 9.3.3, 9.19.2);
+//!   or "edca": the same per access category (`edca.rs`), each transmitter with a software
+//!   queue per destination and AC, a hardware queue, a backoff and a `driver_limit` per AC.
 //!   Each transmission costs AIFS (SIFS + AIFSN x slot; best effort AIFSN 3), the backoff, the
 //!   HT-mixed preamble, the payload symbols at the aggregate's PHY rate (IEEE 802.11n-2009
 //!   20.4.3, TXTIME), SIFS and a block ACK (32 B) at a legacy rate (an ACK, 14 B, without
@@ -47,13 +49,15 @@
 //!   per destination then holds only the frames to send again (ath9k's `tid->retry_q`, served
 //!   first: `ath_tid_dequeue`), and the frame that did not fit in an aggregate.
 //!
-//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames on in
-//!   sequence order (`reorder.rs`), or, the first model, each subframe as it arrives.
+//! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames (one session
+//!   per destination and AC) on in sequence order (`reorder.rs`, the default), or, the first
+//!   model, each subframe as it arrives.
 //!
 //! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
 //! collision.
 
 use super::airtime::Airtime;
+use super::edca::{self, AcParams, Contender, MAX_STAGE};
 use super::phy::{Phy, LEGACY_PREAMBLE, SERVICE_BITS, SYMBOL, TAIL_BITS};
 use super::reorder::Reorder;
 use super::txq::Txq;
@@ -74,9 +78,6 @@ const ACK_BYTES: u32 = 14;
 /// aPHY-RX-START-Delay of the OFDM PHY at 20 MHz (IEEE 802.11-2012 Table 18-17): part of the
 /// ACK timeout after which a transmitter gives a frame up (9.3.2.8).
 const PHY_RX_START_DELAY: Time = 25 * US;
-/// Backoff stages the contention window may double through (1023 = 16 << 6 - 1 is reached
-/// from CWmin 15 at stage 6; the cap only keeps the shift finite).
-const MAX_STAGE: u32 = 10;
 
 /// How the medium's transmitters take turns (scenario `topology.wifi.access`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,15 +91,20 @@ pub enum Access {
     /// counts ending in the same slot collide (no block ACK: every subframe of both is retried,
     /// both double CW up to CWmax); a received block ACK resets CW to CWmin.
     Dcf,
+    /// 802.11e EDCA with WMM's four access categories (`edca.rs`): each transmitter has a
+    /// hardware queue, a driver limit and a backoff per AC, with the AC's own parameters; a
+    /// packet's DSCP picks its AC.
+    Edca,
 }
 
 impl Access {
-    pub const NAMES: [&'static str; 2] = ["equal", "dcf"];
+    pub const NAMES: [&'static str; 3] = ["equal", "dcf", "edca"];
 
     pub fn parse(name: &str) -> Option<Access> {
         match name {
             "equal" => Some(Access::Equal),
             "dcf" => Some(Access::Dcf),
+            "edca" => Some(Access::Edca),
             _ => None,
         }
     }
@@ -127,6 +133,10 @@ pub struct Driver {
     pub driver_limit: u32,
     pub hw_aggregates: u32,
     pub retries: u32,
+    /// With EDCA: whether the voice AC is aggregated too (minstrel_ht's `minstrel_aggr_check`
+    /// starts no block-ack session for AC_VO; iwlwifi dvm's `rs_tl_turn_on_agg` does, for
+    /// every TID).
+    pub aggregate_vo: bool,
 }
 
 impl MacParams {
@@ -159,10 +169,19 @@ impl MacParams {
         self.sifs + self.slot + PHY_RX_START_DELAY
     }
 
-    /// The contention window after `stage` failed attempts: (CWmin + 1) x 2^stage - 1, at most
-    /// CWmax (IEEE 802.11-2012 9.3.3).
+    /// The contention window after `stage` failed attempts (IEEE 802.11-2012 9.3.3).
     pub fn cw(&self, stage: u32) -> u32 {
-        (((self.cw_min + 1) << stage.min(MAX_STAGE)) - 1).min(self.cw_max)
+        self.ac().cw(stage)
+    }
+
+    /// The single access category of "equal" and "dcf": the medium's AIFSN and windows.
+    pub fn ac(&self) -> AcParams {
+        AcParams {
+            aifsn: self.aifsn,
+            cw_min: self.cw_min,
+            cw_max: self.cw_max,
+            txop: 0,
+        }
     }
 }
 
@@ -172,10 +191,10 @@ impl Driver {
         self.max_subframes > 1
     }
 
-    /// Bytes a packet of `size` adds to an A-MPDU after `n` subframes already in it (the
-    /// previous one padded to 4 bytes), or to a lone MPDU without aggregation.
-    fn subframe(&self, size: u32) -> u32 {
-        if self.aggregates() {
+    /// Bytes a packet of `size` adds to an A-MPDU (`ampdu`) after the subframes already in it
+    /// (the previous one padded to 4 bytes), or to a lone MPDU without aggregation.
+    fn subframe(size: u32, ampdu: bool) -> u32 {
+        if ampdu {
             DELIMITER + MPDU_OVERHEAD + size
         } else {
             MPDU_OVERHEAD + size
@@ -190,8 +209,8 @@ impl Driver {
         let mut n = 0u32;
         let mut len = 0u32;
         loop {
-            let add = len.next_multiple_of(4) + self.subframe(mtu);
-            if n > 0 && !self.fits(phy, n, add) {
+            let add = len.next_multiple_of(4) + Self::subframe(mtu, self.aggregates());
+            if n > 0 && !self.fits(phy, n, add, self.max_subframes, self.max_airtime) {
                 break;
             }
             n += 1;
@@ -204,9 +223,10 @@ impl Driver {
         (n as u64 * mtu as u64 * 8 * 1_000_000_000) / airtime
     }
 
-    /// Whether an A-MPDU of `n` subframes may grow to `len` bytes.
-    fn fits(&self, phy: &Phy, n: u32, len: u32) -> bool {
-        n < self.max_subframes && len <= self.max_ampdu_bytes && phy.ppdu(len) <= self.max_airtime
+    /// Whether an A-MPDU of `n` subframes may grow to `len` bytes within `max_subframes` and a
+    /// PPDU of `max_airtime`.
+    fn fits(&self, phy: &Phy, n: u32, len: u32, max_subframes: u32, max_airtime: Time) -> bool {
+        n < max_subframes && len <= self.max_ampdu_bytes && phy.ppdu(len) <= max_airtime
     }
 }
 
@@ -214,6 +234,10 @@ impl Driver {
 #[derive(Debug)]
 pub struct Aggregate {
     pub dest: u16,
+    /// Its access category (0 without EDCA).
+    pub ac: u8,
+    /// Whether it is an A-MPDU (acknowledged by a block ACK) rather than a lone MPDU.
+    pub ampdu: bool,
     pub pkts: Vec<PktId>,
     pub bytes: u32,
     /// The PHY (MCS) it is sent with, the rate control's choice when it was formed.
@@ -221,7 +245,8 @@ pub struct Aggregate {
 }
 
 /// The driver of one transmitter (the AP or a station): its software queues, one per
-/// destination, and its hardware queue of formed aggregates.
+/// destination and access category, and per access category a hardware queue of formed
+/// aggregates and a backoff.
 pub struct Port {
     /// The medium this port transmits on (an index into the world's media).
     pub medium: u32,
@@ -229,35 +254,61 @@ pub struct Port {
     /// The link towards each destination (the AP: every station; a station: the AP): its
     /// PHY, channel and rate control.
     pub radios: Vec<Radio>,
-    /// Per destination: the frames waiting for an aggregate (with mac80211's queues, `txq`,
-    /// only the ones sent again and the one that did not fit).
+    /// Per destination and AC (`queue`): the frames waiting for an aggregate (with mac80211's
+    /// queues, `txq`, only the ones sent again and the one that did not fit).
     pub queues: Vec<VecDeque<PktId>>,
     /// mac80211's per-station FQ-CoDel (none: `queues` are the FIFOs the qdisc feeds).
     pub txq: Option<Box<Txq>>,
-    /// Formed aggregates waiting for the medium (the one on the air is the medium's).
-    pub hw: VecDeque<Aggregate>,
-    /// Whether this port's aggregate is on the air.
+    /// The access categories: one (the medium's parameters) without EDCA, four with it.
+    pub acs: Vec<Ac>,
+    /// Whether this port's aggregate is on the air, and of which AC.
     pub on_air: bool,
-    /// Frames in the driver: software queues, hardware queue and on the air.
+    pub air_ac: usize,
+    /// Frames in the driver: software queues, hardware queues and on the air.
     pub pending: u32,
-    /// The next destination the round robin looks at.
-    rr: usize,
+    /// The packet the qdisc gave whose AC's queue is stopped (with EDCA): held, as Linux's
+    /// `dev_requeue_skb` holds it, and the qdisc not dequeued until that AC wakes.
+    pub stopped: Option<(usize, PktId)>,
     /// Retries so far of the packets at the heads of the software queues, by packet.
     pub retries: std::collections::HashMap<PktId, u32>,
     /// Emptied aggregate buffers, reused.
     spare: Vec<Vec<PktId>>,
-    /// DCF: the slots left of the backoff being counted down (none: draw one when ready).
-    pub backoff: Option<u32>,
-    /// DCF: attempts failed in a row (the contention window's doubling).
-    pub stage: u32,
     /// The airtime scheduler over the destinations (none: round robin, scheduler "fifo").
     pub airtime: Option<Box<Airtime>>,
-    /// Per destination, the block-ack session's numbering and the receiver's reorder buffer
+    /// Per software queue, the block-ack session's numbering and the receiver's reorder buffer
     /// (`reorder`; empty: each subframe goes on as it arrives, the first model).
     rx: Vec<Reorder>,
     /// The sequence number of each frame aggregated and not yet acknowledged or given up.
     sn: std::collections::HashMap<PktId, u64>,
     pub stats: PortStats,
+}
+
+/// One access category of a transmitter: its parameters, hardware queue and backoff.
+pub struct Ac {
+    pub params: AcParams,
+    /// Formed aggregates waiting for the medium (the one on the air is the medium's).
+    pub hw: VecDeque<Aggregate>,
+    /// The slots left of the backoff being counted down (none: draw one when ready).
+    pub backoff: Option<u32>,
+    /// Attempts failed in a row (the contention window's doubling).
+    pub stage: u32,
+    /// Frames of this AC in the driver (with EDCA, its queue stops at `driver_limit`).
+    pub pending: u32,
+    /// The next destination the round robin looks at.
+    rr: usize,
+}
+
+impl Ac {
+    fn new(params: AcParams) -> Ac {
+        Ac {
+            params,
+            hw: VecDeque::new(),
+            backoff: None,
+            stage: 0,
+            pending: 0,
+            rr: 0,
+        }
+    }
 }
 
 /// Counters of one transmitter.
@@ -281,21 +332,22 @@ pub struct PortStats {
 }
 
 impl Port {
-    pub fn new(medium: u32, driver: Driver, radios: Vec<Radio>) -> Port {
+    /// A port with one access category per entry of `acs` (one: DCF or "equal"; four, in
+    /// `edca`'s order: EDCA).
+    pub fn new(medium: u32, driver: Driver, radios: Vec<Radio>, acs: &[AcParams]) -> Port {
         let radios_len = radios.len();
         Port {
             medium,
             driver,
-            queues: (0..radios.len()).map(|_| VecDeque::new()).collect(),
+            queues: (0..radios.len() * acs.len()).map(|_| VecDeque::new()).collect(),
             radios,
-            hw: VecDeque::new(),
+            acs: acs.iter().map(|&p| Ac::new(p)).collect(),
             on_air: false,
+            air_ac: 0,
             pending: 0,
-            rr: 0,
+            stopped: None,
             retries: Default::default(),
             spare: Vec::new(),
-            backoff: None,
-            stage: 0,
             airtime: None,
             txq: None,
             rx: Vec::new(),
@@ -308,9 +360,24 @@ impl Port {
         }
     }
 
-    /// Turns on the receivers' reordering (`net::reorder`) of every destination's session.
+    /// The software queue of destination `dest` and access category `ac`.
+    pub fn queue(&self, dest: usize, ac: usize) -> usize {
+        dest * self.acs.len() + ac
+    }
+
+    /// The access category of a packet with this DSCP (0 without EDCA).
+    pub fn ac_of(&self, dscp: u8) -> usize {
+        if self.acs.len() == 1 {
+            0
+        } else {
+            edca::ac_of(dscp)
+        }
+    }
+
+    /// Turns on the receivers' reordering (`net::reorder`) of every block-ack session (one per
+    /// destination and AC).
     pub fn reorder(&mut self) {
-        self.rx = self.radios.iter().map(|_| Reorder::default()).collect();
+        self.rx = self.queues.iter().map(|_| Reorder::default()).collect();
     }
 
     /// Whether the receivers reorder.
@@ -318,21 +385,53 @@ impl Port {
         !self.rx.is_empty()
     }
 
-    /// With reordering on: frame `id` to `dest` arrived whole (`got`) or was given up;
-    /// appends to `out` the frames the receiver now hands on in order.
-    pub fn received(&mut self, dest: usize, id: PktId, got: bool, out: &mut Vec<PktId>) {
+    /// With reordering on: frame `id` of software queue `q` arrived whole (`got`) or was given
+    /// up; appends to `out` the frames the receiver now hands on in order.
+    pub fn received(&mut self, q: usize, id: PktId, got: bool, out: &mut Vec<PktId>) {
         let sn = self.sn.remove(&id).expect("numbered when aggregated");
-        self.rx[dest].arrive(sn, got.then_some(id), out);
+        self.rx[q].arrive(sn, got.then_some(id), out);
     }
 
-    /// Puts a packet from the qdisc into the software queue of its destination, or into
+    /// Offers a packet from the qdisc to destination `dest`: with EDCA, a packet whose AC has
+    /// `driver_limit` frames in the driver is held (`stopped`: ath9k's `ath_tx_start` stops
+    /// that AC's mac80211 queue, and the qdisc's root then requeues what it dequeued for it);
+    /// otherwise it is accepted.
+    pub fn offer(&mut self, dest: usize, id: PktId, now: Time, ctx: &mut QueueCtx) {
+        let ac = self.ac_of(ctx.dscp(id));
+        if self.acs.len() > 1 && self.acs[ac].pending >= self.driver.driver_limit {
+            self.stopped = Some((dest, id));
+        } else {
+            self.accept(dest, ac, id, now, ctx);
+        }
+    }
+
+    /// Accepts the held packet if its AC has woken (fewer than `driver_limit` frames).
+    pub fn wake(&mut self, now: Time, ctx: &mut QueueCtx) {
+        if let Some((dest, id)) = self.stopped {
+            let ac = self.ac_of(ctx.dscp(id));
+            if self.acs[ac].pending < self.driver.driver_limit {
+                self.stopped = None;
+                self.accept(dest, ac, id, now, ctx);
+            }
+        }
+    }
+
+    /// Puts a packet from the qdisc into the software queue of its destination and AC, or into
     /// mac80211's queues (whose limits may drop packets: `ctx` has them); with the airtime
     /// scheduler, mac80211's `ieee80211_txq_enqueue` then `schedule_and_wake_txq`.
-    pub fn accept(&mut self, dest: usize, id: PktId, now: Time, ctx: &mut QueueCtx) {
+    pub fn accept(&mut self, dest: usize, ac: usize, id: PktId, now: Time, ctx: &mut QueueCtx) {
         self.pending += 1;
+        self.acs[ac].pending += 1;
         match self.txq.as_mut() {
-            Some(q) => self.pending -= q.enqueue(dest, id, ctx, now),
-            None => self.queues[dest].push_back(id),
+            Some(q) => {
+                let dropped = q.enqueue(dest, id, ctx, now);
+                self.pending -= dropped;
+                self.acs[ac].pending -= dropped;
+            }
+            None => {
+                let q = self.queue(dest, ac);
+                self.queues[q].push_back(id);
+            }
         }
         if let Some(a) = self.airtime.as_mut() {
             a.schedule(dest, true, now);
@@ -340,35 +439,50 @@ impl Port {
         self.stats.peak_pending = self.stats.peak_pending.max(self.pending);
     }
 
-    /// Whether frames wait for an aggregate to destination `dest`.
-    pub fn has_frames(&self, dest: usize) -> bool {
-        !self.queues[dest].is_empty() || self.txq.as_ref().is_some_and(|q| q.backlog(dest) > 0)
+    /// A frame of access category `ac` left the driver (acknowledged or given up).
+    pub fn left(&mut self, ac: usize) {
+        self.pending -= 1;
+        self.acs[ac].pending -= 1;
     }
 
-    /// Whether the driver takes packets from the qdisc: below `driver_limit` frames, or
+    /// Whether frames wait for an aggregate to destination `dest` in access category `ac`.
+    pub fn has_frames(&self, dest: usize, ac: usize) -> bool {
+        !self.queues[self.queue(dest, ac)].is_empty()
+            || self.txq.as_ref().is_some_and(|q| q.backlog(dest) > 0)
+    }
+
+    /// Whether the driver takes packets from the qdisc: with EDCA while no packet is held (each
+    /// AC's limit applies as the packet is offered); otherwise below `driver_limit` frames, or
     /// always with mac80211's queues (which apply their own limits).
     pub fn takes(&self) -> bool {
+        if self.acs.len() > 1 {
+            return self.stopped.is_none();
+        }
         self.txq.is_some() || self.pending < self.driver.driver_limit
     }
 
-    fn hw_depth(&self) -> u32 {
-        self.hw.len() as u32 + self.on_air as u32
+    fn hw_depth(&self, ac: usize) -> u32 {
+        self.acs[ac].hw.len() as u32 + (self.on_air && self.air_ac == ac) as u32
     }
 
-    /// Forms aggregates while the hardware queue is below its depth and frames wait (`ctx`
-    /// gives the packets' sizes and takes mac80211's CoDel drops). The destinations take turns
-    /// round robin (scheduler "fifo"), or as the airtime scheduler gives them (`airtime`).
+    /// Forms aggregates while an AC's hardware queue is below its depth and frames wait (`ctx`
+    /// gives the packets' sizes and takes mac80211's CoDel drops): each AC on its own (ath9k's
+    /// hardware queue per AC), the destinations taking turns round robin (scheduler "fifo"),
+    /// or as the airtime scheduler gives them (`airtime`).
     pub fn form(&mut self, now: Time, ctx: &mut QueueCtx) {
         if self.airtime.is_some() {
             return self.form_fair(now, ctx);
         }
-        let n = self.queues.len();
-        while self.hw_depth() < self.driver.hw_aggregates {
-            let Some(dest) = (0..n).map(|k| (self.rr + k) % n).find(|&d| self.has_frames(d)) else {
-                return;
-            };
-            self.rr = (dest + 1) % n;
-            self.form_one(dest, now, ctx);
+        let n = self.radios.len();
+        for ac in 0..self.acs.len() {
+            while self.hw_depth(ac) < self.driver.hw_aggregates {
+                let rr = self.acs[ac].rr;
+                let Some(dest) = (0..n).map(|k| (rr + k) % n).find(|&d| self.has_frames(d, ac)) else {
+                    break;
+                };
+                self.acs[ac].rr = (dest + 1) % n;
+                self.form_one(dest, ac, now, ctx);
+            }
         }
     }
 
@@ -376,17 +490,18 @@ impl Port {
     /// them (each station `next_station` gives forms one aggregate if the hardware queue has room, then
     /// goes back on the list with `ieee80211_return_txq`), repeated while a round formed one
     /// and the hardware queue has room (ath9k runs a round at each enqueue and completion).
+    /// One access category (validated: not with EDCA).
     fn form_fair(&mut self, now: Time, ctx: &mut QueueCtx) {
         loop {
-            if self.hw_depth() >= self.driver.hw_aggregates {
+            if self.hw_depth(0) >= self.driver.hw_aggregates {
                 return;
             }
             let mut formed = false;
             self.airtime.as_mut().expect("a scheduler").start();
             while let Some(dest) = self.airtime.as_mut().expect("a scheduler").next_station() {
-                if self.hw_depth() < self.driver.hw_aggregates && self.has_frames(dest) {
-                    self.form_one(dest, now, ctx);
-                    let agg = self.hw.back().expect("formed");
+                if self.hw_depth(0) < self.driver.hw_aggregates && self.has_frames(dest, 0) {
+                    self.form_one(dest, 0, now, ctx);
+                    let agg = self.acs[0].hw.back().expect("formed");
                     let est = agg.phy.ppdu(agg.bytes);
                     self.airtime
                         .as_mut()
@@ -394,7 +509,7 @@ impl Port {
                         .pending(dest, est, false);
                     formed = true;
                 }
-                let has_queue = self.has_frames(dest);
+                let has_queue = self.has_frames(dest, 0);
                 self.airtime
                     .as_mut()
                     .expect("a scheduler")
@@ -406,48 +521,70 @@ impl Port {
         }
     }
 
-    /// Forms one aggregate for `dest` (ath_tx_form_aggr) at the end of the hardware queue:
-    /// frames from its software queue, then from mac80211's; the first that does not fit goes
-    /// back to the software queue (ath9k puts it on `tid->retry_q`).
-    fn form_one(&mut self, dest: usize, now: Time, ctx: &mut QueueCtx) {
+    /// The most subframes and the longest PPDU of an aggregate of access category `ac`: the
+    /// driver's, the AC's TXOP limit when it has one (a TXOP holder stays within it: IEEE
+    /// 802.11-2012 9.19.2.2; ath9k's `ath_update_max_aggr_framelen` takes the queue's burst
+    /// time), and one subframe for a voice AC the driver does not aggregate.
+    fn limits(&self, ac: usize) -> (u32, Time) {
+        let d = &self.driver;
+        let p = &self.acs[ac].params;
+        let air = if p.txop > 0 {
+            d.max_airtime.min(p.txop)
+        } else {
+            d.max_airtime
+        };
+        let vo_single = self.acs.len() > 1 && ac == edca::AC_VO && !d.aggregate_vo;
+        (if vo_single { 1 } else { d.max_subframes }, air)
+    }
+
+    /// Forms one aggregate for `dest` in access category `ac` (ath_tx_form_aggr) at the end of
+    /// its hardware queue: frames from its software queue, then from mac80211's; the first that
+    /// does not fit goes back to the software queue (ath9k puts it on `tid->retry_q`).
+    fn form_one(&mut self, dest: usize, ac: usize, now: Time, ctx: &mut QueueCtx) {
         let d = self.driver;
+        let (max_subframes, max_airtime) = self.limits(ac);
+        let ampdu = max_subframes > 1;
         if let Some(q) = self.txq.as_mut() {
             q.expect(dest, self.radios[dest].expected_rate());
         }
         let phy = self.radios[dest].pick();
+        let q = self.queue(dest, ac);
         let mut pkts = self.spare.pop().unwrap_or_default();
         let mut len = 0u32;
-        while let Some(id) = self.next_frame(dest, now, ctx) {
-            let add = len.next_multiple_of(4) + d.subframe(ctx.size(id));
-            if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add) {
-                self.queues[dest].push_front(id);
+        while let Some(id) = self.next_frame(dest, q, now, ctx) {
+            let add = len.next_multiple_of(4) + Driver::subframe(ctx.size(id), ampdu);
+            if !pkts.is_empty() && !d.fits(&phy, pkts.len() as u32, add, max_subframes, max_airtime) {
+                self.queues[q].push_front(id);
                 break;
             }
             pkts.push(id);
-            if let Some(r) = self.rx.get_mut(dest) {
+            if let Some(r) = self.rx.get_mut(q) {
                 self.sn.entry(id).or_insert_with(|| r.number());
             }
             len = add;
-            if pkts.len() as u32 == d.max_subframes {
+            if pkts.len() as u32 == max_subframes {
                 break;
             }
         }
-        self.hw.push_back(Aggregate {
+        self.acs[ac].hw.push_back(Aggregate {
             dest: dest as u16,
+            ac: ac as u8,
+            ampdu,
             pkts,
             bytes: len,
             phy,
         });
     }
 
-    /// The next frame to `dest`: its software queue's head, else mac80211's next (its CoDel may
-    /// drop packets on the way: they leave the driver's count).
-    fn next_frame(&mut self, dest: usize, now: Time, ctx: &mut QueueCtx) -> Option<PktId> {
-        if let Some(id) = self.queues[dest].pop_front() {
+    /// The next frame of software queue `q` (to `dest`): its head, else mac80211's next (its
+    /// CoDel may drop packets on the way: they leave the driver's count).
+    fn next_frame(&mut self, dest: usize, q: usize, now: Time, ctx: &mut QueueCtx) -> Option<PktId> {
+        if let Some(id) = self.queues[q].pop_front() {
             return Some(id);
         }
         let (id, dropped) = self.txq.as_mut()?.dequeue(dest, ctx, now);
         self.pending -= dropped;
+        self.acs[0].pending -= dropped;
         id
     }
 
@@ -479,11 +616,12 @@ impl Port {
         }
     }
 
-    /// After a transmission: a collision doubles the contention window, a received (block) ACK
-    /// resets it.
+    /// After a transmission of the AC on the air: a collision doubles its contention window, a
+    /// received (block) ACK resets it.
     pub fn settle(&mut self, collided: bool) {
-        self.stage = if collided {
-            (self.stage + 1).min(MAX_STAGE)
+        let ac = &mut self.acs[self.air_ac];
+        ac.stage = if collided {
+            (ac.stage + 1).min(MAX_STAGE)
         } else {
             0
         };
@@ -495,13 +633,21 @@ impl Port {
         self.spare.push(pkts);
     }
 
-    /// Packets held by the driver (mac80211's, software and hardware queues, not the one on
-    /// the air) and by its destinations' reorder buffers.
+    /// Packets held by the driver (the one held for a stopped AC, mac80211's, software and
+    /// hardware queues, not the one on the air) and by its destinations' reorder buffers.
     pub fn held(&self) -> impl Iterator<Item = PktId> + '_ {
         let soft = self.queues.iter().flat_map(|q| q.iter().copied());
         let mac = self.txq.iter().flat_map(|q| q.held());
-        soft.chain(mac)
-            .chain(self.hw.iter().flat_map(|a| a.pkts.iter().copied()))
+        let hw = self
+            .acs
+            .iter()
+            .flat_map(|a| a.hw.iter().flat_map(|g| g.pkts.iter().copied()));
+        self.stopped
+            .map(|s| s.1)
+            .into_iter()
+            .chain(soft)
+            .chain(mac)
+            .chain(hw)
             .chain(self.rx.iter().flat_map(|r| r.held()))
     }
 }
@@ -523,32 +669,42 @@ impl Medium {
     /// `ports` are its transmitters in `self.ports` order. Each winner's head aggregate goes
     /// on the air; returns how long the medium is busy (none when no transmitter is ready).
     pub fn access(&mut self, ports: &mut [&mut Port]) -> Option<Time> {
-        let ready: Vec<usize> = (0..ports.len()).filter(|&i| !ports[i].hw.is_empty()).collect();
+        let mut ready: Vec<(usize, usize)> = Vec::new();
+        for (i, p) in ports.iter().enumerate() {
+            for (a, ac) in p.acs.iter().enumerate() {
+                if !ac.hw.is_empty() {
+                    ready.push((i, a));
+                }
+            }
+        }
         if ready.is_empty() {
             return None;
         }
         let (lead, winners) = match self.mac.access {
             Access::Equal => (self.mac.aifs() + self.mac.mean_backoff(), vec![self.pick(&ready)]),
-            Access::Dcf => self.contend(ports, &ready),
+            Access::Dcf | Access::Edca => self.contend(ports, &ready),
         };
         let mut ppdu = 0;
-        for &w in &winners {
+        let mut ampdu = false;
+        for &(w, a) in &winners {
             let port = &mut ports[w];
-            let agg = port.hw.pop_front().expect("ready");
+            let agg = port.acs[a].hw.pop_front().expect("ready");
             ppdu = ppdu.max(agg.phy.ppdu(agg.bytes));
+            ampdu = agg.ampdu;
             port.on_air = true;
+            port.air_ac = a;
             port.stats.txops += 1;
             port.stats.subframes += agg.pkts.len() as u64;
             port.stats.mcs_sum += agg.phy.mcs as u64 * agg.pkts.len() as u64;
             self.on_air.push((self.ports[w], agg));
         }
-        let tail = if let [w] = winners[..] {
-            self.mac.response(ports[w].driver.aggregates())
+        let tail = if winners.len() == 1 {
+            self.mac.response(ampdu)
         } else {
             self.mac.ack_timeout()
         };
         let air = lead + ppdu + tail;
-        for &w in &winners {
+        for &(w, _) in &winners {
             ports[w].stats.airtime += air;
             ports[w].stats.collisions += (winners.len() > 1) as u64;
         }
@@ -556,8 +712,8 @@ impl Medium {
         Some(air)
     }
 
-    /// Equal opportunities: one of the ready transmitters, uniformly.
-    fn pick(&mut self, ready: &[usize]) -> usize {
+    /// Equal opportunities: one of the ready transmitters, uniformly (one AC each).
+    fn pick(&mut self, ready: &[(usize, usize)]) -> (usize, usize) {
         if ready.len() == 1 {
             ready[0]
         } else {
@@ -565,31 +721,39 @@ impl Medium {
         }
     }
 
-    /// DCF: every ready transmitter without a backoff draws one from 0..=CW of its stage; the
-    /// lowest count ends first and the others keep the rest of theirs (frozen while the
-    /// medium is busy). Returns AIFS plus the idle slots counted, and the transmitters whose
-    /// count ended.
-    fn contend(&mut self, ports: &mut [&mut Port], ready: &[usize]) -> (Time, Vec<usize>) {
-        for &i in ready {
-            if ports[i].backoff.is_none() {
-                let cw = self.mac.cw(ports[i].stage) as u64;
-                ports[i].backoff = Some(self.rng.below(cw + 1) as u32);
-            }
+    /// DCF and EDCA: every ready AC without a backoff draws one from 0..=CW of its stage; the
+    /// smallest AIFSN + count ends first and the others keep the rest of theirs (frozen while
+    /// the medium is busy; `edca::contend`). An AC that lost an internal collision doubles its
+    /// window. Returns SIFS plus the slots waited, and the (transmitter, AC) pairs whose count
+    /// ended.
+    fn contend(&mut self, ports: &mut [&mut Port], ready: &[(usize, usize)]) -> (Time, Vec<(usize, usize)>) {
+        let mut cs = Vec::with_capacity(ready.len());
+        for &(i, a) in ready {
+            let ac = &mut ports[i].acs[a];
+            let backoff = match ac.backoff {
+                Some(b) => b,
+                None => {
+                    let b = self.rng.below(ac.params.cw(ac.stage) as u64 + 1) as u32;
+                    ac.backoff = Some(b);
+                    b
+                }
+            };
+            cs.push(Contender {
+                port: i,
+                ac: a,
+                aifsn: ac.params.aifsn,
+                backoff,
+            });
         }
-        let slots = ready
-            .iter()
-            .map(|&i| ports[i].backoff.expect("drawn"))
-            .min()
-            .expect("ready");
-        let mut winners = Vec::new();
-        for &i in ready {
-            let left = ports[i].backoff.expect("drawn") - slots;
-            ports[i].backoff = (left > 0).then_some(left);
-            if left == 0 {
-                winners.push(i);
-            }
+        let round = edca::contend(&cs);
+        for (x, &left) in cs.iter().zip(&round.left) {
+            ports[x.port].acs[x.ac].backoff = (left > 0).then_some(left);
         }
-        (self.mac.aifs() + slots as Time * self.mac.slot, winners)
+        for &(i, a) in &round.internal {
+            let ac = &mut ports[i].acs[a];
+            ac.stage = (ac.stage + 1).min(MAX_STAGE);
+        }
+        (self.mac.sifs + round.slots as Time * self.mac.slot, round.winners)
     }
 }
 
@@ -619,6 +783,7 @@ mod tests {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
+            aggregate_vo: false,
         }
     }
 
@@ -640,7 +805,12 @@ mod tests {
 
     /// A port with one destination per PHY, no frame errors.
     fn port(driver: Driver, phys: &[Phy]) -> Port {
-        Port::new(0, driver, phys.iter().map(|&p| Radio::fixed(p, 0.0)).collect())
+        Port::new(
+            0,
+            driver,
+            phys.iter().map(|&p| Radio::fixed(p, 0.0)).collect(),
+            &[mac().ac()],
+        )
     }
 
     fn phy(mcs: u8) -> Phy {
@@ -705,21 +875,21 @@ mod tests {
         let mut h = pool(40);
         let mut port = port(ath9k(), &[phy(15)]);
         for id in 0..40 {
-            port.accept(0, id, 0, &mut ctx(&mut h));
+            port.accept(0, 0, id, 0, &mut ctx(&mut h));
         }
         port.form(0, &mut ctx(&mut h));
-        assert_eq!(port.hw.len(), 2);
-        assert_eq!(port.hw[0].pkts.len(), 32);
-        assert_eq!(port.hw[0].bytes, 49406);
-        assert_eq!(port.hw[1].pkts.len(), 8);
+        assert_eq!(port.acs[0].hw.len(), 2);
+        assert_eq!(port.acs[0].hw[0].pkts.len(), 32);
+        assert_eq!(port.acs[0].hw[0].bytes, 49406);
+        assert_eq!(port.acs[0].hw[1].pkts.len(), 8);
         // At MCS 0 the 4 ms limit binds: two subframes (3086 B, 3836 us) fit, three do not.
         let mut port = super::tests::port(ath9k(), &[phy(0)]);
         for id in 0..10 {
-            port.accept(0, id, 0, &mut ctx(&mut h));
+            port.accept(0, 0, id, 0, &mut ctx(&mut h));
         }
         port.form(0, &mut ctx(&mut h));
-        assert_eq!(port.hw[0].pkts.len(), 2);
-        assert!(phy(0).ppdu(port.hw[0].bytes) <= 4000 * US);
+        assert_eq!(port.acs[0].hw[0].pkts.len(), 2);
+        assert!(phy(0).ppdu(port.acs[0].hw[0].bytes) <= 4000 * US);
         assert!(phy(0).ppdu(3 * 1544 - 2) > 4000 * US);
         // The byte limit binds for small limits.
         let small = Driver {
@@ -728,10 +898,10 @@ mod tests {
         };
         let mut port = super::tests::port(small, &[phy(15)]);
         for id in 0..10 {
-            port.accept(0, id, 0, &mut ctx(&mut h));
+            port.accept(0, 0, id, 0, &mut ctx(&mut h));
         }
         port.form(0, &mut ctx(&mut h));
-        assert_eq!(port.hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
+        assert_eq!(port.acs[0].hw[0].pkts.len(), 5); // 4 x 1544 + 1542 = 7718 B; 6 would be 9262 B
     }
 
     #[test]
@@ -744,12 +914,12 @@ mod tests {
         let mut port = port(ath9k(), &[phy(0)]);
         port.txq = Some(Box::new(Txq::new(TxqParams::default(), 1, 1)));
         for id in 0..10 {
-            port.accept(0, id, 0, &mut ctx(&mut h));
+            port.accept(0, 0, id, 0, &mut ctx(&mut h));
         }
         assert!(port.queues[0].is_empty() && port.takes());
         port.form(0, &mut ctx(&mut h));
         // MCS 0: two 1500-byte subframes per aggregate (the 4 ms limit), two in hardware
-        let aggs: Vec<&[PktId]> = port.hw.iter().map(|a| &a.pkts[..]).collect();
+        let aggs: Vec<&[PktId]> = port.acs[0].hw.iter().map(|a| &a.pkts[..]).collect();
         assert_eq!(aggs, vec![&[0, 1][..], &[2, 3][..]]);
         assert_eq!(port.queues[0], [4]);
         // conservation: every frame is still in the driver, and counted
@@ -766,12 +936,12 @@ mod tests {
         let mut port = port(d, &[phy(15), phy(7)]);
         let mut h = pool(4);
         for id in 0..4 {
-            port.accept((id % 2) as usize, id, 0, &mut ctx(&mut h));
+            port.accept((id % 2) as usize, 0, id, 0, &mut ctx(&mut h));
         }
         port.form(0, &mut ctx(&mut h));
-        let dests: Vec<u16> = port.hw.iter().map(|a| a.dest).collect();
+        let dests: Vec<u16> = port.acs[0].hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![0, 1]);
-        assert_eq!(port.hw[0].pkts, vec![0, 2]);
+        assert_eq!(port.acs[0].hw[0].pkts, vec![0, 2]);
         assert_eq!(port.pending, 4);
     }
 
@@ -794,7 +964,7 @@ mod tests {
         ap.airtime = Some(Box::new(Airtime::new(p, 2)));
         let mut h = pool(400);
         for id in 0..400 {
-            ap.accept((id / 200) as usize, id, 0, &mut ctx(&mut h));
+            ap.accept((id / 200) as usize, 0, id, 0, &mut ctx(&mut h));
         }
         let mut medium = Medium {
             mac: mac(),
@@ -806,7 +976,7 @@ mod tests {
         // station 1 was queued last: at the head of the list, served first, then again (its
         // deficit is charged only when its transmission ends)
         ap.form(0, &mut ctx(&mut h));
-        let dests: Vec<u16> = ap.hw.iter().map(|a| a.dest).collect();
+        let dests: Vec<u16> = ap.acs[0].hw.iter().map(|a| a.dest).collect();
         assert_eq!(dests, vec![1, 1]);
         let mut sent = 0;
         for _ in 0..6 {
@@ -847,9 +1017,9 @@ mod tests {
         let mut h = pool(2);
         for (k, b) in backoffs.into_iter().enumerate() {
             let mut p = port(ath9k(), &[phy(15)]);
-            p.accept(0, k as PktId, 0, &mut ctx(&mut h));
+            p.accept(0, 0, k as PktId, 0, &mut ctx(&mut h));
             p.form(0, &mut ctx(&mut h));
-            p.backoff = Some(b);
+            p.acs[0].backoff = Some(b);
             ports.push(p);
         }
         let medium = Medium {
@@ -880,10 +1050,10 @@ mod tests {
         assert_eq!(air, 245 * US);
         assert_eq!(medium.on_air.len(), 1);
         assert_eq!(medium.on_air[0].0, 0);
-        assert_eq!(ports[0].backoff, None);
-        assert_eq!(ports[1].backoff, Some(3));
+        assert_eq!(ports[0].acs[0].backoff, None);
+        assert_eq!(ports[1].acs[0].backoff, Some(3));
         ports[0].settle(false);
-        assert_eq!(ports[0].stage, 0);
+        assert_eq!(ports[0].acs[0].stage, 0);
     }
 
     #[test]
@@ -898,9 +1068,151 @@ mod tests {
         assert_eq!(medium.on_air.len(), 2);
         for p in &mut ports {
             assert_eq!(p.stats.collisions, 1);
-            assert_eq!(p.backoff, None);
+            assert_eq!(p.acs[0].backoff, None);
             p.settle(true);
-            assert_eq!(medium.mac.cw(p.stage), 31);
+            assert_eq!(medium.mac.cw(p.acs[0].stage), 31);
         }
+    }
+
+    /// An EDCA port (the table given) with one destination at MCS 15.
+    fn edca_port(table: super::edca::EdcaTable, driver: Driver) -> Port {
+        Port::new(0, driver, vec![Radio::fixed(phy(15), 0.0)], &table.params())
+    }
+
+    #[test]
+    fn edca_queues_by_dscp_and_limits_vi_to_its_txop() {
+        // RRUL's marks over a station's queues: CS0 -> BE, CS1 -> BK, CS5 and EF -> VI (edca.rs
+        // has the kernel's table), each AC its own hardware queue.
+        use super::super::edca::{EdcaTable, AC_BE, AC_BK, AC_VI};
+        let mut h = Harness::new();
+        let mut port = edca_port(EdcaTable::Station, ath9k());
+        for (dscp, n) in [(0, 1), (8, 1), (40, 20), (46, 20)] {
+            h.dscp = dscp;
+            for _ in 0..n {
+                let id = h.packet(0, 1500, Ecn::NotEct);
+                port.offer(0, id, 0, &mut ctx(&mut h));
+            }
+        }
+        assert_eq!(
+            port.acs.iter().map(|a| a.pending).collect::<Vec<_>>(),
+            [1, 1, 40, 0]
+        );
+        port.form(0, &mut ctx(&mut h));
+        assert_eq!(port.acs[AC_BE].hw[0].pkts, vec![0]);
+        assert_eq!(port.acs[AC_BK].hw[0].pkts, vec![1]);
+        // VI's TXOP limit of 3008 us binds before ath9k's 32 subframes: 31 subframes of 1500 B
+        // at MCS 15 are 30 x 1544 + 1542 = 47862 B, ceil((16 + 382896 + 6) / 520) = 737
+        // symbols = 2948 us + 40 us = 2988 us; 32 would take 3084 us.
+        assert_eq!(port.acs[AC_VI].hw[0].pkts.len(), 31);
+        assert_eq!(phy(15).ppdu(port.acs[AC_VI].hw[0].bytes), 2988 * US);
+        assert!(port.acs[AC_VI].hw[0].ampdu);
+    }
+
+    #[test]
+    fn voice_is_not_aggregated_where_the_driver_does_not() {
+        // minstrel_ht starts no block-ack session for AC_VO: one MPDU per transmission, no
+        // delimiter (1538 B), acknowledged by a plain ACK; iwlwifi dvm aggregates it.
+        use super::super::edca::{EdcaTable, AC_VO};
+        for (agg, want) in [(false, 1), (true, 3)] {
+            let mut h = Harness::new();
+            h.dscp = 48; // CS6 -> UP 6 -> VO
+            let d = Driver {
+                aggregate_vo: agg,
+                ..ath9k()
+            };
+            let mut port = edca_port(EdcaTable::Ap, d);
+            for _ in 0..3 {
+                let id = h.packet(0, 1500, Ecn::NotEct);
+                port.offer(0, id, 0, &mut ctx(&mut h));
+            }
+            port.form(0, &mut ctx(&mut h));
+            assert_eq!(port.acs[AC_VO].hw[0].pkts.len(), want);
+            assert_eq!(port.acs[AC_VO].hw[0].ampdu, agg);
+            if !agg {
+                assert_eq!(port.acs[AC_VO].hw[0].bytes, 1538);
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_ac_holds_the_qdisc() {
+        // With two frames allowed per AC, a third BK packet is held (its AC's queue stopped)
+        // and the qdisc is not dequeued until a BK frame leaves, even for other ACs.
+        use super::super::edca::{EdcaTable, AC_BK};
+        let mut h = Harness::new();
+        h.dscp = 8;
+        let d = Driver {
+            driver_limit: 2,
+            ..ath9k()
+        };
+        let mut port = edca_port(EdcaTable::Station, d);
+        for _ in 0..3 {
+            assert!(port.takes());
+            let id = h.packet(0, 1500, Ecn::NotEct);
+            port.offer(0, id, 0, &mut ctx(&mut h));
+        }
+        assert_eq!(port.stopped, Some((0, 2)));
+        assert!(!port.takes());
+        assert_eq!(port.held().count(), 3);
+        port.wake(0, &mut ctx(&mut h));
+        assert!(!port.takes());
+        port.left(AC_BK);
+        port.wake(0, &mut ctx(&mut h));
+        assert!(port.takes());
+        assert_eq!(port.acs[AC_BK].pending, 2);
+    }
+
+    #[test]
+    fn an_ap_vi_frame_beats_a_station_be_frame_and_internal_losers_double() {
+        // The AP (its own table) with a VI aggregate and backoff 3 (AIFSN 1: slot 4) against a
+        // station with BE (AIFSN 3, backoff 1: slot 4) and VI (AIFSN 2, backoff 2: slot 4): all
+        // end in slot 4. The station's VI beats its BE internally (BE doubles: CW 31), and
+        // collides on the air with the AP's VI: lead SIFS + 4 x 9 = 52 us, the longer PPDU,
+        // then the ACK timeout (50 us).
+        use super::super::edca::{EdcaTable, AC_BE, AC_VI};
+        let m = MacParams {
+            access: Access::Edca,
+            ..mac()
+        };
+        let mut h = Harness::new();
+        let mut ap = edca_port(EdcaTable::Ap, ath9k());
+        let mut sta = edca_port(EdcaTable::Station, ath9k());
+        for (k, dscp) in [(0, 46), (1, 0), (1, 46)] {
+            h.dscp = dscp;
+            let id = h.packet(0, 1500, Ecn::NotEct);
+            let port = if k == 0 { &mut ap } else { &mut sta };
+            port.offer(0, id, 0, &mut ctx(&mut h));
+            port.form(0, &mut ctx(&mut h));
+        }
+        ap.acs[AC_VI].backoff = Some(3);
+        sta.acs[AC_BE].backoff = Some(1);
+        sta.acs[AC_VI].backoff = Some(2);
+        let mut medium = Medium {
+            mac: m,
+            ports: vec![0, 1],
+            on_air: Vec::new(),
+            rng: Rng::from_seed(1),
+            busy_time: 0,
+        };
+        let air = medium.access(&mut [&mut ap, &mut sta]).expect("ready");
+        assert_eq!(air, 52 * US + 136 * US + 50 * US);
+        let sent: Vec<(u32, u8)> = medium.on_air.iter().map(|(p, a)| (*p, a.ac)).collect();
+        assert_eq!(sent, vec![(0, AC_VI as u8), (1, AC_VI as u8)]);
+        assert_eq!(sta.acs[AC_BE].stage, 1);
+        assert_eq!(sta.acs[AC_BE].backoff, None);
+        assert_eq!(sta.acs[AC_BE].params.cw(sta.acs[AC_BE].stage), 31);
+        assert_eq!(sta.acs[AC_BE].hw.len(), 1);
+        // Alone, the AP's VI (AIFSN 1) with backoff 0 goes after SIFS + 9 us = 25 us.
+        sta.acs[AC_BE].hw.clear();
+        ap.on_air = false;
+        sta.on_air = false;
+        medium.on_air.clear();
+        h.dscp = 46;
+        let id = h.packet(0, 1500, Ecn::NotEct);
+        ap.offer(0, id, 0, &mut ctx(&mut h));
+        ap.form(0, &mut ctx(&mut h));
+        ap.acs[AC_VI].backoff = Some(0);
+        let air = medium.access(&mut [&mut ap, &mut sta]).expect("ready");
+        assert_eq!(air, 25 * US + 136 * US + mac().response(true));
     }
 }

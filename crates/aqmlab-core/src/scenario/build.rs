@@ -356,7 +356,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 let rate = rate.expect("validated: stations");
                 let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], &path)?;
                 let radios = w.stations.iter().map(|st| radio(st, false)).collect();
-                let mut port = Port::new(0, d, radios);
+                let mut port = Port::new(0, d, radios, &w.acs(true));
                 port.airtime = w.airtime().map(Box::new);
                 let seed = Rng::stream(path.seed, &format!("wifi/txq/{}", h.name)).next_u64();
                 port.txq = w.txq(seed).map(Box::new);
@@ -380,7 +380,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     let d = w.station_driver(st);
                     let rate = nominal(&d, st.up_mcs.unwrap_or(st.mcs));
                     let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path)?;
-                    let mut port = Port::new(0, d, vec![radio(st, true)]);
+                    let mut port = Port::new(0, d, vec![radio(st, true)], &w.acs(false));
                     if w.rx_reorder {
                         port.reorder();
                     }

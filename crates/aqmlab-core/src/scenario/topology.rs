@@ -51,8 +51,17 @@ pub struct Topology {
 pub struct WifiSpec {
     pub stations: Vec<StationSpec>,
     /// How transmitters take turns: "equal" (equal opportunities, no collisions: the first
-    /// model) or "dcf" (per-transmitter backoff, collisions, doubling windows).
+    /// model), "dcf" (per-transmitter backoff, collisions, doubling windows, one queue) or
+    /// "edca" (WMM's four access categories per transmitter, picked by DSCP, `net::edca`).
     pub access: String,
+    /// With "edca": the access point's table of AC parameters, "ap" (its own queues' defaults,
+    /// hostapd's tx_queue) or "station" (the WMM parameters it advertises).
+    pub ap_edca: String,
+    /// With "edca": the stations' table ("station": the advertised WMM parameters; or "ap").
+    pub station_edca: String,
+    /// With "edca": whether the access point's driver aggregates the voice AC (minstrel_ht
+    /// starts no block-ack session for it).
+    pub aggregate_vo: bool,
     /// The AP's rate control towards each station: "fixed" (the station's `mcs`),
     /// "minstrel_ht" or "iwlwifi" (over MCS 0 to the station's `mcs`).
     pub rate_control: String,
@@ -81,8 +90,9 @@ pub struct WifiSpec {
     pub hw_aggregates: u32,
     pub retries: u32,
     /// Whether each receiver hands a block-ack session's frames on in sequence order (mac80211's
-    /// reorder buffer, `net::reorder`), as every 802.11n receiver does; false (the first model):
-    /// each subframe goes on as it arrives, so a retried one arrives after its successors.
+    /// reorder buffer, `net::reorder`), as every 802.11n receiver does (the default); false (the
+    /// first model): each subframe goes on as it arrives, so a retried one arrives after its
+    /// successors.
     pub rx_reorder: bool,
     /// How the access point's driver picks the station of its next aggregate: "fifo" (round
     /// robin, ath9k before airtime fairness) or "airtime" (mac80211's airtime deficit round
@@ -115,6 +125,9 @@ impl Default for WifiSpec {
         WifiSpec {
             stations: Vec::new(),
             access: "equal".into(),
+            ap_edca: "ap".into(),
+            station_edca: "station".into(),
+            aggregate_vo: false,
             rate_control: "fixed".into(),
             per_slope: 1.5,
             width: 20,
@@ -131,7 +144,7 @@ impl Default for WifiSpec {
             driver_limit: 123,
             hw_aggregates: 2,
             retries: 30,
-            rx_reorder: false,
+            rx_reorder: true,
             scheduler: "fifo".into(),
             airtime_quantum: Dur(256 * crate::units::US),
             aql: false,
@@ -191,6 +204,8 @@ pub struct DriverSpec {
     pub hw_aggregates: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_vo: Option<bool>,
 }
 
 fn default_rate_control() -> String {
@@ -229,7 +244,22 @@ impl WifiSpec {
             driver_limit: self.driver_limit,
             hw_aggregates: self.hw_aggregates,
             retries: self.retries,
+            aggregate_vo: self.aggregate_vo,
         }
+    }
+
+    /// The access categories of the access point (`ap`) or of a station: the medium's one
+    /// without EDCA, else the four of the role's table.
+    pub fn acs(&self, ap: bool) -> Vec<crate::net::edca::AcParams> {
+        use crate::net::edca::EdcaTable;
+        if crate::net::wifi::Access::parse(&self.access) != Some(crate::net::wifi::Access::Edca) {
+            return vec![self.mac().ac()];
+        }
+        let table = if ap { &self.ap_edca } else { &self.station_edca };
+        EdcaTable::parse(table)
+            .expect("validated: edca table")
+            .params()
+            .to_vec()
     }
 
     /// A station's driver: its own values over the AP's.
@@ -243,6 +273,7 @@ impl WifiSpec {
             driver_limit: d.driver_limit.unwrap_or(ap.driver_limit),
             hw_aggregates: d.hw_aggregates.unwrap_or(ap.hw_aggregates),
             retries: d.retries.unwrap_or(ap.retries),
+            aggregate_vo: d.aggregate_vo.unwrap_or(ap.aggregate_vo),
         }
     }
 

@@ -873,6 +873,25 @@ impl WifiSpec {
                 ),
             );
         }
+        let tables = crate::net::edca::EdcaTable::NAMES;
+        for (k, v) in [("ap_edca", &self.ap_edca), ("station_edca", &self.station_edca)] {
+            if !tables.contains(&v.as_str()) {
+                return err(
+                    key(k),
+                    format!("{v:?} is not allowed; allowed: {}", tables.join(", ")),
+                );
+            }
+        }
+        if self.access == "edca" {
+            for (k, v, plain) in [("scheduler", &self.scheduler, "fifo"), ("txq", &self.txq, "fifo")] {
+                if v != plain {
+                    return err(
+                        key(k),
+                        format!("{v:?} is not allowed with access = \"edca\"; allowed: {plain:?} (per-AC mac80211 queues are not modelled)"),
+                    );
+                }
+            }
+        }
         let schedulers = crate::net::airtime::Scheduler::NAMES;
         if !schedulers.contains(&self.scheduler.as_str()) {
             return err(

@@ -413,7 +413,19 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
         ),
         (
             with(&["topology", "wifi", "access"], json!("csma")),
-            "topology.wifi.access: \"csma\" is not allowed; allowed: equal, dcf",
+            "topology.wifi.access: \"csma\" is not allowed; allowed: equal, dcf, edca",
+        ),
+        (
+            with(&["topology", "wifi", "ap_edca"], json!("qap")),
+            "topology.wifi.ap_edca: \"qap\" is not allowed; allowed: ap, station",
+        ),
+        (
+            {
+                let mut sc = with(&["topology", "wifi", "access"], json!("edca"));
+                sc["topology"]["wifi"]["scheduler"] = json!("airtime");
+                sc
+            },
+            "topology.wifi.scheduler: \"airtime\" is not allowed with access = \"edca\"; allowed: \"fifo\"",
         ),
         (
             with(&["topology", "wifi", "rate_control"], json!("arf")),

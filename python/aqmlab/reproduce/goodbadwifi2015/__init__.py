@@ -21,8 +21,9 @@ Series (scenario files in ``scenarios/goodbadwifi2015/``):
   goodputs, each one's mean goodput, their total and each one's retransmission timeouts.
 * ``wifi``: every test the study ran over WiFi (RRUL, VoIP beside one upload and beside RRUL,
   web unloaded and beside either) over an 802.11n link behind 100/100 Mb/s (``wifi_rrul.toml``:
-  the ath9k AP with Minstrel HT, the iwlwifi 5100 client, DCF contention), the tested qdisc on
-  both WiFi interfaces; each test's flows are those of its wired file, its runs on link "wifi".
+  the ath9k AP with Minstrel HT, the iwlwifi 5100 client, EDCA with WMM's four access
+  categories), the tested qdisc on both WiFi interfaces; each test's flows are those of its
+  wired file, its runs on link "wifi".
 * ``web``: Flent's http-getter fetching a page every second (``webpage`` flow: a name lookup,
   the main document, the objects over 4 workers), the small (56 kB in 3 requests) or large page
   (3 MB in 110 requests), unloaded, beside one TCP upload (``1up``) or beside RRUL (``rrul``):
