@@ -39,6 +39,6 @@ mod harness;
 pub use config::{DataEcn, DelAck, Name, RcvWindow, Rwnd, TcpConfig, TsoSegs};
 pub use connection::{new_connection, try_new_connection};
 pub use profiles::{profile, TcpProfile, PROFILES};
-pub use read::{keys, read_config};
+pub use read::read_config;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;

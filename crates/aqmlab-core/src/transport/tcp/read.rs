@@ -5,7 +5,7 @@
 use super::config::{Rwnd, TcpConfig};
 use super::profiles::profile;
 use crate::packet::EcnMode;
-use crate::params::{self, read, Params};
+use crate::params::{read, Params};
 use crate::transport::cc::registry::{cc_params, lookup as lookup_cc, needs_accecn};
 use crate::transport::cc::CcContext;
 use crate::units::fmt_time;
@@ -140,11 +140,6 @@ fn own_ecn(cc: &str) -> Option<&'static str> {
     needs_accecn(cc).then_some("accecn")
 }
 
-/// The TCP keys, in declaration order.
-pub fn keys() -> &'static [&'static str] {
-    params::keys::<TcpConfig>()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,7 +148,7 @@ mod tests {
     #[test]
     fn every_tcp_key_has_its_help() {
         let docs = crate::params::Group::of::<TcpConfig>().docs();
-        assert_eq!(docs.len(), keys().len());
+        assert_eq!(docs.len(), crate::params::keys::<TcpConfig>().len());
         for d in docs {
             assert!(!d.help.is_empty(), "{} has no doc comment", d.name);
         }
