@@ -28,6 +28,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod fq_sched;
 pub mod htb;
+pub mod mq;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod qprot;
