@@ -16,7 +16,7 @@
 
 use crate::packet::{Dir, Ecn, PacketPool, PktId};
 use crate::queue::registry::AnyQdisc;
-use crate::queue::{mq, DropReason, Qdisc, QueueCtx, QueueEvent};
+use crate::queue::{DropReason, Qdisc, QueueCtx, QueueEvent};
 use crate::record::rows::LinkStats;
 use crate::record::{QueueColumns, Recorder, OUTCOME_DROP_BASE, OUTCOME_MARKED, OUTCOME_SENT};
 use crate::rng::Rng;
@@ -538,7 +538,7 @@ pub trait Hops {
     #[cold]
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
-        if self.parts().links[l].qdisc.mq_mut().is_some() {
+        if self.parts().links[l].qdisc.tx_queues() > 0 {
             self.wifi_fill_per_ac(l);
         } else {
             self.wifi_fill_root(l);
@@ -575,7 +575,7 @@ pub trait Hops {
     /// `TCQ_F_ONETXQUEUE` qdisc whose TX queue is stopped). Within one instant the ACs are
     /// served in index order; each has its own driver queue, so the order moves nothing.
     fn wifi_fill_per_ac(&mut self, l: usize) {
-        for ac in 0..mq::CHILDREN {
+        for ac in 0..self.parts().links[l].qdisc.tx_queues() {
             while self.parts().links[l]
                 .wifi
                 .as_ref()
@@ -584,8 +584,8 @@ pub trait Hops {
             {
                 let now = self.now();
                 let HopParts { links, pool, qev, .. } = self.parts();
-                let children = links[l].qdisc.mq_mut().expect("qdisc_placement mq");
-                let next = children.dequeue_child(ac, &mut QueueCtx { pool, events: qev }, now);
+                let ctx = &mut QueueCtx { pool, events: qev };
+                let next = links[l].qdisc.dequeue_tx_queue(ac, ctx, now);
                 let Some(id) = self.took(l, next, now) else {
                     break;
                 };

@@ -16,10 +16,11 @@
 //!   does not dequeue a `TCQ_F_ONETXQUEUE` qdisc whose queue is stopped
 //!   (`netif_xmit_frozen_or_stopped`), and a queue's wake (`netif_tx_wake_queue` ->
 //!   `__netif_schedule`, net/core/dev.c) reschedules only that queue's qdisc. The hop dequeues
-//!   a child with [`Mq::dequeue_child`] while that AC's driver queue has room (`net::mod`'s
+//!   a child with `Qdisc::dequeue_tx_queue` while that AC's driver queue has room (`net::mod`'s
 //!   `wifi_fill`); a full AC holds only its own child.
-//! - sch_mq itself has no dequeue; [`Qdisc::dequeue`] here serves the children in index order
-//!   (the hop never calls it: a WiFi hop dequeues per child).
+//! - sch_mq itself has no dequeue; `Qdisc::dequeue` here serves the children in index order
+//!   (the hop never calls it: a WiFi hop dequeues per child). The hop holds it as an
+//!   `AnyQdisc::External`, so the wired hot path's dispatch is untouched.
 //! - Counters per child (arrivals, departures, drops, counted from the drop events each child
 //!   reports), as `tc -s class show dev D` gives per `X:n` class (`mq_dump_class_stats`).
 
@@ -82,16 +83,6 @@ impl<Q: Qdisc> Mq<Q> {
     pub fn child(&self, k: usize) -> &Q {
         &self.children[k]
     }
-
-    /// Dequeues child `k` (its TX queue has room).
-    pub fn dequeue_child(&mut self, k: usize, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        let from = ctx.events.len();
-        let id = self.children[k].dequeue(ctx, now);
-        let s = &mut self.stats[k];
-        s.dropped += drops(ctx.events, from);
-        s.dequeued += id.is_some() as u64;
-        id
-    }
 }
 
 impl<Q: Qdisc> Qdisc for Mq<Q> {
@@ -105,7 +96,21 @@ impl<Q: Qdisc> Qdisc for Mq<Q> {
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
-        (0..CHILDREN).find_map(|k| self.dequeue_child(k, ctx, now))
+        (0..CHILDREN).find_map(|k| self.dequeue_tx_queue(k, ctx, now))
+    }
+
+    fn tx_queues(&self) -> usize {
+        CHILDREN
+    }
+
+    /// Dequeues child `k` (its TX queue has room).
+    fn dequeue_tx_queue(&mut self, k: usize, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        let from = ctx.events.len();
+        let id = self.children[k].dequeue(ctx, now);
+        let s = &mut self.stats[k];
+        s.dropped += drops(ctx.events, from);
+        s.dequeued += id.is_some() as u64;
+        id
     }
 
     fn backlog_bytes(&self) -> u64 {
@@ -191,8 +196,8 @@ mod tests {
             pool: &mut h.pool,
             events: &mut h.events,
         };
-        assert_eq!(q.dequeue_child(1, &mut ctx, 0), Some(be));
-        assert_eq!(q.dequeue_child(1, &mut ctx, 0), None);
+        assert_eq!(q.dequeue_tx_queue(1, &mut ctx, 0), Some(be));
+        assert_eq!(q.dequeue_tx_queue(1, &mut ctx, 0), None);
         assert_eq!(q.child(0).backlog_packets(), 2);
         let bk_stats = ChildStats {
             enqueued: 3,
@@ -229,7 +234,7 @@ mod tests {
                     pool: &mut h.pool,
                     events: &mut h.events,
                 };
-                q.dequeue_child((i as usize / 3) % CHILDREN, &mut ctx, i as Time);
+                q.dequeue_tx_queue((i as usize / 3) % CHILDREN, &mut ctx, i as Time);
             }
         }
         let mut total = 0;

@@ -5,8 +5,8 @@
 //! discipline's file shares are in `mod.rs`; no discipline's file uses this one.
 
 use super::{
-    blue, cake, choke, codel, drr, dualpi2, fifo, fq_codel, fq_pie, htb, mq, pfifo_fast, pie, red, sch_fq,
-    sfq, sfq_codel, Built, LinkInfo, Qdisc, QdiscInfo, QueueCtx, ShaperState, LINK_KEY,
+    blue, cake, choke, codel, drr, dualpi2, fifo, fq_codel, fq_pie, htb, pfifo_fast, pie, red, sch_fq, sfq,
+    sfq_codel, Built, LinkInfo, Qdisc, QdiscInfo, QueueCtx, ShaperState, LINK_KEY,
 };
 use crate::packet::PktId;
 use crate::params::{self, Group, ParamDoc};
@@ -70,14 +70,14 @@ impl Registered {
 /// Declares the closed set of disciplines from one list, one line per discipline type:
 /// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
 /// reference, parameter groups, constructor). From the list come the enum for static dispatch on
-/// the hot path (plus `Htb`, a hop's shaper over its qdisc, `Mq`, a WiFi hop's per-AC children, and `External`, a discipline built
-/// outside the core) and the registry, in list
+/// the hot path (plus `Htb`, a hop's shaper over its qdisc, and `External`, a discipline built
+/// outside the core or a WiFi hop's per-AC children, `mq`) and the registry, in list
 /// order. Adding a discipline = one file + its `pub mod` in `mod.rs` + one line in the list; the
 /// engine is untouched.
 macro_rules! qdiscs {
     ($($variant:ident => $file:ident :: $ty:ident),* $(,)?) => {
         /// Any discipline, dispatched statically.
-        pub enum AnyQdisc { $($variant($file::$ty),)* Htb(Box<htb::Htb<AnyQdisc>>), Mq(Box<mq::Mq<AnyQdisc>>), External(Box<dyn Qdisc>) }
+        pub enum AnyQdisc { $($variant($file::$ty),)* Htb(Box<htb::Htb<AnyQdisc>>), External(Box<dyn Qdisc>) }
 
         /// Calls `$call` on the discipline inside `$q`, whichever variant it is.
         macro_rules! each {
@@ -85,7 +85,6 @@ macro_rules! qdiscs {
                 match $q {
                     $(AnyQdisc::$variant($d) => $call,)*
                     AnyQdisc::Htb($d) => $call,
-                    AnyQdisc::Mq($d) => $call,
                     AnyQdisc::External($d) => $call,
                 }
             };
@@ -167,16 +166,11 @@ impl Qdisc for AnyQdisc {
     fn subqueues(&self) -> &'static [u8] {
         each!(self, q => q.subqueues())
     }
-}
-
-impl AnyQdisc {
-    /// The per-access-category children of a WiFi hop's `mq` placement, if it has them.
-    #[inline]
-    pub fn mq_mut(&mut self) -> Option<&mut mq::Mq<AnyQdisc>> {
-        match self {
-            AnyQdisc::Mq(m) => Some(m),
-            _ => None,
-        }
+    fn tx_queues(&self) -> usize {
+        each!(self, q => q.tx_queues())
+    }
+    fn dequeue_tx_queue(&mut self, k: usize, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        each!(self, q => q.dequeue_tx_queue(k, ctx, now))
     }
 }
 

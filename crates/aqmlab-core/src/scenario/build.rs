@@ -138,7 +138,7 @@ fn build_link(
         for k in 1..mq::CHILDREN {
             children.push(build(&format!("qdisc/{stream}/ac{k}"))?.0);
         }
-        AnyQdisc::Mq(Box::new(mq::Mq::new(children, crate::net::edca::ac_of)))
+        AnyQdisc::External(Box::new(mq::Mq::new(children, crate::net::edca::ac_of)))
     } else {
         leaf
     };
