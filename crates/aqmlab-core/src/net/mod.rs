@@ -300,6 +300,12 @@ pub trait Hops {
         let now = self.now();
         let HopParts { links, pool, qev, .. } = self.parts();
         let next = links[l].qdisc.dequeue(&mut QueueCtx { pool, events: qev }, now);
+        self.took(l, next, now)
+    }
+
+    /// Records what hop `l`'s qdisc handed out at `now` (`next`), after its drops and marks.
+    #[inline]
+    fn took(&mut self, l: usize, next: Option<PktId>, now: Time) -> Option<PktId> {
         self.queue_events(l);
         let id = next?;
         self.dequeued(id);
@@ -532,6 +538,69 @@ pub trait Hops {
     #[cold]
     fn wifi_fill(&mut self, l: usize) {
         let m = self.parts().links[l].wifi.as_ref().expect("a WiFi hop").medium as usize;
+        if self.parts().links[l].qdisc.tx_queues() > 0 {
+            self.wifi_fill_per_ac(l);
+        } else {
+            self.wifi_fill_root(l);
+        }
+        let now = self.now();
+        let HopParts { links, pool, qev, .. } = self.parts();
+        let port = links[l].wifi.as_mut().expect("a WiFi hop");
+        port.form(now, &mut QueueCtx { pool, events: qev });
+        self.mac_events(l);
+        self.medium_access(m);
+    }
+
+    /// The station packet `id` from hop `l`'s qdisc is for (the access point's destination; 0
+    /// at a station).
+    fn wifi_dest(&mut self, l: usize, id: PktId) -> usize {
+        let many = self.parts().links[l]
+            .wifi
+            .as_ref()
+            .expect("a WiFi hop")
+            .radios
+            .len()
+            > 1;
+        if many {
+            let flow = self.parts().pool.get(id).flow;
+            self.station(flow)
+        } else {
+            0
+        }
+    }
+
+    /// `qdisc_placement = "mq"` (`queue::mq`): each access category's child qdisc is dequeued
+    /// while that AC's driver queue is awake, and its packets go straight into that queue; a
+    /// stopped AC holds only its own child (sch_generic.c `dequeue_skb` skips a
+    /// `TCQ_F_ONETXQUEUE` qdisc whose TX queue is stopped). Within one instant the ACs are
+    /// served in index order; each has its own driver queue, so the order moves nothing.
+    fn wifi_fill_per_ac(&mut self, l: usize) {
+        for ac in 0..self.parts().links[l].qdisc.tx_queues() {
+            while self.parts().links[l]
+                .wifi
+                .as_ref()
+                .expect("a WiFi hop")
+                .ac_takes(ac)
+            {
+                let now = self.now();
+                let HopParts { links, pool, qev, .. } = self.parts();
+                let ctx = &mut QueueCtx { pool, events: qev };
+                let next = links[l].qdisc.dequeue_tx_queue(ac, ctx, now);
+                let Some(id) = self.took(l, next, now) else {
+                    break;
+                };
+                let dest = self.wifi_dest(l, id);
+                let HopParts { links, pool, qev, .. } = self.parts();
+                let port = links[l].wifi.as_mut().expect("a WiFi hop");
+                port.accept(dest, ac, id, now, &mut QueueCtx { pool, events: qev });
+                self.mac_events(l);
+            }
+        }
+    }
+
+    /// `qdisc_placement = "root"`: one qdisc over every AC, dequeued while the driver takes
+    /// packets (with EDCA: while no packet waits for a stopped AC, `wifi::Port::offer`).
+    fn wifi_fill_root(&mut self, l: usize) {
         if self.parts().links[l]
             .wifi
             .as_ref()
@@ -551,31 +620,13 @@ pub trait Hops {
             let Some(id) = self.dequeue(l) else {
                 break;
             };
-            let many = self.parts().links[l]
-                .wifi
-                .as_ref()
-                .expect("a WiFi hop")
-                .radios
-                .len()
-                > 1;
-            let dest = if many {
-                let flow = self.parts().pool.get(id).flow;
-                self.station(flow)
-            } else {
-                0
-            };
+            let dest = self.wifi_dest(l, id);
             let now = self.now();
             let HopParts { links, pool, qev, .. } = self.parts();
             let port = links[l].wifi.as_mut().expect("a WiFi hop");
             port.offer(dest, id, now, &mut QueueCtx { pool, events: qev });
             self.mac_events(l);
         }
-        let now = self.now();
-        let HopParts { links, pool, qev, .. } = self.parts();
-        let port = links[l].wifi.as_mut().expect("a WiFi hop");
-        port.form(now, &mut QueueCtx { pool, events: qev });
-        self.mac_events(l);
-        self.medium_access(m);
     }
 
     /// The drops and marks of a WiFi driver's queues (`net::txq`), whose packets already left

@@ -110,6 +110,11 @@ impl Access {
     }
 }
 
+/// Where a transmitter's qdisc sits above its EDCA queues (scenario
+/// `topology.wifi.qdisc_placement`): "root", one qdisc for every AC (a packet whose AC's queue is
+/// stopped holds it: `Port::offer`); "mq", one per AC (`queue::mq`, fed by `Hops::wifi_fill`).
+pub const QDISC_PLACEMENTS: [&str; 2] = ["root", "mq"];
+
 /// The medium's MAC parameters (scenario `topology.wifi`), every one with its source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MacParams {
@@ -398,7 +403,7 @@ impl Port {
     /// otherwise it is accepted.
     pub fn offer(&mut self, dest: usize, id: PktId, now: Time, ctx: &mut QueueCtx) {
         let ac = self.ac_of(ctx.dscp(id));
-        if self.acs.len() > 1 && self.acs[ac].pending >= self.driver.driver_limit {
+        if self.acs.len() > 1 && !self.ac_takes(ac) {
             self.stopped = Some((dest, id));
         } else {
             self.accept(dest, ac, id, now, ctx);
@@ -409,11 +414,17 @@ impl Port {
     pub fn wake(&mut self, now: Time, ctx: &mut QueueCtx) {
         if let Some((dest, id)) = self.stopped {
             let ac = self.ac_of(ctx.dscp(id));
-            if self.acs[ac].pending < self.driver.driver_limit {
+            if self.ac_takes(ac) {
                 self.stopped = None;
                 self.accept(dest, ac, id, now, ctx);
             }
         }
+    }
+
+    /// Whether access category `ac`'s queue is awake: fewer than `driver_limit` of its frames in
+    /// the driver (ath9k's `ath_txq_skb_done` wakes it below `txq_max_pending`).
+    pub fn ac_takes(&self, ac: usize) -> bool {
+        self.acs[ac].pending < self.driver.driver_limit
     }
 
     /// Puts a packet from the qdisc into the software queue of its destination and AC, or into

@@ -28,6 +28,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod fq_sched;
 pub mod htb;
+pub mod mq;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod qprot;
@@ -238,6 +239,16 @@ pub trait Qdisc {
     /// given before each timer call on a hop that has one: DOCSIS-PIE's delay estimate reads
     /// it (`pie.rs`, `estimator = "token_bucket"` or `"token_bucket_last_request"`).
     fn shaper_state(&mut self, _s: ShaperState) {}
+    /// The TX queues it has a child qdisc for, each dequeued apart (`mq`: one per WiFi access
+    /// category); 0 for a discipline with one queue.
+    fn tx_queues(&self) -> usize {
+        0
+    }
+    /// The next packet for TX queue `k`: its child's (`mq`); a discipline with one queue serves
+    /// every TX queue from it.
+    fn dequeue_tx_queue(&mut self, _k: usize, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        self.dequeue(ctx, now)
+    }
     /// The sub-queues it reports its packets in (codes into [`SUBQUEUES`], set in
     /// `Packet::subq` at enqueue), each summarised apart; none by default.
     fn subqueues(&self) -> &'static [u8] {

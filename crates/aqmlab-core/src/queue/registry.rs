@@ -71,7 +71,7 @@ impl Registered {
 /// `Variant => file::Type`, where `file::INFO` holds its registry entries (name, summary,
 /// reference, parameter groups, constructor). From the list come the enum for static dispatch on
 /// the hot path (plus `Htb`, a hop's shaper over its qdisc, and `External`, a discipline built
-/// outside the core) and the registry, in list
+/// outside the core or a WiFi hop's per-AC children, `mq`) and the registry, in list
 /// order. Adding a discipline = one file + its `pub mod` in `mod.rs` + one line in the list; the
 /// engine is untouched.
 macro_rules! qdiscs {
@@ -165,6 +165,12 @@ impl Qdisc for AnyQdisc {
     }
     fn subqueues(&self) -> &'static [u8] {
         each!(self, q => q.subqueues())
+    }
+    fn tx_queues(&self) -> usize {
+        each!(self, q => q.tx_queues())
+    }
+    fn dequeue_tx_queue(&mut self, k: usize, ctx: &mut QueueCtx, now: Time) -> Option<PktId> {
+        each!(self, q => q.dequeue_tx_queue(k, ctx, now))
     }
 }
 

@@ -24,7 +24,7 @@ use crate::net::wifi::{Driver, Medium, Port};
 use crate::net::{DelaySteps, Delivery, Link, Tfifo};
 use crate::packet::Dir;
 use crate::queue::registry::{self, AnyQdisc, ExternalQdiscs};
-use crate::queue::{htb, LinkInfo, Qdisc, SUBQUEUES};
+use crate::queue::{htb, mq, LinkInfo, Qdisc, SUBQUEUES};
 use crate::record::rows::{FlowReport, FlowRow, LinkRow, LinkStats, PageRow, ProbeRow, WebRow};
 use crate::record::tables::Recorded;
 use crate::record::Recorder;
@@ -110,6 +110,7 @@ fn build_link(
     stream: &str,
     schedule: Vec<(Time, u64)>,
     path: &PathInfo,
+    per_ac: bool,
 ) -> Result<(Link, super::QdiscSpec), String> {
     let PathInfo { mtu, seed, ext, .. } = *path;
     let spec = hop.spec;
@@ -124,9 +125,23 @@ fn build_link(
         limit: spec.limit.map(|l| l.0),
     };
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
-    let rng = Rng::stream(seed, &format!("qdisc/{stream}"));
     let key = format!("{}.qdisc", hop.key);
-    let (leaf, resolved) = registry::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)?;
+    let build = |rng: &str| {
+        let rng = Rng::stream(seed, rng);
+        registry::build_with(&spec.qdisc.kind, &params, &info, rng, &key, ext)
+    };
+    let (leaf, resolved) = build(&format!("qdisc/{stream}"))?;
+    // `per_ac` (qdisc_placement "mq"): the same discipline once per access category, the first
+    // on the hop's stream
+    let leaf = if per_ac {
+        let mut children = vec![leaf];
+        for k in 1..mq::CHILDREN {
+            children.push(build(&format!("qdisc/{stream}/ac{k}"))?.0);
+        }
+        AnyQdisc::External(Box::new(mq::Mq::new(children, crate::net::edca::ac_of)))
+    } else {
+        leaf
+    };
     check_token_bucket_estimator(&key, &spec.qdisc.kind, &resolved, spec)?;
     let (qdisc, shaper_line) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
     // a DOCSIS upstream's grants leave at its channel's rate (validated: no shaper with it)
@@ -335,7 +350,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     // The first host keeps the hop's streams, so one host is the hop.
                     let name = format!("{}/{host}", h.name);
                     let stream = if k == 0 { h.name.clone() } else { name.clone() };
-                    let (l, q) = build_link(h, name, &stream, r.0.clone(), &path)?;
+                    let (l, q) = build_link(h, name, &stream, r.0.clone(), &path, false)?;
                     if k == 0 {
                         hosts[h.dir.index()].push(links.len() as u32);
                         first = Some((l, q));
@@ -347,14 +362,21 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 l.parallel = h.spec.hosts.len() > 1;
                 (l, q)
             }
-            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), &path)?,
+            (Some(r), _) => build_link(h, h.name.clone(), &h.name, r.0.clone(), &path, false)?,
             (None, Dir::Down) => {
                 // The fastest station's: the most the AP can carry, so utilisation stays <= 1.
                 let w = wifi.expect("validated: a medium");
                 let d = w.driver();
                 let rate = w.stations.iter().map(|st| nominal(&d, st.mcs)).max();
                 let rate = rate.expect("validated: stations");
-                let (mut l, q) = build_link(h, h.name.clone(), &h.name, vec![(0, rate)], &path)?;
+                let (mut l, q) = build_link(
+                    h,
+                    h.name.clone(),
+                    &h.name,
+                    vec![(0, rate)],
+                    &path,
+                    w.per_ac_qdisc(),
+                )?;
                 let radios = w.stations.iter().map(|st| radio(st, false)).collect();
                 let mut port = Port::new(0, d, radios, &w.acs(true));
                 port.airtime = w.airtime().map(Box::new);
@@ -379,7 +401,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     let name = format!("{}/{}", h.name, st.name);
                     let d = w.station_driver(st);
                     let rate = nominal(&d, st.up_mcs.unwrap_or(st.mcs));
-                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path)?;
+                    let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path, w.per_ac_qdisc())?;
                     let mut port = Port::new(0, d, vec![radio(st, true)], &w.acs(false));
                     if w.rx_reorder {
                         port.reorder();

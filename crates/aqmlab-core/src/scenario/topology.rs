@@ -62,6 +62,11 @@ pub struct WifiSpec {
     /// With "edca": whether the access point's driver aggregates the voice AC (minstrel_ht
     /// starts no block-ack session for it).
     pub aggregate_vo: bool,
+    /// With "edca": where each transmitter's qdisc sits. "root" (one qdisc in front of the four
+    /// AC queues; a packet whose AC queue is stopped holds it, `dev_requeue_skb`) or "mq" (one
+    /// instance of the hop's qdisc per AC, each fed only its AC's packets and dequeued only for
+    /// its AC's queue, as Linux's default sch_mq; `queue::mq`).
+    pub qdisc_placement: String,
     /// The AP's rate control towards each station: "fixed" (the station's `mcs`),
     /// "minstrel_ht" or "iwlwifi" (over MCS 0 to the station's `mcs`).
     pub rate_control: String,
@@ -128,6 +133,7 @@ impl Default for WifiSpec {
             ap_edca: "ap".into(),
             station_edca: "station".into(),
             aggregate_vo: false,
+            qdisc_placement: "root".into(),
             rate_control: "fixed".into(),
             per_slope: 1.5,
             width: 20,
@@ -233,6 +239,11 @@ impl WifiSpec {
             cw_max: self.cw_max,
             ack_n_dbps,
         }
+    }
+
+    /// Whether each transmitter has one qdisc per access category (`qdisc_placement = "mq"`).
+    pub fn per_ac_qdisc(&self) -> bool {
+        self.qdisc_placement == "mq"
     }
 
     /// The AP's driver.

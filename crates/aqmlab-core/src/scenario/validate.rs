@@ -882,6 +882,26 @@ impl WifiSpec {
                 );
             }
         }
+        let placements = crate::net::wifi::QDISC_PLACEMENTS;
+        if !placements.contains(&self.qdisc_placement.as_str()) {
+            return err(
+                key("qdisc_placement"),
+                format!(
+                    "{:?} is not allowed; allowed: {}",
+                    self.qdisc_placement,
+                    placements.join(", ")
+                ),
+            );
+        }
+        if self.qdisc_placement != "root" && self.access != "edca" {
+            return err(
+                key("qdisc_placement"),
+                format!(
+                    "{:?} is not allowed with access = {:?}; allowed: \"root\" (one queue per transmitter), or access = \"edca\"",
+                    self.qdisc_placement, self.access
+                ),
+            );
+        }
         if self.access == "edca" {
             for (k, v, plain) in [("scheduler", &self.scheduler, "fifo"), ("txq", &self.txq, "fifo")] {
                 if v != plain {

@@ -305,6 +305,62 @@ fn the_qdisc_sees_only_part_of_the_queue() {
     assert!(subframes(&small) < subframes(&r) / 2.0 && util(&small) < util(&r));
 }
 
+/// EDCA at the AP with `placement`: background UDP (CS1) at twice the link's rate through a
+/// 1000-packet pfifo, and a best-effort ping (CS0) every 50 ms.
+fn background_with_ping(placement: &str) -> build::RunResult {
+    let sc = json!({
+        "name": "wifi", "duration": "20s",
+        "topology": {
+            "rtt": "20ms",
+            "wifi": {"stations": [{"name": "laptop", "mcs": 7}], "access": "edca",
+                     "qdisc_placement": placement},
+            "hops": [
+                {"name": "air", "direction": "up", "wifi": true, "qdisc": "pfifo", "limit": "1000p"},
+                {"name": "wan", "direction": "up", "rate": "1Gbps"},
+                {"name": "isp", "direction": "down", "rate": "1Gbps"},
+                {"name": "ap", "direction": "down", "wifi": true, "qdisc": "pfifo", "limit": "1000p"},
+            ]
+        },
+        "flows": [
+            {"kind": "udp", "direction": "down", "rate": "130Mbps", "packet_size": "1500B", "dscp": "CS1"},
+            {"kind": "ping", "interval": "50ms", "dscp": "CS0"}
+        ],
+        "record": {"level": "summary"}
+    });
+    run(sc)
+}
+
+#[test]
+fn with_mq_a_full_background_queue_no_longer_holds_best_effort() {
+    // One root pfifo: the ping waits behind the 1000 background packets the qdisc holds while
+    // BK's driver queue is stopped, 1000 x 1500 B at MCS 7's ~55 Mb/s = ~218 ms. With mq the
+    // ping has its own pfifo and its own (empty) driver queue: it waits at most for the BK
+    // aggregate on the air (<= 4 ms) and its own contention.
+    let drain_ms = 1000.0 * 1500.0 * 8.0 / 55e6 * 1e3;
+    let root = background_with_ping("root");
+    let base = root.flows[1].base_rtt as f64 / 1e6;
+    let root_induced = median_rtt_after_10s(&root) - base;
+    assert!(root_induced > 0.5 * drain_ms, "root: {root_induced} ms");
+    let mq = background_with_ping("mq");
+    let mq_induced = median_rtt_after_10s(&mq) - base;
+    assert!(mq_induced < 10.0, "mq: {mq_induced} ms");
+    // The children's counters: every arrival counted once, in its category's child; the
+    // background child drops what the hop drops, the best-effort one nothing.
+    let ap = link(&mq, "ap");
+    let count = |ac: &str, what: &str| diag(ap, &format!("mq_{ac}_{what}"));
+    let enqueued: f64 = ["bk", "be", "vi", "vo"]
+        .iter()
+        .map(|ac| count(ac, "enqueued"))
+        .sum();
+    assert_eq!(enqueued, ap.stats.arrivals as f64);
+    assert_eq!(count("vi", "enqueued") + count("vo", "enqueued"), 0.0);
+    assert_eq!(count("bk", "dropped"), ap.stats.total_drops() as f64);
+    assert!(count("bk", "dropped") > 0.0);
+    assert_eq!(count("be", "dropped"), 0.0);
+    let pings = mq.probes.iter().filter(|p| p.reply.is_some()).count() as f64;
+    assert!(count("be", "dequeued") >= pings && count("be", "enqueued") <= count("be", "dequeued") + 1.0);
+}
+
 #[test]
 fn frame_errors_are_retried_and_dropped_after_the_retry_limit() {
     // 10 Mb/s down to a station with a 10% frame error rate: every packet arrives (30 retries
@@ -414,6 +470,14 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
         (
             with(&["topology", "wifi", "access"], json!("csma")),
             "topology.wifi.access: \"csma\" is not allowed; allowed: equal, dcf, edca",
+        ),
+        (
+            with(&["topology", "wifi", "qdisc_placement"], json!("leaf")),
+            "topology.wifi.qdisc_placement: \"leaf\" is not allowed; allowed: root, mq",
+        ),
+        (
+            with(&["topology", "wifi", "qdisc_placement"], json!("mq")),
+            "topology.wifi.qdisc_placement: \"mq\" is not allowed with access = \"equal\"; allowed: \"root\" (one queue per transmitter), or access = \"edca\"",
         ),
         (
             with(&["topology", "wifi", "ap_edca"], json!("qap")),
