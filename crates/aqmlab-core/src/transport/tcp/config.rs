@@ -90,10 +90,10 @@ pub struct TcpConfig {
     /// resolved to bytes, at most 1 GiB (65535 << 14, RFC 7323 2.3). The window advertised
     /// throughout with `rcv_window` "fixed"; the most the window may reach with "linux".
     pub rwnd: Rwnd,
-    /// How the receiver sizes the window it advertises: "fixed" (`rwnd`) or "linux" (Linux
+    /// How the receiver sizes the window it advertises: "fixed" (`rwnd`), "linux" (Linux
     /// 6.18's receive-buffer auto-tuning, tcp_rcv_space_adjust and tcp_grow_window: the window
     /// opens near 64 KB and widens with what the application reads per round trip;
-    /// `rcvbuf.rs`).
+    /// `rcvbuf.rs`) or "linux_5" (the same in Linux 5.x's rules).
     pub rcv_window: RcvWindow,
     /// "linux": the receive buffer a connection starts with (net.ipv4.tcp_rmem[1]).
     #[serde(with = "as_size")]
@@ -236,6 +236,10 @@ pub enum RcvWindow {
     Fixed,
     /// Linux 6.18's receive-buffer auto-tuning (`rcvbuf.rs`).
     Linux,
+    /// Linux 5.x's: the buffer grows by whole segments of estimated memory and
+    /// half of it is window (tcp_adv_win_scale 1), without the measured ratio (`rcvbuf.rs`).
+    #[serde(rename = "linux_5")]
+    Linux5,
 }
 
 /// The ECN field a connection puts on its new data segments (the TCP key `data_ecn`).

@@ -39,8 +39,23 @@
 //! application reads at once, so the receive queue is empty at each read and the buffer holds
 //! only the segment being processed and the out-of-order data; `rwnd` caps the window clamp (as
 //! TCP_WINDOW_CLAMP would).
+//!
+//! `rcv_window = "linux_5"` follows the same functions as the 5.x series has them (read in a 5.x
+//! net/ipv4/tcp_input.c, include/net/tcp.h and net/ipv4/tcp_output.c; the rules the L4S team's
+//! 2020 kernel inherited). The rest is shared; these differ, each marked `linux_5` below:
+//! * No measured ratio: the window is the buffer less its 2^tcp_adv_win_scale-th part
+//!   (include/net/tcp.h tcp_win_from_space, tcp_adv_win_scale 1: space - space / 2), whatever
+//!   the segments' memory (tcp_measure_rcv_mss only tracks rcv_mss).
+//! * tcp_rcv_space_adjust: window = 2 x read + 16 segments (advmss), plus twice that times
+//!   (read - last) / last; the buffer is that many whole segments (rounded down) of the memory
+//!   one is budgeted, SKB_TRUESIZE(advmss + MAX_TCP_HEADER) raised by 128 until half of it holds
+//!   a segment; at most tcp_rmem[2]. Out-of-order data neither adds a span nor grows the buffer
+//!   (tcp_data_queue_ofo calls tcp_grow_window only).
+//! * tcp_rcv_rtt_update smooths every timestamp sample by 1/8, lower ones too (a window-based
+//!   sample still only lowers); tcp_rcv_rtt_measure_ts counts a 0 ms sample as 1 ms.
+//! * tcp_init_buffer_space: the first measure is min(rcv_wnd, 10 segments), rcv_ssthresh aside.
 
-use super::config::TcpConfig;
+use super::config::{RcvWindow, TcpConfig};
 use crate::units::Time;
 
 /// TCP_DEFAULT_SCALING_RATIO: half of the buffer's memory counted as window.
@@ -51,6 +66,14 @@ const INIT_SPACE_SEGS: u64 = 10;
 const GROW_MIN_LEN: u64 = 128;
 /// The largest window scale (TCP_MAX_WSCALE, RFC 7323 2.3).
 const MAX_WSCALE: u32 = 14;
+/// `linux_5`: the memory SKB_TRUESIZE adds to a segment on x86-64 with 64-byte cache lines:
+/// SKB_DATA_ALIGN(sizeof(struct sk_buff)) 256 + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+/// 320 (include/linux/skbuff.h).
+const SKB_OVERHEAD: u64 = 576;
+/// `linux_5`: MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + MAX_HEADER) with MAX_HEADER 176 (a
+/// distribution config: LL_MAX_HEADER 128 with wireless, + 48 with tunnels; include/net/tcp.h,
+/// include/linux/netdevice.h).
+const MAX_TCP_HEADER: u64 = 320;
 /// net.core.rmem_max's default (SK_RMEM_MAX, 212992 bytes with 4 KiB pages): one bound of the
 /// window scale (tcp_select_initial_window).
 const RMEM_MAX: u64 = 212_992;
@@ -65,6 +88,8 @@ pub struct Advertised {
 /// Linux's receive-buffer state of one connection (names as tcp_sock's).
 #[derive(Clone, Debug)]
 pub struct LinuxWindow {
+    /// `rcv_window = "linux_5"`: Linux 5.x's rules where they differ.
+    linux5: bool,
     advmss: u64,
     wscale: u32,
     /// A segment's memory (`rcv_truesize`) and the ratio a full-sized one gives.
@@ -105,12 +130,23 @@ fn align_up(x: u64, unit: u64) -> u64 {
     x.div_ceil(unit) * unit
 }
 
+/// tcp_win_from_space: the window `space` bytes of buffer give.
+fn win_from_space(linux5: bool, ratio: u64, space: u64) -> u64 {
+    if linux5 {
+        // linux_5: include/net/tcp.h tcp_win_from_space, tcp_adv_win_scale 1
+        space - (space >> 1)
+    } else {
+        (space * ratio) >> 8
+    }
+}
+
 impl LinuxWindow {
     pub fn new(cfg: &TcpConfig) -> LinuxWindow {
         let advmss = cfg.mss as u64;
         let rcvbuf = cfg.rcvbuf;
+        let linux5 = cfg.rcv_window == RcvWindow::Linux5;
         // tcp_select_initial_window: the space at the default ratio, whole segments.
-        let space = (rcvbuf * DEFAULT_RATIO) >> 8;
+        let space = win_from_space(linux5, DEFAULT_RATIO, rcvbuf);
         let rcv_wnd = if space > advmss {
             space - space % advmss
         } else {
@@ -119,6 +155,7 @@ impl LinuxWindow {
         let scale_space = space.max(cfg.rcvbuf_max).max(RMEM_MAX);
         let wscale = (scale_space.ilog2().saturating_sub(15)).min(MAX_WSCALE);
         LinuxWindow {
+            linux5,
             advmss,
             wscale,
             truesize: cfg.rcv_truesize,
@@ -145,7 +182,7 @@ impl LinuxWindow {
     }
 
     fn win_from_space(&self, space: u64) -> u64 {
-        (space * self.ratio) >> 8
+        win_from_space(self.linux5, self.ratio, space)
     }
 
     fn space_from_win(&self, win: u64) -> u64 {
@@ -168,11 +205,15 @@ impl LinuxWindow {
         if self.window_clamp > 2 * self.advmss && self.window_clamp + self.advmss > maxwin {
             self.window_clamp = (2 * self.advmss).max(maxwin.saturating_sub(self.advmss));
         }
+        // linux_5: tcp_init_buffer_space takes the measure before rcv_ssthresh is clamped and
+        // without it
+        let first = if self.linux5 {
+            self.rcv_wnd
+        } else {
+            self.rcv_ssthresh.min(self.window_clamp).min(self.rcv_wnd)
+        };
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
-        self.space = self
-            .rcv_ssthresh
-            .min(self.rcv_wnd)
-            .min(INIT_SPACE_SEGS * self.advmss);
+        self.space = first.min(INIT_SPACE_SEGS * self.advmss);
         self.space_seq = rcv_nxt;
         self.space_time_us = us(now);
     }
@@ -180,9 +221,11 @@ impl LinuxWindow {
     /// tcp_rcv_rtt_update: `sample_us`, window-based or from a timestamp.
     fn rtt_update(&mut self, sample_us: u64, win_dep: bool) {
         let m = sample_us << 3;
-        if self.rtt_us8 == 0 || m < self.rtt_us8 {
+        if self.rtt_us8 == 0 || (m < self.rtt_us8 && (win_dep || !self.linux5)) {
             self.rtt_us8 = m;
         } else if !win_dep {
+            // linux_5 (tcp_rcv_rtt_update): a timestamp sample moves the estimate by 1/8 either
+            // way
             self.rtt_us8 = self.rtt_us8 - (self.rtt_us8 >> 3) + sample_us;
         }
     }
@@ -197,7 +240,11 @@ impl LinuxWindow {
         }
         self.last_tsecr = Some(ts_ecr);
         if len >= self.rcv_mss {
-            let delta = ms(now).saturating_sub(ms(ts_ecr));
+            let mut delta = ms(now).saturating_sub(ms(ts_ecr));
+            if self.linux5 {
+                // linux_5: tcp_rcv_rtt_measure_ts takes a 0 ms sample as 1 ms
+                delta = delta.max(1);
+            }
             if delta > 0 {
                 self.rtt_update(delta * 1_000, false);
             }
@@ -257,7 +304,8 @@ impl LinuxWindow {
     pub fn on_in_order(&mut self, len: u64, rcv_nxt: u64, ooo_bytes: u64, now: Time) -> bool {
         // tcp_measure_rcv_mss
         if len >= self.rcv_mss {
-            if len != self.rcv_mss && self.ratio != self.driver_ratio {
+            // linux_5 has no measured ratio
+            if !self.linux5 && len != self.rcv_mss && self.ratio != self.driver_ratio {
                 self.ratio = self.driver_ratio;
                 self.set_window_clamp(self.win_from_space(self.rcvbuf));
                 self.space = self.space.min(self.window_clamp);
@@ -287,7 +335,10 @@ impl LinuxWindow {
         rcv_nxt: u64,
     ) -> bool {
         let grew = sack && self.grow(len, self.held(ooo_bytes));
-        self.rcvbuf_grow(self.space, ooo_end.saturating_sub(rcv_nxt));
+        // linux_5: tcp_data_queue_ofo does not grow the buffer
+        if !self.linux5 {
+            self.rcvbuf_grow(self.space, ooo_end.saturating_sub(rcv_nxt));
+        }
         grew
     }
 
@@ -299,7 +350,9 @@ impl LinuxWindow {
             return;
         }
         let copied = rcv_nxt - self.space_seq;
-        if copied > self.space {
+        if copied > self.space && self.linux5 {
+            self.rcvbuf_grow_5(copied);
+        } else if copied > self.space {
             self.rcvbuf_grow(copied, ooo_span);
         }
         self.space_seq = rcv_nxt;
@@ -315,7 +368,28 @@ impl LinuxWindow {
         let grow = (rcvwin * (newval - old.min(newval))).checked_div(old);
         rcvwin += grow.unwrap_or(0) << 1;
         rcvwin += ooo_span;
-        let rcvbuf = self.space_from_win(rcvwin).min(self.rcvbuf_max);
+        self.raise_rcvbuf(self.space_from_win(rcvwin));
+    }
+
+    /// linux_5: tcp_rcv_space_adjust (net/ipv4/tcp_input.c, 5.x) after a round trip that read
+    /// `copied`, more than the last measure.
+    fn rcvbuf_grow_5(&mut self, copied: u64) {
+        let old = self.space;
+        self.space = copied;
+        let mut rcvwin = 2 * copied + 16 * self.advmss;
+        // slow start: let the sender double its rate
+        let grow = (rcvwin * (copied - old)).checked_div(old);
+        rcvwin += grow.unwrap_or(0) << 1;
+        let mut rcvmem = self.advmss + MAX_TCP_HEADER + SKB_OVERHEAD;
+        while self.win_from_space(rcvmem) < self.advmss {
+            rcvmem += 128;
+        }
+        self.raise_rcvbuf(rcvwin / self.advmss * rcvmem);
+    }
+
+    /// The buffer becomes `rcvbuf` (at most `rcvbuf_max`) if that is larger; the clamp follows.
+    fn raise_rcvbuf(&mut self, rcvbuf: u64) {
+        let rcvbuf = rcvbuf.min(self.rcvbuf_max);
         if rcvbuf > self.rcvbuf {
             self.rcvbuf = rcvbuf;
             self.window_clamp = self.win_from_space(rcvbuf).min(self.clamp_cap);
@@ -461,6 +535,97 @@ mod tests {
         let next = w.advertise(10_001, held);
         assert_eq!(next.wnd, align_up(1 + first - 10_001, 1024));
         assert!(next.end_quick);
+    }
+
+    fn linux5_cfg() -> TcpConfig {
+        TcpConfig {
+            rcv_window: RcvWindow::Linux5,
+            rcvbuf_max: 6 << 20,
+            ..rfc()
+        }
+    }
+
+    #[test]
+    fn linux_5_window_is_the_buffer_less_its_half_rounded_up() {
+        // tcp_win_from_space with tcp_adv_win_scale 1: space - (space >> 1); 2345 -> 1173 where
+        // 6.18's ratio 128 gives 2345 x 128 / 256 = 1172
+        assert_eq!(win_from_space(true, DEFAULT_RATIO, 2345), 1173);
+        assert_eq!(win_from_space(false, DEFAULT_RATIO, 2345), 1172);
+        assert_eq!(win_from_space(true, 200, 131_072), 65_536, "no ratio in 5.x");
+    }
+
+    #[test]
+    fn linux_5_starts_as_tcp_select_initial_window_and_tcp_init_buffer_space_did() {
+        // tcp_rmem[1] 131072: full space 131072 - 65536 = 65536, rounded down to whole 1448-byte
+        // segments 45 x 1448 = 65160; tcp_rmem[2] 6 MiB = 6291456 halves 7 times to 49152 <=
+        // 65535: scale 7
+        let mut w = LinuxWindow::new(&linux5_cfg());
+        assert_eq!((w.rcv_wnd, w.syn_window(), w.wscale), (65_160, 65_160, 7));
+        // tcp_init_buffer_space: clamp max(2 x 1448, 65536 - 1448) = 64088, the first measure
+        // min(65160, 10 x 1448) = 14480
+        w.establish(0, 1);
+        assert_eq!(
+            (w.window_clamp, w.rcv_ssthresh, w.space),
+            (64_088, 64_088, 14_480)
+        );
+    }
+
+    #[test]
+    fn linux_5_full_segments_leave_the_window_at_the_clamp() {
+        // No scaling_ratio: a veth segment (truesize 2304, half 1152 <= 1448) would grow
+        // rcv_ssthresh by 2 x 1448, but it already sits at the clamp 64088 (room 0), so nothing
+        // grows and no ACK is hastened; the window is 64088 rounded up to 128 (scale 7): 64128
+        let mut w = LinuxWindow::new(&linux5_cfg());
+        let mut nxt = 1;
+        let mut quick = 0;
+        for k in 0..20u64 {
+            let now = 100 * MS + k * MS;
+            w.on_segment(1448, 0, now, nxt);
+            nxt += 1448;
+            quick += w.on_in_order(1448, nxt, 0, now) as u32;
+        }
+        assert_eq!((w.ratio, w.window_clamp, w.rcv_ssthresh), (128, 64_088, 64_088));
+        assert_eq!(quick, 0);
+        assert_eq!(w.advertise(nxt, 0).wnd, 64_128);
+        // out-of-order data does not grow the buffer in 5.x (tcp_data_queue_ofo)
+        w.on_out_of_order(1448, true, 1448, nxt + 2 * 1448, nxt);
+        assert_eq!(w.rcvbuf, 131_072);
+    }
+
+    #[test]
+    fn linux_5_buffer_grows_by_whole_segments_of_budgeted_memory() {
+        // tcp_rcv_space_adjust (5.x) with advmss 1448. Segment memory: SKB_TRUESIZE(1448 + 320)
+        // = 1768 + 256 + 320 = 2344, whose half 1172 < 1448, so +128 five times: 2984 (1492).
+        let mut w = LinuxWindow::new(&linux5_cfg());
+        w.establish(0, 1);
+        // 28960 read after a measure of 14480: rcvwin = 2 x 28960 + 16 x 1448 = 81088, grow
+        // = 81088 x 14480 / 14480 = 81088, rcvwin = 81088 + 2 x 81088 = 243264 = 168 segments,
+        // rcvbuf = 168 x 2984 = 501312, clamp = 501312 - 250656 = 250656
+        w.rcvbuf_grow_5(28_960);
+        assert_eq!((w.rcvbuf, w.window_clamp, w.space), (501_312, 250_656, 28_960));
+        // 57920 after 28960: rcvwin = 115840 + 23168 = 139008, + 2 x 139008 = 417024 = 288
+        // segments: rcvbuf 288 x 2984 = 859392, clamp 429696
+        w.rcvbuf_grow_5(57_920);
+        assert_eq!((w.rcvbuf, w.window_clamp), (859_392, 429_696));
+        // 1 MB after 57920 asks for far more than tcp_rmem[2] = 6291456: capped, clamp half
+        w.rcvbuf_grow_5(1_000_000);
+        assert_eq!((w.rcvbuf, w.window_clamp), (6_291_456, 3_145_728));
+    }
+
+    #[test]
+    fn linux_5_receiver_rtt_smooths_lower_timestamp_samples_too() {
+        // tcp_rcv_rtt_update (5.x), the estimate kept x 8: 50 ms is 400000 us; a 40 ms
+        // timestamp sample gives 400000 - 400000/8 + 40000 = 390000 (48.75 ms), not 40 ms; a
+        // window-based 30 ms sample, lower, replaces it
+        let mut w = LinuxWindow::new(&linux5_cfg());
+        w.rtt_update(50_000, false);
+        w.rtt_update(40_000, false);
+        assert_eq!(w.rtt_us8, 390_000);
+        w.rtt_update(30_000, true);
+        assert_eq!(w.rtt_us8 >> 3, 30_000);
+        // tcp_rcv_rtt_measure_ts: a 0 ms timestamp sample counts as 1 ms: 30 - 30/8 + 1 ms
+        w.on_segment(1448, 5 * MS, 5 * MS, 1);
+        assert_eq!(w.rtt_us8, 240_000 - 30_000 + 1_000);
     }
 
     #[test]

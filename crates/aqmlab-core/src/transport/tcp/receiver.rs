@@ -118,7 +118,7 @@ impl TcpReceiver {
             acks_sent: 0,
             window: match cfg.rcv_window {
                 RcvWindow::Fixed => Window::Fixed(cfg.rwnd_bytes() as u32),
-                RcvWindow::Linux => Window::Linux(Box::new(LinuxWindow::new(cfg))),
+                RcvWindow::Linux | RcvWindow::Linux5 => Window::Linux(Box::new(LinuxWindow::new(cfg))),
             },
         }
     }
