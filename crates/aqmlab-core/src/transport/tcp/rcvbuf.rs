@@ -465,6 +465,19 @@ mod tests {
         );
     }
 
+    /// Feeds `n` full in-order segments 1 ms apart from 100 ms on (the application reading
+    /// each): the next sequence number and how many of them hastened an ACK.
+    fn in_order_segments(w: &mut LinuxWindow, n: u64) -> (u64, u32) {
+        let (mut nxt, mut quick) = (1, 0);
+        for k in 0..n {
+            let now = 100 * MS + k * MS;
+            w.on_segment(1448, 0, now, nxt);
+            nxt += 1448;
+            quick += w.on_in_order(1448, nxt, 0, now) as u32;
+        }
+        (nxt, quick)
+    }
+
     #[test]
     fn full_segments_open_the_window_to_the_clamp_a_veth_buffer_gives() {
         // Values of the kernel's tcp_rcvbuf_grow tracepoint for a download through a veth pair
@@ -472,14 +485,7 @@ mod tests {
         // rcv_ssthresh=80480 (the clamp less the 2304-byte segment being queued, 1440 at that
         // ratio), rcv_wnd=80896 (80480 rounded up to 1024, the unit of scale 10).
         let mut w = LinuxWindow::new(&linux_cfg());
-        let mut nxt = 1;
-        let mut quick = 0;
-        for k in 0..20u64 {
-            let now = 100 * MS + k * MS;
-            w.on_segment(1448, 0, now, nxt);
-            nxt += 1448;
-            quick += w.on_in_order(1448, nxt, 0, now) as u32;
-        }
+        let (nxt, quick) = in_order_segments(&mut w, 20);
         assert_eq!((w.ratio, w.window_clamp, w.rcv_ssthresh), (160, 81_920, 80_480));
         assert_eq!(w.advertise(nxt, 0).wnd, 80_896);
         // each segment grew rcv_ssthresh by 2 x 1448 until the room ran out: 65160 -> 80480
@@ -576,14 +582,7 @@ mod tests {
         // rcv_ssthresh by 2 x 1448, but it already sits at the clamp 64088 (room 0), so nothing
         // grows and no ACK is hastened; the window is 64088 rounded up to 128 (scale 7): 64128
         let mut w = LinuxWindow::new(&linux5_cfg());
-        let mut nxt = 1;
-        let mut quick = 0;
-        for k in 0..20u64 {
-            let now = 100 * MS + k * MS;
-            w.on_segment(1448, 0, now, nxt);
-            nxt += 1448;
-            quick += w.on_in_order(1448, nxt, 0, now) as u32;
-        }
+        let (nxt, quick) = in_order_segments(&mut w, 20);
         assert_eq!((w.ratio, w.window_clamp, w.rcv_ssthresh), (128, 64_088, 64_088));
         assert_eq!(quick, 0);
         assert_eq!(w.advertise(nxt, 0).wnd, 64_128);
