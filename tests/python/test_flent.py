@@ -175,15 +175,17 @@ def test_builtin_rrul_exports_flents_marked_series(tmp_path):
 
 def test_builtin_rtt_fair_shows_fifo_rtt_unfairness_and_exports_rtt_fair4be(tmp_path):
     """Loss-based TCP behind a FIFO shares by RTT (a flow's window grows once per RTT, and all
-    see the same drops): the four hosts' goodputs fall with their RTT, in both directions, and
-    Jain's index is well below 1. The run exports as Flent's rtt_fair4be."""
+    see the same drops): the 10 ms host gets the most and more than twice the 500 ms host's, which
+    gets the least, in both directions, and Jain's index is well below 1 (the 50 and 200 ms hosts
+    may come close: CUBIC's cubic region grows the window by time, not by RTT, RFC 9438 4.2). The
+    run exports as Flent's rtt_fair4be."""
     import aqmlab
     from aqmlab import store
 
     res = aqmlab.run("rtt_fair", duration="120s", warmup_s=10)
     for d in ("up", "down"):
         g = [f["goodput_mbps"] for f in res.summary["flows"] if f["direction"] == d]
-        assert g == sorted(g, reverse=True) and g[0] > 2 * g[-1], (d, g)
+        assert g[0] == max(g) and g[-1] == min(g) and g[0] > 2 * g[-1], (d, g)
         assert metrics.jain_index(g) < 0.9
     r = store.load_run(store.write_run(tmp_path, "rtt-1", res.tables, res.meta, res.summary))
     assert flent.guess_test(r) == "rtt_fair4be"

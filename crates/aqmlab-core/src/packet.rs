@@ -102,6 +102,9 @@ pub enum Kind {
 pub mod flags {
     pub const FIN: u16 = 0x01;
     pub const SYN: u16 = 0x02;
+    /// Push (RFC 9293 3.1): Linux sets it on the segment that ends an application write
+    /// (tcp_push's tcp_mark_push).
+    pub const PSH: u16 = 0x08;
     pub const ACK: u16 = 0x10;
     pub const ECE: u16 = 0x40;
     pub const CWR: u16 = 0x80;

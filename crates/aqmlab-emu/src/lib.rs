@@ -94,7 +94,8 @@ pub struct Stats {
 type FiveTuple = (u8, [u8; 4], [u8; 4], u16, u16);
 
 /// The TCP flags the packets table records (docs/tables.md `tcp_flags`).
-const TABLE_FLAGS: u16 = flags::FIN | flags::SYN | flags::ACK | flags::ECE | flags::CWR | flags::AE;
+const TABLE_FLAGS: u16 =
+    flags::FIN | flags::SYN | flags::PSH | flags::ACK | flags::ECE | flags::CWR | flags::AE;
 
 /// The pipes of one access group after the hops' (`Emu::pipes`): the client side's delay then
 /// the server side's for each direction, in the order a packet of that direction crosses them.

@@ -232,8 +232,9 @@ impl Recorded {
             ),
             (
                 "tcp_flags",
-                "TCP header flags: FIN 0x01, SYN 0x02, ACK 0x10, ECE 0x40, CWR 0x80, AE 0x100 \
-                 (RFC 9768); every TCP segment has SYN or ACK set, other packets 0",
+                "TCP header flags: FIN 0x01, SYN 0x02, PSH 0x08 (the kernel's senders in `aqmlab \
+                 emulate`; aqmlab's set none), ACK 0x10, ECE 0x40, CWR 0x80, AE 0x100 (RFC \
+                 9768); every TCP segment has SYN or ACK set, other packets 0",
                 Data::U16(field(&p.hdr, |h| h.tcp_flags)),
             ),
         ]);

@@ -172,6 +172,21 @@ pub struct TcpConfig {
     /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
     /// Off: only that segment's own ACK is immediate.
     pub ooo_quickack: bool,
+    /// Which lone segment the application's read ACKs at once (Linux tcp_cleanup_rbuf, when
+    /// tcp_measure_rcv_mss set ICSK_ACK_PUSHED, the read took everything in order and no
+    /// out-of-order data is held): "off" (none: it waits for a second segment or the delayed-ACK
+    /// timer), "short" (a segment shorter than the MSS, Linux before 6.6) or "psh" (also a
+    /// full-sized segment with PSH, the end of a sender's write: Linux 6.6 on, and 5.15.y /
+    /// 6.1.y, "tcp: fix delayed ACKs for MSS boundary condition").
+    pub push_ack: PushAck,
+    /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check, since 4.18): while
+    /// out-of-order data is held, the first three ACKs at one rcv_nxt go at once
+    /// (TCP_FASTRETRANS_THRESH, `dup_ack_counter`); later ones wait for a timer of min(1 ms,
+    /// RTT / 20) (tcp_comp_sack_delay_ns; RTT the receiver's estimate, or the handshake's if
+    /// lower) that fires at the end of its 100 us slack (tcp_comp_sack_slack_ns), or until 44
+    /// are held back (tcp_comp_sack_nr); any ACK sent ends the wait. Off: every out-of-order
+    /// segment is ACKed at once.
+    pub sack_compress: bool,
     /// Restart the window after an idle period longer than the RTO (RFC 5681 4.1, as Linux
     /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
     /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
@@ -240,6 +255,17 @@ pub enum RcvWindow {
     /// half of it is window (tcp_adv_win_scale 1), without the measured ratio (`rcvbuf.rs`).
     #[serde(rename = "linux_5")]
     Linux5,
+}
+
+/// Which lone segment a read ACKs at once (the TCP key `push_ack`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PushAck {
+    Off,
+    /// Shorter than the MSS.
+    Short,
+    /// Shorter than the MSS, or full-sized with PSH.
+    Psh,
 }
 
 /// The ECN field a connection puts on its new data segments (the TCP key `data_ecn`).

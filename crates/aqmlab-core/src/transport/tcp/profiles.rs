@@ -5,7 +5,7 @@
 //! kernel), and their registry ([`PROFILES`], [`profile`]).
 
 use super::accecn::ReceiverEcn;
-use super::config::{DataEcn, Name, Profile, RcvWindow, Rwnd, TcpConfig, TsoSegs};
+use super::config::{DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, TcpConfig, TsoSegs};
 use super::rto;
 use crate::packet::EcnMode;
 use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
@@ -95,6 +95,8 @@ pub(crate) fn rfc() -> TcpConfig {
         early_retransmit: false,
         quickack: 0,
         ooo_quickack: false,
+        push_ack: PushAck::Off,
+        sack_compress: false,
         idle_restart: false,
         cwnd_limited: false,
         rto_rearm: false,
@@ -153,6 +155,11 @@ pub(crate) fn linux() -> TcpConfig {
         early_retransmit: false,
         // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
         quickack: 16,
+        // tcp_input.c tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a short segment and, since
+        // 6.6, for a full one with PSH; tcp.c __tcp_cleanup_rbuf then ACKs it after the read.
+        push_ack: PushAck::Psh,
+        // net.ipv4.tcp_comp_sack_nr 44, tcp_comp_sack_delay_ns 1 ms, tcp_comp_sack_slack_ns 100 us.
+        sack_compress: true,
         idle_restart: true,
         // Current kernels keep the gate but track whether the window was used over the last
         // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
@@ -401,6 +408,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // out_of_window for duplicates); later kernels (5.x) keep it for duplicates only,
                 // which `linux` does not model.
                 ooo_quickack: true,
+                // 3.14's tcp_measure_rcv_mss flags only segments shorter than the MSS as pushed;
+                // SACK compression came with 4.18.
+                push_ack: PushAck::Short,
+                sack_compress: false,
                 ..linux()
             },
             // CUBIC in 3.14's own arithmetic (v3.14 tcp_cubic.c bictcp_update, bictcp_cong_avoid,

@@ -230,6 +230,11 @@ impl LinuxWindow {
         }
     }
 
+    /// The receiver's RTT estimate in microseconds x 8, 0 before the first sample (rcv_rtt_est).
+    pub fn rtt_us8(&self) -> u64 {
+        self.rtt_us8
+    }
+
     /// A segment with `len` bytes of data arrived echoing `ts_ecr` (tcp_rcv_rtt_measure_ts).
     pub fn on_segment(&mut self, len: u64, ts_ecr: Time, now: Time, rcv_nxt: u64) {
         if !self.established {

@@ -12,6 +12,11 @@
 //! receiver (ECE on every ACK from a CE mark until a CWR arrives) and the AccECN receiver
 //! (RFC 9768: the ACE counter on every ACK, `accecn.rs`).
 //!
+//! Linux's further ACK rules, each a key: the read that ACKs a lone pushed segment
+//! (`push_ack`: tcp_measure_rcv_mss's ICSK_ACK_PUSHED for a short segment or a full one with
+//! PSH, acted on by tcp_cleanup_rbuf once the read has emptied the queue, no out-of-order data
+//! held) and SACK compression (`sack_compress`: __tcp_ack_snd_check, tcp_compressed_ack_kick).
+//!
 //! Every ACK advertises the receive window (`rcvbuf.rs`): the constant `rwnd`, or the window
 //! Linux grows with its receive buffer (`rcv_window = "linux"`, whose growth also sends ACKs at
 //! once, as Linux's tcp_grow_window does).
@@ -22,7 +27,7 @@
 //! application reads in-order data at once.
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
-use super::config::{RcvWindow, TcpConfig};
+use super::config::{PushAck, RcvWindow, TcpConfig};
 use super::ranges::RangeSet;
 use super::rcvbuf::LinuxWindow;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
@@ -76,7 +81,36 @@ pub struct TcpReceiver {
     /// The AccECN counters (used once AccECN is negotiated).
     acc: RxCounters,
     window: Window,
+    /// The segment size `push_ack` compares with.
+    mss: u32,
+    push_ack: PushAck,
+    /// ICSK_ACK_PUSHED: a segment since the last ACK asks the read to ACK it.
+    pushed: bool,
+    /// SACK compression's state (`None`: off).
+    comp: Option<SackCompress>,
 }
+
+/// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check): the ACKs held back, the
+/// duplicate ACKs sent at the current rcv_nxt, and the timer.
+#[derive(Default)]
+struct SackCompress {
+    /// tp->compressed_ack.
+    held: u32,
+    /// tp->dup_ack_counter and tp->compressed_ack_rcv_nxt.
+    dups: u32,
+    dups_at: u64,
+    /// tp->compressed_ack_timer's expiry.
+    at: Option<Time>,
+    /// srtt_us (x 8) from the handshake: the SYN-ACK's send time, echoed by the first segment.
+    srtt_us8: u64,
+}
+
+/// tcp_comp_sack_nr, tcp_comp_sack_delay_ns and tcp_comp_sack_slack_ns (net.ipv4 defaults),
+/// TCP_FASTRETRANS_THRESH.
+const COMP_SACK_NR: u32 = 44;
+const COMP_SACK_DELAY: Time = 1_000_000;
+const COMP_SACK_SLACK: Time = 100_000;
+const FASTRETRANS_THRESH: u32 = 3;
 
 /// The receive window the ACKs advertise.
 enum Window {
@@ -120,6 +154,10 @@ impl TcpReceiver {
                 RcvWindow::Fixed => Window::Fixed(cfg.rwnd_bytes() as u32),
                 RcvWindow::Linux | RcvWindow::Linux5 => Window::Linux(Box::new(LinuxWindow::new(cfg))),
             },
+            mss: cfg.mss,
+            push_ack: cfg.push_ack,
+            pushed: false,
+            comp: (cfg.sack_compress && cfg.sack).then(SackCompress::default),
         }
     }
 
@@ -185,6 +223,42 @@ impl TcpReceiver {
         self.unacked_bytes = 0;
         self.delack_at = None;
         self.quick = self.quick.saturating_sub(1);
+        // tcp_event_ack_sent: the held ACKs are sent with this one, the timer cancelled, and
+        // the pending flags (ICSK_ACK_PUSHED among them) cleared with the delayed-ACK timer.
+        self.pushed = false;
+        if let Some(c) = &mut self.comp {
+            c.held = 0;
+            c.at = None;
+        }
+    }
+
+    /// Whether the ACK of out-of-order data waits (SACK compression), counting it if so; the
+    /// first three at one rcv_nxt and the 44th go at once.
+    fn compress(&mut self, now: Time) -> bool {
+        let rcv_nxt = self.rcv_nxt;
+        let rcv_rtt = match &self.window {
+            Window::Linux(l) => l.rtt_us8(),
+            Window::Fixed(_) => 0,
+        };
+        let Some(c) = &mut self.comp else {
+            return false;
+        };
+        if c.held >= COMP_SACK_NR {
+            return false;
+        }
+        if c.dups_at != rcv_nxt {
+            c.dups_at = rcv_nxt;
+            c.dups = 0;
+        }
+        if c.dups < FASTRETRANS_THRESH {
+            c.dups += 1;
+            return false;
+        }
+        c.held += 1;
+        if c.at.is_none() {
+            c.at = Some(now + comp_delay(rcv_rtt, c.srtt_us8));
+        }
+        true
     }
 
     /// Sends the delayed ACK now if one is pending: data leaving this host the other way
@@ -238,6 +312,17 @@ impl TcpReceiver {
     }
 }
 
+/// When SACK compression's timer fires after it is armed: 5 % of the RTT (the receiver's
+/// estimate, or srtt if that is lower and known; both in microseconds x 8, so x 125 / 20 ns), at
+/// most tcp_comp_sack_delay_ns, plus the slack (a lone soft hrtimer runs at its slack's end).
+fn comp_delay(rcv_rtt_us8: u64, srtt_us8: u64) -> Time {
+    let mut rtt = rcv_rtt_us8;
+    if srtt_us8 != 0 && srtt_us8 < rtt {
+        rtt = srtt_us8;
+    }
+    (rtt * 125 / 20).min(COMP_SACK_DELAY) + COMP_SACK_SLACK
+}
+
 /// Linux's tcp_incr_quickack: half the receive window in segments (2 if that is 0), at most
 /// the profile's `quickack` (TCP_MAX_QUICKACKS).
 fn requick(cfg: &TcpConfig) -> u32 {
@@ -275,6 +360,10 @@ impl Endpoint for TcpReceiver {
         if !self.synced || pkt.payload == 0 {
             return;
         }
+        if let Some(c) = self.comp.as_mut().filter(|c| c.srtt_us8 == 0) {
+            // tcp_synack_rtt_meas: the handshake's RTT, the first sample of srtt_us
+            c.srtt_us8 = (now.saturating_sub(pkt.ts_ecr) / 1_000).max(1) * 8;
+        }
         let mut ace_now = false;
         if self.feedback == Feedback::Accurate {
             ace_now = self.acc.on_data(pkt.ecn, pkt.payload as u64);
@@ -309,12 +398,16 @@ impl Endpoint for TcpReceiver {
             l.on_segment(pkt.payload as u64, pkt.ts_ecr, now, self.rcv_nxt);
         }
         let mut immediate = self.delack.is_none() || self.quick > 0 || ace_now;
+        // Held back by SACK compression; in order (read at once by the application).
+        let mut held = false;
+        let mut in_order = false;
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
         } else if s > self.rcv_nxt {
             self.ooo.insert(s, e);
             self.update_blocks(s);
-            immediate = true;
+            held = !immediate && self.unacked_bytes < self.ack_every && self.compress(now);
+            immediate = !held;
             if let Window::Linux(l) = &mut self.window {
                 let end = self.ooo.as_slice().last().map_or(e, |r| r.1);
                 if l.on_out_of_order(pkt.payload as u64, self.sack, self.ooo.len(), end, self.rcv_nxt) {
@@ -322,12 +415,19 @@ impl Endpoint for TcpReceiver {
                 }
             }
         } else {
+            in_order = true;
             let had_hole = !self.ooo.is_empty();
             self.unacked_bytes += e - self.rcv_nxt;
             self.rcv_nxt = self.ooo.absorb_from(e);
             if had_hole {
                 immediate = true;
                 self.prune_blocks();
+                if !self.ooo.is_empty() && self.unacked_bytes < self.ack_every {
+                    // A part of the hole filled, no more than a segment: __tcp_ack_snd_check
+                    // reaches SACK compression, which counts this ACK as the first duplicate at
+                    // the new rcv_nxt (a larger advance is ACKed before that count).
+                    self.compress(now);
+                }
             }
             if self.unacked_bytes >= self.ack_every {
                 immediate = true;
@@ -347,8 +447,21 @@ impl Endpoint for TcpReceiver {
         if self.finished() {
             immediate = true;
         }
-        if immediate {
+        if in_order
+            && (pkt.payload < self.mss && self.push_ack != PushAck::Off
+                || pkt.tcp_flags & flags::PSH != 0 && self.push_ack == PushAck::Psh)
+        {
+            // tcp_event_data_recv -> tcp_measure_rcv_mss: ICSK_ACK_PUSHED
+            self.pushed = true;
+        }
+        // tcp_cleanup_rbuf: a read that leaves nothing queued (sk_rmem_alloc 0) ACKs a pushed
+        // segment at once. (With out-of-order data held, which sk_rmem_alloc counts, an
+        // in-order segment is ACKed at once anyway: see `had_hole`.)
+        let read_acks = in_order && self.pushed;
+        if immediate || read_acks {
             self.send_ack(now, out);
+        } else if held {
+            // SACK compression's timer, not the delayed ACK's (__tcp_ack_snd_check returns)
         } else if self.delack_at.is_none() {
             self.delack_at = self.delack.map(|d| {
                 if self.delack_grid {
@@ -361,13 +474,18 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if self.delack_at.is_some_and(|t| t <= now) {
+        let comp_due = self.comp.as_ref().and_then(|c| c.at).is_some_and(|t| t <= now);
+        if comp_due || self.delack_at.is_some_and(|t| t <= now) {
+            // tcp_compressed_ack_kick (held ACKs) or the delayed-ACK timer
             self.send_ack(now, out);
         }
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.delack_at
+        match (self.delack_at, self.comp.as_ref().and_then(|c| c.at)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn report(&self, r: &mut FlowReport) {
@@ -718,6 +836,109 @@ mod tests {
         // Off: the out-of-order segment and the hole's fill are ACKed, then every second one.
         let mut rx = requick_rx(false, 1 << 20);
         assert_eq!(acks_for(&mut rx, [16, 17, 19, 18, 20, 21]), [0, 1, 1, 1, 0, 1]);
+    }
+
+    /// A receiver of the `rfc` test profile (no quick ACKs) with `push_ack` and
+    /// `sack_compress` set.
+    fn linux_rules_rx(push_ack: PushAck, sack_compress: bool) -> TcpReceiver {
+        let c = TcpConfig {
+            push_ack,
+            sack_compress,
+            ..cfg(Some(40 * MS))
+        };
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Down);
+        syn(&mut rx, false);
+        rx
+    }
+
+    /// One segment of 100 bytes (`i` from 0) or `len` bytes, with `psh`, at `now`.
+    fn seg(rx: &mut TcpReceiver, i: u64, len: u32, psh: bool, now: Time) -> Vec<Packet> {
+        let mut out = vec![];
+        let p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | if psh { flags::PSH } else { 0 },
+            seq: 1 + i * 100,
+            payload: len,
+            size: len + 52,
+            ts_val: now,
+            ts_ecr: 10,
+            ..Default::default()
+        };
+        rx.on_packet(&p, now, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_read_acks_a_lone_pushed_segment_as_linux_does() {
+        // tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a segment shorter than the MSS and
+        // (6.6 on) a full one with PSH; __tcp_cleanup_rbuf ACKs it once the read leaves the
+        // queue empty, so it does not wait for a second segment or the 40 ms timer.
+        let mut rx = linux_rules_rx(PushAck::Psh, false);
+        assert!(
+            seg(&mut rx, 0, 100, false, MS).is_empty(),
+            "full, no PSH: delayed"
+        );
+        assert_eq!(seg(&mut rx, 1, 100, false, 2 * MS).len(), 1, "the pair");
+        let a = seg(&mut rx, 2, 100, true, 3 * MS);
+        assert_eq!((a.len(), a[0].ack), (1, 301), "full with PSH: alone, at once");
+        assert!(
+            seg(&mut rx, 3, 100, false, 4 * MS).is_empty(),
+            "the flag went with the ACK"
+        );
+        assert_eq!(seg(&mut rx, 4, 60, false, 5 * MS)[0].ack, 461, "short: at once");
+        // Before 6.6 only the short segment counts; off, neither.
+        let mut rx = linux_rules_rx(PushAck::Short, false);
+        assert!(seg(&mut rx, 0, 100, true, MS).is_empty());
+        assert_eq!(seg(&mut rx, 1, 60, false, 2 * MS).len(), 1);
+        let mut rx = linux_rules_rx(PushAck::Off, false);
+        assert!(seg(&mut rx, 0, 60, true, MS).is_empty());
+        assert_eq!(rx.next_timer(), Some(41 * MS));
+    }
+
+    #[test]
+    fn sack_compression_timer_is_five_percent_of_the_rtt_at_most_1_ms_plus_slack() {
+        // rtt (us x 8) x 125 / 20 ns: 10 ms -> 500 us; srtt 5 ms when lower -> 250 us; 100 ms
+        // -> 5 ms, capped at 1 ms; no receiver estimate -> 0 (srtt < 0 never holds); + 100 us.
+        let us = 1_000;
+        assert_eq!(comp_delay(80_000, 0), 600 * us);
+        assert_eq!(comp_delay(80_000, 40_000), 350 * us);
+        assert_eq!(comp_delay(80_000, 160_000), 600 * us);
+        assert_eq!(comp_delay(800_000, 0), 1_100 * us);
+        assert_eq!(comp_delay(0, 40_000), 100 * us);
+    }
+
+    #[test]
+    fn sack_compression_sends_three_duplicates_then_holds_up_to_44() {
+        // __tcp_ack_snd_check with SACK and out-of-order data held: dup_ack_counter lets the
+        // first TCP_FASTRETRANS_THRESH ACKs at one rcv_nxt go at once; then each is held
+        // (compressed_ack++) until the timer or until 44 are held (tcp_comp_sack_nr), when the
+        // next goes at once. Any ACK sent clears the count and the timer. Segment 2 is lost;
+        // 3..=52 arrive 1 us apart (the timer, 100 us with a fixed window's no RTT estimate,
+        // does not fire in between).
+        let mut rx = linux_rules_rx(PushAck::Psh, true);
+        let t0 = 100 * MS;
+        assert!(seg(&mut rx, 0, 100, false, t0).is_empty());
+        assert_eq!(seg(&mut rx, 1, 100, false, t0 + 1).len(), 1);
+        let acks: Vec<usize> = (3..=52)
+            .map(|i| seg(&mut rx, i, 100, false, t0 + i).len())
+            .collect();
+        assert_eq!(acks[..3], [1, 1, 1], "three duplicate ACKs at once");
+        assert!(acks[3..47].iter().all(|&n| n == 0), "44 held (segments 6-49)");
+        assert_eq!(acks[47], 1, "the 45th goes at once");
+        assert_eq!(acks[48..], [0, 0], "then held again: same rcv_nxt, counter spent");
+        // The timer armed by segment 51 (at t0 + 51) fires 100 us later with one ACK.
+        assert_eq!(rx.next_timer(), Some(t0 + 51 + 100_000));
+        let mut out = vec![];
+        rx.on_timer(t0 + 51 + 100_000, &mut out);
+        assert_eq!((out.len(), out[0].ack, out[0].n_sack), (1, 201, 1));
+        assert_eq!(rx.next_timer(), None);
+        // The retransmission fills the hole: at once, everything ACKed.
+        assert_eq!(seg(&mut rx, 2, 100, false, t0 + MS)[0].ack, 5301);
+        // Off: every out-of-order segment at once.
+        let mut rx = linux_rules_rx(PushAck::Psh, false);
+        seg(&mut rx, 0, 100, false, t0);
+        seg(&mut rx, 1, 100, false, t0 + 1);
+        assert!((3..=52).all(|i| seg(&mut rx, i, 100, false, t0 + i).len() == 1));
     }
 
     #[test]
