@@ -29,7 +29,13 @@ PFIFO = {"50": "1000p", "10": "200p"}
 RTTS = {(10, 10), (20, 10), (20, 20), (80, 80), (80, 20), (160, 10)}
 CCS = {("cubic", "cubic"), ("cubic", "prague"), ("prague", "cubic"), ("prague", "prague")}
 # The 2020 variants' keys (the table of 2020 behaviours): Prague's, dualpi2's.
-PRAGUE = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry", "loss_response": "per_ack"}
+PRAGUE = {
+    "alpha_mode": 1,
+    "rtt_target": "0s",
+    "integer_cwnd": "carry",
+    "loss_response": "per_ack",
+    "pacing_unit": "mtu",
+}
 DUALPI2_DIVISORS = {127, 64}
 
 

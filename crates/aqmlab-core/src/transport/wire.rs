@@ -32,6 +32,12 @@ pub struct Pacing {
     pub tso_segs: Option<u32>,
     pub burst_shift: u32,
     pub min_burst: u64,
+    /// The window counted in IP packets (MSS + headers, `tcp_mss_to_mtu`) rather than in
+    /// payload: tcp_prague.c's `prague_update_pacing_rate` (L4STeam/linux, b256dae of 2020 and
+    /// later) multiplies the window by the MTU, while the sender holds each packet back by its
+    /// payload (tcp_update_skb_after_send), so it paces (MSS + headers) / MSS faster than a
+    /// payload rate. Linux's own tcp_update_pacing_rate counts `mss_cache` (false).
+    pub wire_rate: bool,
 }
 
 impl Pacing {
@@ -43,5 +49,6 @@ impl Pacing {
         tso_segs: None,
         burst_shift: 10,
         min_burst: 2,
+        wire_rate: false,
     };
 }

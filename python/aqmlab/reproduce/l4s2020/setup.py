@@ -41,13 +41,21 @@ SCENARIOS = ("1", "2", "3")
 DURATION_S = 180
 """Flent's tcp_2up length (Batch::l4s-s1-rttfair: `length`)."""
 
-PRAGUE_2020 = {"alpha_mode": 1, "rtt_target": "0s", "integer_cwnd": "carry", "loss_response": "per_ack"}
+PRAGUE_2020 = {
+    "alpha_mode": 1,
+    "rtt_target": "0s",
+    "integer_cwnd": "carry",
+    "loss_response": "per_ack",
+    "pacing_unit": "mtu",
+}
 """tcp_prague.c at L4STeam/linux b256dae (MODULE_VERSION "0.5"): alpha starts at 1 (prague_init:
 upscaled_alpha = PRAGUE_MAX_ALPHA << PRAGUE_SHIFT_G), RTT independence off (the module parameter
 prague_rtt_scaling = RTT_CONTROL_NONE, read in prague_init), an integer cwnd with a carry of less
 than a segment (prague_update_cwnd), and a loss answered by halving the carry, stepped into cwnd
 one segment per ACK with no PRR and ssthresh left alone (prague_enter_loss, prague_ssthresh, the
-cong_control hook)."""
+cong_control hook), and its pacing rate the window in MTU-sized packets per SRTT
+(prague_update_pacing_rate: tcp_mss_to_mtu; the kernel paces it itself, the client's veth having
+no qdisc, and holds each packet back by its payload)."""
 CUBIC_ECN = "classic"
 """CUBIC under the testbed's net.ipv4.tcp_ecn = 3 (the AccECN patches: request AccECN out, accept
 it in): AccECN negotiated, ECT(0) sent, RFC 3168's response; aqmlab's ECT(0) sender with RFC 3168's

@@ -23,7 +23,10 @@
 //! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
 //!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
 //! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
-//!   that rate, at least one segment (prague_burst_shift 12): see [`Prague::pacing`].
+//!   that rate, at least one segment (prague_burst_shift 12): see [`Prague::pacing`]. With
+//!   `pacing_unit = "mtu"` the window is counted in MTU-sized packets, as
+//!   `prague_update_pacing_rate` counts it (`tcp_mss_to_mtu`, at b256dae and since), while the
+//!   sender holds each packet back by its payload: the rate is (MSS + headers) / MSS higher.
 //! * RTT independence (RTT_CONTROL_RATE) from `rtt_transition` rounds after slow start on: with
 //!   SRTT below `rtt_target` the per-ACK increase is scaled by (SRTT / target)^2 (the window
 //!   then grows one segment per target RTT, like a flow with that RTT), alpha is updated at
@@ -100,6 +103,20 @@ pub enum LossResponse {
     PerAck,
 }
 
+/// What Prague's pacing rate counts (the `pacing_unit` parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PacingUnit {
+    /// The window's payload per SRTT, as Linux's tcp_update_pacing_rate counts it (aqmlab's
+    /// earlier Prague).
+    #[default]
+    Mss,
+    /// The window in MTU-sized packets per SRTT (tcp_prague.c prague_update_pacing_rate:
+    /// tcp_mss_to_mtu), the packets then held back by their payload: (MSS + headers) / MSS
+    /// faster.
+    Mtu,
+}
+
 /// Prague's parameters (the flow's `cc_params` table).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -115,6 +132,9 @@ pub struct PragueParams {
     pub integer_cwnd: IntegerCwnd,
     /// The response to a loss: "at_once" (Reno's halving) or "per_ack" (2020).
     pub loss_response: LossResponse,
+    /// What the pacing rate counts: "mss" (the payload, aqmlab's earlier default) or "mtu"
+    /// (tcp_prague.c's prague_update_pacing_rate, 2020 and later).
+    pub pacing_unit: PacingUnit,
 }
 
 impl Default for PragueParams {
@@ -125,6 +145,7 @@ impl Default for PragueParams {
             alpha_mode: 0,
             integer_cwnd: IntegerCwnd::RoundUp,
             loss_response: LossResponse::AtOnce,
+            pacing_unit: PacingUnit::Mss,
         }
     }
 }
@@ -439,6 +460,7 @@ impl CongestionControl for Prague {
             tso_segs: None,
             burst_shift: 12,
             min_burst: 1,
+            wire_rate: self.p.pacing_unit == PacingUnit::Mtu,
         })
     }
 
@@ -874,6 +896,24 @@ mod tests {
         assert_eq!(p.frac, 40 << CWND_UNIT);
         ack(&mut p, &mut st, 1, 0, false);
         assert_eq!(st.cwnd, 40 * 1448, "no step back down");
+    }
+
+    #[test]
+    fn pacing_unit_mtu_paces_on_the_wire_size() {
+        // tcp_prague.c prague_update_pacing_rate multiplies the window by tcp_mss_to_mtu
+        let mtu = Prague::new(
+            1448,
+            PragueParams {
+                pacing_unit: PacingUnit::Mtu,
+                ..Default::default()
+            },
+        );
+        assert!(mtu
+            .pacing()
+            .is_some_and(|p| p.wire_rate && p.ca_ratio == 100 && p.ss_ratio == 200));
+        assert!(Prague::new(1448, PragueParams::default())
+            .pacing()
+            .is_some_and(|p| !p.wire_rate));
     }
 
     #[test]

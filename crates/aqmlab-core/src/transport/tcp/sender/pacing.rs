@@ -26,22 +26,34 @@ impl TcpSender {
             Some(r) => r.max(1),
             None => self.window_rate(p, srtt),
         };
+        // A wire rate is divided into bursts of MTU-sized packets (prague_update_pacing_rate)
+        let unit = if p.wire_rate {
+            self.mss + HEADER as u64
+        } else {
+            self.mss
+        };
         let segs = match p.tso_segs {
             Some(n) => n as u64,
-            None => ((rate >> p.burst_shift).min(65_535) / self.mss).max(p.min_burst),
+            None => ((rate >> p.burst_shift).min(65_535) / unit).max(p.min_burst),
         };
         Some((segs, rate))
     }
 
-    /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT.
+    /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT;
+    /// with `wire_rate` the window in IP packets (tcp_prague.c prague_update_pacing_rate).
     fn window_rate(&self, p: &Pacing, srtt: Time) -> u64 {
         let ratio = if self.st.cwnd < self.st.ssthresh / 2 {
             p.ss_ratio
         } else {
             p.ca_ratio
         };
-        let window = self.st.cwnd.max(self.flight());
-        (window as u128 * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64
+        let window = self.st.cwnd.max(self.flight()) as u128;
+        let window = if p.wire_rate {
+            window * (self.mss + HEADER as u64) as u128 / self.mss as u128
+        } else {
+            window
+        };
+        (window * ratio as u128 * SEC as u128 / (100 * srtt as u128)).max(1) as u64
     }
 
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
@@ -132,6 +144,7 @@ impl TcpSender {
 mod tests {
     use super::super::testutil::*;
     use crate::transport::tcp::config::TsoSegs;
+    use crate::transport::wire::Pacing;
 
     /// A paced NewReno sender's configuration (MSS 1448).
     fn paced_config(iw: u32, tso_segs: Option<u32>) -> TcpConfig {
@@ -256,6 +269,36 @@ mod tests {
         let want: Vec<Time> = (0..38).map(|k| 100 * MS + (k / 2) * 50_000).collect();
         assert_eq!(stamps(&out), want);
         assert_eq!(s.edt.map(|h| h.bytes), Some(57_000));
+    }
+
+    #[test]
+    fn a_wire_rate_counts_the_window_in_mtu_sized_packets() {
+        // tcp_prague.c prague_update_pacing_rate: rate = MTU x window / SRTT, x 2 while cwnd <
+        // ssthresh / 2; MTU = tcp_mss_to_mtu = 1448 + 32 (TCP with timestamps) + 20 (IP) = 1500.
+        // IW 10, SRTT 100 ms, slow start: 2 x 10 x 1500 B / 0.1 s = 300000 B/s, where the
+        // payload form gives 2 x 10 x 1448 B / 0.1 s = 289600 B/s.
+        let prague = Pacing {
+            ss_ratio: 200,
+            ca_ratio: 100,
+            tso_segs: None,
+            burst_shift: 12,
+            min_burst: 1,
+            wire_rate: true,
+        };
+        let payload = Pacing {
+            wire_rate: false,
+            ..prague
+        };
+        let (mut s, _) = paced(10, None);
+        assert_eq!(s.pacing_burst(&prague), Some((1, 300_000)));
+        assert_eq!(s.pacing_burst(&payload), Some((1, 289_600)));
+        // Congestion avoidance, 2000 segments: 2000 x 1500 B / 0.1 s = 30 MB/s; the burst is
+        // the rate in packets, 20000 per second, >> 12 = 4 (prague_update_pacing_rate's
+        // max_tso_burst), where 30000000 >> 12 = 7324 bytes would hold 5 segments of 1448 B.
+        let (mut s, _) = paced(2000, None);
+        s.st.ssthresh = 1000 * 1448;
+        assert_eq!(s.pacing_burst(&prague), Some((4, 30_000_000)));
+        assert_eq!(s.pacing_burst(&payload), Some((4, 28_960_000)));
     }
 
     #[test]
