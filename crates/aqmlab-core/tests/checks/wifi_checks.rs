@@ -541,6 +541,15 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
             "topology.hops[1].rate: missing",
         ),
         (
+            {
+                // the up chain's WiFi hop is one host's own interface only with one station
+                let mut sc = with(&["topology", "hops", "0", "local_sender"], json!(true));
+                sc["topology"]["wifi"]["stations"] = json!([{"name": "laptop"}, {"name": "phone"}]);
+                sc
+            },
+            "topology.hops[0].local_sender: not allowed on a hop with hosts or a WiFi hop other than the up chain's with one station",
+        ),
+        (
             with(&["flows", "0", "station"], json!("phone")),
             "flows[0].station: \"phone\" is not a station; allowed: laptop",
         ),
