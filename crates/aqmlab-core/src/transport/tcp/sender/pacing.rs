@@ -145,6 +145,8 @@ impl TcpSender {
     pub(super) fn small_queue_stops(&mut self) -> bool {
         match self.host {
             Some(h) if !h.edt => {
+                // Only 3.14's rule counts a sender that does not stamp, and it reads neither
+                // the burst nor the rate given.
                 let limit = self.small_queue_limit(0, 0);
                 let h = self.host.as_mut().expect("counted");
                 h.throttled = h.bytes > limit;
