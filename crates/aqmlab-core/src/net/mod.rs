@@ -229,6 +229,9 @@ pub trait Hops {
     fn entering(&mut self, _id: PktId) {}
     /// Packet `id` left a qdisc for the wire.
     fn dequeued(&mut self, _id: PktId) {}
+    /// Packet `id` left hop `l`'s custody other than by the end of a wired transmission:
+    /// dropped there, or a WiFi frame's TX status (acknowledged, or its last try failed).
+    fn left_hop(&mut self, _l: usize, _id: PktId) {}
 
     /// Packet `id` arrives at hop `l`: into its qdisc, then the hop is served.
     fn arrival(&mut self, l: usize, id: PktId) {
@@ -280,7 +283,8 @@ pub trait Hops {
                     rec.packet(p, links[l].dir, l as u8, now, OUTCOME_DROP_BASE + reason as u8);
                     links[l].stats.drops[reason as usize] += 1;
                     let flow = p.flow;
-                    pool.release(id);
+                    self.left_hop(l, id);
+                    self.parts().pool.release(id);
                     self.dropped(flow, queued);
                 }
                 QueueEvent::Mark(id) => {
@@ -744,7 +748,8 @@ pub trait Hops {
                 }
                 link.stats.drops[DropReason::Loss as usize] += 1;
                 let flow = pool.get(id).flow;
-                pool.release(id);
+                self.left_hop(l, id);
+                self.parts().pool.release(id);
                 self.dropped(flow, false);
                 continue;
             }
@@ -758,6 +763,8 @@ pub trait Hops {
             let (flow, size) = (p.flow, p.size);
             link.stats.tx_packets += 1;
             link.stats.tx_bytes += size as u64;
+            self.left_hop(l, id);
+            let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
             if reorders {
                 port.received(q, id, true, &mut released);
             } else {

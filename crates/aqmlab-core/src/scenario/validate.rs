@@ -488,7 +488,9 @@ impl Scenario {
     }
 
     /// A hop whose qdisc runs in the sending hosts: the first of its chain, a wired hop shared
-    /// by all its hosts, and in one direction only (the flows' access delay goes beyond it).
+    /// by all its hosts or the WiFi interface of the one station (the up chain's WiFi hop with
+    /// a single station: that host's own), and in one direction only (the flows' access delay
+    /// goes beyond it).
     fn validate_local_sender(&self) -> Result<(), String> {
         let hops = self.topology.hops();
         let mut seen: Option<&str> = None;
@@ -503,8 +505,13 @@ impl Scenario {
                     ),
                 );
             }
-            if h.spec.wifi || !h.spec.hosts.is_empty() {
-                return err(key, "not allowed on a WiFi hop or a hop with hosts");
+            let stations = self.topology.wifi.as_ref().map_or(0, |w| w.stations.len());
+            let own_station = h.spec.wifi && h.dir == Dir::Up && stations == 1;
+            if (h.spec.wifi && !own_station) || !h.spec.hosts.is_empty() {
+                return err(
+                    key,
+                    "not allowed on a hop with hosts or a WiFi hop other than the up chain's with one station",
+                );
             }
             if let Some(other) = seen {
                 return err(

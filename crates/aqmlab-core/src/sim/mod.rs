@@ -93,8 +93,8 @@ impl Endpoint for AnyEndpoint {
     fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
         dispatch!(self, e => e.on_local_verdicts(refused, now))
     }
-    fn pace_by_departure_time(&mut self) {
-        dispatch!(self, e => e.pace_by_departure_time())
+    fn at_host(&mut self, edt: bool) -> bool {
+        dispatch!(self, e => e.at_host(edt))
     }
     fn left_host(&mut self, size: u32, now: Time, out: &mut Outbox) {
         dispatch!(self, e => e.left_host(size, now, out))
@@ -418,9 +418,17 @@ pub struct World {
     qev: Vec<QueueEvent>,
     /// The packets of the current send that a local qdisc refused (`Flow::local`).
     refused: Vec<(Packet, LocalVerdict)>,
-    /// The `local_sender` hop whose qdisc paces by departure time, whose ends of transmission
-    /// are its senders' TX completions (`usize::MAX`: none).
-    edt_hop: usize,
+    /// The `local_sender` hop whose senders count what they have in their host (pacing by
+    /// departure time, TCP Small Queues), whose ends of transmission, or frames' TX status on
+    /// WiFi, and drops are their packets' completions (`usize::MAX`: none).
+    host_hop: usize,
+    /// The completions of the current event other than ends of transmission on a wired
+    /// `host_hop` (drops, WiFi frames' TX status), told to their senders after it: (flow, its
+    /// side that sent, size).
+    freed: Vec<(u32, Side, u32)>,
+    /// The packet `send_local` is offering whose refusal (NET_XMIT_DROP) its sender hears:
+    /// its drop is not a completion.
+    refusing: Option<PktId>,
 }
 
 impl World {
@@ -509,9 +517,11 @@ impl World {
             out: Vec::new(),
             qev: Vec::new(),
             refused: Vec::new(),
-            edt_hop: usize::MAX,
+            host_hop: usize::MAX,
+            freed: Vec::new(),
+            refusing: None,
         };
-        w.pace_by_departure_time();
+        w.at_host();
         for i in 0..w.flows.len() {
             let t = w.flows[i].start;
             w.schedule(t, Ev::Start(i as u32));
@@ -567,7 +577,7 @@ impl World {
                 Ev::Pipe(i) => self.pipe_arrivals(i as usize),
                 Ev::TxDone(l) => {
                     self.count(EventKind::TxDone);
-                    if l as usize == self.edt_hop {
+                    if l as usize == self.host_hop {
                         self.tx_done_in_host(l as usize)
                     } else {
                         self.tx_done(l as usize)
@@ -600,30 +610,57 @@ impl World {
                     self.schedule(next, Ev::Sample);
                 }
             }
+            if !self.freed.is_empty() {
+                self.tell_freed();
+            }
         }
         self.now = self.end;
         true
     }
 
-    /// Tells the senders whose first hop is their own host's qdisc that paces by departure
-    /// time (`Qdisc::paces_departures`, `local_sender`) to stamp their packets.
-    fn pace_by_departure_time(&mut self) {
+    /// Tells the senders whose first hop is their own host's qdisc (`local_sender`) so, and
+    /// whether it paces by departure time (`Qdisc::paces_departures`); the hop reports the
+    /// completions of their packets when one of them counts what it has in its host, or when
+    /// it paces by departure time.
+    fn at_host(&mut self) {
         for d in Dir::BOTH {
             let l = self.first[d.index()] as usize;
-            if !self.links[l].qdisc.paces_departures() {
-                continue;
-            }
+            let edt = self.links[l].qdisc.paces_departures();
             for f in self.flows.iter_mut().filter(|f| f.local[d.index()]) {
                 let s = f.side_sending(d);
-                f.ends[s as usize].pace_by_departure_time();
-                self.edt_hop = l;
+                if f.ends[s as usize].at_host(edt) || edt {
+                    self.host_hop = l;
+                }
             }
         }
     }
 
-    /// The end of a transmission on the hop in the sending hosts that paces by departure time:
-    /// the packet has left its host (lost on the wire or not), which its sender hears (its TX
-    /// completion) after the hop moves on.
+    /// Packet `id` left hop `l`'s custody (`Hops::left_hop`). On the hop in the sending hosts
+    /// that is its sender's completion, told after the current event (`tell_freed`).
+    #[inline]
+    fn host_freed(&mut self, l: usize, id: PktId) {
+        if l == self.host_hop && self.refusing != Some(id) {
+            let p = self.pool.get(id);
+            let s = self.flows[p.flow as usize].side_sending(p.dir);
+            self.freed.push((p.flow, s, p.size));
+        }
+    }
+
+    /// Tells the senders of the current event's completions (`left_hop`), and what that makes
+    /// them send.
+    #[inline(never)]
+    fn tell_freed(&mut self) {
+        while !self.freed.is_empty() {
+            for (f, s, size) in std::mem::take(&mut self.freed) {
+                self.flows[f as usize].ends[s as usize].left_host(size, self.now, &mut self.out);
+                self.after_endpoint(f, s);
+            }
+        }
+    }
+
+    /// The end of a transmission on the wired hop in the sending hosts: the packet has left
+    /// its host (lost on the wire or not), which its sender hears (its TX completion) after the
+    /// hop moves on.
     fn tx_done_in_host(&mut self, l: usize) {
         let id = self.links[l].tx.expect("a transmission was in progress");
         let p = self.pool.get(id);
@@ -742,7 +779,10 @@ impl World {
         self.flows[f as usize].sent += 1;
         self.offer(l, id);
         let verdict = local_verdict(&self.qev, &self.pool, id);
+        // A refused packet's sender takes it back itself (`on_local_verdicts`).
+        self.refusing = (hears && verdict == LocalVerdict::Dropped).then_some(id);
         self.queue_events(l);
+        self.refusing = None;
         self.serve(l);
         if let (Some(p), false) = (kept, verdict == LocalVerdict::Queued) {
             self.refused.push((p, verdict));
@@ -1015,6 +1055,11 @@ impl World {
 }
 
 impl Hops for World {
+    #[inline]
+    fn left_hop(&mut self, l: usize, id: PktId) {
+        self.host_freed(l, id);
+    }
+
     #[inline(always)]
     fn parts(&mut self) -> HopParts<'_> {
         HopParts {

@@ -36,11 +36,17 @@ pub trait Endpoint {
     /// The packets of one send that a qdisc on the endpoint's own host did not queue, in
     /// order of sending, each with its verdict (called only when some were refused).
     fn on_local_verdicts(&mut self, _refused: &[(Packet, LocalVerdict)], _now: Time) {}
-    /// Its own host's qdisc paces by departure time (`Qdisc::paces_departures`): a pacing
-    /// kernel TCP sender stamps its packets with their departure times instead of holding them
-    /// back itself (Linux SK_PACING_FQ).
-    fn pace_by_departure_time(&mut self) {}
-    /// One of its packets of `size` bytes left its own host (the transmission on the
-    /// `local_sender` hop ended: Linux's TX completion, `tcp_wfree`).
+    /// Its first hop is its own host's qdisc (`local_sender`); `edt`: that qdisc paces by
+    /// departure time (`Qdisc::paces_departures`), and a pacing kernel TCP sender stamps its
+    /// packets with their departure times instead of holding them back itself (Linux
+    /// SK_PACING_FQ). Returns whether the endpoint counts what it has in its host and so wants
+    /// [`Self::left_host`] (TCP Small Queues, `small_queues`).
+    fn at_host(&mut self, _edt: bool) -> bool {
+        false
+    }
+    /// One of its packets of `size` bytes left its own host's custody: its TX completion
+    /// (Linux's `tcp_wfree`: the end of its transmission on a wired `local_sender` hop, the
+    /// acknowledgement or the last failed try of a WiFi frame) or a drop by the qdisc or the
+    /// driver.
     fn left_host(&mut self, _size: u32, _now: Time, _out: &mut Outbox) {}
 }

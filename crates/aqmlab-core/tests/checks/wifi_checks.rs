@@ -541,6 +541,15 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
             "topology.hops[1].rate: missing",
         ),
         (
+            {
+                // the up chain's WiFi hop is one host's own interface only with one station
+                let mut sc = with(&["topology", "hops", "0", "local_sender"], json!(true));
+                sc["topology"]["wifi"]["stations"] = json!([{"name": "laptop"}, {"name": "phone"}]);
+                sc
+            },
+            "topology.hops[0].local_sender: not allowed on a hop with hosts or a WiFi hop other than the up chain's with one station",
+        ),
+        (
             with(&["flows", "0", "station"], json!("phone")),
             "flows[0].station: \"phone\" is not a station; allowed: laptop",
         ),
@@ -566,4 +575,48 @@ fn wifi_paths_that_cannot_exist_name_the_key() {
         .expect("table")
         .remove("wifi");
     assert!(error_of(no_medium).starts_with("topology.hops[0].wifi: needs a medium"));
+}
+
+/// One Linux 3.14 upload from the station whose WiFi interface is its own host's
+/// (`local_sender`), a 224-frame driver queue per AC under a 1000-packet pfifo, with
+/// `small_queues`.
+fn own_upload(small_queues: &str) -> build::RunResult {
+    let sc = json!({
+        "name": "wifi", "duration": "20s",
+        "topology": {
+            "rtt": "20ms",
+            "wifi": {"stations": [{"name": "laptop", "mcs": 7}], "driver_limit": 224},
+            "hops": [
+                {"name": "air", "direction": "up", "wifi": true, "qdisc": "pfifo", "limit": "1000p",
+                 "local_sender": true},
+                {"name": "wan", "direction": "up", "rate": "1Gbps"},
+                {"name": "isp", "direction": "down", "rate": "1Gbps"},
+                {"name": "ap", "direction": "down", "wifi": true, "qdisc": "pfifo", "limit": "1000p"},
+            ]
+        },
+        "flows": [{"kind": "tcp", "direction": "up", "profile": "linux_3_14", "small_queues": small_queues}],
+        "record": {"level": "summary"}
+    });
+    run(sc)
+}
+
+#[test]
+fn tcp_small_queues_count_a_frame_until_its_tx_status() {
+    // Linux 3.14's limit for this upload is 131072 B (its pacing rate >> 10 is far below):
+    // the socket stops while more than that is not yet freed, and a frame is freed only at
+    // its TX status, so the frames accepted by the driver and not yet acknowledged (its
+    // pending count) never exceed the 88 packets of 1500 B the limit lets through (the 88th
+    // goes at 130500 B). Without the limit the window fills the driver's 224 frames.
+    let tsq = own_upload("linux_3_14");
+    let off = own_upload("off");
+    let peak = |r: &build::RunResult| diag(link(r, "air/laptop"), "wifi_driver_peak");
+    assert!(peak(&tsq) <= 88.0, "driver peak {}", peak(&tsq));
+    assert_eq!(peak(&off), 224.0);
+    // Stopped senders resume at each TX status: the upload keeps the air busy.
+    let (a, b) = (
+        mbps(link(&tsq, "air/laptop"), 20.0),
+        mbps(link(&off, "air/laptop"), 20.0),
+    );
+    assert!(a > 0.9 * b, "{a} vs {b} Mb/s");
+    assert_eq!(link(&tsq, "air/laptop").stats.total_drops(), 0);
 }

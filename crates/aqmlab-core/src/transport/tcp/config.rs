@@ -122,6 +122,15 @@ pub struct TcpConfig {
     pub pacing_ca_ratio: u32,
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     pub tso_segs: TsoSegs,
+    /// TCP Small Queues, for a sender whose first hop is its own host's qdisc (`local_sender`):
+    /// the bytes of its packets not yet freed below TCP (Linux's sk_wmem_alloc: in the qdisc,
+    /// the driver's queues and the hardware, until the TX completion) stop new data above a
+    /// limit, and a completion lets it go on (`sender/pacing.rs`). "linux" (Linux 4.20-6.x
+    /// tcp_small_queue_check: max(two bursts, 2^-10 s at the pacing rate), applied to a sender
+    /// that paces through its host's fq only), "linux_3_14" (Linux 3.14's tcp_write_xmit:
+    /// max(tcp_limit_output_bytes = 128 KiB, 2^-10 s at the pacing rate) for every sender,
+    /// paced or not) or "off".
+    pub small_queues: SmallQueues,
     /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
     /// Leave the data sent on the duplicate ACKs before a fast retransmit (RFC 3042 limited
@@ -266,6 +275,20 @@ pub enum PushAck {
     Short,
     /// Shorter than the MSS, or full-sized with PSH.
     Psh,
+}
+
+/// TCP Small Queues' rule (the flow key `small_queues`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SmallQueues {
+    /// No limit on what waits below TCP.
+    Off,
+    /// Linux 4.20-6.x (net/ipv4/tcp_output.c tcp_small_queue_check), for a sender pacing
+    /// through its host's fq.
+    Linux,
+    /// Linux 3.14 (net/ipv4/tcp_output.c tcp_write_xmit), for every sender at its host.
+    #[serde(rename = "linux_3_14")]
+    Linux3_14,
 }
 
 /// The ECN field a connection puts on its new data segments (the TCP key `data_ecn`).

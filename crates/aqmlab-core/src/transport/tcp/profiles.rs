@@ -5,7 +5,7 @@
 //! kernel), and their registry ([`PROFILES`], [`profile`]).
 
 use super::accecn::ReceiverEcn;
-use super::config::{DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, TcpConfig, TsoSegs};
+use super::config::{DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, SmallQueues, TcpConfig, TsoSegs};
 use super::rto;
 use crate::packet::EcnMode;
 use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
@@ -83,6 +83,8 @@ pub(crate) fn rfc() -> TcpConfig {
         pacing_ss_ratio: 200,
         pacing_ca_ratio: 120,
         tso_segs: TsoSegs(None),
+        // TCP Small Queues are Linux's (net/ipv4/tcp_output.c), not in the RFCs or ns-2.
+        small_queues: SmallQueues::Off,
         prr: false,
         lt_excluded: false,
         impatient: false,
@@ -145,6 +147,8 @@ pub(crate) fn linux() -> TcpConfig {
         abc: true,
         hystart: Hystart::Linux,
         pacing: false,
+        // tcp_small_queue_check (Linux 4.20-6.x), modelled for a sender pacing through fq.
+        small_queues: SmallQueues::Linux,
         prr: true,
         rate_halving: false,
         rack: true,
@@ -412,6 +416,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // SACK compression came with 4.18.
                 push_ack: PushAck::Short,
                 sack_compress: false,
+                // v3.14 tcp_output.c tcp_write_xmit: every socket stops new data while its skbs
+                // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate
+                // >> 10), paced or not.
+                small_queues: SmallQueues::Linux3_14,
                 ..linux()
             },
             // CUBIC in 3.14's own arithmetic (v3.14 tcp_cubic.c bictcp_update, bictcp_cong_avoid,

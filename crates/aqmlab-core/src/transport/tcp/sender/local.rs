@@ -18,7 +18,7 @@ impl TcpSender {
     /// SYN is not undone: tcp_connect ignores tcp_transmit_skb's result, so a refused SYN is
     /// lost and its timer resends it.
     pub(super) fn local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {
-        if let Some(h) = self.edt.as_mut() {
+        if let Some(h) = self.host.as_mut() {
             // What was not queued never waits in the host (fq refuses only the packet it is
             // offered, so no other packet of the sender leaves with a verdict).
             let gone: u64 = refused

@@ -106,7 +106,7 @@
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
 use super::accecn::{self, Feedback, TxCounter};
-use super::config::TcpConfig;
+use super::config::{SmallQueues, TcpConfig};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::packet::{flags, Dir, Kind, Packet};
@@ -217,7 +217,7 @@ impl TcpSender {
             frto: cfg.frto.then(Frto::default),
             pacing,
             pace_next: 0,
-            edt: None,
+            host: None,
             rate: rate_based.then(RateSampler::default),
             probe_below,
             syn_sent: 0,
@@ -480,10 +480,21 @@ impl Endpoint for TcpSender {
         self.local_verdicts(refused, now);
     }
 
-    fn pace_by_departure_time(&mut self) {
-        if self.pacing.is_some() && self.hears_local_verdicts() {
-            self.edt = Some(HostQueue::default());
+    fn at_host(&mut self, edt: bool) -> bool {
+        let edt = edt && self.pacing.is_some();
+        let small_queues = match self.cfg.small_queues {
+            SmallQueues::Off => false,
+            // modelled for a sender pacing through its host's fq only
+            SmallQueues::Linux => edt,
+            SmallQueues::Linux3_14 => true,
+        };
+        if (edt || small_queues) && self.hears_local_verdicts() {
+            self.host = Some(HostQueue {
+                edt,
+                ..HostQueue::default()
+            });
         }
+        self.host.is_some()
     }
 
     fn left_host(&mut self, size: u32, now: Time, out: &mut Outbox) {

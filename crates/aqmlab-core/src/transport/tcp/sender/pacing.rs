@@ -2,6 +2,7 @@
 //! either by the sender's own timer or, when its host's qdisc is fq, by the departure time
 //! stamped on each packet (EDT), with TCP Small Queues bounding what waits in the host.
 
+use super::super::config::SmallQueues;
 use super::state::TcpSender;
 use super::timers::Timer;
 use crate::transport::wire::{Pacing, HEADER};
@@ -11,6 +12,10 @@ use crate::units::{Time, SEC};
 /// Linux's `sk_pacing_shift` (include/net/sock.h): TCP Small Queues let about 2^-10 s of the
 /// pacing rate wait in the host.
 const PACING_SHIFT: u32 = 10;
+
+/// Linux 3.14's sysctl_tcp_limit_output_bytes (net/ipv4/tcp_output.c: 131072, "two TSO
+/// segments").
+const LIMIT_OUTPUT_BYTES_3_14: u64 = 131_072;
 
 impl TcpSender {
     /// Segments per paced burst and the pacing rate in bytes per second (Linux
@@ -58,7 +63,7 @@ impl TcpSender {
 
     /// Whether pacing holds the next segment back; arms the pacing wake-up if so.
     pub(super) fn paced_out(&mut self, now: Time) -> bool {
-        if self.pacing.is_some() && self.edt.is_none() && now < self.pace_next {
+        if self.pacing.is_some() && !self.stamps() && now < self.pace_next {
             self.timers.arm(Timer::Pace, self.pace_next);
             return true;
         }
@@ -99,25 +104,74 @@ impl TcpSender {
         }
     }
 
-    /// TCP Small Queues (Linux tcp_small_queue_check): whether the host holds more of this
-    /// sender's bytes than max(two bursts, 2^-10 s at the pacing rate), unless at most one
-    /// burst is unacknowledged (`tcp_rtx_queue_empty_or_single_skb`); if so the sender waits
-    /// for a packet to leave the host. (Linux's cap, tcp_limit_output_bytes, applies only to
-    /// a sender that does not pace.) A burst's size stands for the skb's truesize, which adds
-    /// the sk_buff's own few hundred bytes.
+    /// TCP Small Queues before a burst of `segs` at `rate` through the host's fq: whether the
+    /// host holds more of this sender's bytes than [`Self::small_queue_limit`], unless (Linux
+    /// 4.20-6.x, tcp_small_queue_check) at most one burst is unacknowledged
+    /// (`tcp_rtx_queue_empty_or_single_skb`); if so the sender waits for a packet to leave the
+    /// host.
     fn small_queue_full(&mut self, segs: u64, rate: u64) -> bool {
         let burst = segs * (self.mss + HEADER as u64);
-        let limit = (2 * burst).max(rate >> PACING_SHIFT);
-        let single = self.sb.outstanding() as u64 <= segs;
-        let h = self.edt.as_mut().expect("pacing through the host's fq");
+        let limit = self.small_queue_limit(burst, rate);
+        let single = self.cfg.small_queues == SmallQueues::Linux && self.sb.outstanding() as u64 <= segs;
+        let h = self.host.as_mut().expect("pacing through the host's fq");
         h.throttled = h.bytes > limit && !single;
         h.throttled
+    }
+
+    /// TCP Small Queues' limit on the bytes a sender holds in its host, sending bursts of
+    /// `burst` bytes at a pacing rate of `rate` bytes per second. Linux 4.20-6.x
+    /// (tcp_small_queue_check): max(two bursts, 2^-10 s at the pacing rate); its cap,
+    /// tcp_limit_output_bytes, applies only to a sender that does not pace. Linux 3.14
+    /// (tcp_write_xmit): max(tcp_limit_output_bytes, 2^-10 s at 3.14's pacing rate). Linux
+    /// counts each skb's truesize, which adds the sk_buff's own few hundred bytes; the model
+    /// counts the packets' sizes.
+    pub(super) fn small_queue_limit(&self, burst: u64, rate: u64) -> u64 {
+        match self.cfg.small_queues {
+            SmallQueues::Off => u64::MAX,
+            SmallQueues::Linux => (2 * burst).max(rate >> PACING_SHIFT),
+            SmallQueues::Linux3_14 => self
+                .pacing_rate_3_14()
+                .map_or(u64::MAX, |r| LIMIT_OUTPUT_BYTES_3_14.max(r >> PACING_SHIFT)),
+        }
+    }
+
+    /// Linux 3.14's sk_pacing_rate (tcp_input.c tcp_update_pacing_rate, on every ACK, paced or
+    /// not): 200 % of max(cwnd, packets out) x MSS / SRTT, in bytes per second; `None` before
+    /// the first RTT sample (3.14 leaves the rate undivided then: no limit).
+    pub(super) fn pacing_rate_3_14(&self) -> Option<u64> {
+        let srtt = self.rtt.srtt()?.max(1);
+        let window = self.st.cwnd.max(self.flight()) as u128;
+        Some((2 * window * SEC as u128 / srtt as u128).min(u64::MAX as u128) as u64)
+    }
+
+    /// Whether the sender paces through its host's fq, stamping departure times.
+    #[inline]
+    pub(super) fn stamps(&self) -> bool {
+        self.host.is_some_and(|h| h.edt)
+    }
+
+    /// TCP Small Queues before a new segment of a sender that does not stamp (Linux 3.14
+    /// tcp_write_xmit, after the window tests): whether its host holds more of its bytes than
+    /// the limit; if so it stops (TSQ_THROTTLED) until a packet leaves the host.
+    #[inline]
+    pub(super) fn small_queue_stops(&mut self) -> bool {
+        match self.host {
+            Some(h) if !h.edt => {
+                // Only 3.14's rule counts a sender that does not stamp, and it reads neither
+                // the burst nor the rate given.
+                let limit = self.small_queue_limit(0, 0);
+                let h = self.host.as_mut().expect("counted");
+                h.throttled = h.bytes > limit;
+                h.throttled
+            }
+            _ => false,
+        }
     }
 
     /// A packet of `size` bytes left the host (Linux tcp_wfree); a sender TCP Small Queues
     /// stopped sends again (tcp_tsq_handler).
     pub(super) fn host_completion(&mut self, size: u32, now: Time, out: &mut Outbox) {
-        let Some(h) = self.edt.as_mut() else {
+        let Some(h) = self.host.as_mut() else {
             return;
         };
         h.bytes -= size as u64;
@@ -143,10 +197,10 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use crate::transport::tcp::config::TsoSegs;
+    use crate::transport::tcp::config::{SmallQueues, TsoSegs};
     use crate::transport::wire::Pacing;
 
-    /// A paced NewReno sender's configuration (MSS 1448).
+    /// A paced NewReno sender's configuration (MSS 1448), with Linux 6.x's TCP Small Queues.
     fn paced_config(iw: u32, tso_segs: Option<u32>) -> TcpConfig {
         TcpConfig {
             mss: 1448,
@@ -154,6 +208,7 @@ mod tests {
             cc: "newreno".into(),
             pacing: true,
             tso_segs: TsoSegs(tso_segs),
+            small_queues: SmallQueues::Linux,
             ..crate::transport::tcp::profiles::rfc()
         }
     }
@@ -223,7 +278,7 @@ mod tests {
     /// The SYN has left the host when the SYN-ACK comes.
     fn stamping(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
         let mut s = TcpSender::new(&paced_config(iw, tso_segs), 0, Dir::Up).unwrap();
-        s.pace_by_departure_time();
+        assert!(s.at_host(true));
         let mut out = vec![];
         s.start(0, &mut out);
         s.left_host(out[0].size, 50 * MS, &mut out);
@@ -268,7 +323,7 @@ mod tests {
         assert_eq!(out.len(), 38);
         let want: Vec<Time> = (0..38).map(|k| 100 * MS + (k / 2) * 50_000).collect();
         assert_eq!(stamps(&out), want);
-        assert_eq!(s.edt.map(|h| h.bytes), Some(57_000));
+        assert_eq!(s.host.map(|h| h.bytes), Some(57_000));
     }
 
     #[test]
@@ -317,5 +372,74 @@ mod tests {
         assert_eq!(out.len(), 4);
         let p = s.pacing.unwrap();
         assert_eq!(s.pacing_burst(&p).map(|b| b.0), Some(4));
+    }
+
+    /// A NewReno sender (MSS 1448) under Linux 3.14's TCP Small Queues, not paced, whose first
+    /// hop is its host's qdisc; SRTT 100 ms (the SYN-ACK at 100 ms, the SYN left the host at
+    /// 50 ms).
+    fn small_queues_3_14(iw: u32) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: 1448,
+            iw,
+            cc: "newreno".into(),
+            small_queues: SmallQueues::Linux3_14,
+            ..crate::transport::tcp::profiles::rfc()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        assert!(s.at_host(false), "counts what it has in its host");
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.left_host(out[0].size, 50 * MS, &mut out);
+        out.clear();
+        s.on_packet(&synack(), 100 * MS, &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn linux_3_14s_limit_is_128_kib_or_2_to_the_minus_10_s_at_its_pacing_rate() {
+        // v3.14 tcp_update_pacing_rate: 200 % x max(cwnd, packets out) x MSS / SRTT; with IW 10
+        // that is 2 x 14480 B / 0.1 s = 289600 B/s, whose >> 10 (282 B) is below
+        // sysctl_tcp_limit_output_bytes: tcp_write_xmit's limit is 131072 B.
+        let (mut s, out) = small_queues_3_14(10);
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.pacing_rate_3_14(), Some(289_600));
+        assert_eq!(s.small_queue_limit(0, 0), 131_072);
+        // A window of 10000 segments (14480000 B): 289600000 B/s, >> 10 = 282812 B (the
+        // remainder of 289600000 / 1024 = 282812.5 dropped), above 128 KiB.
+        s.st.cwnd = 10_000 * 1448;
+        assert_eq!(s.pacing_rate_3_14(), Some(289_600_000));
+        assert_eq!(s.small_queue_limit(0, 0), 282_812);
+        // Before an RTT sample the rate is not divided by SRTT (3.14 tests srtt > 8 + 2): no
+        // limit.
+        let mut fresh = TcpSender::new(&s.cfg, 0, Dir::Up).unwrap();
+        fresh.at_host(false);
+        assert_eq!(fresh.pacing_rate_3_14(), None);
+        assert_eq!(fresh.small_queue_limit(0, 0), u64::MAX);
+    }
+
+    #[test]
+    fn a_linux_3_14_sender_stops_above_the_limit_and_a_completion_restarts_it() {
+        // IW 200 (289600 B): the rate 2 x 289600 B / 0.1 s = 5792000 B/s, >> 10 = 5656 B, so the
+        // limit is 131072 B. tcp_write_xmit tests sk_wmem_alloc > limit before each segment:
+        // after 87 packets of 1500 B the host holds 130500 B, not over it, so the 88th goes;
+        // with 132000 B the sender stops (TSQ_THROTTLED) with 112 segments of window left.
+        let (mut s, out) = small_queues_3_14(200);
+        assert_eq!(out.len(), 88);
+        assert!(out.iter().all(|p| p.size == 1500));
+        assert_eq!(s.host.map(|h| (h.bytes, h.throttled)), Some((132_000, true)));
+        // A TX completion (tcp_wfree, then tcp_tsq_handler's tcp_write_xmit): 130500 B are
+        // left, so one more segment goes, and the host holds 132000 B again.
+        let mut out = vec![];
+        s.left_host(1500, 101 * MS, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 1 + 88 * 1448, "the next new segment");
+        assert_eq!(s.host.map(|h| (h.bytes, h.throttled)), Some((132_000, true)));
+        // Off, the same sender sends its whole initial window at once.
+        let cfg = TcpConfig {
+            small_queues: SmallQueues::Off,
+            ..(*s.cfg).clone()
+        };
+        let (_, out) = established_at(cfg, 100 * MS);
+        assert_eq!(out.len(), 200);
     }
 }

@@ -17,7 +17,7 @@ impl TcpSender {
         }
         self.n.packets_sent += 1;
         self.n.bytes_sent += p.size as u64;
-        if let Some(h) = self.edt.as_mut() {
+        if let Some(h) = self.host.as_mut() {
             h.bytes += p.size as u64;
         }
         out.push(p);
@@ -181,7 +181,7 @@ impl TcpSender {
         self.timers.stop(Timer::Pace);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
         match burst {
-            Some((segs, rate)) if self.edt.is_some() => self.send_stamped(now, out, segs, rate),
+            Some((segs, rate)) if self.stamps() => self.send_stamped(now, out, segs, rate),
             _ => {
                 self.send_burst(now, out, burst);
             }
@@ -214,7 +214,7 @@ impl TcpSender {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one
                 // (at once, stamped for later, when the host's fq paces).
-                if self.edt.is_none() {
+                if !self.stamps() {
                     self.timers.arm(Timer::Pace, self.pace_next);
                 }
                 break;
@@ -242,8 +242,8 @@ impl TcpSender {
                 }
                 break;
             }
-            // Rule 2: new data.
-            let can_send_new = self.can_send_new(now);
+            // Rule 2: new data (in Linux's tcp_write_xmit, which TCP Small Queues stop).
+            let can_send_new = self.can_send_new(now) && !self.small_queue_stops();
             if can_send_new && sack1 {
                 if self.room(cwnd, sent) {
                     self.send_new(now, out);

@@ -1,6 +1,6 @@
 //! The sender's state: [`TcpSender`]'s fields, and the state of the features each rule file
-//! runs (loss recovery's and its options', RACK's and the tail loss probe's, F-RTO's, pacing
-//! through the host's fq). The rules are the `impl TcpSender` blocks of the other files, which
+//! runs (loss recovery's and its options', RACK's and the tail loss probe's, F-RTO's, what
+//! waits in its own host). The rules are the `impl TcpSender` blocks of the other files, which
 //! use this one; it uses none of them.
 
 use super::counters::Counters;
@@ -75,9 +75,10 @@ pub struct TcpSender {
     /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pub(super) pacing: Option<Pacing>,
     pub(super) pace_next: Time,
-    /// Pacing by departure time through the host's fq, with TCP Small Queues (`None`: the
-    /// sender paces itself, if at all).
-    pub(super) edt: Option<HostQueue>,
+    /// What the sender has in its own host below TCP, when its first hop is its host's qdisc
+    /// and it counts that (TCP Small Queues, pacing by departure time through the host's fq);
+    /// `None`: not counted.
+    pub(super) host: Option<HostQueue>,
     /// Delivery-rate sampling, for a rate-based controller only.
     pub(super) rate: Option<RateSampler>,
     /// Windows below this many bytes are sent as probes (the controller's `probe_segments`; 0:
@@ -191,11 +192,13 @@ impl Frto {
     }
 }
 
-/// A sender that paces through its host's fq (Linux SK_PACING_FQ): the bytes of its packets
-/// still in the host, queued or being sent (Linux's `sk_wmem_alloc`), and whether TCP Small
-/// Queues stopped it (TSQ_THROTTLED).
+/// A sender whose first hop is its own host's qdisc: the bytes of its packets still in the
+/// host, queued, in the driver or being sent, until their TX completion (Linux's
+/// `sk_wmem_alloc`), whether TCP Small Queues stopped it (TSQ_THROTTLED), and whether it
+/// paces through its host's fq by departure time (Linux SK_PACING_FQ).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct HostQueue {
     pub(super) bytes: u64,
     pub(super) throttled: bool,
+    pub(super) edt: bool,
 }
