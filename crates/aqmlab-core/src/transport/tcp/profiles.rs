@@ -263,7 +263,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             about: "Linux 6.x: CUBIC (tcp_cubic.c arithmetic) with HyStart, IW 10, RACK loss detection with Tail Loss Probe \
                 (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
                 initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
-                40 ms, 16 quick ACKs at the start, the receive window grown by buffer auto-tuning",
+                40 ms, 16 quick ACKs at the start, a lone short or pushed segment ACKed on its \
+                read, SACK compression, the receive window grown by buffer auto-tuning",
             config: linux(),
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
@@ -393,8 +394,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
         TcpProfile {
             about: "Linux 3.14: CUBIC (tcp_cubic.c arithmetic of 3.14) with HyStart, IW 10, SACK recovery with early retransmit \
                 (RFC 5827, delayed SRTT/4) and Tail Loss Probe but no RACK, PRR, F-RTO with \
-                undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, 3 MiB receive window, \
-                window growth only while cwnd-limited (tcp_is_cwnd_limited)",
+                undo, RTO 1 s / 200 ms / 120 s, delayed ACK 40 ms, a lone short segment ACKed \
+                on its read, 3 MiB receive window, window growth only while cwnd-limited \
+                (tcp_is_cwnd_limited), TCP Small Queues at the sending host (128 KiB)",
             config: TcpConfig {
                 profile: Profile::Linux3_14,
                 rwnd: Rwnd::Bytes(3 << 20),
