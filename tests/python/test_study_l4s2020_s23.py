@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_study_l4s2020 import PRAGUE  # the table of 2020 behaviours, one declaration
 
 from aqmlab.reproduce.l4s2020 import metrics_s23 as MS
 from aqmlab.reproduce.l4s2020 import published_s23 as P
@@ -30,13 +31,6 @@ FULL_RUN = Path(__file__).parent / "data" / "l4s2020_s23_full_verdicts.json"
 S2_STEPS = {r: [["0s", "50Mbps"], ["30s", f"{r}Mbps"]] for r in ("25", "10", "5", "1")}
 S3_STEPS = [["0s", "100Mbps"], ["25s", "50Mbps"], ["30s", "10Mbps"], ["35s", "90Mbps"], ["50s", "5Mbps"]]
 SLOT_PACKETS = {"2": 16, "3": 32}
-PRAGUE = {
-    "alpha_mode": 1,
-    "rtt_target": "0s",
-    "integer_cwnd": "carry",
-    "loss_response": "per_ack",
-    "pacing_unit": "mtu",
-}
 
 
 def test_cases_cover_the_batch_matrix_once():

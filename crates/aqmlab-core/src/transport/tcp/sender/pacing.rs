@@ -277,8 +277,15 @@ mod tests {
     /// A paced sender (MSS 1448, SRTT 100 ms) whose host's qdisc is fq: it stamps its packets.
     /// The SYN has left the host when the SYN-ACK comes.
     fn stamping(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
-        let mut s = TcpSender::new(&paced_config(iw, tso_segs), 0, Dir::Up).unwrap();
-        assert!(s.at_host(true));
+        established_at_host(&paced_config(iw, tso_segs), true)
+    }
+
+    /// A sender of `cfg` whose first hop is its host's qdisc (`edt`: an fq that paces by
+    /// departure time): its SYN leaves the host at 50 ms, the SYN-ACK comes at 100 ms. The
+    /// packets it sends then.
+    fn established_at_host(cfg: &TcpConfig, edt: bool) -> (TcpSender, Vec<Packet>) {
+        let mut s = TcpSender::new(cfg, 0, Dir::Up).unwrap();
+        assert!(s.at_host(edt), "counts what it has in its host");
         let mut out = vec![];
         s.start(0, &mut out);
         s.left_host(out[0].size, 50 * MS, &mut out);
@@ -385,14 +392,7 @@ mod tests {
             small_queues: SmallQueues::Linux3_14,
             ..crate::transport::tcp::profiles::rfc()
         };
-        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
-        assert!(s.at_host(false), "counts what it has in its host");
-        let mut out = vec![];
-        s.start(0, &mut out);
-        s.left_host(out[0].size, 50 * MS, &mut out);
-        out.clear();
-        s.on_packet(&synack(), 100 * MS, &mut out);
-        (s, out)
+        established_at_host(&cfg, false)
     }
 
     #[test]
