@@ -127,10 +127,16 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         sim, emu = row["sim"], row["emu"]
         kc = [r.get("kernel_counters", {}) for r in emu]
+        # the timeouts the data flows' windows show, where the runs recorded them; at 1 Mbit/s
+        # (a path of four packets) recoveries leave windows of two segments too, so not there
+        win = [_mean([r.get("rto_window") for r in runs]) for runs in (sim, emu)]
+        if row["case"]["rate_mbps"] < 10:
+            win = [None, None]
         retx = (
             f"{_f(_mean([r['retx'] for r in sim]), 0)} / {_f(_mean([r['rto'] for r in sim]), 1)}; "
             f"{_f(_mean([k.get('TcpRetransSegs') for k in kc]), 0)} / "
             f"{_f(_mean([k.get('TcpExtTCPTimeouts') for k in kc]), 1)}"
+            + (f" (windows {_f(win[0], 1)}; {_f(win[1], 1)})" if win[1] is not None else "")
         )
         ping = _pair((_mean([r["rtt50"] for r in sim]), _mean([r["rtt50"] for r in emu])))
         for c in cells(row):

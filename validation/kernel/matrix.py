@@ -263,11 +263,37 @@ def _transfer_s(pk, finite: dict) -> dict[int, float]:
     return out
 
 
+# A window at most this many segments, reached from at least `_OPEN` segments, is a timeout's
+# (Linux tcp_enter_loss sets one segment; a fast recovery with PRR keeps about half).
+_COLLAPSED, _OPEN = 2.5, 4.0
+
+
+def _window_timeouts(fs) -> int:
+    """Timeouts read from the TCP flows' window series (every 100 ms on both sides), the same
+    rule for the model and the kernel: the window falls to at most two segments from at least
+    four. The kernel's counters (`TCPTimeouts`) count every socket of its namespaces, iperf3's
+    control connections too, which time out behind a deep queue where the data flows do not.
+    Meant for paths of many packets: where a fair share is a few packets (1 Mbit/s, 50 ms), fast
+    recoveries leave windows of two segments as well."""
+    flow = fs.column("flow").to_numpy()
+    t = fs.column("t_ns").to_numpy()
+    segs = fs.column("cwnd_bytes").to_numpy(zero_copy_only=False).astype(float) / 1448
+    n = 0
+    for f in np.unique(flow):
+        w = segs[flow == f][np.argsort(t[flow == f], kind="stable")]
+        w = w[~np.isnan(w) & (w > 0)]
+        was_open = np.maximum.accumulate(w) >= _OPEN
+        low = w <= _COLLAPSED
+        n += int((low[1:] & ~low[:-1] & was_open[:-1]).sum())
+    return n
+
+
 def figures(res, warmup_s: float) -> dict:
     """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
     / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
     (Mb/s, summed), UDP loss (%), short transfers' mean completion time (s); the probe's RTT
-    p50 (ms); and over the whole run the TCP retransmissions and, simulated only, timeouts."""
+    p50 (ms); and over the whole run the TCP retransmissions, timeouts (simulated only) and the
+    timeouts the windows show (both sides, `_window_timeouts`)."""
     t, meta, s = res.tables, res.meta, res.summary
     pk = t["packets"]
     t_enq = pk.column("t_enqueue_ns").to_numpy()
@@ -311,6 +337,7 @@ def figures(res, warmup_s: float) -> dict:
     tcp = [f for f in s["flows"] if f["kind"] == "tcp"]
     out["retx"] = sum(f["retransmits"] or 0 for f in tcp)
     out["rto"] = sum(f["rto_count"] or 0 for f in tcp)
+    out["rto_window"] = _window_timeouts(res.tables["flow_series"])
     out["rtt50"] = s["probes"][0]["rtt_ms"]["p50"] if s["probes"] else None
     emu = meta.get("emulator")
     if emu:
