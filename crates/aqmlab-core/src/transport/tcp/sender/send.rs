@@ -455,13 +455,7 @@ mod tests {
         s.write(2500, 0, &mut out);
         assert_eq!(out.len(), 1, "only the SYN before the handshake");
         out.clear();
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK,
-            ack: 1,
-            ..Default::default()
-        };
-        s.on_packet(&synack, 100, &mut out);
+        s.on_packet(&synack(), 100, &mut out);
         let wire = |out: &[Packet]| -> Vec<(u64, u32)> { out.iter().map(|p| (p.seq, p.payload)).collect() };
         assert_eq!(wire(&out), [(1, 1000), (1001, 1000), (2001, 500)]);
         assert!(out.iter().all(|p| p.tcp_flags & flags::FIN == 0));
@@ -471,28 +465,15 @@ mod tests {
             wire(&out),
             [(2501, 1000), (3501, 1000), (4501, 1000), (5501, 1000)]
         );
-        let wire_ack = |s: &mut TcpSender, ack: u64, sack_end: Option<u64>, now: Time| {
-            let mut p = Packet {
-                kind: Kind::Tcp,
-                tcp_flags: flags::ACK,
-                ack,
-                ts_ecr: 100,
-                ..Default::default()
-            };
-            if let Some(e) = sack_end {
-                p.set_sacks(&[SackBlock { start: 2501, end: e }]);
-            }
-            let mut out = vec![];
-            s.on_packet(&p, now, &mut out);
-            out
-        };
-        wire_ack(&mut s, 2001, None, 200);
-        wire_ack(&mut s, 2001, Some(3501), 201);
-        wire_ack(&mut s, 2001, Some(4501), 202);
-        let out = wire_ack(&mut s, 2001, Some(5501), 203);
+        // SACKs of the second record, from its start on the wire
+        let sacked = |end: u64| [SackBlock { start: 2501, end }];
+        ack_blocks(&mut s, 2001, &[], 200);
+        ack_blocks(&mut s, 2001, &sacked(3501), 201);
+        ack_blocks(&mut s, 2001, &sacked(4501), 202);
+        let out = ack_blocks(&mut s, 2001, &sacked(5501), 203);
         assert!(s.in_recovery());
         assert_eq!(wire(&out), [(2001, 500)], "the short segment again, nothing else");
-        wire_ack(&mut s, 6501, None, 300);
+        ack_blocks(&mut s, 6501, &[], 300);
         assert_eq!((s.pipe(), s.state()), (0, SenderState::Established));
         let mut out = vec![];
         s.write(100, 400, &mut out);

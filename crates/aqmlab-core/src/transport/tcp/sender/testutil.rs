@@ -51,13 +51,6 @@ pub(super) fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet
 }
 
 pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time) -> Vec<Packet> {
-    let mut p = Packet {
-        kind: Kind::Tcp,
-        tcp_flags: flags::ACK,
-        ack,
-        ts_ecr: 100,
-        ..Default::default()
-    };
     let blocks: Vec<SackBlock> = sacked
         .iter()
         .map(|&(a, b)| SackBlock {
@@ -65,7 +58,20 @@ pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time)
             end: 1 + b * MSS,
         })
         .collect();
-    p.set_sacks(&blocks);
+    ack_blocks(s, ack, &blocks, now)
+}
+
+/// An ACK of `ack` with SACK `blocks` in sequence numbers (echoing TSval 100) at `now`, and what
+/// the sender sends on it.
+pub(super) fn ack_blocks(s: &mut TcpSender, ack: u64, blocks: &[SackBlock], now: Time) -> Vec<Packet> {
+    let mut p = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::ACK,
+        ack,
+        ts_ecr: 100,
+        ..Default::default()
+    };
+    p.set_sacks(blocks);
     let mut out = vec![];
     s.on_packet(&p, now, &mut out);
     out
