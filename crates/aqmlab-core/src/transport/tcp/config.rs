@@ -122,6 +122,17 @@ pub struct TcpConfig {
     pub pacing_ca_ratio: u32,
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     pub tso_segs: TsoSegs,
+    /// Data segments a connection sends before pacing holds any back: Linux 5.x-6.x
+    /// (tcp_output.c tcp_update_skb_after_send) moves its departure clock only once
+    /// `tp->data_segs_out` (retransmissions included) has reached 10, as sch_fq's initial quantum
+    /// lets a new flow's first 10 packets through, so an initial window of 10 leaves at once.
+    /// 0: paced from the first segment.
+    pub unpaced_segs: u32,
+    /// Linux 5.x-6.x (tcp_update_skb_after_send, "OS jitter"): a burst that leaves after its
+    /// pacing time (held by the window, the application or a late timer) shortens the gap after
+    /// it by that lateness, at most to half its length. Off: every gap is the burst's full
+    /// length at the pacing rate.
+    pub pacing_credit: bool,
     /// TCP Small Queues, for a sender whose first hop is its own host's qdisc (`local_sender`):
     /// the bytes of its packets not yet freed below TCP (Linux's sk_wmem_alloc: in the qdisc,
     /// the driver's queues and the hardware, until the TX completion) stop new data above a

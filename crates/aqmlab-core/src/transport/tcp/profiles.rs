@@ -83,6 +83,8 @@ pub(crate) fn rfc() -> TcpConfig {
         pacing_ss_ratio: 200,
         pacing_ca_ratio: 120,
         tso_segs: TsoSegs(None),
+        unpaced_segs: 0,
+        pacing_credit: false,
         // TCP Small Queues are Linux's (net/ipv4/tcp_output.c), not in the RFCs or ns-2.
         small_queues: SmallQueues::Off,
         prr: false,
@@ -147,6 +149,10 @@ pub(crate) fn linux() -> TcpConfig {
         abc: true,
         hystart: Hystart::Linux,
         pacing: false,
+        // tcp_output.c tcp_update_skb_after_send: the clock starts at data_segs_out 10, and a
+        // late burst's lateness shortens the next gap by up to half.
+        unpaced_segs: 10,
+        pacing_credit: true,
         // tcp_small_queue_check (Linux 4.20-6.x), modelled for a sender pacing through fq.
         small_queues: SmallQueues::Linux,
         prr: true,
@@ -422,6 +428,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate
                 // >> 10), paced or not.
                 small_queues: SmallQueues::Linux3_14,
+                // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
+                unpaced_segs: 0,
+                pacing_credit: false,
                 ..linux()
             },
             // CUBIC in 3.14's own arithmetic (v3.14 tcp_cubic.c bictcp_update, bictcp_cong_avoid,

@@ -182,14 +182,31 @@ impl TcpSender {
     }
 
     /// After a burst of `bytes` at `rate` bytes per second: the next one no sooner than this
-    /// one's length later (and a segment held back waits until then).
+    /// one's length later (and a segment held back waits until then). Linux's clock
+    /// (tcp_update_skb_after_send) stands still until `unpaced_segs` data segments have gone,
+    /// and with `pacing_credit` a burst that left late by some time shortens its own gap by
+    /// that time, at most to half.
     pub(super) fn burst_sent(&mut self, now: Time, bytes: u64, rate: u64) {
-        if bytes > 0 {
+        if bytes == 0 {
+            return;
+        }
+        // __tcp_transmit_skb stamps every burst: tcp_wstamp_ns = max(tcp_wstamp_ns, now).
+        let departed = self.pace_next.max(now);
+        let data_segs = self.n.packets_sent - self.syn_sent as u64;
+        let gap = if data_segs < self.cfg.unpaced_segs as u64 {
+            0
+        } else {
             let len_ns = (bytes as u128 * SEC as u128).div_ceil(rate as u128) as Time;
-            self.pace_next = self.pace_next.max(now) + len_ns;
-            if self.timers.armed(Timer::Pace) {
-                self.timers.arm(Timer::Pace, self.pace_next);
-            }
+            let credit = if self.cfg.pacing_credit {
+                (departed - self.pace_next).min(len_ns / 2)
+            } else {
+                0
+            };
+            len_ns - credit
+        };
+        self.pace_next = departed + gap;
+        if self.timers.armed(Timer::Pace) {
+            self.timers.arm(Timer::Pace, self.pace_next);
         }
     }
 }
@@ -249,6 +266,85 @@ mod tests {
             Some(100 * MS + s.rto()),
             "RTO armed by the first burst"
         );
+    }
+
+    /// A paced sender of `paced_config` on Linux's departure clock (tcp_update_skb_after_send):
+    /// unpaced for its first `unpaced` data segments, with or without the lateness credit.
+    fn linux_clock(unpaced: u32, credit: bool) -> (TcpSender, Vec<Packet>) {
+        established_at(
+            TcpConfig {
+                unpaced_segs: unpaced,
+                pacing_credit: credit,
+                ..paced_config(10, None)
+            },
+            100 * MS,
+        )
+    }
+
+    /// Fires every wake-up due at `t`, collecting what the sender sends then.
+    fn fire_at(s: &mut TcpSender, t: Time, out: &mut Vec<Packet>) {
+        while s.next_timer() == Some(t) {
+            s.on_timer(t, out);
+        }
+    }
+
+    #[test]
+    fn linux_leaves_the_first_ten_data_segments_unpaced() {
+        // tcp_update_skb_after_send moves tcp_wstamp_ns only once data_segs_out >= 10: the
+        // initial window's bursts of 2 (tcp_min_tso_segs) at data_segs_out 2, 4, 6 and 8 leave
+        // the clock at 100 ms, so tcp_pacing_check lets each next one go at once; the fifth
+        // (data_segs_out 10) moves it by its length at 289600 B/s (200% x 10 x 1448 B / 100 ms):
+        // 2896 B / 289600 B/s = 10 ms. Unpaced from the first, the same window took 40 ms more
+        // (pacing_spreads_the_initial_window_at_twice_cwnd_per_srtt).
+        let (mut s, mut out) = linux_clock(10, false);
+        fire_at(&mut s, 100 * MS, &mut out);
+        assert_eq!(out.len(), 10, "the whole initial window at 100 ms");
+        assert_eq!(
+            s.next_timer(),
+            Some(110 * MS),
+            "the clock started by the fifth burst"
+        );
+        // With 11 unpaced segments even the fifth burst leaves the clock alone.
+        let (mut s, mut out) = linux_clock(11, false);
+        fire_at(&mut s, 100 * MS, &mut out);
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.next_timer(), Some(100 * MS + s.rto()), "only the RTO is left");
+    }
+
+    #[test]
+    fn a_late_burst_shortens_its_gap_by_its_lateness_at_most_by_half() {
+        // The initial window leaves at 100 ms and its fifth burst sets the clock to 110 ms (the
+        // test above). The ACK of 2 segments at 200 ms (an RTT sample of 100 ms: SRTT stays)
+        // grows cwnd to 12 in slow start and frees 4 segments; pacing rate 200% x 12 x 1448 B /
+        // 100 ms = 347520 B/s, bursts of 2 (347520 >> 10 = 339 B is under one MSS). The first
+        // burst leaves at 200 ms, 90 ms after the clock's 110 ms: tcp_update_skb_after_send's
+        // len_ns = 2896 B / 347520 B/s = 8333334 ns (rounded up), less min(len_ns / 2, credit
+        // 90 ms) = 4166667 ns, so the second burst leaves at 204.166667 ms. The next gap, after
+        // a burst the timer released on time, is whole again.
+        let len = 8_333_334;
+        for (credit, gap) in [(true, len - len / 2), (false, len)] {
+            let (mut s, mut out) = linux_clock(10, credit);
+            fire_at(&mut s, 100 * MS, &mut out);
+            let acked = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::ACK,
+                ack: 1 + 2 * 1448,
+                ts_ecr: 100 * MS,
+                ..Default::default()
+            };
+            let mut out = vec![];
+            s.on_packet(&acked, 200 * MS, &mut out);
+            assert_eq!(out.len(), 2, "one burst at the ACK");
+            assert_eq!(s.next_timer(), Some(200 * MS + gap), "credit {credit}");
+            let mut out = vec![];
+            s.on_timer(200 * MS + gap, &mut out);
+            assert_eq!(out.len(), 2, "the window's other two segments");
+            assert_eq!(
+                s.next_timer(),
+                Some(200 * MS + gap + len),
+                "a whole gap after an on-time burst"
+            );
+        }
     }
 
     #[test]
