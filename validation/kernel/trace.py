@@ -2,6 +2,9 @@
 """One case of the matrix, simulated and emulated, second by second: what each side's queue,
 drops and windows did over time (the first step of tracing a difference to its mechanism).
 
+After the timeline: per side, the drops after the warm-up by kind (data or ACK), and how long
+the senders take to answer an ACK (`turnaround`: the kernel's hosts' timing against the model's).
+
 Both runs' `packets` and `flow_series` tables are kept as Parquet in out/trace/<case>/ for a
 closer look (sim.packets.parquet, kernel.packets.parquet, ...). Keys after the case id change
 the simulated side only (`--set rack=false`: one TCP key on every TCP flow), which is how a run
@@ -89,6 +92,66 @@ def drops_by_kind(res, warmup_s: float) -> list[str]:
     return out
 
 
+def _between_hops_ns(res) -> int:
+    """The path from the up bottleneck through the server to the down bottleneck, from the ping
+    (a request leaving the up hop, its echo reply arriving at the down hop: the first ping packet
+    there after it: the probes are 100 ms apart, though a queue that lets two requests through
+    within the path's time pairs one with an earlier reply), the median such lag of the run."""
+    pk = res.tables["packets"].to_pandas()
+    data = pk.groupby("flow").payload.max()
+    ping = pk[pk.flow.isin(data.index[data == 0]) & (pk["size"] <= ACK_MAX)]
+    req = ping[(ping.dir == "up") & ping.outcome.isin(["sent", "marked"])].t_out_ns.to_numpy()
+    rep = np.sort(ping[ping.dir == "down"].t_enqueue_ns.to_numpy())
+    i = np.searchsorted(rep, req)
+    ok = i < len(rep)
+    return int(np.median(rep[i[ok]] - req[ok]))
+
+
+EARLY_NS = 100_000
+"""A data segment may reach the down hop this much before the ping's path would bring it: an ACK
+is shorter than the ping's 84 bytes on the bottleneck (52 bytes: 26 us less at 10 Mbit/s) and
+a data segment longer on the server's NIC (12 us more at 1 Gbit/s)."""
+
+
+def ack_to_data_us(res, warmup_s: float, path_ns: int) -> np.ndarray:
+    """How long the server takes to answer an ACK of a download, as seen from the bottlenecks:
+    for every pure ACK of a download leaving the up hop after the warm-up, the time (us) from
+    `path_ns` after it (the path through the server, `_between_hops_ns`) to the next data segment
+    of its flow arriving at the down hop (from `EARLY_NS` before that on: a lag may be negative). The host's turnaround, the emulator's lateness on the
+    way, and longer when the ACK released nothing (a window-limited sender answers a later one)."""
+    pk = res.tables["packets"].to_pandas()
+    pk = pk[pk.t_enqueue_ns >= warmup_s * 1e9]
+    lags = []
+    for _, x in pk[pk.payload > 0].groupby("flow"):
+        if (x.dir != "down").any():
+            continue
+        acks = pk[(pk.flow == x.flow.iloc[0]) & (pk.dir == "up") & (pk.payload == 0)]
+        t_ack = acks[acks.outcome.isin(["sent", "marked"])].t_out_ns.to_numpy() + path_ns
+        t_in = np.sort(x.t_enqueue_ns.to_numpy())
+        i = np.searchsorted(t_in, t_ack - EARLY_NS)
+        ok = i < len(t_in)
+        lags.append((t_in[i[ok]].astype(np.int64) - t_ack[ok].astype(np.int64)) / 1e3)
+    return np.concatenate(lags) if lags else np.array([])
+
+
+def turnaround(sides: dict, warmup_s: float, span_us: float = 1000.0) -> list[str]:
+    """Each side's `ack_to_data_us` below `span_us`, as percentiles (us), the path taken from the
+    model's ping (its hosts answer at once; the kernel's share the path). The model's lags are
+    0 for an ACK that released data at once, the NIC's 12 us per earlier packet of a burst."""
+    path = _between_hops_ns(sides["sim"])
+    out = [
+        f"ACK to data at the server, us after the path through it ({path / 1e3:.1f} us), below {span_us:g} us:"
+    ]
+    for n, r in sides.items():
+        x = ack_to_data_us(r, warmup_s, path)
+        near = x[(x > -EARLY_NS / 1e3) & (x < span_us)]
+        pct = np.percentile(near, [5, 25, 50, 75, 90, 95, 99]) if len(near) else []
+        out.append(
+            f"{n:>6}: {len(near)} of {len(x)} ACKs; p5/25/50/75/90/95/99 " + " ".join(f"{v:.1f}" for v in pct)
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
@@ -124,6 +187,7 @@ def main() -> None:
         print(f"{r0['dir']:4} {r0['t']:4.0f} | " + " | ".join(cells))
     for name, res in sides.items():
         print(f"{name:>6} after {a.warmup:g} s: " + "; ".join(drops_by_kind(res, a.warmup)))
+    print("\n".join(turnaround(sides, a.warmup)))
 
 
 if __name__ == "__main__":
