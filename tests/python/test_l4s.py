@@ -84,7 +84,7 @@ def test_the_2020_variants_resolve_run_and_are_validated_by_key():
     sc = _l4s2020(qdisc, cc_params)
     r = resolve(sc)
     assert {k: r["topology"]["down"]["qdisc"][k] for k in qdisc} == qdisc
-    assert r["flows"][0]["cc_params"] == {**cc_params, "rtt_transition": 4, "pacing_unit": "mss"}
+    assert r["flows"][0]["cc_params"] == {**cc_params, "rtt_transition": 4, "pacing_unit": "mtu"}
     q = aqmlab.run(sc, seed=1).summary["links"]["down"]["queues"]
     assert q["l"]["transmitted"] > 1000 and q["c"]["transmitted"] > 1000
     with pytest.raises(ScenarioError, match=r"qdisc\.pi_divisor: 100 is not allowed; allowed 64 or 127"):
@@ -102,4 +102,5 @@ def test_the_2020_variants_resolve_run_and_are_validated_by_key():
     assert resolve(_l4s2020(qdisc, {}))["flows"][0]["cc_params"]["loss_response"] == "at_once"
     with pytest.raises(ScenarioError, match=r'pacing_unit: "bytes" is not allowed; allowed: mss, mtu'):
         resolve(_l4s2020(qdisc, {"pacing_unit": "bytes"}))
-    assert resolve(_l4s2020(qdisc, {}))["flows"][0]["cc_params"]["pacing_unit"] == "mss"
+    # tcp_prague.c's prague_update_pacing_rate counts the window in MTU-sized packets
+    assert resolve(_l4s2020(qdisc, {}))["flows"][0]["cc_params"]["pacing_unit"] == "mtu"

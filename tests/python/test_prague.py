@@ -95,7 +95,7 @@ def test_prague_params_are_validated_and_written_back():
         "alpha_mode": 0,
         "integer_cwnd": "round_up",
         "loss_response": "at_once",
-        "pacing_unit": "mss",
+        "pacing_unit": "mtu",  # prague_update_pacing_rate counts tcp_mss_to_mtu
     }
     bad = [{**flows[0], "cc_params": {"rtt_target": "200ms"}}]
     with pytest.raises(

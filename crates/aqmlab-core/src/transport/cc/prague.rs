@@ -23,10 +23,10 @@
 //! * The ECN response, once per RTT (the sender reduces once per window): fraction -= fraction
 //!   x alpha / 2, rounded to nearest (`prague_enter_cwr`).
 //! * Pacing at 100 % of cwnd / SRTT (200 % while cwnd < ssthresh / 2), bursts of 2^-12 s at
-//!   that rate, at least one segment (prague_burst_shift 12): see [`Prague::pacing`]. With
-//!   `pacing_unit = "mtu"` the window is counted in MTU-sized packets, as
-//!   `prague_update_pacing_rate` counts it (`tcp_mss_to_mtu`, at b256dae and since), while the
-//!   sender holds each packet back by its payload: the rate is (MSS + headers) / MSS higher.
+//!   that rate, at least one segment (prague_burst_shift 12): see [`Prague::pacing`]. The
+//!   window is counted in MTU-sized packets, as `prague_update_pacing_rate` counts it
+//!   (`tcp_mss_to_mtu`, at b256dae and since), while the sender holds each packet back by its
+//!   payload: the rate is (MSS + headers) / MSS above a payload rate (`pacing_unit = "mss"`).
 //! * RTT independence (RTT_CONTROL_RATE) from `rtt_transition` rounds after slow start on: with
 //!   SRTT below `rtt_target` the per-ACK increase is scaled by (SRTT / target)^2 (the window
 //!   then grows one segment per target RTT, like a flow with that RTT), alpha is updated at
@@ -108,12 +108,12 @@ pub enum LossResponse {
 #[serde(rename_all = "snake_case")]
 pub enum PacingUnit {
     /// The window's payload per SRTT, as Linux's tcp_update_pacing_rate counts it (aqmlab's
-    /// earlier Prague).
-    #[default]
+    /// Prague before 2026-11-26).
     Mss,
     /// The window in MTU-sized packets per SRTT (tcp_prague.c prague_update_pacing_rate:
-    /// tcp_mss_to_mtu), the packets then held back by their payload: (MSS + headers) / MSS
-    /// faster.
+    /// tcp_mss_to_mtu, at b256dae of 2020 and in v0.7), the packets then held back by their
+    /// payload: (MSS + headers) / MSS faster.
+    #[default]
     Mtu,
 }
 
@@ -132,8 +132,8 @@ pub struct PragueParams {
     pub integer_cwnd: IntegerCwnd,
     /// The response to a loss: "at_once" (Reno's halving) or "per_ack" (2020).
     pub loss_response: LossResponse,
-    /// What the pacing rate counts: "mss" (the payload, aqmlab's earlier default) or "mtu"
-    /// (tcp_prague.c's prague_update_pacing_rate, 2020 and later).
+    /// What the pacing rate counts: "mtu" (tcp_prague.c's prague_update_pacing_rate, 2020 and
+    /// later) or "mss" (the payload, aqmlab's default before 2026-11-26).
     pub pacing_unit: PacingUnit,
 }
 
@@ -145,7 +145,7 @@ impl Default for PragueParams {
             alpha_mode: 0,
             integer_cwnd: IntegerCwnd::RoundUp,
             loss_response: LossResponse::AtOnce,
-            pacing_unit: PacingUnit::Mss,
+            pacing_unit: PacingUnit::Mtu,
         }
     }
 }
@@ -900,20 +900,19 @@ mod tests {
 
     #[test]
     fn pacing_unit_mtu_paces_on_the_wire_size() {
-        // tcp_prague.c prague_update_pacing_rate multiplies the window by tcp_mss_to_mtu
-        let mtu = Prague::new(
+        // tcp_prague.c prague_update_pacing_rate (v0.7, as at b256dae) multiplies the window by
+        // tcp_mss_to_mtu: the default; "mss" counts the payload.
+        assert!(Prague::new(1448, PragueParams::default())
+            .pacing()
+            .is_some_and(|p| p.wire_rate && p.ca_ratio == 100 && p.ss_ratio == 200));
+        let mss = Prague::new(
             1448,
             PragueParams {
-                pacing_unit: PacingUnit::Mtu,
+                pacing_unit: PacingUnit::Mss,
                 ..Default::default()
             },
         );
-        assert!(mtu
-            .pacing()
-            .is_some_and(|p| p.wire_rate && p.ca_ratio == 100 && p.ss_ratio == 200));
-        assert!(Prague::new(1448, PragueParams::default())
-            .pacing()
-            .is_some_and(|p| !p.wire_rate));
+        assert!(mss.pacing().is_some_and(|p| !p.wire_rate));
     }
 
     #[test]
