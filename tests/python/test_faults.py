@@ -412,9 +412,10 @@ def test_runs_where_is_no_sql(small_root, where):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_at_start_up_is_one_line_and_status_128_plus_its_number(tmp_path, delay, sig):
     """From the first moment on, as the modules load (numpy and pyarrow swallowed a signal in
-    their imports, which then went unheeded) and as the sweep opens its dataset."""
+    their imports, which then went unheeded) and as the sweep opens its dataset. Sixteen runs of
+    some 0.3 s each: on a quiet machine four were done within the last delay, before its signal."""
     out = tmp_path / "res"
-    p = subprocess.Popen([AQMLAB, "sweep", str(sweep_file(tmp_path, 2, 300)), "--out", str(out), "--jobs", "1"],
+    p = subprocess.Popen([AQMLAB, "sweep", str(sweep_file(tmp_path, 8, 300)), "--out", str(out), "--jobs", "1"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     time.sleep(delay)
     p.send_signal(sig)
