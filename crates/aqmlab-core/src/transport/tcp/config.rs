@@ -51,6 +51,12 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Initial window in segments.
     pub iw: u32,
+    /// The initial window after a retransmitted SYN: "rfc" (RFC 5681 3.1: one segment after any
+    /// retransmission), "linux_3_14" (Linux 3.1-5.0, tcp_init_metrics: one segment only after
+    /// more than one, since the 1 s initial RTO of RFC 6298 makes a single retransmission
+    /// common) or "linux" (5.1 on, tcp_init_transfer: nor then when the SYN-ACK echoes the first
+    /// SYN's timestamp, the retransmissions found spurious by tcp_try_undo_spurious_syn).
+    pub syn_loss_iw: SynLossIw,
     /// Floor of the retransmission timeout.
     #[serde(with = "as_dur")]
     #[schemars(with = "Dur")]
@@ -286,6 +292,21 @@ pub enum PushAck {
     Short,
     /// Shorter than the MSS, or full-sized with PSH.
     Psh,
+}
+
+/// When a retransmitted SYN leaves the initial window at one segment (the flow key
+/// `syn_loss_iw`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SynLossIw {
+    /// RFC 5681 3.1: after any retransmission.
+    Rfc,
+    /// Linux 3.1-5.0 (net/ipv4/tcp_metrics.c tcp_init_metrics): after more than one.
+    #[serde(rename = "linux_3_14")]
+    Linux3_14,
+    /// Linux 5.1 on (net/ipv4/tcp_input.c tcp_init_transfer, tcp_try_undo_spurious_syn): after
+    /// more than one, unless the SYN-ACK echoes the first SYN's timestamp.
+    Linux,
 }
 
 /// TCP Small Queues' rule (the flow key `small_queues`).

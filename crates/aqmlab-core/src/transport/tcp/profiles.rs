@@ -5,7 +5,9 @@
 //! kernel), and their registry ([`PROFILES`], [`profile`]).
 
 use super::accecn::ReceiverEcn;
-use super::config::{DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, SmallQueues, TcpConfig, TsoSegs};
+use super::config::{
+    DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoSegs,
+};
 use super::rto;
 use crate::packet::EcnMode;
 use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
@@ -60,6 +62,7 @@ pub(crate) fn rfc() -> TcpConfig {
         data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
+        syn_loss_iw: SynLossIw::Rfc,
         min_rto: 200 * MS,
         max_rto: rto::MAX_RTO,
         initial_rto: SEC,
@@ -130,6 +133,9 @@ pub(crate) fn linux() -> TcpConfig {
         data_ecn: DataEcn::Negotiated,
         sack: true,
         iw: 10,
+        // tcp_input.c tcp_init_transfer: cwnd 1 only after more than one SYN retransmission,
+        // none of them found spurious (tcp_try_undo_spurious_syn, 5.1 on).
+        syn_loss_iw: SynLossIw::Linux,
         mss: 1448,
         min_rto: 200 * MS,
         max_rto: 120 * SEC,
@@ -428,6 +434,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate
                 // >> 10), paced or not.
                 small_queues: SmallQueues::Linux3_14,
+                // tcp_metrics.c tcp_init_metrics: cwnd 1 after more than one SYN retransmission.
+                syn_loss_iw: SynLossIw::Linux3_14,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

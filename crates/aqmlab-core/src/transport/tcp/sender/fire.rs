@@ -74,6 +74,59 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use crate::transport::tcp::config::SynLossIw;
+    use crate::units::SEC;
+
+    /// The segments a sender of `rule` sends when its SYN-ACK comes, the SYN having been sent
+    /// `syns` times (at 0, 1 s, 3 s: RFC 6298's 1 s initial RTO, doubled) and the SYN-ACK echoing
+    /// the timestamp of SYN number `echoed` (0: the first).
+    fn first_flight(rule: SynLossIw, syns: usize, echoed: usize) -> usize {
+        let cfg = TcpConfig {
+            syn_loss_iw: rule,
+            iw: 10,
+            ..config(true, 10)
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let sent_at = [0, SEC, 3 * SEC];
+        for &t in &sent_at[1..syns] {
+            assert_eq!(s.next_timer(), Some(t), "the SYN's retransmission timer");
+            s.on_timer(t, &mut out);
+        }
+        assert_eq!(out.len(), syns);
+        assert_eq!(out[echoed].ts_val, sent_at[echoed]);
+        let synack = Packet {
+            ts_ecr: sent_at[echoed],
+            ..synack()
+        };
+        let mut out = vec![];
+        s.on_packet(&synack, sent_at[syns - 1] + 100 * MS, &mut out);
+        out.len()
+    }
+
+    #[test]
+    fn a_retransmitted_syn_leaves_one_segment_by_rfc_5681_and_linux_only_after_two() {
+        // RFC 5681 3.1: one segment after any retransmitted SYN. Linux 3.1-5.0 (tcp_init_metrics)
+        // and 5.1 on (tcp_init_transfer): only if total_retrans > 1, and 5.1's
+        // tcp_try_undo_spurious_syn clears undo_marker (so no reset) when the SYN-ACK echoes the
+        // original SYN's TSval.
+        for (syns, echoed, rfc, linux_3_14, linux) in [
+            (1, 0, 10, 10, 10),
+            (2, 0, 1, 10, 10),
+            (2, 1, 1, 10, 10),
+            (3, 0, 1, 1, 10),
+            (3, 2, 1, 1, 1),
+        ] {
+            let got = [SynLossIw::Rfc, SynLossIw::Linux3_14, SynLossIw::Linux]
+                .map(|r| first_flight(r, syns, echoed));
+            assert_eq!(
+                got,
+                [rfc, linux_3_14, linux],
+                "{syns} SYNs, the SYN-ACK echoing SYN {echoed}"
+            );
+        }
+    }
 
     #[test]
     fn a_retransmission_of_the_head_restarts_the_timer_as_linux_does() {

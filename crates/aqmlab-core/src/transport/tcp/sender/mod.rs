@@ -7,7 +7,8 @@
 //! Choices (documented variants):
 //! * Handshake: SYN at `start`, retransmitted after the initial RTO with doubling; the first
 //!   data segments carry the handshake's final ACK. The SYN-ACK's timestamp echo gives the first
-//!   RTT sample. After a retransmitted SYN the initial window is 1 segment (RFC 5681 3.1).
+//!   RTT sample. After a retransmitted SYN the initial window is 1 segment (RFC 5681 3.1; Linux
+//!   only after more than one retransmission, and not a spurious one: `syn_loss_iw`).
 //! * Window test: a segment may be sent while pipe + SMSS <= cwnd, pipe as in RFC 6675 SetPipe
 //!   (maintained incrementally by the scoreboard). With SACK this applies at all times, so
 //!   SACKed segments free room before recovery (this subsumes limited transmit). Without SACK,
@@ -106,7 +107,7 @@
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
 use super::accecn::{self, Feedback, TxCounter};
-use super::config::{SmallQueues, TcpConfig};
+use super::config::{SmallQueues, SynLossIw, TcpConfig};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::packet::{flags, Dir, Kind, Packet};
@@ -385,6 +386,19 @@ impl TcpSender {
     }
 }
 
+impl TcpSender {
+    /// Whether the SYN's retransmissions leave the initial window at one segment, the SYN-ACK
+    /// echoing `ts_ecr` (`syn_loss_iw`).
+    fn syn_loss_resets_iw(&self, ts_ecr: Time) -> bool {
+        let retries = self.syn_sent.saturating_sub(1);
+        match self.cfg.syn_loss_iw {
+            SynLossIw::Rfc => retries > 0,
+            SynLossIw::Linux3_14 => retries > 1,
+            SynLossIw::Linux => retries > 1 && self.n.first_syn != Some(ts_ecr),
+        }
+    }
+}
+
 impl Endpoint for TcpSender {
     fn start(&mut self, now: Time, out: &mut Outbox) {
         if self.state == SenderState::Closed {
@@ -410,8 +424,7 @@ impl Endpoint for TcpSender {
                 if now >= pkt.ts_ecr {
                     self.rtt.sample(now - pkt.ts_ecr, self.snd_una, self.high_data);
                 }
-                // RFC 5681 3.1: IW = 1 segment when the SYN had to be retransmitted.
-                self.st.cwnd = if self.syn_sent > 1 {
+                self.st.cwnd = if self.syn_loss_resets_iw(pkt.ts_ecr) {
                     self.mss
                 } else {
                     self.cfg.iw as u64 * self.mss
