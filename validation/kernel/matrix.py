@@ -246,19 +246,26 @@ MAX_HEADER_B = 80
 
 
 def _transfer_s(pk, finite: dict) -> dict[int, float]:
-    """Each finite transfer's time on the path: from its first data segment's arrival at a hop
-    of its data's direction to its last data segment's departure, from the packets table, the
-    same on both sides. The flows' own completion times are not comparable: the kernel's
+    """Each complete finite transfer's time on the path: from its first data segment's arrival at
+    a hop of its data's direction to its last data segment's departure, from the packets table,
+    the same on both sides. The flows' own completion times are not comparable: the kernel's
     transfer starts after iperf3's control exchange (a cookie and state messages over their own
-    round trips), and its reports give no completion time."""
+    round trips), and its reports give no completion time. A transfer is complete when the data
+    that left that hop covers its bytes (each sequence number counted once): one the run's end
+    cut short, as the kernel's late transfers behind a deep queue, would count a fraction of its
+    time (its first round alone: 0 s)."""
     flow = pk.column("flow").to_numpy()
     size = pk.column("size").to_numpy()
+    seq = pk.column("seq").to_numpy()
+    payload = pk.column("payload").to_numpy()
     dirs = np.asarray(pk.column("dir").to_pylist(), dtype=object)
+    sent = np.isin(np.asarray(pk.column("outcome").to_pylist(), dtype=object), ["sent", "marked"])
     t_in, t_out = pk.column("t_enqueue_ns").to_numpy(), pk.column("t_out_ns").to_numpy()
     out = {}
     for fid, f in finite.items():
         sel = (flow == fid) & (size > MAX_HEADER_B) & (dirs == f["direction"])
-        if sel.any():
+        left = dict(zip(seq[sel & sent].tolist(), payload[sel & sent].tolist(), strict=True))
+        if sel.any() and sum(left.values()) >= f["bytes_target"]:
             out[fid] = float(t_out[sel].max() - t_in[sel].min()) / 1e9
     return out
 
@@ -329,10 +336,12 @@ def figures(res, warmup_s: float) -> dict:
         lab["completion_s"] = float(np.mean(c)) if c else None
     transfers = _transfer_s(pk, {f["flow"]: f for f in flows if f["bytes_target"]})
     for f in s["flows"]:
+        if by_id[f["id"]]["bytes_target"]:
+            out["labels"][f["label"]].setdefault("transfers", {})
         if f["id"] in transfers:
-            out["labels"][f["label"]].setdefault("transfer", []).append(transfers[f["id"]])
+            out["labels"][f["label"]]["transfers"][str(f["id"])] = transfers[f["id"]]
     for lab in out["labels"].values():
-        t = lab.pop("transfer", [])
+        t = list(lab.get("transfers", {}).values())
         lab["transfer_s"] = float(np.mean(t)) if t else None
     tcp = [f for f in s["flows"] if f["kind"] == "tcp"]
     out["retx"] = sum(f["retransmits"] or 0 for f in tcp)
