@@ -17,7 +17,12 @@ that changes one thing is made. Needs root, iperf3 and ping (or `--sim-only`).
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +33,7 @@ sys.path.insert(0, str(HERE))
 import matrix
 
 import aqmlab
+from aqmlab.emulate.plans import CLIENT_PORT
 
 
 def case_of(case_id: str) -> matrix.Case:
@@ -152,6 +158,112 @@ def turnaround(sides: dict, warmup_s: float, span_us: float = 1000.0) -> list[st
     return out
 
 
+SS_LOOP = """
+import subprocess, sys, time
+while True:
+    print(f"@ {time.monotonic_ns()}", flush=True)
+    subprocess.run(["ss", "-tinH"], check=False)
+    sys.stdout.flush()
+    time.sleep(float(sys.argv[1]))
+"""
+
+
+def sample_sockets(out: Path, done: threading.Event, every_s: float = 0.1) -> None:
+    """The kernel's own view of its connections while the emulated run goes on: `ss -tin` in
+    both namespaces every `every_s` (each sample stamped with CLOCK_MONOTONIC), into
+    out/kernel.ss.<side>.txt. Started before `emulate`, it waits for the run's namespaces
+    (`aqmlab-<pid>-c`, `-s`: this process's) and ends with them."""
+    names = {side: f"aqmlab-{os.getpid()}-{side}" for side in "cs"}
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not done.is_set():
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+        if all(n in listed for n in names.values()):
+            break
+        time.sleep(0.05)
+    procs = []
+    for side, ns in names.items():
+        with open(out / f"kernel.ss.{side}.txt", "w") as f:
+            cmd = ["ip", "netns", "exec", ns, sys.executable, "-c", SS_LOOP, str(every_s)]
+            procs.append(subprocess.Popen(cmd, stdout=f, stderr=subprocess.DEVNULL))
+    done.wait()
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+SS_FIELD = re.compile(r"(\w+):([^\s]+)")
+
+
+def read_sockets(path: Path, t0_ns: int) -> list[dict]:
+    """Each sampled connection of an `ss -tin` log: time (ns after `t0_ns`), local and peer
+    ports, and the tcp_info fields that `ss` prints (cwnd in segments, rtt and minrtt in ms,
+    pacing and delivery rates in bit/s, and BBR's bw in bit/s, mrtt in ms, pacing and cwnd
+    gains)."""
+    rows, t, conn = [], None, None
+    for line in path.read_text().splitlines():
+        if line.startswith("@ "):
+            t = int(line[2:]) - t0_ns
+        elif line and not line[0].isspace():
+            parts = line.split()
+            conn = {"local": int(parts[3].rsplit(":", 1)[1]), "peer": int(parts[4].rsplit(":", 1)[1])}
+        elif conn is not None and t is not None:
+            row = {"t_ns": t, **conn}
+            info = dict(SS_FIELD.findall(line))
+            row["cwnd"] = int(info.get("cwnd", 0))
+            row["rtt_ms"] = float(info["rtt"].split("/")[0]) if "rtt" in info else None
+            for key in ("pacing_rate", "delivery_rate"):
+                m = re.search(rf"{key} ([0-9.]+)([KMG]?)bps", line)
+                row[key] = (
+                    float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else None
+                )
+            m = re.search(
+                r"bbr:\(bw:([0-9.]+)([KMG]?)bps,mrtt:([0-9.]+)(?:,pacing_gain:([0-9.]+))?(?:,cwnd_gain:([0-9.]+))?",
+                line,
+            )
+            if m:
+                row["bbr_bw"] = float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
+                row["bbr_mrtt_ms"] = float(m.group(3))
+                row["bbr_pacing_gain"] = float(m.group(4)) if m.group(4) else None
+                row["bbr_cwnd_gain"] = float(m.group(5)) if m.group(5) else None
+            rows.append(row)
+            conn = None
+    return rows
+
+
+def controllers(sim, kernel_rows: list[dict], warmup_s: float) -> list[str]:
+    """Per TCP flow after the warm-up, the sender's window (segments), and for BBR its bandwidth
+    estimate (Mbit/s), min RTT (ms) and the share of samples at each pacing gain: the model's
+    `flow_series` beside the kernel's sockets (the data connection is the one on the flow's
+    client-side port, `plans.CLIENT_PORT` + flow, seen from the sender's namespace)."""
+    fs = sim.tables["flow_series"].to_pandas()
+    fs = fs[fs.t_ns >= warmup_s * 1e9]
+    flows = sim.tables["flows"].to_pandas()
+    out = [
+        f"{'flow':>4} {'side':>6} {'cwnd':>6} {'bw Mb/s':>8} {'min RTT':>8}  pacing gains (share of samples)"
+    ]
+    for f in flows[flows.kind == "tcp"].itertuples():
+        x = fs[fs.flow == f.flow]
+        gains = x.cc_pacing_gain.dropna().round(2).value_counts(normalize=True).sort_index()
+        out.append(
+            f"{f.flow:>4} {'sim':>6} {x.cwnd_bytes.mean() / 1448:6.1f} {x.cc_bw_bps.mean() / 1e6:8.2f} "
+            f"{x.cc_min_rtt_ns.mean() / 1e6:8.1f}  " + " ".join(f"{g:g}:{v:.2f}" for g, v in gains.items())
+        )
+        port = CLIENT_PORT + f.flow
+        k = [r for r in kernel_rows if port in (r["local"], r["peer"]) and r["t_ns"] >= warmup_s * 1e9]
+        if not k:
+            continue
+        bw = [r["bbr_bw"] for r in k if r.get("bbr_bw") is not None]
+        mrtt = [r["bbr_mrtt_ms"] for r in k if r.get("bbr_mrtt_ms") is not None]
+        g = [round(r["bbr_pacing_gain"], 2) for r in k if r.get("bbr_pacing_gain") is not None]
+        shares = {v: g.count(v) / len(g) for v in sorted(set(g))}
+        out.append(
+            f"{'':>4} {'kernel':>6} {np.mean([r['cwnd'] for r in k]):6.1f} "
+            f"{(np.mean(bw) / 1e6 if bw else float('nan')):8.2f} {(np.mean(mrtt) if mrtt else float('nan')):8.1f}  "
+            + " ".join(f"{v:g}:{s:.2f}" for v, s in shares.items())
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
@@ -168,10 +280,26 @@ def main() -> None:
     out = HERE / "out" / "trace" / case.id
     out.mkdir(parents=True, exist_ok=True)
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed)}
+    sockets: list[dict] = []
     if not a.sim_only:
         from aqmlab.emulate import emulate
+        from aqmlab.emulate.reports import _T0
 
-        sides["kernel"] = emulate(sc)[0]
+        done = threading.Event()
+        sampler = threading.Thread(target=sample_sockets, args=(out, done), daemon=True)
+        sampler.start()
+        try:
+            sides["kernel"] = emulate(sc)[0]
+        finally:
+            done.set()
+            sampler.join()
+        sender = {"down": "s", "up": "c"}
+        for side in "cs":
+            for r in read_sockets(out / f"kernel.ss.{side}.txt", _T0["ns"]):
+                r["side"] = side
+                sockets.append(r)
+        by_flow = {f["flow"]: f for f in sides["kernel"].tables["flows"].to_pylist()}
+        sockets = [r for r in sockets if _sender_row(r, by_flow, sender)]
     lines = {}
     for name, res in sides.items():
         for t in ("packets", "flow_series"):
@@ -188,6 +316,14 @@ def main() -> None:
     for name, res in sides.items():
         print(f"{name:>6} after {a.warmup:g} s: " + "; ".join(drops_by_kind(res, a.warmup)))
     print("\n".join(turnaround(sides, a.warmup)))
+    if sockets:
+        print("\n".join(controllers(sides["sim"], sockets, a.warmup)))
+
+
+def _sender_row(r: dict, by_flow: dict, sender: dict) -> bool:
+    """Whether socket sample `r` is a flow's data connection seen from its sending side."""
+    f = by_flow.get(r["peer"] - CLIENT_PORT if r["side"] == "s" else r["local"] - CLIENT_PORT)
+    return f is not None and f["kind"] == "tcp" and sender[f["direction"]] == r["side"]
 
 
 if __name__ == "__main__":
