@@ -150,6 +150,13 @@ pub struct TcpConfig {
     pub small_queues: SmallQueues,
     /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// A SACK recovery that ends on an ACK while some segment is still marked lost starts the
+    /// next one on that same ACK, as Linux's tcp_fastretrans_alert does (tcp_input.c: step D
+    /// leaves Recovery when snd_una reaches high_seq, then step E enters it again at once when
+    /// `tcp_time_to_recover` finds `lost_out` above 0); a controller that follows the
+    /// connection's state (BBR's `cong_control`) sees recovery go on, not end and restart. Off:
+    /// the entry rules wait for a later ACK (RFC 6675 section 5, RACK's marks).
+    pub recovery_reentry: bool,
     /// Leave the data sent on the duplicate ACKs before a fast retransmit (RFC 3042 limited
     /// transmit; with SACK, what SACKed segments let out) out of the FlightSize the loss halves,
     /// as RFC 5681 3.2 step 2 and RFC 6675 5 require (ns-2 and Linux halve the window, which

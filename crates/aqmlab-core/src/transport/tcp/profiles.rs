@@ -91,6 +91,7 @@ pub(crate) fn rfc() -> TcpConfig {
         // TCP Small Queues are Linux's (net/ipv4/tcp_output.c), not in the RFCs or ns-2.
         small_queues: SmallQueues::Off,
         prr: false,
+        recovery_reentry: false,
         lt_excluded: false,
         impatient: false,
         rto_sack_reset: false,
@@ -162,6 +163,9 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_small_queue_check (Linux 4.20-6.x), modelled for a sender pacing through fq.
         small_queues: SmallQueues::Linux,
         prr: true,
+        // tcp_input.c tcp_fastretrans_alert: a Recovery left on an ACK that still finds
+        // lost_out > 0 is entered again on it (3.14's and 6.x's alike).
+        recovery_reentry: true,
         rate_halving: false,
         rack: true,
         tlp: true,

@@ -718,6 +718,13 @@ impl Scoreboard {
         self.segs.front().is_some_and(|s| s.lost)
     }
 
+    /// Whether any outstanding segment is marked lost and not SACKed since (Linux's `lost_out`
+    /// above 0: retransmitted or not). A scan of the outstanding segments: asked once per
+    /// recovery, at its end.
+    pub fn any_lost(&self) -> bool {
+        self.segs.iter().any(|s| s.lost && !s.sacked)
+    }
+
     /// Number of SACKed outstanding segments (from the range set).
     pub fn sacked_segments(&self) -> u64 {
         self.sacked.len()

@@ -219,6 +219,9 @@ impl TcpSender {
         if self.recovery.in_recovery {
             if self.snd_una >= self.recovery.recovery_point {
                 self.exit_recovery(now);
+                if self.cfg.recovery_reentry && a.outstanding && self.sb.any_lost() {
+                    self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
+                }
             } else {
                 if a.newly_lost + a.rack_marked > 0 {
                     self.sync_state();
@@ -547,6 +550,38 @@ mod tests {
             let sent = segs(&ack(&mut s, 1 + 12 * MSS, &[(17, 20), (15, 16), (13, 14)], 500));
             assert!(s.in_recovery());
             assert_eq!(sent, if clear { vec![12, 14] } else { vec![16] }, "clear {clear}");
+        }
+    }
+
+    #[test]
+    fn a_recovery_that_ends_with_segments_still_lost_restarts_on_that_ack_as_linux() {
+        // The recovery of the test above (segment 0 lost, RecoveryPoint 12; of the new data sent
+        // in it 12 and 14 lost and resent). The ACK of 0-11 ends it while 12 and 14 are still
+        // marked lost. Linux's tcp_fastretrans_alert leaves Recovery (step D: snd_una reached
+        // high_seq) and, lost_out being above 0 (tcp_time_to_recover), enters it again on the
+        // same ACK (step E): a second recovery, RecoveryPoint the highest sent. Without the
+        // rule the connection is Open after that ACK, and a later ACK starts the next one.
+        for reentry in [false, true] {
+            let (mut s, _) = established_with(TcpConfig {
+                recovery_reentry: reentry,
+                ..config(true, 10)
+            });
+            for k in 2..=12 {
+                ack(&mut s, 1, &[(1, k)], 200 + k);
+            }
+            for b in [
+                vec![(13, 14), (1, 12)],
+                vec![(15, 16), (13, 14), (1, 12)],
+                vec![(17, 18), (15, 16), (13, 14)],
+                vec![(17, 19), (15, 16), (13, 14)],
+            ] {
+                ack(&mut s, 1, &b, 300);
+            }
+            assert_eq!(s.fast_recoveries(), 1);
+            assert!(s.in_recovery());
+            ack(&mut s, 1 + 12 * MSS, &[(13, 14), (15, 16), (17, 19)], 400);
+            assert_eq!(s.in_recovery(), reentry, "reentry {reentry}");
+            assert_eq!(s.fast_recoveries(), 1 + reentry as u64);
         }
     }
 
