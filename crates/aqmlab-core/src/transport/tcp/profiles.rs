@@ -163,9 +163,10 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_small_queue_check (Linux 4.20-6.x), modelled for a sender pacing through fq.
         small_queues: SmallQueues::Linux,
         prr: true,
-        // tcp_input.c tcp_fastretrans_alert: a Recovery left on an ACK that still finds
-        // lost_out > 0 is entered again on it (3.14's and 6.x's alike).
-        recovery_reentry: true,
+        // tcp_input.c tcp_fastretrans_alert enters Recovery again on the ACK that leaves it
+        // while lost_out > 0 (3.14's and 6.x's alike); off until the kernel matrix supports it
+        // (validation/kernel/README.md: BBR's cells move in, CUBIC's as many out).
+        recovery_reentry: false,
         rate_halving: false,
         rack: true,
         tlp: true,

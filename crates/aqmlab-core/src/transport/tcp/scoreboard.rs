@@ -94,6 +94,9 @@ pub struct Scoreboard {
     rate_acc: RateAcc,
     /// The highest never-retransmitted segment the current ACK delivered (F-RTO, RFC 5682).
     orig_delivered: Option<u64>,
+    /// Bytes the current ACK's cumulative part covered that were SACKed before it (delivered
+    /// then, not now).
+    acked_sacked: u64,
     /// ns-2's retransmission ids, kept only for [`Self::relost_retransmissions`].
     rtx_ids: Option<RtxIds>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
@@ -122,6 +125,7 @@ impl Scoreboard {
             tx: VecDeque::new(),
             rate_acc: RateAcc::default(),
             orig_delivered: None,
+            acked_sacked: 0,
             rtx_ids: None,
             work: 0,
         }
@@ -160,7 +164,13 @@ impl Scoreboard {
         self.ack_ecr = ts_ecr;
         self.delivered = None;
         self.orig_delivered = None;
+        self.acked_sacked = 0;
         self.rate_acc = RateAcc::default();
+    }
+
+    /// Of the bytes the current ACK acknowledged cumulatively, those SACKed before it.
+    pub fn acked_were_sacked(&self) -> u64 {
+        self.acked_sacked
     }
 
     /// The highest segment the current ACK delivered (acknowledged or SACKed) that was never
@@ -424,10 +434,12 @@ impl Scoreboard {
                     self.rate_acc.delivered(tx);
                 }
             }
-            if !s.sacked {
+            let len = self.seg_len(self.first);
+            if s.sacked {
+                self.acked_sacked += len;
+            } else {
                 self.note_delivered(self.first, &s, ts);
             }
-            let len = self.seg_len(self.first);
             self.pipe -= self.contrib(&s, len);
             any_retx |= s.ever_retx;
             self.first += 1;

@@ -220,7 +220,11 @@ impl TcpSender {
             if self.snd_una >= self.recovery.recovery_point {
                 self.exit_recovery(now);
                 if self.cfg.recovery_reentry && a.outstanding && self.sb.any_lost() {
-                    self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
+                    // The new episode's PRR starts from what this ACK newly delivered (Linux's
+                    // acked_sacked: tp->delivered's change), not the bytes its cumulative part
+                    // covers, most of them SACKed before.
+                    let delivered = a.acked_bytes - self.sb.acked_were_sacked() + a.sacked_bytes;
+                    self.enter_recovery(now, delivered, out);
                 }
             } else {
                 if a.newly_lost + a.rack_marked > 0 {
