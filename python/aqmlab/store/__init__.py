@@ -31,10 +31,12 @@ path ``<root>/sweeps/<sweep>/runs/<run_id>`` and ``load_run`` reads them from th
 Modules: ``write`` (a run written and published), ``read`` (a run found and loaded), ``catalog``
 (the ``runs`` rows, their updates and rebuild under the lock), ``sql`` (the views, SQL confined
 to reading, the listings), ``documents`` (the JSON documents); the tables' names and columns are
-``aqmlab.layout``'s, which loads neither DuckDB nor pandas.
+``aqmlab.layout``'s, which loads neither DuckDB nor pandas; ``_duckdb`` loads DuckDB first, with
+SIGINT and SIGTERM held.
 """
 
 from aqmlab.layout import LAYOUT, TABLES
+from aqmlab.store import _duckdb  # noqa: F401  (first: DuckDB loaded with the signals held)
 from aqmlab.store.catalog import (
     CATALOG,
     CATALOG_WAIT_S,
