@@ -504,39 +504,40 @@ mod tests {
         }
     }
 
+    /// Ten segments of `cfg`, 0 lost: the SACKs of 1 and 2 let 10 and 11 out, the third starts
+    /// a recovery (FlightSize 12: ssthresh = cwnd = 6, RecoveryPoint 12) and resends 0. The SACKs
+    /// of 4-11 bring the pipe from 9 to 5 and let 12-16 out. Of those 12, 14 and 16 are lost: 13
+    /// and 15 let 17 and 18 out; with 17 SACKed, 12 is lost (resent, then 19), with 18, 14
+    /// (resent, then 20). The sender, and what it sent before and in the recovery.
+    fn recovery_losing_beyond_its_point(cfg: TcpConfig) -> (TcpSender, Vec<u64>, Vec<u64>) {
+        let (mut s, out) = established_with(cfg);
+        assert_eq!(out.len(), 10);
+        let before: Vec<u64> = (2..=12)
+            .flat_map(|k| segs(&ack(&mut s, 1, &[(1, k)], 200 + k)))
+            .collect();
+        let recovery = [
+            vec![(13, 14), (1, 12)],
+            vec![(15, 16), (13, 14), (1, 12)],
+            vec![(17, 18), (15, 16), (13, 14)],
+            vec![(17, 19), (15, 16), (13, 14)],
+        ];
+        let during: Vec<u64> = recovery
+            .iter()
+            .flat_map(|b| segs(&ack(&mut s, 1, b, 300)))
+            .collect();
+        (s, before, during)
+    }
+
     #[test]
     fn recovery_exit_sack_clear_forgets_the_board_and_resends_from_the_next_sack() {
-        // Ten segments, 0 lost: the SACKs of 1 and 2 let 10 and 11 out, the third starts a
-        // recovery (FlightSize 12: ssthresh = cwnd = 6, RecoveryPoint 12) and resends 0. The
-        // SACKs of 4-11 bring the pipe from 9 to 5 and let 12-16 out. Of those 12, 14 and 16
-        // are lost: 13 and 15 let 17 and 18 out; with 17 SACKed, 12 is lost (resent, then 19),
-        // with 18, 14 (resent, then 20).
         for clear in [false, true] {
-            let (mut s, out) = established_with(TcpConfig {
+            let (mut s, before, during) = recovery_losing_beyond_its_point(TcpConfig {
                 recovery_exit_sack_clear: clear,
                 ..config(true, 10)
             });
-            assert_eq!(out.len(), 10);
-            let mut sent = vec![];
-            for k in 2..=4 {
-                sent.extend(segs(&ack(&mut s, 1, &[(1, k)], 200 + k)));
-            }
-            for k in 5..=12 {
-                sent.extend(segs(&ack(&mut s, 1, &[(1, k)], 200 + k)));
-            }
-            assert_eq!(sent, [10, 11, 0, 12, 13, 14, 15, 16]);
+            assert_eq!(before, [10, 11, 0, 12, 13, 14, 15, 16]);
             assert_eq!(s.cwnd(), 6 * MSS);
-            let recovery = [
-                vec![(13, 14), (1, 12)],
-                vec![(15, 16), (13, 14), (1, 12)],
-                vec![(17, 18), (15, 16), (13, 14)],
-                vec![(17, 19), (15, 16), (13, 14)],
-            ];
-            let sent: Vec<u64> = recovery
-                .iter()
-                .flat_map(|b| segs(&ack(&mut s, 1, b, 300)))
-                .collect();
-            assert_eq!(sent, [17, 18, 12, 19, 14, 20]);
+            assert_eq!(during, [17, 18, 12, 19, 14, 20]);
             // 0's retransmission arrives: the ACK of 0-11 ends the recovery, cwnd = 6. Kept,
             // the board has 12 and 14 resent, 13, 15, 16 SACKed, so the pipe is 12, 14, 16,
             // 19, 20: one new segment (21). ns-2 TCP/Linux forgets the board: packets_in_flight
@@ -559,28 +560,17 @@ mod tests {
 
     #[test]
     fn a_recovery_that_ends_with_segments_still_lost_restarts_on_that_ack_as_linux() {
-        // The recovery of the test above (segment 0 lost, RecoveryPoint 12; of the new data sent
-        // in it 12 and 14 lost and resent). The ACK of 0-11 ends it while 12 and 14 are still
+        // `recovery_losing_beyond_its_point` (segment 0 lost, RecoveryPoint 12; of the new data
+        // sent in it 12 and 14 lost and resent). The ACK of 0-11 ends it while 12 and 14 are still
         // marked lost. Linux's tcp_fastretrans_alert leaves Recovery (step D: snd_una reached
         // high_seq) and, lost_out being above 0 (tcp_time_to_recover), enters it again on the
         // same ACK (step E): a second recovery, RecoveryPoint the highest sent. Without the
         // rule the connection is Open after that ACK, and a later ACK starts the next one.
         for reentry in [false, true] {
-            let (mut s, _) = established_with(TcpConfig {
+            let (mut s, _, _) = recovery_losing_beyond_its_point(TcpConfig {
                 recovery_reentry: reentry,
                 ..config(true, 10)
             });
-            for k in 2..=12 {
-                ack(&mut s, 1, &[(1, k)], 200 + k);
-            }
-            for b in [
-                vec![(13, 14), (1, 12)],
-                vec![(15, 16), (13, 14), (1, 12)],
-                vec![(17, 18), (15, 16), (13, 14)],
-                vec![(17, 19), (15, 16), (13, 14)],
-            ] {
-                ack(&mut s, 1, &b, 300);
-            }
             assert_eq!(s.fast_recoveries(), 1);
             assert!(s.in_recovery());
             ack(&mut s, 1 + 12 * MSS, &[(13, 14), (15, 16), (17, 19)], 400);
