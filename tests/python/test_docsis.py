@@ -143,8 +143,9 @@ def test_a_loss_based_flow_labelled_ect1_is_sanctioned_by_rfc_9957s_rule():
     left_in_queue = queue[queue.hop == "up"].sort_values("t_ns").backlog_pkts.iloc[-1]
     assert sum(sanctioned.values()) <= counted <= sum(sanctioned.values()) + left_in_queue
     # the mislabelled flow is the one sanctioned: several times Prague's share of its packets
+    # (Prague's own stays at a per cent or two)
     share = {f: sanctioned[f] / len(per_flow[f]) for f in (0, 1)}
-    assert share[0] < 0.01 and share[1] > 4 * share[0]
+    assert share[0] < 0.02 and share[1] > 4 * share[0]
     up = r.summary["links"]["up"]["queues"]["l"]["queue_delay_ms"]
     off = aqmlab.run(
         "docsis",

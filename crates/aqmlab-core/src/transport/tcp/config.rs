@@ -150,6 +150,15 @@ pub struct TcpConfig {
     pub small_queues: SmallQueues,
     /// RFC 6937 PRR in SACK recovery; off: cwnd = ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// PRR's rules where its versions differ: "rfc6937" (RFC 6937 section 3: the reduction
+    /// proportional to RecoverFS, the FlightSize at the start of recovery; the slow-start
+    /// bound's extra segment on every ACK; cwnd set on every ACK), "linux_3_14" (tcp_input.c
+    /// tcp_cwnd_reduction of 3.2-4.1: proportional to the window before the reduction,
+    /// `prior_cwnd`; the extra segment on every ACK) or "linux" (6.x: as 3.14's, but the
+    /// extra segment only on an ACK that advances snd_una and finds no new loss, and an ACK
+    /// that delivers nothing leaves cwnd alone). All count as delivered what an ACK newly
+    /// acknowledges or SACKs, never again what was SACKed before.
+    pub prr_rule: PrrRule,
     /// A SACK recovery that ends on an ACK while some segment is still marked lost starts the
     /// next one on that same ACK, as Linux's tcp_fastretrans_alert does (tcp_input.c: step D
     /// leaves Recovery when snd_una reaches high_seq, then step E enters it again at once when
@@ -313,6 +322,19 @@ pub enum SynLossIw {
     Linux3_14,
     /// Linux 5.1 on (net/ipv4/tcp_input.c tcp_init_transfer, tcp_try_undo_spurious_syn): after
     /// more than one, unless the SYN-ACK echoes the first SYN's timestamp.
+    Linux,
+}
+
+/// PRR's rules (the flow key `prr_rule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PrrRule {
+    /// RFC 6937 section 3.
+    Rfc6937,
+    /// Linux 3.2-4.1 (net/ipv4/tcp_input.c tcp_cwnd_reduction, tcp_init_cwnd_reduction).
+    #[serde(rename = "linux_3_14")]
+    Linux3_14,
+    /// Linux 6.x (net/ipv4/tcp_input.c tcp_cwnd_reduction).
     Linux,
 }
 

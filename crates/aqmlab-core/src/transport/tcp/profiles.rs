@@ -6,7 +6,7 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, Profile, PushAck, RcvWindow, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoSegs,
+    DataEcn, Name, Profile, PrrRule, PushAck, RcvWindow, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -91,6 +91,7 @@ pub(crate) fn rfc() -> TcpConfig {
         // TCP Small Queues are Linux's (net/ipv4/tcp_output.c), not in the RFCs or ns-2.
         small_queues: SmallQueues::Off,
         prr: false,
+        prr_rule: PrrRule::Rfc6937,
         recovery_reentry: false,
         lt_excluded: false,
         impatient: false,
@@ -163,10 +164,11 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_small_queue_check (Linux 4.20-6.x), modelled for a sender pacing through fq.
         small_queues: SmallQueues::Linux,
         prr: true,
+        // tcp_input.c tcp_cwnd_reduction (6.x): prior_cwnd, the conditional extra segment.
+        prr_rule: PrrRule::Linux,
         // tcp_input.c tcp_fastretrans_alert enters Recovery again on the ACK that leaves it
-        // while lost_out > 0 (3.14's and 6.x's alike); off until the kernel matrix supports it
-        // (validation/kernel/README.md: BBR's cells move in, CUBIC's as many out).
-        recovery_reentry: false,
+        // while lost_out > 0 (3.14's and 6.x's alike).
+        recovery_reentry: true,
         rate_halving: false,
         rack: true,
         tlp: true,
@@ -441,6 +443,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 small_queues: SmallQueues::Linux3_14,
                 // tcp_metrics.c tcp_init_metrics: cwnd 1 after more than one SYN retransmission.
                 syn_loss_iw: SynLossIw::Linux3_14,
+                // v3.14 tcp_input.c tcp_cwnd_reduction: the slow-start bound's extra segment
+                // on every ACK (the conditional one came with 4.2).
+                prr_rule: PrrRule::Linux3_14,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

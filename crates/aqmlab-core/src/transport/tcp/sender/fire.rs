@@ -49,7 +49,7 @@ impl TcpSender {
             (SenderState::Established, Timer::EarlyRetransmit) => {
                 self.timers.stop(Timer::EarlyRetransmit);
                 if !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
-                    self.enter_recovery(now, 0, out);
+                    self.enter_recovery(now, 0, false, out);
                 }
                 self.send_loop(now, out);
             }
@@ -57,7 +57,7 @@ impl TcpSender {
                 self.timers.stop(Timer::Rack);
                 let marked = self.rack_detect(now);
                 if marked > 0 && !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
-                    self.enter_recovery(now, 0, out);
+                    self.enter_recovery(now, 0, false, out);
                 }
                 self.send_loop(now, out);
             }

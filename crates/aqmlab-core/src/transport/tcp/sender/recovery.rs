@@ -9,6 +9,7 @@ use super::ack::Ack;
 use super::state::{Prr, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
+use crate::transport::tcp::config::PrrRule;
 use crate::transport::Outbox;
 use crate::units::{Time, MS};
 
@@ -28,16 +29,22 @@ impl TcpSender {
         true
     }
 
-    /// RFC 6937 section 3 on an ACK in recovery that delivered `delivered` bytes (newly
-    /// cumulatively acknowledged or SACKed): cwnd = pipe + sndcnt, proportional to the data
-    /// delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB). As
-    /// Linux (tcp_input.c tcp_cwnd_reduction), sndcnt is at least one segment until the
-    /// first retransmission of the episode is out.
-    fn prr_update(&mut self, delivered: u64) {
+    /// RFC 6937 section 3 on an ACK in recovery that newly delivered `delivered` bytes
+    /// (acknowledged or SACKed for the first time): cwnd = pipe + sndcnt, proportional to the
+    /// data delivered while pipe > ssthresh, else the slow-start reduction bound (PRR-SSRB),
+    /// whose extra segment `prr_rule = "linux"` grants only when `una_no_loss` (the ACK
+    /// advanced snd_una and marked nothing lost). As Linux (tcp_input.c tcp_cwnd_reduction),
+    /// sndcnt is at least one segment until the first retransmission of the episode is out.
+    fn prr_update(&mut self, delivered: u64, una_no_loss: bool) {
         if self.cc.owns_window() {
             return;
         }
+        let rule = self.cfg.prr_rule;
         let Some(prr) = &mut self.prr else { return };
+        if rule == PrrRule::Linux && delivered == 0 {
+            // 6.x: `if (newly_acked_sacked <= 0 ...) return;`, cwnd as it was.
+            return;
+        }
         prr.delivered += delivered;
         let pipe = self.sb.pipe();
         let ssthresh = self.st.ssthresh;
@@ -47,7 +54,12 @@ impl TcpSender {
             let segs = (prr.delivered as u128 * ssthresh as u128).div_ceil(unit) as u64;
             (segs * self.mss).saturating_sub(prr.out)
         } else {
-            let limit = prr.delivered.saturating_sub(prr.out).max(delivered) + self.mss;
+            let extra = if rule != PrrRule::Linux || una_no_loss {
+                self.mss
+            } else {
+                0
+            };
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered) + extra;
             (ssthresh - pipe).min(limit)
         };
         let sndcnt = if prr.out == 0 {
@@ -56,6 +68,13 @@ impl TcpSender {
             sndcnt
         };
         self.st.cwnd = pipe + sndcnt;
+    }
+
+    /// What an ACK newly delivered: the bytes it acknowledged cumulatively that were not
+    /// SACKed before, and those it newly SACKed (RFC 6937's DeliveredData, Linux's change of
+    /// `tp->delivered`).
+    fn newly_delivered(&self, a: &Ack) -> u64 {
+        a.acked_bytes - self.sb.acked_were_sacked() + a.sacked_bytes
     }
 
     /// Rate halving's bound before a round of the send loop: at most pipe + 1 segment (ns-2
@@ -101,7 +120,12 @@ impl TcpSender {
         }
     }
 
-    pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Outbox) {
+    /// Enters fast recovery on an ACK that newly delivered `delivered` bytes (0 from a timer),
+    /// the PRR-SSRB extra segment allowed when `una_no_loss` (`prr_update`).
+    pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, una_no_loss: bool, out: &mut Outbox) {
+        // Linux's PRR divides by the window before the reduction (tcp_init_cwnd_reduction's
+        // prior_cwnd), RFC 6937 by the FlightSize (RecoverFS).
+        let prior_cwnd = self.st.cwnd;
         self.save_undo();
         self.recovery.in_recovery = true;
         self.n.fast_recoveries += 1;
@@ -138,14 +162,20 @@ impl TcpSender {
             if let Some(p) = &mut self.s1p {
                 p.pipe = outstanding - DUP_THRESH as i64;
             }
-            let recover_fs = self.flight();
+            let (recover_fs, delivered) = match self.cfg.prr_rule {
+                PrrRule::Rfc6937 => (self.flight(), delivered),
+                PrrRule::Linux3_14 => (prior_cwnd, delivered),
+                // A timer's entry counts one segment delivered (tcp_recovery.c
+                // tcp_rack_reo_timeout: tcp_cwnd_reduction(sk, 1, 0, 0)).
+                PrrRule::Linux => (prior_cwnd, if delivered == 0 { self.mss } else { delivered }),
+            };
             if let Some(prr) = &mut self.prr {
                 *prr = Prr {
                     delivered: 0,
                     out: 0,
                     recover_fs,
                 };
-                self.prr_update(delivered);
+                self.prr_update(delivered, una_no_loss);
             }
         } else {
             self.recovery.recover = self.high_data;
@@ -223,15 +253,23 @@ impl TcpSender {
                     // The new episode's PRR starts from what this ACK newly delivered (Linux's
                     // acked_sacked: tp->delivered's change), not the bytes its cumulative part
                     // covers, most of them SACKed before.
-                    let delivered = a.acked_bytes - self.sb.acked_were_sacked() + a.sacked_bytes;
-                    self.enter_recovery(now, delivered, out);
+                    let delivered = self.newly_delivered(a);
+                    self.enter_recovery(
+                        now,
+                        delivered,
+                        a.advanced && a.newly_lost + a.rack_marked == 0,
+                        out,
+                    );
                 }
             } else {
                 if a.newly_lost + a.rack_marked > 0 {
                     self.sync_state();
                     self.cc.on_loss_detected(now, &mut self.st);
                 }
-                self.prr_update(a.acked_bytes + a.sacked_bytes);
+                self.prr_update(
+                    self.newly_delivered(a),
+                    a.advanced && a.newly_lost + a.rack_marked == 0,
+                );
                 if let Some(p) = &mut self.s1p {
                     p.pipe -= 1 + a.advanced as i64;
                 }
@@ -244,7 +282,13 @@ impl TcpSender {
                 self.recovery.dupacks >= DUP_THRESH || self.sb.head_lost()
             })
         {
-            self.enter_recovery(now, a.acked_bytes + a.sacked_bytes, out);
+            let delivered = self.newly_delivered(a);
+            self.enter_recovery(
+                now,
+                delivered,
+                a.advanced && a.newly_lost + a.rack_marked == 0,
+                out,
+            );
         } else if a.advanced {
             // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
             self.timers.stop(Timer::EarlyRetransmit);
@@ -257,7 +301,7 @@ impl TcpSender {
             // tcp_pause_early_retransmit: wait max(SRTT/4, 2 ms), unless the RTO is sooner.
             let at = now + (self.rtt.srtt().unwrap_or(0) / 4).max(2 * MS);
             if self.timers.get(Timer::Rto).is_some_and(|r| r <= at) {
-                self.enter_recovery(now, 0, out);
+                self.enter_recovery(now, 0, false, out);
             } else {
                 self.timers.arm(Timer::EarlyRetransmit, at);
             }
@@ -289,7 +333,7 @@ impl TcpSender {
             && self.snd_una >= self.recovery.recover
             && self.recovery.loss_point.is_none()
         {
-            self.enter_recovery(now, 0, out);
+            self.enter_recovery(now, 0, false, out);
         }
     }
 
@@ -353,6 +397,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use super::PrrRule;
 
     #[test]
     fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
@@ -477,6 +522,74 @@ mod tests {
             .map(|k| ack(&mut s, 1, &[(1, k)], 200 + k).len())
             .collect();
         assert_eq!(sent, [vec![0; 8], vec![1; 8]].concat());
+    }
+
+    /// The sender of the test above with PRR under `rule`.
+    fn prr_sender(rule: PrrRule) -> TcpSender {
+        let (s, out) = established_with(TcpConfig {
+            mss: MSS as u32,
+            iw: 20,
+            cc: "newreno".into(),
+            prr: true,
+            prr_rule: rule,
+            ..crate::transport::tcp::profiles::rfc()
+        });
+        assert_eq!(out.len(), 20);
+        s
+    }
+
+    #[test]
+    fn prr_counts_data_sacked_before_once() {
+        // The recovery of the test above (ssthresh 11, RecoverFS 22; 20 and 21 sent on the
+        // first two SACKs, 0 resent on the third; the SACK of 4 sends nothing, that of 5 sends
+        // 22: prr_out 2, prr_delivered 3). Then the resent 0 arrives: the cumulative ACK to 6
+        // newly delivers one segment, 0; 1-5 were SACKed and counted already (RFC 6937's
+        // DeliveredData = delta snd.una + delta SACKed, the second negative here). prr_delivered
+        // 4: ceil(4 x 11 / 22) - 2 = 0, nothing goes. Counting the ACK's six segments made it
+        // ceil(9 x 11 / 22) - 2 = 3.
+        let mut s = prr_sender(PrrRule::Rfc6937);
+        let sent: Vec<Vec<u64>> = (2..=6)
+            .map(|k| segs(&ack(&mut s, 1, &[(1, k)], 200 + k)))
+            .collect();
+        assert_eq!(sent, [vec![20], vec![21], vec![0], vec![], vec![22]]);
+        assert!(ack(&mut s, 1 + 6 * MSS, &[], 210).is_empty());
+        assert!(s.in_recovery());
+    }
+
+    #[test]
+    fn prr_rules_of_rfc_6937_and_linux() {
+        // The proportional part's divisor. Entered as above with cwnd 20 and FlightSize 22 (the
+        // limited-transmit segments): RFC 6937 divides by RecoverFS = 22, Linux by prior_cwnd =
+        // 20 (tcp_init_cwnd_reduction). The SACK of 4 (prr_delivered 2, prr_out 1): ceil(2 x 11
+        // / 22) - 1 = 0 against ceil(2 x 11 / 20) - 1 = 1.
+        for (rule, expect) in [
+            (PrrRule::Rfc6937, vec![]),
+            (PrrRule::Linux3_14, vec![22]),
+            (PrrRule::Linux, vec![22]),
+        ] {
+            let mut s = prr_sender(rule);
+            for k in 2..=4 {
+                ack(&mut s, 1, &[(1, k)], 200 + k);
+            }
+            assert_eq!(segs(&ack(&mut s, 1, &[(1, 5)], 205)), expect, "{rule:?}");
+        }
+        // The slow-start reduction bound's extra segment. Segments 0-9 lost: the SACKs of 10
+        // and 11 send 20 and 21, that of 12 enters recovery with 0-9 lost (RFC 6675 IsLost:
+        // three SACKed segments above each): pipe 9 (13-21) under ssthresh 11, so sndcnt =
+        // min(11 - 9, max(prr_delivered - prr_out, 1) + extra). RFC 6937 and 3.14 add a
+        // segment on every ACK: 0 and 1 go. Linux 6.x only on an ACK that advances snd_una and
+        // marks nothing lost, which this one does not: 0 alone.
+        for (rule, expect) in [
+            (PrrRule::Rfc6937, vec![0, 1]),
+            (PrrRule::Linux3_14, vec![0, 1]),
+            (PrrRule::Linux, vec![0]),
+        ] {
+            let mut s = prr_sender(rule);
+            assert_eq!(segs(&ack(&mut s, 1, &[(10, 11)], 201)), vec![20]);
+            assert_eq!(segs(&ack(&mut s, 1, &[(10, 12)], 202)), vec![21]);
+            assert_eq!(segs(&ack(&mut s, 1, &[(10, 13)], 203)), expect, "{rule:?}");
+            assert!(s.in_recovery());
+        }
     }
 
     #[test]

@@ -118,7 +118,8 @@ pub(super) struct Recovery {
 }
 
 /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery: prr_delivered, prr_out and
-/// RecoverFS in bytes.
+/// the divisor of the proportional part (RFC 6937's RecoverFS, or Linux's prior_cwnd:
+/// `prr_rule`) in bytes.
 #[derive(Debug, Default)]
 pub(super) struct Prr {
     pub(super) delivered: u64,
