@@ -36,6 +36,14 @@ pub(super) struct Ack {
     pub(super) ce_segs: u64,
 }
 
+impl Ack {
+    /// The ACK advanced snd_una and marked nothing lost (Linux's `FLAG_SND_UNA_ADVANCED &&
+    /// !newly_lost`, which grants PRR's extra segment under `prr_rule = "linux"`).
+    pub(super) fn una_no_loss(&self) -> bool {
+        self.advanced && self.newly_lost + self.rack_marked == 0
+    }
+}
+
 impl TcpSender {
     /// The cumulative ACK and the SACK blocks into the scoreboard, the segments the DupThresh
     /// rule now finds lost, and the RTT sample: now - TSecr of an ACK advancing snd_una.

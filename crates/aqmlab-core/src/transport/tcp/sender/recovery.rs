@@ -244,32 +244,27 @@ impl TcpSender {
         }
     }
 
+    /// Fast recovery entered on ACK `a`: its PRR starts from what `a` newly delivered (Linux's
+    /// acked_sacked, tp->delivered's change), not the bytes its cumulative part covers.
+    fn enter_recovery_on_ack(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
+        let delivered = self.newly_delivered(a);
+        self.enter_recovery(now, delivered, a.una_no_loss(), out);
+    }
+
     /// RFC 6675 (or RACK) entry, PRR and exit, and early retransmit.
     fn sack_recovery(&mut self, a: &Ack, now: Time, out: &mut Outbox) {
         if self.recovery.in_recovery {
             if self.snd_una >= self.recovery.recovery_point {
                 self.exit_recovery(now);
                 if self.cfg.recovery_reentry && a.outstanding && self.sb.any_lost() {
-                    // The new episode's PRR starts from what this ACK newly delivered (Linux's
-                    // acked_sacked: tp->delivered's change), not the bytes its cumulative part
-                    // covers, most of them SACKed before.
-                    let delivered = self.newly_delivered(a);
-                    self.enter_recovery(
-                        now,
-                        delivered,
-                        a.advanced && a.newly_lost + a.rack_marked == 0,
-                        out,
-                    );
+                    self.enter_recovery_on_ack(a, now, out);
                 }
             } else {
                 if a.newly_lost + a.rack_marked > 0 {
                     self.sync_state();
                     self.cc.on_loss_detected(now, &mut self.st);
                 }
-                self.prr_update(
-                    self.newly_delivered(a),
-                    a.advanced && a.newly_lost + a.rack_marked == 0,
-                );
+                self.prr_update(self.newly_delivered(a), a.una_no_loss());
                 if let Some(p) = &mut self.s1p {
                     p.pipe -= 1 + a.advanced as i64;
                 }
@@ -282,13 +277,7 @@ impl TcpSender {
                 self.recovery.dupacks >= DUP_THRESH || self.sb.head_lost()
             })
         {
-            let delivered = self.newly_delivered(a);
-            self.enter_recovery(
-                now,
-                delivered,
-                a.advanced && a.newly_lost + a.rack_marked == 0,
-                out,
-            );
+            self.enter_recovery_on_ack(a, now, out);
         } else if a.advanced {
             // tcp_rearm_rto: an ACK of new data cancels a pending early retransmit.
             self.timers.stop(Timer::EarlyRetransmit);
