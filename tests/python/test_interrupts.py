@@ -344,6 +344,40 @@ def test_a_signal_whose_interrupt_python_drops_is_heeded_at_the_end_of_the_block
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
 
 
+SECOND_AFTER_THE_BLOCK = """
+import signal
+from aqmlab import api, signals
+from aqmlab.cli import stopping
+
+stopping.install()
+try:
+    with api.Interrupts().catching():
+        signal.raise_signal(signal.SIGINT)
+except KeyboardInterrupt:
+    signal.raise_signal(signal.SIGINT)  # the second Ctrl-C, after the block handed the signals back
+    print("interrupted: 3 of 4 done")
+    raise SystemExit(signals.status())
+"""
+
+
+def test_a_second_signal_after_a_command_took_the_first_does_not_cut_its_way_out():
+    # a sweep's second Ctrl-C came after its interrupt block had ended (a CI run): the console
+    # script's own handler raised, and the generic line replaced the sweep's count of kept runs
+    r = subprocess.run(
+        [sys.executable, "-c", SECOND_AFTER_THE_BLOCK],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert r.returncode == INTERRUPTED and r.stdout == "interrupted: 3 of 4 done\n", (
+        r.returncode,
+        r.stdout,
+        r.stderr,
+    )
+    assert r.stderr == "", r.stderr
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_a_deferred_import_reaches_its_handler_after_it(sig):
     # matplotlib's projections swallow any Exception raised while they import their 3D axes:

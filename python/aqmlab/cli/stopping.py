@@ -1,7 +1,8 @@
 """SIGINT and SIGTERM from the console script's first moment: loaded before anything else of the
 ``aqmlab`` command, ``stop`` raises ``signals.Stopped`` wherever no command handles the signal itself
 (start-up, while modules load; a figure or report being written), which the console script
-(main.entry) ends with one line and status 128 + the signal's number (``signals.status``)."""
+(main.entry) ends with one line and status 128 + the signal's number (``signals.status``). Once a
+command has taken a signal, later ones are ignored: it is on its way out."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ from aqmlab import signals
 def stop(signum: int, frame) -> None:
     for sig in signals.STOP_SIGNALS:  # the way out is not cut by a second one
         signal.signal(sig, signal.SIG_IGN)
+    if signals.received:
+        # a command's own handler took a signal before this one and handed the signals back
+        # on its way out (a sweep that stopped its workers, about to say which runs it kept):
+        # this one would cut that short
+        return
     signals.note(signum)
     signals.early.append(signum)
     raise signals.Stopped
