@@ -12,13 +12,13 @@ from aqmlab import metrics as M
 
 W_S = 1.0
 SCENARIO = {
-    "name": "reference", "duration": "3s",
+    "name": "reference", "duration": "4s",
     "topology": {"rtt": "20ms",
                  "down": {"rate": "10Mbps", "qdisc": {"kind": "fq_codel", "limit": "60p", "ecn": True}},
                  "up": {"rate": "2Mbps", "qdisc": "pfifo", "limit": "20p"}},
     "flows": [{"kind": "tcp", "cc": "cubic", "count": 6, "start": {"uniform": ["0s", "0.5s"], "per": "flow"}},
               {"kind": "tcp", "cc": "cubic", "direction": "up", "count": 2},
-              {"kind": "tcp", "cc": "reno", "bytes": "100kB", "start": "1.5s", "ecn": True},
+              {"kind": "tcp", "cc": "reno", "bytes": "100kB", "start": "1s", "ecn": True},
               {"kind": "udp", "rate": "3Mbps", "start": "0.2s", "stop": "2.5s"}],
     "record": {"level": "packets", "interval": "10ms"},
 }  # fmt: skip

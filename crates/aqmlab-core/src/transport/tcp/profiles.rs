@@ -100,6 +100,7 @@ pub(crate) fn rfc() -> TcpConfig {
         sack1_pipe: false,
         rack: false,
         tlp: false,
+        timer_hz: 0,
         frto: false,
         early_retransmit: false,
         quickack: 0,
@@ -172,6 +173,9 @@ pub(crate) fn linux() -> TcpConfig {
         rate_halving: false,
         rack: true,
         tlp: true,
+        // CONFIG_HZ 250, the default of Debian's and Ubuntu's kernels and of the kernel the
+        // matrix ran (validation/kernel/README.md).
+        timer_hz: 250,
         // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
         // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
         frto: true,
@@ -446,6 +450,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // v3.14 tcp_input.c tcp_cwnd_reduction: the slow-start bound's extra segment
                 // on every ACK (the conditional one came with 4.2).
                 prr_rule: PrrRule::Linux3_14,
+                // 3.14's loss probe had a rule of its own (max(2 SRTT, 10 ms) in jiffies) and
+                // no RACK: not modelled, the probe fires as RFC 8985 gives.
+                timer_hz: 0,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

@@ -7,7 +7,10 @@ use super::state::{Rack, SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
 use crate::transport::Outbox;
-use crate::units::Time;
+use crate::units::{Time, MS, SEC};
+
+/// Linux's floor for the RACK and loss-probe timers (include/net/tcp.h TCP_TIMEOUT_MIN_US).
+const TIMEOUT_MIN: Time = 2 * MS;
 
 impl TcpSender {
     /// RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose
@@ -46,6 +49,7 @@ impl TcpSender {
         let Some(latest) = rack.latest else { return 0 };
         let wait = rack.rtt + self.rack_reo_wnd(rack);
         let (marked, next) = self.sb.rack_detect(latest, wait, now);
+        let next = next.map(|at| self.kernel_timer(now, at - now, TIMEOUT_MIN));
         self.timers.set(Timer::Rack, next);
         marked
     }
@@ -69,6 +73,19 @@ impl TcpSender {
         }
     }
 
+    /// When a timer armed at `now` to wait `delay` fires: then (`timer_hz` 0), or on a kernel of
+    /// `timer_hz` ticks a second as Linux 6.6 on arms RACK's and the loss probe's timers,
+    /// `usecs_to_jiffies(delay + floor)` ticks after the tick now running (`floor`:
+    /// TCP_TIMEOUT_MIN_US where the kernel adds it).
+    fn kernel_timer(&self, now: Time, delay: Time, floor: Time) -> Time {
+        let hz = self.cfg.timer_hz as Time;
+        if hz == 0 {
+            return now + delay;
+        }
+        let tick = SEC / hz;
+        (now / tick + (delay + floor).div_ceil(tick)) * tick
+    }
+
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
     /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
     /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
@@ -85,10 +102,13 @@ impl TcpSender {
             return;
         }
         let mut pto = 2 * srtt;
-        if self.sb.outstanding() == 1 {
+        let floor = if self.sb.outstanding() == 1 {
             pto += self.rtt.min_rto();
-        }
-        let at = now + pto;
+            0
+        } else {
+            TIMEOUT_MIN
+        };
+        let at = self.kernel_timer(now, pto, floor);
         self.timers.arm(
             Timer::Probe,
             self.timers.get(Timer::Rto).map_or(at, |r| at.min(r)),
@@ -159,6 +179,22 @@ mod tests {
         }
         assert!(again.is_some(), "the lost retransmission is detected by RACK");
         assert_eq!((s.retransmits(), s.rto_count()), (2, 0));
+    }
+
+    #[test]
+    fn linux_arms_the_reordering_and_probe_timers_on_its_ticks() {
+        // The two tests' timers on a kernel of HZ 250 (4 ms ticks): usecs_to_jiffies(delay + 2
+        // ms) ticks after the tick running at the arming. The reordering timer armed at 200 ms
+        // (tick 50) for 25 ms: ceil(27 / 4) = 7 ticks, 228 ms where RFC 8985 gives 225. The
+        // probe armed at 200 ms for 2 SRTT = 200 ms: ceil(202 / 4) = 51 ticks, 404 ms (400).
+        for (hz, reo, pto) in [(0, 225, 400), (250, 228, 404)] {
+            let (mut s, _) = linux_sender_with(40, 10, hz);
+            ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
+            assert_eq!(s.next_timer(), Some(reo * MS), "timer_hz {hz}");
+            let (mut s, _) = linux_sender_with(10, 10, hz);
+            ack_ms(&mut s, 8, &[], 200, 100);
+            assert_eq!(s.next_timer(), Some(pto * MS), "timer_hz {hz}");
+        }
     }
 
     #[test]

@@ -84,6 +84,11 @@ pub(super) fn segs(out: &[Packet]) -> Vec<u64> {
 /// A Linux-profile sender (RACK, TLP, PRR; MSS 1000) of `segments` segments whose
 /// handshake took 100 ms; its initial window leaves at 100 ms.
 pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
+    linux_sender_with(segments, iw, 0)
+}
+
+/// `linux_sender` with its RACK and loss-probe timers on a kernel of `timer_hz` ticks a second.
+pub(super) fn linux_sender_with(segments: u64, iw: u32, timer_hz: u32) -> (TcpSender, Vec<Packet>) {
     let cfg = TcpConfig {
         mss: MSS as u32,
         iw,
@@ -92,6 +97,7 @@ pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
         prr: true,
         rack: true,
         tlp: true,
+        timer_hz,
         ..crate::transport::tcp::profiles::rfc()
     };
     let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
