@@ -74,7 +74,7 @@ impl TcpSender {
     /// SACKed before, and those it newly SACKed (RFC 6937's DeliveredData, Linux's change of
     /// `tp->delivered`).
     fn newly_delivered(&self, a: &Ack) -> u64 {
-        a.acked_bytes - self.sb.acked_were_sacked() + a.sacked_bytes
+        a.acked_bytes.saturating_sub(self.sb.acked_were_sacked()) + a.sacked_bytes
     }
 
     /// Rate halving's bound before a round of the send loop: at most pipe + 1 segment (ns-2
