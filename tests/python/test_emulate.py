@@ -504,15 +504,15 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # The gap issue 50 opened with: the kernel's two-way CoDel queue read 2-5x below the model's
     # because the emulated server paced every CUBIC flow (BBR's pacing state left on its
     # sockets, `emulate.default_cc`); a paced kernel reads about 7 ms, model / kernel 2.6.
-    # Unpaced, one kernel run's median sojourn was 18-27 ms over five runs on a quiet machine
-    # (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs, 13.0 ms
-    # up in a CI run beside the rest of the suite) against the model's ensemble mean of 21 ms
-    # (16-27 ms per seed): both sides are draws from a wide distribution
-    # (validation/kernel/README.md). The bound leaves room for that and still fails the paced
-    # kernel's 2.6.
+    # Unpaced, one kernel run's median sojourn was 16.6-35.1 ms over eight runs on a quiet
+    # machine (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs,
+    # 13.0 ms up in a CI run beside the rest of the suite) against the model's ensemble mean of
+    # 17.7 ms (13-24 ms per seed; 0.8 of the kernel's mean, an open difference): both sides are
+    # draws from a wide distribution (validation/kernel/README.md). The bound leaves room for
+    # the kernel's highest draws (17.7 / 36 = 0.49) and still fails the paced kernel's 2.6.
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
-        assert 0.5 < sim / kernel < 2.0, cell
+        assert 0.4 < sim / kernel < 2.0, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"
