@@ -227,6 +227,14 @@ pub struct TcpConfig {
     /// full-sized segment with PSH, the end of a sender's write: Linux 6.6 on, and 5.15.y /
     /// 6.1.y, "tcp: fix delayed ACKs for MSS boundary condition").
     pub push_ack: PushAck,
+    /// Which data segments the sender flags with PSH: "off" (none), "write" (the last of each
+    /// application write: a transfer's or a record's end, where tcp_push marks the tail of what
+    /// a write queued, net/ipv4/tcp.c tcp_sendmsg_locked) or "skb" (also the last of each
+    /// piece of the write queue, which a buffer-limited Linux 6.x writer builds of the TSO
+    /// autosize, tcp_tso_autosize, and flags each; a piece the window lets out only in part
+    /// leaves the flag on its unsent rest, tcp_fragment). The receiver's `push_ack = "psh"`
+    /// ACKs a lone flagged segment at once.
+    pub psh: Psh,
     /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check, since 4.18): while
     /// out-of-order data is held, the first three ACKs at one rcv_nxt go at once
     /// (TCP_FASTRETRANS_THRESH, `dup_ack_counter`); later ones wait for a timer of min(1 ms,
@@ -314,6 +322,17 @@ pub enum PushAck {
     Short,
     /// Shorter than the MSS, or full-sized with PSH.
     Psh,
+}
+
+/// Which data segments carry PSH (the TCP key `psh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Psh {
+    Off,
+    /// The last segment of each application write.
+    Write,
+    /// Also the last segment of each write-queue piece of the TSO autosize.
+    Skb,
 }
 
 /// When a retransmitted SYN leaves the initial window at one segment (the flow key

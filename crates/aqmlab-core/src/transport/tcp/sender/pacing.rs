@@ -44,6 +44,26 @@ impl TcpSender {
         Some((segs, rate))
     }
 
+    /// Segments per TSO/GSO piece (Linux tcp_tso_autosize at the pacing rate, which every
+    /// sender keeps, paced or not: tcp_update_pacing_rate), the controller's own rate or the
+    /// window's; before the first RTT sample, when Linux's rate is still unlimited, the
+    /// 64 KB of gso_max_size.
+    pub(super) fn autosize_segs(&mut self) -> u64 {
+        let p = match self.pacing {
+            Some(p) => p,
+            None => Pacing {
+                ss_ratio: self.cfg.pacing_ss_ratio,
+                ca_ratio: self.cfg.pacing_ca_ratio,
+                tso_segs: self.cfg.tso_segs.0,
+                ..Pacing::LINUX
+            },
+        };
+        match self.pacing_burst(&p) {
+            Some((segs, _)) => segs,
+            None => (65_535 / self.mss).max(p.min_burst),
+        }
+    }
+
     /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT;
     /// with `wire_rate` the window in IP packets (tcp_prague.c prague_update_pacing_rate).
     fn window_rate(&self, p: &Pacing, srtt: Time) -> u64 {

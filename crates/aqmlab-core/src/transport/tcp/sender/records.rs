@@ -27,11 +27,12 @@ impl Records {
         }
     }
 
-    /// The wire range of the segment [start, end) of the scoreboard's space: (seq, length).
-    pub(super) fn to_wire(&self, start: u64, end: u64) -> (u64, u64) {
+    /// The wire range of the segment [start, end) of the scoreboard's space: (seq, length,
+    /// whether it ends its record).
+    pub(super) fn to_wire(&self, start: u64, end: u64) -> (u64, u64, bool) {
         let i = self.recs.partition_point(|r| r.0 <= start) - 1;
         let (s, ws, len) = self.recs[i];
-        (ws + (start - s), end.min(s + len) - start)
+        (ws + (start - s), end.min(s + len) - start, end >= s + len)
     }
 
     /// Drops the records wholly acknowledged by `snd_una`.

@@ -3,6 +3,7 @@
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
 use super::super::accecn::{self, Feedback};
+use super::super::config::Psh;
 use super::state::{SenderState, TcpSender};
 use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
@@ -49,20 +50,25 @@ impl TcpSender {
     pub(super) fn segment(&self, i: u64, now: Time) -> Packet {
         let start = self.sb.seg_start(i);
         let end = self.sb.seg_end(i);
-        let (seq, len, fin) = match &self.records {
+        // `last`: the end of an application write (a record, or the transfer with its FIN)
+        let (seq, len, last, fin) = match &self.records {
             Some(r) => {
-                let (seq, len) = r.to_wire(start, end);
-                (seq, len, false)
+                let (seq, len, last) = r.to_wire(start, end);
+                (seq, len, last, false)
             }
-            None => (start, end - start, self.data_end == Some(end)),
+            None => {
+                let fin = self.data_end == Some(end);
+                (start, end - start, fin, fin)
+            }
         };
+        let push = last && self.cfg.psh != Psh::Off;
         Packet {
             flow: self.flow,
             size: len as u32 + HEADER,
             kind: Kind::Tcp,
             dir: self.dir,
             ecn: Ecn::NotEct,
-            tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 },
+            tcp_flags: flags::ACK | if fin { flags::FIN } else { 0 } | if push { flags::PSH } else { 0 },
             seq,
             ack: 1,
             payload: len as u32,
@@ -86,6 +92,9 @@ impl TcpSender {
             self.rate_sent(i, now, self.sb.outstanding() == 1);
         }
         let mut p = self.segment(i, now);
+        if self.cfg.psh == Psh::Skb && self.skb_ends_at(i) {
+            p.tcp_flags |= flags::PSH;
+        }
         p.ecn = self.codepoint();
         if self.cwr_pending {
             p.tcp_flags |= flags::CWR;
@@ -96,6 +105,18 @@ impl TcpSender {
         }
         self.high_data = self.sb.seg_end(i);
         self.emit(p, out);
+    }
+
+    /// With `psh = "skb"`: whether new segment `i` ends the write-queue piece it is cut from.
+    /// A piece starts where the last ended, `autosize` segments long at that time (the write
+    /// queue's pieces are built ahead of sending; the model sizes each as its first segment
+    /// leaves, from the same pacing rate).
+    fn skb_ends_at(&mut self, i: u64) -> bool {
+        let (start, end) = (self.sb.seg_start(i), self.sb.seg_end(i));
+        if start >= self.skb_end {
+            self.skb_end = start + self.autosize_segs() * self.mss;
+        }
+        end >= self.skb_end
     }
 
     /// Linux tcp_cwnd_restart after `idle` without data in flight: ssthresh =
@@ -337,6 +358,51 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use crate::transport::tcp::config::{Psh, TsoSegs};
+
+    /// The segments (indices) of `out` that carry PSH.
+    fn pushed(out: &[Packet]) -> Vec<u64> {
+        out.iter()
+            .filter(|p| p.tcp_flags & flags::PSH != 0)
+            .map(|p| (p.seq - 1) / MSS)
+            .collect()
+    }
+
+    fn psh_sender(psh: Psh, bytes: u64, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
+        established_at(
+            TcpConfig {
+                psh,
+                bytes: Some(bytes),
+                tso_segs: TsoSegs(tso_segs),
+                ..config(true, 10)
+            },
+            100 * MS,
+        )
+    }
+
+    #[test]
+    fn psh_ends_each_write_and_each_write_queue_piece() {
+        // A write of 2.5 segments (two full, one of 500 B with the FIN): tcp_push flags its
+        // last segment; "off" flags none.
+        for (psh, expect) in [(Psh::Off, vec![]), (Psh::Write, vec![2]), (Psh::Skb, vec![1, 2])] {
+            let (_, out) = psh_sender(psh, 2500, None);
+            assert_eq!((segs(&out), pushed(&out)), (vec![0, 1, 2], expect), "{psh:?}");
+        }
+        // Pieces of the TSO autosize: the handshake's 100 ms RTT and the initial window of
+        // 10 x 1000 B give a slow-start pacing rate of 200 % x 10,000 B / 100 ms = 200,000 B/s,
+        // 195 B a ms (2^-10 s), under one segment: tcp_min_tso_segs' 2. The initial window
+        // flags every second segment.
+        let (_, out) = psh_sender(Psh::Skb, 50 * MSS, None);
+        assert_eq!(pushed(&out), vec![1, 3, 5, 7, 9]);
+        // Pieces of 3 (tso_segs = 3): the window lets out 0-9, so the fourth piece (9-11)
+        // leaves its first segment unflagged; the ACK of segment 0 (cwnd 11) sends 10 and 11,
+        // the rest of that piece, with the flag on 11 (tcp_fragment keeps it on the second
+        // part).
+        let (mut s, out) = psh_sender(Psh::Skb, 50 * MSS, Some(3));
+        assert_eq!((segs(&out), pushed(&out)), ((0..10).collect(), vec![2, 5, 8]));
+        let out = ack(&mut s, 1 + MSS, &[], 200 * MS);
+        assert_eq!((segs(&out), pushed(&out)), (vec![10, 11], vec![11]));
+    }
 
     /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1
     /// one packet every 1/W RTTs, with nothing else in flight; the Linux prototype (3.2) sends
