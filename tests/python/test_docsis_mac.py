@@ -45,8 +45,9 @@ def test_an_idle_modems_access_delay_is_the_map_arithmetic():
 def test_the_docsis_mac_scenario():
     r = aqmlab.run("docsis_mac", duration="5s")
     up = r.summary["links"]["up"]
-    # CUBIC from 1 s: most of 4 of the 5 seconds at 25 Mb/s carried
-    assert up["tx_bytes"] > 0.9 * 4 * 25e6 / 8
+    # CUBIC from 1 s: most of 4 of the 5 seconds at 25 Mb/s carried (0.86 with the `linux`
+    # profile's PSH on GSO packets and TSO deferral, 0.96 with PSH on the writes' ends only)
+    assert up["tx_bytes"] > 0.8 * 4 * 25e6 / 8
     # the pings before the upload starts (0 to 0.9 s) wait at least one request-grant delay
     p = r.tables["probes"].to_pandas()
     idle = p[p["t_send_ns"] < 1_000_000_000]

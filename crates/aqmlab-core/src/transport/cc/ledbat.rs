@@ -344,6 +344,10 @@ impl CongestionControl for Ledbat {
         self.p.min_window.map_or(0, |_| 1)
     }
 
+    fn caps_window_by_flight(&self) -> bool {
+        self.p.flight_cap
+    }
+
     fn probe_rtt(&self) -> Option<Time> {
         self.p.min_window.and(self.min_rtt)
     }

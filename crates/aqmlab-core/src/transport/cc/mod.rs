@@ -178,6 +178,13 @@ pub trait CongestionControl {
     fn probe_rtt(&self) -> Option<Time> {
         None
     }
+    /// Whether the controller caps its window at what is in flight plus a margin (RFC 6817
+    /// 2.4.2). The sender's TSO deferral (`tso_defer`) then does not hold data back: Linux
+    /// counts a deferral as window-limited (tcp_tso_should_defer's `is_cwnd_limited`), which
+    /// such a cap cannot see, so the window would stop growing at the deferred flight.
+    fn caps_window_by_flight(&self) -> bool {
+        false
+    }
     /// Retransmission timeout: set `st.ssthresh` (the sender sets cwnd = 1 SMSS afterwards).
     /// `first` is false for a repeated timeout of the same data, where RFC 5681 keeps ssthresh.
     fn on_rto(&mut self, now: Time, first: bool, st: &mut CcState);

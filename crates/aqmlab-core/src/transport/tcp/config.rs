@@ -235,6 +235,12 @@ pub struct TcpConfig {
     /// leaves the flag on its unsent rest, tcp_fragment). The receiver's `push_ack = "psh"`
     /// ACKs a lone flagged segment at once.
     pub psh: Psh,
+    /// Linux 6.x's TSO deferral (tcp_output.c tcp_tso_should_defer): new data that fills less
+    /// than a TSO autosize packet and a third of min(cwnd, rwnd) waits for the next ACK when
+    /// the window limits it, the last transmission was under 1 ms ago and the oldest
+    /// unacknowledged segment left at least half an SRTT ago (an ACK is due); never in
+    /// recovery.
+    pub tso_defer: bool,
     /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check, since 4.18): while
     /// out-of-order data is held, the first three ACKs at one rcv_nxt go at once
     /// (TCP_FASTRETRANS_THRESH, `dup_ack_counter`); later ones wait for a timer of min(1 ms,

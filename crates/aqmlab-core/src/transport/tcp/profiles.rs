@@ -108,6 +108,7 @@ pub(crate) fn rfc() -> TcpConfig {
         ooo_quickack: false,
         push_ack: PushAck::Off,
         psh: Psh::Off,
+        tso_defer: false,
         sack_compress: false,
         idle_restart: false,
         cwnd_limited: false,
@@ -190,6 +191,8 @@ pub(crate) fn linux() -> TcpConfig {
         // The kernel's bulk senders flag the last segment of each write-queue piece, 2-3
         // segments in every case of the matrix traced (validation/kernel/README.md).
         psh: Psh::Skb,
+        // tcp_output.c tcp_tso_should_defer, the 6.x form (autosized packets, the 1 ms rule).
+        tso_defer: true,
         // net.ipv4.tcp_comp_sack_nr 44, tcp_comp_sack_delay_ns 1 ms, tcp_comp_sack_slack_ns 100 us.
         sack_compress: true,
         idle_restart: true,
@@ -449,6 +452,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // writer's queue is not measured (with `push_ack = "short"` a full-sized flagged
                 // segment is not ACKed alone either way).
                 psh: Psh::Write,
+                // 3.14's tcp_tso_should_defer (a full-sized packet or a third of the window,
+                // deferred for up to two jiffies) is not modelled.
+                tso_defer: false,
                 sack_compress: false,
                 // v3.14 tcp_output.c tcp_write_xmit: every socket stops new data while its skbs
                 // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate

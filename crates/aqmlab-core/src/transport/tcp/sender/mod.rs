@@ -207,7 +207,6 @@ impl TcpSender {
             cwr_pending: false,
             snd_una: 0,
             high_data: 1,
-            skb_end: 0,
             round_end: 1,
             recovery: Recovery::default(),
             prr: (cfg.prr && sack).then(Prr::default),

@@ -9,7 +9,7 @@ use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::transport::wire::{HEADER, SYN_SIZE};
 use crate::transport::Outbox;
-use crate::units::Time;
+use crate::units::{Time, MS};
 
 impl TcpSender {
     pub(super) fn emit(&mut self, p: Packet, out: &mut Outbox) {
@@ -92,9 +92,6 @@ impl TcpSender {
             self.rate_sent(i, now, self.sb.outstanding() == 1);
         }
         let mut p = self.segment(i, now);
-        if self.cfg.psh == Psh::Skb && self.skb_ends_at(i) {
-            p.tcp_flags |= flags::PSH;
-        }
         p.ecn = self.codepoint();
         if self.cwr_pending {
             p.tcp_flags |= flags::CWR;
@@ -105,18 +102,6 @@ impl TcpSender {
         }
         self.high_data = self.sb.seg_end(i);
         self.emit(p, out);
-    }
-
-    /// With `psh = "skb"`: whether new segment `i` ends the write-queue piece it is cut from.
-    /// A piece starts where the last ended, `autosize` segments long at that time (the write
-    /// queue's pieces are built ahead of sending; the model sizes each as its first segment
-    /// leaves, from the same pacing rate).
-    fn skb_ends_at(&mut self, i: u64) -> bool {
-        let (start, end) = (self.sb.seg_start(i), self.sb.seg_end(i));
-        if start >= self.skb_end {
-            self.skb_end = start + self.autosize_segs() * self.mss;
-        }
-        end >= self.skb_end
     }
 
     /// Linux tcp_cwnd_restart after `idle` without data in flight: ssthresh =
@@ -231,6 +216,7 @@ impl TcpSender {
         self.rate_halving_round();
         let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
         let sack1 = self.sack1_recovery();
+        let mut gso = self.gso_packet();
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one
@@ -258,6 +244,7 @@ impl TcpSender {
             // while F-RTO sends new data instead (RFC 5682 step 2.b).
             if let (Some((i, true)), false) = (cand, frto_new) {
                 if self.room(cwnd, sent) {
+                    gso.close(out);
                     self.retransmit(i, now, out);
                     continue;
                 }
@@ -267,7 +254,7 @@ impl TcpSender {
             let can_send_new = self.can_send_new(now) && !self.small_queue_stops();
             if can_send_new && sack1 {
                 if self.room(cwnd, sent) {
-                    self.send_new(now, out);
+                    self.send_new_in(&mut gso, now, out);
                     continue;
                 }
                 break;
@@ -285,20 +272,23 @@ impl TcpSender {
                 if !self.cfg.sack && self.recovery.loss_point.is_some() {
                     // Go-back-N after an RTO: the pipe of retransmissions governs.
                     if self.sb.pipe() + self.mss <= cwnd {
-                        self.send_new(now, out);
+                        self.send_new_in(&mut gso, now, out);
                         continue;
                     }
                     break;
                 }
                 if self.st.cwnd < self.probe_below && !self.recovery.in_recovery {
                     if self.probe_due(now, (out.len() - start) as u64) {
-                        self.send_new(now, out);
+                        self.send_new_in(&mut gso, now, out);
                         continue;
                     }
                     break;
                 }
                 if in_flight + self.mss <= allowed {
-                    self.send_new(now, out);
+                    if gso.segs == 0 && self.tso_defers(now, allowed - in_flight, gso.autosize) {
+                        break;
+                    }
+                    self.send_new_in(&mut gso, now, out);
                     continue;
                 }
                 break;
@@ -308,6 +298,7 @@ impl TcpSender {
                 // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
                     if self.sb.highest_sacked().is_some_and(|h| i < h) {
+                        gso.close(out);
                         self.retransmit(i, now, out);
                         continue;
                     }
@@ -316,6 +307,7 @@ impl TcpSender {
                     self.recovery.rescue_done = true;
                     if let Some(i) = self.sb.highest_unsacked() {
                         if !self.sb.seg(i).is_some_and(|s| s.retx) {
+                            gso.close(out);
                             self.retransmit(i, now, out);
                             continue;
                         }
@@ -324,8 +316,77 @@ impl TcpSender {
             }
             break;
         }
+        gso.close(out);
         if sack1 {
             self.sack1_sent((out.len() - start) as u64);
+        }
+    }
+
+    /// The GSO packet new data leaves in, as Linux's tcp_write_xmit cuts it: at most the TSO
+    /// autosize (tcp_tso_segs) and half the window (tcp_cwnd_test's `halfcwnd`: "at least 2
+    /// GSO packets in flight") segments; tracked with `psh = "skb"` only.
+    fn gso_packet(&mut self) -> GsoPacket {
+        let skb = self.cfg.psh == Psh::Skb;
+        let autosize = if skb || self.cfg.tso_defer {
+            self.autosize_segs()
+        } else {
+            0
+        };
+        let max = if skb {
+            autosize.min((self.st.cwnd / self.mss / 2).max(1))
+        } else {
+            0
+        };
+        GsoPacket {
+            segs: 0,
+            max,
+            autosize,
+            last: 0,
+        }
+    }
+
+    /// Linux's tcp_tso_should_defer (6.x) before a GSO packet of new data that `room` bytes of
+    /// the window allow: whether it waits for the next ACK instead.
+    fn tso_defers(&self, now: Time, room: u64, autosize: u64) -> bool {
+        if !self.cfg.tso_defer
+            || self.recovery.in_recovery
+            || self.recovery.loss_point.is_some()
+            || self.cc.caps_window_by_flight()
+        {
+            return false;
+        }
+        // "Avoid bursty behavior by allowing defer only if the last write was recent (1 ms)"
+        if self.last_data_sent.is_none_or(|t| now > t + MS) {
+            return false;
+        }
+        let next = self.sb.seg_start(self.sb.next_idx());
+        let limit = room.min((self.snd_una + self.rwnd).saturating_sub(next));
+        // a full-sized packet, or a third of the window (sysctl_tcp_tso_win_divisor 3)
+        if limit >= autosize * self.mss || limit >= self.rwnd.min(self.st.cwnd) / 3 {
+            return false;
+        }
+        // An application that has no more than the window lets out (a transfer's end) sends
+        // it: a FIN is never deferred, and this model's writes end with the transfer or record.
+        if self.data_end.is_some_and(|d| d <= next + limit) || self.records.is_some() {
+            return false;
+        }
+        // the next ACK is due: the oldest unacknowledged segment left half an SRTT ago
+        match (self.sb.seg(self.sb.first_idx()), self.rtt.srtt()) {
+            (Some(head), Some(srtt)) if self.sb.outstanding() > 0 => now >= head.xmit_ts + srtt / 2,
+            _ => false,
+        }
+    }
+
+    /// New data as part of the GSO packet `gso`.
+    fn send_new_in(&mut self, gso: &mut GsoPacket, now: Time, out: &mut Outbox) {
+        self.send_new(now, out);
+        if gso.max == 0 {
+            return;
+        }
+        gso.segs += 1;
+        gso.last = out.len() - 1;
+        if gso.segs == gso.max {
+            gso.close(out);
         }
     }
 
@@ -355,6 +416,30 @@ impl TcpSender {
     }
 }
 
+/// The segments of new data sent as one GSO packet so far (`psh = "skb"`). Linux
+/// (__tcp_transmit_skb, since 5.4: "tcp: force a PSH flag on TSO packets") flags every
+/// packet of more than one segment with PSH, whose last segment carries it after
+/// segmentation; a single segment keeps only the flag of a write's end.
+pub(super) struct GsoPacket {
+    segs: u64,
+    /// Its largest size in segments (0: `psh` is not "skb", no packet is tracked).
+    max: u64,
+    /// The TSO autosize (with `psh = "skb"` or `tso_defer`; else 0).
+    autosize: u64,
+    /// Where its last segment is in the outbox.
+    last: usize,
+}
+
+impl GsoPacket {
+    /// Ends the packet (a retransmission, or the window loop's end, comes next).
+    fn close(&mut self, out: &mut Outbox) {
+        if self.segs > 1 {
+            out[self.last].tcp_flags |= flags::PSH;
+        }
+        self.segs = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
@@ -368,40 +453,84 @@ mod tests {
             .collect()
     }
 
-    fn psh_sender(psh: Psh, bytes: u64, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
+    fn psh_sender(psh: Psh, bytes: u64, tso_segs: Option<u32>, iw: u32) -> (TcpSender, Vec<Packet>) {
         established_at(
             TcpConfig {
                 psh,
                 bytes: Some(bytes),
                 tso_segs: TsoSegs(tso_segs),
-                ..config(true, 10)
+                ..config(true, iw)
             },
             100 * MS,
         )
     }
 
     #[test]
-    fn psh_ends_each_write_and_each_write_queue_piece() {
+    fn psh_ends_each_write_and_each_gso_packet_of_two_or_more() {
         // A write of 2.5 segments (two full, one of 500 B with the FIN): tcp_push flags its
-        // last segment; "off" flags none.
+        // last segment; "off" flags none; "skb" also the GSO packet of 0 and 1.
         for (psh, expect) in [(Psh::Off, vec![]), (Psh::Write, vec![2]), (Psh::Skb, vec![1, 2])] {
-            let (_, out) = psh_sender(psh, 2500, None);
+            let (_, out) = psh_sender(psh, 2500, None, 10);
             assert_eq!((segs(&out), pushed(&out)), (vec![0, 1, 2], expect), "{psh:?}");
         }
-        // Pieces of the TSO autosize: the handshake's 100 ms RTT and the initial window of
+        // GSO packets of the TSO autosize: the handshake's 100 ms RTT and the initial window of
         // 10 x 1000 B give a slow-start pacing rate of 200 % x 10,000 B / 100 ms = 200,000 B/s,
         // 195 B a ms (2^-10 s), under one segment: tcp_min_tso_segs' 2. The initial window
-        // flags every second segment.
-        let (_, out) = psh_sender(Psh::Skb, 50 * MSS, None);
+        // leaves as five packets of two, each flagged on its second segment.
+        let (_, out) = psh_sender(Psh::Skb, 50 * MSS, None, 10);
         assert_eq!(pushed(&out), vec![1, 3, 5, 7, 9]);
-        // Pieces of 3 (tso_segs = 3): the window lets out 0-9, so the fourth piece (9-11)
-        // leaves its first segment unflagged; the ACK of segment 0 (cwnd 11) sends 10 and 11,
-        // the rest of that piece, with the flag on 11 (tcp_fragment keeps it on the second
-        // part).
-        let (mut s, out) = psh_sender(Psh::Skb, 50 * MSS, Some(3));
+        // Packets of 3 (tso_segs = 3): 0-2, 3-5, 6-8 and 9 alone, where the window ends, which
+        // a single segment does not flag; the ACK of segment 0 (cwnd 11) sends 10 and 11, a
+        // packet of two.
+        let (mut s, out) = psh_sender(Psh::Skb, 50 * MSS, Some(3), 10);
         assert_eq!((segs(&out), pushed(&out)), ((0..10).collect(), vec![2, 5, 8]));
         let out = ack(&mut s, 1 + MSS, &[], 200 * MS);
         assert_eq!((segs(&out), pushed(&out)), (vec![10, 11], vec![11]));
+        // A window of 3 segments: half of it (tcp_cwnd_test's halfcwnd) caps a packet at one
+        // segment, so nothing is flagged.
+        let (_, out) = psh_sender(Psh::Skb, 50 * MSS, None, 3);
+        assert_eq!((segs(&out), pushed(&out)), (vec![0, 1, 2], vec![]));
+    }
+
+    /// A sender of 50 segments (SACK, NewReno growth of one segment per ACK) with the `linux`
+    /// profile's PSH and TSO deferral whose handshake took 100 ms (SRTT 100 ms).
+    fn deferring_sender(tso_defer: bool) -> TcpSender {
+        let (s, out) = established_at(
+            TcpConfig {
+                psh: Psh::Skb,
+                tso_defer,
+                abc: false,
+                ..config(true, 10)
+            },
+            100 * MS,
+        );
+        assert_eq!(segs(&out), (0..10).collect::<Vec<_>>());
+        s
+    }
+
+    #[test]
+    fn tso_deferral_holds_a_lone_segment_for_the_next_ack_as_linux_6() {
+        // tcp_output.c tcp_tso_should_defer. The ACK of segment 0 at 200 ms (cwnd 11, 9 in
+        // flight) lets out a packet of two (10, 11: a full autosized packet goes at once). A
+        // SACK of 5 at 200.5 ms leaves room for one segment: under the autosize (2) and a
+        // third of the window, the last transmission 0.5 ms ago, the oldest segment sent 100.5
+        // ms ago (at least half an SRTT): it waits. At 201.5 ms the last transmission is over
+        // 1 ms old and 12 goes alone, unflagged; without deferral it goes at 200.5 ms.
+        for (defer, at, expect) in [
+            (true, 200_500, vec![]),
+            (true, 201_500, vec![12]),
+            (false, 200_500, vec![12]),
+        ] {
+            let mut s = deferring_sender(defer);
+            let out = ack(&mut s, 1 + MSS, &[], 200 * MS);
+            assert_eq!((segs(&out), pushed(&out)), (vec![10, 11], vec![11]));
+            let out = ack(&mut s, 1 + MSS, &[(5, 6)], at * MS / 1000);
+            assert_eq!(
+                (segs(&out), pushed(&out)),
+                (expect, vec![]),
+                "defer {defer} at {at} us"
+            );
+        }
     }
 
     /// TCP Nice's windows below one segment (Venkataramani et al., OSDI 2002, 3.1): with W < 1

@@ -61,9 +61,6 @@ pub struct TcpSender {
     pub(super) snd_una: u64,
     /// Next new sequence number (HighData + 1).
     pub(super) high_data: u64,
-    /// With `psh = "skb"`: where the write-queue piece that new data is cut from ends (its
-    /// last segment carries PSH).
-    pub(super) skb_end: u64,
     pub(super) round_end: u64,
     pub(super) recovery: Recovery,
     /// The optional features' state (`None`: off).
