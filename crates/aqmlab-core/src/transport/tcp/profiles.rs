@@ -452,8 +452,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // writer's queue is not measured (with `push_ack = "short"` a full-sized flagged
                 // segment is not ACKed alone either way).
                 psh: Psh::Write,
-                // 3.14's tcp_tso_should_defer (a full-sized packet or a third of the window,
-                // deferred for up to two jiffies) is not modelled.
+                // 3.14's tcp_tso_should_defer (a full-sized 64 KB packet or a third of the
+                // window, deferred for up to two jiffies) is not modelled: it needs skbs of more
+                // than one segment, and goodbadwifi2015's hosts ran with every offload off.
                 tso_defer: false,
                 sack_compress: false,
                 // v3.14 tcp_output.c tcp_write_xmit: every socket stops new data while its skbs
