@@ -216,7 +216,7 @@ impl TcpSender {
         self.rate_halving_round();
         let frto_new = self.frto.as_ref().is_some_and(|f| f.new);
         let sack1 = self.sack1_recovery();
-        let mut gso = self.gso_packet();
+        let mut gso = self.gso_packet(burst);
         loop {
             if burst.is_some_and(|b| (out.len() - start) as u64 >= b) {
                 // The burst is full: whatever the window still allows waits for the next one
@@ -324,13 +324,14 @@ impl TcpSender {
 
     /// The GSO packet new data leaves in, as Linux's tcp_write_xmit cuts it: at most the TSO
     /// autosize (tcp_tso_segs) and half the window (tcp_cwnd_test's `halfcwnd`: "at least 2
-    /// GSO packets in flight") segments; tracked with `psh = "skb"` only.
-    fn gso_packet(&mut self) -> GsoPacket {
+    /// GSO packets in flight") segments; tracked with `psh = "skb"` only. A paced sender's
+    /// `burst` is that autosize already.
+    fn gso_packet(&mut self, burst: Option<u64>) -> GsoPacket {
         let skb = self.cfg.psh == Psh::Skb;
-        let autosize = if skb || self.cfg.tso_defer {
-            self.autosize_segs()
-        } else {
-            0
+        let autosize = match burst {
+            _ if !skb && !self.cfg.tso_defer => 0,
+            Some(segs) => segs,
+            None => self.autosize_segs(),
         };
         let max = if skb {
             autosize.min((self.st.cwnd / self.mss / 2).max(1))
