@@ -449,9 +449,9 @@ def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, er
 # The short form of the simulation-vs-kernel matrix (validation/kernel/): the same scenario
 # simulated and run with the kernel's own TCP, judged by the matrix's own code; here, in this
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
-# noise). The simulated side is the mean of 4 seeds, each with its own flow starts
+# noise). The simulated side is the mean of 8 seeds, each with its own flow starts
 # (`matrix.sim_scenario`). About 80 s.
-KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=4, repeats=1, profile=None, set=[])
+KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[])
 
 
 @pytest.fixture(scope="module")
@@ -503,16 +503,17 @@ def test_kernel_matrix_one_flow_codel_and_two_way_fq_codel_match_the_kernel(matr
 def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # The gap issue 50 opened with: the kernel's two-way CoDel queue read 2-5x below the model's
     # because the emulated server paced every CUBIC flow (BBR's pacing state left on its
-    # sockets, `emulate.default_cc`); a paced kernel reads about 7 ms, model / kernel 2.6.
-    # Unpaced, one kernel run's median sojourn was 16.6-35.1 ms over eight runs on a quiet
-    # machine (22-36 ms on an earlier one; 14-15 ms while another emulation loaded both CPUs,
-    # 13.0 ms up in a CI run beside the rest of the suite) against the model's ensemble mean of
-    # 17.7 ms (13-24 ms per seed; 0.8 of the kernel's mean, an open difference): both sides are
-    # draws from a wide distribution (validation/kernel/README.md). The bound leaves room for
-    # the kernel's highest draws (17.7 / 36 = 0.49) and still fails the paced kernel's 2.6.
+    # sockets, `emulate.default_cc`); a paced kernel reads about 7 ms. Unpaced, one kernel run's
+    # median sojourn was 16.6-35.6 ms over twelve runs on a quiet machine (22-36 ms on an
+    # earlier one; 13-16 ms while the rest of the test suite or another emulation loaded both
+    # CPUs) against the model's ensemble mean of 25.9 ms (24 seeds of 30 s; 15-34 ms per seed;
+    # 1.11 of the kernel's quiet mean): both sides are draws from a wide distribution
+    # (validation/kernel/README.md), and this short form's 8 seeds of 20 s read 22-33 ms. The
+    # bound leaves room for the loaded kernel's lowest draws (33 / 13 = 2.5) and the quiet
+    # kernel's highest (22 / 36 = 0.6), and fails a paced kernel (22 / 7 = 3.1 and above).
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
-        assert 0.4 < sim / kernel < 2.0, cell
+        assert 0.4 < sim / kernel < 2.8, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"

@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--select", default="core", choices=list(matrix.SELECTIONS))
     ap.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
     ap.add_argument("--warmup", type=float, default=10.0, help="statistics after this (default 10)")
-    ap.add_argument("--seeds", type=int, default=8, help="simulated runs per case (default 8)")
+    ap.add_argument("--seeds", type=int, default=24, help="simulated runs per case (default 24)")
     ap.add_argument("--repeats", type=int, default=1, help="emulated runs per case (default 1)")
     ap.add_argument(
         "--profile", default=None, help="the simulated TCP profile (default: the default profile)"

@@ -235,12 +235,11 @@ pub struct TcpConfig {
     /// leaves the flag on its unsent rest, tcp_fragment). The receiver's `push_ack = "psh"`
     /// ACKs a lone flagged segment at once.
     pub psh: Psh,
-    /// Linux 6.x's TSO deferral (tcp_output.c tcp_tso_should_defer): new data that fills less
-    /// than a TSO autosize packet and a third of min(cwnd, rwnd) waits for the next ACK when
-    /// the window limits it, the last transmission was under 1 ms ago and the oldest
-    /// unacknowledged segment left at least half an SRTT ago (an ACK is due); never in
-    /// recovery.
-    pub tso_defer: bool,
+    /// Linux's TSO deferral (tcp_output.c tcp_tso_should_defer, 4.20 on): new data that fills
+    /// less than a TSO autosize packet and a third of min(cwnd, rwnd) waits for the next ACK
+    /// when the window limits it, the last transmission was under 1 ms ago and an ACK is due,
+    /// never in recovery. When an ACK is due is the [`TsoDefer`] rule; "off": never deferred.
+    pub tso_defer: TsoDefer,
     /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check, since 4.18): while
     /// out-of-order data is held, the first three ACKs at one rcv_nxt go at once
     /// (TCP_FASTRETRANS_THRESH, `dup_ack_counter`); later ones wait for a timer of min(1 ms,
@@ -339,6 +338,22 @@ pub enum Psh {
     Write,
     /// Also the last segment of each write-queue piece of the TSO autosize.
     Skb,
+}
+
+/// When Linux's TSO deferral holds new data back for an ACK that is due (the TCP key
+/// `tso_defer`); the oldest unacknowledged segment, Linux's rtx queue head, sent at `h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TsoDefer {
+    /// Never deferred.
+    Off,
+    /// Deferred when `h` is at least half an SRTT ago: Linux 4.20 to 6.17 (50c8339e9299, "tcp:
+    /// tso: restore IW10 after TSO autosizing"), and the stable trees before October 2025.
+    HalfSrtt,
+    /// Deferred when the ACK expected at `h` + SRTT is at most min(1 ms, SRTT / 2) away: Linux
+    /// 6.18 (295ce1eb36ae, "tcp: fix tcp_tso_should_defer() vs large RTT"), backported to the
+    /// stable trees from 5.4 in October 2025.
+    AckDue,
 }
 
 /// When a retransmitted SYN leaves the initial window at one segment (the flow key

@@ -7,7 +7,7 @@
 use super::accecn::ReceiverEcn;
 use super::config::{
     DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, Rwnd, SmallQueues, SynLossIw, TcpConfig,
-    TsoSegs,
+    TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -108,7 +108,7 @@ pub(crate) fn rfc() -> TcpConfig {
         ooo_quickack: false,
         push_ack: PushAck::Off,
         psh: Psh::Off,
-        tso_defer: false,
+        tso_defer: TsoDefer::Off,
         sack_compress: false,
         idle_restart: false,
         cwnd_limited: false,
@@ -191,8 +191,9 @@ pub(crate) fn linux() -> TcpConfig {
         // The kernel's bulk senders flag the last segment of each write-queue piece, 2-3
         // segments in every case of the matrix traced (validation/kernel/README.md).
         psh: Psh::Skb,
-        // tcp_output.c tcp_tso_should_defer, the 6.x form (autosized packets, the 1 ms rule).
-        tso_defer: true,
+        // tcp_output.c tcp_tso_should_defer as 6.18 has it (autosized packets, the 1 ms rule,
+        // an ACK due within min(1 ms, SRTT / 2)).
+        tso_defer: TsoDefer::AckDue,
         // net.ipv4.tcp_comp_sack_nr 44, tcp_comp_sack_delay_ns 1 ms, tcp_comp_sack_slack_ns 100 us.
         sack_compress: true,
         idle_restart: true,
@@ -455,7 +456,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // 3.14's tcp_tso_should_defer (a full-sized 64 KB packet or a third of the
                 // window, deferred for up to two jiffies) is not modelled: it needs skbs of more
                 // than one segment, and goodbadwifi2015's hosts ran with every offload off.
-                tso_defer: false,
+                tso_defer: TsoDefer::Off,
                 sack_compress: false,
                 // v3.14 tcp_output.c tcp_write_xmit: every socket stops new data while its skbs
                 // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate

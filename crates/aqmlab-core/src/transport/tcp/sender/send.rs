@@ -3,7 +3,7 @@
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
 use super::super::accecn::{self, Feedback};
-use super::super::config::Psh;
+use super::super::config::{Psh, TsoDefer};
 use super::state::{SenderState, TcpSender};
 use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
@@ -329,7 +329,7 @@ impl TcpSender {
     fn gso_packet(&mut self, burst: Option<u64>) -> GsoPacket {
         let skb = self.cfg.psh == Psh::Skb;
         let autosize = match burst {
-            _ if !skb && !self.cfg.tso_defer => 0,
+            _ if !skb && self.cfg.tso_defer == TsoDefer::Off => 0,
             Some(segs) => segs,
             None => self.autosize_segs(),
         };
@@ -346,10 +346,10 @@ impl TcpSender {
         }
     }
 
-    /// Linux's tcp_tso_should_defer (6.x) before a GSO packet of new data that `room` bytes of
-    /// the window allow: whether it waits for the next ACK instead.
+    /// Linux's tcp_tso_should_defer (4.20 on) before a GSO packet of new data that `room` bytes
+    /// of the window allow: whether it waits for the next ACK instead.
     fn tso_defers(&self, now: Time, room: u64, autosize: u64) -> bool {
-        if !self.cfg.tso_defer
+        if self.cfg.tso_defer == TsoDefer::Off
             || self.recovery.in_recovery
             || self.recovery.loss_point.is_some()
             || self.cc.caps_window_by_flight()
@@ -371,10 +371,18 @@ impl TcpSender {
         if self.data_end.is_some_and(|d| d <= next + limit) || self.records.is_some() {
             return false;
         }
-        // the next ACK is due: the oldest unacknowledged segment left half an SRTT ago
-        match (self.sb.seg(self.sb.first_idx()), self.rtt.srtt()) {
-            (Some(head), Some(srtt)) if self.sb.outstanding() > 0 => now >= head.xmit_ts + srtt / 2,
-            _ => false,
+        // The next ACK is due: the oldest unacknowledged segment's (Linux's rtx queue head).
+        let (Some(head), Some(srtt)) = (self.sb.seg(self.sb.first_idx()), self.rtt.srtt()) else {
+            return false;
+        };
+        if self.sb.outstanding() == 0 {
+            return false;
+        }
+        match self.cfg.tso_defer {
+            TsoDefer::HalfSrtt => now >= head.xmit_ts + srtt / 2,
+            // "If next ACK is likely to come too late, ie in more than min(1ms, half srtt), do
+            // not defer."
+            _ => head.xmit_ts + srtt <= now + (srtt / 2).min(MS),
         }
     }
 
@@ -444,7 +452,7 @@ impl GsoPacket {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use crate::transport::tcp::config::{Psh, TsoSegs};
+    use crate::transport::tcp::config::{Psh, TsoDefer, TsoSegs};
 
     /// The segments (indices) of `out` that carry PSH.
     fn pushed(out: &[Packet]) -> Vec<u64> {
@@ -494,12 +502,12 @@ mod tests {
     }
 
     /// A sender of 50 segments (SACK, NewReno growth of one segment per ACK) with the `linux`
-    /// profile's PSH and TSO deferral whose handshake took 100 ms (SRTT 100 ms).
-    fn deferring_sender(tso_defer: bool) -> TcpSender {
+    /// profile's PSH and the deferral `rule` whose handshake took 100 ms (SRTT 100 ms).
+    fn deferring_sender(rule: TsoDefer) -> TcpSender {
         let (s, out) = established_at(
             TcpConfig {
                 psh: Psh::Skb,
-                tso_defer,
+                tso_defer: rule,
                 abc: false,
                 ..config(true, 10)
             },
@@ -510,27 +518,55 @@ mod tests {
     }
 
     #[test]
-    fn tso_deferral_holds_a_lone_segment_for_the_next_ack_as_linux_6() {
+    fn tso_deferral_holds_a_lone_segment_for_the_next_ack_as_linux() {
         // tcp_output.c tcp_tso_should_defer. The ACK of segment 0 at 200 ms (cwnd 11, 9 in
         // flight) lets out a packet of two (10, 11: a full autosized packet goes at once). A
         // SACK of 5 at 200.5 ms leaves room for one segment: under the autosize (2) and a
         // third of the window, the last transmission 0.5 ms ago, the oldest segment sent 100.5
-        // ms ago (at least half an SRTT): it waits. At 201.5 ms the last transmission is over
-        // 1 ms old and 12 goes alone, unflagged; without deferral it goes at 200.5 ms.
-        for (defer, at, expect) in [
-            (true, 200_500, vec![]),
-            (true, 201_500, vec![12]),
-            (false, 200_500, vec![12]),
+        // ms ago (at least half an SRTT; its ACK expected 0.5 ms ago, within 1 ms): it waits
+        // under either rule. At 201.5 ms the last transmission is over 1 ms old and 12 goes
+        // alone, unflagged; without deferral it goes at 200.5 ms.
+        use TsoDefer::{AckDue, HalfSrtt, Off};
+        for (rule, at, expect) in [
+            (HalfSrtt, 200_500, vec![]),
+            (AckDue, 200_500, vec![]),
+            (HalfSrtt, 201_500, vec![12]),
+            (AckDue, 201_500, vec![12]),
+            (Off, 200_500, vec![12]),
         ] {
-            let mut s = deferring_sender(defer);
-            let out = ack(&mut s, 1 + MSS, &[], 200 * MS);
+            let mut s = deferring_sender(rule);
+            let out = ack_echoing(&mut s, 1 + MSS, &[], 200 * MS, 100 * MS);
             assert_eq!((segs(&out), pushed(&out)), (vec![10, 11], vec![11]));
-            let out = ack(&mut s, 1 + MSS, &[(5, 6)], at * MS / 1000);
+            let out = ack_echoing(&mut s, 1 + MSS, &[(5, 6)], at * MS / 1000, 100 * MS);
             assert_eq!(
                 (segs(&out), pushed(&out)),
                 (expect, vec![]),
-                "defer {defer} at {at} us"
+                "{rule:?} at {at} us"
             );
+        }
+    }
+
+    #[test]
+    fn tso_deferral_waits_for_an_ack_due_within_1_ms_in_linux_6_18() {
+        // The whole initial window ACKed at 200 ms: 11 segments go (10-20, the last alone: its
+        // oldest unacknowledged segment left just now). Segment 10's ACK at 260 ms (an RTT
+        // sample of 60 ms: SRTT 95 ms) lets out a pair (21, 22); a SACK of 15 at 260.5 ms leaves
+        // room for one segment, the oldest unacknowledged (11) sent 60.5 ms ago. Half an SRTT
+        // has passed, so Linux 4.20-6.17 waits; its ACK is expected some 30 ms from now, more
+        // than 1 ms away, so 6.18 sends 23 at once (295ce1eb36ae: "If next ACK is likely to
+        // come too late, ie in more than min(1ms, half srtt), do not defer").
+        for (rule, expect) in [
+            (TsoDefer::HalfSrtt, vec![]),
+            (TsoDefer::AckDue, vec![23]),
+            (TsoDefer::Off, vec![23]),
+        ] {
+            let mut s = deferring_sender(rule);
+            let out = ack_echoing(&mut s, 1 + 10 * MSS, &[], 200 * MS, 100 * MS);
+            assert_eq!(segs(&out), (10..21).collect::<Vec<_>>(), "{rule:?}");
+            let out = ack_echoing(&mut s, 1 + 11 * MSS, &[], 260 * MS, 200 * MS);
+            assert_eq!((segs(&out), pushed(&out)), (vec![21, 22], vec![22]), "{rule:?}");
+            let out = ack_echoing(&mut s, 1 + 11 * MSS, &[(15, 16)], 260 * MS + MS / 2, 200 * MS);
+            assert_eq!(segs(&out), expect, "{rule:?}");
         }
     }
 

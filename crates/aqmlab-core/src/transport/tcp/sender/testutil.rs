@@ -51,6 +51,17 @@ pub(super) fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet
 }
 
 pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time) -> Vec<Packet> {
+    ack_echoing(s, ack, sacked, now, 100)
+}
+
+/// The same, echoing TSval `ts_ecr` (the send time of the segment it answers: an RTT sample).
+pub(super) fn ack_echoing(
+    s: &mut TcpSender,
+    ack: u64,
+    sacked: &[(u64, u64)],
+    now: Time,
+    ts_ecr: Time,
+) -> Vec<Packet> {
     let blocks: Vec<SackBlock> = sacked
         .iter()
         .map(|&(a, b)| SackBlock {
@@ -58,17 +69,27 @@ pub(super) fn ack(s: &mut TcpSender, ack: u64, sacked: &[(u64, u64)], now: Time)
             end: 1 + b * MSS,
         })
         .collect();
-    ack_blocks(s, ack, &blocks, now)
+    ack_blocks_echoing(s, ack, &blocks, now, ts_ecr)
 }
 
 /// An ACK of `ack` with SACK `blocks` in sequence numbers (echoing TSval 100) at `now`, and what
 /// the sender sends on it.
 pub(super) fn ack_blocks(s: &mut TcpSender, ack: u64, blocks: &[SackBlock], now: Time) -> Vec<Packet> {
+    ack_blocks_echoing(s, ack, blocks, now, 100)
+}
+
+fn ack_blocks_echoing(
+    s: &mut TcpSender,
+    ack: u64,
+    blocks: &[SackBlock],
+    now: Time,
+    ts_ecr: Time,
+) -> Vec<Packet> {
     let mut p = Packet {
         kind: Kind::Tcp,
         tcp_flags: flags::ACK,
         ack,
-        ts_ecr: 100,
+        ts_ecr,
         ..Default::default()
     };
     p.set_sacks(blocks);
