@@ -143,22 +143,5 @@ pub(super) fn ack_ms(
     now_ms: u64,
     ecr_ms: u64,
 ) -> Vec<Packet> {
-    let mut p = Packet {
-        kind: Kind::Tcp,
-        tcp_flags: flags::ACK,
-        ack: 1 + una * MSS,
-        ts_ecr: ecr_ms * MS,
-        ..Default::default()
-    };
-    let blocks: Vec<SackBlock> = sacked
-        .iter()
-        .map(|&(a, b)| SackBlock {
-            start: 1 + a * MSS,
-            end: 1 + b * MSS,
-        })
-        .collect();
-    p.set_sacks(&blocks);
-    let mut out = vec![];
-    s.on_packet(&p, now_ms * MS, &mut out);
-    out
+    ack_echoing(s, 1 + una * MSS, sacked, now_ms * MS, ecr_ms * MS)
 }
