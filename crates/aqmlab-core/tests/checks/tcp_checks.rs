@@ -599,7 +599,7 @@ fn tcp_lp_fills_alone_and_yields_to_newreno_with_the_kernels_clocks_but_starves_
     // and no PSH flags; so does this run (`rcv_window = "fixed"`, the 64 MiB `rwnd`; `psh =
     // "off"`). With Linux's auto-tuned windows on both flows TCP-LP keeps about a fifth of
     // NewReno's bytes here (NewReno's window then holds 280-350 segments where it holds 530-590
-    // with the fixed one); with the `linux` profile's flagged write-queue pieces, which its
+    // with the fixed one); with the `linux` profile's flagged GSO packets, which its
     // receiver ACKs alone at once (`push_ack = "psh"`), 0.29 of them (0.018 without the flags):
     // not yet traced, and no kernel here runs tcp_lp to compare with.
     let r = low_priority(

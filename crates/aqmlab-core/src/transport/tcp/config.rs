@@ -229,11 +229,11 @@ pub struct TcpConfig {
     pub push_ack: PushAck,
     /// Which data segments the sender flags with PSH: "off" (none), "write" (the last of each
     /// application write: a transfer's or a record's end, where tcp_push marks the tail of what
-    /// a write queued, net/ipv4/tcp.c tcp_sendmsg_locked) or "skb" (also the last of each
-    /// piece of the write queue, which a buffer-limited Linux 6.x writer builds of the TSO
-    /// autosize, tcp_tso_autosize, and flags each; a piece the window lets out only in part
-    /// leaves the flag on its unsent rest, tcp_fragment). The receiver's `push_ack = "psh"`
-    /// ACKs a lone flagged segment at once.
+    /// a write queued, net/ipv4/tcp.c tcp_sendmsg_locked) or "skb" (also the last of each GSO
+    /// packet of new data of more than one segment, Linux 5.4 on: tcp_output.c
+    /// __tcp_transmit_skb; packets as tcp_write_xmit cuts them, at most the TSO autosize,
+    /// tcp_tso_autosize, and half the window). The receiver's `push_ack = "psh"` ACKs a lone
+    /// flagged segment at once.
     pub psh: Psh,
     /// Linux's TSO deferral (tcp_output.c tcp_tso_should_defer, 4.20 on): new data that fills
     /// less than a TSO autosize packet and a third of min(cwnd, rwnd) waits for the next ACK
@@ -336,7 +336,7 @@ pub enum Psh {
     Off,
     /// The last segment of each application write.
     Write,
-    /// Also the last segment of each write-queue piece of the TSO autosize.
+    /// Also the last segment of each GSO packet of more than one segment.
     Skb,
 }
 

@@ -188,8 +188,9 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_input.c tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a short segment and, since
         // 6.6, for a full one with PSH; tcp.c __tcp_cleanup_rbuf then ACKs it after the read.
         push_ack: PushAck::Psh,
-        // The kernel's bulk senders flag the last segment of each write-queue piece, 2-3
-        // segments in every case of the matrix traced (validation/kernel/README.md).
+        // tcp_output.c __tcp_transmit_skb (5.4 on) flags every GSO packet of more than one
+        // segment: every 2-3 segments in every case of the matrix traced
+        // (validation/kernel/README.md).
         psh: Psh::Skb,
         // tcp_output.c tcp_tso_should_defer as 6.18 has it (autosized packets, the 1 ms rule,
         // an ACK due within min(1 ms, SRTT / 2)).
