@@ -114,6 +114,11 @@ def _short() -> list[Case]:
     ]
 
 
+def _low_rtt() -> list[Case]:
+    """A LAN's RTT: 2 ms at 100 Mbit/s, one and four downloads through a FIFO and fq_codel."""
+    return [Case(q, t, 100, 2) for t in ("bulk1", "bulk4") for q in ("pfifo", "fq_codel")]
+
+
 def _limit() -> list[Case]:
     """The emulator's own limit: one bulk flow through a FIFO at rising rates, 10 ms; where
     the kernel's goodput falls below the simulated one, the forwarder no longer keeps up."""
@@ -128,7 +133,7 @@ def _home() -> list[Case]:
 
 
 def _all() -> list[Case]:
-    return list(itertools.chain(_core(), _rates(), _rtts(), _bbr(), _rtt_mix()))
+    return list(itertools.chain(_core(), _rates(), _rtts(), _bbr(), _rtt_mix(), _low_rtt()))
 
 
 SELECTIONS = {
@@ -140,6 +145,7 @@ SELECTIONS = {
     "short": _short,
     "home": _home,
     "rtt_mix": _rtt_mix,
+    "low_rtt": _low_rtt,
     "all": _all,
 }
 
