@@ -38,6 +38,10 @@ pub struct Pacing {
     /// payload (tcp_update_skb_after_send), so it paces (MSS + headers) / MSS faster than a
     /// payload rate. Linux's own tcp_update_pacing_rate counts `mss_cache` (false).
     pub wire_rate: bool,
+    /// Linux 5.19 on (tcp_output.c tcp_tso_autosize, net.ipv4.tcp_tso_rtt_log 9): an autosized
+    /// burst also holds gso_max_size (64 KB) >> (min RTT in us >> `rtt_log`) bytes, a segment
+    /// or more below about 3 ms; 0: not added (earlier kernels, or a controller's own size).
+    pub rtt_log: u32,
 }
 
 impl Pacing {
@@ -50,5 +54,6 @@ impl Pacing {
         burst_shift: 10,
         min_burst: 2,
         wire_rate: false,
+        rtt_log: 9,
     };
 }

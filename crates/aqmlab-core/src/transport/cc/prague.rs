@@ -461,6 +461,8 @@ impl CongestionControl for Prague {
             burst_shift: 12,
             min_burst: 1,
             wire_rate: self.p.pacing_unit == PacingUnit::Mtu,
+            // tcp_prague.c sizes its own bursts (prague_tso_segs), without tcp_tso_autosize
+            rtt_log: 0,
         })
     }
 

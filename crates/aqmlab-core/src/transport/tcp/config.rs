@@ -128,6 +128,10 @@ pub struct TcpConfig {
     pub pacing_ca_ratio: u32,
     /// Segments per paced burst: a number, or "auto" (Linux tcp_tso_autosize).
     pub tso_segs: TsoSegs,
+    /// Linux 5.19 on (tcp_output.c tcp_tso_autosize, net.ipv4.tcp_tso_rtt_log): the TSO
+    /// autosize also holds 64 KB >> (min RTT in us >> this) bytes, a segment or more below
+    /// about 3 ms of minimum RTT; 0: not added (Linux before 5.19).
+    pub tso_rtt_log: u32,
     /// Data segments a connection sends before pacing holds any back: Linux 5.x-6.x
     /// (tcp_output.c tcp_update_skb_after_send) moves its departure clock only once
     /// `tp->data_segs_out` (retransmissions included) has reached 10, as sch_fq's initial quantum
@@ -652,6 +656,7 @@ impl TcpConfig {
             ss_ratio: self.pacing_ss_ratio,
             ca_ratio: self.pacing_ca_ratio,
             tso_segs: self.tso_segs.0,
+            rtt_log: self.tso_rtt_log,
             ..Pacing::LINUX
         })
     }

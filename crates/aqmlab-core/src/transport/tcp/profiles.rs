@@ -87,6 +87,7 @@ pub(crate) fn rfc() -> TcpConfig {
         pacing_ss_ratio: 200,
         pacing_ca_ratio: 120,
         tso_segs: TsoSegs(None),
+        tso_rtt_log: 0,
         unpaced_segs: 0,
         pacing_credit: false,
         // TCP Small Queues are Linux's (net/ipv4/tcp_output.c), not in the RFCs or ns-2.
@@ -195,6 +196,8 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_output.c tcp_tso_should_defer as 6.18 has it (autosized packets, the 1 ms rule,
         // an ACK due within min(1 ms, SRTT / 2)).
         tso_defer: TsoDefer::AckDue,
+        // net.ipv4.tcp_tso_rtt_log 9 (tcp_tso_autosize, 5.19 on).
+        tso_rtt_log: 9,
         // net.ipv4.tcp_comp_sack_nr 44, tcp_comp_sack_delay_ns 1 ms, tcp_comp_sack_slack_ns 100 us.
         sack_compress: true,
         idle_restart: true,
@@ -458,6 +461,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // window, deferred for up to two jiffies) is not modelled: it needs skbs of more
                 // than one segment, and goodbadwifi2015's hosts ran with every offload off.
                 tso_defer: TsoDefer::Off,
+                // tcp_tso_autosize came in 3.19, its min-RTT term in 5.19.
+                tso_rtt_log: 0,
                 sack_compress: false,
                 // v3.14 tcp_output.c tcp_write_xmit: every socket stops new data while its skbs
                 // not yet freed exceed max(sysctl_tcp_limit_output_bytes 131072, sk_pacing_rate

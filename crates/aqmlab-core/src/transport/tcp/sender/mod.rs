@@ -214,6 +214,7 @@ impl TcpSender {
             s1p: (cfg.sack1_pipe && sack).then(Sack1Pipe::default),
             er: (cfg.early_retransmit && sack && !cfg.rack).then_some(EarlyRetransmit),
             rack: rack.then(Rack::default),
+            min_rtt: None,
             tlp: (cfg.tlp && sack).then(Tlp::default),
             frto: cfg.frto.then(Frto::default),
             pacing,

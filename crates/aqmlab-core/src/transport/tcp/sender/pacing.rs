@@ -39,9 +39,26 @@ impl TcpSender {
         };
         let segs = match p.tso_segs {
             Some(n) => n as u64,
-            None => ((rate >> p.burst_shift).min(65_535) / unit).max(p.min_burst),
+            None => (((rate >> p.burst_shift) + self.min_rtt_allowance(p.rtt_log)).min(65_535) / unit)
+                .max(p.min_burst),
         };
         Some((segs, rate))
+    }
+
+    /// tcp_tso_autosize's min-RTT term (Linux 5.19 on): gso_max_size >> (min RTT in us >>
+    /// `rtt_log`) bytes while that shift is under 32; 0 with `rtt_log` 0 or no RTT sample yet.
+    fn min_rtt_allowance(&self, rtt_log: u32) -> u64 {
+        match self.min_rtt {
+            Some(m) if rtt_log > 0 => {
+                let r = (m / 1_000) >> rtt_log;
+                if r < 32 {
+                    65_536 >> r
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        }
     }
 
     /// Segments per TSO/GSO piece (Linux tcp_tso_autosize at the pacing rate, which every
@@ -55,6 +72,7 @@ impl TcpSender {
                 ss_ratio: self.cfg.pacing_ss_ratio,
                 ca_ratio: self.cfg.pacing_ca_ratio,
                 tso_segs: self.cfg.tso_segs.0,
+                rtt_log: self.cfg.tso_rtt_log,
                 ..Pacing::LINUX
             },
         };
@@ -253,6 +271,35 @@ mod tests {
     /// A paced sender after a handshake whose SYN-ACK came back at 100 ms (SRTT 100 ms).
     fn paced(iw: u32, tso_segs: Option<u32>) -> (TcpSender, Vec<Packet>) {
         established_at(paced_config(iw, tso_segs), 100 * MS)
+    }
+
+    #[test]
+    fn the_autosize_adds_64_kb_shifted_by_the_min_rtt_in_linux_5_19() {
+        // tcp_tso_autosize (5.19 on): bytes = pacing rate >> 10, plus gso_max_size (65536) >>
+        // (min RTT in us >> tcp_tso_rtt_log) while that shift is under 32, in segments, at
+        // least tcp_min_tso_segs (2). The rate in slow start is 2 x 14480 B / 0.1 s = 289600
+        // B/s: 282 bytes. Min RTT 1 ms: 1000 >> 9 = 1, + 32768 B = 33050 B, 22 segments; 2 ms:
+        // shift 3, + 8192 B, 5; 3 ms: shift 5, + 2048 B = 2330 B, 1, so 2; 100 ms: shift 195,
+        // nothing; `tso_rtt_log` 0 (before 5.19): nothing.
+        for (rtt_log, min_rtt_us, segs) in [
+            (9, 1_000, 22),
+            (9, 2_000, 5),
+            (9, 3_000, 2),
+            (9, 100_000, 2),
+            (0, 1_000, 2),
+        ] {
+            let cfg = TcpConfig {
+                tso_rtt_log: rtt_log,
+                ..paced_config(10, None)
+            };
+            let (mut s, _) = established_at(cfg, 100 * MS);
+            s.min_rtt = Some(min_rtt_us * 1_000);
+            assert_eq!(
+                s.autosize_segs(),
+                segs,
+                "tso_rtt_log {rtt_log}, min RTT {min_rtt_us} us"
+            );
+        }
     }
 
     #[test]
@@ -462,6 +509,7 @@ mod tests {
             burst_shift: 12,
             min_burst: 1,
             wire_rate: true,
+            rtt_log: 0,
         };
         let payload = Pacing {
             wire_rate: false,

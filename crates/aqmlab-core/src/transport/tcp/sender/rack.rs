@@ -3,7 +3,7 @@
 //! [`Timer::Probe`], over their state (`Rack`, `Tlp` in `state.rs`: `None` in the sender when
 //! the feature is off).
 
-use super::state::{Rack, SenderState, TcpSender, DUP_THRESH};
+use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
 use crate::transport::Outbox;
@@ -13,16 +13,23 @@ use crate::units::{Time, MS, SEC};
 const TIMEOUT_MIN: Time = 2 * MS;
 
 impl TcpSender {
-    /// RACK_update (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose
-    /// timestamp echo gave the RTT sample `rtt`: the number of segments marked lost.
+    /// The sender's minimum RTT (kept when RACK or the TSO autosize reads it), then RACK_update
+    /// (RFC 8985 6.2 step 2) and RACK_detect_loss (step 5) on an ACK whose timestamp echo gave
+    /// the RTT sample `rtt`: the number of segments marked lost.
     pub(super) fn rack_on_ack(&mut self, rtt: Option<Time>, now: Time) -> u64 {
-        let Some(rack) = &mut self.rack else { return 0 };
-        if let Some(r) = rtt {
-            rack.sample_min_rtt(r);
+        if self.rack.is_none() && self.cfg.tso_rtt_log == 0 {
+            return 0;
         }
-        if let Some(d) = self.sb.delivered() {
+        let delivered = self.sb.delivered();
+        for r in rtt
+            .into_iter()
+            .chain(delivered.map(|d| now.saturating_sub(d.xmit_ts)))
+        {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let Some(rack) = &mut self.rack else { return 0 };
+        if let Some(d) = delivered {
             let r = now.saturating_sub(d.xmit_ts);
-            rack.sample_min_rtt(r);
             if rack.latest.is_none_or(|x| d > x) {
                 rack.latest = Some(d);
                 rack.rtt = r;
@@ -34,11 +41,11 @@ impl TcpSender {
     /// RACK_update_reo_wnd (RFC 8985 6.2 step 4, Linux tcp_rack_reo_wnd) without reordering
     /// seen (this receiver never reports any): 0 in recovery or once DupThresh segments are
     /// SACKed, else min_RTT / 4 capped at SRTT.
-    fn rack_reo_wnd(&self, rack: &Rack) -> Time {
+    fn rack_reo_wnd(&self) -> Time {
         if self.recovery.in_recovery || self.sb.sacked_segments() >= DUP_THRESH as u64 {
             return 0;
         }
-        let quarter = rack.min_rtt.unwrap_or(0) / 4;
+        let quarter = self.min_rtt.unwrap_or(0) / 4;
         self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
     }
 
@@ -47,7 +54,7 @@ impl TcpSender {
     pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
         let Some(rack) = &self.rack else { return 0 };
         let Some(latest) = rack.latest else { return 0 };
-        let wait = rack.rtt + self.rack_reo_wnd(rack);
+        let wait = rack.rtt + self.rack_reo_wnd();
         let (marked, next) = self.sb.rack_detect(latest, wait, now);
         let next = next.map(|at| self.kernel_timer(now, at - now, TIMEOUT_MIN));
         self.timers.set(Timer::Rack, next);

@@ -69,6 +69,10 @@ pub struct TcpSender {
     pub(super) s1p: Option<Sack1Pipe>,
     pub(super) er: Option<EarlyRetransmit>,
     pub(super) rack: Option<Rack>,
+    /// The least RTT sampled (Linux's tcp_min_rtt, tcp_update_rtt_min, whose 300 s window
+    /// outlasts a run): an ACK's timestamp echo and its newest delivered segment's send time.
+    /// RACK's reordering window and the TSO autosize's min-RTT term read it.
+    pub(super) min_rtt: Option<Time>,
     pub(super) tlp: Option<Tlp>,
     pub(super) frto: Option<Frto>,
     /// Pacing: its settings, and the earliest time of the next burst (also of TCP Nice's next
@@ -149,18 +153,11 @@ pub(super) struct Sack1Pipe {
 pub(super) struct EarlyRetransmit;
 
 /// RFC 8985 RACK (instead of the DupThresh IsLost rule): the most recently sent delivered
-/// segment, its RTT, and the minimum RTT.
+/// segment and its RTT (the minimum RTT is the sender's, [`TcpSender::min_rtt`]).
 #[derive(Debug, Default)]
 pub(super) struct Rack {
     pub(super) latest: Option<Delivered>,
     pub(super) rtt: Time,
-    pub(super) min_rtt: Option<Time>,
-}
-
-impl Rack {
-    pub(super) fn sample_min_rtt(&mut self, r: Time) {
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-    }
 }
 
 /// RFC 8985 section 7 Tail Loss Probe: while a probe is unanswered, the sequence it covers and
