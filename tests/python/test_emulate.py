@@ -461,9 +461,9 @@ def matrix_rows() -> dict[str, dict]:
 
 def emulator_kept_time(row: dict) -> None:
     """Skips, saying so, when the emulator's deliveries ran late by more than a quarter of a
-    packet time at 99 % (validation/kernel/README.md: 29-42 us on a quiet machine, 150-510 us when
-    the hosts' TCP and the tools share the CPUs with other work): its lateness then spreads the
-    kernel's bursts and the kernel's queue is not a measure of its TCP."""
+    packet time at 99 % (validation/kernel/README.md: 24-42 us on a quiet machine, hundreds when
+    the hosts' TCP and the tools share the CPUs with other work): the kernel's packets then reach
+    it and its hosts off their times, and the kernel's queue is not a clean measure of its TCP."""
     late = max(e["emulator"]["late_us_p99"] for e in row["emu"])
     bound = 1e3 * kernel_matrix.packet_time_ms(kernel_matrix.Case(**row["case"])) / 4
     if late > bound:

@@ -72,8 +72,12 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--select", default="core", choices=list(matrix.SELECTIONS))
-    ap.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
-    ap.add_argument("--warmup", type=float, default=10.0, help="statistics after this (default 10)")
+    ap.add_argument(
+        "--duration", type=float, default=None, help="seconds per run (default: the selection's, 30)"
+    )
+    ap.add_argument(
+        "--warmup", type=float, default=None, help="statistics after this (default: the selection's, 10)"
+    )
     ap.add_argument("--seeds", type=int, default=24, help="simulated runs per case (default 24)")
     ap.add_argument("--repeats", type=int, default=1, help="emulated runs per case (default 1)")
     ap.add_argument(
@@ -94,6 +98,9 @@ def main() -> None:
         help="add --repeats kernel runs to each stored case (two-way cells need several) and simulate it again",
     )
     a = ap.parse_args()
+    duration, warmup = matrix.WINDOW_S.get(a.select, matrix.DEFAULT_WINDOW_S)
+    a.duration = duration if a.duration is None else a.duration
+    a.warmup = warmup if a.warmup is None else a.warmup
     out = a.out or HERE / "out" / f"{a.select}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"]: r for r in json.loads(out.read_text())} if out.exists() else {}

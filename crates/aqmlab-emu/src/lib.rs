@@ -152,6 +152,8 @@ struct Emu {
     closed: Option<Vec<LinkRow>>,
     /// Input descriptor of each direction (`Dir::index`): up reads the client's TUN.
     input: [RawFd; 2],
+    /// CLOCK_MONOTONIC ns of the run's time 0 (`Io::t0`).
+    t0: u64,
     stats: Stats,
 }
 
@@ -247,6 +249,11 @@ impl Emu {
         }
     }
 
+    /// The run's time by the clock (`now` is the time of the event being run).
+    fn clock(&self) -> Time {
+        sys::monotonic_ns().saturating_sub(self.t0)
+    }
+
     /// Where a packet goes after pipe `pipe`.
     fn leave(&mut self, pipe: usize, id: PktId) {
         if pipe < self.links.len() {
@@ -338,7 +345,9 @@ impl Emu {
             self.now = self.now.max(t);
             match what {
                 Due::Pipe(i) => {
-                    let late = (now - t) / 1000;
+                    // Against the clock, not the wake-up: the events run before this one in
+                    // the same wake-up (a write runs the receiving host's stack) count too.
+                    let late = self.clock().saturating_sub(t) / 1000;
                     self.stats.late_us[(late as usize).min(LATE_BUCKETS - 1)] += 1;
                     let (_, id) = self.pipes[i].ring.pop_front().expect("due");
                     self.leave(i, id);
@@ -508,6 +517,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         marks: vec![0; n_flows as usize],
         closed: None,
         input: [io.client, io.server],
+        t0: io.t0,
         stats: Stats {
             packets: 0,
             malformed: 0,
