@@ -153,6 +153,23 @@ def test_bulk_tcp_fills_the_link_and_every_drop_is_retransmitted(tmp_path: Path)
 
 
 @needs_root
+def test_the_sending_hosts_nic_serialises_its_packets_at_nic_rate(tmp_path: Path):
+    # The kernel hands a GSO packet's segments to its TUN together; the scenario's hosts have
+    # NICs (`nic_rate`, the simulator's FIFO serialiser in front of the access path). At a
+    # 50 Mb/s NIC a 1500-byte packet takes 240 us, so the download's packets reach the 100 Mb/s
+    # bottleneck at least 240 us apart and the flow carries at most 50 Mb/s.
+    sc = scenario(tmp_path, '{ rate = "100Mbps", qdisc = "pfifo", limit = "1000p" }', BULK, "3s")
+    sc.write_text(sc.read_text().replace('rtt = "50ms"', 'rtt = "50ms"\nnic_rate = "50Mbps"'))
+    s = emulate_json([str(sc), "--out", str(tmp_path / "r")])
+    pk = store.load_run(Path(s["run_dir"])).tables["packets"].to_pandas()
+    data = pk[(pk["flow"] == 0) & (pk["dir"] == "down") & (pk["size"] == 1500)]
+    gaps = data["t_enqueue_ns"].sort_values().diff().dropna()
+    assert len(gaps) > 1000
+    assert gaps.min() >= 240_000
+    assert s["goodput_mbps"]["down"] <= 50 * 1448 / 1500
+
+
+@needs_root
 def test_a_finite_upload_is_delivered_whole(tmp_path: Path):
     # iperf3 ends a sending client's test once its bytes are written into the socket, and its
     # server then closes with data in flight: an upload runs with the roles swapped, the

@@ -1,6 +1,8 @@
 //! The emulator's forwarder: real IPv4 packets read from two TUN devices (the client side's and
 //! the server side's) cross a scenario's path in real time and are written to the other device.
-//! Each direction's path is the simulator's: the client-side access delay (rtt/4, or the
+//! Each direction's path is the simulator's: the sending host's NIC (`nic_rate`, a FIFO
+//! serialiser per flow and host as the simulator has it: the kernel hands a GSO packet's
+//! segments to the TUN together), the client-side access delay (rtt/4, or the
 //! flow's own rtt/4: packets are told apart by flow before they enter it), the chain of
 //! hops (`Link`: the same qdisc code, optional device queue, serialiser following the rate
 //! schedule, random loss on the wire, propagation delay to the next hop; a WiFi hop's driver
@@ -27,7 +29,7 @@ mod seqspace;
 mod sys;
 
 use aqmlab_core::net::wifi::Medium;
-use aqmlab_core::net::{sample_hops, HopParts, Hops, Link, Pipe};
+use aqmlab_core::net::{nic_departure, sample_hops, HopParts, Hops, Link, Pipe};
 use aqmlab_core::packet::{flags, Dir, Ecn, Kind, Packet, PacketPool, PktId};
 use aqmlab_core::queue::{Qdisc, QueueEvent};
 use aqmlab_core::record::rows::LinkRow;
@@ -138,6 +140,12 @@ struct Emu {
     pipes: Vec<Pipe>,
     /// Each scenario flow's access group (other traffic: group 0, the topology's `rtt`).
     access: Vec<usize>,
+    /// Each scenario flow's NIC rate (`nic_rate`); other traffic has the topology's.
+    nic_rate: Vec<Option<u64>>,
+    topology_nic_rate: Option<u64>,
+    /// Per flow id, when the NIC of its client (up) and of its server (down) frees
+    /// (`nic_departure`), grown as other traffic gets ids.
+    nic_free: Vec<[Time; 2]>,
     qev: Vec<QueueEvent>,
     rec: Recorder,
     next_sample: Time,
@@ -230,7 +238,15 @@ impl Emu {
             dscp: h.tos >> 2,
             ..Packet::default()
         };
-        self.enter(self.access_pipe(flow, PRE[d.index()]), id);
+        // The sending host's NIC, as the simulator's (`nic_rate`): the kernel hands a GSO
+        // packet's segments to its TUN at once; a NIC serialises them.
+        let f = flow as usize;
+        if f >= self.nic_free.len() {
+            self.nic_free.resize(f + 1, [0; 2]);
+        }
+        let rate = self.nic_rate.get(f).copied().unwrap_or(self.topology_nic_rate);
+        let at = nic_departure(&mut self.nic_free[f][d.index()], rate, self.now, n as u64);
+        self.enter_at(self.access_pipe(flow, PRE[d.index()]), id, at);
         true
     }
 
@@ -241,11 +257,16 @@ impl Emu {
     }
 
     fn enter(&mut self, pipe: usize, id: PktId) {
+        self.enter_at(pipe, id, self.now);
+    }
+
+    /// Packet `id` enters pipe `pipe` at `at` (now, or later when it leaves its host's NIC).
+    fn enter_at(&mut self, pipe: usize, id: PktId, at: Time) {
         let p = &mut self.pipes[pipe];
-        if p.delay == 0 {
+        if p.delay == 0 && at == self.now {
             self.leave(pipe, id);
         } else {
-            p.ring.push_back((self.now + p.delay, id));
+            p.insert(at + p.delay, id);
         }
     }
 
@@ -454,6 +475,7 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         .map(|f| f.route[up].map(|r| r.0 as usize))
         .collect();
     let stations = prepared.flows.iter().map(|f| f.station as usize).collect();
+    let nic_rate = prepared.flows.iter().map(|f| f.nic_rate).collect();
     let mut rows = prepared.rows;
     let n_flows = rows.len() as u32;
     let end = sc.duration.0;
@@ -503,6 +525,9 @@ pub fn forward(sc: &Scenario, seed: u64, io: &Io, classes: &[Class]) -> Result<(
         media,
         pipes,
         access,
+        nic_rate,
+        topology_nic_rate: resolved.topology.nic_rate.0,
+        nic_free: Vec::new(),
         qev: Vec::new(),
         rec: Recorder::new(sc.record_level(), sc.record.interval.0),
         next_sample: 0,

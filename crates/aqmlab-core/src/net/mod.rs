@@ -903,6 +903,42 @@ pub struct Pipe {
     pub armed: Option<Time>,
 }
 
+impl Pipe {
+    /// Packet `id` in flight until `at`: at the back when no packet in flight arrives later,
+    /// else by arrival time after any equal one (a packet that left its host's NIC late).
+    #[inline(always)]
+    pub fn insert(&mut self, at: Time, id: PktId) {
+        if self.ring.back().is_none_or(|&(last, _)| last <= at) {
+            self.ring.push_back((at, id));
+        } else {
+            insert_in_order(&mut self.ring, at, id);
+        }
+    }
+}
+
+/// Inserts a packet arriving at `at` into a ring ordered by arrival time, after any equal one
+/// (the rare case: a packet leaving its host's NIC before one of another host's already in
+/// the shared pipe).
+#[cold]
+fn insert_in_order(ring: &mut VecDeque<(Time, PktId)>, at: Time, id: PktId) {
+    let k = ring.partition_point(|&(x, _)| x <= at);
+    ring.insert(k, (at, id));
+}
+
+/// A host's NIC (`nic_rate`): a FIFO serialiser in front of its access path, which a packet of
+/// `size` bytes handed to it at `now` leaves at the returned time; `free` is when its last
+/// packet leaves. `rate` None: packets leave at once.
+#[inline(always)]
+pub fn nic_departure(free: &mut Time, rate: Option<u64>, now: Time, size: u64) -> Time {
+    match rate {
+        Some(rate) => {
+            *free = (*free).max(now) + tx_time(size, rate);
+            *free
+        }
+        None => now,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -936,6 +972,33 @@ mod tests {
             docsis: None,
             delivery: Delivery::Serialiser,
         }
+    }
+
+    #[test]
+    fn a_nic_serialises_its_packets_back_to_back_and_starts_the_next_idle_one_at_once() {
+        // 1500 B at 1 Gb/s: 12,000 bit = 12 us each. Three handed over at 0 leave at 12, 24
+        // and 36 us; one handed over at 100 us, the NIC idle, leaves at 112 us; a 64 B ACK
+        // handed over at 105 us waits for it and leaves 512 ns later.
+        let mut free = 0;
+        let g = Some(1_000_000_000);
+        let out: Vec<Time> = (0..3).map(|_| nic_departure(&mut free, g, 0, 1500)).collect();
+        assert_eq!(out, [12_000, 24_000, 36_000]);
+        assert_eq!(nic_departure(&mut free, g, 100_000, 1500), 112_000);
+        assert_eq!(nic_departure(&mut free, g, 105_000, 64), 112_512);
+        // No NIC rate: packets leave when handed over, and the NIC keeps no backlog.
+        let mut free = 0;
+        assert_eq!(nic_departure(&mut free, None, 7, 1500), 7);
+        assert_eq!(free, 0);
+    }
+
+    #[test]
+    fn a_pipe_keeps_its_packets_in_arrival_order_ties_in_order_of_entry() {
+        let mut p = Pipe::default();
+        for (at, id) in [(10, 1), (30, 2), (20, 3), (30, 4), (5, 5), (20, 6)] {
+            p.insert(at, id);
+        }
+        let order: Vec<(Time, PktId)> = p.ring.iter().copied().collect();
+        assert_eq!(order, [(5, 5), (10, 1), (20, 3), (20, 6), (30, 2), (30, 4)]);
     }
 
     #[test]

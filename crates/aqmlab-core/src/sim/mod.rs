@@ -14,14 +14,14 @@ use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{WebClient, WebServer};
 use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
-use crate::net::{sample_hops, HopParts, Hops, Link, Pipe};
+use crate::net::{nic_departure, sample_hops, HopParts, Hops, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
 use crate::queue::{local_verdict, DropReason, LocalVerdict, Qdisc, QueueEvent};
 use crate::record::rows::{CcReport, FlowReport};
 use crate::record::{Recorder, OUTCOME_DROP_BASE};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, Outbox};
-use crate::units::{tx_time, Time};
+use crate::units::Time;
 
 pub mod events;
 
@@ -362,15 +362,6 @@ impl EventKind {
             EventKind::Sample => "sample",
         }
     }
-}
-
-/// Inserts a packet arriving at `at` into a ring ordered by arrival time, after any equal one
-/// (the rare case: a packet leaving its host's NIC before one of another host's already in
-/// the shared pipe).
-#[cold]
-fn insert_in_order(ring: &mut std::collections::VecDeque<(Time, PktId)>, at: Time, id: PktId) {
-    let k = ring.partition_point(|&(x, _)| x <= at);
-    ring.insert(k, (at, id));
 }
 
 /// Position of the (direction, pre/post) pipe in a delay slot's group of four.
@@ -743,15 +734,7 @@ impl World {
             let flow = &mut self.flows[f as usize];
             flow.sent += 1;
             let pipe = flow.entry[d.index()] as usize;
-            // The host's NIC: a FIFO serialiser in front of the access path.
-            let leaves = match flow.nic_rate {
-                Some(rate) => {
-                    let free = &mut flow.nic_free[s as usize];
-                    *free = (*free).max(now) + tx_time(size, rate);
-                    *free
-                }
-                None => now,
-            };
+            let leaves = nic_departure(&mut flow.nic_free[s as usize], flow.nic_rate, now, size);
             self.enter_pipe_at(pipe, id, leaves);
         }
         out.clear();
@@ -813,11 +796,7 @@ impl World {
     #[inline(always)]
     fn pipe_until(&mut self, i: usize, id: PktId, at: Time) {
         let pipe = &mut self.pipes[i];
-        if pipe.ring.back().is_none_or(|&(last, _)| last <= at) {
-            pipe.ring.push_back((at, id));
-        } else {
-            insert_in_order(&mut pipe.ring, at, id);
-        }
+        pipe.insert(at, id);
         if pipe.armed.is_none_or(|a| at < a) {
             pipe.armed = Some(at);
             self.schedule(at, Ev::Pipe(i as u32));
