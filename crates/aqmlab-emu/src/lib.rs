@@ -85,7 +85,8 @@ pub struct Stats {
     /// Wall time of the loop.
     pub wall_ns: u64,
     pub wakeups: u64,
-    /// How late each propagation delivery (a packet leaving a delay) ran, in us buckets.
+    /// How late each propagation delivery (a packet leaving a delay) ran against the clock at
+    /// that delivery, in us buckets.
     pub late_us: Vec<u64>,
     pub realtime: bool,
     /// Whether the zero CPU-latency request was held.
