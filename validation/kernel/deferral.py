@@ -24,6 +24,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import matrix
+
 TRACING = Path("/sys/kernel/tracing")
 ONE, TWO = 1500, 2948
 LINE = re.compile(r"\[(\d+)\] \S+ +([\d.]+): (tcp_probe|net_dev_queue): (.*)")
@@ -107,8 +111,8 @@ def decisions(by_sock: dict[str, list[dict]], warmup: float, mss: int) -> dict[t
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
-    ap.add_argument("--duration", type=float, default=30.0)
-    ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
+    ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
     ap.add_argument("--mss", type=int, default=1448)
     a = ap.parse_args()
     table = decisions(responses(record(a.case, a.duration)), a.warmup, a.mss)

@@ -267,8 +267,10 @@ def controllers(sim, kernel_rows: list[dict], warmup_s: float) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
-    ap.add_argument("--duration", type=float, default=30.0)
-    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before the drop counts")
+    ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
+    ap.add_argument(
+        "--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1], help="seconds before the drop counts"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE on every simulated TCP flow")
