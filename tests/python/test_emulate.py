@@ -19,9 +19,11 @@ import time
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import aqmlab
 from aqmlab import emulate as emu
 from aqmlab import store
 from aqmlab.api import run_dict
@@ -467,7 +469,8 @@ def test_htb_netem_and_a_delay_after_the_last_hop_are_user_errors(down: dict, er
 # simulated and run with the kernel's own TCP, judged by the matrix's own code; here, in this
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
-# (`matrix.sim_scenario`). About 80 s.
+# (`matrix.sim_scenario`), each group of flows as late as the kernel run's began its data
+# (`matrix.harness_lags`). About 80 s.
 KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[])
 
 
@@ -535,3 +538,21 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
         assert 0.4 < sim / kernel < 2.8, cell
     assert row["emu"][0]["kernel_counters"]["TcpRetransSegs"] > 0
     assert emu.default_cc(emu.kernel_ccs()) == "cubic"
+
+
+def test_the_simulated_groups_start_as_late_as_the_kernels_began_their_data():
+    # iperf3 starts an upload's data one control message after the download's (src/
+    # iperf_client_api.c: a client sends once the server's TEST_RUNNING reaches it): a kernel
+    # run whose downloads began at 1.250 s and uploads at 1.320 s is 70 ms later on the way up.
+    # The model's flows of one RTT take the same handshake, so its up group starts 70 ms late
+    # and its first data segments come that much after the downloads' (within the 20 ms draw).
+    case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
+    first = {str(i): 1.250 + 0.001 * (i % 4) if i < 4 else 1.320 + 0.001 * (i % 4) for i in range(8)}
+    lags = kernel_matrix.harness_lags(case, 3.0, None, [{"first_data_s": first}, {}])
+    # each group's median over its four flows, less the model's own handshake (alike to 0.2 ms)
+    assert lags == pytest.approx([0.0015, 0.0715], abs=5e-4)
+    assert kernel_matrix.harness_lags(case, 3.0, None, [{}]) is None  # no recorded starts: drawn
+    sim = aqmlab.run(kernel_matrix.sim_scenario(case, 3.0, None, lags), seed=1)
+    began = kernel_matrix.first_data_s(sim)
+    down, up = (np.median([began[str(i)] for i in ids]) for ids in (range(4), range(4, 8)))
+    assert 0.0715 - 0.020 < up - down < 0.0715 + 0.020

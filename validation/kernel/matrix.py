@@ -5,7 +5,7 @@ controller) that both `aqmlab.run` (the simulated TCP) and `aqmlab emulate` (the
 through the same path and qdisc code) can run. `cases(selection)` lists them; `scenario(case)`
 writes the scenario both sides run; `figures(result, warmup)` takes the numbers a cell compares.
 run.py drives them; compare.py judges and prints them. Kept apart from both so that the test
-suite's short form (tests/python/test_kernel_matrix.py) uses the same definitions.
+suite's short form (tests/python/test_emulate.py) uses the same definitions.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+import aqmlab
 from aqmlab import metrics
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
@@ -38,14 +39,19 @@ VOIP_RATE = "80kbps"
 # `web_bulk`'s short transfers: a 100 kB object (a median web page's size order) every 3 s.
 WEB_BYTES = "100KB"
 WEB_EVERY_S = 3
-# The simulated side's TCP flows start at a time drawn per seed, uniformly over this many ms
-# after the nominal start (`sim_scenario`). Flows told to start at one instant start at the same
+# The kernel's flows begin when iperf3's control exchange lets them (src/iperf_server_api.c
+# `iperf_run_server`: the server enters TEST_RUNNING, tells its client so, and in reverse mode
+# sends from then on; src/iperf_client_api.c `iperf_run_client`: a client sends once that message
+# has reached it). So a download's data begins at its server's TEST_RUNNING and an upload's one
+# trip of that message later, down the path and behind the downloads' first windows: in traced
+# two-way runs the uploads' data began 30-510 ms after the downloads' (rtt / 2 plus up to 40
+# packet times; validation/kernel/README.md). The simulated side starts each TCP flow so that its
+# data begins when the kernel's did (`harness_starts`, from each kernel run's `first_data_s`), and
+# draws the starts, uniformly over this many ms after the nominal one, only for a case whose
+# kernel runs did not record them. Flows told to start at one instant start at the same
 # nanosecond in the model, and a discipline without randomness (CoDel, FIFO) then gives one and
-# the same trajectory for every seed: one sample of a system whose two-way queues move by a
-# third when the starts move by a few milliseconds (validation/kernel/README.md). The kernel's
-# connections never start together: the emulator launches one iperf3 client after another, and
-# their first data segments came 0-12 ms apart in a traced `rrul_be` run. The ensemble mean
-# moves by under 2 ms (CoDel, rrul_be, 16 seeds) for windows of 5, 20 or 50 ms.
+# the same trajectory for every seed: one sample of a system whose two-way queues move by a third
+# when the starts move by a few milliseconds.
 START_SPREAD_MS = 20
 
 
@@ -240,15 +246,65 @@ def _voip() -> list[dict]:
     ]  # fmt: skip
 
 
-def sim_scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
-    """The scenario the simulated side runs: `scenario`'s, each TCP flow's start drawn per seed
-    over `START_SPREAD_MS` after its own (`start = { uniform = [...], per = "flow" }`)."""
+def sim_scenario(
+    case: Case, duration_s: float, profile: str | None = None, lags: list[float] | None = None
+) -> dict:
+    """The scenario the simulated side runs: `scenario`'s with each TCP flow's start drawn per
+    seed over `START_SPREAD_MS` after its own (`start = { uniform = [...], per = "flow" }`),
+    each group of flows `lags` (one per TCP group, in order, s: `harness_lags`) later."""
     sc = scenario(case, duration_s, profile)
-    for f in sc["flows"]:
-        if f["kind"] == "tcp":
-            t0 = f["start"]
-            f["start"] = {"uniform": [t0, f"{_ms(t0) + START_SPREAD_MS:g}ms"], "per": "flow"}
+    tcp = [f for f in sc["flows"] if f["kind"] == "tcp"]
+    for f, lag in zip(tcp, lags or [0.0] * len(tcp), strict=True):
+        t0 = _ms(f["start"]) + lag * 1e3
+        f["start"] = {"uniform": [f"{t0:g}ms", f"{t0 + START_SPREAD_MS:g}ms"], "per": "flow"}
     return sc
+
+
+def first_data_s(res) -> dict[str, float]:
+    """When each TCP flow's data began (flow id -> s): its first data segment's arrival at a hop
+    of its data's direction, from the packets table, the same rule on both sides (a segment of
+    more payload than iperf3's cookie, which the kernel's uploads send first)."""
+    pk = res.tables["packets"]
+    flow = pk.column("flow").to_numpy()
+    payload = pk.column("payload").to_numpy()
+    dirs = np.asarray(pk.column("dir").to_pylist(), dtype=object)
+    t_in = pk.column("t_enqueue_ns").to_numpy()
+    out = {}
+    for f in res.tables["flows"].to_pylist():
+        sel = (flow == f["flow"]) & (payload > IPERF3_COOKIE_B) & (dirs == f["direction"])
+        if f["kind"] == "tcp" and sel.any():
+            out[str(f["flow"])] = float(t_in[sel].min()) / 1e9
+    return out
+
+
+def harness_lags(
+    case: Case, duration_s: float, profile: str | None, emus: list[dict], pairs=()
+) -> list[float] | None:
+    """How much later than the model's each TCP group's data began in the kernel's runs (s, one
+    per group of `scenario`, in order), relative to the group that began soonest; None when no
+    kernel run recorded its flows' `first_data_s`. A flow's lateness is the kernel's first data
+    less the model's in a run with every flow at its nominal start (seed 1, `pairs` its
+    `set_tcp` keys), so the handshake counts on both sides; a group's is the median over its
+    flows and the kernel's runs. The kernel's lateness before its first flow (iperf3's exchange)
+    is left out: it moves every flow alike."""
+    kernel = [e["first_data_s"] for e in emus if e.get("first_data_s")]
+    if not kernel:
+        return None
+    sc = scenario(case, duration_s, profile)
+    nominal = first_data_s(aqmlab.run(set_tcp(scenario(case, duration_s, profile), list(pairs)), seed=1))
+    late = []
+    for k in kernel:
+        d = {fid: k[fid] - nominal[fid] for fid in k if fid in nominal}
+        first = min(d.values())
+        late.append({fid: v - first for fid, v in d.items()})
+    lags, fid = [], 0
+    for f in sc["flows"]:
+        n = f.get("count", 1)
+        if f["kind"] == "tcp":
+            vals = [r[str(i)] for r in late for i in range(fid, fid + n) if str(i) in r]
+            lags.append(float(np.median(vals)) if vals else 0.0)
+        fid += n
+    return lags
 
 
 def set_tcp(sc: dict, pairs: list[str]) -> dict:
@@ -280,6 +336,9 @@ def packet_time_ms(case: Case) -> float:
 
 # A TCP segment above this many IP bytes carries data (20 B of IP, at most 60 of TCP header).
 MAX_HEADER_B = 80
+# iperf3's client writes a 37-byte cookie on each data connection as it opens (src/iperf_api.c,
+# COOKIE_SIZE; `iperf_create_streams`), before the test runs: a flow's data is what follows it.
+IPERF3_COOKIE_B = 37
 
 
 def _transfer_s(pk, finite: dict) -> dict[int, float]:
@@ -385,6 +444,7 @@ def figures(res, warmup_s: float) -> dict:
     out["rto"] = sum(f["rto_count"] or 0 for f in tcp)
     out["rto_window"] = _window_timeouts(res.tables["flow_series"])
     out["rtt50"] = s["probes"][0]["rtt_ms"]["p50"] if s["probes"] else None
+    out["first_data_s"] = first_data_s(res)
     emu = meta.get("emulator")
     if emu:
         out["emulator"] = {k: emu.get(k) for k in ("late_us_p50", "late_us_p99", "cpu_s", "wall_s")}

@@ -32,9 +32,11 @@ import aqmlab
 from aqmlab.emulate import emulate
 
 
-def simulate(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
-    """The simulated side of a case: one run per seed, each flow's start drawn per seed."""
-    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile), a.set)
+def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list[dict]:
+    """The simulated side of a case: one run per seed, each flow's start drawn per seed, its
+    group as late as the kernel's was in `emus` (`matrix.harness_lags`)."""
+    lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
+    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags), a.set)
     return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]
@@ -53,8 +55,8 @@ def kernel_runs(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
 
 
 def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
-    sims = simulate(case, a)
     emus = kernel_runs(case, a)
+    sims = simulate(case, a, emus)
     return {
         "case": case.as_dict(),
         "id": case.id,
@@ -112,7 +114,7 @@ def main() -> None:
                 row = done[case.id]
                 a.duration, a.warmup = row["duration_s"], row["warmup_s"]
                 row.update(
-                    sim=simulate(case, a),
+                    sim=simulate(case, a, row["emu"]),
                     profile=a.profile or "default",
                     set=a.set,
                     aqmlab=aqmlab.__version__,
@@ -122,7 +124,9 @@ def main() -> None:
             row = done[case.id]
             a.duration, a.warmup = row["duration_s"], row["warmup_s"]
             row["emu"] += kernel_runs(case, a)
-            row.update(sim=simulate(case, a), recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+            row.update(
+                sim=simulate(case, a, row["emu"]), recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            )
         elif case.id in done and not a.redo:
             continue
         else:

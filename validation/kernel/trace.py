@@ -278,10 +278,9 @@ def main() -> None:
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
-    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile), a.set)
     out = HERE / "out" / "trace" / case.id
     out.mkdir(parents=True, exist_ok=True)
-    sides = {"sim": aqmlab.run(sim_sc, seed=a.seed)}
+    sides = {}
     sockets: list[dict] = []
     if not a.sim_only:
         from aqmlab.emulate import emulate
@@ -302,6 +301,11 @@ def main() -> None:
                 sockets.append(r)
         by_flow = {f["flow"]: f for f in sides["kernel"].tables["flows"].to_pylist()}
         sockets = [r for r in sockets if _sender_row(r, by_flow, sender)]
+    # the simulated flows' groups start as late as the kernel's (matrix.harness_lags)
+    emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
+    lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
+    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags), a.set)
+    sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
     for name, res in sides.items():
         for t in ("packets", "flow_series"):
