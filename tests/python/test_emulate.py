@@ -528,10 +528,12 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # earlier one; 13-16 ms while the rest of the test suite or another emulation loaded both
     # CPUs) against the model's ensemble mean of 25.9 ms (24 seeds of 30 s; 15-34 ms per seed;
     # 1.07 of the kernel's quiet mean): both sides are draws from a wide distribution
-    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 32.7 / 30.7 ms down
-    # / up (seeds 1-8: the same every run; 8 s of warm-up leave more of the start in them). The
-    # bound leaves room for the loaded kernel's lowest draws (32.7 / 13 = 2.5) and the quiet
-    # kernel's highest (30.7 / 36 = 0.85), and fails a paced kernel (30.7 / 7 = 4.4 and above).
+    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 26.3-28.9 ms down
+    # and up with the uploads started 74 ms after the downloads, as the kernel's began
+    # (`matrix.harness_lags`; 32.7 / 30.7 with both drawn within 20 ms; 8 s of warm-up leave more
+    # of the start in them). The bound leaves room for the loaded kernel's lowest draws (28.9 /
+    # 13 = 2.2) and the quiet kernel's highest (26.3 / 36 = 0.73), and fails a paced kernel (26.3
+    # / 7 = 3.8 and above).
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
