@@ -55,6 +55,7 @@ def test_cases_cover_the_batch_matrix_once():
                 assert (h["delay"], h["qdisc"]) == ("200us", {"kind": "pfifo", "limit": "10000p"})
                 continue
             assert h["rate"] == (S2_STEPS[p["rate1"]] if p["scenario"] == "2" else S3_STEPS)
+            assert h["shaper"] == "htb"  # `qdisc bidir htb RATE`, changed by `tc class change`
             q = h["qdisc"]
             if p["qdisc"] == "dualpi2":
                 assert q == {"kind": "dualpi2", "min_qlen_step": 2, "pi_divisor": 127}

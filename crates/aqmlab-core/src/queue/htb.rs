@@ -14,6 +14,10 @@
 //! under the root has no parent to borrow from, so it sends only with both buckets
 //! non-negative; the ceil bucket is checked first, as `htb_class_mode` does.
 //!
+//! A hop whose `rate` is a schedule changes the class at each step as `tc class change ... htb
+//! rate R` does (htb_change_class): both buckets take the new rate and the buffers its burst,
+//! tc's default at that rate unless given; the tokens, time already earned, stay as they are.
+//!
 //! A packet's length is what the qdisc sees on an Ethernet device: the IP packet and its
 //! 14-byte Ethernet header. Its cost comes from tc's rate table (tc_calc_rtable with tc's
 //! default mtu of 1600: cells of 8 bytes, `cell_align` -1), i.e. the time of the length
@@ -68,6 +72,13 @@ impl Bucket {
         }
     }
 
+    /// The class's new rate and burst (htb_change_class: the rate and the buffer replaced, the
+    /// tokens kept).
+    fn change(&mut self, rate_bps: u64, burst: u64) {
+        self.rate_bps = rate_bps;
+        self.buffer = ticks(burst, rate_bps);
+    }
+
     /// A packet of `len` bytes (as the qdisc counts them) charged `diff` ticks after the last
     /// charge (htb_accnt_tokens).
     fn charge(&mut self, len: u64, diff: i64) {
@@ -75,6 +86,14 @@ impl Bucket {
         let toks = (self.tokens + diff).min(self.buffer) - cost;
         self.tokens = if toks <= -MBUFFER { 1 - MBUFFER } else { toks };
     }
+}
+
+/// The class as one `tc class ... htb` line sets it: its rate (= ceil) and bursts in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Class {
+    pub rate_bps: u64,
+    pub burst: u64,
+    pub cburst: u64,
 }
 
 /// The class and its leaf qdisc (the registry's `AnyQdisc` on a hop).
@@ -86,6 +105,9 @@ pub struct Htb<L> {
     t_c: i64,
     /// When the class may send again, ticks (`cl->pq_key`); `None` while it may send.
     wake: Option<i64>,
+    /// The class's later changes (time, class), in time order, and the next one's index.
+    changes: Vec<(Time, Class)>,
+    next_change: usize,
 }
 
 impl<L: Qdisc> Htb<L> {
@@ -98,6 +120,29 @@ impl<L: Qdisc> Htb<L> {
             ceil: Bucket::new(rate_bps, cburst),
             t_c: 0,
             wake: None,
+            changes: Vec::new(),
+            next_change: 0,
+        }
+    }
+
+    /// The class created at time 0 as the first of `steps` (time, class), changed at each later
+    /// one (`tc class change`).
+    pub fn scheduled(leaf: L, steps: &[(Time, Class)]) -> Htb<L> {
+        let first = steps[0].1;
+        let mut h = Htb::new(leaf, first.rate_bps, first.burst, first.cburst);
+        h.changes = steps[1..].to_vec();
+        h
+    }
+
+    /// Applies the class changes due by `now`.
+    fn change_class(&mut self, now: Time) {
+        while let Some(&(at, c)) = self.changes.get(self.next_change) {
+            if at > now {
+                break;
+            }
+            self.rate.change(c.rate_bps, c.burst);
+            self.ceil.change(c.rate_bps, c.cburst);
+            self.next_change += 1;
         }
     }
 
@@ -151,6 +196,7 @@ impl<L: Qdisc> Qdisc for Htb<L> {
         if self.leaf.backlog_packets() == 0 {
             return None;
         }
+        self.change_class(now);
         let t = tick_of(now);
         self.events(t);
         if self.wake.is_some() {
@@ -335,6 +381,48 @@ mod tests {
             mtu: 1500,
             limit: None,
         }
+    }
+
+    #[test]
+    fn a_class_change_takes_the_new_rate_and_keeps_the_tokens() {
+        // 500 kb/s with the default burst, changed to 250 kb/s at 100 ms (tc class change: the
+        // cost of a 1520-byte cell-rounded frame doubles to 2c = 48.64 ms, the buffer of 1600 B
+        // becomes 800000 ticks). Before the change the class paces as in the test above:
+        // packets at 0, 120 us, then 23.04 ms + n c: 23.04, 47.36, 71.68, 96.0 ms. The packet
+        // at 96.0 ms leaves 0 tokens and costs c (charged before the change); the class waits
+        // until 120.32 ms. At that point the change has happened: the tokens are 0 and from then
+        // each packet costs 2c, so the next ones leave at 120.32 + k 2c ms.
+        let mut h = Harness::new();
+        let steps = [
+            (
+                0,
+                Class {
+                    rate_bps: 500_000,
+                    burst: 1600,
+                    cburst: 1600,
+                },
+            ),
+            (
+                100 * MS,
+                Class {
+                    rate_bps: 250_000,
+                    burst: 1600,
+                    cburst: 1600,
+                },
+            ),
+        ];
+        let mut q = Htb::scheduled(fifo(), &steps);
+        for _ in 0..20 {
+            h.enqueue(&mut q, 0, IP, Ecn::NotEct, 0);
+        }
+        let d = departures(&mut q, &mut h, 100_000_000, 300 * MS);
+        let c = 24_320_000;
+        let mut want: Vec<Time> = vec![0, 120_000];
+        want.extend((0..4).map(|n| 23_040_000 + n * c));
+        want.extend((0..4).map(|k| 120_320_000 + k * 2 * c));
+        assert_eq!(d, want);
+        // the buffer at the new rate: 1600 B at 31250 B/s, 51.2 ms = 800000 ticks
+        assert_eq!(q.rate.buffer, 800_000);
     }
 
     #[test]

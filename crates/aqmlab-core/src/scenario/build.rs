@@ -143,7 +143,7 @@ fn build_link(
         leaf
     };
     check_token_bucket_estimator(&key, &spec.qdisc.kind, &resolved, spec)?;
-    let (qdisc, shaper_line) = shaped(leaf, spec, info.rate_bps, path.nic_rate);
+    let (qdisc, shaper_line) = shaped(leaf, spec, &schedule, path.nic_rate);
     // a DOCSIS upstream's grants leave at its channel's rate (validated: no shaper with it)
     let line_rate = spec
         .docsis
@@ -244,20 +244,33 @@ fn tfifo(spec: &super::LinkSpec, stream: &str, seed: u64) -> Option<Tfifo> {
 }
 
 /// The hop's qdisc under its shaper, and the rate its serialiser then runs at: with
-/// `shaper = "htb"`, HTB's class at the hop's rate over the qdisc (bursts tc's defaults unless
-/// given), sending at the hosts' NIC rate (validated finite).
-fn shaped(leaf: AnyQdisc, spec: &super::LinkSpec, rate: u64, nic: Option<u64>) -> (AnyQdisc, Option<u64>) {
+/// `shaper = "htb"`, HTB's class at the hop's rate over the qdisc, changed at each step of its
+/// schedule (bursts tc's defaults at each rate unless given), sending at the hosts' NIC rate
+/// (validated finite).
+fn shaped(
+    leaf: AnyQdisc,
+    spec: &super::LinkSpec,
+    schedule: &[(Time, u64)],
+    nic: Option<u64>,
+) -> (AnyQdisc, Option<u64>) {
     match spec.shaper {
         None | Some(super::Shaper::None) => (leaf, None),
         Some(super::Shaper::Htb) => {
-            let burst = spec
-                .htb_burst
-                .map_or_else(|| htb::tc_default_burst(rate), |b| b.0);
-            let cburst = spec
-                .htb_cburst
-                .map_or_else(|| htb::tc_default_burst(rate), |b| b.0);
-            let htb = htb::Htb::new(leaf, rate, burst, cburst);
-            (AnyQdisc::Htb(Box::new(htb)), nic)
+            let burst = |given: Option<crate::units::Size>, rate| {
+                given.map_or_else(|| htb::tc_default_burst(rate), |b| b.0)
+            };
+            let steps: Vec<(Time, htb::Class)> = schedule
+                .iter()
+                .map(|&(at, rate_bps)| {
+                    let class = htb::Class {
+                        rate_bps,
+                        burst: burst(spec.htb_burst, rate_bps),
+                        cburst: burst(spec.htb_cburst, rate_bps),
+                    };
+                    (at, class)
+                })
+                .collect();
+            (AnyQdisc::Htb(Box::new(htb::Htb::scheduled(leaf, &steps))), nic)
         }
     }
 }

@@ -473,9 +473,10 @@ pub struct LinkSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_queue: Option<LimitSpec>,
     /// A shaper that decides when the qdisc may send: "htb", Linux's HTB with one class at
-    /// `rate` (ceil = rate) whose leaf is `qdisc` (`queue::htb`, from Linux 3.2's sch_htb.c);
-    /// the hop then serialises at the hosts' `nic_rate`, the interface's own rate, so a burst
-    /// leaves back to back. Default (or "none"): no shaper, the hop serialises at `rate`.
+    /// `rate` (ceil = rate) whose leaf is `qdisc` (`queue::htb`, from Linux 3.2's sch_htb.c),
+    /// a `rate` schedule changing the class at each step as `tc class change` does (rates above
+    /// 0); the hop then serialises at the hosts' `nic_rate`, the interface's own rate, so a
+    /// burst leaves back to back. Default (or "none"): no shaper, the hop serialises at `rate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper: Option<Shaper>,
     /// HTB's `burst` in bytes (needs `shaper = "htb"`); default tc's: rate / HZ + 1600 B

@@ -370,9 +370,10 @@ impl Scenario {
         self.validate_memory(&mut models)
     }
 
-    /// A hop's shaper and its keys: HTB needs one rate (tc's class has one) and a NIC rate to
-    /// send its bursts at; its bursts fit HTB's buffer, a 32-bit count of 64 ns ticks
-    /// (`tc_htb_opt`), about 274.9 s at the rate.
+    /// A hop's shaper and its keys: HTB needs rates above 0 (a schedule changes its class, as
+    /// `tc class change` does; a class has no rate 0) and a NIC rate to send its bursts at; its
+    /// bursts fit HTB's buffer, a 32-bit count of 64 ns ticks (`tc_htb_opt`), about 274.9 s at
+    /// the lowest rate.
     fn validate_shaper(&self, key: &str, l: &super::LinkSpec) -> Result<(), String> {
         let Some(super::Shaper::Htb) = l.shaper else {
             for (k, set) in [
@@ -386,10 +387,10 @@ impl Scenario {
             return Ok(());
         };
         let steps = &l.rate.as_ref().expect("checked: a wired hop has a rate").0;
-        if steps.len() > 1 {
+        if steps.iter().any(|s| s.1 == 0) {
             return err(
                 format!("{key}.rate"),
-                "a schedule is not allowed with shaper = \"htb\"; allowed: one rate, HTB's class rate",
+                "an outage (0bps) is not allowed with shaper = \"htb\"; allowed: rates above 0, HTB's class rates",
             );
         }
         if self.topology.nic_rate.0.is_none() {
@@ -398,7 +399,7 @@ impl Scenario {
                 format!("\"inf\" is not allowed with {key}.shaper = \"htb\"; allowed: a rate, the interface's own rate HTB's bursts leave at"),
             );
         }
-        let rate = steps[0].1 as u128;
+        let rate = steps.iter().map(|s| s.1).min().expect("a rate") as u128;
         let most = (u32::MAX as u128 * 64 * rate / (8 * SEC as u128)) as u64;
         for (k, v) in [("htb_burst", l.htb_burst), ("htb_cburst", l.htb_cburst)] {
             if let Some(b) = v.filter(|b| b.0 == 0 || b.0 > most) {

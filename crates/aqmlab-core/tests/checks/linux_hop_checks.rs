@@ -142,8 +142,8 @@ fn bad_shaper_and_netem_keys_name_the_key() {
             "topology.down.htb_burst: needs shaper",
         ),
         (
-            json!({"rate": [["0s", "1Mbps"], ["1s", "2Mbps"]], "shaper": "htb"}),
-            "topology.down.rate: a schedule",
+            json!({"rate": [["0s", "1Mbps"], ["1s", "0bps"]], "shaper": "htb"}),
+            "topology.down.rate: an outage (0bps)",
         ),
         (
             json!({"rate": "1Mbps", "shaper": "htb", "htb_cburst": "0B"}),

@@ -11,8 +11,8 @@ from aqmlab.reproduce.study import Table, fmt
 pd = lazy("pandas")
 
 NOTES_S23 = (
-    "Scenarios 2 and 3: the bottleneck's HTB class change is a rate schedule on the hop's own serialiser (aqmlab's "
-    + "HTB takes one rate); Flent's flow runs from 5 s to 65 s, the harness's steps count from 0.",
+    "Scenarios 2 and 3: the bottleneck is HTB's class, changed at each of the harness's steps as tc class change "
+    + "does (its rate as a schedule); Flent's flow runs from 5 s to 65 s, the harness's steps count from 0.",
     "Scenario 3 is reported, not judged: the README publishes no value of it.",
 )
 

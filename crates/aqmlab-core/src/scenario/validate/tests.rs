@@ -557,3 +557,13 @@ fn without_a_level_the_packets_table_is_kept_when_it_fits_max_rows() {
         Level::Summary
     );
 }
+
+#[test]
+fn an_htb_hop_takes_a_schedule_of_rates_above_0() {
+    // tc class change gives the class a new rate at each step; a class has no rate 0
+    let mut sc = with("topology.down.rate", json!([["0s", "50Mbps"], ["5s", "25Mbps"]]));
+    sc["topology"]["down"]["shaper"] = json!("htb");
+    accepted(&sc);
+    sc["topology"]["down"]["rate"] = json!([["0s", "50Mbps"], ["5s", "0bps"]]);
+    refused(&sc, "topology.down.rate", &["0bps", "rates above 0"]);
+}
