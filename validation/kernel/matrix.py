@@ -45,10 +45,10 @@ WEB_EVERY_S = 3
 # has reached it). So a download's data begins at its server's TEST_RUNNING and an upload's one
 # trip of that message later, down the path and behind the downloads' first windows: in traced
 # two-way runs the uploads' data began 30-510 ms after the downloads' (rtt / 2 plus up to 40
-# packet times; validation/kernel/README.md). The simulated side starts each TCP flow so that its
-# data begins when the kernel's did (`harness_starts`, from each kernel run's `first_data_s`), and
-# draws the starts, uniformly over this many ms after the nominal one, only for a case whose
-# kernel runs did not record them. Flows told to start at one instant start at the same
+# packet times; validation/kernel/README.md). The simulated side starts each group of TCP flows
+# as much later as the kernel's began its data (`harness_lags`, from each kernel run's
+# `first_data_s`; no lag for a case whose kernel runs did not record them), and draws each
+# flow's start uniformly over this many ms after that. Flows told to start at one instant start at the same
 # nanosecond in the model, and a discipline without randomness (CoDel, FIFO) then gives one and
 # the same trajectory for every seed: one sample of a system whose two-way queues move by a third
 # when the starts move by a few milliseconds.
@@ -290,8 +290,8 @@ def harness_lags(
     kernel = [e["first_data_s"] for e in emus if e.get("first_data_s")]
     if not kernel:
         return None
-    sc = scenario(case, duration_s, profile)
-    nominal = first_data_s(aqmlab.run(set_tcp(scenario(case, duration_s, profile), list(pairs)), seed=1))
+    sc = set_tcp(scenario(case, duration_s, profile), list(pairs))
+    nominal = first_data_s(aqmlab.run(sc, seed=1))
     late = []
     for k in kernel:
         d = {fid: k[fid] - nominal[fid] for fid in k if fid in nominal}
