@@ -22,12 +22,12 @@ from aqmlab import metrics
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
 # A flow mix per name: each entry is one `[[flows]]` group. The probe (a 100 ms ping) is in all.
-TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step", "rtt_mix"]
+TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step", "rtt_mix", "rtt_pair"]
 RATES_MBPS = [1, 10, 100]
 RTTS_MS = [10, 50, 150]
 CCS = ["cubic", "bbr"]
 # The labels of the TCP flow classes, by the direction their data takes.
-TCP_CLASSES = {"down": ["down", "web", "near"], "up": ["up"]}
+TCP_CLASSES = {"down": ["down", "web", "near"], "up": ["up", "near_up"]}
 # `rtt_mix`: a download over the path's RTT beside one whose own RTT is this fraction of it
 # (per-flow access delays, as the simulator and the emulator build them).
 NEAR_RTT_FRACTION = 0.2
@@ -62,10 +62,15 @@ class Case:
     rate_mbps: int
     rtt_ms: int
     cc: str = "cubic"
+    # `rtt_pair`'s second flow's base RTT (ms); the queue's limit in packets
+    rtt2_ms: int = 0
+    limit_p: int = 1000
 
     @property
     def id(self) -> str:
-        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{self.rtt_ms}ms-{self.cc}"
+        rtt = f"{self.rtt_ms}ms" + (f"+{self.rtt2_ms}ms" if self.rtt2_ms else "")
+        limit = f"-{self.limit_p}p" if self.limit_p != 1000 else ""
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}-{self.cc}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -82,8 +87,8 @@ def cases(selection: str) -> list[Case]:
 
 
 def _core() -> list[Case]:
-    """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC (but `rtt_mix`)."""
-    return [Case(q, t, 10, 50) for t in TRAFFIC if t != "rtt_mix" for q in QDISCS]
+    """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC (but the RTT mixes)."""
+    return [Case(q, t, 10, 50) for t in TRAFFIC if t not in ("rtt_mix", "rtt_pair") for q in QDISCS]
 
 
 def _rtt_mix() -> list[Case]:
@@ -95,6 +100,19 @@ def _rates() -> list[Case]:
     """The rate axis: 1 and 100 Mbit/s for the single-queue AQMs, FIFO and fq_codel."""
     qd = ["pfifo", "codel", "pie", "fq_codel"]
     return [Case(q, t, r, 50) for r in (1, 100) for t in ("bulk4", "rrul_be") for q in qd]
+
+
+def _l4s_pairs() -> list[Case]:
+    """l4s2020's CUBIC pairs through pfifo whose winner the model and the study's one run
+    disagree on (docs/studies.md): two uploads at their own RTTs through the study's FIFO (1000
+    packets at 50 Mbit/s, 200 at 10: l4s.batch `pfifo_limit`), counted over D_SS's last minute
+    of 180 s, each direction shaped by HTB as the testbed's was (`fl`: `qdisc bidir htb RATE
+    QDISC`; `scenario`)."""
+    return [
+        Case("pfifo", "rtt_pair", 50, 80, rtt2_ms=20),
+        Case("pfifo", "rtt_pair", 50, 160, rtt2_ms=10),
+        Case("pfifo", "rtt_pair", 10, 80, rtt2_ms=20, limit_p=200),
+    ]
 
 
 def _rtts() -> list[Case]:
@@ -165,6 +183,7 @@ SELECTIONS = {
     "home": _home,
     "rtt_mix": _rtt_mix,
     "low_rtt": _low_rtt,
+    "l4s_pairs": _l4s_pairs,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -184,13 +203,14 @@ WINDOW_S = {
     "steady100": (60.0, 30.0),
     "steady150ms": (90.0, 30.0),
     "long100": (300.0, 30.0),
+    "l4s_pairs": (180.0, 119.0),
 }
 
 
 def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
     """The scenario both sides run. `profile` None leaves the TCP profile to the default."""
     rate = f"{case.rate_mbps}Mbps"
-    down = {"rate": rate, "qdisc": case.qdisc, "limit": "1000p"}
+    down = {"rate": rate, "qdisc": case.qdisc, "limit": f"{case.limit_p}p"}
     up = dict(down)
     tcp = {"kind": "tcp", "cc": case.cc, **({"profile": profile} if profile else {})}
     flows: list[dict] = []
@@ -208,6 +228,11 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
         near = f"{case.rtt_ms * NEAR_RTT_FRACTION:g}ms"
         flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
         flows.append({**tcp, "label": "near", "direction": "down", "start": "1s", "rtt": near})
+    elif case.traffic == "rtt_pair":
+        flows.append({**tcp, "label": "up", "direction": "up", "start": "1s"})
+        flows.append(
+            {**tcp, "label": "near_up", "direction": "up", "start": "1s", "rtt": f"{case.rtt2_ms}ms"}
+        )
     elif case.traffic == "rrul_be":
         flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
         flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": "1s"})
@@ -224,6 +249,8 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
             )  # fmt: skip
     else:
         raise ValueError(f"traffic {case.traffic!r}; allowed: {', '.join(TRAFFIC)}")
+    if case.traffic == "rtt_pair":
+        down["shaper"] = up["shaper"] = "htb"
     if case.traffic == "step":
         hi, lo = STEP_MBPS
         down["rate"] = [["0s", f"{hi}Mbps"], [f"{duration_s / 2:g}s", f"{lo}Mbps"]]

@@ -154,11 +154,9 @@ def plan(resolved: dict) -> list[FlowPlan]:
                 f"{key}.delay: a delay schedule is not emulated (the forwarder's pipes hold one "
                 'delay); allowed: one delay such as "30ms"'
             )
-        for k in ("shaper", "delay_limit", "delay_jitter"):
+        for k in ("delay_limit", "delay_jitter"):
             if hop.get(k) is not None:
-                raise ScenarioError(
-                    f"{key}.{k}: emulation does not model HTB or netem's queue; remove the key"
-                )
+                raise ScenarioError(f"{key}.{k}: emulation does not model netem's queue; remove the key")
     for key in _last_hops(topo):
         delay = hops[key].get("delay", "0s")
         if _ns(delay):
