@@ -580,3 +580,24 @@ def test_the_simulated_groups_start_as_late_as_the_kernels_began_their_data():
     began = kernel_matrix.first_data_s(sim)
     down, up = (np.median([began[str(i)] for i in ids]) for ids in (range(4), range(4, 8)))
     assert 0.0715 - 0.020 < up - down < 0.0715 + 0.020
+
+
+def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standard_error():
+    # compare.within_noise: means 2.0 and 3.0, each side's runs 1, 2, 3 and 2, 3, 4 (sd 1 over
+    # sqrt(3) runs): the difference's standard error is sqrt(2/3) = 0.816, twice that 1.63 > 1.
+    assert kernel_compare.within_noise([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
+    # tight runs 0.9-1.1 against 1.4-1.6: 0.5 apart, twice the error 2 x sqrt(2 x 0.01 / 3) = 0.16
+    assert not kernel_compare.within_noise([0.9, 1.0, 1.1], [1.4, 1.5, 1.6])
+    # one run a side gives no error: never within noise
+    assert not kernel_compare.within_noise([1.0], [1.0, 1.1])
+    # a goodput cell: one class 25 % off, its kernel runs spread wide, the delays in bounds
+    run = lambda q, g: {"dirs": {"down": {"q50": q, "q95": q, "q99": q, "drops": 0, "marks": 0}},
+                        "labels": {"down": {"goodput": g}}}  # fmt: skip
+    row = {"id": "x", "case": kernel_matrix.Case("pfifo", "bulk1", 10, 50).as_dict(),
+           "sim": [run(10.0, g) for g in (7.0, 7.2, 7.4)],
+           "emu": [run(10.0, g) for g in (6.0, 9.0, 12.0)]}  # fmt: skip
+    (cell,) = kernel_compare.cells(row)
+    assert cell["ok_delay"] and not cell["ok_goodput"] and cell["noise"]
+    row["emu"] = [run(10.0, g) for g in (8.9, 9.0, 9.1)]
+    (cell,) = kernel_compare.cells(row)
+    assert not cell["ok_goodput"] and not cell["noise"]
