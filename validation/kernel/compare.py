@@ -84,6 +84,11 @@ def within_noise(sim: list, emu: list) -> bool:
     return abs(a - b) < 2 * float(np.hypot(*se))
 
 
+def _noisy(sim: list[dict], emu: list[dict], value) -> bool:
+    """`within_noise` of one measure, `value(run)`, over each side's runs."""
+    return within_noise([value(r) for r in sim], [value(r) for r in emu])
+
+
 def delay_ok(sim: float | None, kern: float | None, pkt_ms: float) -> bool:
     if sim is None or kern is None:
         return sim is None and kern is None
@@ -123,15 +128,12 @@ def cells(row: dict) -> list[dict]:
         c["ok"] = c["ok_delay"] and c["ok_goodput"]
         # out of bounds, but each measure that is out within the noise of its runs
         delay_noise = c["ok_delay"] or all(
-            within_noise(*([r["dirs"][d][k] for r in side] for side in (sim, emu))) for k in ("q50", "q95")
+            _noisy(sim, emu, lambda r, k=k, d=d: r["dirs"][d][k]) for k in ("q50", "q95")
         )
         goodput_noise = c["ok_goodput"] or (
             "web" not in labs
             and all(
-                within_noise(
-                    *([r["labels"].get(lab, {}).get("goodput") for r in side] for side in (sim, emu))
-                )
-                for lab in bulk
+                _noisy(sim, emu, lambda r, lab=lab: r["labels"].get(lab, {}).get("goodput")) for lab in bulk
             )
         )
         c["noise"] = not c["ok"] and delay_noise and goodput_noise

@@ -19,6 +19,7 @@ import numpy as np
 
 import aqmlab
 from aqmlab import metrics
+from aqmlab.reproduce.l4s2020 import setup as l4s
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
 # A flow mix per name: each entry is one `[[flows]]` group. The probe (a 100 ms ping) is in all.
@@ -102,17 +103,22 @@ def _rates() -> list[Case]:
     return [Case(q, t, r, 50) for r in (1, 100) for t in ("bulk4", "rrul_be") for q in qd]
 
 
+# l4s2020's pfifo pairs whose winner the model and the study's one run disagree on
+# (docs/studies.md): (rate, RTT pair) as the study's setup names them.
+L4S_PAIRS = (("50", "80/20"), ("50", "160/10"), ("10", "80/20"))
+
+
 def _l4s_pairs() -> list[Case]:
-    """l4s2020's CUBIC pairs through pfifo whose winner the model and the study's one run
-    disagree on (docs/studies.md): two uploads at their own RTTs through the study's FIFO (1000
-    packets at 50 Mbit/s, 200 at 10: l4s.batch `pfifo_limit`), counted over D_SS's last minute
-    of 180 s, each direction shaped by HTB as the testbed's was (`fl`: `qdisc bidir htb RATE
-    QDISC`; `scenario`)."""
-    return [
-        Case("pfifo", "rtt_pair", 50, 80, rtt2_ms=20),
-        Case("pfifo", "rtt_pair", 50, 160, rtt2_ms=10),
-        Case("pfifo", "rtt_pair", 10, 80, rtt2_ms=20, limit_p=200),
-    ]
+    """`L4S_PAIRS`: two CUBIC uploads at their own RTTs through the study's FIFO (its limit at
+    that rate: l4s.batch `pfifo_limit`), counted over D_SS's last minute of 180 s, each direction
+    shaped by HTB as the testbed's was (`fl`: `qdisc bidir htb RATE QDISC`; `scenario`)."""
+    out = []
+    for rate, pair in L4S_PAIRS:
+        far, near = l4s.RTT_PAIRS[pair]
+        out.append(
+            Case("pfifo", "rtt_pair", l4s.RATES[rate], far, rtt2_ms=near, limit_p=l4s.PFIFO_LIMIT[rate])
+        )
+    return out
 
 
 def _rtts() -> list[Case]:
