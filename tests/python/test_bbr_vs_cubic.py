@@ -24,3 +24,15 @@ def test_flow_queueing_gives_each_controller_half(qdisc):
     bbr, cubic = shares(qdisc)
     assert bbr + cubic > 0.9 * 50, (bbr, cubic)
     assert 0.4 < bbr / (bbr + cubic) < 0.6, (bbr, cubic)
+
+
+def test_each_fast_recovery_follows_a_loss():
+    """The flows table's `fast_recoveries` (Linux's TCPSackRecovery): through a CoDel queue both
+    flows lose packets and recover, and no flow enters more recoveries than it lost packets (a
+    recovery starts from a loss; a loss episode of several packets is one recovery)."""
+    sc = load("bbr_vs_cubic")
+    sc["duration"] = "12s"
+    sc["topology"]["down"]["qdisc"] = "codel"
+    for f in aqmlab.run(sc, seed=1).tables["flows"].to_pylist():
+        if f["kind"] == "tcp":
+            assert 1 <= f["fast_recoveries"] <= f["drops"], f

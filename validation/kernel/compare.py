@@ -154,7 +154,7 @@ def _pair(p: tuple, nd: int = 1) -> str:
 def table(rows: list[dict]) -> str:
     head = (
         "| case | dir | sojourn p50 ms sim / kernel (ratio) | p50 range (runs) sim; kernel | p95 | p99 "
-        "| goodput Mb/s per class | drops | ping p50 ms | retx / RTOs sim; kernel | within |"
+        "| goodput Mb/s per class | drops | ping p50 ms | retx / RTOs / recoveries sim; kernel | within |"
     )
     lines = [head, "|" + "---|" * 11]
     n_ok = n_noise = n = 0
@@ -167,9 +167,11 @@ def table(rows: list[dict]) -> str:
         if row["case"]["rate_mbps"] < 10:
             win = [None, None]
         retx = (
-            f"{_f(_mean([r['retx'] for r in sim]), 0)} / {_f(_mean([r['rto'] for r in sim]), 1)}; "
+            f"{_f(_mean([r['retx'] for r in sim]), 0)} / {_f(_mean([r['rto'] for r in sim]), 1)} / "
+            f"{_f(_mean([r.get('recoveries') for r in sim]), 0)}; "
             f"{_f(_mean([k.get('TcpRetransSegs') for k in kc]), 0)} / "
-            f"{_f(_mean([k.get('TcpExtTCPTimeouts') for k in kc]), 1)}"
+            f"{_f(_mean([k.get('TcpExtTCPTimeouts') for k in kc]), 1)} / "
+            f"{_f(_mean([k.get('TcpExtTCPSackRecovery') for k in kc]), 0)}"
             + (f" (windows {_f(win[0], 1)}; {_f(win[1], 1)})" if win[1] is not None else "")
         )
         ping = _pair((_mean([r["rtt50"] for r in sim]), _mean([r["rtt50"] for r in emu])))

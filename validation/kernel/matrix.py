@@ -23,12 +23,12 @@ from aqmlab.reproduce.l4s2020 import setup as l4s
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
 # A flow mix per name: each entry is one `[[flows]]` group. The probe (a 100 ms ping) is in all.
-TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step", "rtt_mix", "rtt_pair"]
+TRAFFIC = ["bulk1", "bulk4", "rrul_be", "voip_up", "web_bulk", "step", "rtt_mix", "rtt_pair", "cc_pair"]
 RATES_MBPS = [1, 10, 100]
 RTTS_MS = [10, 50, 150]
 CCS = ["cubic", "bbr"]
 # The labels of the TCP flow classes, by the direction their data takes.
-TCP_CLASSES = {"down": ["down", "web", "near"], "up": ["up", "near_up"]}
+TCP_CLASSES = {"down": ["down", "web", "near", "down_cc2"], "up": ["up", "near_up"]}
 # `rtt_mix`: a download over the path's RTT beside one whose own RTT is this fraction of it
 # (per-flow access delays, as the simulator and the emulator build them).
 NEAR_RTT_FRACTION = 0.2
@@ -63,15 +63,18 @@ class Case:
     rate_mbps: int
     rtt_ms: int
     cc: str = "cubic"
-    # `rtt_pair`'s second flow's base RTT (ms); the queue's limit in packets
+    # `rtt_pair`'s second flow's base RTT (ms); the queue's limit in packets; `cc_pair`'s
+    # second flow's congestion controller
     rtt2_ms: int = 0
     limit_p: int = 1000
+    cc2: str = ""
 
     @property
     def id(self) -> str:
         rtt = f"{self.rtt_ms}ms" + (f"+{self.rtt2_ms}ms" if self.rtt2_ms else "")
         limit = f"-{self.limit_p}p" if self.limit_p != 1000 else ""
-        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}-{self.cc}"
+        cc = self.cc + (f"+{self.cc2}" if self.cc2 else "")
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}-{cc}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -89,7 +92,24 @@ def cases(selection: str) -> list[Case]:
 
 def _core() -> list[Case]:
     """Every discipline under every traffic mix at 10 Mbit/s, 50 ms, CUBIC (but the RTT mixes)."""
-    return [Case(q, t, 10, 50) for t in TRAFFIC if t not in ("rtt_mix", "rtt_pair") for q in QDISCS]
+    return [Case(q, t, 10, 50) for t in TRAFFIC if t not in PAIRS for q in QDISCS]
+
+
+# The traffic mixes of two unlike flows, each with its own selection.
+PAIRS = ("rtt_mix", "rtt_pair", "cc_pair")
+# `cc_pair`'s shallow FIFO: one bandwidth-delay product at 10 Mbit/s and 50 ms (62.5 kB).
+BDP_10M_50MS_P = 42
+
+
+def _cc_pair() -> list[Case]:
+    """CUBIC against BBR: one download of each through a deep FIFO (1000 packets), a FIFO of one
+    BDP, CoDel, PIE and fq_codel at 10 Mbit/s, 50 ms. Which takes more depends on the buffer
+    (BBR's window is two of its BDP estimates whatever the queue; CUBIC fills the buffer)."""
+    both = {"cc": "cubic", "cc2": "bbr"}
+    return [
+        Case("pfifo", "cc_pair", 10, 50, **both),
+        Case("pfifo", "cc_pair", 10, 50, limit_p=BDP_10M_50MS_P, **both),
+    ] + [Case(q, "cc_pair", 10, 50, **both) for q in ("codel", "pie", "fq_codel")]
 
 
 def _rtt_mix() -> list[Case]:
@@ -190,6 +210,7 @@ SELECTIONS = {
     "rtt_mix": _rtt_mix,
     "low_rtt": _low_rtt,
     "l4s_pairs": _l4s_pairs,
+    "cc_pair": _cc_pair,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -202,7 +223,8 @@ SELECTIONS = {
 # count from 30 s over 60 s (CUBIC's epochs last some 3 s at 150 ms). The `steady*` cases are
 # other selections' under another window, so `all` (one window) leaves them out. `long100` is
 # `steady100` over 300 s runs: some of the model's seeds keep their start's overflows past 60 s
-# (two-way PIE, twelve seeds: p95 47.6 ms over 30-60 s, 34.0 over 30-300 s).
+# (two-way PIE, twelve seeds: p95 47.6 ms over 30-60 s, 34.0 over 30-300 s). `cc_pair` counts from
+# 20 s over 60 s: past BBR's start-up and its first ProbeRTT (10 s after its min RTT was taken).
 DEFAULT_WINDOW_S = (30.0, 10.0)
 WINDOW_S = {
     "steady": (90.0, 30.0),
@@ -210,6 +232,7 @@ WINDOW_S = {
     "steady150ms": (90.0, 30.0),
     "long100": (300.0, 30.0),
     "l4s_pairs": (180.0, 119.0),
+    "cc_pair": (60.0, 20.0),
 }
 
 
@@ -234,6 +257,9 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
         near = f"{case.rtt_ms * NEAR_RTT_FRACTION:g}ms"
         flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
         flows.append({**tcp, "label": "near", "direction": "down", "start": "1s", "rtt": near})
+    elif case.traffic == "cc_pair":
+        flows.append({**tcp, "label": "down", "direction": "down", "start": "1s"})
+        flows.append({**tcp, "cc": case.cc2, "label": "down_cc2", "direction": "down", "start": "1s"})
     elif case.traffic == "rtt_pair":
         flows.append({**tcp, "label": "up", "direction": "up", "start": "1s"})
         flows.append(
@@ -475,6 +501,9 @@ def figures(res, warmup_s: float) -> dict:
     tcp = [f for f in s["flows"] if f["kind"] == "tcp"]
     out["retx"] = sum(f["retransmits"] or 0 for f in tcp)
     out["rto"] = sum(f["rto_count"] or 0 for f in tcp)
+    # fast recoveries entered (the kernel's side: TCPSackRecovery among `kernel_counters`)
+    rec = [f["fast_recoveries"] for f in res.tables["flows"].to_pylist() if f["kind"] == "tcp"]
+    out["recoveries"] = sum(r or 0 for r in rec) if not meta.get("emulator") else None
     out["rto_window"] = _window_timeouts(res.tables["flow_series"])
     out["rtt50"] = s["probes"][0]["rtt_ms"]["p50"] if s["probes"] else None
     out["first_data_s"] = first_data_s(res)

@@ -197,6 +197,7 @@ pub(crate) fn add(r: &mut FlowReport, d: &FlowReport) {
     r.packets_received += d.packets_received;
     r.retransmits += d.retransmits;
     r.rto_count += d.rto_count;
+    r.fast_recoveries += d.fast_recoveries;
     r.tlp_probes += d.tlp_probes;
     r.spurious_rtos += d.spurious_rtos;
     r.ecn_reductions += d.ecn_reductions;

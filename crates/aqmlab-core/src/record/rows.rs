@@ -18,10 +18,11 @@ pub struct FlowReport {
     /// Payload bytes delivered in order to the receiving application.
     pub bytes_delivered: u64,
     pub packets_received: u64,
-    /// TCP: retransmitted segments and RTO expiries; tail loss probes sent; timeouts found
-    /// spurious and undone.
+    /// TCP: retransmitted segments and RTO expiries; fast recoveries entered; tail loss probes
+    /// sent; timeouts found spurious and undone.
     pub retransmits: u64,
     pub rto_count: u64,
+    pub fast_recoveries: u64,
     pub tlp_probes: u64,
     pub spurious_rtos: u64,
     /// TCP: time of the first SYN and of the last ACK of a finite transfer.

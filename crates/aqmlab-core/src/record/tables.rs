@@ -557,6 +557,11 @@ impl Recorded {
                     ),
                     ("retransmits", "TCP retransmissions", fcol(&|x| x.report.retransmits)),
                     ("rto_count", "TCP retransmission timeouts", fcol(&|x| x.report.rto_count)),
+                    (
+                        "fast_recoveries",
+                        "TCP fast recoveries entered (Linux's TCPSackRecovery and TCPRenoRecovery)",
+                        fcol(&|x| x.report.fast_recoveries),
+                    ),
                     ("tlp_probes", "TCP tail loss probes sent (`tlp`)", fcol(&|x| x.report.tlp_probes)),
                     (
                         "spurious_rtos",

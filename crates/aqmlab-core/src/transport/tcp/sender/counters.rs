@@ -33,6 +33,7 @@ impl Counters {
         r.bytes_sent += self.bytes_sent;
         r.retransmits += self.retransmits;
         r.rto_count += self.rto_count;
+        r.fast_recoveries += self.fast_recoveries;
         r.tlp_probes += self.tlp_probes;
         r.spurious_rtos += self.spurious_rtos;
         r.first_syn = r.first_syn.or(self.first_syn);
