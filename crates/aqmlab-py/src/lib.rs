@@ -397,6 +397,7 @@ fn qdiscs() -> String {
         rate_bps: 10_000_000,
         mtu: 1500,
         limit: None,
+        wifi: false,
     };
     let list: Vec<serde_json::Value> = registry::all()
         .iter()

@@ -162,6 +162,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: Some(Limit::Packets(100)),
+            wifi: false,
         }
     }
 

@@ -878,6 +878,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let (mut q, res) = build(&serde_json::json!({"ecn": true}), &link, Rng::from_seed(1)).unwrap();
         assert_eq!(res["limit"], "1000p");
@@ -913,6 +914,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let e = build(&serde_json::json!({"variant": "bogus"}), &link, Rng::from_seed(1))
             .err()
@@ -969,6 +971,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let sel = serde_json::json!({"threshold": "1ms", "selector": 1, "mask": 1});
         let (_, r) = INFO[0]

@@ -15,6 +15,7 @@ fn link() -> LinkInfo {
         rate_bps: 10_000_000,
         mtu: 1500,
         limit: None,
+        wifi: false,
     }
 }
 

@@ -301,6 +301,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(1)).unwrap().0
     }

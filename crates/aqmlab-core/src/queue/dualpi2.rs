@@ -667,6 +667,7 @@ mod tests {
             rate_bps: 100_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(3)).unwrap().0
     }
@@ -679,6 +680,7 @@ mod tests {
                 rate_bps: 1,
                 mtu: 1500,
                 limit: None,
+                wifi: false,
             },
             Rng::from_seed(1),
         )
@@ -699,6 +701,7 @@ mod tests {
             rate_bps: rate,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build_lld(&json!({}), &link, Rng::from_seed(3)).unwrap().0
     }
@@ -736,6 +739,7 @@ mod tests {
             rate_bps: 20_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let bad = [
             build(&json!({"qprot": true}), &link, Rng::from_seed(1)),
@@ -864,6 +868,7 @@ mod tests {
             rate_bps: 1,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let err = build(&json!({"pi_divisor": 100}), &link, Rng::from_seed(1))
             .err()

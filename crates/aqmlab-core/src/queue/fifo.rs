@@ -214,6 +214,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: Some(Limit::Packets(100)),
+            wifi: false,
         };
         let (_, v) = build(&serde_json::json!({"ns2_limit": true}), &link, false, false).unwrap();
         assert_eq!(v["ns2_limit"], true);
@@ -242,6 +243,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: Some(Limit::Packets(100)),
+            wifi: false,
         };
         let (_, v) = build(&serde_json::json!({}), &link, true, false).unwrap();
         assert_eq!(v["limit"], "150000B");

@@ -241,6 +241,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(3), codel).unwrap().0
     }
@@ -268,6 +269,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let (_, r) = build(&json!({}), &link, Rng::from_seed(3), true).unwrap();
         assert_eq!(r["limit"], "10240p");

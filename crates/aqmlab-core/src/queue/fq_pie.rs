@@ -157,6 +157,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(5)).unwrap().0
     }
@@ -167,6 +168,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let (_, r) = build(&json!({}), &link, Rng::from_seed(5)).unwrap();
         assert_eq!(r["profile"], "linux");

@@ -380,6 +380,7 @@ mod tests {
             rate_bps: 500_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         }
     }
 

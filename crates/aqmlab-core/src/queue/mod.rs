@@ -281,6 +281,8 @@ pub struct LinkInfo {
     /// The direction's `limit` key, if the scenario gives one; it sets the discipline's limit
     /// unless the qdisc table sets its own.
     pub limit: Option<Limit>,
+    /// A WiFi hop: the discipline is the root qdisc of a mac80211 interface.
+    pub wifi: bool,
 }
 
 /// What a discipline's constructor returns: the discipline with its resolved parameters

@@ -1,19 +1,28 @@
 //! `pfifo_fast`: Linux's default three-band priority FIFO (net/sched/sch_generic.c), the FIFO
 //! baseline of goodbadwifi2015.
 //!
-//! A packet's band comes from its IP TOS byte as Linux derives it for a locally sent packet:
-//! skb->priority = ip_tos2prio[(tos & 0x1E) >> 1] (include/net/route.h rt_tos2priority;
-//! net/ipv4/route.c ip_tos2prio: best effort 0, filler 1, bulk 2, interactive 6, interactive
-//! bulk 4, from the RFC 1349 TOS bits), then band = priomap[priority] with the default priomap
-//! 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 (TC_PRIO_MAX + 1 entries). Band 0 is served first, then 1,
-//! then 2 (strict priority). One limit for all bands together (the device's txqueuelen, 1000
-//! packets by default); an arrival beyond it is dropped.
+//! A packet's band is priomap[skb->priority], with the default priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1
+//! 1 1 (TC_PRIO_MAX + 1 entries), and where skb->priority comes from is the key `priority`:
+//! - "tos": from the IP TOS byte, as Linux derives it for a packet it sends or forwards:
+//!   ip_tos2prio[(tos & 0x1E) >> 1] (include/net/route.h rt_tos2priority, used by the socket's
+//!   IP_TOS and by ip_forward; net/ipv4/route.c ip_tos2prio: best effort 0, filler 1, bulk 2,
+//!   interactive 6, interactive bulk 4, from the RFC 1349 TOS bits);
+//! - "wmm": the 802.1d user priority mac80211 writes into skb->priority before the root qdisc
+//!   sees the packet (net/mac80211/wme.c `ieee80211_select_queue`, called from
+//!   `__dev_queue_xmit`'s `netdev_pick_tx` before the enqueue; `cfg80211_classify8021d`: the
+//!   DSCP's top three bits, `net::edca::user_priority`): CS1 -> 1 -> band 2, CS5 and EF -> 5 ->
+//!   band 2, best effort -> 0 -> band 1. The default on a WiFi hop (any mac80211 interface, as
+//!   goodbadwifi2015's client and access point), "tos" elsewhere.
+//!
+//! Band 0 is served first, then 1, then 2 (strict priority). One limit for all bands together
+//! (the device's txqueuelen, 1000 packets by default); an arrival beyond it is dropped.
 //!
 //! The TOS byte is DSCP << 2, so most DiffServ marks fall on the old TOS bits by accident: EF
 //! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
 use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
+use crate::net::edca::user_priority;
 use crate::packet::PktId;
 use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
@@ -28,10 +37,24 @@ pub const TOS2PRIO: [u8; 16] = [0, 1, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4];
 /// Linux's default priomap (sch_generic.c prio2band), indexed by priority.
 pub const PRIOMAP: [u8; 16] = [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
 
-/// The band of a packet with this DSCP under `priomap`.
-pub fn band(dscp: u8, priomap: &[u8; 16]) -> usize {
-    let tos = dscp << 2;
-    priomap[TOS2PRIO[((tos & 0x1E) >> 1) as usize] as usize] as usize
+/// Where a packet's priority comes from (the key `priority`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// rt_tos2priority of the TOS byte (a packet the host sends or forwards).
+    #[default]
+    Tos,
+    /// mac80211's 802.1d user priority (cfg80211_classify8021d), on a WiFi interface.
+    Wmm,
+}
+
+/// The band of a packet with this DSCP under `priomap`, its priority taken as `from` says.
+pub fn band(dscp: u8, priomap: &[u8; 16], from: Priority) -> usize {
+    let prio = match from {
+        Priority::Tos => TOS2PRIO[(((dscp << 2) & 0x1E) >> 1) as usize],
+        Priority::Wmm => user_priority(dscp),
+    };
+    priomap[prio as usize] as usize
 }
 
 /// pfifo_fast's keys (resolved in [`build`]: the limit depends on whether it was given).
@@ -44,6 +67,10 @@ struct Config {
     /// 16 bands (0-2) by Linux priority; default Linux's 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
     #[schemars(with = "[u8; 16]")]
     priomap: Option<[u8; 16]>,
+    /// where a packet's priority comes from: "tos" (the IP TOS byte, as a host sends or forwards
+    /// it) or "wmm" (mac80211's 802.1d priority on a WiFi interface); default "wmm" on a WiFi
+    /// hop, "tos" elsewhere
+    priority: Option<Priority>,
 }
 
 impl Params<LinkInfo> for Config {}
@@ -51,6 +78,7 @@ impl Params<LinkInfo> for Config {}
 pub struct PfifoFast {
     bands: [VecDeque<PktId>; 3],
     priomap: [u8; 16],
+    priority: Priority,
     limit: u64,
     bytes: u64,
 }
@@ -62,7 +90,7 @@ impl Qdisc for PfifoFast {
             return;
         }
         self.bytes += ctx.size(id) as u64;
-        self.bands[band(ctx.dscp(id), &self.priomap)].push_back(id);
+        self.bands[band(ctx.dscp(id), &self.priomap, self.priority)].push_back(id);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
@@ -93,11 +121,16 @@ fn build(params: &Value, link: &LinkInfo) -> Built<PfifoFast> {
             "priomap: band {b} is not allowed; allowed: 0, 1 or 2 for each of the 16 priorities"
         ));
     }
+    let priority = cfg
+        .priority
+        .unwrap_or(if link.wifi { Priority::Wmm } else { Priority::Tos });
     cfg.limit = Some(LimitSpec(Limit::Packets(limit)));
     cfg.priomap = Some(priomap);
+    cfg.priority = Some(priority);
     let q = PfifoFast {
         bands: Default::default(),
         priomap,
+        priority,
         limit,
         bytes: 0,
     };
@@ -106,8 +139,8 @@ fn build(params: &Value, link: &LinkInfo) -> Built<PfifoFast> {
 
 pub static INFO: [QdiscInfo<PfifoFast>; 1] = [QdiscInfo {
     name: "pfifo_fast",
-    summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits",
-    reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio",
+    summary: "Linux's default three-band priority FIFO, bands from the IP TOS bits (mac80211's 802.1d priority on a WiFi hop)",
+    reference: "Linux sch_generic.c (pfifo_fast), route.c ip_tos2prio, mac80211 wme.c ieee80211_select_queue",
     params: &[Group::of::<Config>()],
     build: |p, l, _: Rng| build(p, l),
 }];
@@ -124,7 +157,35 @@ mod tests {
         // index 4 -> bulk (2) -> band 2; CS1 8 -> 0x20 -> index 0 -> band 1; DSCP 4 -> TOS 0x10
         // (low delay) -> index 8 -> interactive (6) -> band 0; best effort -> band 1.
         for (dscp, b) in [(46, 1), (34, 2), (8, 1), (4, 0), (0, 1), (2, 2)] {
-            assert_eq!(band(dscp, &PRIOMAP), b, "dscp {dscp}");
+            assert_eq!(band(dscp, &PRIOMAP, Priority::Tos), b, "dscp {dscp}");
+        }
+        // On a WiFi interface the 802.1d priority (DSCP >> 3) indexes the priomap: RRUL's CS0
+        // -> 0 -> band 1, CS1 -> 1 -> band 2, CS5 (40) and EF -> 5 -> band 2; CS6 (48) -> 6 -> 0.
+        for (dscp, b) in [(0, 1), (8, 2), (40, 2), (46, 2), (48, 0), (34, 1)] {
+            assert_eq!(band(dscp, &PRIOMAP, Priority::Wmm), b, "dscp {dscp}");
+        }
+    }
+
+    #[test]
+    fn a_wifi_hop_takes_mac80211s_priority_unless_told() {
+        // ieee80211_select_queue sets skb->priority on every mac80211 interface; elsewhere the
+        // TOS byte's rt_tos2priority stands. An explicit key wins on either.
+        for (wifi, given, want) in [
+            (false, None, "tos"),
+            (true, None, "wmm"),
+            (true, Some("tos"), "tos"),
+        ] {
+            let link = LinkInfo {
+                rate_bps: 10_000_000,
+                mtu: 1500,
+                limit: None,
+                wifi,
+            };
+            let params = given.map_or(serde_json::json!({}), |g| serde_json::json!({ "priority": g }));
+            let (q, resolved) = build(&params, &link).unwrap();
+            assert_eq!(resolved["priority"], want);
+            let cs1_band = if want == "wmm" { 2 } else { 1 };
+            assert_eq!(band(8, &q.priomap, q.priority), cs1_band);
         }
     }
 
@@ -134,6 +195,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: Some(Limit::Packets(3)),
+            wifi: false,
         };
         let (q, _) = build(&serde_json::json!({}), &link).unwrap();
         let mut q = q;

@@ -851,6 +851,7 @@ mod tests {
             rate_bps: rate,
             mtu: 1500,
             limit: None,
+            wifi: false,
         }
     }
 

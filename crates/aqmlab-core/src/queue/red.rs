@@ -730,6 +730,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         }
     }
 

@@ -396,6 +396,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(8)).unwrap().0
     }

@@ -277,6 +277,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         build(&p, &link, Rng::from_seed(6)).unwrap().0
     }
@@ -458,6 +459,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let err = build(
             &json!({"schedule": "circle", "quantum": "1514B"}),
@@ -475,6 +477,7 @@ mod tests {
             rate_bps: 10_000_000,
             mtu: 1500,
             limit: None,
+            wifi: false,
         };
         let (_, r) = build(&json!({}), &link, Rng::from_seed(6)).unwrap();
         assert_eq!(r["variant"], "sfqcodel");

@@ -123,6 +123,7 @@ fn build_link(
             .expect("validated: a rate above 0"),
         mtu,
         limit: spec.limit.map(|l| l.0),
+        wifi: spec.wifi,
     };
     let params = serde_json::Value::Object(spec.qdisc.params.clone());
     let key = format!("{}.qdisc", hop.key);

@@ -212,6 +212,7 @@ fn make(p: Value, rate_bps: u64) -> Cake {
         rate_bps,
         mtu: 1500,
         limit: None,
+        wifi: false,
     };
     build(&p, &link, Rng::from_seed(7)).unwrap().0
 }
@@ -383,6 +384,7 @@ fn bad_keys_name_the_key_and_what_is_allowed() {
         rate_bps: 10_000_000,
         mtu: 1500,
         limit: None,
+        wifi: false,
     };
     let e = |p: Value| {
         INFO[0]

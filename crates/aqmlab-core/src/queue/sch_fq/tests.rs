@@ -13,6 +13,7 @@ fn link() -> LinkInfo {
         rate_bps: 100_000_000,
         mtu: MTU,
         limit: None,
+        wifi: false,
     }
 }
 
