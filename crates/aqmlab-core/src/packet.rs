@@ -17,6 +17,15 @@ pub enum Ecn {
     Ce = 3,
 }
 
+/// The 802.1d user priority of a packet with this DSCP (6 bits), as Linux's
+/// `cfg80211_classify8021d` (net/wireless/util.c, as in 3.14) takes it for a WiFi interface:
+/// `(tos & 0xfc) >> 5` with tos = dscp << 2, the DSCP's top three bits (CS1 -> 1, CS5 and EF ->
+/// 5, CS0 -> 0). Read by the WiFi access categories (`net::edca`) and by pfifo_fast's bands on
+/// a WiFi hop.
+pub fn user_priority(dscp: u8) -> u8 {
+    (dscp & 0x3f) >> 3
+}
+
 impl Ecn {
     /// The codepoints' names in code order (the `packets` table's `ecn` column).
     pub const NAMES: [&'static str; 4] = ["not_ect", "ect1", "ect0", "ce"];

@@ -23,6 +23,7 @@
 //!   transmits, the lower one doubles its window as after a collision on the air; two
 //!   transmitters ending in the same slot collide on the air.
 
+use crate::packet::user_priority;
 use crate::units::{Time, US};
 
 /// The access categories, in priority order (an internal collision goes to the higher).
@@ -35,12 +36,6 @@ pub const AC_NAMES: [&str; N_AC] = ["bk", "be", "vi", "vo"];
 
 /// mac80211's `ieee802_1d_to_ac`, by user priority.
 const UP_TO_AC: [usize; 8] = [AC_BE, AC_BK, AC_BK, AC_BE, AC_VI, AC_VI, AC_VO, AC_VO];
-
-/// The user priority of a packet with this DSCP (6 bits): `cfg80211_classify8021d`'s
-/// `(tos & 0xfc) >> 5` with tos = dscp << 2.
-pub fn user_priority(dscp: u8) -> u8 {
-    (dscp & 0x3f) >> 3
-}
 
 /// The access category of a packet with this DSCP.
 pub fn ac_of(dscp: u8) -> usize {

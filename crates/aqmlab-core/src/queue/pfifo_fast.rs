@@ -10,7 +10,7 @@
 //! - "wmm": the 802.1d user priority mac80211 writes into skb->priority before the root qdisc
 //!   sees the packet (net/mac80211/wme.c `ieee80211_select_queue`, called from
 //!   `__dev_queue_xmit`'s `netdev_pick_tx` before the enqueue; `cfg80211_classify8021d`: the
-//!   DSCP's top three bits, `net::edca::user_priority`): CS1 -> 1 -> band 2, CS5 and EF -> 5 ->
+//!   DSCP's top three bits, `packet::user_priority`): CS1 -> 1 -> band 2, CS5 and EF -> 5 ->
 //!   band 2, best effort -> 0 -> band 1. The default on a WiFi hop (any mac80211 interface, as
 //!   goodbadwifi2015's client and access point), "tos" elsewhere.
 //!
@@ -22,8 +22,7 @@
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
 use super::{Built, DropReason, LinkInfo, Qdisc, QdiscInfo, QueueCtx};
-use crate::net::edca::user_priority;
-use crate::packet::PktId;
+use crate::packet::{user_priority, PktId};
 use crate::params::{read, written, Group, Params};
 use crate::rng::Rng;
 use crate::units::{Limit, LimitSpec, Time};
