@@ -17,7 +17,8 @@
 //! Band 0 is served first, then 1, then 2 (strict priority). One limit for all bands together
 //! (the device's txqueuelen, 1000 packets by default); an arrival beyond it is dropped.
 //!
-//! The TOS byte is DSCP << 2, so most DiffServ marks fall on the old TOS bits by accident: EF
+//! Under "tos" the TOS byte is DSCP << 2, so most DiffServ marks fall on the old TOS bits by
+//! accident: EF
 //! (46, TOS 0xB8) lands in band 1 with best effort, AF41 (34, 0x88) in band 2, and only a DSCP
 //! with the "low delay" bit (e.g. 4, TOS 0x10) reaches band 0.
 
@@ -76,8 +77,8 @@ impl Params<LinkInfo> for Config {}
 
 pub struct PfifoFast {
     bands: [VecDeque<PktId>; 3],
-    priomap: [u8; 16],
-    priority: Priority,
+    /// `band` of each of the 64 DSCPs under the resolved priomap and priority, worked out once.
+    band_of: [u8; 64],
     limit: u64,
     bytes: u64,
 }
@@ -89,7 +90,7 @@ impl Qdisc for PfifoFast {
             return;
         }
         self.bytes += ctx.size(id) as u64;
-        self.bands[band(ctx.dscp(id), &self.priomap, self.priority)].push_back(id);
+        self.bands[self.band_of[(ctx.dscp(id) & 0x3f) as usize] as usize].push_back(id);
     }
 
     fn dequeue(&mut self, ctx: &mut QueueCtx, _now: Time) -> Option<PktId> {
@@ -128,8 +129,7 @@ fn build(params: &Value, link: &LinkInfo) -> Built<PfifoFast> {
     cfg.priority = Some(priority);
     let q = PfifoFast {
         bands: Default::default(),
-        priomap,
-        priority,
+        band_of: std::array::from_fn(|d| band(d as u8, &priomap, priority) as u8),
         limit,
         bytes: 0,
     };
@@ -184,7 +184,7 @@ mod tests {
             let (q, resolved) = build(&params, &link).unwrap();
             assert_eq!(resolved["priority"], want);
             let cs1_band = if want == "wmm" { 2 } else { 1 };
-            assert_eq!(band(8, &q.priomap, q.priority), cs1_band);
+            assert_eq!(q.band_of[8], cs1_band);
         }
     }
 
