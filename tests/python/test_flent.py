@@ -281,9 +281,13 @@ def test_http_export_is_http_getters_series(tmp_path):
     assert sm["UNITS"] == "ms" and sm["RUNNER"] == "HttpGetterRunner" and sm["AQMLAB_NOT_COMPLETED"] == 1
     assert sm["MIN_VALUE"] == 100.0 and sm["MAX_VALUE"] == 450.0
     assert data["metadata"]["HTTP_GETTER_WORKERS"] == 3
-    # the grid: linear between fetch ends (2.2 s: 200 ms; 3.6 s: 2/3 of the way from 200 to 300 ms)
+    # the grid as Flent's TimeseriesAggregator fills it: a step takes the line to the first fetch
+    # end after it, if that is at most 1 s away (2.2 and 2.4 s: the next end, 4.3 s, is not;
+    # 3.6 s: 2/3 of the way from 200 to 300 ms; 2.0 s: a third of the way from 150 to 200 ms)
     res = data["results"]["HTTP latency"]
-    assert res[11] == pytest.approx(200.0) and res[18] == pytest.approx(200 + 100 * (3.6 - 2.2) / (4.3 - 2.2))
+    assert res[11] is None and res[12] is None
+    assert res[18] == pytest.approx(200 + 100 * (3.6 - 2.2) / (4.3 - 2.2))
+    assert res[10] == pytest.approx(150 + 50 * (2.0 - 1.15) / (2.2 - 1.15))
     assert res[49] is None  # more than 1 s after the last fetch's end (7.45 s)
     with pytest.raises(ValueError, match="'http-1up' needs 1 upload TCP flows, the run has 0"):
         flent.build(r, "http-1up")

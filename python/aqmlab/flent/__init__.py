@@ -69,8 +69,8 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   http-getter) -> the ``HTTP latency`` series (ms; tests/http.inc), one raw ``{t, val}`` per
   completed page fetch as HttpGetterRunner parses http-getter's line: ``t`` = the fetch's end,
   ``val`` = its fetch time in ms (http-getter's get_loop times a cycle from its start to the last
-  object); ``results`` interpolated on the grid like Flent's TimeseriesAggregator (linear; null
-  more than 5 steps = 1 s from the nearest fetch end, where Flent measures to the next one). ``http-1down``/``http-1up`` add the one ``TCP
+  object); ``results`` on the grid as Flent's TimeseriesAggregator puts them (linear to the next
+  fetch end, null where that is more than 5 steps = 1 s away). ``http-1down``/``http-1up`` add the one ``TCP
   download``/``TCP upload``, ``http-rrul`` the ``rrul_be`` flow set (http-rrul.conf includes
   rrul_be.conf, so an aqmlab ``rrul`` run's marked flows take rrul_be's names). A run with a
   voip flow too is guessed as ``voip``/``voip-1up``; ``--test http-1up`` gives its HTTP view.

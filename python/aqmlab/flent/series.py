@@ -12,6 +12,7 @@ import numpy as np
 
 from aqmlab import metrics as M
 from aqmlab.flent.match import _entry
+from aqmlab.flent.summary import step_values
 
 STEP = 0.2
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -96,15 +97,9 @@ def _socket_stats(run, flow: int, fs, rows: np.ndarray) -> list[dict]:
 
 
 def _interp_grid(t: np.ndarray, v: np.ndarray, b: _Builder) -> np.ndarray:
-    """Samples (sorted times ``t`` in s) interpolated on the grid, null more than 1 s (5 steps,
-    Flent's TimeseriesAggregator max_distance) from the nearest sample."""
-    grid = np.full(b.x.size, np.nan)
-    if t.size:
-        grid = np.interp(b.x, t, v)
-        idx = np.clip(np.searchsorted(t, b.x), 1, max(t.size - 1, 1))
-        near = np.minimum(np.abs(b.x - t[idx - 1]), np.abs(b.x - t[np.minimum(idx, t.size - 1)]))
-        grid[near > 1.0] = np.nan
-    return grid
+    """Samples (sorted times ``t`` in s) on the grid as Flent's TimeseriesAggregator puts them
+    (``summary.step_values``: the line to the next sample when it is at most 1 s away)."""
+    return step_values(t, v, b.x)
 
 
 def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, float | None]:

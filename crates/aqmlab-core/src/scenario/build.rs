@@ -593,7 +593,8 @@ fn endpoints(
             )
         }
         FlowModel::Ping(p) | FlowModel::Voip(p) => {
-            let c = PingClient::new(id, p.packet_size.0 as u32, p.interval.0, stop);
+            let timeout = (p.timeout.0 > 0).then_some(p.timeout.0);
+            let c = PingClient::new(id, p.packet_size.0 as u32, p.pattern, p.interval.0, timeout, stop);
             (
                 AnyEndpoint::PingClient(Box::new(c)),
                 AnyEndpoint::PingServer(Box::default()),

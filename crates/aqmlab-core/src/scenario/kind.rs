@@ -3,6 +3,7 @@
 //! with `params::read` as the disciplines' are, its serde fields the keys, its doc comments the
 //! help, its defaults the kind's, its `finish` the range checks.
 
+use crate::app::ping::Pattern;
 use crate::app::udp::Arrivals;
 use crate::app::webpage::PAGES;
 use crate::packet::EcnMode;
@@ -181,14 +182,23 @@ impl Params<()> for Udp {
     }
 }
 
-/// The keys of a `ping` or `voip` flow: a probe of `packet_size` every `interval`, echoed.
+/// The keys of a `ping` or `voip` flow: a probe of `packet_size` every `interval` (or on each
+/// reply), echoed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Probe {
-    /// Time between probes.
+    /// Time between probes (with `pattern = "interval"`).
     pub interval: Dur,
     /// IP packet size of a probe.
     pub packet_size: Size,
+    /// "interval": one probe every `interval` (ping, irtt); "rr": the next when a reply arrives,
+    /// as netperf's UDP_RR sends (Flent's UDP probes before irtt).
+    #[schemars(with = "Pattern")]
+    pub pattern: Pattern,
+    /// With `pattern = "rr"`: how long the client waits for a reply before it sends the next
+    /// probe (netperf's `-e`, which Flent sets to its --socket-timeout, 2 s by default); "0s":
+    /// never, so a lost probe ends the stream (netperf 2.6.0, before `-e`).
+    pub timeout: Dur,
 }
 
 impl Probe {
@@ -204,6 +214,8 @@ impl Probe {
         Probe {
             interval: Dur(interval * MS),
             packet_size: Size(size),
+            pattern: Pattern::Interval,
+            timeout: Dur(2 * SEC),
         }
     }
 }

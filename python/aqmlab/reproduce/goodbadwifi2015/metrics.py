@@ -11,6 +11,7 @@ from aqmlab.lazy import lazy
 np = lazy("numpy")
 pa = lazy("pyarrow")
 M = lazy("aqmlab.metrics")
+FS = lazy("aqmlab.flent.summary")
 
 METRICS_FN = "aqmlab.reproduce.goodbadwifi2015.metrics:run_metrics"
 """``run_metrics`` as the sweep workers import it; this module's source enters the run ids."""
@@ -20,6 +21,10 @@ STEP_NS = 200_000_000
 """Flent's step: ITGDec's interval for the VoIP stream's delay averages."""
 """The window starts 5 s after the load (Flent's DELAY and its cutoff of DELAY)."""
 TRANSIENT_S = 25.0
+LATENCY_CUTOFF_S = None
+"""What the induced latency leaves out of each end of the run: nothing, as the study's figures
+(Flent's ``ellipsis_combine``: medians and 1-sigma ellipses over runs) take it; Flent's
+``box_combine`` would cut its DELAY, (5.0, 5.0) s."""
 
 
 def _step_means_ms(tables: dict, flow: int) -> np.ndarray:
@@ -33,12 +38,29 @@ def _step_means_ms(tables: dict, flow: int) -> np.ndarray:
     return np.bincount(inverse, weights=owd[ok]) / np.bincount(inverse) if steps.size else np.array([])
 
 
+def _flent_induced_ms(
+    tables: dict, end_ns: int, pings: list[int], patterns: dict[int, str | None]
+) -> float | None:
+    """The run's mean induced latency as the study's Flent summed it up (``aqmlab.flent.summary``,
+    LATENCY_CUTOFF_S): ping's points for the ICMP probe, netperf UDP_RR's interim results for
+    the request/response ones (``pattern = "rr"``, which end with the run at ``end_ns``), over
+    the whole run."""
+    series = []
+    for f in pings:
+        p = M.probe_table(tables, f)
+        send = p.column("t_send_ns").to_numpy().astype(np.int64)
+        rtt = M._nullable_float(p, "rtt_ns")
+        rr = patterns.get(f) == "rr"
+        series.append(FS.rr_points(send, rtt, end_ns) if rr else FS.ping_points(send, rtt))
+    return FS.mean_induced_latency_ms(series, LATENCY_CUTOFF_S)
+
+
 def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     """Per run (in the sweep workers): goodput per direction, induced latency, the VoIP stream's
     one-way loss, Jain's index, each RTT-fairness upload's goodput and retransmission timeouts (its
     label names its RTT); and two small tables: the ICMP ping's RTT over the first 25 s
     (``transient``) and the VoIP one-way delay averaged over each 200 ms (``voip_owd``)."""
-    flows = tables["flows"].select(["flow", "label", "kind", "rto_count"]).to_pylist()
+    flows = tables["flows"].select(["flow", "label", "kind", "rto_count", "group"]).to_pylist()
     labels = {int(r["flow"]): str(r["label"]) for r in flows}
     kinds = {int(r["flow"]): str(r["kind"]) for r in flows}
     rtos = {int(r["flow"]): int(r["rto_count"]) for r in flows}
@@ -46,6 +68,10 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     probes = M.probe_flows(tables)
     pings = [f for f in probes if kinds[f] == "ping"]
     voip = [f for f in probes if kinds[f] == "voip"]
+    entries = (meta.get("scenario") or {}).get("flows") or []
+    patterns = {
+        int(r["flow"]): entries[r["group"]].get("pattern") for r in flows if r["group"] < len(entries)
+    }
     induced = [M.induced_latency_ms(tables, f, WARMUP_S) for f in pings]
     induced = [float(v.mean()) for v in induced if v.size]
     tcp = [f for f, k in kinds.items() if k == "tcp"]
@@ -53,7 +79,8 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     out: dict[str, Any] = {
         "goodput_down_mbps": good["down"],
         "goodput_up_mbps": good["up"],
-        "induced_latency_ms": float(np.mean(induced)) if induced else None,
+        "induced_latency_ms": _flent_induced_ms(tables, int(meta["duration_ns"]), pings, patterns),
+        "probe_latency_ms": float(np.mean(induced)) if induced else None,
         "jain": M.jain_index(rates) if rates else None,
         **{f"goodput_{labels[f]}_mbps": r / 1e6 for f, r in zip(tcp, rates) if labels[f].endswith("ms")},
         **{f"rto_{labels[f]}": rtos[f] for f in tcp if labels[f].endswith("ms")},
