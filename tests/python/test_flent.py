@@ -78,7 +78,8 @@ def test_file_format(tmp_path):
     raw = data["raw_values"]["TCP upload BE"][0]
     assert raw["t"] == pytest.approx(1767225600.0 + 0.1) and raw["dur"] == pytest.approx(0.1)
     ping = data["raw_values"]["Ping (ms) ICMP"]
-    assert len(ping) == 45 and ping[0] == {"t": 1767225600.0, "val": 20.0, "seq": 0}  # 50 sent, 5 lost
+    # 50 sent, 5 lost; each point at its reply's arrival (ping -D), 20 ms after its send
+    assert len(ping) == 45 and ping[0] == {"t": pytest.approx(1767225600.02), "val": 20.0, "seq": 0}
     assert md["SERIES_META"]["Ping (ms) ICMP"]["PACKET_LOSS_RATE"] == pytest.approx(0.1)
     q = data["raw_values"]["qdisc_stats_aqmlab-down"]
     assert q[3]["dropped"] == 1 and q[3]["backlog_bytes"] == 3000

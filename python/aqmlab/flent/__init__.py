@@ -19,8 +19,11 @@ Mapping (flows ordered by flow id; probe streams = flows present in ``probes``):
   ACKs free it (Linux tcp_input.c, tcp_check_space). The bytes the sender transmitted
   (``flow_series.sent_bytes``, retransmissions included) would overshoot more (53-54 of the
   145).
-* Probe streams -> ``Ping (ms) ...`` series, raw ``{t, val, seq}`` (answered probes only; the
-  loss rate goes to ``SERIES_META[...]['PACKET_LOSS_RATE']``).
+* Probe streams -> ``Ping (ms) ...`` series, raw ``{t, val, seq}`` with ``t`` the reply's
+  arrival, as ``ping -D`` stamps it (answered probes only; the loss rate goes to
+  ``SERIES_META[...]['PACKET_LOSS_RATE']``); a request/response stream (``pattern = "rr"``)
+  gives netperf UDP_RR's interim results as Flent's netperf runner keeps them, raw ``{t, val}``
+  (``aqmlab.flent.summary.rr_points``).
 * Queue samples (``queue``) -> ``qdisc_stats_aqmlab-<dir>`` raw series ``{t, backlog_bytes,
   backlog_pkts, dropped, ecn_mark, delay}`` plus ``::dropped``/``::ecn_mark`` children, enabled
   with ``TEST_PARAMETERS`` ``qdisc_stats_hosts``/``qdisc_stats_interfaces``. ``dropped`` and

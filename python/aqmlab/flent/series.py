@@ -12,7 +12,7 @@ import numpy as np
 
 from aqmlab import metrics as M
 from aqmlab.flent.match import _entry
-from aqmlab.flent.summary import step_values
+from aqmlab.flent.summary import arrival_order, rr_points, step_values
 
 STEP = 0.2
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -103,16 +103,25 @@ def _interp_grid(t: np.ndarray, v: np.ndarray, b: _Builder) -> np.ndarray:
 
 
 def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, float | None]:
+    """A probe stream's points as Flent's runner reads its tool: ping's (``{t: the reply's
+    arrival, val: RTT ms, seq}``, ping -D stamping each reply as it prints it), or for a
+    request/response stream (``pattern = "rr"``) netperf UDP_RR's interim results (``{t, val}``,
+    ``summary.rr_points``)."""
     p = M.probe_table(run.tables, flow)
-    t = p.column("t_send_ns").to_numpy().astype(np.float64) / 1e9
-    seq = p.column("seq").to_numpy().astype(np.int64)
-    rtt = M._nullable_float(p, "rtt_ns") / 1e6
-    ok = ~np.isnan(rtt)
-    order = np.argsort(t[ok], kind="stable")
-    t_ok, rtt_ok, seq_ok = t[ok][order], rtt[ok][order], seq[ok][order]
-    raw = [{"t": T0 + float(a), "val": float(v), "seq": int(s)} for a, v, s in zip(t_ok, rtt_ok, seq_ok)]
-    grid = _interp_grid(t_ok, rtt_ok, b)
-    return raw, grid, M.probe_loss(run.tables, flow, b.warmup_s, int(run.meta["duration_ns"]))
+    send = p.column("t_send_ns").to_numpy().astype(np.int64)
+    rtt = M._nullable_float(p, "rtt_ns")
+    end = int(run.meta["duration_ns"])
+    if _entry(run, flow).get("pattern") == "rr":
+        t, v = rr_points(send, rtt, end)
+        raw = [{"t": T0 + float(a), "val": float(x)} for a, x in zip(t, v)]
+    else:
+        order = arrival_order(send, rtt)
+        # the summary's window is by send time: a probe sent before the warm-up stays out
+        order = order[send[order] >= round(b.warmup_s * 1e9)]
+        t, v = (send[order] + rtt[order]) / 1e9, rtt[order] / 1e6
+        seq = p.column("seq").to_numpy().astype(np.int64)[order]
+        raw = [{"t": T0 + float(a), "val": float(x), "seq": int(k)} for a, x, k in zip(t, v, seq)]
+    return raw, _interp_grid(t, v, b), M.probe_loss(run.tables, flow, b.warmup_s, end)
 
 
 def _http_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, int]:

@@ -30,12 +30,16 @@ DEMO_BAND = 10.0
 """A period this many times longer or shorter than that mean is left out (same)."""
 
 
+def arrival_order(send_ns: np.ndarray, rtt_ns: np.ndarray) -> np.ndarray:
+    """The answered probes' indices in the order their replies arrived."""
+    ok = np.flatnonzero(~np.isnan(rtt_ns))
+    return ok[np.argsort(send_ns[ok] + rtt_ns[ok], kind="stable")]
+
+
 def ping_points(send_ns: np.ndarray, rtt_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ping's points: per answered probe, the reply's arrival (s) and the RTT (ms), by arrival."""
-    ok = ~np.isnan(rtt_ns)
-    t = (send_ns[ok] + rtt_ns[ok]) / 1e9
-    order = np.argsort(t, kind="stable")
-    return t[order], rtt_ns[ok][order] / 1e6
+    order = arrival_order(send_ns, rtt_ns)
+    return (send_ns[order] + rtt_ns[order]) / 1e9, rtt_ns[order] / 1e6
 
 
 def rr_points(
