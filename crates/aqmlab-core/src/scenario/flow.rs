@@ -214,7 +214,10 @@ mod tests {
 
     #[test]
     fn the_groups_keys_are_their_fields() {
-        assert_eq!(keys::<Probe>(), &["interval", "packet_size", "pattern", "timeout"]);
+        assert_eq!(
+            keys::<Probe>(),
+            &["interval", "packet_size", "pattern", "timeout"]
+        );
         assert!(FlowKind::Web.keys().contains(&"conn_rate"));
         assert!(FlowKind::Web.keys().contains(&"rto_tick"));
         assert!(!FlowKind::Udp.keys().contains(&"rto_tick"));
