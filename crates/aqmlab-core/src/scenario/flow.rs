@@ -61,6 +61,20 @@ pub enum FlowModel {
     },
 }
 
+/// A probe's keys: `interval` belongs to `pattern = "interval"` and `timeout` to "rr"; an entry
+/// that gives one with the other pattern is refused rather than silently ignored.
+fn read_probe(f: &FlowSpec) -> Result<Probe, String> {
+    let p: Probe = read(&Value::Object(f.keys.clone()), Probe::defaults(f.kind), &())?;
+    let unused = p.unused_key();
+    if f.keys.contains_key(unused) {
+        let pattern = if unused == "timeout" { "interval" } else { "rr" };
+        return Err(format!(
+            "{unused}: not used with pattern = \"{pattern}\"; allowed: interval with \"interval\", timeout with \"rr\""
+        ));
+    }
+    Ok(p)
+}
+
 impl FlowModel {
     /// Reads the keys of entry `f`, save the defaults that depend on the flow's context; an
     /// error names the key (relative to the entry).
@@ -72,8 +86,8 @@ impl FlowModel {
                 tcp: read_config(&t)?,
             },
             FlowKind::Udp => FlowModel::Udp(read(&t, Udp::default(), &())?),
-            FlowKind::Ping => FlowModel::Ping(read(&t, Probe::defaults(f.kind), &())?),
-            FlowKind::Voip => FlowModel::Voip(read(&t, Probe::defaults(f.kind), &())?),
+            FlowKind::Ping => FlowModel::Ping(read_probe(f)?),
+            FlowKind::Voip => FlowModel::Voip(read_probe(f)?),
             FlowKind::Web => FlowModel::Web {
                 web: read(
                     &t,
@@ -127,7 +141,13 @@ impl FlowModel {
         let groups: Vec<Value> = match self {
             FlowModel::Tcp { transfer, tcp } => vec![json(transfer), json(tcp)],
             FlowModel::Udp(u) => vec![json(u)],
-            FlowModel::Ping(p) | FlowModel::Voip(p) => vec![json(p)],
+            FlowModel::Ping(p) | FlowModel::Voip(p) => {
+                let mut keys = json(p);
+                if let Value::Object(m) = &mut keys {
+                    m.remove(p.unused_key());
+                }
+                vec![keys]
+            }
             FlowModel::Web { web, conn, tcp } => vec![json(web), json(conn), json(tcp)],
             FlowModel::Webpage { page, conn, tcp } => vec![json(page), json(conn), json(tcp)],
         };
@@ -255,6 +275,7 @@ mod tests {
             r#"{"kind": "udp", "rate": "1Mbps", "arrivals": "poisson"}"#,
             r#"{"kind": "ping"}"#,
             r#"{"kind": "voip", "interval": "20ms"}"#,
+            r#"{"kind": "ping", "pattern": "rr", "timeout": "1s"}"#,
             r#"{"kind": "web", "conn_rate": 2}"#,
             r#"{"kind": "webpage", "start": "3s", "stop": "7s"}"#,
         ] {
@@ -274,6 +295,16 @@ mod tests {
             let e = models.read(&bad, SEC).unwrap_err();
             assert!(e.starts_with("iw: "), "{e}");
         }
+        let rr = entry(r#"{"kind": "ping", "pattern": "rr", "interval": "200ms"}"#);
+        assert_eq!(
+            models.read(&rr, SEC).unwrap_err(),
+            "interval: not used with pattern = \"rr\"; allowed: interval with \"interval\", timeout with \"rr\""
+        );
+        let every = entry(r#"{"kind": "voip", "timeout": "1s"}"#);
+        assert!(models
+            .read(&every, SEC)
+            .unwrap_err()
+            .starts_with("timeout: not used with pattern = \"interval\""));
         let zero = entry(r#"{"kind": "webpage", "timeout": "0s"}"#);
         assert_eq!(
             models.read(&zero, SEC).unwrap_err(),

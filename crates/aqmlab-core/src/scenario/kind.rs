@@ -220,6 +220,17 @@ impl Probe {
     }
 }
 
+impl Probe {
+    /// The key the pattern does not use (`timeout` with "interval", `interval` with "rr"): an
+    /// entry may not give it, and the resolved entry leaves it out.
+    pub fn unused_key(&self) -> &'static str {
+        match self.pattern {
+            Pattern::Interval => "timeout",
+            Pattern::Rr => "interval",
+        }
+    }
+}
+
 impl Params<()> for Probe {
     fn finish(&mut self, _: &()) -> Result<(), String> {
         positive("interval", self.interval)
