@@ -12,7 +12,7 @@ import numpy as np
 
 from aqmlab import metrics as M
 from aqmlab.flent.match import _entry
-from aqmlab.flent.summary import arrival_order, rr_points, step_values
+from aqmlab.flent.summary import arrival_order, probe_points, step_values
 
 STEP = 0.2
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -111,8 +111,9 @@ def _ping_series(run, flow: int, b: _Builder) -> tuple[list[dict], np.ndarray, f
     send = p.column("t_send_ns").to_numpy().astype(np.int64)
     rtt = M._nullable_float(p, "rtt_ns")
     end = int(run.meta["duration_ns"])
-    if _entry(run, flow).get("pattern") == "rr":
-        t, v = rr_points(send, rtt, end)
+    pattern = _entry(run, flow).get("pattern")
+    if pattern == "rr":
+        t, v = probe_points(send, rtt, pattern, end)
         raw = [{"t": T0 + float(a), "val": float(x)} for a, x in zip(t, v)]
     else:
         order = arrival_order(send, rtt)

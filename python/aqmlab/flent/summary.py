@@ -86,6 +86,14 @@ def rr_points(
     return np.asarray(t_out), np.asarray(v_out)
 
 
+def probe_points(
+    send_ns: np.ndarray, rtt_ns: np.ndarray, pattern: str | None, end_ns: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A probe stream's points as Flent's runner read its tool: ``rr_points`` for a
+    request/response stream (``pattern = "rr"``, ending at ``end_ns``), else ``ping_points``."""
+    return rr_points(send_ns, rtt_ns, end_ns) if pattern == "rr" else ping_points(send_ns, rtt_ns)
+
+
 def step_values(t: np.ndarray, v: np.ndarray, grid: np.ndarray, step_s: float = STEP_S) -> np.ndarray:
     """A series (sorted times ``t``, values ``v``) on the grid as TimeseriesAggregator puts it (NaN
     for None): at step g, the line between the last point at or before g and the first after

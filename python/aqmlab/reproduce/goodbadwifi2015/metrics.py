@@ -50,8 +50,7 @@ def _flent_induced_ms(
         p = M.probe_table(tables, f)
         send = p.column("t_send_ns").to_numpy().astype(np.int64)
         rtt = M._nullable_float(p, "rtt_ns")
-        rr = patterns.get(f) == "rr"
-        series.append(FS.rr_points(send, rtt, end_ns) if rr else FS.ping_points(send, rtt))
+        series.append(FS.probe_points(send, rtt, patterns.get(f), end_ns))
     return FS.mean_induced_latency_ms(series, LATENCY_CUTOFF_S)
 
 
