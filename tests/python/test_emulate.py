@@ -618,3 +618,20 @@ def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standa
     row["emu"] = [run(10.0, g) for g in (8.9, 9.0, 9.1)]
     (cell,) = kernel_compare.cells(row)
     assert not cell["ok_goodput"] and not cell["noise"]
+
+
+def test_each_class_s_drops_add_up_to_the_bottleneck_s():
+    # Two downloads of two classes (cc_pair) through a FIFO of 42 packets for 8 s: every packet
+    # the queue drops after the warm-up is one of theirs or the ping's, so the classes' drops
+    # and the probe's add up to the direction's (a conservation of the packets table).
+    case = kernel_matrix.Case("pfifo", "cc_pair", 10, 50, cc="cubic", limit_p=42, cc2="bbr")
+    res = aqmlab.run(kernel_matrix.scenario(case, 8.0), seed=1, warmup_s=2.0)
+    fig = kernel_matrix.figures(res, 2.0)
+    pk = res.tables["packets"].to_pandas()
+    probe = {p["id"] for p in res.summary["probes"]}
+    probe_drops = int(
+        ((pk.t_enqueue_ns >= 2e9) & pk.flow.isin(probe) & ~pk.outcome.isin(["sent", "marked"])).sum()
+    )
+    labels = fig["labels"]
+    assert set(labels) == {"down", "down_cc2"} and all(v["drops"] > 0 for v in labels.values())
+    assert sum(v["drops"] for v in labels.values()) + probe_drops == fig["dirs"]["down"]["drops"]

@@ -117,6 +117,12 @@ def cells(row: dict) -> list[dict]:
             c[key] = (_dir(sim, d, key), _dir(emu, d, key))
         c["q50_range"] = (_range(sim, d, "q50"), _range(emu, d, "q50"))
         c["goodput"] = {lab: (_label(sim, lab, "goodput"), _label(emu, lab, "goodput")) for lab in labs}
+        # each class's drops, where both sides' runs recorded them (since 2026-11-27)
+        c["label_drops"] = {
+            lab: v
+            for lab in labs
+            if None not in (v := (_label(sim, lab, "drops"), _label(emu, lab, "drops")))
+        }
         c["ok_delay"] = delay_ok(*c["q50"], pkt) and delay_ok(*c["q95"], pkt)
         # the short transfers are judged by their mean time on the path (matrix._transfer_s),
         # within the delay tolerance, shown beside their goodput
@@ -182,13 +188,16 @@ def table(rows: list[dict]) -> str:
             gp = ", ".join(f"{lab} {_pair(v, 2)}" for lab, v in c["goodput"].items())
             if "web_transfer_s" in c:
                 gp += f"; web transfer s {_pair(c['web_transfer_s'], 3)}"
+            drops = _pair(c["drops"], 0)
+            if len(c["label_drops"]) > 1:
+                drops += " (" + ", ".join(f"{lab} {_pair(v, 0)}" for lab, v in c["label_drops"].items()) + ")"
             verdict = "yes" if c["ok"] else ("delay" if not c["ok_delay"] else "goodput") + " off"
             if c["noise"]:
                 verdict = "within noise"
             lines.append(
                 f"| {c['id']} | {c['dir']} | {_pair(c['q50'])} | {'; '.join(c['q50_range'])} "
                 f"| {_pair(c['q95'])} | {_pair(c['q99'])} "
-                f"| {gp} | {_pair(c['drops'], 0)} | {ping} | {retx} | {verdict} |"
+                f"| {gp} | {drops} | {ping} | {retx} | {verdict} |"
             )
     lines.append("")
     lines.append(

@@ -453,7 +453,8 @@ def _window_timeouts(fs) -> int:
 def figures(res, warmup_s: float) -> dict:
     """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
     / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
-    (Mb/s, summed), UDP loss (%), short transfers' mean completion time (s); the probe's RTT
+    (Mb/s, summed), the packets of its flows dropped at any hop after the warm-up, UDP loss (%),
+    short transfers' mean completion time (s); the probe's RTT
     p50 (ms); and over the whole run the TCP retransmissions, timeouts (simulated only) and the
     timeouts the windows show (both sides, `_window_timeouts`)."""
     t, meta, s = res.tables, res.meta, res.summary
@@ -476,10 +477,13 @@ def figures(res, warmup_s: float) -> dict:
         }
     flows = t["flows"].to_pylist()
     by_id = {f["flow"]: f for f in flows}
+    dropped = after & ~np.isin(outcome, ["sent", "marked"])
+    flow_of = pk.column("flow").to_numpy()
     for f in s["flows"]:
-        lab = out["labels"].setdefault(f["label"], {"goodput": 0.0, "n": 0, "completion": []})
+        lab = out["labels"].setdefault(f["label"], {"goodput": 0.0, "n": 0, "completion": [], "drops": 0})
         lab["goodput"] += f["goodput_mbps"] or 0.0
         lab["n"] += 1
+        lab["drops"] += int((dropped & (flow_of == f["id"])).sum())
         if f.get("completion_s") is not None:
             lab["completion"].append(f["completion_s"])
         if f["kind"] == "udp":
