@@ -535,3 +535,32 @@ def test_a_null_hop_is_of_no_hop():
     t = pa.table({"hop": ["down", None, "None", "up"], "x": [1, 2, 3, 4]})
     assert M._hop({"links": t}, "links", "down")["x"].to_pylist() == [1]
     assert M._hop({"links": t}, "links", "None")["x"].to_pylist() == [3]
+
+
+def test_goodput_window_can_end_before_the_run():
+    # A constant 4 Mb/s UDP stream through an idle 10 Mb/s link from 0 to 3 s of a 4 s run: over
+    # [1 s, 3 s] it delivers 4 Mb/s; over [1 s, 4 s] the same bytes spread over 3 s, two thirds
+    # of that. The stream's own rate, per-flow and aggregate, in either window.
+    import aqmlab
+
+    sc = {
+        "name": "end", "duration": "4s",
+        "topology": {"rtt": "20ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+        "flows": [{"kind": "udp", "rate": "4Mbps", "stop": "3s"}, {"kind": "ping", "interval": "100ms"}],
+        "record": {"level": "series", "interval": "100ms"},
+    }  # fmt: skip
+    r = aqmlab.run(sc, seed=1, warmup_s=1.0)
+    t, meta = r.tables, r.meta
+    to_end = M.goodput_totals_mbps(t, meta, 1.0)["down"]
+    to_stop = M.goodput_totals_mbps(t, meta, 1.0, end_s=3.0)["down"]
+    assert to_stop == pytest.approx(4.0, rel=0.03)
+    assert to_end == pytest.approx(to_stop * 2 / 3, rel=0.01)
+    assert M.goodput_bps(t, meta, 0, 1.0, end_s=3.0) / 1e6 == pytest.approx(to_stop, rel=0.01)
+    assert M.goodput_totals_mbps(t, meta, 1.0, end_s=9.0) == M.goodput_totals_mbps(t, meta, 1.0)
+    with pytest.raises(ValueError, match="end_s"):
+        M.goodput_totals_mbps(t, meta, 1.0, end_s=-1.0)
+    # the ping's probes sent in [1 s, 3 s): one every 100 ms
+    assert M.probe_rtt_ms(t, 1, 1.0, end_s=3.0).size == 20
+    assert M.probe_rtt_ms(t, 1, 1.0).size > 20
+    c = M.probe_counts(t, 1, 1.0, int(meta["duration_ns"]), sent_before_ns=3 * 10**9)
+    assert c == {"sent": 20, "answered": 20, "lost": 0, "in_flight": 0}

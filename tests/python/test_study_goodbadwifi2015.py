@@ -4,6 +4,7 @@ against the study's Table 2 and claims, and each claim's judge on hand-made outc
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pandas as pd
 import pytest
@@ -12,6 +13,7 @@ from aqmlab import store
 from aqmlab.reproduce import Execution
 from aqmlab.reproduce import goodbadwifi2015 as G
 from aqmlab.reproduce import study as S
+from aqmlab.reproduce.goodbadwifi2015 import setup
 
 QDISCS = ["pfifo_fast", "ared", "pie", "codel", "sfq", "fq_nocodel", "fq_codel"]
 FQ = ["sfq", "fq_nocodel", "fq_codel"]
@@ -90,15 +92,34 @@ def test_quick_shows_the_studys_orderings(quick):
         assert (d / f"{fig}.png").stat().st_size > 5000
 
 
+FLENT_LENGTH_S, FLENT_DELAY_S = 140.0, 5.0
+"""The study's Flent runs: -l 140 and Flent's default DELAY; the load runs LENGTH after DELAY, the
+probes TOTAL_LENGTH = LENGTH + 2 DELAY from the start (tests/netperf_definitions.inc,
+tests/rrul.conf, tests/voip-1up.conf)."""
+
+
 def test_quick_runs_every_test_as_long_as_the_full_run(quick):
-    """--quick cuts replications only: every run lasts as long as its scenario file says (the
-    study's 140 s of load after 5 s, RTT fairness 600 s)."""
+    """--quick cuts replications only: every run lasts as long as its scenario file says (Flent's
+    TOTAL_LENGTH, RTT fairness 600 s)."""
     _, r, _ = quick
     runs = r.outcome.runs
     want = {"rtt_fair": 600.0}
     for test, g in runs.groupby("test"):
-        assert set(g["duration_s"]) == {want.get(test, 145.0)}, test
+        assert set(g["duration_s"]) == {want.get(test, FLENT_LENGTH_S + 2 * FLENT_DELAY_S)}, test
     assert set(runs["rep"]) == {0}
+
+
+def test_load_stops_after_length_and_probes_run_total_length():
+    """In every Flent test the study ran, each TCP flow and the page fetches stop LENGTH after
+    DELAY, and the probes (ping, netperf UDP_RR, the D-ITG stream) run to the end."""
+    for test in ("rrul", "voip_1up", "voip_rrul", "wifi_rrul"):
+        flows = [*tomllib.loads(setup.scenario_file(test).read_text())["flows"], setup.PAGE_FLOW]
+        for f in flows:
+            stop = f.get("stop")
+            if f["kind"] in ("tcp", "webpage"):
+                assert stop == f"{FLENT_DELAY_S + FLENT_LENGTH_S:g}s", (test, f.get("label"))
+            else:
+                assert stop is None, (test, f.get("label"))
 
 
 def test_one_run_prints_no_spread(quick):

@@ -54,8 +54,14 @@ def _has(tables: Mapping[str, pa.Table], name: str) -> bool:
     return tables.get(name) is not None
 
 
-def _window(meta: dict, warmup_s: float) -> tuple[int, int]:
+def _window(meta: dict, warmup_s: float, end_s: float | None = None) -> tuple[int, int]:
+    """The statistics window [W, E] in ns: from the warm-up to ``end_s`` (the run's end T_end when
+    None, and never past it)."""
     end = int(meta["duration_ns"])
+    if end_s is not None:
+        if end_s < 0:
+            raise ValueError(f"end_s must be >= 0, got {end_s}")
+        end = min(end, round(end_s * NS))
     start = round(warmup_s * NS)
     if start < 0:
         raise ValueError(f"warmup_s must be >= 0, got {warmup_s}")

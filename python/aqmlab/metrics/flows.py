@@ -97,18 +97,20 @@ class _FlowSamples:
         return np.where(i > 0, self.d[np.maximum(self.first + i - 1, 0)] if self.d.size else 0.0, 0.0)
 
 
-def _flow_windows(tables: dict, meta: dict, warmup_s: float) -> tuple[np.ndarray, np.ndarray]:
+def _flow_windows(
+    tables: dict, meta: dict, warmup_s: float, end_s: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(goodput in bit/s, NaN for None; delivered bytes) of every ``flows`` row, as
     ``goodput_bps`` and ``delivered_bytes`` define them; computed once per tables and window."""
     rt = RunTables.of(tables)
     rt.need("flows")
-    key = ("flow windows", warmup_s, meta["duration_ns"])
-    return rt.built(key, lambda: _compute_flow_windows(rt, meta, warmup_s))
+    key = ("flow windows", warmup_s, end_s, meta["duration_ns"])
+    return rt.built(key, lambda: _compute_flow_windows(rt, meta, warmup_s, end_s))
 
 
-def _compute_flow_windows(tables: RunTables, meta: dict, warmup_s: float):
+def _compute_flow_windows(tables: RunTables, meta: dict, warmup_s: float, end_s: float | None):
     f, fs = tables["flows"], tables.get("flow_series")
-    w, end = _window(meta, warmup_s if fs is not None else 0.0)
+    w, end = _window(meta, warmup_s if fs is not None else 0.0, end_s)
     t0 = np.maximum(w, _col(f, "start_ns", np.int64))
     done = _optional_ns(f, "completed_ns")
     finished = ~np.isnan(done)
@@ -123,7 +125,7 @@ def _compute_flow_windows(tables: RunTables, meta: dict, warmup_s: float):
     delivered = np.rint(s.value_at(end) - s.value_at(w)).astype(np.int64)
     has = s.count > 0
     ia = s.before(t0)
-    ib = np.where(finished, np.minimum(s.count - 1, s.before(t1)), s.count - 1)
+    ib = np.minimum(s.count - 1, s.before(t1))
     ok = has & (ia < s.count) & (ib > ia)
     a, b = (s.first + ia)[ok], (s.first + ib)[ok]
     gp[has] = np.nan
@@ -131,18 +133,21 @@ def _compute_flow_windows(tables: RunTables, meta: dict, warmup_s: float):
     return gp, delivered
 
 
-def goodput_bps(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> float | None:
-    """Goodput at the application (docs/metrics.md; goodbadwifi2015), bits per second.
+def goodput_bps(
+    tables: dict, meta: dict, flow: int, warmup_s: float = 0.0, end_s: float | None = None
+) -> float | None:
+    """Goodput at the application (docs/metrics.md; goodbadwifi2015), bits per second, in the
+    window [W, E] (E = ``end_s``, default the run's end T_end).
 
     With ``flow_series``: (D(t_b) - D(t_a)) * 8 / (t_b - t_a), D = ``delivered_bytes`` (payload
     delivered in order to the receiving application), t_a = first sample >= max(W, start_ns),
-    t_b = the first sample >= ``completed_ns`` for a finished finite transfer, else the last
-    sample. A flow without samples, or any flow without the table (recording level
-    ``summary``: only the whole-run total exists, so the warm-up cannot be applied):
-    ``bytes_delivered`` * 8 / (end - max(W, start_ns)) with end = ``completed_ns`` or T_end.
-    None when the window is empty.
+    t_b = the first sample >= ``completed_ns`` for a finished finite transfer, else >= E (the
+    last sample when none is). A flow without samples, or any flow without the table
+    (recording level ``summary``: only the whole-run total exists, so the warm-up cannot be
+    applied): ``bytes_delivered`` * 8 / (end - max(W, start_ns)) with end = ``completed_ns`` or
+    E. None when the window is empty.
     """
-    return _float(_flow_windows(tables, meta, warmup_s)[0][_flow_pos(tables, flow)])
+    return _float(_flow_windows(tables, meta, warmup_s, end_s)[0][_flow_pos(tables, flow)])
 
 
 def delivered_bytes(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) -> int:
@@ -153,20 +158,22 @@ def delivered_bytes(tables: dict, meta: dict, flow: int, warmup_s: float = 0.0) 
     return int(_flow_windows(tables, meta, warmup_s)[1][_flow_pos(tables, flow)])
 
 
-def goodput_totals_mbps(tables: dict, meta: dict, warmup_s: float = 0.0) -> dict[str, float | None]:
+def goodput_totals_mbps(
+    tables: dict, meta: dict, warmup_s: float = 0.0, end_s: float | None = None
+) -> dict[str, float | None]:
     """Aggregate goodput per direction and in total (Mbit/s): the payload every non-probe flow of
-    that direction delivered in [W, T_end] (``delivered_bytes``) over T_end - W. One window for
-    all flows and the links, so it never exceeds what the links carried; per-flow goodput
-    (``goodput_bps``) is over each flow's own active part of the window and does not add up to
-    this when flows start late or finish early."""
-    w, end = _window(meta, warmup_s)
+    that direction delivered in [W, E] (``delivered_bytes``; E = ``end_s``, default T_end) over
+    E - W. One window for all flows and the links, so it never exceeds what the links carried;
+    per-flow goodput (``goodput_bps``) is over each flow's own active part of the window and does
+    not add up to this when flows start late or finish early."""
+    w, end = _window(meta, warmup_s, end_s)
     if not _has(tables, "flow_series"):
         w = 0
     out: dict[str, float | None] = {"down": None, "up": None, "total": None}
     if not _has(tables, "flows") or end <= w:
         return out
     traffic = ~_probe_rows(tables)
-    delivered = _flow_windows(tables, meta, w / NS)[1]
+    delivered = _flow_windows(tables, meta, w / NS, end_s)[1]
     direction = _strcol(tables, "flows", "direction")
     sums = {str(d): int(delivered[traffic & (direction == d)].sum()) for d in np.unique(direction[traffic])}
     for d, v in sums.items():

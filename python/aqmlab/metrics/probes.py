@@ -25,18 +25,25 @@ def probe_table(tables: dict, flow: int, warmup_s: float = 0.0) -> pa.Table:
     return rt.built(("probes sent from", int(flow), w), build)
 
 
-def probe_rtt_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
-    """RTT (ms) of each answered probe sent at or after W (lost probes excluded)."""
+def probe_rtt_ms(tables: dict, flow: int, warmup_s: float = 0.0, end_s: float | None = None) -> np.ndarray:
+    """RTT (ms) of each answered probe sent at or after W (and before ``end_s`` when given; lost
+    probes excluded)."""
     p = probe_table(tables, flow, warmup_s)
     r = _nullable_float(p, "rtt_ns")
-    return r[~np.isnan(r)] / 1e6
+    keep = ~np.isnan(r)
+    if end_s is not None:
+        keep &= _col(p, "t_send_ns", np.int64) < round(end_s * NS)
+    return r[keep] / 1e6
 
 
-def induced_latency_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
+def induced_latency_ms(
+    tables: dict, flow: int, warmup_s: float = 0.0, end_s: float | None = None
+) -> np.ndarray:
     """Induced latency (docs/metrics.md; goodbadwifi2015): measured RTT minus the base
-    (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms."""
+    (empty-queue) RTT ``flows.base_rtt_ns`` of the probe flow, in ms, of the probes
+    ``probe_rtt_ms`` keeps."""
     base = int(_flow_row(tables, flow)["base_rtt_ns"]) / 1e6
-    return probe_rtt_ms(tables, flow, warmup_s) - base
+    return probe_rtt_ms(tables, flow, warmup_s, end_s) - base
 
 
 def ping_queueing_delay_ms(tables: dict, flow: int, warmup_s: float = 0.0) -> np.ndarray:
@@ -98,7 +105,12 @@ def _probe_owd_ns(tables: dict, flow: int, direction: str, warmup_s: float) -> t
 
 
 def probe_counts(
-    tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None, up_only: bool = False
+    tables: dict,
+    flow: int,
+    warmup_s: float = 0.0,
+    end_ns: int | None = None,
+    up_only: bool = False,
+    sent_before_ns: int | None = None,
 ) -> dict[str, int]:
     """The probes of a stream sent at or after W by fate: ``sent``, ``answered``, ``lost`` and
     ``in_flight``. THE in-flight rule (docs/metrics.md): a probe whose reply did not arrive is
@@ -107,28 +119,38 @@ def probe_counts(
     any probe of the stream had in the run (0 without an answer). irtt likewise waits after its
     last send for late replies. Without ``end_ns`` every unanswered probe is lost. ``up_only``:
     only the probes that never reached the echo server count as lost (``lost_up``: a one-way
-    stream's loss, as D-ITG measures it); those lost on the way back count as answered."""
+    stream's loss, as D-ITG measures it); those lost on the way back count as answered.
+    ``sent_before_ns``: only the probes sent before it count (a window that ends before the
+    stream does; their fates are still observed to ``end_ns``)."""
     p = probe_table(tables, flow, warmup_s)
     rtt = _nullable_float(p, "rtt_ns")
+    send = _col(p, "t_send_ns", np.float64)
     answered = ~np.isnan(rtt)
     unanswered = ~answered
     if end_ns is not None:
         longest = float(np.nanmax(rtt)) if answered.any() else 0.0
-        in_flight = unanswered & (_col(p, "t_send_ns", np.float64) + longest > end_ns)
+        in_flight = unanswered & (send + longest > end_ns)
     else:
         in_flight = np.zeros(p.num_rows, dtype=bool)
     lost = unanswered & ~in_flight
     if up_only:
         lost &= _col(p, "lost_up", bool)
-    return {"sent": int(p.num_rows), "answered": int(p.num_rows - lost.sum() - in_flight.sum()),
-            "lost": int(lost.sum()), "in_flight": int(in_flight.sum())}  # fmt: skip
+    counted = send < sent_before_ns if sent_before_ns is not None else np.ones(p.num_rows, dtype=bool)
+    sent, lost, in_flight = int(counted.sum()), int((lost & counted).sum()), int((in_flight & counted).sum())
+    return {"sent": sent, "answered": sent - lost - in_flight, "lost": lost, "in_flight": in_flight}
 
 
 def probe_loss(
-    tables: dict, flow: int, warmup_s: float = 0.0, end_ns: int | None = None, up_only: bool = False
+    tables: dict,
+    flow: int,
+    warmup_s: float = 0.0,
+    end_ns: int | None = None,
+    up_only: bool = False,
+    sent_before_ns: int | None = None,
 ) -> float | None:
     """Probe loss rate: lost / (sent - in flight) over the probes sent at or after W, with the
-    in-flight rule and ``up_only`` of ``probe_counts`` (None when no probe's fate is known)."""
-    c = probe_counts(tables, flow, warmup_s, end_ns, up_only)
+    in-flight rule, ``up_only`` and ``sent_before_ns`` of ``probe_counts`` (None when no probe's
+    fate is known)."""
+    c = probe_counts(tables, flow, warmup_s, end_ns, up_only, sent_before_ns)
     known = c["sent"] - c["in_flight"]
     return c["lost"] / known if known else None

@@ -47,13 +47,19 @@ def page_timeouts(tables: dict, warmup_s: float = 0.0) -> int:
     return int((w.column("timed_out").to_numpy()[_started(tables, warmup_s)] != 0).sum())
 
 
-def fetch_times_s(tables: dict, warmup_s: float = 0.0, flow: int | None = None) -> np.ndarray:
+def fetch_times_s(
+    tables: dict, warmup_s: float = 0.0, flow: int | None = None, end_s: float | None = None
+) -> np.ndarray:
     """Page fetch times (start to the last object's last byte, http-getter's measure) of the
-    fetches started at or after the warm-up that completed, in seconds (NaN-free)."""
+    fetches started at or after the warm-up that completed (by ``end_s`` when given), in seconds
+    (NaN-free)."""
     w = _need(tables, "webpage")
     t0 = w.column("t_start_ns").to_numpy().astype(np.float64)
     keep = t0 >= warmup_s * NS
     if flow is not None:
         keep &= w.column("flow").to_numpy() == flow
-    ft = _nullable_float(w, "fetch_time_ns")[keep]
+    ft = _nullable_float(w, "fetch_time_ns")
+    if end_s is not None:
+        keep &= t0 + np.nan_to_num(ft, nan=np.inf) <= end_s * NS
+    ft = ft[keep]
     return ft[~np.isnan(ft)] / NS

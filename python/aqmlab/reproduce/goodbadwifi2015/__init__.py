@@ -6,9 +6,10 @@ Links 100/100, 10/10 and 10/1 Mb/s (down/up), 50 ms base RTT, Linux 3.14's TCP C
 direction's qdisc configured for that direction's rate as the study lists it (``qdisc_for``).
 Series (scenario files in ``scenarios/goodbadwifi2015/``):
 
-* ``rrul``: mean TCP goodput per direction and mean induced latency (the four probe streams'
-  mean RTT minus the base RTT, Flent's "Ping (ms) avg" less the empty-path RTT), per run over
-  the window [10 s, 145 s]; the study plots medians over the runs with 1-sigma ellipses (here:
+* ``rrul``: mean TCP goodput per direction over the window [10 s, 145 s] (the load runs Flent's
+  LENGTH, 140 s from 5 s; the probes TOTAL_LENGTH, 150 s) and mean induced latency (Flent's
+  "Mean induced latency" of the whole run: its "Ping (ms) avg" less its minimum,
+  ``aqmlab.flent.summary``), per run; the study plots medians over the runs with 1-sigma ellipses (here:
   the figure ``rrul.png``); and the transient, the ICMP ping's RTT over the first 25 s (the load
   starts at 5 s), point-wise mean over the runs (``transient.png``).
 * ``voip``: D-ITG's VoIP stream upstream beside one TCP upload (``1up``) or RRUL (``rrul``):

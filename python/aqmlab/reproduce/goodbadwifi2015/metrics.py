@@ -17,9 +17,12 @@ METRICS_FN = "aqmlab.reproduce.goodbadwifi2015.metrics:run_metrics"
 """``run_metrics`` as the sweep workers import it; this module's source enters the run ids."""
 
 WARMUP_S = 10.0
+"""The window starts 5 s after the load (Flent's DELAY and its cutoff of DELAY)."""
+LOAD_END_S = 145.0
+"""The window ends with the load, Flent's DELAY + LENGTH (5 + 140 s); the run goes on to
+TOTAL_LENGTH (LENGTH + 2 DELAY, 150 s) as Flent's probes did (the scenario files' `stop`)."""
 STEP_NS = 200_000_000
 """Flent's step: ITGDec's interval for the VoIP stream's delay averages."""
-"""The window starts 5 s after the load (Flent's DELAY and its cutoff of DELAY)."""
 TRANSIENT_S = 25.0
 LATENCY_CUTOFF_S = None
 """What the induced latency leaves out of each end of the run: nothing, as the study's figures
@@ -32,8 +35,9 @@ def _step_means_ms(tables: dict, flow: int) -> np.ndarray:
     steps without a delivered packet left out (ITGDec's per-interval mean, as Flent reads it)."""
     p = M.probe_table(tables, flow, WARMUP_S)
     owd = M._nullable_float(p, "owd_up_ns") / 1e6
-    step = p.column("t_send_ns").to_numpy().astype(np.int64) // STEP_NS
-    ok = ~np.isnan(owd)
+    send = p.column("t_send_ns").to_numpy().astype(np.int64)
+    step = send // STEP_NS
+    ok = ~np.isnan(owd) & (send < LOAD_END_S * M.NS)
     steps, inverse = np.unique(step[ok], return_inverse=True)
     return np.bincount(inverse, weights=owd[ok]) / np.bincount(inverse) if steps.size else np.array([])
 
@@ -63,7 +67,7 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     labels = {int(r["flow"]): str(r["label"]) for r in flows}
     kinds = {int(r["flow"]): str(r["kind"]) for r in flows}
     rtos = {int(r["flow"]): int(r["rto_count"]) for r in flows}
-    good = M.goodput_totals_mbps(tables, meta, WARMUP_S)
+    good = M.goodput_totals_mbps(tables, meta, WARMUP_S, LOAD_END_S)
     probes = M.probe_flows(tables)
     pings = [f for f in probes if kinds[f] == "ping"]
     voip = [f for f in probes if kinds[f] == "voip"]
@@ -71,10 +75,10 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
     patterns = {
         int(r["flow"]): entries[r["group"]].get("pattern") for r in flows if r["group"] < len(entries)
     }
-    induced = [M.induced_latency_ms(tables, f, WARMUP_S) for f in pings]
+    induced = [M.induced_latency_ms(tables, f, WARMUP_S, LOAD_END_S) for f in pings]
     induced = [float(v.mean()) for v in induced if v.size]
     tcp = [f for f, k in kinds.items() if k == "tcp"]
-    rates = [M.goodput_bps(tables, meta, f, WARMUP_S) or 0.0 for f in tcp]
+    rates = [M.goodput_bps(tables, meta, f, WARMUP_S, LOAD_END_S) or 0.0 for f in tcp]
     out: dict[str, Any] = {
         "goodput_down_mbps": good["down"],
         "goodput_up_mbps": good["up"],
@@ -93,10 +97,11 @@ def run_metrics(tables: dict, meta: dict) -> tuple[dict, dict[str, pa.Table]]:
         keep = t < TRANSIENT_S * M.NS
         extra["transient"] = pa.table({"t_ns": pa.array(t[keep]), "rtt_ms": pa.array(rtt[keep] / 1e6)})
     if voip:
-        loss = M.probe_loss(tables, voip[0], WARMUP_S, int(meta["duration_ns"]), up_only=True)
+        end = round(LOAD_END_S * M.NS)
+        loss = M.probe_loss(tables, voip[0], WARMUP_S, int(meta["duration_ns"]), True, end)
         out["voip_loss_pct"] = None if loss is None else 100 * loss
         extra["voip_owd"] = pa.table({"owd_ms": pa.array(_step_means_ms(tables, voip[0]))})
     if "webpage" in tables and tables["webpage"].num_rows:
-        ft = M.fetch_times_s(tables, WARMUP_S)
+        ft = M.fetch_times_s(tables, WARMUP_S, end_s=LOAD_END_S)
         out["web_fetch_s"] = float(ft.mean()) if ft.size else None
     return out, extra

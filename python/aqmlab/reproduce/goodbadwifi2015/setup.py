@@ -35,8 +35,11 @@ TEST_FILES = {
 }
 PAGES = ["small", "large"]
 WEB_CROSS = ["1up", "rrul"]
-PAGE_FLOW = {"kind": "webpage", "label": "page", "profile": "linux_3_14", "interval": "1s", "start": "5s"}
-"""http-getter as Flent's http tests run it: a fetch every second, 4 workers (the default)."""
+PAGE_FLOW = {
+    "kind": "webpage", "label": "page", "profile": "linux_3_14", "interval": "1s", "start": "5s", "stop": "145s"
+}  # fmt: skip
+"""http-getter as Flent's http tests run it: a fetch every second, 4 workers (the default), for
+LENGTH after DELAY, as the load."""
 WEB_BASE = {"web_none": ("voip_1up", 0), "web_1up": ("voip_1up", 1), "web_rrul": ("rrul", 0)}
 """Per web case: the scenario file lending its cross traffic, and its first flow kept (the VoIP
 file's upload without its VoIP stream; all of RRUL)."""
