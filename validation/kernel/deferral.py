@@ -37,13 +37,17 @@ def _write(name: str, value: str) -> None:
     (TRACING / name).write_text(value)
 
 
-def record(case: str, duration: float) -> str:
-    """The trace buffer of one `trace.py CASE` run (both sides; the kernel's events alone)."""
+def record(case: str, duration: float, events: dict[str, str]) -> str:
+    """The trace buffer of one `trace.py CASE` run (both sides; the kernel's events alone) with
+    `events` recording, each `{"subsystem/event": filter}` (an empty filter keeps every one)."""
+    if not (TRACING / "events").is_dir():  # tracefs not mounted yet
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACING)], check=True)
     _write("tracing_on", "0")
     _write("trace", "")
     _write("buffer_size_kb", "100000")
-    _write("events/net/net_dev_queue/filter", f"len == {ONE} || len == {TWO}")
-    for ev in ("net/net_dev_queue", "tcp/tcp_probe"):
+    for ev, flt in events.items():
+        if flt:
+            _write(f"events/{ev}/filter", flt)
         _write(f"events/{ev}/enable", "1")
     _write("tracing_on", "1")
     try:
@@ -52,9 +56,9 @@ def record(case: str, duration: float) -> str:
                        check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     finally:
         _write("tracing_on", "0")
-        for ev in ("net/net_dev_queue", "tcp/tcp_probe"):
+        for ev in events:
             _write(f"events/{ev}/enable", "0")
-        _write("events/net/net_dev_queue/filter", "0")
+            _write(f"events/{ev}/filter", "0")
     text = (TRACING / "trace").read_text()
     _write("trace", "")
     _write("buffer_size_kb", "1408")
@@ -115,7 +119,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
     ap.add_argument("--mss", type=int, default=1448)
     a = ap.parse_args()
-    table = decisions(responses(record(a.case, a.duration)), a.warmup, a.mss)
+    events = {"net/net_dev_queue": f"len == {ONE} || len == {TWO}", "tcp/tcp_probe": ""}
+    table = decisions(responses(record(a.case, a.duration, events)), a.warmup, a.mss)
     print("room  lone segment  ACKs   oldest unacknowledged segment's age / SRTT: p10 p25 p50 p75 p90")
     for (sent, room), ages in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ages.sort()
