@@ -229,7 +229,10 @@ def test_lists():
     )
     res = runner.invoke(app, ["list", "ccs", "ledbat"], terminal_width=300)
     assert res.exit_code == 0 and '"100ms"' in res.output and "RFC 6817" in res.output, res.output
-    assert "no cc_params" in runner.invoke(app, ["list", "ccs", "bbr"]).output
+    assert "no cc_params" in runner.invoke(app, ["list", "ccs", "reno"]).output
+    # BBR's one key and its default (tcp_bbr.c since Linux 5.10: only a lower RTT renews it)
+    res = runner.invoke(app, ["list", "ccs", "bbr"], terminal_width=300)
+    assert "min_rtt_renew" in res.output and '"lower"' in res.output, res.output
     assert runner.invoke(app, ["list", "ccs", "vegas"]).exit_code == 2
     assert runner.invoke(app, ["--version"]).exit_code == 0
 

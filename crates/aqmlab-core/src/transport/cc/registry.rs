@@ -180,11 +180,16 @@ mod tests {
             "{e}"
         );
         // a controller without parameters takes an empty table (or none) and rejects any key
-        assert_eq!(cc_params("bbr", &json!({}), &CTX), Ok(json!({})));
+        assert_eq!(cc_params("reno", &json!({}), &CTX), Ok(json!({})));
         assert_eq!(cc_params("reno", &Value::Null, &CTX), Ok(json!({})));
         assert_eq!(
-            cc_params("bbr", &json!({"gain": 2}), &CTX),
-            Err("gain: unknown parameter of bbr; allowed: none (bbr takes no parameters)".into())
+            cc_params("reno", &json!({"gain": 2}), &CTX),
+            Err("gain: unknown parameter of reno; allowed: none (reno takes no parameters)".into())
+        );
+        // BBR's one key, its default written out
+        assert_eq!(
+            cc_params("bbr", &json!({}), &CTX),
+            Ok(json!({"min_rtt_renew": "lower"}))
         );
     }
 }

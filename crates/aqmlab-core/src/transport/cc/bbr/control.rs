@@ -11,10 +11,13 @@ use crate::params::Group;
 use crate::queue::util::mix64;
 use crate::record::rows::{CcPhase, CcReport};
 use crate::transport::cc::{
-    without_params, AckSample, CaState, CcInfo, CcState, CongestionControl, CongestionKind, NoParams,
-    RateSample,
+    read_params, AckSample, CaState, CcBuild, CcContext, CcInfo, CcState, CongestionControl, CongestionKind,
+    Params, RateSample,
 };
 use crate::units::{Time, MS, SEC, US};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Phases of the PROBE_BW gain cycle, and the window of the bandwidth filter in rounds.
 const CYCLE_LEN: usize = 8;
@@ -115,10 +118,39 @@ pub struct Bbr {
     pacing_rate: u64,
     /// The last sample's totals (for the long-term estimator on a timeout).
     last: RateSample,
+    min_rtt_renew: MinRttRenew,
 }
+
+/// Which minimum-RTT sample renews the estimate (and its 10 s clock) before it expires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MinRttRenew {
+    /// Only one below it (tcp_bbr.c `bbr_update_min_rtt` since Linux 5.10, commit 1b9e2a8c99a5
+    /// "tcp: only postpone PROBE_RTT if RTT is < current min_rtt estimate"): PROBE_RTT comes
+    /// every 10 s unless the path's RTT falls.
+    #[default]
+    Lower,
+    /// One at or below it (4.9-5.9): equal samples keep postponing PROBE_RTT.
+    LowerOrEqual,
+}
+
+/// BBR's parameters (the flow's `cc_params` table), every default written out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BbrParams {
+    /// Which sample renews the minimum RTT: "lower" (default, Linux 5.10 on) or
+    /// "lower_or_equal" (4.9-5.9).
+    pub min_rtt_renew: MinRttRenew,
+}
+
+impl Params<()> for BbrParams {}
 
 impl Bbr {
     pub fn new(mss: u64) -> Bbr {
+        Bbr::with_params(mss, BbrParams::default())
+    }
+
+    pub fn with_params(mss: u64, params: BbrParams) -> Bbr {
         Bbr {
             mss,
             mode: Mode::Startup,
@@ -145,6 +177,7 @@ impl Bbr {
             prior_cwnd: 0,
             pacing_rate: 0,
             last: RateSample::default(),
+            min_rtt_renew: params.min_rtt_renew,
         }
     }
 
@@ -413,7 +446,11 @@ impl Bbr {
         let expired = self.min_rtt_stamp.is_some_and(|s| rs.now > s + MIN_RTT_WIN);
         if let Some(rtt) = rs.rtt {
             let us = rtt / US;
-            if self.min_rtt_us.is_none_or(|m| us <= m) || expired {
+            let renews = |m: u64| match self.min_rtt_renew {
+                MinRttRenew::Lower => us < m,
+                MinRttRenew::LowerOrEqual => us <= m,
+            };
+            if self.min_rtt_us.is_none_or(renews) || expired {
                 self.min_rtt_us = Some(us);
                 self.min_rtt_stamp = Some(rs.now);
             }
@@ -529,10 +566,15 @@ pub static INFO: [CcInfo; 1] = [CcInfo {
     name: "bbr",
     summary: "BBR v1: paces at the measured bottleneck bandwidth, the window a multiple of its BDP",
     reference: "Cardwell et al., ACM Queue 14(5) 2016; Linux tcp_bbr.c",
-    params: &[Group::of::<NoParams>()],
+    params: &[Group::of::<BbrParams>()],
     needs_accecn: false,
-    build: |p, ctx| without_params(p, Box::new(Bbr::new(ctx.mss))),
+    build,
 }];
+
+fn build(params: &Value, ctx: &CcContext) -> CcBuild {
+    let (p, resolved) = read_params::<BbrParams>(params)?;
+    Ok((Box::new(Bbr::with_params(ctx.mss, p)), resolved))
+}
 
 #[cfg(test)]
 mod tests;

@@ -182,6 +182,26 @@ fn probe_rtt_after_10_s_without_a_lower_rtt_holds_4_segments_for_200_ms_and_a_ro
 }
 
 #[test]
+fn only_a_lower_rtt_postpones_probe_rtt_since_linux_5_10() {
+    // bbr_update_min_rtt since commit 1b9e2a8c99a5: a sample equal to the minimum (100 ms,
+    // taken at 0) leaves its 10 s clock alone, so PROBE_RTT comes just after 10 s; with the
+    // earlier rule (<=) the equal sample at 9 s renews it and PROBE_RTT waits until 19 s.
+    for (renew, at_10s) in [
+        (MinRttRenew::Lower, Mode::ProbeRtt),
+        (MinRttRenew::LowerOrEqual, Mode::ProbeBw),
+    ] {
+        let mut b = probing(2, 0);
+        b.min_rtt_renew = renew;
+        let mut st = test_state(200 * MSS, u64::MAX, 150 * MSS);
+        feed(&mut b, &mut st, round(9 * SEC, 0, 150));
+        let mut rs = round(10 * SEC + MS, 100, 150);
+        rs.rtt = Some(120 * MS);
+        feed(&mut b, &mut st, rs);
+        assert_eq!(b.mode(), at_10s, "{renew:?}");
+    }
+}
+
+#[test]
 fn first_round_of_recovery_conserves_packets_then_the_saved_window_returns() {
     // bbr_set_cwnd_to_recover_or_restore: entering recovery the window is what is in flight
     // plus what this ACK delivered; on exit at least the window saved at the loss.
