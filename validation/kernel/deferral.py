@@ -112,13 +112,19 @@ def decisions(by_sock: dict[str, list[dict]], warmup: float, mss: int) -> dict[t
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def case_args(description: str) -> argparse.Namespace:
+    """The command line of a tool that records one case's kernel events: the case, the run's
+    duration, the warm-up before the counts and the MSS."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("case")
     ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
     ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
     ap.add_argument("--mss", type=int, default=1448)
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = case_args(__doc__.splitlines()[0])
     events = {"net/net_dev_queue": f"len == {ONE} || len == {TWO}", "tcp/tcp_probe": ""}
     table = decisions(responses(record(a.case, a.duration, events)), a.warmup, a.mss)
     print("room  lone segment  ACKs   oldest unacknowledged segment's age / SRTT: p10 p25 p50 p75 p90")

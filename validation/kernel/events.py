@@ -17,7 +17,6 @@ shares without bias; trace.py keeps it in out/trace/CASE/sim.flow_series.parquet
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter, defaultdict
@@ -30,7 +29,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import deferral
-import matrix
 
 from aqmlab.emulate.plans import CLIENT_PORT
 
@@ -120,12 +118,7 @@ def model_report(f: int, fs: pd.DataFrame, warmup: float, mss: int) -> list[str]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case")
-    ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
-    ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
-    ap.add_argument("--mss", type=int, default=1448)
-    a = ap.parse_args()
+    a = deferral.case_args(__doc__.splitlines()[0])
     events = {"tcp/tcp_probe": "", "tcp/tcp_cong_state_set": ""}
     t0, senders = kernel_senders(deferral.record(a.case, a.duration, events))
     if not senders:
