@@ -19,5 +19,12 @@ try:
     from aqmlab.cli.main import app, entry
 except signals.Stopped:
     stopping.interrupted_loading()
+except ImportError:
+    # A signal that cut a library's import leaves it half-loaded: numpy 2's C core then refuses
+    # to load again ("cannot load module more than once per process"). That is the signal's
+    # doing, and the command stops with its one line; an ImportError without one is a fault.
+    if not signals.early:
+        raise
+    stopping.interrupted_loading()
 
 __all__ = ["app", "entry"]

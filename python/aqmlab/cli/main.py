@@ -424,6 +424,16 @@ def entry() -> None:
     128 + the signal's number, resp. 2); files are written whole (``aqmlab.files``), so none is left cut short."""
     stopping.install()
     try:
+        _run()
+    except signals.Stopped:
+        # a signal as the command ended (in the handlers below or in ``_exit``): the first one
+        # stops there, and ``stopping.stop`` ignores any later one
+        _interrupted()
+
+
+def _run() -> None:
+    """``app()`` and the end of the process by its outcome (``entry``)."""
+    try:
         app()
     except SystemExit as e:  # typer's way to end every command, with its status
         if _said_nothing(e) or (not e.code and signals.take_early()):

@@ -42,7 +42,8 @@ def interrupted_loading() -> NoReturn:
 def install() -> None:
     """``stop`` for SIGINT and SIGTERM (the console script's; a program importing aqmlab.cli
     keeps its own). A signal that cut numpy's first import makes the next one warn that numpy
-    was loaded twice: the command is stopping by then, and says so in its one line instead."""
+    was loaded twice (numpy 1) or fail (numpy 2: aqmlab.cli takes that ImportError for the
+    signal's): the command is stopping by then, and says so in its one line instead."""
     for sig in signals.STOP_SIGNALS:
         signal.signal(sig, stop)
     signals.quiet_when_swallowed()
