@@ -23,8 +23,8 @@
 //! Not modelled: the restart after idle (`CA_EVENT_TX_START`: no idle periods within the
 //! sender's ACK clock here), the undo of a spurious recovery (`bbr_undo_cwnd`), and
 //! `is_ack_delayed` (set only for an ACK of less than one MSS). Linux draws the first PROBE_BW
-//! phase with prandom; here a hash of the
-//! time, which is deterministic per run and differs between flows that enter PROBE_BW apart.
+//! phase with prandom; here a hash of the time, which is deterministic per run and differs
+//! between flows that enter PROBE_BW apart.
 
 mod aggregation;
 mod control;
