@@ -325,6 +325,36 @@ def test_a_tcp_model_the_kernel_lacks_is_a_user_error(tmp_path: Path):
     assert "flows[0].cc" in res.output and "ledbat" in res.output
 
 
+@pytest.mark.parametrize(
+    ("item", "named"),
+    [
+        ("net.core.rmem_max=1000000", "net.core.rmem_max"),  # host-wide in part: not a namespace's
+        ("kernel.hz=100", "kernel.hz"),
+        ("net.ipv4.tcp_recovery", "net.ipv4.tcp_recovery"),  # no value
+        ("net.ipv4.tcp_rmem=4096 87380 6291456", "net.ipv4.tcp_rmem"),
+    ],
+)
+def test_a_sysctl_outside_the_namespaces_tcp_settings_is_a_user_error(tmp_path: Path, item: str, named: str):
+    sc = scenario(tmp_path, '{ rate = "10Mbps" }', PING)
+    res = runner.invoke(app, ["emulate", str(sc), "--sysctl", item])
+    assert res.exit_code == 2
+    assert "--sysctl" in res.output and named in res.output and "allowed" in res.output
+
+
+@needs_root
+def test_a_sysctl_is_set_in_both_namespaces_and_a_refused_one_is_one_line():
+    # net.ipv4.tcp_comp_sack_nr has a copy per network namespace (netns_ipv4), 44 by default
+    with netns.Namespaces(sysctls={"net.ipv4.tcp_comp_sack_nr": "0"}) as ns:
+        for side in ("c", "s"):
+            out = netns._sh("sysctl", "-n", "net.ipv4.tcp_comp_sack_nr", ns=ns.name(side))
+            assert out.stdout.strip() == "0"
+    refused = netns.Namespaces(sysctls={"net.ipv4.no_such_setting": "1"})
+    with pytest.raises(emu.EmulationError, match="net.ipv4.no_such_setting=1 was refused"):
+        refused.__enter__()
+    listed = netns._sh("ip", "netns", "list").stdout
+    assert refused.name("c") not in listed and refused.name("s") not in listed
+
+
 def test_a_missing_command_is_a_user_error(tmp_path: Path):
     sc = scenario(tmp_path, '{ rate = "10Mbps" }', "")
     res = runner.invoke(app, ["emulate", str(sc), "--", "no-such-program-here", "-x"])
@@ -510,7 +540,7 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
 # (`matrix.sim_scenario`), each group of flows as late as the kernel run's began its data
 # (`matrix.harness_lags`). About 80 s.
-KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[])
+KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[])
 
 
 @pytest.fixture(scope="module")

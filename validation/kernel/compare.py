@@ -206,6 +206,15 @@ def table(rows: list[dict]) -> str:
     )
     machines = Counter(e.get("machine", "not recorded") for row in rows for e in row["emu"])
     lines += [f"kernel runs on {m}: {k}" for m, k in machines.most_common()]
+    changed = Counter(
+        (", ".join(row.get("set") or []), ", ".join(f"{k}={v}" for k, v in (row.get("sysctl") or {}).items()))
+        for row in rows
+    )
+    lines += [
+        f"changed: model {model or 'nothing'}; kernel {kernel or 'nothing'} ({k} cases)"
+        for (model, kernel), k in changed.items()
+        if model or kernel
+    ]
     return "\n".join(lines)
 
 

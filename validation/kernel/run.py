@@ -12,6 +12,8 @@ runs the cases again). The table (compare.py) is printed at the end. Needs root,
     .venv/bin/python validation/kernel/compare.py out/core.json     # the table again
     .venv/bin/python validation/kernel/run.py --select core --resim  # a changed model against the stored kernel runs
     sudo .venv/bin/python validation/kernel/run.py --select core --only rrul_be --more --repeats 3  # more kernel runs
+    sudo .venv/bin/python validation/kernel/run.py --select cc_pair --only codel --repeats 4 \
+        --set sack_compress=false --sysctl net.ipv4.tcp_comp_sack_nr=0 --out out/cc_pair.nocomp.json  # one thing changed on both sides
 """
 
 from __future__ import annotations
@@ -47,11 +49,17 @@ def kernel_runs(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
     sc = matrix.scenario(case, a.duration, a.profile)
     emus = []
     for _ in range(a.repeats):
-        res, _ = emulate(sc, warmup_s=a.warmup)
+        res, _ = emulate(sc, warmup_s=a.warmup, sysctls=sysctls(a))
         emus.append(matrix.figures(res, a.warmup))
         emus[-1]["kernel_counters"] = res.meta["emulated"]["kernel_counters"]
         emus[-1]["machine"] = f"{res.meta['emulated']['kernel']}; {res.meta['emulated']['host']}"
     return emus
+
+
+def sysctls(a: argparse.Namespace) -> dict[str, str]:
+    """The kernel settings of `--sysctl NAME=VALUE`: the kernel's side of a run that changes one
+    thing, as `--set` is the model's."""
+    return dict(item.split("=", 1) for item in a.sysctl)
 
 
 def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
@@ -62,6 +70,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "id": case.id,
         "profile": a.profile or "default",
         "set": a.set,
+        "sysctl": sysctls(a),
         "duration_s": a.duration,
         "warmup_s": a.warmup,
         "sim": sims,
@@ -86,6 +95,12 @@ def main() -> None:
         "--profile", default=None, help="the simulated TCP profile (default: the default profile)"
     )
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE on every simulated TCP flow")
+    ap.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        help="NAME=VALUE set in the kernel's namespaces (net.ipv4.*); keep such runs in their own --out file",
+    )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -122,6 +137,10 @@ def main() -> None:
             continue
         if a.more and case.id in done:
             row = done[case.id]
+            if row.get("sysctl", {}) != sysctls(a):
+                raise SystemExit(
+                    f"{case.id}: stored kernel runs have sysctl {row.get('sysctl', {})}, not {sysctls(a)}"
+                )
             a.duration, a.warmup = row["duration_s"], row["warmup_s"]
             row["emu"] += kernel_runs(case, a)
             row.update(

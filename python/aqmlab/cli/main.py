@@ -200,6 +200,13 @@ def emulate_cmd(
         ),
     ] = True,
     direction: DirOpt = None,
+    sysctl: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=VALUE: a kernel setting under net.ipv4 changed in both hosts' namespaces "
+            "(repeatable), e.g. net.ipv4.tcp_comp_sack_nr=0 to run the kernel's TCP without SACK compression"
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario in real time: the kernel's TCP and real tools (iperf3, ping) between two
     network namespaces, through the scenario's path (needs root). `aqmlab emulate SCENARIO --
@@ -210,6 +217,16 @@ def emulate_cmd(
 
     command = list(ctx.args)
     check_dir(direction)
+    sysctls = {}
+    for item in sysctl or []:
+        name, eq, value = item.partition("=")
+        if not eq:
+            fail(f"--sysctl: {item!r} is not allowed; allowed: NAME=VALUE, e.g. net.ipv4.tcp_comp_sack_nr=0")
+        sysctls[name.strip()] = value.strip()
+    try:
+        emu.check_sysctls(sysctls)
+    except emu.EmulationError as e:
+        fail(str(e))
     if not math.isfinite(warmup) or warmup < 0:
         fail(f"--warmup: {warmup} is not allowed; allowed: a number of seconds >= 0")
     check_out(out_dir)
@@ -219,7 +236,7 @@ def emulate_cmd(
     try:
         with interrupts.catching():
             res, status = emu.emulate(
-                sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime
+                sc, seed=seed, command=command or None, warmup_s=warmup, realtime=realtime, sysctls=sysctls
             )
             with interrupts.held():
                 _save(res, out_dir)

@@ -31,10 +31,12 @@ from aqmlab.emulate.netns import (
     KERNEL_COUNTERS,
     NS_RE,
     SERVER_IP,
+    SYSCTL_RE,
     TUNSETIFF,
     EmulationError,
     Namespaces,
     check_environment,
+    check_sysctls,
     remove_stale,
 )
 from aqmlab.emulate.plans import (
@@ -71,6 +73,7 @@ __all__ = [
     "SERVER_IP",
     "SERVER_PORT",
     "SNDBUF_MAX",
+    "SYSCTL_RE",
     "TOOLS",
     "TUNSETIFF",
     "UNSUPPORTED_FLOW_KEYS",
@@ -80,6 +83,7 @@ __all__ = [
     "Tools",
     "apply_reports",
     "check_environment",
+    "check_sysctls",
     "default_cc",
     "emulate",
     "grace_s",

@@ -27,18 +27,46 @@ IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 
 
 # The kernel's TCP counters an emulated run reports (`Namespaces.tcp_counters`): retransmitted
-# segments, timeouts, tail loss probes, spurious timeouts undone, SACK recoveries.
+# segments, timeouts, tail loss probes, spurious timeouts undone, SACK recoveries, and the
+# reductions undone as spurious (tcp_input.c `tcp_try_undo_recovery`, `tcp_try_undo_partial`,
+# `tcp_try_undo_dsack`, `tcp_try_undo_loss`) or by a tail loss probe that repaired nothing
+# (`tcp_process_tlp_ack`: TCPLossProbeRecovery counts the probes that did repair a loss).
 KERNEL_COUNTERS = [
     "TcpRetransSegs",
     "TcpExtTCPTimeouts",
     "TcpExtTCPLossProbes",
+    "TcpExtTCPLossProbeRecovery",
     "TcpExtTCPSpuriousRTOs",
     "TcpExtTCPSackRecovery",
+    "TcpExtTCPFullUndo",
+    "TcpExtTCPPartialUndo",
+    "TcpExtTCPDSACKUndo",
+    "TcpExtTCPLossUndo",
 ]
 
 
 class EmulationError(Exception):
     """The machine cannot run an emulation (privileges, a missing tool): one line, exit 2."""
+
+
+SYSCTL_RE = re.compile(r"^net\.ipv4\.[a-z0-9_]+$")
+"""The kernel settings a run may change in its two namespaces (`sysctls`): the per-namespace TCP
+and IPv4 ones under net.ipv4 (tcp_comp_sack_nr, tcp_early_retrans, tcp_frto, ...), never a
+host-wide one."""
+
+
+def check_sysctls(sysctls: dict[str, str]) -> None:
+    """Each NAME=VALUE a run sets in its namespaces, checked before anything starts."""
+    for name, value in sysctls.items():
+        if not SYSCTL_RE.match(name):
+            raise EmulationError(
+                f"--sysctl: {name!r} is not allowed; allowed: a net.ipv4 setting (net.ipv4.NAME), "
+                "which each network namespace has its own copy of"
+            )
+        if not value or any(c.isspace() for c in value):
+            raise EmulationError(
+                f"--sysctl: {name}={value!r} is not allowed; allowed: a value without spaces"
+            )
 
 
 def _sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess:
@@ -123,6 +151,8 @@ class Namespaces:
     ecn: bool = False
     # Each namespace's net.ipv4.tcp_congestion_control (`default_cc`).
     cc: str = "cubic"
+    # Settings changed in both namespaces after the defaults above (`check_sysctls`).
+    sysctls: dict[str, str] = field(default_factory=dict)
     pid: int = field(default_factory=os.getpid)
     fds: dict[str, int] = field(default_factory=dict)
 
@@ -149,6 +179,11 @@ class Namespaces:
                     ["ip", "route", "add", f"{peer}/32", "dev", dev],
                 ]:
                     _sh(*cmd, ns=ns)
+                for name, value in self.sysctls.items():
+                    done = _sh("sysctl", "-qw", f"{name}={value}", check=False, ns=ns)
+                    if done.returncode:
+                        why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "refused"
+                        raise EmulationError(f"--sysctl: {name}={value} was refused by the kernel: {why}")
         except BaseException:
             self.__exit__()
             raise

@@ -14,7 +14,14 @@ import time
 
 from aqmlab import _core, metrics, signals
 from aqmlab.api import Result, recorded
-from aqmlab.emulate.netns import CLIENT_IP, SERVER_IP, Namespaces, _workdir, check_environment
+from aqmlab.emulate.netns import (
+    CLIENT_IP,
+    SERVER_IP,
+    Namespaces,
+    _workdir,
+    check_environment,
+    check_sysctls,
+)
 from aqmlab.emulate.plans import PROTO, TOOLS, default_cc, kernel_ccs, plan
 from aqmlab.emulate.reports import _T0, apply_reports
 from aqmlab.emulate.tools import Tools, _version, grace_s, run_flows
@@ -45,10 +52,15 @@ def emulate(
     command: list[str] | None = None,
     warmup_s: float = 0.0,
     realtime: bool = True,
+    sysctls: dict[str, str] | None = None,
 ) -> tuple[Result, int | None]:
     """Runs scenario `sc` in real time through the emulator. With `command`, runs it on the
     client side instead of the scenario's flows (for as long as it takes) and returns its exit
-    status too. Raises ScenarioError (a key emulation cannot honour) and EmulationError."""
+    status too. `sysctls` sets kernel settings (net.ipv4.NAME: value) in both hosts' namespaces,
+    e.g. to switch a mechanism of the kernel's TCP off as the model's keys do. Raises
+    ScenarioError (a key emulation cannot honour) and EmulationError."""
+    sysctls = dict(sysctls or {})
+    check_sysctls(sysctls)
     check_values(sc)
     resolved = resolve(sc, seed)
     plans = [] if command else plan(resolved)
@@ -77,7 +89,7 @@ def emulate(
         # SIGTERM cleans up like Ctrl-C does (kill -9 is left to the next start)
         signal.signal(signal.SIGTERM, signals.interrupt)
     mtu = _bytes(resolved["topology"].get("mtu", 1500))
-    with Namespaces(mtu=mtu, ecn=ecn, cc=default_cc(kernel_ccs())) as ns:
+    with Namespaces(mtu=mtu, ecn=ecn, cc=default_cc(kernel_ccs()), sysctls=sysctls) as ns:
         tools = Tools(ns, workdir)
         extra = [["iperf3", "-s"], ["irtt", "server"]] if command else []
         extra = [c for c in extra if shutil.which(c[0])]
@@ -136,6 +148,7 @@ def emulate(
         "problems": problems,
         "tcp": "the kernel's own TCP: only cc and ecn of the flow keys apply",
         "default_cc": default_cc(kernel_ccs()),
+        "sysctls": sysctls,
         "kernel_counters": counters,
     }
     if command:
