@@ -540,7 +540,9 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
 # (`matrix.sim_scenario`), each group of flows as late as the kernel run's began its data
 # (`matrix.harness_lags`). About 80 s.
-KERNEL_MATRIX_ARGS = argparse.Namespace(duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[])
+KERNEL_MATRIX_ARGS = argparse.Namespace(
+    duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[]
+)
 
 
 @pytest.fixture(scope="module")
