@@ -112,14 +112,17 @@ def decisions(by_sock: dict[str, list[dict]], warmup: float, mss: int) -> dict[t
     return out
 
 
-def case_args(description: str) -> argparse.Namespace:
+def case_args(description: str, stored: bool = False) -> argparse.Namespace:
     """The command line of a tool that records one case's kernel events: the case, the run's
-    duration, the warm-up before the counts and the MSS."""
+    duration, the warm-up before the counts and the MSS (and, with `stored`, `--stored`: read
+    the last run's records again instead of running the case)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("case")
     ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
     ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
     ap.add_argument("--mss", type=int, default=1448)
+    if stored:
+        ap.add_argument("--stored", action="store_true", help="the last run's records, no new run")
     return ap.parse_args()
 
 

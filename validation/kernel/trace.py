@@ -294,6 +294,8 @@ def main() -> None:
         finally:
             done.set()
             sampler.join()
+        # the run's start on CLOCK_MONOTONIC, the clock of the kernel's own event records
+        (out / "kernel.t0_ns").write_text(f"{_T0['ns']}\n")
         sender = {"down": "s", "up": "c"}
         for side in "cs":
             for r in read_sockets(out / f"kernel.ss.{side}.txt", _T0["ns"]):
