@@ -37,16 +37,17 @@ BW_SCALE, BBR_UNIT = 24, 256
 """tcp_bbr.c: bandwidth in packets per microsecond << 24; gains in 1/256."""
 MODES = {0: "startup", 1: "drain", 2: "probe_bw", 3: "probe_rtt"}
 COLUMNS = ["t_ns", "sport", "dport", "rate_delivered", "rate_interval_us", "bw", "min_rtt_us", "mode",
-           "cycle_idx", "pacing_gain", "extra0", "extra1", "cwnd", "packets_out", "ca_state"]  # fmt: skip
+           "cycle_idx", "pacing_gain", "extra0", "extra1", "cwnd", "packets_out", "ca_state",
+           "pacing_rate"]  # fmt: skip
 PROGRAM = """
 tracepoint:tcp:tcp_probe /args->data_len == 0/ {
   $tp = (struct tcp_sock *)args->skaddr;
   $icsk = (struct inet_connection_sock *)args->skaddr;
   $b = (struct bbr *)$icsk->icsk_ca_priv;
-  printf("%llu %u %u %u %u %u %u %u %u %u %u %u %u %u %u\\n", nsecs, args->sport, args->dport,
+  printf("%llu %u %u %u %u %u %u %u %u %u %u %u %u %u %u %lu\\n", nsecs, args->sport, args->dport,
     $tp->rate_delivered, $tp->rate_interval_us, $b->bw.s[0].v, $b->min_rtt_us, $b->mode,
     $b->cycle_idx, $b->pacing_gain, $b->extra_acked[0], $b->extra_acked[1], $tp->snd_cwnd,
-    $tp->packets_out, $icsk->icsk_ca_state);
+    $tp->packets_out, $icsk->icsk_ca_state, ((struct sock *)args->skaddr)->sk_pacing_rate);
 }
 """
 
