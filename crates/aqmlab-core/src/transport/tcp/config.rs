@@ -202,6 +202,17 @@ pub struct TcpConfig {
     pub sack1_pipe: bool,
     /// RFC 8985 RACK loss detection (SACK only); off: RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
+    /// Where an ACK's RTT samples come from: "tsecr" (now - TSecr of an ACK that advances
+    /// snd_una, RFC 7323 4.3, for the retransmission timer and the controller alike) or
+    /// "linux" (tcp_input.c tcp_clean_rtx_queue, tcp_sacktag_one, tcp_ack_update_rtt): the send
+    /// times of the never-retransmitted segments the ACK newly acknowledges (none at all when it
+    /// cumulatively acknowledges a retransmitted one: Karn's rule) or newly SACKs, the oldest
+    /// for the timer's estimate, the newest (the newest SACKed one if any) for the controller
+    /// and the minimum RTT; with none of them, an ACK that advances snd_una falls back to the
+    /// timestamp echo at the timestamps' 1 ms resolution (tcp_rtt_tsopt_us, 0 counted as 1
+    /// ms). Written out only when not "tsecr".
+    #[serde(default, skip_serializing_if = "RttSample::is_default")]
+    pub rtt_sample: RttSample,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
     pub tlp: bool,
     /// The tick rate (HZ) of the kernel timers that run RACK's reordering timer and the tail
@@ -320,6 +331,23 @@ pub enum RcvWindow {
     /// half of it is window (tcp_adv_win_scale 1), without the measured ratio (`rcvbuf.rs`).
     #[serde(rename = "linux_5")]
     Linux5,
+}
+
+/// Where RTT samples come from (the TCP key `rtt_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSample {
+    /// The timestamp echo of each ACK that advances snd_una.
+    #[default]
+    Tsecr,
+    /// Linux's: the segments' send times, the echo at 1 ms when Karn's rule leaves none.
+    Linux,
+}
+
+impl RttSample {
+    pub fn is_default(&self) -> bool {
+        *self == RttSample::Tsecr
+    }
 }
 
 /// Which lone segment a read ACKs at once (the TCP key `push_ack`).

@@ -6,7 +6,7 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, Rwnd, SmallQueues, SynLossIw, TcpConfig,
+    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig,
     TsoDefer, TsoSegs,
 };
 use super::rto;
@@ -101,6 +101,7 @@ pub(crate) fn rfc() -> TcpConfig {
         rate_halving: false,
         sack1_pipe: false,
         rack: false,
+        rtt_sample: RttSample::Tsecr,
         tlp: false,
         timer_hz: 0,
         frto: false,

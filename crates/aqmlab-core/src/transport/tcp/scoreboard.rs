@@ -52,6 +52,22 @@ struct RtxIds {
     acked: Option<u64>,
 }
 
+/// The send times Linux takes an ACK's RTT samples from (tcp_input.c tcp_clean_rtx_queue's
+/// first_ackt / last_ackt and FLAG_RETRANS_DATA_ACKED, tcp_sacktag_one's first_sackt /
+/// last_sackt): of the never-retransmitted segments it newly acknowledges cumulatively (not
+/// SACKed before), the oldest and newest; whether it cumulatively acknowledges one ever
+/// retransmitted; of the never-retransmitted segments it newly SACKs, the lowest's and the
+/// highest's (Linux walks the SACK blocks sorted by sequence).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttTimes {
+    pub first_ackt: Option<u64>,
+    pub last_ackt: Option<u64>,
+    pub retx_acked: bool,
+    /// (segment index, send time) of the lowest and highest.
+    pub first_sackt: Option<(u64, u64)>,
+    pub last_sackt: Option<(u64, u64)>,
+}
+
 /// The most recently sent segment among those an ACK delivered (RFC 8985 RACK_update): its
 /// transmission time and index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -99,6 +115,9 @@ pub struct Scoreboard {
     acked_sacked: u64,
     /// ns-2's retransmission ids, kept only for [`Self::relost_retransmissions`].
     rtx_ids: Option<RtxIds>,
+    /// The current ACK's [`RttTimes`], kept only with `rtt_sample = "linux"`.
+    rtt: bool,
+    rtt_times: RttTimes,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
     /// `mark_all_lost`), for the cost tests.
     work: u64,
@@ -127,8 +146,21 @@ impl Scoreboard {
             orig_delivered: None,
             acked_sacked: 0,
             rtx_ids: None,
+            rtt: false,
+            rtt_times: RttTimes::default(),
             work: 0,
         }
+    }
+
+    /// Keeps each ACK's [`RttTimes`].
+    pub fn with_rtt_times(mut self) -> Scoreboard {
+        self.rtt = true;
+        self
+    }
+
+    /// The current ACK's [`RttTimes`] (all empty unless kept).
+    pub fn rtt_times(&self) -> RttTimes {
+        self.rtt_times
     }
 
     /// Keeps the transmissions in time order for RACK.
@@ -166,6 +198,7 @@ impl Scoreboard {
         self.orig_delivered = None;
         self.acked_sacked = 0;
         self.rate_acc = RateAcc::default();
+        self.rtt_times = RttTimes::default();
     }
 
     /// Of the bytes the current ACK acknowledged cumulatively, those SACKed before it.
@@ -435,6 +468,15 @@ impl Scoreboard {
                 }
             }
             let len = self.seg_len(self.first);
+            if self.rtt {
+                let t = &mut self.rtt_times;
+                if s.ever_retx {
+                    t.retx_acked = true;
+                } else if !s.sacked {
+                    t.first_ackt.get_or_insert(s.xmit_ts);
+                    t.last_ackt = Some(s.xmit_ts);
+                }
+            }
             if s.sacked {
                 self.acked_sacked += len;
             } else {
@@ -489,6 +531,15 @@ impl Scoreboard {
                 self.rate_acc.delivered(self.tx[o]);
             }
             self.note_delivered(i, &s, ts);
+            if self.rtt && !s.ever_retx {
+                let t = &mut self.rtt_times;
+                if t.first_sackt.is_none_or(|(k, _)| i < k) {
+                    t.first_sackt = Some((i, s.xmit_ts));
+                }
+                if t.last_sackt.is_none_or(|(k, _)| i > k) {
+                    t.last_sackt = Some((i, s.xmit_ts));
+                }
+            }
             let s = &mut self.segs[o];
             s.sacked = true;
             s.retx = false;

@@ -5,11 +5,12 @@
 //! pass it on.
 
 use super::super::accecn::Feedback;
+use super::super::config::RttSample;
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::packet::{flags, Packet};
 use crate::transport::cc::{AckSample, CongestionKind};
-use crate::units::Time;
+use crate::units::{Time, MS};
 
 /// What an ACK brought, handed from phase to phase of [`TcpSender::on_ack`].
 pub(super) struct Ack {
@@ -68,10 +69,18 @@ impl TcpSender {
         let (sacked_bytes, newly_lost) = self.take_sacks(pkt, advanced);
         let (mut rtt, mut owd) = (None, None);
         if advanced && now >= pkt.ts_ecr {
-            let r = now - pkt.ts_ecr;
-            self.rtt.sample(r, self.snd_una, self.high_data);
-            rtt = Some(r);
             owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
+        }
+        let (timer_rtt, cc_rtt) = match self.cfg.rtt_sample {
+            RttSample::Tsecr => {
+                let r = (advanced && now >= pkt.ts_ecr).then(|| now - pkt.ts_ecr);
+                (r, r)
+            }
+            RttSample::Linux => self.linux_rtt(pkt, advanced, now),
+        };
+        if let Some(r) = timer_rtt {
+            self.rtt.sample(r, self.snd_una, self.high_data);
+            rtt = cc_rtt;
         }
         let outstanding = self.snd_una < self.high_data;
         let dup =
@@ -91,6 +100,30 @@ impl TcpSender {
             ece,
             ce_segs,
         }
+    }
+
+    /// Linux's RTT samples of an ACK at `now` (`rtt_sample = "linux"`; tcp_input.c
+    /// tcp_clean_rtx_queue and tcp_ack_update_rtt): the timer's (seq_rtt_us: the oldest
+    /// segment newly acknowledged, else the oldest newly SACKed) and the controller's
+    /// (ca_rtt_us: the newest newly SACKed, else the newest newly acknowledged); none from a
+    /// cumulative ACK of retransmitted data (Karn). Without either, an ACK that advances
+    /// snd_una gives the timestamp echo's, in whole milliseconds as Linux's timestamps count
+    /// them (tcp_rtt_tsopt_us: floor(now) - TSecr in ms, at least 1), for both.
+    fn linux_rtt(&self, pkt: &Packet, advanced: bool, now: Time) -> (Option<Time>, Option<Time>) {
+        let t = self.sb.rtt_times();
+        let (mut timer, mut cc) = (None, None);
+        if let (Some(first), Some(last), false) = (t.first_ackt, t.last_ackt, t.retx_acked) {
+            (timer, cc) = (Some(now - first), Some(now - last));
+        }
+        if let (Some((_, first)), Some((_, last))) = (t.first_sackt, t.last_sackt) {
+            timer = timer.or(Some(now - first));
+            cc = Some(now - last);
+        }
+        if timer.is_none() && advanced && now >= pkt.ts_ecr {
+            let ms = (now / MS).saturating_sub(pkt.ts_ecr / MS).max(1) * MS;
+            return (Some(ms), Some(ms));
+        }
+        (timer, cc)
     }
 
     /// Whether the ACK signals congestion, and (AccECN) how many packets it reports newly
@@ -218,9 +251,95 @@ pub(super) fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
 mod tests {
     use super::super::testutil::*;
     use super::is_cwnd_limited;
+    use crate::transport::tcp::config::RttSample;
     use crate::packet::{Ecn, EcnMode};
     use crate::transport::tcp::accecn;
     use crate::transport::tcp::receiver::TcpReceiver;
+
+    /// A Linux-profile sender (`testutil::linux_sender`) of 20 segments taking its RTT samples
+    /// by `rule`; its initial window of `iw` left at 100 ms.
+    fn rtt_sender(rule: RttSample, iw: u32) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            iw,
+            cc: "newreno".into(),
+            bytes: Some(20 * MSS),
+            prr: true,
+            rack: true,
+            tlp: true,
+            rtt_sample: rule,
+            ..crate::transport::tcp::profiles::rfc()
+        };
+        let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+        let mut out = vec![];
+        s.start(0, &mut out);
+        out.clear();
+        s.on_packet(&synack(), 100 * MS, &mut out);
+        (s, out)
+    }
+
+    /// An ACK of the segments below `una` SACKing `sacked`, echoing TSval `ecr` (ns).
+    fn rtt_ack(una: u64, sacked: &[(u64, u64)], ecr: Time) -> Packet {
+        let mut p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            ack: 1 + una * MSS,
+            ts_ecr: ecr,
+            ..Default::default()
+        };
+        let blocks: Vec<SackBlock> =
+            sacked.iter().map(|&(a, b)| SackBlock { start: 1 + a * MSS, end: 1 + b * MSS }).collect();
+        p.set_sacks(&blocks);
+        p
+    }
+
+    #[test]
+    fn linux_takes_the_controllers_rtt_from_the_newest_segment_and_the_timers_from_the_oldest() {
+        // tcp_clean_rtx_queue: seq_rtt_us from first_ackt (the oldest segment acknowledged),
+        // ca_rtt_us from last_ackt (the newest). Segments 0-1 leave at 100 ms; the ACK of 0 at
+        // 150 ms lets 2-3 go; one delayed ACK of 1 and 2 comes at 200 ms echoing segment 1's
+        // TSval (RFC 7323's TS.Recent: the first segment it covers).
+        for (rule, cc) in [(RttSample::Tsecr, 100), (RttSample::Linux, 50)] {
+            let (mut s, _) = rtt_sender(rule, 2);
+            let mut out = vec![];
+            s.on_packet(&rtt_ack(1, &[], 100 * MS), 150 * MS, &mut out);
+            assert_eq!(segs(&out), vec![2, 3]);
+            let a = s.take_ack(&rtt_ack(3, &[], 100 * MS), 200 * MS);
+            assert_eq!(a.rtt, Some(cc * MS), "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn linux_falls_back_to_the_timestamp_at_1_ms_when_retransmitted_data_is_acknowledged() {
+        // Karn's rule (tcp_clean_rtx_queue sets FLAG_RETRANS_DATA_ACKED, no seq_rtt_us) and no
+        // new SACK: tcp_ack_update_rtt takes tcp_rtt_tsopt_us, whole milliseconds of the
+        // timestamp clock: floor(201.2) - floor(150.5) = 51 ms where the echo says 50.7 ms.
+        for (rule, rtt) in [(RttSample::Tsecr, 50_700_000), (RttSample::Linux, 51 * MS)] {
+            let (mut s, out) = rtt_sender(rule, 4);
+            assert_eq!(segs(&out), vec![0, 1, 2, 3]);
+            let mut out = vec![];
+            // segment 0 lost: three SACKed segments mark it lost (RACK's reordering window is
+            // 0 with DupThresh segments SACKed) and it is sent again at 150.5 ms
+            s.on_packet(&rtt_ack(0, &[(1, 2)], 100 * MS), 150 * MS, &mut out);
+            s.on_packet(&rtt_ack(0, &[(1, 4)], 100 * MS), 150_500_000, &mut out);
+            assert!(segs(&out).contains(&0), "{out:?}");
+            let a = s.take_ack(&rtt_ack(4, &[], 150_500_000), 201_200_000);
+            assert_eq!(a.rtt, Some(rtt), "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn linux_samples_the_rtt_from_newly_sacked_segments() {
+        // tcp_sacktag_one's first_sackt / last_sackt: an ACK that only SACKs gives both samples
+        // (the timer's: SRTT moves); by its echo, one that does not advance snd_una gives none.
+        for (rule, sampled) in [(RttSample::Tsecr, false), (RttSample::Linux, true)] {
+            let (mut s, _) = rtt_sender(rule, 4);
+            let before = s.rtt.srtt();
+            let a = s.take_ack(&rtt_ack(0, &[(1, 3)], 100 * MS), 150 * MS);
+            assert_eq!(a.rtt, sampled.then_some(50 * MS), "{rule:?}");
+            assert_eq!(s.rtt.srtt() != before, sampled, "{rule:?}");
+        }
+    }
 
     #[test]
     fn cwnd_limited_follows_linux_3_14() {

@@ -107,7 +107,7 @@
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
 use super::accecn::{self, Feedback, TxCounter};
-use super::config::{SmallQueues, SynLossIw, TcpConfig};
+use super::config::{RttSample, SmallQueues, SynLossIw, TcpConfig};
 use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::packet::{flags, Dir, Kind, Packet};
@@ -168,6 +168,9 @@ impl TcpSender {
         }
         if cfg.lost_rtx_by_order && sack {
             sb = sb.with_rtx_ids();
+        }
+        if cfg.rtt_sample == RttSample::Linux {
+            sb = sb.with_rtt_times();
         }
         Ok(TcpSender {
             flow,
