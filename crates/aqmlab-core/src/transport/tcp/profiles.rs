@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig,
-    TsoDefer, TsoSegs,
+    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, RttSample, Rwnd, SmallQueues, SynLossIw,
+    TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;

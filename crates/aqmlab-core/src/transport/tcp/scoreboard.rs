@@ -115,9 +115,9 @@ pub struct Scoreboard {
     acked_sacked: u64,
     /// ns-2's retransmission ids, kept only for [`Self::relost_retransmissions`].
     rtx_ids: Option<RtxIds>,
-    /// The current ACK's [`RttTimes`], kept only with `rtt_sample = "linux"`.
-    rtt: bool,
-    rtt_times: RttTimes,
+    /// The current ACK's [`RttTimes`], kept only with `rtt_sample = "linux"` (boxed: the
+    /// scoreboard stays as small as without it).
+    rtt_times: Option<Box<RttTimes>>,
     /// Work counter: segment records and ranges visited by per-ACK operations (not by
     /// `mark_all_lost`), for the cost tests.
     work: u64,
@@ -146,21 +146,20 @@ impl Scoreboard {
             orig_delivered: None,
             acked_sacked: 0,
             rtx_ids: None,
-            rtt: false,
-            rtt_times: RttTimes::default(),
+            rtt_times: None,
             work: 0,
         }
     }
 
     /// Keeps each ACK's [`RttTimes`].
     pub fn with_rtt_times(mut self) -> Scoreboard {
-        self.rtt = true;
+        self.rtt_times = Some(Box::default());
         self
     }
 
     /// The current ACK's [`RttTimes`] (all empty unless kept).
     pub fn rtt_times(&self) -> RttTimes {
-        self.rtt_times
+        self.rtt_times.as_deref().copied().unwrap_or_default()
     }
 
     /// Keeps the transmissions in time order for RACK.
@@ -198,7 +197,9 @@ impl Scoreboard {
         self.orig_delivered = None;
         self.acked_sacked = 0;
         self.rate_acc = RateAcc::default();
-        self.rtt_times = RttTimes::default();
+        if let Some(t) = self.rtt_times.as_deref_mut() {
+            *t = RttTimes::default();
+        }
     }
 
     /// Of the bytes the current ACK acknowledged cumulatively, those SACKed before it.
@@ -468,8 +469,7 @@ impl Scoreboard {
                 }
             }
             let len = self.seg_len(self.first);
-            if self.rtt {
-                let t = &mut self.rtt_times;
+            if let Some(t) = self.rtt_times.as_deref_mut() {
                 if s.ever_retx {
                     t.retx_acked = true;
                 } else if !s.sacked {
@@ -531,8 +531,7 @@ impl Scoreboard {
                 self.rate_acc.delivered(self.tx[o]);
             }
             self.note_delivered(i, &s, ts);
-            if self.rtt && !s.ever_retx {
-                let t = &mut self.rtt_times;
+            if let Some(t) = self.rtt_times.as_deref_mut().filter(|_| !s.ever_retx) {
                 if t.first_sackt.is_none_or(|(k, _)| i < k) {
                     t.first_sackt = Some((i, s.xmit_ts));
                 }

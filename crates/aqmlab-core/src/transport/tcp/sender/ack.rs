@@ -68,19 +68,20 @@ impl TcpSender {
         }
         let (sacked_bytes, newly_lost) = self.take_sacks(pkt, advanced);
         let (mut rtt, mut owd) = (None, None);
-        if advanced && now >= pkt.ts_ecr {
-            owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
-        }
-        let (timer_rtt, cc_rtt) = match self.cfg.rtt_sample {
-            RttSample::Tsecr => {
-                let r = (advanced && now >= pkt.ts_ecr).then(|| now - pkt.ts_ecr);
-                (r, r)
+        if self.cfg.rtt_sample == RttSample::Linux {
+            let (timer, cc) = self.linux_rtt(pkt, advanced, now);
+            if let Some(r) = timer {
+                self.rtt.sample(r, self.snd_una, self.high_data);
+                rtt = cc;
             }
-            RttSample::Linux => self.linux_rtt(pkt, advanced, now),
-        };
-        if let Some(r) = timer_rtt {
+            if advanced && now >= pkt.ts_ecr {
+                owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
+            }
+        } else if advanced && now >= pkt.ts_ecr {
+            let r = now - pkt.ts_ecr;
             self.rtt.sample(r, self.snd_una, self.high_data);
-            rtt = cc_rtt;
+            rtt = Some(r);
+            owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
         }
         let outstanding = self.snd_una < self.high_data;
         let dup =
@@ -109,6 +110,7 @@ impl TcpSender {
     /// cumulative ACK of retransmitted data (Karn). Without either, an ACK that advances
     /// snd_una gives the timestamp echo's, in whole milliseconds as Linux's timestamps count
     /// them (tcp_rtt_tsopt_us: floor(now) - TSecr in ms, at least 1), for both.
+    #[inline(never)]
     fn linux_rtt(&self, pkt: &Packet, advanced: bool, now: Time) -> (Option<Time>, Option<Time>) {
         let t = self.sb.rtt_times();
         let (mut timer, mut cc) = (None, None);
@@ -251,9 +253,9 @@ pub(super) fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
 mod tests {
     use super::super::testutil::*;
     use super::is_cwnd_limited;
-    use crate::transport::tcp::config::RttSample;
     use crate::packet::{Ecn, EcnMode};
     use crate::transport::tcp::accecn;
+    use crate::transport::tcp::config::RttSample;
     use crate::transport::tcp::receiver::TcpReceiver;
 
     /// A Linux-profile sender (`testutil::linux_sender`) of 20 segments taking its RTT samples
@@ -287,8 +289,13 @@ mod tests {
             ts_ecr: ecr,
             ..Default::default()
         };
-        let blocks: Vec<SackBlock> =
-            sacked.iter().map(|&(a, b)| SackBlock { start: 1 + a * MSS, end: 1 + b * MSS }).collect();
+        let blocks: Vec<SackBlock> = sacked
+            .iter()
+            .map(|&(a, b)| SackBlock {
+                start: 1 + a * MSS,
+                end: 1 + b * MSS,
+            })
+            .collect();
         p.set_sacks(&blocks);
         p
     }
