@@ -282,22 +282,7 @@ mod tests {
 
     /// An ACK of the segments below `una` SACKing `sacked`, echoing TSval `ecr` (ns).
     fn rtt_ack(una: u64, sacked: &[(u64, u64)], ecr: Time) -> Packet {
-        let mut p = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::ACK,
-            ack: 1 + una * MSS,
-            ts_ecr: ecr,
-            ..Default::default()
-        };
-        let blocks: Vec<SackBlock> = sacked
-            .iter()
-            .map(|&(a, b)| SackBlock {
-                start: 1 + a * MSS,
-                end: 1 + b * MSS,
-            })
-            .collect();
-        p.set_sacks(&blocks);
-        p
+        ack_packet(1 + una * MSS, &sack_blocks(sacked), ecr)
     }
 
     #[test]

@@ -62,14 +62,31 @@ pub(super) fn ack_echoing(
     now: Time,
     ts_ecr: Time,
 ) -> Vec<Packet> {
-    let blocks: Vec<SackBlock> = sacked
+    ack_blocks_echoing(s, ack, &sack_blocks(sacked), now, ts_ecr)
+}
+
+/// SACK blocks of segment ranges [a, b) (MSS-sized segments from sequence number 1).
+pub(super) fn sack_blocks(sacked: &[(u64, u64)]) -> Vec<SackBlock> {
+    sacked
         .iter()
         .map(|&(a, b)| SackBlock {
             start: 1 + a * MSS,
             end: 1 + b * MSS,
         })
-        .collect();
-    ack_blocks_echoing(s, ack, &blocks, now, ts_ecr)
+        .collect()
+}
+
+/// A pure ACK of `ack` with SACK `blocks`, echoing TSval `ts_ecr`.
+pub(super) fn ack_packet(ack: u64, blocks: &[SackBlock], ts_ecr: Time) -> Packet {
+    let mut p = Packet {
+        kind: Kind::Tcp,
+        tcp_flags: flags::ACK,
+        ack,
+        ts_ecr,
+        ..Default::default()
+    };
+    p.set_sacks(blocks);
+    p
 }
 
 /// An ACK of `ack` with SACK `blocks` in sequence numbers (echoing TSval 100) at `now`, and what
@@ -85,16 +102,8 @@ fn ack_blocks_echoing(
     now: Time,
     ts_ecr: Time,
 ) -> Vec<Packet> {
-    let mut p = Packet {
-        kind: Kind::Tcp,
-        tcp_flags: flags::ACK,
-        ack,
-        ts_ecr,
-        ..Default::default()
-    };
-    p.set_sacks(blocks);
     let mut out = vec![];
-    s.on_packet(&p, now, &mut out);
+    s.on_packet(&ack_packet(ack, blocks, ts_ecr), now, &mut out);
     out
 }
 
