@@ -68,13 +68,16 @@ class Case:
     rtt2_ms: int = 0
     limit_p: int = 1000
     cc2: str = ""
+    # random loss on the down path's wire after the queue, per mille (`loss` selection)
+    loss_permille: int = 0
 
     @property
     def id(self) -> str:
         rtt = f"{self.rtt_ms}ms" + (f"+{self.rtt2_ms}ms" if self.rtt2_ms else "")
         limit = f"-{self.limit_p}p" if self.limit_p != 1000 else ""
+        loss = f"-loss{self.loss_permille}pm" if self.loss_permille else ""
         cc = self.cc + (f"+{self.cc2}" if self.cc2 else "")
-        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}-{cc}"
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}-{cc}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -195,6 +198,12 @@ def _steady(selection: str) -> list[Case]:
     return [Case(q, "rrul_be", rate, rtt) for q in STEADY_QDISCS]
 
 
+def _loss() -> list[Case]:
+    # One download through a FIFO with random loss on the wire behind it: the senders' answer to
+    # losses the queue did not cause (an open loop: no AQM feeds back on the answer).
+    return [Case("pfifo", "bulk1", 10, 50, cc=cc, loss_permille=10) for cc in ("bbr", "cubic")]
+
+
 def _all() -> list[Case]:
     return list(itertools.chain(_core(), _rates(), _rtts(), _bbr(), _rtt_mix(), _low_rtt()))
 
@@ -211,6 +220,7 @@ SELECTIONS = {
     "low_rtt": _low_rtt,
     "l4s_pairs": _l4s_pairs,
     "cc_pair": _cc_pair,
+    "loss": _loss,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -241,6 +251,8 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
     rate = f"{case.rate_mbps}Mbps"
     down = {"rate": rate, "qdisc": case.qdisc, "limit": f"{case.limit_p}p"}
     up = dict(down)
+    if case.loss_permille:
+        down["loss"] = case.loss_permille / 1000
     tcp = {"kind": "tcp", "cc": case.cc, **({"profile": profile} if profile else {})}
     flows: list[dict] = []
     if case.traffic == "home":
