@@ -44,12 +44,15 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     ]
 
 
-def kernel_runs(case: matrix.Case, a: argparse.Namespace) -> list[dict]:
-    """The kernel's side of a case: `a.repeats` emulated runs."""
+def kernel_runs(case: matrix.Case, a: argparse.Namespace, done: int = 0) -> list[dict]:
+    """The kernel's side of a case: `a.repeats` emulated runs, after `done` stored ones. Each
+    run has its own seed (done + 1, done + 2, ...), as the simulated runs do: the emulator's
+    own draws (a wire's random loss) then differ from run to run, where one seed would give
+    every run the same losses."""
     sc = matrix.scenario(case, a.duration, a.profile)
     emus = []
-    for _ in range(a.repeats):
-        res, _ = emulate(sc, warmup_s=a.warmup, sysctls=sysctls(a))
+    for k in range(a.repeats):
+        res, _ = emulate(sc, seed=done + k + 1, warmup_s=a.warmup, sysctls=sysctls(a))
         emus.append(matrix.figures(res, a.warmup))
         emus[-1]["kernel_counters"] = res.meta["emulated"]["kernel_counters"]
         emus[-1]["machine"] = f"{res.meta['emulated']['kernel']}; {res.meta['emulated']['host']}"
@@ -142,7 +145,7 @@ def main() -> None:
                     f"{case.id}: stored kernel runs have sysctl {row.get('sysctl', {})}, not {sysctls(a)}"
                 )
             a.duration, a.warmup = row["duration_s"], row["warmup_s"]
-            row["emu"] += kernel_runs(case, a)
+            row["emu"] += kernel_runs(case, a, len(row["emu"]))
             row.update(
                 sim=simulate(case, a, row["emu"]), recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             )
