@@ -667,3 +667,36 @@ def test_each_class_s_drops_add_up_to_the_bottleneck_s():
     labels = fig["labels"]
     assert set(labels) == {"down", "down_cc2"} and all(v["drops"] > 0 for v in labels.values())
     assert sum(v["drops"] for v in labels.values()) + probe_drops == fig["dirs"]["down"]["drops"]
+
+
+def test_each_kernel_run_draws_its_own_seed_after_the_stored_ones(monkeypatch):
+    # The emulator's own draws (a wire's random loss) follow the run's seed: runs that shared one
+    # would all lose the same packets. kernel_runs numbers them on from the runs stored.
+    seeds = []
+
+    def fake_emulate(sc, seed=None, **kw):
+        seeds.append(seed)
+        raise StopIteration  # the harness's bookkeeping after the run is not under test
+
+    monkeypatch.setattr(kernel_run, "emulate", fake_emulate)
+    args = argparse.Namespace(**{**vars(KERNEL_MATRIX_ARGS), "repeats": 1})
+    for done in (0, 3):
+        with pytest.raises(StopIteration):
+            kernel_run.kernel_runs(kernel_matrix.cases("loss")[0], args, done)
+    assert seeds == [1, 4]
+
+
+def test_the_loss_cases_lose_packets_on_the_down_wire_only_at_their_rate():
+    # matrix.Case.loss_permille is the down hop's `loss` (after its queue), the up hop keeps
+    # none; with it a simulated download loses about that share of the data packets that
+    # crossed the hop, each loss repaired by one retransmission: within four Poisson standard
+    # deviations of 1 % of them (a retransmission lost again counts twice, rarely at 1 %).
+    case = next(c for c in kernel_matrix.cases("loss") if c.cc == "cubic")
+    sc = kernel_matrix.scenario(case, 20.0)
+    assert sc["topology"]["down"]["loss"] == 0.01 and "loss" not in sc["topology"]["up"]
+    res = aqmlab.run(sc, seed=1)
+    p = res.tables["packets"].to_pandas()
+    crossed = int(((p.hop == "down") & (p.payload > 0) & (p.outcome == "sent")).sum())
+    retx = int(res.tables["flows"].to_pandas().query("kind == 'tcp'").retransmits.sum())
+    expected = 0.01 * crossed
+    assert abs(retx - expected) <= 4 * expected**0.5 + 2, (retx, crossed)
