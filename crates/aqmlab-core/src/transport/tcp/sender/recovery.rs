@@ -183,7 +183,12 @@ impl TcpSender {
                 self.st.cwnd = self.st.ssthresh + 3 * self.mss;
             }
         }
-        if self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
+        // A rate-based controller (Linux's `cong_control`: BBR) sets its window from the
+        // packets in flight before the fast retransmit leaves: tcp_ack runs tcp_cong_control,
+        // then tcp_xmit_recovery, which sends it (paced, within the new window). The send loop
+        // after the controller's turn sends it first (`rate_control`, then `send_loop`).
+        let deferred = self.rate.is_some();
+        if !deferred && self.sb.seg(head).is_some_and(|s| !s.retx && !s.sacked && s.lost) {
             self.retransmit(head, now, out);
         }
         if self.cfg.fr_rearm {
@@ -387,6 +392,34 @@ impl TcpSender {
 mod tests {
     use super::super::testutil::*;
     use super::PrrRule;
+
+    #[test]
+    fn bbr_sets_its_window_from_the_flight_before_the_fast_retransmit_leaves() {
+        // tcp_ack: tcp_fastretrans_alert marks segment 0 lost and enters Recovery, then
+        // tcp_cong_control (bbr_main: packet conservation, cwnd = tcp_packets_in_flight +
+        // acked), then tcp_xmit_recovery sends the retransmission. Ten segments out at 100 ms
+        // (Linux leaves the first ten unpaced); an ACK at 150 ms SACKs 1-3: RACK marks 0 lost
+        // (reordering window 0 once DupThresh segments are SACKed), in flight 10 - 3 SACKed - 1
+        // lost = 6, acked 3: cwnd 9. Counting the retransmission in flight first would give 10.
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            cc: "bbr".into(),
+            bytes: Some(50 * MSS),
+            ..crate::transport::tcp::profiles::linux()
+        };
+        let (mut s, out) = established_with(cfg);
+        assert_eq!(segs(&out), (0..10).collect::<Vec<_>>());
+        let mut out = vec![];
+        s.on_packet(&ack_packet(1, &sack_blocks(&[(1, 4)]), 100), 150 * MS, &mut out);
+        assert!(s.in_recovery());
+        assert_eq!(s.cwnd(), 9 * MSS);
+        // the retransmission still leaves first, on this ACK or at the next pacing slot
+        while !out.iter().any(|p| p.seq == 1) {
+            let at = s.next_timer().expect("a timer for the retransmission");
+            s.on_timer(at, &mut out);
+        }
+        assert_eq!(segs(&out)[0], 0);
+    }
 
     #[test]
     fn newreno_limited_transmit_and_fast_retransmit_arithmetic() {
