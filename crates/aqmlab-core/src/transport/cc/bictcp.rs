@@ -1,14 +1,16 @@
 //! Linux's CUBIC window arithmetic (net/ipv4/tcp_cubic.c: `struct bictcp`, `bictcp_update`,
 //! `bictcp_recalc_ssthresh`, `cubic_root`, the delayed-ACK ratio of `bictcp_acked`, and
-//! tcp_cong.c `tcp_cong_avoid_ai`), in whole packets and jiffies at HZ 1000, at three kernel
-//! versions ([`Kernel`]). One implementation serves three controllers: `cubic` with
+//! tcp_cong.c `tcp_cong_avoid_ai`), in whole packets and jiffies (`tcp_jiffies32`, at the
+//! kernel's CONFIG_HZ: [`Bictcp::hz`], 1000 unless set), at three kernel versions ([`Kernel`]).
+//! One implementation serves three controllers: `cubic` with
 //! `law = "linux"` (Linux 3.14) or `law = "linux_4"` (4.x onwards, cubic.rs) and `cubic_2_6_22`
 //! (2.6.22.6 as ns-2 runs it).
 //!
 //! Per ACK in congestion avoidance, [`Bictcp::update`] computes `cnt`, the number of ACKs
 //! (packets from 4.x) after which cwnd grows by one packet, and [`Bictcp::cong_avoid_ai`] counts
 //! against it:
-//! * At most once per cwnd value and HZ/32 jiffies (31 ms) the count is recomputed; the first
+//! * At most once per cwnd value and HZ/32 jiffies (31 ms at HZ 1000, 28 at 250) the count is
+//!   recomputed; the first
 //!   update after a loss opens an epoch: K = cbrt(cube_factor x (W_max - cwnd)) in 2^-10 s,
 //!   cube_factor = 2^40 / (bic_scale x 10), bic_scale = 41 (C = 0.4 per a fixed 100 ms RTT);
 //!   the origin is W_max (or cwnd with K = 0 when cwnd >= W_max).
@@ -78,7 +80,8 @@ const BETA_SCALE: u32 = 1024;
 const BIC_SCALE: u32 = 41;
 const MAX_INCREMENT: u32 = 16;
 const BICTCP_HZ: u32 = 10;
-/// Jiffies per second (one jiffy = 1 ms).
+/// Jiffies per second unless set (one jiffy = 1 ms): ns-2's ns-linux-c.h, and the
+/// `linux_3_14` profile's kernel.
 pub const HZ: u32 = 1000;
 const ACK_RATIO_SHIFT: u32 = 4;
 const ACK_RATIO_LIMIT: u32 = 32 << ACK_RATIO_SHIFT;
@@ -89,6 +92,8 @@ const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
 #[derive(Clone, Debug, Default)]
 pub struct Bictcp {
     pub kernel: Kernel,
+    /// The kernel's CONFIG_HZ: jiffies per second of the clock `update` is given.
+    pub hz: u32,
     /// ACKs (packets from 4.x) counted towards the next +1 (tcp_sock snd_cwnd_cnt).
     pub snd_cwnd_cnt: u32,
     /// ACKs (packets from 4.x) per +1 packet, from the last update.
@@ -135,8 +140,14 @@ pub fn cubic_root(a: u64) -> u32 {
 
 impl Bictcp {
     pub fn new(kernel: Kernel) -> Bictcp {
+        Bictcp::with_hz(kernel, HZ)
+    }
+
+    /// On a kernel of `hz` jiffies a second.
+    pub fn with_hz(kernel: Kernel, hz: u32) -> Bictcp {
         Bictcp {
             kernel,
+            hz,
             delayed_ack: 2 << ACK_RATIO_SHIFT,
             ..Bictcp::default()
         }
@@ -146,7 +157,7 @@ impl Bictcp {
     pub fn reset(&mut self) {
         *self = Bictcp {
             snd_cwnd_cnt: self.snd_cwnd_cnt,
-            ..Bictcp::new(self.kernel)
+            ..Bictcp::with_hz(self.kernel, self.hz)
         };
     }
 
@@ -182,13 +193,19 @@ impl Bictcp {
         });
     }
 
-    /// delay_min in whole jiffies: ms x 8 shifted down, or (4.x, usecs_to_jiffies) us rounded
-    /// up.
+    /// delay_min in whole jiffies, rounded up: msecs_to_jiffies of ms x 8 shifted down, or
+    /// (4.x) usecs_to_jiffies of microseconds.
     fn delay_min_jiffies(&self) -> u32 {
-        match self.kernel {
-            Kernel::V2_6_22 | Kernel::V3_14 => self.delay_min >> 3,
-            Kernel::V4 => self.delay_min.div_ceil(1_000_000 / HZ),
-        }
+        let (value, per_sec) = match self.kernel {
+            Kernel::V2_6_22 | Kernel::V3_14 => (self.delay_min >> 3, 1_000),
+            Kernel::V4 => (self.delay_min, 1_000_000),
+        };
+        (value as u64 * self.hz as u64).div_ceil(per_sec) as u32
+    }
+
+    /// `tcp_jiffies32` at simulated time `now` (ns): whole ticks of 1/hz s since the start.
+    pub fn jiffies(&self, now: u64) -> u32 {
+        (now as u128 * self.hz as u128 / 1_000_000_000) as u32
     }
 
     /// bictcp_update: the count `cnt` for a window of `cwnd` packets at jiffies `now`, on an ACK
@@ -199,7 +216,7 @@ impl Bictcp {
             Kernel::V4 => acked,
         };
         self.ack_cnt += counted;
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (self.hz / 32) as i32 {
             return;
         }
         if self.kernel == Kernel::V4 && self.epoch_start != 0 && now == self.last_time {
@@ -225,7 +242,7 @@ impl Bictcp {
         let elapsed = now
             .wrapping_add(self.delay_min_jiffies())
             .wrapping_sub(self.epoch_start);
-        let t = (((elapsed as u64) << BICTCP_HZ) / HZ as u64) as u32;
+        let t = (((elapsed as u64) << BICTCP_HZ) / self.hz as u64) as u32;
         let offs = t.abs_diff(self.k) as u64;
         let delta = ((CUBE_RTT_SCALE * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u32;
         let target = if t < self.k {
@@ -241,7 +258,7 @@ impl Bictcp {
         match self.kernel {
             Kernel::V2_6_22 => {
                 if self.delay_min > 0 {
-                    let min_cnt = (cwnd * HZ * 8) / (10 * MAX_INCREMENT * self.delay_min);
+                    let min_cnt = (cwnd * self.hz * 8) / (10 * MAX_INCREMENT * self.delay_min);
                     if self.cnt < min_cnt && t >= self.k {
                         self.cnt = min_cnt;
                     }
@@ -406,5 +423,41 @@ mod tests {
         // delay_min before 4.x: ms x 8, shifted down (84 = 10.5 ms -> 10 jiffies).
         b.delay_min = 84;
         assert_eq!(b.delay_min_jiffies(), 10);
+    }
+
+    #[test]
+    fn the_clock_ticks_at_the_kernels_config_hz() {
+        // tcp_jiffies32 at CONFIG_HZ 250 counts 4 ms ticks: 3.999 ms is tick 0, 4 ms tick 1.
+        let b = Bictcp::with_hz(Kernel::V4, 250);
+        assert_eq!(
+            (
+                b.jiffies(3_999_999),
+                b.jiffies(4_000_000),
+                b.jiffies(1_000_000_000)
+            ),
+            (0, 1, 250)
+        );
+        // usecs_to_jiffies rounds up: 50 ms is 12.5 ticks of 4 ms -> 13 (52 ms); 50 at HZ 1000;
+        // at HZ 300, 50 ms x 300 = 15 ticks exactly.
+        for (hz, ticks) in [(250, 13), (1000, 50), (300, 15)] {
+            let mut b = Bictcp::with_hz(Kernel::V4, hz);
+            b.delay_min = 50_000;
+            assert_eq!(b.delay_min_jiffies(), ticks, "HZ {hz}");
+        }
+        // msecs_to_jiffies of 3.14's ms x 8: 10 ms -> 2.5 ticks -> 3.
+        let mut b = Bictcp::with_hz(Kernel::V3_14, 250);
+        b.delay_min = 80;
+        assert_eq!(b.delay_min_jiffies(), 3);
+        // The hold between recomputations of cnt for one cwnd: HZ / 32 = 7 ticks (28 ms) at 250,
+        // 31 at 1000. An epoch opened at tick 100 is recomputed (last_time moves) only past it.
+        for (hz, hold) in [(250, 7), (1000, 31)] {
+            let mut b = Bictcp::with_hz(Kernel::V4, hz);
+            b.last_max_cwnd = 20;
+            b.update(10, 100, 1);
+            b.update(10, 100 + hold, 1);
+            assert_eq!(b.last_time, 100, "HZ {hz}: held");
+            b.update(10, 101 + hold, 1);
+            assert_eq!(b.last_time, 101 + hold, "HZ {hz}: recomputed");
+        }
     }
 }

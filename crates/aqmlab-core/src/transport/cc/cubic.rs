@@ -116,7 +116,7 @@ pub enum HystartRound {
 }
 
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicParams {
     /// Congestion-avoidance law and loss response: "rfc9438" (default), "linux" (3.14) or
@@ -124,9 +124,34 @@ pub struct CubicParams {
     pub law: Law,
     /// When HyStart's round starts: "reached" (default) or "passed" (tcp_cubic.c's rule).
     pub hystart_round: HystartRound,
+    /// The Linux laws' clock: the kernel's CONFIG_HZ, the rate of the jiffies `bictcp_update`
+    /// reads (`tcp_jiffies32`: the epoch, the HZ/32 gate, delay_min rounded up to a jiffy):
+    /// 100, 250, 300 or 1000 (the default).
+    pub hz: u32,
 }
 
-impl Params<()> for CubicParams {}
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams {
+            law: Law::default(),
+            hystart_round: HystartRound::default(),
+            hz: super::bictcp::HZ,
+        }
+    }
+}
+
+impl Params<()> for CubicParams {
+    fn finish(&mut self, _: &()) -> Result<(), String> {
+        if [100, 250, 300, 1000].contains(&self.hz) {
+            Ok(())
+        } else {
+            Err(format!(
+                "hz: {} is not a kernel's CONFIG_HZ; allowed 100, 250, 300 or 1000",
+                self.hz
+            ))
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -171,7 +196,7 @@ impl Cubic {
         Cubic {
             mss,
             law: params.law,
-            linux: Bictcp::new(params.law.kernel().unwrap_or(Kernel::V3_14)),
+            linux: Bictcp::with_hz(params.law.kernel().unwrap_or(Kernel::V3_14), params.hz),
             fast_convergence: true,
             hystart: hystart == Hystart::Linux,
             hspp: (hystart == Hystart::Rfc9406).then(HystartPp::default),
@@ -229,6 +254,7 @@ impl Cubic {
         let params = CubicParams {
             law: self.law,
             hystart_round: self.hystart_round,
+            hz: self.linux.hz,
         };
         *self = Cubic::with_params(mss, Hystart::Off, params);
         self.hystart = hy;
@@ -297,7 +323,8 @@ impl Cubic {
     fn linux_avoidance(&mut self, now: Time, acked: u32, st: &mut CcState) {
         let cwnd = self.packets(st.cwnd);
         let opened = self.linux.epoch_start == 0;
-        self.linux.update(cwnd, (now / MS) as u32, acked);
+        let jiffies = self.linux.jiffies(now);
+        self.linux.update(cwnd, jiffies, acked);
         if opened && self.linux.epoch_start != 0 {
             // The epoch that gates delay samples (bictcp_acked skips them for 1 s after it).
             self.epoch_start = Some(now);
@@ -357,11 +384,12 @@ impl CongestionControl for Cubic {
                 match self.law {
                     Law::Rfc9438 => {}
                     Law::Linux => {
-                        // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt at HZ
-                        // 1000, the send and ACK times truncated to ms), in ms x 8.
-                        let jiffies = ack.now / MS - (ack.now - rtt) / MS;
-                        self.linux
-                            .sample_delay((jiffies << 3).min(u32::MAX as u64) as u32);
+                        // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt, the
+                        // send and ACK times truncated to jiffies), in ms x 8.
+                        let b = &self.linux;
+                        let jiffies = b.jiffies(ack.now).wrapping_sub(b.jiffies(ack.now - rtt)) as u64;
+                        let ms8 = (jiffies << 3) * 1000 / b.hz as u64;
+                        self.linux.sample_delay(ms8.min(u32::MAX as u64) as u32);
                     }
                     // cubictcp_acked: the sample's rtt_us.
                     Law::Linux4 => self.linux.sample_delay((rtt / US).min(u32::MAX as u64) as u32),
@@ -800,17 +828,22 @@ mod tests {
         let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
         assert_eq!(
             read(serde_json::Value::Null).unwrap(),
-            serde_json::json!({"law": "rfc9438", "hystart_round": "reached"})
+            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hz": 1000})
         );
         let l = read(serde_json::json!({"law": "linux"}));
         assert_eq!(
             l.unwrap(),
-            serde_json::json!({"law": "linux", "hystart_round": "reached"})
+            serde_json::json!({"law": "linux", "hystart_round": "reached", "hz": 1000})
         );
-        let l4 = read(serde_json::json!({"law": "linux_4", "hystart_round": "passed"}));
+        let l4 = read(serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hz": 250}));
         assert_eq!(
             l4.unwrap(),
-            serde_json::json!({"law": "linux_4", "hystart_round": "passed"})
+            serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hz": 250})
+        );
+        let e = read(serde_json::json!({"hz": 200})).unwrap_err();
+        assert_eq!(
+            e,
+            "hz: 200 is not a kernel's CONFIG_HZ; allowed 100, 250, 300 or 1000"
         );
         let e = read(serde_json::json!({"law": "bic"})).unwrap_err();
         assert_eq!(e, "law: \"bic\" is not allowed; allowed: rfc9438, linux, linux_4");

@@ -312,6 +312,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 CubicParams {
                     law: Law::Linux4,
                     hystart_round: HystartRound::Passed,
+                    ..CubicParams::default()
                 },
             )],
         },
