@@ -115,11 +115,16 @@ pub struct AckSample {
     pub acked_bytes: u64,
     /// Bytes newly SACKed by this ACK.
     pub sacked_bytes: u64,
-    /// RTT sample now - TSecr, taken only from ACKs that advance the cumulative ACK (RFC 7323
-    /// 4.1: an out-of-order segment's ACK echoes an older TSval).
+    /// The controller's RTT sample: now - TSecr of an ACK that advances the cumulative ACK (RFC
+    /// 7323 4.1: an out-of-order segment's ACK echoes an older TSval), or with `rtt_sample =
+    /// "linux"` the newest segment's the ACK covers (Linux's ca_rtt_us).
     pub rtt: Option<Time>,
-    /// Forward one-way delay sample TSval(ACK) - TSecr(ACK) (same condition as `rtt`).
+    /// Forward one-way delay sample TSval(ACK) - TSecr(ACK), from an ACK that advances the
+    /// cumulative ACK.
     pub owd: Option<Time>,
+    /// That ACK's TSecr: when the segment whose TSval it echoes was sent (what TCP-LP reads,
+    /// as Linux's tcp_lp.c reads `rcv_tsecr`, whichever segment gives `rtt`).
+    pub ts_ecr: Option<Time>,
     /// This ACK moved snd_una past the end of the previous round (about once per RTT).
     pub round_start: bool,
     /// snd_una after this ACK, and the next sequence number to send (before what this ACK
@@ -356,6 +361,7 @@ pub(crate) fn test_ack(now: Time, owd: Time, rtt: Time) -> AckSample {
         acked_bytes: 1000,
         owd: Some(owd),
         rtt: Some(rtt),
+        ts_ecr: Some(now - rtt),
         ..Default::default()
     }
 }

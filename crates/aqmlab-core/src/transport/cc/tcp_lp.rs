@@ -328,8 +328,8 @@ impl CongestionControl for TcpLp {
 
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
         let mut within_inference = false;
-        if let (true, Some(rtt)) = (ack.acked_bytes > 0, ack.rtt) {
-            let sent = ack.now - rtt;
+        // tcp_lp_pkts_acked: on an ACK with an RTT sample, the delays from its timestamps.
+        if let (true, Some(_), Some(sent)) = (ack.acked_bytes > 0, ack.rtt, ack.ts_ecr) {
             let offset = self.p.clock_offset.0;
             let (now, tsecr) = (self.stamp(ack.now, 0), self.stamp(sent, 0));
             if let Some(owd) = ack.owd {
@@ -473,6 +473,28 @@ mod tests {
         lp.owd_max_rsv = 110 * MS;
         lp.sowd = (20 * MS) << 3;
         lp
+    }
+
+    #[test]
+    fn the_delays_come_from_the_timestamp_echo_whatever_sample_the_rtt_is() {
+        // tcp_lp.c reads rcv_tsecr and rcv_tsval (tcp_lp_owd_calculator) and times its
+        // inference from the echo (3 x (now - rcv_tsecr)); the ACK's RTT sample only lets it
+        // run. With Linux's samples the RTT is the newest segment's, 30 ms here, where the echo
+        // is 40 ms old: the inference is 3 x 40 ms and the one-way delay sample the echo's.
+        let mut lp = seasoned(exact());
+        let mut s = st(20 * MSS);
+        let ack = AckSample {
+            rtt: Some(30 * MS),
+            ..test_ack(100 * MS, 30 * MS, 40 * MS)
+        };
+        lp.on_ack(&ack, &mut s);
+        assert_eq!(lp.inference, 120 * MS);
+        // sowd = 7/8 x 20 + 1/8 x 30 ms.
+        assert_eq!(lp.sowd >> 3, 21_250_000);
+        // Without an RTT sample the ACK is not sampled at all (tcp_lp_pkts_acked: rtt_us > 0).
+        let before = (lp.sowd, lp.inference);
+        lp.on_ack(&AckSample { rtt: None, ..ack }, &mut s);
+        assert_eq!((lp.sowd, lp.inference), before);
     }
 
     #[test]

@@ -28,9 +28,11 @@ pub(super) struct Ack {
     pub(super) dup: bool,
     /// A new round starts: snd_una passed the highest sequence sent at the last start.
     pub(super) round_start: bool,
-    /// The RTT sample of the timestamp echo (RFC 7323), and the one-way delay TSval - TSecr.
+    /// The controller's RTT sample (`rtt_sample`), the one-way delay TSval - TSecr and the
+    /// echo TSecr of an ACK that advances snd_una.
     pub(super) rtt: Option<Time>,
     pub(super) owd: Option<Time>,
+    pub(super) ts_ecr: Option<Time>,
     /// The ACK signalled congestion: ECN-Echo (RFC 3168), or new CE marks (AccECN).
     pub(super) ece: bool,
     /// Packets newly known CE-marked (AccECN; 0 otherwise).
@@ -67,21 +69,20 @@ impl TcpSender {
             self.snd_una = ack;
         }
         let (sacked_bytes, newly_lost) = self.take_sacks(pkt, advanced);
-        let (mut rtt, mut owd) = (None, None);
+        // The echo an ACK that advances snd_una carries (RFC 7323 4.3), and the one-way delay.
+        let ts_ecr = (advanced && now >= pkt.ts_ecr).then_some(pkt.ts_ecr);
+        let owd = ts_ecr.and_then(|e| pkt.ts_val.checked_sub(e));
+        let mut rtt = None;
         if self.cfg.rtt_sample == RttSample::Linux {
             let (timer, cc) = self.linux_rtt(pkt, advanced, now);
             if let Some(r) = timer {
                 self.rtt.sample(r, self.snd_una, self.high_data);
                 rtt = cc;
             }
-            if advanced && now >= pkt.ts_ecr {
-                owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
-            }
-        } else if advanced && now >= pkt.ts_ecr {
-            let r = now - pkt.ts_ecr;
+        } else if let Some(e) = ts_ecr {
+            let r = now - e;
             self.rtt.sample(r, self.snd_una, self.high_data);
             rtt = Some(r);
-            owd = pkt.ts_val.checked_sub(pkt.ts_ecr);
         }
         let outstanding = self.snd_una < self.high_data;
         let dup =
@@ -98,6 +99,7 @@ impl TcpSender {
             round_start: false,
             rtt,
             owd,
+            ts_ecr,
             ece,
             ce_segs,
         }
@@ -200,6 +202,7 @@ impl TcpSender {
             sacked_bytes: a.sacked_bytes,
             rtt: a.rtt,
             owd: a.owd,
+            ts_ecr: a.ts_ecr,
             round_start: a.round_start,
             snd_una: self.snd_una,
             snd_nxt: self.high_data,
