@@ -127,6 +127,12 @@ pub(crate) fn rfc() -> TcpConfig {
     }
 }
 
+/// The `linux` profile's CONFIG_HZ, the rate of its kernel's timer ticks (RACK's and the loss
+/// probe's timers, `timer_hz`) and jiffies (tcp_cubic.c's clock, CUBIC's `hz`): 250, the
+/// default of Debian's and Ubuntu's kernels and of the kernel the matrix ran
+/// (validation/kernel/README.md).
+const LINUX_HZ: u32 = 250;
+
 // A current Linux sender and receiver (net/ipv4 of Linux 6.x), where its loss recovery
 // differs from the RFC set: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR
 // (tcp_input.c tcp_cwnd_reduction), CUBIC with HyStart, IW 10 (TCP_INIT_CWND), RTO 1 s
@@ -177,10 +183,12 @@ pub(crate) fn linux() -> TcpConfig {
         recovery_reentry: true,
         rate_halving: false,
         rack: true,
+        // tcp_input.c tcp_clean_rtx_queue, tcp_sacktag_one and tcp_ack_update_rtt (4.x-6.x):
+        // the timer times the oldest segment an ACK newly acknowledges, the controller and the
+        // minimum RTT the newest, a SACKed one first; Karn's rule falls back to the echo in ms.
+        rtt_sample: RttSample::Linux,
         tlp: true,
-        // CONFIG_HZ 250, the default of Debian's and Ubuntu's kernels and of the kernel the
-        // matrix ran (validation/kernel/README.md).
-        timer_hz: 250,
+        timer_hz: LINUX_HZ,
         // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
         // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).
         frto: true,
@@ -306,13 +314,14 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
             // HyStart's round restarts on the first ACK past its end (hystart_update:
-            // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt).
+            // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt). Its
+            // jiffies tick at the kernel's CONFIG_HZ.
             cc_params: vec![cc_defaults(
                 "cubic",
                 CubicParams {
                     law: Law::Linux4,
                     hystart_round: HystartRound::Passed,
-                    ..CubicParams::default()
+                    hz: LINUX_HZ,
                 },
             )],
         },
@@ -478,6 +487,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // 3.14's loss probe had a rule of its own (max(2 SRTT, 10 ms) in jiffies) and
                 // no RACK: not modelled, the probe fires as RFC 8985 gives.
                 timer_hz: 0,
+                // v3.14 tcp_ack_update_rtt also prefers the sequence samples of
+                // tcp_clean_rtx_queue, in whole jiffies: not modelled, the echo's samples.
+                rtt_sample: RttSample::Tsecr,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,
