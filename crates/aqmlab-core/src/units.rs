@@ -28,6 +28,12 @@ pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
     }
 }
 
+/// Whole ticks of a clock running at `hz` ticks a second since time 0 (a kernel's jiffies at
+/// CONFIG_HZ `hz`): floor(t x hz / 1 s), exact for every `hz`.
+pub fn ticks(t: Time, hz: u32) -> u64 {
+    (t as u128 * hz as u128 / SEC as u128) as u64
+}
+
 pub fn secs(t: Time) -> f64 {
     t as f64 / SEC as f64
 }

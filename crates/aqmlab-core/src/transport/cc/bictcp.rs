@@ -205,7 +205,7 @@ impl Bictcp {
 
     /// `tcp_jiffies32` at simulated time `now` (ns): whole ticks of 1/hz s since the start.
     pub fn jiffies(&self, now: u64) -> u32 {
-        (now as u128 * self.hz as u128 / 1_000_000_000) as u32
+        crate::units::ticks(now, self.hz) as u32
     }
 
     /// bictcp_update: the count `cnt` for a window of `cwnd` packets at jiffies `now`, on an ACK

@@ -263,10 +263,9 @@ impl TcpLp {
         match self.p.clock {
             LpClock::Exact => t + offset,
             LpClock::Jiffies => {
-                let hz = self.p.hz as u128;
-                let boot = (300 * hz) as u64; // INITIAL_JIFFIES = -300 HZ
-                let ticks = (self.p.uptime.0 + offset + t) as u128 * hz / SEC as u128;
-                (ticks as u64).wrapping_sub(boot) & self.mask
+                let boot = 300 * self.p.hz as u64; // INITIAL_JIFFIES = -300 HZ
+                let ticks = crate::units::ticks(self.p.uptime.0 + offset + t, self.p.hz);
+                ticks.wrapping_sub(boot) & self.mask
             }
         }
     }
