@@ -213,6 +213,16 @@ pub struct TcpConfig {
     /// ms). Written out only when not "tsecr".
     #[serde(default, skip_serializing_if = "RttSample::is_default")]
     pub rtt_sample: RttSample,
+    /// Which delivery of a retransmitted segment RACK takes as the retransmission's, and so
+    /// lets advance its clock (RACK.xmit_ts, RACK.rtt): "echo" (RFC 8985 6.2 step 2's
+    /// timestamp test: the ACK echoes a TSval no older than the retransmission) or "min_rtt"
+    /// (Linux tcp_recovery.c tcp_rack_advance, since commit deed7be78f51 of 4.11: at least the
+    /// minimum RTT has passed since it was sent). A receiver echoes the TSval of the last
+    /// segment that advanced its window (RFC 7323 4.3), so an out-of-order retransmission's
+    /// SACK never passes the echo test, and a lost retransmission below it waits for the
+    /// retransmission timer. Written out only when not "echo".
+    #[serde(default, skip_serializing_if = "RackRetx::is_default")]
+    pub rack_retx: RackRetx,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
     pub tlp: bool,
     /// The tick rate (HZ) of the kernel timers that run RACK's reordering timer and the tail
@@ -347,6 +357,23 @@ pub enum RttSample {
 impl RttSample {
     pub fn is_default(&self) -> bool {
         *self == RttSample::Tsecr
+    }
+}
+
+/// Which deliveries of a retransmitted segment advance RACK (the TCP key `rack_retx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RackRetx {
+    /// Those whose ACK echoes a timestamp no older than the retransmission.
+    #[default]
+    Echo,
+    /// Those at least the minimum RTT after the retransmission.
+    MinRtt,
+}
+
+impl RackRetx {
+    pub fn is_default(&self) -> bool {
+        *self == RackRetx::Echo
     }
 }
 

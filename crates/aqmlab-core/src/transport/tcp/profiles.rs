@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RcvWindow, RttSample, Rwnd, SmallQueues, SynLossIw,
-    TcpConfig, TsoDefer, TsoSegs,
+    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, RttSample, Rwnd, SmallQueues,
+    SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -102,6 +102,7 @@ pub(crate) fn rfc() -> TcpConfig {
         sack1_pipe: false,
         rack: false,
         rtt_sample: RttSample::Tsecr,
+        rack_retx: RackRetx::Echo,
         tlp: false,
         timer_hz: 0,
         frto: false,
@@ -187,6 +188,9 @@ pub(crate) fn linux() -> TcpConfig {
         // the timer times the oldest segment an ACK newly acknowledges, the controller and the
         // minimum RTT the newest, a SACKed one first; Karn's rule falls back to the echo in ms.
         rtt_sample: RttSample::Linux,
+        // tcp_recovery.c tcp_rack_advance: the SACK of a retransmission advances RACK once the
+        // minimum RTT has passed since it was sent, whatever the ACK echoes.
+        rack_retx: RackRetx::MinRtt,
         tlp: true,
         timer_hz: LINUX_HZ,
         // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
@@ -490,6 +494,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // v3.14 tcp_ack_update_rtt also prefers the sequence samples of
                 // tcp_clean_rtx_queue, in whole jiffies: not modelled, the echo's samples.
                 rtt_sample: RttSample::Tsecr,
+                // Without RACK the key reads nothing; the default keeps it unwritten.
+                rack_retx: RackRetx::Echo,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

@@ -98,9 +98,10 @@ pub struct Scoreboard {
     /// kept only when `rack` is on.
     rack: bool,
     sent_order: VecDeque<(u64, u64)>,
-    /// RACK: the TSecr of the ACK being applied and the most recently sent segment it
-    /// delivered (a retransmitted segment only counts if the ACK echoes that transmission).
-    ack_ecr: u64,
+    /// RACK: the latest send time of a retransmitted segment whose delivery by the ACK being
+    /// applied counts as the retransmission's (none: no retransmitted one counts), and the most
+    /// recently sent segment the ACK delivered.
+    retx_bound: Option<u64>,
     delivered: Option<Delivered>,
     /// Delivery-rate sampling (Linux tcp_rate.c): each outstanding segment's snapshot of the
     /// connection's delivery state at its latest transmission, parallel to `segs` and kept
@@ -138,7 +139,7 @@ impl Scoreboard {
             rtx_pos: 0,
             rack: false,
             sent_order: VecDeque::new(),
-            ack_ecr: 0,
+            retx_bound: None,
             delivered: None,
             rate: false,
             tx: VecDeque::new(),
@@ -190,9 +191,11 @@ impl Scoreboard {
         &self.rate_acc
     }
 
-    /// Starts applying an ACK whose timestamp echo is `ts_ecr` (RACK bookkeeping).
-    pub fn begin_ack(&mut self, ts_ecr: u64) {
-        self.ack_ecr = ts_ecr;
+    /// Starts applying an ACK; for RACK, a retransmitted segment it delivers counts as delivered
+    /// by its retransmission when that was sent at or before `retx_bound` (the TCP key
+    /// `rack_retx`: the ACK's echo, or now less the minimum RTT).
+    pub fn begin_ack(&mut self, retx_bound: Option<u64>) {
+        self.retx_bound = retx_bound;
         self.delivered = None;
         self.orig_delivered = None;
         self.acked_sacked = 0;
@@ -226,7 +229,7 @@ impl Scoreboard {
         let Some(xmit_ts) = xmit_ts else {
             return;
         };
-        if s.ever_retx && self.ack_ecr < xmit_ts {
+        if s.ever_retx && self.retx_bound.is_none_or(|b| b < xmit_ts) {
             return; // ambiguous: the ACK may be for an earlier transmission
         }
         let d = Delivered { xmit_ts, idx: i };
@@ -834,7 +837,7 @@ mod tests {
         sb.unmark_lost();
         sb.cum_ack(seq(1));
         sb.push_new(50);
-        sb.begin_ack(0);
+        sb.begin_ack(Some(0));
         sb.sack(seq(2), seq(5));
         let (marked, _) = sb.rack_detect(Delivered { xmit_ts: 50, idx: 4 }, 5, 100);
         assert_eq!(
@@ -857,13 +860,13 @@ mod tests {
             };
             sb.set_tx(i, snap);
         }
-        sb.begin_ack(0);
+        sb.begin_ack(Some(0));
         sb.sack(seq(2), seq(3));
         assert!(sb.mark_lost(1) && sb.mark_lost(0));
         assert!(!sb.mark_lost(1) && !sb.mark_lost(2));
         let flights: Vec<u64> = sb.rate_acc().lost.iter().map(|t| t.in_flight).collect();
         assert_eq!(flights, [2, 1]);
-        sb.begin_ack(0);
+        sb.begin_ack(Some(0));
         assert!(sb.rate_acc().lost.is_empty());
     }
 

@@ -5,7 +5,7 @@
 //! pass it on.
 
 use super::super::accecn::Feedback;
-use super::super::config::RttSample;
+use super::super::config::{RackRetx, RttSample};
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::packet::{flags, Packet};
@@ -62,7 +62,11 @@ impl TcpSender {
         // (it sends no data), so each newer TSval becomes TS.Recent.
         self.ts_recent = self.ts_recent.max(pkt.ts_val);
         let mut acked_bytes = 0;
-        self.sb.begin_ack(pkt.ts_ecr);
+        let retx_bound = match self.cfg.rack_retx {
+            RackRetx::Echo => Some(pkt.ts_ecr),
+            RackRetx::MinRtt => self.min_rtt.and_then(|m| now.checked_sub(m)),
+        };
+        self.sb.begin_ack(retx_bound);
         if advanced {
             acked_bytes = ack - self.snd_una;
             self.sb.cum_ack(ack);

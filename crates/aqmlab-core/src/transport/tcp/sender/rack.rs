@@ -151,6 +151,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use crate::transport::tcp::config::RackRetx;
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
@@ -186,6 +187,42 @@ mod tests {
         }
         assert!(again.is_some(), "the lost retransmission is detected by RACK");
         assert_eq!((s.retransmits(), s.rto_count()), (2, 0));
+    }
+
+    #[test]
+    fn a_lost_retransmission_below_sacked_ones_waits_for_the_rto_under_the_echo_test_only() {
+        // Ten segments leave at 100 ms; 0-2 are lost and 3-9 are SACKed from 200 ms on. The
+        // receiver holds a hole at 0, so every ACK echoes the TSval of its last in-order
+        // segment, the handshake's (RFC 7323 4.3: TS.Recent moves with the window's left edge
+        // only): echo 0. The third SACK (202 ms) shows 0-2 lost (reordering window 0 at
+        // DupThresh); PRR lets one retransmission go per ACK, at 202, 203 and 204 ms.
+        for (rule, again, rto) in [(RackRetx::Echo, vec![], 1), (RackRetx::MinRtt, vec![0], 0)] {
+            let cfg = TcpConfig {
+                rack_retx: rule,
+                ..linux_config(10)
+            };
+            let (mut s, out) = linux_sender_cfg(cfg);
+            assert_eq!(out.len(), 10);
+            let mut sent = vec![];
+            for (k, now) in [(4, 200), (5, 201), (6, 202), (7, 203), (8, 204), (10, 205)] {
+                sent.extend(segs(&ack_ms(&mut s, 0, &[(3, k)], now, 0)));
+            }
+            assert_eq!(sent, vec![0, 1, 2], "{rule:?}");
+            // The retransmission of 0 is lost; that of 1 is SACKed at 303 ms, one minimum RTT
+            // (100 ms, the handshake's) after it left. "echo": the ACK echoes 0, older than the
+            // retransmission, so RACK cannot tell which copy arrived and learns nothing: 0 waits
+            // for the retransmission timer. "min_rtt": 100 ms is not below the minimum RTT, so
+            // RACK.xmit_ts becomes 203 ms and RACK.rtt 100 ms; 0's retransmission (202 ms) is
+            // then overdue (202 + 100 + 0 <= 303) and goes again on this ACK.
+            let sent = ack_ms(&mut s, 0, &[(1, 2), (3, 10)], 303, 0);
+            assert_eq!(segs(&sent), again, "{rule:?}");
+            ack_ms(&mut s, 0, &[(1, 10)], 304, 0);
+            while s.retransmits() < 4 {
+                let t = s.next_timer().expect("a timer is armed");
+                s.on_timer(t, &mut vec![]);
+            }
+            assert_eq!(s.rto_count(), rto, "{rule:?}");
+        }
     }
 
     #[test]

@@ -119,17 +119,29 @@ pub(super) fn linux_sender(segments: u64, iw: u32) -> (TcpSender, Vec<Packet>) {
 
 /// `linux_sender` with its RACK and loss-probe timers on a kernel of `timer_hz` ticks a second.
 pub(super) fn linux_sender_with(segments: u64, iw: u32, timer_hz: u32) -> (TcpSender, Vec<Packet>) {
-    let cfg = TcpConfig {
-        mss: MSS as u32,
+    linux_sender_cfg(TcpConfig {
         iw,
+        timer_hz,
+        ..linux_config(segments)
+    })
+}
+
+/// The configuration of `linux_sender` (IW 10).
+pub(super) fn linux_config(segments: u64) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        iw: 10,
         cc: "newreno".into(),
         bytes: Some(segments * MSS),
         prr: true,
         rack: true,
         tlp: true,
-        timer_hz,
         ..crate::transport::tcp::profiles::rfc()
-    };
+    }
+}
+
+/// A sender of `cfg` whose handshake took 100 ms; its initial window leaves at 100 ms.
+pub(super) fn linux_sender_cfg(cfg: TcpConfig) -> (TcpSender, Vec<Packet>) {
     let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
     let mut out = vec![];
     s.start(0, &mut out);
