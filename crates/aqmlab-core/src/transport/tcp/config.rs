@@ -202,6 +202,17 @@ pub struct TcpConfig {
     pub sack1_pipe: bool,
     /// RFC 8985 RACK loss detection (SACK only); off: RFC 6675's DupThresh IsLost rule.
     pub rack: bool,
+    /// What SACK recovery sends once no segment marked lost may go and new data cannot (the
+    /// receive window or the host's queue stops it): "rfc6675" (NextSeg rules 3 and 4, RFC
+    /// 6675 4: a hole below the highest SACKed segment not yet deemed lost, then once per
+    /// recovery the highest outstanding segment, the rescue retransmission), "forward" (rule 3
+    /// only: Linux's forward retransmit, tcp_output.c tcp_xmit_retransmit_queue with
+    /// tcp_can_forward_retransmit, until 4.11) or "lost" (neither: since "tcp: remove forward
+    /// retransmit feature", 4.11, tcp_xmit_retransmit_queue resends only segments marked lost,
+    /// and Linux never had a rescue). Not read by ns-2's Sack1 recovery (`sack1_pipe`). Written
+    /// out only when not "rfc6675".
+    #[serde(default, skip_serializing_if = "NextSeg::is_default")]
+    pub nextseg: NextSeg,
     /// Where an ACK's RTT samples come from: "tsecr" (now - TSecr of an ACK that advances
     /// snd_una, RFC 7323 4.3, for the retransmission timer and the controller alike) or
     /// "linux" (tcp_input.c tcp_clean_rtx_queue, tcp_sacktag_one, tcp_ack_update_rtt): the send
@@ -357,6 +368,25 @@ pub enum RttSample {
 impl RttSample {
     pub fn is_default(&self) -> bool {
         *self == RttSample::Tsecr
+    }
+}
+
+/// What SACK recovery sends beyond lost segments and new data (the TCP key `nextseg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NextSeg {
+    /// RFC 6675's rules 3 and 4: an unlost hole below the highest SACKed segment, the rescue.
+    #[default]
+    Rfc6675,
+    /// Rule 3 only.
+    Forward,
+    /// Neither.
+    Lost,
+}
+
+impl NextSeg {
+    pub fn is_default(&self) -> bool {
+        *self == NextSeg::Rfc6675
     }
 }
 

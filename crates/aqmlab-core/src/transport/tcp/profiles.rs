@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, RttSample, Rwnd, SmallQueues,
-    SynLossIw, TcpConfig, TsoDefer, TsoSegs,
+    DataEcn, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, RttSample, Rwnd,
+    SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -101,6 +101,7 @@ pub(crate) fn rfc() -> TcpConfig {
         rate_halving: false,
         sack1_pipe: false,
         rack: false,
+        nextseg: NextSeg::Rfc6675,
         rtt_sample: RttSample::Tsecr,
         rack_retx: RackRetx::Echo,
         tlp: false,
@@ -191,6 +192,8 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_recovery.c tcp_rack_advance: the SACK of a retransmission advances RACK once the
         // minimum RTT has passed since it was sent, whatever the ACK echoes.
         rack_retx: RackRetx::MinRtt,
+        // tcp_output.c tcp_xmit_retransmit_queue (4.11 on): only segments marked lost.
+        nextseg: NextSeg::Lost,
         tlp: true,
         timer_hz: LINUX_HZ,
         // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
@@ -496,6 +499,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 rtt_sample: RttSample::Tsecr,
                 // Without RACK the key reads nothing; the default keeps it unwritten.
                 rack_retx: RackRetx::Echo,
+                // 3.14's tcp_xmit_retransmit_queue had the forward retransmit (rule 3), never a
+                // rescue: not modelled yet, RFC 6675's rules as the profile had them before.
+                nextseg: NextSeg::Rfc6675,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

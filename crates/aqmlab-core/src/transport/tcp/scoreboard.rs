@@ -279,19 +279,19 @@ impl Scoreboard {
         (marked, None)
     }
 
-    /// Marks segment `i` lost; a lost segment whose retransmission is in flight has lost that
-    /// retransmission too (it leaves the pipe and NextSeg may send it again).
+    /// Marks segment `i` lost at its latest transmission: a retransmission in flight is lost
+    /// (it leaves the pipe and NextSeg may send the segment again), and so is every earlier
+    /// copy, the original too when it was never deemed lost (a hole resent by NextSeg rule 3
+    /// or the rescue, which the pipe counts twice).
     fn mark_lost_again(&mut self, i: u64) -> bool {
         let len = self.seg_len(i);
         let o = (i - self.first) as usize;
-        let s = self.segs[o];
-        if s.lost && s.retx {
+        let retx = self.segs[o].retx;
+        if retx {
             self.segs[o].retx = false;
             self.pipe -= len;
-            self.rtx_pos = self.rtx_pos.min(i);
-            return true;
         }
-        let changed = self.mark_lost(i);
+        let changed = self.mark_lost(i) || retx;
         self.rtx_pos = self.rtx_pos.min(i);
         changed
     }
@@ -845,6 +845,36 @@ mod tests {
             "segment 1, sent at 11 ms, before the delivered 50 ms one"
         );
         assert!(sb.seg(1).is_some_and(|s| s.lost));
+    }
+
+    #[test]
+    fn rack_takes_both_copies_of_a_hole_resent_before_it_was_lost_out_of_the_pipe() {
+        // Segments 0-3 leave at 10 ms; 2 and 3 are SACKed. Segment 0 is lost by then, but 1 is
+        // still only a hole when NextSeg rule 3 (or the rescue) resends it at 20 ms: the pipe
+        // (RFC 6675) counts its original and the retransmission, 2 segments with 0's. A segment
+        // sent at 30 ms is SACKed at 100 ms and RACK (wait 5 ms) finds 1's retransmission
+        // overdue: that copy and the original are both lost, the pipe holds neither, and NextSeg
+        // may send 1 again. Before, only the original left the pipe, and 1 stayed "lost with a
+        // retransmission in flight" until the retransmission timer.
+        let mut sb = Scoreboard::new(MSS, None).with_rack();
+        for _ in 0..4 {
+            sb.push_new(10);
+        }
+        sb.begin_ack(Some(0));
+        sb.sack(seq(2), seq(4));
+        assert!(sb.mark_lost(0));
+        assert_eq!(sb.pipe(), MSS, "segment 1 alone");
+        sb.retransmitted(1, 20);
+        assert_eq!(sb.pipe(), 2 * MSS);
+        sb.push_new(30);
+        sb.begin_ack(Some(0));
+        sb.sack(seq(4), seq(5));
+        let (marked, _) = sb.rack_detect(Delivered { xmit_ts: 30, idx: 4 }, 5, 100);
+        assert_eq!(marked, 1);
+        let one = sb.seg(1).copied().unwrap_or_default();
+        assert!(one.lost && !one.retx);
+        assert_eq!(sb.pipe(), 0);
+        assert_eq!(sb.pipe(), sb.pipe_slow());
     }
 
     #[test]

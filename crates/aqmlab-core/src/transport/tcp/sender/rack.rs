@@ -151,7 +151,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use crate::transport::tcp::config::RackRetx;
+    use crate::transport::tcp::config::{NextSeg, RackRetx};
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_then_detects_a_lost_retransmission() {
@@ -222,6 +222,38 @@ mod tests {
                 s.on_timer(t, &mut vec![]);
             }
             assert_eq!(s.rto_count(), rto, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn only_rfc6675_rescues_the_highest_segment_when_nothing_else_may_go() {
+        // Ten segments, all sent at 100 ms; 0 and 9 are lost, 1-8 SACKed from 200 ms on. The
+        // third SACK shows 0 lost and it is resent; 9 was sent with the latest delivered
+        // segment and above it, so RACK cannot call it lost yet, and there is no new data.
+        // RFC 6675's rule 4 rescues 9 at once; Linux (`nextseg = "lost"`, and the forward
+        // retransmit, rule 3, has no hole below the highest SACKed segment to resend) waits:
+        // the ACK of 0's retransmission at 302 ms moves RACK past 9, which goes then.
+        for (rules, rescue) in [
+            (NextSeg::Rfc6675, true),
+            (NextSeg::Forward, false),
+            (NextSeg::Lost, false),
+        ] {
+            let (mut s, out) = linux_sender_cfg(TcpConfig {
+                nextseg: rules,
+                ..linux_config(10)
+            });
+            assert_eq!(out.len(), 10);
+            let mut sent = vec![];
+            for k in 2..=9 {
+                sent.extend(segs(&ack_ms(&mut s, 0, &[(1, k)], 198 + k, 100)));
+            }
+            let expect = if rescue { vec![0, 9] } else { vec![0] };
+            assert_eq!(sent, expect, "{rules:?}");
+            if !rescue {
+                let sent = ack_ms(&mut s, 9, &[], 302, 202);
+                assert_eq!(segs(&sent), vec![9], "{rules:?}");
+            }
+            assert_eq!(s.rto_count(), 0);
         }
     }
 

@@ -3,7 +3,7 @@
 //! Nagle, persistent streams), the restart after idle and TCP Nice's probes below one segment.
 
 use super::super::accecn::{self, Feedback};
-use super::super::config::{Psh, TsoDefer};
+use super::super::config::{NextSeg, Psh, TsoDefer};
 use super::state::{SenderState, TcpSender};
 use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
@@ -293,8 +293,14 @@ impl TcpSender {
                 }
                 break;
             }
-            // Rules 3 and 4 (SACK recovery only; not in ns-2's Sack1).
-            if self.cfg.sack && self.recovery.in_recovery && !sack1 && self.sb.pipe() + self.mss <= cwnd {
+            // Rules 3 and 4 (SACK recovery only; not in ns-2's Sack1), as `nextseg` keeps them.
+            let rules = self.cfg.nextseg;
+            if self.cfg.sack
+                && self.recovery.in_recovery
+                && !sack1
+                && rules != NextSeg::Lost
+                && self.sb.pipe() + self.mss <= cwnd
+            {
                 // Rule 3 only below the highest SACKed segment (RFC 6675 NextSeg (1.b)).
                 if let Some((i, false)) = cand {
                     if self.sb.highest_sacked().is_some_and(|h| i < h) {
@@ -303,7 +309,7 @@ impl TcpSender {
                         continue;
                     }
                 }
-                if !self.recovery.rescue_done {
+                if rules == NextSeg::Rfc6675 && !self.recovery.rescue_done {
                     self.recovery.rescue_done = true;
                     if let Some(i) = self.sb.highest_unsacked() {
                         if !self.sb.seg(i).is_some_and(|s| s.retx) {
