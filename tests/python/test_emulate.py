@@ -517,6 +517,21 @@ def test_netems_queue_and_a_delay_after_the_last_hop_are_user_errors(down: dict,
         emu.plan(resolved)
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "why"),
+    [("on_off", {"on": "1s", "off": "1s"}, "on/off periods"), ("first_write", "500ms", "a held first write")],
+)
+def test_flow_keys_no_tool_can_honour_are_user_errors(key: str, value, why: str):
+    # iperf3 sends from its test's start to its end: it has no off periods and no held write
+    resolved = {
+        "duration": "1s",
+        "topology": {"down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+        "flows": [{"kind": "tcp", key: value}],
+    }
+    with pytest.raises(ScenarioError, match=rf"flows\[0\]\.{key}: emulation does not support {why}"):
+        emu.plan(resolved)
+
+
 def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
     """Each case of every selection passes the simulator's validation and plans as the
     emulator's tool runs, each TCP flow keeping the controller its case names (`cc`, and
@@ -538,10 +553,10 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # simulated and run with the kernel's own TCP, judged by the matrix's own code; here, in this
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
-# (`matrix.sim_scenario`), each group of flows as late as the kernel run's began its data
-# (`matrix.harness_lags`). About 80 s.
+# (`matrix.sim_scenario`), each group's data as late as the kernel run's began (`matrix.
+# harness_lags`: its connections open at the start and hold their first write). About 80 s.
 KERNEL_MATRIX_ARGS = argparse.Namespace(
-    duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[]
+    duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[], connect_late=False
 )
 
 
@@ -599,12 +614,12 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # earlier one; 13-16 ms while the rest of the test suite or another emulation loaded both
     # CPUs) against the model's ensemble mean of 25.9 ms (24 seeds of 30 s; 15-34 ms per seed;
     # 1.07 of the kernel's quiet mean): both sides are draws from a wide distribution
-    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 26.3-28.9 ms down
-    # and up with the uploads started 74 ms after the downloads, as the kernel's began
-    # (`matrix.harness_lags`; 32.7 / 30.7 with both drawn within 20 ms; 8 s of warm-up leave more
-    # of the start in them). The bound leaves room for the loaded kernel's lowest draws (28.9 /
-    # 13 = 2.2) and the quiet kernel's highest (26.3 / 36 = 0.73), and fails a paced kernel (26.3
-    # / 7 = 3.8 and above).
+    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 24.7 ms down and
+    # 25.1 up (2026-11-27; 26.3-28.9 with the harness's former late connections) with the
+    # uploads' data 74 ms after the downloads', as the kernel's began (`matrix.harness_lags`;
+    # 32.7 / 30.7 with both drawn within 20 ms; 8 s of warm-up leave more of the start in them).
+    # The bound leaves room for the loaded kernel's lowest draws (25.1 / 13 = 1.9) and the quiet
+    # kernel's highest (24.7 / 36 = 0.69), and fails a paced kernel (24.7 / 7 = 3.5 and above).
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
@@ -617,18 +632,25 @@ def test_the_simulated_groups_start_as_late_as_the_kernels_began_their_data():
     # iperf3 starts an upload's data one control message after the download's (src/
     # iperf_client_api.c: a client sends once the server's TEST_RUNNING reaches it): a kernel
     # run whose downloads began at 1.250 s and uploads at 1.320 s is 70 ms later on the way up.
-    # The model's flows of one RTT take the same handshake, so its up group starts 70 ms late
-    # and its first data segments come that much after the downloads' (within the 20 ms draw).
+    # The model's flows of one RTT take the same handshake: its up group connects 70 ms late,
+    # or (`hold_writes`) with the downloads, as iperf3's streams do, holding its first write
+    # (`first_write`); either way its data comes 70 ms after theirs (within the 20 ms draw).
     case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
     first = {str(i): 1.250 + 0.001 * (i % 4) if i < 4 else 1.320 + 0.001 * (i % 4) for i in range(8)}
     lags = kernel_matrix.harness_lags(case, 3.0, None, [{"first_data_s": first}, {}])
     # each group's median over its four flows, less the model's own handshake (alike to 0.2 ms)
     assert lags == pytest.approx([0.0015, 0.0715], abs=5e-4)
     assert kernel_matrix.harness_lags(case, 3.0, None, [{}]) is None  # no recorded starts: drawn
-    sim = aqmlab.run(kernel_matrix.sim_scenario(case, 3.0, None, lags), seed=1)
-    began = kernel_matrix.first_data_s(sim)
-    down, up = (np.median([began[str(i)] for i in ids]) for ids in (range(4), range(4, 8)))
-    assert 0.0715 - 0.020 < up - down < 0.0715 + 0.020
+    for hold, syn_gap in [(False, 0.0715), (True, 0.0)]:
+        sim = aqmlab.run(kernel_matrix.sim_scenario(case, 3.0, None, lags, hold), seed=1)
+        began = kernel_matrix.first_data_s(sim)
+        down, up = (np.median([began[str(i)] for i in ids]) for ids in (range(4), range(4, 8)))
+        assert 0.0715 - 0.020 < up - down < 0.0715 + 0.020
+        pk = sim.tables["packets"]
+        flow, t_in = pk.column("flow").to_numpy(), pk.column("t_enqueue_ns").to_numpy()
+        syn = [t_in[flow == i].min() / 1e9 for i in range(8)]  # each connection's SYN
+        gap = np.median(syn[4:]) - np.median(syn[:4])
+        assert syn_gap - 0.020 < gap < syn_gap + 0.020, (hold, syn)
 
 
 def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standard_error():

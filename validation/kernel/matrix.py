@@ -46,10 +46,15 @@ WEB_EVERY_S = 3
 # has reached it). So a download's data begins at its server's TEST_RUNNING and an upload's one
 # trip of that message later, down the path and behind the downloads' first windows: in traced
 # two-way runs the uploads' data began 30-510 ms after the downloads' (rtt / 2 plus up to 40
-# packet times; validation/kernel/README.md). The simulated side starts each group of TCP flows
-# as much later as the kernel's began its data (`harness_lags`, from each kernel run's
-# `first_data_s`; no lag for a case whose kernel runs did not record them), and draws each
-# flow's start uniformly over this many ms after that. Flows told to start at one instant start at the same
+# packet times; validation/kernel/README.md), though they had connected with them. The simulated
+# side draws each flow's start uniformly over this many ms after its nominal one and makes a
+# later group's data begin as much later as the kernel's did (`harness_lags`, from each kernel
+# run's `first_data_s`; no lag for a case whose kernel runs did not record them): by opening
+# its connections at the start and holding their first write (`first_writes`), as the kernel's
+# streams did (every SYN of a traced two-way run within 15 ms), or, without `hold_writes`, by
+# opening them that much later (the harness until 2026-11-27, whose later handshakes crossed
+# the queue the first group had built: an upload's first RTT sample, and BBR's minimum RTT,
+# then carried it). Flows told to start at one instant start at the same
 # nanosecond in the model, and a discipline without randomness (CoDel, FIFO) then gives one and
 # the same trajectory for every seed: one sample of a system whose two-way queues move by a third
 # when the starts move by a few milliseconds.
@@ -318,17 +323,57 @@ def _voip() -> list[dict]:
 
 
 def sim_scenario(
-    case: Case, duration_s: float, profile: str | None = None, lags: list[float] | None = None
+    case: Case,
+    duration_s: float,
+    profile: str | None = None,
+    lags: list[float] | None = None,
+    hold_writes: bool = True,
 ) -> dict:
     """The scenario the simulated side runs: `scenario`'s with each TCP flow's start drawn per
     seed over `START_SPREAD_MS` after its own (`start = { uniform = [...], per = "flow" }`),
-    each group of flows `lags` (one per TCP group, in order, s: `harness_lags`) later."""
+    each group's data `lags` (one per TCP group, in order, s: `harness_lags`) later: with
+    `hold_writes`, the group connects at its own start and holds its first write (`first_write`,
+    `first_writes`), as the kernel's iperf3 streams connect together and the uploads wait for
+    the test to begin; without, it connects that much later."""
     sc = scenario(case, duration_s, profile)
     tcp = [f for f in sc["flows"] if f["kind"] == "tcp"]
-    for f, lag in zip(tcp, lags or [0.0] * len(tcp), strict=True):
-        t0 = _ms(f["start"]) + lag * 1e3
+    lags = lags or [0.0] * len(tcp)
+    writes = first_writes(case, duration_s, profile, lags) if hold_writes else [0.0] * len(tcp)
+    for f, lag, w in zip(tcp, lags, writes, strict=True):
+        t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3)
         f["start"] = {"uniform": [f"{t0:g}ms", f"{t0 + START_SPREAD_MS:g}ms"], "per": "flow"}
+        if w:
+            f["first_write"] = f"{w * 1e3:.3f}ms"
     return sc
+
+
+def first_writes(case: Case, duration_s: float, profile: str | None, lags: list[float] | None) -> list[float]:
+    """Per TCP group, when its first write comes after its start (s; 0: at once) for its data
+    to begin `lags` later than it would at once: the lag plus the group's handshake, the median
+    time from start to first data of its flows at the nominal starts (`nominal_first_data`)."""
+    if not any(lags or []):
+        return [0.0] * sum(1 for f in scenario(case, duration_s, profile)["flows"] if f["kind"] == "tcp")
+    sc, first = nominal_first_data(case, duration_s, profile)
+    out, fid = [], 0
+    for f in sc["flows"]:
+        n = f.get("count", 1)
+        if f["kind"] == "tcp":
+            lag = lags[len(out)]
+            hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in range(fid, fid + n) if str(i) in first]
+            out.append(lag + float(np.median(hs)) if lag > 0 and hs else 0.0)
+        fid += n
+    return out
+
+
+@functools.cache
+def nominal_first_data(
+    case: Case, duration_s: float, profile: str | None, pairs=()
+) -> tuple[dict, dict[str, float]]:
+    """`scenario` with every flow at its nominal start (`pairs`, a tuple, its `set_tcp` keys),
+    run with seed 1, and when each TCP flow's data began there (`first_data_s`); kept per case,
+    as `harness_lags` and `first_writes` both read it."""
+    sc = set_tcp(scenario(case, duration_s, profile), list(pairs))
+    return sc, first_data_s(aqmlab.run(sc, seed=1))
 
 
 def first_data_s(res) -> dict[str, float]:
@@ -361,8 +406,7 @@ def harness_lags(
     kernel = [e["first_data_s"] for e in emus if e.get("first_data_s")]
     if not kernel:
         return None
-    sc = set_tcp(scenario(case, duration_s, profile), list(pairs))
-    nominal = first_data_s(aqmlab.run(sc, seed=1))
+    sc, nominal = nominal_first_data(case, duration_s, profile, tuple(pairs))
     late = []
     for k in kernel:
         d = {fid: k[fid] - nominal[fid] for fid in k if fid in nominal}

@@ -38,7 +38,7 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     """The simulated side of a case: one run per seed, each flow's start drawn per seed, its
     group as late as the kernel's was in `emus` (`matrix.harness_lags`)."""
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags), a.set)
+    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late), a.set)
     return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]
@@ -73,6 +73,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "id": case.id,
         "profile": a.profile or "default",
         "set": a.set,
+        **({"connect_late": True} if a.connect_late else {}),
         "sysctl": sysctls(a),
         "duration_s": a.duration,
         "warmup_s": a.warmup,
@@ -103,6 +104,12 @@ def main() -> None:
         action="append",
         default=[],
         help="NAME=VALUE set in the kernel's namespaces (net.ipv4.*); keep such runs in their own --out file",
+    )
+    ap.add_argument(
+        "--connect-late",
+        action="store_true",
+        help="a later simulated group connects as late as the kernel's data began, instead of connecting at its "
+        "start and holding its first write (the harness until 2026-11-27); keep such runs in their own --out file",
     )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
@@ -137,6 +144,8 @@ def main() -> None:
                     set=a.set,
                     aqmlab=aqmlab.__version__,
                 )
+                row.pop("connect_late", None)
+                row.update({"connect_late": True} if a.connect_late else {})
             continue
         if a.more and case.id in done:
             row = done[case.id]

@@ -275,6 +275,9 @@ def main() -> None:
     ap.add_argument("--profile", default=None)
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE on every simulated TCP flow")
     ap.add_argument("--sim-only", action="store_true", help="print the simulated side alone")
+    ap.add_argument(
+        "--connect-late", action="store_true", help="a later group connects late (run.py's --connect-late)"
+    )
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
@@ -303,10 +306,10 @@ def main() -> None:
                 sockets.append(r)
         by_flow = {f["flow"]: f for f in sides["kernel"].tables["flows"].to_pylist()}
         sockets = [r for r in sockets if _sender_row(r, by_flow, sender)]
-    # the simulated flows' groups start as late as the kernel's (matrix.harness_lags)
+    # the simulated flows' groups begin their data as late as the kernel's (matrix.harness_lags)
     emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags), a.set)
+    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late), a.set)
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
     for name, res in sides.items():

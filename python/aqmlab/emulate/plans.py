@@ -19,6 +19,7 @@ PROTO = {"tcp": 6, "udp": 17, "ping": 1}
 UNSUPPORTED_FLOW_KEYS = {
     "hops": "per-flow routes (every flow crosses the whole path)",
     "on_off": "on/off periods",
+    "first_write": "a held first write (iperf3 writes once its test starts)",
 }
 
 

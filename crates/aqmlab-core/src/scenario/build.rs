@@ -651,9 +651,11 @@ fn endpoints(
             )
         }
         FlowModel::Tcp { transfer, tcp } => {
-            let on_periods = transfer.on_off.as_ref().map_or(Vec::new(), |o| {
-                o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}")))
-            });
+            let on_periods = match (&transfer.on_off, transfer.first_write) {
+                (Some(o), _) => o.periods(start, stop, &mut Rng::stream(seed, &format!("onoff/{id}"))),
+                (None, Some(w)) => vec![(start + w.0, stop.max(start + w.0))],
+                (None, None) => Vec::new(),
+            };
             let cfg = tcp_config(tcp, transfer.bytes.map(|b| b.0), on_periods);
             let target = cfg.bytes.unwrap_or(0);
             match &transfer.repeat {

@@ -251,6 +251,11 @@ pub struct Transfer {
     /// Repeat the `bytes` transfer after idle gaps (`app::repeat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Repeat>,
+    /// The application's first write, this long after the flow's start: the connection opens
+    /// at the start and then waits, as an iperf3 data connection waits for the test to begin
+    /// (a control message) after it has connected. Omitted: at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_write: Option<Dur>,
 }
 
 impl Params<()> for Transfer {
@@ -283,6 +288,17 @@ impl Params<()> for Transfer {
         }
         if self.bytes.is_some_and(|b| b.0 == 0) {
             return Err("bytes: must be positive (omit it for a bulk flow)".into());
+        }
+        if let Some(w) = self.first_write {
+            if w.0 == 0 || w.0 > 3600 * SEC {
+                return Err(format!(
+                    "first_write: {} is out of range; allowed: above 0s up to 3600s",
+                    fmt_time(w.0)
+                ));
+            }
+            if self.on_off.is_some() || self.repeat.is_some() {
+                return Err("first_write: not allowed together with on_off or repeat".into());
+            }
         }
         Ok(())
     }

@@ -454,6 +454,54 @@ fn a_bad_spread_names_the_key_the_value_and_what_is_allowed() {
 }
 
 #[test]
+fn first_write_opens_the_connection_at_the_start_and_sends_later() {
+    // A flow starting at 1 s with its first write 500 ms later on a 40 ms path: its SYN leaves
+    // at 1 s and the handshake ends at 1.04 s, but no data leaves before 1.5 s, and the first
+    // leaves then, as the application writes. Each host is a quarter of the RTT (10 ms) from
+    // its bottleneck and serialises at 1 Gb/s (the 60-byte SYN 480 ns, a 1500-byte segment
+    // 12 us): the SYN reaches the up hop at 1.010000480 s, the data the down hop at 1.510012 s.
+    let run = |first_write: Option<&str>| {
+        let mut flow = json!({"kind": "tcp", "start": "1s"});
+        if let Some(w) = first_write {
+            flow["first_write"] = json!(w);
+        }
+        let sc = json!({"name": "fw", "duration": "3s", "topology": {"rtt": "40ms",
+            "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}}, "flows": [flow]});
+        let r = build::run(&scenario::parse(&sc.to_string()).unwrap(), 1).unwrap();
+        let p = &r.packets;
+        let first = |data: bool| {
+            (0..p.t_enqueue.len())
+                .filter(|&i| p.flow[i] == 0 && (p.hdr[i].payload > 0) == data)
+                .map(|i| p.t_enqueue[i])
+                .min()
+                .expect("a packet")
+        };
+        (first(false), first(true))
+    };
+    let (syn, data) = run(Some("500ms"));
+    assert_eq!(syn, SEC + 10 * MS + 480);
+    assert_eq!(data, 1510 * MS + 12_000);
+    let (syn, data) = run(None);
+    assert_eq!(syn, SEC + 10 * MS + 480);
+    assert!(data < 1060 * MS, "at once after the handshake: {data}");
+    for (bad, want) in [
+        (
+            json!({"kind": "tcp", "first_write": "0s"}),
+            "first_write: 0s is out of range",
+        ),
+        (
+            json!({"kind": "tcp", "first_write": "1s", "on_off": {"on": "1s", "off": "1s"}}),
+            "first_write: not allowed together with on_off or repeat",
+        ),
+    ] {
+        let sc = json!({"name": "fw", "duration": "3s", "topology": {"rtt": "40ms",
+            "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}}, "flows": [bad]});
+        let err = scenario::parse(&sc.to_string()).expect_err("refused");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
 fn on_off_periods_have_the_asked_means() {
     use aqmlab_core::rng::Rng;
     use aqmlab_core::scenario::{OnOff, OnOffDist};
