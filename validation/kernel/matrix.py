@@ -328,17 +328,19 @@ def sim_scenario(
     profile: str | None = None,
     lags: list[float] | None = None,
     hold_writes: bool = True,
+    pairs=(),
 ) -> dict:
     """The scenario the simulated side runs: `scenario`'s with each TCP flow's start drawn per
     seed over `START_SPREAD_MS` after its own (`start = { uniform = [...], per = "flow" }`),
     each group's data `lags` (one per TCP group, in order, s: `harness_lags`) later: with
     `hold_writes`, the group connects at its own start and holds its first write (`first_write`,
     `first_writes`), as the kernel's iperf3 streams connect together and the uploads wait for
-    the test to begin; without, it connects that much later."""
+    the test to begin; without, it connects that much later. `pairs`: the `set_tcp` keys the
+    caller puts on the flows, under which the handshakes are timed."""
     sc = scenario(case, duration_s, profile)
     tcp = [f for f in sc["flows"] if f["kind"] == "tcp"]
     lags = lags or [0.0] * len(tcp)
-    writes = first_writes(case, duration_s, profile, lags) if hold_writes else [0.0] * len(tcp)
+    writes = first_writes(case, duration_s, profile, lags, pairs) if hold_writes else [0.0] * len(tcp)
     for f, lag, w in zip(tcp, lags, writes, strict=True):
         t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3)
         f["start"] = {"uniform": [f"{t0:g}ms", f"{t0 + START_SPREAD_MS:g}ms"], "per": "flow"}
@@ -347,20 +349,29 @@ def sim_scenario(
     return sc
 
 
-def first_writes(case: Case, duration_s: float, profile: str | None, lags: list[float] | None) -> list[float]:
+def first_writes(
+    case: Case, duration_s: float, profile: str | None, lags: list[float], pairs=()
+) -> list[float]:
     """Per TCP group, when its first write comes after its start (s; 0: at once) for its data
     to begin `lags` later than it would at once: the lag plus the group's handshake, the median
     time from start to first data of its flows at the nominal starts (`nominal_first_data`)."""
-    if not any(lags or []):
-        return [0.0] * sum(1 for f in scenario(case, duration_s, profile)["flows"] if f["kind"] == "tcp")
-    sc, first = nominal_first_data(case, duration_s, profile)
+    if not any(lags):
+        return [0.0] * len(lags)
+    sc, first = nominal_first_data(case, duration_s, profile, tuple(pairs))
+    out = []
+    for (f, ids), lag in zip(_tcp_groups(sc), lags, strict=True):
+        hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in ids if str(i) in first]
+        out.append(lag + float(np.median(hs)) if lag > 0 and hs else 0.0)
+    return out
+
+
+def _tcp_groups(sc: dict) -> list[tuple[dict, range]]:
+    """Each TCP flow entry of `sc` with the flow ids its `count` gives it, in order."""
     out, fid = [], 0
     for f in sc["flows"]:
         n = f.get("count", 1)
         if f["kind"] == "tcp":
-            lag = lags[len(out)]
-            hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in range(fid, fid + n) if str(i) in first]
-            out.append(lag + float(np.median(hs)) if lag > 0 and hs else 0.0)
+            out.append((f, range(fid, fid + n)))
         fid += n
     return out
 
@@ -412,13 +423,10 @@ def harness_lags(
         d = {fid: k[fid] - nominal[fid] for fid in k if fid in nominal}
         first = min(d.values())
         late.append({fid: v - first for fid, v in d.items()})
-    lags, fid = [], 0
-    for f in sc["flows"]:
-        n = f.get("count", 1)
-        if f["kind"] == "tcp":
-            vals = [r[str(i)] for r in late for i in range(fid, fid + n) if str(i) in r]
-            lags.append(float(np.median(vals)) if vals else 0.0)
-        fid += n
+    lags = []
+    for _, ids in _tcp_groups(sc):
+        vals = [r[str(i)] for r in late for i in ids if str(i) in r]
+        lags.append(float(np.median(vals)) if vals else 0.0)
     return lags
 
 

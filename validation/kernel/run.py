@@ -38,7 +38,9 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     """The simulated side of a case: one run per seed, each flow's start drawn per seed, its
     group as late as the kernel's was in `emus` (`matrix.harness_lags`)."""
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late), a.set)
+    sc = matrix.set_tcp(
+        matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late, a.set), a.set
+    )
     return [
         matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
     ]

@@ -309,7 +309,9 @@ def main() -> None:
     # the simulated flows' groups begin their data as late as the kernel's (matrix.harness_lags)
     emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    sim_sc = matrix.set_tcp(matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late), a.set)
+    sim_sc = matrix.set_tcp(
+        matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late, a.set), a.set
+    )
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
     for name, res in sides.items():
