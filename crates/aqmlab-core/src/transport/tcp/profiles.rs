@@ -499,9 +499,11 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 rtt_sample: RttSample::Tsecr,
                 // Without RACK the key reads nothing; the default keeps it unwritten.
                 rack_retx: RackRetx::Echo,
-                // 3.14's tcp_xmit_retransmit_queue had the forward retransmit (rule 3), never a
-                // rescue: not modelled yet, RFC 6675's rules as the profile had them before.
-                nextseg: NextSeg::Rfc6675,
+                // v3.14 tcp_output.c tcp_xmit_retransmit_queue: after the segments marked lost,
+                // the forward retransmit of holes below the highest SACK while
+                // tcp_can_forward_retransmit holds (in Recovery, SACK, no new data may go);
+                // never a rescue.
+                nextseg: NextSeg::Forward,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

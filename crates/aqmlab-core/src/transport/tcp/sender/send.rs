@@ -458,7 +458,7 @@ impl GsoPacket {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use crate::transport::tcp::config::{Psh, TsoDefer, TsoSegs};
+    use crate::transport::tcp::config::{NextSeg, Psh, TsoDefer, TsoSegs};
 
     /// The segments (indices) of `out` that carry PSH.
     fn pushed(out: &[Packet]) -> Vec<u64> {
@@ -716,5 +716,37 @@ mod tests {
         let mut out = vec![];
         s.write(100, 400, &mut out);
         assert_eq!(wire(&out), [(6501, 100)]);
+    }
+
+    #[test]
+    fn the_forward_retransmit_resends_a_hole_below_the_highest_sack_not_yet_lost() {
+        // Ten segments, all the data, leave at 100 ms; 0 and 7 are lost. RFC 6675's IsLost
+        // without RACK: 0 is lost at the third SACKed segment above it (202 ms) and resent;
+        // RFC 6675's rescue (rule 4) then sends 9, the highest outstanding, which Linux never
+        // did. The SACK of 8 (206 ms) puts 7 below the highest SACKed segment with two SACKed
+        // above it, not yet lost; no new data may go. NextSeg rule 3 (RFC 6675 4, and Linux
+        // before 4.11: tcp_xmit_retransmit_queue's forward retransmit when
+        // tcp_can_forward_retransmit) resends it there; Linux since 4.11 (`"lost"`) resends
+        // only what is marked lost.
+        for (rules, first, seven) in [
+            (NextSeg::Rfc6675, vec![0, 9], vec![7]),
+            (NextSeg::Forward, vec![0], vec![7]),
+            (NextSeg::Lost, vec![0], vec![]),
+        ] {
+            let (mut s, out) = linux_sender_cfg(TcpConfig {
+                rack: false,
+                tlp: false,
+                nextseg: rules,
+                ..linux_config(10)
+            });
+            assert_eq!(segs(&out), (0..10).collect::<Vec<_>>());
+            let mut sent = vec![];
+            for k in 2..=7 {
+                sent.extend(segs(&ack_ms(&mut s, 0, &[(1, k)], 198 + k, 100)));
+            }
+            assert_eq!(sent, first, "{rules:?}");
+            let sent = segs(&ack_ms(&mut s, 0, &[(1, 7), (8, 9)], 206, 100));
+            assert_eq!(sent, seven, "{rules:?}");
+        }
     }
 }
