@@ -75,6 +75,8 @@ class Case:
     cc2: str = ""
     # random loss on the down path's wire after the queue, per mille (`loss` selection)
     loss_permille: int = 0
+    # `rrul_be`: the downloads start this much after the uploads (`start_order` selection)
+    down_late_ms: int = 0
 
     @property
     def id(self) -> str:
@@ -82,7 +84,8 @@ class Case:
         limit = f"-{self.limit_p}p" if self.limit_p != 1000 else ""
         loss = f"-loss{self.loss_permille}pm" if self.loss_permille else ""
         cc = self.cc + (f"+{self.cc2}" if self.cc2 else "")
-        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}-{cc}"
+        late = f"-downlate{self.down_late_ms}ms" if self.down_late_ms else ""
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}{late}-{cc}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -209,6 +212,14 @@ def _loss() -> list[Case]:
     return [Case("pfifo", "bulk1", 10, 50, cc=cc, loss_permille=10) for cc in ("bbr", "cubic")]
 
 
+def _start_order() -> list[Case]:
+    # Two-way traffic through the deep FIFO at 100 Mbit/s with the downloads started 100 ms
+    # after the uploads, where iperf3 starts the uploads' data one control message after the
+    # downloads': whether the group that starts first keeps the larger queue (the kernel's down
+    # queue sits above its up queue in `rates`, `steady100` and `long100`).
+    return [Case("pfifo", "rrul_be", 100, 50, down_late_ms=100)]
+
+
 def _all() -> list[Case]:
     return list(itertools.chain(_core(), _rates(), _rtts(), _bbr(), _rtt_mix(), _low_rtt()))
 
@@ -226,6 +237,7 @@ SELECTIONS = {
     "l4s_pairs": _l4s_pairs,
     "cc_pair": _cc_pair,
     "loss": _loss,
+    "start_order": _start_order,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -283,7 +295,8 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
             {**tcp, "label": "near_up", "direction": "up", "start": "1s", "rtt": f"{case.rtt2_ms}ms"}
         )
     elif case.traffic == "rrul_be":
-        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": "1s"})
+        late = f"{1 + case.down_late_ms / 1000:g}s"
+        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": late})
         flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": "1s"})
     elif case.traffic == "voip_up":
         flows.append({**tcp, "label": "up", "direction": "up", "start": "1s"})
