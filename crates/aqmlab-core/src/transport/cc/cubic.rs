@@ -115,6 +115,20 @@ pub enum HystartRound {
     Passed,
 }
 
+/// Which of a round's RTT samples HyStart's delay test takes the minimum of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HystartRtt {
+    /// The round's first 8 samples (HYSTART_MIN_SAMPLES), compared from the 9th on: the
+    /// 2.6.29-5.7 tcp_cubic.c `hystart_update` (3.14's among them).
+    #[default]
+    First,
+    /// Every sample of the round so far, compared from the 9th on: tcp_cubic.c
+    /// `hystart_update` since "tcp_cubic: fix spurious HYSTART_DELAY exit upon drop in min
+    /// RTT" (5.8), as 6.x runs it; a later sample below the first 8 lowers the round's minimum.
+    Round,
+}
+
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -124,6 +138,9 @@ pub struct CubicParams {
     pub law: Law,
     /// When HyStart's round starts: "reached" (default) or "passed" (tcp_cubic.c's rule).
     pub hystart_round: HystartRound,
+    /// Which of the round's RTT samples the delay test takes the minimum of: "first" (its
+    /// first 8, default) or "round" (all so far, Linux since 5.8).
+    pub hystart_rtt: HystartRtt,
     /// The Linux laws' clock: the kernel's CONFIG_HZ, the rate of the jiffies `bictcp_update`
     /// reads (`tcp_jiffies32`: the epoch, the HZ/32 gate, delay_min rounded up to a jiffy):
     /// 100, 250, 300 or 1000 (the default).
@@ -135,6 +152,7 @@ impl Default for CubicParams {
         CubicParams {
             law: Law::default(),
             hystart_round: HystartRound::default(),
+            hystart_rtt: HystartRtt::default(),
             hz: super::bictcp::HZ,
         }
     }
@@ -178,6 +196,7 @@ pub struct Cubic {
     // HyStart round state.
     hs_found: bool,
     hystart_round: HystartRound,
+    hystart_rtt: HystartRtt,
     /// The sequence that ends HyStart's round ("passed": tcp_cubic.c's end_seq).
     hs_end_seq: Option<u64>,
     hs_round_start: Option<Time>,
@@ -210,6 +229,7 @@ impl Cubic {
             delay_min: None,
             hs_found: false,
             hystart_round: params.hystart_round,
+            hystart_rtt: params.hystart_rtt,
             hs_end_seq: None,
             hs_round_start: None,
             hs_last_ack: 0,
@@ -254,6 +274,7 @@ impl Cubic {
         let params = CubicParams {
             law: self.law,
             hystart_round: self.hystart_round,
+            hystart_rtt: self.hystart_rtt,
             hz: self.linux.hz,
         };
         *self = Cubic::with_params(mss, Hystart::Off, params);
@@ -299,8 +320,11 @@ impl Cubic {
         }
         // Delay increase.
         if let Some(rtt) = ack.rtt {
-            if self.hs_samples < HYSTART_MIN_SAMPLES {
+            let sampling = self.hs_samples < HYSTART_MIN_SAMPLES;
+            if sampling || self.hystart_rtt == HystartRtt::Round {
                 self.hs_curr_rtt = Some(self.hs_curr_rtt.map_or(rtt, |c| c.min(rtt)));
+            }
+            if sampling {
                 self.hs_samples += 1;
             } else if let Some(c) = self.hs_curr_rtt {
                 let thresh = (delay_min / 8).clamp(4 * MS, 16 * MS);
@@ -828,18 +852,15 @@ mod tests {
         let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
         assert_eq!(
             read(serde_json::Value::Null).unwrap(),
-            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hz": 1000})
+            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hystart_rtt": "first", "hz": 1000})
         );
         let l = read(serde_json::json!({"law": "linux"}));
         assert_eq!(
             l.unwrap(),
-            serde_json::json!({"law": "linux", "hystart_round": "reached", "hz": 1000})
+            serde_json::json!({"law": "linux", "hystart_round": "reached", "hystart_rtt": "first", "hz": 1000})
         );
-        let l4 = read(serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hz": 250}));
-        assert_eq!(
-            l4.unwrap(),
-            serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hz": 250})
-        );
+        let l4 = serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hystart_rtt": "round", "hz": 250});
+        assert_eq!(read(l4.clone()).unwrap(), l4);
         let e = read(serde_json::json!({"hz": 200})).unwrap_err();
         assert_eq!(
             e,
@@ -883,6 +904,48 @@ mod tests {
         }
         assert!(c.hystart_exited());
         assert!(!st.in_slow_start());
+    }
+
+    #[test]
+    fn hystart_rtt_round_lets_a_later_low_sample_hold_slow_start() {
+        // Round 1 sets delay_min = 100 ms. Round 2: eight samples of 120 ms (above 100 +
+        // clamp(12.5, 4, 16) ms), then one of 105 ms. "first" compares the first eight's
+        // minimum (120) on the ninth ACK and leaves slow start; "round" (Linux 5.8+) first
+        // takes the ninth sample into the round's minimum (105) and stays, until a round whose
+        // every sample is high.
+        for (rule, exits_on_ninth) in [(HystartRtt::First, true), (HystartRtt::Round, false)] {
+            let params = CubicParams {
+                hystart_rtt: rule,
+                ..Default::default()
+            };
+            let mut c = Cubic::with_params(MSS, Hystart::Linux, params);
+            let mut st = state(20);
+            let mut now = 0;
+            let mut ack = |c: &mut Cubic, st: &mut CcState, rtt: u64, first: bool| {
+                now += 5 * MS;
+                let a = AckSample {
+                    now,
+                    acked_bytes: MSS,
+                    rtt: Some(rtt * MS),
+                    round_start: first,
+                    ..Default::default()
+                };
+                c.on_ack(&a, st);
+            };
+            for i in 0..10 {
+                ack(&mut c, &mut st, 100, i == 0);
+            }
+            for i in 0..8 {
+                ack(&mut c, &mut st, 120, i == 0);
+            }
+            assert!(!c.hystart_exited(), "{rule:?}");
+            ack(&mut c, &mut st, 105, false);
+            assert_eq!(c.hystart_exited(), exits_on_ninth, "{rule:?}");
+            for i in 0..10 {
+                ack(&mut c, &mut st, 120, i == 0);
+            }
+            assert!(c.hystart_exited(), "{rule:?}");
+        }
     }
 
     #[test]

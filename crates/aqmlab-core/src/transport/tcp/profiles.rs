@@ -11,7 +11,7 @@ use super::config::{
 };
 use super::rto;
 use crate::packet::EcnMode;
-use crate::transport::cc::cubic::{CubicParams, HystartRound, Law};
+use crate::transport::cc::cubic::{CubicParams, HystartRound, HystartRtt, Law};
 use crate::transport::cc::Hystart;
 use crate::units::{MS, SEC};
 use serde::Serialize;
@@ -321,13 +321,15 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
             // HyStart's round restarts on the first ACK past its end (hystart_update:
-            // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt). Its
-            // jiffies tick at the kernel's CONFIG_HZ.
+            // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt); its
+            // delay test takes the minimum of every sample of the round (5.8 on). Its jiffies
+            // tick at the kernel's CONFIG_HZ.
             cc_params: vec![cc_defaults(
                 "cubic",
                 CubicParams {
                     law: Law::Linux4,
                     hystart_round: HystartRound::Passed,
+                    hystart_rtt: HystartRtt::Round,
                     hz: LINUX_HZ,
                 },
             )],
