@@ -174,7 +174,8 @@ impl Params<()> for CubicParams {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     mss: u64,
-    law: Law,
+    /// The flow's `cc_params`: the law, HyStart's round and sample rules, the jiffies' HZ.
+    params: CubicParams,
     /// Linux's state and arithmetic, used with the Linux laws.
     linux: Bictcp,
     pub fast_convergence: bool,
@@ -195,8 +196,6 @@ pub struct Cubic {
     delay_min: Option<Time>,
     // HyStart round state.
     hs_found: bool,
-    hystart_round: HystartRound,
-    hystart_rtt: HystartRtt,
     /// The sequence that ends HyStart's round ("passed": tcp_cubic.c's end_seq).
     hs_end_seq: Option<u64>,
     hs_round_start: Option<Time>,
@@ -214,7 +213,7 @@ impl Cubic {
     pub fn with_params(mss: u64, hystart: Hystart, params: CubicParams) -> Cubic {
         Cubic {
             mss,
-            law: params.law,
+            params,
             linux: Bictcp::with_hz(params.law.kernel().unwrap_or(Kernel::V3_14), params.hz),
             fast_convergence: true,
             hystart: hystart == Hystart::Linux,
@@ -228,8 +227,6 @@ impl Cubic {
             frac: 0.0,
             delay_min: None,
             hs_found: false,
-            hystart_round: params.hystart_round,
-            hystart_rtt: params.hystart_rtt,
             hs_end_seq: None,
             hs_round_start: None,
             hs_last_ack: 0,
@@ -271,13 +268,7 @@ impl Cubic {
     fn reset(&mut self) {
         let (mss, fc, hy, dm) = (self.mss, self.fast_convergence, self.hystart, self.delay_min);
         let hspp = self.hspp.take();
-        let params = CubicParams {
-            law: self.law,
-            hystart_round: self.hystart_round,
-            hystart_rtt: self.hystart_rtt,
-            hz: self.linux.hz,
-        };
-        *self = Cubic::with_params(mss, Hystart::Off, params);
+        *self = Cubic::with_params(mss, Hystart::Off, self.params);
         self.hystart = hy;
         self.hspp = hspp;
         self.fast_convergence = fc;
@@ -294,7 +285,7 @@ impl Cubic {
     }
 
     fn hystart_update(&mut self, ack: &AckSample, st: &mut CcState) {
-        let new_round = match self.hystart_round {
+        let new_round = match self.params.hystart_round {
             HystartRound::Reached => ack.round_start || self.hs_round_start.is_none(),
             HystartRound::Passed => self.hs_end_seq.is_none_or(|e| ack.snd_una > e),
         };
@@ -321,7 +312,7 @@ impl Cubic {
         // Delay increase.
         if let Some(rtt) = ack.rtt {
             let sampling = self.hs_samples < HYSTART_MIN_SAMPLES;
-            if sampling || self.hystart_rtt == HystartRtt::Round {
+            if sampling || self.params.hystart_rtt == HystartRtt::Round {
                 self.hs_curr_rtt = Some(self.hs_curr_rtt.map_or(rtt, |c| c.min(rtt)));
             }
             if sampling {
@@ -405,7 +396,7 @@ impl CongestionControl for Cubic {
             let fresh_epoch = self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC);
             if !fresh_epoch {
                 self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
-                match self.law {
+                match self.params.law {
                     Law::Rfc9438 => {}
                     Law::Linux => {
                         // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt, the
@@ -423,7 +414,7 @@ impl CongestionControl for Cubic {
         if st.in_recovery || ack.acked_bytes == 0 {
             return;
         }
-        if self.law != Law::Rfc9438 {
+        if self.params.law != Law::Rfc9438 {
             self.linux.acked(ack.acked_bytes.div_ceil(self.mss) as u32);
         }
         let mut acked = ack.acked_bytes;
@@ -442,11 +433,11 @@ impl CongestionControl for Cubic {
             };
             // Linux 3.14 (bictcp_cong_avoid) runs slow start or congestion avoidance on an ACK,
             // never both.
-            if acked == 0 || self.law == Law::Linux {
+            if acked == 0 || self.params.law == Law::Linux {
                 return;
             }
         }
-        match self.law {
+        match self.params.law {
             Law::Rfc9438 => self.congestion_avoidance(ack.now, acked, st),
             Law::Linux | Law::Linux4 => {
                 let packets = acked.div_ceil(self.mss) as u32;
@@ -460,7 +451,7 @@ impl CongestionControl for Cubic {
             h.end();
         }
         self.epoch_start = None;
-        if self.law != Law::Rfc9438 {
+        if self.params.law != Law::Rfc9438 {
             // bictcp_recalc_ssthresh; tcp_init_cwnd_reduction clears snd_cwnd_cnt.
             let ssthresh = self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1));
             self.linux.snd_cwnd_cnt = 0;
@@ -485,7 +476,7 @@ impl CongestionControl for Cubic {
             h.end();
         }
         if first {
-            st.ssthresh = match self.law {
+            st.ssthresh = match self.params.law {
                 Law::Rfc9438 => ((st.cwnd as f64 * BETA) as u64).max(2 * self.mss),
                 Law::Linux | Law::Linux4 => {
                     self.linux.recalc_ssthresh(self.packets(st.cwnd).max(1)) as u64 * self.mss
@@ -500,7 +491,7 @@ impl CongestionControl for Cubic {
 
     /// W_max and the minimum RTT of the window law in force.
     fn report(&self, r: &mut CcReport) {
-        match self.law {
+        match self.params.law {
             Law::Rfc9438 => {
                 let w_max = (self.w_max * self.mss as f64).round() as u64;
                 r.w_max = (w_max > 0).then_some(w_max);
