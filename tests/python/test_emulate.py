@@ -554,9 +554,18 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
 # (`matrix.sim_scenario`), each group's data as late as the kernel run's began (`matrix.
-# harness_lags`: its connections open at the start and hold their first write). About 80 s.
+# harness_lags`: its connections open at the start and hold their first write), the flows of a
+# group as a recorded kernel group's (`matrix.recorded_offsets`). About 80 s.
 KERNEL_MATRIX_ARGS = argparse.Namespace(
-    duration=20.0, warmup=8.0, seeds=8, repeats=1, profile=None, set=[], sysctl=[], connect_late=False
+    duration=20.0,
+    warmup=8.0,
+    seeds=8,
+    repeats=1,
+    profile=None,
+    set=[],
+    sysctl=[],
+    connect_late=False,
+    uniform_starts=False,
 )
 
 
@@ -614,12 +623,13 @@ def test_kernel_matrix_two_way_codel_queue_is_the_kernels_order(matrix_rows):
     # earlier one; 13-16 ms while the rest of the test suite or another emulation loaded both
     # CPUs) against the model's ensemble mean of 25.9 ms (24 seeds of 30 s; 15-34 ms per seed;
     # 1.07 of the kernel's quiet mean): both sides are draws from a wide distribution
-    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 24.7 ms down and
-    # 25.1 up (2026-11-27; 26.3-28.9 with the harness's former late connections) with the
-    # uploads' data 74 ms after the downloads', as the kernel's began (`matrix.harness_lags`;
-    # 32.7 / 30.7 with both drawn within 20 ms; 8 s of warm-up leave more of the start in them).
-    # The bound leaves room for the loaded kernel's lowest draws (25.1 / 13 = 1.9) and the quiet
-    # kernel's highest (24.7 / 36 = 0.69), and fails a paced kernel (24.7 / 7 = 3.5 and above).
+    # (validation/kernel/README.md). This short form's 8 seeds of 20 s read 26.8 ms down and
+    # 28.3 up (2026-11-27) with the uploads' data 74 ms after the downloads', as the kernel's
+    # began (`matrix.harness_lags`), and each group's flows as one stored kernel group's began
+    # (`matrix.recorded_offsets`; 23.3 / 23.3 with each flow's start drawn over 20 ms; 8 s of
+    # warm-up leave more of the start in them). The bound leaves room for the loaded kernel's
+    # lowest draws (28.3 / 13 = 2.2) and the quiet kernel's highest (26.8 / 36 = 0.74), and
+    # fails a paced kernel (26.8 / 7 = 3.8 and above).
     row = matrix_rows["rrul_be-codel-10m-50ms-cubic"]
     for cell in kernel_compare.cells(row):
         sim, kernel = cell["q50"]
@@ -651,6 +661,32 @@ def test_the_simulated_groups_start_as_late_as_the_kernels_began_their_data():
         syn = [t_in[flow == i].min() / 1e9 for i in range(8)]  # each connection's SYN
         gap = np.median(syn[4:]) - np.median(syn[:4])
         assert syn_gap - 0.020 < gap < syn_gap + 0.020, (hold, syn)
+
+
+def test_the_simulated_flows_of_a_group_begin_as_a_recorded_kernel_group_did():
+    # A kernel run whose downloads began 0, 0.5, 0.9 and 12 ms after the first of them and whose
+    # uploads began 0.1-0.3 ms apart, 70 ms after: the model's groups connect together, each flow
+    # holding its first write by the handshake, its group's lag and its own recorded offset, so
+    # its data begins that much after its group's first (to the 0.2 ms its handshake may differ).
+    case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
+    down, up = (0.0, 0.0005, 0.0009, 0.012), (0.0, 0.0001, 0.0002, 0.0003)
+    first = {str(i): 1.25 + down[i] for i in range(4)} | {str(4 + i): 1.32 + up[i] for i in range(4)}
+    run = {"first_data_s": first}
+    offsets = kernel_matrix.recorded_offsets(case, 3.0, [run], stored=False)
+    assert [list(v) for v in offsets[0]] == [pytest.approx(down)]
+    assert [list(v) for v in offsets[1]] == [pytest.approx(up)]
+    lags = kernel_matrix.harness_lags(case, 3.0, None, [run])
+    for seed in (1, 2):
+        sc = kernel_matrix.sim_scenario(case, 3.0, None, lags, True, (), offsets, seed=seed)
+        began = kernel_matrix.first_data_s(aqmlab.run(sc, seed=seed))
+        for ids, want in ((range(4), down), (range(4, 8), up)):
+            t = [began[str(i)] for i in ids]
+            assert [x - min(t) for x in t] == pytest.approx(want, abs=2e-4), (seed, t)
+        assert 0.070 - 0.002 < began["4"] - began["0"] < 0.070 + 0.002
+    # a flow alone in its group has nothing recorded to follow: its start is drawn (20 ms)
+    alone = kernel_matrix.Case("pfifo", "rtt_mix", 10, 50)
+    rtt_mix_first = {"0": 1.25, "1": 1.2504}
+    assert kernel_matrix.recorded_offsets(alone, 3.0, [{"first_data_s": rtt_mix_first}], stored=False) == {}
 
 
 def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standard_error():

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import zlib
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -59,6 +61,17 @@ WEB_EVERY_S = 3
 # the same trajectory for every seed: one sample of a system whose two-way queues move by a third
 # when the starts move by a few milliseconds.
 START_SPREAD_MS = 20
+# Within a group (iperf3's streams of one test), the kernel's flows began their data as each
+# run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
+# a stream 3-12 ms (at 10 ms RTT up to 67 ms) after the others. A group of several flows of the
+# simulated side takes, per seed, the offsets of one such recorded group (`recorded_offsets`:
+# the same group of a stored case with the same traffic, rate, RTT and start order, any
+# discipline or controller) and holds each flow's first write by its offset, its flows
+# connecting together; the uniform draw over `START_SPREAD_MS` stays for a flow alone in its
+# group and where no run recorded its starts. The draw matters: two-way CoDel at 100 Mbit/s
+# reads p50 13.8 ms over 20 ms of uniform spread, 22.5 over 1 ms and 19.1 with the recorded
+# offsets, the kernel 17.5 (validation/kernel/README.md, "The streams' recorded starts").
+OUT = Path(__file__).resolve().parent / "out"
 
 
 @dataclass(frozen=True)
@@ -342,39 +355,114 @@ def sim_scenario(
     lags: list[float] | None = None,
     hold_writes: bool = True,
     pairs=(),
+    offsets: dict[int, list[tuple[float, ...]]] | None = None,
+    seed: int = 1,
 ) -> dict:
-    """The scenario the simulated side runs: `scenario`'s with each TCP flow's start drawn per
-    seed over `START_SPREAD_MS` after its own (`start = { uniform = [...], per = "flow" }`),
-    each group's data `lags` (one per TCP group, in order, s: `harness_lags`) later: with
-    `hold_writes`, the group connects at its own start and holds its first write (`first_write`,
-    `first_writes`), as the kernel's iperf3 streams connect together and the uploads wait for
-    the test to begin; without, it connects that much later. `pairs`: the `set_tcp` keys the
-    caller puts on the flows, under which the handshakes are timed."""
+    """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
+    `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
+    connects at its own start and holds its first write (`first_write`, `first_writes`), as the
+    kernel's iperf3 streams connect together and the uploads wait for the test to begin; without,
+    it connects that much later. Within a group of several flows with `offsets` for it (per TCP
+    group index, `recorded_offsets`), each flow begins as much later as in one recorded group
+    drawn for the seed; every other flow's start is drawn per seed over `START_SPREAD_MS` after
+    its own (`start = { uniform = [...], per = "flow" }`). `pairs`: the `set_tcp` keys the caller
+    puts on the flows, under which the handshakes are timed."""
     sc = scenario(case, duration_s, profile)
-    tcp = [f for f in sc["flows"] if f["kind"] == "tcp"]
-    lags = lags or [0.0] * len(tcp)
-    writes = first_writes(case, duration_s, profile, lags, pairs) if hold_writes else [0.0] * len(tcp)
-    for f, lag, w in zip(tcp, lags, writes, strict=True):
+    groups = _tcp_groups(sc)
+    lags = lags or [0.0] * len(groups)
+    recorded = [len(ids) > 1 and bool((offsets or {}).get(k)) for k, (_, ids) in enumerate(groups)]
+    writes = (
+        first_writes(case, duration_s, profile, lags, pairs, recorded) if hold_writes else [0.0] * len(groups)
+    )
+    rng = np.random.default_rng([seed, zlib.crc32(case.id.encode())])
+    flows, k = [], 0
+    for f in sc["flows"]:
+        if f["kind"] != "tcp":
+            flows.append(f)
+            continue
+        lag, w = lags[k], writes[k]
         t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3)
-        f["start"] = {"uniform": [f"{t0:g}ms", f"{t0 + START_SPREAD_MS:g}ms"], "per": "flow"}
-        if w:
-            f["first_write"] = f"{w * 1e3:.3f}ms"
+        if recorded[k]:
+            drawn = offsets[k][rng.integers(len(offsets[k]))]
+            for off in drawn:
+                one = {**f, "count": 1}
+                if hold_writes:
+                    one.update(start=f"{t0:g}ms", first_write=f"{(w + off) * 1e3:.3f}ms")
+                else:
+                    one["start"] = f"{t0 + off * 1e3:.3f}ms"
+                flows.append(one)
+        else:
+            f["start"] = {"uniform": [f"{t0:g}ms", f"{t0 + START_SPREAD_MS:g}ms"], "per": "flow"}
+            if w:
+                f["first_write"] = f"{w * 1e3:.3f}ms"
+            flows.append(f)
+        k += 1
+    sc["flows"] = flows
     return sc
 
 
 def first_writes(
-    case: Case, duration_s: float, profile: str | None, lags: list[float], pairs=()
+    case: Case,
+    duration_s: float,
+    profile: str | None,
+    lags: list[float],
+    pairs=(),
+    recorded: list[bool] | None = None,
 ) -> list[float]:
     """Per TCP group, when its first write comes after its start (s; 0: at once) for its data
     to begin `lags` later than it would at once: the lag plus the group's handshake, the median
-    time from start to first data of its flows at the nominal starts (`nominal_first_data`)."""
-    if not any(lags):
+    time from start to first data of its flows at the nominal starts (`nominal_first_data`); for
+    a group whose flows take `recorded` offsets, the lag plus the handshake even at no lag, so
+    that each offset counts from the handshake's end."""
+    recorded = recorded or [False] * len(lags)
+    if not any(lags) and not any(recorded):
         return [0.0] * len(lags)
     sc, first = nominal_first_data(case, duration_s, profile, tuple(pairs))
     out = []
-    for (f, ids), lag in zip(_tcp_groups(sc), lags, strict=True):
+    for (f, ids), lag, rec in zip(_tcp_groups(sc), lags, recorded, strict=True):
         hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in ids if str(i) in first]
-        out.append(lag + float(np.median(hs)) if lag > 0 and hs else 0.0)
+        out.append(lag + float(np.median(hs)) if (lag > 0 or rec) and hs else 0.0)
+    return out
+
+
+def start_key(case: Case) -> tuple:
+    """What a group's recorded starts depend on: the flows (traffic and start order), the rate
+    and the RTT (the uploads' test message crosses the downloads' first windows), not the
+    discipline or the controller (the streams begin before any queue is held)."""
+    return (case.traffic, case.rate_mbps, case.rtt_ms, case.down_late_ms)
+
+
+@functools.cache
+def _stored_first_data(key: tuple) -> tuple[tuple[str, dict], ...]:
+    """(case id, `first_data_s`) of every kernel run stored in a selection's results file
+    (`OUT`/<selection>.json) whose case has `start_key` `key`."""
+    out = []
+    for sel in SELECTIONS:
+        path = OUT / f"{sel}.json"
+        if not path.exists():
+            continue
+        for row in json.loads(path.read_text()):
+            if start_key(Case(**row["case"])) == key:
+                out += [(row["id"], run["first_data_s"]) for run in row["emu"] if run.get("first_data_s")]
+    return tuple(out)
+
+
+def recorded_offsets(
+    case: Case, duration_s: float, emus: list[dict], stored: bool = True
+) -> dict[int, list[tuple[float, ...]]]:
+    """Per TCP group index of `case` with several flows, how much later than the group's first
+    each of its flows began its data (s, in flow order), one tuple per kernel run that recorded
+    it: `emus` (the case's own runs) and, with `stored`, the stored runs of the other cases with
+    its `start_key`."""
+    others = _stored_first_data(start_key(case)) if stored else ()
+    runs = [fd for cid, fd in others if cid != case.id]
+    runs += [e["first_data_s"] for e in emus if e.get("first_data_s")]
+    out: dict[int, list[tuple[float, ...]]] = {}
+    for k, (_, ids) in enumerate(_tcp_groups(scenario(case, duration_s))):
+        for fd in runs:
+            t = [fd.get(str(i)) for i in ids]
+            if len(ids) > 1 and None not in t:
+                out.setdefault(k, []).append(tuple(x - min(t) for x in t))
     return out
 
 

@@ -35,15 +35,20 @@ from aqmlab.emulate import emulate
 
 
 def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list[dict]:
-    """The simulated side of a case: one run per seed, each flow's start drawn per seed, its
-    group as late as the kernel's was in `emus` (`matrix.harness_lags`)."""
+    """The simulated side of a case: one run per seed, each group as late as the kernel's was in
+    `emus` (`matrix.harness_lags`), the flows within it as the kernel's recorded groups began
+    (`matrix.recorded_offsets`; with `--uniform-starts`, each flow's start drawn per seed)."""
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    sc = matrix.set_tcp(
-        matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late, a.set), a.set
-    )
-    return [
-        matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup) for s in range(1, a.seeds + 1)
-    ]
+    offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
+    runs = []
+    for s in range(1, a.seeds + 1):
+        sc = matrix.sim_scenario(
+            case, a.duration, a.profile, lags, not a.connect_late, a.set, offsets, seed=s
+        )
+        runs.append(
+            matrix.figures(aqmlab.run(matrix.set_tcp(sc, a.set), seed=s, warmup_s=a.warmup), a.warmup)
+        )
+    return runs
 
 
 def kernel_runs(case: matrix.Case, a: argparse.Namespace, done: int = 0) -> list[dict]:
@@ -76,6 +81,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "profile": a.profile or "default",
         "set": a.set,
         **({"connect_late": True} if a.connect_late else {}),
+        **({"uniform_starts": True} if a.uniform_starts else {}),
         "sysctl": sysctls(a),
         "duration_s": a.duration,
         "warmup_s": a.warmup,
@@ -113,6 +119,12 @@ def main() -> None:
         help="a later simulated group connects as late as the kernel's data began, instead of connecting at its "
         "start and holding its first write (the harness until 2026-11-27); keep such runs in their own --out file",
     )
+    ap.add_argument(
+        "--uniform-starts",
+        action="store_true",
+        help="draw each simulated flow's start uniformly over matrix.START_SPREAD_MS, not as the kernel's recorded "
+        "groups began (the harness until 2026-11-27); keep such runs in their own --out file",
+    )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -146,8 +158,9 @@ def main() -> None:
                     set=a.set,
                     aqmlab=aqmlab.__version__,
                 )
-                row.pop("connect_late", None)
-                row.update({"connect_late": True} if a.connect_late else {})
+                for key in ("connect_late", "uniform_starts"):
+                    row.pop(key, None)
+                    row.update({key: True} if getattr(a, key) else {})
             continue
         if a.more and case.id in done:
             row = done[case.id]

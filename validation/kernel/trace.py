@@ -278,6 +278,11 @@ def main() -> None:
     ap.add_argument(
         "--connect-late", action="store_true", help="a later group connects late (run.py's --connect-late)"
     )
+    ap.add_argument(
+        "--uniform-starts",
+        action="store_true",
+        help="each simulated flow's start drawn uniformly (run.py's --uniform-starts)",
+    )
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
@@ -309,8 +314,12 @@ def main() -> None:
     # the simulated flows' groups begin their data as late as the kernel's (matrix.harness_lags)
     emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
+    offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
     sim_sc = matrix.set_tcp(
-        matrix.sim_scenario(case, a.duration, a.profile, lags, not a.connect_late, a.set), a.set
+        matrix.sim_scenario(
+            case, a.duration, a.profile, lags, not a.connect_late, a.set, offsets, seed=a.seed
+        ),
+        a.set,
     )
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
