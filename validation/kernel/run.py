@@ -101,7 +101,9 @@ def main() -> None:
     ap.add_argument(
         "--warmup", type=float, default=None, help="statistics after this (default: the selection's, 10)"
     )
-    ap.add_argument("--seeds", type=int, default=24, help="simulated runs per case (default 24)")
+    ap.add_argument(
+        "--seeds", type=int, default=None, help="simulated runs per case (default: the selection's, 96)"
+    )
     ap.add_argument("--repeats", type=int, default=1, help="emulated runs per case (default 1)")
     ap.add_argument(
         "--profile", default=None, help="the simulated TCP profile (default: the default profile)"
@@ -142,6 +144,7 @@ def main() -> None:
     duration, warmup = matrix.WINDOW_S.get(a.select, matrix.DEFAULT_WINDOW_S)
     a.duration = duration if a.duration is None else a.duration
     a.warmup = warmup if a.warmup is None else a.warmup
+    a.seeds = matrix.SEEDS.get(a.select, matrix.DEFAULT_SEEDS) if a.seeds is None else a.seeds
     out = a.out or HERE / "out" / f"{a.select}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"]: r for r in json.loads(out.read_text())} if out.exists() else {}
