@@ -63,14 +63,15 @@ WEB_EVERY_S = 3
 START_SPREAD_MS = 20
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
-# a stream 3-12 ms (at 10 ms RTT up to 67 ms) after the others. A group of several flows of the
+# a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
 # simulated side takes, per seed, the offsets of one such recorded group (`recorded_offsets`:
 # the same group of a stored case with the same traffic, rate, RTT and start order, any
 # discipline or controller) and holds each flow's first write by its offset, its flows
 # connecting together; the uniform draw over `START_SPREAD_MS` stays for a flow alone in its
 # group and where no run recorded its starts. The draw matters: two-way CoDel at 100 Mbit/s
-# reads p50 13.8 ms over 20 ms of uniform spread, 22.5 over 1 ms and 19.1 with the recorded
-# offsets, the kernel 17.5 (validation/kernel/README.md, "The streams' recorded starts").
+# reads p50 13.8 ms down over 20 ms of uniform spread and 22.5 over 1 ms (12 seeds), 18.9 with
+# the recorded offsets (96 seeds), the kernel 17.6 (validation/kernel/README.md, "The streams'
+# recorded starts").
 OUT = Path(__file__).resolve().parent / "out"
 
 
