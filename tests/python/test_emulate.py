@@ -318,6 +318,21 @@ def test_the_namespaces_default_to_cubic_whatever_the_host_allows():
             assert out.stdout.strip() == "cubic"
 
 
+@needs_root
+@pytest.mark.parametrize("ring, dropped", [(None, 0), (500, 500)])
+def test_a_tun_drops_what_finds_its_ring_full_and_the_run_counts_it(monkeypatch, ring, dropped):
+    # drivers/net/tun.c `tun_net_xmit` puts each packet in a ring of txqueuelen entries for the
+    # reader and drops it when the ring is full (tx_dropped); a TUN's own default is 500. With
+    # no forwarder reading, 1000 datagrams from the client host fill a ring of 500 and lose the
+    # rest; the emulator's ring (`TUN_RING_PACKETS`) holds them all.
+    if ring:
+        monkeypatch.setattr(netns, "TUN_RING_PACKETS", ring)
+    send = f"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor _ in range(1000): s.sendto(b'x' * 100, ('{netns.SERVER_IP}', 9))"
+    with netns.Namespaces() as ns:
+        netns._sh(sys.executable, "-c", send, ns=ns.name("c"))
+        assert ns.tun_drops() == {"c": dropped, "s": 0}
+
+
 def test_a_tcp_model_the_kernel_lacks_is_a_user_error(tmp_path: Path):
     sc = scenario(tmp_path, '{ rate = "10Mbps" }', BULK.replace("cubic", "ledbat"))
     res = runner.invoke(app, ["emulate", str(sc)])

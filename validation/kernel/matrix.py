@@ -687,4 +687,5 @@ def figures(res, warmup_s: float) -> dict:
     if emu:
         out["emulator"] = {k: emu.get(k) for k in ("late_us_p50", "late_us_p99", "cpu_s", "wall_s")}
         out["problems"] = meta.get("emulated", {}).get("problems", [])
+        out["tun_drops"] = meta.get("emulated", {}).get("tun_drops")
     return out

@@ -1,6 +1,6 @@
 """The two network namespaces and their TUN devices: the environment an emulation needs (root,
 /dev/net/tun, the programs), their set-up and removal, the namespaces a killed run left behind,
-and the kernel's TCP counters in them."""
+and the kernel's TCP counters and the TUNs' drops in them."""
 
 from __future__ import annotations
 
@@ -24,6 +24,17 @@ NS_RE = re.compile(r"^aqmlab-(\d+)-[cs]$")
 DEBIAN_PACKAGES = {"ip": "iproute2", "ping": "iputils-ping"}
 TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
+# Packets a TUN holds for the forwarder to read (its txqueuelen). A TUN drops what finds its ring
+# full (drivers/net/tun.c `tun_net_xmit`: the skb is orphanned, then `ptr_ring_produce` fails ->
+# tx_dropped), and the ring is the device's tx_queue_len, 500 for a TUN by default (tun.c
+# `tun_setup`; a change resizes it, `tun_queue_resize`). The orphaning has already returned the
+# socket's TCP Small Queues budget (`tcp_wfree`), so nothing holds the senders back: four bulk
+# senders answering one ACK train at 100 Mbit/s overflowed 500 (validation/kernel/README.md,
+# "Drops in the hosts' TUNs"). A real NIC stops its queue when its ring is full and the socket
+# waits (TSQ); the model's hosts never drop (net::nic_departure). The ring's pointers cost 8 bytes
+# each: 2^18 hold any window the kernel's senders reach here. What still overflows is reported
+# (`Namespaces.tun_drops`).
+TUN_RING_PACKETS = 1 << 18
 
 
 # The kernel's TCP counters an emulated run reports (`Namespaces.tcp_counters`): retransmitted
@@ -159,12 +170,16 @@ class Namespaces:
     def name(self, side: str) -> str:
         return f"aqmlab-{self.pid}-{side}"
 
+    def dev(self, side: str) -> str:
+        """The TUN device of `side`."""
+        return f"aq{side}{self.pid}"
+
     def __enter__(self):
         remove_stale()
         allow_cc(self.cc)
         try:
             for side, (me, peer) in {"c": (CLIENT_IP, SERVER_IP), "s": (SERVER_IP, CLIENT_IP)}.items():
-                ns, dev = self.name(side), f"aq{side}{self.pid}"
+                ns, dev = self.name(side), self.dev(side)
                 _sh("ip", "netns", "add", ns)
                 self.fds[side] = _open_tun(dev, self.mtu)
                 _sh("ip", "link", "set", dev, "netns", ns)
@@ -174,7 +189,17 @@ class Namespaces:
                     ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"],
                     ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={self.cc}"],
                     ["ip", "link", "set", "lo", "up"],
-                    ["ip", "link", "set", dev, "mtu", str(self.mtu), "up"],
+                    [
+                        "ip",
+                        "link",
+                        "set",
+                        dev,
+                        "mtu",
+                        str(self.mtu),
+                        "txqueuelen",
+                        str(TUN_RING_PACKETS),
+                        "up",
+                    ],
                     ["ip", "addr", "add", f"{me}/32", "dev", dev],
                     ["ip", "route", "add", f"{peer}/32", "dev", dev],
                 ]:
@@ -211,6 +236,16 @@ class Namespaces:
                         if key in total and v.lstrip("-").isdigit():
                             total[key] += int(v)
         return total
+
+    def tun_drops(self) -> dict[str, int]:
+        """Packets each side's TUN dropped on the way from its host's stack to the forwarder (its
+        tx_dropped: a full ring, `TUN_RING_PACKETS`), by side ("c", "s")."""
+        out = {}
+        for side in ("c", "s"):
+            path = f"/sys/class/net/{self.dev(side)}/statistics/tx_dropped"
+            done = _sh("cat", path, check=False, ns=self.name(side))
+            out[side] = int(done.stdout.strip()) if done.stdout.strip().isdigit() else 0
+        return out
 
     def popen(self, side: str, args: list[str], **kw) -> subprocess.Popen:
         kw = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kw}

@@ -17,6 +17,7 @@ from aqmlab.api import Result, recorded
 from aqmlab.emulate.netns import (
     CLIENT_IP,
     SERVER_IP,
+    TUN_RING_PACKETS,
     Namespaces,
     _workdir,
     check_environment,
@@ -131,6 +132,7 @@ def emulate(
             os.close(stop_w)
             tools.stop()
             counters = ns.tcp_counters()
+            tun_drops = ns.tun_drops()
     if "error" in outcome:
         raise outcome["error"]
     batches, meta_json = outcome["result"]
@@ -138,6 +140,12 @@ def emulate(
     # the tools' reports replace three tables: the codes of the core's are not kept
     tables = dict(RunTables.decoded(batches))
     problems = [] if command else apply_reports(tables, plans, tools, meta["duration_ns"])
+    problems += [
+        f"the {'client' if side == 'c' else 'server'} host's TUN dropped {n} packets before the emulated path (its ring of "
+        f"{TUN_RING_PACKETS} packets was full: the forwarder read too slowly)"
+        for side, n in tun_drops.items()
+        if n
+    ]
     if not os.environ.get("AQMLAB_KEEP_TOOL_REPORTS"):
         shutil.rmtree(workdir, ignore_errors=True)
     meta["emulated"] = {
@@ -150,6 +158,7 @@ def emulate(
         "default_cc": default_cc(kernel_ccs()),
         "sysctls": sysctls,
         "kernel_counters": counters,
+        "tun_drops": tun_drops,
     }
     if command:
         meta["emulated"]["exit_status"] = status
