@@ -25,7 +25,7 @@ DEBIAN_PACKAGES = {"ip": "iproute2", "ping": "iputils-ping"}
 TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 # Packets a TUN holds for the forwarder to read (its txqueuelen). A TUN drops what finds its ring
-# full (drivers/net/tun.c `tun_net_xmit`: the skb is orphanned, then `ptr_ring_produce` fails ->
+# full (drivers/net/tun.c `tun_net_xmit`: the skb is orphaned, then `ptr_ring_produce` fails ->
 # tx_dropped), and the ring is the device's tx_queue_len, 500 for a TUN by default (tun.c
 # `tun_setup`; a change resizes it, `tun_queue_resize`). The orphaning has already returned the
 # socket's TCP Small Queues budget (`tcp_wfree`), so nothing holds the senders back: four bulk
@@ -189,17 +189,8 @@ class Namespaces:
                     ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"],
                     ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={self.cc}"],
                     ["ip", "link", "set", "lo", "up"],
-                    [
-                        "ip",
-                        "link",
-                        "set",
-                        dev,
-                        "mtu",
-                        str(self.mtu),
-                        "txqueuelen",
-                        str(TUN_RING_PACKETS),
-                        "up",
-                    ],
+                    ["ip", "link", "set", dev, "txqueuelen", str(TUN_RING_PACKETS)],
+                    ["ip", "link", "set", dev, "mtu", str(self.mtu), "up"],
                     ["ip", "addr", "add", f"{me}/32", "dev", dev],
                     ["ip", "route", "add", f"{peer}/32", "dev", dev],
                 ]:
