@@ -579,6 +579,7 @@ KERNEL_MATRIX_ARGS = argparse.Namespace(
     profile=None,
     set=[],
     sysctl=[],
+    qdisc_set=[],
     connect_late=False,
     uniform_starts=False,
 )
@@ -702,6 +703,34 @@ def test_the_simulated_flows_of_a_group_begin_as_a_recorded_kernel_group_did():
     alone = kernel_matrix.Case("pfifo", "rtt_mix", 10, 50)
     rtt_mix_first = {"0": 1.25, "1": 1.2504}
     assert kernel_matrix.recorded_offsets(alone, 3.0, [{"first_data_s": rtt_mix_first}], stored=False) == {}
+
+
+def test_a_run_leaves_its_bursts_at_the_first_block_whose_counts_vary_little():
+    # Arrivals one burst a round trip (20 packets at once every 130 ms) until 7 s, then one
+    # packet every 1.2 ms: counted per 15 ms, the bursts leave most counts 0 and one 20 (a CV
+    # near sqrt(130 / 15 - 1) = 2.8), the even arrivals 12 or 13 in every count (a CV near
+    # 0.04). Blocks of 2 s from 1 s: 1-3, 3-5 and 5-7 s hold bursts, 7-9 s is the first even.
+    bursts = np.concatenate([np.full(20, t) for t in np.arange(0.0, 7.0, 0.130)])
+    even = np.arange(7.0, 30.0, 0.0012)
+    t_ns = np.concatenate([bursts, even]) * 1e9
+    assert kernel_matrix.bursty_until_s(t_ns, 1.0, 30.0) == 7.0
+    # even from the start: the first block; bursts throughout: the run's end
+    assert kernel_matrix.bursty_until_s(even * 1e9 - 7e9, 1.0, 20.0) == 1.0
+    always = np.concatenate([np.full(20, t) for t in np.arange(0.0, 30.0, 0.130)]) * 1e9
+    assert kernel_matrix.bursty_until_s(always, 1.0, 30.0) == 30.0
+
+
+def test_a_discipline_key_changes_both_directions_on_both_sides():
+    # run.py --qdisc-set: the key lands on the bottleneck's discipline both ways, a discipline
+    # named by its kind alone becomes a table, and the scenario still resolves with the value.
+    case = kernel_matrix.Case("pie", "rrul_be", 10, 50)
+    sc = kernel_matrix.set_qdisc(kernel_matrix.scenario(case, 5.0), ["beta=0", 'target="20ms"'])
+    for d in ("down", "up"):
+        assert sc["topology"][d]["qdisc"] == {"kind": "pie", "beta": 0, "target": "20ms"}
+    resolved = resolve(sc, 1)
+    for d in ("down", "up"):
+        q = resolved["topology"][d]["qdisc"]
+        assert q["beta"] == 0.0 and q["target"] == "20ms" and q["alpha"] == 0.125
 
 
 def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standard_error():

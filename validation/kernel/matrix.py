@@ -538,16 +538,31 @@ def harness_lags(
     return lags
 
 
+def _key_value(kv: str) -> tuple[str, object]:
+    """KEY=VALUE: a VALUE that reads as JSON (true, 3, {"hystart_round": "passed"}) is that,
+    else a string."""
+    k, _, v = kv.partition("=")
+    try:
+        return k, json.loads(v)
+    except ValueError:
+        return k, v
+
+
+def set_qdisc(sc: dict, pairs: list[str]) -> dict:
+    """`sc` with each KEY=VALUE of `pairs` on the bottleneck's discipline both ways (a run that
+    changes the discipline on both sides: the emulator runs the same one)."""
+    for d in ("down", "up"):
+        hop = sc["topology"][d]
+        q = hop["qdisc"] if isinstance(hop["qdisc"], dict) else {"kind": hop["qdisc"]}
+        hop["qdisc"] = {**q, **dict(map(_key_value, pairs))}
+    return sc
+
+
 def set_tcp(sc: dict, pairs: list[str]) -> dict:
     """`sc` with each KEY=VALUE of `pairs` on every TCP flow (a run that changes one thing); a
-    VALUE that reads as JSON (true, 3, {"hystart_round": "passed"}) is that, else a string, and a
-    table merges into the flow's own (`cc_params`)."""
+    VALUE as `_key_value` reads it, and a table merges into the flow's own (`cc_params`)."""
     for kv in pairs:
-        k, _, v = kv.partition("=")
-        try:
-            val = json.loads(v)
-        except ValueError:
-            val = v
+        k, val = _key_value(kv)
         for f in sc["flows"]:
             if f["kind"] == "tcp":
                 f[k] = {**f[k], **val} if isinstance(val, dict) and isinstance(f.get(k), dict) else val
@@ -622,6 +637,30 @@ def _window_timeouts(fs) -> int:
     return n
 
 
+# A round trip's data arriving at the bottleneck as one burst: counted in PIE's update steps
+# (RFC 8033's T_UPDATE, 15 ms), a block of two seconds whose counts vary more than this (their
+# coefficient of variation) is bursty. Two-way traffic starts that way on both sides (each
+# direction's ACKs leave the other queue in trains), and the queue's head then saws from ~20 to
+# ~80 ms each round trip (validation/kernel/README.md, "Two-way PIE's two modes").
+BURST_BIN_S = 0.015
+BURST_BLOCK_S = 2.0
+BURST_CV = 1.2
+
+
+def bursty_until_s(t_in_ns: np.ndarray, start_s: float, end_s: float) -> float:
+    """When the data arriving at a bottleneck stops coming as one burst a round trip: the start
+    of the first `BURST_BLOCK_S` block from `start_s` on whose counts per `BURST_BIN_S` have a
+    coefficient of variation below `BURST_CV` (`end_s` when none has)."""
+    t = np.sort(t_in_ns) / 1e9
+    per_block = round(BURST_BLOCK_S / BURST_BIN_S)
+    for b0 in np.arange(start_s, end_s - BURST_BLOCK_S + 1e-9, BURST_BLOCK_S):
+        edges = b0 + BURST_BIN_S * np.arange(per_block + 1)
+        n = np.diff(np.searchsorted(t, edges))
+        if n.mean() > 0 and n.std() / n.mean() < BURST_CV:
+            return float(b0)
+    return float(end_s)
+
+
 def figures(res, warmup_s: float) -> dict:
     """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
     / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
@@ -635,6 +674,11 @@ def figures(res, warmup_s: float) -> dict:
     outcome = np.asarray(pk.column("outcome").to_pylist(), dtype=object)
     dirs = np.asarray(pk.column("dir").to_pylist(), dtype=object)
     after = t_enq >= warmup_s * 1e9
+    tcp_ids = [f["flow"] for f in t["flows"].to_pylist() if f["kind"] == "tcp"]
+    tcp_data = np.isin(pk.column("flow").to_numpy(), tcp_ids) & (
+        pk.column("payload").to_numpy(zero_copy_only=False) > 0
+    )
+    end_s = meta["duration_ns"] / 1e9
     out: dict = {"dirs": {}, "labels": {}}
     for d in ("down", "up"):
         q = metrics.sojourn_delays_ns(t, meta, d, warmup_s=warmup_s) / 1e6
@@ -646,6 +690,7 @@ def figures(res, warmup_s: float) -> dict:
             "q99": pct[2],
             "drops": int((sel & ~np.isin(outcome, ["sent", "marked"])).sum()),
             "marks": int((sel & (outcome == "marked")).sum()),
+            "bursty_until_s": bursty_until_s(t_enq[(dirs == d) & tcp_data], 1.0, end_s),
         }
     flows = t["flows"].to_pylist()
     by_id = {f["flow"]: f for f in flows}

@@ -14,6 +14,8 @@ runs the cases again). The table (compare.py) is printed at the end. Needs root,
     sudo .venv/bin/python validation/kernel/run.py --select core --only rrul_be --more --repeats 3  # more kernel runs
     sudo .venv/bin/python validation/kernel/run.py --select cc_pair --only codel --repeats 4 \
         --set sack_compress=false --sysctl net.ipv4.tcp_comp_sack_nr=0 --out out/cc_pair.nocomp.json  # one thing changed on both sides
+    sudo .venv/bin/python validation/kernel/run.py --select core --only rrul_be-pie-10m --repeats 8 \
+        --qdisc-set beta=0 --out out/core.pie_beta0.json  # the discipline changed, on both sides
 """
 
 from __future__ import annotations
@@ -45,9 +47,8 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
         sc = matrix.sim_scenario(
             case, a.duration, a.profile, lags, not a.connect_late, a.set, offsets, seed=s
         )
-        runs.append(
-            matrix.figures(aqmlab.run(matrix.set_tcp(sc, a.set), seed=s, warmup_s=a.warmup), a.warmup)
-        )
+        sc = matrix.set_qdisc(matrix.set_tcp(sc, a.set), a.qdisc_set)
+        runs.append(matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup))
     return runs
 
 
@@ -56,7 +57,7 @@ def kernel_runs(case: matrix.Case, a: argparse.Namespace, done: int = 0) -> list
     run has its own seed (done + 1, done + 2, ...), as the simulated runs do: the emulator's
     own draws (a wire's random loss) then differ from run to run, where one seed would give
     every run the same losses."""
-    sc = matrix.scenario(case, a.duration, a.profile)
+    sc = matrix.set_qdisc(matrix.scenario(case, a.duration, a.profile), a.qdisc_set)
     emus = []
     for k in range(a.repeats):
         res, _ = emulate(sc, seed=done + k + 1, warmup_s=a.warmup, sysctls=sysctls(a))
@@ -83,6 +84,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         **({"connect_late": True} if a.connect_late else {}),
         **({"uniform_starts": True} if a.uniform_starts else {}),
         "sysctl": sysctls(a),
+        **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
         "warmup_s": a.warmup,
         "sim": sims,
@@ -114,6 +116,12 @@ def main() -> None:
         action="append",
         default=[],
         help="NAME=VALUE set in the kernel's namespaces (net.ipv4.*); keep such runs in their own --out file",
+    )
+    ap.add_argument(
+        "--qdisc-set",
+        action="append",
+        default=[],
+        help="KEY=VALUE on the bottleneck's discipline both ways, on both sides; keep such runs in their own --out file",
     )
     ap.add_argument(
         "--connect-late",
@@ -154,6 +162,10 @@ def main() -> None:
         if a.resim:
             if case.id in done:
                 row = done[case.id]
+                if row.get("qdisc_set", []) != a.qdisc_set:
+                    raise SystemExit(
+                        f"{case.id}: stored kernel runs have qdisc set {row.get('qdisc_set', [])}, not {a.qdisc_set}"
+                    )
                 a.duration, a.warmup = row["duration_s"], row["warmup_s"]
                 row.update(
                     sim=simulate(case, a, row["emu"]),
@@ -167,9 +179,10 @@ def main() -> None:
             continue
         if a.more and case.id in done:
             row = done[case.id]
-            if row.get("sysctl", {}) != sysctls(a):
+            if row.get("sysctl", {}) != sysctls(a) or row.get("qdisc_set", []) != a.qdisc_set:
                 raise SystemExit(
-                    f"{case.id}: stored kernel runs have sysctl {row.get('sysctl', {})}, not {sysctls(a)}"
+                    f"{case.id}: stored kernel runs have sysctl {row.get('sysctl', {})} and qdisc set "
+                    f"{row.get('qdisc_set', [])}, not {sysctls(a)} and {a.qdisc_set}"
                 )
             a.duration, a.warmup = row["duration_s"], row["warmup_s"]
             row["emu"] += kernel_runs(case, a, len(row["emu"]))
