@@ -641,7 +641,8 @@ def _window_timeouts(fs) -> int:
 # (RFC 8033's T_UPDATE, 15 ms), a block of two seconds whose counts vary more than this (their
 # coefficient of variation) is bursty. Two-way traffic starts that way on both sides (each
 # direction's ACKs leave the other queue in trains), and the queue's head then saws from ~20 to
-# ~80 ms each round trip (validation/kernel/README.md, "Two-way PIE's two modes").
+# ~80 ms each round trip (validation/kernel/README.md, "Two-way PIE at 10 Mbit/s: a start that
+# comes in bursts").
 BURST_BIN_S = 0.015
 BURST_BLOCK_S = 2.0
 BURST_CV = 1.2

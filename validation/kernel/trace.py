@@ -300,14 +300,15 @@ def main() -> None:
         from aqmlab.emulate.reports import _T0
 
         done = threading.Event()
-        sampler = threading.Thread(target=sample_sockets, args=(out, done), daemon=True)
+        sampler = None
         if not a.no_sockets:
+            sampler = threading.Thread(target=sample_sockets, args=(out, done), daemon=True)
             sampler.start()
         try:
             sides["kernel"] = emulate(sc)[0]
         finally:
             done.set()
-            if not a.no_sockets:
+            if sampler is not None:
                 sampler.join()
         # the run's start on CLOCK_MONOTONIC, the clock of the kernel's own event records
         (out / "kernel.t0_ns").write_text(f"{_T0['ns']}\n")
