@@ -534,7 +534,11 @@ def test_netems_queue_and_a_delay_after_the_last_hop_are_user_errors(down: dict,
 
 @pytest.mark.parametrize(
     ("key", "value", "why"),
-    [("on_off", {"on": "1s", "off": "1s"}, "on/off periods"), ("first_write", "500ms", "a held first write")],
+    [
+        ("on_off", {"on": "1s", "off": "1s"}, "on/off periods"),
+        ("first_write", "500ms", "a held first write"),
+        ("preamble", "37B", "an application preamble"),
+    ],
 )
 def test_flow_keys_no_tool_can_honour_are_user_errors(key: str, value, why: str):
     # iperf3 sends from its test's start to its end: it has no off periods and no held write
@@ -731,6 +735,28 @@ def test_a_discipline_key_changes_both_directions_on_both_sides():
     for d in ("down", "up"):
         q = resolved["topology"][d]["qdisc"]
         assert q["beta"] == 0.0 and q["target"] == "20ms" and q["alpha"] == 0.125
+
+
+def test_the_simulated_flows_write_iperf3s_cookie_where_its_client_sends():
+    # iperf3's client writes a 37-byte cookie on each data stream it opens (src/iperf_api.c,
+    # COOKIE_SIZE 37): the data sender's own bytes for an upload, the receiver's for a download
+    # (-R) and for a finite upload, which the emulator runs with the roles swapped.
+    case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
+    sc = kernel_matrix.sim_scenario(case, 5.0, seed=1)
+    tcp = [f for f in sc["flows"] if f["kind"] == "tcp"]
+    assert {f["direction"] for f in tcp} == {"down", "up"}
+    for f in tcp:
+        assert f.get("preamble") == ("37B" if f["direction"] == "up" else None), f
+    assert all(
+        "preamble" not in f for f in kernel_matrix.sim_scenario(case, 5.0, seed=1, cookies=False)["flows"]
+    )
+    finite_up = emu.FlowPlan(0, "tcp", "up", 0.0, 1.0, {"kind": "tcp", "bytes": "100KB"})
+    assert finite_up.receiving_client and finite_up.preamble_b == 0
+    # and the scenario resolves with the key on the four uploads
+    resolved = [
+        (f["direction"], f["count"], f.get("preamble")) for f in resolve(sc, 1)["flows"] if f["kind"] == "tcp"
+    ]
+    assert resolved == [("down", 4, None), ("up", 4, "37B")]
 
 
 def test_a_cell_is_within_noise_when_each_measure_out_is_within_twice_its_standard_error():

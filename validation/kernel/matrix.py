@@ -21,6 +21,7 @@ import numpy as np
 
 import aqmlab
 from aqmlab import metrics
+from aqmlab.emulate.plans import IPERF3_COOKIE_B, FlowPlan
 from aqmlab.reproduce.l4s2020 import setup as l4s
 
 QDISCS = ["pfifo", "codel", "pie", "fq_codel", "cake", "red", "sfq", "fq_pie"]
@@ -364,6 +365,7 @@ def sim_scenario(
     pairs=(),
     offsets: dict[int, list[tuple[float, ...]]] | None = None,
     seed: int = 1,
+    cookies: bool = True,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -373,8 +375,14 @@ def sim_scenario(
     group index, `recorded_offsets`), each flow begins as much later as in one recorded group
     drawn for the seed; every other flow's start is drawn per seed over `START_SPREAD_MS` after
     its own (`start = { uniform = [...], per = "flow" }`). `pairs`: the `set_tcp` keys the caller
-    puts on the flows, under which the handshakes are timed."""
+    puts on the flows, under which the handshakes are timed. With `cookies`, a flow whose data
+    an iperf3 client sends writes iperf3's cookie first, as it connects (`preamble`,
+    `FlowPlan.preamble_b`)."""
     sc = scenario(case, duration_s, profile)
+    if cookies:
+        for f in sc["flows"]:
+            if b := FlowPlan(0, f["kind"], f.get("direction", "down"), 0.0, 0.0, f).preamble_b:
+                f["preamble"] = f"{b}B"
     groups = _tcp_groups(sc)
     lags = lags or [0.0] * len(groups)
     recorded = [len(ids) > 1 and bool((offsets or {}).get(k)) for k, (_, ids) in enumerate(groups)]
@@ -582,9 +590,6 @@ def packet_time_ms(case: Case) -> float:
 
 # A TCP segment above this many IP bytes carries data (20 B of IP, at most 60 of TCP header).
 MAX_HEADER_B = 80
-# iperf3's client writes a 37-byte cookie on each data connection as it opens (src/iperf_api.c,
-# COOKIE_SIZE; `iperf_create_streams`), before the test runs: a flow's data is what follows it.
-IPERF3_COOKIE_B = 37
 
 
 def _transfer_s(pk, finite: dict) -> dict[int, float]:

@@ -45,7 +45,15 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     runs = []
     for s in range(1, a.seeds + 1):
         sc = matrix.sim_scenario(
-            case, a.duration, a.profile, lags, not a.connect_late, a.set, offsets, seed=s
+            case,
+            a.duration,
+            a.profile,
+            lags,
+            not a.connect_late,
+            a.set,
+            offsets,
+            seed=s,
+            cookies=not a.no_cookie,
         )
         sc = matrix.set_qdisc(matrix.set_tcp(sc, a.set), a.qdisc_set)
         runs.append(matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup))
@@ -83,6 +91,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "set": a.set,
         **({"connect_late": True} if a.connect_late else {}),
         **({"uniform_starts": True} if a.uniform_starts else {}),
+        **({"no_cookie": True} if a.no_cookie else {}),
         "sysctl": sysctls(a),
         **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
@@ -135,6 +144,12 @@ def main() -> None:
         help="draw each simulated flow's start uniformly over matrix.START_SPREAD_MS, not as the kernel's recorded "
         "groups began (the harness until 2026-11-27); keep such runs in their own --out file",
     )
+    ap.add_argument(
+        "--no-cookie",
+        action="store_true",
+        help="the simulated uploads write no iperf3 cookie before their data (the harness until 2026-11-28); "
+        "keep such runs in their own --out file",
+    )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -173,7 +188,7 @@ def main() -> None:
                     set=a.set,
                     aqmlab=aqmlab.__version__,
                 )
-                for key in ("connect_late", "uniform_starts"):
+                for key in ("connect_late", "uniform_starts", "no_cookie"):
                     row.pop(key, None)
                     row.update({key: True} if getattr(a, key) else {})
             continue

@@ -284,6 +284,11 @@ def main() -> None:
         "--connect-late", action="store_true", help="a later group connects late (run.py's --connect-late)"
     )
     ap.add_argument(
+        "--no-cookie",
+        action="store_true",
+        help="no iperf3 cookie before the simulated uploads' data (run.py's --no-cookie)",
+    )
+    ap.add_argument(
         "--uniform-starts",
         action="store_true",
         help="each simulated flow's start drawn uniformly (run.py's --uniform-starts)",
@@ -325,7 +330,15 @@ def main() -> None:
     offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
     sim_sc = matrix.set_tcp(
         matrix.sim_scenario(
-            case, a.duration, a.profile, lags, not a.connect_late, a.set, offsets, seed=a.seed
+            case,
+            a.duration,
+            a.profile,
+            lags,
+            not a.connect_late,
+            a.set,
+            offsets,
+            seed=a.seed,
+            cookies=not a.no_cookie,
         ),
         a.set,
     )

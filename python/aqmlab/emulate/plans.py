@@ -15,11 +15,15 @@ SERVER_PORT = 5201
 CLIENT_PORT = 40000
 TOOLS = {"tcp": "iperf3", "udp": "iperf3", "ping": "ping"}
 PROTO = {"tcp": 6, "udp": 17, "ping": 1}
+# iperf3's client writes a 37-byte cookie on each data connection as it opens (src/iperf_api.c,
+# COOKIE_SIZE; `iperf_create_streams`), before the test runs: a flow's data is what follows it.
+IPERF3_COOKIE_B = 37
 # Flow keys the emulator cannot honour with real tools: each one rejected by name.
 UNSUPPORTED_FLOW_KEYS = {
     "hops": "per-flow routes (every flow crosses the whole path)",
     "on_off": "on/off periods",
     "first_write": "a held first write (iperf3 writes once its test starts)",
+    "preamble": f"an application preamble (iperf3 writes its own {IPERF3_COOKIE_B}-byte cookie on each data connection)",
 }
 
 
@@ -101,6 +105,12 @@ class FlowPlan:
     def receiving_client(self) -> bool:
         """Whether iperf3's client receives the data (-R)."""
         return self.direction == "down" or self.swapped
+
+    @property
+    def preamble_b(self) -> int:
+        """The bytes the flow's data sender writes before its data: iperf3's cookie when the
+        client sends (a receiving client writes it against the data: not the sender's)."""
+        return IPERF3_COOKIE_B if self.kind == "tcp" and not self.receiving_client else 0
 
 
 def kernel_ccs() -> list[str]:

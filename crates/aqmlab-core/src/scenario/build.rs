@@ -656,7 +656,10 @@ fn endpoints(
                 (None, Some(w)) => vec![(start + w.0, stop.max(start + w.0))],
                 (None, None) => Vec::new(),
             };
-            let cfg = tcp_config(tcp, transfer.bytes.map(|b| b.0), on_periods);
+            let cfg = TcpConfig {
+                preamble: transfer.preamble.map_or(0, |p| p.0),
+                ..tcp_config(tcp, transfer.bytes.map(|b| b.0), on_periods)
+            };
             let target = cfg.bytes.unwrap_or(0);
             match &transfer.repeat {
                 Some(r) => {

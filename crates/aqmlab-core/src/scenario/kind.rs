@@ -237,6 +237,9 @@ impl Params<()> for Probe {
     }
 }
 
+/// The largest `preamble` (bytes): a greeting, not a transfer.
+pub const PREAMBLE_MAX: u64 = 65_536;
+
 /// The keys of a `tcp` flow's application: bulk by default, or finite, repeated or on/off.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -256,6 +259,12 @@ pub struct Transfer {
     /// (a control message) after it has connected. Omitted: at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_write: Option<Dur>,
+    /// Bytes the application writes as the connection opens, before its data (iperf3's 37-byte
+    /// cookie, `iperf_api.c` COOKIE_SIZE, written on each stream it connects): sent at once,
+    /// even while `first_write` holds the data. A bulk flow's only (no `bytes`, `on_off` or
+    /// `repeat`). Omitted: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble: Option<Size>,
 }
 
 impl Params<()> for Transfer {
@@ -298,6 +307,19 @@ impl Params<()> for Transfer {
             }
             if self.on_off.is_some() || self.repeat.is_some() {
                 return Err("first_write: not allowed together with on_off or repeat".into());
+            }
+        }
+        if let Some(p) = self.preamble {
+            if p.0 == 0 || p.0 > PREAMBLE_MAX {
+                return Err(format!(
+                    "preamble: {} B is out of range; allowed: 1 B up to {PREAMBLE_MAX} B",
+                    p.0
+                ));
+            }
+            if self.bytes.is_some() || self.on_off.is_some() || self.repeat.is_some() {
+                return Err(
+                    "preamble: a bulk flow's only; not allowed together with bytes, on_off or repeat".into(),
+                );
             }
         }
         Ok(())

@@ -502,6 +502,95 @@ fn first_write_opens_the_connection_at_the_start_and_sends_later() {
 }
 
 #[test]
+fn a_preamble_leaves_as_the_connection_opens_and_the_data_follows_it_byte_for_byte() {
+    // As in the test above (start 1 s, first write 500 ms later, 40 ms path, hosts 10 ms from
+    // the bottleneck at 1 Gb/s), with a 37-byte preamble: it leaves as the handshake ends (the
+    // SYN-ACK is back at 1.04 s and more; the preamble reaches the up hop 10 ms later), alone,
+    // and the data follows it on the wire from byte 38 at 1.5 s. Through a 1 Mbit/s link with a
+    // 10-packet FIFO each way, losses make the sender retransmit: every retransmission repeats
+    // a first transmission's bytes, and the cumulative ACKs fall on the wire's segment edges.
+    let run = |rate: &str, limit: u32| {
+        let flow = json!({"kind": "tcp", "start": "1s", "first_write": "500ms", "preamble": "37B"});
+        let link = json!({"rate": rate, "qdisc": {"kind": "pfifo", "limit": format!("{limit}p")}});
+        let sc = json!({"name": "pre", "duration": "8s", "topology": {"rtt": "40ms",
+            "down": link, "up": link}, "flows": [flow]});
+        build::run(&scenario::parse(&sc.to_string()).unwrap(), 1).unwrap()
+    };
+    let r = run("10Mbps", 1000);
+    let p = &r.packets;
+    let data: Vec<usize> = (0..p.t_enqueue.len())
+        .filter(|&i| p.flow[i] == 0 && p.hdr[i].payload > 0)
+        .collect();
+    let early: Vec<usize> = data
+        .iter()
+        .copied()
+        .filter(|&i| p.t_enqueue[i] < 1500 * MS)
+        .collect();
+    assert_eq!(early.len(), 1, "the preamble alone before the first write");
+    let c = early[0];
+    assert_eq!((p.hdr[c].seq, p.hdr[c].payload), (1, 37));
+    assert!(
+        (1050 * MS..1052 * MS).contains(&p.t_enqueue[c]),
+        "{}",
+        p.t_enqueue[c]
+    );
+    let first = *data.iter().find(|&&i| p.t_enqueue[i] >= 1500 * MS).unwrap();
+    assert_eq!((p.hdr[first].seq, p.hdr[first].payload), (38, 1448));
+    assert_eq!(p.t_enqueue[first], 1510 * MS + 12_000);
+
+    let r = run("1Mbps", 10);
+    let p = &r.packets;
+    let (mut sent, mut next, mut retx) = (std::collections::HashMap::new(), 1u64, 0);
+    let mut order: Vec<usize> = (0..p.t_enqueue.len()).collect();
+    order.sort_by_key(|&i| p.t_enqueue[i]);
+    for i in order {
+        let h = &p.hdr[i];
+        if p.flow[i] != 0 || h.payload == 0 || h.tcp_flags & 0x02 != 0 {
+            continue;
+        }
+        if h.seq == next {
+            sent.insert(h.seq, h.payload);
+            next += h.payload as u64;
+        } else {
+            assert_eq!(
+                sent.get(&h.seq),
+                Some(&h.payload),
+                "a retransmission at {}",
+                h.seq
+            );
+            retx += 1;
+        }
+    }
+    assert!(retx > 0, "the 10-packet FIFO made the sender retransmit");
+    let acks: Vec<u64> = (0..p.t_enqueue.len())
+        .filter(|&i| p.flow[i] == 0 && p.hdr[i].payload == 0 && p.hdr[i].ack > 1)
+        .map(|i| p.hdr[i].ack)
+        .collect();
+    assert!(acks.contains(&38), "the preamble's ACK");
+    for a in acks {
+        assert!(
+            a == 38 || (a - 38) % 1448 == 0 || a == next,
+            "an ACK off the segment edges: {a}"
+        );
+    }
+    for (bad, want) in [
+        (
+            json!({"kind": "tcp", "preamble": "0B"}),
+            "preamble: 0 B is out of range",
+        ),
+        (
+            json!({"kind": "tcp", "preamble": "37B", "bytes": "1MB"}),
+            "preamble: a bulk flow's only",
+        ),
+    ] {
+        let sc = json!({"name": "pre", "duration": "3s", "topology": {"rtt": "40ms",
+            "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}}, "flows": [bad]});
+        let err = scenario::parse(&sc.to_string()).expect_err("refused");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
 fn on_off_periods_have_the_asked_means() {
     use aqmlab_core::rng::Rng;
     use aqmlab_core::scenario::{OnOff, OnOffDist};

@@ -338,6 +338,10 @@ pub struct TcpConfig {
     /// flow's `on_off`.
     #[serde(skip)]
     pub on_periods: Vec<(Time, Time)>,
+    /// Bytes written as the connection opens, before the data, outside the on periods (a
+    /// bulk flow's only); 0 = none. From the flow's `preamble`.
+    #[serde(skip)]
+    pub preamble: u64,
 }
 
 /// How the receiver sizes its window (the flow key `rcv_window`).

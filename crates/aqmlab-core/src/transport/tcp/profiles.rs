@@ -126,6 +126,7 @@ pub(crate) fn rfc() -> TcpConfig {
         bytes: None,
         stop: None,
         on_periods: Vec::new(),
+        preamble: 0,
     }
 }
 

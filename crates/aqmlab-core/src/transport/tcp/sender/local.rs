@@ -49,7 +49,7 @@ impl TcpSender {
 
     /// Segment `p` did not leave: its transmission is taken back.
     fn unsend(&mut self, p: &Packet) {
-        let i = (p.seq - 1) / self.mss;
+        let i = (self.seg_seq(p.seq) - 1) / self.mss;
         let len = p.payload as u64;
         if self.sb.seg(i).is_some_and(|s| s.retx) {
             self.sb.unretransmit(i);

@@ -69,6 +69,9 @@
 //!   short segment counts as a whole one in the pipe and in window growth, as Linux counts
 //!   both in packets (tcp_packets_in_flight, tcp_slow_start). On the wire the records follow
 //!   one another byte for byte ([`Records`] maps ACK and SACK edges back).
+//! * A preamble (`preamble`, iperf3's cookie): a bulk flow's first write as it connects, sent
+//!   at once whatever its on periods; two records, the preamble and the open-ended data, which
+//!   begins on the next segment boundary of the scoreboard's space as a stream's next record.
 //!
 //! Modules, in three levels; a file uses only the levels below its own, so no two use each other:
 //! * the parts: `records.rs` (persistent streams' records, scoreboard and wire sequence
@@ -172,6 +175,7 @@ impl TcpSender {
         if cfg.rtt_sample == RttSample::Linux {
             sb = sb.with_rtt_times();
         }
+        let preamble = (cfg.preamble > 0).then(|| Box::new(Records::preamble(cfg.preamble, mss)));
         Ok(TcpSender {
             flow,
             dir,
@@ -179,7 +183,8 @@ impl TcpSender {
             rwnd: cfg.rwnd_bytes(),
             ts_recent: 0,
             data_end,
-            records: None,
+            preamble_end: 1 + cfg.preamble.div_ceil(mss) * mss,
+            records: preamble,
             on_periods: cfg.on_periods.clone(),
             last_data_sent: None,
             cc,
@@ -237,6 +242,7 @@ impl TcpSender {
     pub fn stream(cfg: &TcpConfig, flow: u32, dir: Dir) -> Result<TcpSender, String> {
         let cfg = TcpConfig {
             bytes: None,
+            preamble: 0,
             ..cfg.clone()
         };
         let mut s = TcpSender::shared(Rc::new(cfg), flow, dir)?;
@@ -246,6 +252,20 @@ impl TcpSender {
             wire_end: 1,
         }));
         Ok(s)
+    }
+
+    /// A persistent stream (not a bulk flow's preamble and open record).
+    fn is_stream(&self) -> bool {
+        self.records.as_ref().is_some_and(|r| !r.open())
+    }
+
+    /// The scoreboard's sequence number of wire sequence number `w`.
+    pub(super) fn seg_seq(&self, w: u64) -> u64 {
+        match self.records.as_deref() {
+            // An open record is never acknowledged whole: only a stream reads its data's end.
+            Some(r) => r.to_seg(w, self.mss, self.data_end.unwrap_or(u64::MAX)),
+            None => w,
+        }
     }
 
     /// Whether every record written on a persistent stream is acknowledged.
@@ -445,16 +465,15 @@ impl Endpoint for TcpSender {
         }
         if self.state == SenderState::Established && pkt.tcp_flags & flags::ACK != 0 {
             match self.records.as_deref() {
-                // A persistent stream's ACK and SACK edges in the scoreboard's space.
-                Some(r) => {
-                    let d = self.data_end.expect("a persistent stream");
+                // The records' ACK and SACK edges in the scoreboard's space.
+                Some(_) => {
                     let mut p = *pkt;
                     let (mut blocks, n) = p.sacks();
                     for b in &mut blocks[..n] {
-                        b.start = r.to_seg(b.start, self.mss, d);
-                        b.end = r.to_seg(b.end, self.mss, d);
+                        b.start = self.seg_seq(b.start);
+                        b.end = self.seg_seq(b.end);
                     }
-                    p.ack = r.to_seg(p.ack, self.mss, d);
+                    p.ack = self.seg_seq(p.ack);
                     p.set_sacks(&blocks[..n]);
                     self.on_ack(&p, now, out);
                 }
@@ -488,9 +507,9 @@ impl Endpoint for TcpSender {
     }
 
     /// A kernel TCP socket hears its host's qdisc; a user-space transport over UDP does not,
-    /// nor, here, a persistent stream (whose wire sequence numbers are its records').
+    /// nor, here, a persistent stream.
     fn hears_local_verdicts(&self) -> bool {
-        !self.cfg.udp_socket && self.records.is_none()
+        !self.cfg.udp_socket && !self.is_stream()
     }
 
     fn on_local_verdicts(&mut self, refused: &[(Packet, LocalVerdict)], now: Time) {

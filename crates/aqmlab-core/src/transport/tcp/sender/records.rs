@@ -1,5 +1,6 @@
 //! Persistent streams: the records an application writes on one connection, mapped between
-//! the scoreboard's fixed segment grid and the bytes on the wire.
+//! the scoreboard's fixed segment grid and the bytes on the wire. A bulk flow with a preamble
+//! is two records: the preamble, and its data as one open record that never ends.
 
 use std::collections::VecDeque;
 
@@ -11,7 +12,24 @@ pub(super) struct Records {
     pub(super) wire_end: u64,
 }
 
+/// The length of an open record (a bulk flow's data after its preamble): never reached.
+const OPEN: u64 = 1 << 62;
+
 impl Records {
+    /// A bulk flow's: `preamble` bytes, then its data from the next segment boundary on.
+    pub(super) fn preamble(preamble: u64, mss: u64) -> Records {
+        let data = 1 + preamble.div_ceil(mss) * mss;
+        Records {
+            recs: VecDeque::from([(1, 1, preamble), (data, 1 + preamble, OPEN)]),
+            wire_end: 1 + preamble + OPEN,
+        }
+    }
+
+    /// Whether the last record is open (a bulk flow's data): then no edge lies past it.
+    pub(super) fn open(&self) -> bool {
+        self.recs.back().is_some_and(|r| r.2 == OPEN)
+    }
+
     /// The scoreboard sequence number of wire sequence number `w` (an ACK or SACK edge); the
     /// end of the written data (`data_end` in the scoreboard's space) is the last record's end.
     pub(super) fn to_seg(&self, w: u64, mss: u64, data_end: u64) -> u64 {

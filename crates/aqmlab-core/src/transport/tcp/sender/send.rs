@@ -150,7 +150,7 @@ impl TcpSender {
     pub(super) fn app_has_data(&self, now: Time) -> bool {
         let has_data = self.data_end.is_none_or(|d| self.high_data < d);
         let stopped = self.cfg.stop.is_some_and(|s| now >= s);
-        has_data && !stopped && self.app_on(now)
+        has_data && !stopped && (self.app_on(now) || self.high_data < self.preamble_end)
     }
 
     /// Classic Nagle (ns-2 tcp-full.cc foutput): new segment `i` waits when it is shorter than
@@ -374,7 +374,7 @@ impl TcpSender {
         }
         // An application that has no more than the window lets out (a transfer's end) sends
         // it: a FIN is never deferred, and this model's writes end with the transfer or record.
-        if self.data_end.is_some_and(|d| d <= next + limit) || self.records.is_some() {
+        if self.data_end.is_some_and(|d| d <= next + limit) || self.is_stream() {
             return false;
         }
         // The next ACK is due: the oldest unacknowledged segment's (Linux's rtx queue head).

@@ -41,8 +41,12 @@ pub struct TcpSender {
     /// Exclusive end of the data (1 + bytes) for finite transfers (a persistent stream: of
     /// the data written, in the scoreboard's sequence space).
     pub(super) data_end: Option<u64>,
-    /// A persistent stream's records (None: one transfer).
+    /// A persistent stream's records, or a bulk flow's preamble and open data record (None:
+    /// one transfer).
     pub(super) records: Option<Box<Records>>,
+    /// Where the preamble ends in the scoreboard's sequence space (1: none): new data below it
+    /// leaves outside the on periods.
+    pub(super) preamble_end: u64,
     /// The application's on periods [start, end), sorted (empty: always on); new data only
     /// within one, and a wake-up at the next start when the sender idles in an off period.
     pub(super) on_periods: Vec<(Time, Time)>,
