@@ -573,8 +573,9 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # file, so that no other emulation runs beside it (the kernel's queues follow its hosts' timing
 # noise). The simulated side is the mean of 8 seeds, each with its own flow starts
 # (`matrix.sim_scenario`), each group's data as late as the kernel run's began (`matrix.
-# harness_lags`: its connections open at the start and hold their first write), the flows of a
-# group as a recorded kernel group's (`matrix.recorded_offsets`). About 80 s.
+# harness_lags`: its connections open as iperf3's did, before the data, and hold their first
+# write; an upload writes iperf3's cookie first), the flows of a group as a recorded kernel
+# group's (`matrix.recorded_offsets`). About 80 s.
 KERNEL_MATRIX_ARGS = argparse.Namespace(
     duration=20.0,
     warmup=8.0,
@@ -586,6 +587,7 @@ KERNEL_MATRIX_ARGS = argparse.Namespace(
     qdisc_set=[],
     connect_late=False,
     uniform_starts=False,
+    no_cookie=False,
 )
 
 

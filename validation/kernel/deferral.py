@@ -37,9 +37,10 @@ def _write(name: str, value: str) -> None:
     (TRACING / name).write_text(value)
 
 
-def record(case: str, duration: float, events: dict[str, str]) -> str:
-    """The trace buffer of one `trace.py CASE` run (both sides; the kernel's events alone) with
-    `events` recording, each `{"subsystem/event": filter}` (an empty filter keeps every one)."""
+def record(case: str, duration: float, events: dict[str, str], seed: int = 1) -> str:
+    """The trace buffer of one `trace.py CASE --seed SEED` run (both sides; the kernel's events
+    alone) with `events` recording, each `{"subsystem/event": filter}` (an empty filter keeps
+    every one)."""
     if not (TRACING / "events").is_dir():  # tracefs not mounted yet
         subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACING)], check=True)
     _write("tracing_on", "0")
@@ -52,8 +53,8 @@ def record(case: str, duration: float, events: dict[str, str]) -> str:
     _write("tracing_on", "1")
     try:
         here = Path(__file__).resolve().parent
-        subprocess.run([sys.executable, str(here / "trace.py"), case, "--duration", str(duration)],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run([sys.executable, str(here / "trace.py"), case, "--duration", str(duration),
+                        "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     finally:
         _write("tracing_on", "0")
         for ev in events:
@@ -112,24 +113,30 @@ def decisions(by_sock: dict[str, list[dict]], warmup: float, mss: int) -> dict[t
     return out
 
 
-def case_args(description: str, stored: bool = False) -> argparse.Namespace:
+def case_args(description: str, stored: bool = False, slow_start: bool = False) -> argparse.Namespace:
     """The command line of a tool that records one case's kernel events: the case, the run's
-    duration, the warm-up before the counts and the MSS (and, with `stored`, `--stored`: read
-    the last run's records again instead of running the case)."""
+    duration, the warm-up before the counts, the MSS and the seed (and, with `stored`,
+    `--stored`: read the last run's records again instead of running the case; with
+    `slow_start`, `--slow-start`: report how each sender's slow start ended)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("case")
     ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
     ap.add_argument("--warmup", type=float, default=matrix.DEFAULT_WINDOW_S[1])
     ap.add_argument("--mss", type=int, default=1448)
+    ap.add_argument("--seed", type=int, default=1, help="the run's seed (trace.py's --seed)")
     if stored:
         ap.add_argument("--stored", action="store_true", help="the last run's records, no new run")
+    if slow_start:
+        ap.add_argument(
+            "--slow-start", action="store_true", help="when and at what window each slow start ended"
+        )
     return ap.parse_args()
 
 
 def main() -> None:
     a = case_args(__doc__.splitlines()[0])
     events = {"net/net_dev_queue": f"len == {ONE} || len == {TWO}", "tcp/tcp_probe": ""}
-    table = decisions(responses(record(a.case, a.duration, events)), a.warmup, a.mss)
+    table = decisions(responses(record(a.case, a.duration, events, a.seed)), a.warmup, a.mss)
     print("room  lone segment  ACKs   oldest unacknowledged segment's age / SRTT: p10 p25 p50 p75 p90")
     for (sent, room), ages in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ages.sort()

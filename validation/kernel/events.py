@@ -34,7 +34,7 @@ from aqmlab.emulate.plans import CLIENT_PORT
 
 PROBE = re.compile(
     r"\s([\d.]+): tcp_probe: .*?src=\S+:(\d+) dest=\S+:(\d+) .*?data_len=(\d+) snd_nxt=\S+ "
-    r"snd_una=(\S+) snd_cwnd=(\d+) ssthresh=\d+ snd_wnd=\d+ srtt=(\d+)"
+    r"snd_una=(\S+) snd_cwnd=(\d+) ssthresh=(\d+) snd_wnd=\d+ srtt=(\d+)"
 )
 STATE = re.compile(r"\s([\d.]+): tcp_cong_state_set: .*?sport=(\d+) dport=(\d+) .*?cong_state=(\d)")
 RECOVERY, LOSS = 3, 4
@@ -52,14 +52,15 @@ def _flow(a: int, b: int) -> int | None:
 def kernel_senders(text: str, min_acks: int = 500) -> tuple[float, dict[int, dict]]:
     """The time of the run's first received segment (iperf3's control connection opens it), and
     per flow with at least `min_acks` pure ACKs received (its data sender): the ACKs' times,
-    snd_una, window (segments) and SRTT (ms), and its congestion state changes."""
+    snd_una, window (segments), SRTT (ms) and slow start threshold (segments), and its
+    congestion state changes."""
     acks: dict[int, list] = defaultdict(list)
     t0 = None
     for m in PROBE.finditer(text):
         t0 = float(m[1]) if t0 is None else t0
         f = _flow(int(m[2]), int(m[3]))
         if f is not None and int(m[4]) == 0:
-            acks[f].append((float(m[1]), int(m[5], 16), int(m[6]), int(m[7]) / 1e3))
+            acks[f].append((float(m[1]), int(m[5], 16), int(m[6]), int(m[8]) / 1e3, int(m[7])))
     states: dict[int, list] = defaultdict(list)
     for m in STATE.finditer(text):
         f = _flow(int(m[2]), int(m[3]))
@@ -106,6 +107,36 @@ def kernel_report(f: int, s: dict, t0: float, warmup: float, mss: int) -> list[s
     ]
 
 
+# The kernel's slow start threshold until something sets it (TCP_INFINITE_SSTHRESH).
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+
+def kernel_slow_start_end(s: dict, t0: float) -> str:
+    """When a sender's slow start threshold was first set (s from `t0`), the window then and the
+    threshold (segments), and what set it: a congestion state other than Open entered by then
+    (a recovery, a timeout, an ECN reduction), else HyStart."""
+    a = np.array(s["acks"])
+    set_ = np.flatnonzero(a[:, 4] < INFINITE_SSTHRESH)
+    if not len(set_):
+        return "still in slow start"
+    k = set_[0]
+    t = a[k, 0]
+    cause = "a state change" if any(0 < c and ts <= t for ts, c in s["states"]) else "HyStart"
+    return f"{t - t0:.3f} s at window {int(a[k, 2])}, ssthresh {int(a[k, 4])} ({cause})"
+
+
+def model_slow_start_end(f: int, fs: pd.DataFrame, mss: int) -> str:
+    """The model's: the first `flow_series` sample with a slow start threshold (s), the window
+    and the threshold then (segments)."""
+    x = fs[(fs.flow == f) & fs.ssthresh_bytes.notna()].sort_values("t_ns")
+    if x.empty:
+        return "still in slow start"
+    r = x.iloc[0]
+    return (
+        f"by {r.t_ns / 1e9:.3f} s at window {int(r.cwnd_bytes / mss)}, ssthresh {int(r.ssthresh_bytes / mss)}"
+    )
+
+
 def model_report(f: int, fs: pd.DataFrame, warmup: float, mss: int) -> list[str]:
     x = fs[(fs.flow == f) & (fs.t_ns >= warmup * 1e9) & (fs.cwnd_bytes > 0)].sort_values("t_ns")
     if x.empty:
@@ -118,12 +149,19 @@ def model_report(f: int, fs: pd.DataFrame, warmup: float, mss: int) -> list[str]
 
 
 def main() -> None:
-    a = deferral.case_args(__doc__.splitlines()[0])
+    a = deferral.case_args(__doc__.splitlines()[0], slow_start=True)
     events = {"tcp/tcp_probe": "", "tcp/tcp_cong_state_set": ""}
-    t0, senders = kernel_senders(deferral.record(a.case, a.duration, events))
+    t0, senders = kernel_senders(
+        deferral.record(a.case, a.duration, events, a.seed), 50 if a.slow_start else 500
+    )
     if not senders:
         raise SystemExit("no data sender with enough ACKs in the kernel's events")
     fs = pd.read_parquet(HERE / "out" / "trace" / a.case / "sim.flow_series.parquet")
+    if a.slow_start:
+        for f in sorted(senders):
+            print(f"flow {f} slow start ended: kernel {kernel_slow_start_end(senders[f], t0)}; "
+                  f"model {model_slow_start_end(f, fs, a.mss)}")  # fmt: skip
+        return
     for f in sorted(senders):
         print(
             "\n".join(

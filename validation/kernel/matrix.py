@@ -62,6 +62,11 @@ WEB_EVERY_S = 3
 # the same trajectory for every seed: one sample of a system whose two-way queues move by a third
 # when the starts move by a few milliseconds.
 START_SPREAD_MS = 20
+# iperf3's hosts' own work in its start: from a cookie's arrival to the first data segment, one
+# round trip or half of one later (`connect_early`). Traced at 100 Mbit/s and 50 ms (two runs,
+# eight upload streams: each one's data left its client 3.4-6.8 ms more than a round trip after
+# its cookie, 4.3 ms at the median).
+IPERF3_CONTROL_S = 0.004
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
 # a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
@@ -389,14 +394,22 @@ def sim_scenario(
     writes = (
         first_writes(case, duration_s, profile, lags, pairs, recorded) if hold_writes else [0.0] * len(groups)
     )
+    early = (
+        connect_early(case, duration_s, profile, lags, pairs)
+        if hold_writes and cookies
+        else [0.0] * len(groups)
+    )
     rng = np.random.default_rng([seed, zlib.crc32(case.id.encode())])
     flows, k = [], 0
     for f in sc["flows"]:
         if f["kind"] != "tcp":
             flows.append(f)
             continue
-        lag, w = lags[k], writes[k]
-        t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3)
+        lag, w, a = lags[k], writes[k], early[k]
+        if a:
+            # the data as before, the connection `a` sooner: the write after the handshake at once
+            w = a + (w or _handshakes(case, duration_s, profile, tuple(pairs))[k])
+        t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3) - a * 1e3
         if recorded[k]:
             drawn = offsets[k][rng.integers(len(offsets[k]))]
             for off in drawn:
@@ -416,6 +429,48 @@ def sim_scenario(
     return sc
 
 
+def _handshakes(case: Case, duration_s: float, profile: str | None, pairs=()) -> list[float]:
+    """Per TCP group, the median time from its start to its flows' first data at the nominal
+    starts (s; `nominal_first_data`, `pairs` a tuple): the model's handshake."""
+    sc, first = nominal_first_data(case, duration_s, profile, tuple(pairs))
+    out = []
+    for f, ids in _tcp_groups(sc):
+        hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in ids if str(i) in first]
+        out.append(float(np.median(hs)) if hs else 0.0)
+    return out
+
+
+def connect_early(
+    case: Case, duration_s: float, profile: str | None, lags: list[float], pairs=()
+) -> list[float]:
+    """Per TCP group, how much sooner than its start its connections open (s), so that they open
+    as long before the data as iperf3's did: its client connects, writes its cookie once connected
+    (one round trip), the cookie reaches the server (half of one) and the test begins there, and
+    a sending server (-R) sends at once while a sending client waits for the message that the test
+    runs (another half), each step after `IPERF3_CONTROL_S` of the hosts' own work. Groups of one
+    start connect together (the kernel's iperf3 clients, started together, open their streams
+    within a few ms, section "Connections opened together"), as long before the data of the one
+    whose data comes first as its role asks, if they share the path's round trip (iperf3's
+    control exchange takes a number of them); the model's own handshake (`_handshakes`) already
+    opens them one round trip before."""
+    sc = scenario(case, duration_s, profile)
+    hs = _handshakes(case, duration_s, profile, tuple(pairs))
+    groups = _tcp_groups(sc)
+
+    def rtt(f: dict) -> float:
+        return float(f.get("rtt", f"{case.rtt_ms}ms").removesuffix("ms")) / 1e3
+
+    lead = {}
+    for k, (f, _) in sorted(enumerate(groups), key=lambda g: lags[g[0]]):
+        if (f["start"], rtt(f)) in lead:
+            continue
+        client_sends = FlowPlan(0, "tcp", f["direction"], 0.0, 0.0, f).preamble_b > 0
+        lead[f["start"], rtt(f)] = max(
+            0.0, (2.0 if client_sends else 1.5) * rtt(f) + IPERF3_CONTROL_S - hs[k]
+        )
+    return [lead[f["start"], rtt(f)] for f, _ in groups]
+
+
 def first_writes(
     case: Case,
     duration_s: float,
@@ -432,12 +487,10 @@ def first_writes(
     recorded = recorded or [False] * len(lags)
     if not any(lags) and not any(recorded):
         return [0.0] * len(lags)
-    sc, first = nominal_first_data(case, duration_s, profile, tuple(pairs))
-    out = []
-    for (f, ids), lag, rec in zip(_tcp_groups(sc), lags, recorded, strict=True):
-        hs = [first[str(i)] - _ms(f["start"]) / 1e3 for i in ids if str(i) in first]
-        out.append(lag + float(np.median(hs)) if (lag > 0 or rec) and hs else 0.0)
-    return out
+    hs = _handshakes(case, duration_s, profile, tuple(pairs))
+    return [
+        lag + h if (lag > 0 or rec) and h else 0.0 for lag, rec, h in zip(lags, recorded, hs, strict=True)
+    ]
 
 
 def start_key(case: Case) -> tuple:

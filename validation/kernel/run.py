@@ -147,8 +147,8 @@ def main() -> None:
     ap.add_argument(
         "--no-cookie",
         action="store_true",
-        help="the simulated uploads write no iperf3 cookie before their data (the harness until 2026-11-28); "
-        "keep such runs in their own --out file",
+        help="the simulated flows neither write iperf3's cookie nor connect as long before their data as "
+        "iperf3's did (the harness until 2026-11-28); keep such runs in their own --out file",
     )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")

@@ -286,7 +286,7 @@ def main() -> None:
     ap.add_argument(
         "--no-cookie",
         action="store_true",
-        help="no iperf3 cookie before the simulated uploads' data (run.py's --no-cookie)",
+        help="no iperf3 cookie and start (run.py's --no-cookie)",
     )
     ap.add_argument(
         "--uniform-starts",
