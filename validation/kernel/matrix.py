@@ -53,8 +53,10 @@ WEB_EVERY_S = 3
 # side draws each flow's start uniformly over this many ms after its nominal one and makes a
 # later group's data begin as much later as the kernel's did (`harness_lags`, from each kernel
 # run's `first_data_s`; no lag for a case whose kernel runs did not record them): by opening
-# its connections at the start and holding their first write (`first_writes`), as the kernel's
-# streams did (every SYN of a traced two-way run within 15 ms), or, without `hold_writes`, by
+# its connections together and holding their first write (`first_writes`), as the kernel's
+# streams did (every SYN of a traced two-way run within 15 ms), as long before the data as
+# iperf3's (`connect_early`; an iperf3 client writes its cookie first, `preamble`), or, without
+# `hold_writes`, by
 # opening them that much later (the harness until 2026-11-27, whose later handshakes crossed
 # the queue the first group had built: an upload's first RTT sample, and BBR's minimum RTT,
 # then carried it). Flows told to start at one instant start at the same
@@ -67,6 +69,12 @@ START_SPREAD_MS = 20
 # eight upload streams: each one's data left its client 3.4-6.8 ms more than a round trip after
 # its cookie, 4.3 ms at the median).
 IPERF3_CONTROL_S = 0.004
+# How much after the first iperf3 test's streams the kernel's later test (the emulator starts its
+# clients in the scenario's order) opened its own, its first SYN after the first test's, in seven
+# traced two-way runs (`rrul_be`: the FIFO at 1, 10 and 100 Mbit/s, CoDel at 100 Mbit/s and at
+# 10 Mbit/s over 150 ms, PIE at 100 and 10 Mbit/s). Which side of the other test's first windows
+# an upload's cookie is acknowledged on follows from it (`connect_early`).
+TRACED_CONNECT_LAGS_MS = (11.5, 9.8, 14.7, 4.1, 6.1, 3.2, 3.4)
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
 # a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
@@ -397,16 +405,19 @@ def sim_scenario(
     early = (
         connect_early(case, duration_s, profile, lags, pairs)
         if hold_writes and cookies
-        else [0.0] * len(groups)
+        else [(0.0, False)] * len(groups)
     )
     rng = np.random.default_rng([seed, zlib.crc32(case.id.encode())])
+    # a later test's streams open one traced lag after the first's, the same for all its flows
+    late = np.random.default_rng([seed, zlib.crc32(case.id.encode()), 1]).choice(TRACED_CONNECT_LAGS_MS) / 1e3
     flows, k = [], 0
     for f in sc["flows"]:
         if f["kind"] != "tcp":
             flows.append(f)
             continue
-        lag, w, a = lags[k], writes[k], early[k]
-        if a:
+        lag, w, (a, later) = lags[k], writes[k], early[k]
+        a -= late if later else 0.0
+        if a or later:
             # the data as before, the connection `a` sooner: the write after the handshake at once
             w = a + (w or _handshakes(case, duration_s, profile, tuple(pairs))[k])
         t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3) - a * 1e3
@@ -442,7 +453,7 @@ def _handshakes(case: Case, duration_s: float, profile: str | None, pairs=()) ->
 
 def connect_early(
     case: Case, duration_s: float, profile: str | None, lags: list[float], pairs=()
-) -> list[float]:
+) -> list[tuple[float, bool]]:
     """Per TCP group, how much sooner than its start its connections open (s), so that they open
     as long before the data as iperf3's did: its client connects, writes its cookie once connected
     (one round trip), the cookie reaches the server (half of one) and the test begins there, and
@@ -452,7 +463,9 @@ def connect_early(
     within a few ms, section "Connections opened together"), as long before the data of the one
     whose data comes first as its role asks, if they share the path's round trip (iperf3's
     control exchange takes a number of them); the model's own handshake (`_handshakes`) already
-    opens them one round trip before."""
+    opens them one round trip before. With it, whether the group is a later test of such a set
+    (in the scenario's order), whose streams open one of `TRACED_CONNECT_LAGS_MS` after the
+    first's (`sim_scenario` draws it per seed)."""
     sc = scenario(case, duration_s, profile)
     hs = _handshakes(case, duration_s, profile, tuple(pairs))
     groups = _tcp_groups(sc)
@@ -468,7 +481,8 @@ def connect_early(
         lead[f["start"], rtt(f)] = max(
             0.0, (2.0 if client_sends else 1.5) * rtt(f) + IPERF3_CONTROL_S - hs[k]
         )
-    return [lead[f["start"], rtt(f)] for f, _ in groups]
+    sets = [(f["start"], rtt(f)) for f, _ in groups]
+    return [(lead[key], key in sets[:k]) for k, key in enumerate(sets)]
 
 
 def first_writes(
