@@ -403,7 +403,7 @@ def sim_scenario(
         first_writes(case, duration_s, profile, lags, pairs, recorded) if hold_writes else [0.0] * len(groups)
     )
     early = (
-        connect_early(case, duration_s, profile, lags, pairs)
+        connect_early(case, duration_s, lags, writes)
         if hold_writes and cookies
         else [(0.0, False)] * len(groups)
     )
@@ -418,8 +418,9 @@ def sim_scenario(
         lag, w, (a, later) = lags[k], writes[k], early[k]
         a -= late if later else 0.0
         if a or later:
-            # the data as before, the connection `a` sooner: the write after the handshake at once
-            w = a + (w or _handshakes(case, duration_s, profile, tuple(pairs))[k])
+            # the data as before, the connection `a` sooner; a write that came once connected
+            # comes one round trip after the connection opens (the handshake at its sender)
+            w = a + (w or _rtt_s(case, f))
         t0 = _ms(f["start"]) + (0.0 if hold_writes else lag * 1e3) - a * 1e3
         if recorded[k]:
             drawn = offsets[k][rng.integers(len(offsets[k]))]
@@ -451,38 +452,48 @@ def _handshakes(case: Case, duration_s: float, profile: str | None, pairs=()) ->
     return out
 
 
+def _rtt_s(case: Case, f: dict) -> float:
+    """The base round trip of flow entry `f` of `case`'s scenario (s): its own `rtt`, else the
+    path's."""
+    return float(f.get("rtt", f"{case.rtt_ms}ms").removesuffix("ms")) / 1e3
+
+
 def connect_early(
-    case: Case, duration_s: float, profile: str | None, lags: list[float], pairs=()
+    case: Case, duration_s: float, lags: list[float], writes: list[float]
 ) -> list[tuple[float, bool]]:
-    """Per TCP group, how much sooner than its start its connections open (s), so that they open
-    as long before the data as iperf3's did: its client connects, writes its cookie once connected
-    (one round trip), the cookie reaches the server (half of one) and the test begins there, and
-    a sending server (-R) sends at once while a sending client waits for the message that the test
-    runs (another half), each step after `IPERF3_CONTROL_S` of the hosts' own work. Groups of one
-    start connect together (the kernel's iperf3 clients, started together, open their streams
-    within a few ms, section "Connections opened together"), as long before the data of the one
-    whose data comes first as its role asks, if they share the path's round trip (iperf3's
-    control exchange takes a number of them); the model's own handshake (`_handshakes`) already
-    opens them one round trip before. With it, whether the group is a later test of such a set
-    (in the scenario's order), whose streams open one of `TRACED_CONNECT_LAGS_MS` after the
-    first's (`sim_scenario` draws it per seed)."""
-    sc = scenario(case, duration_s, profile)
-    hs = _handshakes(case, duration_s, profile, tuple(pairs))
-    groups = _tcp_groups(sc)
+    """Per TCP group, how much sooner than its start its connections open (s; negative: later),
+    so that they open as long before the data as iperf3's did, and whether it is a later test of
+    its set. An iperf3 client connects, writes its cookie once connected (one round trip), the
+    cookie reaches the server (half of one) and the test begins there; a sending server (-R)
+    sends at once, a sending client waits for the message that the test runs (another half);
+    each after `IPERF3_CONTROL_S` of the hosts' own work. The groups of one start and one round
+    trip (iperf3's control exchange takes a number of them) are a set: the kernel's iperf3
+    clients, started together, open their streams within a few ms (section "Connections opened
+    together"), a later test's one of `TRACED_CONNECT_LAGS_MS` after the first's (`sim_scenario`
+    draws it per seed); the set's clients connect as long before the data of the group whose
+    data comes first (`lags`) as its role asks. A group's data leaves its sender `writes` after
+    its start (`first_writes`; 0: once connected, one round trip). The model opens a download's
+    connection from its sender, the server: its SYN leaves half a round trip after the client's
+    would have."""
+    groups = _tcp_groups(scenario(case, duration_s))
 
-    def rtt(f: dict) -> float:
-        return float(f.get("rtt", f"{case.rtt_ms}ms").removesuffix("ms")) / 1e3
+    def client_sends(f: dict) -> bool:
+        return FlowPlan(0, "tcp", f["direction"], 0.0, 0.0, f).preamble_b > 0
 
-    lead = {}
+    def key(f: dict) -> tuple:
+        return f["start"], _rtt_s(case, f)
+
+    syn = {}
     for k, (f, _) in sorted(enumerate(groups), key=lambda g: lags[g[0]]):
-        if (f["start"], rtt(f)) in lead:
-            continue
-        client_sends = FlowPlan(0, "tcp", f["direction"], 0.0, 0.0, f).preamble_b > 0
-        lead[f["start"], rtt(f)] = max(
-            0.0, (2.0 if client_sends else 1.5) * rtt(f) + IPERF3_CONTROL_S - hs[k]
-        )
-    sets = [(f["start"], rtt(f)) for f, _ in groups]
-    return [(lead[key], key in sets[:k]) for k, key in enumerate(sets)]
+        if key(f) not in syn:
+            rtt = _rtt_s(case, f)
+            data = writes[k] or rtt
+            syn[key(f)] = data - (2.0 if client_sends(f) else 1.5) * rtt - IPERF3_CONTROL_S
+    sets = [key(f) for f, _ in groups]
+    return [
+        (-(syn[sets[k]] + (0.0 if client_sends(f) else _rtt_s(case, f) / 2)), sets[k] in sets[:k])
+        for k, (f, _) in enumerate(groups)
+    ]
 
 
 def first_writes(
