@@ -471,8 +471,10 @@ def connect_early(
     clients, started together, open their streams within a few ms (section "Connections opened
     together"), a later test's one of `TRACED_CONNECT_LAGS_MS` after the first's (`sim_scenario`
     draws it per seed); the set's clients connect as long before the data of the group whose
-    data comes first (`lags`) as its role asks. A group's data leaves its sender `writes` after
-    its start (`first_writes`; 0: once connected, one round trip). The model opens a download's
+    data comes first (`lags`) as its role asks, or at the start if that is later (the data came
+    late through a queue its handshake crossed, as a short transfer's behind a bulk one's). A
+    group's data leaves its sender `writes` after its start (`first_writes`; 0: once connected,
+    one round trip). The model opens a download's
     connection from its sender, the server: its SYN leaves half a round trip after the client's
     would have."""
     groups = _tcp_groups(scenario(case, duration_s))
@@ -488,7 +490,8 @@ def connect_early(
         if key(f) not in syn:
             rtt = _rtt_s(case, f)
             data = writes[k] or rtt
-            syn[key(f)] = data - (2.0 if client_sends(f) else 1.5) * rtt - IPERF3_CONTROL_S
+            # never after the start: data later than that came through a loaded queue
+            syn[key(f)] = min(0.0, data - (2.0 if client_sends(f) else 1.5) * rtt - IPERF3_CONTROL_S)
     sets = [key(f) for f, _ in groups]
     return [
         (-(syn[sets[k]] + (0.0 if client_sends(f) else _rtt_s(case, f) / 2)), sets[k] in sets[:k])
