@@ -441,6 +441,22 @@ def sim_scenario(
     return sc
 
 
+def cli_scenario(case: Case, a, lags: list[float] | None, offsets, seed: int) -> dict:
+    """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
+    profile and `--set` keys, `--connect-late`, `--no-cookie`)."""
+    return sim_scenario(
+        case,
+        a.duration,
+        a.profile,
+        lags,
+        not a.connect_late,
+        a.set,
+        offsets,
+        seed=seed,
+        cookies=not a.no_cookie,
+    )
+
+
 def _handshakes(case: Case, duration_s: float, profile: str | None, pairs=()) -> list[float]:
     """Per TCP group, the median time from its start to its flows' first data at the nominal
     starts (s; `nominal_first_data`, `pairs` a tuple): the model's handshake."""

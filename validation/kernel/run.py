@@ -44,17 +44,7 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
     runs = []
     for s in range(1, a.seeds + 1):
-        sc = matrix.sim_scenario(
-            case,
-            a.duration,
-            a.profile,
-            lags,
-            not a.connect_late,
-            a.set,
-            offsets,
-            seed=s,
-            cookies=not a.no_cookie,
-        )
+        sc = matrix.cli_scenario(case, a, lags, offsets, s)
         sc = matrix.set_qdisc(matrix.set_tcp(sc, a.set), a.qdisc_set)
         runs.append(matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup))
     return runs

@@ -328,20 +328,7 @@ def main() -> None:
     emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
     lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
     offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
-    sim_sc = matrix.set_tcp(
-        matrix.sim_scenario(
-            case,
-            a.duration,
-            a.profile,
-            lags,
-            not a.connect_late,
-            a.set,
-            offsets,
-            seed=a.seed,
-            cookies=not a.no_cookie,
-        ),
-        a.set,
-    )
+    sim_sc = matrix.set_tcp(matrix.cli_scenario(case, a, lags, offsets, a.seed), a.set)
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
     for name, res in sides.items():
