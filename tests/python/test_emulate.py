@@ -749,6 +749,20 @@ def test_a_discipline_key_changes_both_directions_on_both_sides():
         assert q["beta"] == 0.0 and q["target"] == "20ms" and q["alpha"] == 0.125
 
 
+def test_a_runs_figures_say_when_each_connection_opened():
+    # matrix.syn_s: a flow's first SYN at a hop. Hosts a quarter of the 40 ms RTT (10 ms) from
+    # the bottleneck, serialising at 1 Gb/s (a 60-byte SYN in 480 ns): an upload starting at
+    # 1 s and a download at 1.2 s (opened from its server in the model) reach their hops 10 ms
+    # and 480 ns later; the UDP flow has none.
+    sc = {"name": "syn", "duration": "2s",
+          "topology": {"rtt": "40ms", "down": {"rate": "10Mbps"}, "up": {"rate": "10Mbps"}},
+          "flows": [{"kind": "tcp", "direction": "up", "start": "1s"},
+                    {"kind": "tcp", "direction": "down", "start": "1.2s"},
+                    {"kind": "udp", "rate": "100Kbps", "start": "1s"}]}  # fmt: skip
+    got = kernel_matrix.syn_s(aqmlab.run(sc, seed=1))
+    assert got == pytest.approx({"0": 1.010000480, "1": 1.210000480}, abs=1e-9)
+
+
 def test_the_simulated_flows_write_iperf3s_cookie_where_its_client_sends():
     # iperf3's client writes a 37-byte cookie on each data stream it opens (src/iperf_api.c,
     # COOKIE_SIZE 37): the data sender's own bytes for an upload, the receiver's for a download

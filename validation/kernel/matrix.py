@@ -617,6 +617,23 @@ def first_data_s(res) -> dict[str, float]:
     return out
 
 
+def syn_s(res) -> dict[str, float]:
+    """When each TCP flow's connection opened (flow id -> s): its first SYN's arrival at a hop,
+    from the packets table (the kernel's downloads are opened by their client, up; the model's
+    by their server, down)."""
+    pk = res.tables["packets"]
+    flow = pk.column("flow").to_numpy()
+    flags = pk.column("tcp_flags").to_numpy()
+    t_in = pk.column("t_enqueue_ns").to_numpy()
+    syn = (flags & SYN_FLAG != 0) & (flags & ACK_FLAG == 0)
+    out = {}
+    for f in res.tables["flows"].to_pylist():
+        sel = syn & (flow == f["flow"])
+        if f["kind"] == "tcp" and sel.any():
+            out[str(f["flow"])] = float(t_in[sel].min()) / 1e9
+    return out
+
+
 def harness_lags(
     case: Case, duration_s: float, profile: str | None, emus: list[dict], pairs=()
 ) -> list[float] | None:
@@ -685,6 +702,8 @@ def packet_time_ms(case: Case) -> float:
     return 1500 * 8 / (rate * 1e6) * 1e3
 
 
+# TCP's SYN and ACK flags (RFC 9293 3.1), as the packets table's `tcp_flags` holds them.
+SYN_FLAG, ACK_FLAG = 0x02, 0x10
 # A TCP segment above this many IP bytes carries data (20 B of IP, at most 60 of TCP header).
 MAX_HEADER_B = 80
 
@@ -770,7 +789,8 @@ def figures(res, warmup_s: float) -> dict:
     (Mb/s, summed), the packets of its flows dropped at any hop after the warm-up, UDP loss (%),
     short transfers' mean completion time (s); the probe's RTT
     p50 (ms); and over the whole run the TCP retransmissions, timeouts (simulated only) and the
-    timeouts the windows show (both sides, `_window_timeouts`)."""
+    timeouts the windows show (both sides, `_window_timeouts`), when each TCP flow's data began
+    (`first_data_s`) and when its connection opened (`syn_s`)."""
     t, meta, s = res.tables, res.meta, res.summary
     pk = t["packets"]
     t_enq = pk.column("t_enqueue_ns").to_numpy()
@@ -831,6 +851,7 @@ def figures(res, warmup_s: float) -> dict:
     out["rto_window"] = _window_timeouts(res.tables["flow_series"])
     out["rtt50"] = s["probes"][0]["rtt_ms"]["p50"] if s["probes"] else None
     out["first_data_s"] = first_data_s(res)
+    out["syn_s"] = syn_s(res)
     emu = meta.get("emulator")
     if emu:
         out["emulator"] = {k: emu.get(k) for k in ("late_us_p50", "late_us_p99", "cpu_s", "wall_s")}
