@@ -695,6 +695,27 @@ def test_the_simulated_groups_start_as_late_as_the_kernels_began_their_data():
         assert lo - 0.020 < gap < hi + 0.020, (hold, cookies, syn)
 
 
+def test_a_later_test_connects_as_long_after_the_first_as_a_kernel_run_recorded():
+    # A kernel run whose four download connections opened at 1.000-1.003 s and whose upload test
+    # opened its own 9.2 ms after the first of them (iperf3's clients, started in order): the
+    # model's upload group connects 9.2 ms after its download group's client would have, which
+    # the model opens from its server half a round trip (25 ms) later, for every seed. A run
+    # without `syn_s`, or without one group's, records nothing.
+    case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
+    syn = {str(i): 1.0 + 0.001 * i for i in range(4)} | {str(4 + i): 1.0092 + 0.0004 * i for i in range(4)}
+    runs = [{"syn_s": syn}, {}, {"syn_s": {k: v for k, v in syn.items() if int(k) < 4}}]
+    connects = kernel_matrix.recorded_connect_lags(case, 3.0, runs)
+    assert connects == [pytest.approx((0.0, 0.0092))]
+    together = {0: [(0.0,) * 4], 1: [(0.0,) * 4]}  # each group's flows at once, not drawn over 20 ms
+    for seed in (1, 2, 3):
+        sc = kernel_matrix.sim_scenario(
+            case, 3.0, None, [0.0, 0.07], True, (), together, seed, connects=connects
+        )
+        got = kernel_matrix.syn_s(aqmlab.run(sc, seed=seed))
+        down, up = (min(got[str(i)] for i in ids) for ids in (range(4), range(4, 8)))
+        assert up - down == pytest.approx(0.0092 - 0.025, abs=2e-6), seed  # starts written to the µs
+
+
 def test_the_simulated_flows_of_a_group_begin_as_a_recorded_kernel_group_did():
     # A kernel run whose downloads began 0, 0.5, 0.9 and 12 ms after the first of them and whose
     # uploads began 0.1-0.3 ms apart, 70 ms after: the model's groups connect together, each flow

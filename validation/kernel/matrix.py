@@ -73,7 +73,9 @@ IPERF3_CONTROL_S = 0.004
 # clients in the scenario's order) opened its own, its first SYN after the first test's, in seven
 # traced two-way runs (`rrul_be`: the FIFO at 1, 10 and 100 Mbit/s, CoDel at 100 Mbit/s and at
 # 10 Mbit/s over 150 ms, PIE at 100 and 10 Mbit/s). Which side of the other test's first windows
-# an upload's cookie is acknowledged on follows from it (`connect_early`).
+# an upload's cookie is acknowledged on follows from it (`connect_early`). A case whose own
+# kernel runs recorded their connections (`syn_s`) draws from those instead
+# (`recorded_connect_lags`).
 TRACED_CONNECT_LAGS_MS = (11.5, 9.8, 14.7, 4.1, 6.1, 3.2, 3.4)
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
@@ -379,6 +381,7 @@ def sim_scenario(
     offsets: dict[int, list[tuple[float, ...]]] | None = None,
     seed: int = 1,
     cookies: bool = True,
+    connects: list[tuple[float, ...]] | None = None,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -390,7 +393,9 @@ def sim_scenario(
     its own (`start = { uniform = [...], per = "flow" }`). `pairs`: the `set_tcp` keys the caller
     puts on the flows, under which the handshakes are timed. With `cookies`, a flow whose data
     an iperf3 client sends writes iperf3's cookie first, as it connects (`preamble`,
-    `FlowPlan.preamble_b`)."""
+    `FlowPlan.preamble_b`), and a later test of a set connects as much after the set's first
+    as in one kernel run of `connects` drawn for the seed (`recorded_connect_lags`), else one
+    of `TRACED_CONNECT_LAGS_MS`."""
     sc = scenario(case, duration_s, profile)
     if cookies:
         for f in sc["flows"]:
@@ -408,15 +413,19 @@ def sim_scenario(
         else [(0.0, False)] * len(groups)
     )
     rng = np.random.default_rng([seed, zlib.crc32(case.id.encode())])
-    # a later test's streams open one traced lag after the first's, the same for all its flows
-    late = np.random.default_rng([seed, zlib.crc32(case.id.encode()), 1]).choice(TRACED_CONNECT_LAGS_MS) / 1e3
+    # a later test's streams open one recorded lag after the first's, the same for all its flows
+    draw = np.random.default_rng([seed, zlib.crc32(case.id.encode()), 1])
+    if connects:
+        late = connects[draw.integers(len(connects))]
+    else:
+        late = (draw.choice(TRACED_CONNECT_LAGS_MS) / 1e3,) * len(groups)
     flows, k = [], 0
     for f in sc["flows"]:
         if f["kind"] != "tcp":
             flows.append(f)
             continue
         lag, w, (a, later) = lags[k], writes[k], early[k]
-        a -= late if later else 0.0
+        a -= late[k] if later else 0.0
         if a or later:
             # the data as before, the connection `a` sooner; a write that came once connected
             # comes one round trip after the connection opens (the handshake at its sender)
@@ -441,19 +450,22 @@ def sim_scenario(
     return sc
 
 
-def cli_scenario(case: Case, a, lags: list[float] | None, offsets, seed: int) -> dict:
+def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
     """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
-    profile and `--set` keys, `--connect-late`, `--no-cookie`)."""
+    profile and `--set` keys, `--connect-late`, `--uniform-starts`, `--no-cookie`), each group
+    as late, its flows and its connections as the kernel's runs `emus` recorded them
+    (`harness_lags`, `recorded_offsets`, `recorded_connect_lags`)."""
     return sim_scenario(
         case,
         a.duration,
         a.profile,
-        lags,
+        harness_lags(case, a.duration, a.profile, emus, a.set),
         not a.connect_late,
         a.set,
-        offsets,
+        None if a.uniform_starts else recorded_offsets(case, a.duration, emus),
         seed=seed,
         cookies=not a.no_cookie,
+        connects=recorded_connect_lags(case, a.duration, emus),
     )
 
 
@@ -485,8 +497,8 @@ def connect_early(
     each after `IPERF3_CONTROL_S` of the hosts' own work. The groups of one start and one round
     trip (iperf3's control exchange takes a number of them) are a set: the kernel's iperf3
     clients, started together, open their streams within a few ms (section "Connections opened
-    together"), a later test's one of `TRACED_CONNECT_LAGS_MS` after the first's (`sim_scenario`
-    draws it per seed); the set's clients connect as long before the data of the group whose
+    together"), a later test's some ms after the first's (`sim_scenario` draws it
+    per seed: `recorded_connect_lags`, `TRACED_CONNECT_LAGS_MS`); the set's clients connect as long before the data of the group whose
     data comes first (`lags`) as its role asks, or at the start if that is later (the data came
     late through a queue its handshake crossed, as a short transfer's behind a bulk one's). A
     group's data leaves its sender `writes` after its start (`first_writes`; 0: once connected,
@@ -575,6 +587,27 @@ def recorded_offsets(
             t = [fd.get(str(i)) for i in ids]
             if len(ids) > 1 and None not in t:
                 out.setdefault(k, []).append(tuple(x - min(t) for x in t))
+    return out
+
+
+def recorded_connect_lags(case: Case, duration_s: float, emus: list[dict]) -> list[tuple[float, ...]]:
+    """Per kernel run of `emus` that recorded when its connections opened (`syn_s`), how much
+    after the first SYN of its set's first group (`connect_early`: the groups of one start and one
+    round trip) each TCP group's first SYN came (s, one per group of `scenario`, in order; 0 for
+    a set's first group). Both sides' clients open every connection, so all these SYNs cross the
+    same hop."""
+    groups = _tcp_groups(scenario(case, duration_s))
+    sets = [(f["start"], _rtt_s(case, f)) for f, _ in groups]
+    out = []
+    for run in emus:
+        syn = run.get("syn_s") or {}
+        first = [min((syn[str(i)] for i in ids if str(i) in syn), default=None) for _, ids in groups]
+        if None in first:
+            continue
+        lead = {}
+        for key, t in zip(sets, first, strict=True):
+            lead.setdefault(key, t)
+        out.append(tuple(t - lead[key] for key, t in zip(sets, first, strict=True)))
     return out
 
 

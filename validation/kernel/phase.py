@@ -42,10 +42,13 @@ def main() -> None:
     emus = [r for row in rows if row["id"] == case.id for r in row["emu"]]
     lags = matrix.harness_lags(case, duration, None, emus, [])
     offsets = matrix.recorded_offsets(case, duration, emus)
+    connects = matrix.recorded_connect_lags(case, duration, emus)
     step_us = matrix.packet_time_ms(case) * 1e3 / a.steps
     shares = []
     for k in range(a.steps + 1):
-        sc = matrix.sim_scenario(case, duration, None, lags, True, [], offsets, seed=a.seed)
+        sc = matrix.sim_scenario(
+            case, duration, None, lags, True, [], offsets, seed=a.seed, connects=connects
+        )
         sc["topology"]["rtt"] = f"{case.rtt_ms * 1000 + k * step_us:.3f}us"
         fig = matrix.figures(aqmlab.run(sc, seed=a.seed, warmup_s=warmup), warmup)
         shares.append({label: v["goodput"] for label, v in sorted(fig["labels"].items())})

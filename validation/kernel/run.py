@@ -40,11 +40,9 @@ def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list
     """The simulated side of a case: one run per seed, each group as late as the kernel's was in
     `emus` (`matrix.harness_lags`), the flows within it as the kernel's recorded groups began
     (`matrix.recorded_offsets`; with `--uniform-starts`, each flow's start drawn per seed)."""
-    lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
     runs = []
     for s in range(1, a.seeds + 1):
-        sc = matrix.cli_scenario(case, a, lags, offsets, s)
+        sc = matrix.cli_scenario(case, a, emus, s)
         sc = matrix.set_qdisc(matrix.set_tcp(sc, a.set), a.qdisc_set)
         runs.append(matrix.figures(aqmlab.run(sc, seed=s, warmup_s=a.warmup), a.warmup))
     return runs

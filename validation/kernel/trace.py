@@ -324,11 +324,11 @@ def main() -> None:
                 sockets.append(r)
         by_flow = {f["flow"]: f for f in sides["kernel"].tables["flows"].to_pylist()}
         sockets = [r for r in sockets if _sender_row(r, by_flow, sender)]
-    # the simulated flows' groups begin their data as late as the kernel's (matrix.harness_lags)
-    emus = [{"first_data_s": matrix.first_data_s(sides["kernel"])}] if "kernel" in sides else []
-    lags = matrix.harness_lags(case, a.duration, a.profile, emus, a.set)
-    offsets = None if a.uniform_starts else matrix.recorded_offsets(case, a.duration, emus)
-    sim_sc = matrix.set_tcp(matrix.cli_scenario(case, a, lags, offsets, a.seed), a.set)
+    # the simulated flows' groups begin their data, and connect, as the kernel's did
+    # (matrix.cli_scenario)
+    kernel = sides.get("kernel")
+    emus = [{"first_data_s": matrix.first_data_s(kernel), "syn_s": matrix.syn_s(kernel)}] if kernel else []
+    sim_sc = matrix.set_tcp(matrix.cli_scenario(case, a, emus, a.seed), a.set)
     sides = {"sim": aqmlab.run(sim_sc, seed=a.seed), **sides}
     lines = {}
     for name, res in sides.items():

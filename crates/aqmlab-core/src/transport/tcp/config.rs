@@ -256,6 +256,11 @@ pub struct TcpConfig {
     /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
     /// Off: only that segment's own ACK is immediate.
     pub ooo_quickack: bool,
+    /// D-SACK (RFC 2883; Linux net.ipv4.tcp_dsack, on by default): the receiver reports a
+    /// segment that arrives again as the first SACK block of the ACK it sends. Among what the
+    /// sender reads from it, the tail loss probe's episode ends without a loss when the probe
+    /// proves needless (`tlp`). SACK only.
+    pub dsack: bool,
     /// Which lone segment the application's read ACKs at once (Linux tcp_cleanup_rbuf, when
     /// tcp_measure_rcv_mss set ICSK_ACK_PUSHED, the read took everything in order and no
     /// out-of-order data is held): "off" (none: it waits for a second segment or the delayed-ACK

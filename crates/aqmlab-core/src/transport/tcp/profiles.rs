@@ -110,6 +110,7 @@ pub(crate) fn rfc() -> TcpConfig {
         early_retransmit: false,
         quickack: 0,
         ooo_quickack: false,
+        dsack: false,
         push_ack: PushAck::Off,
         psh: Psh::Off,
         tso_defer: TsoDefer::Off,
@@ -196,6 +197,8 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_output.c tcp_xmit_retransmit_queue (4.11 on): only segments marked lost.
         nextseg: NextSeg::Lost,
         tlp: true,
+        // tcp_dsack = 1 (the receiver's tcp_dsack_set; the probe's episode, tcp_process_tlp_ack).
+        dsack: true,
         timer_hz: LINUX_HZ,
         // tcp_frto = 2 (F-RTO, tcp_process_loss) with timestamp undo (tcp_try_undo_loss);
         // RACK replaces early retransmit (tcp_early_retrans now only enables TLP).

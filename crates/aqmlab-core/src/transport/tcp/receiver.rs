@@ -15,7 +15,11 @@
 //! Linux's further ACK rules, each a key: the read that ACKs a lone pushed segment
 //! (`push_ack`: tcp_measure_rcv_mss's ICSK_ACK_PUSHED for a short segment or a full one with
 //! PSH, acted on by tcp_cleanup_rbuf once the read has emptied the queue, no out-of-order data
-//! held) and SACK compression (`sack_compress`: __tcp_ack_snd_check, tcp_compressed_ack_kick).
+//! held), SACK compression (`sack_compress`: __tcp_ack_snd_check, tcp_compressed_ack_kick) and
+//! D-SACK (`dsack`, RFC 2883: the next ACK reports a segment that arrived again as its first
+//! SACK block; tcp_input.c tcp_dsack_set from tcp_send_dupack, tcp_data_queue and
+//! tcp_data_queue_ofo, written first by tcp_options_write; a partial overlap with held
+//! out-of-order data, tcp_dsack_extend, is not reported).
 //!
 //! Every ACK advertises the receive window (`rcvbuf.rs`): the constant `rwnd`, or the window
 //! Linux grows with its receive buffer (`rcv_window = "linux"`, whose growth also sends ACKs at
@@ -88,6 +92,9 @@ pub struct TcpReceiver {
     pushed: bool,
     /// SACK compression's state (`None`: off).
     comp: Option<SackCompress>,
+    /// D-SACK: report duplicates (`dsack`), and the one the next ACK reports.
+    dsack: bool,
+    dup: Option<SackBlock>,
 }
 
 /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check): the ACKs held back, the
@@ -158,6 +165,8 @@ impl TcpReceiver {
             push_ack: cfg.push_ack,
             pushed: false,
             comp: (cfg.sack_compress && cfg.sack).then(SackCompress::default),
+            dsack: cfg.dsack && cfg.sack,
+            dup: None,
         }
     }
 
@@ -203,7 +212,13 @@ impl TcpReceiver {
                 _ if self.ece => flags::ECE,
                 _ => 0,
             };
-        if self.sack {
+        if let Some(d) = self.dup.take() {
+            // the D-SACK block first, then the SACK blocks the option still has room for
+            let mut b = [d; MAX_SACK_BLOCKS];
+            let n = self.n_blocks.min(MAX_SACK_BLOCKS - 1);
+            b[1..=n].copy_from_slice(&self.blocks[..n]);
+            p.set_sacks(&b[..=n]);
+        } else if self.sack {
             p.set_sacks(&self.blocks[..self.n_blocks]);
         }
         p.wnd = match &mut self.window {
@@ -267,6 +282,13 @@ impl TcpReceiver {
     pub fn send_pending_ack(&mut self, now: Time, out: &mut Outbox) {
         if self.delack_at.is_some() {
             self.send_ack(now, out);
+        }
+    }
+
+    /// Bytes [s, e) arrived again: the next ACK reports them (`dsack`).
+    fn duplicate(&mut self, s: u64, e: u64) {
+        if self.dsack {
+            self.dup = Some(SackBlock { start: s, end: e });
         }
     }
 
@@ -403,7 +425,11 @@ impl Endpoint for TcpReceiver {
         let mut in_order = false;
         if e <= self.rcv_nxt {
             immediate = true; // duplicate
+            self.duplicate(s, e);
         } else if s > self.rcv_nxt {
+            if self.ooo.containing(s).is_some_and(|(_, b)| b >= e) {
+                self.duplicate(s, e);
+            }
             self.ooo.insert(s, e);
             self.update_blocks(s);
             held = !immediate && self.unacked_bytes < self.ack_every && self.compress(now);
@@ -415,6 +441,9 @@ impl Endpoint for TcpReceiver {
                 }
             }
         } else {
+            if s < self.rcv_nxt {
+                self.duplicate(s, self.rcv_nxt);
+            }
             in_order = true;
             let had_hole = !self.ooo.is_empty();
             self.unacked_bytes += e - self.rcv_nxt;
@@ -712,6 +741,59 @@ mod tests {
         assert_eq!(rx.bytes_delivered(), 900);
         // A duplicate is acknowledged at once.
         assert_eq!(data(&mut rx, 1, 10)[0].ack, 901);
+    }
+
+    #[test]
+    fn a_segment_that_arrives_again_is_reported_first_as_a_dsack_block() {
+        // RFC 2883 section 4 (Linux tcp_dsack_set, written first by tcp_options_write): the
+        // ACK a duplicate elicits carries it as its first block, then as many SACK blocks as
+        // fit in the three; one ACK reports it, the next no more.
+        let dsack = |start, end| SackBlock { start, end };
+        let mut rx = TcpReceiver::new(
+            &TcpConfig {
+                dsack: true,
+                ..cfg(Some(40 * MS))
+            },
+            0,
+            Dir::Up,
+        );
+        syn(&mut rx, false);
+        data(&mut rx, 0, 1);
+        data(&mut rx, 1, 2); // ACK 201
+        let a = data(&mut rx, 1, 3); // below rcv_nxt
+        assert_eq!((a[0].ack, a[0].n_sack), (201, 1));
+        assert_eq!(a[0].sacks().0[0], dsack(101, 201));
+        data(&mut rx, 3, 4);
+        data(&mut rx, 5, 5);
+        let a = data(&mut rx, 7, 6); // blocks 7, 5, 3
+        assert_eq!(a[0].n_sack, 3);
+        // out-of-order data held already: the D-SACK block inside the second (RFC 2883 4.1.2),
+        // and the two most recent SACK blocks after it
+        let a = data(&mut rx, 5, 7);
+        let (b, n) = a[0].sacks();
+        assert_eq!(b[..n], [dsack(501, 601), dsack(501, 601), dsack(701, 801)]);
+        // the next ACK carries the SACK blocks alone
+        let a = data(&mut rx, 9, 8);
+        assert_eq!(a[0].sacks().0[0], dsack(901, 1001));
+        assert!(a[0].sacks().0[..3].iter().all(|b| b.start >= 301));
+        // a segment overlapping the cumulative ACK (201): its part below it (tcp_data_queue)
+        let mut out = vec![];
+        let p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            seq: 151,
+            payload: 100,
+            ts_val: 9,
+            ..Default::default()
+        };
+        rx.on_packet(&p, 9, &mut out);
+        assert_eq!((out[0].ack, out[0].sacks().0[0]), (251, dsack(151, 201)));
+        // without `dsack` a duplicate's ACK carries the SACK blocks alone
+        let mut rx = TcpReceiver::new(&cfg(Some(40 * MS)), 0, Dir::Up);
+        syn(&mut rx, false);
+        data(&mut rx, 0, 1);
+        let a = data(&mut rx, 0, 2);
+        assert_eq!((a[0].ack, a[0].n_sack), (101, 0));
     }
 
     #[test]

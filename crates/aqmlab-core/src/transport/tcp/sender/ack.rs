@@ -8,7 +8,7 @@ use super::super::accecn::Feedback;
 use super::super::config::{RackRetx, RttSample};
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
-use crate::packet::{flags, Packet};
+use crate::packet::{flags, Packet, SackBlock};
 use crate::transport::cc::{AckSample, CongestionKind};
 use crate::units::{Time, MS};
 
@@ -37,6 +37,11 @@ pub(super) struct Ack {
     pub(super) ece: bool,
     /// Packets newly known CE-marked (AccECN; 0 otherwise).
     pub(super) ce_segs: u64,
+    /// The ACK widened the send window at snd_una (Linux FLAG_WIN_UPDATE without an advance).
+    pub(super) win_update: bool,
+    /// The D-SACK block it carries (RFC 2883 section 4: a first block below the cumulative
+    /// ACK, or within the second; Linux tcp_check_dsack).
+    pub(super) dsack: Option<SackBlock>,
 }
 
 impl Ack {
@@ -55,7 +60,8 @@ impl TcpSender {
         let advanced = ack > self.snd_una;
         // The send window (RFC 9293 3.10.7.4, Linux tcp_may_update_window): from an ACK that
         // advances snd_una, or one at snd_una that widens it (a window update).
-        if pkt.wnd > 0 && (advanced || (ack == self.snd_una && pkt.wnd as u64 > self.rwnd)) {
+        let win_update = !advanced && ack == self.snd_una && pkt.wnd as u64 > self.rwnd;
+        if pkt.wnd > 0 && (advanced || win_update) {
             self.rwnd = pkt.wnd as u64;
         }
         // RFC 7323 4.3: the receiver's segments all sit at the left edge of this end's window
@@ -106,6 +112,8 @@ impl TcpSender {
             ts_ecr,
             ece,
             ce_segs,
+            win_update,
+            dsack: dsack_block(pkt),
         }
     }
 
@@ -254,6 +262,16 @@ pub(super) fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
     }
     let left = cwnd - in_flight;
     (left * 3 < cwnd && left < 65_536) || left <= 3 * mss
+}
+
+/// The D-SACK block of `pkt`'s SACK option, if its first block is one (RFC 2883 section 4;
+/// Linux tcp_check_dsack): it lies below the cumulative ACK, or within the second block.
+fn dsack_block(pkt: &Packet) -> Option<SackBlock> {
+    if pkt.n_sack == 0 {
+        return None;
+    }
+    let (b, n) = pkt.sacks();
+    (b[0].start < pkt.ack || n > 1 && b[0].start >= b[1].start && b[0].end <= b[1].end).then_some(b[0])
 }
 
 #[cfg(test)]

@@ -48,8 +48,8 @@
 //!   retransmissions without a timeout. The reordering timer fires at the earliest expiry
 //!   (RFC 8985 and Linux re-arm for the latest; the earliest re-checks sooner, never later).
 //! * `tlp`: RFC 8985 section 7 probe 2 SRTT after the last transmission (new data, else the
-//!   highest unSACKed segment); an answered retransmitted probe reduces the window once (no
-//!   DSACK in this receiver, so a probe that repaired nothing still counts as a loss).
+//!   highest unSACKed segment); a retransmitted probe that repaired a loss reduces the window
+//!   once, one shown needless by a D-SACK (`dsack`) or a duplicate ACK does not (7.4).
 //! * `frto`: RFC 5682 F-RTO as Linux tcp_process_loss runs it, and undo of a spurious timeout
 //!   when an advancing ACK echoes a timestamp older than the first retransmission (RFC 3522;
 //!   Linux tcp_packet_delayed) or delivers never-retransmitted data sent before the timeout.
@@ -386,7 +386,7 @@ impl TcpSender {
         let before = self.rate.is_some().then(|| (self.pipe_segs(), self.st.cwnd));
         let mut a = self.take_ack(pkt, now);
         a.rack_marked = self.rack_on_ack(a.rtt, now);
-        self.tlp_on_ack(a.advanced, now);
+        self.tlp_on_ack(&a, now);
         self.count_ack(&mut a);
         // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
         // tcp_cong_control).

@@ -3,6 +3,7 @@
 //! [`Timer::Probe`], over their state (`Rack`, `Tlp` in `state.rs`: `None` in the sender when
 //! the feature is off).
 
+use super::ack::Ack;
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
@@ -61,22 +62,45 @@ impl TcpSender {
         marked
     }
 
-    /// A tail loss probe answered (Linux tcp_process_tlp_ack): a probe that retransmitted
-    /// data and is acknowledged by an advancing ACK repaired a loss: reduce once.
-    pub(super) fn tlp_on_ack(&mut self, advanced: bool, now: Time) {
+    /// A tail loss probe's episode on an ACK (RFC 8985 7.4.2; Linux tcp_input.c
+    /// tcp_process_tlp_ack, 5.14 on, and 3.10-3.x's form alike here): it waits for an ACK at
+    /// or above the probe's end (TLPHighRxt, tlp_high_seq). A probe of new data ends it; a
+    /// D-SACK of the retransmitted probe (FLAG_DSACK_TLP: a block of one segment at most,
+    /// ending there) or a pure duplicate ACK at its end shows both copies arrived, and ends it
+    /// with no loss; an ACK beyond its end without that shows the probe repaired a loss: the
+    /// window is reduced once. The original's own ACK, at the end, waits for what follows.
+    pub(super) fn tlp_on_ack(&mut self, a: &Ack, now: Time) {
         let una = self.snd_una;
-        let Some(tlp) = self.tlp.as_mut().filter(|t| t.end.is_some_and(|end| una >= end)) else {
+        let mss = self.cfg.mss as u64;
+        let Some(tlp) = self.tlp.as_mut() else { return };
+        let Some(end) = tlp.end.filter(|&end| una >= end) else {
+            return;
+        };
+        let needless = a.dsack.is_some_and(|d| d.end == end && d.end - d.start <= mss);
+        let pure_dup = !a.advanced && a.sacked_bytes == 0 && !a.win_update;
+        let lost = if !tlp.retx || needless || una == end && pure_dup {
+            false
+        } else if una > end {
+            true
+        } else {
             return;
         };
         tlp.end = None;
-        let retx = tlp.retx;
         if !self.recovery.in_recovery && self.recovery.loss_point.is_none() {
             if let Some(f) = &mut self.frto {
                 f.retrans_stamp = None;
             }
         }
-        if retx && advanced && !self.recovery.in_recovery {
+        if lost && !self.recovery.in_recovery {
             self.reduce(now, CongestionKind::Loss);
+        }
+    }
+
+    /// The probe's episode ends with the reduction or timeout that starts (Linux
+    /// tcp_init_cwnd_reduction, tcp_enter_loss: tlp_high_seq = 0).
+    pub(super) fn tlp_end(&mut self) {
+        if let Some(t) = &mut self.tlp {
+            t.end = None;
         }
     }
 
@@ -271,6 +295,76 @@ mod tests {
             ack_ms(&mut s, 8, &[], 200, 100);
             assert_eq!(s.next_timer(), Some(pto * MS), "timer_hz {hz}");
         }
+    }
+
+    /// A sender that writes a 37-byte preamble as it connects (an iperf3 client's cookie) and
+    /// its data from 600 ms; connected at 100 ms (SRTT 100 ms).
+    fn cookie_sender() -> TcpSender {
+        let (mut s, out) = linux_sender_cfg(TcpConfig {
+            bytes: None,
+            preamble: 37,
+            on_periods: vec![(600 * MS, Time::MAX)],
+            ..linux_config(0)
+        });
+        assert_eq!(
+            out.iter().map(|p| (p.seq, p.payload)).collect::<Vec<_>>(),
+            vec![(1, 37)]
+        );
+        // One segment out: PTO = 2 SRTT + the RTO floor (400 ms), capped at the RTO (SRTT +
+        // 4 RTTVAR = 300 ms): the probe at 400 ms retransmits the cookie.
+        assert_eq!(s.next_timer(), Some(400 * MS));
+        let mut probe = vec![];
+        s.on_timer(400 * MS, &mut probe);
+        assert_eq!(
+            probe.iter().map(|p| (p.seq, p.payload)).collect::<Vec<_>>(),
+            vec![(1, 37)]
+        );
+        assert_eq!((s.tlp_probes(), s.rto_count()), (1, 0));
+        s
+    }
+
+    #[test]
+    fn a_probe_that_proves_needless_ends_its_episode_without_a_reduction() {
+        // RFC 8985 7.4 and Linux tcp_process_tlp_ack: the cookie's ACK waited in a queue, so
+        // the probe was needless. The original's ACK (450 ms, echoing 100 ms) reaches the
+        // probe's end and waits; the next ACK shows both copies arrived: a D-SACK of the
+        // probe's copy (RFC 2883: a block below the cumulative ACK), or with no D-SACK a pure
+        // duplicate ACK. No reduction: slow start goes on from the initial window.
+        let dsack = [SackBlock { start: 1, end: 38 }];
+        for blocks in [&dsack[..], &[]] {
+            let mut s = cookie_sender();
+            ack_blocks_echoing(&mut s, 38, &[], 450 * MS, 100 * MS);
+            ack_blocks_echoing(&mut s, 38, blocks, 550 * MS, 400 * MS);
+            assert_eq!(s.ssthresh(), u64::MAX, "{blocks:?}");
+            // the data goes at 600 ms: the initial window and one segment for the cookie's ACK
+            // (slow start counts packets, Linux tcp_slow_start)
+            let mut out = vec![];
+            s.on_timer(600 * MS, &mut out);
+            assert_eq!(out.len(), 11, "{blocks:?}");
+        }
+    }
+
+    #[test]
+    fn a_probe_that_repaired_a_loss_reduces_the_window_once_an_ack_passes_it() {
+        // The cookie was lost and the probe's copy repaired it: its ACK (500 ms, echoing
+        // 400 ms) reaches the probe's end; no D-SACK or duplicate follows. The episode ends
+        // with the first ACK beyond the end (the data's, 750 ms): the window is reduced
+        // once (Linux tcp_init_cwnd_reduction, CWR). Before that ACK, the data leaves with
+        // the whole window (11 segments: the initial 10 and one for the cookie's ACK).
+        let mut s = cookie_sender();
+        ack_blocks_echoing(&mut s, 38, &[], 500 * MS, 400 * MS);
+        assert_eq!(s.ssthresh(), u64::MAX);
+        let mut out = vec![];
+        s.on_timer(600 * MS, &mut out);
+        assert_eq!(out.len(), 11);
+        ack_blocks_echoing(&mut s, 38 + MSS, &[], 750 * MS, 600 * MS);
+        // NewReno's threshold: half the 10 segments in flight (RFC 5681 eq. 4; Linux's
+        // tcp_reno_ssthresh halves the window, 11 >> 1, to the same 5)
+        let reduced = 5 * MSS;
+        assert_eq!(s.ssthresh(), reduced);
+        // a second ACK beyond it reduces nothing more
+        ack_blocks_echoing(&mut s, 38 + 2 * MSS, &[], 751 * MS, 600 * MS);
+        assert_eq!(s.ssthresh(), reduced);
     }
 
     #[test]

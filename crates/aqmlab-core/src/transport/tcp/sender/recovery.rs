@@ -26,6 +26,7 @@ impl TcpSender {
         self.cc.on_congestion_event(now, kind, &mut self.st);
         self.st.bytes_in_flight = self.flight();
         self.recovery.cong_point = self.high_data;
+        self.tlp_end();
         true
     }
 
@@ -145,9 +146,7 @@ impl TcpSender {
                 self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
             }
         }
-        if let Some(tlp) = &mut self.tlp {
-            tlp.end = None;
-        }
+        self.tlp_end();
         self.timers.stop(Timer::Probe);
         let head = self.sb.first_idx();
         if self.rack.is_none() {
@@ -338,9 +337,7 @@ impl TcpSender {
         if let Some(rh) = &mut self.rh {
             rh.next = 0;
         }
-        if let Some(tlp) = &mut self.tlp {
-            tlp.end = None;
-        }
+        self.tlp_end();
         self.timers.stop(Timer::Probe);
         self.timers.stop(Timer::Rack);
         self.timers.stop(Timer::EarlyRetransmit);

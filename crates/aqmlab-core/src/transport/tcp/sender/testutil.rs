@@ -95,7 +95,7 @@ pub(super) fn ack_blocks(s: &mut TcpSender, ack: u64, blocks: &[SackBlock], now:
     ack_blocks_echoing(s, ack, blocks, now, 100)
 }
 
-fn ack_blocks_echoing(
+pub(super) fn ack_blocks_echoing(
     s: &mut TcpSender,
     ack: u64,
     blocks: &[SackBlock],
