@@ -41,7 +41,8 @@ TUN_RING_PACKETS = 1 << 18
 # segments, timeouts, tail loss probes, spurious timeouts undone, SACK recoveries, and the
 # reductions undone as spurious (tcp_input.c `tcp_try_undo_recovery`, `tcp_try_undo_partial`,
 # `tcp_try_undo_dsack`, `tcp_try_undo_loss`) or by a tail loss probe that repaired nothing
-# (`tcp_process_tlp_ack`: TCPLossProbeRecovery counts the probes that did repair a loss).
+# (`tcp_process_tlp_ack`: TCPLossProbeRecovery counts the probes that did repair a loss), and
+# the D-SACK blocks sent for data below rcv_nxt and received (`tcp_dsack_set`, `tcp_check_dsack`).
 KERNEL_COUNTERS = [
     "TcpRetransSegs",
     "TcpExtTCPTimeouts",
@@ -53,6 +54,8 @@ KERNEL_COUNTERS = [
     "TcpExtTCPPartialUndo",
     "TcpExtTCPDSACKUndo",
     "TcpExtTCPLossUndo",
+    "TcpExtTCPDSACKOldSent",
+    "TcpExtTCPDSACKRecv",
 ]
 
 
