@@ -4,6 +4,7 @@
 //! keys over its profile is `read.rs`.
 
 use super::accecn::ReceiverEcn;
+use super::rto::{RtoRules, RttEstimator};
 use crate::packet::{Ecn, EcnMode};
 use crate::transport::cc::registry::names as cc_names;
 use crate::transport::cc::Hystart;
@@ -256,6 +257,20 @@ pub struct TcpConfig {
     /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
     /// Off: only that segment's own ACK is immediate.
     pub ooo_quickack: bool,
+    /// A receive gap longer than the receiving end's RTO puts the receiver back in quick-ACK
+    /// mode, as every Linux does (tcp_input.c tcp_event_data_recv, "Too long gap. Apparently
+    /// sender failed to restart window"): when an in-order data segment arrives more than the
+    /// RTO after the previous one, the next min(rwnd / (2 mss), `quickack`) ACKs, its own
+    /// included, go at once (tcp_incr_quickack). The receiver's RTO is the one Linux sets from
+    /// the handshake's RTT sample (tcp_rtt_estimator's first sample, tcp_set_rto), the only
+    /// sample a host that sends no data takes.
+    pub gap_quickack: bool,
+    /// The connection's opener acknowledges the SYN-ACK with a segment of its own, before any
+    /// data (RFC 9293 3.5's three-way handshake; Linux tcp_rcv_synsent_state_process calls
+    /// tcp_send_ack, and the application's first write comes after connect() returns). Off: the
+    /// first data segment carries that ACK. The receiving end takes its handshake RTT sample
+    /// from the first segment that echoes its SYN-ACK, this one when on.
+    pub handshake_ack: bool,
     /// D-SACK (RFC 2883; Linux net.ipv4.tcp_dsack, on by default): the receiver reports a
     /// segment that arrives again as the first SACK block of the ACK it sends. Among what the
     /// sender reads from it, the tail loss probe's episode ends without a loss when the probe
@@ -758,5 +773,19 @@ impl TcpConfig {
     /// The receive window in bytes.
     pub fn rwnd_bytes(&self) -> u64 {
         self.rwnd.bytes(self.mss)
+    }
+
+    /// The rules of the retransmission timer's estimator (`rto_tick`, `linux_rto`).
+    pub fn rto_rules(&self) -> RtoRules {
+        match (self.rto_tick, self.linux_rto) {
+            (0, false) => RtoRules::Rfc6298,
+            (0, true) => RtoRules::Linux,
+            (tick, _) => RtoRules::Ns2 { tick },
+        }
+    }
+
+    /// A new estimator of the retransmission timer as this configuration runs it.
+    pub fn rtt_estimator(&self) -> RttEstimator {
+        RttEstimator::with_rules(self.initial_rto, self.min_rto, self.max_rto, self.rto_rules())
     }
 }

@@ -110,6 +110,8 @@ pub(crate) fn rfc() -> TcpConfig {
         early_retransmit: false,
         quickack: 0,
         ooo_quickack: false,
+        gap_quickack: false,
+        handshake_ack: false,
         dsack: false,
         push_ack: PushAck::Off,
         psh: Psh::Off,
@@ -206,6 +208,11 @@ pub(crate) fn linux() -> TcpConfig {
         early_retransmit: false,
         // TCP_MAX_QUICKACKS (tcp_incr_quickack on the first data segment).
         quickack: 16,
+        // tcp_input.c tcp_event_data_recv: quick ACKs again after a receive gap longer than the
+        // RTO (unchanged since 2.6, so 3.14's too).
+        gap_quickack: true,
+        // tcp_input.c tcp_rcv_synsent_state_process: a pure ACK of the SYN-ACK (tcp_send_ack).
+        handshake_ack: true,
         // tcp_input.c tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a short segment and, since
         // 6.6, for a full one with PSH; tcp.c __tcp_cleanup_rbuf then ACKs it after the read.
         push_ack: PushAck::Psh,

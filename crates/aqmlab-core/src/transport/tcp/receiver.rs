@@ -34,6 +34,7 @@ use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
 use super::config::{PushAck, RcvWindow, TcpConfig};
 use super::ranges::RangeSet;
 use super::rcvbuf::LinuxWindow;
+use super::rto::RttEstimator;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
 use crate::transport::cc::dctcp::echoes_each_ce;
@@ -95,6 +96,19 @@ pub struct TcpReceiver {
     /// D-SACK: report duplicates (`dsack`), and the one the next ACK reports.
     dsack: bool,
     dup: Option<SackBlock>,
+    /// The return to quick-ACK mode after a long receive gap (`gap_quickack`; `None`: off).
+    gap: Option<Box<GapQuick>>,
+    /// The handshake's RTT sample is taken (SACK compression's srtt, the gap's RTO).
+    hs_sampled: bool,
+}
+
+/// Linux's tcp_event_data_recv rule for a receive gap: the last in-order arrival
+/// (icsk_ack.lrcvtime), the receiving end's RTO (icsk_rto, from the handshake's sample) and
+/// the quick ACKs a gap longer than it restores (tcp_incr_quickack).
+struct GapQuick {
+    last: Option<Time>,
+    rto: RttEstimator,
+    quick: u32,
 }
 
 /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check): the ACKs held back, the
@@ -167,6 +181,14 @@ impl TcpReceiver {
             comp: (cfg.sack_compress && cfg.sack).then(SackCompress::default),
             dsack: cfg.dsack && cfg.sack,
             dup: None,
+            hs_sampled: false,
+            gap: cfg.gap_quickack.then(|| {
+                Box::new(GapQuick {
+                    last: None,
+                    rto: cfg.rtt_estimator(),
+                    quick: requick(cfg),
+                })
+            }),
         }
     }
 
@@ -334,6 +356,21 @@ impl TcpReceiver {
     }
 }
 
+impl GapQuick {
+    /// A data segment `pkt` arrived at `now` with `rcv_nxt` the next byte expected: an
+    /// in-order one (tcp_data_queue's queue_and_out, where tcp_event_data_recv runs) that comes
+    /// more than the RTO after the previous in-order one restores the quick ACKs.
+    fn on_data(&mut self, pkt: &Packet, now: Time, rcv_nxt: u64, quick: &mut u32) {
+        if pkt.seq > rcv_nxt || pkt.seq + pkt.payload as u64 <= rcv_nxt {
+            return;
+        }
+        if self.last.is_some_and(|t| now - t > self.rto.rto()) {
+            *quick = (*quick).max(self.quick);
+        }
+        self.last = Some(now);
+    }
+}
+
 /// When SACK compression's timer fires after it is armed: 5 % of the RTT (the receiver's
 /// estimate, or srtt if that is lower and known; both in microseconds x 8, so x 125 / 20 ns), at
 /// most tcp_comp_sack_delay_ns, plus the slack (a lone soft hrtimer runs at its slack's end).
@@ -379,12 +416,26 @@ impl Endpoint for TcpReceiver {
             self.acks_sent += 1;
             return;
         }
-        if !self.synced || pkt.payload == 0 {
+        if !self.synced {
             return;
         }
-        if let Some(c) = self.comp.as_mut().filter(|c| c.srtt_us8 == 0) {
-            // tcp_synack_rtt_meas: the handshake's RTT, the first sample of srtt_us
-            c.srtt_us8 = (now.saturating_sub(pkt.ts_ecr) / 1_000).max(1) * 8;
+        if !self.hs_sampled {
+            // tcp_synack_rtt_meas: the handshake's RTT, the first sample of srtt_us, from the
+            // first segment after the SYN-ACK (the handshake's ACK, or data that carries it)
+            self.hs_sampled = true;
+            let r = now.saturating_sub(pkt.ts_ecr);
+            if let Some(c) = self.comp.as_mut() {
+                c.srtt_us8 = (r / 1_000).max(1) * 8;
+            }
+            if let Some(g) = self.gap.as_deref_mut() {
+                g.rto.sample(r, 0, 0);
+            }
+        }
+        if pkt.payload == 0 {
+            return;
+        }
+        if let Some(g) = self.gap.as_deref_mut() {
+            g.on_data(pkt, now, self.rcv_nxt, &mut self.quick);
         }
         let mut ace_now = false;
         if self.feedback == Feedback::Accurate {
@@ -901,6 +952,99 @@ mod tests {
     /// ACKs sent for each of segments `seqs` (in the order given).
     fn acks_for(rx: &mut TcpReceiver, seqs: impl IntoIterator<Item = u64>) -> Vec<usize> {
         seqs.into_iter().map(|i| data(rx, i, 2000 + i).len()).collect()
+    }
+
+    #[test]
+    fn a_receive_gap_longer_than_the_rto_restores_quick_acks_as_linux_does() {
+        // tcp_input.c tcp_event_data_recv: an in-order segment more than icsk_rto after the
+        // previous one calls tcp_incr_quickack. The receiver's RTO comes from the handshake's
+        // sample, Linux's first: SRTT = 50 ms, RTTVAR = max(2 x 50 ms, 200 ms), RTO = 250 ms.
+        // The SYN-ACK leaves at 10 ns; the first segment, 50 ms later, echoes it.
+        let c = TcpConfig {
+            quickack: 16,
+            gap_quickack: true,
+            linux_rto: true,
+            ..cfg(Some(40 * MS))
+        };
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Down);
+        syn(&mut rx, false);
+        let t0 = 10 + 50 * MS;
+        let at = |rx: &mut TcpReceiver, i: u64, now: Time| {
+            let mut out = vec![];
+            let p = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::ACK,
+                seq: 1 + i * 100,
+                payload: 100,
+                size: 152,
+                ts_val: now,
+                ts_ecr: 10,
+                ..Default::default()
+            };
+            rx.on_packet(&p, now, &mut out);
+            out.len()
+        };
+        // The first 16 are ACKed one by one (the connection's own quick ACKs), then in pairs.
+        let first: Vec<usize> = (0..20).map(|i| at(&mut rx, i, t0 + i * MS)).collect();
+        assert_eq!(first[..16], [1; 16]);
+        assert_eq!(first[16..], [0, 1, 0, 1]);
+        // 249 ms of silence is within the RTO: still in pairs.
+        let t1 = t0 + 19 * MS + 249 * MS;
+        let quiet: Vec<usize> = (20..24).map(|i| at(&mut rx, i, t1 + (i - 20) * MS)).collect();
+        assert_eq!(quiet, [0, 1, 0, 1]);
+        // 251 ms is beyond it: 16 more one by one (min(rwnd / 2 mss, 16)), then pairs again.
+        let t2 = t1 + 3 * MS + 251 * MS;
+        let gap: Vec<usize> = (24..44).map(|i| at(&mut rx, i, t2 + (i - 24) * MS)).collect();
+        assert_eq!(gap[..16], [1; 16]);
+        assert_eq!(gap[16..], [0, 1, 0, 1]);
+        // Out-of-order data does not count as an arrival: segment 45 (44 lost) comes 300 ms
+        // later and is ACKed at once as out of order, 46 too; the retransmission of 44, 1 ms
+        // after 46, finds the last in-order arrival 302 ms ago and restores the quick ACKs.
+        let t3 = t2 + 19 * MS + 300 * MS;
+        assert_eq!(at(&mut rx, 45, t3), 1);
+        assert_eq!(at(&mut rx, 46, t3 + MS), 1);
+        assert_eq!(at(&mut rx, 44, t3 + 2 * MS), 1);
+        let after: Vec<usize> = (47..51).map(|i| at(&mut rx, i, t3 + (i - 44) * MS)).collect();
+        assert_eq!(after, [1, 1, 1, 1]);
+        // The handshake's own ACK (`handshake_ack`) gives the sample when the first data is
+        // late: here the data comes 400 ms after the SYN-ACK, its ACK after 50 ms, so the RTO
+        // is still 250 ms and a 251 ms gap restores the quick ACKs.
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Down);
+        syn(&mut rx, false);
+        let mut out = vec![];
+        let hs = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK,
+            seq: 1,
+            size: 52,
+            ts_ecr: 10,
+            ..Default::default()
+        };
+        rx.on_packet(&hs, t0, &mut out);
+        assert!(out.is_empty(), "a pure ACK is not answered");
+        let t4 = t0 + 350 * MS;
+        (0..20).for_each(|i| {
+            at(&mut rx, i, t4 + i * MS);
+        });
+        let late: Vec<usize> = (20..24)
+            .map(|i| at(&mut rx, i, t4 + 19 * MS + 251 * MS + (i - 20) * MS))
+            .collect();
+        assert_eq!(late, [1, 1, 1, 1]);
+        // Off (`gap_quickack = false`, the ns-2 and RFC profiles): pairs after any gap.
+        let mut rx = TcpReceiver::new(
+            &TcpConfig {
+                gap_quickack: false,
+                ..c
+            },
+            0,
+            Dir::Down,
+        );
+        syn(&mut rx, false);
+        (0..20).for_each(|i| {
+            at(&mut rx, i, t0 + i * MS);
+        });
+        let off: Vec<usize> = (20..24).map(|i| at(&mut rx, i, t2 + (i - 20) * MS)).collect();
+        assert_eq!(off, [0, 1, 0, 1]);
     }
 
     #[test]

@@ -111,7 +111,6 @@
 
 use super::accecn::{self, Feedback, TxCounter};
 use super::config::{RttSample, SmallQueues, SynLossIw, TcpConfig};
-use super::rto::{RtoRules, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::packet::{flags, Dir, Kind, Packet};
 use crate::packet::{Ecn, EcnMode};
@@ -198,16 +197,7 @@ impl TcpSender {
                 srtt: None,
                 abc: cfg.abc,
             },
-            rtt: RttEstimator::with_rules(
-                cfg.initial_rto,
-                cfg.min_rto,
-                cfg.max_rto,
-                match (cfg.rto_tick, cfg.linux_rto) {
-                    (0, false) => RtoRules::Rfc6298,
-                    (0, true) => RtoRules::Linux,
-                    (tick, _) => RtoRules::Ns2 { tick },
-                },
-            ),
+            rtt: cfg.rtt_estimator(),
             sb,
             state: SenderState::Closed,
             feedback: Feedback::Off,
@@ -454,6 +444,9 @@ impl Endpoint for TcpSender {
                     self.cfg.iw as u64 * self.mss
                 };
                 self.timers.stop(Timer::Rto);
+                if self.cfg.handshake_ack {
+                    self.send_handshake_ack(now, out);
+                }
                 if self.data_end == Some(1) && self.records.is_none() {
                     self.state = SenderState::Done;
                     self.n.completed = Some(now);

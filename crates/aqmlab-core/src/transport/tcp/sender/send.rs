@@ -7,7 +7,7 @@ use super::super::config::{NextSeg, Psh, TsoDefer};
 use super::state::{SenderState, TcpSender};
 use super::timers::Timer;
 use crate::packet::{flags, Ecn, Kind, Packet};
-use crate::transport::wire::{HEADER, SYN_SIZE};
+use crate::transport::wire::{ack_size, HEADER, SYN_SIZE};
 use crate::transport::Outbox;
 use crate::units::{Time, MS};
 
@@ -42,6 +42,23 @@ impl TcpSender {
         self.syn_sent += 1;
         self.emit(p, out);
         self.timers.arm(Timer::Rto, now + self.rtt.rto());
+    }
+
+    /// The handshake's third segment, a pure ACK of the SYN-ACK (`handshake_ack`).
+    pub(super) fn send_handshake_ack(&mut self, now: Time, out: &mut Outbox) {
+        let p = Packet {
+            flow: self.flow,
+            size: ack_size(0),
+            kind: Kind::Tcp,
+            dir: self.dir,
+            tcp_flags: flags::ACK,
+            seq: 1,
+            ack: 1,
+            ts_val: now,
+            ts_ecr: self.ts_recent,
+            ..Packet::default()
+        };
+        self.emit(p, out);
     }
 
     // Built in place in its callers (a Packet returned out of line is copied: the send path's
@@ -478,6 +495,41 @@ mod tests {
             },
             100 * MS,
         )
+    }
+
+    #[test]
+    fn the_opener_acknowledges_the_syn_ack_before_its_data_when_asked() {
+        // RFC 9293 3.5, Linux tcp_rcv_synsent_state_process -> tcp_send_ack: the SYN-ACK (its
+        // TSval 40) is answered by a 52-byte pure ACK echoing it, then the initial window.
+        let syn_ack = Packet {
+            ts_val: 40,
+            ..synack()
+        };
+        for on in [false, true] {
+            let cfg = TcpConfig {
+                handshake_ack: on,
+                ..config(true, 2)
+            };
+            let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+            let mut out = vec![];
+            s.start(0, &mut out);
+            out.clear();
+            s.on_packet(&syn_ack, 100 * MS, &mut out);
+            let wire: Vec<(u64, u32, u32, u16, Time)> = out
+                .iter()
+                .map(|p| (p.seq, p.payload, p.size, p.tcp_flags, p.ts_ecr))
+                .collect();
+            let data = [
+                (1, 1000, 1052, flags::ACK, 40),
+                (1001, 1000, 1052, flags::ACK, 40),
+            ];
+            if on {
+                assert_eq!(wire[0], (1, 0, 52, flags::ACK, 40));
+                assert_eq!(wire[1..], data);
+            } else {
+                assert_eq!(wire, data);
+            }
+        }
     }
 
     #[test]

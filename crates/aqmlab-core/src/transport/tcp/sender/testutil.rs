@@ -47,6 +47,11 @@ pub(super) fn established_at(cfg: TcpConfig, at: Time) -> (TcpSender, Vec<Packet
     assert_eq!(out.len(), 1);
     out.clear();
     s.on_packet(&synack(), at, &mut out);
+    if cfg.handshake_ack {
+        // the handshake's pure ACK leaves first (`handshake_ack`); the tests look at the data
+        let p = out.remove(0);
+        assert_eq!((p.payload, p.tcp_flags, p.ts_ecr), (0, flags::ACK, 0));
+    }
     (s, out)
 }
 
