@@ -191,6 +191,9 @@ def table(rows: list[dict]) -> str:
             drops = _pair(c["drops"], 0)
             if len(c["label_drops"]) > 1:
                 drops += " (" + ", ".join(f"{lab} {_pair(v, 0)}" for lab, v in c["label_drops"].items()) + ")"
+            acks = [_mean([r["dirs"][c["dir"]].get("acks_per_seg") for r in runs]) for runs in (sim, emu)]
+            if acks[1] is not None:
+                drops += f"; ACKs per segment {_pair(tuple(acks), 2)}"
             verdict = "yes" if c["ok"] else ("delay" if not c["ok_delay"] else "goodput") + " off"
             if c["noise"]:
                 verdict = "within noise"

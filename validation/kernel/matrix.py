@@ -816,9 +816,17 @@ def bursty_until_s(t_in_ns: np.ndarray, start_s: float, end_s: float) -> float:
     return float(end_s)
 
 
+def _acks_per_seg(data: np.ndarray, acks: np.ndarray) -> float | None:
+    """The ACKs that came back per TCP data segment sent one way (both masks over the
+    bottleneck's packets after the warm-up, the ACKs those of the other direction)."""
+    n = int(data.sum())
+    return int(acks.sum()) / n if n else None
+
+
 def figures(res, warmup_s: float) -> dict:
     """What a cell compares, after the warm-up: per direction the bottleneck's sojourn p50 / p95
-    / p99 (every transmitted packet, ms), its drops and CE marks; per flow label the goodput
+    / p99 (every transmitted packet, ms), its drops and CE marks, the ACKs that came back per
+    TCP data segment (`acks_per_seg`, arrivals at both bottlenecks); per flow label the goodput
     (Mb/s, summed), the packets of its flows dropped at any hop after the warm-up, UDP loss (%),
     short transfers' mean completion time (s); the probe's RTT
     p50 (ms); and over the whole run the TCP retransmissions, timeouts (simulated only) and the
@@ -835,6 +843,10 @@ def figures(res, warmup_s: float) -> dict:
         pk.column("payload").to_numpy(zero_copy_only=False) > 0
     )
     end_s = meta["duration_ns"] / 1e9
+    # the receivers' ACKs: pure TCP segments (SYNs aside, none after the warm-up)
+    tcp_acks = np.isin(pk.column("flow").to_numpy(), tcp_ids) & (
+        pk.column("payload").to_numpy(zero_copy_only=False) == 0
+    )
     out: dict = {"dirs": {}, "labels": {}}
     for d in ("down", "up"):
         q = metrics.sojourn_delays_ns(t, meta, d, warmup_s=warmup_s) / 1e6
@@ -847,6 +859,7 @@ def figures(res, warmup_s: float) -> dict:
             "drops": int((sel & ~np.isin(outcome, ["sent", "marked"])).sum()),
             "marks": int((sel & (outcome == "marked")).sum()),
             "bursty_until_s": bursty_until_s(t_enq[(dirs == d) & tcp_data], 1.0, end_s),
+            "acks_per_seg": _acks_per_seg(after & tcp_data & (dirs == d), after & tcp_acks & (dirs != d)),
         }
     flows = t["flows"].to_pylist()
     by_id = {f["flow"]: f for f in flows}
