@@ -101,15 +101,17 @@ def test_capture_of_the_bottleneck_reads_back(l4s):
         f = by_port[tcp.dport]  # the down bottleneck carries server -> client
         assert tcp.sport == 5201
         ecn = ip.tos & 3
-        if f["label"] == "prague" and tcp.flags & dpkt.tcp.TH_SYN == 0:
+        hl = tcp.off * 4
+        payload = ip.len - 20 - hl
+        if f["label"] == "prague" and payload > 0:
             # ECT(1), CE where DualPI2 marked it (RFC 9331), or Not-ECT: a retransmission
             # (RFC 3168 6.1.5)
             not_ect += ecn == 0
             assert ecn in (0, 1, 3)
+        elif payload == 0:
+            assert ecn == 0  # SYNs and pure ACKs (the handshake's) are Not-ECT (RFC 3168 6.1.1)
         if f["label"] == "cubic":
             assert ecn == 0  # its ecn key is off: Not-ECT, never marked (RFC 3168 6.1.1.1)
-        hl = tcp.off * 4
-        payload = ip.len - 20 - hl
         if payload > 0:
             segs[f["label"]].append((tcp.seq, payload))
     assert tx_bytes - (recs[-1][2] if on_wire else 0) == link["tx_bytes"]
