@@ -629,6 +629,11 @@ mod tests {
     }
 
     fn data(rx: &mut TcpReceiver, i: u64, now: Time) -> Vec<Packet> {
+        data_echoing(rx, i, now, 0)
+    }
+
+    /// Segment `i` (100 bytes) arriving at `now`, its timestamp echo `ts_ecr`.
+    fn data_echoing(rx: &mut TcpReceiver, i: u64, now: Time, ts_ecr: Time) -> Vec<Packet> {
         let mut out = vec![];
         let p = Packet {
             kind: Kind::Tcp,
@@ -637,6 +642,7 @@ mod tests {
             payload: 100,
             size: 152,
             ts_val: now,
+            ts_ecr,
             ..Default::default()
         };
         rx.on_packet(&p, now, &mut out);
@@ -969,21 +975,7 @@ mod tests {
         let mut rx = TcpReceiver::new(&c, 0, Dir::Down);
         syn(&mut rx, false);
         let t0 = 10 + 50 * MS;
-        let at = |rx: &mut TcpReceiver, i: u64, now: Time| {
-            let mut out = vec![];
-            let p = Packet {
-                kind: Kind::Tcp,
-                tcp_flags: flags::ACK,
-                seq: 1 + i * 100,
-                payload: 100,
-                size: 152,
-                ts_val: now,
-                ts_ecr: 10,
-                ..Default::default()
-            };
-            rx.on_packet(&p, now, &mut out);
-            out.len()
-        };
+        let at = |rx: &mut TcpReceiver, i: u64, now: Time| data_echoing(rx, i, now, 10).len();
         // The first 16 are ACKed one by one (the connection's own quick ACKs), then in pairs.
         let first: Vec<usize> = (0..20).map(|i| at(&mut rx, i, t0 + i * MS)).collect();
         assert_eq!(first[..16], [1; 16]);
