@@ -105,16 +105,18 @@ impl TcpSender {
     }
 
     /// When a timer armed at `now` to wait `delay` fires: then (`timer_hz` 0), or on a kernel of
-    /// `timer_hz` ticks a second as Linux 6.6 on arms RACK's and the loss probe's timers,
-    /// `usecs_to_jiffies(delay + floor)` ticks after the tick now running (`floor`:
-    /// TCP_TIMEOUT_MIN_US where the kernel adds it).
+    /// `timer_hz` ticks a second as Linux 6.6 on arms RACK's and the loss probe's timers: to
+    /// expire `usecs_to_jiffies(delay + floor)` ticks after the jiffy now running (`floor`:
+    /// TCP_TIMEOUT_MIN_US where the kernel adds it), and run by the timer wheel one tick after
+    /// that (kernel/time/timer.c `calc_index`: a timer is filed in the bucket after its expiry
+    /// jiffy, so that one armed late in a tick never fires early).
     fn kernel_timer(&self, now: Time, delay: Time, floor: Time) -> Time {
         let hz = self.cfg.timer_hz as Time;
         if hz == 0 {
             return now + delay;
         }
         let tick = SEC / hz;
-        (now / tick + (delay + floor).div_ceil(tick)) * tick
+        (now / tick + (delay + floor).div_ceil(tick) + 1) * tick
     }
 
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
@@ -283,11 +285,13 @@ mod tests {
 
     #[test]
     fn linux_arms_the_reordering_and_probe_timers_on_its_ticks() {
-        // The two tests' timers on a kernel of HZ 250 (4 ms ticks): usecs_to_jiffies(delay + 2
-        // ms) ticks after the tick running at the arming. The reordering timer armed at 200 ms
-        // (tick 50) for 25 ms: ceil(27 / 4) = 7 ticks, 228 ms where RFC 8985 gives 225. The
-        // probe armed at 200 ms for 2 SRTT = 200 ms: ceil(202 / 4) = 51 ticks, 404 ms (400).
-        for (hz, reo, pto) in [(0, 225, 400), (250, 228, 404)] {
+        // The two tests' timers on a kernel of HZ 250 (4 ms ticks): expiring usecs_to_jiffies(delay
+        // + 2 ms) ticks after the jiffy running at the arming, run by the timer wheel from the
+        // bucket one tick later. The reordering timer armed at 200 ms (jiffy 50) for 25 ms:
+        // ceil(27 / 4) = 7 ticks, expiry jiffy 57, run at 58: 232 ms where RFC 8985 gives 225.
+        // The probe armed at 200 ms for 2 SRTT = 200 ms: ceil(202 / 4) = 51 ticks, run at jiffy
+        // 102, 408 ms (400).
+        for (hz, reo, pto) in [(0, 225, 400), (250, 232, 408)] {
             let (mut s, _) = linux_sender_with(40, 10, hz);
             ack_ms(&mut s, 0, &[(1, 2)], 200, 100);
             assert_eq!(s.next_timer(), Some(reo * MS), "timer_hz {hz}");
