@@ -42,7 +42,10 @@ TUN_RING_PACKETS = 1 << 18
 # reductions undone as spurious (tcp_input.c `tcp_try_undo_recovery`, `tcp_try_undo_partial`,
 # `tcp_try_undo_dsack`, `tcp_try_undo_loss`) or by a tail loss probe that repaired nothing
 # (`tcp_process_tlp_ack`: TCPLossProbeRecovery counts the probes that did repair a loss), and
-# the D-SACK blocks sent for data below rcv_nxt and received (`tcp_dsack_set`, `tcp_check_dsack`).
+# the D-SACK blocks sent for data below rcv_nxt and received (`tcp_dsack_set`, `tcp_check_dsack`),
+# and the receivers' ACKs sent by the delayed-ACK timer (tcp_timer.c `tcp_delack_timer_handler`),
+# the duplicates that put a receiver in quick-ACK mode (tcp_input.c `tcp_data_queue`,
+# DelayedACKLost) and the ACKs SACK compression held (`__tcp_ack_snd_check`, TCPAckCompressed).
 KERNEL_COUNTERS = [
     "TcpRetransSegs",
     "TcpExtTCPTimeouts",
@@ -56,6 +59,9 @@ KERNEL_COUNTERS = [
     "TcpExtTCPLossUndo",
     "TcpExtTCPDSACKOldSent",
     "TcpExtTCPDSACKRecv",
+    "TcpExtDelayedACKs",
+    "TcpExtDelayedACKLost",
+    "TcpExtTCPAckCompressed",
 ]
 
 
