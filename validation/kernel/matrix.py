@@ -107,6 +107,9 @@ class Case:
     loss_permille: int = 0
     # `rrul_be`: the downloads start this much after the uploads (`start_order` selection)
     down_late_ms: int = 0
+    # classic ECN (RFC 3168) on every TCP flow and the bottleneck's discipline marking (`ecn`
+    # selection; the kernel's namespaces then run net.ipv4.tcp_ecn = 1)
+    ecn: bool = False
 
     @property
     def id(self) -> str:
@@ -115,7 +118,8 @@ class Case:
         loss = f"-loss{self.loss_permille}pm" if self.loss_permille else ""
         cc = self.cc + (f"+{self.cc2}" if self.cc2 else "")
         late = f"-downlate{self.down_late_ms}ms" if self.down_late_ms else ""
-        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}{late}-{cc}"
+        ecn = "-ecn" if self.ecn else ""
+        return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}{late}{ecn}-{cc}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -242,6 +246,12 @@ def _loss() -> list[Case]:
     return [Case("pfifo", "bulk1", 10, 50, cc=cc, loss_permille=10) for cc in ("bbr", "cubic")]
 
 
+def _ecn() -> list[Case]:
+    """Classic ECN (RFC 3168): four downloads and `rrul_be` through the marking AQMs at 10
+    Mbit/s, 50 ms, every TCP flow negotiating ECN: the receivers' and senders' ECN rules."""
+    return [Case(q, t, 10, 50, ecn=True) for t in ("bulk4", "rrul_be") for q in ("codel", "pie", "fq_codel")]
+
+
 def _start_order() -> list[Case]:
     # Two-way traffic through the deep FIFO at 100 Mbit/s with the downloads started 100 ms
     # after the uploads, where iperf3 starts the uploads' data one control message after the
@@ -268,6 +278,7 @@ SELECTIONS = {
     "cc_pair": _cc_pair,
     "loss": _loss,
     "start_order": _start_order,
+    "ecn": _ecn,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -302,11 +313,17 @@ WINDOW_S = {
 def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
     """The scenario both sides run. `profile` None leaves the TCP profile to the default."""
     rate = f"{case.rate_mbps}Mbps"
-    down = {"rate": rate, "qdisc": case.qdisc, "limit": f"{case.limit_p}p"}
+    qdisc = {"kind": case.qdisc, "ecn": True} if case.ecn else case.qdisc
+    down = {"rate": rate, "qdisc": qdisc, "limit": f"{case.limit_p}p"}
     up = dict(down)
     if case.loss_permille:
         down["loss"] = case.loss_permille / 1000
-    tcp = {"kind": "tcp", "cc": case.cc, **({"profile": profile} if profile else {})}
+    tcp = {
+        "kind": "tcp",
+        "cc": case.cc,
+        **({"profile": profile} if profile else {}),
+        **({"ecn": "classic"} if case.ecn else {}),
+    }
     flows: list[dict] = []
     if case.traffic == "home":
         # cake_home.toml's line and shapers; CAKE's host isolation has one host to isolate here
