@@ -251,12 +251,34 @@ pub struct TcpConfig {
     pub early_retransmit: bool,
     /// Data segments ACKed at once at the start of a connection (Linux quick-ACK mode); 0 = none.
     pub quickack: u32,
-    /// A data segment that does not start at the next expected byte (out of order, a duplicate
-    /// or an overlap) puts the receiver back in quick-ACK mode, as Linux 3.x does
-    /// (tcp_data_queue calls tcp_enter_quickack_mode): the next min(rwnd / (2 mss) (2 if that
-    /// is 0), `quickack`) ACKs, that segment's own included, go at once (tcp_incr_quickack).
-    /// Off: only that segment's own ACK is immediate.
-    pub ooo_quickack: bool,
+    /// Which data segments put the receiver back in quick-ACK mode (tcp_enter_quickack_mode):
+    /// the next min(rwnd / (2 mss) (2 if that is 0), `quickack`) ACKs, that segment's own
+    /// included, go at once (tcp_incr_quickack). "off": none, only the segment's own ACK is
+    /// immediate; "duplicate": a segment wholly below the next expected byte, as Linux 4.18 on
+    /// does (tcp_input.c tcp_data_queue's retransmit branch and tcp_send_dupack; "tcp: do not
+    /// force quickack when receiving out-of-order packets", 4.18 and the stable trees of
+    /// August 2018, took it from the out-of-order path); "out_of_sequence": every segment that does not start at the next
+    /// expected byte (out of order, a duplicate or an overlap), as Linux 3.x does.
+    pub requick: Requick,
+    /// A classic ECN (RFC 3168) receiver's own quick ACKs: at most this many ACKs, that
+    /// segment's own included, go at once after a CE-marked data segment that finds no ECE
+    /// pending (the first mark since the sender's CWR) and after a not-ECT data segment once
+    /// ECT ones have arrived (a retransmission), each in order or out of order (tcp_input.c
+    /// tcp_data_ecn_check, from tcp_event_data_recv and tcp_data_queue_ofo: "Better not delay
+    /// acks, sender can have a very low cwnd"); min(rwnd / (2 mss) (2 if that is 0), this)
+    /// (tcp_incr_quickack). Linux 4.18 on pass 2 ("tcp: do not aggressively quick ack after ECN
+    /// events"), earlier kernels `quickack`'s 16. 0: none.
+    pub ecn_quickack: u32,
+    /// An ECN reduction lowers the window by PRR over Linux's CWR state instead of cutting it
+    /// to ssthresh at once (tcp_input.c tcp_enter_cwr -> tcp_init_cwnd_reduction, then
+    /// tcp_cwnd_reduction on each ACK until snd_una passes the snd_nxt of the reduction, where
+    /// tcp_end_cwnd_reduction sets ssthresh; "tcp: use PRR to reduce cwin in CWR state", Linux
+    /// 3.7). With `prr` and classic ECN feedback (RFC 3168; DCTCP's too), for a controller that
+    /// does not own its window. Off: RFC 3168 6.1.2's reduction at once.
+    pub cwr_prr: bool,
+    /// A classic ECN receiver ACKs a data segment that carries CWR at once (ICSK_ACK_NOW in
+    /// tcp_ecn_accept_cwr: include/net/tcp_ecn.h in 6.18, tcp_input.c before; not in 3.x).
+    pub cwr_ack: bool,
     /// A receive gap longer than the receiving end's RTO puts the receiver back in quick-ACK
     /// mode, as every Linux does (tcp_input.c tcp_event_data_recv, "Too long gap. Apparently
     /// sender failed to restart window"): when an in-order data segment arrives more than the
@@ -440,6 +462,17 @@ pub enum PushAck {
     Short,
     /// Shorter than the MSS, or full-sized with PSH.
     Psh,
+}
+
+/// Which data segments restore the receiver's quick ACKs (the TCP key `requick`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Requick {
+    Off,
+    /// A segment wholly below the next expected byte.
+    Duplicate,
+    /// Any segment that does not start at the next expected byte.
+    OutOfSequence,
 }
 
 /// Which data segments carry PSH (the TCP key `psh`).

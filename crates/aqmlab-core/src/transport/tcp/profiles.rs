@@ -6,7 +6,7 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, RttSample, Rwnd,
+    DataEcn, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, Requick, RttSample, Rwnd,
     SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
@@ -109,7 +109,10 @@ pub(crate) fn rfc() -> TcpConfig {
         frto: false,
         early_retransmit: false,
         quickack: 0,
-        ooo_quickack: false,
+        requick: Requick::Off,
+        ecn_quickack: 0,
+        cwr_ack: false,
+        cwr_prr: false,
         gap_quickack: false,
         handshake_ack: false,
         dsack: false,
@@ -211,6 +214,15 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_input.c tcp_event_data_recv: quick ACKs again after a receive gap longer than the
         // RTO (unchanged since 2.6, so 3.14's too).
         gap_quickack: true,
+        // tcp_input.c tcp_data_queue: a retransmitted segment already received (and
+        // tcp_send_dupack's) calls tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
+        requick: Requick::Duplicate,
+        // tcp_input.c tcp_data_ecn_check: tcp_enter_quickack_mode(sk, 2) on a first CE and on a
+        // not-ECT segment after ECT ones; tcp_ecn.h tcp_ecn_accept_cwr: a CWR segment ACKed now.
+        ecn_quickack: 2,
+        cwr_ack: true,
+        // tcp_input.c tcp_enter_cwr and tcp_cwnd_reduction: PRR in the CWR state.
+        cwr_prr: true,
         // tcp_input.c tcp_rcv_synsent_state_process: a pure ACK of the SYN-ACK (tcp_send_ack).
         handshake_ack: true,
         // tcp_input.c tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a short segment and, since
@@ -478,9 +490,12 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 cwnd_limited: true,
                 // tcp_input.c tcp_data_queue: every segment that is not the next in order enters
                 // quick-ACK mode (tcp_enter_quickack_mode before the partial-packet check, and at
-                // out_of_window for duplicates); later kernels (5.x) keep it for duplicates only,
-                // which `linux` does not model.
-                ooo_quickack: true,
+                // out_of_window for duplicates); 4.18 on keep it for duplicates only (`linux`).
+                requick: Requick::OutOfSequence,
+                // 3.14's TCP_ECN_check_ce calls tcp_enter_quickack_mode, whose
+                // tcp_incr_quickack had no cap of its own (TCP_MAX_QUICKACKS); no CWR rule.
+                ecn_quickack: 16,
+                cwr_ack: false,
                 // 3.14's tcp_measure_rcv_mss flags only segments shorter than the MSS as pushed;
                 // SACK compression came with 4.18.
                 push_ack: PushAck::Short,

@@ -6,7 +6,7 @@
 //! `delack_grid`, fires on multiples of the delay (ns-2 FullTcp); immediately for
 //! out-of-order data, duplicates, hole-filling segments and the FIN; the first `quickack` data
 //! segments of a connection are each ACKed at once, as Linux's quick-ACK mode does, and with
-//! `ooo_quickack` again after every segment out of sequence), timestamp
+//! `requick` again after a duplicate or every segment out of sequence), timestamp
 //! echo per
 //! RFC 7323 (TS.Recent from the segment at the left edge of the window), the RFC 3168 ECN
 //! receiver (ECE on every ACK from a CE mark until a CWR arrives) and the AccECN receiver
@@ -31,7 +31,7 @@
 //! application reads in-order data at once.
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
-use super::config::{PushAck, RcvWindow, TcpConfig};
+use super::config::{PushAck, RcvWindow, Requick, TcpConfig};
 use super::ranges::RangeSet;
 use super::rcvbuf::LinuxWindow;
 use super::rto::RttEstimator;
@@ -78,8 +78,15 @@ pub struct TcpReceiver {
     ecn_cfg: ReceiverEcn,
     feedback: Feedback,
     // The rest.
-    /// Quick ACKs a segment out of sequence restores (`ooo_quickack`; 0 when off).
+    /// Which segments restore quick ACKs (`requick`), and how many they restore.
+    requick_on: Requick,
     requick: u32,
+    /// A classic ECN receiver's quick ACKs after a first CE or a not-ECT segment after ECT
+    /// ones (`ecn_quickack`; 0 when off), whether ECT data has arrived (TCP_ECN_SEEN), and
+    /// whether a CWR segment is ACKed at once (`cwr_ack`).
+    ecn_quick: u32,
+    ect_seen: bool,
+    cwr_ack: bool,
     fin_end: Option<u64>,
     n_blocks: usize,
     blocks: [SackBlock; MAX_SACK_BLOCKS],
@@ -167,7 +174,11 @@ impl TcpReceiver {
             unacked_bytes: 0,
             delack_at: None,
             quick: cfg.quickack,
-            requick: if cfg.ooo_quickack { requick(cfg) } else { 0 },
+            requick_on: cfg.requick,
+            requick: requick(cfg, cfg.quickack),
+            ecn_quick: requick(cfg, cfg.ecn_quickack),
+            ect_seen: false,
+            cwr_ack: cfg.cwr_ack,
             fin_end: None,
             packets_received: 0,
             acks_sent: 0,
@@ -186,7 +197,7 @@ impl TcpReceiver {
                 Box::new(GapQuick {
                     last: None,
                     rto: cfg.rtt_estimator(),
-                    quick: requick(cfg),
+                    quick: requick(cfg, cfg.quickack),
                 })
             }),
         }
@@ -383,10 +394,11 @@ fn comp_delay(rcv_rtt_us8: u64, srtt_us8: u64) -> Time {
 }
 
 /// Linux's tcp_incr_quickack: half the receive window in segments (2 if that is 0), at most
-/// the profile's `quickack` (TCP_MAX_QUICKACKS).
-fn requick(cfg: &TcpConfig) -> u32 {
+/// `max` (TCP_MAX_QUICKACKS, the profile's `quickack`, or the caller's own cap); 0 when `max`
+/// is.
+fn requick(cfg: &TcpConfig, max: u32) -> u32 {
     let half = cfg.rwnd_bytes() / (2 * cfg.mss as u64);
-    (if half == 0 { 2 } else { half }).min(cfg.quickack as u64) as u32
+    (if half == 0 { 2 } else { half }).min(max as u64) as u32
 }
 
 impl Endpoint for TcpReceiver {
@@ -450,6 +462,20 @@ impl Endpoint for TcpReceiver {
         } else if self.feedback == Feedback::Classic {
             if pkt.tcp_flags & flags::CWR != 0 {
                 self.ece = false;
+                ace_now |= self.cwr_ack;
+            }
+            // tcp_data_ecn_check, for data in order or out of order (not a duplicate)
+            let new_data = pkt.seq + pkt.payload as u64 > self.rcv_nxt;
+            let quick = match pkt.ecn {
+                Ecn::Ce => !self.ece,
+                Ecn::NotEct => self.ect_seen,
+                _ => false,
+            };
+            if new_data && quick {
+                self.quick = self.quick.max(self.ecn_quick);
+            }
+            if new_data && pkt.ecn != Ecn::NotEct {
+                self.ect_seen = true;
             }
             if pkt.ecn == Ecn::Ce {
                 self.ece = true;
@@ -457,7 +483,12 @@ impl Endpoint for TcpReceiver {
         }
         let s = pkt.seq;
         let e = pkt.seq + pkt.payload as u64;
-        if s != self.rcv_nxt {
+        let requick = match self.requick_on {
+            Requick::Off => false,
+            Requick::Duplicate => e <= self.rcv_nxt,
+            Requick::OutOfSequence => s != self.rcv_nxt,
+        };
+        if requick {
             self.quick = self.quick.max(self.requick);
         }
         if pkt.tcp_flags & flags::FIN != 0 {
@@ -876,6 +907,85 @@ mod tests {
         assert_eq!(ece, vec![true, true, false]);
     }
 
+    /// Segment `i` with ECN field `ecn` and TCP flags `f` (ACK added) arriving at `2000 + i`:
+    /// the ACKs it draws.
+    fn ecn_seg(rx: &mut TcpReceiver, i: u64, ecn: Ecn, f: u16) -> usize {
+        let mut out = vec![];
+        let p = Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::ACK | f,
+            seq: 1 + i * 100,
+            payload: 100,
+            ecn,
+            ..Default::default()
+        };
+        rx.on_packet(&p, 2000 + i, &mut out);
+        out.len()
+    }
+
+    #[test]
+    fn a_classic_ecn_receiver_quick_acks_a_first_mark_a_retransmission_and_a_cwr_as_linux() {
+        // tcp_data_ecn_check (Linux 4.18 on): a CE with no ECE pending calls
+        // tcp_enter_quickack_mode(sk, 2), its own ACK and the next go at once; a CE while ECE is
+        // pending does not; a not-ECT segment after ECT ones (a retransmission) does too.
+        // tcp_ecn_accept_cwr: a data segment with CWR is ACKed at once (ICSK_ACK_NOW).
+        let linux = |on: bool| TcpConfig {
+            quickack: 16,
+            ecn_quickack: if on { 2 } else { 0 },
+            cwr_ack: on,
+            ..cfg(Some(40 * MS))
+        };
+        let mut rx = TcpReceiver::new(&linux(true), 0, Dir::Down);
+        syn(&mut rx, true);
+        // the connection's own 16 quick ACKs spent on segments 0-15
+        assert!((0..16).all(|i| ecn_seg(&mut rx, i, Ecn::Ect0, 0) == 1));
+        let (ect, ce, not) = (Ecn::Ect0, Ecn::Ce, Ecn::NotEct);
+        let acks: Vec<usize> = [
+            (16, ect),
+            (17, ect),
+            (18, ce),
+            (19, ect),
+            (20, ect),
+            (21, ce),
+            (22, ect),
+        ]
+        .iter()
+        .map(|&(i, e)| ecn_seg(&mut rx, i, e, 0))
+        .collect();
+        // 18 (first CE) and 19 at once; 20 waits, 21 (CE, ECE pending) completes a pair, 22 waits
+        assert_eq!(acks, [0, 1, 1, 1, 0, 1, 0]);
+        // CWR: ACKed at once, ECE cleared; a later CE is a first mark again
+        assert_eq!(ecn_seg(&mut rx, 23, ect, flags::CWR), 1);
+        assert_eq!(
+            [(24, ect), (25, ect), (26, ce), (27, ect), (28, ect)].map(|(i, e)| ecn_seg(&mut rx, i, e, 0)),
+            [0, 1, 1, 1, 0]
+        );
+        // a not-ECT segment after ECT ones: two at once
+        assert_eq!(
+            [(29, ect), (30, not), (31, ect), (32, ect)].map(|(i, e)| ecn_seg(&mut rx, i, e, 0)),
+            [1, 1, 1, 0]
+        );
+        // Off (the RFC and ns-2 profiles): pairs throughout, the CWR segment too.
+        let mut rx = TcpReceiver::new(&linux(false), 0, Dir::Down);
+        syn(&mut rx, true);
+        assert!((0..16).all(|i| ecn_seg(&mut rx, i, Ecn::Ect0, 0) == 1));
+        assert_eq!(
+            [
+                (16, ect),
+                (17, ect),
+                (18, ce),
+                (19, ect),
+                (20, ect),
+                (21, not),
+                (22, ect)
+            ]
+            .map(|(i, e)| ecn_seg(&mut rx, i, e, 0)),
+            [0, 1, 0, 1, 0, 1, 0]
+        );
+        assert_eq!(ecn_seg(&mut rx, 23, ect, flags::CWR), 1);
+        assert_eq!(ecn_seg(&mut rx, 24, ect, flags::CWR), 0);
+    }
+
     #[test]
     fn dctcp_receiver_echoes_each_ce_state_and_acks_at_a_change() {
         // RFC 8257 3.2: ECE reflects the CE of the data acknowledged, CWR is ignored, and a
@@ -940,12 +1050,12 @@ mod tests {
         assert_eq!(acks, [0, 1, 0, 1]);
     }
 
-    /// A receiver with 16 quick ACKs at the start (all spent on segments 0-15) and the
-    /// `ooo_quickack` switch, its window `rwnd` segments of 100 bytes.
-    fn requick_rx(on: bool, rwnd: u64) -> TcpReceiver {
+    /// A receiver with 16 quick ACKs at the start (all spent on segments 0-15) and `requick`
+    /// set, its window `rwnd` segments of 100 bytes.
+    fn requick_rx(on: Requick, rwnd: u64) -> TcpReceiver {
         let c = TcpConfig {
             quickack: 16,
-            ooo_quickack: on,
+            requick: on,
             rwnd: Rwnd::Segments(rwnd),
             ..cfg(Some(40 * MS))
         };
@@ -1046,14 +1156,17 @@ mod tests {
         // min(rcv_wnd / (2 rcv_mss), TCP_MAX_QUICKACKS = 16); every ACK sent takes one
         // (tcp_dec_quickack_mode). Segment 18 is lost: 19 is ACKed (15 left), its retransmission
         // fills the hole (14 left), then 20-33 are ACKed one by one and 34-35 as a pair again.
-        let mut rx = requick_rx(true, 1 << 20);
+        let mut rx = requick_rx(Requick::OutOfSequence, 1 << 20);
         assert_eq!(acks_for(&mut rx, [16, 17]), [0, 1]);
         assert_eq!(acks_for(&mut rx, [19, 18]), [1, 1]);
         assert_eq!(acks_for(&mut rx, 20..34), [1; 14]);
         assert_eq!(acks_for(&mut rx, [34, 35]), [0, 1]);
-        // Off: the out-of-order segment and the hole's fill are ACKed, then every second one.
-        let mut rx = requick_rx(false, 1 << 20);
-        assert_eq!(acks_for(&mut rx, [16, 17, 19, 18, 20, 21]), [0, 1, 1, 1, 0, 1]);
+        // Off, and Linux 4.18 on (duplicates only): the out-of-order segment and the hole's
+        // fill are ACKed, then every second one.
+        for on in [Requick::Off, Requick::Duplicate] {
+            let mut rx = requick_rx(on, 1 << 20);
+            assert_eq!(acks_for(&mut rx, [16, 17, 19, 18, 20, 21]), [0, 1, 1, 1, 0, 1]);
+        }
     }
 
     /// A receiver of the `rfc` test profile (no quick ACKs) with `push_ack` and
@@ -1161,15 +1274,21 @@ mod tests {
 
     #[test]
     fn a_duplicate_restarts_quick_acks_and_a_small_window_gives_fewer() {
-        // The duplicate path (out_of_window: tcp_enter_quickack_mode) re-arms 16: its own ACK
-        // and the next 15.
-        let mut rx = requick_rx(true, 1 << 20);
-        assert_eq!(acks_for(&mut rx, [16, 17, 5]), [0, 1, 1]);
-        assert_eq!(acks_for(&mut rx, 18..33), [1; 15]);
-        assert_eq!(acks_for(&mut rx, [33, 34]), [0, 1]);
+        // The duplicate path (tcp_data_queue's retransmit branch, then out_of_window:
+        // tcp_enter_quickack_mode) re-arms 16: its own ACK and the next 15, in Linux 3.x and
+        // since 4.18 alike.
+        for on in [Requick::OutOfSequence, Requick::Duplicate] {
+            let mut rx = requick_rx(on, 1 << 20);
+            assert_eq!(acks_for(&mut rx, [16, 17, 5]), [0, 1, 1]);
+            assert_eq!(acks_for(&mut rx, 18..33), [1; 15]);
+            assert_eq!(acks_for(&mut rx, [33, 34]), [0, 1]);
+        }
+        // Off: the duplicate's own ACK, then pairs.
+        let mut rx = requick_rx(Requick::Off, 1 << 20);
+        assert_eq!(acks_for(&mut rx, [16, 17, 5, 18, 19]), [0, 1, 1, 0, 1]);
         // A window of 6 segments: rcv_wnd / (2 rcv_mss) = 3 quick ACKs, the out-of-order
         // segment's, the fill's and one more.
-        let mut rx = requick_rx(true, 6);
+        let mut rx = requick_rx(Requick::OutOfSequence, 6);
         assert_eq!(
             acks_for(&mut rx, [16, 17, 19, 18, 20, 21, 22]),
             [0, 1, 1, 1, 1, 0, 1]

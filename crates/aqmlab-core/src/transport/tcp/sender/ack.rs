@@ -238,8 +238,13 @@ impl TcpSender {
         false
     }
 
-    /// ECN: react to a congestion signal once per window, never during loss recovery.
+    /// ECN: react to a congestion signal once per window, never during loss recovery; with
+    /// `cwr_prr` the window comes down by PRR over the CWR state (`cwr_on_ack`).
     pub(super) fn ecn_on_ack(&mut self, a: &Ack, now: Time) {
+        if self.cwr_on_ack(a) {
+            return;
+        }
+        let prior_cwnd = self.st.cwnd;
         if a.ece
             && !self.recovery.in_recovery
             && self.recovery.loss_point.is_none()
@@ -247,6 +252,7 @@ impl TcpSender {
         {
             self.n.ecn_reductions += 1;
             self.cwr_pending = self.feedback == Feedback::Classic;
+            self.enter_cwr_prr(a, prior_cwnd);
         }
     }
 }
@@ -462,6 +468,77 @@ mod tests {
         a.ack = 1 + 11 * MSS;
         s.on_packet(&a, 400, &mut out);
         assert_eq!(s.ecn_reductions(), 2);
+    }
+
+    #[test]
+    fn an_ecn_reduction_comes_down_by_prr_in_the_cwr_state_as_linux() {
+        // tcp_enter_cwr -> tcp_init_cwnd_reduction, then tcp_cwnd_reduction on each ACK:
+        // sndcnt = ceil(ssthresh x prr_delivered / prior_cwnd) - prr_out while the packets in
+        // flight exceed ssthresh (at least one segment until one is out), then at most
+        // ssthresh - in flight; the state ends when an ACK passes the snd_nxt of the reduction
+        // (tcp_end_cwnd_reduction: cwnd = ssthresh). NewReno, 10 segments out; the ECE ACK of
+        // segment 0 grows the window to 11 (slow start) and sets ssthresh to FlightSize / 2,
+        // 4.5 segments.
+        let cfg = |cwr_prr: bool| TcpConfig {
+            mss: MSS as u32,
+            iw: 10,
+            ecn: EcnMode::Classic,
+            cc: "newreno".into(),
+            prr: true,
+            prr_rule: crate::transport::tcp::config::PrrRule::Linux,
+            cwr_prr,
+            ..crate::transport::tcp::profiles::rfc()
+        };
+        let run = |cwr_prr: bool| {
+            let mut s = TcpSender::new(&cfg(cwr_prr), 0, Dir::Up).unwrap();
+            let mut out = vec![];
+            s.start(0, &mut out);
+            let synack = Packet {
+                kind: Kind::Tcp,
+                tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+                ack: 1,
+                ..Default::default()
+            };
+            s.on_packet(&synack, 100, &mut out);
+            let mut sent = vec![];
+            for k in 1..=11u64 {
+                let a = Packet {
+                    kind: Kind::Tcp,
+                    tcp_flags: flags::ACK | if k == 1 { flags::ECE } else { 0 },
+                    ack: 1 + k * MSS,
+                    ..Default::default()
+                };
+                let mut out = vec![];
+                s.on_packet(&a, 200 + k, &mut out);
+                sent.push(segs(&out));
+            }
+            (s, sent)
+        };
+        let (s, sent) = run(true);
+        assert_eq!(s.ecn_reductions(), 1);
+        // ceil(4.5 k / 11) after the k-th ACK: 1, 1, 2, 2, 3, 3, 3, 4, 4, 5 segments out in all;
+        // the tenth ACK finds 4 in flight, below ssthresh: 0.5 segment of room, nothing sent.
+        let want: Vec<Vec<u64>> = vec![
+            vec![10],
+            vec![],
+            vec![11],
+            vec![],
+            vec![12],
+            vec![],
+            vec![],
+            vec![13],
+            vec![],
+            vec![],
+            vec![14],
+        ];
+        assert_eq!(sent, want);
+        // The eleventh ACK passes segment 9's end: cwnd = ssthresh, then NewReno's growth.
+        assert!((4500..5000).contains(&s.cwnd()), "{}", s.cwnd());
+        // Off: cut to 4.5 segments at once and growing by NewReno's MSS^2 / cwnd an ACK (about
+        // 5.5 segments by the 6th ACK), nothing sent until 4 are in flight (the 6th ACK).
+        let (_, sent) = run(false);
+        let first = sent.iter().position(|v| !v.is_empty());
+        assert_eq!(first, Some(5));
     }
 
     /// A sender and a receiver of `cfg` after the handshake between them, and the sender's

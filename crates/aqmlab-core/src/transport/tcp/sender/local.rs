@@ -60,7 +60,7 @@ impl TcpSender {
             self.high_data = self.sb.seg_start(i);
             self.recovery.lt_bytes = self.recovery.lt_bytes.saturating_sub(len);
         }
-        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.in_recovery) {
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.reducing()) {
             prr.out -= len;
         }
         self.n.packets_sent -= 1;

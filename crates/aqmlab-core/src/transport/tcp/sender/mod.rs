@@ -364,7 +364,8 @@ impl TcpSender {
 
     fn sync_state(&mut self) {
         self.st.bytes_in_flight = self.flight();
-        self.st.in_recovery = self.recovery.in_recovery;
+        // Linux's tcp_in_cwnd_reduction: no growth in Recovery or CWR
+        self.st.in_recovery = self.recovery.in_recovery || self.recovery.in_cwr;
         self.st.srtt = self.rtt.srtt();
     }
 
@@ -381,6 +382,7 @@ impl TcpSender {
         // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
         // tcp_cong_control).
         self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup);
+        self.cwr_exit();
         self.grow_window(&a, prior_flight, now);
         if self.transfer_done(now) {
             return;

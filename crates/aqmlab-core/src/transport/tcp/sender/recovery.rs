@@ -5,6 +5,7 @@
 //! features' (`Recovery`, `Prr`, `RateHalving`, `Sack1Pipe`, `EarlyRetransmit` in `state.rs`:
 //! `None` in the sender when off).
 
+use super::super::accecn::Feedback;
 use super::ack::Ack;
 use super::state::{Prr, TcpSender, DUP_THRESH};
 use super::timers::Timer;
@@ -71,6 +72,49 @@ impl TcpSender {
         self.st.cwnd = pipe + sndcnt;
     }
 
+    /// Linux's CWR state after an ECN reduction (`cwr_prr`; tcp_enter_cwr ->
+    /// tcp_init_cwnd_reduction, "tcp: use PRR to reduce cwin in CWR state", 3.7): the
+    /// controller has set ssthresh; the window starts from `prior_cwnd` and PRR lowers it on
+    /// each ACK (tcp_cong_control -> tcp_cwnd_reduction), this one included. Without the key,
+    /// for a controller that owns its window, or with AccECN feedback (not compared with the
+    /// kernel), the cut to ssthresh stands.
+    pub(super) fn enter_cwr_prr(&mut self, a: &Ack, prior_cwnd: u64) {
+        if !self.cfg.cwr_prr || self.cc.owns_window() || self.feedback != Feedback::Classic {
+            return;
+        }
+        let Some(prr) = &mut self.prr else { return };
+        *prr = Prr {
+            delivered: 0,
+            out: 0,
+            recover_fs: prior_cwnd,
+        };
+        self.recovery.in_cwr = true;
+        self.st.cwnd = prior_cwnd;
+        self.prr_update(self.newly_delivered(a), a.una_no_loss());
+        self.sync_state();
+    }
+
+    /// The end of the CWR state, before the window may grow on this ACK: once something
+    /// above the reduction's `cong_point` (high_seq) is acknowledged the window is ssthresh
+    /// (tcp_fastretrans_alert, then tcp_end_cwnd_reduction; tcp_cong_control comes after).
+    /// Recovery (`enter_recovery`) and a timeout (`on_rto`) end it too.
+    pub(super) fn cwr_exit(&mut self) {
+        if self.recovery.in_cwr && self.snd_una > self.recovery.cong_point {
+            self.recovery.in_cwr = false;
+            self.st.cwnd = self.st.ssthresh;
+            self.sync_state();
+        }
+    }
+
+    /// An ACK in the CWR state: PRR's step (tcp_cong_control -> tcp_cwnd_reduction). True
+    /// while the state lasts (no new reduction: tcp_enter_cwr acts only from Open).
+    pub(super) fn cwr_on_ack(&mut self, a: &Ack) -> bool {
+        if self.recovery.in_cwr {
+            self.prr_update(self.newly_delivered(a), a.una_no_loss());
+        }
+        self.recovery.in_cwr
+    }
+
     /// What an ACK newly delivered: the bytes it acknowledged cumulatively that were not
     /// SACKed before, and those it newly SACKed (RFC 6937's DeliveredData, Linux's change of
     /// `tp->delivered`).
@@ -127,6 +171,9 @@ impl TcpSender {
         // Linux's PRR divides by the window before the reduction (tcp_init_cwnd_reduction's
         // prior_cwnd), RFC 6937 by the FlightSize (RecoverFS).
         let prior_cwnd = self.st.cwnd;
+        // From CWR, Linux keeps the reduction's PRR state (tcp_enter_recovery runs
+        // tcp_init_cwnd_reduction only outside one).
+        let from_cwr = std::mem::take(&mut self.recovery.in_cwr);
         self.save_undo();
         self.recovery.in_recovery = true;
         self.n.fast_recoveries += 1;
@@ -169,11 +216,13 @@ impl TcpSender {
                 PrrRule::Linux => (prior_cwnd, if delivered == 0 { self.mss } else { delivered }),
             };
             if let Some(prr) = &mut self.prr {
-                *prr = Prr {
-                    delivered: 0,
-                    out: 0,
-                    recover_fs,
-                };
+                if !from_cwr {
+                    *prr = Prr {
+                        delivered: 0,
+                        out: 0,
+                        recover_fs,
+                    };
+                }
                 self.prr_update(delivered, una_no_loss);
             }
         } else {
@@ -348,6 +397,7 @@ impl TcpSender {
         self.st.cwnd = self.mss;
         self.rtt.backoff();
         self.recovery.in_recovery = false;
+        self.recovery.in_cwr = false;
         self.recovery.dupacks = 0;
         self.recovery.lt_bytes = 0;
         self.recovery.loss_point = Some(self.high_data);

@@ -13,7 +13,7 @@ use crate::units::{Time, MS};
 
 impl TcpSender {
     pub(super) fn emit(&mut self, p: Packet, out: &mut Outbox) {
-        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.in_recovery) {
+        if let Some(prr) = self.prr.as_mut().filter(|_| self.recovery.reducing()) {
             prr.out += p.payload as u64;
         }
         self.n.packets_sent += 1;

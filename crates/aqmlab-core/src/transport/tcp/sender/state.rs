@@ -102,6 +102,9 @@ pub struct TcpSender {
 #[derive(Debug, Default)]
 pub(super) struct Recovery {
     pub(super) in_recovery: bool,
+    /// Linux's CWR state (`cwr_prr`): an ECN reduction under way, the window lowered by PRR
+    /// until snd_una passes `cong_point`.
+    pub(super) in_cwr: bool,
     pub(super) dupacks: u32,
     /// New data sent on the duplicate ACKs since the last advance, outside any recovery (RFC
     /// 3042 limited transmit; with SACK, what SACKed segments let out): with `lt_excluded` a
@@ -123,6 +126,14 @@ pub(super) struct Recovery {
     pub(super) loss_point: Option<u64>,
     /// No further congestion reduction before snd_una reaches this point.
     pub(super) cong_point: u64,
+}
+
+impl Recovery {
+    /// In a window reduction, Linux's Recovery or CWR state (tcp_in_cwnd_reduction): PRR counts
+    /// what is sent.
+    pub(super) fn reducing(&self) -> bool {
+        self.in_recovery || self.in_cwr
+    }
 }
 
 /// RFC 6937 Proportional Rate Reduction (SSRB) in SACK recovery: prr_delivered, prr_out and
