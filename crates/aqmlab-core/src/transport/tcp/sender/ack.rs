@@ -414,6 +414,16 @@ mod tests {
         assert_eq!(slow_start_rounds(true, 3), vec![8, 16, 32]);
     }
 
+    /// A SYN-ACK that grants classic ECN (RFC 3168: ECE alone).
+    fn classic_synack() -> Packet {
+        Packet {
+            kind: Kind::Tcp,
+            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
+            ack: 1,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn ecn_reduces_once_per_window_and_sets_cwr() {
         let cfg = TcpConfig {
@@ -429,13 +439,7 @@ mod tests {
         assert_eq!(out[0].tcp_flags, flags::SYN | flags::ECE | flags::CWR);
         assert_eq!(out[0].ecn, Ecn::NotEct);
         out.clear();
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
-            ack: 1,
-            ..Default::default()
-        };
-        s.on_packet(&synack, 100, &mut out);
+        s.on_packet(&classic_synack(), 100, &mut out);
         assert!(s.ecn_negotiated());
         assert!(out
             .iter()
@@ -493,13 +497,7 @@ mod tests {
             let mut s = TcpSender::new(&cfg(cwr_prr), 0, Dir::Up).unwrap();
             let mut out = vec![];
             s.start(0, &mut out);
-            let synack = Packet {
-                kind: Kind::Tcp,
-                tcp_flags: flags::SYN | flags::ACK | flags::ECE,
-                ack: 1,
-                ..Default::default()
-            };
-            s.on_packet(&synack, 100, &mut out);
+            s.on_packet(&classic_synack(), 100, &mut out);
             let mut sent = vec![];
             for k in 1..=11u64 {
                 let a = Packet {
@@ -620,12 +618,7 @@ mod tests {
     fn each_mode_puts_its_codepoint_on_data_only_once_negotiated() {
         // RFC 3168 6.1.1: ECT(0) on data, never on the SYN; RFC 9331 4.1: an L4S sender uses
         // ECT(1); "off" negotiates nothing and sends Not-ECT
-        let synack = Packet {
-            kind: Kind::Tcp,
-            tcp_flags: flags::SYN | flags::ACK | flags::ECE,
-            ack: 1,
-            ..Default::default()
-        };
+        let synack = classic_synack();
         for (mode, want) in [
             (EcnMode::Off, Ecn::NotEct),
             (EcnMode::Classic, Ecn::Ect0),
