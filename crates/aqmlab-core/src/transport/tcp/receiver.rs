@@ -449,9 +449,10 @@ impl Endpoint for TcpReceiver {
         if let Some(g) = self.gap.as_deref_mut() {
             g.on_data(pkt, now, self.rcv_nxt, &mut self.quick);
         }
-        let mut ace_now = false;
+        // ECN asks for this ACK at once: an AccECN counter change, or a CWR segment (`cwr_ack`)
+        let mut ecn_now = false;
         if self.feedback == Feedback::Accurate {
-            ace_now = self.acc.on_data(pkt.ecn, pkt.payload as u64);
+            ecn_now = self.acc.on_data(pkt.ecn, pkt.payload as u64);
         } else if self.feedback == Feedback::Classic && self.each_ce {
             // RFC 8257 3.2: a change of CE state first ACKs the data before it, with the old state
             let ce = pkt.ecn == Ecn::Ce;
@@ -462,7 +463,7 @@ impl Endpoint for TcpReceiver {
         } else if self.feedback == Feedback::Classic {
             if pkt.tcp_flags & flags::CWR != 0 {
                 self.ece = false;
-                ace_now |= self.cwr_ack;
+                ecn_now |= self.cwr_ack;
             }
             // tcp_data_ecn_check, for data in order or out of order (not a duplicate)
             let new_data = pkt.seq + pkt.payload as u64 > self.rcv_nxt;
@@ -501,7 +502,7 @@ impl Endpoint for TcpReceiver {
         if let Window::Linux(l) = &mut self.window {
             l.on_segment(pkt.payload as u64, pkt.ts_ecr, now, self.rcv_nxt);
         }
-        let mut immediate = self.delack.is_none() || self.quick > 0 || ace_now;
+        let mut immediate = self.delack.is_none() || self.quick > 0 || ecn_now;
         // Held back by SACK compression; in order (read at once by the application).
         let mut held = false;
         let mut in_order = false;
