@@ -76,7 +76,8 @@ impl CongestionControl for Dctcp {
         "dctcp"
     }
 
-    fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
+    /// tcp_dctcp.c dctcp_update_alpha, the `in_ack_event` hook: before the ACK's ECN response.
+    fn on_ack_event(&mut self, ack: &AckSample, _st: &mut CcState) {
         self.acked_total += ack.acked_bytes;
         if ack.ece {
             self.acked_ece += ack.acked_bytes;
@@ -84,6 +85,9 @@ impl CongestionControl for Dctcp {
         if ack.round_start {
             self.update_alpha();
         }
+    }
+
+    fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
         self.reno.on_ack(ack, st);
     }
 
@@ -145,6 +149,7 @@ mod tests {
                 round_start: k == n - 1,
                 ..Default::default()
             };
+            d.on_ack_event(&a, s);
             d.on_ack(&a, s);
         }
     }

@@ -2,10 +2,12 @@
 //!
 //! A controller owns only its private state; the window itself lives in [`CcState`], which the
 //! TCP sender passes in on every call. All windows are in bytes. The sender calls:
-//! * [`CongestionControl::on_ack`] for every ACK that acknowledges new data or carries new SACK
-//!   information, with the RTT / one-way-delay samples the ACK yields and whether it starts a new
-//!   round (RTT); growth must be skipped while `st.in_recovery` (delay-based controllers still
-//!   see the samples);
+//! * [`CongestionControl::on_ack_event`], then [`CongestionControl::on_ack`], for every ACK that
+//!   acknowledges new data or carries new SACK information, with the RTT / one-way-delay
+//!   samples the ACK yields and whether it starts a new round (RTT): the first before the ACK's
+//!   loss recovery step, the second before or after it as the sender's `ack_order` has it;
+//!   growth must be skipped while `st.in_recovery` (delay-based controllers still see the
+//!   samples);
 //! * [`CongestionControl::on_congestion_event`] once per window on loss (entering fast
 //!   recovery) or ECN-Echo; it sets `ssthresh` and `cwnd` (the sender then applies the recovery
 //!   algorithm's own adjustments, e.g. NewReno's +3 SMSS inflation);
@@ -151,6 +153,9 @@ pub enum CongestionKind {
 pub trait CongestionControl {
     /// The registry name ("newreno", "cubic", ...).
     fn name(&self) -> &'static str;
+    /// The ACK's bookkeeping that Linux runs before its loss recovery step (the `in_ack_event`
+    /// hook, tcp_ack's tcp_in_ack_event), whatever the sender's `ack_order`: DCTCP's alpha.
+    fn on_ack_event(&mut self, _ack: &AckSample, _st: &mut CcState) {}
     /// Per-ACK update (see the module header for when it is called).
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState);
     /// Multiplicative decrease: set `st.ssthresh` and `st.cwnd` (to the post-reduction window).
@@ -172,6 +177,12 @@ pub trait CongestionControl {
     /// then sets no window on entering recovery, during it or at its end.
     fn owns_window(&self) -> bool {
         false
+    }
+    /// The controller reads an ACK's deliveries itself, as a Linux `cong_control` hook does
+    /// (tcp_prague.c's, tcp_bbr.c's), not through the count `tcp_cong_avoid` is passed: the
+    /// sender's `growth_count` leaves its samples as they are.
+    fn counts_own_deliveries(&self) -> bool {
+        self.owns_window()
     }
     /// Windows below this many segments (0: none, the window test applies) are sent as probes:
     /// with nothing else in flight, this many segments every (this many x SMSS / cwnd) smoothed

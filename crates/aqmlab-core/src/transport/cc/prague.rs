@@ -441,6 +441,12 @@ impl CongestionControl for Prague {
         self.p.loss_response == LossResponse::PerAck
     }
 
+    /// tcp_prague.c's `cong_control` hook counts the ACK's deliveries (`on_ack`), whatever the
+    /// loss response.
+    fn counts_own_deliveries(&self) -> bool {
+        true
+    }
+
     fn on_recovery_exit(&mut self, _now: Time, _st: &mut CcState) {
         self.in_loss = false;
     }

@@ -276,6 +276,24 @@ pub struct TcpConfig {
     /// 3.7). With `prr` and classic ECN feedback (RFC 3168; DCTCP's too), for a controller that
     /// does not own its window. Off: RFC 3168 6.1.2's reduction at once.
     pub cwr_prr: bool,
+    /// Where an ACK's window growth comes relative to its loss recovery and ECN response:
+    /// "grow_first", the controller's growth, then recovery's entry or exit and ECE's
+    /// reduction (Linux 3.x tcp_ack: tcp_cong_avoid, when tcp_may_raise_cwnd, before
+    /// tcp_fastretrans_alert; ns-2 and the RFCs' order), so the ACK that starts a reduction
+    /// first grows the window the reduction starts from and the ACK that ends one does not grow
+    /// it; "recovery_first", Linux 6.x (tcp_ack: tcp_fastretrans_alert, then tcp_cong_control,
+    /// which grows the window only outside Recovery and CWR): the ACK that starts a reduction
+    /// leaves the window as it was and the ACK that ends one grows it from ssthresh.
+    pub ack_order: AckOrder,
+    /// What the controller's window growth counts on an ACK that acknowledges new data:
+    /// "acked", the bytes the cumulative ACK covers, those SACKed before included (RFC 3465's
+    /// bytes acknowledged; Linux 3.x tcp_ack passes tcp_cong_avoid the packets its
+    /// tcp_clean_rtx_queue removed); "delivered", the bytes the ACK newly delivered, acknowledged
+    /// or SACKed for the first time (Linux 6.x tcp_cong_control passes tcp_cong_avoid
+    /// acked_sacked, tcp_newly_delivered's count), so the ACK that fills a hole below SACKed data
+    /// grows the window by the hole alone. A controller that owns its window takes the
+    /// cumulative count either way.
+    pub growth_count: GrowthCount,
     /// A classic ECN receiver ACKs a data segment that carries CWR at once (ICSK_ACK_NOW in
     /// tcp_ecn_accept_cwr: include/net/tcp_ecn.h in 6.18, tcp_input.c before; not in 3.x).
     pub cwr_ack: bool,
@@ -473,6 +491,26 @@ pub enum Requick {
     Duplicate,
     /// Any segment that does not start at the next expected byte.
     OutOfSequence,
+}
+
+/// Where an ACK's window growth comes (the TCP key `ack_order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AckOrder {
+    /// Growth, then loss recovery and the ECN response (Linux 3.x).
+    GrowFirst,
+    /// Loss recovery and the ECN response, then growth outside a reduction (Linux 6.x).
+    RecoveryFirst,
+}
+
+/// What window growth counts (the TCP key `growth_count`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrowthCount {
+    /// The bytes the cumulative ACK covers (Linux 3.x, RFC 3465).
+    Acked,
+    /// The bytes newly acknowledged or SACKed (Linux 6.x).
+    Delivered,
 }
 
 /// Which data segments carry PSH (the TCP key `psh`).

@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    DataEcn, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow, Requick, RttSample, Rwnd,
-    SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
+    AckOrder, DataEcn, GrowthCount, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow,
+    Requick, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -113,6 +113,8 @@ pub(crate) fn rfc() -> TcpConfig {
         ecn_quickack: 0,
         cwr_ack: false,
         cwr_prr: false,
+        ack_order: AckOrder::GrowFirst,
+        growth_count: GrowthCount::Acked,
         gap_quickack: false,
         handshake_ack: false,
         dsack: false,
@@ -223,6 +225,11 @@ pub(crate) fn linux() -> TcpConfig {
         cwr_ack: true,
         // tcp_input.c tcp_enter_cwr and tcp_cwnd_reduction: PRR in the CWR state.
         cwr_prr: true,
+        // tcp_input.c tcp_ack: tcp_fastretrans_alert, then tcp_cong_control (no growth on the
+        // ACK that starts a reduction, growth from ssthresh on the one that ends it).
+        ack_order: AckOrder::RecoveryFirst,
+        // tcp_input.c tcp_cong_control: tcp_cong_avoid(sk, ack, acked_sacked).
+        growth_count: GrowthCount::Delivered,
         // tcp_input.c tcp_rcv_synsent_state_process: a pure ACK of the SYN-ACK (tcp_send_ack).
         handshake_ack: true,
         // tcp_input.c tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a short segment and, since
@@ -496,6 +503,11 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_incr_quickack had no cap of its own (TCP_MAX_QUICKACKS); no CWR rule.
                 ecn_quickack: 16,
                 cwr_ack: false,
+                // v3.14 tcp_input.c tcp_ack: tcp_cong_avoid before tcp_fastretrans_alert.
+                ack_order: AckOrder::GrowFirst,
+                // v3.14 tcp_ack: tcp_cong_avoid(sk, ack, acked, ...), the packets removed from
+                // the retransmission queue.
+                growth_count: GrowthCount::Acked,
                 // 3.14's tcp_measure_rcv_mss flags only segments shorter than the MSS as pushed;
                 // SACK compression came with 4.18.
                 push_ack: PushAck::Short,

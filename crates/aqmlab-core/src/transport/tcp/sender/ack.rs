@@ -5,7 +5,7 @@
 //! pass it on.
 
 use super::super::accecn::Feedback;
-use super::super::config::{RackRetx, RttSample};
+use super::super::config::{GrowthCount, RackRetx, RttSample};
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::packet::{flags, Packet, SackBlock};
@@ -201,14 +201,10 @@ impl TcpSender {
         }
     }
 
-    /// Window growth (the controller skips growth while in recovery, and while the window
-    /// does not limit the sender when the gate is on); `prior_flight` was in flight before
-    /// the ACK (tcp_ack's prior_in_flight).
-    pub(super) fn grow_window(&mut self, a: &Ack, prior_flight: u64, now: Time) {
-        self.sync_state();
-        self.st.cwnd_limited =
-            !self.cfg.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
-        let sample = AckSample {
+    /// What the controller hears of ACK `a` (snd_una and snd_nxt as the ACK left them; the
+    /// recovery step that may come between this and the growth sends only retransmissions).
+    pub(super) fn ack_sample(&self, a: &Ack, now: Time) -> AckSample {
+        AckSample {
             now,
             acked_bytes: a.acked_bytes,
             sacked_bytes: a.sacked_bytes,
@@ -220,8 +216,27 @@ impl TcpSender {
             snd_nxt: self.high_data,
             ece: a.ece,
             ce_segs: a.ce_segs,
-        };
-        self.cc.on_ack(&sample, &mut self.st);
+        }
+    }
+
+    /// Window growth (the controller skips growth while in recovery, and while the window
+    /// does not limit the sender when the gate is on); `prior_flight` was in flight before
+    /// the ACK (tcp_ack's prior_in_flight), `delivered` what the ACK newly delivered (counted
+    /// instead of the cumulative bytes with `growth_count = "delivered"`).
+    pub(super) fn grow_window(&mut self, sample: &AckSample, prior_flight: u64, delivered: u64) {
+        self.sync_state();
+        self.st.cwnd_limited =
+            !self.cfg.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
+        if self.cfg.growth_count == GrowthCount::Delivered && sample.acked_bytes > 0 && !self.cc.owns_window()
+        {
+            let sample = AckSample {
+                acked_bytes: delivered,
+                ..*sample
+            };
+            self.cc.on_ack(&sample, &mut self.st);
+        } else {
+            self.cc.on_ack(sample, &mut self.st);
+        }
     }
 
     /// A persistent stream drops its acknowledged records; a finite transfer wholly
@@ -483,7 +498,8 @@ mod tests {
         // (tcp_end_cwnd_reduction: cwnd = ssthresh). NewReno, 10 segments out; the ECE ACK of
         // segment 0 grows the window to 11 (slow start) and sets ssthresh to FlightSize / 2,
         // 4.5 segments.
-        let cfg = |cwr_prr: bool| TcpConfig {
+        use crate::transport::tcp::config::AckOrder;
+        let cfg = |cwr_prr: bool, ack_order: AckOrder| TcpConfig {
             mss: MSS as u32,
             iw: 10,
             ecn: EcnMode::Classic,
@@ -491,10 +507,11 @@ mod tests {
             prr: true,
             prr_rule: crate::transport::tcp::config::PrrRule::Linux,
             cwr_prr,
+            ack_order,
             ..crate::transport::tcp::profiles::rfc()
         };
-        let run = |cwr_prr: bool| {
-            let mut s = TcpSender::new(&cfg(cwr_prr), 0, Dir::Up).unwrap();
+        let run_in = |cwr_prr: bool, order: AckOrder| {
+            let mut s = TcpSender::new(&cfg(cwr_prr, order), 0, Dir::Up).unwrap();
             let mut out = vec![];
             s.start(0, &mut out);
             s.on_packet(&classic_synack(), 100, &mut out);
@@ -512,6 +529,7 @@ mod tests {
             }
             (s, sent)
         };
+        let run = |cwr_prr: bool| run_in(cwr_prr, AckOrder::GrowFirst);
         let (s, sent) = run(true);
         assert_eq!(s.ecn_reductions(), 1);
         // ceil(4.5 k / 11) after the k-th ACK: 1, 1, 2, 2, 3, 3, 3, 4, 4, 5 segments out in all;
@@ -537,6 +555,26 @@ mod tests {
         let (_, sent) = run(false);
         let first = sent.iter().position(|v| !v.is_empty());
         assert_eq!(first, Some(5));
+        // `ack_order = "recovery_first"` (6.x: tcp_fastretrans_alert enters CWR before
+        // tcp_cong_control, which does not grow the window in it): the ECE ACK leaves the window
+        // at 10, PRR's divisor. ceil(4.5 k / 10): 1, 1, 2, 2, 3, 3, 4, 4, 5 segments out by the
+        // 9th ACK (5 in flight, above ssthresh), none on the 10th (ceil(4.5) = 5 out already).
+        let (s, sent) = run_in(true, AckOrder::RecoveryFirst);
+        let want: Vec<Vec<u64>> = vec![
+            vec![10],
+            vec![],
+            vec![11],
+            vec![],
+            vec![12],
+            vec![],
+            vec![13],
+            vec![],
+            vec![14],
+            vec![],
+            vec![],
+        ];
+        assert_eq!(sent, want);
+        assert!((4500..5000).contains(&s.cwnd()), "{}", s.cwnd());
     }
 
     /// A sender and a receiver of `cfg` after the handshake between them, and the sender's

@@ -99,18 +99,19 @@
 //! 2. RACK: the latest delivery and the losses it shows (`rack.rs`);
 //! 3. TLP: an answered probe and its reduction (`rack.rs`);
 //! 4. round start, duplicate-ACK count, ECE count (`ack.rs`);
-//! 5. F-RTO and undo (`frto.rs`);
-//! 6. window growth by the controller (`ack.rs`);
+//! 5. F-RTO and undo, the end of a CWR state (`frto.rs`, `recovery.rs`);
+//! 6. the controller's ACK event (DCTCP's alpha), then with `ack_order = "grow_first"` its
+//!    window growth (`ack.rs`);
 //! 7. a finite transfer done: stop here (`ack.rs`);
 //! 8. loss recovery: end of a timeout's episode, SACK or NewReno recovery, PRR, early
 //!    retransmit (`recovery.rs`);
-//! 9. ECN response (`ack.rs`), then a rate-based controller's sample (`rate_control.rs`), which
-//!    sets the window afresh;
+//! 9. ECN response (`ack.rs`), with `ack_order = "recovery_first"` the window growth, then a
+//!    rate-based controller's sample (`rate_control.rs`), which sets the window afresh;
 //! 10. on an advance, the retransmission and probe timers re-armed (`fire.rs`);
 //! 11. transmission (`send.rs`), then F-RTO's fall-back to conventional recovery (`frto.rs`).
 
 use super::accecn::{self, Feedback, TxCounter};
-use super::config::{RttSample, SmallQueues, SynLossIw, TcpConfig};
+use super::config::{AckOrder, RttSample, SmallQueues, SynLossIw, TcpConfig};
 use super::scoreboard::Scoreboard;
 use crate::packet::{flags, Dir, Kind, Packet};
 use crate::packet::{Ecn, EcnMode};
@@ -383,12 +384,25 @@ impl TcpSender {
         // tcp_cong_control).
         self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup);
         self.cwr_exit();
-        self.grow_window(&a, prior_flight, now);
+        let sample = self.ack_sample(&a, now);
+        let delivered = self.newly_delivered(&a);
+        self.cc.on_ack_event(&sample, &mut self.st);
+        // `ack_order`: Linux 3.x grows before its recovery step, 6.x after it.
+        let grow_first = self.cfg.ack_order == AckOrder::GrowFirst;
+        if grow_first {
+            self.grow_window(&sample, prior_flight, delivered);
+        }
         if self.transfer_done(now) {
+            if !grow_first {
+                self.grow_window(&sample, prior_flight, delivered);
+            }
             return;
         }
         self.recover_on_ack(&a, now, out);
         self.ecn_on_ack(&a, now);
+        if !grow_first {
+            self.grow_window(&sample, prior_flight, delivered);
+        }
         if let Some((prior_pipe, cwnd)) = before {
             self.rate_control(&a, prior_pipe, cwnd, now);
         }

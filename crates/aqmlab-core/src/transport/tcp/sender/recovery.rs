@@ -118,7 +118,7 @@ impl TcpSender {
     /// What an ACK newly delivered: the bytes it acknowledged cumulatively that were not
     /// SACKed before, and those it newly SACKed (RFC 6937's DeliveredData, Linux's change of
     /// `tp->delivered`).
-    fn newly_delivered(&self, a: &Ack) -> u64 {
+    pub(super) fn newly_delivered(&self, a: &Ack) -> u64 {
         a.acked_bytes.saturating_sub(self.sb.acked_were_sacked()) + a.sacked_bytes
     }
 
@@ -439,6 +439,7 @@ impl TcpSender {
 mod tests {
     use super::super::testutil::*;
     use super::PrrRule;
+    use crate::transport::tcp::config::{AckOrder, GrowthCount};
 
     #[test]
     fn bbr_sets_its_window_from_the_flight_before_the_fast_retransmit_leaves() {
@@ -605,6 +606,47 @@ mod tests {
         });
         assert_eq!(out.len(), 20);
         s
+    }
+
+    #[test]
+    fn the_ack_that_ends_a_recovery_grows_the_window_by_what_it_delivered_under_linux_6() {
+        // The recovery above (ssthresh 11 segments; 1-3 SACKed, 20 and 21 sent on the first two
+        // SACKs, 0 resent on the third), then the resent 0 arrives with everything else: the
+        // ACK of 22 passes the recovery point, covering 22 segments of which 19 were not SACKed
+        // before. Linux 3.x's tcp_ack grows before tcp_fastretrans_alert, still in Recovery
+        // (tcp_may_raise_cwnd: not in a reduction), so the window ends at ssthresh; 6.x's
+        // tcp_fastretrans_alert leaves Recovery first and tcp_cong_control then grows it from
+        // ssthresh by acked_sacked, the 19 newly delivered. NewReno in congestion avoidance with
+        // ABC (RFC 3465): a segment more once the bytes counted reach the window, the rest kept,
+        // so the next ACK (one segment) grows it again only when the 22 were counted (11 + 11 +
+        // 1 >= 12 segments, where 8 + 1 < 12).
+        for (order, count, exit, next) in [
+            (AckOrder::GrowFirst, GrowthCount::Acked, 11, 11),
+            (AckOrder::RecoveryFirst, GrowthCount::Acked, 12, 13),
+            (AckOrder::RecoveryFirst, GrowthCount::Delivered, 12, 12),
+        ] {
+            let (mut s, out) = established_with(TcpConfig {
+                mss: MSS as u32,
+                iw: 20,
+                cc: "newreno".into(),
+                prr: true,
+                prr_rule: PrrRule::Linux,
+                ack_order: order,
+                growth_count: count,
+                ..crate::transport::tcp::profiles::rfc()
+            });
+            assert_eq!(out.len(), 20);
+            for k in 2..=4 {
+                ack(&mut s, 1, &[(1, k)], 200 + k);
+            }
+            assert!(s.in_recovery());
+            assert_eq!(s.ssthresh(), 11 * MSS);
+            assert!(!ack(&mut s, 1 + 22 * MSS, &[], 300).is_empty());
+            assert!(!s.in_recovery());
+            assert_eq!(s.cwnd(), exit * MSS, "{order:?} {count:?}");
+            ack(&mut s, 1 + 23 * MSS, &[], 301);
+            assert_eq!(s.cwnd(), next * MSS, "{order:?} {count:?}");
+        }
     }
 
     #[test]
