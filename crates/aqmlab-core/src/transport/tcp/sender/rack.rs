@@ -107,16 +107,25 @@ impl TcpSender {
     /// When a timer armed at `now` to wait `delay` fires: then (`timer_hz` 0), or on a kernel of
     /// `timer_hz` ticks a second as Linux 6.6 on arms RACK's and the loss probe's timers: to
     /// expire `usecs_to_jiffies(delay + floor)` ticks after the jiffy now running (`floor`:
-    /// TCP_TIMEOUT_MIN_US where the kernel adds it), and run by the timer wheel one tick after
-    /// that (kernel/time/timer.c `calc_index`: a timer is filed in the bucket after its expiry
-    /// jiffy, so that one armed late in a tick never fires early).
+    /// TCP_TIMEOUT_MIN_US where the kernel adds it), and run by the timer wheel from the bucket
+    /// after its expiry (kernel/time/timer.c `calc_wheel_index`, `calc_index`: a timer less than
+    /// 63 ticks away goes to the first level, whose buckets are a tick wide, one less than 504
+    /// ticks away to the second, 8 ticks wide, and so on by 8; the expiry is rounded up to the
+    /// next bucket of its level, so that no timer fires early).
     fn kernel_timer(&self, now: Time, delay: Time, floor: Time) -> Time {
         let hz = self.cfg.timer_hz as Time;
         if hz == 0 {
             return now + delay;
         }
         let tick = SEC / hz;
-        (now / tick + (delay + floor).div_ceil(tick) + 1) * tick
+        let ticks = (delay + floor).div_ceil(tick);
+        // LVL_START(n + 1) = 63 << 3n: the first level (shift 0) below 63 ticks.
+        let mut shift = 0;
+        while ticks >= 63 << shift {
+            shift += 3;
+        }
+        let expires = now / tick + ticks;
+        (((expires >> shift) + 1) << shift) * tick
     }
 
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
@@ -299,6 +308,19 @@ mod tests {
             ack_ms(&mut s, 8, &[], 200, 100);
             assert_eq!(s.next_timer(), Some(pto * MS), "timer_hz {hz}");
         }
+        // A probe 63 ticks or more away goes to the wheel's second level, 8 ticks a bucket: SRTT
+        // 160 ms, the probe armed at 320 ms (jiffy 80) for 320 ms: ceil(322 / 4) = 81 ticks,
+        // expiry jiffy 161, rounded up to the second level's next bucket, (161 / 8 + 1) x 8 =
+        // jiffy 168: 672 ms (640 by RFC 8985; 648 on the first level's grid).
+        let (mut s, _) = established_at(
+            TcpConfig {
+                timer_hz: 250,
+                ..linux_config(10)
+            },
+            160 * MS,
+        );
+        ack_ms(&mut s, 8, &[], 320, 160);
+        assert_eq!(s.next_timer(), Some(672 * MS));
     }
 
     /// A sender that writes a 37-byte preamble as it connects (an iperf3 client's cookie) and
