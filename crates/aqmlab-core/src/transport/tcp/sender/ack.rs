@@ -227,7 +227,9 @@ impl TcpSender {
         self.sync_state();
         self.st.cwnd_limited =
             !self.cfg.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
-        if self.cfg.growth_count == GrowthCount::Delivered && sample.acked_bytes > 0 && !self.cc.owns_window()
+        if self.cfg.growth_count == GrowthCount::Delivered
+            && sample.acked_bytes > 0
+            && !self.cc.counts_own_deliveries()
         {
             let sample = AckSample {
                 acked_bytes: delivered,
