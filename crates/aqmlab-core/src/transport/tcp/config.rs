@@ -237,11 +237,13 @@ pub struct TcpConfig {
     pub rack_retx: RackRetx,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
     pub tlp: bool,
-    /// The tick rate (HZ) of the kernel timers that run RACK's reordering timer and the tail
-    /// loss probe: 0 fires each at the time RFC 8985 gives; n > 0 as Linux 6.6 on arms them
-    /// on a kernel of n ticks a second (tcp_recovery.c tcp_rack_mark_lost, tcp_output.c
-    /// tcp_schedule_loss_probe: `usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)`, the 2 ms floor
-    /// included, the timer firing on a tick), ticks counted from the run's start.
+    /// The tick rate (HZ) of the kernel timers that run RACK's reordering timer, the tail loss
+    /// probe, the retransmission timer and the receiver's delayed ACK: 0 fires each at its own
+    /// time (RFC 8985, RFC 6298, `delack`); n > 0 as Linux arms them on a kernel of n ticks a
+    /// second (tcp_recovery.c tcp_rack_mark_lost, tcp_output.c tcp_schedule_loss_probe:
+    /// `usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)`, the 2 ms floor included;
+    /// inet_csk_reset_xmit_timer with the RTO in jiffies; tcp_send_delayed_ack: jiffies + ato),
+    /// run by the timer wheel (`timer_wheel`), ticks counted from the run's start.
     pub timer_hz: u32,
     /// RFC 5682 F-RTO (SACK-enhanced, as Linux) with undo of spurious timeouts from the
     /// timestamp echo (RFC 3522 Eifel detection, Linux tcp_packet_delayed).

@@ -6,7 +6,8 @@
 //! ([`PROFILES`]: named sets of defaults for the keys), `read.rs` (a flow's keys read over its
 //! profile), `connection.rs` (a connection's two ends), `sender/` (handshake, windows, loss
 //! recovery, ECN sender; one module per concern), `receiver.rs`, `scoreboard.rs` (SACK
-//! scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator). Congestion controllers are in
+//! scoreboard), `rto.rs` (RFC 6298 or ns-2 estimator), `timer_wheel.rs` (when a kernel timer
+//! armed in jiffies runs). Congestion controllers are in
 //! `transport/cc`. This file only declares the modules and re-exports what the rest of the
 //! crate uses: no file here names it, so the re-exports make no circle.
 //!
@@ -32,6 +33,7 @@ pub mod receiver;
 pub mod rto;
 pub mod scoreboard;
 pub mod sender;
+pub mod timer_wheel;
 
 #[cfg(test)]
 mod harness;

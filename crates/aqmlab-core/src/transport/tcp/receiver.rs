@@ -35,6 +35,7 @@ use super::config::{PushAck, RcvWindow, Requick, TcpConfig};
 use super::ranges::RangeSet;
 use super::rcvbuf::LinuxWindow;
 use super::rto::RttEstimator;
+use super::timer_wheel;
 use crate::packet::{flags, Dir, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::record::rows::FlowReport;
 use crate::transport::cc::dctcp::echoes_each_ce;
@@ -95,6 +96,8 @@ pub struct TcpReceiver {
     window: Window,
     /// The segment size `push_ack` compares with.
     mss: u32,
+    /// The kernel's tick rate the delayed-ACK timer runs on (`timer_wheel`; 0: exact).
+    timer_hz: u32,
     push_ack: PushAck,
     /// ICSK_ACK_PUSHED: a segment since the last ACK asks the read to ACK it.
     pushed: bool,
@@ -161,6 +164,7 @@ impl TcpReceiver {
             delack: cfg.delack,
             ack_every: cfg.segs_per_ack as u64 * cfg.mss as u64,
             delack_grid: cfg.delack_grid,
+            timer_hz: cfg.timer_hz,
             synced: false,
             feedback: Feedback::Off,
             acc: RxCounters::default(),
@@ -579,7 +583,8 @@ impl Endpoint for TcpReceiver {
                 if self.delack_grid {
                     (now / d + 1) * d
                 } else {
-                    now + d
+                    // tcp_send_delayed_ack: jiffies + ato (TCP_ATO_MIN, HZ / 25 ticks)
+                    timer_wheel::expiry(self.timer_hz, now, d, 0)
                 }
             });
         }
@@ -700,6 +705,27 @@ mod tests {
         assert_eq!(rx.next_timer(), None);
         rx.send_pending_ack(6 * MS, &mut out);
         assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn linux_runs_the_delayed_ack_on_its_ticks() {
+        // tcp_send_delayed_ack arms the timer for jiffies + ato (TCP_ATO_MIN = HZ / 25: 10
+        // ticks of 4 ms at HZ 250) and the timer wheel runs it from the bucket after that: a
+        // segment at 201 ms (jiffy 50) is ACKed at jiffy 61, 244 ms, not 241; one at 200 ms
+        // (jiffy 50 from its start) at 244 ms too.
+        for (hz, at, due) in [(0, 201, 241), (250, 201, 244), (250, 200, 244)] {
+            let mut rx = TcpReceiver::new(
+                &TcpConfig {
+                    timer_hz: hz,
+                    ..cfg(Some(40 * MS))
+                },
+                0,
+                Dir::Up,
+            );
+            syn(&mut rx, false);
+            assert!(data(&mut rx, 0, at * MS).is_empty());
+            assert_eq!(rx.next_timer(), Some(due * MS), "timer_hz {hz} at {at} ms");
+        }
     }
 
     #[test]

@@ -3,17 +3,31 @@
 
 use super::state::{SenderState, TcpSender};
 use super::timers::Timer;
+use crate::transport::tcp::timer_wheel;
 use crate::transport::Outbox;
 use crate::units::Time;
 
 impl TcpSender {
+    /// When a timer armed at `now` to wait `delay` fires: then (`timer_hz` 0), or as Linux runs
+    /// a timer it arms in jiffies on a kernel of `timer_hz` ticks a second (`floor`: added
+    /// before the rounding, TCP_TIMEOUT_MIN_US where the kernel adds it; `timer_wheel`).
+    pub(super) fn kernel_timer(&self, now: Time, delay: Time, floor: Time) -> Time {
+        timer_wheel::expiry(self.cfg.timer_hz, now, delay, floor)
+    }
+
+    /// When the retransmission timer armed now runs: `inet_csk_reset_xmit_timer` with the RTO
+    /// in jiffies (`icsk_rto`, `usecs_to_jiffies` of SRTT + the variance term, rounded up).
+    pub(super) fn rto_at(&self, now: Time) -> Time {
+        self.kernel_timer(now, self.rtt.rto(), 0)
+    }
+
     /// The retransmission timer from now while data is outstanding, else stopped (ns-2's
     /// `renew_timer`, `ack_rearm`).
     pub(super) fn restart_rto(&mut self, now: Time) {
         if self.sb.outstanding() == 0 {
             self.timers.stop(Timer::Rto);
         } else {
-            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            self.timers.arm(Timer::Rto, self.rto_at(now));
         }
     }
 
@@ -25,7 +39,7 @@ impl TcpSender {
         } else {
             let impatient = self.recovery.in_recovery && (!self.cfg.sack || self.cfg.impatient);
             if !impatient || self.recovery.first_partial {
-                self.timers.arm(Timer::Rto, now + self.rtt.rto());
+                self.timers.arm(Timer::Rto, self.rto_at(now));
             }
             if impatient {
                 self.recovery.first_partial = false;

@@ -43,7 +43,7 @@ impl TcpSender {
             // tcp_check_probe_timer arms the zero-window probe timer for one RTO, whose
             // tcp_write_wakeup sends the segment again; the RTO armed for the segment goes.
             self.timers.stop(Timer::Rto);
-            self.timers.arm(Timer::Pace, now + self.rtt.rto());
+            self.timers.arm(Timer::Pace, self.rto_at(now));
         }
     }
 

@@ -8,7 +8,7 @@ use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::transport::cc::CongestionKind;
 use crate::transport::Outbox;
-use crate::units::{Time, MS, SEC};
+use crate::units::{Time, MS};
 
 /// Linux's floor for the RACK and loss-probe timers (include/net/tcp.h TCP_TIMEOUT_MIN_US).
 const TIMEOUT_MIN: Time = 2 * MS;
@@ -104,30 +104,6 @@ impl TcpSender {
         }
     }
 
-    /// When a timer armed at `now` to wait `delay` fires: then (`timer_hz` 0), or on a kernel of
-    /// `timer_hz` ticks a second as Linux 6.6 on arms RACK's and the loss probe's timers: to
-    /// expire `usecs_to_jiffies(delay + floor)` ticks after the jiffy now running (`floor`:
-    /// TCP_TIMEOUT_MIN_US where the kernel adds it), and run by the timer wheel from the bucket
-    /// after its expiry (kernel/time/timer.c `calc_wheel_index`, `calc_index`: a timer less than
-    /// 63 ticks away goes to the first level, whose buckets are a tick wide, one less than 504
-    /// ticks away to the second, 8 ticks wide, and so on by 8; the expiry is rounded up to the
-    /// next bucket of its level, so that no timer fires early).
-    fn kernel_timer(&self, now: Time, delay: Time, floor: Time) -> Time {
-        let hz = self.cfg.timer_hz as Time;
-        if hz == 0 {
-            return now + delay;
-        }
-        let tick = SEC / hz;
-        let ticks = (delay + floor).div_ceil(tick);
-        // LVL_START(n + 1) = 63 << 3n: the first level (shift 0) below 63 ticks.
-        let mut shift = 0;
-        while ticks >= 63 << shift {
-            shift += 3;
-        }
-        let expires = now / tick + ticks;
-        (((expires >> shift) + 1) << shift) * tick
-    }
-
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
     /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
     /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
@@ -179,7 +155,7 @@ impl TcpSender {
             tlp.retx = retx;
             tlp.end = Some(self.high_data);
         }
-        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, self.rto_at(now));
     }
 }
 
@@ -321,6 +297,28 @@ mod tests {
         );
         ack_ms(&mut s, 8, &[], 320, 160);
         assert_eq!(s.next_timer(), Some(672 * MS));
+    }
+
+    #[test]
+    fn linux_arms_the_retransmission_timer_on_its_ticks() {
+        // The SYN leaves at 0 with the 1 s initial RTO: 250 ticks at HZ 250, the wheel's second
+        // level (63-503 ticks, 8-tick buckets), run at jiffy 256, 1,024 ms. The handshake's
+        // sample of 100 ms gives RTO = SRTT + max(2 x 100 ms, 200 ms) = 300 ms (tcp_rtt_estimator
+        // on a first sample, tcp_set_rto); the window leaves at 100 ms (jiffy 25) and the RTO
+        // expires at jiffy 100, run at 104: 416 ms, where the RTO's own time is 400 ms.
+        for (hz, syn, rto) in [(0, 1_000, 400), (250, 1_024, 416)] {
+            let cfg = TcpConfig {
+                timer_hz: hz,
+                tlp: false,
+                ..linux_config(20)
+            };
+            let mut s = TcpSender::new(&cfg, 0, Dir::Up).unwrap();
+            s.start(0, &mut vec![]);
+            assert_eq!(s.next_timer(), Some(syn * MS), "timer_hz {hz}");
+            let (s, _) = established_at(cfg, 100 * MS);
+            assert_eq!(s.rto(), 300 * MS);
+            assert_eq!(s.next_timer(), Some(rto * MS), "timer_hz {hz}");
+        }
     }
 
     /// A sender that writes a 37-byte preamble as it connects (an iperf3 client's cookie) and

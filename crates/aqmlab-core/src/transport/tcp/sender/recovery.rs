@@ -240,7 +240,7 @@ impl TcpSender {
             self.retransmit(head, now, out);
         }
         if self.cfg.fr_rearm {
-            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            self.timers.arm(Timer::Rto, self.rto_at(now));
         }
     }
 
@@ -412,7 +412,7 @@ impl TcpSender {
         }
         self.timers.stop(Timer::Rto);
         self.send_loop(now, out);
-        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, self.rto_at(now));
     }
 
     /// Linux 3.14 tcp_time_to_recover "Trick#6" (RFC 5827 for SACK): no retransmission in

@@ -41,7 +41,7 @@ impl TcpSender {
         };
         self.syn_sent += 1;
         self.emit(p, out);
-        self.timers.arm(Timer::Rto, now + self.rtt.rto());
+        self.timers.arm(Timer::Rto, self.rto_at(now));
     }
 
     /// The handshake's third segment, a pure ACK of the SYN-ACK (`handshake_ack`).
@@ -141,7 +141,7 @@ impl TcpSender {
 
     pub(super) fn retransmit(&mut self, i: u64, now: Time, out: &mut Outbox) {
         if self.cfg.rto_rearm && i == self.sb.first_idx() && !self.timers.armed(Timer::Rack) {
-            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            self.timers.arm(Timer::Rto, self.rto_at(now));
         }
         self.last_data_sent = Some(now);
         self.sb.retransmitted(i, now);
@@ -213,7 +213,7 @@ impl TcpSender {
             self.check_app_limited(now);
         }
         if !self.timers.armed(Timer::Rto) && self.sb.outstanding() > 0 {
-            self.timers.arm(Timer::Rto, now + self.rtt.rto());
+            self.timers.arm(Timer::Rto, self.rto_at(now));
         }
         if !self.timers.armed(Timer::Probe) {
             self.arm_pto(now);
