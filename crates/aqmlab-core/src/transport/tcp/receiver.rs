@@ -41,7 +41,7 @@ use crate::record::rows::FlowReport;
 use crate::transport::cc::dctcp::echoes_each_ce;
 use crate::transport::wire::{ack_size, SYN_SIZE};
 use crate::transport::{Endpoint, Outbox};
-use crate::units::Time;
+use crate::units::{Time, MS, SEC};
 
 /// The receiving end of a TCP connection. Laid out by use (`repr(C)`, aligned to a cache line):
 /// the first two lines hold what an in-order segment reads and writes, the rest what segments
@@ -106,19 +106,26 @@ pub struct TcpReceiver {
     /// D-SACK: report duplicates (`dsack`), and the one the next ACK reports.
     dsack: bool,
     dup: Option<SackBlock>,
-    /// The return to quick-ACK mode after a long receive gap (`gap_quickack`; `None`: off).
-    gap: Option<Box<GapQuick>>,
+    /// Linux's tcp_event_data_recv: the return to quick-ACK mode after a long receive gap
+    /// (`gap_quickack`) and the delayed ACK's adaptive timeout (`adaptive_ato`); `None`:
+    /// neither.
+    recv: Option<Box<DataRecv>>,
     /// The handshake's RTT sample is taken (SACK compression's srtt, the gap's RTO).
     hs_sampled: bool,
 }
 
-/// Linux's tcp_event_data_recv rule for a receive gap: the last in-order arrival
-/// (icsk_ack.lrcvtime), the receiving end's RTO (icsk_rto, from the handshake's sample) and
-/// the quick ACKs a gap longer than it restores (tcp_incr_quickack).
-struct GapQuick {
+/// What Linux's tcp_event_data_recv keeps of the in-order arrivals, in the kernel's ticks (one
+/// nanosecond a tick without `timer_hz`): the last one's jiffy (icsk_ack.lrcvtime), the
+/// receiving end's RTO and SRTT (icsk_rto and srtt_us, from the handshake's sample), the quick
+/// ACKs a gap longer than the RTO restores (tcp_incr_quickack; `gap_quickack`) and the delayed
+/// ACK's timeout (icsk_ack.ato; `adaptive_ato`).
+struct DataRecv {
+    tick: Time,
     last: Option<Time>,
     rto: RttEstimator,
-    quick: u32,
+    gap_quick: Option<u32>,
+    /// icsk_ack.ato in ticks.
+    ato: Option<Time>,
 }
 
 /// Linux's SACK compression (tcp_input.c __tcp_ack_snd_check): the ACKs held back, the
@@ -197,11 +204,17 @@ impl TcpReceiver {
             dsack: cfg.dsack && cfg.sack,
             dup: None,
             hs_sampled: false,
-            gap: cfg.gap_quickack.then(|| {
-                Box::new(GapQuick {
+            recv: (cfg.gap_quickack || cfg.adaptive_ato).then(|| {
+                Box::new(DataRecv {
+                    tick: if cfg.timer_hz > 0 {
+                        SEC / cfg.timer_hz as Time
+                    } else {
+                        1
+                    },
                     last: None,
                     rto: cfg.rtt_estimator(),
-                    quick: requick(cfg, cfg.quickack),
+                    gap_quick: cfg.gap_quickack.then(|| requick(cfg, cfg.quickack)),
+                    ato: cfg.adaptive_ato.then_some(0),
                 })
             }),
         }
@@ -371,18 +384,56 @@ impl TcpReceiver {
     }
 }
 
-impl GapQuick {
-    /// A data segment `pkt` arrived at `now` with `rcv_nxt` the next byte expected: an
-    /// in-order one (tcp_data_queue's queue_and_out, where tcp_event_data_recv runs) that comes
-    /// more than the RTO after the previous in-order one restores the quick ACKs.
-    fn on_data(&mut self, pkt: &Packet, now: Time, rcv_nxt: u64, quick: &mut u32) {
+/// TCP_DELACK_MAX (HZ / 5; icsk_delack_max's default) and the bound HZ / 2 that
+/// tcp_send_delayed_ack puts on a grown timeout.
+const DELACK_MAX: Time = 200 * MS;
+const ATO_BOUND: Time = 500 * MS;
+
+impl DataRecv {
+    /// A data segment `pkt` arrived at `now` with `rcv_nxt` the next byte expected; only an
+    /// in-order one counts (tcp_data_queue's queue_and_out, where tcp_event_data_recv runs).
+    /// The first sets the timeout to TCP_ATO_MIN (`ato_min`, the profile's `delack`); after it,
+    /// with m the ticks since the previous one: m at most half of TCP_ATO_MIN moves the
+    /// timeout halfway to TCP_ATO_MIN, m under the timeout moves it to half of itself plus m
+    /// (at most the RTO), and m over the RTO restores the quick ACKs.
+    fn on_data(&mut self, pkt: &Packet, now: Time, rcv_nxt: u64, quick: &mut u32, ato_min: Time) {
         if pkt.seq > rcv_nxt || pkt.seq + pkt.payload as u64 <= rcv_nxt {
             return;
         }
-        if self.last.is_some_and(|t| now - t > self.rto.rto()) {
-            *quick = (*quick).max(self.quick);
+        let now = now / self.tick;
+        let min = ato_min.div_ceil(self.tick);
+        let rto = self.rto.rto().div_ceil(self.tick);
+        match (self.last, self.ato.as_mut()) {
+            (None, Some(ato)) => *ato = min,
+            (Some(last), Some(ato)) if now - last <= min / 2 => *ato = *ato / 2 + min / 2,
+            (Some(last), Some(ato)) if now - last < *ato => *ato = (*ato / 2 + now - last).min(rto),
+            _ => {}
+        }
+        if let (Some(last), Some(q)) = (self.last, self.gap_quick) {
+            if now - last > rto {
+                *quick = (*quick).max(q);
+            }
         }
         self.last = Some(now);
+    }
+
+    /// tcp_send_delayed_ack's delay: the timeout, where it has grown past TCP_DELACK_MIN
+    /// (`ato_min`) at most HZ / 2, TCP_DELACK_MAX for a pushed segment, and the SRTT (at least
+    /// TCP_DELACK_MIN) once known; then at most icsk_delack_max. `ato_min` without
+    /// `adaptive_ato`.
+    fn delay(&self, ato_min: Time, pushed: bool) -> Time {
+        let Some(ato) = self.ato else { return ato_min };
+        let t = |d: Time| d.div_ceil(self.tick);
+        let min = t(ato_min);
+        let mut ato = ato;
+        if ato > min {
+            let mut bound = t(if pushed { DELACK_MAX } else { ATO_BOUND });
+            if let Some(srtt) = self.rto.srtt() {
+                bound = bound.min(t(srtt).max(min));
+            }
+            ato = ato.min(bound);
+        }
+        ato.min(t(DELACK_MAX)) * self.tick
     }
 }
 
@@ -443,15 +494,15 @@ impl Endpoint for TcpReceiver {
             if let Some(c) = self.comp.as_mut() {
                 c.srtt_us8 = (r / 1_000).max(1) * 8;
             }
-            if let Some(g) = self.gap.as_deref_mut() {
+            if let Some(g) = self.recv.as_deref_mut() {
                 g.rto.sample(r, 0, 0);
             }
         }
         if pkt.payload == 0 {
             return;
         }
-        if let Some(g) = self.gap.as_deref_mut() {
-            g.on_data(pkt, now, self.rcv_nxt, &mut self.quick);
+        if let Some(g) = self.recv.as_deref_mut() {
+            g.on_data(pkt, now, self.rcv_nxt, &mut self.quick, self.delack.unwrap_or(0));
         }
         // ECN asks for this ACK at once: an AccECN counter change, or a CWR segment (`cwr_ack`)
         let mut ecn_now = false;
@@ -583,8 +634,9 @@ impl Endpoint for TcpReceiver {
                 if self.delack_grid {
                     (now / d + 1) * d
                 } else {
-                    // tcp_send_delayed_ack: jiffies + ato (TCP_ATO_MIN, HZ / 25 ticks)
-                    timer_wheel::expiry(self.timer_hz, now, d, 0)
+                    // tcp_send_delayed_ack: jiffies + ato
+                    let ato = self.recv.as_deref().map_or(d, |r| r.delay(d, self.pushed));
+                    timer_wheel::expiry(self.timer_hz, now, ato, 0)
                 }
             });
         }
@@ -725,6 +777,39 @@ mod tests {
             syn(&mut rx, false);
             assert!(data(&mut rx, 0, at * MS).is_empty());
             assert_eq!(rx.next_timer(), Some(due * MS), "timer_hz {hz} at {at} ms");
+        }
+    }
+
+    #[test]
+    fn linux_adapts_the_delayed_ack_timeout_to_the_receive_gaps() {
+        // tcp_event_data_recv and tcp_send_delayed_ack at HZ 250 (4 ms ticks), TCP_ATO_MIN 10
+        // ticks, the handshake's sample 100 ms (SRTT 25 ticks). Segment 0 at jiffy 50: ato = 10,
+        // its ACK at jiffy 50 + 10 + 1 (the wheel's next bucket), 244 ms. Segment 1 at jiffy 57
+        // (m = 7: over 5, under 10): ato = 5 + 7 = 12; the pair is ACKed at once. Segment 2 at
+        // jiffy 67 (m = 10 < 12): ato = 6 + 10 = 16, grown past TCP_DELACK_MIN and under the
+        // SRTT: 67 + 16 + 1 = jiffy 84, 336 ms. Segment 3 at jiffy 82 (m = 15): ato = 8 + 15 =
+        // 23; segment 4 at jiffy 100 (m = 18): ato = 11 + 18 = 29, bounded by the SRTT's 25
+        // ticks: jiffy 126, 504 ms. With the timeout fixed: 244, 312 and 444 ms.
+        for (adaptive, due) in [(true, [244, 336, 504]), (false, [244, 312, 444])] {
+            let mut rx = TcpReceiver::new(
+                &TcpConfig {
+                    timer_hz: 250,
+                    adaptive_ato: adaptive,
+                    ..cfg(Some(40 * MS))
+                },
+                0,
+                Dir::Up,
+            );
+            syn(&mut rx, false);
+            let mut timers = vec![];
+            for (i, at) in [200, 228, 268, 328, 400].into_iter().enumerate() {
+                let acks = data_echoing(&mut rx, i as u64, at * MS, 100 * MS).len();
+                assert_eq!(acks, i % 2, "segment {i}: ACKed at once in pairs only");
+                if i % 2 == 0 {
+                    timers.push(rx.next_timer().unwrap() / MS);
+                }
+            }
+            assert_eq!(timers, due, "adaptive_ato {adaptive}");
         }
     }
 
