@@ -121,6 +121,8 @@ pub struct TcpReceiver {
 /// ACK's timeout (icsk_ack.ato; `adaptive_ato`).
 struct DataRecv {
     tick: Time,
+    /// TCP_ATO_MIN (the profile's `delack`) in ticks.
+    ato_min: Time,
     last: Option<Time>,
     rto: RttEstimator,
     gap_quick: Option<u32>,
@@ -211,6 +213,11 @@ impl TcpReceiver {
                     } else {
                         1
                     },
+                    ato_min: cfg.delack.unwrap_or(0).div_ceil(if cfg.timer_hz > 0 {
+                        SEC / cfg.timer_hz as Time
+                    } else {
+                        1
+                    }),
                     last: None,
                     rto: cfg.rtt_estimator(),
                     gap_quick: cfg.gap_quickack.then(|| requick(cfg, cfg.quickack)),
@@ -392,39 +399,48 @@ const ATO_BOUND: Time = 500 * MS;
 impl DataRecv {
     /// A data segment `pkt` arrived at `now` with `rcv_nxt` the next byte expected; only an
     /// in-order one counts (tcp_data_queue's queue_and_out, where tcp_event_data_recv runs).
-    /// The first sets the timeout to TCP_ATO_MIN (`ato_min`, the profile's `delack`); after it,
-    /// with m the ticks since the previous one: m at most half of TCP_ATO_MIN moves the
-    /// timeout halfway to TCP_ATO_MIN, m under the timeout moves it to half of itself plus m
-    /// (at most the RTO), and m over the RTO restores the quick ACKs.
-    fn on_data(&mut self, pkt: &Packet, now: Time, rcv_nxt: u64, quick: &mut u32, ato_min: Time) {
+    /// The first sets the timeout to TCP_ATO_MIN; after it, with m the ticks since the
+    /// previous one: m at most half of TCP_ATO_MIN moves the timeout halfway to TCP_ATO_MIN
+    /// (the common case, which needs no RTO: that is 200 ms at least), m under the timeout moves
+    /// it to half of itself plus m (at most the RTO), and m over the RTO restores the quick ACKs.
+    fn on_data(&mut self, pkt: &Packet, now: Time, rcv_nxt: u64, quick: &mut u32) {
         if pkt.seq > rcv_nxt || pkt.seq + pkt.payload as u64 <= rcv_nxt {
             return;
         }
         let now = now / self.tick;
-        let min = ato_min.div_ceil(self.tick);
-        let rto = self.rto.rto().div_ceil(self.tick);
-        match (self.last, self.ato.as_mut()) {
-            (None, Some(ato)) => *ato = min,
-            (Some(last), Some(ato)) if now - last <= min / 2 => *ato = *ato / 2 + min / 2,
-            (Some(last), Some(ato)) if now - last < *ato => *ato = (*ato / 2 + now - last).min(rto),
-            _ => {}
-        }
-        if let (Some(last), Some(q)) = (self.last, self.gap_quick) {
-            if now - last > rto {
-                *quick = (*quick).max(q);
+        let half = self.ato_min / 2;
+        match self.last {
+            None => {
+                if let Some(ato) = self.ato.as_mut() {
+                    *ato = self.ato_min;
+                }
+            }
+            Some(last) if now - last <= half => {
+                if let Some(ato) = self.ato.as_mut() {
+                    *ato = *ato / 2 + half;
+                }
+            }
+            Some(last) => {
+                let (m, rto) = (now - last, self.rto.rto().div_ceil(self.tick));
+                if let Some(ato) = self.ato.as_mut().filter(|a| m < **a) {
+                    *ato = (*ato / 2 + m).min(rto);
+                }
+                if let Some(q) = self.gap_quick.filter(|_| m > rto) {
+                    *quick = (*quick).max(q);
+                }
             }
         }
         self.last = Some(now);
     }
 
     /// tcp_send_delayed_ack's delay: the timeout, where it has grown past TCP_DELACK_MIN
-    /// (`ato_min`) at most HZ / 2, TCP_DELACK_MAX for a pushed segment, and the SRTT (at least
-    /// TCP_DELACK_MIN) once known; then at most icsk_delack_max. `ato_min` without
-    /// `adaptive_ato`.
-    fn delay(&self, ato_min: Time, pushed: bool) -> Time {
-        let Some(ato) = self.ato else { return ato_min };
+    /// (TCP_ATO_MIN, `delack`) at most HZ / 2, TCP_DELACK_MAX for a pushed segment, and the
+    /// SRTT (at least TCP_DELACK_MIN) once known; then at most icsk_delack_max. `delack`
+    /// without `adaptive_ato`.
+    fn delay(&self, delack: Time, pushed: bool) -> Time {
+        let Some(ato) = self.ato else { return delack };
         let t = |d: Time| d.div_ceil(self.tick);
-        let min = t(ato_min);
+        let min = self.ato_min;
         let mut ato = ato;
         if ato > min {
             let mut bound = t(if pushed { DELACK_MAX } else { ATO_BOUND });
@@ -502,7 +518,7 @@ impl Endpoint for TcpReceiver {
             return;
         }
         if let Some(g) = self.recv.as_deref_mut() {
-            g.on_data(pkt, now, self.rcv_nxt, &mut self.quick, self.delack.unwrap_or(0));
+            g.on_data(pkt, now, self.rcv_nxt, &mut self.quick);
         }
         // ECN asks for this ACK at once: an AccECN counter change, or a CWR segment (`cwr_ack`)
         let mut ecn_now = false;
