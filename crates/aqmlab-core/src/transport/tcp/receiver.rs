@@ -207,17 +207,14 @@ impl TcpReceiver {
             dup: None,
             hs_sampled: false,
             recv: (cfg.gap_quickack || cfg.adaptive_ato).then(|| {
+                let tick = if cfg.timer_hz > 0 {
+                    SEC / cfg.timer_hz as Time
+                } else {
+                    1
+                };
                 Box::new(DataRecv {
-                    tick: if cfg.timer_hz > 0 {
-                        SEC / cfg.timer_hz as Time
-                    } else {
-                        1
-                    },
-                    ato_min: cfg.delack.unwrap_or(0).div_ceil(if cfg.timer_hz > 0 {
-                        SEC / cfg.timer_hz as Time
-                    } else {
-                        1
-                    }),
+                    tick,
+                    ato_min: cfg.delack.unwrap_or(0).div_ceil(tick),
                     last: None,
                     rto: cfg.rtt_estimator(),
                     gap_quick: cfg.gap_quickack.then(|| requick(cfg, cfg.quickack)),
