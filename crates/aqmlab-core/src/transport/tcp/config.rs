@@ -308,14 +308,16 @@ pub struct TcpConfig {
     /// sample a host that sends no data takes.
     pub gap_quickack: bool,
     /// The delayed ACK's timeout adapts to the gaps between in-order segments, as Linux's
-    /// `ato` does (tcp_input.c tcp_event_data_recv, tcp_output.c tcp_send_delayed_ack, in the
-    /// kernel's ticks with `timer_hz`): `delack` (TCP_ATO_MIN) at the first data segment; a gap
-    /// of at most half of it moves the timeout halfway back to it, a gap shorter than the
-    /// timeout moves it to half of itself plus the gap (at most the receiving end's RTO); a
-    /// timeout grown past `delack` is bounded by 500 ms (HZ / 2; 200 ms for a pushed segment)
-    /// and by the receiving end's SRTT (at least `delack`), and every timeout by 200 ms
-    /// (TCP_DELACK_MAX). Off: `delack` always.
-    pub adaptive_ato: bool,
+    /// `ato` does (tcp_input.c tcp_event_data_recv, tcp_output.c tcp_send_delayed_ack,
+    /// tcp_timer.c tcp_delack_timer_handler, in the kernel's ticks with `timer_hz`): `delack`
+    /// (TCP_ATO_MIN) at the first data segment; a gap of at most half of it moves the timeout
+    /// halfway back to it, a gap shorter than the timeout moves it to half of itself plus the
+    /// gap (at most the receiving end's RTO), and a delayed-ACK timer that fires doubles it (at
+    /// most the RTO); a timeout grown past `delack` is bounded by 500 ms (HZ / 2; 200 ms for a
+    /// pushed segment) and by the receiving end's SRTT (at least `delack`). `linux` then bounds
+    /// every timeout by 200 ms (TCP_DELACK_MAX, icsk_delack_max, since 5.10); `linux_3_14` does
+    /// not. `off`: `delack` always.
+    pub adaptive_ato: AdaptiveAto,
     /// The connection's opener acknowledges the SYN-ACK with a segment of its own, before any
     /// data (RFC 9293 3.5's three-way handshake; Linux tcp_rcv_synsent_state_process calls
     /// tcp_send_ack, and the application's first write comes after connect() returns). Off: the
@@ -563,6 +565,20 @@ pub enum SynLossIw {
     Linux3_14,
     /// Linux 5.1 on (net/ipv4/tcp_input.c tcp_init_transfer, tcp_try_undo_spurious_syn): after
     /// more than one, unless the SYN-ACK echoes the first SYN's timestamp.
+    Linux,
+}
+
+/// The delayed ACK's adaptive timeout (the flow key `adaptive_ato`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptiveAto {
+    /// The delayed ACK waits `delack`.
+    Off,
+    /// Linux 3.14 (net/ipv4/tcp_input.c tcp_event_data_recv, tcp_output.c
+    /// tcp_send_delayed_ack, tcp_timer.c tcp_delack_timer): no bound after HZ / 2 and the SRTT.
+    #[serde(rename = "linux_3_14")]
+    Linux3_14,
+    /// Linux 5.10 on: every timeout at most icsk_delack_max (TCP_DELACK_MAX by default).
     Linux,
 }
 

@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    AckOrder, DataEcn, GrowthCount, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx, RcvWindow,
-    Requick, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
+    AckOrder, AdaptiveAto, DataEcn, GrowthCount, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx,
+    RcvWindow, Requick, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -116,7 +116,7 @@ pub(crate) fn rfc() -> TcpConfig {
         ack_order: AckOrder::GrowFirst,
         growth_count: GrowthCount::Acked,
         gap_quickack: false,
-        adaptive_ato: false,
+        adaptive_ato: AdaptiveAto::Off,
         handshake_ack: false,
         dsack: false,
         push_ack: PushAck::Off,
@@ -218,7 +218,7 @@ pub(crate) fn linux() -> TcpConfig {
         // RTO (unchanged since 2.6, so 3.14's too).
         gap_quickack: true,
         // tcp_event_data_recv and tcp_send_delayed_ack: icsk_ack.ato follows the receive gaps.
-        adaptive_ato: true,
+        adaptive_ato: AdaptiveAto::Linux,
         // tcp_input.c tcp_data_queue: a retransmitted segment already received (and
         // tcp_send_dupack's) calls tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
         requick: Requick::Duplicate,
@@ -547,10 +547,9 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_can_forward_retransmit holds (in Recovery, SACK, no new data may go);
                 // never a rescue.
                 nextseg: NextSeg::Forward,
-                // 3.14's tcp_event_data_recv and tcp_send_delayed_ack adapted icsk_ack.ato as
-                // 6.x's do, but with no final TCP_DELACK_MAX bound (icsk_delack_max): not
-                // modelled for 3.14 yet, its delayed ACK waits `delack`.
-                adaptive_ato: false,
+                // v3.14 tcp_send_delayed_ack: the adaptive timeout without the final
+                // icsk_delack_max bound (5.10's).
+                adaptive_ato: AdaptiveAto::Linux3_14,
                 // 3.14's TCP has no pacing clock of its own (sch_fq paced from sk_pacing_rate).
                 unpaced_segs: 0,
                 pacing_credit: false,

@@ -31,7 +31,7 @@
 //! application reads in-order data at once.
 
 use super::accecn::{answer_syn, Feedback, ReceiverEcn, RxCounters};
-use super::config::{PushAck, RcvWindow, Requick, TcpConfig};
+use super::config::{AdaptiveAto, PushAck, RcvWindow, Requick, TcpConfig};
 use super::ranges::RangeSet;
 use super::rcvbuf::LinuxWindow;
 use super::rto::RttEstimator;
@@ -120,6 +120,8 @@ pub struct TcpReceiver {
 /// ACKs a gap longer than the RTO restores (tcp_incr_quickack; `gap_quickack`) and the delayed
 /// ACK's timeout (icsk_ack.ato; `adaptive_ato`).
 struct DataRecv {
+    /// `adaptive_ato`'s variant (`Off`: `ato` is `None`).
+    rule: AdaptiveAto,
     tick: Time,
     /// TCP_ATO_MIN (the profile's `delack`) in ticks.
     ato_min: Time,
@@ -206,19 +208,20 @@ impl TcpReceiver {
             dsack: cfg.dsack && cfg.sack,
             dup: None,
             hs_sampled: false,
-            recv: (cfg.gap_quickack || cfg.adaptive_ato).then(|| {
+            recv: (cfg.gap_quickack || cfg.adaptive_ato != AdaptiveAto::Off).then(|| {
                 let tick = if cfg.timer_hz > 0 {
                     SEC / cfg.timer_hz as Time
                 } else {
                     1
                 };
                 Box::new(DataRecv {
+                    rule: cfg.adaptive_ato,
                     tick,
                     ato_min: cfg.delack.unwrap_or(0).div_ceil(tick),
                     last: None,
                     rto: cfg.rtt_estimator(),
                     gap_quick: cfg.gap_quickack.then(|| requick(cfg, cfg.quickack)),
-                    ato: cfg.adaptive_ato.then_some(0),
+                    ato: (cfg.adaptive_ato != AdaptiveAto::Off).then_some(0),
                 })
             }),
         }
@@ -432,8 +435,8 @@ impl DataRecv {
 
     /// tcp_send_delayed_ack's delay: the timeout, where it has grown past TCP_DELACK_MIN
     /// (TCP_ATO_MIN, `delack`) at most HZ / 2, TCP_DELACK_MAX for a pushed segment, and the
-    /// SRTT (at least TCP_DELACK_MIN) once known; then at most icsk_delack_max. `delack`
-    /// without `adaptive_ato`.
+    /// SRTT (at least TCP_DELACK_MIN) once known; then, from 5.10 (`linux`), at most
+    /// icsk_delack_max. `delack` without `adaptive_ato`.
     fn delay(&self, delack: Time, pushed: bool) -> Time {
         let Some(ato) = self.ato else { return delack };
         let t = |d: Time| d.div_ceil(self.tick);
@@ -446,7 +449,20 @@ impl DataRecv {
             }
             ato = ato.min(bound);
         }
-        ato.min(t(DELACK_MAX)) * self.tick
+        if self.rule == AdaptiveAto::Linux {
+            ato = ato.min(t(DELACK_MAX));
+        }
+        ato * self.tick
+    }
+
+    /// tcp_delack_timer_handler: the delayed-ACK timer fired ("Delayed ACK missed"), so the
+    /// timeout doubles, at most the RTO (a receiver that sends no data is never in ping-pong
+    /// mode, whose rule differs).
+    fn on_delack_timer(&mut self) {
+        let rto = self.rto.rto().div_ceil(self.tick);
+        if let Some(ato) = self.ato.as_mut() {
+            *ato = (*ato * 2).min(rto);
+        }
     }
 }
 
@@ -657,7 +673,13 @@ impl Endpoint for TcpReceiver {
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
         let comp_due = self.comp.as_ref().and_then(|c| c.at).is_some_and(|t| t <= now);
-        if comp_due || self.delack_at.is_some_and(|t| t <= now) {
+        let delack_due = self.delack_at.is_some_and(|t| t <= now);
+        // tcp_delack_timer_handler sends held compressed ACKs without touching the timeout.
+        let held = self.comp.as_ref().is_some_and(|c| c.held > 0);
+        if let Some(r) = self.recv.as_deref_mut().filter(|_| delack_due && !held) {
+            r.on_delack_timer();
+        }
+        if comp_due || delack_due {
             // tcp_compressed_ack_kick (held ACKs) or the delayed-ACK timer
             self.send_ack(now, out);
         }
@@ -803,7 +825,10 @@ mod tests {
         // SRTT: 67 + 16 + 1 = jiffy 84, 336 ms. Segment 3 at jiffy 82 (m = 15): ato = 8 + 15 =
         // 23; segment 4 at jiffy 100 (m = 18): ato = 11 + 18 = 29, bounded by the SRTT's 25
         // ticks: jiffy 126, 504 ms. With the timeout fixed: 244, 312 and 444 ms.
-        for (adaptive, due) in [(true, [244, 336, 504]), (false, [244, 312, 444])] {
+        for (adaptive, due) in [
+            (AdaptiveAto::Linux, [244, 336, 504]),
+            (AdaptiveAto::Off, [244, 312, 444]),
+        ] {
             let mut rx = TcpReceiver::new(
                 &TcpConfig {
                     timer_hz: 250,
@@ -822,7 +847,42 @@ mod tests {
                     timers.push(rx.next_timer().unwrap() / MS);
                 }
             }
-            assert_eq!(timers, due, "adaptive_ato {adaptive}");
+            assert_eq!(timers, due, "adaptive_ato {adaptive:?}");
+        }
+    }
+
+    #[test]
+    fn a_delayed_ack_that_fires_doubles_the_timeout_which_only_linux_5_10_caps_at_200_ms() {
+        // tcp_delack_timer_handler doubles ato (at most icsk_rto) each time the timer fires;
+        // tcp_send_delayed_ack bounds a grown ato by min(HZ / 2, SRTT), and from 5.10 by
+        // icsk_delack_max (200 ms). Handshake sample 400 ms: SRTT 400 ms, RTO 400 + 2 x 400 =
+        // 1,200 ms. Lone segments at 600, 800, 1,100, 1,500 and 2,200 ms, each gap at least the
+        // timeout (which the gaps leave alone), each ACKed by its timer: the timeout 40, 80, 160,
+        // 320 and 640 ms. Delays: 40, 80, 160; then 320 (200 capped) and 400 (the SRTT; 200).
+        for (rule, due) in [
+            (AdaptiveAto::Off, [640, 840, 1_140, 1_540, 2_240]),
+            (AdaptiveAto::Linux3_14, [640, 880, 1_260, 1_820, 2_600]),
+            (AdaptiveAto::Linux, [640, 880, 1_260, 1_700, 2_400]),
+        ] {
+            let mut rx = TcpReceiver::new(
+                &TcpConfig {
+                    adaptive_ato: rule,
+                    ..cfg(Some(40 * MS))
+                },
+                0,
+                Dir::Up,
+            );
+            syn(&mut rx, false);
+            let mut fired = vec![];
+            for (i, at) in [600, 800, 1_100, 1_500, 2_200].into_iter().enumerate() {
+                assert!(data_echoing(&mut rx, i as u64, at * MS, 200 * MS).is_empty());
+                let t = rx.next_timer().unwrap();
+                let mut out = vec![];
+                rx.on_timer(t, &mut out);
+                assert_eq!(out.len(), 1, "{rule:?}: segment {i} ACKed by the timer");
+                fired.push(t / MS);
+            }
+            assert_eq!(fired, due, "{rule:?}");
         }
     }
 
