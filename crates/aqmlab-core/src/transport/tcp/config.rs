@@ -575,7 +575,7 @@ pub enum AdaptiveAto {
     /// The delayed ACK waits `delack`.
     Off,
     /// Linux 3.14 (net/ipv4/tcp_input.c tcp_event_data_recv, tcp_output.c
-    /// tcp_send_delayed_ack, tcp_timer.c tcp_delack_timer): no bound after HZ / 2 and the SRTT.
+    /// tcp_send_delayed_ack, tcp_timer.c tcp_delack_timer_handler): no bound after HZ / 2 and the SRTT.
     #[serde(rename = "linux_3_14")]
     Linux3_14,
     /// Linux 5.10 on: every timeout at most icsk_delack_max (TCP_DELACK_MAX by default).
