@@ -465,12 +465,16 @@ pub trait Hops {
         }
     }
 
-    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, its slot's start or
-    /// its DOCSIS MAP's.
+    /// Hop `l`'s wake-up (`wake_at`) is due: its trace's opportunities, its WiFi receivers'
+    /// reorder timer, its slot's start or its DOCSIS MAP's.
     fn wake(&mut self, l: usize) {
         let link = &mut self.parts().links[l];
         if link.trace.is_some() {
             self.opportunity(l);
+            return;
+        }
+        if link.wifi.is_some() {
+            self.reorder_timer(l);
             return;
         }
         match (link.slot.as_deref_mut(), link.docsis.as_deref_mut()) {
@@ -744,13 +748,10 @@ pub trait Hops {
                 port.retries.remove(&id);
                 port.left(ac);
                 if reorders {
-                    port.received(q, id, false, &mut released);
+                    port.received(q, id, false, now, &mut released);
                 }
-                link.stats.drops[DropReason::Loss as usize] += 1;
-                let flow = pool.get(id).flow;
                 self.left_hop(l, id);
-                self.parts().pool.release(id);
-                self.dropped(flow, false);
+                self.lost_on_air(l, id);
                 continue;
             }
             let port = link.wifi.as_mut().expect("a WiFi hop");
@@ -765,15 +766,16 @@ pub trait Hops {
             link.stats.tx_bytes += size as u64;
             self.left_hop(l, id);
             let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
-            if reorders {
-                port.received(q, id, true, &mut released);
-            } else {
+            if !reorders {
                 self.forward(l, id, flow);
+            } else if !port.received(q, id, true, now, &mut released) {
+                // below the receiver's window, which the reorder timeout moved past it
+                self.lost_on_air(l, id);
             }
         }
-        for id in released {
-            let flow = self.parts().pool.get(id).flow;
-            self.forward(l, id, flow);
+        self.forward_all(l, released);
+        if reorders {
+            self.arm_reorder(l);
         }
         let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
         let sent = agg.pkts.len() as u32;
@@ -784,6 +786,54 @@ pub trait Hops {
         let air = agg.phy.ppdu(agg.bytes);
         port.completed(agg.dest as usize, air, !failed.is_empty(), now);
         port.recycle(agg.pkts);
+    }
+
+    /// Packet `id`, off hop `l`, is lost on the air: given up at the retry limit, or discarded
+    /// by its receiver as out of date.
+    fn lost_on_air(&mut self, l: usize, id: PktId) {
+        let HopParts { links, pool, .. } = self.parts();
+        links[l].stats.drops[DropReason::Loss as usize] += 1;
+        let flow = pool.get(id).flow;
+        pool.release(id);
+        self.dropped(flow, false);
+    }
+
+    /// Hop `l`'s receivers hand on `ids`, in order.
+    fn forward_all(&mut self, l: usize, ids: Vec<PktId>) {
+        for id in ids {
+            let flow = self.parts().pool.get(id).flow;
+            self.forward(l, id, flow);
+        }
+    }
+
+    /// Arms hop `l`'s wake-up for its receivers' earliest reorder timer, unless it is set for
+    /// that time or earlier.
+    fn arm_reorder(&mut self, l: usize) {
+        let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        let Some(t) = port.reorder_deadline() else {
+            return;
+        };
+        if port.reorder_armed.is_some_and(|a| a <= t) {
+            return;
+        }
+        port.reorder_armed = Some(t);
+        self.wake_at(l, t);
+    }
+
+    /// Hop `l`'s reorder timer (its wake-up at `reorder_armed`; an earlier one re-armed since
+    /// is ignored): the frames held past the timeout go on, and the timer is armed again.
+    #[cold]
+    fn reorder_timer(&mut self, l: usize) {
+        let now = self.now();
+        let port = self.parts().links[l].wifi.as_mut().expect("a WiFi hop");
+        if port.reorder_armed != Some(now) {
+            return;
+        }
+        port.reorder_armed = None;
+        let mut released = Vec::new();
+        port.expire_reorder(now, &mut released);
+        self.forward_all(l, released);
+        self.arm_reorder(l);
     }
 
     /// Hop `l`'s transmission ended: the packet is delivered, and the hop is served.

@@ -51,7 +51,8 @@
 //!
 //! - `topology.wifi.rx_reorder`: each receiver hands a block-ack session's frames (one session
 //!   per destination and AC) on in sequence order (`reorder.rs`, the default), or, the first
-//!   model, each subframe as it arrives.
+//!   model, each subframe as it arrives; `reorder_timeout` (100 ms) hands on a frame held
+//!   behind a gap that long and discards the missing one when it comes.
 //!
 //! Not modelled: power save, RTS/CTS, beacons, multi-rate retry chains, the EIFS after a
 //! collision.
@@ -283,6 +284,8 @@ pub struct Port {
     /// Per software queue, the block-ack session's numbering and the receiver's reorder buffer
     /// (`reorder`; empty: each subframe goes on as it arrives, the first model).
     rx: Vec<Reorder>,
+    /// The reorder timer's expiry the hop's wake-up is set for (none: not armed).
+    pub reorder_armed: Option<Time>,
     /// The sequence number of each frame aggregated and not yet acknowledged or given up.
     sn: std::collections::HashMap<PktId, u64>,
     pub stats: PortStats,
@@ -356,6 +359,7 @@ impl Port {
             airtime: None,
             txq: None,
             rx: Vec::new(),
+            reorder_armed: None,
             sn: Default::default(),
             stats: PortStats {
                 tx_airtime: vec![0; radios_len],
@@ -380,9 +384,9 @@ impl Port {
     }
 
     /// Turns on the receivers' reordering (`net::reorder`) of every block-ack session (one per
-    /// destination and AC).
-    pub fn reorder(&mut self) {
-        self.rx = self.queues.iter().map(|_| Reorder::default()).collect();
+    /// destination and AC), with the reorder timeout `timeout` (none: frames wait for their gap).
+    pub fn reorder(&mut self, timeout: Option<Time>) {
+        self.rx = self.queues.iter().map(|_| Reorder::new(timeout)).collect();
     }
 
     /// Whether the receivers reorder.
@@ -391,10 +395,23 @@ impl Port {
     }
 
     /// With reordering on: frame `id` of software queue `q` arrived whole (`got`) or was given
-    /// up; appends to `out` the frames the receiver now hands on in order.
-    pub fn received(&mut self, q: usize, id: PktId, got: bool, out: &mut Vec<PktId>) {
+    /// up at `now`; appends to `out` the frames the receiver now hands on in order. False: the
+    /// frame arrived below the receiver's window, which discards it.
+    pub fn received(&mut self, q: usize, id: PktId, got: bool, now: Time, out: &mut Vec<PktId>) -> bool {
         let sn = self.sn.remove(&id).expect("numbered when aggregated");
-        self.rx[q].arrive(sn, got.then_some(id), out);
+        self.rx[q].arrive(sn, got.then_some(id), now, out)
+    }
+
+    /// The reorder timers due at `now`: appends to `out` the frames they hand on.
+    pub fn expire_reorder(&mut self, now: Time, out: &mut Vec<PktId>) {
+        for r in &mut self.rx {
+            r.expire(now, out);
+        }
+    }
+
+    /// The earliest reorder timer of the receivers (none: no frame held, or no timeout).
+    pub fn reorder_deadline(&self) -> Option<Time> {
+        self.rx.iter().filter_map(|r| r.deadline()).min()
     }
 
     /// Offers a packet from the qdisc to destination `dest`: with EDCA, a packet whose AC has

@@ -397,7 +397,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                 let seed = Rng::stream(path.seed, &format!("wifi/txq/{}", h.name)).next_u64();
                 port.txq = w.txq(seed).map(Box::new);
                 if w.rx_reorder {
-                    port.reorder();
+                    port.reorder(w.reorder_timeout());
                 }
                 l.wifi = Some(Box::new(port));
                 (l, q)
@@ -418,7 +418,7 @@ fn build_path(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) -> Res
                     let (mut l, q) = build_link(h, name, &stream, vec![(0, rate)], &path, w.per_ac_qdisc())?;
                     let mut port = Port::new(0, d, vec![radio(st, true)], &w.acs(false));
                     if w.rx_reorder {
-                        port.reorder();
+                        port.reorder(w.reorder_timeout());
                     }
                     l.wifi = Some(Box::new(port));
                     if k == 0 {

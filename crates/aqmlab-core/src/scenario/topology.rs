@@ -99,6 +99,11 @@ pub struct WifiSpec {
     /// first model): each subframe goes on as it arrives, so a retried one arrives after its
     /// successors.
     pub rx_reorder: bool,
+    /// With `rx_reorder`: how long a receiver holds a frame behind a gap before it hands it on
+    /// without the missing ones, discarding those when they come (mac80211's
+    /// HT_RX_REORDER_BUF_TIMEOUT, HZ / 10; net/mac80211/rx.c `ieee80211_sta_reorder_release`,
+    /// `ieee80211_sta_manage_reorder_buf`); "0s": frames wait for their gap however long.
+    pub reorder_timeout: Dur,
     /// How the access point's driver picks the station of its next aggregate: "fifo" (round
     /// robin, ath9k before airtime fairness) or "airtime" (mac80211's airtime deficit round
     /// robin, `net::airtime`).
@@ -151,6 +156,7 @@ impl Default for WifiSpec {
             hw_aggregates: 2,
             retries: 30,
             rx_reorder: true,
+            reorder_timeout: Dur(100 * MS),
             scheduler: "fifo".into(),
             airtime_quantum: Dur(256 * crate::units::US),
             aql: false,
@@ -244,6 +250,11 @@ impl WifiSpec {
     /// Whether each transmitter has one qdisc per access category (`qdisc_placement = "mq"`).
     pub fn per_ac_qdisc(&self) -> bool {
         self.qdisc_placement == "mq"
+    }
+
+    /// The receivers' reorder timeout (`reorder_timeout`; none for "0s").
+    pub fn reorder_timeout(&self) -> Option<crate::units::Time> {
+        (self.reorder_timeout.0 > 0).then_some(self.reorder_timeout.0)
     }
 
     /// The AP's driver.
