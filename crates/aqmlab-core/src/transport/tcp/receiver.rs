@@ -734,6 +734,13 @@ mod tests {
         }
     }
 
+    /// A receiver of `c` (flow 0, upstream) past its handshake.
+    fn connected(c: TcpConfig) -> TcpReceiver {
+        let mut rx = TcpReceiver::new(&c, 0, Dir::Up);
+        syn(&mut rx, false);
+        rx
+    }
+
     fn syn(rx: &mut TcpReceiver, ecn: bool) -> Packet {
         let mut out = vec![];
         let f = flags::SYN | if ecn { flags::ECE | flags::CWR } else { 0 };
@@ -801,15 +808,10 @@ mod tests {
         // segment at 201 ms (jiffy 50) is ACKed at jiffy 61, 244 ms, not 241; one at 200 ms
         // (jiffy 50 from its start) at 244 ms too.
         for (hz, at, due) in [(0, 201, 241), (250, 201, 244), (250, 200, 244)] {
-            let mut rx = TcpReceiver::new(
-                &TcpConfig {
-                    timer_hz: hz,
-                    ..cfg(Some(40 * MS))
-                },
-                0,
-                Dir::Up,
-            );
-            syn(&mut rx, false);
+            let mut rx = connected(TcpConfig {
+                timer_hz: hz,
+                ..cfg(Some(40 * MS))
+            });
             assert!(data(&mut rx, 0, at * MS).is_empty());
             assert_eq!(rx.next_timer(), Some(due * MS), "timer_hz {hz} at {at} ms");
         }
@@ -829,16 +831,11 @@ mod tests {
             (AdaptiveAto::Linux, [244, 336, 504]),
             (AdaptiveAto::Off, [244, 312, 444]),
         ] {
-            let mut rx = TcpReceiver::new(
-                &TcpConfig {
-                    timer_hz: 250,
-                    adaptive_ato: adaptive,
-                    ..cfg(Some(40 * MS))
-                },
-                0,
-                Dir::Up,
-            );
-            syn(&mut rx, false);
+            let mut rx = connected(TcpConfig {
+                timer_hz: 250,
+                adaptive_ato: adaptive,
+                ..cfg(Some(40 * MS))
+            });
             let mut timers = vec![];
             for (i, at) in [200, 228, 268, 328, 400].into_iter().enumerate() {
                 let acks = data_echoing(&mut rx, i as u64, at * MS, 100 * MS).len();
@@ -864,15 +861,10 @@ mod tests {
             (AdaptiveAto::Linux3_14, [640, 880, 1_260, 1_820, 2_600]),
             (AdaptiveAto::Linux, [640, 880, 1_260, 1_700, 2_400]),
         ] {
-            let mut rx = TcpReceiver::new(
-                &TcpConfig {
-                    adaptive_ato: rule,
-                    ..cfg(Some(40 * MS))
-                },
-                0,
-                Dir::Up,
-            );
-            syn(&mut rx, false);
+            let mut rx = connected(TcpConfig {
+                adaptive_ato: rule,
+                ..cfg(Some(40 * MS))
+            });
             let mut fired = vec![];
             for (i, at) in [600, 800, 1_100, 1_500, 2_200].into_iter().enumerate() {
                 assert!(data_echoing(&mut rx, i as u64, at * MS, 200 * MS).is_empty());
