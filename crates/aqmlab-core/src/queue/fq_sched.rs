@@ -137,6 +137,7 @@ impl FlowSrc<'_> {
 }
 
 impl CodelSource for FlowSrc<'_> {
+    #[inline]
     fn pop(&mut self, ctx: &QueueCtx) -> Option<PktId> {
         self.pop_head(ctx)
     }
@@ -199,6 +200,7 @@ impl<S> FqSched<S> {
     }
 
     /// Appends packet `id` to flow `f`; a flow on no list becomes a new flow with a full quantum.
+    #[inline]
     pub fn push(&mut self, f: usize, id: PktId, size: u32) {
         if self.append(f, id, size) {
             self.new.push_back(f as u32);
@@ -308,6 +310,7 @@ impl<S> FqSched<S> {
 
     /// The scheduler loop (RFC 8290 section 4.2; Linux fq_codel_dequeue); `deq` takes the next packet out of a flow (it may
     /// drop or mark on the way) and returns None when the flow has nothing to send.
+    #[inline]
     pub fn dequeue(
         &mut self,
         ctx: &mut QueueCtx,
