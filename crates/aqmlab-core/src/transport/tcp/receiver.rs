@@ -120,8 +120,8 @@ pub struct TcpReceiver {
 /// ACKs a gap longer than the RTO restores (tcp_incr_quickack; `gap_quickack`) and the delayed
 /// ACK's timeout (icsk_ack.ato; `adaptive_ato`).
 struct DataRecv {
-    /// `adaptive_ato`'s variant (`Off`: `ato` is `None`).
-    rule: AdaptiveAto,
+    /// Every timeout at most icsk_delack_max (`adaptive_ato = "linux"`, 5.10 on).
+    delack_max: bool,
     tick: Time,
     /// TCP_ATO_MIN (the profile's `delack`) in ticks.
     ato_min: Time,
@@ -215,7 +215,7 @@ impl TcpReceiver {
                     1
                 };
                 Box::new(DataRecv {
-                    rule: cfg.adaptive_ato,
+                    delack_max: cfg.adaptive_ato == AdaptiveAto::Linux,
                     tick,
                     ato_min: cfg.delack.unwrap_or(0).div_ceil(tick),
                     last: None,
@@ -449,7 +449,7 @@ impl DataRecv {
             }
             ato = ato.min(bound);
         }
-        if self.rule == AdaptiveAto::Linux {
+        if self.delack_max {
             ato = ato.min(t(DELACK_MAX));
         }
         ato * self.tick
