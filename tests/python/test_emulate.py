@@ -575,7 +575,8 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # (`matrix.sim_scenario`), each group's data as late as the kernel run's began (`matrix.
 # harness_lags`: its connections open as iperf3's did, before the data, and hold their first
 # write; an upload writes iperf3's cookie first), the flows of a group as a recorded kernel
-# group's (`matrix.recorded_offsets`). About 80 s.
+# group's (`matrix.recorded_offsets`), every flow's base RTT longer by the hosts' own time
+# (`matrix.HOST_LATENCY_US`). About 80 s.
 KERNEL_MATRIX_ARGS = argparse.Namespace(
     duration=20.0,
     warmup=8.0,
@@ -588,6 +589,7 @@ KERNEL_MATRIX_ARGS = argparse.Namespace(
     connect_late=False,
     uniform_starts=False,
     no_cookie=False,
+    no_host_latency=False,
 )
 
 
@@ -875,3 +877,23 @@ def test_the_loss_cases_lose_packets_on_the_down_wire_only_at_their_rate():
     retx = int(res.tables["flows"].to_pandas().query("kind == 'tcp'").retransmits.sum())
     expected = 0.01 * crossed
     assert abs(retx - expected) <= 4 * expected**0.5 + 2, (retx, crossed)
+
+
+def test_the_simulated_paths_carry_the_emulated_hosts_own_time_one_draw_a_seed():
+    # matrix.HOST_LATENCY_US: the kernel's hosts take tens of microseconds per round trip that
+    # the model's NIC serialisation leaves out; each seed adds one draw from that range to every
+    # flow's base RTT, the path's (160 ms) and a flow's own (10 ms) alike, and none without it.
+    lo, hi = kernel_matrix.HOST_LATENCY_US
+    case = kernel_matrix.Case("pfifo", "rtt_pair", 50, 160, rtt2_ms=10)
+    draws = []
+    for seed in range(1, 9):
+        sc = kernel_matrix.sim_scenario(case, 5.0, seed=seed)
+        extra = float(sc["topology"]["rtt"].removesuffix("us")) - 160e3
+        own = [float(f["rtt"].removesuffix("us")) - 10e3 for f in sc["flows"] if "rtt" in f]
+        assert lo <= extra < hi and own == [pytest.approx(extra, abs=1e-3)], (seed, extra, own)
+        assert kernel_matrix.sim_scenario(case, 5.0, seed=seed)["topology"]["rtt"] == sc["topology"]["rtt"]
+        draws.append(extra)
+    assert len(set(draws)) == len(draws)
+    plain = kernel_matrix.sim_scenario(case, 5.0, seed=1, host_latency=False)
+    assert plain["topology"]["rtt"] == "160ms"
+    assert [f["rtt"] for f in plain["flows"] if "rtt" in f] == ["10ms"]

@@ -77,6 +77,15 @@ IPERF3_CONTROL_S = 0.004
 # kernel runs recorded their connections (`syn_s`) draws from those instead
 # (`recorded_connect_lags`).
 TRACED_CONNECT_LAGS_MS = (11.5, 9.8, 14.7, 4.1, 6.1, 3.2, 3.4)
+# The emulated hosts' own time per round trip (us), beyond the NIC serialisation both sides
+# model: the kernel's receiver takes 25-35 us more than the model's (p10-p50; p90 38-62) from a
+# data segment leaving the bottleneck to its ACK reaching the reverse hop, and its sender 23-31
+# us more (p10-p50; p90 41) from an ACK leaving the reverse hop to the data it releases reaching
+# the forward hop (two kernels, the forwarder and its TUNs on two CPUs; traced at 10 and 50
+# Mbit/s, validation/kernel/README.md section "The hosts' own time"). A drop-tail queue's phase
+# effects turn on fractions of a packet time, so each simulated seed adds one value drawn
+# uniformly from this range to every flow's base RTT (`sim_scenario`'s `host_latency`).
+HOST_LATENCY_US = (50.0, 80.0)
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
 # a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
@@ -399,6 +408,7 @@ def sim_scenario(
     seed: int = 1,
     cookies: bool = True,
     connects: list[tuple[float, ...]] | None = None,
+    host_latency: bool = True,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -412,7 +422,8 @@ def sim_scenario(
     an iperf3 client sends writes iperf3's cookie first, as it connects (`preamble`,
     `FlowPlan.preamble_b`), and a later test of a set connects as much after the set's first
     as in one kernel run of `connects` drawn for the seed (`recorded_connect_lags`), else one
-    of `TRACED_CONNECT_LAGS_MS`."""
+    of `TRACED_CONNECT_LAGS_MS`. With `host_latency`, every flow's base RTT is longer by one
+    draw for the seed from `HOST_LATENCY_US`, the emulated hosts' own time."""
     sc = scenario(case, duration_s, profile)
     if cookies:
         for f in sc["flows"]:
@@ -464,12 +475,18 @@ def sim_scenario(
             flows.append(f)
         k += 1
     sc["flows"] = flows
+    if host_latency:
+        extra_us = np.random.default_rng([seed, zlib.crc32(case.id.encode()), 2]).uniform(*HOST_LATENCY_US)
+        for entry in (sc["topology"], *flows):
+            if "rtt" in entry:
+                entry["rtt"] = f"{float(entry['rtt'].removesuffix('ms')) * 1e3 + extra_us:.3f}us"
     return sc
 
 
 def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
     """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
-    profile and `--set` keys, `--connect-late`, `--uniform-starts`, `--no-cookie`), each group
+    profile and `--set` keys, `--connect-late`, `--uniform-starts`, `--no-cookie`,
+    `--no-host-latency`), each group
     as late, its flows and its connections as the kernel's runs `emus` recorded them
     (`harness_lags`, `recorded_offsets`, `recorded_connect_lags`)."""
     return sim_scenario(
@@ -483,6 +500,7 @@ def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
         seed=seed,
         cookies=not a.no_cookie,
         connects=recorded_connect_lags(case, a.duration, emus),
+        host_latency=not a.no_host_latency,
     )
 
 

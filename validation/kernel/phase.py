@@ -49,7 +49,8 @@ def main() -> None:
         sc = matrix.sim_scenario(
             case, duration, None, lags, True, [], offsets, seed=a.seed, connects=connects
         )
-        sc["topology"]["rtt"] = f"{case.rtt_ms * 1000 + k * step_us:.3f}us"
+        rtt_us = float(sc["topology"]["rtt"].removesuffix("us"))
+        sc["topology"]["rtt"] = f"{rtt_us + k * step_us:.3f}us"
         fig = matrix.figures(aqmlab.run(sc, seed=a.seed, warmup_s=warmup), warmup)
         shares.append({label: v["goodput"] for label, v in sorted(fig["labels"].items())})
         cells = "  ".join(f"{label} {g:7.2f}" for label, g in shares[-1].items())

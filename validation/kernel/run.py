@@ -80,6 +80,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         **({"connect_late": True} if a.connect_late else {}),
         **({"uniform_starts": True} if a.uniform_starts else {}),
         **({"no_cookie": True} if a.no_cookie else {}),
+        **({"no_host_latency": True} if a.no_host_latency else {}),
         "sysctl": sysctls(a),
         **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
@@ -138,6 +139,12 @@ def main() -> None:
         help="the simulated flows neither write iperf3's cookie nor connect as long before their data as "
         "iperf3's did (the harness until 2026-11-28); keep such runs in their own --out file",
     )
+    ap.add_argument(
+        "--no-host-latency",
+        action="store_true",
+        help="the simulated paths without the emulated hosts' own time per round trip (matrix.HOST_LATENCY_US; "
+        "the harness until 2026-11-29); keep such runs in their own --out file",
+    )
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -176,7 +183,7 @@ def main() -> None:
                     set=a.set,
                     aqmlab=aqmlab.__version__,
                 )
-                for key in ("connect_late", "uniform_starts", "no_cookie"):
+                for key in ("connect_late", "uniform_starts", "no_cookie", "no_host_latency"):
                     row.pop(key, None)
                     row.update({key: True} if getattr(a, key) else {})
             continue

@@ -293,6 +293,11 @@ def main() -> None:
         action="store_true",
         help="each simulated flow's start drawn uniformly (run.py's --uniform-starts)",
     )
+    ap.add_argument(
+        "--no-host-latency",
+        action="store_true",
+        help="no emulated hosts' own time on the simulated paths (run.py's --no-host-latency)",
+    )
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)
