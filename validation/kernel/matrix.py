@@ -486,8 +486,8 @@ def sim_scenario(
 def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
     """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
     profile and `--set` keys, `--connect-late`, `--uniform-starts`, `--no-cookie`,
-    `--no-host-latency`), each group
-    as late, its flows and its connections as the kernel's runs `emus` recorded them
+    `--no-host-latency`), each group as late, its flows and its connections as the kernel's runs
+    `emus` recorded them
     (`harness_lags`, `recorded_offsets`, `recorded_connect_lags`)."""
     return sim_scenario(
         case,

@@ -35,6 +35,9 @@ import matrix
 import aqmlab
 from aqmlab.emulate import emulate
 
+HARNESS_FLAGS = ("connect_late", "uniform_starts", "no_cookie", "no_host_latency")
+"""The command-line switches that set an older simulated harness, kept in each results row."""
+
 
 def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list[dict]:
     """The simulated side of a case: one run per seed, each group as late as the kernel's was in
@@ -77,10 +80,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "id": case.id,
         "profile": a.profile or "default",
         "set": a.set,
-        **({"connect_late": True} if a.connect_late else {}),
-        **({"uniform_starts": True} if a.uniform_starts else {}),
-        **({"no_cookie": True} if a.no_cookie else {}),
-        **({"no_host_latency": True} if a.no_host_latency else {}),
+        **{flag: True for flag in HARNESS_FLAGS if getattr(a, flag)},
         "sysctl": sysctls(a),
         **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
@@ -183,7 +183,7 @@ def main() -> None:
                     set=a.set,
                     aqmlab=aqmlab.__version__,
                 )
-                for key in ("connect_late", "uniform_starts", "no_cookie", "no_host_latency"):
+                for key in HARNESS_FLAGS:
                     row.pop(key, None)
                     row.update({key: True} if getattr(a, key) else {})
             continue
