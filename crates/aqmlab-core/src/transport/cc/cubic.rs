@@ -37,7 +37,8 @@
 //!     it is ahead, cnt <= cwnd / (tcp_cwnd - cwnd). cwnd never jumps to the estimate.
 //!   - Loss (`bictcp_recalc_ssthresh`): ssthresh = max(cwnd x 717 / 1024, 2) packets, W_max =
 //!     cwnd or, below the previous W_max, cwnd x 1741 / 2048; snd_cwnd_cnt cleared. A timeout
-//!     also clears delay_min and W_max (`bictcp_state`, the Loss state).
+//!     also clears delay_min and W_max (`bictcp_state`, the Loss state); HyStart's minimum is
+//!     the same field, so its next slow start measures from the samples after the timeout.
 //!   - An ACK that runs slow start does no congestion avoidance (bictcp_cong_avoid's if/else);
 //!     slow start itself, HyStart and its delay_min (ns, from every sample) are the shared ones.
 //! * `law = "linux_4"`: the same with the arithmetic of Linux 4.x onwards (read from a 6.x
@@ -272,7 +273,12 @@ impl Cubic {
         self.hystart = hy;
         self.hspp = hspp;
         self.fast_convergence = fc;
-        self.delay_min = dm;
+        // tcp_cubic.c keeps one delay_min for HyStart and the law, and bictcp_reset clears it:
+        // after a timeout HyStart measures from the samples that follow. The RFC 9438 law keeps
+        // its minimum (RFC 9406 and 9438 say nothing of a timeout).
+        if self.params.law == Law::Rfc9438 {
+            self.delay_min = dm;
+        }
     }
 
     fn grow(&mut self, st: &mut CcState, seg_delta: f64) {
@@ -832,6 +838,50 @@ mod tests {
         // 50 x 717 / 1024 = 35.01 -> 35.
         assert_eq!(st.ssthresh, 35 * MSS);
         assert_eq!((c.linux.last_max_cwnd, c.linux.delay_min), (0, 0));
+    }
+
+    #[test]
+    fn a_timeout_clears_hystarts_minimum_under_the_kernels_laws() {
+        // tcp_cubic.c: HyStart and the law share delay_min, which bictcp_reset (the Loss state)
+        // clears; HyStart's next slow start takes its minimum from the samples after the
+        // timeout. RFC 9438's law keeps the minimum of every sample.
+        for (law, cleared) in [(Law::Linux, true), (Law::Linux4, true), (Law::Rfc9438, false)] {
+            let params = CubicParams {
+                law,
+                ..Default::default()
+            };
+            let mut c = Cubic::with_params(MSS, Hystart::Linux, params);
+            let mut st = state(20);
+            let mut now = SEC;
+            let round = |c: &mut Cubic, st: &mut CcState, now: &mut Time, rtt: u64| {
+                for i in 0..10 {
+                    *now += 5 * MS;
+                    let a = AckSample {
+                        now: *now,
+                        acked_bytes: MSS,
+                        rtt: Some(rtt * MS),
+                        round_start: i == 0,
+                        ..Default::default()
+                    };
+                    c.on_ack(&a, st);
+                }
+            };
+            round(&mut c, &mut st, &mut now, 100);
+            c.on_rto(now, true, &mut st);
+            // The timeout undone: the window back in slow start, a queue of 50 ms since.
+            (st.cwnd, st.ssthresh) = (20 * MSS, u64::MAX);
+            round(&mut c, &mut st, &mut now, 150);
+            // 150 ms against the minimum kept (100 + clamp(12.5, 4, 16)) ends slow start;
+            // against a minimum of 150 it does not.
+            assert_eq!(c.hystart_exited(), !cleared, "{law:?}");
+            if cleared {
+                // The threshold is now 150 + 16 ms: 160 holds slow start, 170 ends it.
+                round(&mut c, &mut st, &mut now, 160);
+                assert!(!c.hystart_exited(), "{law:?}");
+                round(&mut c, &mut st, &mut now, 170);
+                assert!(c.hystart_exited(), "{law:?}");
+            }
+        }
     }
 
     #[test]
