@@ -38,7 +38,7 @@
 //!   - Loss (`bictcp_recalc_ssthresh`): ssthresh = max(cwnd x 717 / 1024, 2) packets, W_max =
 //!     cwnd or, below the previous W_max, cwnd x 1741 / 2048; snd_cwnd_cnt cleared. A timeout
 //!     also clears delay_min and W_max (`bictcp_state`, the Loss state); HyStart's minimum is
-//!     the same field, so its next slow start measures from the samples after the timeout.
+//!     the same field, cleared with it under `hystart_min_rtt = "cleared"` (the Linux profiles').
 //!   - An ACK that runs slow start does no congestion avoidance (bictcp_cong_avoid's if/else);
 //!     slow start itself, HyStart and its delay_min (ns, from every sample) are the shared ones.
 //! * `law = "linux_4"`: the same with the arithmetic of Linux 4.x onwards (read from a 6.x
@@ -130,6 +130,19 @@ pub enum HystartRtt {
     Round,
 }
 
+/// What a timeout does to the minimum RTT HyStart's delay test measures from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HystartMinRtt {
+    /// The minimum of every sample stays (RFC 9406 and 9438 say nothing of a timeout).
+    #[default]
+    Kept,
+    /// Cleared with the law's: tcp_cubic.c keeps one `delay_min` for both, and `bictcp_reset`
+    /// (run by the module's `state` hook on entering Loss) clears it, so the next slow start
+    /// measures from the samples after the timeout (the Linux profiles').
+    Cleared,
+}
+
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -142,6 +155,9 @@ pub struct CubicParams {
     /// Which of the round's RTT samples the delay test takes the minimum of: "first" (its
     /// first 8, default) or "round" (all so far, Linux since 5.8).
     pub hystart_rtt: HystartRtt,
+    /// What a timeout does to HyStart's minimum RTT: "kept" (default) or "cleared"
+    /// (tcp_cubic.c's `bictcp_reset`).
+    pub hystart_min_rtt: HystartMinRtt,
     /// The Linux laws' clock: the kernel's CONFIG_HZ, the rate of the jiffies `bictcp_update`
     /// reads (`tcp_jiffies32`: the epoch, the HZ/32 gate, delay_min rounded up to a jiffy):
     /// 100, 250, 300 or 1000 (the default).
@@ -154,6 +170,7 @@ impl Default for CubicParams {
             law: Law::default(),
             hystart_round: HystartRound::default(),
             hystart_rtt: HystartRtt::default(),
+            hystart_min_rtt: HystartMinRtt::default(),
             hz: super::bictcp::HZ,
         }
     }
@@ -273,10 +290,7 @@ impl Cubic {
         self.hystart = hy;
         self.hspp = hspp;
         self.fast_convergence = fc;
-        // tcp_cubic.c keeps one delay_min for HyStart and the law, and bictcp_reset clears it:
-        // after a timeout HyStart measures from the samples that follow. The RFC 9438 law keeps
-        // its minimum (RFC 9406 and 9438 say nothing of a timeout).
-        if self.params.law == Law::Rfc9438 {
+        if self.params.hystart_min_rtt == HystartMinRtt::Kept {
             self.delay_min = dm;
         }
     }
@@ -841,13 +855,20 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_clears_hystarts_minimum_under_the_kernels_laws() {
+    fn a_timeout_clears_hystarts_minimum_as_the_kernels_module_does() {
         // tcp_cubic.c: HyStart and the law share delay_min, which bictcp_reset (the Loss state)
         // clears; HyStart's next slow start takes its minimum from the samples after the
-        // timeout. RFC 9438's law keeps the minimum of every sample.
-        for (law, cleared) in [(Law::Linux, true), (Law::Linux4, true), (Law::Rfc9438, false)] {
+        // timeout. "kept" keeps the minimum of every sample, whatever the law.
+        for (law, rule) in [
+            (Law::Linux, HystartMinRtt::Cleared),
+            (Law::Linux4, HystartMinRtt::Cleared),
+            (Law::Linux4, HystartMinRtt::Kept),
+            (Law::Rfc9438, HystartMinRtt::Kept),
+        ] {
+            let cleared = rule == HystartMinRtt::Cleared;
             let params = CubicParams {
                 law,
+                hystart_min_rtt: rule,
                 ..Default::default()
             };
             let mut c = Cubic::with_params(MSS, Hystart::Linux, params);
@@ -873,7 +894,7 @@ mod tests {
             round(&mut c, &mut st, &mut now, 150);
             // 150 ms against the minimum kept (100 + clamp(12.5, 4, 16)) ends slow start;
             // against a minimum of 150 it does not.
-            assert_eq!(c.hystart_exited(), !cleared, "{law:?}");
+            assert_eq!(c.hystart_exited(), !cleared, "{law:?} {rule:?}");
             if cleared {
                 // The threshold is now 150 + 16 ms: 160 holds slow start, 170 ends it.
                 round(&mut c, &mut st, &mut now, 160);
@@ -893,14 +914,14 @@ mod tests {
         let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
         assert_eq!(
             read(serde_json::Value::Null).unwrap(),
-            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hystart_rtt": "first", "hz": 1000})
+            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hz": 1000})
         );
         let l = read(serde_json::json!({"law": "linux"}));
         assert_eq!(
             l.unwrap(),
-            serde_json::json!({"law": "linux", "hystart_round": "reached", "hystart_rtt": "first", "hz": 1000})
+            serde_json::json!({"law": "linux", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hz": 1000})
         );
-        let l4 = serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hystart_rtt": "round", "hz": 250});
+        let l4 = serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hystart_rtt": "round", "hystart_min_rtt": "cleared", "hz": 250});
         assert_eq!(read(l4.clone()).unwrap(), l4);
         let e = read(serde_json::json!({"hz": 200})).unwrap_err();
         assert_eq!(

@@ -11,7 +11,7 @@ use super::config::{
 };
 use super::rto;
 use crate::packet::EcnMode;
-use crate::transport::cc::cubic::{CubicParams, HystartRound, HystartRtt, Law};
+use crate::transport::cc::cubic::{CubicParams, HystartMinRtt, HystartRound, HystartRtt, Law};
 use crate::transport::cc::Hystart;
 use crate::units::{MS, SEC};
 use serde::Serialize;
@@ -355,14 +355,16 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
             // HyStart's round restarts on the first ACK past its end (hystart_update:
             // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt); its
-            // delay test takes the minimum of every sample of the round (5.8 on). Its jiffies
-            // tick at the kernel's CONFIG_HZ.
+            // delay test takes the minimum of every sample of the round (5.8 on); a timeout
+            // clears its minimum with the law's (bictcp_reset). Its jiffies tick at the
+            // kernel's CONFIG_HZ.
             cc_params: vec![cc_defaults(
                 "cubic",
                 CubicParams {
                     law: Law::Linux4,
                     hystart_round: HystartRound::Passed,
                     hystart_rtt: HystartRtt::Round,
+                    hystart_min_rtt: HystartMinRtt::Cleared,
                     hz: LINUX_HZ,
                 },
             )],
@@ -559,7 +561,15 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // tcp_cong.c tcp_cong_avoid_ai: whole packets, ACKs counted, the delayed-ACK ratio;
             // cubic.rs `law = "linux"`). RFC 9438's law ran here before: its target one smoothed
             // RTT ahead grows the window faster under a standing queue (validation/kernel/README.md).
-            cc_params: vec![cc_defaults("cubic", CubicParams { law: Law::Linux, ..Default::default() })],
+            // v3.14 bictcp_reset clears delay_min, HyStart's minimum too, on entering Loss.
+            cc_params: vec![cc_defaults(
+                "cubic",
+                CubicParams {
+                    law: Law::Linux,
+                    hystart_min_rtt: HystartMinRtt::Cleared,
+                    ..Default::default()
+                },
+            )],
         },
     ]
 });
