@@ -2,6 +2,7 @@
 //! recycles slots through a free list, so the steady state allocates nothing (docs/architecture.md,
 //! principle 5). Sizes are IP-level bytes on the wire (1500 for a full-sized TCP segment).
 
+use crate::units::Named;
 use crate::units::Time;
 
 pub type PktId = u32;
@@ -54,27 +55,20 @@ pub enum EcnMode {
     AccEcn,
 }
 
-impl EcnMode {
-    /// The key's values (`false` and `true` stand for `off` and `classic`, and are how those two
-    /// are written back, as before the mode had a third value).
-    pub const ALL: [(&'static str, EcnMode); 4] = [
+/// The key's values (`false` and `true` stand for `off` and `classic`, and are how those two are
+/// written back, as before the mode had a third value).
+impl Named for EcnMode {
+    const ALL: &'static [(&'static str, EcnMode)] = &[
         ("off", EcnMode::Off),
         ("classic", EcnMode::Classic),
         ("l4s", EcnMode::L4s),
         ("accecn", EcnMode::AccEcn),
     ];
+    const BOOLS: (EcnMode, EcnMode) = (EcnMode::Classic, EcnMode::Off);
+    const ABOUT: &'static str = "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)), \"l4s\" (RFC 9331, ECT(1)) or \"accecn\" (RFC 9768 feedback, ECT(1))";
+}
 
-    pub fn name(self) -> &'static str {
-        EcnMode::ALL
-            .iter()
-            .find(|(_, m)| *m == self)
-            .map_or("off", |(n, _)| n)
-    }
-
-    pub fn parse(s: &str) -> Option<EcnMode> {
-        EcnMode::ALL.iter().find(|(n, _)| *n == s).map(|(_, m)| *m)
-    }
-
+impl EcnMode {
     /// Whether the sender is ECN-capable (negotiates ECN, marks its packets ECT).
     #[inline]
     pub fn on(self) -> bool {

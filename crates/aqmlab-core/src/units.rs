@@ -361,6 +361,56 @@ impl Serialize for LimitSpec {
     }
 }
 
+/// A key whose values are names, some keys also taking a boolean for two of them (`Hystart`,
+/// `EcnMode`, TCP's `CwndLimited`): the names are declared once, in [`Named::ALL`], and read,
+/// written and typed in the schema from there.
+pub trait Named: Copy + PartialEq + 'static {
+    /// The values and their names, in the order errors and the schema list them.
+    const ALL: &'static [(&'static str, Self)];
+    /// What `true` and `false` stand for.
+    const BOOLS: (Self, Self);
+    /// How the schema describes the key.
+    const ABOUT: &'static str;
+
+    fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, v)| *v == self).map_or("", |(n, _)| n)
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, v)| *v)
+    }
+
+    /// The value of `v`, a name or a boolean; the error lists what is allowed.
+    fn read(v: &serde_json::Value) -> Result<Self, String> {
+        let found = match v {
+            serde_json::Value::Bool(b) => Some(if *b { Self::BOOLS.0 } else { Self::BOOLS.1 }),
+            serde_json::Value::String(s) => Self::parse(s),
+            _ => None,
+        };
+        found.ok_or_else(|| {
+            let names: Vec<String> = Self::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            format!(
+                "{v} is not allowed; allowed: {} (true = {:?}, false = {:?})",
+                names.join(", "),
+                Self::BOOLS.0.name(),
+                Self::BOOLS.1.name()
+            )
+        })
+    }
+
+    /// The key's schema: one of the names, or a boolean.
+    fn schema() -> Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+        let about = format!(
+            "{} (true = {:?}, false = {:?})",
+            Self::ABOUT,
+            Self::BOOLS.0.name(),
+            Self::BOOLS.1.name()
+        );
+        json_schema!({"description": about, "anyOf": [{"enum": names}, {"type": "boolean"}]})
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,9 @@ use crate::packet::EcnMode;
 use crate::params::group_properties;
 use crate::queue::registry as qdiscs;
 use crate::transport::cc::{registry as ccs, Hystart};
+use crate::transport::tcp::config::CwndLimited;
 use crate::transport::tcp::{DelAck, Rwnd, TsoSegs, PROFILES};
+use crate::units::Named;
 use crate::units::{Dur, Rate, Size};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
@@ -154,27 +156,21 @@ impl JsonSchema for DelAck {
     }
 }
 
-impl JsonSchema for Hystart {
-    fn schema_name() -> Cow<'static, str> {
-        "Hystart".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&str> = Hystart::ALL.iter().map(|(n, _)| *n).collect();
-        json_schema!({"description": "how slow start may end early (true = \"linux\", false = \"off\")",
-                      "anyOf": [{"enum": names}, {"type": "boolean"}]})
-    }
+/// The keys of named values ([`Named`]): one of the names, or a boolean.
+macro_rules! named_schema {
+    ($($t:ident),*) => {$(
+        impl JsonSchema for $t {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                $t::schema()
+            }
+        }
+    )*};
 }
 
-impl JsonSchema for EcnMode {
-    fn schema_name() -> Cow<'static, str> {
-        "EcnMode".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&str> = EcnMode::ALL.iter().map(|(n, _)| *n).collect();
-        json_schema!({"description": "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)), \"l4s\" (RFC 9331, ECT(1)) or \"accecn\" (RFC 9768 feedback, ECT(1)); true = \"classic\", false = \"off\"",
-                      "anyOf": [{"enum": names}, {"type": "boolean"}]})
-    }
-}
+named_schema!(Hystart, EcnMode, CwndLimited);
 
 impl JsonSchema for Rwnd {
     fn schema_name() -> Cow<'static, str> {

@@ -6,6 +6,8 @@
 use super::{DelaySpec, Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
 use crate::packet::EcnMode;
 use crate::transport::cc::Hystart;
+use crate::transport::tcp::config::CwndLimited;
+use crate::units::Named;
 use crate::units::{parse_rate, parse_time, Dur, Rate, Time};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -216,21 +218,19 @@ impl Serialize for Dscp {
     }
 }
 
+/// A named value written back as the boolean that stands for it, if one does (a key's values
+/// before it had more than two, so that a resolved scenario reads as it did), else its name.
+fn bool_or_name<T: Named, S: Serializer>(v: T, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        v if v == T::BOOLS.0 => s.serialize_bool(true),
+        v if v == T::BOOLS.1 => s.serialize_bool(false),
+        v => s.serialize_str(v.name()),
+    }
+}
+
 impl<'de> Deserialize<'de> for Hystart {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        let h = match &v {
-            Value::Bool(b) => Some(if *b { Hystart::Linux } else { Hystart::Off }),
-            Value::String(s) => Hystart::parse(s),
-            _ => None,
-        };
-        h.ok_or_else(|| {
-            let names: Vec<String> = Hystart::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
-            de::Error::custom(format!(
-                "{v} is not allowed; allowed: {} (true = \"linux\", false = \"off\")",
-                names.join(", ")
-            ))
-        })
+        Hystart::read(&Value::deserialize(d)?).map_err(de::Error::custom)
     }
 }
 
@@ -242,30 +242,24 @@ impl Serialize for Hystart {
 
 impl<'de> Deserialize<'de> for EcnMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        let m = match &v {
-            Value::Bool(b) => Some(if *b { EcnMode::Classic } else { EcnMode::Off }),
-            Value::String(s) => EcnMode::parse(s),
-            _ => None,
-        };
-        m.ok_or_else(|| {
-            let names: Vec<String> = EcnMode::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
-            de::Error::custom(format!(
-                "{v} is not allowed; allowed: {} (true = \"classic\", false = \"off\")",
-                names.join(", ")
-            ))
-        })
+        EcnMode::read(&Value::deserialize(d)?).map_err(de::Error::custom)
     }
 }
 
 impl Serialize for EcnMode {
-    /// `off` and `classic` as `false` and `true` (the key's values before it had a third), so
-    /// that a resolved scenario without L4S reads as it did.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            EcnMode::Off => s.serialize_bool(false),
-            EcnMode::Classic => s.serialize_bool(true),
-            m => s.serialize_str(m.name()),
-        }
+        bool_or_name(*self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CwndLimited {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        CwndLimited::read(&Value::deserialize(d)?).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for CwndLimited {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        bool_or_name(*self, s)
     }
 }

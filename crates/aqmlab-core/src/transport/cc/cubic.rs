@@ -550,6 +550,7 @@ mod tests {
             bytes_in_flight: cwnd_segs * MSS,
             in_recovery: false,
             cwnd_limited: true,
+            flight_cwnd_limited: true,
             srtt: Some(100 * MS),
             abc: true,
         }

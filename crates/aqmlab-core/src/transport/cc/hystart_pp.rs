@@ -116,6 +116,7 @@ mod tests {
             bytes_in_flight: 0,
             in_recovery: false,
             cwnd_limited: true,
+            flight_cwnd_limited: true,
             srtt: None,
             abc: true,
         }

@@ -29,6 +29,7 @@
 
 use crate::params::{self, Group, ParamDoc, Params};
 use crate::record::rows::CcReport;
+use crate::units::Named;
 use crate::units::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,24 +60,14 @@ pub enum Hystart {
     Rfc9406,
 }
 
-impl Hystart {
-    /// The key's values (`true` and `false` stand for `linux` and `off`).
-    pub const ALL: [(&'static str, Hystart); 3] = [
+impl Named for Hystart {
+    const ALL: &'static [(&'static str, Hystart)] = &[
         ("off", Hystart::Off),
         ("linux", Hystart::Linux),
         ("rfc9406", Hystart::Rfc9406),
     ];
-
-    pub fn name(self) -> &'static str {
-        Hystart::ALL
-            .iter()
-            .find(|(_, h)| *h == self)
-            .map_or("off", |(n, _)| n)
-    }
-
-    pub fn parse(s: &str) -> Option<Hystart> {
-        Hystart::ALL.iter().find(|(n, _)| *n == s).map(|(_, h)| *h)
-    }
+    const BOOLS: (Hystart, Hystart) = (Hystart::Linux, Hystart::Off);
+    const ABOUT: &'static str = "how slow start may end early";
 }
 
 /// The window state a controller reads and writes (bytes).
@@ -94,6 +85,11 @@ pub struct CcState {
     /// TCP key `cwnd_limited`): the ACK-clocked controllers (Reno, CUBIC) grow the window only
     /// then. Always true while the sender's gate is off.
     pub cwnd_limited: bool,
+    /// Whether the record of the last flight says the window stopped the sender (Linux's
+    /// `tp->is_cwnd_limited` itself, without tcp_is_cwnd_limited's slow-start term: BBRv3's
+    /// bbr_probe_inflight_hi_upward and its end of PROBE_UP read it). Where no record is kept,
+    /// the same as `cwnd_limited`.
+    pub flight_cwnd_limited: bool,
     /// The sender's smoothed RTT, once there is a sample.
     pub srtt: Option<Time>,
     /// RFC 3465 byte counting (the TCP knob `abc`). Off: ns-2's per-ACK rules
@@ -388,6 +384,7 @@ pub(crate) fn test_state(cwnd: u64, ssthresh: u64, bytes_in_flight: u64) -> CcSt
         bytes_in_flight,
         in_recovery: false,
         cwnd_limited: true,
+        flight_cwnd_limited: true,
         srtt: None,
         abc: true,
     }
@@ -411,6 +408,7 @@ mod tests {
             bytes_in_flight: 0,
             in_recovery: false,
             cwnd_limited: true,
+            flight_cwnd_limited: true,
             srtt: None,
             abc: true,
         };

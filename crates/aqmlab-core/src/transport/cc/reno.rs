@@ -115,6 +115,7 @@ mod tests {
             bytes_in_flight: cwnd,
             in_recovery: false,
             cwnd_limited: true,
+            flight_cwnd_limited: true,
             srtt: None,
             abc: true,
         }

@@ -9,6 +9,7 @@ use crate::packet::{Ecn, EcnMode};
 use crate::transport::cc::registry::names as cc_names;
 use crate::transport::cc::Hystart;
 use crate::transport::wire::Pacing;
+use crate::units::Named;
 use crate::units::{as_dur, as_size, parse_time, Dur, Size, Time, MS};
 use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
@@ -361,9 +362,9 @@ pub struct TcpConfig {
     /// tcp_cwnd_restart with tcp_slow_start_after_idle: cwnd halved per RTO of idleness, not
     /// below min(IW, cwnd); ssthresh = max(ssthresh, 3/4 cwnd)).
     pub idle_restart: bool,
-    /// Grow the window only while it limits the sender, as Linux 3.14's tcp_is_cwnd_limited
-    /// (see [`is_cwnd_limited`]); off: grow on every ACK, application-limited or not.
-    pub cwnd_limited: bool,
+    /// When the window may grow: only while it limits the sender, by the rule of a Linux
+    /// release ([`CwndLimited`]), or on every ACK, application-limited or not ("off").
+    pub cwnd_limited: CwndLimited,
     /// Restart the retransmission timer whenever the segment at snd_una is retransmitted, as
     /// Linux's tcp_xmit_retransmit_queue does (unless RACK's reordering timer is pending); off:
     /// RFC 6298, where only an ACK of new data restarts a running timer.
@@ -551,6 +552,49 @@ pub enum TsoDefer {
     /// 6.18 (295ce1eb36ae, "tcp: fix tcp_tso_should_defer() vs large RTT"), backported to the
     /// stable trees from 5.4 in October 2025.
     AckDue,
+}
+
+/// Which rule says whether the window limits the sender, the gate on the window's growth by
+/// Reno, CUBIC and Prague (the TCP key `cwnd_limited`; `true` and `false` stand for
+/// "linux_3_14" and "off", and are how those two are written back). Linux's congestion
+/// avoidance steps return early unless tcp_is_cwnd_limited says the window is in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndLimited {
+    /// No gate: the window grows on every ACK.
+    Off,
+    /// Linux 3.14 (net/ipv4/tcp_cong.c tcp_is_cwnd_limited): what was in flight before the
+    /// ACK fills the window, or leaves less of it than a TSO deferral may hold back.
+    Linux3_14,
+    /// Linux 3.16 to 5.x (ca8a22634381, "tcp: make cwnd-limited checks measurement-based, and
+    /// gentler"): each pass of tcp_write_xmit that sends records, through tcp_cwnd_validate,
+    /// the most segments out and whether the window stopped the pass, once per flight; in
+    /// slow start the window is limiting while under twice that most, else when it stopped
+    /// the flight's last record.
+    Linux5,
+    /// Linux 6.0 on, the same record as amended in 2022 (299bcb55ecd1, "tcp: fix cwnd-limited
+    /// bug for TSO deferral where we send nothing"; f4ce91ce12a7, "tcp: fix
+    /// tcp_cwnd_validate() to not forget is_cwnd_limited"): a pass that sends nothing but is
+    /// stopped by the window records too, a flight once stopped by the window stays so, and
+    /// in slow start the window is limiting when stopped or under twice the most.
+    Linux,
+}
+
+impl Named for CwndLimited {
+    const ALL: &'static [(&'static str, CwndLimited)] = &[
+        ("off", CwndLimited::Off),
+        ("linux_3_14", CwndLimited::Linux3_14),
+        ("linux_5", CwndLimited::Linux5),
+        ("linux", CwndLimited::Linux),
+    ];
+    const BOOLS: (CwndLimited, CwndLimited) = (CwndLimited::Linux3_14, CwndLimited::Off);
+    const ABOUT: &'static str = "when the window may grow: only while it limits the sender, by a Linux release's rule, or always (\"off\")";
+}
+
+impl CwndLimited {
+    /// Whether the rule keeps a record of each flight (tcp_cwnd_validate, 3.16 on).
+    pub fn records_flights(self) -> bool {
+        matches!(self, CwndLimited::Linux5 | CwndLimited::Linux)
+    }
 }
 
 /// When a retransmitted SYN leaves the initial window at one segment (the flow key

@@ -6,8 +6,8 @@
 
 use super::accecn::ReceiverEcn;
 use super::config::{
-    AckOrder, AdaptiveAto, DataEcn, GrowthCount, Name, NextSeg, Profile, PrrRule, Psh, PushAck, RackRetx,
-    RcvWindow, Requick, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
+    AckOrder, AdaptiveAto, CwndLimited, DataEcn, GrowthCount, Name, NextSeg, Profile, PrrRule, Psh, PushAck,
+    RackRetx, RcvWindow, Requick, RttSample, Rwnd, SmallQueues, SynLossIw, TcpConfig, TsoDefer, TsoSegs,
 };
 use super::rto;
 use crate::packet::EcnMode;
@@ -124,7 +124,7 @@ pub(crate) fn rfc() -> TcpConfig {
         tso_defer: TsoDefer::Off,
         sack_compress: false,
         idle_restart: false,
-        cwnd_limited: false,
+        cwnd_limited: CwndLimited::Off,
         rto_rearm: false,
         fr_rearm: false,
         ack_rearm: false,
@@ -250,10 +250,10 @@ pub(crate) fn linux() -> TcpConfig {
         // net.ipv4.tcp_comp_sack_nr 44, tcp_comp_sack_delay_ns 1 ms, tcp_comp_sack_slack_ns 100 us.
         sack_compress: true,
         idle_restart: true,
-        // Current kernels keep the gate but track whether the window was used over the last
-        // flight (tcp_cwnd_validate, max_packets_out, since 3.17/4.x); that form is not modelled,
-        // so `linux` grows the window on every ACK (`linux_3_14` runs 3.14's form).
-        cwnd_limited: false,
+        // include/net/tcp.h tcp_is_cwnd_limited, read by tcp_reno_cong_avoid and tcp_cubic.c
+        // cubictcp_cong_avoid, over the record tcp_output.c tcp_cwnd_validate keeps of each
+        // flight (is_cwnd_limited, max_packets_out, cwnd_usage_seq), as 6.0 on have it.
+        cwnd_limited: CwndLimited::Linux,
         // tcp_output.c tcp_xmit_retransmit_queue: retransmitting the head (rtx_head) re-arms
         // ICSK_TIME_RETRANS to a full RTO unless ICSK_TIME_REO_TIMEOUT is pending (3.14: when the
         // skb is tcp_write_queue_head).
@@ -317,7 +317,7 @@ fn ns2_sack1() -> TcpConfig {
         quickack: 0,
         idle_restart: false,
         // ns-2's agents grow the window on every new ACK (tcp.cc TcpAgent::opencwnd).
-        cwnd_limited: false,
+        cwnd_limited: CwndLimited::Off,
         // The RFC 6298 timer, restarted at the fast retransmit: Sack1TcpAgent::dupack_action
         // (tcp-sack1.cc, sack_action) and NewRenoTcpAgent::dupack_action (tcp-newreno.cc,
         // reno_action) call reset_rtx_timer(1, 0). Only there: a later retransmission goes out
@@ -349,7 +349,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 (RFC 8985), PRR (RFC 6937), F-RTO with undo of spurious timeouts, RTO 1 s \
                 initial, SRTT + max(4 MDEV, 200 ms) (Linux's estimator), 120 s max, delayed ACK \
                 40 ms, 16 quick ACKs at the start, a lone short or pushed segment ACKed on its \
-                read, SACK compression, the receive window grown by buffer auto-tuning",
+                read, SACK compression, the receive window grown by buffer auto-tuning, window growth \
+                only while the last flight used the window (tcp_cwnd_validate's record)",
             config: linux(),
             // tcp_cubic.c as 4.x-6.x run it (`law = "linux_4"`, cubic.rs): the target one
             // minimum RTT ahead, packets counted per ACK, the kernel's fixed-point arithmetic.
@@ -499,7 +500,7 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                 // tcp_cong.c tcp_is_cwnd_limited, called by tcp_reno_cong_avoid and tcp_cubic.c
                 // bictcp_cong_avoid with the packets in flight before the ACK (tcp_ack's
                 // prior_in_flight).
-                cwnd_limited: true,
+                cwnd_limited: CwndLimited::Linux3_14,
                 // tcp_input.c tcp_data_queue: every segment that is not the next in order enters
                 // quick-ACK mode (tcp_enter_quickack_mode before the partial-packet check, and at
                 // out_of_window for duplicates); 4.18 on keep it for duplicates only (`linux`).

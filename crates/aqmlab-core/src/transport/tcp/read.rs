@@ -9,6 +9,7 @@ use crate::params::{read, Params};
 use crate::transport::cc::registry::{cc_params, lookup as lookup_cc, needs_accecn};
 use crate::transport::cc::CcContext;
 use crate::units::fmt_time;
+use crate::units::Named;
 use serde_json::Value;
 
 impl Params<()> for TcpConfig {
@@ -143,6 +144,7 @@ fn own_ecn(cc: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::tcp::config::CwndLimited;
     use serde_json::json;
 
     #[test]
@@ -183,7 +185,7 @@ mod tests {
     #[test]
     fn a_key_overrides_its_profile_and_errors_name_the_key() {
         let c = read_config(&json!({"profile": "linux_3_14", "rack": true})).unwrap();
-        assert!(c.rack && c.early_retransmit && c.cwnd_limited && c.prr);
+        assert!(c.rack && c.early_retransmit && c.cwnd_limited == CwndLimited::Linux3_14 && c.prr);
         let e = read_config(&json!({"profile": "bsd"})).unwrap_err();
         assert!(
             e.starts_with("profile: \"bsd\" is not allowed; allowed: linux, rfc, "),

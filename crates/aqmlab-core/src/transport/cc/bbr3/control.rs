@@ -357,7 +357,7 @@ impl Bbr3 {
         self.check_loss_too_high_in_startup(rs);
         self.check_full_bw_reached(rs, sample_bw);
         self.check_drain(rs, st);
-        self.update_cycle_phase(rs, sample_bw, st.cwnd_limited, *cwnd);
+        self.update_cycle_phase(rs, sample_bw, st.flight_cwnd_limited, *cwnd);
         self.update_min_rtt(rs, cwnd);
     }
 

@@ -1,6 +1,6 @@
 //! The phases of an ACK that belong to no optional feature: the intake into the scoreboard
 //! with the RTT sample, the round and duplicate-ACK counts, window growth by the congestion
-//! controller (with Linux 3.14's window-validation gate, [`is_cwnd_limited`]), the end of a
+//! controller (with the window-validation gate of `usage.rs`), the end of a
 //! transfer and the ECN response (RFC 3168 or AccECN feedback). Owns [`Ack`], what an ACK brought, as the phases
 //! pass it on.
 
@@ -225,8 +225,7 @@ impl TcpSender {
     /// instead of the cumulative bytes with `growth_count = "delivered"`).
     pub(super) fn grow_window(&mut self, sample: &AckSample, prior_flight: u64, delivered: u64) {
         self.sync_state();
-        self.st.cwnd_limited =
-            !self.cfg.cwnd_limited || is_cwnd_limited(prior_flight, self.st.cwnd, self.mss);
+        (self.st.cwnd_limited, self.st.flight_cwnd_limited) = self.window_limits(prior_flight);
         if self.cfg.growth_count == GrowthCount::Delivered
             && sample.acked_bytes > 0
             && !self.cc.counts_own_deliveries()
@@ -274,19 +273,6 @@ impl TcpSender {
     }
 }
 
-/// Linux 3.14's tcp_is_cwnd_limited (net/ipv4/tcp_cong.c) in bytes: the window limits the
-/// sender when what was in flight before the ACK fills it; or, with GSO (sk_can_gso, as on the
-/// hosts of the studies), when less than a third of it is unused (sysctl_tcp_tso_win_divisor 3)
-/// and the unused part is under one GSO frame (64 KiB, sk_gso_max_size); or when at most 3
-/// segments of it are unused (tcp_max_tso_deferred_mss).
-pub(super) fn is_cwnd_limited(in_flight: u64, cwnd: u64, mss: u64) -> bool {
-    if in_flight >= cwnd {
-        return true;
-    }
-    let left = cwnd - in_flight;
-    (left * 3 < cwnd && left < 65_536) || left <= 3 * mss
-}
-
 /// The D-SACK block of `pkt`'s SACK option, if its first block is one (RFC 2883 section 4;
 /// Linux tcp_check_dsack): it lies below the cumulative ACK, or within the second block.
 fn dsack_block(pkt: &Packet) -> Option<SackBlock> {
@@ -300,7 +286,6 @@ fn dsack_block(pkt: &Packet) -> Option<SackBlock> {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
-    use super::is_cwnd_limited;
     use crate::packet::{Ecn, EcnMode};
     use crate::transport::tcp::accecn;
     use crate::transport::tcp::config::RttSample;
@@ -379,22 +364,6 @@ mod tests {
             assert_eq!(a.rtt, sampled.then_some(50 * MS), "{rule:?}");
             assert_eq!(s.rtt.srtt() != before, sampled, "{rule:?}");
         }
-    }
-
-    #[test]
-    fn cwnd_limited_follows_linux_3_14() {
-        // tcp_cong.c tcp_is_cwnd_limited with MSS 1448, in packets: cwnd 10 is limited with 10
-        // in flight; with 7 (3 left, 3*3 < 10) too; with 6 (4 left: 12 >= 10, 4 > 3) not.
-        let (mss, seg) = (1448, 1448u64);
-        assert!(is_cwnd_limited(10 * seg, 10 * seg, mss));
-        assert!(is_cwnd_limited(7 * seg, 10 * seg, mss));
-        assert!(!is_cwnd_limited(6 * seg, 10 * seg, mss));
-        // cwnd 100: 30 left (43440 B < 64 KiB, 90 < 100) is limited, 40 left (120 >= 100) not;
-        // cwnd 300 with 50 left: under a third, but 72400 B is more than a GSO frame.
-        assert!(is_cwnd_limited(70 * seg, 100 * seg, mss));
-        assert!(!is_cwnd_limited(60 * seg, 100 * seg, mss));
-        assert!(!is_cwnd_limited(250 * seg, 300 * seg, mss));
-        assert!(is_cwnd_limited(297 * seg, 300 * seg, mss));
     }
 
     /// cwnd (segments) after each of `rounds` rounds in which every ACK covers two segments

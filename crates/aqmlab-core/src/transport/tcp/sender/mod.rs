@@ -140,11 +140,12 @@ mod state;
 #[cfg(test)]
 mod testutil;
 mod timers;
+mod usage;
 
 use counters::Counters;
 use rate::RateSampler;
 use records::Records;
-use state::{EarlyRetransmit, Frto, HostQueue, Prr, Rack, RateHalving, Recovery, Sack1Pipe, Tlp};
+use state::{CwndUsage, EarlyRetransmit, Frto, HostQueue, Prr, Rack, RateHalving, Recovery, Sack1Pipe, Tlp};
 pub use state::{SenderState, TcpSender};
 use timers::{Timer, Timers};
 
@@ -195,6 +196,7 @@ impl TcpSender {
                 bytes_in_flight: 0,
                 in_recovery: false,
                 cwnd_limited: true,
+                flight_cwnd_limited: true,
                 srtt: None,
                 abc: cfg.abc,
             },
@@ -216,6 +218,7 @@ impl TcpSender {
             min_rtt: None,
             tlp: (cfg.tlp && sack).then(Tlp::default),
             frto: cfg.frto.then(Frto::default),
+            usage: CwndUsage::default(),
             pacing,
             pace_next: 0,
             host: None,

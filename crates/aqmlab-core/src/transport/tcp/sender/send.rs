@@ -202,12 +202,16 @@ impl TcpSender {
             return;
         }
         self.timers.stop(Timer::Pace);
+        let pass = self.usage_pass(now);
         let burst = self.pacing.and_then(|p| self.pacing_burst(&p));
         match burst {
             Some((segs, rate)) if self.stamps() => self.send_stamped(now, out, segs, rate),
             _ => {
                 self.send_burst(now, out, burst);
             }
+        }
+        if let Some(nxt) = pass {
+            self.record_usage(nxt);
         }
         if self.rate.is_some() {
             self.check_app_limited(now);
@@ -303,6 +307,11 @@ impl TcpSender {
                 }
                 if in_flight + self.mss <= allowed {
                     if gso.segs == 0 && self.tso_defers(now, allowed - in_flight, gso.autosize) {
+                        // tcp_tso_should_defer's first case: the window, not the receiver's,
+                        // holds the packet back.
+                        let next = self.sb.seg_start(self.sb.next_idx());
+                        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(next);
+                        self.usage.deferred |= allowed - in_flight < rwnd_room;
                         break;
                     }
                     self.send_new_in(&mut gso, now, out);

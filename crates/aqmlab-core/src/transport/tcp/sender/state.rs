@@ -79,6 +79,8 @@ pub struct TcpSender {
     pub(super) min_rtt: Option<Time>,
     pub(super) tlp: Option<Tlp>,
     pub(super) frto: Option<Frto>,
+    /// How the last flight used the window (the `cwnd_limited` rules of 3.16 on).
+    pub(super) usage: CwndUsage,
     /// Pacing: its settings, and the earliest time of the next burst (also of TCP Nice's next
     /// probe); a segment the window allows waits for that time on [`Timer::Pace`].
     pub(super) pacing: Option<Pacing>,
@@ -95,6 +97,18 @@ pub struct TcpSender {
     pub(super) syn_sent: u32,
     pub(super) timers: Timers,
     pub(super) n: Counters,
+}
+
+/// The record Linux 3.16 on keep of how the last flight used the window (tcp_cwnd_validate;
+/// `usage.rs`): whether the window stopped the recorded pass (is_cwnd_limited), the segments
+/// then out (max_packets_out), the snd_nxt until which the record holds (cwnd_usage_seq), and
+/// whether a TSO deferral in the current pass held a packet back for the window.
+#[derive(Debug, Default)]
+pub(super) struct CwndUsage {
+    pub(super) stopped: bool,
+    pub(super) max_out: u64,
+    pub(super) until: u64,
+    pub(super) deferred: bool,
 }
 
 /// Loss recovery's state: duplicate ACKs, fast recovery (SACK or NewReno), the loss episode
