@@ -65,6 +65,7 @@ impl Named for EcnMode {
         ("accecn", EcnMode::AccEcn),
     ];
     const BOOLS: (EcnMode, EcnMode) = (EcnMode::Classic, EcnMode::Off);
+    const WRITES_BOOLS: bool = true;
     const ABOUT: &'static str = "ECN use: \"off\" (Not-ECT), \"classic\" (RFC 3168, ECT(0)), \"l4s\" (RFC 9331, ECT(1)) or \"accecn\" (RFC 9768 feedback, ECT(1))";
 }
 

@@ -369,6 +369,8 @@ pub trait Named: Copy + PartialEq + 'static {
     const ALL: &'static [(&'static str, Self)];
     /// What `true` and `false` stand for.
     const BOOLS: (Self, Self);
+    /// Whether those two are written back as the booleans (else every value as its name).
+    const WRITES_BOOLS: bool;
     /// How the schema describes the key.
     const ABOUT: &'static str;
 

@@ -1,6 +1,6 @@
 //! The scenario values written by hand rather than derived: a rate or a rate schedule, a qdisc
 //! given as a name or a table, a start time or a uniform draw, a DSCP as a number or a name, a
-//! HyStart variant or a boolean. Each reads what the file may say and writes back the canonical
+//! named value or a boolean (HyStart's variant, the ECN mode, TCP's window-growth rule). Each reads what the file may say and writes back the canonical
 //! form the resolved scenario stores; errors say what was given and what is allowed.
 
 use super::{DelaySpec, Dscp, QdiscSpec, RateSpec, StartPer, StartSpec};
@@ -218,48 +218,33 @@ impl Serialize for Dscp {
     }
 }
 
-/// A named value written back as the boolean that stands for it, if one does (a key's values
-/// before it had more than two, so that a resolved scenario reads as it did), else its name.
-fn bool_or_name<T: Named, S: Serializer>(v: T, s: S) -> Result<S::Ok, S::Error> {
+/// A named value written back as the boolean that stands for it when the key writes those
+/// (a key's values before it had more than two, so that a resolved scenario reads as it did),
+/// else as its name.
+fn write_named<T: Named, S: Serializer>(v: T, s: S) -> Result<S::Ok, S::Error> {
     match v {
-        v if v == T::BOOLS.0 => s.serialize_bool(true),
-        v if v == T::BOOLS.1 => s.serialize_bool(false),
+        v if T::WRITES_BOOLS && v == T::BOOLS.0 => s.serialize_bool(true),
+        v if T::WRITES_BOOLS && v == T::BOOLS.1 => s.serialize_bool(false),
         v => s.serialize_str(v.name()),
     }
 }
 
-impl<'de> Deserialize<'de> for Hystart {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Hystart::read(&Value::deserialize(d)?).map_err(de::Error::custom)
-    }
+/// The keys of named values ([`Named`]): read from a name or a boolean, written by
+/// [`write_named`].
+macro_rules! named_serde {
+    ($($t:ident),*) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $t::read(&Value::deserialize(d)?).map_err(de::Error::custom)
+            }
+        }
+
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                write_named(*self, s)
+            }
+        }
+    )*};
 }
 
-impl Serialize for Hystart {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for EcnMode {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        EcnMode::read(&Value::deserialize(d)?).map_err(de::Error::custom)
-    }
-}
-
-impl Serialize for EcnMode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        bool_or_name(*self, s)
-    }
-}
-
-impl<'de> Deserialize<'de> for CwndLimited {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        CwndLimited::read(&Value::deserialize(d)?).map_err(de::Error::custom)
-    }
-}
-
-impl Serialize for CwndLimited {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        bool_or_name(*self, s)
-    }
-}
+named_serde!(Hystart, EcnMode, CwndLimited);

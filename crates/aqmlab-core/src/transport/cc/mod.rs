@@ -67,6 +67,7 @@ impl Named for Hystart {
         ("rfc9406", Hystart::Rfc9406),
     ];
     const BOOLS: (Hystart, Hystart) = (Hystart::Linux, Hystart::Off);
+    const WRITES_BOOLS: bool = false;
     const ABOUT: &'static str = "how slow start may end early";
 }
 

@@ -587,6 +587,7 @@ impl Named for CwndLimited {
         ("linux", CwndLimited::Linux),
     ];
     const BOOLS: (CwndLimited, CwndLimited) = (CwndLimited::Linux3_14, CwndLimited::Off);
+    const WRITES_BOOLS: bool = true;
     const ABOUT: &'static str = "when the window may grow: only while it limits the sender, by a Linux release's rule, or always (\"off\")";
 }
 

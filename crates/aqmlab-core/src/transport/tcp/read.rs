@@ -183,6 +183,27 @@ mod tests {
     }
 
     #[test]
+    fn the_window_growth_rule_is_a_name_or_a_boolean() {
+        let rule = |v: Value| read_config(&json!({"cwnd_limited": v})).map(|c| c.cwnd_limited);
+        assert_eq!(rule(json!(true)), Ok(CwndLimited::Linux3_14));
+        assert_eq!(rule(json!(false)), Ok(CwndLimited::Off));
+        assert_eq!(rule(json!("linux_5")), Ok(CwndLimited::Linux5));
+        assert_eq!(read_config(&json!({})).unwrap().cwnd_limited, CwndLimited::Linux);
+        let e = rule(json!("linux_6")).unwrap_err();
+        assert!(
+            e.starts_with(
+                "cwnd_limited: \"linux_6\" is not allowed; allowed: \"off\", \"linux_3_14\", \"linux_5\", \"linux\" (true = \"linux_3_14\", false = \"off\")"
+            ),
+            "{e}"
+        );
+        // The two a boolean stands for are written back as it, the others by name.
+        let written = |c: CwndLimited| serde_json::to_value(c).unwrap();
+        assert_eq!(written(CwndLimited::Linux3_14), json!(true));
+        assert_eq!(written(CwndLimited::Off), json!(false));
+        assert_eq!(written(CwndLimited::Linux), json!("linux"));
+    }
+
+    #[test]
     fn a_key_overrides_its_profile_and_errors_name_the_key() {
         let c = read_config(&json!({"profile": "linux_3_14", "rack": true})).unwrap();
         assert!(c.rack && c.early_retransmit && c.cwnd_limited == CwndLimited::Linux3_14 && c.prr);
