@@ -228,12 +228,17 @@ pub struct TcpConfig {
     pub rtt_sample: RttSample,
     /// Which delivery of a retransmitted segment RACK takes as the retransmission's, and so
     /// lets advance its clock (RACK.xmit_ts, RACK.rtt): "echo" (RFC 8985 6.2 step 2's
-    /// timestamp test: the ACK echoes a TSval no older than the retransmission) or "min_rtt"
+    /// timestamp test: the ACK echoes a TSval no older than the retransmission), "min_rtt"
     /// (Linux tcp_recovery.c tcp_rack_advance, since commit deed7be78f51 of 4.11: at least the
-    /// minimum RTT has passed since it was sent). A receiver echoes the TSval of the last
-    /// segment that advanced its window (RFC 7323 4.3), so an out-of-order retransmission's
-    /// SACK never passes the echo test, and a lost retransmission below it waits for the
-    /// retransmission timer. Written out only when not "echo".
+    /// minimum RTT has passed since it was sent) or "linux" (both as Linux calls them:
+    /// tcp_sacktag_one passes a SACK to tcp_rack_advance's test alone, tcp_clean_rtx_queue a
+    /// cumulative ACK only if it also passes tcp_skb_spurious_retrans, the echo test in
+    /// whole milliseconds). A receiver echoes the TSval of the last segment that advanced its
+    /// window (RFC 7323 4.3), so an out-of-order retransmission's SACK never passes the echo
+    /// test, and a lost retransmission below it waits for the retransmission timer; the
+    /// cumulative ACK of a spuriously retransmitted segment echoes the original, which the
+    /// minimum-RTT test alone takes for the retransmission's delivery after a delay spike.
+    /// Written out only when not "echo".
     #[serde(default, skip_serializing_if = "RackRetx::is_default")]
     pub rack_retx: RackRetx,
     /// RFC 8985 section 7 Tail Loss Probe (SACK only).
@@ -477,6 +482,8 @@ pub enum RackRetx {
     Echo,
     /// Those at least the minimum RTT after the retransmission.
     MinRtt,
+    /// SACKed ones as `MinRtt`; cumulatively acknowledged ones as both `MinRtt` and `Echo`.
+    Linux,
 }
 
 impl RackRetx {

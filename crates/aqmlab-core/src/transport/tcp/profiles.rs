@@ -200,8 +200,10 @@ pub(crate) fn linux() -> TcpConfig {
         // minimum RTT the newest, a SACKed one first; Karn's rule falls back to the echo in ms.
         rtt_sample: RttSample::Linux,
         // tcp_recovery.c tcp_rack_advance: the SACK of a retransmission advances RACK once the
-        // minimum RTT has passed since it was sent, whatever the ACK echoes.
-        rack_retx: RackRetx::MinRtt,
+        // minimum RTT has passed since it was sent, whatever the ACK echoes; tcp_input.c
+        // tcp_clean_rtx_queue: a cumulative ACK echoing a TSval older than the retransmission
+        // (tcp_skb_spurious_retrans) does not advance it at all.
+        rack_retx: RackRetx::Linux,
         // tcp_output.c tcp_xmit_retransmit_queue (4.11 on): only segments marked lost.
         nextseg: NextSeg::Lost,
         tlp: true,

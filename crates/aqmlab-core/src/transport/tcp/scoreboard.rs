@@ -76,6 +76,25 @@ pub struct Delivered {
     pub idx: u64,
 }
 
+/// For RACK, the latest send time at which a retransmitted segment's delivery by the current
+/// ACK counts as the retransmission's, when SACKed and when cumulatively acknowledged (none:
+/// no retransmitted one counts that way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetxBound {
+    pub sack: Option<u64>,
+    pub cum: Option<u64>,
+}
+
+impl RetxBound {
+    /// The same bound for both ways of delivery.
+    pub fn both(bound: Option<u64>) -> Self {
+        RetxBound {
+            sack: bound,
+            cum: bound,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     segs: VecDeque<Seg>,
@@ -98,10 +117,10 @@ pub struct Scoreboard {
     /// kept only when `rack` is on.
     rack: bool,
     sent_order: VecDeque<(u64, u64)>,
-    /// RACK: the latest send time of a retransmitted segment whose delivery by the ACK being
-    /// applied counts as the retransmission's (none: no retransmitted one counts), and the most
-    /// recently sent segment the ACK delivered.
-    retx_bound: Option<u64>,
+    /// RACK: the latest send times of a retransmitted segment whose delivery by the ACK being
+    /// applied counts as the retransmission's, and the most recently sent segment the ACK
+    /// delivered.
+    retx_bound: RetxBound,
     delivered: Option<Delivered>,
     /// Delivery-rate sampling (Linux tcp_rate.c): each outstanding segment's snapshot of the
     /// connection's delivery state at its latest transmission, parallel to `segs` and kept
@@ -139,7 +158,7 @@ impl Scoreboard {
             rtx_pos: 0,
             rack: false,
             sent_order: VecDeque::new(),
-            retx_bound: None,
+            retx_bound: RetxBound::default(),
             delivered: None,
             rate: false,
             tx: VecDeque::new(),
@@ -192,9 +211,9 @@ impl Scoreboard {
     }
 
     /// Starts applying an ACK; for RACK, a retransmitted segment it delivers counts as delivered
-    /// by its retransmission when that was sent at or before `retx_bound` (the TCP key
-    /// `rack_retx`: the ACK's echo, or now less the minimum RTT).
-    pub fn begin_ack(&mut self, retx_bound: Option<u64>) {
+    /// by its retransmission when that was sent at or before `retx_bound`'s time for the way
+    /// it is delivered (the TCP key `rack_retx`).
+    pub fn begin_ack(&mut self, retx_bound: RetxBound) {
         self.retx_bound = retx_bound;
         self.delivered = None;
         self.orig_delivered = None;
@@ -221,15 +240,16 @@ impl Scoreboard {
         self.delivered
     }
 
-    /// Notes the delivery of segment `i` (record `s`, last sent at `xmit_ts` when RACK is on).
-    fn note_delivered(&mut self, i: u64, s: &Seg, xmit_ts: Option<u64>) {
+    /// Notes the delivery of segment `i` (record `s`, last sent at `xmit_ts` when RACK is on),
+    /// SACKed or cumulatively acknowledged (`bound`: `retx_bound`'s time for that).
+    fn note_delivered(&mut self, i: u64, s: &Seg, xmit_ts: Option<u64>, bound: Option<u64>) {
         if !s.ever_retx {
             self.orig_delivered = Some(self.orig_delivered.map_or(i, |o| o.max(i)));
         }
         let Some(xmit_ts) = xmit_ts else {
             return;
         };
-        if s.ever_retx && self.retx_bound.is_none_or(|b| b < xmit_ts) {
+        if s.ever_retx && bound.is_none_or(|b| b < xmit_ts) {
             return; // ambiguous: the ACK may be for an earlier transmission
         }
         let d = Delivered { xmit_ts, idx: i };
@@ -483,7 +503,7 @@ impl Scoreboard {
             if s.sacked {
                 self.acked_sacked += len;
             } else {
-                self.note_delivered(self.first, &s, ts);
+                self.note_delivered(self.first, &s, ts, self.retx_bound.cum);
             }
             self.pipe -= self.contrib(&s, len);
             any_retx |= s.ever_retx;
@@ -533,7 +553,7 @@ impl Scoreboard {
             if self.rate {
                 self.rate_acc.delivered(self.tx[o]);
             }
-            self.note_delivered(i, &s, ts);
+            self.note_delivered(i, &s, ts, self.retx_bound.sack);
             if let Some(t) = self.rtt_times.as_deref_mut().filter(|_| !s.ever_retx) {
                 if t.first_sackt.is_none_or(|(k, _)| i < k) {
                     t.first_sackt = Some((i, s.xmit_ts));
@@ -837,7 +857,7 @@ mod tests {
         sb.unmark_lost();
         sb.cum_ack(seq(1));
         sb.push_new(50);
-        sb.begin_ack(Some(0));
+        sb.begin_ack(RetxBound::both(Some(0)));
         sb.sack(seq(2), seq(5));
         let (marked, _) = sb.rack_detect(Delivered { xmit_ts: 50, idx: 4 }, 5, 100);
         assert_eq!(
@@ -860,14 +880,14 @@ mod tests {
         for _ in 0..4 {
             sb.push_new(10);
         }
-        sb.begin_ack(Some(0));
+        sb.begin_ack(RetxBound::both(Some(0)));
         sb.sack(seq(2), seq(4));
         assert!(sb.mark_lost(0));
         assert_eq!(sb.pipe(), MSS, "segment 1 alone");
         sb.retransmitted(1, 20);
         assert_eq!(sb.pipe(), 2 * MSS);
         sb.push_new(30);
-        sb.begin_ack(Some(0));
+        sb.begin_ack(RetxBound::both(Some(0)));
         sb.sack(seq(4), seq(5));
         let (marked, _) = sb.rack_detect(Delivered { xmit_ts: 30, idx: 4 }, 5, 100);
         assert_eq!(marked, 1);
@@ -890,13 +910,13 @@ mod tests {
             };
             sb.set_tx(i, snap);
         }
-        sb.begin_ack(Some(0));
+        sb.begin_ack(RetxBound::both(Some(0)));
         sb.sack(seq(2), seq(3));
         assert!(sb.mark_lost(1) && sb.mark_lost(0));
         assert!(!sb.mark_lost(1) && !sb.mark_lost(2));
         let flights: Vec<u64> = sb.rate_acc().lost.iter().map(|t| t.in_flight).collect();
         assert_eq!(flights, [2, 1]);
-        sb.begin_ack(Some(0));
+        sb.begin_ack(RetxBound::both(Some(0)));
         assert!(sb.rate_acc().lost.is_empty());
     }
 

@@ -6,6 +6,7 @@
 
 use super::super::accecn::Feedback;
 use super::super::config::{GrowthCount, RackRetx, RttSample};
+use super::super::scoreboard::RetxBound;
 use super::state::{SenderState, TcpSender, DUP_THRESH};
 use super::timers::Timer;
 use crate::packet::{flags, Packet, SackBlock};
@@ -68,9 +69,16 @@ impl TcpSender {
         // (it sends no data), so each newer TSval becomes TS.Recent.
         self.ts_recent = self.ts_recent.max(pkt.ts_val);
         let mut acked_bytes = 0;
+        let min_rtt = self.min_rtt.and_then(|m| now.checked_sub(m));
         let retx_bound = match self.cfg.rack_retx {
-            RackRetx::Echo => Some(pkt.ts_ecr),
-            RackRetx::MinRtt => self.min_rtt.and_then(|m| now.checked_sub(m)),
+            RackRetx::Echo => RetxBound::both(Some(pkt.ts_ecr)),
+            RackRetx::MinRtt => RetxBound::both(min_rtt),
+            // tcp_skb_spurious_retrans compares the echo with the retransmission's TSval in
+            // whole milliseconds: the last nanosecond of the echo's millisecond still counts.
+            RackRetx::Linux => RetxBound {
+                sack: min_rtt,
+                cum: min_rtt.map(|b| b.min((pkt.ts_ecr / MS + 1) * MS - 1)),
+            },
         };
         self.sb.begin_ack(retx_bound);
         if advanced {

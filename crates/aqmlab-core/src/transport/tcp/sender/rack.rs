@@ -207,7 +207,12 @@ mod tests {
         // segment, the handshake's (RFC 7323 4.3: TS.Recent moves with the window's left edge
         // only): echo 0. The third SACK (202 ms) shows 0-2 lost (reordering window 0 at
         // DupThresh); PRR lets one retransmission go per ACK, at 202, 203 and 204 ms.
-        for (rule, again, rto) in [(RackRetx::Echo, vec![], 1), (RackRetx::MinRtt, vec![0], 0)] {
+        let rules = [
+            (RackRetx::Echo, vec![], 1),
+            (RackRetx::MinRtt, vec![0], 0),
+            (RackRetx::Linux, vec![0], 0),
+        ];
+        for (rule, again, rto) in rules {
             let cfg = TcpConfig {
                 rack_retx: rule,
                 ..linux_config(10)
@@ -233,6 +238,48 @@ mod tests {
                 s.on_timer(t, &mut vec![]);
             }
             assert_eq!(s.rto_count(), rto, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn the_cumulative_ack_of_a_spurious_retransmission_leaves_rack_where_linux_does() {
+        // Ten segments leave at 100 ms; the ACK of segment 0 at 200 ms gives the minimum RTT,
+        // 100 ms. Then a delay spike holds the ACKs: the loss probe and the timer fire, the
+        // timer resending segment 1. The ACKs of the originals come 150 ms after that
+        // retransmission, each echoing 100 ms. The first undoes the timeout (its echo is
+        // older than the retransmission: tcp_try_undo_loss). It also acknowledges segment 1,
+        // whose latest transmission is the retransmission, more than the minimum RTT before:
+        // "min_rtt" takes that as RACK's clock, so the segments sent at 100 ms look overdue and
+        // the next ACK resends segment 3 though nothing was lost. Linux skips a cumulatively
+        // acknowledged segment whose ACK echoes a TSval older than its retransmission
+        // (tcp_clean_rtx_queue, tcp_skb_spurious_retrans): "linux" and "echo" resend nothing.
+        let rules = [
+            (RackRetx::Echo, vec![]),
+            (RackRetx::MinRtt, vec![3]),
+            (RackRetx::Linux, vec![]),
+        ];
+        for (rule, resent) in rules {
+            let cfg = TcpConfig {
+                rack_retx: rule,
+                mss: MSS as u32,
+                bytes: Some(40 * MSS),
+                ..crate::transport::tcp::profiles::linux()
+            };
+            let (mut s, out) = linux_sender_cfg(cfg);
+            assert_eq!(out.iter().filter(|p| p.payload > 0).count(), 10);
+            ack_ms(&mut s, 1, &[], 200, 100);
+            let mut at = 0;
+            while s.rto_count() == 0 {
+                at = s.next_timer().expect("a timer is armed");
+                s.on_timer(at, &mut vec![]);
+            }
+            assert_eq!(s.retransmits(), 1, "{rule:?}: the timer's retransmission of 1");
+            let now = at / MS + 150;
+            ack_ms(&mut s, 2, &[], now, 100);
+            assert_eq!(s.spurious_rtos(), 1, "{rule:?}");
+            let sent = ack_ms(&mut s, 3, &[], now + 1, 100);
+            let again: Vec<u64> = segs(&sent).into_iter().filter(|&k| k < 10).collect();
+            assert_eq!(again, resent, "{rule:?}");
         }
     }
 
