@@ -54,11 +54,11 @@ impl TcpSender {
     /// that delivers never-retransmitted data sent before the timeout, shows it spurious; the
     /// first ACK advancing without SACK information lets new data go instead of more
     /// retransmissions (step 2.b); SACK information or duplicate ACKs after that new data
-    /// show the loss real (step 3.a).
-    pub(super) fn frto_on_ack(&mut self, advanced: bool, ts_ecr: Time, dup: bool) {
-        let Some(f) = &self.frto else { return };
+    /// show the loss real (step 3.a). Returns whether the ACK undid the timeout.
+    pub(super) fn frto_on_ack(&mut self, advanced: bool, ts_ecr: Time, dup: bool) -> bool {
+        let Some(f) = &self.frto else { return false };
         if self.recovery.loss_point.is_none() {
-            return;
+            return false;
         }
         let delayed = f.retrans_stamp.is_some_and(|t| ts_ecr < t);
         let orig = f.on
@@ -68,10 +68,10 @@ impl TcpSender {
                 .is_some_and(|i| self.sb.seg_end(i) <= f.high);
         if (advanced && delayed && f.undo.is_some()) || orig {
             self.undo_timeout();
-            return;
+            return true;
         }
         let Some(f) = self.frto.as_mut().filter(|f| f.on) else {
-            return;
+            return false;
         };
         if self.high_data > f.high {
             if dup {
@@ -81,6 +81,7 @@ impl TcpSender {
             f.high = self.high_data;
             f.new = true;
         }
+        false
     }
 
     /// After the ACK's transmissions: step 2.b sent new data if it could; otherwise

@@ -384,8 +384,12 @@ impl TcpSender {
         self.tlp_on_ack(&a, now);
         self.count_ack(&mut a);
         // F-RTO and undo decide before the window grows (Linux: tcp_fastretrans_alert, then
-        // tcp_cong_control).
-        self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup);
+        // tcp_cong_control). An undo clears every loss mark, RACK's of this ACK too; Linux
+        // marks RACK's losses after it (tcp_fastretrans_alert's TCP_CA_Loss case:
+        // tcp_process_loss, then tcp_identify_packet_loss), so they are marked again.
+        if self.frto_on_ack(a.advanced, pkt.ts_ecr, a.sacked_bytes > 0 || a.dup) {
+            a.rack_marked = self.rack_detect(now);
+        }
         self.cwr_exit();
         let sample = self.ack_sample(&a, now);
         let delivered = self.newly_delivered(&a);

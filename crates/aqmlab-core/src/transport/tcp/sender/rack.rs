@@ -249,13 +249,16 @@ mod tests {
         // retransmission, each echoing 100 ms. The first undoes the timeout (its echo is
         // older than the retransmission: tcp_try_undo_loss). It also acknowledges segment 1,
         // whose latest transmission is the retransmission, more than the minimum RTT before:
-        // "min_rtt" takes that as RACK's clock, so the segments sent at 100 ms look overdue and
-        // the next ACK resends segment 3 though nothing was lost. Linux skips a cumulatively
+        // "min_rtt" takes that as RACK's clock, so segments 2-9, sent at 100 ms, look overdue
+        // though nothing was lost. Marked after the undo, they start a fast recovery whose PRR
+        // (tcp_cwnd_reduction) resends one segment on this ACK (newly lost ones: as many as it
+        // delivered) and two on the next (one more than delivered beyond what was sent,
+        // pipe far below ssthresh 7): 2, then 3 and 4. Linux skips a cumulatively
         // acknowledged segment whose ACK echoes a TSval older than its retransmission
         // (tcp_clean_rtx_queue, tcp_skb_spurious_retrans): "linux" and "echo" resend nothing.
         let rules = [
             (RackRetx::Echo, vec![]),
-            (RackRetx::MinRtt, vec![3]),
+            (RackRetx::MinRtt, vec![2, 3, 4]),
             (RackRetx::Linux, vec![]),
         ];
         for (rule, resent) in rules {
@@ -275,12 +278,42 @@ mod tests {
             }
             assert_eq!(s.retransmits(), 1, "{rule:?}: the timer's retransmission of 1");
             let now = at / MS + 150;
-            ack_ms(&mut s, 2, &[], now, 100);
+            let mut sent = ack_ms(&mut s, 2, &[], now, 100);
             assert_eq!(s.spurious_rtos(), 1, "{rule:?}");
-            let sent = ack_ms(&mut s, 3, &[], now + 1, 100);
+            sent.extend(ack_ms(&mut s, 3, &[], now + 1, 100));
             let again: Vec<u64> = segs(&sent).into_iter().filter(|&k| k < 10).collect();
             assert_eq!(again, resent, "{rule:?}");
         }
+    }
+
+    #[test]
+    fn rack_marks_its_losses_after_the_undo_of_a_spurious_timeout() {
+        // As the test before: ten segments at 100 ms, the minimum RTT 100 ms, a delay spike,
+        // the timer resends segment 1 (the timeout marks every segment lost). Segment 2 was
+        // really lost: 150 ms after the retransmission one ACK acknowledges 0-1 and SACKs 3-9,
+        // echoing 100 ms. Linux undoes the timeout on it (tcp_process_loss: tcp_try_undo_loss
+        // clears every loss mark), then RACK marks what this ACK shows lost
+        // (tcp_identify_packet_loss): segment 2, sent with segment 9 and below it, seven
+        // segments SACKed (no reordering window). The connection is Open, so it enters fast
+        // recovery and resends 2 on this ACK (tcp_time_to_recover: lost_out).
+        let (mut s, out) = linux_sender_cfg(TcpConfig {
+            mss: MSS as u32,
+            bytes: Some(40 * MSS),
+            ..crate::transport::tcp::profiles::linux()
+        });
+        assert_eq!(out.iter().filter(|p| p.payload > 0).count(), 10);
+        ack_ms(&mut s, 1, &[], 200, 100);
+        let mut at = 0;
+        while s.rto_count() == 0 {
+            at = s.next_timer().expect("a timer is armed");
+            s.on_timer(at, &mut vec![]);
+        }
+        assert_eq!(s.retransmits(), 1, "the timer's retransmission of 1");
+        let sent = ack_ms(&mut s, 2, &[(3, 10)], at / MS + 150, 100);
+        assert_eq!(s.spurious_rtos(), 1);
+        let again: Vec<u64> = segs(&sent).into_iter().filter(|&k| k < 10).collect();
+        assert_eq!(again, vec![2]);
+        assert_eq!(s.retransmits(), 2);
     }
 
     #[test]
