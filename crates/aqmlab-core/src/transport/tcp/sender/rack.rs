@@ -241,6 +241,32 @@ mod tests {
         }
     }
 
+    /// A `linux`-profile sender of 40 segments (`rack_retx` as given) whose first ten leave at
+    /// 100 ms; the ACK of segment 0 at 200 ms gives the minimum RTT, 100 ms; then a delay
+    /// spike holds the ACKs until the loss probe and the timer have fired, the timer resending
+    /// segment 1. Returns the sender and when the timer fired (ms).
+    fn timed_out_during_a_delay_spike(rack_retx: RackRetx) -> (TcpSender, Time) {
+        let (mut s, out) = linux_sender_cfg(TcpConfig {
+            rack_retx,
+            mss: MSS as u32,
+            bytes: Some(40 * MSS),
+            ..crate::transport::tcp::profiles::linux()
+        });
+        assert_eq!(out.iter().filter(|p| p.payload > 0).count(), 10);
+        ack_ms(&mut s, 1, &[], 200, 100);
+        let mut at = 0;
+        while s.rto_count() == 0 {
+            at = s.next_timer().expect("a timer is armed");
+            s.on_timer(at, &mut vec![]);
+        }
+        assert_eq!(
+            s.retransmits(),
+            1,
+            "{rack_retx:?}: the timer's retransmission of 1"
+        );
+        (s, at / MS)
+    }
+
     #[test]
     fn the_cumulative_ack_of_a_spurious_retransmission_leaves_rack_where_linux_does() {
         // Ten segments leave at 100 ms; the ACK of segment 0 at 200 ms gives the minimum RTT,
@@ -262,22 +288,8 @@ mod tests {
             (RackRetx::Linux, vec![]),
         ];
         for (rule, resent) in rules {
-            let cfg = TcpConfig {
-                rack_retx: rule,
-                mss: MSS as u32,
-                bytes: Some(40 * MSS),
-                ..crate::transport::tcp::profiles::linux()
-            };
-            let (mut s, out) = linux_sender_cfg(cfg);
-            assert_eq!(out.iter().filter(|p| p.payload > 0).count(), 10);
-            ack_ms(&mut s, 1, &[], 200, 100);
-            let mut at = 0;
-            while s.rto_count() == 0 {
-                at = s.next_timer().expect("a timer is armed");
-                s.on_timer(at, &mut vec![]);
-            }
-            assert_eq!(s.retransmits(), 1, "{rule:?}: the timer's retransmission of 1");
-            let now = at / MS + 150;
+            let (mut s, fired) = timed_out_during_a_delay_spike(rule);
+            let now = fired + 150;
             let mut sent = ack_ms(&mut s, 2, &[], now, 100);
             assert_eq!(s.spurious_rtos(), 1, "{rule:?}");
             sent.extend(ack_ms(&mut s, 3, &[], now + 1, 100));
@@ -288,28 +300,15 @@ mod tests {
 
     #[test]
     fn rack_marks_its_losses_after_the_undo_of_a_spurious_timeout() {
-        // As the test before: ten segments at 100 ms, the minimum RTT 100 ms, a delay spike,
-        // the timer resends segment 1 (the timeout marks every segment lost). Segment 2 was
+        // `timed_out_during_a_delay_spike` (the timeout marks every segment lost). Segment 2 was
         // really lost: 150 ms after the retransmission one ACK acknowledges 0-1 and SACKs 3-9,
         // echoing 100 ms. Linux undoes the timeout on it (tcp_process_loss: tcp_try_undo_loss
         // clears every loss mark), then RACK marks what this ACK shows lost
         // (tcp_identify_packet_loss): segment 2, sent with segment 9 and below it, seven
         // segments SACKed (no reordering window). The connection is Open, so it enters fast
         // recovery and resends 2 on this ACK (tcp_time_to_recover: lost_out).
-        let (mut s, out) = linux_sender_cfg(TcpConfig {
-            mss: MSS as u32,
-            bytes: Some(40 * MSS),
-            ..crate::transport::tcp::profiles::linux()
-        });
-        assert_eq!(out.iter().filter(|p| p.payload > 0).count(), 10);
-        ack_ms(&mut s, 1, &[], 200, 100);
-        let mut at = 0;
-        while s.rto_count() == 0 {
-            at = s.next_timer().expect("a timer is armed");
-            s.on_timer(at, &mut vec![]);
-        }
-        assert_eq!(s.retransmits(), 1, "the timer's retransmission of 1");
-        let sent = ack_ms(&mut s, 2, &[(3, 10)], at / MS + 150, 100);
+        let (mut s, fired) = timed_out_during_a_delay_spike(RackRetx::Linux);
+        let sent = ack_ms(&mut s, 2, &[(3, 10)], fired + 150, 100);
         assert_eq!(s.spurious_rtos(), 1);
         let again: Vec<u64> = segs(&sent).into_iter().filter(|&k| k < 10).collect();
         assert_eq!(again, vec![2]);
