@@ -249,6 +249,12 @@ def _steady(selection: str) -> list[Case]:
     return [Case(q, "rrul_be", rate, rtt) for q in STEADY_QDISCS]
 
 
+def _rrul40() -> list[Case]:
+    """`rrul_be` through CoDel and PIE at 10 and 100 Mbit/s, 50 ms, CUBIC, in the run this
+    comparison began with: 40 s, statistics from 15 s (the window `WINDOW_S` gives it)."""
+    return [Case(q, "rrul_be", rate, 50) for rate in (10, 100) for q in ("codel", "pie")]
+
+
 def _loss() -> list[Case]:
     # One download through a FIFO with random loss on the wire behind it: the senders' answer to
     # losses the queue did not cause (an open loop: no AQM feeds back on the answer).
@@ -288,6 +294,7 @@ SELECTIONS = {
     "loss": _loss,
     "start_order": _start_order,
     "ecn": _ecn,
+    "rrul40": _rrul40,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -316,6 +323,7 @@ WINDOW_S = {
     "long100": (300.0, 30.0),
     "l4s_pairs": (180.0, 119.0),
     "cc_pair": (60.0, 20.0),
+    "rrul40": (40.0, 15.0),
 }
 
 
@@ -856,6 +864,39 @@ def _acks_per_seg(data: np.ndarray, acks: np.ndarray) -> float | None:
     bottleneck's packets after the warm-up, the ACKs those of the other direction)."""
     n = int(data.sum())
     return int(acks.sum()) / n if n else None
+
+
+def timeline(res, step_s: float = 1.0) -> list[dict]:
+    """Per direction and step: packets in, drops, sojourn p50 / p95 of what was sent (ms), and
+    the summed congestion windows of the TCP flows whose data goes that way (segments)."""
+    pk = res.tables["packets"].to_pandas()
+    fs = res.tables["flow_series"].to_pandas()
+    flows = res.tables["flows"].to_pandas()
+    end = res.meta["duration_ns"] / 1e9
+    rows = []
+    for d in ("down", "up"):
+        p = pk[pk.dir == d]
+        tcp = flows[(flows.kind == "tcp") & (flows.direction == d)].flow
+        for t0 in np.arange(0, end, step_s):
+            x = p[(p.t_enqueue_ns >= t0 * 1e9) & (p.t_enqueue_ns < (t0 + step_s) * 1e9)]
+            sent = x[x.outcome.isin(["sent", "marked"])]
+            soj = (sent.t_out_ns - sent.t_enqueue_ns) / 1e6
+            w = fs[(fs.flow.isin(tcp)) & (fs.t_ns >= t0 * 1e9) & (fs.t_ns < (t0 + step_s) * 1e9)]
+            # each flow's mean window over the step, summed: the two sides sample at different
+            # instants (the kernel's flows at their own iperf3 intervals), so no instant has them all
+            cwnd = w.groupby("flow").cwnd_bytes.mean().sum() / 1448 if len(w) else 0.0
+            rows.append(
+                {
+                    "dir": d,
+                    "t": float(t0),
+                    "in": len(x),
+                    "drops": int(len(x) - len(sent)),
+                    "q50": float(np.median(soj)) if len(soj) else 0.0,
+                    "q95": float(np.percentile(soj, 95)) if len(soj) else 0.0,
+                    "cwnd": float(cwnd),
+                }
+            )
+    return rows
 
 
 def figures(res, warmup_s: float) -> dict:

@@ -44,39 +44,6 @@ def case_of(case_id: str) -> matrix.Case:
     raise SystemExit(f"case {case_id!r} is in no selection of matrix.py")
 
 
-def timeline(res, step_s: float = 1.0) -> list[dict]:
-    """Per direction and step: packets in, drops, sojourn p50 / p95 of what was sent (ms), and
-    the summed congestion windows of the TCP flows whose data goes that way (segments)."""
-    pk = res.tables["packets"].to_pandas()
-    fs = res.tables["flow_series"].to_pandas()
-    flows = res.tables["flows"].to_pandas()
-    end = res.meta["duration_ns"] / 1e9
-    rows = []
-    for d in ("down", "up"):
-        p = pk[pk.dir == d]
-        tcp = flows[(flows.kind == "tcp") & (flows.direction == d)].flow
-        for t0 in np.arange(0, end, step_s):
-            x = p[(p.t_enqueue_ns >= t0 * 1e9) & (p.t_enqueue_ns < (t0 + step_s) * 1e9)]
-            sent = x[x.outcome.isin(["sent", "marked"])]
-            soj = (sent.t_out_ns - sent.t_enqueue_ns) / 1e6
-            w = fs[(fs.flow.isin(tcp)) & (fs.t_ns >= t0 * 1e9) & (fs.t_ns < (t0 + step_s) * 1e9)]
-            # each flow's mean window over the step, summed: the two sides sample at different
-            # instants (the kernel's flows at their own iperf3 intervals), so no instant has them all
-            cwnd = w.groupby("flow").cwnd_bytes.mean().sum() / 1448 if len(w) else 0.0
-            rows.append(
-                {
-                    "dir": d,
-                    "t": float(t0),
-                    "in": len(x),
-                    "drops": int(len(x) - len(sent)),
-                    "q50": float(np.median(soj)) if len(soj) else 0.0,
-                    "q95": float(np.percentile(soj, 95)) if len(soj) else 0.0,
-                    "cwnd": float(cwnd),
-                }
-            )
-    return rows
-
-
 ACK_MAX = 200
 """A packet of at most this many bytes is a pure ACK (52 bytes with timestamps, SACK blocks 12
 more each); every data segment of the matrix is a full 1500-byte packet."""
@@ -339,7 +306,7 @@ def main() -> None:
     for name, res in sides.items():
         for t in ("packets", "flow_series"):
             res.tables[t].to_pandas().to_parquet(out / f"{name}.{t}.parquet")
-        lines[name] = timeline(res)
+        lines[name] = matrix.timeline(res)
     print("dir   t  | " + " | ".join(f"{n:>6}: in drops q50 q95 cwnd" for n in sides))
     for k in range(len(lines["sim"])):
         r0 = lines["sim"][k]

@@ -45,7 +45,9 @@ TUN_RING_PACKETS = 1 << 18
 # the D-SACK blocks sent for data below rcv_nxt and received (`tcp_dsack_set`, `tcp_check_dsack`),
 # and the receivers' ACKs sent by the delayed-ACK timer (tcp_timer.c `tcp_delack_timer_handler`),
 # the duplicates that put a receiver in quick-ACK mode (tcp_input.c `tcp_data_queue`,
-# DelayedACKLost) and the ACKs SACK compression held (`__tcp_ack_snd_check`, TCPAckCompressed).
+# DelayedACKLost) and the ACKs SACK compression held (`__tcp_ack_snd_check`, TCPAckCompressed),
+# and CUBIC's HyStart exits from slow start by each of its tests with the windows summed at them
+# (tcp_cubic.c `hystart_update`: the ACK train's and the delay increase's).
 KERNEL_COUNTERS = [
     "TcpRetransSegs",
     "TcpExtTCPTimeouts",
@@ -62,6 +64,10 @@ KERNEL_COUNTERS = [
     "TcpExtDelayedACKs",
     "TcpExtDelayedACKLost",
     "TcpExtTCPAckCompressed",
+    "TcpExtTCPHystartTrainDetect",
+    "TcpExtTCPHystartTrainCwnd",
+    "TcpExtTCPHystartDelayDetect",
+    "TcpExtTCPHystartDelayCwnd",
 ]
 
 

@@ -73,6 +73,11 @@ pub const BETA: f64 = 0.7;
 const HYSTART_LOW_WINDOW: u64 = 16;
 const HYSTART_ACK_DELTA: Time = 2 * MS;
 const HYSTART_MIN_SAMPLES: u32 = 8;
+/// The largest ACK-train cushion (tcp_cubic.c `hystart_ack_delay`: USEC_PER_MSEC).
+const HYSTART_ACK_DELAY_MAX: Time = MS;
+/// The GSO size `hystart_ack_delay` scales by (sk_gso_max_size: a TUN, veth or NIC device's
+/// gso_max_size, GSO_LEGACY_MAX_SIZE = 65536 bytes unless BIG TCP raises it).
+const GSO_MAX_SIZE: u64 = 65_536;
 
 /// The congestion-avoidance window law (the `law` parameter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -143,6 +148,23 @@ pub enum HystartMinRtt {
     Cleared,
 }
 
+/// Which ACKs HyStart reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HystartAcks {
+    /// Every ACK of new data outside recovery while in slow start, its round kept on each at
+    /// any window; its tests from a window of 16 segments.
+    #[default]
+    NewData,
+    /// tcp_cubic.c as 6.14 on runs it (25c1a9ca53db, "tcp_cubic: fix incorrect HyStart round
+    /// start detection"): `cubictcp_acked`, the pkts_acked hook, calls `hystart_update` on
+    /// every ACK that carries an RTT sample (a SACK-only one or one in recovery as well; none
+    /// in the second after an epoch start) while HyStart has not ended slow start and cwnd <
+    /// ssthresh; the round restarts there (`after(snd_una, end_seq)`) at any window, the two
+    /// tests run from cwnd >= hystart_low_window (16).
+    Sampled,
+}
+
 /// CUBIC's parameters (the flow's `cc_params` table), every default written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -158,6 +180,13 @@ pub struct CubicParams {
     /// What a timeout does to HyStart's minimum RTT: "kept" (default) or "cleared"
     /// (tcp_cubic.c's `bictcp_reset`).
     pub hystart_min_rtt: HystartMinRtt,
+    /// Which ACKs HyStart reads: "new_data" (default) or "sampled" (tcp_cubic.c's
+    /// `cubictcp_acked`, 6.14 on).
+    pub hystart_acks: HystartAcks,
+    /// The ACK train's cushion (tcp_cubic.c `hystart_ack_delay`, 5.8 on): the train ends slow
+    /// start once it lasts (delay_min + min(1 ms, 4 x 64 KB / the pacing rate)) / 2, or the
+    /// whole of that when the sender paces; off: delay_min / 2 (default).
+    pub hystart_ack_delay: bool,
     /// The Linux laws' clock: the kernel's CONFIG_HZ, the rate of the jiffies `bictcp_update`
     /// reads (`tcp_jiffies32`: the epoch, the HZ/32 gate, delay_min rounded up to a jiffy):
     /// 100, 250, 300 or 1000 (the default).
@@ -171,6 +200,8 @@ impl Default for CubicParams {
             hystart_round: HystartRound::default(),
             hystart_rtt: HystartRtt::default(),
             hystart_min_rtt: HystartMinRtt::default(),
+            hystart_acks: HystartAcks::default(),
+            hystart_ack_delay: false,
             hz: super::bictcp::HZ,
         }
     }
@@ -324,7 +355,7 @@ impl Cubic {
         if ack.now - self.hs_last_ack <= HYSTART_ACK_DELTA {
             self.hs_last_ack = ack.now;
             if let Some(rs) = self.hs_round_start {
-                if ack.now - rs > delay_min / 2 {
+                if ack.now - rs > self.ack_train_threshold(ack, delay_min) {
                     self.hs_found = true;
                 }
             }
@@ -346,6 +377,56 @@ impl Cubic {
         }
         if self.hs_found {
             st.ssthresh = st.cwnd;
+        }
+    }
+
+    /// The pkts_acked hook's part (bictcp_acked, cubictcp_acked): an ACK's RTT sample, unless
+    /// within a second of an epoch's start, lowers delay_min, and with `hystart_acks =
+    /// "sampled"` runs HyStart while it has not ended slow start.
+    fn acked(&mut self, ack: &AckSample, st: &mut CcState) {
+        let Some(rtt) = ack.rtt else { return };
+        if self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC) {
+            return;
+        }
+        self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
+        match self.params.law {
+            Law::Rfc9438 => {}
+            Law::Linux => {
+                // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt, the send and ACK
+                // times truncated to jiffies), in ms x 8.
+                let b = &self.linux;
+                let jiffies = b.jiffies(ack.now).wrapping_sub(b.jiffies(ack.now - rtt)) as u64;
+                let ms8 = (jiffies << 3) * 1000 / b.hz as u64;
+                self.linux.sample_delay(ms8.min(u32::MAX as u64) as u32);
+            }
+            // cubictcp_acked: the sample's rtt_us.
+            Law::Linux4 => self.linux.sample_delay((rtt / US).min(u32::MAX as u64) as u32),
+        }
+        if self.params.hystart_acks == HystartAcks::Sampled
+            && self.hystart
+            && !self.hs_found
+            && st.in_slow_start()
+        {
+            self.hystart_update(ack, st);
+        }
+    }
+
+    /// How long an ACK train lasts before it ends slow start: delay_min / 2, or with
+    /// `hystart_ack_delay` tcp_cubic.c's `hystart_update` threshold, delay_min plus
+    /// `hystart_ack_delay` (0 before the socket has a pacing rate), halved unless the sender
+    /// paces (SK_PACING_NONE).
+    fn ack_train_threshold(&self, ack: &AckSample, delay_min: Time) -> Time {
+        if !self.params.hystart_ack_delay {
+            return delay_min / 2;
+        }
+        let cushion = ack.pacing_rate.map_or(0, |rate| {
+            (GSO_MAX_SIZE * 4 * SEC / rate.max(1)).min(HYSTART_ACK_DELAY_MAX)
+        });
+        let threshold = delay_min + cushion;
+        if ack.paced {
+            threshold
+        } else {
+            threshold / 2
         }
     }
 
@@ -411,25 +492,16 @@ impl CongestionControl for Cubic {
         "cubic"
     }
 
+    fn on_ack_event(&mut self, ack: &AckSample, st: &mut CcState) {
+        // tcp_ack runs pkts_acked (in tcp_clean_rtx_queue) before its recovery step.
+        if self.params.hystart_acks == HystartAcks::Sampled {
+            self.acked(ack, st);
+        }
+    }
+
     fn on_ack(&mut self, ack: &AckSample, st: &mut CcState) {
-        if let Some(rtt) = ack.rtt {
-            let fresh_epoch = self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC);
-            if !fresh_epoch {
-                self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
-                match self.params.law {
-                    Law::Rfc9438 => {}
-                    Law::Linux => {
-                        // bictcp_acked: the sample in whole jiffies (tcp_ack's seq_rtt, the
-                        // send and ACK times truncated to jiffies), in ms x 8.
-                        let b = &self.linux;
-                        let jiffies = b.jiffies(ack.now).wrapping_sub(b.jiffies(ack.now - rtt)) as u64;
-                        let ms8 = (jiffies << 3) * 1000 / b.hz as u64;
-                        self.linux.sample_delay(ms8.min(u32::MAX as u64) as u32);
-                    }
-                    // cubictcp_acked: the sample's rtt_us.
-                    Law::Linux4 => self.linux.sample_delay((rtt / US).min(u32::MAX as u64) as u32),
-                }
-            }
+        if self.params.hystart_acks == HystartAcks::NewData {
+            self.acked(ack, st);
         }
         if st.in_recovery || ack.acked_bytes == 0 {
             return;
@@ -438,7 +510,7 @@ impl CongestionControl for Cubic {
             self.linux.acked(ack.acked_bytes.div_ceil(self.mss) as u32);
         }
         let mut acked = ack.acked_bytes;
-        if st.in_slow_start() && self.hystart {
+        if st.in_slow_start() && self.hystart && self.params.hystart_acks == HystartAcks::NewData {
             // bictcp_acked (the pkts_acked hook) runs HyStart whether or not the window is
             // used; bictcp_cong_avoid, the growth below, returns unless cwnd-limited.
             self.hystart_update(ack, st);
@@ -915,14 +987,14 @@ mod tests {
         let read = |v: serde_json::Value| (INFO[0].build)(&v, &ctx).map(|(_, r)| r);
         assert_eq!(
             read(serde_json::Value::Null).unwrap(),
-            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hz": 1000})
+            serde_json::json!({"law": "rfc9438", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hystart_acks": "new_data", "hystart_ack_delay": false, "hz": 1000})
         );
         let l = read(serde_json::json!({"law": "linux"}));
         assert_eq!(
             l.unwrap(),
-            serde_json::json!({"law": "linux", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hz": 1000})
+            serde_json::json!({"law": "linux", "hystart_round": "reached", "hystart_rtt": "first", "hystart_min_rtt": "kept", "hystart_acks": "new_data", "hystart_ack_delay": false, "hz": 1000})
         );
-        let l4 = serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hystart_rtt": "round", "hystart_min_rtt": "cleared", "hz": 250});
+        let l4 = serde_json::json!({"law": "linux_4", "hystart_round": "passed", "hystart_rtt": "round", "hystart_min_rtt": "cleared", "hystart_acks": "sampled", "hystart_ack_delay": true, "hz": 250});
         assert_eq!(read(l4.clone()).unwrap(), l4);
         let e = read(serde_json::json!({"hz": 200})).unwrap_err();
         assert_eq!(
@@ -1055,6 +1127,151 @@ mod tests {
                 ..Default::default()
             };
             c.on_ack(&a, &mut st);
+        }
+        assert!(!c.hystart_exited());
+    }
+
+    /// When (ms) a train of ACKs `step` apart, each with an 80 ms RTT sample and `extra` set,
+    /// ends slow start by HyStart's ACK train; None within 100 ms.
+    fn train_exit(params: CubicParams, step: Time, extra: AckSample) -> Option<Time> {
+        let mut c = Cubic::with_params(MSS, Hystart::Linux, params);
+        let mut st = state(20);
+        let mut now = 0;
+        while now < 100 * MS {
+            now += step;
+            let a = AckSample {
+                now,
+                acked_bytes: MSS,
+                rtt: Some(80 * MS),
+                round_start: now == step,
+                ..extra
+            };
+            c.on_ack_event(&a, &mut st);
+            c.on_ack(&a, &mut st);
+            if c.hystart_exited() {
+                return Some(now);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn hystart_ack_delay_widens_the_train_by_tcp_cubics_cushion() {
+        // tcp_cubic.c hystart_update: threshold = delay_min + hystart_ack_delay, halved unless
+        // the socket paces; hystart_ack_delay = min(1 ms, 4 x gso_max_size / sk_pacing_rate),
+        // 0 while the rate is unset. ACKs every 0.25 ms from 0.25 ms (the round's start), so
+        // the train ends on the first ACK more than the threshold after 0.25 ms.
+        let us = crate::units::US;
+        let on = CubicParams {
+            hystart_ack_delay: true,
+            ..Default::default()
+        };
+        let at = |rate: Option<u64>, paced: bool| {
+            let extra = AckSample {
+                pacing_rate: rate,
+                paced,
+                ..Default::default()
+            };
+            train_exit(on, 250 * us, extra)
+        };
+        let off = train_exit(CubicParams::default(), 250 * us, AckSample::default());
+        // delay_min / 2 = 40 ms: the first ACK past 40.25 ms.
+        assert_eq!(off, Some(40_500 * us));
+        // No rate yet: no cushion.
+        assert_eq!(at(None, false), Some(40_500 * us));
+        // 4 x 65536 B at 524.288 MB/s = 0.5 ms: (80 + 0.5) / 2 = 40.25 ms, past 40.5 ms.
+        assert_eq!(at(Some(524_288_000), false), Some(40_750 * us));
+        // At 100 Mbit/s the cushion is capped at 1 ms: 40.5 ms, past 40.75 ms.
+        assert_eq!(at(Some(12_500_000), false), Some(41_000 * us));
+        // A pacing sender's train must last the whole 81 ms: the first ACK past 81.25 ms.
+        assert_eq!(at(Some(12_500_000), true), Some(81_500 * us));
+    }
+
+    #[test]
+    fn sampled_hystart_reads_only_acks_with_an_rtt_sample() {
+        // cubictcp_acked returns on an ACK without an RTT sample (rtt_us < 0), so HyStart's
+        // ACK train does not see it: three such ACKs leave a 4 ms gap between the ones it sees
+        // (more than hystart_ack_delta_us, 2 ms) and the train never reaches delay_min / 2.
+        // With "new_data" every ACK of new data times the train, which ends at 42 ms.
+        let run = |acks: HystartAcks| {
+            let mut c = Cubic::with_params(
+                MSS,
+                Hystart::Linux,
+                CubicParams {
+                    hystart_acks: acks,
+                    ..Default::default()
+                },
+            );
+            let mut st = state(20);
+            for i in 1..=60u64 {
+                let a = AckSample {
+                    now: i * MS,
+                    acked_bytes: MSS,
+                    rtt: (!(10..13).contains(&i)).then_some(80 * MS),
+                    round_start: i == 1,
+                    ..Default::default()
+                };
+                c.on_ack_event(&a, &mut st);
+                c.on_ack(&a, &mut st);
+                if c.hystart_exited() {
+                    return Some(i);
+                }
+            }
+            None
+        };
+        assert_eq!(run(HystartAcks::NewData), Some(42));
+        assert_eq!(run(HystartAcks::Sampled), None);
+    }
+
+    #[test]
+    fn sampled_hystart_runs_before_the_recovery_step_and_in_recovery() {
+        // tcp_ack calls pkts_acked (cubictcp_acked -> hystart_update) from tcp_clean_rtx_queue,
+        // before tcp_fastretrans_alert, on SACK-only ACKs and in recovery as well, whenever
+        // cwnd < ssthresh and HyStart has not ended slow start. Nine samples 20 ms above a
+        // 100 ms minimum (more than clamp(100 / 8, 4, 16) = 12.5 ms), on SACK-only ACKs in
+        // recovery with cwnd below ssthresh: the delay test ends slow start on the ninth,
+        // ssthresh = cwnd, all in `on_ack_event` (the round of the nine starts on the first).
+        let mut c = Cubic::with_params(
+            MSS,
+            Hystart::Linux,
+            CubicParams {
+                hystart_acks: HystartAcks::Sampled,
+                ..Default::default()
+            },
+        );
+        let mut st = state(20);
+        let first = AckSample {
+            now: MS,
+            acked_bytes: MSS,
+            rtt: Some(100 * MS),
+            ..Default::default()
+        };
+        c.on_ack_event(&first, &mut st);
+        st.in_recovery = true;
+        st.ssthresh = 40 * MSS;
+        for i in 0..9u64 {
+            let a = AckSample {
+                now: (2 + i) * MS,
+                sacked_bytes: MSS,
+                rtt: Some(120 * MS),
+                round_start: i == 0,
+                ..Default::default()
+            };
+            c.on_ack_event(&a, &mut st);
+            assert_eq!(c.hystart_exited(), i == 8, "sample {}", i + 1);
+        }
+        assert_eq!(st.ssthresh, 20 * MSS);
+        // "new_data" runs HyStart from `on_ack` alone, outside recovery, on ACKs of new data.
+        let mut c = Cubic::new(MSS, Hystart::Linux);
+        let mut st = state(20);
+        for i in 0..12u64 {
+            let a = AckSample {
+                now: (1 + i) * MS,
+                acked_bytes: MSS,
+                rtt: Some(if i == 0 { 100 * MS } else { 120 * MS }),
+                ..Default::default()
+            };
+            c.on_ack_event(&a, &mut st);
         }
         assert!(!c.hystart_exited());
     }

@@ -135,6 +135,13 @@ pub struct AckSample {
     pub ece: bool,
     /// Packets this ACK newly reports CE-marked (AccECN's ACE counter; 0 otherwise).
     pub ce_segs: u64,
+    /// The sender's pacing rate in bytes per second, which Linux keeps on every socket, paced
+    /// or not (sk_pacing_rate, tcp_update_pacing_rate); `None` before the first RTT sample and
+    /// outside slow start (HyStart reads it, in slow start alone).
+    pub pacing_rate: Option<u64>,
+    /// Whether the sender paces, by its own timer or through its host's fq (Linux's
+    /// sk_pacing_status other than SK_PACING_NONE).
+    pub paced: bool,
 }
 
 /// What triggered a congestion response.

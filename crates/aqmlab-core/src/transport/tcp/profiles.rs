@@ -11,7 +11,7 @@ use super::config::{
 };
 use super::rto;
 use crate::packet::EcnMode;
-use crate::transport::cc::cubic::{CubicParams, HystartMinRtt, HystartRound, HystartRtt, Law};
+use crate::transport::cc::cubic::{CubicParams, HystartAcks, HystartMinRtt, HystartRound, HystartRtt, Law};
 use crate::transport::cc::Hystart;
 use crate::units::{MS, SEC};
 use serde::Serialize;
@@ -359,8 +359,10 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
             // HyStart's round restarts on the first ACK past its end (hystart_update:
             // after(snd_una, end_seq), then bictcp_hystart_reset with end_seq = snd_nxt); its
             // delay test takes the minimum of every sample of the round (5.8 on); a timeout
-            // clears its minimum with the law's (bictcp_reset). Its jiffies tick at the
-            // kernel's CONFIG_HZ.
+            // clears its minimum with the law's (bictcp_reset). HyStart reads the ACKs
+            // cubictcp_acked passes it (those with an RTT sample; its round restarted on them at
+            // any window, as 6.14 on), and its ACK train allows hystart_ack_delay's cushion.
+            // Its jiffies tick at the kernel's CONFIG_HZ.
             cc_params: vec![cc_defaults(
                 "cubic",
                 CubicParams {
@@ -368,6 +370,8 @@ pub static PROFILES: std::sync::LazyLock<Vec<TcpProfile>> = std::sync::LazyLock:
                     hystart_round: HystartRound::Passed,
                     hystart_rtt: HystartRtt::Round,
                     hystart_min_rtt: HystartMinRtt::Cleared,
+                    hystart_acks: HystartAcks::Sampled,
+                    hystart_ack_delay: true,
                     hz: LINUX_HZ,
                 },
             )],

@@ -224,6 +224,13 @@ impl TcpSender {
             snd_nxt: self.high_data,
             ece: a.ece,
             ce_segs: a.ce_segs,
+            // HyStart, its one reader, runs in slow start alone: no division on the other ACKs.
+            pacing_rate: self
+                .st
+                .in_slow_start()
+                .then(|| self.socket_pacing_rate())
+                .flatten(),
+            paced: self.pacing.is_some() || self.stamps(),
         }
     }
 

@@ -66,7 +66,17 @@ impl TcpSender {
     /// window's; before the first RTT sample, when Linux's rate is still unlimited, the
     /// 64 KB of gso_max_size.
     pub(super) fn autosize_segs(&mut self) -> u64 {
-        let p = match self.pacing {
+        let p = self.socket_pacing();
+        match self.pacing_burst(&p) {
+            Some((segs, _)) => segs,
+            None => (65_535 / self.mss).max(p.min_burst),
+        }
+    }
+
+    /// The pacing a Linux socket keeps whether it paces or not: the sender's own, else the
+    /// profile's ratios (net.ipv4.tcp_pacing_ss_ratio and _ca_ratio) and TSO sizing.
+    fn socket_pacing(&self) -> Pacing {
+        match self.pacing {
             Some(p) => p,
             None => Pacing {
                 ss_ratio: self.cfg.pacing_ss_ratio,
@@ -75,11 +85,15 @@ impl TcpSender {
                 rtt_log: self.cfg.tso_rtt_log,
                 ..Pacing::LINUX
             },
-        };
-        match self.pacing_burst(&p) {
-            Some((segs, _)) => segs,
-            None => (65_535 / self.mss).max(p.min_burst),
         }
+    }
+
+    /// The window's sk_pacing_rate in bytes per second (tcp_update_pacing_rate, run on every
+    /// ACK, paced or not), a controller without a rate of its own's; `None` before the first
+    /// RTT sample.
+    pub(super) fn socket_pacing_rate(&self) -> Option<u64> {
+        let srtt = self.rtt.srtt()?.max(1);
+        Some(self.window_rate(&self.socket_pacing(), srtt))
     }
 
     /// Linux tcp_update_pacing_rate: the ratio for slow start or avoidance x window / SRTT;
