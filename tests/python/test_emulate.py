@@ -505,6 +505,18 @@ def test_a_hop_with_several_hosts_is_a_user_error():
         emu.plan(resolved)
 
 
+def test_a_modelled_hosts_timing_noise_is_a_user_error():
+    resolved = {
+        "duration": "1s",
+        "topology": {"host_jitter": "50us", "down": {"rate": "1Mbps"}, "up": {"rate": "1Mbps"}},
+        "flows": [],
+    }
+    with pytest.raises(
+        ScenarioError, match=r"topology\.host_jitter: emulation does not support a modelled host"
+    ):
+        emu.plan(resolved)
+
+
 def test_a_qdisc_in_the_sending_host_is_a_user_error():
     resolved = {
         "duration": "1s",
@@ -538,6 +550,7 @@ def test_netems_queue_and_a_delay_after_the_last_hop_are_user_errors(down: dict,
         ("on_off", {"on": "1s", "off": "1s"}, "on/off periods"),
         ("first_write", "500ms", "a held first write"),
         ("preamble", "37B", "an application preamble"),
+        ("host_jitter", "50us", "a modelled host's timing noise"),
     ],
 )
 def test_flow_keys_no_tool_can_honour_are_user_errors(key: str, value, why: str):
@@ -586,10 +599,7 @@ KERNEL_MATRIX_ARGS = argparse.Namespace(
     set=[],
     sysctl=[],
     qdisc_set=[],
-    connect_late=False,
-    uniform_starts=False,
-    no_cookie=False,
-    no_host_latency=False,
+    **kernel_matrix.harness_defaults(),
 )
 
 

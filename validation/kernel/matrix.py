@@ -417,6 +417,7 @@ def sim_scenario(
     cookies: bool = True,
     connects: list[tuple[float, ...]] | None = None,
     host_latency: bool = True,
+    host_jitter_us: float = 0.0,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -431,7 +432,8 @@ def sim_scenario(
     `FlowPlan.preamble_b`), and a later test of a set connects as much after the set's first
     as in one kernel run of `connects` drawn for the seed (`recorded_connect_lags`), else one
     of `TRACED_CONNECT_LAGS_MS`. With `host_latency`, every flow's base RTT is longer by one
-    draw for the seed from `HOST_LATENCY_US`, the emulated hosts' own time."""
+    draw for the seed from `HOST_LATENCY_US`, the emulated hosts' own time. With
+    `host_jitter_us`, every host of the scenario adds that much timing noise (`host_jitter`)."""
     sc = scenario(case, duration_s, profile)
     if cookies:
         for f in sc["flows"]:
@@ -488,15 +490,78 @@ def sim_scenario(
         for entry in (sc["topology"], *flows):
             if "rtt" in entry:
                 entry["rtt"] = f"{float(entry['rtt'].removesuffix('ms')) * 1e3 + extra_us:.3f}us"
+    if host_jitter_us:
+        sc["topology"]["host_jitter"] = f"{host_jitter_us:g}us"
     return sc
+
+
+# The switches of run.py's, trace.py's and profile.py's simulated side that set an older harness
+# or change one thing of it: (flag, default, help). Kept in each results row when set (run.py).
+HARNESS_SWITCHES = (
+    (
+        "--connect-late",
+        False,
+        (
+            "a later simulated group connects as late as the kernel's data began, instead of connecting at its "
+            "start and holding its first write (the harness until 2026-11-27)"
+        ),
+    ),
+    (
+        "--uniform-starts",
+        False,
+        (
+            "draw each simulated flow's start uniformly over matrix.START_SPREAD_MS, not as the kernel's recorded "
+            "groups began (the harness until 2026-11-27)"
+        ),
+    ),
+    (
+        "--no-cookie",
+        False,
+        (
+            "the simulated flows neither write iperf3's cookie nor connect as long before their data as "
+            "iperf3's did (the harness until 2026-11-28)"
+        ),
+    ),
+    (
+        "--no-host-latency",
+        False,
+        (
+            "the simulated paths without the emulated hosts' own time per round trip (matrix.HOST_LATENCY_US; "
+            "the harness until 2026-11-29)"
+        ),
+    ),
+    (
+        "--host-jitter",
+        0.0,
+        "timing noise of every simulated host, microseconds (topology.host_jitter; default 0)",
+    ),
+)
+
+
+def harness_args(ap) -> None:
+    """Adds `HARNESS_SWITCHES` to the argparse parser `ap`."""
+    for flag, default, text in HARNESS_SWITCHES:
+        if isinstance(default, bool):
+            ap.add_argument(flag, action="store_true", help=text)
+        else:
+            ap.add_argument(flag, type=type(default), default=default, help=text)
+
+
+def harness_keys() -> list[str]:
+    """The attribute names of `HARNESS_SWITCHES` (argparse's)."""
+    return [flag.removeprefix("--").replace("-", "_") for flag, _, _ in HARNESS_SWITCHES]
+
+
+def harness_defaults() -> dict:
+    """Each of `HARNESS_SWITCHES` at its default: the current harness."""
+    return {flag.removeprefix("--").replace("-", "_"): d for flag, d, _ in HARNESS_SWITCHES}
 
 
 def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
     """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
-    profile and `--set` keys, `--connect-late`, `--uniform-starts`, `--no-cookie`,
-    `--no-host-latency`), each group as late, its flows and its connections as the kernel's runs
-    `emus` recorded them
-    (`harness_lags`, `recorded_offsets`, `recorded_connect_lags`)."""
+    profile and `--set` keys, and `HARNESS_SWITCHES`), each group as late, its flows and its
+    connections as the kernel's runs `emus` recorded them (`harness_lags`, `recorded_offsets`,
+    `recorded_connect_lags`)."""
     return sim_scenario(
         case,
         a.duration,
@@ -509,6 +574,7 @@ def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
         cookies=not a.no_cookie,
         connects=recorded_connect_lags(case, a.duration, emus),
         host_latency=not a.no_host_latency,
+        host_jitter_us=a.host_jitter,
     )
 
 

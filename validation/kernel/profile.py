@@ -69,15 +69,7 @@ def model_runs(case: matrix.Case, duration_s: float, selection: str, seeds: int)
     stored = matrix.OUT / f"{selection}.json"
     rows = json.loads(stored.read_text()) if stored.exists() else []
     emus = [r for row in rows if row["id"] == case.id for r in row["emu"]]
-    a = argparse.Namespace(
-        duration=duration_s,
-        profile=None,
-        set=[],
-        connect_late=False,
-        uniform_starts=False,
-        no_cookie=False,
-        no_host_latency=False,
-    )
+    a = argparse.Namespace(duration=duration_s, profile=None, set=[], **matrix.harness_defaults())
     out = []
     for s in range(1, seeds + 1):
         res = aqmlab.run(matrix.cli_scenario(case, a, emus, s), seed=s)

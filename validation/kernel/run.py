@@ -35,8 +35,9 @@ import matrix
 import aqmlab
 from aqmlab.emulate import emulate
 
-HARNESS_FLAGS = ("connect_late", "uniform_starts", "no_cookie", "no_host_latency")
-"""The command-line switches that set an older simulated harness, kept in each results row."""
+HARNESS_FLAGS = matrix.harness_keys()
+"""The command-line switches that set an older simulated harness or change one thing of it,
+kept in each results row when not at their defaults."""
 
 
 def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list[dict]:
@@ -80,7 +81,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "id": case.id,
         "profile": a.profile or "default",
         "set": a.set,
-        **{flag: True for flag in HARNESS_FLAGS if getattr(a, flag)},
+        **{flag: getattr(a, flag) for flag in HARNESS_FLAGS if getattr(a, flag)},
         "sysctl": sysctls(a),
         **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
@@ -121,30 +122,7 @@ def main() -> None:
         default=[],
         help="KEY=VALUE on the bottleneck's discipline both ways, on both sides; keep such runs in their own --out file",
     )
-    ap.add_argument(
-        "--connect-late",
-        action="store_true",
-        help="a later simulated group connects as late as the kernel's data began, instead of connecting at its "
-        "start and holding its first write (the harness until 2026-11-27); keep such runs in their own --out file",
-    )
-    ap.add_argument(
-        "--uniform-starts",
-        action="store_true",
-        help="draw each simulated flow's start uniformly over matrix.START_SPREAD_MS, not as the kernel's recorded "
-        "groups began (the harness until 2026-11-27); keep such runs in their own --out file",
-    )
-    ap.add_argument(
-        "--no-cookie",
-        action="store_true",
-        help="the simulated flows neither write iperf3's cookie nor connect as long before their data as "
-        "iperf3's did (the harness until 2026-11-28); keep such runs in their own --out file",
-    )
-    ap.add_argument(
-        "--no-host-latency",
-        action="store_true",
-        help="the simulated paths without the emulated hosts' own time per round trip (matrix.HOST_LATENCY_US; "
-        "the harness until 2026-11-29); keep such runs in their own --out file",
-    )
+    matrix.harness_args(ap)  # keep runs with any of these in their own --out file
     ap.add_argument("--only", default=None, help="run only cases whose id contains this text")
     ap.add_argument("--out", type=Path, default=None, help="results file (default out/<select>.json)")
     ap.add_argument("--redo", action="store_true", help="run cases already in the results file again")
@@ -185,7 +163,7 @@ def main() -> None:
                 )
                 for key in HARNESS_FLAGS:
                     row.pop(key, None)
-                    row.update({key: True} if getattr(a, key) else {})
+                    row.update({key: getattr(a, key)} if getattr(a, key) else {})
             continue
         if a.more and case.id in done:
             row = done[case.id]

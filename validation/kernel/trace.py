@@ -247,24 +247,7 @@ def main() -> None:
         action="store_true",
         help="no `ss` sampling of the kernel's sockets (the kernel run as the matrix makes it)",
     )
-    ap.add_argument(
-        "--connect-late", action="store_true", help="a later group connects late (run.py's --connect-late)"
-    )
-    ap.add_argument(
-        "--no-cookie",
-        action="store_true",
-        help="no iperf3 cookie and start (run.py's --no-cookie)",
-    )
-    ap.add_argument(
-        "--uniform-starts",
-        action="store_true",
-        help="each simulated flow's start drawn uniformly (run.py's --uniform-starts)",
-    )
-    ap.add_argument(
-        "--no-host-latency",
-        action="store_true",
-        help="no emulated hosts' own time on the simulated paths (run.py's --no-host-latency)",
-    )
+    matrix.harness_args(ap)
     a = ap.parse_args()
     case = case_of(a.case)
     sc = matrix.scenario(case, a.duration, a.profile)

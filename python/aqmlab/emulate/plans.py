@@ -24,6 +24,7 @@ UNSUPPORTED_FLOW_KEYS = {
     "on_off": "on/off periods",
     "first_write": "a held first write (iperf3 writes once its test starts)",
     "preamble": f"an application preamble (iperf3 writes its own {IPERF3_COOKIE_B}-byte cookie on each data connection)",
+    "host_jitter": "a modelled host's timing noise (the emulated hosts are real and have their own)",
 }
 
 
@@ -147,6 +148,10 @@ def plan(resolved: dict) -> list[FlowPlan]:
     cannot do."""
     duration = _ns(resolved["duration"])
     topo = resolved["topology"]
+    if topo.get("host_jitter") is not None:
+        raise ScenarioError(
+            f"topology.host_jitter: emulation does not support {UNSUPPORTED_FLOW_KEYS['host_jitter']}; remove the key"
+        )
     for i, hop in enumerate(topo.get("hops", [])):
         if len(hop.get("hosts", [])) > 1:
             raise ScenarioError(

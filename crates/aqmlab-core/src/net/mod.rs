@@ -989,6 +989,27 @@ pub fn nic_departure(free: &mut Time, rate: Option<u64>, now: Time, size: u64) -
     }
 }
 
+/// The two hosts of a flow with timing noise (`host_jitter`): each packet a host sends is
+/// ready for its NIC a draw uniform in [0, jitter) after it was sent, and not before the
+/// host's previous packet was ready, so a host's packets keep their order. Each host draws
+/// from its own stream.
+pub struct HostJitter {
+    pub jitter: Time,
+    /// Per side (`Side`), the stream and when its last packet was ready.
+    pub rng: [Rng; 2],
+    pub last: [Time; 2],
+}
+
+impl HostJitter {
+    /// When the packet side `s` sends at `now` is ready for its NIC.
+    #[inline]
+    pub fn ready(&mut self, s: usize, now: Time) -> Time {
+        let t = (now + self.rng[s].below(self.jitter)).max(self.last[s]);
+        self.last[s] = t;
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

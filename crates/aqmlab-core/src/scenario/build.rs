@@ -21,7 +21,7 @@ use crate::net::docsis::Mac;
 use crate::net::slot::Slot;
 use crate::net::trace::Trace;
 use crate::net::wifi::{Driver, Medium, Port};
-use crate::net::{DelaySteps, Delivery, Link, Tfifo};
+use crate::net::{DelaySteps, Delivery, HostJitter, Link, Tfifo};
 use crate::packet::Dir;
 use crate::queue::registry::{self, AnyQdisc, ExternalQdiscs};
 use crate::queue::{htb, mq, LinkInfo, Qdisc, SUBQUEUES};
@@ -783,6 +783,7 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
         let rtt = f.rtt.unwrap_or(sc.topology.rtt).0;
         let mut rtt_rng = Rng::stream(seed, &format!("rtt/{g}"));
         let nic_rate = f.nic_rate.unwrap_or(sc.topology.nic_rate).0;
+        let host_jitter = f.host_jitter.or(sc.topology.host_jitter).map_or(0, |j| j.0);
         // Links are in `hops()` order, so the route's positions index them; the delay after a
         // hop is crossed unless the flow leaves there, and after a chain's last hop always.
         let mut route = resolved
@@ -844,6 +845,13 @@ pub fn prepare_with(sc: &Scenario, seed: u64, ext: Option<&dyn ExternalQdiscs>) 
             let dir = f.direction.expect("resolved").dir();
             let mut flow = Flow::new(dir, start, src, dst, client, server, nic_rate);
             flow.local = local;
+            if host_jitter > 0 {
+                flow.host_jitter = Some(Box::new(HostJitter {
+                    jitter: host_jitter,
+                    rng: [0, 1].map(|s| Rng::stream(seed, &format!("host_jitter/{g}/{k}/{s}"))),
+                    last: [0; 2],
+                }));
+            }
             let dscp = f.dscp.map_or(0, |d| d.0);
             flow.dscp = dscp;
             flow.hash_connections = match &model {

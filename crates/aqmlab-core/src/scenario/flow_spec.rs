@@ -133,6 +133,9 @@ pub struct FlowSpec {
     /// The NIC rate of this flow's two hosts (defaults to the topology's `nic_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_rate: Option<NicRate>,
+    /// The timing noise of this flow's two hosts (defaults to the topology's `host_jitter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_jitter: Option<Dur>,
     /// The DSCP of the flow's packets, both directions (default 0, best effort).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dscp: Option<Dscp>,

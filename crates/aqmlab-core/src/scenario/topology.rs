@@ -30,6 +30,13 @@ pub struct Topology {
     /// a flow is a host whose packets are serialised at this rate before its access path.
     #[serde(default = "default_nic_rate")]
     pub nic_rate: NicRate,
+    /// The hosts' own timing noise (flows may override it with their own `host_jitter`): each
+    /// packet a host sends waits in it a further time drawn uniformly in [0, host_jitter) before
+    /// its NIC, but not past the packet it sent before (`net::HostJitter`), so the noise delays
+    /// and bunches a host's packets without reordering them. It stands for what no protocol
+    /// models in a real host: interrupts, softirq and scheduling latency. Default none (0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_jitter: Option<Dur>,
     /// The one-hop shorthand: the bottleneck in each direction, named "down" and "up".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down: Option<LinkSpec>,

@@ -300,6 +300,9 @@ impl Scenario {
                 format!("{}B is out of range; allowed 68B to 65535B", self.topology.mtu.0),
             );
         }
+        if let Some(j) = self.topology.host_jitter {
+            check_time("topology.host_jitter", j.0, 0, SEC)?;
+        }
         self.validate_path()?;
         self.validate_wifi()?;
         self.validate_local_sender()?;
@@ -719,6 +722,9 @@ impl Scenario {
             if r.0 == 0 {
                 return err(key("rtt"), "must be positive");
             }
+        }
+        if let Some(j) = f.host_jitter {
+            check_time(&key("host_jitter"), j.0, 0, SEC)?;
         }
         if let Some(s) = f.rtt_spread {
             let rtt = f.rtt.unwrap_or(self.topology.rtt).0;

@@ -14,7 +14,7 @@ use crate::app::udp::{UdpSink, UdpSource};
 use crate::app::web::{WebClient, WebServer};
 use crate::app::webpage::{PageClient, PageServer};
 use crate::net::wifi::Medium;
-use crate::net::{nic_departure, sample_hops, HopParts, Hops, Link, Pipe};
+use crate::net::{nic_departure, sample_hops, HopParts, Hops, HostJitter, Link, Pipe};
 use crate::packet::{Dir, Packet, PacketPool, PktId};
 use crate::queue::{local_verdict, DropReason, LocalVerdict, Qdisc, QueueEvent};
 use crate::record::rows::{CcReport, FlowReport};
@@ -130,6 +130,8 @@ pub struct Flow {
     nic_free: [Time; 2],
     /// The NIC rate of the flow's two hosts (`None`: packets leave a host at once).
     pub nic_rate: Option<u64>,
+    /// The hosts' timing noise (`host_jitter`); `None`: a packet is ready for the NIC when sent.
+    pub host_jitter: Option<Box<HostJitter>>,
     /// Packets put on the path.
     pub sent: u64,
     /// The access pipe this flow's packets enter when sent in each direction (indexed by
@@ -207,6 +209,7 @@ impl Flow {
             host_links: [0; 2],
             local: [false; 2],
             nic_free: [0; 2],
+            host_jitter: None,
             sent: 0,
             received: 0,
             dropped: 0,
@@ -734,7 +737,11 @@ impl World {
             let flow = &mut self.flows[f as usize];
             flow.sent += 1;
             let pipe = flow.entry[d.index()] as usize;
-            let leaves = nic_departure(&mut flow.nic_free[s as usize], flow.nic_rate, now, size);
+            let ready = match flow.host_jitter.as_deref_mut() {
+                Some(j) => j.ready(s as usize, now),
+                None => now,
+            };
+            let leaves = nic_departure(&mut flow.nic_free[s as usize], flow.nic_rate, ready, size);
             self.enter_pipe_at(pipe, id, leaves);
         }
         out.clear();
@@ -1132,7 +1139,8 @@ mod layout {
             };
         }
         line!(0, ends: [AnyEndpoint; 2], armed: [Time; 2], received: u64, dir: Dir);
-        line!(1, entry: [u32; 2], nic_free: [Time; 2], nic_rate: Option<u64>, sent: u64,
+        line!(1, entry: [u32; 2], nic_free: [Time; 2], nic_rate: Option<u64>,
+            host_jitter: Option<Box<HostJitter>>, sent: u64,
             host: u16, server: u16, local: [bool; 2], dscp: u8, hash_connections: bool);
     }
 }

@@ -206,6 +206,22 @@ fn a_delay_schedule_starts_at_0s_and_takes_no_netem_queue() {
 }
 
 #[test]
+fn a_hosts_timing_noise_is_at_most_a_second() {
+    accepted(&with("topology.host_jitter", json!("1s")));
+    accepted(&with("flows[0].host_jitter", json!("0s")));
+    refused(
+        &with("topology.host_jitter", json!("1001ms")),
+        "topology.host_jitter",
+        &["1001ms", "0s to 1s"],
+    );
+    refused(
+        &with("flows[0].host_jitter", json!("2s")),
+        "flows[0].host_jitter",
+        &["2s", "0s to 1s"],
+    );
+}
+
+#[test]
 fn slot_bounds_are_netems() {
     accepted(&with(
         "topology.down.slot",
