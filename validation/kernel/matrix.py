@@ -86,6 +86,14 @@ TRACED_CONNECT_LAGS_MS = (11.5, 9.8, 14.7, 4.1, 6.1, 3.2, 3.4)
 # effects turn on fractions of a packet time, so each simulated seed adds one value drawn
 # uniformly from this range to every flow's base RTT (`sim_scenario`'s `host_latency`).
 HOST_LATENCY_US = (50.0, 80.0)
+# Of that time, the part that varies packet by packet (us): each simulated host takes timing
+# noise uniform in [0, HOST_JITTER_US) on every packet it sends (`host_jitter`), and the draw
+# above is shorter by as much, so the mean per round trip stays. The kernel's receiver, from a
+# data segment leaving the bottleneck to its ACK reaching the reverse hop, spreads 32 us from
+# p10 to p90 in two-way PIE at 100 Mbit/s (15 us p25-p75; 25-36 us p10-p90 at 50 Mbit/s), as a
+# uniform draw of 40 us does (0.8 of it); the model's receiver with it traced within 7 us of the
+# kernel's from p1 to p90 (validation/kernel/README.md, "The hosts' time, packet by packet").
+HOST_JITTER_US = 40.0
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
 # a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
@@ -417,7 +425,7 @@ def sim_scenario(
     cookies: bool = True,
     connects: list[tuple[float, ...]] | None = None,
     host_latency: bool = True,
-    host_jitter_us: float = 0.0,
+    host_jitter_us: float = HOST_JITTER_US,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -433,7 +441,10 @@ def sim_scenario(
     as in one kernel run of `connects` drawn for the seed (`recorded_connect_lags`), else one
     of `TRACED_CONNECT_LAGS_MS`. With `host_latency`, every flow's base RTT is longer by one
     draw for the seed from `HOST_LATENCY_US`, the emulated hosts' own time. With
-    `host_jitter_us`, every host of the scenario adds that much timing noise (`host_jitter`)."""
+    `host_latency` and `host_jitter_us`, part of that time is per packet: every host of the
+    scenario takes timing noise uniform in [0, host_jitter_us) on each packet it sends
+    (`host_jitter`, mean half of it at each of a flow's two hosts), and the draw is shorter by
+    host_jitter_us (not below 0), so that the hosts' time per round trip keeps its mean."""
     sc = scenario(case, duration_s, profile)
     if cookies:
         for f in sc["flows"]:
@@ -487,11 +498,12 @@ def sim_scenario(
     sc["flows"] = flows
     if host_latency:
         extra_us = np.random.default_rng([seed, zlib.crc32(case.id.encode()), 2]).uniform(*HOST_LATENCY_US)
+        extra_us = max(extra_us - host_jitter_us, 0.0)
         for entry in (sc["topology"], *flows):
             if "rtt" in entry:
                 entry["rtt"] = f"{float(entry['rtt'].removesuffix('ms')) * 1e3 + extra_us:.3f}us"
-    if host_jitter_us:
-        sc["topology"]["host_jitter"] = f"{host_jitter_us:g}us"
+        if host_jitter_us:
+            sc["topology"]["host_jitter"] = f"{host_jitter_us:g}us"
     return sc
 
 
@@ -532,8 +544,12 @@ HARNESS_SWITCHES = (
     ),
     (
         "--host-jitter",
-        0.0,
-        "timing noise of every simulated host, microseconds (topology.host_jitter; default 0)",
+        HOST_JITTER_US,
+        (
+            "timing noise of every simulated host, microseconds (topology.host_jitter; default "
+            "matrix.HOST_JITTER_US), taken from the hosts' time per round trip (matrix.HOST_LATENCY_US), whose "
+            "mean it keeps; 0: the harness until 2026-11-29 (evening)"
+        ),
     ),
 )
 
@@ -545,11 +561,6 @@ def harness_args(ap) -> None:
             ap.add_argument(flag, action="store_true", help=text)
         else:
             ap.add_argument(flag, type=type(default), default=default, help=text)
-
-
-def harness_keys() -> list[str]:
-    """The attribute names of `HARNESS_SWITCHES` (argparse's)."""
-    return [flag.removeprefix("--").replace("-", "_") for flag, _, _ in HARNESS_SWITCHES]
 
 
 def harness_defaults() -> dict:

@@ -35,9 +35,14 @@ import matrix
 import aqmlab
 from aqmlab.emulate import emulate
 
-HARNESS_FLAGS = matrix.harness_keys()
-"""The command-line switches that set an older simulated harness or change one thing of it,
-kept in each results row when not at their defaults."""
+HARNESS = matrix.harness_defaults()
+"""The command-line switches that set an older simulated harness or change one thing of it, at
+their defaults; each is kept in a results row when not at its default."""
+
+
+def harness_changes(a: argparse.Namespace) -> dict:
+    """The switches of `HARNESS` that the command line `a` moves from their defaults."""
+    return {k: getattr(a, k) for k, d in HARNESS.items() if getattr(a, k) != d}
 
 
 def simulate(case: matrix.Case, a: argparse.Namespace, emus: list[dict]) -> list[dict]:
@@ -81,7 +86,7 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "id": case.id,
         "profile": a.profile or "default",
         "set": a.set,
-        **{flag: getattr(a, flag) for flag in HARNESS_FLAGS if getattr(a, flag)},
+        **harness_changes(a),
         "sysctl": sysctls(a),
         **({"qdisc_set": a.qdisc_set} if a.qdisc_set else {}),
         "duration_s": a.duration,
@@ -91,6 +96,20 @@ def run_case(case: matrix.Case, a: argparse.Namespace) -> dict:
         "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "aqmlab": aqmlab.__version__,
     }
+
+
+def simulate_row(row: dict, case: matrix.Case, a: argparse.Namespace) -> None:
+    """Simulates a stored case again against its kernel runs, as the command line `a` asks,
+    and writes into its results `row` what the simulated side ran with."""
+    row.update(
+        sim=simulate(case, a, row["emu"]),
+        profile=a.profile or "default",
+        set=a.set,
+        aqmlab=aqmlab.__version__,
+    )
+    for key in HARNESS:
+        row.pop(key, None)
+    row.update(harness_changes(a))
 
 
 def main() -> None:
@@ -155,15 +174,7 @@ def main() -> None:
                         f"{case.id}: stored kernel runs have qdisc set {row.get('qdisc_set', [])}, not {a.qdisc_set}"
                     )
                 a.duration, a.warmup = row["duration_s"], row["warmup_s"]
-                row.update(
-                    sim=simulate(case, a, row["emu"]),
-                    profile=a.profile or "default",
-                    set=a.set,
-                    aqmlab=aqmlab.__version__,
-                )
-                for key in HARNESS_FLAGS:
-                    row.pop(key, None)
-                    row.update({key: getattr(a, key)} if getattr(a, key) else {})
+                simulate_row(row, case, a)
             continue
         if a.more and case.id in done:
             row = done[case.id]
@@ -174,9 +185,8 @@ def main() -> None:
                 )
             a.duration, a.warmup = row["duration_s"], row["warmup_s"]
             row["emu"] += kernel_runs(case, a, len(row["emu"]))
-            row.update(
-                sim=simulate(case, a, row["emu"]), recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-            )
+            simulate_row(row, case, a)
+            row["recorded"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         elif case.id in done and not a.redo:
             continue
         else:
