@@ -86,14 +86,6 @@ TRACED_CONNECT_LAGS_MS = (11.5, 9.8, 14.7, 4.1, 6.1, 3.2, 3.4)
 # effects turn on fractions of a packet time, so each simulated seed adds one value drawn
 # uniformly from this range to every flow's base RTT (`sim_scenario`'s `host_latency`).
 HOST_LATENCY_US = (50.0, 80.0)
-# Of that time, the part that varies packet by packet (us): each simulated host takes timing
-# noise uniform in [0, HOST_JITTER_US) on every packet it sends (`host_jitter`), and the draw
-# above is shorter by as much, so the mean per round trip stays. The kernel's receiver, from a
-# data segment leaving the bottleneck to its ACK reaching the reverse hop, spreads 32 us from
-# p10 to p90 in two-way PIE at 100 Mbit/s (15 us p25-p75; 25-36 us p10-p90 at 50 Mbit/s), as a
-# uniform draw of 40 us does (0.8 of it); the model's receiver with it traced within 7 us of the
-# kernel's from p1 to p90 (validation/kernel/README.md, "The hosts' time, packet by packet").
-HOST_JITTER_US = 40.0
 # Within a group (iperf3's streams of one test), the kernel's flows began their data as each
 # run recorded (`first_data_s`): most often 0.4-0.5 ms apart in stream order, in some runs with
 # a stream 3-12 ms (at 10 ms RTT up to 75 ms) after the others. A group of several flows of the
@@ -122,11 +114,13 @@ class Case:
     cc2: str = ""
     # random loss on the down path's wire after the queue, per mille (`loss` selection)
     loss_permille: int = 0
-    # `rrul_be`: the downloads start this much after the uploads (`start_order` selection)
+    # `rrul_be`: the downloads start this much after the uploads (`start_order`, `upload_lag`)
     down_late_ms: int = 0
     # classic ECN (RFC 3168) on every TCP flow and the bottleneck's discipline marking (`ecn`
     # selection; the kernel's namespaces then run net.ipv4.tcp_ecn = 1)
     ecn: bool = False
+    # `rrul_be`: the uploads start this much after the downloads (`upload_lag` selection)
+    up_late_ms: int = 0
 
     @property
     def id(self) -> str:
@@ -135,6 +129,7 @@ class Case:
         loss = f"-loss{self.loss_permille}pm" if self.loss_permille else ""
         cc = self.cc + (f"+{self.cc2}" if self.cc2 else "")
         late = f"-downlate{self.down_late_ms}ms" if self.down_late_ms else ""
+        late += f"-uplate{self.up_late_ms}ms" if self.up_late_ms else ""
         ecn = "-ecn" if self.ecn else ""
         return f"{self.traffic}-{self.qdisc}-{self.rate_mbps}m-{rtt}{limit}{loss}{late}{ecn}-{cc}"
 
@@ -263,6 +258,14 @@ def _rrul40() -> list[Case]:
     return [Case(q, "rrul_be", rate, 50) for rate in (10, 100) for q in ("codel", "pie")]
 
 
+def _upload_lag() -> list[Case]:
+    """`rrul40`'s two-way PIE at 100 Mbit/s with the uploads' data some 20 ms sooner and later
+    than iperf3 starts them by itself (31-37 ms after the downloads'): the start's two modes
+    (validation/kernel/README.md, "The start at 100 Mbit/s") against the uploads' lag, on both
+    sides, the model drawing its starts from each case's own kernel runs."""
+    return [Case("pie", "rrul_be", 100, 50, down_late_ms=20), Case("pie", "rrul_be", 100, 50, up_late_ms=20)]
+
+
 def _loss() -> list[Case]:
     # One download through a FIFO with random loss on the wire behind it: the senders' answer to
     # losses the queue did not cause (an open loop: no AQM feeds back on the answer).
@@ -303,6 +306,7 @@ SELECTIONS = {
     "start_order": _start_order,
     "ecn": _ecn,
     "rrul40": _rrul40,
+    "upload_lag": _upload_lag,
     **{name: functools.partial(_steady, name) for name in STEADY},
     "all": _all,
 }
@@ -332,6 +336,7 @@ WINDOW_S = {
     "l4s_pairs": (180.0, 119.0),
     "cc_pair": (60.0, 20.0),
     "rrul40": (40.0, 15.0),
+    "upload_lag": (40.0, 15.0),
 }
 
 
@@ -373,9 +378,9 @@ def scenario(case: Case, duration_s: float, profile: str | None = None) -> dict:
             {**tcp, "label": "near_up", "direction": "up", "start": "1s", "rtt": f"{case.rtt2_ms}ms"}
         )
     elif case.traffic == "rrul_be":
-        late = f"{1 + case.down_late_ms / 1000:g}s"
-        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": late})
-        flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": "1s"})
+        down_at, up_at = (f"{1 + ms / 1000:g}s" for ms in (case.down_late_ms, case.up_late_ms))
+        flows.append({**tcp, "label": "down", "direction": "down", "count": 4, "start": down_at})
+        flows.append({**tcp, "label": "up", "direction": "up", "count": 4, "start": up_at})
     elif case.traffic == "voip_up":
         flows.append({**tcp, "label": "up", "direction": "up", "start": "1s"})
         flows += _voip()
@@ -425,7 +430,7 @@ def sim_scenario(
     cookies: bool = True,
     connects: list[tuple[float, ...]] | None = None,
     host_latency: bool = True,
-    host_jitter_us: float = HOST_JITTER_US,
+    host_jitter_us: float = 0.0,
 ) -> dict:
     """The scenario the simulated side runs with `seed`: `scenario`'s with each group's data
     `lags` (one per TCP group, in order, s: `harness_lags`) later: with `hold_writes`, the group
@@ -544,11 +549,12 @@ HARNESS_SWITCHES = (
     ),
     (
         "--host-jitter",
-        HOST_JITTER_US,
+        0.0,
         (
-            "timing noise of every simulated host, microseconds (topology.host_jitter; default "
-            "matrix.HOST_JITTER_US), taken from the hosts' time per round trip (matrix.HOST_LATENCY_US), whose "
-            "mean it keeps; 0: the harness until 2026-11-29 (evening)"
+            "timing noise of every simulated host, microseconds (topology.host_jitter; default 0), taken from "
+            "the hosts' time per round trip (matrix.HOST_LATENCY_US), whose mean it keeps; 40 spreads the "
+            "receivers' turnaround as the kernel's spreads at 100 Mbit/s (validation/kernel/README.md, "
+            '"The hosts\' time, packet by packet")'
         ),
     ),
 )
@@ -673,7 +679,7 @@ def start_key(case: Case) -> tuple:
     """What a group's recorded starts depend on: the flows (traffic and start order), the rate
     and the RTT (the uploads' test message crosses the downloads' first windows), not the
     discipline or the controller (the streams begin before any queue is held)."""
-    return (case.traffic, case.rate_mbps, case.rtt_ms, case.down_late_ms)
+    return (case.traffic, case.rate_mbps, case.rtt_ms, case.down_late_ms, case.up_late_ms)
 
 
 @functools.cache
