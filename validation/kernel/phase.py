@@ -40,7 +40,7 @@ def main() -> None:
     stored = matrix.OUT / f"{a.select}.json"
     rows = json.loads(stored.read_text()) if stored.exists() else []
     emus = [r for row in rows if row["id"] == case.id for r in row["emu"]]
-    lags = matrix.harness_lags(case, duration, None, emus, [])
+    lags = matrix.harness_lags(case, duration, None, emus, [], a.seed)
     offsets = matrix.recorded_offsets(case, duration, emus)
     connects = matrix.recorded_connect_lags(case, duration, emus)
     step_us = matrix.packet_time_ms(case) * 1e3 / a.steps
