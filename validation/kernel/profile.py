@@ -12,7 +12,9 @@ the mean window at them; the counters are the namespaces', so they count iperf3'
 connections too: each sends its report at the end of a run in a slow start of its own, which
 ends by a HyStart exit once the report is long: 8 exits in every 6 s run of two-way traffic at
 100 Mbit/s, 16 in every 30 s run). The kernel runs are kept in out/profile/<case>.<duration>s.json and
-reused; `--runs` adds to them. Needs root, iperf3 and ping for new kernel runs.
+reused; `--runs` adds to them. Each simulated seed starts its groups and flows as one of those
+same kernel runs did (drawn for the seed), so both sides' means are over the same starts. Needs
+root, iperf3 and ping for new kernel runs.
 
     sudo .venv/bin/python validation/kernel/profile.py rrul_be-pie-100m-50ms-cubic --runs 8
     .venv/bin/python validation/kernel/profile.py rrul_be-pie-100m-50ms-cubic --seeds 32  # stored runs
@@ -55,6 +57,7 @@ def kernel_runs(case: matrix.Case, duration_s: float, store: Path, more: int) ->
                 "timeline": matrix.timeline(res),
                 "kernel_counters": res.meta["emulated"]["kernel_counters"],
                 "first_data_s": matrix.first_data_s(res),
+                "syn_s": matrix.syn_s(res),
             }
         )
         store.parent.mkdir(parents=True, exist_ok=True)
@@ -63,16 +66,15 @@ def kernel_runs(case: matrix.Case, duration_s: float, store: Path, more: int) ->
     return runs
 
 
-def model_runs(case: matrix.Case, duration_s: float, selection: str, seeds: int) -> list[dict]:
-    """`seeds` simulated runs, each group and flow starting as the matrix's kernel runs of the
-    case recorded (its stored `selection` results; `matrix.cli_scenario`)."""
-    stored = matrix.OUT / f"{selection}.json"
-    rows = json.loads(stored.read_text()) if stored.exists() else []
-    emus = [r for row in rows if row["id"] == case.id for r in row["emu"]]
+def model_runs(case: matrix.Case, duration_s: float, kernel: list[dict], seeds: int) -> list[dict]:
+    """`seeds` simulated runs, each group and flow starting as one of the compared `kernel` runs
+    drawn for the seed began them (`matrix.cli_scenario`): the two sides' starts come from the
+    same runs, as the uploads' lag decides the start's mode (validation/kernel/README.md, "The
+    uploads' lag, run by run")."""
     a = argparse.Namespace(duration=duration_s, profile=None, set=[], **matrix.harness_defaults())
     out = []
     for s in range(1, seeds + 1):
-        res = aqmlab.run(matrix.cli_scenario(case, a, emus, s), seed=s)
+        res = aqmlab.run(matrix.cli_scenario(case, a, kernel, s), seed=s)
         flows = res.tables["flows"].to_pandas()
         out.append(
             {
@@ -130,7 +132,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
     ap.add_argument(
-        "--select", default="rates", choices=list(matrix.SELECTIONS), help="whose recorded starts"
+        "--select", default="rates", choices=list(matrix.SELECTIONS), help="the selection the case is in"
     )
     ap.add_argument("--duration", type=float, default=matrix.DEFAULT_WINDOW_S[0])
     ap.add_argument("--runs", type=int, default=0, help="kernel runs to add to the stored ones")
@@ -143,7 +145,7 @@ def main() -> None:
     kernel = kernel_runs(case, a.duration, store, a.runs)
     if not kernel:
         raise SystemExit(f"no stored kernel runs in {store}: add some with --runs N (needs root)")
-    model = model_runs(case, a.duration, a.select, a.seeds)
+    model = model_runs(case, a.duration, kernel, a.seeds)
     print("\n".join(table(model, kernel) + counters(model, kernel)))
 
 
