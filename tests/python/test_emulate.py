@@ -727,6 +727,48 @@ def test_each_seed_takes_the_lag_of_one_kernel_run():
     assert kernel_matrix.harness_lags(case, 3.0, None, runs, seed=None)[1] == pytest.approx(0.045, abs=5e-4)
 
 
+def test_each_seed_starts_as_one_kernel_run_did():
+    # Two kernel runs that differ in all three things a start is drawn from: the uploads' lag
+    # (30 / 60 ms after the downloads' data), the downloads' offsets within their group (0, 0.5,
+    # 0.9, 12 ms / 0, 6, 7, 8 ms) and the upload test's connections after the download test's
+    # (9.2 / 20 ms). Every seed's simulated start is one run's in all three (its data to the
+    # 0.2 ms a handshake may differ by, its SYNs to the us, the model opening a download from its
+    # server half a round trip after its client would), and both runs are drawn over eight
+    # seeds. (The harness before, `--mixed-starts`, fails this at seed 1: run 0's lag, offsets
+    # from other stored runs, run 1's connections.)
+    case = kernel_matrix.Case("pfifo", "rrul_be", 10, 50)
+    runs = []
+    for lag, offs, conn in (
+        (0.030, (0.0, 0.0005, 0.0009, 0.012), 0.0092),
+        (0.060, (0.0, 0.006, 0.007, 0.008), 0.020),
+    ):
+        first = {str(i): 1.25 + offs[i] for i in range(4)} | {
+            str(4 + i): 1.25 + lag + 0.0001 * i for i in range(4)
+        }
+        syn = {str(i): 1.0 + 0.0001 * i for i in range(4)} | {str(4 + i): 1.0 + conn for i in range(4)}
+        runs.append({"first_data_s": first, "syn_s": syn, "want": (lag, offs, conn)})
+    a = argparse.Namespace(duration=3.0, profile=None, set=[], **kernel_matrix.harness_defaults())
+    taken = set()
+    for seed in range(1, 9):
+        res = aqmlab.run(kernel_matrix.cli_scenario(case, a, runs, seed), seed=seed)
+        began, syn = kernel_matrix.first_data_s(res), kernel_matrix.syn_s(res)
+        down = [began[str(i)] for i in range(4)]
+        got_offs = [t - min(down) for t in down]
+        got_lag = began["4"] - min(down)
+        got_conn = min(syn[str(i)] for i in range(4, 8)) - min(syn[str(i)] for i in range(4)) + 0.025
+        match = [
+            k
+            for k, r in enumerate(runs)
+            if got_lag == pytest.approx(r["want"][0], abs=2e-3)
+            and got_offs == pytest.approx(list(r["want"][1]), abs=2e-4)
+            and got_conn == pytest.approx(r["want"][2], abs=2e-6)
+        ]
+        assert len(match) == 1, (seed, got_lag, got_offs, got_conn)
+        assert kernel_matrix.drawn_run(case, runs, seed) is runs[match[0]]
+        taken.add(match[0])
+    assert taken == {0, 1}
+
+
 def test_a_later_test_connects_as_long_after_the_first_as_a_kernel_run_recorded():
     # A kernel run whose four download connections opened at 1.000-1.003 s and whose upload test
     # opened its own 9.2 ms after the first of them (iperf3's clients, started in order): the

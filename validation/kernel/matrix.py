@@ -557,6 +557,15 @@ HARNESS_SWITCHES = (
         ),
     ),
     (
+        "--mixed-starts",
+        False,
+        (
+            "each simulated seed draws its groups' lag, its connections' times and each group's flows' offsets "
+            "apart, the offsets from every stored kernel run of the case's start (matrix.start_key), not all "
+            "three from the one kernel run drawn for it (the harness until 2026-11-29, night)"
+        ),
+    ),
+    (
         "--host-jitter",
         0.0,
         (
@@ -587,18 +596,23 @@ def cli_scenario(case: Case, a, emus: list[dict], seed: int) -> dict:
     """`sim_scenario` with `seed` as run.py's and trace.py's command line `a` asks (its duration,
     profile and `--set` keys, and `HARNESS_SWITCHES`), each group as late, its flows and its
     connections as the kernel's runs `emus` recorded them (`harness_lags`, `recorded_offsets`,
-    `recorded_connect_lags`)."""
+    `recorded_connect_lags`), all three from the one run drawn for the seed (`drawn_run`): the
+    seed's start is that run's (validation/kernel/README.md, "One kernel run's whole start a
+    seed"). With `--mixed-starts` (or `--median-lags`) each is drawn apart, the flows' offsets
+    from every stored run of the case's `start_key`."""
+    one = None if a.mixed_starts or a.median_lags else drawn_run(case, emus, seed)
+    runs = emus if one is None else [one]
     return sim_scenario(
         case,
         a.duration,
         a.profile,
-        harness_lags(case, a.duration, a.profile, emus, a.set, None if a.median_lags else seed),
+        harness_lags(case, a.duration, a.profile, runs, a.set, None if a.median_lags else seed),
         not a.connect_late,
         a.set,
-        None if a.uniform_starts else recorded_offsets(case, a.duration, emus),
+        None if a.uniform_starts else recorded_offsets(case, a.duration, runs, stored=one is None),
         seed=seed,
         cookies=not a.no_cookie,
-        connects=recorded_connect_lags(case, a.duration, emus),
+        connects=recorded_connect_lags(case, a.duration, runs),
         host_latency=not a.no_host_latency,
         host_jitter_us=a.host_jitter,
     )
@@ -820,16 +834,27 @@ def harness_lags(
     if not kernel:
         return None
     sc, nominal = nominal_first_data(case, duration_s, profile, tuple(pairs))
-    late = []
-    for run in kernel:
+
+    def lateness(run: dict) -> dict:
         d = {fid: run[fid] - nominal[fid] for fid in run if fid in nominal}
         first = min(d.values())
-        late.append({fid: v - first for fid, v in d.items()})
+        return {fid: v - first for fid, v in d.items()}
+
     groups = [[str(i) for i in ids] for _, ids in _tcp_groups(sc)]
     if seed is None:
+        late = [lateness(run) for run in kernel]
         return [float(np.median([r[i] for r in late for i in ids if i in r] or [0.0])) for ids in groups]
-    run = late[np.random.default_rng([seed, zlib.crc32(case.id.encode()), 3]).integers(len(late))]
+    run = lateness(drawn_run(case, emus, seed)["first_data_s"])
     return [min((run[i] for i in ids if i in run), default=0.0) for ids in groups]
+
+
+def drawn_run(case: Case, emus: list[dict], seed: int) -> dict | None:
+    """The kernel run of `emus` whose start seed `seed` takes (among those that recorded their
+    flows' `first_data_s`; stream `[seed, case, 3]`), or None when none did."""
+    runs = [e for e in emus if e.get("first_data_s")]
+    if not runs:
+        return None
+    return runs[np.random.default_rng([seed, zlib.crc32(case.id.encode()), 3]).integers(len(runs))]
 
 
 def _key_value(kv: str) -> tuple[str, object]:
