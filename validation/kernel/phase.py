@@ -40,15 +40,12 @@ def main() -> None:
     stored = matrix.OUT / f"{a.select}.json"
     rows = json.loads(stored.read_text()) if stored.exists() else []
     emus = [r for row in rows if row["id"] == case.id for r in row["emu"]]
-    lags = matrix.harness_lags(case, duration, None, emus, [], a.seed)
-    offsets = matrix.recorded_offsets(case, duration, emus)
-    connects = matrix.recorded_connect_lags(case, duration, emus)
+    # the matrix's own simulated side for this seed (its start one kernel run's), then shifted
+    harness = argparse.Namespace(duration=duration, profile=None, set=[], **matrix.harness_defaults())
     step_us = matrix.packet_time_ms(case) * 1e3 / a.steps
     shares = []
     for k in range(a.steps + 1):
-        sc = matrix.sim_scenario(
-            case, duration, None, lags, True, [], offsets, seed=a.seed, connects=connects
-        )
+        sc = matrix.cli_scenario(case, harness, emus, a.seed)
         rtt_us = float(sc["topology"]["rtt"].removesuffix("us"))
         sc["topology"]["rtt"] = f"{rtt_us + k * step_us:.3f}us"
         fig = matrix.figures(aqmlab.run(sc, seed=a.seed, warmup_s=warmup), warmup)
