@@ -42,4 +42,7 @@ cargo test --release --workspace --tests
 # One worker per core (pytest-xdist), each test file on one worker: a file's module fixtures
 # (a study run, a built wheel) are computed once, and the emulator's tests, which bound how fast
 # a real run stops, share their worker with no other test of theirs. -rs: each skip says why.
-.venv/bin/pytest -q -rs -n auto --dist loadfile
+# Then the tests marked `alone` (the kernel matrix's short form), one at a time with nothing
+# beside them: the kernel's queues follow its hosts' timing, which other work on the CPUs moves.
+.venv/bin/pytest -q -rs -n auto --dist loadfile -m "not alone"
+.venv/bin/pytest -q -rs -m alone
