@@ -585,8 +585,9 @@ def test_every_kernel_matrix_case_is_a_scenario_both_sides_run():
 # simulated and run with the kernel's own TCP, judged by the matrix's own code; marked `alone`,
 # so that scripts/test.sh runs it after the rest with no other test beside it (the kernel's
 # queues follow its hosts' timing: with the suite's other worker busy, one CoDel flow's median
-# read 2.6 ms where the model and quiet kernel runs read 1.2-1.5, in CI on 2026-11-29). The simulated side is the mean of 8 seeds, each with its own flow starts
-# (`matrix.sim_scenario`), each group's data as late as the kernel run's began (`matrix.
+# read 2.6 ms where the model and quiet kernel runs read 1.2-1.5, in CI on 2026-11-29). The
+# simulated side is the mean of 8 seeds, each with its own flow starts (`matrix.sim_scenario`),
+# each group's data as late as the kernel run's began (`matrix.
 # harness_lags`: its connections open as iperf3's did, before the data, and hold their first
 # write; an upload writes iperf3's cookie first), the flows of a group as a recorded kernel
 # group's (`matrix.recorded_offsets`), every flow's base RTT longer by the hosts' own time
