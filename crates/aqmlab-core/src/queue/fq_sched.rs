@@ -128,6 +128,7 @@ impl FlowSrc<'_> {
         )
     }
 
+    #[inline(always)]
     pub fn pop_head(&mut self, ctx: &QueueCtx) -> Option<PktId> {
         let id = self.fq.pop_front(ctx)?;
         self.tot.bytes -= ctx.size(id) as u64;

@@ -141,7 +141,7 @@ impl Qdisc for AnyQdisc {
     fn backlog_packets(&self) -> u64 {
         each!(self, q => q.backlog_packets())
     }
-    #[inline]
+    #[inline(always)]
     fn next_timer(&self) -> Option<Time> {
         each!(self, q => q.next_timer())
     }

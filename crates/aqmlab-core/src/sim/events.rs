@@ -126,7 +126,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes the entry of the event taken last, unless a push has replaced it.
-    #[inline]
+    #[inline(always)]
     pub fn settle(&mut self) {
         if !self.taken {
             return;
@@ -139,7 +139,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Puts `e` at the root in place of the entry there and moves it down to its place.
-    #[inline]
+    #[inline(always)]
     fn sift_down(&mut self, e: Entry<E>) {
         let n = self.heap.len();
         let mut i = 0;

@@ -944,6 +944,7 @@ impl World {
         self.arm_qdisc_timer(l);
     }
 
+    #[inline(always)]
     fn arm_qdisc_timer(&mut self, l: usize) {
         let link = &mut self.links[l];
         if let Some(deadline) = link.qdisc.next_timer() {

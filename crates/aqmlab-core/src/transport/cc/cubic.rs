@@ -383,6 +383,7 @@ impl Cubic {
     /// The pkts_acked hook's part (bictcp_acked, cubictcp_acked): an ACK's RTT sample, unless
     /// within a second of an epoch's start, lowers delay_min, and with `hystart_acks =
     /// "sampled"` runs HyStart while it has not ended slow start.
+    #[inline(always)]
     fn acked(&mut self, ack: &AckSample, st: &mut CcState) {
         let Some(rtt) = ack.rtt else { return };
         if self.epoch_start.is_some_and(|e| ack.now.saturating_sub(e) < SEC) {

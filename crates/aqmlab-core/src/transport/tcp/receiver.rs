@@ -644,8 +644,8 @@ impl Endpoint for TcpReceiver {
             immediate = true;
         }
         if in_order
-            && (pkt.payload < self.mss && self.push_ack != PushAck::Off
-                || pkt.tcp_flags & flags::PSH != 0 && self.push_ack == PushAck::Psh)
+            && self.push_ack != PushAck::Off
+            && (pkt.payload < self.mss || pkt.tcp_flags & flags::PSH != 0 && self.push_ack == PushAck::Psh)
         {
             // tcp_event_data_recv -> tcp_measure_rcv_mss: ICSK_ACK_PUSHED
             self.pushed = true;

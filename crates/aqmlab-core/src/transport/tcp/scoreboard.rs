@@ -368,6 +368,7 @@ impl Scoreboard {
     }
 
     /// Records the first transmission of the next new segment at `now`; returns its index.
+    #[inline(always)]
     pub fn push_new(&mut self, now: u64) -> u64 {
         let i = self.next_idx();
         self.segs.push_back(Seg {

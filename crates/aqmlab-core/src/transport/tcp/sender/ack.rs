@@ -165,6 +165,7 @@ impl TcpSender {
 
     /// The SACK blocks: the bytes newly SACKed, and the segments the DupThresh rule newly
     /// finds lost (without RACK).
+    #[inline(always)]
     fn take_sacks(&mut self, pkt: &Packet, advanced: bool) -> (u64, u64) {
         let (mut sacked_bytes, mut newly_lost) = (0, 0);
         // ns-2 Sack1 after a timeout: duplicate ACKs are ignored until a new ACK, and a new
@@ -238,6 +239,7 @@ impl TcpSender {
     /// does not limit the sender when the gate is on); `prior_flight` was in flight before
     /// the ACK (tcp_ack's prior_in_flight), `delivered` what the ACK newly delivered (counted
     /// instead of the cumulative bytes with `growth_count = "delivered"`).
+    #[inline(always)]
     pub(super) fn grow_window(&mut self, sample: &AckSample, prior_flight: u64, delivered: u64) {
         self.sync_state();
         (self.st.cwnd_limited, self.st.flight_cwnd_limited) = self.window_limits(prior_flight);

@@ -107,6 +107,7 @@ impl TcpSender {
     /// RFC 8985 7.2: outside loss recovery, with data in flight and no probe unanswered, the
     /// probe timeout is 2 SRTT (plus the RTO floor when one segment is in flight, for a
     /// delayed ACK; Linux tcp_schedule_loss_probe), and never after the RTO.
+    #[inline(always)]
     pub(super) fn arm_pto(&mut self, now: Time) {
         self.timers.stop(Timer::Probe);
         let Some(srtt) = self.rtt.srtt() else { return };

@@ -95,6 +95,7 @@ impl TcpSender {
         }
     }
 
+    #[inline(always)]
     pub(super) fn send_new(&mut self, now: Time, out: &mut Outbox) {
         let idle = self.cfg.idle_restart
             && self.sb.outstanding() == 0
@@ -156,6 +157,7 @@ impl TcpSender {
         self.emit(p, out);
     }
 
+    #[inline(always)]
     pub(super) fn can_send_new(&self, now: Time) -> bool {
         let next = self.sb.next_idx();
         let end = self.sb.seg_end(next);
@@ -228,6 +230,7 @@ impl TcpSender {
     }
 
     /// The window loop of [`Self::send_loop`]: at most `burst` segments when pacing.
+    #[inline(always)]
     pub(super) fn send_window(&mut self, now: Time, out: &mut Outbox, burst: Option<u64>) {
         if self.paced_out(now) {
             return;
@@ -380,6 +383,7 @@ impl TcpSender {
 
     /// Linux's tcp_tso_should_defer (4.20 on) before a GSO packet of new data that `room` bytes
     /// of the window allow: whether it waits for the next ACK instead.
+    #[inline(always)]
     fn tso_defers(&self, now: Time, room: u64, autosize: u64) -> bool {
         if self.cfg.tso_defer == TsoDefer::Off
             || self.recovery.in_recovery

@@ -65,6 +65,7 @@ impl Timers {
 
     /// The earliest armed deadline (written out as plain comparisons: this runs after every
     /// event of the flow).
+    #[inline(always)]
     pub(super) fn earliest(&self) -> Option<Time> {
         let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
