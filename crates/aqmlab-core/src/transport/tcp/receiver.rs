@@ -535,35 +535,39 @@ impl Endpoint for TcpReceiver {
         }
         // ECN asks for this ACK at once: an AccECN counter change, or a CWR segment (`cwr_ack`)
         let mut ecn_now = false;
-        if self.feedback == Feedback::Accurate {
-            ecn_now = self.acc.on_data(pkt.ecn, pkt.payload as u64);
-        } else if self.feedback == Feedback::Classic && self.each_ce {
-            // RFC 8257 3.2: a change of CE state first ACKs the data before it, with the old state
-            let ce = pkt.ecn == Ecn::Ce;
-            if ce != self.ece && self.unacked_bytes > 0 {
-                self.send_ack(now, out);
+        match self.feedback {
+            Feedback::Off => {}
+            Feedback::Accurate => ecn_now = self.acc.on_data(pkt.ecn, pkt.payload as u64),
+            Feedback::Classic if self.each_ce => {
+                // RFC 8257 3.2: a change of CE state first ACKs the data before it, with the old
+                // state
+                let ce = pkt.ecn == Ecn::Ce;
+                if ce != self.ece && self.unacked_bytes > 0 {
+                    self.send_ack(now, out);
+                }
+                self.ece = ce;
             }
-            self.ece = ce;
-        } else if self.feedback == Feedback::Classic {
-            if pkt.tcp_flags & flags::CWR != 0 {
-                self.ece = false;
-                ecn_now |= self.cwr_ack;
-            }
-            // tcp_data_ecn_check, for data in order or out of order (not a duplicate)
-            let new_data = pkt.seq + pkt.payload as u64 > self.rcv_nxt;
-            let quick = match pkt.ecn {
-                Ecn::Ce => !self.ece,
-                Ecn::NotEct => self.ect_seen,
-                _ => false,
-            };
-            if new_data && quick {
-                self.quick = self.quick.max(self.ecn_quick);
-            }
-            if new_data && pkt.ecn != Ecn::NotEct {
-                self.ect_seen = true;
-            }
-            if pkt.ecn == Ecn::Ce {
-                self.ece = true;
+            Feedback::Classic => {
+                if pkt.tcp_flags & flags::CWR != 0 {
+                    self.ece = false;
+                    ecn_now |= self.cwr_ack;
+                }
+                // tcp_data_ecn_check, for data in order or out of order (not a duplicate)
+                let new_data = pkt.seq + pkt.payload as u64 > self.rcv_nxt;
+                let quick = match pkt.ecn {
+                    Ecn::Ce => !self.ece,
+                    Ecn::NotEct => self.ect_seen,
+                    _ => false,
+                };
+                if new_data && quick {
+                    self.quick = self.quick.max(self.ecn_quick);
+                }
+                if new_data && pkt.ecn != Ecn::NotEct {
+                    self.ect_seen = true;
+                }
+                if pkt.ecn == Ecn::Ce {
+                    self.ece = true;
+                }
             }
         }
         let s = pkt.seq;
